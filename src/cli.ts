@@ -1,0 +1,164 @@
+/**
+ * `eagle3-prep` command line: wiring only (argument parsing, printing, exit
+ * codes). The work is done by `src/core`.
+ *
+ * Exit codes: 0 success; 1 a run failed (an input yielded nothing, bad input,
+ * unusable tokenizer); 2 usage error.
+ */
+import { parseArgs } from 'node:util';
+import { inspectFile } from './core/inspect';
+import { defaultOutDir, expandInputs, prepare, type PrepareOptions, type PrepareResult } from './core/pipeline';
+import type { MaskPolicy } from './core/types';
+
+const USAGE = `eagle3-prep — EAGLE-3 draft-model training data from chat and agent datasets
+
+Usage:
+  eagle3-prep prepare <file|folder...> [--tokenizer DIR] [--out DIR]
+                      [--mask assistant|last-assistant|non-system]
+                      [--max-length N] [--truncate] [--template-kwargs JSON]
+                      [--allow-empty] [--json] [--quiet]
+  eagle3-prep inspect <file> --json [--limit N]
+
+prepare   renders every conversation with the target model's chat template,
+          tokenizes it and writes, per output folder:
+            tokenized_data.jsonl      {id, source, input_ids, loss_mask, seq_len,
+                                       n_prompt_tokens, n_response_tokens}
+            prompts_to_generate.jsonl prompt-only rows as OpenAI messages
+            report.json, report.md    per-file accounting
+          Without --out, each input file gets <input-name>.eagle3/ beside it;
+          with --out, all inputs share that folder.
+          --tokenizer  a local Hugging Face model folder (tokenizer.json +
+                       tokenizer_config.json); default: embedded Qwen3.
+inspect   prints the detected format and the normalized conversations (no
+          tokenizing) as one JSON object.
+`;
+
+class UsageError extends Error {}
+
+function parseMask(v: string | undefined): MaskPolicy {
+  if (v === undefined) return 'assistant';
+  if (v === 'assistant' || v === 'last-assistant' || v === 'non-system') return v;
+  throw new UsageError(`--mask must be assistant, last-assistant or non-system (got "${v}")`);
+}
+
+function parseKwargs(v: string | undefined): Record<string, unknown> {
+  if (v === undefined) return {};
+  let o: unknown;
+  try {
+    o = JSON.parse(v);
+  } catch (e) {
+    throw new UsageError(`--template-kwargs is not valid JSON: ${(e as Error).message}`);
+  }
+  if (!o || typeof o !== 'object' || Array.isArray(o)) throw new UsageError('--template-kwargs must be a JSON object, e.g. \'{"enable_thinking": false}\'');
+  return o as Record<string, unknown>;
+}
+
+function parsePositiveInt(name: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${name} must be a positive integer (got "${v}")`);
+  return n;
+}
+
+function summary(r: PrepareResult): string {
+  const lines = [`${r.ok ? 'OK' : 'FAILED'}  ${r.outDir}  (tokenizer ${r.tokenizer.name}, mask ${r.mask})`];
+  for (const f of r.files) {
+    const drops = Object.entries(f.dropped).map(([k, v]) => `${k} ${v.count}`).join(', ');
+    lines.push(
+      `  ${f.file}\n    format ${f.format}; rows ${f.rowsRead}: written ${f.rowsWritten} (${f.recordsWritten} records, ${f.trainableTokens}/${f.totalTokens} tokens trainable), ` +
+        `to generate ${f.rowsSetAside}, dropped ${f.rowsDropped}${drops ? ` (${drops})` : ''}, errored ${f.rowsErrored}`,
+    );
+    for (const e of f.errors.slice(0, 5)) lines.push(`    line ${e.line}: ${e.message.split('\n')[0]}`);
+  }
+  for (const fl of r.failures) lines.push(`  error: ${fl}`);
+  return lines.join('\n');
+}
+
+async function cmdPrepare(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      tokenizer: { type: 'string' },
+      out: { type: 'string' },
+      mask: { type: 'string' },
+      'max-length': { type: 'string' },
+      truncate: { type: 'boolean', default: false },
+      'template-kwargs': { type: 'string' },
+      'allow-empty': { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      quiet: { type: 'boolean', default: false },
+    },
+  });
+  if (positionals.length === 0) throw new UsageError('prepare needs at least one input file or folder');
+  const base: Omit<PrepareOptions, 'inputs' | 'outDir'> = {
+    tokenizerDir: values.tokenizer,
+    mask: parseMask(values.mask),
+    maxLength: parsePositiveInt('--max-length', values['max-length']),
+    truncate: values.truncate,
+    templateKwargs: parseKwargs(values['template-kwargs']),
+    allowEmpty: values['allow-empty'],
+  };
+  if (base.truncate && base.maxLength === undefined) throw new UsageError('--truncate needs --max-length');
+  const inputs = expandInputs(positionals);
+  if (inputs.length === 0) throw new Error(`no dataset files (.jsonl, .json) found in ${positionals.join(', ')}`);
+  const groups = values.out ? [{ inputs, outDir: values.out }] : inputs.map((f) => ({ inputs: [f], outDir: defaultOutDir(f) }));
+  const ac = new AbortController();
+  process.once('SIGINT', () => ac.abort(new Error('cancelled (SIGINT)')));
+  const log = values.quiet || values.json ? undefined : (l: string) => process.stderr.write(l + '\n');
+  const results: PrepareResult[] = [];
+  for (const g of groups) results.push(await prepare({ ...base, ...g }, { log, signal: ac.signal }));
+  if (values.json) process.stdout.write(JSON.stringify(results.length === 1 ? results[0] : results, null, 2) + '\n');
+  else for (const r of results) process.stdout.write(summary(r) + '\n');
+  return results.every((r) => r.ok) ? 0 : 1;
+}
+
+async function cmdInspect(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { json: { type: 'boolean', default: false }, limit: { type: 'string' } },
+  });
+  if (positionals.length !== 1) throw new UsageError('inspect takes exactly one file');
+  const r = await inspectFile(positionals[0], { limit: parsePositiveInt('--limit', values.limit) });
+  if (values.json) process.stdout.write(JSON.stringify(r) + '\n');
+  else {
+    process.stdout.write(`${positionals[0]}: ${r.format}\n${r.evidence.map((e) => `  - ${e}`).join('\n')}\n`);
+    process.stdout.write(`  ${r.records.length} records (${r.records.filter((x) => x.needs_generation).length} need generation), ${r.skipped.length} skipped\n`);
+  }
+  return 0;
+}
+
+/** Runs the CLI with `argv` (without node and script); resolves to the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  try {
+    switch (cmd) {
+      case 'prepare':
+        return await cmdPrepare(rest);
+      case 'inspect':
+        return await cmdInspect(rest);
+      case undefined:
+      case '-h':
+      case '--help':
+      case 'help':
+        process.stdout.write(USAGE);
+        return cmd === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command "${cmd}"`);
+    }
+  } catch (e) {
+    if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`eagle3-prep: ${(e as Error).message}\n\n${USAGE}`);
+      return 2;
+    }
+    process.stderr.write(`eagle3-prep: ${(e as Error).message}\n`);
+    return 1;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
+}

@@ -1,0 +1,210 @@
+/**
+ * Trainable spans from the target model's own chat template, rendered prefix by
+ * prefix — the rules of `shared/spec/loss-mask.md` (v1.3). No per-model regexes:
+ * everything is derived from renders of message prefixes.
+ */
+import { ChatTemplate, TemplateRenderError } from './template';
+import type { Conversation, MaskPolicy, Message } from './types';
+
+/** A half-open character range `[start, end)` in a record's text (JS string indices). */
+export type Span = [start: number, end: number];
+
+/** One record before tokenization: the text the server would see, and what of it the model generated. */
+export interface TextRecord {
+  text: string;
+  /** Trainable spans, ascending and disjoint. */
+  spans: Span[];
+  /** Indices (into the conversation's messages) of the assistant turns trained in this record. */
+  targets: number[];
+}
+
+/** What one conversation becomes. */
+export interface ConversationRecords {
+  records: TextRecord[];
+  /** Record-level notes (spec codes): `generation_prompt_mismatch`, `template_rewrites_history`, `reasoning_not_rendered`, `tool_calls_not_rendered`. */
+  notes: string[];
+  /** Targets that could not be located (`template_unsupported`), with the message index and why. */
+  targetErrors: { index: number; reason: 'template_unsupported'; message: string }[];
+  /** Number of targets the policy selected (0 = nothing to train on). */
+  targetCount: number;
+}
+
+/**
+ * Finds the end of the last special token (an added token marked special,
+ * e.g. `<|im_end|>`) inside a range of a text. Spec loss-mask.md "Trainable span".
+ */
+export class SpecialTokenFinder {
+  private readonly re: RegExp | null;
+
+  /** @param specialTokens contents of the special added tokens */
+  constructor(specialTokens: readonly string[]) {
+    const uniq = [...new Set(specialTokens.filter((s) => s.length > 0))].sort((a, b) => b.length - a.length);
+    this.re = uniq.length ? new RegExp(uniq.map(escapeRegExp).join('|'), 'g') : null;
+  }
+
+  /** End index (exclusive) of the last special token lying within `text[from, to)`, or -1 when there is none. */
+  lastEnd(text: string, from: number, to: number): number {
+    if (!this.re) return -1;
+    const re = this.re;
+    re.lastIndex = from;
+    let end = -1;
+    for (let m = re.exec(text); m && m.index + m[0].length <= to; m = re.exec(text)) {
+      end = m.index + m[0].length;
+      if (m[0].length === 0) re.lastIndex++;
+    }
+    return end;
+  }
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+function commonPrefixLength(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+/** Whether assistant turn `m` is a target under the `assistant` policy: it has content, reasoning or tool calls, and the source did not flag it. */
+function isTargetTurn(m: Message): boolean {
+  if (m.role !== 'assistant' || m.trainable === false) return false;
+  return (m.content ?? '').length > 0 || (m.reasoning_content ?? '').length > 0 || (m.tool_calls?.length ?? 0) > 0;
+}
+
+/**
+ * Indices of the target turns under a policy (spec "Targets").
+ * `last-assistant`: only the final assistant turn, none when the source flags it not trainable.
+ */
+export function selectTargets(messages: readonly Message[], policy: MaskPolicy): number[] {
+  if (policy === 'last-assistant') {
+    for (let i = messages.length - 1; i >= 0; i--) {
+      if (messages[i].role === 'assistant') return isTargetTurn(messages[i]) ? [i] : [];
+    }
+    return [];
+  }
+  const out: number[] = [];
+  messages.forEach((m, i) => {
+    if (isTargetTurn(m)) out.push(i);
+  });
+  return out;
+}
+
+/**
+ * Builds the records of one conversation.
+ *
+ * Policy `assistant` / `last-assistant` (spec "One target" and "One
+ * conversation, how many records"): for target `i`, `P = R(m[:i], gen)`,
+ * `H = R(m[:i])`, `F = R(m[:i+1])`, completion `C` found by the three cases of
+ * the spec, candidate `X = P + C`, span from `len(P)` to the end of the last
+ * special token in `C`. Targets join the current record while its text is a
+ * prefix of their `P`.
+ *
+ * Policy `non-system` (spec "Policy non-system"): one record `R(m)` trainable
+ * from the end of the leading system messages to the last special token.
+ *
+ * @throws TemplateRenderError when the template raises on this conversation (the row is then errored with that message)
+ */
+export function buildRecords(conv: Conversation, template: ChatTemplate, specials: SpecialTokenFinder, policy: MaskPolicy): ConversationRecords {
+  const messages = template.adaptMessages(conv.messages);
+  const cache = new Map<string, string>();
+  const R = (n: number, gen: boolean): string => {
+    const key = `${n}:${gen ? 1 : 0}`;
+    let s = cache.get(key);
+    if (s === undefined) {
+      s = template.render(messages.slice(0, n), conv.tools, { addGenerationPrompt: gen });
+      cache.set(key, s);
+    }
+    return s;
+  };
+  const out: ConversationRecords = { records: [], notes: [], targetErrors: [], targetCount: 0 };
+
+  if (policy === 'non-system') {
+    if (!conv.messages.some((m) => m.role === 'assistant' && m.trainable !== false)) return out;
+    out.targetCount = 1;
+    const full = R(messages.length, false);
+    let k = 0;
+    while (k < messages.length && messages[k].role === 'system') k++;
+    let start = 0;
+    if (k > 0) {
+      const sys = R(k, false);
+      start = full.startsWith(sys) ? sys.length : commonPrefixLength(sys, full);
+    }
+    const eot = specials.lastEnd(full, start, full.length);
+    const end = eot >= 0 ? eot : full.length;
+    out.records.push({ text: full, spans: end > start ? [[start, end]] : [], targets: selectTargets(messages, 'assistant') });
+    return out;
+  }
+
+  const targets = selectTargets(messages, policy);
+  out.targetCount = targets.length;
+  let current: TextRecord | null = null;
+  const notes = new Set<string>();
+  for (const i of targets) {
+    const P = R(i, true);
+    const H = R(i, false);
+    const F = R(i + 1, false);
+    const G = P.startsWith(H) ? P.slice(H.length) : P.slice(commonPrefixLength(P, H));
+    let C: string;
+    if (F.startsWith(P)) {
+      C = F.slice(P.length);
+    } else {
+      const L = commonPrefixLength(H, F);
+      const rest = F.slice(H.length);
+      if (L === H.length && (G.length === 0 || !rest.startsWith(G[0]))) {
+        C = rest;
+        notes.add('generation_prompt_mismatch');
+      } else {
+        const at = G.length ? F.lastIndexOf(G) : -1;
+        if (at < 0 || at < L) {
+          out.targetErrors.push({
+            index: i,
+            reason: 'template_unsupported',
+            message: `assistant turn ${i}: its completion cannot be located in the render (generation prompt ${JSON.stringify(G)} not found after the unchanged history)`,
+          });
+          continue;
+        }
+        C = F.slice(at + G.length);
+        notes.add('template_rewrites_history');
+      }
+    }
+    const m = messages[i];
+    if ((m.reasoning_content ?? '').trim() && !C.includes(m.reasoning_content!.trim())) notes.add('reasoning_not_rendered');
+    if (m.tool_calls?.some((tc) => !C.includes(tc.function.name))) notes.add('tool_calls_not_rendered');
+
+    const X = P + C;
+    const eot = specials.lastEnd(X, P.length, X.length);
+    const span: Span = [P.length, eot >= 0 ? eot : X.length];
+    if (current && P.startsWith(current.text)) {
+      current.text = X;
+      current.spans.push(span);
+      current.targets.push(i);
+    } else {
+      current = { text: X, spans: [span], targets: [i] };
+      out.records.push(current);
+    }
+  }
+  out.notes = [...notes];
+  return out;
+}
+
+/**
+ * Per-token loss mask: token `k` is trainable (1) when its first character
+ * lies inside a trainable span (spec "Text to tokens").
+ * @param starts UTF-16 start index of each token
+ * @param spans ascending, disjoint spans
+ * @returns array of 0/1, same length as `starts`
+ */
+export function maskFromSpans(starts: readonly number[], spans: readonly Span[]): number[] {
+  const mask = new Array<number>(starts.length).fill(0);
+  let s = 0;
+  for (let k = 0; k < starts.length; k++) {
+    const p = starts[k];
+    while (s < spans.length && spans[s][1] <= p) s++;
+    if (s < spans.length && p >= spans[s][0]) mask[k] = 1;
+  }
+  return mask;
+}
+
+export { TemplateRenderError };

@@ -1,0 +1,89 @@
+/**
+ * `report.json` and `report.md`: what a run read, wrote, set aside, dropped
+ * and errored, per input file, with the settings that produced it.
+ */
+import { relative } from 'node:path';
+import { writeFileAtomic } from './output';
+import type { FileReport, PrepareResult } from './pipeline';
+
+/** What each drop reason and note code means, for the readable report. */
+export const REASON_TEXT: Record<string, string> = {
+  no_trainable_tokens: 'no token left to train on (no assistant turn with content, all flagged not trainable, or truncated away)',
+  too_long: 'longer than --max-length (use --truncate to keep the first tokens)',
+  empty_conversation: 'the row holds a conversation with no messages',
+  no_assistant_turn: 'no assistant turn',
+  unrecognized_shape: 'no conversation recognized in the row',
+  invalid_json: 'the line is not valid JSON',
+  template_rewrites_history: 'the chat template rewrites earlier turns when a turn is added (records split per stable run)',
+  generation_prompt_mismatch: 'the template writes no generation-prompt header for some turns (completion taken after the history)',
+  template_unsupported: 'a target turn could not be located in the render',
+  reasoning_not_rendered: 'reasoning_content the template does not render (check template kwargs)',
+  tool_calls_not_rendered: 'tool calls the template does not render',
+  offsets_approximate: 'token offsets could not be aligned exactly to the text',
+};
+
+function pct(a: number, b: number): string {
+  return b === 0 ? '–' : `${((100 * a) / b).toFixed(1)} %`;
+}
+
+function fileSection(f: FileReport, base: string): string {
+  const rel = relative(base, f.file) || f.file;
+  const lines = [
+    `## ${rel}`,
+    '',
+    `Format: **${f.format}**`,
+    '',
+    ...f.evidence.map((e) => `- ${e}`),
+    '',
+    '| rows read | written | set aside (to generate) | dropped | errored | records | tokens | trainable |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    `| ${f.rowsRead} | ${f.rowsWritten} | ${f.rowsSetAside} | ${f.rowsDropped} | ${f.rowsErrored} | ${f.recordsWritten} | ${f.totalTokens} | ${f.trainableTokens} (${pct(f.trainableTokens, f.totalTokens)}) |`,
+    '',
+  ];
+  if (Object.keys(f.dropped).length) {
+    lines.push('Dropped:', '');
+    for (const [k, v] of Object.entries(f.dropped)) lines.push(`- \`${k}\` × ${v.count} (lines ${v.lines.join(', ')}${v.count > v.lines.length ? ', …' : ''}): ${REASON_TEXT[k] ?? ''}`);
+    lines.push('');
+  }
+  if (f.errors.length) {
+    lines.push(`Errored (${f.rowsErrored}${f.rowsErrored > f.errors.length ? `, first ${f.errors.length}` : ''}):`, '');
+    for (const e of f.errors) lines.push(`- line ${e.line}: ${e.message.replace(/\n/g, ' ')}`);
+    lines.push('');
+  }
+  if (Object.keys(f.notes).length) {
+    lines.push('Notes:', '');
+    for (const [k, v] of Object.entries(f.notes)) lines.push(`- \`${k}\` × ${v}${REASON_TEXT[k] ? `: ${REASON_TEXT[k]}` : ''}`);
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+/** Renders the readable report (Markdown) of a run. */
+export function renderReportMarkdown(r: PrepareResult): string {
+  const t = r.totals;
+  const head = [
+    '# EAGLE-3 prepare report',
+    '',
+    r.ok ? '**Status: OK**' : `**Status: FAILED**\n\n${r.failures.map((f) => `- ${f}`).join('\n')}`,
+    '',
+    `- Tokenizer: ${r.tokenizer.name} — \`${r.tokenizer.dir}\` (sha256 ${r.tokenizer.hash})`,
+    `- Mask policy: \`${r.mask}\`; max length: ${r.maxLength ?? 'none'}${r.truncate ? ' (truncate)' : ''}`,
+    `- Template kwargs: \`${JSON.stringify(r.templateKwargs)}\``,
+    `- Outputs: \`tokenized_data.jsonl\` (${t.recordsWritten} records), \`prompts_to_generate.jsonl\` (${t.rowsSetAside} prompts)`,
+    `- Time: ${(r.elapsedMs / 1000).toFixed(1)} s`,
+    '',
+    '## Totals',
+    '',
+    '| files | rows read | written | set aside | dropped | errored | records | tokens | trainable |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    `| ${r.files.length} | ${t.rowsRead} | ${t.rowsWritten} | ${t.rowsSetAside} | ${t.rowsDropped} | ${t.rowsErrored} | ${t.recordsWritten} | ${t.totalTokens} | ${t.trainableTokens} (${pct(t.trainableTokens, t.totalTokens)}) |`,
+    '',
+  ];
+  return head.join('\n') + '\n' + r.files.map((f) => fileSection(f, r.outDir + '/..')).join('\n') + '\n';
+}
+
+/** Writes `report.json` (the {@link PrepareResult}, 2-space JSON) and `report.md`, atomically. */
+export async function writeReports(r: PrepareResult): Promise<void> {
+  await writeFileAtomic(r.outputs.reportJson, JSON.stringify(r, null, 2) + '\n');
+  await writeFileAtomic(r.outputs.reportMd, renderReportMarkdown(r));
+}

@@ -1,0 +1,91 @@
+/**
+ * The one message model every dataset shape is normalized into, and the
+ * record / outcome shapes the pipeline passes around.
+ *
+ * Roles follow the OpenAI chat-completions wire format (system, user,
+ * assistant, tool) because that is what chat templates and OpenAI-compatible
+ * servers (SGLang, vLLM) consume.
+ */
+
+/** A normalized role. Source spellings (`human`, `gpt`, `ai`, `observation`, …) are mapped by the normalizer. */
+export type Role = 'system' | 'user' | 'assistant' | 'tool';
+
+/** One tool call in OpenAI shape. `arguments` is kept as the source gave it (JSON string or object); the template adapter decides the form the template wants. */
+export interface ToolCall {
+  id?: string;
+  type: 'function';
+  function: { name: string; arguments: string | Record<string, unknown> };
+}
+
+/** One turn of a conversation after normalization. */
+export interface Message {
+  role: Role;
+  /**
+   * Text of the turn. `null` only for an assistant turn with tool calls and no
+   * text (the template adapter decides between `null` and `""`, spec
+   * loss-mask.md "Content that is null"); every other absent content is `""`.
+   */
+  content: string | null;
+  reasoning_content?: string;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+  name?: string;
+  /** false when the source flags this turn as not trainable (`weight: 0`, `loss: false`, `train: false`, …). */
+  trainable?: boolean;
+}
+
+/** Where a row came from. `line` is 1-based; for a `.json` array it is the line the element starts on. */
+export interface Source {
+  file: string;
+  line: number;
+}
+
+/** A row turned into one conversation. */
+export interface Conversation {
+  /** Stable id: the source's own id field when it has one, else `<file basename>:<line>`. */
+  id: string;
+  source: Source;
+  messages: Message[];
+  /** Tool definitions (OpenAI `tools` shape) when the row carries them; an empty list is treated as none. */
+  tools?: unknown[];
+  /** Non-fatal observations made while normalizing (e.g. `system_prompt_field_used`). */
+  notes?: string[];
+}
+
+/** Reason codes for rows that are dropped (never written, never an error). */
+export type DropReason =
+  | 'no_trainable_tokens'
+  | 'too_long'
+  | 'empty_conversation'
+  | 'no_assistant_turn'
+  | 'invalid_json'
+  | 'unrecognized_shape';
+
+/** What normalizing one row produced. Exactly one of these per row read. */
+export type RowOutcome =
+  | { kind: 'conversation'; conversation: Conversation }
+  | { kind: 'prompt'; conversation: Conversation } // needs the target model to answer (no assistant turn)
+  | { kind: 'dropped'; source: Source; reason: DropReason; message: string }
+  | { kind: 'errored'; source: Source; message: string };
+
+/** The detected shape of a file, with the evidence that decided it. */
+export interface FormatDetection {
+  /** Stable format id, e.g. `openai-messages`, `sharegpt`, `role-text-trajectory`, `prompt-only`, `mixed`. */
+  format: string;
+  /** Human-readable facts that decided the format, e.g. `3/3 rows have "conversations" with from/value`. */
+  evidence: string[];
+}
+
+/** Mask policies, spec loss-mask.md "Targets". */
+export type MaskPolicy = 'assistant' | 'last-assistant' | 'non-system';
+
+/** One training record as written to `tokenized_data.jsonl`. */
+export interface TokenizedRecord {
+  id: string;
+  source: Source;
+  input_ids: number[];
+  loss_mask: number[];
+  seq_len: number;
+  n_prompt_tokens: number;
+  n_response_tokens: number;
+}
