@@ -7,7 +7,7 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
-import { detectFormat } from './formats/detect';
+import { DETECT_SAMPLE_SIZE, detectFormat } from './formats/detect';
 import { normalizeRow } from './formats/normalize';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError } from './mask';
 import { AtomicOutput } from './output';
@@ -136,7 +136,7 @@ export function expandInputs(paths: string[]): string[] {
 }
 
 /** Rows sampled from the start of a file to detect its format. */
-const DETECT_SAMPLE = 50;
+const DETECT_SAMPLE = DETECT_SAMPLE_SIZE;
 
 function emptyFileReport(file: string): FileReport {
   return {

@@ -190,12 +190,17 @@ class OffsetAligner {
   private readonly added = new Map<number, string>();
   private static readonly byteDecoder = byteLevelDecoder();
 
+  /** Unicode normalization form the tokenizer's normalizer applies (NFC, NFKC, …), if any. */
+  private readonly unicodeForm: 'NFC' | 'NFD' | 'NFKC' | 'NFKD' | null;
+
   constructor(
     private readonly tok: Tokenizer,
     tokenizerJson: any,
   ) {
     const json = JSON.stringify([tokenizerJson.pre_tokenizer, tokenizerJson.decoder]);
     this.byteLevel = json.includes('"ByteLevel"');
+    const form = /"type":"(NFC|NFD|NFKC|NFKD)"/.exec(JSON.stringify(tokenizerJson.normalizer ?? null));
+    this.unicodeForm = form ? (form[1] as 'NFC') : null;
     for (const t of tokenizerJson.added_tokens ?? []) this.added.set(t.id, t.content);
   }
 
@@ -221,8 +226,25 @@ class OffsetAligner {
     return b;
   }
 
-  /** For each id, the UTF-16 index where it starts; `exactOffsets` false when a surface did not match the text. */
+  /**
+   * For each id, the UTF-16 index in `text` where it starts; `exactOffsets` false when a surface did not match the text.
+   * When the tokenizer's Unicode normalizer changes the text, tokens are aligned to the normalized text and mapped
+   * back cluster by cluster (a base character with its combining marks normalizes on its own).
+   */
   starts(text: string, ids: number[]): { starts: number[]; exactOffsets: boolean } {
+    if (this.unicodeForm) {
+      const normalized = text.normalize(this.unicodeForm);
+      if (normalized !== text) {
+        const map = clusterMap(text, this.unicodeForm);
+        const r = this.alignedStarts(normalized, ids);
+        if (!map || map.normalized !== normalized) return { starts: r.starts, exactOffsets: false };
+        return { starts: r.starts.map((u) => map.toOriginal[u]), exactOffsets: r.exactOffsets };
+      }
+    }
+    return this.alignedStarts(text, ids);
+  }
+
+  private alignedStarts(text: string, ids: number[]): { starts: number[]; exactOffsets: boolean } {
     const bytes = Buffer.from(text, 'utf8');
     // byteToUnit[b] = UTF-16 index of the character containing byte b.
     const byteToUnit = new Int32Array(bytes.length + 1);
@@ -249,4 +271,22 @@ class OffsetAligner {
     if (cursor !== bytes.length) exact = false;
     return { starts, exactOffsets: exact };
   }
+}
+
+/**
+ * Normalizes a text cluster by cluster (a character and the combining marks
+ * after it) and maps each UTF-16 index of the normalized text to the index in
+ * the original where its cluster starts. Returns null for an empty mapping.
+ */
+function clusterMap(text: string, form: 'NFC' | 'NFD' | 'NFKC' | 'NFKD'): { normalized: string; toOriginal: number[] } | null {
+  const toOriginal: number[] = [];
+  let normalized = '';
+  const re = /\P{M}\p{M}*|\p{M}+/gsu;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    const n = m[0].normalize(form);
+    for (let k = 0; k < n.length; k++) toOriginal.push(m.index);
+    normalized += n;
+  }
+  toOriginal.push(text.length);
+  return { normalized, toOriginal };
 }

@@ -1,0 +1,57 @@
+/**
+ * Role alias table: the spellings datasets use for a turn's speaker, mapped to
+ * the four OpenAI chat-completions roles of {@link Role}.
+ *
+ * Sources of the spellings: OpenAI chat format (`system`, `user`, `assistant`,
+ * `tool`, legacy `function`, and `developer` for o-series models), ShareGPT
+ * (`human`, `gpt`, `system`, plus `chatgpt`/`bing`/`bard` in scraped dumps),
+ * OpenAssistant (`prompter`), Gemini (`model`, `function_response`), Llama 3
+ * (`ipython`), SWE-agent / agent trajectories (`ai`, `agent`, `observation`),
+ * function-calling sets (`function_response`, `tool_response`).
+ */
+import type { Role } from '../types';
+
+/** Lower-case source spelling → normalized role. Extend here to accept a new spelling. */
+export const ROLE_ALIASES: Readonly<Record<string, Role>> = Object.freeze({
+  user: 'user',
+  human: 'user',
+  prompter: 'user',
+
+  assistant: 'assistant',
+  gpt: 'assistant',
+  chatgpt: 'assistant',
+  bing: 'assistant',
+  bard: 'assistant',
+  model: 'assistant',
+  ai: 'assistant',
+  bot: 'assistant',
+  agent: 'assistant',
+
+  tool: 'tool',
+  function: 'tool',
+  observation: 'tool',
+  function_response: 'tool',
+  tool_response: 'tool',
+  ipython: 'tool',
+
+  system: 'system',
+  developer: 'system',
+});
+
+/**
+ * Map a source role spelling to a normalized role.
+ *
+ * Case-insensitive, surrounding whitespace ignored (`" GPT "` → `assistant`).
+ * Returns `undefined` for a spelling not in {@link ROLE_ALIASES} (and for a
+ * non-string); the caller must turn that into an error, never guess.
+ */
+export function mapRole(spelling: unknown): Role | undefined {
+  if (typeof spelling !== 'string') return undefined;
+  const key = spelling.trim().toLowerCase();
+  return Object.prototype.hasOwnProperty.call(ROLE_ALIASES, key) ? ROLE_ALIASES[key] : undefined;
+}
+
+/** The known spellings, comma-separated, for error messages (`user, human, prompter, …`). */
+export function knownRoleSpellings(): string {
+  return Object.keys(ROLE_ALIASES).join(', ');
+}

@@ -1,0 +1,187 @@
+/**
+ * `inspect`: show how a dataset file is read — its detected format with the
+ * evidence, the normalized records, and every row that was skipped and why.
+ * The {@link InspectResult} JSON shape is a CLI contract (`eagle3-prep inspect`).
+ *
+ * Pure Node (no `vscode`).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { DETECT_SAMPLE_SIZE, detectFormat } from './formats/detect';
+import { EXPECTED_SHAPES, findHandler, normalizeRow } from './formats/normalize';
+import { readRows } from './readers';
+import type { Role, ToolCall } from './types';
+
+/** One message as `inspect` prints it. */
+export interface InspectMessage {
+  role: Role;
+  content: string | null;
+  reasoning_content?: string;
+  tool_calls?: ToolCall[];
+}
+
+/** One normalized row. `needs_generation` is true for prompt rows (no assistant turn: the target model must answer first). */
+export interface InspectRecord {
+  source: { line: number };
+  id: string;
+  messages: InspectMessage[];
+  needs_generation: boolean;
+}
+
+/** A row that yields no record: `reason` is a drop reason code (`invalid_json`, `empty_conversation`, `unrecognized_shape`, …) or `errored`. */
+export interface InspectSkipped {
+  line: number;
+  reason: string;
+  message: string;
+}
+
+/** The `inspect` result (CLI contract). */
+export interface InspectResult {
+  format: string;
+  evidence: string[];
+  records: InspectRecord[];
+  skipped: InspectSkipped[];
+}
+
+/** Options of {@link inspectFile}. */
+export interface InspectOptions {
+  /** Read at most this many rows (blank lines are not rows); default: the whole file. */
+  limit?: number;
+}
+
+/**
+ * Inspect a dataset file (JSONL or JSON; see `readers.ts`).
+ *
+ * Reads the rows (at most `opts.limit`), detects the format from the first
+ * {@link DETECT_SAMPLE_SIZE} valid rows (`formats/detect.ts`), and normalizes
+ * every row (`formats/normalize.ts`): conversations and prompts become
+ * `records` (prompts with `needs_generation: true`), everything else goes to
+ * `skipped` with `line`, `reason` (`invalid_json`, a drop reason, or
+ * `errored`) and `message`. Row order is kept in both lists.
+ *
+ * @throws Error when the file cannot be read (message names the file), and when
+ *   no row read has a recognizable conversational shape: the message names the
+ *   file, what was found (empty file, lines that are not JSON — e.g. CSV —,
+ *   already tokenized rows with `input_ids`, the keys seen) and what would work.
+ */
+export async function inspectFile(file: string, opts: InspectOptions = {}): Promise<InspectResult> {
+  const limit = opts.limit ?? Infinity;
+  const fileBase = path.basename(file);
+  const sample: unknown[] = [];
+  const records: InspectRecord[] = [];
+  const skipped: InspectSkipped[] = [];
+  let rowsRead = 0;
+  let recognized = 0;
+  let invalid = 0;
+  let firstInvalid: string | undefined;
+  let tokenized = 0;
+  const keysSeen = new Map<string, number>();
+
+  if (limit > 0) {
+    for await (const row of readRows(file)) {
+      rowsRead++;
+      if (row.error !== undefined) {
+        invalid++;
+        firstInvalid ??= `line ${row.line}: ${row.error}`;
+        skipped.push({ line: row.line, reason: 'invalid_json', message: row.error });
+      } else {
+        if (sample.length < DETECT_SAMPLE_SIZE) sample.push(row.value);
+        if (findHandler(row.value)) recognized++;
+        else if (row.value !== null && typeof row.value === 'object' && !Array.isArray(row.value)) {
+          const keys = Object.keys(row.value);
+          if (keys.includes('input_ids')) tokenized++;
+          for (const k of keys) keysSeen.set(k, (keysSeen.get(k) ?? 0) + 1);
+        }
+        const outcome = normalizeRow(row.value, { file, line: row.line }, fileBase);
+        switch (outcome.kind) {
+          case 'conversation':
+          case 'prompt':
+            records.push({
+              source: { line: row.line },
+              id: outcome.conversation.id,
+              messages: outcome.conversation.messages.map(toInspectMessage),
+              needs_generation: outcome.kind === 'prompt',
+            });
+            break;
+          case 'dropped':
+            skipped.push({ line: row.line, reason: outcome.reason, message: outcome.message });
+            break;
+          case 'errored':
+            skipped.push({ line: row.line, reason: 'errored', message: outcome.message });
+            break;
+        }
+      }
+      if (rowsRead >= limit) break;
+    }
+  }
+
+  if (recognized === 0) {
+    throw new Error(await explainNothingFound(file, { rowsRead, invalid, firstInvalid, tokenized, keysSeen, limited: rowsRead >= limit }));
+  }
+  const { format, evidence } = detectFormat(sample);
+  if (invalid) evidence.push(`${invalid}/${rowsRead} rows are not valid JSON (first: ${firstInvalid})`);
+  return { format, evidence, records, skipped };
+}
+
+function toInspectMessage(m: { role: Role; content: string | null; reasoning_content?: string; tool_calls?: ToolCall[] }): InspectMessage {
+  const out: InspectMessage = { role: m.role, content: m.content };
+  if (m.reasoning_content !== undefined) out.reasoning_content = m.reasoning_content;
+  if (m.tool_calls !== undefined) out.tool_calls = m.tool_calls;
+  return out;
+}
+
+interface Findings {
+  rowsRead: number;
+  invalid: number;
+  firstInvalid?: string;
+  tokenized: number;
+  keysSeen: Map<string, number>;
+  limited: boolean;
+}
+
+/** The message of the "nothing recognizable" error: file, what was found, what would work. */
+async function explainNothingFound(file: string, f: Findings): Promise<string> {
+  const want = `Give JSON Lines (or a JSON array) of chat rows: ${EXPECTED_SHAPES}.`;
+  const scope = f.limited ? `the first ${f.rowsRead} rows of ${file}` : file;
+  if (f.rowsRead === 0) return `${file} holds no rows (the file is empty or only blank lines). ${want}`;
+  if (f.tokenized > 0) {
+    return `${scope}: the rows are already tokenized (${f.tokenized}/${f.rowsRead} rows have "input_ids"); this tool tokenizes itself and needs the untokenized chat data. ${want}`;
+  }
+  if (f.invalid === f.rowsRead) {
+    const first = await firstNonBlankLine(file);
+    if (first !== undefined && looksLikeDelimited(first)) {
+      const sep = first.includes('\t') ? 'TSV' : 'CSV';
+      return `${scope}: no line is JSON; line 1 looks like a ${sep} header (${JSON.stringify(first.slice(0, 120))}). Convert it to JSON Lines, one object per line. ${want}`;
+    }
+    return `${scope}: no line is valid JSON (${f.firstInvalid}). ${want}`;
+  }
+  const keys = [...f.keysSeen].map(([k, n]) => `${k} (${n})`).join(', ');
+  const found = keys ? `rows have the keys ${keys}` : 'the rows are not JSON objects';
+  return `${scope}: no recognizable conversational record in ${f.rowsRead} rows; ${found}. ${want}`;
+}
+
+async function firstNonBlankLine(file: string): Promise<string | undefined> {
+  let fh: fs.promises.FileHandle | undefined;
+  try {
+    fh = await fs.promises.open(file, 'r');
+    const buf = Buffer.alloc(8192);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    return buf
+      .toString('utf8', 0, bytesRead)
+      .replace(/^\ufeff/, '')
+      .split('\n')
+      .map((l) => l.replace(/\r$/, ''))
+      .find((l) => l.trim() !== '');
+  } catch {
+    return undefined;
+  } finally {
+    await fh?.close();
+  }
+}
+
+/** A header-like line of comma/tab/semicolon separated fields that is not JSON. */
+function looksLikeDelimited(line: string): boolean {
+  const t = line.trim();
+  if (t.startsWith('{') || t.startsWith('[')) return false;
+  return /[,\t;]/.test(t);
+}
