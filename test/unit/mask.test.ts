@@ -169,3 +169,33 @@ test('SpecialTokenFinder finds the end of the last special token within a range'
   assert.equal(f.lastEnd(s, 0, 20), 11);
   assert.equal(f.lastEnd(s, 12, 20), -1);
 });
+
+test('Kimi-K2-Thinking drops earlier reasoning once a final answer exists: completion found after the last generation prompt (template_rewrites_history)', () => {
+  const { readFileSync } = require('node:fs');
+  const { join } = require('node:path');
+  const source = readFileSync(join(__dirname, '..', 'fixtures', 'kimi', 'kimi-k2-thinking.chat_template.jinja'), 'utf8');
+  const ct = new ChatTemplate({ name: 'default', source }, {});
+  const kimiSpecials = new SpecialTokenFinder(['<|im_end|>', '<|im_user|>', '<|im_assistant|>', '<|im_system|>', '<|im_middle|>', '<|tool_calls_section_begin|>', '<|tool_calls_section_end|>', '<|tool_call_begin|>', '<|tool_call_end|>', '<|tool_call_argument_begin|>']);
+  const calls: ToolCall[] = [{ id: 'functions.ls:0', type: 'function', function: { name: 'ls', arguments: '{}' } }];
+  const msgs: Message[] = [
+    { role: 'user', content: 'files?' },
+    { role: 'assistant', reasoning_content: 'List them.', content: null, tool_calls: calls },
+    { role: 'tool', tool_call_id: 'functions.ls:0', content: 'a.py' },
+    { role: 'assistant', reasoning_content: 'One file.', content: 'a.py' },
+  ];
+  const r = buildRecords({ id: 'k', source: { file: 'f', line: 1 }, messages: msgs }, ct, kimiSpecials, 'assistant');
+  assert.deepEqual(r.targetErrors, []);
+  assert.ok(r.notes.includes('template_rewrites_history'));
+  assert.equal(r.records.length, 1);
+  const rec = r.records[0];
+  assert.deepEqual(rec.targets, [1, 3]);
+  assert.deepEqual(
+    rec.spans.map(([a, b]) => rec.text.slice(a, b)),
+    [
+      '<think>List them.</think><|tool_calls_section_begin|><|tool_call_begin|>functions.ls:0<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|><|im_end|>',
+      '<think></think>a.py<|im_end|>',
+    ],
+  );
+  // The record text is what the server saw for the last turn: the tool-call turn keeps its reasoning.
+  assert.ok(rec.text.endsWith('## Return of functions.ls:0\na.py<|im_end|><|im_assistant|>assistant<|im_middle|><think></think>a.py<|im_end|>'));
+});
