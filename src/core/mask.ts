@@ -139,6 +139,7 @@ export function buildRecords(conv: Conversation, template: ChatTemplate, special
 
   const targets = selectTargets(messages, policy);
   out.targetCount = targets.length;
+  if (template.hasGenerationBlocks) return fromGenerationBlocks(conv, messages, template, targets, out);
   let current: TextRecord | null = null;
   const notes = new Set<string>();
   for (const i of targets) {
@@ -186,6 +187,32 @@ export function buildRecords(conv: Conversation, template: ChatTemplate, special
     }
   }
   out.notes = [...notes];
+  return out;
+}
+
+/**
+ * Records of a template with `{% generation %}` blocks (issue 4: spans come
+ * from the blocks, as `transformers`' `return_assistant_tokens_mask` does):
+ * one record, the render of the messages through the last target; the k-th
+ * block belongs to the k-th assistant turn when the counts agree (else every
+ * block is kept under `assistant`, the last under `last-assistant`, noted as
+ * `generation_blocks_unmatched`).
+ */
+function fromGenerationBlocks(conv: Conversation, messages: Message[], template: ChatTemplate, targets: number[], out: ConversationRecords): ConversationRecords {
+  if (targets.length === 0) return out;
+  const last = targets[targets.length - 1];
+  const { text, spans } = template.renderWithGenerationSpans(messages.slice(0, last + 1), conv.tools, { addGenerationPrompt: false });
+  const assistants: number[] = [];
+  messages.slice(0, last + 1).forEach((m, i) => m.role === 'assistant' && assistants.push(i));
+  let chosen: Span[];
+  if (spans.length === assistants.length) {
+    const want = new Set(targets);
+    chosen = spans.filter((_, k) => want.has(assistants[k]));
+  } else {
+    out.notes.push('generation_blocks_unmatched');
+    chosen = targets.length === 1 && spans.length ? [spans[spans.length - 1]] : spans;
+  }
+  out.records.push({ text, spans: chosen, targets });
   return out;
 }
 

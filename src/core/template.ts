@@ -24,8 +24,19 @@ export interface RenderOptions {
  * list), `add_generation_prompt`, the special tokens (`bos_token`, `eos_token`, …)
  * and the template kwargs (`enable_thinking`, …) at top level.
  */
+/** Markers the `{% generation %}` / `{% endgeneration %}` tags are rewritten to (Unicode private-use characters, never in real text). */
+const GEN_START = '\uE000';
+const GEN_END = '\uE001';
+const GEN_TAG = /\{%(-?)\s*(end)?generation\s*(-?)%\}/g;
+
 export class ChatTemplate {
   private readonly template: Template;
+  /**
+   * Whether the template marks the assistant's output with `{% generation %}` …
+   * `{% endgeneration %}` (a `transformers` extension behind
+   * `return_assistant_tokens_mask`); trainable spans then come from those blocks.
+   */
+  readonly hasGenerationBlocks: boolean;
   /** Whether an assistant turn with tool calls and no text keeps `content: null` (spec loss-mask.md "Content that is null"). */
   readonly keepNullToolCallContent: boolean;
   /** Whether tool-call `arguments` are given as objects (the template serializes them itself) rather than JSON strings. */
@@ -42,8 +53,13 @@ export class ChatTemplate {
     private readonly specialTokenVars: SpecialTokenVars,
     private readonly kwargs: Record<string, unknown> = {},
   ) {
+    this.hasGenerationBlocks = /\{%-?\s*generation\s*-?%\}/.test(named.source);
+    // @huggingface/jinja drops generation tags; rewrite them to marker outputs so their positions survive rendering.
+    const source = this.hasGenerationBlocks
+      ? named.source.replace(GEN_TAG, (_m, l: string, end: string | undefined, r: string) => `{{${l} '${end ? GEN_END : GEN_START}' ${r}}}`)
+      : named.source;
     try {
-      this.template = new Template(named.source);
+      this.template = new Template(source);
     } catch (e) {
       throw new TemplateRenderError(`chat template "${named.name}" does not parse: ${(e as Error).message}`);
     }
@@ -57,6 +73,32 @@ export class ChatTemplate {
    * @throws TemplateRenderError with the template's own message when it raises
    */
   render(messages: readonly Message[], tools: unknown[] | undefined, opts: RenderOptions): string {
+    const raw = this.renderRaw(messages, tools, opts);
+    return this.hasGenerationBlocks ? raw.replace(/[\uE000\uE001]/g, '') : raw;
+  }
+
+  /**
+   * Renders and returns the text with the `{% generation %}` blocks as spans
+   * (`[start, end)` JS string indices into the returned text, in order).
+   * Without generation blocks the span list is empty.
+   * @throws TemplateRenderError as {@link render}
+   */
+  renderWithGenerationSpans(messages: readonly Message[], tools: unknown[] | undefined, opts: RenderOptions): { text: string; spans: [number, number][] } {
+    const raw = this.renderRaw(messages, tools, opts);
+    const spans: [number, number][] = [];
+    let text = '';
+    let open = -1;
+    for (const ch of raw) {
+      if (ch === GEN_START) open = text.length;
+      else if (ch === GEN_END) {
+        if (open >= 0 && text.length > open) spans.push([open, text.length]);
+        open = -1;
+      } else text += ch;
+    }
+    return { text, spans };
+  }
+
+  private renderRaw(messages: readonly Message[], tools: unknown[] | undefined, opts: RenderOptions): string {
     const vars: Record<string, unknown> = {
       ...this.specialTokenVars,
       ...this.kwargs,

@@ -199,3 +199,29 @@ test('Kimi-K2-Thinking drops earlier reasoning once a final answer exists: compl
   // The record text is what the server saw for the last turn: the tool-call turn keeps its reasoning.
   assert.ok(rec.text.endsWith('## Return of functions.ls:0\na.py<|im_end|><|im_assistant|>assistant<|im_middle|><think></think>a.py<|im_end|>'));
 });
+
+test('{% generation %} blocks: trainable spans come from the blocks', () => {
+  // A ChatML template marking the assistant's output with generation blocks (as SmolLM3-style templates do).
+  const source =
+    "{%- for m in messages %}{%- if m.role == 'assistant' %}<|im_start|>assistant\n{% generation %}{{ m.content }}<|im_end|>{% endgeneration %}{{ '\\n' }}" +
+    "{%- else %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>{{ '\\n' }}{%- endif %}{%- endfor %}{%- if add_generation_prompt %}<|im_start|>assistant\n{%- endif %}";
+  const ct = new ChatTemplate({ name: 'default', source }, {});
+  assert.equal(ct.hasGenerationBlocks, true);
+  const msgs: Message[] = [
+    { role: 'user', content: 'a' },
+    { role: 'assistant', content: 'b' },
+    { role: 'user', content: 'c' },
+    { role: 'assistant', content: 'd' },
+    { role: 'user', content: 'trailing' },
+  ];
+  // Plain rendering carries no marker.
+  assert.equal(ct.render(msgs.slice(0, 2), undefined, { addGenerationPrompt: false }), '<|im_start|>user\na<|im_end|>\n<|im_start|>assistant\nb<|im_end|>\n');
+  const sp = new SpecialTokenFinder(['<|im_end|>', '<|im_start|>']);
+  const all = buildRecords({ id: 'g', source: { file: 'f', line: 1 }, messages: msgs }, ct, sp, 'assistant');
+  assert.equal(all.records.length, 1);
+  const rec = all.records[0];
+  assert.ok(!rec.text.includes('trailing'));
+  assert.deepEqual(rec.spans.map(([a, b]) => rec.text.slice(a, b)), ['b<|im_end|>', 'd<|im_end|>']);
+  const last = buildRecords({ id: 'g', source: { file: 'f', line: 1 }, messages: msgs }, ct, sp, 'last-assistant');
+  assert.deepEqual(last.records[0].spans.map(([a, b]) => last.records[0].text.slice(a, b)), ['d<|im_end|>']);
+});

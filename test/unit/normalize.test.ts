@@ -454,3 +454,20 @@ test('shape table is shared and ordered', () => {
     { role: 'assistant', content: 'a' },
   ]);
 });
+
+test('inline <think> reasoning and a lone closing </think> are split into reasoning_content + content', () => {
+  const { splitInlineThink } = require('../../src/core/formats/normalize');
+  assert.deepEqual(splitInlineThink('<think>\nadd them\n</think>\n\n4'), { reasoning: 'add them', content: '4' });
+  assert.deepEqual(splitInlineThink('add them\n</think>\n\n4'), { reasoning: 'add them', content: '4' });
+  assert.equal(splitInlineThink('no reasoning here'), null);
+  assert.equal(splitInlineThink('text first <think>x</think>y'), null);
+  const out = normalizeRow(
+    { messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: '<think>r</think>a' }, { role: 'user', content: '<think>not mine</think>' }] },
+    { file: 'f', line: 1 },
+    'f',
+  );
+  assert.equal(out.kind, 'conversation');
+  if (out.kind !== 'conversation') return;
+  assert.deepEqual(out.conversation.messages[1], { role: 'assistant', content: 'a', reasoning_content: 'r' });
+  assert.equal(out.conversation.messages[2].content, '<think>not mine</think>');
+});

@@ -430,6 +430,14 @@ function toMessage(turn: unknown, index: number, ctx: NormalizeContext): Message
       if (reasoningKey !== 'reasoning_content') ctx.note('reasoning_field_used', `"${reasoningKey}" turn field used as reasoning_content`);
     }
   }
+  if (role === 'assistant' && msg.reasoning_content === undefined && typeof msg.content === 'string') {
+    const split = splitInlineThink(msg.content);
+    if (split) {
+      msg.content = split.content;
+      if (split.reasoning !== '') msg.reasoning_content = split.reasoning;
+      ctx.note('inline_think_split', 'inline <think>…</think> (or a lone closing </think>) split into reasoning_content + content');
+    }
+  }
   if (toolCalls) msg.tool_calls = toolCalls;
   if (typeof turn.tool_call_id === 'string') msg.tool_call_id = turn.tool_call_id;
   if (typeof turn.name === 'string' && turn.name !== '') msg.name = turn.name;
@@ -440,6 +448,26 @@ function toMessage(turn: unknown, index: number, ctx: NormalizeContext): Message
     ctx.note('untrainable_turn', 'per-turn training flag (weight: 0 / loss: false / train: false / trainable: false) marks turns not trainable');
   }
   return msg;
+}
+
+/**
+ * Splits reasoning written inline in an assistant's content: `<think>R</think>C`
+ * or a lone closing `R</think>C` (reasoning models whose opening tag was in the
+ * generation prompt). Same rule as the Qwen3 chat template's own split:
+ * reasoning = the text before the last `</think>`, after the last `<think>`,
+ * newlines trimmed at its ends; content = the text after the last `</think>`,
+ * leading newlines trimmed.
+ * @returns null when the content has no `</think>`
+ */
+export function splitInlineThink(content: string): { reasoning: string; content: string } | null {
+  const close = content.lastIndexOf('</think>');
+  if (close < 0) return null;
+  const before = content.slice(0, close);
+  const open = before.lastIndexOf('<think>');
+  if (open < 0 && before.includes('<think')) return null;
+  const reasoning = (open >= 0 ? before.slice(open + '<think>'.length) : before).replace(/^\n+/, '').replace(/\n+$/, '');
+  if (open > 0 && before.slice(0, open).trim() !== '') return null; // text before <think>: not a reasoning prefix
+  return { reasoning, content: content.slice(close + '</think>'.length).replace(/^\n+/, '') };
 }
 
 /** Tool calls in OpenAI shape; also accepts flat `{name, arguments}` items and a JSON string holding the list. */
