@@ -1,0 +1,86 @@
+/**
+ * Messages between the VS Code extension host and the pipeline worker thread
+ * (`dist/worker.js`, see `src/worker.ts` and `src/vscode/workerClient.ts`).
+ *
+ * Everything here crosses a `worker_threads` boundary, so every shape is plain
+ * structured-clone data (no functions, no class instances, no AbortSignal).
+ * This module has no runtime dependencies and must never import `vscode`.
+ */
+import type { PrepareOptions, PrepareProgress, PrepareResult } from './pipeline';
+
+/** `workerData` of a worker started for one `prepare` run. */
+export interface PrepareWorkerData {
+  job: 'prepare';
+  options: PrepareOptions;
+}
+
+/** Host → worker: stop the run as soon as possible (the worker aborts `prepare`'s signal). */
+export interface CancelMessage {
+  type: 'cancel';
+}
+
+/** Every message the host may post to the worker. */
+export type ToWorkerMessage = CancelMessage;
+
+/** Worker → host: a `PrepareProgress` event (the pipeline throttles these to ~10/s). */
+export interface ProgressMessage {
+  type: 'progress';
+  progress: PrepareProgress;
+}
+
+/** Worker → host: one log line for the output channel (no trailing newline). */
+export interface LogMessage {
+  type: 'log';
+  line: string;
+}
+
+/** Worker → host: `prepare` resolved; the run is over (`result.ok` may still be false). */
+export interface DoneMessage {
+  type: 'done';
+  result: PrepareResult;
+}
+
+/**
+ * Worker → host: `prepare` threw (or the worker data was invalid); the run is over.
+ * `aborted` is true when the failure is the reaction to a `cancel` message.
+ */
+export interface ErrorMessage {
+  type: 'error';
+  message: string;
+  stack?: string;
+  aborted?: boolean;
+}
+
+/** Every message the worker may post to the host. Exactly one `done` or `error` ends a run. */
+export type FromWorkerMessage = ProgressMessage | LogMessage | DoneMessage | ErrorMessage;
+
+const FROM_WORKER_TYPES: ReadonlySet<string> = new Set(['progress', 'log', 'done', 'error']);
+
+/**
+ * Narrows an untyped `message` event payload to a `FromWorkerMessage`.
+ * Checks only the `type` tag (the worker is our own bundle); returns false for anything else.
+ */
+export function isFromWorkerMessage(value: unknown): value is FromWorkerMessage {
+  return typeof value === 'object' && value !== null && FROM_WORKER_TYPES.has((value as { type?: unknown }).type as string);
+}
+
+/** Narrows an untyped `message` payload received by the worker to a `ToWorkerMessage`. */
+export function isToWorkerMessage(value: unknown): value is ToWorkerMessage {
+  return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'cancel';
+}
+
+/**
+ * Validates `workerData` handed to the worker.
+ * @throws Error naming the problem when `value` is not `{ job: 'prepare', options: { inputs: string[], outDir: string, … } }`.
+ */
+export function assertPrepareWorkerData(value: unknown): asserts value is PrepareWorkerData {
+  const v = value as Partial<PrepareWorkerData> | null | undefined;
+  if (!v || typeof v !== 'object') throw new Error('worker: workerData is missing');
+  if (v.job !== 'prepare') throw new Error(`worker: unknown job ${JSON.stringify(v.job)} (expected "prepare")`);
+  const o = v.options as Partial<PrepareOptions> | undefined;
+  if (!o || typeof o !== 'object') throw new Error('worker: workerData.options is missing');
+  if (!Array.isArray(o.inputs) || o.inputs.some((i) => typeof i !== 'string')) {
+    throw new Error('worker: workerData.options.inputs must be an array of file paths');
+  }
+  if (typeof o.outDir !== 'string' || o.outDir === '') throw new Error('worker: workerData.options.outDir must be a folder path');
+}

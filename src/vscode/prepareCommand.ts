@@ -1,0 +1,276 @@
+/**
+ * The `eagle3prep.prepare` command ("Prepare for EAGLE-3"): runs the pipeline on
+ * the files picked in the explorer (or the active editor's file) in a worker
+ * thread, with a cancellable progress notification, logs to the "EAGLE-3 Prep"
+ * output channel, then opens the written report.md.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { DATASET_EXTENSIONS, defaultOutDir, expandInputs, type PrepareOptions, type PrepareResult } from '../core/pipeline';
+import type { MaskPolicy } from '../core/types';
+import { CONFIG_SECTION, expandConfiguredPath, resolveTokenizerDir, tokenizerDisplayName } from './tokenizerSelection';
+import { runPrepareInWorker } from './workerClient';
+
+/** Command id of "Prepare for EAGLE-3". */
+export const PREPARE_COMMAND = 'eagle3prep.prepare';
+/** Name of the output channel every run logs to. */
+export const OUTPUT_CHANNEL_NAME = 'EAGLE-3 Prep';
+const MASK_POLICIES: readonly MaskPolicy[] = ['assistant', 'last-assistant', 'non-system'];
+
+/** Where report.md is shown after a run (`eagle3prep.openReport`). */
+export type OpenReportMode = 'preview' | 'editor' | 'none';
+
+/**
+ * Collects the dataset Uris a command invocation refers to. VS Code passes `(clicked, selected[])`
+ * from the explorer, `(uri)` from editor menus, nothing from the palette (→ the active editor's
+ * file). A single Uri[] argument (programmatic use) is accepted too. Duplicates are removed.
+ * Returns [] when nothing applies.
+ */
+export function urisFromCommandArgs(arg?: unknown, multi?: unknown): vscode.Uri[] {
+  const isUri = (u: unknown): u is vscode.Uri => u instanceof vscode.Uri;
+  let uris: vscode.Uri[] = [];
+  if (Array.isArray(multi) && multi.some(isUri)) uris = multi.filter(isUri);
+  else if (Array.isArray(arg)) uris = arg.filter(isUri);
+  else if (isUri(arg)) uris = [arg];
+  else if (vscode.window.activeTextEditor) uris = [vscode.window.activeTextEditor.document.uri];
+  const seen = new Set<string>();
+  return uris.filter((u) => !seen.has(u.toString()) && !!seen.add(u.toString()));
+}
+
+/** The extension's settings that shape a run, read for one dataset resource. */
+export interface PrepareSettings {
+  tokenizerDir?: string;
+  mask: MaskPolicy;
+  /** undefined = no limit (setting null or 0). */
+  maxLength?: number;
+  truncate: boolean;
+  templateKwargs: Record<string, unknown>;
+  /** Folder in which `<input-name>.eagle3/` is created instead of beside the input; undefined = beside it. */
+  outputDirectory?: string;
+  openReport: OpenReportMode;
+}
+
+/**
+ * Reads the `eagle3prep.*` settings for `scope` (a dataset Uri). Invalid values fall back to the
+ * defaults (mask `assistant`, no max length, no template kwargs) and are reported through `warn`.
+ */
+export function readPrepareSettings(scope?: vscode.Uri, warn: (msg: string) => void = () => {}): PrepareSettings {
+  const c = vscode.workspace.getConfiguration(CONFIG_SECTION, scope);
+  let mask = c.get<string>('maskPolicy', 'assistant') as MaskPolicy;
+  if (!MASK_POLICIES.includes(mask)) {
+    warn(`eagle3prep.maskPolicy "${mask}" is not one of ${MASK_POLICIES.join(', ')}; using "assistant".`);
+    mask = 'assistant';
+  }
+  const rawMax = c.get<number | null>('maxLength', null);
+  let maxLength: number | undefined;
+  if (rawMax !== null && rawMax !== undefined && rawMax !== 0) {
+    if (Number.isInteger(rawMax) && rawMax > 0) maxLength = rawMax;
+    else warn(`eagle3prep.maxLength ${JSON.stringify(rawMax)} is not a positive integer; no limit applied.`);
+  }
+  let templateKwargs = c.get<unknown>('templateKwargs', {});
+  if (typeof templateKwargs !== 'object' || templateKwargs === null || Array.isArray(templateKwargs)) {
+    warn('eagle3prep.templateKwargs must be an object; ignored.');
+    templateKwargs = {};
+  }
+  const wf = scope ? vscode.workspace.getWorkspaceFolder(scope) : undefined;
+  const openReport = c.get<string>('openReport', 'preview');
+  return {
+    tokenizerDir: resolveTokenizerDir(scope),
+    mask,
+    maxLength,
+    truncate: c.get<boolean>('truncate', false) === true,
+    templateKwargs: { ...(templateKwargs as Record<string, unknown>) },
+    outputDirectory: expandConfiguredPath(c.get<string>('outputDirectory', ''), wf),
+    openReport: (['preview', 'editor', 'none'] as const).find((m) => m === openReport) ?? 'preview',
+  };
+}
+
+/**
+ * The output folder of a run over `inputPaths`: `defaultOutDir(first input)` (`<input-name>.eagle3/`
+ * beside it), or the same folder name inside `outputDirectory` when that setting is set.
+ */
+export function outDirFor(inputPaths: string[], outputDirectory?: string): string {
+  const def = defaultOutDir(inputPaths[0]);
+  return outputDirectory ? path.join(outputDirectory, path.basename(def)) : def;
+}
+
+/**
+ * Opens report.md as a Markdown preview (falling back to a text editor) or as text; beside the
+ * active editor when `toSide` (the dataset is open there), else in the active editor group.
+ * Never throws.
+ */
+export async function openReport(reportMd: string, mode: OpenReportMode, log: (l: string) => void, toSide = false): Promise<void> {
+  if (mode === 'none' || !fs.existsSync(reportMd)) return;
+  const uri = vscode.Uri.file(reportMd);
+  if (mode === 'preview') {
+    try {
+      await vscode.commands.executeCommand(toSide ? 'markdown.showPreviewToSide' : 'markdown.showPreview', uri);
+      return;
+    } catch (e) {
+      log(`Markdown preview unavailable (${e instanceof Error ? e.message : String(e)}); opening report.md as text.`);
+    }
+  }
+  try {
+    await vscode.window.showTextDocument(uri, { preview: true, viewColumn: toSide ? vscode.ViewColumn.Beside : undefined });
+  } catch (e) {
+    log(`Could not open ${reportMd}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+function plural(n: number, word: string): string {
+  return `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** One-line summary of a result's totals, e.g. `3 records from 3 rows (0 set aside, 0 dropped, 0 errored)`. */
+export function summarizeResult(result: PrepareResult): string {
+  const t = result.totals;
+  return (
+    `${plural(t.recordsWritten, 'record')} from ${plural(t.rowsRead, 'row')} ` +
+    `(${t.rowsSetAside} set aside for generation, ${t.rowsDropped} dropped, ${t.rowsErrored} errored)`
+  );
+}
+
+/** Runs in progress, by output folder: a second run into the same folder is refused. */
+const running = new Set<string>();
+
+/**
+ * Runs `prepare` on `uris` (files or folders) in the worker with a cancellable progress
+ * notification, then opens report.md and shows a message with the counts.
+ *
+ * @returns the PrepareResult (also when `result.ok` is false, after an error message naming the
+ *   failing files); undefined when there was nothing to do, the run was cancelled, or it threw
+ *   (the error is shown and logged, not rethrown).
+ */
+export async function prepareUris(
+  context: vscode.ExtensionContext,
+  output: vscode.OutputChannel,
+  uris: vscode.Uri[],
+): Promise<PrepareResult | undefined> {
+  const log = (line: string): void => output.appendLine(line);
+  if (uris.length === 0) {
+    void vscode.window.showWarningMessage('Prepare for EAGLE-3: select a .jsonl / .json dataset (or a folder) in the Explorer, or open one.');
+    return undefined;
+  }
+  const notLocal = uris.filter((u) => u.scheme !== 'file');
+  if (notLocal.length) {
+    void vscode.window.showErrorMessage(`Prepare for EAGLE-3 reads local files only; cannot read ${notLocal.map((u) => u.toString()).join(', ')}.`);
+    return undefined;
+  }
+  for (const u of uris) {
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === u.toString());
+    if (doc?.isDirty) log(`Note: ${u.fsPath} has unsaved changes; the saved file is used.`);
+  }
+  let inputs: string[];
+  try {
+    inputs = expandInputs(uris.map((u) => u.fsPath));
+    if (inputs.length === 0) throw new Error(`no ${DATASET_EXTENSIONS.join(' / ')} file in ${uris.map((u) => u.fsPath).join(', ')}`);
+  } catch (e) {
+    void vscode.window.showErrorMessage(`Prepare for EAGLE-3: ${e instanceof Error ? e.message : String(e)}`);
+    return undefined;
+  }
+  const settings = readPrepareSettings(uris[0], (m) => {
+    log(m);
+    void vscode.window.showWarningMessage(m);
+  });
+  const outDir = outDirFor(uris.map((u) => u.fsPath), settings.outputDirectory);
+  if (running.has(outDir)) {
+    void vscode.window.showWarningMessage(`A Prepare for EAGLE-3 run is already writing to ${outDir}.`);
+    return undefined;
+  }
+  const options: PrepareOptions = {
+    inputs,
+    outDir,
+    tokenizerDir: settings.tokenizerDir,
+    mask: settings.mask,
+    maxLength: settings.maxLength,
+    truncate: settings.truncate,
+    templateKwargs: settings.templateKwargs,
+  };
+  const names = inputs.map((i) => path.basename(i));
+  log('');
+  log(`[${new Date().toISOString()}] Prepare for EAGLE-3: ${inputs.join(', ')}`);
+  log(
+    `  tokenizer: ${tokenizerDisplayName(settings.tokenizerDir)}${settings.tokenizerDir ? ` (${settings.tokenizerDir})` : ' (embedded default)'}` +
+      `; mask: ${settings.mask}; max length: ${settings.maxLength ?? 'none'}${settings.truncate ? ' (truncate)' : ''}` +
+      `; template kwargs: ${JSON.stringify(settings.templateKwargs)}`,
+  );
+  log(`  output: ${outDir}`);
+
+  running.add(outDir);
+  let result: PrepareResult;
+  try {
+    result = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: 'EAGLE-3 Prep', cancellable: true },
+      async (progress, token) => {
+        progress.report({ message: `starting (${names.length === 1 ? names[0] : plural(names.length, 'file')})…` });
+        let reported = 0; // percent already reported (withProgress increments are cumulative)
+        return runPrepareInWorker(context.extensionUri, options, {
+          token,
+          onLog: log,
+          onProgress: (p) => {
+            const fileFrac = p.bytesTotal > 0 ? Math.min(1, p.bytesRead / p.bytesTotal) : 0;
+            const pct = Math.min(100, ((p.fileIndex + fileFrac) / Math.max(1, p.fileCount)) * 100);
+            const increment = pct > reported ? pct - reported : 0;
+            reported = Math.max(reported, pct);
+            const file = `${path.basename(p.file)}${p.fileCount > 1 ? ` (${p.fileIndex + 1}/${p.fileCount})` : ''}`;
+            progress.report({
+              increment,
+              message: `${file}: ${plural(p.rowsRead, 'row')} read, ${plural(p.recordsWritten, 'record')} written`,
+            });
+          },
+        });
+      },
+    );
+  } catch (e) {
+    if (e instanceof vscode.CancellationError) {
+      log('Cancelled; the output folder may hold partial files.');
+      void vscode.window.showInformationMessage(`EAGLE-3 Prep cancelled (${names.join(', ')}).`);
+    } else {
+      const msg = e instanceof Error ? e.message : String(e);
+      log(`Error: ${msg}`);
+      void vscode.window.showErrorMessage(`EAGLE-3 Prep failed on ${names.join(', ')}: ${msg}`, 'Show Log').then((c) => {
+        if (c) output.show(true);
+      });
+    }
+    return undefined;
+  } finally {
+    running.delete(outDir);
+  }
+
+  log(`Done in ${(result.elapsedMs / 1000).toFixed(1)} s: ${summarizeResult(result)}.`);
+  for (const f of result.failures) log(`  failure: ${f}`);
+  log(`  ${result.outputs.tokenizedData}\n  ${result.outputs.promptsToGenerate}\n  ${result.outputs.reportMd}`);
+  const active = vscode.window.activeTextEditor?.document.uri.toString();
+  await openReport(result.outputs.reportMd, settings.openReport, log, uris.some((u) => u.toString() === active));
+
+  const outName = path.basename(result.outDir);
+  if (result.ok) {
+    void vscode.window
+      .showInformationMessage(`EAGLE-3 Prep: ${summarizeResult(result)} → ${outName}/`, 'Reveal in Explorer', 'Show Log')
+      .then((choice) => {
+        if (choice === 'Reveal in Explorer') void vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(result.outputs.tokenizedData));
+        else if (choice === 'Show Log') output.show(true);
+      });
+  } else {
+    const failing = result.files.filter((f) => result.failures.some((x) => x.includes(path.basename(f.file))));
+    const which = (failing.length ? failing.map((f) => path.basename(f.file)) : names).join(', ');
+    void vscode.window
+      .showErrorMessage(`EAGLE-3 Prep failed for ${which}: ${result.failures.join('; ') || 'see report.md'}`, 'Show Log')
+      .then((choice) => {
+        if (choice) output.show(true);
+      });
+  }
+  return result;
+}
+
+/**
+ * Registers `eagle3prep.prepare`. Handler arguments: an explorer Uri plus the multi-selection
+ * Uri[], an editor-menu Uri, a Uri[] (programmatic), or none (the active editor's file).
+ * `executeCommand('eagle3prep.prepare', uri)` resolves with the PrepareResult (see `prepareUris`).
+ */
+export function registerPrepareCommand(context: vscode.ExtensionContext, output: vscode.OutputChannel): vscode.Disposable {
+  return vscode.commands.registerCommand(PREPARE_COMMAND, (arg?: unknown, multi?: unknown) =>
+    prepareUris(context, output, urisFromCommandArgs(arg, multi)),
+  );
+}

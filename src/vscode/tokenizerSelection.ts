@@ -1,0 +1,308 @@
+/**
+ * Which target-model tokenizer (and chat template) `prepare` uses from VS Code:
+ * the `eagle3prep.tokenizerPath` setting, the `eagle3prep.selectTokenizer`
+ * quick pick, and the status bar item naming the active tokenizer.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+
+/** Configuration section of every setting of the extension. */
+export const CONFIG_SECTION = 'eagle3prep';
+/** Command id of the tokenizer quick pick. */
+export const SELECT_TOKENIZER_COMMAND = 'eagle3prep.selectTokenizer';
+/** Display name of the tokenizer `prepare` embeds (used when `eagle3prep.tokenizerPath` is empty). */
+export const EMBEDDED_TOKENIZER_NAME = 'Qwen3';
+
+/** What a folder holds, as far as `prepare` cares. */
+export interface TokenizerFolderCheck {
+  /** True when the folder has `tokenizer.json` or `tiktoken.model`, and `tokenizer_config.json`. */
+  ok: boolean;
+  /** The tokenizer files found (basenames). */
+  files: string[];
+  /** Why the folder is not usable (only when `ok` is false). */
+  problem?: string;
+}
+
+/**
+ * Checks whether `dir` is a local model folder `prepare` can load a tokenizer and chat template from:
+ * `tokenizer.json` (Hugging Face tokenizers) or `tiktoken.model` (tiktoken, e.g. Kimi), plus
+ * `tokenizer_config.json`. Follows symlinks (Hugging Face cache snapshots are symlinks to blobs).
+ * Never throws; an unreadable folder gives `ok: false`.
+ */
+export function checkTokenizerFolder(dir: string): TokenizerFolderCheck {
+  const has = (f: string): boolean => {
+    try {
+      return fs.statSync(path.join(dir, f)).isFile();
+    } catch {
+      return false;
+    }
+  };
+  const files = ['tokenizer.json', 'tiktoken.model', 'tokenizer_config.json', 'chat_template.jinja'].filter(has);
+  if (!files.includes('tokenizer.json') && !files.includes('tiktoken.model')) {
+    return { ok: false, files, problem: `${dir} has neither tokenizer.json nor tiktoken.model` };
+  }
+  if (!files.includes('tokenizer_config.json')) {
+    return { ok: false, files, problem: `${dir} has no tokenizer_config.json` };
+  }
+  return { ok: true, files };
+}
+
+/**
+ * Expands `~`, `${userHome}` and `${workspaceFolder}` in a configured path and resolves a relative
+ * path against the first workspace folder (or the home folder when none is open).
+ * Returns undefined for an empty / whitespace-only value.
+ */
+export function expandConfiguredPath(value: string | undefined, workspaceFolder?: vscode.WorkspaceFolder): string | undefined {
+  const raw = (value ?? '').trim();
+  if (!raw) return undefined;
+  const wf = workspaceFolder ?? vscode.workspace.workspaceFolders?.[0];
+  let p = raw
+    .replace(/^~(?=$|[\\/])/, os.homedir())
+    .replace(/\$\{userHome\}/g, os.homedir())
+    .replace(/\$\{workspaceFolder\}/g, wf?.uri.fsPath ?? '');
+  if (!path.isAbsolute(p)) p = path.resolve(wf?.uri.fsPath ?? os.homedir(), p);
+  return path.normalize(p);
+}
+
+/**
+ * The tokenizer folder `prepare` should use, from `eagle3prep.tokenizerPath` (expanded with
+ * `expandConfiguredPath`); undefined = the embedded default (Qwen3).
+ * @param scope resource the settings are read for (a dataset Uri, for folder-specific settings).
+ */
+export function resolveTokenizerDir(scope?: vscode.Uri): string | undefined {
+  const value = vscode.workspace.getConfiguration(CONFIG_SECTION, scope).get<string>('tokenizerPath', '');
+  const wf = scope ? vscode.workspace.getWorkspaceFolder(scope) : undefined;
+  return expandConfiguredPath(value, wf);
+}
+
+/**
+ * A short display name for a tokenizer folder: `org/name` for a Hugging Face cache snapshot
+ * (`…/models--org--name/snapshots/<rev>`), else the folder's basename; the embedded default's
+ * name when `dir` is undefined.
+ */
+export function tokenizerDisplayName(dir: string | undefined): string {
+  if (!dir) return EMBEDDED_TOKENIZER_NAME;
+  const parts = path.normalize(dir).split(path.sep);
+  const snap = parts.lastIndexOf('snapshots');
+  if (snap > 0 && parts[snap - 1].startsWith('models--')) {
+    return parts[snap - 1].slice('models--'.length).split('--').join('/');
+  }
+  return path.basename(dir) || dir;
+}
+
+/** The Hugging Face hub cache folders to scan: `$HF_HUB_CACHE`, `$HF_HOME/hub`, `~/.cache/huggingface/hub` (existing ones, deduplicated). */
+export function huggingFaceCacheDirs(env: NodeJS.ProcessEnv = process.env): string[] {
+  const dirs = [
+    env.HF_HUB_CACHE,
+    env.HUGGINGFACE_HUB_CACHE,
+    env.HF_HOME ? path.join(env.HF_HOME, 'hub') : undefined,
+    path.join(env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'huggingface', 'hub'),
+  ].filter((d): d is string => !!d);
+  return [...new Set(dirs.map((d) => path.resolve(d)))].filter((d) => {
+    try {
+      return fs.statSync(d).isDirectory();
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** One local model folder offered by the quick pick. */
+export interface TokenizerCandidate {
+  dir: string;
+  name: string;
+  /** Where it was found: `workspace` or `huggingface-cache`. */
+  origin: 'workspace' | 'huggingface-cache';
+  files: string[];
+}
+
+/**
+ * Model folders with usable tokenizer files (see `checkTokenizerFolder`) in the Hugging Face cache
+ * folders: every `models--*` / `snapshots/*` folder. Unreadable folders are skipped; never throws.
+ */
+export function findCachedTokenizers(cacheDirs: string[] = huggingFaceCacheDirs()): TokenizerCandidate[] {
+  const out: TokenizerCandidate[] = [];
+  const list = (d: string): string[] => {
+    try {
+      return fs.readdirSync(d);
+    } catch {
+      return [];
+    }
+  };
+  for (const hub of cacheDirs) {
+    for (const model of list(hub).filter((m) => m.startsWith('models--')).sort()) {
+      const snapshots = path.join(hub, model, 'snapshots');
+      const revs = list(snapshots);
+      for (const rev of revs) {
+        const dir = path.join(snapshots, rev);
+        const check = checkTokenizerFolder(dir);
+        if (!check.ok) continue;
+        const name = tokenizerDisplayName(dir) + (revs.length > 1 ? `@${rev.slice(0, 7)}` : '');
+        out.push({ dir, name, origin: 'huggingface-cache', files: check.files });
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Model folders with usable tokenizer files inside the open workspace folders (searched with
+ * `workspace.findFiles`, skipping node_modules and .git; at most `maxResults` tokenizer files).
+ */
+export async function findWorkspaceTokenizers(maxResults = 200): Promise<TokenizerCandidate[]> {
+  if (!vscode.workspace.workspaceFolders?.length) return [];
+  const uris = await vscode.workspace.findFiles('**/{tokenizer.json,tiktoken.model}', '{**/node_modules/**,**/.git/**}', maxResults);
+  const dirs = [...new Set(uris.filter((u) => u.scheme === 'file').map((u) => path.dirname(u.fsPath)))].sort();
+  const out: TokenizerCandidate[] = [];
+  for (const dir of dirs) {
+    const check = checkTokenizerFolder(dir);
+    if (check.ok) out.push({ dir, name: path.basename(dir), origin: 'workspace', files: check.files });
+  }
+  return out;
+}
+
+interface PickItem extends vscode.QuickPickItem {
+  action: 'default' | 'browse' | 'dir';
+  dir?: string;
+}
+
+/**
+ * Writes `eagle3prep.tokenizerPath` (`''` = embedded default) where it takes effect: the workspace
+ * settings when they already set it, else the user settings.
+ */
+export async function setTokenizerPath(dir: string): Promise<void> {
+  const config = vscode.workspace.getConfiguration(CONFIG_SECTION);
+  const inspected = config.inspect<string>('tokenizerPath');
+  const target =
+    inspected?.workspaceFolderValue !== undefined
+      ? vscode.ConfigurationTarget.WorkspaceFolder
+      : inspected?.workspaceValue !== undefined
+        ? vscode.ConfigurationTarget.Workspace
+        : vscode.ConfigurationTarget.Global;
+  await config.update('tokenizerPath', dir, target);
+}
+
+/**
+ * The `eagle3prep.selectTokenizer` command: a quick pick of the embedded default, "Browse…", and the
+ * model folders found in the workspace and the Hugging Face cache; stores the choice in
+ * `eagle3prep.tokenizerPath`. Resolves with the chosen folder (`''` for the embedded default) or
+ * undefined when dismissed. A browsed folder without tokenizer files is refused with an error message.
+ */
+export async function selectTokenizer(): Promise<string | undefined> {
+  const current = resolveTokenizerDir();
+  const qp = vscode.window.createQuickPick<PickItem>();
+  qp.title = 'Select target model tokenizer';
+  qp.placeholder = `Active: ${tokenizerDisplayName(current)}${current ? ` (${current})` : ' (embedded default)'}`;
+  qp.matchOnDescription = true;
+  qp.matchOnDetail = true;
+  qp.busy = true;
+  const fixed: PickItem[] = [
+    { label: '$(folder-opened) Browse…', description: 'a local model folder with tokenizer.json or tiktoken.model', action: 'browse' },
+    {
+      label: `$(package) Use embedded default (${EMBEDDED_TOKENIZER_NAME})`,
+      description: current ? '' : 'active',
+      action: 'default',
+    },
+  ];
+  qp.items = fixed;
+  qp.show();
+  const toItem = (c: TokenizerCandidate): PickItem => ({
+    label: `${c.dir === current ? '$(check) ' : ''}${c.name}`,
+    description: c.origin === 'workspace' ? 'workspace' : 'Hugging Face cache',
+    detail: `${c.dir}  —  ${c.files.join(', ')}`,
+    action: 'dir',
+    dir: c.dir,
+  });
+  void (async () => {
+    try {
+      let [ws, cached] = await Promise.all([findWorkspaceTokenizers(), Promise.resolve(findCachedTokenizers())]);
+      const items: PickItem[] = [...fixed];
+      const inCache = new Set(cached.map((c) => path.resolve(c.dir)));
+      ws = ws.filter((c) => !inCache.has(path.resolve(c.dir)));
+      if (ws.length) items.push({ label: 'Workspace', kind: vscode.QuickPickItemKind.Separator, action: 'dir' }, ...ws.map(toItem));
+      if (cached.length) {
+        items.push({ label: 'Hugging Face cache', kind: vscode.QuickPickItemKind.Separator, action: 'dir' }, ...cached.map(toItem));
+      }
+      qp.items = items;
+    } finally {
+      qp.busy = false;
+    }
+  })();
+  const picked = await new Promise<PickItem | undefined>((resolve) => {
+    qp.onDidAccept(() => resolve(qp.selectedItems[0]));
+    qp.onDidHide(() => resolve(undefined));
+  });
+  qp.dispose();
+  if (!picked) return undefined;
+  if (picked.action === 'default') {
+    await setTokenizerPath('');
+    return '';
+  }
+  let dir = picked.dir;
+  if (picked.action === 'browse') {
+    const chosen = await vscode.window.showOpenDialog({
+      canSelectFolders: true,
+      canSelectFiles: false,
+      canSelectMany: false,
+      openLabel: 'Use this tokenizer',
+      title: 'Folder with tokenizer.json (or tiktoken.model) and tokenizer_config.json',
+      defaultUri: current ? vscode.Uri.file(current) : vscode.workspace.workspaceFolders?.[0]?.uri,
+    });
+    dir = chosen?.[0]?.fsPath;
+    if (!dir) return undefined;
+    const check = checkTokenizerFolder(dir);
+    if (!check.ok) {
+      void vscode.window.showErrorMessage(`Not a usable tokenizer folder: ${check.problem}.`);
+      return undefined;
+    }
+  }
+  if (!dir) return undefined;
+  await setTokenizerPath(dir);
+  return dir;
+}
+
+/**
+ * Creates the status bar item naming the active tokenizer (click = `eagle3prep.selectTokenizer`).
+ * It is shown while a .jsonl / .json / .parquet file is visible in an editor or a tokenizer is configured,
+ * and follows setting changes. Returns disposables to push onto `context.subscriptions`.
+ */
+export function createTokenizerStatusBar(): vscode.Disposable[] {
+  const item = vscode.window.createStatusBarItem('eagle3prep.tokenizer', vscode.StatusBarAlignment.Right, 100);
+  item.name = 'EAGLE-3 Prep tokenizer';
+  item.command = SELECT_TOKENIZER_COMMAND;
+  const update = (): void => {
+    const editor = vscode.window.activeTextEditor;
+    const dir = resolveTokenizerDir(editor?.document.uri);
+    const name = tokenizerDisplayName(dir);
+    item.text = `$(symbol-namespace) ${name}`;
+    const check = dir ? checkTokenizerFolder(dir) : undefined;
+    if (check && !check.ok) {
+      item.text = `$(warning) ${name}`;
+      item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+    } else {
+      item.backgroundColor = undefined;
+    }
+    item.tooltip = new vscode.MarkdownString(
+      `**EAGLE-3 target tokenizer:** ${name}\n\n${dir ? `\`${dir}\`${check?.ok ? '' : `\n\n⚠ ${check?.problem}`}` : 'embedded default'}\n\nClick to change.`,
+    );
+    const datasetOpen = vscode.window.visibleTextEditors.some((e) => /\.(jsonl|json|parquet)$/i.test(e.document.uri.path));
+    if (datasetOpen || dir) item.show();
+    else item.hide();
+  };
+  update();
+  return [
+    item,
+    vscode.window.onDidChangeActiveTextEditor(update),
+    vscode.window.onDidChangeVisibleTextEditors(update),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration(`${CONFIG_SECTION}.tokenizerPath`)) update();
+    }),
+  ];
+}
+
+/** Registers `eagle3prep.selectTokenizer` and the status bar item. Returns their disposables. */
+export function registerTokenizerSelection(): vscode.Disposable[] {
+  return [vscode.commands.registerCommand(SELECT_TOKENIZER_COMMAND, selectTokenizer), ...createTokenizerStatusBar()];
+}

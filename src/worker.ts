@@ -1,0 +1,51 @@
+/**
+ * worker_threads entry (`dist/worker.js`): runs one `prepare` job off the
+ * extension host's thread so tokenizing a large dataset never blocks the UI.
+ *
+ * Protocol (src/core/workerProtocol.ts): `workerData` = `{ job: 'prepare', options }`;
+ * the host may post `{ type: 'cancel' }`; the worker posts `progress` / `log`
+ * messages, then exactly one `done` (with the PrepareResult) or `error`, and exits.
+ * Must not import `vscode` (it is not available inside a worker).
+ */
+import { isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { prepare } from './core/pipeline';
+import { assertPrepareWorkerData, isToWorkerMessage, type FromWorkerMessage } from './core/workerProtocol';
+
+function post(port: NonNullable<typeof parentPort>, message: FromWorkerMessage): void {
+  port.postMessage(message);
+}
+
+async function main(): Promise<void> {
+  if (isMainThread || !parentPort) {
+    console.error('dist/worker.js is a worker_threads entry; use dist/cli.js from a shell.');
+    process.exitCode = 2;
+    return;
+  }
+  const port = parentPort;
+  const controller = new AbortController();
+  const onMessage = (message: unknown): void => {
+    if (isToWorkerMessage(message) && message.type === 'cancel' && !controller.signal.aborted) {
+      post(port, { type: 'log', line: 'Cancellation requested; stopping…' });
+      controller.abort(new Error('cancelled'));
+    }
+  };
+  port.on('message', onMessage);
+  try {
+    assertPrepareWorkerData(workerData);
+    const result = await prepare(workerData.options, {
+      signal: controller.signal,
+      onProgress: (progress) => post(port, { type: 'progress', progress }),
+      log: (line) => post(port, { type: 'log', line }),
+    });
+    post(port, { type: 'done', result });
+  } catch (e) {
+    const err = e instanceof Error ? e : new Error(String(e));
+    post(port, { type: 'error', message: err.message, stack: err.stack, aborted: controller.signal.aborted });
+  } finally {
+    // Without a 'message' listener the port no longer keeps the worker alive:
+    // it exits once the messages above are flushed.
+    port.off('message', onMessage);
+  }
+}
+
+void main();
