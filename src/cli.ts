@@ -6,8 +6,10 @@
  * unusable tokenizer); 2 usage error.
  */
 import { parseArgs } from 'node:util';
+import { checkTemplate, formatTemplateCheck } from './core/checkTemplate';
 import { inspectFile } from './core/inspect';
 import { defaultOutDir, expandInputs, prepare, type PrepareOptions, type PrepareResult } from './core/pipeline';
+import { loadTokenizer } from './core/tokenizer';
 import type { MaskPolicy } from './core/types';
 
 const USAGE = `eagle3-prep — EAGLE-3 draft-model training data from chat and agent datasets
@@ -18,6 +20,7 @@ Usage:
                       [--max-length N] [--truncate] [--template-kwargs JSON]
                       [--allow-empty] [--json] [--quiet]
   eagle3-prep inspect <file> --json [--limit N]
+  eagle3-prep check-template [--tokenizer DIR] [--template-kwargs JSON] [--json]
 
 prepare   renders every conversation with the target model's chat template,
           tokenizes it and writes, per output folder:
@@ -31,6 +34,13 @@ prepare   renders every conversation with the target model's chat template,
                        tokenizer_config.json); default: embedded Qwen3.
 inspect   prints the detected format and the normalized conversations (no
           tokenizing) as one JSON object.
+check-template
+          renders probe conversations (single turn, multi-turn, tool call and
+          result, reasoning, trailing tool result) with the chat template and
+          reports: prefix-stable or where not, the end-of-turn token trained,
+          text after it, a default system prompt, a generation-prompt scaffold;
+          then the records with trainable spans highlighted (⟦…⟧ without color).
+          --json prints the findings as one JSON object.
 `;
 
 class UsageError extends Error {}
@@ -129,6 +139,20 @@ async function cmdInspect(argv: string[]): Promise<number> {
   return 0;
 }
 
+async function cmdCheckTemplate(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { tokenizer: { type: 'string' }, 'template-kwargs': { type: 'string' }, json: { type: 'boolean', default: false } },
+  });
+  if (positionals.length > 0) throw new UsageError(`check-template takes no positional arguments (got "${positionals[0]}")`);
+  const templateKwargs = parseKwargs(values['template-kwargs']);
+  const check = checkTemplate(loadTokenizer(values.tokenizer), { templateKwargs });
+  if (values.json) process.stdout.write(JSON.stringify(check, null, 2) + '\n');
+  else process.stdout.write(formatTemplateCheck(check, { color: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR }));
+  return 0;
+}
+
 /** Runs the CLI with `argv` (without node and script); resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
@@ -138,6 +162,8 @@ export async function main(argv: string[]): Promise<number> {
         return await cmdPrepare(rest);
       case 'inspect':
         return await cmdInspect(rest);
+      case 'check-template':
+        return await cmdCheckTemplate(rest);
       case undefined:
       case '-h':
       case '--help':

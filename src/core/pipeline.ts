@@ -9,6 +9,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from './formats/detect';
 import { normalizeRow } from './formats/normalize';
+import { checkTemplate, type TemplateCheck } from './checkTemplate';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError } from './mask';
 import { AtomicOutput } from './output';
 import { readRows, type RawRow } from './readers';
@@ -91,6 +92,11 @@ export interface PrepareResult {
   mask: MaskPolicy;
   maxLength: number | null;
   truncate: boolean;
+  /**
+   * The chat-template check run once per run (`eagle3-prep check-template`, issue 4):
+   * its findings without the probe renders; null when the template could not be checked.
+   */
+  templateCheck: Omit<TemplateCheck, 'records' | 'turns'> | null;
   files: FileReport[];
   totals: Omit<FileReport, 'file' | 'format' | 'evidence' | 'errors' | 'dropped' | 'notes'> & { dropped: Record<string, number> };
   elapsedMs: number;
@@ -287,6 +293,18 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
   const opts = { mask: 'assistant' as MaskPolicy, truncate: false, ...options };
   const tok = cachedTokenizer(opts.tokenizerDir);
   hooks.log?.(`tokenizer: ${tok.name} (${tok.dir}, sha256 ${tok.hash})`);
+  let templateCheck: PrepareResult['templateCheck'] = null;
+  try {
+    const { records: _r, turns: _t, ...findings } = checkTemplate(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask });
+    templateCheck = findings;
+    hooks.log?.(
+      `chat template: ${findings.prefixStable ? 'prefix-stable' : 'rewrites history'}; end of turn trained ${JSON.stringify(findings.endOfTurnTrained)}` +
+        (findings.defaultSystemPrompt ? `; injects a default system prompt` : '') +
+        (findings.generationPromptScaffold ? `; generation prompt pre-fills ${JSON.stringify(findings.generationPromptScaffold)}` : ''),
+    );
+  } catch (e) {
+    hooks.log?.(`chat template check failed: ${(e as Error).message}`);
+  }
   const outDir = resolve(opts.outDir);
   const outputs = {
     tokenizedData: join(outDir, 'tokenized_data.jsonl'),
@@ -399,6 +417,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
     mask: opts.mask,
     maxLength: opts.maxLength ?? null,
     truncate: opts.truncate,
+    templateCheck,
     files,
     totals,
     elapsedMs: Date.now() - t0,

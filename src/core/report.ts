@@ -58,6 +58,22 @@ function fileSection(f: FileReport, base: string): string {
   return lines.join('\n');
 }
 
+function templateCheckSection(r: PrepareResult): string[] {
+  const c = r.templateCheck;
+  if (!c) return [];
+  const out = [
+    '## Chat template',
+    '',
+    `- Prefix-stable: ${c.prefixStable ? 'yes (one record per conversation)' : 'no — the template rewrites earlier turns; conversations split into several records'}`,
+    `- End-of-turn token trained: ${c.endOfTurnTrained.map((t) => `\`${t}\``).join(', ') || 'none found'}; text after it (not trained): ${c.textAfterEndOfTurn.map((t) => `\`${JSON.stringify(t)}\``).join(', ') || '–'}`,
+    `- Default system prompt injected: ${c.defaultSystemPrompt ? `\`${JSON.stringify(c.defaultSystemPrompt)}\`` : 'none'}`,
+    `- Generation prompt scaffold (never trained): ${c.generationPromptScaffold ? `\`${JSON.stringify(c.generationPromptScaffold)}\`` : 'none'}`,
+  ];
+  for (const w of c.warnings) out.push(`- ⚠ ${w.probe ? `${w.probe}: ` : ''}\`${w.code}\` ${w.message.replace(/\n/g, ' ')}`);
+  out.push('', 'Details: `eagle3-prep check-template --tokenizer <dir>` shows the probe renders with their trainable spans.', '');
+  return out;
+}
+
 /** Renders the readable report (Markdown) of a run. */
 export function renderReportMarkdown(r: PrepareResult): string {
   const t = r.totals;
@@ -72,6 +88,7 @@ export function renderReportMarkdown(r: PrepareResult): string {
     `- Outputs: \`tokenized_data.jsonl\` (${t.recordsWritten} records), \`prompts_to_generate.jsonl\` (${t.rowsSetAside} prompts)`,
     `- Time: ${(r.elapsedMs / 1000).toFixed(1)} s`,
     '',
+    ...templateCheckSection(r),
     '## Totals',
     '',
     '| files | rows read | written | set aside | dropped | errored | records | tokens | trainable |',

@@ -168,3 +168,14 @@ test('inputs are never modified; default out dir is <input-name>.eagle3 beside t
   assert.ok(existsSync(join(dir, 'chat.eagle3', 'report.md')));
   assert.deepEqual(expandInputs([dir]), [copy]);
 });
+
+test('the chat-template check runs once per run and lands in the report', async () => {
+  const res = await prepare({ inputs: [sample('chat-sharegpt-human-gpt.jsonl')], outDir: tempDir(), tokenizerDir: lenmlModelDir('deepseek_v3') });
+  assert.ok(res.templateCheck);
+  assert.equal(res.templateCheck!.prefixStable, true);
+  assert.deepEqual(res.templateCheck!.endOfTurnTrained, ['<｜end▁of▁sentence｜>']);
+  assert.match(readFileSync(res.outputs.reportMd, 'utf8'), /Prefix-stable: yes/);
+  const q = await prepare({ inputs: [sample('chat-sharegpt-human-gpt.jsonl')], outDir: tempDir(), templateKwargs: { enable_thinking: false } });
+  assert.equal(q.templateCheck!.prefixStable, false);
+  assert.equal(q.templateCheck!.generationPromptScaffold, '<think>\n\n</think>\n\n');
+});

@@ -1,0 +1,536 @@
+/**
+ * `check-template`: what a target model's chat template does to training
+ * records, found by rendering a few probe conversations through the same code
+ * the pipeline uses ({@link buildRecords}, spec `shared/spec/loss-mask.md` v1.3).
+ *
+ * Everything here is derived from renders; nothing is keyed on model names.
+ * The result is plain data (JSON-serializable, no `undefined` values) so that it
+ * can go into `report.json` as is; {@link formatTemplateCheck} renders it for a
+ * terminal.
+ */
+import { buildRecords, selectTargets, SpecialTokenFinder, type Span, type TextRecord } from './mask';
+import { ChatTemplate, pickTemplate, TemplateRenderError } from './template';
+import type { TargetTokenizer } from './tokenizer';
+import type { Conversation, MaskPolicy, Message } from './types';
+
+/** Names of the probe conversations, in the order they are rendered. */
+export type ProbeName = 'single_turn' | 'multi_turn' | 'tool_call' | 'reasoning' | 'trailing_tool_result';
+
+/**
+ * Where a conversation stops being one growing text (spec "One conversation,
+ * how many records" and the three cases of "One target").
+ * - `record_split`: the record's text so far (through an earlier target) is not a
+ *   prefix of this target's prompt `P_i`, so a new record starts here — the
+ *   template renders an earlier turn differently once later turns follow
+ *   (Qwen3 drops the think block of earlier answers).
+ * - `template_rewrites_history`: case 3 — `P_i` is not a prefix of `F_i` and the
+ *   history changed when turn `i` was added.
+ * - `generation_prompt_mismatch`: case 2 — the history is intact but the template
+ *   writes no assistant header for this turn (DeepSeek-V3 before a second
+ *   consecutive tool-call turn).
+ * - `template_unsupported`: none of the cases locates the completion (the target
+ *   is errored, see `warnings`); the excerpts compare `P_i` with `F_i` (Qwen3
+ *   with `enable_thinking: false` and reasoning in the data).
+ */
+export interface PrefixBreak {
+  probe: ProbeName;
+  /** Message index (0-based, into the probe's messages) of the assistant turn where the break shows. */
+  turn: number;
+  kind: 'record_split' | 'template_rewrites_history' | 'generation_prompt_mismatch' | 'template_unsupported';
+  /**
+   * Character offset (JS string index, the same in both source texts) where the excerpts start: the first
+   * difference, moved back to the start of its line or tag (after the last `\n` or `>` within
+   * {@link EXCERPT_BACKUP} characters) so the excerpts read from a boundary.
+   */
+  at: number;
+  /** Up to {@link EXCERPT_CHARS} characters from `at` of the text that a prefix-stable template would continue with (the record so far, or `P_i`). */
+  expected: string;
+  /** Up to {@link EXCERPT_CHARS} characters from `at` of what the template rendered instead (`P_i`, or `F_i`). */
+  actual: string;
+}
+
+/** One trained assistant turn of a probe: how its trainable span ends. */
+export interface TurnFinding {
+  probe: ProbeName;
+  /** Message index of the assistant turn. */
+  turn: number;
+  /** The special token that ends the trainable span (spec "Trainable span"), or null when the completion has none (then the span runs to its end). */
+  endOfTurn: string | null;
+  /** Text the template writes after that token inside the turn's completion `C_i` (not trainable); `""` when none. */
+  textAfter: string;
+  /** The trainable text of the turn (the span's characters). */
+  trained: string;
+}
+
+/** A finding that is not a property of the template as a whole. */
+export interface CheckWarning {
+  /** The probe it came from, or null for a template-wide finding. */
+  probe: ProbeName | null;
+  /**
+   * - `reasoning_not_rendered`, `tool_calls_not_rendered`: record notes from {@link buildRecords};
+   * - `template_error`: the template raised on the probe (`message` is the template's own message);
+   * - `template_unsupported`: a target whose completion cannot be located (spec "One target", case 3);
+   * - `span_without_special_token`: a trainable span ends without a special token (it runs to the end of the completion);
+   * - `empty_think_trained`: a turn without `reasoning_content` has an empty `<think>…</think>` block in its
+   *   trainable text — the template wrote it, the model would not have generated it empty (issue 4);
+   * - `probe_render_failed`: a render needed for a template-wide finding raised (the finding is then null).
+   */
+  code:
+    | 'reasoning_not_rendered'
+    | 'tool_calls_not_rendered'
+    | 'template_error'
+    | 'template_unsupported'
+    | 'span_without_special_token'
+    | 'empty_think_trained'
+    | 'probe_render_failed';
+  message: string;
+}
+
+/** The records of one probe conversation, as the pipeline would build them under the check's mask policy. */
+export interface ProbeRecords {
+  probe: ProbeName;
+  /** One line saying what the probe holds. */
+  title: string;
+  /** Template used (`default`, `tool_use`, …; see {@link pickTemplate}). */
+  template: string;
+  /** The template's own message when it raised on this probe (then `records` is empty), else null. */
+  error: string | null;
+  /** Whether every target of this probe joined one record and had its completion found by case 1 (no `prefixBreaks` for it); null when the template raised. */
+  prefixStable: boolean | null;
+  /** Records with their trainable spans (`[start, end)` character offsets into `text`) and target message indices. */
+  records: TextRecord[];
+}
+
+/** Result of {@link checkTemplate}. JSON-serializable. */
+export interface TemplateCheck {
+  tokenizer: { name: string; dir: string; hash: string };
+  templateKwargs: Record<string, unknown>;
+  /** Mask policy the displayed `records` were built with. */
+  mask: MaskPolicy;
+  /**
+   * True when every probe the template rendered gives one record per
+   * conversation with every completion found by case 1 (spec "One target");
+   * `prefixBreaks` says where not. Probes on which the template raised are not
+   * counted (they are in `warnings` as `template_error`).
+   */
+  prefixStable: boolean;
+  prefixBreaks: PrefixBreak[];
+  /** Distinct special tokens that end trainable spans across the probes, most frequent first (e.g. `["<|im_end|>"]`); spans without one are in `warnings`. */
+  endOfTurnTrained: string[];
+  /** Distinct texts written after the end-of-turn token inside a turn (never trained), most frequent first (e.g. `["\n"]`, or `[""]`). */
+  textAfterEndOfTurn: string[];
+  /** Per trained assistant turn of every probe (targets under policy `assistant`, whatever `mask` is): end token, text after it, trained text. */
+  turns: TurnFinding[];
+  /**
+   * Text the template writes before the user's turn when the conversation has
+   * no system message, minus a leading `bos_token` (e.g. Kimi-K2 instruct's
+   * `<|im_system|>system<|im_middle|>You are a helpful assistant<|im_end|>`,
+   * Llama-3.1's date header block); null when it writes nothing. Under policy
+   * `non-system` this text is trainable (spec "Policy non-system").
+   */
+  defaultSystemPrompt: string | null;
+  /** `G` of the first assistant turn: `R([user], gen=True)` minus `R([user])` (spec "One target"); null when it could not be rendered. */
+  generationPrompt: string | null;
+  /** The header the template writes before an assistant turn that is in the history (not the last turn); null when it could not be rendered. */
+  assistantHeader: string | null;
+  /**
+   * What the generation prompt pre-fills beyond the assistant header — the
+   * part of `generationPrompt` after its common prefix with `assistantHeader`
+   * (Qwen3 with `enable_thinking: false`: `<think>\n\n</think>\n\n`); null when
+   * there is none. Part of the prompt, never trained.
+   */
+  generationPromptScaffold: string | null;
+  warnings: CheckWarning[];
+  /** Per probe, the records as built (for display). */
+  records: ProbeRecords[];
+  /** Special tokens that occur in the probe renders (longest first), for highlighting. */
+  specialTokensSeen: string[];
+}
+
+/** Options of {@link checkTemplate}. */
+export interface CheckTemplateOptions {
+  /** Template kwargs of the run (`enable_thinking`, …), passed to every render. */
+  templateKwargs?: Record<string, unknown>;
+  /** Policy for the displayed records (default `assistant`); the per-turn findings do not depend on it. */
+  mask?: MaskPolicy;
+}
+
+/** Length of the excerpts in {@link PrefixBreak}, in characters. */
+export const EXCERPT_CHARS = 40;
+/** How far (characters) a {@link PrefixBreak} offset may move back to a line or tag boundary. */
+export const EXCERPT_BACKUP = 12;
+
+const WEATHER_TOOLS = [
+  {
+    type: 'function',
+    function: {
+      name: 'get_weather',
+      description: 'Get the current weather for a city.',
+      parameters: { type: 'object', properties: { city: { type: 'string', description: 'City name' } }, required: ['city'] },
+    },
+  },
+];
+const weatherCall = { id: 'call_0', type: 'function' as const, function: { name: 'get_weather', arguments: '{"city": "Oslo"}' } };
+
+/** The probe conversations (OpenAI message shape, tool-call arguments as JSON strings). */
+const PROBES: { name: ProbeName; title: string; messages: Message[]; tools?: unknown[] }[] = [
+  {
+    name: 'single_turn',
+    title: 'one user question, one answer, no system message',
+    messages: [
+      { role: 'user', content: 'What is the capital of France?' },
+      { role: 'assistant', content: 'Paris.' },
+    ],
+  },
+  {
+    name: 'multi_turn',
+    title: 'system message and two user/assistant turns',
+    messages: [
+      { role: 'system', content: 'Answer briefly.' },
+      { role: 'user', content: 'Capital of France?' },
+      { role: 'assistant', content: 'Paris.' },
+      { role: 'user', content: 'And of Spain?' },
+      { role: 'assistant', content: 'Madrid.' },
+    ],
+  },
+  {
+    name: 'tool_call',
+    title: 'tools list; a tool call, its result, then the final answer',
+    tools: WEATHER_TOOLS,
+    messages: [
+      { role: 'user', content: 'Weather in Oslo?' },
+      { role: 'assistant', content: null, tool_calls: [weatherCall] },
+      { role: 'tool', tool_call_id: 'call_0', content: '{"temp_c": 4}' },
+      { role: 'assistant', content: 'It is 4 °C in Oslo.' },
+    ],
+  },
+  {
+    name: 'reasoning',
+    title: 'reasoning_content in two assistant turns',
+    messages: [
+      { role: 'user', content: '2+2?' },
+      { role: 'assistant', reasoning_content: 'Add two and two.', content: '4' },
+      { role: 'user', content: 'Times 3?' },
+      { role: 'assistant', reasoning_content: 'Four times three is twelve.', content: '12' },
+    ],
+  },
+  {
+    name: 'trailing_tool_result',
+    title: 'ends with a tool result (belongs to no record)',
+    tools: WEATHER_TOOLS,
+    messages: [
+      { role: 'user', content: 'Weather in Oslo?' },
+      { role: 'assistant', content: null, tool_calls: [weatherCall] },
+      { role: 'tool', tool_call_id: 'call_0', content: '{"temp_c": 4}' },
+    ],
+  },
+];
+
+function commonPrefixLength(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+const excerpt = (s: string, at: number): string => s.slice(at, at + EXCERPT_CHARS);
+
+/** The first difference of `a` and `b`, moved back to just after a `\n` or `>` when one lies within {@link EXCERPT_BACKUP} characters. */
+function breakOffset(a: string, b: string): number {
+  const at = commonPrefixLength(a, b);
+  for (let k = at; k > 0 && k >= at - EXCERPT_BACKUP; k--) if (a[k - 1] === '\n' || a[k - 1] === '>') return k;
+  return at;
+}
+
+/** An empty think block (only whitespace inside), as reasoning templates write it for a turn without reasoning. */
+const EMPTY_THINK = /<think>\s*<\/think>/;
+
+/** Distinct values, most frequent first (ties: first seen first). */
+function byFrequency(values: string[]): string[] {
+  const counts = new Map<string, number>();
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+  return [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([v]) => v);
+}
+
+/**
+ * Renders the probe conversations with the tokenizer's chat template and
+ * reports what the template does to training records: prefix stability (and
+ * where it breaks), the end-of-turn token that ends each trainable span, text
+ * after it, a default system prompt, the generation-prompt scaffold, notes and
+ * template errors. Spec `loss-mask.md` sections "One target", "Trainable span",
+ * "One conversation, how many records", "Policy non-system".
+ *
+ * A template that raises on a probe does not fail the check: the probe gets
+ * `error` and a `template_error` warning (Gemma-3 raises on `tool` turns).
+ *
+ * @throws TemplateRenderError when the tokenizer has no chat template or the template does not parse
+ */
+export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions = {}): TemplateCheck {
+  const kwargs = opts.templateKwargs ?? {};
+  const mask = opts.mask ?? 'assistant';
+  const compiled = new Map<string, ChatTemplate>();
+  const templateFor = (hasTools: boolean): ChatTemplate => {
+    const named = pickTemplate(tok.templates, hasTools);
+    if (!named) throw new TemplateRenderError(`tokenizer ${tok.dir} has no chat template (tokenizer_config.json "chat_template" or chat_template.jinja)`);
+    let t = compiled.get(named.name);
+    if (!t) {
+      t = new ChatTemplate(named, tok.specialTokenVars, kwargs);
+      compiled.set(named.name, t);
+    }
+    return t;
+  };
+  const specials = new SpecialTokenFinder(tok.specialTokens);
+  const specialList = [...new Set(tok.specialTokens.filter((s) => s.length > 0))].sort((a, b) => b.length - a.length);
+  const endToken = (text: string, end: number): string | null => specialList.find((s) => end >= s.length && text.startsWith(s, end - s.length)) ?? null;
+
+  const out: TemplateCheck = {
+    tokenizer: { name: tok.name, dir: tok.dir, hash: tok.hash },
+    templateKwargs: kwargs,
+    mask,
+    prefixStable: true,
+    prefixBreaks: [],
+    endOfTurnTrained: [],
+    textAfterEndOfTurn: [],
+    turns: [],
+    defaultSystemPrompt: null,
+    generationPrompt: null,
+    assistantHeader: null,
+    generationPromptScaffold: null,
+    warnings: [],
+    records: [],
+    specialTokensSeen: [],
+  };
+  const rendered: string[] = [];
+
+  for (const probe of PROBES) {
+    const hasTools = (probe.tools?.length ?? 0) > 0;
+    const template = templateFor(hasTools);
+    const conv = (messages: Message[]): Conversation => ({ id: `probe:${probe.name}`, source: { file: '<check-template>', line: 0 }, messages, tools: probe.tools });
+    const pr: ProbeRecords = { probe: probe.name, title: probe.title, template: template.named.name, error: null, prefixStable: null, records: [] };
+    out.records.push(pr);
+    try {
+      const built = buildRecords(conv(probe.messages), template, specials, mask);
+      pr.records = built.records;
+      rendered.push(...built.records.map((r) => r.text));
+      for (const n of built.notes) {
+        if (n === 'reasoning_not_rendered') out.warnings.push({ probe: probe.name, code: n, message: 'an assistant turn\'s reasoning_content is not in its rendered completion (template kwargs such as preserve_thinking can change that)' });
+        if (n === 'tool_calls_not_rendered') out.warnings.push({ probe: probe.name, code: n, message: 'a tool call\'s name is not in its rendered completion' });
+      }
+      for (const e of built.targetErrors) out.warnings.push({ probe: probe.name, code: 'template_unsupported', message: e.message });
+      const unsupported = new Set(built.targetErrors.map((e) => e.index));
+
+      // Per target: its own prompt/completion, found by building the prefix up to it alone.
+      const adapted = template.adaptMessages(probe.messages);
+      const R = (n: number, gen: boolean) => template.render(adapted.slice(0, n), probe.tools, { addGenerationPrompt: gen });
+      let stable = true;
+      let prevText: string | null = null;
+      const emptyThink: number[] = [];
+      for (const i of selectTargets(adapted, 'assistant')) {
+        const P = R(i, true);
+        if (unsupported.has(i)) {
+          const F = R(i + 1, false);
+          const at = breakOffset(P, F);
+          out.prefixBreaks.push({ probe: probe.name, turn: i, kind: 'template_unsupported', at, expected: excerpt(P, at), actual: excerpt(F, at) });
+          stable = false;
+          continue;
+        }
+        const one = buildRecords(conv(probe.messages.slice(0, i + 1)), template, specials, 'last-assistant');
+        const rec = one.records[0];
+        const [start, end]: Span = rec.spans[0];
+        const tokenAtEnd = endToken(rec.text, end);
+        out.turns.push({ probe: probe.name, turn: i, endOfTurn: tokenAtEnd, textAfter: rec.text.slice(end), trained: rec.text.slice(start, end) });
+        if (!tokenAtEnd) out.warnings.push({ probe: probe.name, code: 'span_without_special_token', message: `assistant turn ${i}: the trainable span ends without a special token (trained to the end of its completion)` });
+        if (!(probe.messages[i].reasoning_content ?? '').trim() && EMPTY_THINK.test(rec.text.slice(start, end))) emptyThink.push(i);
+        const kind = one.notes.includes('template_rewrites_history') ? 'template_rewrites_history' : one.notes.includes('generation_prompt_mismatch') ? 'generation_prompt_mismatch' : null;
+        if (kind) {
+          const F = R(i + 1, false);
+          const at = breakOffset(P, F);
+          out.prefixBreaks.push({ probe: probe.name, turn: i, kind, at, expected: excerpt(P, at), actual: excerpt(F, at) });
+          stable = false;
+        }
+        if (prevText !== null && !P.startsWith(prevText)) {
+          const at = breakOffset(prevText, P);
+          out.prefixBreaks.push({ probe: probe.name, turn: i, kind: 'record_split', at, expected: excerpt(prevText, at), actual: excerpt(P, at) });
+          stable = false;
+        }
+        prevText = rec.text;
+      }
+      if (emptyThink.length) {
+        const turns = `assistant turn${emptyThink.length > 1 ? 's' : ''} ${emptyThink.join(', ')}`;
+        out.warnings.push({ probe: probe.name, code: 'empty_think_trained', message: `${turns}: no reasoning in the data, yet the trainable text holds an empty think block that the template wrote` });
+      }
+      pr.prefixStable = stable;
+      if (!stable) out.prefixStable = false;
+    } catch (e) {
+      if (!(e instanceof TemplateRenderError)) throw e;
+      pr.error = e.message;
+      out.warnings.push({ probe: probe.name, code: 'template_error', message: e.message });
+    }
+  }
+  out.endOfTurnTrained = byFrequency(out.turns.flatMap((t) => (t.endOfTurn ? [t.endOfTurn] : [])));
+  out.textAfterEndOfTurn = byFrequency(out.turns.filter((t) => t.endOfTurn).map((t) => t.textAfter));
+
+  const plain = templateFor(false);
+  const R = (messages: Message[], gen = false) => plain.render(plain.adaptMessages(messages), undefined, { addGenerationPrompt: gen });
+  const tryFinding = (what: string, f: () => void) => {
+    try {
+      f();
+    } catch (e) {
+      if (!(e instanceof TemplateRenderError)) throw e;
+      out.warnings.push({ probe: null, code: 'probe_render_failed', message: `${what}: ${e.message}` });
+    }
+  };
+  tryFinding('default system prompt', () => {
+    out.defaultSystemPrompt = detectDefaultSystemPrompt(R, tok.specialTokenVars.bos_token);
+  });
+  tryFinding('generation prompt scaffold', () => {
+    const user: Message = { role: 'user', content: 'Probe question one.' };
+    const marker = 'Probe answer one.';
+    const H = R([user]);
+    const P = R([user], true);
+    out.generationPrompt = P.startsWith(H) ? P.slice(H.length) : P.slice(commonPrefixLength(P, H));
+    // An assistant turn followed by another user turn: rendered as history, as the server's prompt shows it.
+    const F = R([user, { role: 'assistant', content: marker }, { role: 'user', content: 'Probe question two.' }]);
+    const from = commonPrefixLength(H, F);
+    const at = F.indexOf(marker, from);
+    out.assistantHeader = at >= 0 ? F.slice(from, at) : null;
+    if (out.assistantHeader !== null) {
+      const scaffold = out.generationPrompt.slice(commonPrefixLength(out.generationPrompt, out.assistantHeader));
+      out.generationPromptScaffold = scaffold.length ? scaffold : null;
+    }
+  });
+  out.specialTokensSeen = specialList.filter((s) => rendered.some((t) => t.includes(s)));
+  return out;
+}
+
+/**
+ * Text injected before the user's turn when there is no system message.
+ * The user turn's own contribution is `R([system, user])` minus `R([system])`;
+ * what `R([user])` writes before that contribution, minus a leading
+ * `bos_token`, is the injected text. A template that folds the system message
+ * into the first user turn (Gemma) has no separate contribution; then the
+ * injected text is what `R([user])` writes in place of the system text
+ * (the middle left after removing the common prefix and suffix of the two renders).
+ */
+function detectDefaultSystemPrompt(R: (m: Message[]) => string, bos: string | undefined): string | null {
+  const sysText = 'Probe system text.';
+  const user: Message = { role: 'user', content: 'Probe question one.' };
+  const S = R([{ role: 'system', content: sysText }]);
+  const SU = R([{ role: 'system', content: sysText }, user]);
+  const U = R([user]);
+  const contribution = SU.startsWith(S) ? SU.slice(S.length) : null;
+  let injected: string;
+  if (contribution !== null && !contribution.includes(sysText) && U.endsWith(contribution)) {
+    injected = U.slice(0, U.length - contribution.length);
+    if (bos && injected.startsWith(bos)) injected = injected.slice(bos.length);
+  } else {
+    const p = commonPrefixLength(U, SU);
+    let q = 0;
+    while (q < U.length - p && q < SU.length - p && U.charCodeAt(U.length - 1 - q) === SU.charCodeAt(SU.length - 1 - q)) q++;
+    injected = U.slice(p, U.length - q);
+  }
+  return injected.length ? injected : null;
+}
+
+const ANSI = { reset: '\x1b[0m', bold: '\x1b[1m', dim: '\x1b[2m', underline: '\x1b[4m', green: '\x1b[32m', yellow: '\x1b[33m', red: '\x1b[31m', trainBg: '\x1b[42m\x1b[30m' };
+
+/** Options of {@link formatTemplateCheck}. */
+export interface FormatOptions {
+  /** ANSI colors (trainable spans on a green background, special tokens bold/dim); false: spans marked with `⟦` `⟧`. */
+  color: boolean;
+}
+
+/**
+ * Renders a {@link TemplateCheck} for a terminal: the findings as lines, then
+ * each probe's record texts (every line behind a `│` gutter) with the trainable
+ * spans highlighted — green background when `color`, else wrapped in `⟦` `⟧`.
+ * Special tokens are bold inside spans and dim outside them when `color`.
+ * @returns text ending with a newline
+ */
+export function formatTemplateCheck(check: TemplateCheck, opts: FormatOptions): string {
+  const c = (code: string, s: string) => (opts.color ? `${code}${s}${ANSI.reset}` : s);
+  const q = (s: string) => JSON.stringify(s);
+  const lines: string[] = [];
+  const kw = Object.keys(check.templateKwargs).length ? ` kwargs ${JSON.stringify(check.templateKwargs)}` : '';
+  lines.push(c(ANSI.bold, `Chat template check: ${check.tokenizer.name}`) + ` (${check.tokenizer.dir}, hash ${check.tokenizer.hash})${kw}`);
+  lines.push(`  prefix-stable:              ${check.prefixStable ? c(ANSI.green, 'yes') : c(ANSI.yellow, 'no')}`);
+  for (const b of check.prefixBreaks) {
+    const what =
+      b.kind === 'record_split'
+        ? 'record split: the earlier turn is rendered differently in this prompt'
+        : b.kind === 'template_rewrites_history'
+          ? 'template_rewrites_history: the history changes when this turn is added'
+          : b.kind === 'generation_prompt_mismatch'
+            ? 'generation_prompt_mismatch: the template writes no assistant header for this turn'
+            : 'template_unsupported: the completion cannot be located (prompt vs. rendered turn)';
+    lines.push(`    ${b.probe}, turn ${b.turn}: ${what}`);
+    lines.push(`      at char ${b.at}: expected ${q(b.expected)}`);
+    lines.push(`      ${' '.repeat(String(b.at).length + 9)}rendered ${q(b.actual)}`);
+  }
+  lines.push(`  end of turn trained:        ${check.endOfTurnTrained.length ? check.endOfTurnTrained.map(q).join(', ') : c(ANSI.yellow, 'none (spans end without a special token)')}`);
+  lines.push(`  text after it (not trained): ${check.textAfterEndOfTurn.length ? check.textAfterEndOfTurn.map(q).join(', ') : '-'}`);
+  lines.push(`  default system prompt:      ${check.defaultSystemPrompt === null ? 'none' : c(ANSI.yellow, q(check.defaultSystemPrompt))}`);
+  lines.push(`  generation prompt:          ${check.generationPrompt === null ? '-' : q(check.generationPrompt)}`);
+  lines.push(`  scaffold beyond header:     ${check.generationPromptScaffold === null ? 'none' : c(ANSI.yellow, q(check.generationPromptScaffold))}`);
+  if (check.warnings.length) {
+    lines.push(`  warnings:`);
+    for (const w of check.warnings) lines.push(`    - ${w.probe ? `${w.probe}: ` : ''}${c(w.code === 'template_error' ? ANSI.red : ANSI.yellow, w.code)}: ${w.message.split('\n')[0]}`);
+  }
+  lines.push('');
+  lines.push(opts.color ? `Trainable text: ${c(ANSI.trainBg, 'like this')}; special tokens ${c(ANSI.dim, 'dim')} / ${c(ANSI.bold, 'bold')} when trained.` : 'Trainable text: ⟦like this⟧.');
+  for (const p of check.records) {
+    lines.push('');
+    lines.push(c(ANSI.bold, `probe ${p.probe}`) + ` — ${p.title} (template "${p.template}")`);
+    if (p.error !== null) {
+      lines.push(`  ${c(ANSI.red, 'template error')}: ${p.error}`);
+      continue;
+    }
+    if (p.records.length === 0) lines.push('  (no records)');
+    p.records.forEach((r, k) => {
+      lines.push(`  record ${k + 1}/${p.records.length}, targets: turn${r.targets.length > 1 ? 's' : ''} ${r.targets.join(', ')}`);
+      for (const l of highlight(r.text, r.spans, check.specialTokensSeen, opts.color).split('\n')) lines.push(`  │ ${l}`);
+    });
+  }
+  return lines.join('\n') + '\n';
+}
+
+/**
+ * A record's text with its spans marked. With color every line's styles are
+ * closed before the newline and reopened after it, so a background never
+ * bleeds to the end of the terminal line; a trained line break shows as `↵`.
+ */
+function highlight(text: string, spans: readonly Span[], specialTokens: readonly string[], color: boolean): string {
+  // Cut points: span boundaries and special-token boundaries.
+  const cuts = new Set<number>([0, text.length]);
+  for (const [a, b] of spans) cuts.add(a).add(b);
+  const specialAt = new Map<number, number>();
+  if (specialTokens.length) {
+    const re = new RegExp(specialTokens.map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
+    for (let m = re.exec(text); m; m = re.exec(text)) {
+      specialAt.set(m.index, m.index + m[0].length);
+      cuts.add(m.index).add(m.index + m[0].length);
+    }
+  }
+  const points = [...cuts].sort((x, y) => x - y);
+  const inSpan = (p: number) => spans.some(([a, b]) => p >= a && p < b);
+  let out = '';
+  let specialEnd = -1;
+  for (let k = 0; k + 1 < points.length; k++) {
+    const [a, b] = [points[k], points[k + 1]];
+    if (specialAt.has(a)) specialEnd = specialAt.get(a)!;
+    const special = a < specialEnd;
+    const trained = inSpan(a);
+    const piece = text.slice(a, b);
+    if (!color) {
+      const opens = trained && !inSpan(a - 1);
+      const closes = trained && !inSpan(b);
+      out += (opens ? '⟦' : '') + piece + (closes ? '⟧' : '');
+      continue;
+    }
+    const style = (trained ? ANSI.trainBg : '') + (special ? (trained ? ANSI.bold : ANSI.dim) : '');
+    // A trained line break is shown as a highlighted `↵` so that trained blank lines stay visible.
+    const lines = piece.split('\n').map((s) => (s && style ? style + s + ANSI.reset : s));
+    out += lines.join(trained ? `${ANSI.trainBg}${ANSI.dim}↵${ANSI.reset}\n` : '\n');
+  }
+  return out;
+}
