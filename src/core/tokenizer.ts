@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
+import { loadTiktokenTokenizer } from './tiktoken';
 
 /** A chat template source with its name (`default` when the config holds a single string). */
 export interface NamedTemplate {
@@ -118,10 +119,9 @@ export function loadTokenizer(dir?: string): TargetTokenizer {
   if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new TokenizerLoadError(`tokenizer folder not found: ${folder}`);
   const tjPath = join(folder, 'tokenizer.json');
   const tcPath = join(folder, 'tokenizer_config.json');
-  if (!existsSync(tjPath)) {
-    const hint = existsSync(join(folder, 'tiktoken.model')) ? ' (a tiktoken.model tokenizer such as Kimi\'s is not supported yet)' : '';
-    throw new TokenizerLoadError(`${folder}: no tokenizer.json${hint}`);
-  }
+  // A tiktoken rank file without tokenizer.json (Kimi-K2 / K2.5): see tiktoken.ts.
+  if (!existsSync(tjPath) && existsSync(join(folder, 'tiktoken.model'))) return loadTiktokenTokenizer(folder);
+  if (!existsSync(tjPath)) throw new TokenizerLoadError(`${folder}: no tokenizer.json (nor tiktoken.model)`);
   const tokenizerJson = readJson(tjPath);
   const config = existsSync(tcPath) ? readJson(tcPath) : {};
   const tok = new Tokenizer(tokenizerJson, config);
@@ -159,7 +159,7 @@ export function loadTokenizer(dir?: string): TargetTokenizer {
 }
 
 /** GPT-2 byte-level alphabet: the printable character each byte value is written as in a byte-level BPE vocabulary. */
-function byteLevelDecoder(): Map<string, number> {
+export function byteLevelDecoder(): Map<string, number> {
   const bs: number[] = [];
   for (let b = 33; b <= 126; b++) bs.push(b);
   for (let b = 161; b <= 172; b++) bs.push(b);
