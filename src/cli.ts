@@ -8,7 +8,7 @@
 import { parseArgs } from 'node:util';
 import { checkTemplate, formatTemplateCheck } from './core/checkTemplate';
 import { inspectFile } from './core/inspect';
-import { defaultOutDir, expandInputs, prepare, type PrepareOptions, type PrepareResult } from './core/pipeline';
+import { expandInputs, groupByDefaultOutDir, prepare, type PrepareOptions, type PrepareResult } from './core/pipeline';
 import { loadTokenizer } from './core/tokenizer';
 import type { MaskPolicy } from './core/types';
 
@@ -112,7 +112,7 @@ async function cmdPrepare(argv: string[]): Promise<number> {
   if (base.truncate && base.maxLength === undefined) throw new UsageError('--truncate needs --max-length');
   const inputs = expandInputs(positionals);
   if (inputs.length === 0) throw new Error(`no dataset files (.jsonl, .json) found in ${positionals.join(', ')}`);
-  const groups = values.out ? [{ inputs, outDir: values.out }] : inputs.map((f) => ({ inputs: [f], outDir: defaultOutDir(f) }));
+  const groups = values.out ? [{ inputs, outDir: values.out }] : groupByDefaultOutDir(inputs);
   const ac = new AbortController();
   process.once('SIGINT', () => ac.abort(new Error('cancelled (SIGINT)')));
   const log = values.quiet || values.json ? undefined : (l: string) => process.stderr.write(l + '\n');

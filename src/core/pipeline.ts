@@ -15,7 +15,7 @@ import { AtomicOutput } from './output';
 import { readRows, type RawRow } from './readers';
 import { writeReports } from './report';
 import { ChatTemplate, pickTemplate } from './template';
-import { loadTokenizer, type TargetTokenizer } from './tokenizer';
+import { loadTokenizer, TokenizerLoadError, type TargetTokenizer } from './tokenizer';
 import type { Conversation, MaskPolicy, TokenizedRecord } from './types';
 
 /** Options of one `prepare` run. All inputs of one run share one output folder. */
@@ -115,6 +115,28 @@ export function defaultOutDir(input: string): string {
   return join(dirname(abs), `${name}.eagle3`);
 }
 
+/** The files a run writes; in a folder that holds a `report.json` beside them they are outputs, not datasets. */
+const OUTPUT_NAMES = ['tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'report.json'];
+function isRunOutput(dir: string, name: string): boolean {
+  return OUTPUT_NAMES.includes(name) && existsSync(join(dir, 'report.json'));
+}
+
+/**
+ * Groups inputs by their default output folder (`defaultOutDir`), so that
+ * `d.json` and `d.jsonl` beside each other share one run instead of one
+ * overwriting the other's outputs. Duplicate paths are kept once. Order: first appearance.
+ */
+export function groupByDefaultOutDir(inputs: string[]): { inputs: string[]; outDir: string }[] {
+  const groups = new Map<string, string[]>();
+  for (const f of inputs.map((x) => resolve(x))) {
+    const d = defaultOutDir(f);
+    const g = groups.get(d) ?? [];
+    if (!g.includes(f)) g.push(f);
+    groups.set(d, g);
+  }
+  return [...groups].map(([outDir, files]) => ({ inputs: files, outDir }));
+}
+
 /**
  * Expands folders into the dataset files they hold (recursively, sorted;
  * skipping `*.eagle3` output folders, `node_modules` and dot folders).
@@ -129,7 +151,7 @@ export function expandInputs(paths: string[]): string[] {
       const st = statSync(p);
       if (st.isDirectory()) {
         if (!name.startsWith('.') && name !== 'node_modules' && !name.endsWith('.eagle3')) walk(p);
-      } else if (DATASET_EXTENSIONS.includes(extname(name).toLowerCase()) && !name.startsWith('.')) out.push(p);
+      } else if (DATASET_EXTENSIONS.includes(extname(name).toLowerCase()) && !name.startsWith('.') && !isRunOutput(dir, name)) out.push(p);
     }
   };
   for (const p of paths) {
@@ -138,7 +160,7 @@ export function expandInputs(paths: string[]): string[] {
     if (statSync(abs).isDirectory()) walk(abs);
     else out.push(abs);
   }
-  return out;
+  return [...new Set(out)];
 }
 
 const tokenizerCache = new Map<string, TargetTokenizer>();
@@ -225,6 +247,7 @@ async function processConversation(ctx: RunContext, rep: FileReport, conv: Conve
     throw e;
   }
   for (const n of built.notes) note(rep, n);
+  if (built.records.length > 1) note(rep, 'split_into_records');
   for (const te of built.targetErrors) note(rep, te.reason);
   let written = 0;
   let lastDrop: string | null = built.targetCount === 0 ? 'no_trainable_tokens' : null;
@@ -292,6 +315,9 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
   const t0 = Date.now();
   const opts = { mask: 'assistant' as MaskPolicy, truncate: false, ...options };
   const tok = cachedTokenizer(opts.tokenizerDir);
+  if (tok.templates.length === 0) {
+    throw new TokenizerLoadError(`${tok.dir}: no chat template (tokenizer_config.json "chat_template", chat_template.jinja or chat_template.json); records cannot be rendered as the target model serves them`);
+  }
   hooks.log?.(`tokenizer: ${tok.name} (${tok.dir}, sha256 ${tok.hash})`);
   let templateCheck: PrepareResult['templateCheck'] = null;
   try {
@@ -312,6 +338,10 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
     reportJson: join(outDir, 'report.json'),
     reportMd: join(outDir, 'report.md'),
   };
+  const outputPaths = new Set(Object.values(outputs));
+  for (const input of opts.inputs) {
+    if (outputPaths.has(resolve(input))) throw new Error(`${resolve(input)} is an output of this run (--out ${outDir}); inputs are never overwritten: choose another --out`);
+  }
   const ctx: RunContext = {
     tok,
     specials: new SpecialTokenFinder(tok.specialTokens),
@@ -401,6 +431,8 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
     if (!opts.allowEmpty && f.recordsWritten === 0 && f.rowsSetAside === 0) {
       const why = Object.entries(f.dropped).map(([k, v]) => `${v.count} ${k}`).concat(f.rowsErrored ? [`${f.rowsErrored} errored`] : []);
       failures.push(`${f.file}: no record written and no prompt set aside (${f.rowsRead} rows read${why.length ? ': ' + why.join(', ') : ''}; format ${f.format})`);
+    } else if (!opts.allowEmpty && f.recordsWritten === 0 && f.rowsErrored > 0) {
+      failures.push(`${f.file}: no record written; ${f.rowsErrored} rows errored (first: line ${f.errors[0]?.line}: ${f.errors[0]?.message.split('\n')[0]})`);
     }
   }
   const sumKeys = ['rowsRead', 'rowsWritten', 'recordsWritten', 'rowsSetAside', 'rowsDropped', 'rowsErrored', 'trainableTokens', 'totalTokens'] as const;

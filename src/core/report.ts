@@ -19,6 +19,9 @@ export const REASON_TEXT: Record<string, string> = {
   template_unsupported: 'a target turn could not be located in the render',
   reasoning_not_rendered: 'reasoning_content the template does not render (check template kwargs)',
   tool_calls_not_rendered: 'tool calls the template does not render',
+  split_into_records: 'a conversation became several records: the template renders earlier turns differently once later turns follow (e.g. Qwen3 drops earlier reasoning / empty think blocks); each assistant turn is still trained exactly once',
+  record_dropped_too_long: 'a record of a written row was longer than --max-length and dropped',
+  record_dropped_no_trainable_tokens: 'a record of a written row kept no trainable token after truncation',
   offsets_approximate: 'token offsets could not be aligned exactly to the text',
 };
 

@@ -179,3 +179,42 @@ test('the chat-template check runs once per run and lands in the report', async 
   assert.equal(q.templateCheck!.prefixStable, false);
   assert.equal(q.templateCheck!.generationPromptScaffold, '<think>\n\n</think>\n\n');
 });
+
+test('a tokenizer folder without a chat template is a fatal error naming the folder', async () => {
+  const dir = tempDir();
+  const { copyFileSync } = require('node:fs');
+  copyFileSync(join(lenmlModelDir('qwen3'), 'tokenizer.json'), join(dir, 'tokenizer.json'));
+  writeFileSync(join(dir, 'tokenizer_config.json'), '{"eos_token": "<|im_end|>"}');
+  await assert.rejects(prepare({ inputs: [sample('chat-sharegpt-human-gpt.jsonl')], outDir: tempDir(), tokenizerDir: dir }), (e: Error) => e.message.includes(dir) && /no chat template/.test(e.message));
+});
+
+test('a file whose conversations all errored fails even when it also holds prompts', async () => {
+  const file = writeJsonl([{ conversations: [{ from: 'narrator', value: 'x' }, { from: 'gpt', value: 'y' }] }, { prompt: 'just a prompt' }]);
+  const res = await prepare({ inputs: [file], outDir: tempDir() });
+  assert.equal(res.files[0].rowsSetAside, 1);
+  assert.equal(res.ok, false);
+  assert.match(res.failures[0], /no record written; 1 rows errored \(first: line 1: unknown role "narrator"/);
+});
+
+test('outputs are never inputs: a run refuses to overwrite an input, and folder expansion skips run outputs', async () => {
+  const out = tempDir();
+  const res = await prepare({ inputs: [sample('prompts-only.jsonl')], outDir: out });
+  assert.equal(res.ok, true);
+  const before = readFileSync(res.outputs.promptsToGenerate, 'utf8');
+  await assert.rejects(prepare({ inputs: [res.outputs.promptsToGenerate], outDir: out }), /is an output of this run/);
+  assert.equal(readFileSync(res.outputs.promptsToGenerate, 'utf8'), before);
+  assert.deepEqual(expandInputs([out]), []);
+});
+
+test('d.json and d.jsonl beside each other share one output folder instead of overwriting each other', () => {
+  const { groupByDefaultOutDir } = require('../../src/core/pipeline');
+  const dir = tempDir();
+  const a = join(dir, 'd.json');
+  const b = join(dir, 'd.jsonl');
+  assert.deepEqual(groupByDefaultOutDir([a, b, a]), [{ inputs: [a, b], outDir: join(dir, 'd.eagle3') }]);
+});
+
+test('a conversation split into several records is noted', async () => {
+  const res = await prepare({ inputs: [sample('chat-sharegpt-human-gpt.jsonl')], outDir: tempDir() });
+  assert.equal(res.files[0].notes.split_into_records, 3);
+});
