@@ -237,8 +237,10 @@ function note(rep: FileReport, code: string) {
 async function processConversation(ctx: RunContext, rep: FileReport, conv: Conversation): Promise<number> {
   const line = conv.source.line;
   let built;
+  let template: ChatTemplate | undefined;
   try {
-    built = buildRecords(conv, templateFor(ctx, (conv.tools?.length ?? 0) > 0), ctx.specials, ctx.opts.mask);
+    template = templateFor(ctx, (conv.tools?.length ?? 0) > 0);
+    built = buildRecords(conv, template, ctx.specials, ctx.opts.mask);
   } catch (e) {
     if (e instanceof TemplateRenderError) {
       error(rep, line, `chat template error: ${e.message}`);
@@ -292,7 +294,7 @@ async function processConversation(ctx: RunContext, rep: FileReport, conv: Conve
   if (written > 0) rep.rowsWritten++;
   else if (built.targetErrors.length > 0) {
     const te = built.targetErrors[0];
-    error(rep, line, `${te.reason}: ${te.message}; template "${templateFor(ctx, (conv.tools?.length ?? 0) > 0).named.name}" of ${ctx.tok.dir}`);
+    error(rep, line, `${te.reason}: ${te.message}; template "${template.named.name}" of ${ctx.tok.dir}`);
   } else drop(rep, line, lastDrop ?? 'no_trainable_tokens');
   return written;
 }

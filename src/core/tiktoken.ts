@@ -30,7 +30,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { byteLevelDecoder, readChatTemplates, TokenizerLoadError, type EncodedText, type SpecialTokenVars, type TargetTokenizer } from './tokenizer';
+import { byteLevelDecoder, hashModelFiles, readChatTemplates, readJson, specialTokenVarsOf, TokenizerLoadError, type EncodedText, type TargetTokenizer } from './tokenizer';
 
 /**
  * Kimi's pre-tokenizer pattern, verbatim from `TikTokenTokenizer.pat_str` in
@@ -905,12 +905,6 @@ export function loadRankTable(modelPath: string, useCache = true): { ranks: Rank
 // ---------------------------------------------------------------------------
 // Model folder loader
 
-function tokenString(v: unknown): string | undefined {
-  if (typeof v === 'string') return v;
-  if (v && typeof v === 'object' && typeof (v as { content?: unknown }).content === 'string') return (v as { content: string }).content;
-  return undefined;
-}
-
 /** Options of {@link loadTiktokenTokenizer}. */
 export interface TiktokenLoadOptions {
   /** Pre-tokenizer pattern; default {@link KIMI_PAT_STR}. */
@@ -947,14 +941,7 @@ export function loadTiktokenTokenizer(dir: string, options: TiktokenLoadOptions 
   const modelPath = join(folder, 'tiktoken.model');
   if (!existsSync(modelPath)) throw new TokenizerLoadError(`${folder}: no tiktoken.model`);
   const tcPath = join(folder, 'tokenizer_config.json');
-  let config: any = {};
-  if (existsSync(tcPath)) {
-    try {
-      config = JSON.parse(readFileSync(tcPath, 'utf8'));
-    } catch (e) {
-      throw new TokenizerLoadError(`${tcPath}: cannot read JSON: ${(e as Error).message}`);
-    }
-  }
+  const config: any = existsSync(tcPath) ? readJson(tcPath) : {};
   if (config.tokenizer_class !== undefined && config.tokenizer_class !== 'TikTokenTokenizer') {
     throw new TokenizerLoadError(`${tcPath}: tokenizer_class ${JSON.stringify(config.tokenizer_class)} with tiktoken.model; only Kimi's TikTokenTokenizer layout is supported`);
   }
@@ -988,19 +975,9 @@ export function loadTiktokenTokenizer(dir: string, options: TiktokenLoadOptions 
   }
   const enc = new TiktokenEncoder(ranks, specials, patStr);
 
-  const specialTokenVars: SpecialTokenVars = {};
-  const defaults: Record<string, string> = { bos_token: '[BOS]', eos_token: '[EOS]' };
-  for (const k of ['bos_token', 'eos_token', 'pad_token', 'unk_token']) {
-    const s = tokenString(config[k]) ?? defaults[k];
-    if (s !== undefined) specialTokenVars[k] = s;
-  }
-
-  const hasher = createHash('sha256');
-  hasher.update('tiktoken.model').update('\0').update(sha256).update('\0');
-  for (const f of ['tokenizer_config.json', 'chat_template.jinja', 'chat_template.json']) {
-    const p = join(folder, f);
-    if (existsSync(p)) hasher.update(f).update('\0').update(readFileSync(p)).update('\0');
-  }
+  const specialTokenVars = specialTokenVarsOf(config, { bos_token: '[BOS]', eos_token: '[EOS]' });
+  // tiktoken.model enters the hash by its sha256 (already computed for the cache key), not its bytes again.
+  const hash = hashModelFiles(folder, ['tokenizer_config.json', 'chat_template.jinja', 'chat_template.json'], createHash('sha256').update('tiktoken.model').update('\0').update(sha256).update('\0'));
 
   const byteToChar = new Map<number, string>();
   for (const [ch, b] of byteLevelDecoder()) byteToChar.set(b, ch);
@@ -1008,7 +985,7 @@ export function loadTiktokenTokenizer(dir: string, options: TiktokenLoadOptions 
   return {
     dir: folder,
     name: basename(folder),
-    hash: hasher.digest('hex').slice(0, 16),
+    hash,
     embeddedDefault: false,
     templates: readChatTemplates(folder, config),
     specialTokenVars,

@@ -80,7 +80,36 @@ function tokenString(v: unknown): string | undefined {
   return undefined;
 }
 
-function readJson(path: string): any {
+/**
+ * The chat template's special-token variables from a `tokenizer_config.json`:
+ * `bos_token`, `eos_token`, `pad_token`, `unk_token`, each given as a string or
+ * as an AddedToken object (`{"__type": "AddedToken", "content": …}`, the older
+ * `transformers` serialization). Absent ones take `defaults[k]`, else are omitted.
+ */
+export function specialTokenVarsOf(config: any, defaults: Record<string, string> = {}): SpecialTokenVars {
+  const vars: SpecialTokenVars = {};
+  for (const k of ['bos_token', 'eos_token', 'pad_token', 'unk_token']) {
+    const s = tokenString(config?.[k]) ?? defaults[k];
+    if (s !== undefined) vars[k] = s;
+  }
+  return vars;
+}
+
+/**
+ * Hashes a model folder's tokenizer files (each present one's name and bytes,
+ * in the order given) into `hasher`, which a caller may have fed already.
+ * @returns the sha256 hex digest's first 16 characters
+ */
+export function hashModelFiles(folder: string, files: readonly string[], hasher = createHash('sha256')): string {
+  for (const f of files) {
+    const p = join(folder, f);
+    if (existsSync(p)) hasher.update(f).update('\0').update(readFileSync(p)).update('\0');
+  }
+  return hasher.digest('hex').slice(0, 16);
+}
+
+/** Parses a JSON file. @throws TokenizerLoadError naming the file and the parser's reason. */
+export function readJson(path: string): any {
   try {
     return JSON.parse(readFileSync(path, 'utf8'));
   } catch (e) {
@@ -126,25 +155,15 @@ export function loadTokenizer(dir?: string): TargetTokenizer {
   const config = existsSync(tcPath) ? readJson(tcPath) : {};
   const tok = new Tokenizer(tokenizerJson, config);
 
-  const specialTokenVars: SpecialTokenVars = {};
-  for (const k of ['bos_token', 'eos_token', 'pad_token', 'unk_token']) {
-    const s = tokenString(config[k]);
-    if (s !== undefined) specialTokenVars[k] = s;
-  }
+  const specialTokenVars = specialTokenVarsOf(config);
   const added: { id: number; content: string; special: boolean }[] = tokenizerJson.added_tokens ?? [];
   const specialTokens = added.filter((t) => t.special).map((t) => t.content);
-
-  const hasher = createHash('sha256');
-  for (const f of ['tokenizer.json', 'tokenizer_config.json', 'chat_template.jinja', 'chat_template.json']) {
-    const p = join(folder, f);
-    if (existsSync(p)) hasher.update(f).update('\0').update(readFileSync(p)).update('\0');
-  }
 
   const aligner = new OffsetAligner(tok, tokenizerJson);
   return {
     dir: folder,
     name: embeddedDefault ? 'Qwen3 (embedded default)' : basename(folder),
-    hash: hasher.digest('hex').slice(0, 16),
+    hash: hashModelFiles(folder, ['tokenizer.json', 'tokenizer_config.json', 'chat_template.jinja', 'chat_template.json']),
     embeddedDefault,
     templates: readChatTemplates(folder, config),
     specialTokenVars,
