@@ -50,6 +50,11 @@ export interface Conversation {
   tools?: unknown[];
   /** Non-fatal observations made while normalizing (e.g. `system_prompt_field_used`). */
   notes?: string[];
+  /**
+   * Content parts that are not text (images, audio, files, …): not rendered, reported here.
+   * `message` is the 0-based index into `messages` of the turn that held the part; `type` the part's `type`.
+   */
+  nonTextParts?: { message: number; type: string }[];
 }
 
 /** Reason codes for rows that are dropped (never written, never an error). */
@@ -59,14 +64,26 @@ export type DropReason =
   | 'empty_conversation'
   | 'no_assistant_turn'
   | 'invalid_json'
-  | 'unrecognized_shape';
+  | 'unrecognized_shape'
+  | 'message_fragment';
 
 /** What normalizing one row produced. Exactly one of these per row read. */
 export type RowOutcome =
   | { kind: 'conversation'; conversation: Conversation }
   | { kind: 'prompt'; conversation: Conversation } // needs the target model to answer (no assistant turn)
   | { kind: 'dropped'; source: Source; reason: DropReason; message: string }
-  | { kind: 'errored'; source: Source; message: string };
+  | { kind: 'errored'; source: Source; message: string; code?: ErrorCode };
+
+/**
+ * Why a row in a recognized shape could not be normalized (stable codes, README "inspect --json").
+ * - `unknown_role`: a turn's role is not in the alias table (never guessed, never trained as assistant);
+ * - `missing_role`: a turn has no role field;
+ * - `bad_turn`: a turn is not an object;
+ * - `bad_tool_calls`: `tool_calls` / a function call is not usable (no name, not a list, …);
+ * - `bad_field`: a field has the wrong type (`tools` not a list, a JSON string that does not parse, …);
+ * - `internal_error`: a bug in a normalizer.
+ */
+export type ErrorCode = 'unknown_role' | 'missing_role' | 'bad_turn' | 'bad_tool_calls' | 'bad_field' | 'internal_error';
 
 /** The detected shape of a file, with the evidence that decided it. */
 export interface FormatDetection {

@@ -236,7 +236,7 @@ test('tool calls: string and object arguments kept as given, flat form and JSON-
 
 test('tool call without a function name is an error naming the message', () => {
   const o = norm({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: null, tool_calls: [{ function: { arguments: '{}' } }] }] });
-  assert.deepEqual(o, { kind: 'errored', source: src(), message: 'message 2: tool call 1 has no function name' });
+  assert.deepEqual(o, { kind: 'errored', source: src(), message: 'message 2: tool call 1 has no function name', code: 'bad_tool_calls' });
 });
 
 test('legacy function_call → tool_calls; function and observation roles → tool', () => {
@@ -440,7 +440,26 @@ test('empty conversation, unrecognized shapes, non-object rows, already tokenize
 test('shape table is shared and ordered', () => {
   assert.deepEqual(
     SHAPES.map((h) => h.name),
-    ['openai-messages', 'sharegpt', 'role-text-trajectory', 'prompt-response', 'prompt-only'],
+    [
+      'preference',
+      'swe-agent-traj',
+      'openai-messages',
+      'sharegpt',
+      'openhands-events',
+      'role-text-trajectory',
+      'role-text-trajectory',
+      'trajectory-steps',
+      'ultrachat',
+      'oasst-tree',
+      'query-tools-answers',
+      'glaive',
+      'chatml-transcript',
+      'human-assistant-transcript',
+      'hh-transcript',
+      'prompt-response',
+      'prompt-only',
+      'oasst-messages',
+    ],
   );
   // `conversations` with role/content (not from/value) goes to the role/text handler.
   const c = conv(norm({ conversations: [{ role: 'user', content: 'u' }, { role: 'assistant', content: 'a' }] }));

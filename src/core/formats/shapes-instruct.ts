@@ -1,0 +1,217 @@
+/**
+ * Shape handlers for instruction and single-exchange data: preference rows
+ * (`chosen`/`rejected`), xLAM-style `query`/`tools`/`answers`, prompt +
+ * response rows (Alpaca `instruction`/`input`/`output` with `history`, Dolly
+ * `instruction`/`context`/`response`, `question`/`answer`, `query`/`response`,
+ * `prompt`/`completion`) and prompt-only rows.
+ */
+import type { Message } from '../types';
+import {
+  convertTurns,
+  errored,
+  fieldValue,
+  finish,
+  isObject,
+  isTurnError,
+  nonEmptyString,
+  parseToolCalls,
+  roleSpelling,
+  toText,
+  wasJsonString,
+  type NormalizeContext,
+  type Row,
+  type ShapeHandler,
+  type TurnError,
+} from './common';
+import { HH_MARKERS, splitByMarkers } from './transcript';
+
+/** Single-prompt fields (Alpaca `instruction`, plain `prompt`, QA `question`, `query`). */
+export const PROMPT_KEYS = ['prompt', 'instruction', 'question', 'query', 'input_text'];
+/** Response fields paired with a prompt field. */
+export const RESPONSE_KEYS = ['response', 'completion', 'output', 'answer', 'output_text'];
+
+// ------------------------------------------------------------------ preference rows
+
+/**
+ * Preference rows (DPO/RLHF; TRL "preference" datasets, LLaMA-Factory ranking
+ * data, Anthropic HH-RLHF, UltraFeedback binarized): the conversation is the
+ * prompt followed by `chosen`; `rejected` is never trained on (noted).
+ *
+ * `chosen` may be: a string (the answer; or an HH transcript with
+ * `\n\nHuman:`/`\n\nAssistant:` markers holding the whole conversation), one
+ * turn object (`{from, value}` / `{role, content}`), or a list of turns — the
+ * whole conversation when it starts with a user/system turn, else the answer
+ * turns appended to the prompt. The prompt comes from `prompt` (string or turn
+ * list), `messages`/`conversations` turn lists, or `instruction` (+ `input`) /
+ * `question` / `query`.
+ */
+export const preferenceHandler: ShapeHandler = {
+  name: 'preference',
+  matches: (row) => 'chosen' in row && (typeof row.chosen === 'string' || isObject(row.chosen) || Array.isArray(fieldValue(row, 'chosen'))),
+  describe(row) {
+    const c = fieldValue(row, 'chosen');
+    const kind = typeof c === 'string' ? (isHh(c) ? 'HH transcript string' : 'string') : Array.isArray(c) ? 'list of turns' : 'turn object';
+    const p = preferencePromptField(row);
+    return `"chosen" (${kind})${'rejected' in row ? ' + "rejected"' : ''}${p ? ` with prompt in "${p}"` : ''}`;
+  },
+  roles(row) {
+    const c = fieldValue(row, 'chosen');
+    return Array.isArray(c) ? c.filter(isObject).map((t) => String(roleSpelling(t))) : [];
+  },
+  normalize(row, ctx) {
+    if ('rejected' in row) ctx.note('rejected_not_used', 'preference row: trained on "chosen"; "rejected" not used');
+    const chosen = fieldValue(row, 'chosen');
+    if (typeof chosen === 'string' && isHh(chosen)) {
+      const split = splitByMarkers(chosen, HH_MARKERS)!;
+      const messages: Message[] = split.turns.map((t) => ({ role: t.role, content: t.content }));
+      if (split.preamble) messages.unshift({ role: 'system', content: split.preamble });
+      ctx.note('transcript_split', '"chosen" split into turns at Human:/Assistant: markers');
+      return finish(row, messages, ctx);
+    }
+    let answer: Message[];
+    if (typeof chosen === 'string') answer = [{ role: 'assistant', content: chosen }];
+    else {
+      const list = Array.isArray(chosen) ? chosen : [chosen];
+      const conv = convertTurns(list, ctx);
+      if (isTurnError(conv)) return errored(ctx, conv.code, `"chosen": ${conv.message}`);
+      answer = conv;
+      if (answer.length && answer[0].role !== 'assistant') {
+        ctx.note('chosen_is_whole_conversation', '"chosen" holds the whole conversation (prompt turns included)');
+        return finish(row, answer, ctx);
+      }
+    }
+    const prompt = preferencePrompt(row, ctx);
+    if (isTurnError(prompt)) return errored(ctx, prompt.code, prompt.message);
+    return finish(row, [...prompt, ...answer], ctx);
+  },
+};
+
+function isHh(s: string): boolean {
+  return /(^|\n)\s*Human:/.test(s) && /\n\s*Assistant:/.test(s);
+}
+
+function preferencePromptField(row: Row): string | undefined {
+  return ['prompt', 'messages', 'conversations', 'instruction', 'question', 'query', 'input'].find(
+    (k) => nonEmptyString(row[k]) || (Array.isArray(fieldValue(row, k)) && (fieldValue(row, k) as unknown[]).length > 0),
+  );
+}
+
+function preferencePrompt(row: Row, ctx: NormalizeContext): Message[] | TurnError {
+  const f = preferencePromptField(row);
+  if (!f) return [];
+  const v = fieldValue(row, f);
+  if (Array.isArray(v)) {
+    const m = convertTurns(v, ctx);
+    if (isTurnError(m)) return { code: m.code, message: `"${f}": ${m.message}` };
+    return m;
+  }
+  if (f === 'instruction' || f === 'question' || f === 'query') return [promptText(row, f, ctx)];
+  return [{ role: 'user', content: v as string }];
+}
+
+// ------------------------------------------------------------------ xLAM-style function calling
+
+/**
+ * `query` + `tools` + `answers` rows (Salesforce xlam-function-calling-60k;
+ * `tools`/`answers` are JSON strings): the user's query, then one assistant
+ * turn calling the tools of `answers` (`[{name, arguments}]`). Tool
+ * definitions are wrapped into OpenAI form.
+ */
+export const queryToolsAnswersHandler: ShapeHandler = {
+  name: 'query-tools-answers',
+  matches: (row) => nonEmptyString(row.query) && 'answers' in row && 'tools' in row && Array.isArray(fieldValue(row, 'answers')),
+  describe: (row) => `"query" + "tools" + "answers"${wasJsonString(row, 'answers') ? ' (JSON strings)' : ''}: one user query, one tool-calling answer`,
+  roles: () => [],
+  normalize(row, ctx) {
+    const calls = parseToolCalls(fieldValue(row, 'answers'), 2, ctx);
+    if (isTurnError(calls)) return errored(ctx, calls.code, `"answers": ${calls.message}`);
+    if (wasJsonString(row, 'answers')) ctx.note('answers_json_string', '"answers" given as a JSON string (parsed into tool calls)');
+    const messages: Message[] = [
+      { role: 'user', content: row.query as string },
+      calls.length ? { role: 'assistant', content: null, tool_calls: calls } : { role: 'assistant', content: '' },
+    ];
+    return finish(row, messages, ctx);
+  },
+};
+
+// ------------------------------------------------------------------ prompt (+ response) rows
+
+function promptField(row: Row): string | undefined {
+  return PROMPT_KEYS.find((k) => nonEmptyString(row[k]));
+}
+function responseField(row: Row): string | undefined {
+  return RESPONSE_KEYS.find((k) => nonEmptyString(row[k]) || typeof row[k] === 'number');
+}
+
+function describePrompt(row: Row): string {
+  const p = promptField(row)!;
+  const extra = ['input', 'context'].filter((k) => nonEmptyString(row[k]) && p !== k).map((k) => ` + "${k}"`).join('');
+  const hist = Array.isArray(row.history) && row.history.length ? ' + "history"' : '';
+  return `"${p}"${extra}${hist}`;
+}
+
+/**
+ * Prompt + response rows: Alpaca (`instruction`, optional `input`, `output`,
+ * optional `history` of `[prompt, response]` pairs, optional `system`), Dolly
+ * (`instruction`, `context`, `response`), `question`/`answer`,
+ * `query`/`response`, `prompt`/`completion`|`response`.
+ */
+export const promptResponseHandler: ShapeHandler = {
+  name: 'prompt-response',
+  matches: (row) => promptField(row) !== undefined && responseField(row) !== undefined,
+  describe: (row) => `${describePrompt(row)} + "${responseField(row)}": strings`,
+  roles: () => [],
+  normalize(row, ctx) {
+    const user = promptText(row, promptField(row)!, ctx);
+    const answer = String(row[responseField(row)!]);
+    return finish(row, [...historyTurns(row, ctx), user, { role: 'assistant', content: answer }], ctx);
+  },
+};
+
+export const promptOnlyHandler: ShapeHandler = {
+  name: 'prompt-only',
+  matches: (row) => promptField(row) !== undefined && responseField(row) === undefined,
+  describe: (row) => `${describePrompt(row)}: string, no response field`,
+  roles: () => [],
+  normalize(row, ctx) {
+    const present = RESPONSE_KEYS.find((k) => k in row);
+    if (present) ctx.note('empty_response', `empty "${present}" treated as no response (prompt to answer)`);
+    return finish(row, [...historyTurns(row, ctx), promptText(row, promptField(row)!, ctx)], ctx);
+  },
+};
+
+/** Alpaca / LLaMA-Factory `history`: `[[prompt, response], …]` before the current exchange. */
+function historyTurns(row: Row, ctx: NormalizeContext): Message[] {
+  if (!Array.isArray(row.history)) return [];
+  const out: Message[] = [];
+  for (const pair of row.history) {
+    if (Array.isArray(pair) && pair.length >= 1) {
+      out.push({ role: 'user', content: toText(pair[0], ctx) });
+      if (pair.length >= 2) out.push({ role: 'assistant', content: toText(pair[1], ctx) });
+    }
+  }
+  if (out.length) ctx.note('history_pairs_used', '"history" [prompt, response] pairs placed before the current exchange');
+  return out;
+}
+
+/**
+ * The user turn of a prompt row: `instruction` + `input` (Alpaca) or
+ * `instruction` + `context` (Dolly) joined by a blank line, instruction first;
+ * `question` with a `context` gets the context first (reading-comprehension
+ * layout); anything else is the field's text.
+ */
+function promptText(row: Row, field: string, ctx: NormalizeContext): Message {
+  let text = row[field] as string;
+  if (field === 'instruction') {
+    for (const k of ['input', 'context']) {
+      if (nonEmptyString(row[k])) {
+        text = `${text}\n\n${row[k]}`;
+        ctx.note(k === 'input' ? 'instruction_input_joined' : 'instruction_context_joined', `"instruction" and "${k}" joined into the user turn (blank line between)`);
+      }
+    }
+  } else if (field === 'question' && nonEmptyString(row.context)) {
+    text = `${row.context}\n\n${text}`;
+    ctx.note('question_context_joined', '"context" and "question" joined into the user turn (context first, blank line between)');
+  }
+  return { role: 'user', content: text };
+}
