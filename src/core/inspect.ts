@@ -8,37 +8,58 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from './formats/detect';
-import { EXPECTED_SHAPES, findHandler, normalizeRow } from './formats/normalize';
+import { EXPECTED_SHAPES, findHandler, normalizeDetailed } from './formats/normalize';
 import { readRows } from './readers';
-import type { Role, ToolCall } from './types';
+import type { Message, Role, ToolCall } from './types';
 
-/** One message as `inspect` prints it. */
+/** One message as `inspect` prints it (the normalized message model; optional keys only when set). */
 export interface InspectMessage {
   role: Role;
   content: string | null;
   reasoning_content?: string;
+  /** OpenAI form `{id?, type: "function", function: {name, arguments}}`; `arguments` as the source gave it (JSON string, object, or verbatim text that is not JSON). */
   tool_calls?: ToolCall[];
+  tool_call_id?: string;
+  name?: string;
+  /** false when the source flags the turn as not trainable (`weight: 0`, `loss: false`, `train: false`, `trainable: false`). */
+  trainable?: false;
 }
 
 /** One normalized row. `needs_generation` is true for prompt rows (no assistant turn: the target model must answer first). */
 export interface InspectRecord {
   source: { line: number };
   id: string;
+  /** The shape handler that read the row (`openai-messages`, `sharegpt`, `preference`, …): rows of a mixed file are read per row. */
+  shape: string;
   messages: InspectMessage[];
   needs_generation: boolean;
+  /** Tool definitions (OpenAI form) when the row has them. */
+  tools?: unknown[];
+  /** Content parts that are not text (images, audio, …): not rendered. `message` indexes `messages`. */
+  non_text_parts?: { message: number; type: string }[];
+  /** Normalization note codes (README "Input shapes"), e.g. `inline_think_split`, `tool_call_arguments_not_json`. */
+  notes?: string[];
 }
 
-/** A row that yields no record: `reason` is a drop reason code (`invalid_json`, `empty_conversation`, `unrecognized_shape`, …) or `errored`. */
+/**
+ * A row that yields no record. `reason`: `invalid_json`, a drop reason
+ * (`empty_conversation`, `no_assistant_turn`, `unrecognized_shape`,
+ * `message_fragment`) or `errored`; for `errored`, `code` says why
+ * (`unknown_role`, `missing_role`, `bad_turn`, `bad_tool_calls`, `bad_field`, `internal_error`).
+ */
 export interface InspectSkipped {
   line: number;
   reason: string;
+  code?: string;
   message: string;
 }
 
-/** The `inspect` result (CLI contract). */
+/** The `inspect` result (CLI contract; README "inspect --json"). `rows_read == records.length + skipped.length`. */
 export interface InspectResult {
+  file: string;
   format: string;
   evidence: string[];
+  rows_read: number;
   records: InspectRecord[];
   skipped: InspectSkipped[];
 }
@@ -92,22 +113,29 @@ export async function inspectFile(file: string, opts: InspectOptions = {}): Prom
           if (keys.includes('input_ids')) tokenized++;
           for (const k of keys) keysSeen.set(k, (keysSeen.get(k) ?? 0) + 1);
         }
-        const outcome = normalizeRow(row.value, { file, line: row.line }, fileBase);
+        const { outcome, handler } = normalizeDetailed(row.value, { file, line: row.line }, fileBase);
         switch (outcome.kind) {
           case 'conversation':
-          case 'prompt':
-            records.push({
+          case 'prompt': {
+            const c = outcome.conversation;
+            const rec: InspectRecord = {
               source: { line: row.line },
-              id: outcome.conversation.id,
-              messages: outcome.conversation.messages.map(toInspectMessage),
+              id: c.id,
+              shape: handler?.name ?? 'unknown',
+              messages: c.messages.map(toInspectMessage),
               needs_generation: outcome.kind === 'prompt',
-            });
+            };
+            if (c.tools?.length) rec.tools = c.tools;
+            if (c.nonTextParts?.length) rec.non_text_parts = c.nonTextParts;
+            if (c.notes?.length) rec.notes = c.notes;
+            records.push(rec);
             break;
+          }
           case 'dropped':
             skipped.push({ line: row.line, reason: outcome.reason, message: outcome.message });
             break;
           case 'errored':
-            skipped.push({ line: row.line, reason: 'errored', message: outcome.message });
+            skipped.push({ line: row.line, reason: 'errored', ...(outcome.code ? { code: outcome.code } : {}), message: outcome.message });
             break;
         }
       }
@@ -120,14 +148,32 @@ export async function inspectFile(file: string, opts: InspectOptions = {}): Prom
   }
   const { format, evidence } = detectFormat(sample);
   if (invalid) evidence.push(`${invalid}/${rowsRead} rows are not valid JSON (first: ${firstInvalid})`);
-  return { format, evidence, records, skipped };
+  return { file, format, evidence, rows_read: rowsRead, records, skipped };
 }
 
-function toInspectMessage(m: { role: Role; content: string | null; reasoning_content?: string; tool_calls?: ToolCall[] }): InspectMessage {
+function toInspectMessage(m: Message): InspectMessage {
   const out: InspectMessage = { role: m.role, content: m.content };
   if (m.reasoning_content !== undefined) out.reasoning_content = m.reasoning_content;
   if (m.tool_calls !== undefined) out.tool_calls = m.tool_calls;
+  if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id;
+  if (m.name !== undefined) out.name = m.name;
+  if (m.trainable === false) out.trainable = false;
   return out;
+}
+
+/**
+ * For `prepare`: why a file that yielded no record and no prompt is unusable,
+ * in the words `inspect` uses (file, what was found, what would work) — or
+ * undefined when some row has a recognizable shape (then the per-row reasons
+ * say why). Looks at the first `limit` rows (default 1000). Never throws.
+ */
+export async function explainUnusableInput(file: string, limit = 1000): Promise<string | undefined> {
+  try {
+    await inspectFile(file, { limit });
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
 }
 
 interface Findings {
@@ -152,6 +198,9 @@ async function explainNothingFound(file: string, f: Findings): Promise<string> {
     if (first !== undefined && looksLikeDelimited(first)) {
       const sep = first.includes('\t') ? 'TSV' : 'CSV';
       return `${scope}: no line is JSON; line 1 looks like a ${sep} header (${JSON.stringify(first.slice(0, 120))}). Convert it to JSON Lines, one object per line. ${want}`;
+    }
+    if (first !== undefined && !/^\s*[[{"]/.test(first)) {
+      return `${scope}: no line is JSON; line 1 is plain text (${JSON.stringify(first.slice(0, 120))}). Convert it to JSON Lines, one object per line. ${want}`;
     }
     return `${scope}: no line is valid JSON (${f.firstInvalid}). ${want}`;
   }

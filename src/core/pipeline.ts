@@ -9,6 +9,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from './formats/detect';
 import { normalizeRow } from './formats/normalize';
+import { explainUnusableInput } from './inspect';
 import { checkTemplate, type TemplateCheck } from './checkTemplate';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError } from './mask';
 import { AtomicOutput } from './output';
@@ -432,7 +433,8 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
     if (sum !== f.rowsRead) failures.push(`${f.file}: accounting mismatch (${sum} accounted, ${f.rowsRead} read)`);
     if (!opts.allowEmpty && f.recordsWritten === 0 && f.rowsSetAside === 0) {
       const why = Object.entries(f.dropped).map(([k, v]) => `${v.count} ${k}`).concat(f.rowsErrored ? [`${f.rowsErrored} errored`] : []);
-      failures.push(`${f.file}: no record written and no prompt set aside (${f.rowsRead} rows read${why.length ? ': ' + why.join(', ') : ''}; format ${f.format})`);
+      const unusable = await explainUnusableInput(f.file); // issue 3: same message as `inspect` (empty, CSV, tokenized, no conversation)
+      failures.push(unusable ?? `${f.file}: no record written and no prompt set aside (${f.rowsRead} rows read${why.length ? ': ' + why.join(', ') : ''}; format ${f.format})`);
     } else if (!opts.allowEmpty && f.recordsWritten === 0 && f.rowsErrored > 0) {
       failures.push(`${f.file}: no record written; ${f.rowsErrored} rows errored (first: line ${f.errors[0]?.line}: ${f.errors[0]?.message.split('\n')[0]})`);
     }

@@ -7,11 +7,18 @@
  * - A JSON document (`.json`, or any file whose first non-blank line is a lone
  *   `[` / `{`): a top-level array of records, an object wrapping such an array
  *   under a conventional key (`data`, `rows`, `records`, …), or one object.
+ * - Concatenated pretty-printed JSON objects (`{…}\n{…}` spanning lines).
+ * - Any of these compressed with gzip (`.gz`) or Zstandard (`.zst`), found by
+ *   the file's magic bytes, decompressed as a stream (node:zlib, fzstd).
+ * - Apache Parquet (`.parquet`, magic `PAR1`), read with hyparquet row group by
+ *   row group; `line` is the 1-based row number.
  *
  * Pure Node (no `vscode`).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as zlib from 'node:zlib';
+import { Decompress as ZstdDecompress, decompress as zstdDecompress } from 'fzstd';
 import { parse, visit, type ParseError } from 'jsonc-parser';
 
 /** One row read from a file. */
@@ -66,8 +73,13 @@ const CHUNK = 1 << 20;
  */
 export async function* readRows(file: string, opts: ReadOptions = {}): AsyncGenerator<RawRow> {
   const size = await statFile(file);
-  if (await isJsonDocument(file)) {
-    const text = await readWhole(file);
+  const kind = await containerKind(file);
+  if (kind === 'parquet') {
+    yield* parquetRows(file, size, opts.signal);
+    return;
+  }
+  if (await isJsonDocument(file, kind)) {
+    const text = await readWhole(file, kind);
     const rows = parseJsonDocument(text, size);
     if (rows !== 'jsonl') {
       for (const row of rows) {
@@ -77,9 +89,11 @@ export async function* readRows(file: string, opts: ReadOptions = {}): AsyncGene
       return;
     }
   }
-  for await (const line of streamLines(file, opts.signal)) {
+  for await (const line of streamLines(file, kind, opts.signal)) {
     if (isBlank(line.text)) continue;
-    yield parseLine(line.text, line.line, line.bytes);
+    const row = parseLine(line.text, line.line, line.bytes);
+    if (row.error !== undefined && line.last && !line.newline) row.error += ' (the last line has no newline at its end: the file looks truncated)';
+    yield row;
   }
 }
 
@@ -88,13 +102,15 @@ export async function* readRows(file: string, opts: ReadOptions = {}): AsyncGene
  *
  * JSONL: the number of non-blank lines (same rule as {@link readRows}, without
  * parsing JSON, so invalid lines count too), streamed byte by byte. A JSON
- * document: the number of rows {@link readRows} yields (the file is parsed).
+ * document, a compressed or a Parquet file: the number of rows {@link readRows}
+ * yields (the file is parsed).
  *
  * @throws Error naming the file when it is missing or unreadable.
  */
 export async function countRows(file: string, opts: ReadOptions = {}): Promise<number> {
   await statFile(file);
-  if (await isJsonDocument(file)) {
+  const kind = await containerKind(file);
+  if (kind !== 'plain' || (await isJsonDocument(file, kind))) {
     let n = 0;
     for await (const _ of readRows(file, opts)) n++;
     return n;
@@ -136,6 +152,80 @@ interface Line {
   text: string;
   line: number;
   bytes: number;
+  /** The last line of the file. */
+  last?: boolean;
+  /** Whether a newline ended the line. */
+  newline?: boolean;
+}
+
+/** How the bytes of a file are stored, from its magic bytes (extension as fallback for empty files). */
+export type ContainerKind = 'plain' | 'gzip' | 'zstd' | 'parquet';
+
+/** The container of a file: gzip (`1f 8b`), Zstandard (`28 b5 2f fd`), Parquet (`PAR1`), else plain text. */
+export async function containerKind(file: string): Promise<ContainerKind> {
+  let fh: fs.promises.FileHandle | undefined;
+  try {
+    fh = await fs.promises.open(file, 'r');
+    const b = Buffer.alloc(4);
+    const { bytesRead } = await fh.read(b, 0, 4, 0);
+    if (bytesRead >= 2 && b[0] === 0x1f && b[1] === 0x8b) return 'gzip';
+    if (bytesRead === 4 && b[0] === 0x28 && b[1] === 0xb5 && b[2] === 0x2f && b[3] === 0xfd) return 'zstd';
+    if (bytesRead === 4 && b.toString('latin1') === 'PAR1') return 'parquet';
+    return 'plain';
+  } catch (err) {
+    throw wrapIoError(file, err);
+  } finally {
+    await fh?.close();
+  }
+}
+
+/**
+ * The decompressed bytes of a file as chunks, with the compressed bytes read so
+ * far (for progress). gzip: node:zlib (multi-member files included); zstd:
+ * fzstd's streaming decompressor.
+ */
+async function* byteChunks(file: string, kind: ContainerKind, signal?: AbortSignal): AsyncGenerator<{ chunk: Buffer; rawBytes: number }> {
+  const raw = fs.createReadStream(file, { highWaterMark: CHUNK });
+  try {
+    if (kind === 'gzip') {
+      const gunzip = zlib.createGunzip();
+      raw.on('error', (e) => gunzip.destroy(e));
+      raw.pipe(gunzip);
+      for await (const chunk of gunzip as AsyncIterable<Buffer>) {
+        throwIfAborted(signal);
+        yield { chunk, rawBytes: raw.bytesRead };
+      }
+    } else if (kind === 'zstd') {
+      const out: Buffer[] = [];
+      const z = new ZstdDecompress((data) => {
+        out.push(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+      });
+      for await (const chunk of raw as AsyncIterable<Buffer>) {
+        throwIfAborted(signal);
+        z.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+        while (out.length) yield { chunk: Buffer.from(out.shift()!), rawBytes: raw.bytesRead };
+      }
+      z.push(new Uint8Array(0), true);
+      while (out.length) yield { chunk: Buffer.from(out.shift()!), rawBytes: raw.bytesRead };
+    } else {
+      for await (const chunk of raw as AsyncIterable<Buffer>) {
+        throwIfAborted(signal);
+        yield { chunk, rawBytes: raw.bytesRead };
+      }
+    }
+  } catch (err) {
+    if (signal?.aborted) throw err;
+    const e = err as Error;
+    if (kind !== 'plain' && !(e as NodeJS.ErrnoException).code?.startsWith('E')) {
+      throw new Error(`cannot read ${file}: the ${kind} data is damaged (${e.message})`, { cause: err });
+    }
+    if (kind === 'gzip' && (e as NodeJS.ErrnoException).code?.startsWith('Z_')) {
+      throw new Error(`cannot read ${file}: the gzip data is damaged (${e.message})`, { cause: err });
+    }
+    throw wrapIoError(file, err);
+  } finally {
+    raw.destroy();
+  }
 }
 
 async function statFile(file: string): Promise<number> {
@@ -186,49 +276,50 @@ function parseLine(text: string, line: number, bytes: number): RawRow {
   }
 }
 
-/** Stream the lines of a file: split on LF at the byte level, strip BOM and CR, decode UTF-8. */
-async function* streamLines(file: string, signal?: AbortSignal): AsyncGenerator<Line> {
-  const stream = fs.createReadStream(file, { highWaterMark: CHUNK });
+/** Stream the lines of a file (decompressed): split on LF at the byte level, strip BOM and CR, decode UTF-8. */
+async function* streamLines(file: string, kind: ContainerKind, signal?: AbortSignal): AsyncGenerator<Line> {
   let pending: Buffer[] = []; // pieces of the current (incomplete) line
   let consumed = 0; // bytes through the end of the last complete line
   let lineNo = 0;
   let first = true;
-  try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      throwIfAborted(signal);
-      let start = 0;
-      if (first) {
-        first = false;
-        if (chunk.length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) {
-          start = 3;
-          consumed = 3;
-        }
+  let held: Line | undefined; // the previous complete line, yielded once we know whether it is the last
+  for await (const { chunk, rawBytes } of byteChunks(file, kind, signal)) {
+    let start = 0;
+    if (first) {
+      first = false;
+      if (chunk.length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) {
+        start = 3;
+        consumed = 3;
       }
-      let nl = chunk.indexOf(NL, start);
-      while (nl !== -1) {
-        const piece = chunk.subarray(start, nl);
-        const buf = pending.length ? Buffer.concat([...pending, piece]) : piece;
-        pending = [];
-        consumed += buf.length + 1;
-        lineNo++;
-        yield { text: decodeLine(buf), line: lineNo, bytes: consumed };
-        throwIfAborted(signal);
-        start = nl + 1;
-        nl = chunk.indexOf(NL, start);
-      }
-      if (start < chunk.length) pending.push(chunk.subarray(start));
     }
-  } catch (err) {
-    throw wrapIoError(file, err);
-  } finally {
-    stream.destroy();
+    let nl = chunk.indexOf(NL, start);
+    while (nl !== -1) {
+      const piece = chunk.subarray(start, nl);
+      const buf = pending.length ? Buffer.concat([...pending, piece]) : piece;
+      pending = [];
+      consumed += buf.length + 1;
+      lineNo++;
+      if (held) yield held;
+      held = { text: decodeLine(buf), line: lineNo, bytes: kind === 'plain' ? consumed : rawBytes, newline: true };
+      throwIfAborted(signal);
+      start = nl + 1;
+      nl = chunk.indexOf(NL, start);
+    }
+    if (start < chunk.length) pending.push(Buffer.from(chunk.subarray(start)));
   }
   if (pending.length) {
+    if (held) yield held;
     const buf = Buffer.concat(pending);
     consumed += buf.length;
     lineNo++;
-    yield { text: decodeLine(buf), line: lineNo, bytes: consumed };
+    yield { text: decodeLine(buf), line: lineNo, bytes: kind === 'plain' ? consumed : await fileSize(file), last: true, newline: false };
+  } else if (held) {
+    yield { ...held, last: true, bytes: kind === 'plain' ? held.bytes : await fileSize(file) };
   }
+}
+
+async function fileSize(file: string): Promise<number> {
+  return (await fs.promises.stat(file)).size;
 }
 
 function decodeLine(buf: Buffer): string {
@@ -236,11 +327,19 @@ function decodeLine(buf: Buffer): string {
   return buf.toString('utf8', 0, end);
 }
 
-async function readWhole(file: string): Promise<string> {
+async function readWhole(file: string, kind: ContainerKind = 'plain'): Promise<string> {
   try {
-    const text = await fs.promises.readFile(file, 'utf8');
+    let buf: Buffer;
+    const raw = await fs.promises.readFile(file);
+    if (kind === 'gzip') buf = zlib.gunzipSync(raw);
+    else if (kind === 'zstd') buf = Buffer.from(zstdDecompress(new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength)));
+    else buf = raw;
+    const text = buf.toString('utf8');
     return text.startsWith(BOM) ? text.slice(1) : text;
   } catch (err) {
+    if (kind !== 'plain' && !(err as NodeJS.ErrnoException).code?.match(/^E[A-Z]/)) {
+      throw new Error(`cannot read ${file}: the ${kind} data is damaged (${(err as Error).message})`, { cause: err });
+    }
     throw wrapIoError(file, err);
   }
 }
@@ -250,23 +349,41 @@ async function readWhole(file: string): Promise<string> {
  * first non-blank line is a lone `[` or `{` (a pretty-printed document saved
  * under another extension). Only the first 64 KiB are looked at.
  */
-async function isJsonDocument(file: string): Promise<boolean> {
-  if (path.extname(file).toLowerCase() === '.json') return true;
-  let fh: fs.promises.FileHandle | undefined;
-  try {
-    fh = await fs.promises.open(file, 'r');
-    const buf = Buffer.alloc(64 * 1024);
-    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-    let head = buf.toString('utf8', 0, bytesRead);
-    if (head.startsWith(BOM)) head = head.slice(1);
-    const firstLine = head.split('\n').find((l) => !isBlank(l));
-    const t = firstLine?.trim();
-    return t === '[' || t === '{';
-  } catch (err) {
-    throw wrapIoError(file, err);
-  } finally {
-    await fh?.close();
+async function isJsonDocument(file: string, kind: ContainerKind = 'plain'): Promise<boolean> {
+  const base = path.basename(file).toLowerCase().replace(/\.(gz|zst|zstd)$/, '');
+  if (path.extname(base) === '.json') return true;
+  let head = '';
+  if (kind === 'plain') {
+    let fh: fs.promises.FileHandle | undefined;
+    try {
+      fh = await fs.promises.open(file, 'r');
+      const buf = Buffer.alloc(64 * 1024);
+      const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+      head = buf.toString('utf8', 0, bytesRead);
+    } catch (err) {
+      throw wrapIoError(file, err);
+    } finally {
+      await fh?.close();
+    }
+  } else {
+    const parts: Buffer[] = [];
+    let n = 0;
+    const it = byteChunks(file, kind);
+    try {
+      for await (const { chunk } of it) {
+        parts.push(chunk);
+        n += chunk.length;
+        if (n >= 64 * 1024) break;
+      }
+    } finally {
+      await it.return(undefined);
+    }
+    head = Buffer.concat(parts).toString('utf8');
   }
+  if (head.startsWith(BOM)) head = head.slice(1);
+  const firstLine = head.split('\n').find((l) => !isBlank(l));
+  const t = firstLine?.trim();
+  return t === '[' || t === '{';
 }
 
 /**
@@ -288,7 +405,14 @@ function parseJsonDocument(text: string, size: number): RawRow[] | 'jsonl' {
       }
     }
     if (isBlank(text)) return [];
+    const values = splitConcatenated(text, size);
+    if (values) return values;
     return [{ line: errorLine(text), error: `invalid JSON: ${(err as Error).message}`, bytes: size }];
+  }
+  // A root array that is one conversation (turn objects) or one OpenHands event stream: one row.
+  if (Array.isArray(doc) && doc.length > 0) {
+    const whole = wholeArrayRow(doc);
+    if (whole) return [{ line: lineAt(text, Math.max(0, text.search(/\S/))), value: whole, bytes: size }];
   }
 
   // Which array holds the rows: the root, a wrapper key, or none (one object = one row).
@@ -300,7 +424,7 @@ function parseJsonDocument(text: string, size: number): RawRow[] | 'jsonl' {
   } else if (doc !== null && typeof doc === 'object') {
     const obj = doc as Record<string, unknown>;
     const key =
-      WRAPPER_KEYS.find((k) => Array.isArray(obj[k])) ??
+      WRAPPER_KEYS.find((k) => Array.isArray(obj[k]) && ((obj[k] as unknown[]).length === 0 || isPlainObject((obj[k] as unknown[])[0])) && !wholeArrayRow(obj[k] as unknown[])) ??
       onlyArrayOfObjectsKey(obj);
     if (key !== undefined) {
       container = [key];
@@ -380,4 +504,141 @@ function errorLine(text: string): number {
   const errors: ParseError[] = [];
   parse(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
   return errors.length ? lineAt(text, errors[0].offset) : 1;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/**
+ * A JSON array that is a single conversation rather than a list of records:
+ * every element a turn object (`role`/`from` with `content`/`value`/`text`, no
+ * nested turn list) → `{"messages": array}`; mostly OpenHands events
+ * (`source` + `action`/`observation`) → `{"history": array}`. Else undefined.
+ */
+function wholeArrayRow(arr: unknown[]): Record<string, unknown> | undefined {
+  if (!arr.length || !arr.every(isPlainObject)) return undefined;
+  const objs = arr as Record<string, unknown>[];
+  const isTurn = (o: Record<string, unknown>) =>
+    ('role' in o || 'from' in o) && ('content' in o || 'value' in o || 'text' in o) && !['messages', 'conversations', 'conversation', 'replies'].some((k) => Array.isArray(o[k]));
+  if (objs.every(isTurn) && objs.some((o) => typeof (o.role ?? o.from) === 'string')) return { messages: arr };
+  const events = objs.filter((o) => typeof o.source === 'string' && (typeof o.action === 'string' || typeof o.observation === 'string')).length;
+  if (events * 2 > objs.length && !objs.some((o) => 'role' in o)) return { history: arr };
+  return undefined;
+}
+
+/**
+ * Concatenated JSON values (`{…}\n{…}`, pretty-printed objects one after the
+ * other, with no enclosing array). Splits at top-level value boundaries
+ * (strings and escapes tracked), parses each value, reports the line each
+ * starts on. A value that does not parse — or is cut off at the end of the
+ * file — becomes an error row. Returns undefined unless the text holds at
+ * least two top-level values and nothing but whitespace (or commas) between them.
+ */
+function splitConcatenated(text: string, size: number): RawRow[] | undefined {
+  const spans: { start: number; end: number }[] = [];
+  let depth = 0;
+  let inStr = false;
+  let esc = false;
+  let start = -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inStr) {
+      if (esc) esc = false;
+      else if (c === 0x5c) esc = true;
+      else if (c === 0x22) inStr = false;
+      continue;
+    }
+    if (c === 0x22) {
+      inStr = true;
+      if (depth === 0) return undefined; // a top-level string: not concatenated objects
+    } else if (c === 0x7b || c === 0x5b) {
+      if (depth === 0) start = i;
+      depth++;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+      if (depth < 0) return undefined;
+      if (depth === 0) spans.push({ start, end: i + 1 });
+    } else if (depth === 0 && !(c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09 || c === 0x2c || c === 0xfeff)) {
+      return undefined;
+    }
+  }
+  const truncated = depth > 0 ? start : -1;
+  if (spans.length + (truncated >= 0 ? 1 : 0) < 2) return undefined;
+  const rows: RawRow[] = [];
+  let line = 1;
+  let at = 0;
+  const lineOf = (offset: number) => {
+    for (let i = text.indexOf('\n', at); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) line++, (at = i + 1);
+    return line;
+  };
+  const bytesAt = (end: number) => Math.min(size, Math.round((size * end) / Math.max(1, text.length)));
+  for (const sp of spans) {
+    const l = lineOf(sp.start);
+    try {
+      rows.push({ line: l, value: JSON.parse(text.slice(sp.start, sp.end)), bytes: bytesAt(sp.end) });
+    } catch (err) {
+      rows.push({ line: l, error: `invalid JSON: ${(err as Error).message}`, bytes: bytesAt(sp.end) });
+    }
+  }
+  if (truncated >= 0) {
+    rows.push({ line: lineOf(truncated), error: 'invalid JSON: the last object is cut off at the end of the file (the file looks truncated)', bytes: size });
+  }
+  return rows;
+}
+
+// ---------------------------------------------------------------- Parquet
+
+/**
+ * Rows of a Parquet file, read with hyparquet row group by row group
+ * (snappy built in; gzip and brotli via node:zlib, zstd via fzstd). `line` is
+ * the 1-based row number; int64 values become numbers (strings beyond 2^53),
+ * byte arrays of text columns are decoded as UTF-8 by hyparquet.
+ */
+async function* parquetRows(file: string, size: number, signal?: AbortSignal): AsyncGenerator<RawRow> {
+  let hp: typeof import('hyparquet');
+  try {
+    hp = await import('hyparquet');
+  } catch (err) {
+    throw new Error(`cannot read ${file}: Parquet support (hyparquet) is unavailable: ${(err as Error).message}`, { cause: err });
+  }
+  const compressors = {
+    GZIP: (input: Uint8Array) => new Uint8Array(zlib.gunzipSync(input)),
+    BROTLI: (input: Uint8Array) => new Uint8Array(zlib.brotliDecompressSync(input)),
+    ZSTD: (input: Uint8Array) => zstdDecompress(input),
+  };
+  let asyncBuffer;
+  let meta;
+  try {
+    asyncBuffer = await hp.asyncBufferFromFile(file);
+    meta = await hp.parquetMetadataAsync(asyncBuffer);
+  } catch (err) {
+    throw new Error(`cannot read ${file}: not a readable Parquet file (${(err as Error).message})`, { cause: err });
+  }
+  const total = Number(meta.num_rows);
+  let rowStart = 0;
+  for (const group of meta.row_groups) {
+    const n = Number(group.num_rows);
+    throwIfAborted(signal);
+    const rows = await hp.parquetReadObjects({ file: asyncBuffer, metadata: meta, rowStart, rowEnd: rowStart + n, compressors });
+    for (let i = 0; i < rows.length; i++) {
+      throwIfAborted(signal);
+      yield { line: rowStart + i + 1, value: plainJson(rows[i]), bytes: Math.round((size * (rowStart + i + 1)) / Math.max(1, total)) };
+    }
+    rowStart += n;
+  }
+}
+
+/** Parquet values as JSON values: bigint → number (string when unsafe), Date → ISO string, bytes → base64. */
+function plainJson(v: unknown): unknown {
+  if (typeof v === 'bigint') return v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(v) : v.toString();
+  if (v instanceof Date) return v.toISOString();
+  if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
+  if (Array.isArray(v)) return v.map(plainJson);
+  if (v !== null && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = plainJson(x);
+    return out;
+  }
+  return v;
 }
