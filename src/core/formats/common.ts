@@ -518,9 +518,16 @@ export function finish(row: Row, messages: Message[], ctx: NormalizeContext, opt
   return { kind: hasAssistant ? 'conversation' : 'prompt', conversation };
 }
 
-/** A tool definition in OpenAI form: `{type: "function", function: {...}}`; a bare `{name, description, parameters}` is wrapped. */
+/** A tool definition in OpenAI form: `{type: "function", function: {...}}`; a bare `{name, description, parameters}` is wrapped (Anthropic `input_schema` → `parameters`). */
 function openAiTool(t: unknown): unknown {
-  if (isObject(t) && t.type === undefined && typeof t.name === 'string' && !('function' in t)) return { type: 'function', function: t };
+  if (isObject(t) && t.type === undefined && typeof t.name === 'string' && !('function' in t)) {
+    // Anthropic tool definitions carry the JSON schema as `input_schema`.
+    if ('input_schema' in t && !('parameters' in t)) {
+      const { input_schema, ...rest } = t;
+      return { type: 'function', function: { ...rest, parameters: input_schema } };
+    }
+    return { type: 'function', function: t };
+  }
   return t;
 }
 
