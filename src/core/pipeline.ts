@@ -434,7 +434,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
     if (!opts.allowEmpty && f.recordsWritten === 0 && f.rowsSetAside === 0) {
       const why = Object.entries(f.dropped).map(([k, v]) => `${v.count} ${k}`).concat(f.rowsErrored ? [`${f.rowsErrored} errored`] : []);
       const unusable = await explainUnusableInput(f.file); // issue 3: same message as `inspect` (empty, CSV, tokenized, no conversation)
-      failures.push(unusable ?? `${f.file}: no record written and no prompt set aside (${f.rowsRead} rows read${why.length ? ': ' + why.join(', ') : ''}; format ${f.format})`);
+      failures.push(`${f.file}: no record written and no prompt set aside (${f.rowsRead} rows read${why.length ? ': ' + why.join(', ') : ''}; format ${f.format})${unusable ? `. ${unusable}` : ''}`);
     } else if (!opts.allowEmpty && f.recordsWritten === 0 && f.rowsErrored > 0) {
       failures.push(`${f.file}: no record written; ${f.rowsErrored} rows errored (first: line ${f.errors[0]?.line}: ${f.errors[0]?.message.split('\n')[0]})`);
     }

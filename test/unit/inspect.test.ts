@@ -40,8 +40,11 @@ test('every sample yields records', async () => {
 test('agentic sample: record JSON shape (CLI contract)', async () => {
   const r = await inspectFile(path.join(SAMPLES, 'agentic-trajectories.jsonl'));
   const first = r.records[0];
-  assert.deepEqual(Object.keys(r), ['format', 'evidence', 'records', 'skipped']);
-  assert.deepEqual(Object.keys(first), ['source', 'id', 'messages', 'needs_generation']);
+  assert.deepEqual(Object.keys(r), ['file', 'format', 'evidence', 'rows_read', 'records', 'skipped']);
+  assert.equal(r.rows_read, 3);
+  assert.deepEqual(Object.keys(first), ['source', 'id', 'shape', 'messages', 'needs_generation', 'notes']);
+  assert.equal(first.shape, 'openai-messages');
+  assert.deepEqual(first.notes, ['system_prompt_field_used']);
   assert.deepEqual(first.source, { line: 1 });
   assert.equal(first.id, 'widgets__widgets-101');
   assert.equal(first.needs_generation, false);
@@ -57,6 +60,7 @@ test('prompts-only sample: 4 records needing generation', async () => {
   assert.deepEqual(r.records[3], {
     source: { line: 4 },
     id: 'prompts-only.jsonl:4',
+    shape: 'openai-messages',
     messages: [{ role: 'user', content: 'Summarize the plot of a heist movie you invent.' }],
     needs_generation: true,
   });
@@ -80,6 +84,8 @@ test('skipped rows: invalid JSON, dropped and errored, with their lines and reas
     {
       source: { line: 1 },
       id: 'ok',
+      shape: 'openai-messages',
+      notes: ['tool_call_content_null'],
       messages: [
         { role: 'user', content: 'u' },
         { role: 'assistant', content: null, reasoning_content: 'r', tool_calls: [{ type: 'function', function: { name: 'f', arguments: '{}' } }] },
@@ -98,6 +104,8 @@ test('skipped rows: invalid JSON, dropped and errored, with their lines and reas
   );
   assert.match(r.skipped[0].message, /^invalid JSON: /);
   assert.match(r.skipped[2].message, /^unknown role "narrator" in message 2/);
+  assert.equal(r.skipped[2].code, 'unknown_role');
+  assert.equal(r.rows_read, 5);
   assert.match(r.skipped[3].message, /keys found: foo/);
   assert.ok(r.evidence.some((e) => e.startsWith('1/5 rows are not valid JSON (first: line 2: invalid JSON')), r.evidence.join(' | '));
 });
