@@ -205,7 +205,8 @@ async function explainNothingFound(file: string, f: Findings): Promise<string> {
     return `${scope}: no line is valid JSON (${f.firstInvalid}). ${want}`;
   }
   const keys = [...f.keysSeen].map(([k, n]) => `${k} (${n})`).join(', ');
-  const found = keys ? `rows have the keys ${keys}` : 'the rows are not JSON objects';
+  let found = keys ? `rows have the keys ${keys}` : 'the rows are not JSON objects';
+  if (f.keysSeen.has('text')) found += ' ("text" holds plain text without speaker markers: pretraining-style text, not a conversation)';
   return `${scope}: no recognizable conversational record in ${f.rowsRead} rows; ${found}. ${want}`;
 }
 

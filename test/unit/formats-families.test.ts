@@ -265,6 +265,58 @@ test('numbers / null where text belongs, consecutive same-role turns kept, unkno
   assert.equal(r.rows_read, r.records.length + r.skipped.length);
 });
 
+test('Gemini contents: parts, model role, functionCall → tool call, functionResponse → tool turn, systemInstruction', async () => {
+  const r = await inspectFile(fx('gemini-contents.jsonl'));
+  assert.deepEqual(msgs(r), [
+    { role: 'system', content: 'Be helpful.' },
+    { role: 'user', content: 'Weather in Rome?' },
+    { role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'weather', arguments: { city: 'Rome' } } }] },
+    { role: 'tool', content: '{"temp":21}', name: 'weather' },
+    { role: 'assistant', content: 'It is 21 degrees.' },
+  ]);
+});
+
+test('ATIF steps: agent steps with reasoning and tool calls, observation results → tool turns', async () => {
+  const r = await inspectFile(fx('atif.jsonl'));
+  assert.equal(r.format, 'atif-trajectory');
+  assert.equal(r.records[0].id, 's-1');
+  assert.deepEqual(msgs(r), [
+    { role: 'system', content: 'You are an agent.' },
+    { role: 'user', content: 'List files.' },
+    { role: 'assistant', content: null, reasoning_content: 'Use ls.', tool_calls: [{ type: 'function', function: { name: 'bash', arguments: { cmd: 'ls' } }, id: 'c1' }] },
+    { role: 'tool', content: 'a.txt', tool_call_id: 'c1' },
+    { role: 'assistant', content: 'One file: a.txt.' },
+  ]);
+});
+
+test('prompt as a turn list + completion (TRL prompt-completion, Nemotron input/output), and without completion a prompt', async () => {
+  const r = await inspectFile(fx('prompt-completion-turns.jsonl'));
+  assert.deepEqual(msgs(r, 0), [{ role: 'system', content: 'Be terse.' }, { role: 'user', content: '2*3?' }, { role: 'assistant', content: '6' }]);
+  assert.deepEqual(msgs(r, 1), [{ role: 'user', content: 'Capital of Peru?' }, { role: 'assistant', content: 'Lima.', reasoning_content: "Peru's capital." }]);
+  assert.deepEqual(msgs(r, 2), [{ role: 'user', content: 'Write a limerick.' }]);
+  assert.deepEqual(r.records.map((x) => x.needs_generation), [false, false, true]);
+});
+
+test('chat-completions logs: request + response choice, and an OpenAI batch request (prompt only)', async () => {
+  const r = await inspectFile(fx('chat-completions-log.jsonl'));
+  assert.deepEqual(msgs(r, 0), [{ role: 'user', content: 'Hi?' }, { role: 'assistant', content: 'Hello.' }]);
+  assert.deepEqual(r.records[0].tools, [{ type: 'function', function: { name: 'noop', parameters: {} } }]);
+  assert.deepEqual(msgs(r, 1), [{ role: 'user', content: 'Name a fruit.' }]);
+  assert.equal(r.records[1].id, 'req-1');
+  assert.equal(r.records[1].needs_generation, true);
+});
+
+test('Capybara {input, output} pairs, problem/generated_solution, Cohere chat_history', async () => {
+  assert.deepEqual(msgs(await inspectFile(fx('capybara.jsonl'))), [
+    { role: 'user', content: 'Hi' },
+    { role: 'assistant', content: 'Hello!' },
+    { role: 'user', content: 'Bye' },
+    { role: 'assistant', content: 'Goodbye!' },
+  ]);
+  assert.deepEqual(msgs(await inspectFile(fx('math-problem-solution.jsonl'))), [{ role: 'user', content: '1+2?' }, { role: 'assistant', content: '1+2 = \\boxed{3}' }]);
+  assert.deepEqual(msgs(await inspectFile(fx('cohere-chat-history.jsonl'))), [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello there.' }]);
+});
+
 test('prepare over every fixture file (Qwen3): written + set aside + dropped + errored = rows read, per file; flagged turns untrained', async () => {
   const files = readdirSync(DIR).map(fx);
   const res = await prepare({ inputs: files, outDir: tempDir(), allowEmpty: true });

@@ -63,20 +63,21 @@ export const ID_KEYS = [
   'question_id',
   'message_tree_id',
   'prompt_id',
+  'custom_id',
   'idx',
   '_id',
 ];
 
 /** Keys naming a turn's speaker, in priority order. */
 export const ROLE_KEYS = ['role', 'from'];
-/** Keys holding a turn's text, in priority order. */
-export const TEXT_KEYS = ['content', 'value', 'text'];
+/** Keys holding a turn's text, in priority order (`parts`: Gemini `contents`; `message`: Cohere `chat_history`). */
+export const TEXT_KEYS = ['content', 'value', 'text', 'parts', 'message'];
 /** Keys holding a turn's reasoning, in priority order. */
 const REASONING_KEYS = ['reasoning_content', 'reasoning', 'thinking'];
 /** Per-turn training flags; the turn is not trainable when one is `false` or `0`. */
 const TRAIN_FLAG_KEYS = ['weight', 'loss', 'train', 'trainable'];
 /** Top-level fields that carry the system prompt, in priority order. */
-const SYSTEM_KEYS = ['system_prompt', 'system'];
+const SYSTEM_KEYS = ['system_prompt', 'system', 'systemInstruction', 'system_instruction'];
 /** Content-part types whose `text` is rendered (OpenAI chat + Responses API, Anthropic spellings). */
 const TEXT_PART_TYPES = new Set(['text', 'input_text', 'output_text']);
 /** Role spellings of a turn that holds a function call as JSON text (LLaMA-Factory `function_call`). */
@@ -205,7 +206,7 @@ export function toMessages(turn: unknown, index: number, ctx: NormalizeContext):
   let content: string | null;
   let rawNull = false;
   let blockReasoning: string | undefined;
-  if (Array.isArray(raw) && raw.some((p) => isObject(p) && (p.type === 'tool_use' || p.type === 'tool_result' || p.type === 'thinking'))) {
+  if (Array.isArray(raw) && raw.some((p) => isObject(p) && (p.type === 'tool_use' || p.type === 'tool_result' || p.type === 'thinking' || isObject(p.functionCall) || isObject(p.functionResponse) || p.thought === true))) {
     const b = contentBlocks(raw, ctx);
     content = b.text;
     blockReasoning = b.reasoning;
@@ -265,7 +266,8 @@ export function toMessages(turn: unknown, index: number, ctx: NormalizeContext):
   }
   ctx.current = undefined;
   if (extra.length) {
-    ctx.note('tool_result_blocks_as_tool_turns', 'Anthropic "tool_result" content blocks became "tool" turns (tool_call_id = tool_use_id)');
+    ctx.note('tool_result_blocks_as_tool_turns', 'tool results inside content (Anthropic "tool_result", Gemini "functionResponse") became "tool" turns');
+    if (msg.role === 'tool') return extra; // Gemini role "function" holding functionResponse parts
     return msg.content === null ? extra : [...extra, msg];
   }
   return [msg];
@@ -300,6 +302,21 @@ function contentBlocks(blocks: unknown[], ctx: NormalizeContext): { text: string
   for (const b of blocks) {
     if (typeof b === 'string') texts.push(b);
     else if (isObject(b) && b.type === 'thinking' && typeof b.thinking === 'string') reasoning.push(b.thinking);
+    else if (isObject(b) && b.thought === true && typeof b.text === 'string') reasoning.push(b.text); // Gemini thought part
+    else if (isObject(b) && isObject(b.functionCall) && typeof b.functionCall.name === 'string') {
+      // Gemini `functionCall` part (ai.google.dev, function calling): {name, args}.
+      const fc = b.functionCall;
+      const call: ToolCall = { type: 'function', function: { name: fc.name as string, arguments: isObject(fc.args) ? fc.args : {} } };
+      if (typeof fc.id === 'string') call.id = fc.id;
+      toolCalls.push(call);
+      ctx.note('function_call_parts_converted', 'Gemini "functionCall" parts converted to tool calls');
+    } else if (isObject(b) && isObject(b.functionResponse)) {
+      const fr = b.functionResponse;
+      const m: Message = { role: 'tool', content: typeof fr.response === 'string' ? fr.response : JSON.stringify(fr.response ?? null) };
+      if (typeof fr.name === 'string') m.name = fr.name;
+      if (typeof fr.id === 'string') m.tool_call_id = fr.id;
+      toolResults.push(m);
+    }
     else if (isObject(b) && b.type === 'tool_use' && typeof b.name === 'string') {
       const call: ToolCall = { type: 'function', function: { name: b.name, arguments: isObject(b.input) ? b.input : typeof b.input === 'string' ? b.input : {} } };
       if (typeof b.id === 'string') call.id = b.id;
@@ -539,9 +556,10 @@ function openAiTool(t: unknown): unknown {
  * the list wins and a note says so.
  */
 function applySystemField(row: Row, messages: Message[], ctx: NormalizeContext): void {
-  const key = SYSTEM_KEYS.find((k) => nonEmptyString(row[k]) || (Array.isArray(row[k]) && (row[k] as unknown[]).length > 0));
+  const key = SYSTEM_KEYS.find((k) => nonEmptyString(row[k]) || (Array.isArray(row[k]) && (row[k] as unknown[]).length > 0) || (isObject(row[k]) && Array.isArray((row[k] as Row).parts)));
   if (!key) return;
-  const text = typeof row[key] === 'string' ? (row[key] as string) : toText(row[key], ctx);
+  const v = row[key];
+  const text = typeof v === 'string' ? v : toText(isObject(v) ? v.parts : v, ctx);
   if (text.trim() === '') return;
   const first = messages[0];
   if (first && first.role === 'system') {

@@ -14,7 +14,7 @@
  */
 import type { RowOutcome, Source } from '../types';
 import { describeJsonType, drop, type NormalizeContext, type Row, type ShapeHandler } from './common';
-import { openHandsEventsHandler, sweAgentTrajHandler, trajectoryStepsHandler } from './shapes-agent';
+import { atifHandler, openHandsEventsHandler, sweAgentTrajHandler, trajectoryStepsHandler } from './shapes-agent';
 import {
   chatmlHandler,
   glaiveHandler,
@@ -26,7 +26,15 @@ import {
   turnListHandler,
   ultrachatHandler,
 } from './shapes-chat';
-import { preferenceHandler, promptOnlyHandler, promptResponseHandler, queryToolsAnswersHandler } from './shapes-instruct';
+import {
+  pairListHandler,
+  preferenceHandler,
+  promptOnlyHandler,
+  promptResponseHandler,
+  promptTurnsHandler,
+  queryToolsAnswersHandler,
+  requestResponseHandler,
+} from './shapes-instruct';
 
 export { describeJsonType, ID_KEYS, splitInlineThink, type NormalizeContext, type Row, type ShapeHandler } from './common';
 
@@ -43,8 +51,9 @@ export interface DetailedOutcome {
  * The shape table, in match order. Earlier handlers win:
  * preference rows (`chosen` decides, even beside `messages`) → SWE-agent
  * `.traj` → OpenAI `messages` → ShareGPT `conversations` (from/value) →
- * OpenHands events → other role/text turn lists → role-less step lists →
- * UltraChat → OpenAssistant trees → xLAM query/tools/answers → marker
+ * OpenHands events → ATIF steps → {input, output} pair lists → other
+ * role/text turn lists → role-less step lists → prompt turn list + completion
+ * → chat-completions request/response logs → UltraChat → OpenAssistant trees → xLAM query/tools/answers → marker
  * transcripts (Glaive, ChatML, Guanaco, HH) → prompt + response → prompt only
  * → OpenAssistant single-message rows (dropped, explained).
  */
@@ -56,10 +65,14 @@ export const SHAPES: ShapeHandler[] = [
   // ShareGPT: `conversations` of {from, value} (FastChat / LLaMA-Factory sharegpt format, incl. function_call / observation turns).
   turnListHandler('sharegpt', ['conversations'], 'from'),
   openHandsEventsHandler,
+  atifHandler,
+  pairListHandler,
   // Trajectories / chats stored under another field with role + text|content keys (SWE-agent `trajectory`, LMSYS/WildChat `conversation`, …).
   turnListHandler('role-text-trajectory', TURN_LIST_FIELDS, 'role'),
   turnListHandler('role-text-trajectory', TURN_LIST_FIELDS.filter((f) => f !== 'conversations'), 'from'),
   trajectoryStepsHandler,
+  promptTurnsHandler,
+  requestResponseHandler,
   ultrachatHandler,
   oasstTreeHandler,
   queryToolsAnswersHandler,
@@ -144,6 +157,9 @@ export function unrecognizedMessage(row: Row): string {
   const found = keys.length ? `keys found: ${keys.slice(0, 20).join(', ')}${keys.length > 20 ? ', …' : ''}` : 'the object is empty';
   if ('input_ids' in row) {
     return `unrecognized row shape; ${found} — the row is already tokenized ("input_ids"); give the untokenized chat data instead`;
+  }
+  if (typeof row.text === 'string' && keys.every((k) => k === 'text' || !(typeof row[k] === 'object' && row[k] !== null))) {
+    return `unrecognized row shape; ${found} — "text" is plain text without speaker markers (pretraining-style text, not a conversation); ${EXPECTED_SHAPES}`;
   }
   return `unrecognized row shape; ${found} — ${EXPECTED_SHAPES}`;
 }

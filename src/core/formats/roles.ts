@@ -7,7 +7,8 @@
  * (`human`, `gpt`, `system`, plus `chatgpt`/`bing`/`bard` in scraped dumps),
  * OpenAssistant (`prompter`), Gemini (`model`, `function_response`), Llama 3
  * (`ipython`), SWE-agent / agent trajectories (`ai`, `agent`, `observation`),
- * function-calling sets (`function_response`, `tool_response`).
+ * function-calling sets (`function_response`, `tool_response`), Cohere chat history
+ * (`USER`, `CHATBOT`, `SYSTEM`).
  */
 import type { Role } from '../types';
 
@@ -25,6 +26,8 @@ export const ROLE_ALIASES: Readonly<Record<string, Role>> = Object.freeze({
   model: 'assistant',
   ai: 'assistant',
   bot: 'assistant',
+  chatbot: 'assistant',
+  gemini: 'assistant',
   agent: 'assistant',
 
   tool: 'tool',

@@ -183,3 +183,56 @@ export const openHandsEventsHandler: ShapeHandler = {
 
 /** Used by the reader-level check for a document that is one event list. */
 export { isEvent as isOpenHandsEvent };
+
+// ------------------------------------------------------------------ ATIF
+
+function isAtifStep(t: unknown): t is Row {
+  return isObject(t) && typeof t.source === 'string' && ('message' in t || 'tool_calls' in t) && !('role' in t) && !('action' in t);
+}
+
+/**
+ * Agent Trajectory Interchange Format (ATIF, Harbor RFC 0001): `steps` of
+ * `{source: system|user|agent, message, reasoning_content?, tool_calls?:
+ * [{tool_call_id, function_name, arguments}], observation?: {results:
+ * [{source_call_id, content}]}}`. Agent steps become assistant turns (tool
+ * calls included) followed by one `tool` turn per observation result.
+ */
+export const atifHandler: ShapeHandler = {
+  name: 'atif-trajectory',
+  matches: (row) => Array.isArray(row.steps) && row.steps.length > 0 && row.steps.every(isAtifStep),
+  describe: (row) => `"steps": ATIF steps {source, message, tool_calls, observation}${typeof row.schema_version === 'string' ? ` (${row.schema_version})` : ''}`,
+  roles: (row) => [...new Set((row.steps as Row[]).map((s) => String(s.source)))],
+  normalize(row, ctx) {
+    const messages: Message[] = [];
+    for (const [i, s] of (row.steps as Row[]).entries()) {
+      const text = typeof s.message === 'string' ? s.message : toText(s.message, ctx);
+      if (s.source === 'system') messages.push({ role: 'system', content: text });
+      else if (s.source === 'user') messages.push({ role: 'user', content: text });
+      else if (s.source === 'agent') {
+        const calls: ToolCall[] = [];
+        for (const c of Array.isArray(s.tool_calls) ? s.tool_calls : []) {
+          if (!isObject(c) || typeof c.function_name !== 'string') return errored(ctx, 'bad_tool_calls', `step ${i + 1}: a tool call has no "function_name"`);
+          const args = c.arguments;
+          const call: ToolCall = { type: 'function', function: { name: c.function_name, arguments: isObject(args) || typeof args === 'string' ? (args as string | Record<string, unknown>) : {} } };
+          if (typeof c.tool_call_id === 'string') call.id = c.tool_call_id;
+          calls.push(call);
+        }
+        const m: Message = { role: 'assistant', content: text === '' && calls.length ? null : text };
+        if (nonEmptyString(s.reasoning_content)) m.reasoning_content = s.reasoning_content;
+        if (calls.length) m.tool_calls = calls;
+        messages.push(m);
+      } else {
+        return errored(ctx, 'unknown_role', `step ${i + 1}: unknown ATIF source "${String(s.source)}" (known: system, user, agent)`);
+      }
+      const results = isObject(s.observation) && Array.isArray(s.observation.results) ? s.observation.results : [];
+      for (const r of results) {
+        if (!isObject(r)) continue;
+        const t: Message = { role: 'tool', content: toText(r.content ?? '', ctx) };
+        if (typeof r.source_call_id === 'string') t.tool_call_id = r.source_call_id;
+        messages.push(t);
+      }
+    }
+    ctx.note('atif_steps_converted', 'ATIF steps: agent steps → assistant turns with tool calls, observation results → tool turns');
+    return finish(row, messages, ctx);
+  },
+};

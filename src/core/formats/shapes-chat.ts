@@ -28,7 +28,7 @@ import { mapRole } from './roles';
 import { GLAIVE_MARKERS, glaiveAssistant, GUANACO_MARKERS, HH_MARKERS, splitByMarkers, splitChatMl, type MarkerSet } from './transcript';
 
 /** Fields holding a role/text turn list other than OpenAI `messages`. */
-export const TURN_LIST_FIELDS = ['trajectory', 'history', 'conversation', 'conversations', 'dialog', 'dialogue', 'turns', 'chat', 'messages_list'];
+export const TURN_LIST_FIELDS = ['trajectory', 'history', 'conversation', 'conversations', 'dialog', 'dialogue', 'turns', 'chat', 'messages_list', 'contents', 'chat_history'];
 
 /**
  * A handler for a list of turn objects stored under one of `fields` (or a JSON

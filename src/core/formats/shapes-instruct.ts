@@ -26,9 +26,9 @@ import {
 import { HH_MARKERS, splitByMarkers } from './transcript';
 
 /** Single-prompt fields (Alpaca `instruction`, plain `prompt`, QA `question`, `query`). */
-export const PROMPT_KEYS = ['prompt', 'instruction', 'question', 'query', 'input_text'];
+export const PROMPT_KEYS = ['prompt', 'instruction', 'question', 'query', 'problem', 'input_text'];
 /** Response fields paired with a prompt field. */
-export const RESPONSE_KEYS = ['response', 'completion', 'output', 'answer', 'output_text'];
+export const RESPONSE_KEYS = ['response', 'completion', 'output', 'answer', 'solution', 'generated_solution', 'output_text'];
 
 // ------------------------------------------------------------------ preference rows
 
@@ -215,3 +215,136 @@ function promptText(row: Row, field: string, ctx: NormalizeContext): Message {
   }
   return { role: 'user', content: text };
 }
+
+// ------------------------------------------------------------------ prompt turns + completion
+
+const TURN_PROMPT_KEYS = ['prompt', 'input', 'context_messages'];
+const TURN_COMPLETION_KEYS = ['completion', 'output', 'response', 'answer'];
+
+function turnPromptField(row: Row): string | undefined {
+  return TURN_PROMPT_KEYS.find((k) => {
+    const v = fieldValue(row, k);
+    return Array.isArray(v) && v.length > 0 && v.every((t) => isObject(t) && ('role' in t || 'from' in t));
+  });
+}
+
+/**
+ * A prompt given as a list of turns with its completion beside it: TRL
+ * "prompt-completion" conversational rows (`prompt` list + `completion` list
+ * of assistant turns), Nemotron post-training rows (`input` list + `output`
+ * string), `prompt` list + `response`. Without a completion the row is a prompt.
+ */
+export const promptTurnsHandler: ShapeHandler = {
+  name: 'prompt-turns-completion',
+  matches: (row) => turnPromptField(row) !== undefined,
+  describe(row) {
+    const p = turnPromptField(row)!;
+    const c = TURN_COMPLETION_KEYS.find((k) => k in row && row[k] !== null);
+    return `"${p}": list of turns${c ? ` + "${c}"` : ', no completion'}`;
+  },
+  roles: (row) => (fieldValue(row, turnPromptField(row)!) as Row[]).map((t) => String(roleSpelling(t))),
+  normalize(row, ctx) {
+    const p = turnPromptField(row)!;
+    const prompt = convertTurns(fieldValue(row, p) as unknown[], ctx);
+    if (isTurnError(prompt)) return errored(ctx, prompt.code, `"${p}": ${prompt.message}`);
+    const c = TURN_COMPLETION_KEYS.find((k) => k in row && row[k] !== null && row[k] !== '');
+    if (!c) return finish(row, prompt, ctx);
+    const v = fieldValue(row, c);
+    let answer: Message[];
+    if (typeof v === 'string' || typeof v === 'number') {
+      const m = toMessagesFromText(String(v), ctx);
+      answer = [m];
+    } else {
+      const turns = convertTurns(Array.isArray(v) ? v : [v], ctx);
+      if (isTurnError(turns)) return errored(ctx, turns.code, `"${c}": ${turns.message}`);
+      answer = turns;
+    }
+    return finish(row, [...prompt, ...answer], ctx);
+  },
+};
+
+/** An assistant answer given as plain text: inline `<think>` split, Hermes `<tool_call>` blocks read (same rules as turn lists). */
+function toMessagesFromText(text: string, ctx: NormalizeContext): Message {
+  const m = convertTurns([{ role: 'assistant', content: text }], ctx) as Message[];
+  return m[0];
+}
+
+// ------------------------------------------------------------------ request / response logs
+
+function requestMessages(row: Row): { path: string; list: unknown[] } | undefined {
+  for (const k of ['request', 'body']) {
+    const r = fieldValue(row, k);
+    if (isObject(r) && Array.isArray(r.messages)) return { path: `${k}.messages`, list: r.messages };
+    if (isObject(r) && isObject(r.body) && Array.isArray(r.body.messages)) return { path: `${k}.body.messages`, list: r.body.messages };
+  }
+  return undefined;
+}
+
+function responseMessage(row: Row): unknown {
+  for (const k of ['response', 'output']) {
+    let r = fieldValue(row, k);
+    if (isObject(r) && isObject(r.body)) r = r.body; // OpenAI batch output: response.body
+    if (isObject(r) && Array.isArray(r.choices) && isObject(r.choices[0]) && isObject(r.choices[0].message)) return r.choices[0].message;
+  }
+  return undefined;
+}
+
+/**
+ * Chat-completions request logs: `request.messages` / OpenAI batch input
+ * `body.messages` (a prompt), with the answer from `response.choices[0].message`
+ * (or batch output `response.body.choices[0].message`) when present. Request
+ * `tools` are kept.
+ */
+export const requestResponseHandler: ShapeHandler = {
+  name: 'chat-completions-log',
+  matches: (row) => requestMessages(row) !== undefined,
+  describe: (row) => `"${requestMessages(row)!.path}"${responseMessage(row) ? ' + "response.choices[0].message"' : ' (request only)'}: chat-completions log`,
+  roles: (row) => rolesOfList(requestMessages(row)!.list),
+  normalize(row, ctx) {
+    const req = requestMessages(row)!;
+    const prompt = convertTurns(req.list, ctx);
+    if (isTurnError(prompt)) return errored(ctx, prompt.code, `"${req.path}": ${prompt.message}`);
+    const resp = responseMessage(row);
+    let answer: Message[] = [];
+    if (resp) {
+      const a = convertTurns([{ role: 'assistant', ...(resp as Row) }], ctx);
+      if (isTurnError(a)) return errored(ctx, a.code, `response message: ${a.message}`);
+      answer = a;
+    }
+    const owner = fieldValue(row, req.path.split('.')[0]) as Row;
+    const tools = isObject(owner.body) ? owner.body.tools : owner.tools;
+    return finish(row, [...prompt, ...answer], ctx, tools !== undefined ? { tools } : {});
+  },
+};
+
+function rolesOfList(list: unknown[]): string[] {
+  return list.filter(isObject).map((t) => String(roleSpelling(t)));
+}
+
+// ------------------------------------------------------------------ input/output pair lists
+
+const PAIR_LIST_FIELDS = ['conversation', 'conversations', 'turns', 'dialog', 'pairs'];
+
+function pairField(row: Row): string | undefined {
+  return PAIR_LIST_FIELDS.find((f) => {
+    const v = fieldValue(row, f);
+    return Array.isArray(v) && v.length > 0 && v.every((t) => isObject(t) && 'input' in t && 'output' in t && !('role' in t) && !('from' in t));
+  });
+}
+
+/** Lists of `{input, output}` exchanges (Capybara / Puffin): each pair is a user turn then an assistant turn. */
+export const pairListHandler: ShapeHandler = {
+  name: 'input-output-pairs',
+  matches: (row) => pairField(row) !== undefined,
+  describe: (row) => `"${pairField(row)}": list of {input, output} exchanges`,
+  roles: () => [],
+  normalize(row, ctx) {
+    const messages: Message[] = [];
+    for (const p of fieldValue(row, pairField(row)!) as Row[]) {
+      messages.push({ role: 'user', content: toText(p.input, ctx) });
+      if (p.output !== null && p.output !== undefined && p.output !== '') messages.push({ role: 'assistant', content: toText(p.output, ctx) });
+    }
+    ctx.note('pairs_to_turns', '{input, output} exchanges → user / assistant turns');
+    return finish(row, messages, ctx);
+  },
+};
