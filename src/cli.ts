@@ -18,8 +18,8 @@ Usage:
   eagle3-prep prepare <file|folder...> [--tokenizer DIR] [--out DIR]
                       [--mask assistant|last-assistant|non-system]
                       [--max-length N] [--truncate] [--template-kwargs JSON]
-                      [--allow-empty] [--json] [--quiet]
-  eagle3-prep inspect <file> --json [--limit N]
+                      [--allow-empty] [--json] [--quiet] [--mapping FILE]
+  eagle3-prep inspect <file> --json [--limit N] [--mapping FILE]
   eagle3-prep check-template [--tokenizer DIR] [--template-kwargs JSON] [--json]
 
 prepare   renders every conversation with the target model's chat template,
@@ -34,6 +34,8 @@ prepare   renders every conversation with the target model's chat template,
                        tokenizer_config.json); default: embedded Qwen3.
 inspect   prints the detected format and the normalized conversations (no
           tokenizing) as one JSON object.
+--mapping a JSONC field-mapping file for shapes the detector does not know
+          (default: eagle3prep.jsonc beside the input or in a parent folder).
 check-template
           renders probe conversations (single turn, multi-turn, tool call and
           result, reasoning, trailing tool result) with the chat template and
@@ -98,6 +100,7 @@ async function cmdPrepare(argv: string[]): Promise<number> {
       'allow-empty': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       quiet: { type: 'boolean', default: false },
+      mapping: { type: 'string' },
     },
   });
   if (positionals.length === 0) throw new UsageError('prepare needs at least one input file or folder');
@@ -108,6 +111,7 @@ async function cmdPrepare(argv: string[]): Promise<number> {
     truncate: values.truncate,
     templateKwargs: parseKwargs(values['template-kwargs']),
     allowEmpty: values['allow-empty'],
+    mapping: values.mapping,
   };
   if (base.truncate && base.maxLength === undefined) throw new UsageError('--truncate needs --max-length');
   const inputs = expandInputs(positionals);
@@ -127,10 +131,10 @@ async function cmdInspect(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { json: { type: 'boolean', default: false }, limit: { type: 'string' } },
+    options: { json: { type: 'boolean', default: false }, limit: { type: 'string' }, mapping: { type: 'string' } },
   });
   if (positionals.length !== 1) throw new UsageError('inspect takes exactly one file');
-  const r = await inspectFile(positionals[0], { limit: parsePositiveInt('--limit', values.limit) });
+  const r = await inspectFile(positionals[0], { limit: parsePositiveInt('--limit', values.limit), mapping: values.mapping });
   if (values.json) process.stdout.write(JSON.stringify(r) + '\n');
   else {
     process.stdout.write(`${positionals[0]}: ${r.format}\n${r.evidence.map((e) => `  - ${e}`).join('\n')}\n`);

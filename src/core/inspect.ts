@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from './formats/detect';
 import { EXPECTED_SHAPES, findHandler, normalizeDetailed } from './formats/normalize';
+import { suggestMapping } from './formats/mapping';
 import { readRows } from './readers';
 import type { Message, Role, ToolCall } from './types';
 
@@ -68,6 +69,8 @@ export interface InspectResult {
 export interface InspectOptions {
   /** Read at most this many rows (blank lines are not rows); default: the whole file. */
   limit?: number;
+  /** A field-mapping file (`formats/mapping.ts`); default: the nearest `eagle3prep.jsonc`, if any entry matches. */
+  mapping?: string;
 }
 
 /**
@@ -97,9 +100,10 @@ export async function inspectFile(file: string, opts: InspectOptions = {}): Prom
   let firstInvalid: string | undefined;
   let tokenized = 0;
   const keysSeen = new Map<string, number>();
+  let firstUnrecognized: unknown;
 
   if (limit > 0) {
-    for await (const row of readRows(file)) {
+    for await (const row of readRows(file, { mapping: opts.mapping })) {
       rowsRead++;
       if (row.error !== undefined) {
         invalid++;
@@ -109,6 +113,7 @@ export async function inspectFile(file: string, opts: InspectOptions = {}): Prom
         if (sample.length < DETECT_SAMPLE_SIZE) sample.push(row.value);
         if (findHandler(row.value)) recognized++;
         else if (row.value !== null && typeof row.value === 'object' && !Array.isArray(row.value)) {
+          firstUnrecognized ??= row.value;
           const keys = Object.keys(row.value);
           if (keys.includes('input_ids')) tokenized++;
           for (const k of keys) keysSeen.set(k, (keysSeen.get(k) ?? 0) + 1);
@@ -144,7 +149,9 @@ export async function inspectFile(file: string, opts: InspectOptions = {}): Prom
   }
 
   if (recognized === 0) {
-    throw new Error(await explainNothingFound(file, { rowsRead, invalid, firstInvalid, tokenized, keysSeen, limited: rowsRead >= limit }));
+    const suggestion = firstUnrecognized !== undefined ? suggestMapping(firstUnrecognized, path.basename(file)) : undefined;
+    const why = await explainNothingFound(file, { rowsRead, invalid, firstInvalid, tokenized, keysSeen, limited: rowsRead >= limit });
+    throw new Error(suggestion && tokenized === 0 ? `${why}\nIf the rows hold a conversation in fields of their own, a field mapping reads them; suggested from the first row:\n${suggestion}` : why);
   }
   const { format, evidence } = detectFormat(sample);
   if (invalid) evidence.push(`${invalid}/${rowsRead} rows are not valid JSON (first: ${firstInvalid})`);
@@ -167,9 +174,9 @@ function toInspectMessage(m: Message): InspectMessage {
  * undefined when some row has a recognizable shape (then the per-row reasons
  * say why). Looks at the first `limit` rows (default 1000). Never throws.
  */
-export async function explainUnusableInput(file: string, limit = 1000): Promise<string | undefined> {
+export async function explainUnusableInput(file: string, limit = 1000, mapping?: string): Promise<string | undefined> {
   try {
-    await inspectFile(file, { limit });
+    await inspectFile(file, { limit, mapping });
     return undefined;
   } catch (e) {
     return (e as Error).message;

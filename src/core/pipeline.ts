@@ -37,6 +37,8 @@ export interface PrepareOptions {
   templateKwargs?: Record<string, unknown>;
   /** Exit 0 even when an input yields no record and no prompt. */
   allowEmpty?: boolean;
+  /** A field-mapping file (issue 3, `formats/mapping.ts`); default: the nearest `eagle3prep.jsonc` beside each input. */
+  mapping?: string;
 }
 
 /** Progress event, emitted at most every ~100 ms and once at each file end. */
@@ -368,7 +370,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
         hooks.onProgress({ file, fileIndex: fi, fileCount: opts.inputs.length, rowsRead: rep.rowsRead, recordsWritten: rep.recordsWritten, bytesRead, bytesTotal });
       };
       hooks.log?.(`reading ${file}`);
-      const rows = readRows(file, { signal: hooks.signal });
+      const rows = readRows(file, { signal: hooks.signal, mapping: opts.mapping });
       const head: RawRow[] = [];
       let it = await rows.next();
       while (!it.done && head.length < DETECT_SAMPLE) {
@@ -433,7 +435,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
     if (sum !== f.rowsRead) failures.push(`${f.file}: accounting mismatch (${sum} accounted, ${f.rowsRead} read)`);
     if (!opts.allowEmpty && f.recordsWritten === 0 && f.rowsSetAside === 0) {
       const why = Object.entries(f.dropped).map(([k, v]) => `${v.count} ${k}`).concat(f.rowsErrored ? [`${f.rowsErrored} errored`] : []);
-      const unusable = await explainUnusableInput(f.file); // issue 3: same message as `inspect` (empty, CSV, tokenized, no conversation)
+      const unusable = await explainUnusableInput(f.file, 1000, opts.mapping); // issue 3: same message as `inspect` (empty, CSV, tokenized, no conversation)
       failures.push(`${f.file}: no record written and no prompt set aside (${f.rowsRead} rows read${why.length ? ': ' + why.join(', ') : ''}; format ${f.format})${unusable ? `. ${unusable}` : ''}`);
     } else if (!opts.allowEmpty && f.recordsWritten === 0 && f.rowsErrored > 0) {
       failures.push(`${f.file}: no record written; ${f.rowsErrored} rows errored (first: line ${f.errors[0]?.line}: ${f.errors[0]?.message.split('\n')[0]})`);

@@ -20,6 +20,7 @@ import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { Decompress as ZstdDecompress, decompress as zstdDecompress } from 'fzstd';
 import { parse, visit, type ParseError } from 'jsonc-parser';
+import { applyMapping, mappingFor } from './formats/mapping';
 
 /** One row read from a file. */
 export interface RawRow {
@@ -37,6 +38,12 @@ export interface RawRow {
 export interface ReadOptions {
   /** Stops reading: the generator throws the signal's reason at the next row. */
   signal?: AbortSignal;
+  /**
+   * A field-mapping file (`formats/mapping.ts`) to apply; without it the nearest
+   * `eagle3prep.jsonc` beside the file or in a parent folder is used when one of
+   * its entries matches the file. `false` turns mappings off.
+   */
+  mapping?: string | false;
 }
 
 /** Object keys that conventionally wrap the record array of a JSON document (`{"data": [...]}`). */
@@ -68,10 +75,24 @@ const CHUNK = 1 << 20;
  * row with `error` at the line of the parse error. `bytes` is the file size
  * scaled by the element's end offset (the file is already read).
  *
+ * With a field mapping (`opts.mapping`, or a workspace `eagle3prep.jsonc`),
+ * each parsed row is rewritten by it (`formats/mapping.ts`).
+ *
  * @throws Error naming the file when it is missing, a directory or unreadable;
- *   the signal's reason when `opts.signal` aborts.
+ *   the signal's reason when `opts.signal` aborts; Error naming a mapping file that does not parse.
  */
 export async function* readRows(file: string, opts: ReadOptions = {}): AsyncGenerator<RawRow> {
+  const mapping = opts.mapping === false ? undefined : mappingFor(file, opts.mapping);
+  if (!mapping) {
+    yield* readRawRows(file, opts);
+    return;
+  }
+  for await (const row of readRawRows(file, opts)) {
+    yield row.error === undefined ? { ...row, value: applyMapping(row.value, mapping.entry, mapping.source) } : row;
+  }
+}
+
+async function* readRawRows(file: string, opts: ReadOptions): AsyncGenerator<RawRow> {
   const size = await statFile(file);
   const kind = await containerKind(file);
   if (kind === 'parquet') {

@@ -20,6 +20,7 @@ import {
   glaiveHandler,
   guanacoHandler,
   hhTextHandler,
+  mappedHandler,
   oasstMessageHandler,
   oasstTreeHandler,
   TURN_LIST_FIELDS,
@@ -48,8 +49,8 @@ export interface DetailedOutcome {
 }
 
 /**
- * The shape table, in match order. Earlier handlers win:
- * preference rows (`chosen` decides, even beside `messages`) → SWE-agent
+ * The shape table, in match order. Earlier handlers win: rows rewritten by a
+ * field-mapping file → preference rows (`chosen` decides, even beside `messages`) → SWE-agent
  * `.traj` → OpenAI `messages` → ShareGPT `conversations` (from/value) →
  * OpenHands events → ATIF steps → {input, output} pair lists → other
  * role/text turn lists → role-less step lists → prompt turn list + completion
@@ -58,6 +59,8 @@ export interface DetailedOutcome {
  * → OpenAssistant single-message rows (dropped, explained).
  */
 export const SHAPES: ShapeHandler[] = [
+  // Rows rewritten by a field-mapping file (eagle3prep.jsonc / --mapping) come first: the user said how to read them.
+  mappedHandler,
   preferenceHandler,
   sweAgentTrajHandler,
   // OpenAI chat-completions `messages` (platform.openai.com/docs/api-reference/chat); also Anthropic content blocks, mini-swe-agent runs.

@@ -214,3 +214,17 @@ export const chatmlHandler: ShapeHandler = {
 function chatmlField(row: Row): string | undefined {
   return TRANSCRIPT_FIELDS.find((f) => typeof row[f] === 'string' && (row[f] as string).includes('<|im_start|>') && splitChatMl(row[f] as string)?.some((t) => mapRole(t.role) === 'user'));
 }
+
+/** Rows rewritten by a field-mapping file (`mapping.ts`): `{"$mapping", "messages", …}`. */
+export const mappedHandler: ShapeHandler = (() => {
+  const inner = turnListHandler('mapped', ['messages'], 'role');
+  return {
+    ...inner,
+    matches: (row: Row) => typeof row.$mapping === 'string' && inner.matches(row),
+    describe: (row: Row) => `fields mapped by ${String(row.$mapping)}: ${inner.describe(row)}`,
+    normalize(row: Row, ctx: NormalizeContext) {
+      ctx.note('field_mapping_used', `fields mapped by ${String(row.$mapping)}`);
+      return inner.normalize(row, ctx);
+    },
+  };
+})();

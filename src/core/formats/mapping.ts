@@ -1,0 +1,219 @@
+/**
+ * Field-mapping files: for shapes the detector cannot know, a JSONC file says
+ * where a file's turns and fields are (in the spirit of axolotl's
+ * `message_property_mappings` and LLaMA-Factory's `dataset_info.json` columns/tags).
+ *
+ * ```jsonc
+ * {
+ *   "mappings": [{
+ *     "files": "support/*.jsonl",          // glob, relative to the mapping file's folder (or a file name)
+ *     "turns": "dialogue",                  // field (dotted path) holding the list of turns
+ *     "role": "speaker", "content": "utterance",
+ *     "roles": {"customer": "user", "agent": "assistant"},
+ *     "system": "sys_prompt", "tools": "functions",
+ *     "reasoning": "thoughts", "tool_calls": "calls", "train": "use_for_training",
+ *     "id": "ticket_id"
+ *   }]
+ * }
+ * ```
+ *
+ * A mapped row is rewritten to `{"$mapping", "messages", "system"?, "tools"?,
+ * "id"?}` and read by the `mapped` shape handler (same turn rules as every
+ * shape: roles through `roles` then the built-in aliases, unknown roles errored).
+ * Parsed with `jsonc-parser` (comments and trailing commas allowed).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
+
+/** One mapping entry. All keys but `files` and `turns` are optional. */
+export interface FieldMapping {
+  files: string | string[];
+  turns: string;
+  role?: string;
+  content?: string;
+  roles?: Record<string, string>;
+  system?: string;
+  tools?: string;
+  reasoning?: string;
+  tool_calls?: string;
+  train?: string;
+  id?: string;
+}
+
+/** A loaded mapping file. */
+export interface MappingFile {
+  path: string;
+  mappings: FieldMapping[];
+}
+
+/** The workspace mapping file name, looked for beside the input and in its parent folders. */
+export const WORKSPACE_MAPPING_FILE = 'eagle3prep.jsonc';
+
+/**
+ * Load and check a mapping file.
+ * @throws Error naming the file and the line of a syntax error, or the entry and key that is wrong
+ */
+export function loadMappingFile(file: string): MappingFile {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new Error(`cannot read mapping file ${file}: ${(e as Error).message}`);
+  }
+  const errors: ParseError[] = [];
+  const doc = parse(text, errors, { allowTrailingComma: true, disallowComments: false });
+  if (errors.length) {
+    const line = text.slice(0, errors[0].offset).split('\n').length;
+    throw new Error(`mapping file ${file}, line ${line}: ${printParseErrorCode(errors[0].error)}`);
+  }
+  const list = Array.isArray(doc) ? doc : doc && typeof doc === 'object' ? (doc as { mappings?: unknown }).mappings : undefined;
+  if (!Array.isArray(list)) throw new Error(`mapping file ${file}: expected {"mappings": [ … ]} (a list of entries with "files" and "turns")`);
+  list.forEach((m, i) => {
+    const where = `mapping file ${file}, entry ${i + 1}`;
+    if (!m || typeof m !== 'object') throw new Error(`${where}: not an object`);
+    const e = m as Record<string, unknown>;
+    if (!(typeof e.files === 'string' || (Array.isArray(e.files) && e.files.every((f) => typeof f === 'string')))) throw new Error(`${where}: "files" must be a glob or a list of globs`);
+    if (typeof e.turns !== 'string' || e.turns === '') throw new Error(`${where}: "turns" must name the field holding the turns`);
+    for (const k of ['role', 'content', 'system', 'tools', 'reasoning', 'tool_calls', 'train', 'id']) {
+      if (e[k] !== undefined && typeof e[k] !== 'string') throw new Error(`${where}: "${k}" must be a field name`);
+    }
+    if (e.roles !== undefined) {
+      if (!e.roles || typeof e.roles !== 'object' || Array.isArray(e.roles)) throw new Error(`${where}: "roles" must map source roles to system/user/assistant/tool`);
+      for (const [k, v] of Object.entries(e.roles)) {
+        if (!['system', 'user', 'assistant', 'tool'].includes(v as string)) throw new Error(`${where}: role "${k}" maps to "${String(v)}"; use system, user, assistant or tool`);
+      }
+    }
+  });
+  return { path: path.resolve(file), mappings: list as FieldMapping[] };
+}
+
+/**
+ * The mapping entry for a dataset file: from `explicit` (a mapping file given
+ * with `--mapping`) when set, else from the nearest `eagle3prep.jsonc` in the
+ * file's folder or a parent folder. The first entry whose glob matches the
+ * file's path relative to the mapping file's folder (or its base name) wins.
+ * @returns undefined when no mapping applies
+ * @throws Error for a mapping file that does not parse or check
+ */
+export function mappingFor(file: string, explicit?: string): { entry: FieldMapping; source: string } | undefined {
+  const abs = path.resolve(file);
+  const candidates: string[] = [];
+  if (explicit) candidates.push(path.resolve(explicit));
+  else {
+    for (let dir = path.dirname(abs); ; dir = path.dirname(dir)) {
+      const p = path.join(dir, WORKSPACE_MAPPING_FILE);
+      if (fs.existsSync(p)) {
+        candidates.push(p);
+        break;
+      }
+      if (path.dirname(dir) === dir) break;
+    }
+  }
+  for (const c of candidates) {
+    const mf = loadMappingFile(c);
+    const rel = path.relative(path.dirname(mf.path), abs).split(path.sep).join('/');
+    const i = mf.mappings.findIndex((m) => (Array.isArray(m.files) ? m.files : [m.files]).some((g) => globMatch(g, rel) || globMatch(g, path.basename(abs))));
+    if (i >= 0) return { entry: mf.mappings[i], source: `${mf.path}#${i + 1}` };
+  }
+  return undefined;
+}
+
+/** `*` any characters but `/`, `**` anything, `?` one character; the whole path must match. */
+export function globMatch(glob: string, p: string): boolean {
+  let re = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i];
+    if (c === '*' && glob[i + 1] === '*') {
+      re += '.*';
+      i++;
+      if (glob[i + 1] === '/') i++;
+    } else if (c === '*') re += '[^/]*';
+    else if (c === '?') re += '[^/]';
+    else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${re}$`).test(p);
+}
+
+function get(row: unknown, dotted: string): unknown {
+  let v: unknown = row;
+  for (const k of dotted.split('.')) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<string, unknown>)[k];
+  }
+  return v;
+}
+
+/**
+ * Rewrite one row with a mapping entry into the canonical mapped shape
+ * `{"$mapping": source, "messages": [{role, content, reasoning_content?, tool_calls?, trainable?}], system?, tools?, id?}`.
+ * A row whose `turns` field is missing is returned unchanged (other shapes may still read it).
+ */
+export function applyMapping(value: unknown, m: FieldMapping, source: string): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  let turns = get(value, m.turns);
+  if (typeof turns === 'string') {
+    try {
+      turns = JSON.parse(turns);
+    } catch {
+      /* left as is: the mapped handler reports it */
+    }
+  }
+  if (turns === undefined) return value;
+  const roleKey = m.role ?? 'role';
+  const contentKey = m.content ?? 'content';
+  const messages = Array.isArray(turns)
+    ? turns.map((t) => {
+        if (t === null || typeof t !== 'object' || Array.isArray(t)) return t;
+        const turn = t as Record<string, unknown>;
+        const spelled = turn[roleKey];
+        const out: Record<string, unknown> = {
+          role: typeof spelled === 'string' && m.roles && Object.prototype.hasOwnProperty.call(m.roles, spelled) ? m.roles[spelled] : spelled,
+          content: turn[contentKey] ?? null,
+        };
+        if (m.reasoning && turn[m.reasoning] !== undefined) out.reasoning_content = turn[m.reasoning];
+        if (m.tool_calls && turn[m.tool_calls] !== undefined) out.tool_calls = turn[m.tool_calls];
+        if (m.train && (turn[m.train] === false || turn[m.train] === 0)) out.trainable = false;
+        for (const k of ['tool_call_id', 'name']) if (typeof turn[k] === 'string') out[k] = turn[k];
+        return out;
+      })
+    : turns;
+  const row: Record<string, unknown> = { $mapping: source, messages };
+  if (m.system && get(value, m.system) !== undefined) row.system = get(value, m.system);
+  if (m.tools && get(value, m.tools) !== undefined) row.tools = get(value, m.tools);
+  const id = m.id ? get(value, m.id) : (value as Record<string, unknown>).id;
+  if (id !== undefined) row.id = id;
+  return row;
+}
+
+/**
+ * A suggested mapping (JSONC text) for a row no shape recognizes, built from
+ * its first list of objects: the key whose values repeat as short strings is
+ * the role, the text key present in the most turns (then the longest) is the content; the first speaker is
+ * guessed `user`, the second `assistant`, others must be filled in.
+ * @returns undefined when the row has no list of objects
+ */
+export function suggestMapping(row: unknown, fileName: string): string | undefined {
+  if (row === null || typeof row !== 'object' || Array.isArray(row)) return undefined;
+  const r = row as Record<string, unknown>;
+  const turnsKey = Object.keys(r).find((k) => Array.isArray(r[k]) && (r[k] as unknown[]).length > 0 && (r[k] as unknown[]).every((t) => t !== null && typeof t === 'object' && !Array.isArray(t)));
+  if (!turnsKey) return undefined;
+  const turns = r[turnsKey] as Record<string, unknown>[];
+  const keys = [...new Set(turns.flatMap((t) => Object.keys(t)))];
+  const strVals = (k: string) => turns.map((t) => t[k]).filter((v): v is string => typeof v === 'string');
+  const roleKey = keys
+    .filter((k) => strVals(k).length === turns.length)
+    .sort((a, b) => new Set(strVals(a)).size - new Set(strVals(b)).size || avgLen(strVals(a)) - avgLen(strVals(b)))[0];
+  const contentKey = keys
+    .filter((k) => k !== roleKey && strVals(k).length > 0)
+    .sort((a, b) => strVals(b).length - strVals(a).length || avgLen(strVals(b)) - avgLen(strVals(a)))[0];
+  if (!roleKey || !contentKey) return undefined;
+  const speakers = [...new Set(strVals(roleKey))];
+  const roles = Object.fromEntries(speakers.map((s, i) => [s, i === 0 ? 'user' : i === 1 ? 'assistant' : 'user|assistant|tool|system (fill in)']));
+  const entry = { files: fileName, turns: turnsKey, role: roleKey, content: contentKey, roles };
+  return `// ${WORKSPACE_MAPPING_FILE} (beside the data, or pass it with prepare --mapping FILE); check the role guesses\n${JSON.stringify({ mappings: [entry] }, null, 2)}`;
+}
+
+function avgLen(v: string[]): number {
+  return v.length ? v.reduce((a, s) => a + s.length, 0) / v.length : 0;
+}

@@ -1,0 +1,71 @@
+/** Field-mapping files (issue 3 item 4): workspace eagle3prep.jsonc, --mapping, suggested mapping for unknown shapes. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { globMatch, loadMappingFile } from '../../src/core/formats/mapping';
+import { inspectFile } from '../../src/core/inspect';
+import { prepare } from '../../src/core/pipeline';
+import { tempDir } from '../helpers';
+
+const DIR = join(__dirname, '..', 'fixtures', 'formats-mapping');
+
+const expected = [
+  { role: 'system', content: 'You are a support agent.' },
+  { role: 'user', content: 'My order is late.' },
+  { role: 'assistant', content: 'Sorry! Let me check.', reasoning_content: 'Look up the order.', trainable: false },
+  { role: 'user', content: 'Thanks.' },
+  { role: 'assistant', content: 'It ships today.' },
+];
+
+test('workspace eagle3prep.jsonc beside the file: turns, role/content keys, role aliases, system, reasoning, train flag, id', async () => {
+  const r = await inspectFile(join(DIR, 'support.jsonl'));
+  assert.equal(r.format, 'mapped');
+  assert.ok(r.evidence[0].includes('eagle3prep.jsonc#1'), r.evidence[0]);
+  assert.equal(r.records[0].id, 'T-1');
+  assert.deepEqual(r.records[0].messages, expected);
+  // A role the mapping does not name is still an error, never guessed.
+  assert.equal(r.skipped.length, 1);
+  assert.equal(r.skipped[0].code, 'unknown_role');
+  assert.match(r.skipped[0].message, /unknown role "robot" in message 2/);
+  const res = await prepare({ inputs: [join(DIR, 'support.jsonl')], outDir: tempDir() });
+  const f = res.files[0];
+  assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsErrored], [2, 1, 1]);
+  assert.equal(f.rowsWritten + f.rowsSetAside + f.rowsDropped + f.rowsErrored, f.rowsRead);
+});
+
+test('--mapping FILE applies to a file elsewhere; without it the file is unrecognized and a mapping is suggested', async () => {
+  const dir = tempDir();
+  const data = join(dir, 'support-2.jsonl');
+  copyFileSync(join(DIR, 'support.jsonl'), data);
+  await assert.rejects(inspectFile(data), (e: Error) => {
+    assert.ok(e.message.includes(data));
+    assert.match(e.message, /suggested from the first row/);
+    const json = JSON.parse(e.message.slice(e.message.indexOf('\n{')));
+    assert.deepEqual(json.mappings[0], {
+      files: 'support-2.jsonl',
+      turns: 'dialogue',
+      role: 'speaker',
+      content: 'utterance',
+      roles: { customer: 'user', agent: 'assistant' },
+    });
+    return true;
+  });
+  const r = await inspectFile(data, { mapping: join(DIR, 'eagle3prep.jsonc') });
+  assert.deepEqual(r.records[0].messages, expected);
+  const res = await prepare({ inputs: [data], outDir: tempDir(), mapping: join(DIR, 'eagle3prep.jsonc') });
+  assert.equal(res.files[0].rowsWritten, 1);
+});
+
+test('mapping files: JSONC comments and trailing commas; errors name file and line; globs', () => {
+  assert.equal(loadMappingFile(join(DIR, 'eagle3prep.jsonc')).mappings[0].turns, 'dialogue');
+  const bad = join(tempDir(), 'm.jsonc');
+  writeFileSync(bad, '{\n  "mappings": [\n    {"files": "*.jsonl" "turns": "x"}\n  ]\n}\n');
+  assert.throws(() => loadMappingFile(bad), (e: Error) => e.message === `mapping file ${bad}, line 3: CommaExpected`);
+  writeFileSync(bad, '{"mappings": [{"files": "*.jsonl", "turns": "t", "roles": {"bot": "robot"}}]}');
+  assert.throws(() => loadMappingFile(bad), /entry 1: role "bot" maps to "robot"/);
+  assert.equal(globMatch('data/*.jsonl', 'data/a.jsonl'), true);
+  assert.equal(globMatch('data/*.jsonl', 'data/sub/a.jsonl'), false);
+  assert.equal(globMatch('**/a.jsonl', 'x/y/a.jsonl'), true);
+  assert.equal(globMatch('a?.json', 'ab.json'), true);
+});
