@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from './formats/detect';
-import { EXPECTED_SHAPES, findHandler, normalizeDetailed } from './formats/normalize';
+import { EXPECTED_SHAPES, normalizeDetailed } from './formats/normalize';
 import { suggestMapping } from './formats/mapping';
 import { readRows } from './readers';
 import type { Message, Role, ToolCall } from './types';
@@ -111,14 +111,14 @@ export async function inspectFile(file: string, opts: InspectOptions = {}): Prom
         skipped.push({ line: row.line, reason: 'invalid_json', message: row.error });
       } else {
         if (sample.length < DETECT_SAMPLE_SIZE) sample.push(row.value);
-        if (findHandler(row.value)) recognized++;
+        const { outcome, handler } = normalizeDetailed(row.value, { file, line: row.line }, fileBase);
+        if (handler) recognized++;
         else if (row.value !== null && typeof row.value === 'object' && !Array.isArray(row.value)) {
           firstUnrecognized ??= row.value;
           const keys = Object.keys(row.value);
           if (keys.includes('input_ids')) tokenized++;
           for (const k of keys) keysSeen.set(k, (keysSeen.get(k) ?? 0) + 1);
         }
-        const { outcome, handler } = normalizeDetailed(row.value, { file, line: row.line }, fileBase);
         switch (outcome.kind) {
           case 'conversation':
           case 'prompt': {

@@ -452,6 +452,11 @@ function parseJsonDocument(text: string, size: number): RawRow[] | 'jsonl' {
       elements = obj[key] as unknown[];
     }
   }
+  if (!container && doc !== null && typeof doc === 'object' && !Array.isArray(doc) && isRecordMap(doc as Record<string, unknown>)) {
+    // An object keyed by record id (`{"conv-1": {...}, "conv-2": {...}}`): one row per value.
+    container = [];
+    elements = Object.values(doc as Record<string, unknown>);
+  }
   if (!container || !elements) {
     const start = text.search(/\S/);
     return [{ line: lineAt(text, Math.max(0, start)), value: doc, bytes: size }];
@@ -497,7 +502,7 @@ function parseJsonDocument(text: string, size: number): RawRow[] | 'jsonl' {
 
   return elements.map((value, i) => ({
     line: starts[i] ?? 1,
-    value,
+    value: datasetsServerRow(value),
     bytes: Math.min(size, Math.round((size * (ends[i] ?? text.length)) / Math.max(1, text.length))),
   }));
 }
@@ -661,5 +666,20 @@ function plainJson(v: unknown): unknown {
     for (const [k, x] of Object.entries(v)) out[k] = plainJson(x);
     return out;
   }
+  return v;
+}
+
+/** An object whose values (at least two) are all objects with the same keys: records keyed by id. */
+function isRecordMap(obj: Record<string, unknown>): boolean {
+  const vals = Object.values(obj);
+  if (vals.length < 2 || !vals.every(isPlainObject)) return false;
+  const sig = (o: Record<string, unknown>) => Object.keys(o).sort().join('\u0000');
+  const first = sig(vals[0] as Record<string, unknown>);
+  return first !== '' && vals.every((v) => sig(v as Record<string, unknown>) === first);
+}
+
+/** Hugging Face datasets-server rows `{"row_idx", "row": {...}, "truncated_cells"}` → the row itself. */
+function datasetsServerRow(v: unknown): unknown {
+  if (isPlainObject(v) && isPlainObject(v.row) && 'row_idx' in v) return v.row;
   return v;
 }

@@ -317,6 +317,21 @@ test('Capybara {input, output} pairs, problem/generated_solution, Cohere chat_hi
   assert.deepEqual(msgs(await inspectFile(fx('cohere-chat-history.jsonl'))), [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello there.' }]);
 });
 
+test('containers of rows: double-encoded JSON Lines, records keyed by id, datasets-server rows; Glaive v1 "sample" string', async () => {
+  const d = await inspectFile(fx('double-encoded.jsonl'));
+  assert.deepEqual(msgs(d), [{ role: 'user', content: 'u' }, { role: 'assistant', content: 'a' }]);
+  assert.deepEqual(d.records[0].notes, ['row_json_string']);
+  const byId = await inspectFile(fx('records-by-id.json'));
+  assert.deepEqual(byId.records.map((x) => [x.source.line, x.messages.map((m) => m.content)]), [[2, ['Q1?', 'A1']], [6, ['Q2?', 'A2']]]);
+  const ds = await inspectFile(fx('datasets-server.json'));
+  assert.deepEqual(msgs(ds), [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hey' }]);
+  assert.deepEqual(msgs(await inspectFile(fx('glaive-v1-sample.jsonl'))), [
+    { role: 'system', content: 'You are a helpful assistant.' },
+    { role: 'user', content: 'Hi' },
+    { role: 'assistant', content: 'Hello!' },
+  ]);
+});
+
 test('prepare over every fixture file (Qwen3): written + set aside + dropped + errored = rows read, per file; flagged turns untrained', async () => {
   const files = readdirSync(DIR).map(fx);
   const res = await prepare({ inputs: files, outDir: tempDir(), allowEmpty: true });

@@ -441,6 +441,7 @@ test('shape table is shared and ordered', () => {
   assert.deepEqual(
     SHAPES.map((h) => h.name),
     [
+      'mapped',
       'preference',
       'swe-agent-traj',
       'openai-messages',

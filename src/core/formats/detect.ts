@@ -52,7 +52,7 @@ export function detectFormat(sampleRows: unknown[]): FormatDetection {
   const drops = new Map<string, number>();
 
   rows.forEach((value, i) => {
-    const { outcome, handler, facts } = normalizeDetailed(value, { file: '', line: i + 1 }, 'sample');
+    const { outcome, handler, facts, row: readRow } = normalizeDetailed(value, { file: '', line: i + 1 }, 'sample');
     if (!handler) {
       unmatched++;
       if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
@@ -64,7 +64,7 @@ export function detectFormat(sampleRows: unknown[]): FormatDetection {
       return;
     }
     recognized++;
-    const row = value as Row;
+    const row = readRow as Row;
     bump(handlerCounts, handler.name);
     bump(shapeCounts, handler.describe(row));
     for (const r of handler.roles(row)) if (!roles.includes(r)) roles.push(r);

@@ -46,6 +46,8 @@ export interface DetailedOutcome {
   handler?: ShapeHandler;
   /** Human-readable facts observed while normalizing (deduplicated, row-independent wording). */
   facts: string[];
+  /** The object the handler read (the row, or the object a JSON-string row holds); undefined for an unrecognized row. */
+  row?: Row;
 }
 
 /**
@@ -124,6 +126,20 @@ export function normalizeDetailed(value: unknown, source: Source, fileBase: stri
       if (!facts.includes(text)) facts.push(text);
     },
   };
+  if (typeof value === 'string' && /^\s*\{/.test(value)) {
+    // A row stored as a JSON string holding the object (double-encoded JSON Lines).
+    try {
+      const inner: unknown = JSON.parse(value);
+      if (isRow(inner)) {
+        const d = normalizeDetailed(inner, source, fileBase);
+        d.facts.push('row is a JSON string holding the object (decoded)');
+        if (d.outcome.kind === 'conversation' || d.outcome.kind === 'prompt') d.outcome.conversation.notes = [...(d.outcome.conversation.notes ?? []), 'row_json_string'];
+        return d;
+      }
+    } catch {
+      /* not JSON inside: unrecognized below */
+    }
+  }
   if (!isRow(value)) {
     return { outcome: drop(source, 'unrecognized_shape', `row is ${describeJsonType(value)}, not an object`), facts };
   }
@@ -138,7 +154,7 @@ export function normalizeDetailed(value: unknown, source: Source, fileBase: stri
   if ((outcome.kind === 'conversation' || outcome.kind === 'prompt') && notes.length) {
     outcome.conversation.notes = [...(outcome.conversation.notes ?? []), ...notes.filter((n) => !outcome.conversation.notes?.includes(n))];
   }
-  return { outcome, handler, facts };
+  return { outcome, handler, facts, row: value };
 }
 
 function isRow(v: unknown): v is Row {

@@ -147,7 +147,7 @@ export const oasstMessageHandler: ShapeHandler = {
 };
 
 /** String fields that may hold a whole conversation with speaker markers. */
-const TRANSCRIPT_FIELDS = ['text', 'chat', 'conversation', 'dialogue', 'dialog', 'transcript', 'content'];
+const TRANSCRIPT_FIELDS = ['text', 'chat', 'sample', 'conversation', 'dialogue', 'dialog', 'transcript', 'content'];
 
 function transcriptField(row: Row, set: MarkerSet): string | undefined {
   return TRANSCRIPT_FIELDS.find((f) => typeof row[f] === 'string' && splitByMarkers(row[f] as string, set) !== null);
