@@ -332,6 +332,27 @@ test('containers of rows: double-encoded JSON Lines, records keyed by id, datase
   ]);
 });
 
+test('HH transcript as the prompt of a preference row (TRL-processed HH), Llama-2 [INST] strings, Alpaca template strings', async () => {
+  assert.deepEqual(msgs(await inspectFile(fx('hh-prompt-chosen.jsonl'))), [
+    { role: 'user', content: 'What is tea?' },
+    { role: 'assistant', content: 'A drink.' },
+    { role: 'user', content: 'Hot or cold?' },
+    { role: 'assistant', content: 'Both.' },
+  ]);
+  assert.deepEqual(msgs(await inspectFile(fx('llama2-text.jsonl'))), [
+    { role: 'system', content: 'Be kind.' },
+    { role: 'user', content: 'Hello' },
+    { role: 'assistant', content: 'Hi there!' },
+    { role: 'user', content: 'Bye' },
+    { role: 'assistant', content: 'Goodbye.' },
+  ]);
+  assert.deepEqual(msgs(await inspectFile(fx('alpaca-text.jsonl'))), [
+    { role: 'system', content: 'Below is an instruction that describes a task. Write a response that appropriately completes the request.' },
+    { role: 'user', content: 'Translate to German\n\ndog' },
+    { role: 'assistant', content: 'Hund' },
+  ]);
+});
+
 test('prepare over every fixture file (Qwen3): written + set aside + dropped + errored = rows read, per file; flagged turns untrained', async () => {
   const files = readdirSync(DIR).map(fx);
   const res = await prepare({ inputs: files, outDir: tempDir(), allowEmpty: true });

@@ -459,10 +459,12 @@ test('shape table is shared and ordered', () => {
       'query-tools-answers',
       'glaive',
       'chatml-transcript',
+      'llama2-transcript',
       'human-assistant-transcript',
       'hh-transcript',
       'prompt-response',
       'prompt-only',
+      'alpaca-transcript',
       'oasst-messages',
     ],
   );

@@ -16,10 +16,12 @@ import type { RowOutcome, Source } from '../types';
 import { describeJsonType, drop, type NormalizeContext, type Row, type ShapeHandler } from './common';
 import { atifHandler, openHandsEventsHandler, sweAgentTrajHandler, trajectoryStepsHandler } from './shapes-agent';
 import {
+  alpacaTextHandler,
   chatmlHandler,
   glaiveHandler,
   guanacoHandler,
   hhTextHandler,
+  llama2Handler,
   mappedHandler,
   oasstMessageHandler,
   oasstTreeHandler,
@@ -83,10 +85,13 @@ export const SHAPES: ShapeHandler[] = [
   queryToolsAnswersHandler,
   glaiveHandler,
   chatmlHandler,
+  llama2Handler,
   guanacoHandler,
   hhTextHandler,
   promptResponseHandler,
   promptOnlyHandler,
+  // A `text` written in the Alpaca template, only when no instruction/output fields exist (tatsu-lab/alpaca has both).
+  alpacaTextHandler,
   oasstMessageHandler,
 ];
 

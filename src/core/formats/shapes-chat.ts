@@ -25,7 +25,7 @@ import {
   type ShapeHandler,
 } from './common';
 import { mapRole } from './roles';
-import { GLAIVE_MARKERS, glaiveAssistant, GUANACO_MARKERS, HH_MARKERS, splitByMarkers, splitChatMl, type MarkerSet } from './transcript';
+import { ALPACA_MARKERS, GLAIVE_MARKERS, glaiveAssistant, GUANACO_MARKERS, HH_MARKERS, splitByMarkers, splitChatMl, splitLlama2, type MarkerSet } from './transcript';
 
 /** Fields holding a role/text turn list other than OpenAI `messages`. */
 export const TURN_LIST_FIELDS = ['trajectory', 'history', 'conversation', 'conversations', 'dialog', 'dialogue', 'turns', 'chat', 'messages_list', 'contents', 'chat_history'];
@@ -178,9 +178,13 @@ export function transcriptOutcome(row: Row, text: string, set: MarkerSet, ctx: N
     messages.push({ role: 'system', content: split.preamble });
     ctx.note('transcript_preamble_as_system', 'text before the first speaker marker used as the system message');
   }
-  for (const t of split.turns) {
+  for (const [i, t] of split.turns.entries()) {
     if (set === GLAIVE_MARKERS && t.role === 'assistant') messages.push(glaiveAssistant(t.content, ctx));
-    else messages.push({ role: t.role, content: t.content });
+    else if (set === ALPACA_MARKERS && i > 0 && t.role === 'user' && messages[messages.length - 1].role === 'user') {
+      // `### Input:` belongs to the instruction's user turn (the Alpaca template's layout).
+      messages[messages.length - 1].content += `\n\n${t.content}`;
+      ctx.note('instruction_input_joined', '"### Input:" joined to the instruction\'s user turn (blank line between)');
+    } else messages.push({ role: t.role, content: t.content });
   }
   ctx.note('transcript_split', `${what} split into turns at ${set.name} markers`);
   const sys = extra.system ?? (set === GLAIVE_MARKERS && nonEmptyString(row.system) ? row.system.replace(/^\s*SYSTEM:\s*/, '') : undefined);
@@ -194,6 +198,26 @@ export const glaiveHandler = markerTranscriptHandler('glaive', GLAIVE_MARKERS);
 export const guanacoHandler = markerTranscriptHandler('human-assistant-transcript', GUANACO_MARKERS);
 /** Anthropic HH-style `\n\nHuman:` / `\n\nAssistant:` in one string (not under `chosen`, see the preference handler). */
 export const hhTextHandler = markerTranscriptHandler('hh-transcript', HH_MARKERS);
+
+/** Alpaca template written out in a `text` string (`### Instruction:` … `### Response:`; the preamble becomes the system turn). */
+export const alpacaTextHandler = markerTranscriptHandler('alpaca-transcript', ALPACA_MARKERS);
+
+/** Llama-2 `[INST] … [/INST]` strings in a `text` field (optional `<<SYS>>` block). */
+export const llama2Handler: ShapeHandler = {
+  name: 'llama2-transcript',
+  matches: (row) => llama2Field(row) !== undefined,
+  describe: (row) => `"${llama2Field(row)}": one string of Llama-2 [INST] … [/INST] turns`,
+  roles: (row) => splitLlama2(row[llama2Field(row)!] as string)!.map((t) => t.role),
+  normalize(row, ctx) {
+    const f = llama2Field(row)!;
+    ctx.note('transcript_split', `"${f}" split into turns at Llama-2 [INST] markers`);
+    return finish(row, splitLlama2(row[f] as string)!.map((t) => ({ role: t.role, content: t.content })), ctx);
+  },
+};
+
+function llama2Field(row: Row): string | undefined {
+  return TRANSCRIPT_FIELDS.find((f) => typeof row[f] === 'string' && (row[f] as string).includes('[/INST]') && splitLlama2(row[f] as string) !== null);
+}
 
 /** ChatML transcript in a `text` string (`<|im_start|>user\n…<|im_end|>`), e.g. OpenAssistant top-1 exports. */
 export const chatmlHandler: ShapeHandler = {

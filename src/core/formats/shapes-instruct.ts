@@ -23,7 +23,7 @@ import {
   type ShapeHandler,
   type TurnError,
 } from './common';
-import { HH_MARKERS, splitByMarkers } from './transcript';
+import { HH_MARKERS, hhPromptTurns, splitByMarkers } from './transcript';
 
 /** Single-prompt fields (Alpaca `instruction`, plain `prompt`, QA `question`, `query`). */
 export const PROMPT_KEYS = ['prompt', 'instruction', 'question', 'query', 'problem', 'input_text'];
@@ -68,8 +68,10 @@ export const preferenceHandler: ShapeHandler = {
       ctx.note('transcript_split', '"chosen" split into turns at Human:/Assistant: markers');
       return finish(row, messages, ctx);
     }
+    const prompt = preferencePrompt(row, ctx);
+    if (isTurnError(prompt)) return errored(ctx, prompt.code, prompt.message);
     let answer: Message[];
-    if (typeof chosen === 'string') answer = [{ role: 'assistant', content: chosen }];
+    if (typeof chosen === 'string') answer = [{ role: 'assistant', content: hhPrompt.has(prompt) ? chosen.trim() : chosen }];
     else {
       const list = Array.isArray(chosen) ? chosen : [chosen];
       const conv = convertTurns(list, ctx);
@@ -80,8 +82,6 @@ export const preferenceHandler: ShapeHandler = {
         return finish(row, answer, ctx);
       }
     }
-    const prompt = preferencePrompt(row, ctx);
-    if (isTurnError(prompt)) return errored(ctx, prompt.code, prompt.message);
     return finish(row, [...prompt, ...answer], ctx);
   },
 };
@@ -105,9 +105,13 @@ function preferencePrompt(row: Row, ctx: NormalizeContext): Message[] | TurnErro
     if (isTurnError(m)) return { code: m.code, message: `"${f}": ${m.message}` };
     return m;
   }
-  if (f === 'instruction' || f === 'question' || f === 'query') return [promptText(row, f, ctx)];
-  return [{ role: 'user', content: v as string }];
+  const turns = promptText(row, f, ctx);
+  if (typeof v === 'string' && hhPromptTurns(v)) hhPrompt.add(turns);
+  return turns;
 }
+
+/** Prompts that were HH transcripts (their answers are trimmed: HH answers start with the space after "Assistant:"). */
+const hhPrompt = new WeakSet<object>();
 
 // ------------------------------------------------------------------ xLAM-style function calling
 
@@ -163,8 +167,9 @@ export const promptResponseHandler: ShapeHandler = {
   roles: () => [],
   normalize(row, ctx) {
     const user = promptText(row, promptField(row)!, ctx);
-    const answer = String(row[responseField(row)!]);
-    return finish(row, [...historyTurns(row, ctx), user, { role: 'assistant', content: answer }], ctx);
+    const raw = String(row[responseField(row)!]);
+    const answer = user.length > 1 ? raw.trim() : raw; // after an HH transcript prompt
+    return finish(row, [...historyTurns(row, ctx), ...user, { role: 'assistant', content: answer }], ctx);
   },
 };
 
@@ -176,7 +181,7 @@ export const promptOnlyHandler: ShapeHandler = {
   normalize(row, ctx) {
     const present = RESPONSE_KEYS.find((k) => k in row);
     if (present) ctx.note('empty_response', `empty "${present}" treated as no response (prompt to answer)`);
-    return finish(row, [...historyTurns(row, ctx), promptText(row, promptField(row)!, ctx)], ctx);
+    return finish(row, [...historyTurns(row, ctx), ...promptText(row, promptField(row)!, ctx)], ctx);
   },
 };
 
@@ -198,10 +203,16 @@ function historyTurns(row: Row, ctx: NormalizeContext): Message[] {
  * The user turn of a prompt row: `instruction` + `input` (Alpaca) or
  * `instruction` + `context` (Dolly) joined by a blank line, instruction first;
  * `question` with a `context` gets the context first (reading-comprehension
- * layout); anything else is the field's text.
+ * layout); a prompt that is an HH transcript ending in an open `Assistant:`
+ * becomes its turns; anything else is the field's text.
  */
-function promptText(row: Row, field: string, ctx: NormalizeContext): Message {
+function promptText(row: Row, field: string, ctx: NormalizeContext): Message[] {
   let text = row[field] as string;
+  const hh = hhPromptTurns(text);
+  if (hh && hh.length) {
+    ctx.note('transcript_split', `"${field}" split into turns at Human:/Assistant: markers`);
+    return hh.map((t) => ({ role: t.role, content: t.content }));
+  }
   if (field === 'instruction') {
     for (const k of ['input', 'context']) {
       if (nonEmptyString(row[k])) {
@@ -213,7 +224,7 @@ function promptText(row: Row, field: string, ctx: NormalizeContext): Message {
     text = `${row.context}\n\n${text}`;
     ctx.note('question_context_joined', '"context" and "question" joined into the user turn (context first, blank line between)');
   }
-  return { role: 'user', content: text };
+  return [{ role: 'user', content: text }];
 }
 
 // ------------------------------------------------------------------ prompt turns + completion

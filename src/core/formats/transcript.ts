@@ -101,3 +101,48 @@ function readGlaiveCall(s: string): ToolCall | null {
   if (!m) return null;
   return { type: 'function', function: { name: m[1], arguments: m[2] } };
 }
+
+/** Alpaca prompt template written out in one string (`### Instruction:` / `### Input:` / `### Response:`), tatsu-lab/stanford_alpaca. */
+export const ALPACA_MARKERS: MarkerSet = {
+  name: '### Instruction:/### Response:',
+  labels: [
+    { label: '### Instruction:', role: 'user' },
+    { label: '### Input:', role: 'user' },
+    { label: '### Response:', role: 'assistant' },
+  ],
+};
+
+/**
+ * Llama-2 chat strings: `<s>[INST] <<SYS>>\nsystem\n<</SYS>>\n\nuser [/INST] answer </s><s>[INST] …`
+ * (the Llama 2 prompt format). Returns null when there is no `[INST]…[/INST]` pair.
+ */
+export function splitLlama2(text: string): { role: Role; content: string }[] | null {
+  const re = /\[INST\]([\s\S]*?)\[\/INST\]([\s\S]*?)(?=(?:<s>)?\s*\[INST\]|$)/g;
+  const out: { role: Role; content: string }[] = [];
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    let user = m[1];
+    const sys = /^\s*<<SYS>>\n?([\s\S]*?)\n?<<\/SYS>>/.exec(user);
+    if (sys) {
+      out.push({ role: 'system', content: sys[1].trim() });
+      user = user.slice(sys[0].length);
+    }
+    out.push({ role: 'user', content: user.trim() });
+    const answer = m[2].replace(/<\/s>\s*$/, '').replace(/<\/s>\s*<s>\s*$/, '').trim();
+    if (answer !== '') out.push({ role: 'assistant', content: answer });
+  }
+  return out.length ? out : null;
+}
+
+/**
+ * A prompt string that is itself an HH transcript ending in an open
+ * `Assistant:` (TRL-processed Anthropic HH: `prompt` = "\n\nHuman: …\n\nAssistant:")
+ * → its turns, the empty trailing assistant turn removed; null for any other text.
+ */
+export function hhPromptTurns(text: string): { role: Role; content: string }[] | null {
+  if (!/^\s*Human:/.test(text) || !/\n\s*Assistant:/.test(text)) return null;
+  const split = splitByMarkers(text, HH_MARKERS);
+  if (!split || split.preamble !== '') return null;
+  const turns = split.turns;
+  if (turns.length && turns[turns.length - 1].role === 'assistant' && turns[turns.length - 1].content === '') turns.pop();
+  return turns;
+}
