@@ -113,6 +113,13 @@ async function* readRawRows(file: string, opts: ReadOptions): AsyncGenerator<Raw
   for await (const line of streamLines(file, kind, opts.signal)) {
     if (isBlank(line.text)) continue;
     const row = parseLine(line.text, line.line, line.bytes);
+    if (Array.isArray(row.value) && row.value.length > 0 && row.value.every(isPlainObject)) {
+      // A line holding a list: one conversation (turn objects) or several records (one row each, same line).
+      const whole = wholeArrayRow(row.value);
+      if (whole) yield { ...row, value: whole };
+      else for (const v of row.value) yield { line: row.line, value: v, bytes: row.bytes };
+      continue;
+    }
     if (row.error !== undefined && line.last && !line.newline) row.error += ' (the last line has no newline at its end: the file looks truncated)';
     yield row;
   }
@@ -288,6 +295,14 @@ function parseLine(text: string, line: number, bytes: number): RawRow {
   try {
     return { line, value: JSON.parse(text), bytes };
   } catch (err) {
+    const fixed = pythonNonFinite(text);
+    if (fixed !== undefined) {
+      try {
+        return { line, value: JSON.parse(fixed), bytes };
+      } catch {
+        /* still invalid: report the original error */
+      }
+    }
     const msg = (err as Error).message;
     if (/position \d+/.test(msg)) return { line, error: `invalid JSON: ${msg}`, bytes };
     const errors: ParseError[] = [];
@@ -452,6 +467,10 @@ function parseJsonDocument(text: string, size: number): RawRow[] | 'jsonl' {
       elements = obj[key] as unknown[];
     }
   }
+  if (!container && doc !== null && typeof doc === 'object' && !Array.isArray(doc)) {
+    const cols = columnarRows(doc as Record<string, unknown>);
+    if (cols) return cols.map((value, i) => ({ line: i + 1, value, bytes: Math.round((size * (i + 1)) / cols.length) }));
+  }
   if (!container && doc !== null && typeof doc === 'object' && !Array.isArray(doc) && isRecordMap(doc as Record<string, unknown>)) {
     // An object keyed by record id (`{"conv-1": {...}, "conv-2": {...}}`): one row per value.
     container = [];
@@ -547,7 +566,8 @@ function wholeArrayRow(arr: unknown[]): Record<string, unknown> | undefined {
   const objs = arr as Record<string, unknown>[];
   const isTurn = (o: Record<string, unknown>) =>
     ('role' in o || 'from' in o) && ('content' in o || 'value' in o || 'text' in o) && !['messages', 'conversations', 'conversation', 'replies'].some((k) => Array.isArray(o[k]));
-  if (objs.every(isTurn) && objs.some((o) => typeof (o.role ?? o.from) === 'string')) return { messages: arr };
+  // OpenAssistant flat exports are lists of single messages linked by parent_id, not one conversation.
+  if (objs.every(isTurn) && objs.some((o) => typeof (o.role ?? o.from) === 'string') && !objs.some((o) => 'parent_id' in o)) return { messages: arr };
   const events = objs.filter((o) => typeof o.source === 'string' && (typeof o.action === 'string' || typeof o.observation === 'string')).length;
   if (events * 2 > objs.length && !objs.some((o) => 'role' in o)) return { history: arr };
   return undefined;
@@ -682,4 +702,68 @@ function isRecordMap(obj: Record<string, unknown>): boolean {
 function datasetsServerRow(v: unknown): unknown {
   if (isPlainObject(v) && isPlainObject(v.row) && 'row_idx' in v) return v.row;
   return v;
+}
+
+/**
+ * Column-oriented JSON (a table saved by column): `{"col": [v0, v1, …], …}`
+ * (at least two columns, equal lengths, not a turn list) or pandas
+ * `orient="columns"` `{"col": {"0": v0, "1": v1, …}, …}` → one row per index.
+ * `line` of such rows is the 1-based row index. Undefined for any other object.
+ */
+function columnarRows(obj: Record<string, unknown>): Record<string, unknown>[] | undefined {
+  const keys = Object.keys(obj);
+  if (keys.length < 2) return undefined;
+  const vals = keys.map((k) => obj[k]);
+  if (vals.every(Array.isArray)) {
+    const n = (vals[0] as unknown[]).length;
+    if (n === 0 || !vals.every((v) => (v as unknown[]).length === n)) return undefined;
+    if (vals.some((v) => wholeArrayRow(v as unknown[]))) return undefined; // a conversation's turn list, not a column
+    return Array.from({ length: n }, (_, i) => Object.fromEntries(keys.map((k) => [k, (obj[k] as unknown[])[i]])));
+  }
+  if (vals.every(isPlainObject)) {
+    const idx = Object.keys(vals[0] as Record<string, unknown>);
+    if (idx.length === 0 || !idx.every((k) => /^\d+$/.test(k))) return undefined;
+    const sig = idx.join(',');
+    if (!vals.every((v) => Object.keys(v as Record<string, unknown>).join(',') === sig)) return undefined;
+    return idx.map((i) => Object.fromEntries(keys.map((k) => [k, (obj[k] as Record<string, unknown>)[i]])));
+  }
+  return undefined;
+}
+
+/**
+ * Python's `json.dumps` writes `NaN`, `Infinity` and `-Infinity` for
+ * non-finite floats (pandas missing values), which JSON does not allow: the
+ * text with those tokens (outside strings) replaced by `null`, or undefined
+ * when there are none.
+ */
+function pythonNonFinite(text: string): string | undefined {
+  if (!/NaN|Infinity/.test(text)) return undefined;
+  let out = '';
+  let inStr = false;
+  let changed = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inStr) {
+      out += c;
+      if (c === '\\') {
+        out += text[i + 1] ?? '';
+        i++;
+      } else if (c === '"') inStr = false;
+      continue;
+    }
+    if (c === '"') {
+      inStr = true;
+      out += c;
+      continue;
+    }
+    const m = /^(-?Infinity|NaN)/.exec(text.slice(i, i + 9));
+    if (m) {
+      out += 'null';
+      i += m[0].length - 1;
+      changed = true;
+      continue;
+    }
+    out += c;
+  }
+  return changed ? out : undefined;
 }

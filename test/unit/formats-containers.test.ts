@@ -142,3 +142,27 @@ test('clear failures: empty, CSV and plain text named .jsonl, tokenized rows, no
     assert.equal(f.rowsWritten + f.rowsSetAside + f.rowsDropped + f.rowsErrored, f.rowsRead);
   }
 });
+
+test('Python NaN/Infinity values, a JSONL line holding a conversation list or several records, column-oriented JSON', async () => {
+  const p = file(
+    'py.jsonl',
+    '{"prompt": "Say NaN", "response": "NaN", "score": NaN, "low": -Infinity}\n' +
+      JSON.stringify(rowB.messages) + '\n' +
+      JSON.stringify([rowA, { question: 'Q?', answer: 'A.' }]) + '\n',
+  );
+  const r = await inspectFile(p);
+  assert.deepEqual(
+    r.records.map((x) => [x.source.line, x.messages.map((m) => m.content)]),
+    [[1, ['Say NaN', 'NaN']], [2, ['Say B', 'B']], [3, ['Say A', 'A']], [3, ['Q?', 'A.']]],
+  );
+  const f = await accounting(p);
+  assert.deepEqual([f.rowsRead, f.rowsWritten], [4, 4]);
+  const cols = await inspectFile(file('cols.json', JSON.stringify({ prompt: ['Say A', 'Say C'], response: ['A', 'C'] })));
+  assert.deepEqual(cols.records.map((x) => x.messages.map((m) => m.content)), [['Say A', 'A'], ['Say C', 'C']]);
+  const pandas = await inspectFile(file('pandas.json', JSON.stringify({ prompt: { 0: 'Say A', 1: 'Say C' }, response: { 0: 'A', 1: 'C' } })));
+  assert.deepEqual(pandas.records.map((x) => x.messages.map((m) => m.content)), [['Say A', 'A'], ['Say C', 'C']]);
+  // An OpenAssistant flat export saved as a .json array stays one message per row.
+  const oa = await inspectFile(file('oa.json', JSON.stringify([{ message_id: 'm1', parent_id: null, role: 'prompter', text: 'Hi' }]))).catch((e: Error) => e);
+  assert.ok(!(oa instanceof Error));
+  assert.equal((oa as any).skipped[0].reason, 'message_fragment');
+});
