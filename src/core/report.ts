@@ -3,11 +3,13 @@
  * and errored, per input file, with the settings that produced it.
  */
 import { relative } from 'node:path';
+import { FORMAT_CODE_TEXT } from './formats/codes';
 import { writeFileAtomic } from './output';
 import type { FileReport, PrepareResult } from './pipeline';
 
 /** What each drop reason and note code means, for the readable report. */
 export const REASON_TEXT: Record<string, string> = {
+  ...FORMAT_CODE_TEXT, // issue 3: normalization codes
   no_trainable_tokens: 'no token left to train on (no assistant turn with content, all flagged not trainable, or truncated away)',
   too_long: 'longer than --max-length (use --truncate to keep the first tokens)',
   empty_conversation: 'the row holds a conversation with no messages',

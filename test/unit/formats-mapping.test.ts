@@ -69,3 +69,15 @@ test('mapping files: JSONC comments and trailing commas; errors name file and li
   assert.equal(globMatch('**/a.jsonl', 'x/y/a.jsonl'), true);
   assert.equal(globMatch('a?.json', 'ab.json'), true);
 });
+
+test('every note code normalization writes has a meaning for report.md (formats/codes.ts)', async () => {
+  const { FORMAT_CODE_TEXT } = await import('../../src/core/formats/codes');
+  const { readFileSync, readdirSync } = await import('node:fs');
+  const dir = join(__dirname, '..', '..', 'src', 'core', 'formats');
+  const codes = new Set<string>();
+  for (const f of readdirSync(dir)) {
+    for (const m of readFileSync(join(dir, f), 'utf8').matchAll(/note\(\s*'([a-z_]+)'|'(instruction_context_joined|row_json_string)'/g)) codes.add(m[1] ?? m[2]);
+  }
+  assert.ok(codes.size > 30, String(codes.size));
+  for (const c of codes) assert.ok(FORMAT_CODE_TEXT[c], `no text for ${c}`);
+});
