@@ -140,6 +140,12 @@ async function cmdInspect(argv: string[]): Promise<number> {
     process.stdout.write(`${positionals[0]}: ${r.format}\n${r.evidence.map((e) => `  - ${e}`).join('\n')}\n`);
     process.stdout.write(`  ${r.records.length} records (${r.records.filter((x) => x.needs_generation).length} need generation), ${r.skipped.length} skipped\n`);
   }
+  if (r.records.length === 0) {
+    // Recognized rows that all failed: the JSON above says why per row; the run fails like `prepare` would.
+    const s = r.skipped[0];
+    process.stderr.write(`eagle3-prep: ${r.file}: no usable record: all ${r.rows_read} rows skipped (first: line ${s?.line}: ${s?.reason}${s?.code ? ` ${s.code}` : ''}: ${s?.message})\n`);
+    return 1;
+  }
   return 0;
 }
 
