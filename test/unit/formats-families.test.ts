@@ -237,7 +237,7 @@ test('instruction families: Alpaca (input, history, system), Dolly context, ques
   );
 });
 
-test('per-turn training flags, multimodal parts, messages as a JSON string', async () => {
+test('per-turn training flags, multimodal parts (content parts, LLaVA images field), messages as a JSON string', async () => {
   const f = await inspectFile(fx('flags.jsonl'));
   assert.deepEqual(
     msgs(f).map((m) => [m.content, m.trainable]),
@@ -247,6 +247,9 @@ test('per-turn training flags, multimodal parts, messages as a JSON string', asy
   assert.deepEqual(msgs(mm), [{ role: 'user', content: 'What animal?' }, { role: 'assistant', content: 'A cat.' }]);
   assert.deepEqual(mm.records[0].non_text_parts, [{ message: 0, type: 'image_url' }, { message: 0, type: 'input_audio' }]);
   assert.ok(!JSON.stringify(mm).includes('[object Object]'));
+  const llava = await inspectFile(fx('llava-images.jsonl'));
+  assert.deepEqual(msgs(llava), [{ role: 'user', content: '<image>\nWhat is this?' }, { role: 'assistant', content: 'A cat.' }]);
+  assert.deepEqual(llava.records[0].non_text_parts, [{ message: 0, type: 'image' }]);
   const js = await inspectFile(fx('json-string-messages.jsonl'));
   assert.deepEqual(msgs(js), [{ role: 'user', content: 'ping' }, { role: 'assistant', content: 'pong' }]);
 });

@@ -531,8 +531,32 @@ export function finish(row: Row, messages: Message[], ctx: NormalizeContext, opt
   const parts = ctx.nonText
     .map((p) => ({ message: p.message ? messages.indexOf(p.message) : -1, type: p.type }))
     .filter((p) => p.message >= 0);
+  parts.push(...mediaFields(row, messages, ctx));
   if (parts.length) conversation.nonTextParts = parts;
   return { kind: hasAssistant ? 'conversation' : 'prompt', conversation };
+}
+
+/** Top-level media lists of multimodal rows (LLaVA / LLaMA-Factory `images`, `videos`, `audios`). */
+const MEDIA_FIELDS: Record<string, string> = { images: 'image', image: 'image', videos: 'video', video: 'video', audios: 'audio', audio: 'audio' };
+
+/**
+ * Media given beside the turns (`"images": ["a.jpg"]` with `<image>` placeholders
+ * in the text): not rendered, reported as non-text parts on the turn holding
+ * the placeholder (else the first user turn). The placeholder text is kept.
+ */
+function mediaFields(row: Row, messages: Message[], ctx: NormalizeContext): { message: number; type: string }[] {
+  const out: { message: number; type: string }[] = [];
+  for (const [field, type] of Object.entries(MEDIA_FIELDS)) {
+    const v = row[field];
+    const n = Array.isArray(v) ? v.length : typeof v === 'string' && v !== '' ? 1 : isObject(v) ? 1 : 0;
+    if (!n) continue;
+    const withTag = messages.map((m, i) => ({ i, k: (m.content ?? '').split(`<${type}>`).length - 1 })).filter((x) => x.k > 0);
+    const firstUser = Math.max(0, messages.findIndex((m) => m.role === 'user'));
+    const slots = withTag.flatMap((x) => Array.from({ length: x.k }, () => x.i));
+    for (let j = 0; j < n; j++) out.push({ message: slots[j] ?? slots[slots.length - 1] ?? firstUser, type });
+    ctx.note('non_text_parts_skipped', 'non-text content parts skipped (not rendered; listed per record)');
+  }
+  return out;
 }
 
 /** A tool definition in OpenAI form: `{type: "function", function: {...}}`; a bare `{name, description, parameters}` is wrapped (Anthropic `input_schema` → `parameters`). */
