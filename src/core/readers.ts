@@ -8,6 +8,13 @@
  *   `[` / `{`): a top-level array of records, an object wrapping such an array
  *   under a conventional key (`data`, `rows`, `records`, …), or one object.
  * - Concatenated pretty-printed JSON objects (`{…}\n{…}` spanning lines).
+ * - Variants met in the wild: a root array (or a JSONL line) that is one
+ *   conversation of turn objects or one OpenHands event list (one row); a
+ *   JSONL line holding a list of records (one row each, same line); records
+ *   keyed by id (`{"id1": {…}, "id2": {…}}`); column-oriented tables
+ *   (`{"col": [..], …}`, pandas `orient="columns"`; `line` = row number);
+ *   Hugging Face datasets-server `{"rows": [{"row_idx", "row"}]}`; Python's
+ *   `NaN`/`Infinity` (read as `null`).
  * - Any of these compressed with gzip (`.gz`) or Zstandard (`.zst`), found by
  *   the file's magic bytes, decompressed as a stream (node:zlib, fzstd).
  * - Apache Parquet (`.parquet`, magic `PAR1`), read with hyparquet row group by

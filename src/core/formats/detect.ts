@@ -66,8 +66,12 @@ export function detectFormat(sampleRows: unknown[]): FormatDetection {
     recognized++;
     const row = readRow as Row;
     bump(handlerCounts, handler.name);
-    bump(shapeCounts, handler.describe(row));
-    for (const r of handler.roles(row)) if (!roles.includes(r)) roles.push(r);
+    try {
+      bump(shapeCounts, handler.describe(row));
+      for (const r of handler.roles(row)) if (!roles.includes(r)) roles.push(r);
+    } catch {
+      bump(shapeCounts, `the ${handler.name} shape`);
+    }
     for (const f of facts) bump(factCounts, f);
     switch (outcome.kind) {
       case 'prompt':

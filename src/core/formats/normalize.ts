@@ -169,7 +169,13 @@ function isRow(v: unknown): v is Row {
 /** The first handler of {@link SHAPES} that matches the row, or undefined. */
 export function findHandler(row: unknown): ShapeHandler | undefined {
   if (!isRow(row)) return undefined;
-  return SHAPES.find((h) => h.matches(row));
+  return SHAPES.find((h) => {
+    try {
+      return h.matches(row);
+    } catch {
+      return false; // a matcher must never take the run down on odd data
+    }
+  });
 }
 
 /**
