@@ -181,9 +181,6 @@ export const openHandsEventsHandler: ShapeHandler = {
   },
 };
 
-/** Used by the reader-level check for a document that is one event list. */
-export { isEvent as isOpenHandsEvent };
-
 // ------------------------------------------------------------------ ATIF
 
 function isAtifStep(t: unknown): t is Row {
