@@ -233,8 +233,10 @@ test('instruction families: Alpaca (input, history, system), Dolly context, ques
   const qa = await inspectFile(fx('qa.jsonl'));
   assert.deepEqual(
     qa.records.map((x) => x.messages.map((m) => m.content)),
-    [['Sky color?', 'Blue'], ['Grass color?', 'Green'], ['Snow color?', 'White'], ['Coal color?', 'Black']],
+    [['Sky color?', 'Blue'], ['Grass color?', 'Green'], ['Snow color?', 'White'], ['Coal color?', 'Black'], ['Ice color?', 'Clear'], ['Ash color?', 'Gray']],
   );
+  // A completion given as turn objects goes through the turn rules (inline <think> split).
+  assert.deepEqual(msgs(qa, 4)[1], { role: 'assistant', content: 'Clear', reasoning_content: 'cold' });
 });
 
 test('per-turn training flags, multimodal parts (content parts, LLaVA images field), messages as a JSON string', async () => {

@@ -144,7 +144,13 @@ function promptField(row: Row): string | undefined {
   return PROMPT_KEYS.find((k) => nonEmptyString(row[k]));
 }
 function responseField(row: Row): string | undefined {
-  return RESPONSE_KEYS.find((k) => nonEmptyString(row[k]) || typeof row[k] === 'number');
+  return RESPONSE_KEYS.find((k) => nonEmptyString(row[k]) || typeof row[k] === 'number' || isTurnValue(row[k]));
+}
+
+/** A response given as one turn object or a list of turn objects (`{role, content}` / `{from, value}`). */
+function isTurnValue(v: unknown): boolean {
+  const isTurn = (t: unknown) => isObject(t) && ('role' in t || 'from' in t);
+  return isTurn(v) || (Array.isArray(v) && v.length > 0 && v.every(isTurn));
 }
 
 function describePrompt(row: Row): string {
@@ -167,7 +173,14 @@ export const promptResponseHandler: ShapeHandler = {
   roles: () => [],
   normalize(row, ctx) {
     const user = promptText(row, promptField(row)!, ctx);
-    const raw = String(row[responseField(row)!]);
+    const field = responseField(row)!;
+    const value = row[field];
+    if (isTurnValue(value)) {
+      const turns = convertTurns(Array.isArray(value) ? value : [value], ctx);
+      if (isTurnError(turns)) return errored(ctx, turns.code, `"${field}": ${turns.message}`);
+      return finish(row, [...historyTurns(row, ctx), ...user, ...turns], ctx);
+    }
+    const raw = String(value);
     const answer = user.length > 1 ? raw.trim() : raw; // after an HH transcript prompt
     return finish(row, [...historyTurns(row, ctx), ...user, { role: 'assistant', content: answer }], ctx);
   },
