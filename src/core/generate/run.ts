@@ -20,7 +20,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { normalizeRow } from '../formats/normalize';
 import { readRows } from '../readers';
 import type { Conversation, Message } from '../types';
-import { BadResponseError, backoffDelay, buildChatBody, chatOnce, fetchModelName, fetchServerConcurrency, type ChatRequestOptions, type ChatTurnResult, type ReasoningMode, type RetryPolicy } from './client';
+import { BadResponseError, backoffDelay, buildChatBody, chatOnce, fetchModelName, fetchServerConcurrency, sleep, type ChatRequestOptions, type ChatTurnResult, type ReasoningMode, type RetryPolicy } from './client';
 import { regenerateConversation, type ConversationOutcome } from './conversation';
 import { HttpStatusError, isTransient, TransportError } from './http';
 import { openAppendLog } from './journal';
@@ -158,8 +158,22 @@ export async function generate(options: GenerateOptions, hooks: GenerateHooks = 
   const urls = [...new Set(options.servers.map(normalizeServerUrl))];
   if (urls.length === 0) throw new Error('no --server given');
   const timeoutMs = options.timeoutMs ?? 600_000;
+  const policy: RetryPolicy = { retries: options.retries ?? 8, baseMs: options.backoffBaseMs ?? 1000, capMs: options.backoffCapMs ?? 60_000 };
   const meta = { apiKey: options.apiKey, timeoutMs: Math.min(timeoutMs, 30_000), signal: hooks.signal };
-  const model = options.model ?? (await fetchModelName(urls[0], meta));
+  // The start-up questions are retried like completions (a server still loading its weights refuses connections).
+  const retrying = async <T>(what: string, f: () => Promise<T>): Promise<T> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await f();
+      } catch (e) {
+        if (!isTransient(e) || attempt >= policy.retries || hooks.signal?.aborted) throw e;
+        const delay = backoffDelay(attempt, policy, e instanceof HttpStatusError ? e.retryAfterMs : undefined);
+        hooks.log?.(`${what}: ${(e as Error).message}; retry ${attempt + 1}/${policy.retries} in ${Math.round(delay)} ms`);
+        await sleep(delay, hooks.signal);
+      }
+    }
+  };
+  const model = options.model ?? (await retrying('GET /v1/models', () => fetchModelName(urls[0], meta)));
   hooks.log?.(`model: ${model}${options.model ? '' : ` (from ${urls[0]}/v1/models)`}`);
   const limits = await Promise.all(
     urls.map(async (u) => {
@@ -170,7 +184,6 @@ export async function generate(options: GenerateOptions, hooks: GenerateHooks = 
     }),
   );
   const pool = new ServerPool(urls.map((url, i) => ({ url, limit: limits[i] })));
-  const policy: RetryPolicy = { retries: options.retries ?? 8, baseMs: options.backoffBaseMs ?? 1000, capMs: options.backoffCapMs ?? 60_000 };
   const reqOpts: ChatRequestOptions = {
     model,
     maxTokens: options.maxTokens ?? 8192,
