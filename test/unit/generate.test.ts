@@ -285,19 +285,27 @@ test('resume: ids already in the output are skipped, a torn last line is cut and
 });
 
 test('cancel: aborting stops the run, nothing half-written, the rerun completes', async () => {
-  const srv = await startFakeServer({ latencyMs: 30 });
+  const ac = new AbortController();
+  // Cancel when the 11th request arrives: by then at least 8 rows are answered and written (3 in flight).
+  const srv = await startFakeServer({ latencyMs: 30, fault: (n) => (n === 10 ? (ac.abort(new Error('cancelled')), undefined) : undefined) });
   try {
     const input = writeJsonl(prompts(30));
-    const ac = new AbortController();
-    setTimeout(() => ac.abort(new Error('cancelled')), 80);
     const r = await generate({ input, servers: [srv.url], concurrency: 3, ...fast }, { signal: ac.signal });
     assert.equal(r.cancelled, true);
     assert.equal(r.ok, false);
-    assert.ok(r.generated > 0 && r.generated < 30, `generated ${r.generated}`);
+    assert.ok(r.generated >= 8 && r.generated < 30, `generated ${r.generated}`);
     const r2 = await generate({ input, servers: [srv.url], concurrency: 3, ...fast }, {});
     assert.equal(r2.alreadyDone, r.generated);
     assert.deepEqual(readOut(r.out).map((x) => x.id).sort(), prompts(30).map((p) => p.id).sort());
   } finally {
     await srv.close();
   }
+});
+
+test('trust: an untrusted workspace never names the server; a trusted one may', async () => {
+  const { serversFromSettings } = await import('../../src/core/generate/trust');
+  const s = { globalValue: ['http://user:1'], workspaceValue: 'http://evil:2, http://evil:3', workspaceFolderValue: undefined };
+  assert.deepEqual(serversFromSettings(s, false), { servers: ['http://user:1'], ignoredWorkspaceServers: ['http://evil:2', 'http://evil:3'] });
+  assert.deepEqual(serversFromSettings(s, true), { servers: ['http://evil:2', 'http://evil:3'], ignoredWorkspaceServers: [] });
+  assert.deepEqual(serversFromSettings({ workspaceFolderValue: ['http://f:1'] }, false).servers, []);
 });

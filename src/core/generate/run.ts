@@ -16,6 +16,7 @@
  * (written or journaled by an earlier run), truncated (`length`), reasoning
  * without an answer, or failed with a reason; they add up to the rows read.
  */
+import { setMaxListeners } from 'node:events';
 import { basename, dirname, join, resolve } from 'node:path';
 import { normalizeRow } from '../formats/normalize';
 import { readRows } from '../readers';
@@ -217,6 +218,7 @@ export async function generate(options: GenerateOptions, hooks: GenerateHooks = 
 
   // Cancellation: the caller's signal, or a fatal error, stops dispatch and aborts requests in flight.
   const ac = new AbortController();
+  setMaxListeners(0, ac.signal); // one listener per request in flight
   const onOuterAbort = () => ac.abort(hooks.signal!.reason);
   hooks.signal?.addEventListener('abort', onOuterAbort, { once: true });
   let fatal: Error | null = null;
