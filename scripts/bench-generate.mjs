@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { requests: { type: 'string', default: '3000' }, latency: { type: 'string', default: '50' }, serve: { type: 'string' } } });
+const { values } = parseArgs({ options: { requests: { type: 'string', default: '2000' }, latency: { type: 'string', default: '200' }, serve: { type: 'string' } } });
 
 if (values.serve) {
   // Child: the fake server; answers {url} once listening, then {maxInFlight} on request.
