@@ -309,3 +309,37 @@ test('trust: an untrusted workspace never names the server; a trusted one may', 
   assert.deepEqual(serversFromSettings(s, true), { servers: ['http://evil:2', 'http://evil:3'], ignoredWorkspaceServers: [] });
   assert.deepEqual(serversFromSettings({ workspaceFolderValue: ['http://f:1'] }, false).servers, []);
 });
+
+test('CLI generate: usage errors exit 2; the key comes from the environment variable and is never printed', async () => {
+  const { spawn } = await import('node:child_process');
+  const ROOT = join(__dirname, '..', '..');
+  const cli = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((res) => {
+      const c = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+      let stdout = '';
+      let stderr = '';
+      c.stdout.on('data', (d) => (stdout += d));
+      c.stderr.on('data', (d) => (stderr += d));
+      c.on('exit', (code) => res({ code, stdout, stderr }));
+    });
+  const input = writeJsonl(prompts(3));
+  const noServer = await cli(['generate', input]);
+  assert.equal(noServer.code, 2);
+  assert.match(noServer.stderr, /generate needs --server URL/);
+  const badReasoning = await cli(['generate', input, '--server', 'http://127.0.0.1:1', '--reasoning', 'maybe']);
+  assert.equal(badReasoning.code, 2);
+  assert.match(badReasoning.stderr, /--reasoning must be keep, drop or disable/);
+  const srv = await startFakeServer({ apiKey: 'sk-from-env-42' });
+  try {
+    const denied = await cli(['generate', input, '--server', srv.url, '--retries', '0'], { OPENAI_API_KEY: '' });
+    assert.equal(denied.code, 1);
+    assert.match(denied.stderr, /HTTP 401 .*invalid api key/);
+    const r = await cli(['generate', input, '--server', `${srv.url}/v1`, '--api-key-env', 'MY_KEY', '--backoff-ms', '5'], { MY_KEY: 'sk-from-env-42' });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^OK .*generated\.jsonl|^OK /m);
+    assert.match(r.stdout, /rows 3: generated 3/);
+    assert.ok(!(r.stdout + r.stderr).includes('sk-from-env'));
+  } finally {
+    await srv.close();
+  }
+});
