@@ -333,9 +333,18 @@ export async function generate(options: GenerateOptions, hooks: GenerateHooks = 
   };
   const ticker = setInterval(() => emit(true), 1000);
   try {
-    await Promise.all(Array.from({ length: pool.capacity }, worker));
-  } catch (e) {
-    if (!ac.signal.aborted) throw e;
+    // Every worker is awaited (allSettled) before the files close: none may append after that.
+    const settled = await Promise.allSettled(
+      Array.from({ length: pool.capacity }, () =>
+        worker().catch((e) => {
+          if (!ac.signal.aborted) ac.abort(e); // an unexpected error stops the other workers too
+          throw e;
+        }),
+      ),
+    );
+    const unexpected = settled.find((x): x is PromiseRejectedResult => x.status === 'rejected' && x.reason !== ac.signal.reason);
+    if (unexpected) throw unexpected.reason;
+    if (ac.signal.reason instanceof Error && !hooks.signal?.aborted && !fatal) throw ac.signal.reason;
   } finally {
     clearInterval(ticker);
     hooks.signal?.removeEventListener('abort', onOuterAbort);
