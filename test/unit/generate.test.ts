@@ -343,3 +343,46 @@ test('CLI generate: usage errors exit 2; the key comes from the environment vari
     await srv.close();
   }
 });
+
+test('generate end to end: multi-turn and tool-call rows through the server; original answers never sent', async () => {
+  const srv = await startFakeServer();
+  try {
+    const rows = [
+      { id: 'mt', messages: [{ role: 'user', content: 'first' }, { role: 'assistant', content: 'ORIGINAL-A' }, { role: 'user', content: 'second' }, { role: 'assistant', content: 'ORIGINAL-B' }] },
+      {
+        id: 'tool', tools: [{ type: 'function', function: { name: 'ls', parameters: { type: 'object' } } }],
+        messages: [
+          { role: 'user', content: 'CALL ls {"path":"/"}' },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'x1', type: 'function', function: { name: 'ls', arguments: { path: '/' } } }] },
+          { role: 'tool', tool_call_id: 'x1', content: 'bin etc' },
+          { role: 'assistant', content: 'ORIGINAL-C' },
+        ],
+      },
+      {
+        id: 'div', messages: [
+          { role: 'user', content: 'CALL rm {"path":"/"}' },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'y1', type: 'function', function: { name: 'ls', arguments: '{}' } }] },
+          { role: 'tool', tool_call_id: 'y1', content: 'never kept' },
+        ],
+      },
+    ];
+    const r = await generate({ input: writeJsonl(rows), servers: [srv.url], concurrency: 1, ...fast }, {});
+    assert.equal(r.ok, true, r.failures.join('; '));
+    assert.deepEqual([r.generated, r.toolCallDiverged], [3, 1]);
+    assert.ok(!JSON.stringify(srv.requests).includes('ORIGINAL'), 'an original answer was sent');
+    const out = new Map(readOut(r.out).map((x) => [x.id, x]));
+    assert.deepEqual(out.get('mt').messages.map((m: any) => m.content), ['first', 'answer to: first', 'second', 'turn 1: answer to: second']);
+    const tool = out.get('tool');
+    const callId = tool.messages[1].tool_calls[0].id;
+    assert.match(callId, /^call_\d+$/);
+    assert.deepEqual(tool.messages[2], { role: 'tool', tool_call_id: callId, content: 'bin etc' });
+    assert.equal(tool.messages[3].content, 'turn 1: answer to: bin etc');
+    assert.equal(tool.generation.outcome, 'ok');
+    const div = out.get('div');
+    assert.equal(div.generation.outcome, 'tool_call_diverged');
+    assert.equal(div.messages.length, 2);
+    assert.equal(div.messages[1].tool_calls[0].function.name, 'rm');
+  } finally {
+    await srv.close();
+  }
+});
