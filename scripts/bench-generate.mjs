@@ -2,7 +2,8 @@
 // requests per second side by side with the limit the server allows (its maxRunning / latency),
 // the most requests the server saw in flight, and the client's own CPU time per request (its
 // ceiling: 1000 / ms-per-request requests per second per core). The fake server runs in a child
-// process, as a real server would run elsewhere.
+// process, as a real server would run elsewhere. "client CPU busy" = client CPU time / wall time:
+// well under 100 % means the client is waiting on the server, not the other way round.
 // Run: npm run bench:generate [-- --requests N --latency MS]
 import { fork } from 'node:child_process';
 import { cpus } from 'node:os';
@@ -39,8 +40,8 @@ if (values.serve) {
   const input = join(dir, 'prompts.jsonl');
   writeFileSync(input, Array.from({ length: N }, (_, i) => JSON.stringify({ id: `b${i}`, messages: [{ role: 'user', content: `benchmark prompt number ${i}` }] })).join('\n') + '\n');
   console.log(`generate bench: ${N} requests per case, fake server latency ${latencyMs} ms in a child process (Node ${process.version}, ${cpus().length} cores)`);
-  console.log('| server runs at once | client in flight (--concurrency) | server saw in flight | limit req/s = min(server, client)/latency | client req/s | of limit | client CPU ms/request | client ceiling req/s/core |');
-  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('| server runs at once | client in flight (--concurrency) | server saw in flight | limit req/s = min(server, client)/latency | client req/s | of limit | client CPU ms/request | client CPU busy | client ceiling req/s/core |');
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const c of cases) {
     const child = fork(fileURLToPath(import.meta.url), ['--serve', JSON.stringify({ latencyMs, maxRunning: c.maxRunning })], { execArgv: ['--import', 'tsx'] });
     const next = () => new Promise((res) => child.once('message', res));
@@ -57,7 +58,7 @@ if (values.serve) {
     const limit = (Math.min(c.maxRunning, c.concurrency) * 1000) / latencyMs;
     const rps = N / s;
     const cpuMs = (cpu.user + cpu.system) / 1000 / N;
-    console.log(`| ${c.maxRunning} | ${c.concurrency} | ${stats.maxInFlight} | ${limit.toFixed(0)} | ${rps.toFixed(0)} | ${(rps / limit).toFixed(2)} | ${cpuMs.toFixed(3)} | ${(1000 / cpuMs).toFixed(0)} |`);
+    console.log(`| ${c.maxRunning} | ${c.concurrency} | ${stats.maxInFlight} | ${limit.toFixed(0)} | ${rps.toFixed(0)} | ${(rps / limit).toFixed(2)} | ${cpuMs.toFixed(3)} | ${((100 * (cpu.user + cpu.system)) / 1000 / (s * 1000)).toFixed(0)}% | ${(1000 / cpuMs).toFixed(0)} |`);
   }
   rmSync(dir, { recursive: true, force: true });
 }
