@@ -7,6 +7,7 @@
  */
 import { parseArgs } from 'node:util';
 import { checkTemplate, formatTemplateCheck } from './core/checkTemplate';
+import { formatGenerateSummary, generate, type GenerateOptions } from './core/generate/run';
 import { inspectFile } from './core/inspect';
 import { expandInputs, groupByDefaultOutDir, prepare, type PrepareOptions, type PrepareResult } from './core/pipeline';
 import { loadTokenizer } from './core/tokenizer';
@@ -21,6 +22,11 @@ Usage:
                       [--allow-empty] [--json] [--quiet] [--mapping FILE]
   eagle3-prep inspect <file> --json [--limit N] [--mapping FILE]
   eagle3-prep check-template [--tokenizer DIR] [--template-kwargs JSON] [--json]
+  eagle3-prep generate <prompts.jsonl> --server URL[,URL...] [--model NAME]
+                      [--out FILE] [--concurrency N] [--max-tokens N]
+                      [--timeout SECONDS] [--retries N] [--temperature X]
+                      [--reasoning keep|drop|disable] [--api-key-env NAME]
+                      [--extra-body JSON] [--json] [--quiet]
 
 prepare   renders every conversation with the target model's chat template,
           tokenizes it and writes, per output folder:
@@ -43,6 +49,22 @@ check-template
           text after it, a default system prompt, a generation-prompt scaffold;
           then the records with trainable spans highlighted (⟦…⟧ without color).
           --json prints the findings as one JSON object.
+generate  answers every conversation of <prompts.jsonl> (prepare's
+          prompts_to_generate.jsonl, or any dataset prepare reads) with the
+          target model on OpenAI-compatible servers (SGLang, vLLM), every
+          assistant turn in order, and appends them as OpenAI messages JSONL
+          (default: generated.jsonl beside the input) that prepare reads.
+          Rerun with the same --out to resume (keyed by row id).
+          --server       server roots, comma-separated (http://host:port)
+          --model        default: the first model of GET /v1/models
+          --concurrency  requests in flight per server; default: the server's
+                         max_running_requests (SGLang) or 64
+          --max-tokens   cap per turn (default 8192); a capped turn is counted
+                         as truncated, not written
+          --timeout      per request, seconds (default 600)
+          --reasoning    keep (default) | drop | disable (enable_thinking false)
+          --api-key-env  environment variable holding the API key
+                         (default OPENAI_API_KEY); never printed
 `;
 
 class UsageError extends Error {}
@@ -163,6 +185,79 @@ async function cmdCheckTemplate(argv: string[]): Promise<number> {
   return 0;
 }
 
+function parseExtraBody(v: string | undefined): Record<string, unknown> | undefined {
+  if (v === undefined) return undefined;
+  let o: unknown;
+  try {
+    o = JSON.parse(v);
+  } catch (e) {
+    throw new UsageError(`--extra-body is not valid JSON: ${(e as Error).message}`);
+  }
+  if (!o || typeof o !== 'object' || Array.isArray(o)) throw new UsageError('--extra-body must be a JSON object, e.g. \'{"top_p": 0.95}\'');
+  return o as Record<string, unknown>;
+}
+
+async function cmdGenerate(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      server: { type: 'string', multiple: true },
+      model: { type: 'string' },
+      out: { type: 'string' },
+      concurrency: { type: 'string' },
+      'max-tokens': { type: 'string' },
+      timeout: { type: 'string' },
+      retries: { type: 'string' },
+      'backoff-ms': { type: 'string' },
+      temperature: { type: 'string' },
+      reasoning: { type: 'string' },
+      'api-key-env': { type: 'string' },
+      'extra-body': { type: 'string' },
+      json: { type: 'boolean', default: false },
+      quiet: { type: 'boolean', default: false },
+    },
+  });
+  if (positionals.length !== 1) throw new UsageError('generate takes exactly one input file');
+  const servers = (values.server ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
+  if (servers.length === 0) throw new UsageError('generate needs --server URL (e.g. --server http://127.0.0.1:30000)');
+  const reasoning = values.reasoning ?? 'keep';
+  if (reasoning !== 'keep' && reasoning !== 'drop' && reasoning !== 'disable') throw new UsageError(`--reasoning must be keep, drop or disable (got "${reasoning}")`);
+  const retries = values.retries === undefined ? undefined : Number(values.retries);
+  if (retries !== undefined && (!Number.isInteger(retries) || retries < 0)) throw new UsageError(`--retries must be a whole number ≥ 0 (got "${values.retries}")`);
+  const temperature = values.temperature === undefined ? undefined : Number(values.temperature);
+  if (temperature !== undefined && !(temperature >= 0)) throw new UsageError(`--temperature must be a number ≥ 0 (got "${values.temperature}")`);
+  const timeoutS = values.timeout === undefined ? undefined : Number(values.timeout);
+  if (timeoutS !== undefined && !(timeoutS > 0)) throw new UsageError(`--timeout must be a positive number of seconds (got "${values.timeout}")`);
+  const keyEnv = values['api-key-env'] ?? 'OPENAI_API_KEY';
+  if (values['api-key-env'] !== undefined && !process.env[keyEnv]) throw new UsageError(`--api-key-env ${keyEnv}: that environment variable is not set`);
+  const opts: GenerateOptions = {
+    input: positionals[0],
+    out: values.out,
+    servers,
+    model: values.model,
+    apiKey: process.env[keyEnv] || undefined,
+    concurrency: parsePositiveInt('--concurrency', values.concurrency),
+    maxTokens: parsePositiveInt('--max-tokens', values['max-tokens']),
+    timeoutMs: timeoutS === undefined ? undefined : timeoutS * 1000,
+    retries,
+    backoffBaseMs: parsePositiveInt('--backoff-ms', values['backoff-ms']),
+    temperature,
+    reasoning,
+    extraBody: parseExtraBody(values['extra-body']),
+  };
+  const ac = new AbortController();
+  process.once('SIGINT', () => ac.abort(new Error('cancelled (SIGINT)')));
+  const quiet = values.quiet || values.json;
+  const log = quiet ? undefined : (l: string) => process.stderr.write(l + '\n');
+  const onProgress = quiet || !process.stderr.isTTY ? undefined : (p: { rowsRead: number; generated: number; failed: number; inFlight: number; tokensPerSecond: number }) =>
+    process.stderr.write(`\r  read ${p.rowsRead}, generated ${p.generated}, failed ${p.failed}, in flight ${p.inFlight}, ${p.tokensPerSecond.toFixed(0)} tok/s   `);
+  const r = await generate(opts, { log, onProgress, signal: ac.signal });
+  if (onProgress) process.stderr.write('\n');
+  process.stdout.write(values.json ? JSON.stringify(r, null, 2) + '\n' : formatGenerateSummary(r) + '\n');
+  return r.ok ? 0 : 1;
+}
+
 /** Runs the CLI with `argv` (without node and script); resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
@@ -174,6 +269,8 @@ export async function main(argv: string[]): Promise<number> {
         return await cmdInspect(rest);
       case 'check-template':
         return await cmdCheckTemplate(rest);
+      case 'generate':
+        return await cmdGenerate(rest);
       case undefined:
       case '-h':
       case '--help':

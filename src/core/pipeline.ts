@@ -11,6 +11,7 @@ import { DETECT_SAMPLE_SIZE, detectFormat } from './formats/detect';
 import { normalizeRow } from './formats/normalize';
 import { explainUnusableInput } from './inspect';
 import { checkTemplate, type TemplateCheck } from './checkTemplate';
+import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from './generate/generatedIds';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError } from './mask';
 import { AtomicOutput } from './output';
 import { readRows, type RawRow } from './readers';
@@ -237,7 +238,7 @@ function note(rep: FileReport, code: string) {
 }
 
 /** Turns one conversation into tokenized records and writes them; updates the file report with the row's fate. */
-async function processConversation(ctx: RunContext, rep: FileReport, conv: Conversation): Promise<number> {
+async function processConversation(ctx: RunContext, rep: FileReport, conv: Conversation, generated?: GeneratedTurnIds[]): Promise<number> {
   const line = conv.source.line;
   let built;
   let template: ChatTemplate | undefined;
@@ -262,6 +263,14 @@ async function processConversation(ctx: RunContext, rep: FileReport, conv: Conve
     if (!enc.exactOffsets) note(rep, 'offsets_approximate');
     let ids = enc.ids;
     let mask = maskFromSpans(enc.starts, rec.spans);
+    // Rows written by `generate` carry the generated token ids (src/core/generate/generatedIds.ts).
+    let idsSource: 'generated' | 'retokenized' | undefined;
+    if (generated) {
+      const g = applyGeneratedIds(rec, enc, mask, generated, (x) => ctx.tok.decode(x));
+      ({ ids, mask } = g);
+      idsSource = g.source;
+      note(rep, g.source === 'generated' ? 'generated_token_ids_used' : `retokenized_${g.reason}`);
+    }
     const max = ctx.opts.maxLength;
     if (max !== undefined && ids.length > max) {
       if (!ctx.opts.truncate) {
@@ -287,6 +296,7 @@ async function processConversation(ctx: RunContext, rep: FileReport, conv: Conve
       seq_len: ids.length,
       n_prompt_tokens: ids.length - nResp,
       n_response_tokens: nResp,
+      ...(idsSource ? { ids_source: idsSource } : {}),
     };
     await ctx.data.write(JSON.stringify(out) + '\n');
     written++;
@@ -392,7 +402,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
           switch (outcome.kind) {
             case 'conversation':
               for (const n of outcome.conversation.notes ?? []) note(rep, n);
-              await processConversation(ctx, rep, outcome.conversation);
+              await processConversation(ctx, rep, outcome.conversation, generatedTurnsOf(row.value));
               break;
             case 'prompt': {
               const c = outcome.conversation;

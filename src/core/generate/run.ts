@@ -1,0 +1,389 @@
+/**
+ * The `generate` job: reads prompt rows (the `prompts_to_generate.jsonl` that
+ * `prepare` writes, or any dataset `prepare` reads), regenerates each
+ * conversation with the target model through OpenAI-compatible servers
+ * (SGLang, vLLM), and appends the answered conversations as OpenAI `messages`
+ * JSONL that `prepare` reads directly.
+ *
+ * Output row: `{"id", "source", "messages", "tools"?, "generation": {"model",
+ * "outcome": "ok"|"tool_call_diverged", "reasoning", "turns": [{"message_index",
+ * "finish_reason", "token_ids"?, "prompt_tokens", "completion_tokens"}]}}` —
+ * `id` and `source` are the input row's (a `prepare` prompt row carries the
+ * original dataset's `source`); `generation.turns[k].token_ids` are the ids the
+ * server generated for the assistant message at `message_index` (client.ts).
+ *
+ * Accounting: every row read ends generated (written now), already done
+ * (written or journaled by an earlier run), truncated (`length`), reasoning
+ * without an answer, or failed with a reason; they add up to the rows read.
+ */
+import { setMaxListeners } from 'node:events';
+import { basename, dirname, join, resolve } from 'node:path';
+import { normalizeRow } from '../formats/normalize';
+import { readRows } from '../readers';
+import type { Conversation, Message } from '../types';
+import { BadResponseError, backoffDelay, buildChatBody, chatOnce, fetchModelName, fetchServerConcurrency, sleep, type ChatRequestOptions, type ChatTurnResult, type ReasoningMode, type RetryPolicy } from './client';
+import { regenerateConversation, type ConversationOutcome } from './conversation';
+import { HttpStatusError, isTransient, TransportError } from './http';
+import { openAppendLog } from './journal';
+import { ServerPool, type ServerState } from './scheduler';
+
+/** Options of one `generate` run. */
+export interface GenerateOptions {
+  /** Input JSONL/JSON file. */
+  input: string;
+  /** Output JSONL; default {@link defaultGenerateOut}. The journal is `<out>.journal`. */
+  out?: string;
+  /** Server roots (`http://host:port`, a trailing `/v1` is accepted and removed). */
+  servers: string[];
+  /** Model name sent in requests; default: the first model of the first server's `GET /v1/models`. */
+  model?: string;
+  /** Bearer token; the CLI reads it from an environment variable, the extension from SecretStorage. Never logged. */
+  apiKey?: string;
+  /** Requests in flight per server; default: the server's `max_running_requests` when it reports one (SGLang), else {@link DEFAULT_CONCURRENCY}. */
+  concurrency?: number;
+  /** `max_tokens` per turn; default 8192. */
+  maxTokens?: number;
+  temperature?: number;
+  /** Per-request deadline in ms; default 600 000 (10 min). */
+  timeoutMs?: number;
+  /** Retries per request on transient failures; default 8. */
+  retries?: number;
+  /** Backoff base and cap in ms; default 1000 and 60 000. */
+  backoffBaseMs?: number;
+  backoffCapMs?: number;
+  reasoning?: ReasoningMode;
+  /** Ask for token ids through logprobs too (older vLLM). */
+  logprobTokenIds?: boolean;
+  /** Extra request fields (`{"top_p": 0.95}`). */
+  extraBody?: Record<string, unknown>;
+  /** fdatasync interval of the output and journal (ms); default 1000. */
+  fsyncIntervalMs?: number;
+}
+
+/** Requests in flight per server when neither the user nor the server says (vLLM's default `--max-num-seqs` is 256 on GPUs; 64 keeps latency per request low). */
+export const DEFAULT_CONCURRENCY = 64;
+
+export interface GenerateProgress {
+  rowsRead: number;
+  generated: number;
+  alreadyDone: number;
+  failed: number;
+  /** length + reasoning_without_answer. */
+  notWritten: number;
+  inFlight: number;
+  completionTokens: number;
+  /** Completion tokens per second since the start (this process). */
+  tokensPerSecond: number;
+}
+
+export interface GenerateHooks {
+  onProgress?: (p: GenerateProgress) => void;
+  log?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+/** The report of a run (`<out>.report.json`-like; the CLI prints it with --json). */
+export interface GenerateResult {
+  ok: boolean;
+  cancelled: boolean;
+  failures: string[];
+  input: string;
+  out: string;
+  journal: string;
+  model: string;
+  servers: { url: string; limit: number; requests: number; failures: number }[];
+  rowsRead: number;
+  /** Written to the output by this run, by outcome (`ok`, `tool_call_diverged`). */
+  generated: number;
+  toolCallDiverged: number;
+  /** Rows whose id was already in the output or journal (resume). */
+  alreadyDone: number;
+  /** Stopped by `max_tokens` (journaled, not written). */
+  truncated: number;
+  reasoningWithoutAnswer: number;
+  /** reason → { count, first messages (≤ 5) }. */
+  failed: Record<string, { count: number; examples: string[] }>;
+  failedTotal: number;
+  requests: number;
+  retries: number;
+  /** Rows written with generated token ids for every turn / without. */
+  withTokenIds: number;
+  withoutTokenIds: number;
+  promptTokens: number;
+  completionTokens: number;
+  elapsedMs: number;
+  requestsPerSecond: number;
+  completionTokensPerSecond: number;
+  /** Bytes of a torn last line cut from the output/journal on resume. */
+  tornBytesCut: number;
+}
+
+/** `x/prompts_to_generate.jsonl` → `x/generated.jsonl`; `x/data.jsonl` → `x/data.generated.jsonl`. */
+export function defaultGenerateOut(input: string): string {
+  const abs = resolve(input);
+  const name = basename(abs);
+  if (name === 'prompts_to_generate.jsonl') return join(dirname(abs), 'generated.jsonl');
+  return join(dirname(abs), name.replace(/\.(jsonl|json|ndjson)$/i, '') + '.generated.jsonl');
+}
+
+/** `http://h:1/v1/` → `http://h:1`. @throws Error for a URL that is not http(s) */
+export function normalizeServerUrl(u: string): string {
+  let url: URL;
+  try {
+    url = new URL(u.trim());
+  } catch {
+    throw new Error(`--server "${u}" is not a URL (e.g. http://127.0.0.1:30000)`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`--server "${u}" must be http:// or https://`);
+  return url.toString().replace(/\/+$/, '').replace(/\/v1$/, '');
+}
+
+/** Errors that end the whole run: every request would fail the same way. */
+const FATAL_STATUSES = new Set([401, 403, 404]);
+
+class FatalRunError extends Error {}
+
+/**
+ * Runs `generate`. Conversations are processed concurrently (up to the pool's
+ * capacity); each is appended to the output only when all its turns are done.
+ * @returns the report; `ok` false when a row failed or nothing was ever written
+ * @throws Error for an unreadable input, an output that is not a generate
+ *   output, a server whose model cannot be found, or a 401/403/404 (the server's message)
+ */
+export async function generate(options: GenerateOptions, hooks: GenerateHooks = {}): Promise<GenerateResult> {
+  const t0 = Date.now();
+  const input = resolve(options.input);
+  const out = resolve(options.out ?? defaultGenerateOut(input));
+  const journalPath = `${out}.journal`;
+  if (out === input) throw new Error(`--out ${out} is the input; inputs are never overwritten`);
+  const urls = [...new Set(options.servers.map(normalizeServerUrl))];
+  if (urls.length === 0) throw new Error('no --server given');
+  const timeoutMs = options.timeoutMs ?? 600_000;
+  const policy: RetryPolicy = { retries: options.retries ?? 8, baseMs: options.backoffBaseMs ?? 1000, capMs: options.backoffCapMs ?? 60_000 };
+  const meta = { apiKey: options.apiKey, timeoutMs: Math.min(timeoutMs, 30_000), signal: hooks.signal };
+  // The start-up questions are retried like completions (a server still loading its weights refuses connections).
+  const retrying = async <T>(what: string, f: () => Promise<T>): Promise<T> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await f();
+      } catch (e) {
+        if (!isTransient(e) || attempt >= policy.retries || hooks.signal?.aborted) throw e;
+        const delay = backoffDelay(attempt, policy, e instanceof HttpStatusError ? e.retryAfterMs : undefined);
+        hooks.log?.(`${what}: ${(e as Error).message}; retry ${attempt + 1}/${policy.retries} in ${Math.round(delay)} ms`);
+        await sleep(delay, hooks.signal);
+      }
+    }
+  };
+  const model = options.model ?? (await retrying('GET /v1/models', () => fetchModelName(urls[0], meta)));
+  hooks.log?.(`model: ${model}${options.model ? '' : ` (from ${urls[0]}/v1/models)`}`);
+  const limits = await Promise.all(
+    urls.map(async (u) => {
+      if (options.concurrency) return options.concurrency;
+      const n = await fetchServerConcurrency(u, meta);
+      hooks.log?.(`${u}: ${n ? `max_running_requests ${n}` : `no concurrency reported, using ${DEFAULT_CONCURRENCY}`}`);
+      return n ?? DEFAULT_CONCURRENCY;
+    }),
+  );
+  const pool = new ServerPool(urls.map((url, i) => ({ url, limit: limits[i] })));
+  const reqOpts: ChatRequestOptions = {
+    model,
+    maxTokens: options.maxTokens ?? 8192,
+    temperature: options.temperature,
+    reasoning: options.reasoning ?? 'keep',
+    logprobTokenIds: options.logprobTokenIds,
+    extraBody: options.extraBody,
+  };
+
+  const { log: outLog, scan: outScan } = openAppendLog(out, options.fsyncIntervalMs);
+  const { log: jLog, scan: jScan } = openAppendLog(journalPath, options.fsyncIntervalMs);
+  const done = new Set<string>([...outScan.ids.keys(), ...jScan.ids.keys()]);
+  if (done.size) hooks.log?.(`resuming: ${outScan.ids.size} rows already in ${out}, ${jScan.ids.size} in ${journalPath}`);
+  for (const [what, s] of [[out, outScan], [journalPath, jScan]] as const) {
+    if (s.truncatedBytes) hooks.log?.(`${what}: cut a torn last line (${s.truncatedBytes} bytes); that row is generated again`);
+  }
+
+  const r: GenerateResult = {
+    ok: false, cancelled: false, failures: [], input, out, journal: journalPath, model, servers: [],
+    rowsRead: 0, generated: 0, toolCallDiverged: 0, alreadyDone: 0, truncated: 0, reasoningWithoutAnswer: 0,
+    failed: {}, failedTotal: 0, requests: 0, retries: 0, withTokenIds: 0, withoutTokenIds: 0,
+    promptTokens: 0, completionTokens: 0, elapsedMs: 0, requestsPerSecond: 0, completionTokensPerSecond: 0,
+    tornBytesCut: outScan.truncatedBytes + jScan.truncatedBytes,
+  };
+  const fail = (reason: string, message: string) => {
+    r.failedTotal++;
+    const f = (r.failed[reason] ??= { count: 0, examples: [] });
+    f.count++;
+    if (f.examples.length < 5) f.examples.push(message);
+  };
+
+  // Cancellation: the caller's signal, or a fatal error, stops dispatch and aborts requests in flight.
+  const ac = new AbortController();
+  setMaxListeners(0, ac.signal); // one listener per request in flight
+  const onOuterAbort = () => ac.abort(hooks.signal!.reason);
+  hooks.signal?.addEventListener('abort', onOuterAbort, { once: true });
+  let fatal: Error | null = null;
+
+  let lastEmit = 0;
+  const emit = (force = false) => {
+    const now = Date.now();
+    if (!hooks.onProgress || (!force && now - lastEmit < 200)) return;
+    lastEmit = now;
+    hooks.onProgress({
+      rowsRead: r.rowsRead, generated: r.generated, alreadyDone: r.alreadyDone, failed: r.failedTotal,
+      notWritten: r.truncated + r.reasoningWithoutAnswer, inFlight: pool.inFlight, completionTokens: r.completionTokens,
+      tokensPerSecond: r.completionTokens / Math.max(0.001, (now - t0) / 1000),
+    });
+  };
+
+  /** One chat turn with retries; server choice by the pool. */
+  const ask = async (history: Message[], tools: unknown[] | undefined): Promise<ChatTurnResult> => {
+    const body = buildChatBody(history, tools, reqOpts);
+    for (let attempt = 0; ; attempt++) {
+      const server: ServerState = await pool.acquire(ac.signal);
+      r.requests++;
+      try {
+        const res = await chatOnce(server.url, body, { apiKey: options.apiKey, timeoutMs, signal: ac.signal });
+        pool.ok(server);
+        return res;
+      } catch (e) {
+        if (ac.signal.aborted) throw ac.signal.reason;
+        if (!isTransient(e) || attempt >= policy.retries) throw e;
+        const delay = backoffDelay(attempt, policy, e instanceof HttpStatusError ? e.retryAfterMs : undefined);
+        pool.backOff(server, delay);
+        r.retries++;
+        hooks.log?.(`retry ${attempt + 1}/${policy.retries} in ${Math.round(delay)} ms: ${(e as Error).message}`);
+      } finally {
+        pool.release(server);
+      }
+    }
+  };
+
+  const seen = new Set<string>();
+  const handle = async (conv: Conversation, rawSource: unknown) => {
+    if (seen.has(conv.id)) return fail('duplicate_id', `line ${conv.source.line}: id "${conv.id}" appears earlier in the input; ids key resume, so it is not generated twice`);
+    seen.add(conv.id);
+    if (done.has(conv.id)) {
+      r.alreadyDone++;
+      return;
+    }
+    let res;
+    try {
+      res = await regenerateConversation(conv, ask, reqOpts.reasoning);
+    } catch (e) {
+      if (ac.signal.aborted) return;
+      const where = `line ${conv.source.line} (id ${conv.id})`;
+      if (e instanceof HttpStatusError) {
+        if (FATAL_STATUSES.has(e.status)) {
+          fatal ??= new FatalRunError(e.message);
+          ac.abort(fatal);
+        }
+        return fail(e.transient ? `http_${e.status}_after_retries` : `http_${e.status}`, `${where}: ${e.message}`);
+      }
+      if (e instanceof TransportError) return fail(`${e.code}_after_retries`, `${where}: ${e.message}`);
+      if (e instanceof BadResponseError) return fail('bad_response', `${where}: ${e.message}`);
+      throw e;
+    }
+    for (const t of res.turns) {
+      r.promptTokens += t.prompt_tokens;
+      r.completionTokens += t.completion_tokens;
+    }
+    const source = isSource(rawSource) ? rawSource : conv.source;
+    const outcome: ConversationOutcome = res.outcome;
+    if (outcome === 'length' || outcome === 'reasoning_without_answer') {
+      jLog.append({ id: conv.id, source, outcome, detail: res.detail });
+      if (outcome === 'length') r.truncated++;
+      else r.reasoningWithoutAnswer++;
+      done.add(conv.id);
+      return;
+    }
+    const row: Record<string, unknown> = { id: conv.id, source, messages: res.messages };
+    if (conv.tools?.length) row.tools = conv.tools;
+    row.generation = { model, outcome, reasoning: reqOpts.reasoning, ...(res.detail ? { detail: res.detail } : {}), turns: res.turns };
+    outLog.append(row);
+    done.add(conv.id);
+    r.generated++;
+    if (outcome === 'tool_call_diverged') r.toolCallDiverged++;
+    if (res.turns.every((t) => t.token_ids)) r.withTokenIds++;
+    else r.withoutTokenIds++;
+  };
+
+  // Workers pull rows from one reader; the reader is advanced by one worker at a time.
+  const rows = readRows(input, { signal: ac.signal });
+  let readChain: Promise<unknown> = Promise.resolve();
+  const nextRow = () => {
+    const p = readChain.then(() => rows.next());
+    readChain = p.catch(() => undefined);
+    return p;
+  };
+  const fileBase = basename(input);
+  const worker = async () => {
+    while (!ac.signal.aborted) {
+      const it = await nextRow();
+      if (it.done) return;
+      const row = it.value;
+      r.rowsRead++;
+      if (row.error !== undefined) fail('invalid_row', `line ${row.line}: ${row.error}`);
+      else {
+        const o = normalizeRow(row.value, { file: input, line: row.line }, fileBase);
+        if (o.kind === 'conversation' || o.kind === 'prompt') await handle(o.conversation, (row.value as any)?.source);
+        else fail(o.kind === 'dropped' ? o.reason : 'invalid_row', `line ${row.line}: ${o.message}`);
+      }
+      emit();
+    }
+  };
+  const ticker = setInterval(() => emit(true), 1000);
+  try {
+    // Every worker is awaited (allSettled) before the files close: none may append after that.
+    const settled = await Promise.allSettled(
+      Array.from({ length: pool.capacity }, () =>
+        worker().catch((e) => {
+          if (!ac.signal.aborted) ac.abort(e); // an unexpected error stops the other workers too
+          throw e;
+        }),
+      ),
+    );
+    const unexpected = settled.find((x): x is PromiseRejectedResult => x.status === 'rejected' && x.reason !== ac.signal.reason);
+    if (unexpected) throw unexpected.reason;
+    if (ac.signal.reason instanceof Error && !hooks.signal?.aborted && !fatal) throw ac.signal.reason;
+  } finally {
+    clearInterval(ticker);
+    hooks.signal?.removeEventListener('abort', onOuterAbort);
+    pool.close();
+    outLog.close();
+    jLog.close();
+    await rows.return(undefined);
+  }
+  if (fatal) throw fatal;
+  r.cancelled = ac.signal.aborted;
+  r.servers = pool.servers.map((s) => ({ url: s.url, limit: s.limit, requests: s.sent, failures: s.failures }));
+  r.elapsedMs = Date.now() - t0;
+  r.requestsPerSecond = r.requests / Math.max(0.001, r.elapsedMs / 1000);
+  r.completionTokensPerSecond = r.completionTokens / Math.max(0.001, r.elapsedMs / 1000);
+  const accounted = r.generated + r.alreadyDone + r.truncated + r.reasoningWithoutAnswer + r.failedTotal;
+  if (!r.cancelled && accounted !== r.rowsRead) r.failures.push(`accounting mismatch: ${accounted} accounted, ${r.rowsRead} read`);
+  if (r.cancelled) r.failures.push('cancelled; run again with the same --out to continue');
+  if (r.failedTotal) r.failures.push(`${r.failedTotal} rows failed (${Object.entries(r.failed).map(([k, v]) => `${v.count} ${k}`).join(', ')}); run again with the same --out to retry them`);
+  if (!r.cancelled && outScan.ids.size + r.generated === 0) r.failures.push(`nothing written to ${out} (${r.rowsRead} rows read)`);
+  r.ok = r.failures.length === 0;
+  emit(true);
+  return r;
+}
+
+function isSource(v: unknown): v is { file: string; line: number } {
+  return !!v && typeof v === 'object' && typeof (v as any).file === 'string' && typeof (v as any).line === 'number';
+}
+
+/** The report as text lines (CLI and output channel). */
+export function formatGenerateSummary(r: GenerateResult): string {
+  const lines = [
+    `${r.ok ? 'OK' : r.cancelled ? 'CANCELLED' : 'FAILED'}  ${r.out}  (model ${r.model})`,
+    `  rows ${r.rowsRead}: generated ${r.generated}${r.toolCallDiverged ? ` (${r.toolCallDiverged} stopped at a diverging tool call)` : ''}, already done ${r.alreadyDone}, ` +
+      `truncated by max_tokens ${r.truncated}, reasoning without answer ${r.reasoningWithoutAnswer}, failed ${r.failedTotal}`,
+    `  requests ${r.requests} (${r.retries} retried), ${r.requestsPerSecond.toFixed(1)} req/s, ${r.completionTokens} completion tokens, ${r.completionTokensPerSecond.toFixed(1)} tok/s, ${(r.elapsedMs / 1000).toFixed(1)} s`,
+    `  token ids returned for ${r.withTokenIds} rows, missing for ${r.withoutTokenIds} (prepare re-tokenizes those)`,
+    ...r.servers.map((s) => `  server ${s.url}: limit ${s.limit}, ${s.requests} requests, ${s.failures} transient failures`),
+  ];
+  for (const [k, v] of Object.entries(r.failed)) lines.push(`  failed ${k} ${v.count}: ${v.examples[0]}`);
+  for (const f of r.failures) lines.push(`  error: ${f}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,124 @@
+/**
+ * "Generate answers with the target model…" (`eagle3prep.generate`): runs
+ * `generate` (src/core/generate) on a `prompts_to_generate.jsonl` (or any
+ * dataset file) against the configured OpenAI-compatible servers, with a
+ * cancellable progress notification (done / failed / in flight, tokens per
+ * second); running it again on the same file resumes (keyed by row id).
+ * "Set generation server API key…" (`eagle3prep.setGenerateApiKey`) stores the
+ * key in VS Code SecretStorage; it is never read from settings nor logged.
+ * In an untrusted workspace, servers named by workspace settings are ignored (trust.ts).
+ */
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { countRows } from '../core/readers';
+import { defaultGenerateOut, formatGenerateSummary, generate, type GenerateOptions } from '../core/generate/run';
+import type { ReasoningMode } from '../core/generate/client';
+import { serversFromSettings } from '../core/generate/trust';
+import { urisFromCommandArgs } from './prepareCommand';
+import { CONFIG_SECTION } from './tokenizerSelection';
+
+export const GENERATE_COMMAND = 'eagle3prep.generate';
+export const SET_API_KEY_COMMAND = 'eagle3prep.setGenerateApiKey';
+/** SecretStorage key of the generation servers' API key. */
+export const API_KEY_SECRET = 'eagle3prep.generate.apiKey';
+
+/** Runs in progress, by output file. */
+const running = new Set<string>();
+
+/** The generation settings (`eagle3prep.generate.*`) for a dataset resource; servers per the trust rule. */
+function readSettings(scope: vscode.Uri): { opts: Omit<GenerateOptions, 'input' | 'servers' | 'apiKey'>; servers: string[]; ignored: string[] } {
+  const c = vscode.workspace.getConfiguration(CONFIG_SECTION, scope);
+  const { servers, ignoredWorkspaceServers } = serversFromSettings(c.inspect('generate.servers') ?? {}, vscode.workspace.isTrusted);
+  const num = (key: string) => {
+    const v = c.get<number | null>(key, null);
+    return typeof v === 'number' && v > 0 ? v : undefined;
+  };
+  const reasoning = c.get<string>('generate.reasoning', 'keep');
+  const timeout = num('generate.timeoutSeconds');
+  return {
+    servers,
+    ignored: ignoredWorkspaceServers,
+    opts: {
+      model: c.get<string>('generate.model', '') || undefined,
+      concurrency: num('generate.concurrency'),
+      maxTokens: num('generate.maxTokens'),
+      timeoutMs: timeout ? timeout * 1000 : undefined,
+      reasoning: (['keep', 'drop', 'disable'] as const).find((m) => m === reasoning) ?? ('keep' as ReasoningMode),
+    },
+  };
+}
+
+/** Registers both commands; returns their disposables. */
+export function registerGenerateCommand(context: vscode.ExtensionContext, output: vscode.OutputChannel): vscode.Disposable {
+  const log = (l: string) => output.appendLine(l);
+  const setKey = vscode.commands.registerCommand(SET_API_KEY_COMMAND, async () => {
+    const key = await vscode.window.showInputBox({ title: 'API key of the generation servers', prompt: 'Stored in VS Code SecretStorage; empty removes it.', password: true, ignoreFocusOut: true });
+    if (key === undefined) return;
+    if (key === '') await context.secrets.delete(API_KEY_SECRET);
+    else await context.secrets.store(API_KEY_SECRET, key);
+    void vscode.window.showInformationMessage(key === '' ? 'Generation API key removed.' : 'Generation API key stored.');
+  });
+  const gen = vscode.commands.registerCommand(GENERATE_COMMAND, async (arg?: unknown, multi?: unknown) => {
+    const uri = urisFromCommandArgs(arg, multi).find((u) => u.scheme === 'file' && /\.(jsonl|json)$/i.test(u.fsPath));
+    if (!uri) {
+      void vscode.window.showErrorMessage('Generate: pick a prompts_to_generate.jsonl (or a .jsonl/.json dataset) in the explorer or open it in an editor.');
+      return;
+    }
+    const { opts, servers: configured, ignored } = readSettings(uri);
+    if (ignored.length) log(`Restricted Mode: ignoring the servers named by this workspace's settings (${ignored.join(', ')}); only your user settings apply.`);
+    let servers = configured;
+    if (servers.length === 0) {
+      const typed = await vscode.window.showInputBox({
+        title: 'OpenAI-compatible server (SGLang, vLLM)',
+        prompt: 'Server root, e.g. http://127.0.0.1:30000 (several: comma-separated). Set eagle3prep.generate.servers in your user settings to skip this.',
+        ignoreFocusOut: true,
+        validateInput: (v) => (v.split(',').every((s) => /^https?:\/\/\S+$/.test(s.trim())) ? undefined : 'http:// or https:// URL(s)'),
+      });
+      if (!typed) return;
+      servers = typed.split(',').map((s) => s.trim());
+    }
+    const input = uri.fsPath;
+    const out = defaultGenerateOut(input);
+    if (running.has(out)) {
+      void vscode.window.showWarningMessage(`Generation into ${path.basename(out)} is already running.`);
+      return;
+    }
+    running.add(out);
+    const apiKey = (await context.secrets.get(API_KEY_SECRET)) || undefined;
+    output.show(true);
+    log(`generate ${input} → ${out} on ${servers.join(', ')}`);
+    try {
+      const total = await countRows(input).catch(() => 0);
+      const result = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `Generating ${path.basename(input)}`, cancellable: true },
+        async (progress, token) => {
+          const ac = new AbortController();
+          token.onCancellationRequested(() => ac.abort(new Error('cancelled')));
+          let lastDone = 0;
+          return generate({ ...opts, input, out, servers, apiKey }, {
+            signal: ac.signal,
+            log,
+            onProgress: (p) => {
+              const done = p.generated + p.alreadyDone + p.failed + p.notWritten;
+              const increment = total ? ((done - lastDone) / total) * 100 : undefined;
+              lastDone = done;
+              progress.report({ increment, message: `${done}${total ? `/${total}` : ''} done (${p.generated} new, ${p.failed} failed), ${p.inFlight} in flight, ${p.tokensPerSecond.toFixed(0)} tok/s` });
+            },
+          });
+        },
+      );
+      log(formatGenerateSummary(result));
+      const msg = `${result.cancelled ? 'Generation cancelled' : result.ok ? 'Generation done' : 'Generation finished with failures'}: ${result.generated} generated, ${result.alreadyDone} already done, ${result.truncated} truncated, ${result.failedTotal} failed.`;
+      const open = 'Open output';
+      const pick = await (result.ok ? vscode.window.showInformationMessage(msg, open) : vscode.window.showWarningMessage(`${msg} Run again to resume.`, open));
+      if (pick === open) await vscode.window.showTextDocument(vscode.Uri.file(out), { preview: true });
+    } catch (e) {
+      const m = e instanceof Error ? e.message : String(e);
+      log(`generate failed: ${m}`);
+      void vscode.window.showErrorMessage(`Generate: ${m}`);
+    } finally {
+      running.delete(out);
+    }
+  });
+  return vscode.Disposable.from(gen, setKey);
+}
