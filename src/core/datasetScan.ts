@@ -493,8 +493,11 @@ export interface RowProblem {
   severity: 'error' | 'warning';
   /** For `unknown_role`: the source spelling (as written). */
   role?: string;
-  /** For `unrecognized_shape`: top-level keys holding a list of objects, candidates for a field mapping. */
-  listFields?: string[];
+  /**
+   * For `unrecognized_shape`: field mappings that would make the row readable — each top-level key
+   * holding a list of objects, to `conversations` when its turns use `from`, else `messages`.
+   */
+  fieldMappings?: { from: string; to: string }[];
 }
 
 /** Result of {@link scanRowProblems}. */
@@ -532,9 +535,9 @@ export async function scanRowProblems(file: string, opts: { maxProblems?: number
       if (outcome.kind === 'dropped') {
         const p: RowProblem = { line: row.line, code: outcome.reason, message: outcome.message, severity: 'warning' };
         if (outcome.reason === 'unrecognized_shape' && row.value && typeof row.value === 'object' && !Array.isArray(row.value)) {
-          p.listFields = Object.entries(row.value as Record<string, unknown>)
+          p.fieldMappings = Object.entries(row.value as Record<string, unknown>)
             .filter(([, v]) => Array.isArray(v) && v.length > 0 && v.every((t) => t !== null && typeof t === 'object' && !Array.isArray(t)))
-            .map(([k]) => k);
+            .map(([k, v]) => ({ from: k, to: (v as Record<string, unknown>[]).some((t) => 'from' in t) ? 'conversations' : 'messages' }));
         }
         problems.push(p);
       } else if (outcome.kind === 'errored') {

@@ -98,7 +98,7 @@ test('scanRowProblems: the bad rows of a damaged file, by line and reason code',
     ],
   );
   assert.equal(r.problems[1].role, 'narrator');
-  assert.deepEqual(r.problems[2].listFields, ['dialogue_turns']);
+  assert.deepEqual(r.problems[2].fieldMappings, [{ from: 'dialogue_turns', to: 'messages' }]);
   assert.equal((await scanRowProblems(f, { maxProblems: 2 })).truncated, true);
 
   // eagle3prep.jsonc beside the file fixes two of them, for the scan and for prepare alike
