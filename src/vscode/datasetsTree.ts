@@ -399,6 +399,8 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
       }
     }
     item.tooltip = md;
+    // Click opens the file, up to the size VS Code syncs to extensions (larger: "Check dataset rows").
+    if (s && s.size <= 50 * 1024 * 1024) item.command = { command: 'vscode.open', title: 'Open', arguments: [n.resourceUri, { preview: true } satisfies vscode.TextDocumentShowOptions] };
     return item;
   }
 

@@ -151,7 +151,8 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
       const p = byLine.get(diag.range.start.line + 1);
       if (!p || p.code !== diag.code) continue;
       if (p.code === 'unknown_role' && p.role !== undefined) {
-        for (const role of ALIAS_TARGET_ROLES) {
+        // Most likely first: an unknown speaker in chat data is usually the model's side.
+        for (const role of ['assistant', 'user', 'tool', 'system'].filter((r) => ALIAS_TARGET_ROLES.includes(r as never))) {
           const a = new vscode.CodeAction(`Add role alias "${p.role}" → ${role} to ${PROJECT_CONFIG_NAME}`, vscode.CodeActionKind.QuickFix);
           a.diagnostics = [diag];
           a.command = { command: ADD_TO_PROJECT_CONFIG_COMMAND, title: a.title, arguments: [document.uri, 'roleAliases', p.role, role] };
