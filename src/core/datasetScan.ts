@@ -218,7 +218,7 @@ export async function countDatasetRows(file: string, signal?: AbortSignal): Prom
       throw new Error(`cannot read ${file}: ${(e as Error).message}`, { cause: e });
     }
   }
-  if (kind.compression === null) return countRows(file, { signal });
+  if (kind.compression === null) return kind.container === 'json' ? countRows(file, { signal }) : countJsonlLines(file, signal);
   if (kind.container === 'json') {
     let n = 0;
     for await (const _ of scanRows(file, { signal })) n++;
@@ -232,6 +232,73 @@ export async function countDatasetRows(file: string, signal?: AbortSignal): Prom
     throw new Error(`cannot read ${file}: ${(e as Error).message}`, { cause: e });
   }
   return n;
+}
+
+/**
+ * Non-blank lines of a plain JSONL file — the rows `readers.ts` `readRows` yields (a line holding
+ * only spaces, tabs, CR or a leading BOM is blank). Streams 1 MiB chunks and jumps from newline to
+ * newline with `Buffer.indexOf`, looking only at a line's first bytes, so a 1 GB file is I/O bound.
+ * Unless the file is a JSON document under a JSONL name (first non-blank line a lone `[` / `{`),
+ * which `readers.ts` `countRows` handles.
+ * @throws Error naming the file when it cannot be read; the abort reason.
+ */
+async function countJsonlLines(file: string, signal?: AbortSignal): Promise<number> {
+  let fh: fs.promises.FileHandle | undefined;
+  try {
+    fh = await fs.promises.open(file, 'r');
+    const head = Buffer.alloc(4096);
+    const { bytesRead } = await fh.read(head, 0, head.length, 0);
+    const first = head.toString('utf8', 0, bytesRead).replace(/^\ufeff/, '').split('\n').find((l) => l.trim() !== '')?.trim();
+    if (first === '[' || first === '{') return countRows(file, { signal });
+  } catch (e) {
+    throw new Error(`cannot read ${file}: ${(e as Error).message}`, { cause: e });
+  } finally {
+    await fh?.close();
+  }
+  let count = 0;
+  let content = false; // the current line (continued from the previous chunk) has a non-blank byte
+  let start = true;
+  const stream = fs.createReadStream(file, { highWaterMark: 1 << 20 });
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      signal?.throwIfAborted();
+      let i = 0;
+      if (start) {
+        start = false;
+        if (chunk.length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) i = 3;
+      }
+      while (i < chunk.length) {
+        if (!content) {
+          // skip blanks at the line start; most lines end this loop on their first byte
+          while (i < chunk.length) {
+            const b = chunk[i];
+            if (b === 0x0a) break;
+            if (b !== 0x20 && b !== 0x09 && b !== 0x0d) {
+              content = true;
+              break;
+            }
+            i++;
+          }
+          if (i >= chunk.length) break;
+          if (chunk[i] === 0x0a) {
+            i++;
+            continue;
+          }
+        }
+        const nl = chunk.indexOf(0x0a, i);
+        if (nl === -1) break;
+        count++;
+        content = false;
+        i = nl + 1;
+      }
+    }
+  } catch (e) {
+    if (signal?.aborted) throw e;
+    throw new Error(`cannot read ${file}: ${(e as Error).message}`, { cause: e });
+  } finally {
+    stream.destroy();
+  }
+  return content ? count + 1 : count;
 }
 
 /**

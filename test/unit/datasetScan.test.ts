@@ -44,6 +44,28 @@ test('scanDataset on a sample: format, streamed row count, no output; a gzip cop
   assert.equal(await countDatasetRows(blanky), 2);
 });
 
+test('countDatasetRows equals readers countRows on blank lines, CRLF, BOM, chunk boundaries', async () => {
+  const dir = tempDir();
+  const cases: [string, string | Buffer][] = [
+    ['a', '{"a":1}\n\n  \n\t\r\n{"b":2}'],
+    ['b', '\ufeff{"a":1}\r\n{"b":2}\r\n\r\n'],
+    ['c', '\n\n\n'],
+    ['d', ''],
+    ['e', '   {"lead":"spaces"}\n   \n'],
+    // lines straddling the 1 MiB chunk boundary, blank runs across it
+    ['f', ('x'.repeat(1000) + '\n').repeat(1100) + ' '.repeat(5000) + '\n' + '{"end":1}'],
+    ['g', '['.padEnd(1, ' ') + '\n{"a":1}\n]\n'], // a JSON document under a .jsonl name
+  ];
+  const { countRows } = await import('../../src/core/readers');
+  for (const [name, body] of cases) {
+    const f = join(dir, `${name}.jsonl`);
+    writeFileSync(f, body);
+    assert.equal(await countDatasetRows(f), await countRows(f), name);
+  }
+  assert.equal(await countDatasetRows(join(dir, 'a.jsonl')), 2);
+  assert.equal(await countDatasetRows(join(dir, 'f.jsonl')), 1101);
+});
+
 test('output state: prepared with N records, then stale when the input or the tokenizer changes', async () => {
   const dir = tempDir();
   const f = join(dir, 'chat.jsonl');
