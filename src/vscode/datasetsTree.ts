@@ -54,6 +54,13 @@ function globList(key: 'include' | 'exclude', fallback: string[]): string[] {
   return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x.trim() !== '') : fallback;
 }
 
+/** Whether `uri` matches an `eagle3prep.datasets.exclude` glob (output folders, configuration JSON files, …). */
+export function isExcludedDataset(uri: vscode.Uri): boolean {
+  const exclude = globList('exclude', DEFAULT_EXCLUDE).flatMap(expandBraces);
+  // languages.match scores a glob DocumentFilter against the Uri alone.
+  return exclude.some((g) => vscode.languages.match({ pattern: g }, { uri, languageId: '' } as unknown as vscode.TextDocument) > 0);
+}
+
 /**
  * The dataset files of the workspace: local files matching an `eagle3prep.datasets.include` glob and
  * no `eagle3prep.datasets.exclude` glob, whose name is a dataset's (`datasetKind`), sorted by path;
@@ -184,9 +191,7 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
   }
 
   private isIncluded(u: vscode.Uri): boolean {
-    if (u.scheme !== 'file' || !datasetKind(u.fsPath)) return false;
-    const exclude = globList('exclude', DEFAULT_EXCLUDE).flatMap(expandBraces);
-    return !exclude.some((g) => vscode.languages.match({ pattern: g }, { uri: u, languageId: '' } as unknown as vscode.TextDocument) > 0);
+    return u.scheme === 'file' && !!datasetKind(u.fsPath) && !isExcludedDataset(u);
   }
 
   private fileCreated(u: vscode.Uri): void {

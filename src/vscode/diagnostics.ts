@@ -17,6 +17,7 @@ import * as vscode from 'vscode';
 import { datasetKind, readOutputState, scanRowProblems, tokenizerFilesHash, type RowProblem } from '../core/datasetScan';
 import { ALIAS_TARGET_ROLES, findProjectConfig, PROJECT_CONFIG_NAME } from '../core/projectConfig';
 import { REASON_TEXT } from '../core/report';
+import { isExcludedDataset } from './datasetsTree';
 import { outDirFor, readPrepareSettings } from './prepareCommand';
 import { CONFIG_SECTION, resolveTokenizerDir } from './tokenizerSelection';
 
@@ -62,6 +63,7 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
   applies(uri: vscode.Uri): boolean {
     if (uri.scheme !== 'file' || !datasetKind(uri.fsPath)) return false;
     if (datasetKind(uri.fsPath)?.container === 'parquet') return false; // no lines to put a diagnostic on
+    if (isExcludedDataset(uri)) return false; // outputs, tokenizer.json, package.json, …
     return vscode.workspace.getConfiguration(CONFIG_SECTION, uri).get<boolean>('diagnostics.enabled', true) !== false;
   }
 

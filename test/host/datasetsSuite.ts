@@ -149,6 +149,13 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
   });
   console.log(`[host-suite] ok: Prepare all datasets ran ${br.runs.length} runs in ${Date.now() - t} ms; tree now: ${state.map((d) => `${path.basename(d.file)} [${d.description}]`).join('; ')}`);
 
+  // A dataset created after discovery appears on its own (watcher, no rescan of the others).
+  fs.copyFileSync(path.join(samples, 'prompts-only.jsonl'), path.join(ws, 'late-arrival.jsonl'));
+  t = Date.now();
+  const late = await waitFor('late-arrival.jsonl in the Datasets view', async () => byName(await treeState(), 'late-arrival.jsonl'));
+  assert.deepEqual([late.format, late.rows, late.state], ['prompt-only', 4, 'none']);
+  console.log(`[host-suite] ok: a new file appeared in the Datasets view in ${Date.now() - t} ms [${late.description}]`);
+
   // 6. Check chat template (the embedded Qwen3): rewrites history, trains <|im_end|>.
   t = Date.now();
   const check = await vscode.commands.executeCommand<TemplateCheck | undefined>('eagle3prep.checkTemplate');
