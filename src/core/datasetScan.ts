@@ -585,16 +585,25 @@ const UNKNOWN_ROLE_RE = /^unknown role "((?:[^"\\]|\\.)*)"/;
  * is involved. Rows set aside for generation (prompt-only) are not problems. Rows dropped later
  * for token reasons (`too_long`, `no_trainable_tokens`, template errors) need a run; see the report.
  * @param opts.maxProblems stop after this many problems (default 1000).
+ * @param opts.yieldEveryMs yield to the event loop (setImmediate) after this much work, ms (default 20; 0 = never).
  * @throws Error naming the file when it cannot be read; ProjectConfigError for an invalid config; the abort reason.
  */
-export async function scanRowProblems(file: string, opts: { maxProblems?: number; signal?: AbortSignal; config?: ProjectConfig } = {}): Promise<RowProblems> {
+export async function scanRowProblems(file: string, opts: { maxProblems?: number; signal?: AbortSignal; config?: ProjectConfig; yieldEveryMs?: number } = {}): Promise<RowProblems> {
   const max = opts.maxProblems ?? 1000;
+  // Rows of one read chunk are parsed back to back; yield to the event loop every few ms so an
+  // extension host scanning a 1 GB file stays responsive (0 = never yield).
+  const yieldEvery = opts.yieldEveryMs ?? 20;
+  let lastYield = performance.now();
   const cfg = opts.config ?? loadProjectConfigFor(file);
   const base = path.basename(file);
   const problems: RowProblem[] = [];
   let rowsRead = 0;
   for await (const row of scanRows(file, { signal: opts.signal })) {
     rowsRead++;
+    if (yieldEvery > 0 && performance.now() - lastYield > yieldEvery) {
+      await new Promise((r) => setImmediate(r));
+      lastYield = performance.now();
+    }
     if (row.error !== undefined) {
       problems.push({ line: row.line, code: 'invalid_json', message: row.error, severity: 'error' });
     } else {
