@@ -1,16 +1,26 @@
 /**
- * VS Code entry point: wiring only. The command logic lives in src/vscode/*,
- * the pipeline in src/core/* (run in dist/worker.js).
+ * VS Code entry point: wiring only, one registration per line. The features live in
+ * src/vscode/* (one file each), the pipeline in src/core/* (run in dist/worker.js).
  */
 import * as vscode from 'vscode';
+import { registerBatchCommand } from './vscode/batchCommand';
+import { registerCheckTemplateCommand } from './vscode/checkTemplateCommand';
+import { registerDatasetsTree } from './vscode/datasetsTree';
+import { registerDiagnostics } from './vscode/diagnostics';
 import { OUTPUT_CHANNEL_NAME, registerPrepareCommand } from './vscode/prepareCommand';
 import { registerTokenizerSelection } from './vscode/tokenizerSelection';
 import { registerGenerateCommand } from './vscode/generateCommand';
 
-/** Called by VS Code on the first activation event; registers the commands, the output channel and the status bar item. */
+/** Called by VS Code on the first activation event; registers every feature once (their disposables go to `context.subscriptions`). */
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel(OUTPUT_CHANNEL_NAME);
-  context.subscriptions.push(output, registerPrepareCommand(context, output), ...registerTokenizerSelection());
+  context.subscriptions.push(output);
+  context.subscriptions.push(registerPrepareCommand(context, output));
+  context.subscriptions.push(...registerTokenizerSelection());
+  context.subscriptions.push(...registerDatasetsTree());
+  context.subscriptions.push(...registerDiagnostics());
+  context.subscriptions.push(registerBatchCommand(context, output));
+  context.subscriptions.push(registerCheckTemplateCommand(context, output));
   context.subscriptions.push(registerGenerateCommand(context, output));
 }
 

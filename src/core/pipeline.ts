@@ -10,6 +10,7 @@ import { basename, dirname, extname, join, resolve } from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from './formats/detect';
 import { normalizeRow } from './formats/normalize';
 import { explainUnusableInput } from './inspect';
+import { applyProjectConfig, loadProjectConfigFor } from './projectConfig';
 import { checkTemplate, type TemplateCheck } from './checkTemplate';
 import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from './generate/generatedIds';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError } from './mask';
@@ -82,6 +83,8 @@ export interface FileReport {
   notes: Record<string, number>;
   trainableTokens: number;
   totalTokens: number;
+  /** The input's size (bytes) and modification time (ms since the epoch) when the run read it (datasets tree: stale outputs). */
+  input?: { size: number; mtimeMs: number };
 }
 
 /** The result of a run, also written as `report.json`. */
@@ -371,7 +374,12 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
       const file = resolve(opts.inputs[fi]);
       const rep = emptyFileReport(file);
       files.push(rep);
-      const bytesTotal = statSync(file).size;
+      const inputStat = statSync(file);
+      const bytesTotal = inputStat.size;
+      rep.input = { size: inputStat.size, mtimeMs: inputStat.mtimeMs };
+      // eagle3prep.jsonc (role aliases, field mappings) nearest to the file, applied before normalization.
+      const project = loadProjectConfigFor(file);
+      if (project) hooks.log?.(`  project config: ${project.file}`);
       let lastEmit = 0;
       const emit = (bytesRead: number, force = false) => {
         const now = Date.now();
@@ -387,7 +395,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
         head.push(it.value);
         it = await rows.next();
       }
-      const det = detectFormat(head.filter((r) => r.error === undefined).map((r) => r.value));
+      const det = detectFormat(head.filter((r) => r.error === undefined).map((r) => applyProjectConfig(r.value, project)));
       rep.format = det.format;
       rep.evidence = det.evidence;
       hooks.log?.(`  format: ${det.format} — ${det.evidence.join('; ')}`);
@@ -398,7 +406,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
         if (row.error !== undefined) {
           error(rep, row.line, row.error);
         } else {
-          const outcome = normalizeRow(row.value, { file, line: row.line }, fileBase);
+          const outcome = normalizeRow(applyProjectConfig(row.value, project), { file, line: row.line }, fileBase);
           switch (outcome.kind) {
             case 'conversation':
               for (const n of outcome.conversation.notes ?? []) note(rep, n);

@@ -24,11 +24,16 @@ export type OpenReportMode = 'preview' | 'editor' | 'none';
 /**
  * Collects the dataset Uris a command invocation refers to. VS Code passes `(clicked, selected[])`
  * from the explorer, `(uri)` from editor menus, nothing from the palette (→ the active editor's
- * file). A single Uri[] argument (programmatic use) is accepted too. Duplicates are removed.
+ * file). A single Uri[] argument (programmatic use) is accepted too, and Datasets view nodes
+ * (`{resourceUri}`, alone or as the multi-selection). Duplicates are removed.
  * Returns [] when nothing applies.
  */
 export function urisFromCommandArgs(arg?: unknown, multi?: unknown): vscode.Uri[] {
+  // Tree nodes (the Datasets view) carry their file as `resourceUri`.
+  const asUri = (u: unknown): unknown => (u instanceof vscode.Uri ? u : (u as { resourceUri?: unknown } | null)?.resourceUri);
   const isUri = (u: unknown): u is vscode.Uri => u instanceof vscode.Uri;
+  arg = Array.isArray(arg) ? arg.map(asUri) : asUri(arg) ?? arg;
+  multi = Array.isArray(multi) ? multi.map(asUri) : multi;
   let uris: vscode.Uri[] = [];
   if (Array.isArray(multi) && multi.some(isUri)) uris = multi.filter(isUri);
   else if (Array.isArray(arg)) uris = arg.filter(isUri);

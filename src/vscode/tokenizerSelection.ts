@@ -113,9 +113,49 @@ export function huggingFaceCacheDirs(env: NodeJS.ProcessEnv = process.env): stri
 export interface TokenizerCandidate {
   dir: string;
   name: string;
-  /** Where it was found: `workspace` or `huggingface-cache`. */
-  origin: 'workspace' | 'huggingface-cache';
+  /** Where it was found: `settings` (`eagle3prep.modelFolders`), `workspace` or `huggingface-cache`. */
+  origin: 'settings' | 'workspace' | 'huggingface-cache';
   files: string[];
+}
+
+/**
+ * Model folders listed in the `eagle3prep.modelFolders` setting (expanded like `tokenizerPath`):
+ * each entry that is itself a model folder (see `checkTokenizerFolder`), else its subfolders that
+ * are (one level down, e.g. `~/models/*`), else the snapshots of a Hugging Face cache it holds.
+ * Missing or unreadable entries are skipped; never throws.
+ */
+export function findConfiguredTokenizers(entries?: string[]): TokenizerCandidate[] {
+  const raw = entries ?? vscode.workspace.getConfiguration(CONFIG_SECTION).get<unknown>('modelFolders', []);
+  const list = Array.isArray(raw) ? raw.filter((x): x is string => typeof x === 'string') : [];
+  const out: TokenizerCandidate[] = [];
+  const seen = new Set<string>();
+  const add = (dir: string, check: TokenizerFolderCheck) => {
+    if (seen.has(dir)) return;
+    seen.add(dir);
+    out.push({ dir, name: tokenizerDisplayName(dir), origin: 'settings', files: check.files });
+  };
+  for (const entry of list) {
+    const dir = expandConfiguredPath(entry);
+    if (!dir) continue;
+    const check = checkTokenizerFolder(dir);
+    if (check.ok) {
+      add(dir, check);
+      continue;
+    }
+    let children: string[] = [];
+    try {
+      children = fs.readdirSync(dir).sort();
+    } catch {
+      continue;
+    }
+    for (const c of children) {
+      const sub = path.join(dir, c);
+      const sc = checkTokenizerFolder(sub);
+      if (sc.ok) add(sub, sc);
+    }
+    for (const c of findCachedTokenizers([dir, path.join(dir, 'hub')])) add(c.dir, { ok: true, files: c.files });
+  }
+  return out;
 }
 
 /**
@@ -186,7 +226,7 @@ export async function setTokenizerPath(dir: string): Promise<void> {
 
 /**
  * The `eagle3prep.selectTokenizer` command: a quick pick of the embedded default, "Browse…", and the
- * model folders found in the workspace and the Hugging Face cache; stores the choice in
+ * model folders listed in `eagle3prep.modelFolders`, found in the workspace, and in the Hugging Face cache; stores the choice in
  * `eagle3prep.tokenizerPath`. Resolves with the chosen folder (`''` for the embedded default) or
  * undefined when dismissed. A browsed folder without tokenizer files is refused with an error message.
  */
@@ -210,7 +250,7 @@ export async function selectTokenizer(): Promise<string | undefined> {
   qp.show();
   const toItem = (c: TokenizerCandidate): PickItem => ({
     label: `${c.dir === current ? '$(check) ' : ''}${c.name}`,
-    description: c.origin === 'workspace' ? 'workspace' : 'Hugging Face cache',
+    description: c.origin === 'workspace' ? 'workspace' : c.origin === 'settings' ? 'settings' : 'Hugging Face cache',
     detail: `${c.dir}  —  ${c.files.join(', ')}`,
     action: 'dir',
     dir: c.dir,
@@ -218,9 +258,15 @@ export async function selectTokenizer(): Promise<string | undefined> {
   void (async () => {
     try {
       let [ws, cached] = await Promise.all([findWorkspaceTokenizers(), Promise.resolve(findCachedTokenizers())]);
+      const configured = findConfiguredTokenizers();
       const items: PickItem[] = [...fixed];
-      const inCache = new Set(cached.map((c) => path.resolve(c.dir)));
+      const inSettings = new Set(configured.map((c) => path.resolve(c.dir)));
+      cached = cached.filter((c) => !inSettings.has(path.resolve(c.dir)));
+      const inCache = new Set([...cached.map((c) => path.resolve(c.dir)), ...inSettings]);
       ws = ws.filter((c) => !inCache.has(path.resolve(c.dir)));
+      if (configured.length) {
+        items.push({ label: 'Settings (eagle3prep.modelFolders)', kind: vscode.QuickPickItemKind.Separator, action: 'dir' }, ...configured.map(toItem));
+      }
       if (ws.length) items.push({ label: 'Workspace', kind: vscode.QuickPickItemKind.Separator, action: 'dir' }, ...ws.map(toItem));
       if (cached.length) {
         items.push({ label: 'Hugging Face cache', kind: vscode.QuickPickItemKind.Separator, action: 'dir' }, ...cached.map(toItem));

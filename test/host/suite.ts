@@ -13,6 +13,7 @@ import * as vscode from 'vscode';
 import type { PrepareResult } from '../../src/core/pipeline';
 import { checkTokenizerFolder, findCachedTokenizers, tokenizerDisplayName } from '../../src/vscode/tokenizerSelection';
 import { runPrepareInWorker } from '../../src/vscode/workerClient';
+import { runDatasetsChecks } from './datasetsSuite';
 
 const EXTENSION_ID = 'eagle3-prep.eagle3-prep';
 
@@ -246,5 +247,8 @@ export async function run(): Promise<void> {
   assert.ok(editorStillVisible, 'report.md replaced the dataset editor instead of opening beside it');
   console.log(`[host-suite] ok: prepare with no argument used the active editor's file; report.md opened beside it (${reopened})`);
   await sleep(1500); // let the preview render
+
+  // 8. Datasets view, Problems + quick fix, Prepare all, Check chat template (test/host/datasetsSuite.ts).
+  await runDatasetsChecks(ext, ws);
   console.log(`[host-suite] all checks passed in ${Date.now() - t0} ms`);
 }

@@ -67,7 +67,8 @@ export function loadMappingFile(file: string): MappingFile {
     const line = text.slice(0, errors[0].offset).split('\n').length;
     throw new Error(`mapping file ${file}, line ${line}: ${printParseErrorCode(errors[0].error)}`);
   }
-  const list = Array.isArray(doc) ? doc : doc && typeof doc === 'object' ? (doc as { mappings?: unknown }).mappings : undefined;
+  // The same file may carry only the project config's `roleAliases` / `fieldMappings` (projectConfig.ts): no entries then.
+  const list = Array.isArray(doc) ? doc : doc && typeof doc === 'object' ? ((doc as { mappings?: unknown }).mappings ?? []) : undefined;
   if (!Array.isArray(list)) throw new Error(`mapping file ${file}: expected {"mappings": [ … ]} (a list of entries with "files" and "turns")`);
   list.forEach((m, i) => {
     const where = `mapping file ${file}, entry ${i + 1}`;

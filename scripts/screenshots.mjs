@@ -1,0 +1,99 @@
+// Takes the README screenshots of the Datasets view and the Problems panel in a real VS Code
+// (the VS Code server here + headless Chromium driven by Playwright, as a person would use it).
+//   node scripts/build.mjs && node scripts/screenshots.mjs [--out docs/screenshots] [--server SERVER_MAIN_JS]
+// Writes datasets-tree-problems.png and quick-fix.png.
+import { execFileSync, spawn } from 'node:child_process';
+import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const arg = (k, d) => { const i = process.argv.indexOf(`--${k}`); return i > 0 ? process.argv[i + 1] : d; };
+const repo = resolve(import.meta.dirname, '..');
+const out = resolve(arg('out', join(repo, 'docs', 'screenshots')));
+const server = resolve(arg('server', process.env.EAGLE3_VSCODE_SERVER ?? join(repo, '.cache/vscode-host/node_modules/code-server/lib/vscode/out/server-main.js')));
+const { chromium } = createRequire(join(repo, 'noop.js'))('playwright-core');
+mkdirSync(out, { recursive: true });
+
+// The workspace: the samples (two prepared, one prepared then changed) and a damaged file.
+const tmp = mkdtempSync(join(tmpdir(), 'eagle3-shots-'));
+const ws = join(tmp, 'datasets');
+mkdirSync(ws);
+for (const f of ['chat-sharegpt-human-gpt.jsonl', 'agentic-trajectories.jsonl', 'reasoning-sharegpt.jsonl', 'prompts-only.jsonl', 'swe-agent-trajectory-field.jsonl']) copyFileSync(join(repo, 'samples', f), join(ws, f));
+writeFileSync(join(ws, 'damaged.jsonl'), [
+  JSON.stringify({ conversations: [{ from: 'human', value: 'What is 2+2?' }, { from: 'gpt', value: '4.' }] }),
+  '{"conversations": [{"from": "human", "value": "cut off',
+  JSON.stringify({ conversations: [{ from: 'human', value: 'Tell a story.' }, { from: 'narrator', value: 'Once upon a time.' }] }),
+  JSON.stringify({ dialogue_turns: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello!' }] }),
+  JSON.stringify({ conversations: [] }),
+  JSON.stringify({ conversations: [{ from: 'human', value: 'Name a color.' }, { from: 'gpt', value: 'Blue.' }] }),
+].join('\n') + '\n');
+for (const f of ['chat-sharegpt-human-gpt.jsonl', 'agentic-trajectories.jsonl', 'reasoning-sharegpt.jsonl', 'damaged.jsonl']) {
+  try { execFileSync(process.execPath, [join(repo, 'dist', 'cli.js'), 'prepare', join(ws, f), '--quiet']); } catch { /* damaged.jsonl may fail; its report is still written */ }
+}
+appendFileSync(join(ws, 'reasoning-sharegpt.jsonl'), JSON.stringify({ conversations: [{ from: 'user', value: 'And one more?' }, { from: 'assistant', value: 'Sure.' }] }) + '\n');
+
+const port = await new Promise((ok) => { const s = net.createServer(); s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => ok(p)); }); });
+const srv = spawn(process.execPath, [server, '--host', '127.0.0.1', '--port', String(port), '--without-connection-token', '--accept-server-license-terms', '--server-data-dir', join(tmp, 'data'), '--disable-telemetry'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+await new Promise((ok) => srv.stdout.on('data', (d) => { if (String(d).includes('Extension host agent listening')) ok(); }));
+const stop = () => { try { process.kill(-srv.pid, 'SIGTERM'); } catch {} };
+process.on('exit', stop);
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
+try {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
+  const payload = [['extensionDevelopmentPath', `vscode-remote://127.0.0.1:${port}${repo}`], ['skipWelcome', 'true']];
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}&payload=${encodeURIComponent(JSON.stringify(payload))}`);
+  await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
+  // Workspace Trust: browse in Restricted Mode (the extension declares limited support there).
+  const noTrust = page.locator('.monaco-dialog-box a.monaco-button:has-text("No, I don\'t trust")');
+  await noTrust.waitFor({ timeout: 15000 }).then(() => noTrust.click(), () => {});
+  await page.waitForTimeout(2000);
+  const palette = async (cmd) => {
+    await page.keyboard.press('Control+Shift+P');
+    await page.waitForTimeout(500);
+    await page.keyboard.type(cmd);
+    await page.waitForTimeout(800);
+    await page.keyboard.press('Enter');
+    await page.waitForTimeout(1000);
+  };
+  // The Datasets view (sidebar widened), the Problems panel; expand two datasets, open the damaged one.
+  await page.locator('.activitybar [aria-label*="EAGLE-3 Prep"]').first().click();
+  await page.waitForSelector('.monaco-list-row:has-text("records")', { timeout: 60000 });
+  const side = await page.locator('.part.sidebar').boundingBox();
+  if (side) {
+    const x = side.x + side.width;
+    await page.mouse.move(x - 1, side.y + 400);
+    await page.mouse.down();
+    await page.mouse.move(x + 200, side.y + 400, { steps: 10 });
+    await page.mouse.up();
+  }
+  for (const name of ['reasoning-sharegpt.jsonl', 'damaged.jsonl']) {
+    const row = page.locator(`.monaco-list-row:has-text("${name}")`).first();
+    await row.click();
+    await page.waitForTimeout(300);
+    await page.keyboard.press('ArrowRight');
+    await page.waitForTimeout(1500);
+  }
+  await page.locator('[id="status.problems"]').first().click(); // the status bar's problem counts open Problems
+  await page.waitForTimeout(1500);
+  await page.screenshot({ path: join(out, 'datasets-tree-problems.png') });
+  // The quick fix on the unknown role (line 3).
+  await page.locator('.monaco-editor .view-lines').first().click();
+  await page.keyboard.press('Control+G');
+  await page.keyboard.type('3:60');
+  await page.keyboard.press('Enter');
+  await page.waitForTimeout(800);
+  await page.keyboard.press('Control+.');
+  await page.waitForTimeout(2000);
+  await page.screenshot({ path: join(out, 'quick-fix.png') });
+  console.log(`screenshots in ${out} (workspace ${ws})`);
+} catch (e) {
+  const pages = browser.contexts().flatMap((c) => c.pages());
+  if (pages[0]) await pages[0].screenshot({ path: join(out, 'failed.png') });
+  console.error(`failed (see ${join(out, 'failed.png')}): ${e.message}`);
+  process.exitCode = 1;
+} finally {
+  await browser.close();
+  stop();
+}

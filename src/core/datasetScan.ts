@@ -1,0 +1,629 @@
+/**
+ * What the datasets tree and the Problems panel know about one dataset file,
+ * without tokenizing anything: its container (JSONL / JSON / Parquet, plain or
+ * gzip / zstd compressed), its detected format, a streamed row count, the state
+ * of its prepared output (none / prepared with N records / stale, and why), and
+ * the rows that normalization will drop or error.
+ *
+ * Rules used: rows and line numbers as `readers.ts` defines them (non-blank
+ * lines of JSONL); format detection of `formats/detect.ts` on the first
+ * {@link DETECT_SAMPLE_SIZE} rows; the output folder and `report.json` of
+ * `pipeline.ts` (`defaultOutDir`, `PrepareResult`); the tokenizer files hash of
+ * `tokenizer.ts` / `tiktoken.ts` (`hashModelFiles`).
+ *
+ * Pure Node (no `vscode`), so `scripts/bench-tree.mjs` can time it alone.
+ */
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as zlib from 'node:zlib';
+import { Decompress } from 'fzstd';
+import { DETECT_SAMPLE_SIZE, detectFormat } from './formats/detect';
+import { normalizeRow } from './formats/normalize';
+import { defaultOutDir, type FileReport, type PrepareResult } from './pipeline';
+import { applyProjectConfig, loadProjectConfigFor, type ProjectConfig } from './projectConfig';
+import { countRows, readRows } from './readers';
+import { defaultTokenizerDir, hashModelFiles } from './tokenizer';
+import type { FormatDetection } from './types';
+
+/** Names of dataset files: `.jsonl` / `.ndjson` / `.json` / `.parquet`, optionally `.gz` / `.zst` compressed. */
+export const DATASET_FILE_RE = /\.(jsonl|ndjson|json|parquet)(\.gz|\.zst)?$/i;
+
+/** How a dataset file is stored. */
+export interface DatasetKind {
+  /** `jsonl` (one row per line), `json` (one document), `parquet`. */
+  container: 'jsonl' | 'json' | 'parquet';
+  compression: 'gzip' | 'zstd' | null;
+}
+
+/** The container and compression of a dataset file, from its name; undefined when the name is not a dataset's (see {@link DATASET_FILE_RE}). */
+export function datasetKind(file: string): DatasetKind | undefined {
+  const m = DATASET_FILE_RE.exec(path.basename(file));
+  if (!m) return undefined;
+  const ext = m[1].toLowerCase();
+  const container = ext === 'parquet' ? 'parquet' : ext === 'json' ? 'json' : 'jsonl';
+  const c = m[2]?.toLowerCase();
+  return { container, compression: c === '.gz' ? 'gzip' : c === '.zst' ? 'zstd' : null };
+}
+
+// ------------------------------------------------------------------ streaming helpers
+
+/** Decompressed bytes of a gzip (RFC 1952, node:zlib) or zstd (RFC 8878, fzstd) file, chunk by chunk. */
+async function* decompressed(file: string, compression: 'gzip' | 'zstd', signal?: AbortSignal): AsyncGenerator<Uint8Array> {
+  const input = fs.createReadStream(file, { highWaterMark: 1 << 20 });
+  try {
+    if (compression === 'gzip') {
+      const gunzip = zlib.createGunzip();
+      input.pipe(gunzip);
+      try {
+        for await (const chunk of gunzip as AsyncIterable<Buffer>) {
+          signal?.throwIfAborted();
+          yield chunk;
+        }
+      } finally {
+        gunzip.destroy();
+      }
+      return;
+    }
+    const out: Uint8Array[] = [];
+    const dec = new Decompress((data) => {
+      out.push(data);
+    });
+    for await (const chunk of input as AsyncIterable<Buffer>) {
+      signal?.throwIfAborted();
+      dec.push(chunk);
+      while (out.length) yield out.shift()!;
+    }
+    dec.push(new Uint8Array(0), true);
+    while (out.length) yield out.shift()!;
+  } finally {
+    input.destroy();
+  }
+}
+
+/** Non-blank lines (1-based numbers, CR and a leading BOM stripped) of decompressed JSONL. */
+async function* compressedLines(file: string, compression: 'gzip' | 'zstd', signal?: AbortSignal): AsyncGenerator<{ line: number; text: string }> {
+  let pending: Buffer[] = [];
+  let lineNo = 0;
+  let first = true;
+  const emit = (buf: Buffer) => {
+    lineNo++;
+    let text = buf.toString('utf8');
+    if (first) {
+      first = false;
+      if (text.startsWith('\ufeff')) text = text.slice(1);
+    }
+    if (text.endsWith('\r')) text = text.slice(0, -1);
+    return text;
+  };
+  for await (const c of decompressed(file, compression, signal)) {
+    const chunk = Buffer.from(c.buffer, c.byteOffset, c.byteLength);
+    let start = 0;
+    let nl = chunk.indexOf(0x0a, start);
+    while (nl !== -1) {
+      const piece = chunk.subarray(start, nl);
+      const text = emit(pending.length ? Buffer.concat([...pending, piece]) : piece);
+      pending = [];
+      if (text.trim() !== '') yield { line: lineNo, text };
+      start = nl + 1;
+      nl = chunk.indexOf(0x0a, start);
+    }
+    if (start < chunk.length) pending.push(Buffer.from(chunk.subarray(start)));
+  }
+  if (pending.length) {
+    const text = emit(Buffer.concat(pending));
+    if (text.trim() !== '') yield { line: lineNo, text };
+  }
+}
+
+/** Rows of a JSON document held in memory: a top-level array, an array under one key, or one object. */
+function documentRows(doc: unknown): unknown[] {
+  if (Array.isArray(doc)) return doc;
+  if (doc !== null && typeof doc === 'object') {
+    const arrays = Object.values(doc as Record<string, unknown>).filter(Array.isArray);
+    if (arrays.length === 1) return arrays[0] as unknown[];
+  }
+  return [doc];
+}
+
+/** One parsed row with its 1-based line (row index + 1 for Parquet). */
+export interface ScannedRow {
+  line: number;
+  value?: unknown;
+  error?: string;
+}
+
+/**
+ * Rows of any dataset file {@link datasetKind} accepts, in order: plain JSONL / JSON through
+ * `readers.ts` (`readRows`); compressed JSONL streamed through gzip / zstd; a compressed JSON
+ * document decompressed whole; Parquet through `hyparquet` (row groups read as needed).
+ * @param limit stop after this many rows (default: all).
+ * @throws Error naming the file when it cannot be read or decompressed.
+ */
+export async function* scanRows(file: string, opts: { limit?: number; signal?: AbortSignal } = {}): AsyncGenerator<ScannedRow> {
+  const kind = datasetKind(file) ?? { container: 'jsonl', compression: null };
+  const limit = opts.limit ?? Infinity;
+  let n = 0;
+  if (limit <= 0) return;
+  try {
+    if (kind.container === 'parquet') {
+      const { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } = await import('hyparquet');
+      const buf = await asyncBufferFromFile(file);
+      const metadata = await parquetMetadataAsync(buf);
+      const total = Number(metadata.num_rows);
+      const step = 1000;
+      for (let start = 0; start < total && n < limit; start += step) {
+        opts.signal?.throwIfAborted();
+        const rowEnd = Math.min(total, start + step, start + (limit - n));
+        const rows = await parquetReadObjects({ file: buf, metadata, rowStart: start, rowEnd });
+        for (let j = 0; j < rows.length; j++) {
+          yield { line: start + j + 1, value: rows[j] };
+          if (++n >= limit) return;
+        }
+      }
+      return;
+    }
+    if (kind.compression === null) {
+      for await (const row of readRows(file, { signal: opts.signal })) {
+        yield row.error !== undefined ? { line: row.line, error: row.error } : { line: row.line, value: row.value };
+        if (++n >= limit) return;
+      }
+      return;
+    }
+    if (kind.container === 'json') {
+      const chunks: Uint8Array[] = [];
+      for await (const c of decompressed(file, kind.compression, opts.signal)) chunks.push(c);
+      const text = Buffer.concat(chunks).toString('utf8').replace(/^\ufeff/, '');
+      let doc: unknown;
+      try {
+        doc = JSON.parse(text);
+      } catch (e) {
+        yield { line: 1, error: `invalid JSON: ${(e as Error).message}` };
+        return;
+      }
+      for (const value of documentRows(doc)) {
+        yield { line: ++n, value };
+        if (n >= limit) return;
+      }
+      return;
+    }
+    for await (const l of compressedLines(file, kind.compression, opts.signal)) {
+      try {
+        yield { line: l.line, value: JSON.parse(l.text) };
+      } catch (e) {
+        yield { line: l.line, error: `invalid JSON: ${(e as Error).message}` };
+      }
+      if (++n >= limit) return;
+    }
+  } catch (e) {
+    if ((e as Error)?.name === 'AbortError' || opts.signal?.aborted) throw e;
+    const msg = (e as Error).message ?? String(e);
+    throw new Error(msg.includes(file) ? msg : `cannot read ${file}: ${msg}`, { cause: e });
+  }
+}
+
+/**
+ * Counts the rows of a dataset file by streaming it (never holding it whole, except a JSON
+ * document): plain JSONL / JSON as `readers.ts` `countRows` does (non-blank lines); compressed
+ * JSONL by counting non-blank decompressed lines; Parquet from its footer (`num_rows`).
+ * @throws Error naming the file when it cannot be read.
+ */
+export async function countDatasetRows(file: string, signal?: AbortSignal): Promise<number> {
+  const kind = datasetKind(file) ?? { container: 'jsonl', compression: null };
+  if (kind.container === 'parquet') {
+    const { asyncBufferFromFile, parquetMetadataAsync } = await import('hyparquet');
+    try {
+      return Number((await parquetMetadataAsync(await asyncBufferFromFile(file))).num_rows);
+    } catch (e) {
+      throw new Error(`cannot read ${file}: ${(e as Error).message}`, { cause: e });
+    }
+  }
+  if (kind.compression === null) return kind.container === 'json' ? countRows(file, { signal }) : countJsonlLines(file, signal);
+  if (kind.container === 'json') {
+    let n = 0;
+    for await (const _ of scanRows(file, { signal })) n++;
+    return n;
+  }
+  let n = 0;
+  try {
+    for await (const _ of compressedLines(file, kind.compression, signal)) n++;
+  } catch (e) {
+    if (signal?.aborted) throw e;
+    throw new Error(`cannot read ${file}: ${(e as Error).message}`, { cause: e });
+  }
+  return n;
+}
+
+/**
+ * Non-blank lines of a plain JSONL file — the rows `readers.ts` `readRows` yields (a line holding
+ * only spaces, tabs, CR or a leading BOM is blank). Streams 1 MiB chunks and jumps from newline to
+ * newline with `Buffer.indexOf`, looking only at a line's first bytes, so a 1 GB file is I/O bound.
+ * Unless the file is a JSON document under a JSONL name (first non-blank line a lone `[` / `{`),
+ * which `readers.ts` `countRows` handles.
+ * @throws Error naming the file when it cannot be read; the abort reason.
+ */
+async function countJsonlLines(file: string, signal?: AbortSignal): Promise<number> {
+  let fh: fs.promises.FileHandle | undefined;
+  try {
+    fh = await fs.promises.open(file, 'r');
+    const head = Buffer.alloc(4096);
+    const { bytesRead } = await fh.read(head, 0, head.length, 0);
+    const first = head.toString('utf8', 0, bytesRead).replace(/^\ufeff/, '').split('\n').find((l) => l.trim() !== '')?.trim();
+    if (first === '[' || first === '{') return countRows(file, { signal });
+  } catch (e) {
+    throw new Error(`cannot read ${file}: ${(e as Error).message}`, { cause: e });
+  } finally {
+    await fh?.close();
+  }
+  let count = 0;
+  let content = false; // the current line (continued from the previous chunk) has a non-blank byte
+  let start = true;
+  const stream = fs.createReadStream(file, { highWaterMark: 1 << 20 });
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      signal?.throwIfAborted();
+      let i = 0;
+      if (start) {
+        start = false;
+        if (chunk.length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) i = 3;
+      }
+      while (i < chunk.length) {
+        if (!content) {
+          // skip blanks at the line start; most lines end this loop on their first byte
+          while (i < chunk.length) {
+            const b = chunk[i];
+            if (b === 0x0a) break;
+            if (b !== 0x20 && b !== 0x09 && b !== 0x0d) {
+              content = true;
+              break;
+            }
+            i++;
+          }
+          if (i >= chunk.length) break;
+          if (chunk[i] === 0x0a) {
+            i++;
+            continue;
+          }
+        }
+        const nl = chunk.indexOf(0x0a, i);
+        if (nl === -1) break;
+        count++;
+        content = false;
+        i = nl + 1;
+      }
+    }
+  } catch (e) {
+    if (signal?.aborted) throw e;
+    throw new Error(`cannot read ${file}: ${(e as Error).message}`, { cause: e });
+  } finally {
+    stream.destroy();
+  }
+  return content ? count + 1 : count;
+}
+
+/**
+ * Detects a dataset file's format from its first {@link DETECT_SAMPLE_SIZE} valid rows
+ * (`formats/detect.ts`), after applying the project config that covers it (`eagle3prep.jsonc`).
+ * @throws Error naming the file when it cannot be read; ProjectConfigError for an invalid config.
+ */
+export async function detectDatasetFormat(file: string, signal?: AbortSignal): Promise<FormatDetection> {
+  const cfg = loadProjectConfigFor(file);
+  const sample: unknown[] = [];
+  for await (const row of scanRows(file, { limit: DETECT_SAMPLE_SIZE * 2, signal })) {
+    if (row.error === undefined) sample.push(applyProjectConfig(row.value, cfg));
+    if (sample.length >= DETECT_SAMPLE_SIZE) break;
+  }
+  return detectFormat(sample);
+}
+
+// ------------------------------------------------------------------ tokenizer hash
+
+const hashCache = new Map<string, { stamp: string; hash: string }>();
+
+/**
+ * The files hash `prepare` records in `report.json` (`tokenizer.hash`) for a tokenizer folder,
+ * computed the same way as `loadTokenizer` (tokenizer.json folders) and `loadTiktokenTokenizer`
+ * (tiktoken.model folders), without loading the tokenizer. Cached by the files' mtimes and sizes.
+ * @param dir model folder; undefined / '' = the embedded default.
+ * @returns 16 hex characters; undefined when the folder has neither tokenizer file.
+ */
+export function tokenizerFilesHash(dir?: string): string | undefined {
+  let folder: string;
+  try {
+    folder = dir ? path.resolve(dir) : defaultTokenizerDir();
+  } catch {
+    return undefined;
+  }
+  const files = ['tokenizer.json', 'tiktoken.model', 'tokenizer_config.json', 'chat_template.jinja', 'chat_template.json'];
+  const stamp = files
+    .map((f) => {
+      const st = fs.statSync(path.join(folder, f), { throwIfNoEntry: false });
+      return st ? `${st.mtimeMs}:${st.size}` : '-';
+    })
+    .join('|');
+  const hit = hashCache.get(folder);
+  if (hit?.stamp === stamp) return hit.hash;
+  let hash: string | undefined;
+  const templateFiles = ['tokenizer_config.json', 'chat_template.jinja', 'chat_template.json'];
+  if (fs.existsSync(path.join(folder, 'tokenizer.json'))) hash = hashModelFiles(folder, ['tokenizer.json', ...templateFiles]);
+  else if (fs.existsSync(path.join(folder, 'tiktoken.model'))) {
+    const sha = createHash('sha256').update(fs.readFileSync(path.join(folder, 'tiktoken.model'))).digest('hex');
+    hash = hashModelFiles(folder, templateFiles, createHash('sha256').update('tiktoken.model').update('\0').update(sha).update('\0'));
+  }
+  if (hash) hashCache.set(folder, { stamp, hash });
+  return hash;
+}
+
+// ------------------------------------------------------------------ output state
+
+/** An output file of a run, and whether it exists. */
+export interface OutputFile {
+  name: string;
+  path: string;
+  exists: boolean;
+}
+
+/** The state of a dataset's prepared output. */
+export interface OutputState {
+  /** `none`: no report.json covering the file; `prepared`: up to date; `stale`: see `staleBecause`. */
+  state: 'none' | 'prepared' | 'stale';
+  /** The output folder looked in. */
+  outDir: string;
+  reportJson?: string;
+  reportMd?: string;
+  /** The run's `ok` (false: the report lists failures). */
+  ok?: boolean;
+  failures?: string[];
+  /** This file's entry of the report. */
+  fileReport?: FileReport;
+  /** Records written for this file. */
+  records?: number;
+  tokenizer?: PrepareResult['tokenizer'];
+  /** When report.json was written (ms since the epoch). */
+  reportTimeMs?: number;
+  outputs?: OutputFile[];
+  /** Why the output is stale, e.g. `input modified after the run (size 1,024 → 2,048 bytes)`, `tokenizer changed (…)`. */
+  staleBecause: string[];
+}
+
+/** Options of {@link readOutputState}. */
+export interface OutputStateOptions {
+  /** Output folder to look in; default `defaultOutDir(file)`. */
+  outDir?: string;
+  /** The tokenizer hash of the active tokenizer (see {@link tokenizerFilesHash}); undefined = not compared. */
+  tokenizerHash?: string;
+  /** Current streamed row count; compared with the report's `rowsRead` when given. */
+  rowCount?: number;
+}
+
+/**
+ * Reads `report.json` in the dataset's output folder and says whether it covers the file and is
+ * still current. Stale when: the input's size or mtime differ from those the run recorded
+ * (`FileReport.input`; for reports without them, the input is newer than report.json); the row
+ * count differs from the report's `rowsRead`; the tokenizer hash differs from `tokenizerHash`.
+ * A report.json that cannot be parsed counts as none (with the reason in `staleBecause`). Never throws.
+ */
+export function readOutputState(file: string, opts: OutputStateOptions = {}): OutputState {
+  const abs = path.resolve(file);
+  const outDir = opts.outDir ?? defaultOutDir(abs);
+  const reportJson = path.join(outDir, 'report.json');
+  const none: OutputState = { state: 'none', outDir, staleBecause: [] };
+  let st: fs.Stats | undefined;
+  let report: PrepareResult;
+  try {
+    st = fs.statSync(reportJson, { throwIfNoEntry: false });
+    if (!st) return none;
+    report = JSON.parse(fs.readFileSync(reportJson, 'utf8')) as PrepareResult;
+  } catch (e) {
+    return { ...none, staleBecause: [`${reportJson} cannot be read: ${(e as Error).message}`] };
+  }
+  const fr = report.files?.find((f) => path.resolve(f.file) === abs);
+  if (!fr) return none;
+  const names: [string, string][] = [
+    ['tokenized_data.jsonl', report.outputs?.tokenizedData ?? path.join(outDir, 'tokenized_data.jsonl')],
+    ['prompts_to_generate.jsonl', report.outputs?.promptsToGenerate ?? path.join(outDir, 'prompts_to_generate.jsonl')],
+    ['report.md', report.outputs?.reportMd ?? path.join(outDir, 'report.md')],
+  ];
+  const outputs = names.map(([name, p]) => ({ name, path: p, exists: fs.existsSync(p) }));
+  const why: string[] = [];
+  const input = fs.statSync(abs, { throwIfNoEntry: false });
+  const rec = (fr as FileReport & { input?: { size: number; mtimeMs: number } }).input;
+  if (!input) why.push('the input file no longer exists');
+  else if (rec) {
+    if (rec.size !== input.size) why.push(`input changed since the run (size ${rec.size.toLocaleString('en-US')} → ${input.size.toLocaleString('en-US')} bytes)`);
+    else if (Math.abs(rec.mtimeMs - input.mtimeMs) > 1) why.push(`input modified since the run (${new Date(rec.mtimeMs).toISOString()} → ${new Date(input.mtimeMs).toISOString()})`);
+  } else if (input.mtimeMs > st.mtimeMs) why.push('input modified after report.json was written');
+  if (opts.rowCount !== undefined && opts.rowCount !== fr.rowsRead) why.push(`the file has ${opts.rowCount.toLocaleString('en-US')} rows, the run read ${fr.rowsRead.toLocaleString('en-US')}`);
+  if (opts.tokenizerHash && report.tokenizer?.hash && opts.tokenizerHash !== report.tokenizer.hash) {
+    why.push(`tokenizer changed (run: ${report.tokenizer.name} ${report.tokenizer.hash}, active: ${opts.tokenizerHash})`);
+  }
+  if (!outputs[0].exists) why.push('tokenized_data.jsonl is missing');
+  return {
+    state: why.length ? 'stale' : 'prepared',
+    outDir,
+    reportJson,
+    reportMd: outputs[2].path,
+    ok: report.ok,
+    failures: report.failures,
+    fileReport: fr,
+    records: fr.recordsWritten,
+    tokenizer: report.tokenizer,
+    reportTimeMs: st.mtimeMs,
+    outputs,
+    staleBecause: why,
+  };
+}
+
+// ------------------------------------------------------------------ whole scan
+
+/** Everything the datasets tree shows for one file. */
+export interface DatasetScan {
+  file: string;
+  kind: DatasetKind;
+  size: number;
+  mtimeMs: number;
+  /** Detected format (`sharegpt`, `openai-messages`, …, `unknown`); undefined when reading failed. */
+  format?: string;
+  evidence: string[];
+  /** Streamed row count; undefined when reading failed. */
+  rows?: number;
+  /** Why the file could not be read / detected (names the file). */
+  error?: string;
+  output: OutputState;
+  /** Time the scan took, ms. */
+  elapsedMs: number;
+}
+
+/** Options of {@link scanDataset}. */
+export interface ScanOptions extends Omit<OutputStateOptions, 'rowCount'> {
+  signal?: AbortSignal;
+  /** A previous scan of the same file: when its size and mtime are unchanged, its format and row count are reused (only the output state is re-read). */
+  previous?: DatasetScan;
+}
+
+/**
+ * Scans one dataset file: detected format (first rows), streamed row count, output state.
+ * Reuses `previous`'s format and count when the file's size and mtime did not change.
+ * Never throws for bad data (`error` is set); rethrows only an abort.
+ */
+export async function scanDataset(file: string, opts: ScanOptions = {}): Promise<DatasetScan> {
+  const t0 = performance.now();
+  const abs = path.resolve(file);
+  const kind = datasetKind(abs) ?? { container: 'jsonl', compression: null };
+  const st = fs.statSync(abs, { throwIfNoEntry: false });
+  if (!st) {
+    return { file: abs, kind, size: 0, mtimeMs: 0, evidence: [], error: `${abs}: no such file`, output: readOutputState(abs, opts), elapsedMs: performance.now() - t0 };
+  }
+  const prev = opts.previous;
+  let format: string | undefined;
+  let evidence: string[] = [];
+  let rows: number | undefined;
+  let error: string | undefined;
+  if (prev && prev.size === st.size && prev.mtimeMs === st.mtimeMs && prev.error === undefined) {
+    ({ format, evidence, rows } = prev);
+  } else {
+    try {
+      const det = await detectDatasetFormat(abs, opts.signal);
+      format = det.format;
+      evidence = det.evidence;
+      rows = await countDatasetRows(abs, opts.signal);
+    } catch (e) {
+      if (opts.signal?.aborted) throw e;
+      error = (e as Error).message;
+    }
+  }
+  return {
+    file: abs,
+    kind,
+    size: st.size,
+    mtimeMs: st.mtimeMs,
+    format,
+    evidence,
+    rows,
+    error,
+    output: readOutputState(abs, { ...opts, rowCount: rows }),
+    elapsedMs: performance.now() - t0,
+  };
+}
+
+/**
+ * Runs `fn` over `items` with at most `limit` calls in flight; resolves with the results in
+ * input order. A rejection of `fn` rejects the whole (the other calls still finish).
+ */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i], i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  return out;
+}
+
+// ------------------------------------------------------------------ row problems
+
+/** A row normalization drops or errors (what the Problems panel lists). */
+export interface RowProblem {
+  /** 1-based line of the row. */
+  line: number;
+  /**
+   * Reason code: a drop reason of `types.ts` (`invalid_json`, `unrecognized_shape`,
+   * `empty_conversation`, `no_assistant_turn`), `unknown_role`, or `errored` (other bad data).
+   */
+  code: string;
+  /** The pipeline's message for the row. */
+  message: string;
+  /** `error` for rows that error, `warning` for rows that are dropped. */
+  severity: 'error' | 'warning';
+  /** For `unknown_role`: the source spelling (as written). */
+  role?: string;
+  /**
+   * For `unrecognized_shape`: field mappings that would make the row readable — each top-level key
+   * holding a list of objects, to `conversations` when its turns use `from`, else `messages`.
+   */
+  fieldMappings?: { from: string; to: string }[];
+}
+
+/** Result of {@link scanRowProblems}. */
+export interface RowProblems {
+  problems: RowProblem[];
+  rowsRead: number;
+  /** True when scanning stopped at `maxProblems` (more rows may be bad). */
+  truncated: boolean;
+  /** The project config applied, if any (its path). */
+  projectConfig?: string;
+}
+
+const UNKNOWN_ROLE_RE = /^unknown role "((?:[^"\\]|\\.)*)"/;
+
+/**
+ * Reads every row of a dataset file and normalizes it as `prepare` does (after the project config,
+ * `eagle3prep.jsonc`), collecting the rows that will be dropped or errored before any tokenizer
+ * is involved. Rows set aside for generation (prompt-only) are not problems. Rows dropped later
+ * for token reasons (`too_long`, `no_trainable_tokens`, template errors) need a run; see the report.
+ * @param opts.maxProblems stop after this many problems (default 1000).
+ * @param opts.yieldEveryMs yield to the event loop (setImmediate) after this much work, ms (default 20; 0 = never).
+ * @throws Error naming the file when it cannot be read; ProjectConfigError for an invalid config; the abort reason.
+ */
+export async function scanRowProblems(file: string, opts: { maxProblems?: number; signal?: AbortSignal; config?: ProjectConfig; yieldEveryMs?: number } = {}): Promise<RowProblems> {
+  const max = opts.maxProblems ?? 1000;
+  // Rows of one read chunk are parsed back to back; yield to the event loop every few ms so an
+  // extension host scanning a 1 GB file stays responsive (0 = never yield).
+  const yieldEvery = opts.yieldEveryMs ?? 20;
+  let lastYield = performance.now();
+  const cfg = opts.config ?? loadProjectConfigFor(file);
+  const base = path.basename(file);
+  const problems: RowProblem[] = [];
+  let rowsRead = 0;
+  for await (const row of scanRows(file, { signal: opts.signal })) {
+    rowsRead++;
+    if (yieldEvery > 0 && performance.now() - lastYield > yieldEvery) {
+      await new Promise((r) => setImmediate(r));
+      lastYield = performance.now();
+    }
+    if (row.error !== undefined) {
+      problems.push({ line: row.line, code: 'invalid_json', message: row.error, severity: 'error' });
+    } else {
+      const outcome = normalizeRow(applyProjectConfig(row.value, cfg), { file, line: row.line }, base);
+      if (outcome.kind === 'dropped') {
+        const p: RowProblem = { line: row.line, code: outcome.reason, message: outcome.message, severity: 'warning' };
+        if (outcome.reason === 'unrecognized_shape' && row.value && typeof row.value === 'object' && !Array.isArray(row.value)) {
+          p.fieldMappings = Object.entries(row.value as Record<string, unknown>)
+            .filter(([, v]) => Array.isArray(v) && v.length > 0 && v.every((t) => t !== null && typeof t === 'object' && !Array.isArray(t)))
+            .map(([k, v]) => ({ from: k, to: (v as Record<string, unknown>[]).some((t) => 'from' in t) ? 'conversations' : 'messages' }));
+        }
+        problems.push(p);
+      } else if (outcome.kind === 'errored') {
+        const m = UNKNOWN_ROLE_RE.exec(outcome.message);
+        const p: RowProblem = { line: row.line, code: m ? 'unknown_role' : 'errored', message: outcome.message, severity: 'error' };
+        if (m) p.role = JSON.parse(`"${m[1]}"`);
+        problems.push(p);
+      }
+    }
+    if (problems.length >= max) return { problems, rowsRead, truncated: true, projectConfig: cfg?.file };
+  }
+  return { problems, rowsRead, truncated: false, projectConfig: cfg?.file };
+}

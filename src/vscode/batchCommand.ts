@@ -1,0 +1,142 @@
+/**
+ * "Prepare all datasets in workspace" (`eagle3prep.prepareAll`): finds the dataset files of the
+ * workspace (the Datasets view's include / exclude globs), offers them in a multi-select pick list
+ * (files whose output is missing or stale pre-selected), then prepares each picked file into its
+ * own `<input-name>.eagle3/` folder — one worker run per output folder, one after the other, under
+ * one cancellable progress notification — and logs each run to the output channel.
+ */
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { readOutputState, tokenizerFilesHash } from '../core/datasetScan';
+import { groupByDefaultOutDir, type PrepareResult } from '../core/pipeline';
+import { findDatasetFiles } from './datasetsTree';
+import { outDirFor, readPrepareSettings, summarizeResult } from './prepareCommand';
+import { resolveTokenizerDir, tokenizerDisplayName } from './tokenizerSelection';
+import { runPrepareInWorker } from './workerClient';
+
+/** Command id of "Prepare all datasets in workspace". */
+export const PREPARE_ALL_COMMAND = 'eagle3prep.prepareAll';
+
+/** The outcome of one run of a batch. */
+export interface BatchRun {
+  inputs: string[];
+  outDir: string;
+  result?: PrepareResult;
+  /** Why the run threw (tokenizer unusable, unreadable file, …). */
+  error?: string;
+}
+
+/** What the command resolves with: the runs done (empty when nothing was picked), and whether it was cancelled. */
+export interface BatchResult {
+  runs: BatchRun[];
+  cancelled: boolean;
+}
+
+interface FileItem extends vscode.QuickPickItem {
+  uri: vscode.Uri;
+}
+
+/** The pick list: every found dataset with its output state; missing / stale outputs pre-picked. */
+async function pickFiles(uris: vscode.Uri[]): Promise<vscode.Uri[] | undefined> {
+  const hash = tokenizerFilesHash(resolveTokenizerDir());
+  const items: FileItem[] = uris.map((uri) => {
+    const settings = readPrepareSettings(uri);
+    const o = readOutputState(uri.fsPath, { outDir: outDirFor([uri.fsPath], settings.outputDirectory), tokenizerHash: hash });
+    const state = o.state === 'none' ? 'not prepared' : o.state === 'stale' ? `stale: ${o.staleBecause[0]}` : `prepared: ${o.records} records`;
+    return {
+      label: path.basename(uri.fsPath),
+      description: vscode.workspace.asRelativePath(path.dirname(uri.fsPath) + path.sep, false),
+      detail: state,
+      picked: o.state !== 'prepared',
+      uri,
+    };
+  });
+  const picked = await vscode.window.showQuickPick(items, {
+    canPickMany: true,
+    title: `Prepare for EAGLE-3: ${uris.length} dataset${uris.length === 1 ? '' : 's'} found (tokenizer ${tokenizerDisplayName(resolveTokenizerDir())})`,
+    placeHolder: 'Pick the datasets to prepare (missing or stale outputs are pre-selected)',
+    matchOnDescription: true,
+    matchOnDetail: true,
+  });
+  return picked?.map((p) => p.uri);
+}
+
+/**
+ * Runs the batch. `arg` (programmatic use): a Uri[] of the files to prepare, skipping the pick list.
+ * @returns the runs (each with its PrepareResult or error), or undefined when nothing was found or picked.
+ */
+export async function prepareAll(context: vscode.ExtensionContext, output: vscode.OutputChannel, arg?: unknown): Promise<BatchResult | undefined> {
+  const log = (l: string) => output.appendLine(l);
+  let uris: vscode.Uri[] | undefined = Array.isArray(arg) ? arg.filter((u): u is vscode.Uri => u instanceof vscode.Uri) : undefined;
+  if (!uris) {
+    const found = await findDatasetFiles();
+    if (found.length === 0) {
+      void vscode.window.showInformationMessage('Prepare all datasets: no dataset file (.jsonl, .json, .parquet, .gz, .zst) found in the workspace (see the eagle3prep.datasets.include / exclude settings).');
+      return undefined;
+    }
+    uris = await pickFiles(found);
+  }
+  if (!uris || uris.length === 0) return undefined;
+  // Group by output folder (d.json + d.jsonl share one), honouring eagle3prep.outputDirectory.
+  const groups = groupByDefaultOutDir(uris.map((u) => u.fsPath)).map((g) => {
+    const settings = readPrepareSettings(vscode.Uri.file(g.inputs[0]));
+    return { inputs: g.inputs, outDir: outDirFor(g.inputs, settings.outputDirectory), settings };
+  });
+  log('');
+  log(`[${new Date().toISOString()}] Prepare all datasets: ${groups.length} run${groups.length === 1 ? '' : 's'} over ${uris.length} file${uris.length === 1 ? '' : 's'}`);
+  const runs: BatchRun[] = [];
+  let cancelled = false;
+  await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'EAGLE-3 Prep: all datasets', cancellable: true }, async (progress, token) => {
+    for (let i = 0; i < groups.length; i++) {
+      if (token.isCancellationRequested) {
+        cancelled = true;
+        break;
+      }
+      const g = groups[i];
+      const name = g.inputs.map((f) => path.basename(f)).join(', ');
+      progress.report({ message: `${i + 1}/${groups.length}: ${name}`, increment: i === 0 ? 0 : 100 / groups.length });
+      log(`  ${name} → ${g.outDir}`);
+      try {
+        const result = await runPrepareInWorker(
+          context.extensionUri,
+          {
+            inputs: g.inputs,
+            outDir: g.outDir,
+            tokenizerDir: g.settings.tokenizerDir,
+            mask: g.settings.mask,
+            maxLength: g.settings.maxLength,
+            truncate: g.settings.truncate,
+            templateKwargs: g.settings.templateKwargs,
+          },
+          { token, onLog: (l) => log(`    ${l}`) },
+        );
+        runs.push({ inputs: g.inputs, outDir: g.outDir, result });
+        log(`    ${result.ok ? 'done' : 'FAILED'}: ${summarizeResult(result)}${result.failures.length ? `; ${result.failures.join('; ')}` : ''}`);
+      } catch (e) {
+        if (e instanceof vscode.CancellationError) {
+          cancelled = true;
+          log('    cancelled');
+          break;
+        }
+        const msg = e instanceof Error ? e.message : String(e);
+        runs.push({ inputs: g.inputs, outDir: g.outDir, error: msg });
+        log(`    error: ${msg}`);
+      }
+    }
+  });
+  const ok = runs.filter((r) => r.result?.ok).length;
+  const records = runs.reduce((a, r) => a + (r.result?.totals.recordsWritten ?? 0), 0);
+  const failed = runs.length - ok;
+  const summary = `EAGLE-3 Prep: ${ok}/${groups.length} dataset run${groups.length === 1 ? '' : 's'} done, ${records.toLocaleString('en-US')} records${failed ? `, ${failed} failed` : ''}${cancelled ? ' (cancelled)' : ''}.`;
+  log(summary);
+  const show = failed || cancelled ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+  void show(summary, 'Show Log').then((c) => {
+    if (c) output.show(true);
+  });
+  return { runs, cancelled };
+}
+
+/** Registers `eagle3prep.prepareAll`. */
+export function registerBatchCommand(context: vscode.ExtensionContext, output: vscode.OutputChannel): vscode.Disposable {
+  return vscode.commands.registerCommand(PREPARE_ALL_COMMAND, (arg?: unknown) => prepareAll(context, output, arg));
+}

@@ -1,0 +1,558 @@
+/**
+ * The "Datasets" view (own activity bar container "EAGLE-3 Prep"): every dataset file of the
+ * workspace (`eagle3prep.datasets.include` / `.exclude` globs) with its detected format, streamed
+ * row count and the state of its prepared output (none / N records / stale, and why); children are
+ * the last report's per-reason drop counts and the output files. Item actions: prepare, open in the
+ * mask view, open report, reveal output.
+ *
+ * Responsiveness: discovery is one `findFiles` per include glob; each file is scanned
+ * (`core/datasetScan.ts`) at most {@link SCAN_CONCURRENCY} at a time, only while the view is
+ * visible, and only once per (size, mtime): a FileSystemWatcher invalidates single files, a changed
+ * report.json re-reads only the output state of the datasets that write there, and a tokenizer
+ * change re-compares hashes without re-reading any dataset.
+ */
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { datasetKind, scanDataset, tokenizerFilesHash, type DatasetScan } from '../core/datasetScan';
+import { REASON_TEXT } from '../core/report';
+import { PROJECT_CONFIG_NAME } from '../core/projectConfig';
+import { outDirFor, readPrepareSettings } from './prepareCommand';
+import { CONFIG_SECTION, resolveTokenizerDir, tokenizerDisplayName } from './tokenizerSelection';
+
+/** Id of the view (package.json `contributes.views`). */
+export const DATASETS_VIEW = 'eagle3prep.datasets';
+/** Files scanned at once (streams are I/O bound; the byte loop yields between 1 MiB chunks). */
+export const SCAN_CONCURRENCY = 4;
+/** Command id of the mask view (registered by src/vscode/maskView.ts): `(uri: Uri, line: number /* 1-based *\/)`. */
+export const OPEN_MASK_VIEW_COMMAND = 'eagle3prep.openMaskView';
+
+/** Default discovery globs (also the package.json setting defaults). */
+export const DEFAULT_INCLUDE = ['**/*.{jsonl,ndjson,json,parquet}', '**/*.{jsonl,ndjson,json}.{gz,zst}'];
+export const DEFAULT_EXCLUDE = [
+  '**/node_modules/**',
+  '**/.git/**',
+  '**/.vscode/**',
+  '**/*.eagle3/**',
+  '**/{package,package-lock,tsconfig,jsconfig,tokenizer,tokenizer_config,special_tokens_map,generation_config,added_tokens,launch,settings}.json',
+];
+
+/**
+ * Expands the brace groups of a glob into plain globs (`a/*.{x,y}` → `a/*.x`, `a/*.y`), so that
+ * several patterns can be joined into one `{p1,p2,…}` group (VS Code globs do not nest braces).
+ * Groups are not nested themselves; a pattern without braces is returned as is.
+ */
+export function expandBraces(pattern: string): string[] {
+  const m = /\{([^{}]*)\}/.exec(pattern);
+  if (!m) return [pattern];
+  const head = pattern.slice(0, m.index);
+  const tail = pattern.slice(m.index + m[0].length);
+  return m[1].split(',').flatMap((alt) => expandBraces(head + alt + tail));
+}
+
+function globList(key: 'include' | 'exclude', fallback: string[]): string[] {
+  const v = vscode.workspace.getConfiguration(CONFIG_SECTION).get<unknown>(`datasets.${key}`, fallback);
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x.trim() !== '') : fallback;
+}
+
+/** Whether `uri` matches an `eagle3prep.datasets.exclude` glob (output folders, configuration JSON files, …). */
+export function isExcludedDataset(uri: vscode.Uri): boolean {
+  const exclude = globList('exclude', DEFAULT_EXCLUDE).flatMap(expandBraces);
+  // languages.match scores a glob DocumentFilter against the Uri alone.
+  return exclude.some((g) => vscode.languages.match({ pattern: g }, { uri, languageId: '' } as unknown as vscode.TextDocument) > 0);
+}
+
+/**
+ * The dataset files of the workspace: local files matching an `eagle3prep.datasets.include` glob and
+ * no `eagle3prep.datasets.exclude` glob, whose name is a dataset's (`datasetKind`), sorted by path;
+ * at most `eagle3prep.datasets.maxFiles`.
+ */
+export async function findDatasetFiles(token?: vscode.CancellationToken): Promise<vscode.Uri[]> {
+  const include = globList('include', DEFAULT_INCLUDE);
+  const exclude = globList('exclude', DEFAULT_EXCLUDE).flatMap(expandBraces);
+  const max = vscode.workspace.getConfiguration(CONFIG_SECTION).get<number>('datasets.maxFiles', 5000);
+  const excludeGlob = exclude.length ? `{${exclude.join(',')}}` : null;
+  const found = new Map<string, vscode.Uri>();
+  for (const inc of include) {
+    for (const u of await vscode.workspace.findFiles(inc, excludeGlob, max, token)) {
+      if (u.scheme === 'file' && datasetKind(u.fsPath)) found.set(u.fsPath, u);
+    }
+  }
+  return [...found.values()].sort((a, b) => a.fsPath.localeCompare(b.fsPath)).slice(0, max);
+}
+
+/** A dataset file of the tree. `resourceUri` lets commands such as `eagle3prep.prepare` take the node as their argument. */
+export interface DatasetNode {
+  kind: 'dataset';
+  resourceUri: vscode.Uri;
+  scan?: DatasetScan;
+  /** A scan is queued or running. */
+  pending: boolean;
+}
+
+/** A child row of a dataset: a drop reason, an error count, a stale reason, or an output file. */
+export interface DetailNode {
+  kind: 'detail';
+  parent: DatasetNode;
+  item: vscode.TreeItem;
+  resourceUri?: vscode.Uri;
+}
+
+export type DatasetsTreeNode = DatasetNode | DetailNode;
+
+/** What `eagle3prep.datasets.state` returns per dataset (for tests and scripts). */
+export interface DatasetStateSummary {
+  file: string;
+  format?: string;
+  rows?: number;
+  state: 'none' | 'prepared' | 'stale' | 'error' | 'pending';
+  records?: number;
+  staleBecause: string[];
+  description: string;
+  children: string[];
+  error?: string;
+}
+
+const fmt = (n: number) => n.toLocaleString('en-US');
+const plural = (n: number, w: string) => `${fmt(n)} ${w}${n === 1 ? '' : 's'}`;
+
+function sizeText(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 ** 2) return `${(bytes / 1024).toFixed(1)} KB`;
+  if (bytes < 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(1)} MB`;
+  return `${(bytes / 1024 ** 3).toFixed(2)} GB`;
+}
+
+/** Tree data provider of the Datasets view; see the module comment. */
+export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTreeNode>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<DatasetsTreeNode | DatasetsTreeNode[] | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  private nodes = new Map<string, DatasetNode>();
+  private discovered = false;
+  private discovering: Promise<void> | undefined;
+  private queue: DatasetNode[] = [];
+  private running = 0;
+  private idleWaiters: (() => void)[] = [];
+  private pendingFire = new Set<DatasetNode>();
+  private fireTimer: NodeJS.Timeout | undefined;
+  private tokenizerHash: string | undefined;
+  private tokenizerName = '';
+  private readonly disposables: vscode.Disposable[] = [];
+  private watchers: vscode.Disposable[] = [];
+  /** Whether scans may run (the view is visible, or a caller asked for the state). */
+  active = false;
+  /** Called after each completed scan (the view's badge). */
+  onScanned?: () => void;
+
+  constructor() {
+    this.disposables.push(
+      this.changed,
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration(`${CONFIG_SECTION}.datasets`)) void this.rediscover();
+        else if (e.affectsConfiguration(`${CONFIG_SECTION}.tokenizerPath`) || e.affectsConfiguration(`${CONFIG_SECTION}.outputDirectory`)) this.refreshOutputs();
+      }),
+      vscode.workspace.onDidChangeWorkspaceFolders(() => void this.rediscover()),
+    );
+    this.createWatchers();
+  }
+
+  private createWatchers(): void {
+    for (const w of this.watchers) w.dispose();
+    this.watchers = [];
+    for (const inc of globList('include', DEFAULT_INCLUDE)) {
+      const w = vscode.workspace.createFileSystemWatcher(inc);
+      this.watchers.push(
+        w,
+        w.onDidCreate((u) => this.fileCreated(u)),
+        w.onDidChange((u) => this.invalidate(u)),
+        w.onDidDelete((u) => this.fileDeleted(u)),
+      );
+    }
+    // A run's report.json: re-read the output state of the datasets whose output folder it is in.
+    const reports = vscode.workspace.createFileSystemWatcher('**/report.json');
+    const onReport = (u: vscode.Uri) => {
+      const dir = path.dirname(u.fsPath);
+      for (const n of this.nodes.values()) if (n.scan?.output.outDir === dir) this.enqueue(n);
+    };
+    // eagle3prep.jsonc changes how rows are read: re-detect the datasets below it.
+    const configs = vscode.workspace.createFileSystemWatcher(`**/${PROJECT_CONFIG_NAME}`);
+    const onConfig = (u: vscode.Uri) => {
+      const dir = path.dirname(u.fsPath) + path.sep;
+      for (const n of this.nodes.values()) {
+        if (n.resourceUri.fsPath.startsWith(dir)) {
+          if (n.scan) n.scan = { ...n.scan, mtimeMs: -1 }; // force a full re-read
+          this.enqueue(n);
+        }
+      }
+    };
+    this.watchers.push(
+      reports, reports.onDidCreate(onReport), reports.onDidChange(onReport), reports.onDidDelete(onReport),
+      configs, configs.onDidCreate(onConfig), configs.onDidChange(onConfig), configs.onDidDelete(onConfig),
+    );
+  }
+
+  private isIncluded(u: vscode.Uri): boolean {
+    return u.scheme === 'file' && !!datasetKind(u.fsPath) && !isExcludedDataset(u);
+  }
+
+  private fileCreated(u: vscode.Uri): void {
+    if (!this.discovered || this.nodes.has(u.fsPath) || !this.isIncluded(u)) return;
+    const n: DatasetNode = { kind: 'dataset', resourceUri: u, pending: false };
+    this.nodes.set(u.fsPath, n);
+    this.enqueue(n);
+    this.changed.fire(undefined);
+  }
+
+  private fileDeleted(u: vscode.Uri): void {
+    if (this.nodes.delete(u.fsPath)) this.changed.fire(undefined);
+    for (const n of this.nodes.values()) if (n.scan?.output.outDir && u.fsPath.startsWith(n.scan.output.outDir)) this.enqueue(n);
+  }
+
+  /** Re-scans one file (its format and row count only when its size or mtime changed). */
+  invalidate(u: vscode.Uri): void {
+    const n = this.nodes.get(u.fsPath);
+    if (n) this.enqueue(n);
+  }
+
+  /** Re-reads every dataset's output state (tokenizer or output folder setting changed); no dataset is re-read. */
+  refreshOutputs(): void {
+    this.updateTokenizer();
+    for (const n of this.nodes.values()) if (n.scan) this.enqueue(n);
+  }
+
+  /** Forgets everything and discovers the files again (the view's Refresh button). */
+  async rediscover(): Promise<void> {
+    this.discovered = false;
+    this.discovering = undefined;
+    this.createWatchers();
+    await this.discover();
+  }
+
+  private updateTokenizer(): void {
+    const dir = resolveTokenizerDir();
+    this.tokenizerName = tokenizerDisplayName(dir);
+    try {
+      this.tokenizerHash = tokenizerFilesHash(dir);
+    } catch {
+      this.tokenizerHash = undefined;
+    }
+  }
+
+  private discover(): Promise<void> {
+    this.discovering ??= (async () => {
+      this.updateTokenizer();
+      const uris = await findDatasetFiles();
+      const old = this.nodes;
+      this.nodes = new Map();
+      for (const u of uris) {
+        const n: DatasetNode = old.get(u.fsPath) ?? { kind: 'dataset', resourceUri: u, pending: false };
+        this.nodes.set(u.fsPath, n);
+        this.enqueue(n);
+      }
+      this.discovered = true;
+      this.changed.fire(undefined);
+    })();
+    return this.discovering;
+  }
+
+  private enqueue(n: DatasetNode): void {
+    if (n.pending) return;
+    n.pending = true;
+    this.queue.push(n);
+    this.pump();
+  }
+
+  /** Starts queued scans while fewer than SCAN_CONCURRENCY run and the view is active. */
+  private pump(): void {
+    while (this.active && this.running < SCAN_CONCURRENCY && this.queue.length) {
+      const n = this.queue.shift()!;
+      if (!this.nodes.has(n.resourceUri.fsPath)) {
+        n.pending = false;
+        continue;
+      }
+      this.running++;
+      void this.scanNode(n).finally(() => {
+        this.running--;
+        this.pump();
+        if (this.running === 0 && this.queue.length === 0) {
+          for (const w of this.idleWaiters.splice(0)) w();
+        }
+      });
+    }
+    if (this.running === 0 && this.queue.length === 0) for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  private async scanNode(n: DatasetNode): Promise<void> {
+    try {
+      const settings = readPrepareSettings(n.resourceUri);
+      n.scan = await scanDataset(n.resourceUri.fsPath, {
+        previous: n.scan,
+        outDir: outDirFor([n.resourceUri.fsPath], settings.outputDirectory),
+        tokenizerHash: this.tokenizerHash,
+      });
+    } catch (e) {
+      n.scan = undefined;
+      console.error(`eagle3-prep: scanning ${n.resourceUri.fsPath} failed: ${(e as Error).message}`);
+    } finally {
+      n.pending = false;
+      this.pendingFire.add(n);
+      this.fireTimer ??= setTimeout(() => {
+        this.fireTimer = undefined;
+        const batch = [...this.pendingFire];
+        this.pendingFire.clear();
+        this.changed.fire(batch.length > 200 ? undefined : batch);
+      }, 100);
+      this.onScanned?.();
+    }
+  }
+
+  /** Resolves when discovery is done and no scan is queued or running (activates scanning). */
+  async whenIdle(): Promise<void> {
+    this.active = true;
+    await this.discover();
+    if (this.running === 0 && this.queue.length === 0) return;
+    await new Promise<void>((r) => {
+      this.idleWaiters.push(r);
+      this.pump();
+    });
+  }
+
+  /** Lets scans run (view visible) or pauses starting new ones (view hidden). */
+  setActive(active: boolean): void {
+    this.active = active;
+    if (active) void this.discover().then(() => this.pump());
+  }
+
+  /** Dataset nodes, in path order. */
+  datasets(): DatasetNode[] {
+    return [...this.nodes.values()];
+  }
+
+  /** Count of datasets whose output is stale. */
+  staleCount(): number {
+    return this.datasets().filter((n) => n.scan?.output.state === 'stale').length;
+  }
+
+  async getChildren(element?: DatasetsTreeNode): Promise<DatasetsTreeNode[]> {
+    if (!element) {
+      if (!this.discovered) await this.discover();
+      return this.datasets();
+    }
+    if (element.kind === 'dataset') return this.details(element);
+    return [];
+  }
+
+  getParent(element: DatasetsTreeNode): DatasetsTreeNode | undefined {
+    return element.kind === 'detail' ? element.parent : undefined;
+  }
+
+  /** One-line description of a dataset: `sharegpt · 3 rows · 6 records`. */
+  describe(n: DatasetNode): string {
+    const s = n.scan;
+    if (!s) return n.pending ? 'scanning…' : 'not scanned';
+    if (s.error) return 'unreadable';
+    const parts = [s.format ?? '?', s.rows === undefined ? '? rows' : plural(s.rows, 'row')];
+    const o = s.output;
+    const setAside = o.fileReport?.rowsSetAside ? `, ${fmt(o.fileReport.rowsSetAside)} to generate` : '';
+    if (o.state === 'none') parts.push('not prepared');
+    else if (o.state === 'prepared') parts.push(o.ok === false ? `${plural(o.records ?? 0, 'record')}${setAside} (run failed)` : `${plural(o.records ?? 0, 'record')}${setAside}`);
+    else parts.push(`stale: ${plural(o.records ?? 0, 'record')}${setAside}`);
+    return parts.join(' · ');
+  }
+
+  getTreeItem(element: DatasetsTreeNode): vscode.TreeItem {
+    if (element.kind === 'detail') return element.item;
+    const n = element;
+    const s = n.scan;
+    const rel = vscode.workspace.asRelativePath(n.resourceUri, true);
+    const item = new vscode.TreeItem(path.basename(n.resourceUri.fsPath), s && s.output.state !== 'none' ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+    item.id = n.resourceUri.toString();
+    item.resourceUri = n.resourceUri;
+    item.description = this.describe(n);
+    const state = !s ? (n.pending ? 'pending' : 'none') : s.error ? 'error' : s.output.state;
+    item.contextValue = `eagle3prep.dataset.${state}${s && s.kind.container === 'jsonl' && !s.kind.compression ? '.lines' : ''}`;
+    item.iconPath =
+      state === 'pending'
+        ? new vscode.ThemeIcon('loading~spin')
+        : state === 'error'
+          ? new vscode.ThemeIcon('error', new vscode.ThemeColor('problemsErrorIcon.foreground'))
+          : state === 'prepared'
+            ? new vscode.ThemeIcon(s?.output.ok === false ? 'error' : 'pass-filled', new vscode.ThemeColor(s?.output.ok === false ? 'problemsErrorIcon.foreground' : 'testing.iconPassed'))
+            : state === 'stale'
+              ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'))
+              : new vscode.ThemeIcon('circle-large-outline');
+    const md = new vscode.MarkdownString('', true);
+    md.appendMarkdown(`**${path.basename(n.resourceUri.fsPath)}** — \`${rel}\`\n\n`);
+    if (s) {
+      md.appendMarkdown(`${sizeText(s.size)}, ${s.kind.container}${s.kind.compression ? ` (${s.kind.compression})` : ''}`);
+      if (s.error) md.appendMarkdown(`\n\n$(error) ${s.error}`);
+      else {
+        md.appendMarkdown(`, **${s.rows === undefined ? '?' : fmt(s.rows)} rows** (counted by streaming)\n\nFormat **${s.format}**\n`);
+        for (const e of s.evidence.slice(0, 6)) md.appendText(`\n- ${e}`);
+        md.appendMarkdown('\n\n');
+        const o = s.output;
+        if (o.state === 'none') md.appendMarkdown(`Not prepared (no report in \`${o.outDir}\`).`);
+        else {
+          const fr = o.fileReport!;
+          md.appendMarkdown(
+            `Output \`${o.outDir}\`: **${plural(fr.recordsWritten, 'record')}** from ${plural(fr.rowsRead, 'row')} ` +
+              `(${fr.rowsSetAside} set aside, ${fr.rowsDropped} dropped, ${fr.rowsErrored} errored), tokenizer ${o.tokenizer?.name ?? '?'}` +
+              (o.reportTimeMs ? `, ${new Date(o.reportTimeMs).toLocaleString()}` : ''),
+          );
+          if (o.state === 'stale') for (const w of o.staleBecause) md.appendMarkdown(`\n\n$(warning) Stale: ${w}`);
+        }
+        md.appendMarkdown(`\n\nActive tokenizer: ${this.tokenizerName}`);
+      }
+    }
+    item.tooltip = md;
+    // Click opens the file, up to the size VS Code syncs to extensions (larger: "Check dataset rows").
+    if (s && s.size <= 50 * 1024 * 1024) item.command = { command: 'vscode.open', title: 'Open', arguments: [n.resourceUri, { preview: true } satisfies vscode.TextDocumentShowOptions] };
+    return item;
+  }
+
+  private detail(parent: DatasetNode, label: string, opts: { description?: string; icon?: string; color?: string; tooltip?: string; command?: vscode.Command; uri?: vscode.Uri; context?: string }): DetailNode {
+    const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
+    item.id = `${parent.resourceUri.toString()}#${label}`;
+    item.description = opts.description;
+    if (opts.icon) item.iconPath = new vscode.ThemeIcon(opts.icon, opts.color ? new vscode.ThemeColor(opts.color) : undefined);
+    if (opts.uri) item.resourceUri = opts.uri;
+    item.tooltip = opts.tooltip;
+    item.command = opts.command;
+    item.contextValue = opts.context ?? 'eagle3prep.detail';
+    return { kind: 'detail', parent, item, resourceUri: opts.uri };
+  }
+
+  /** Children of a prepared dataset: stale reasons, drop reasons and errors (click: the first line), set-aside rows, output files. */
+  details(n: DatasetNode): DetailNode[] {
+    const o = n.scan?.output;
+    if (!o || o.state === 'none' || !o.fileReport) return [];
+    const fr = o.fileReport;
+    const out: DetailNode[] = [];
+    const goto = (line: number): vscode.Command => ({
+      command: 'vscode.open',
+      title: 'Go to line',
+      arguments: [n.resourceUri, { selection: new vscode.Range(line - 1, 0, line - 1, 0) } satisfies vscode.TextDocumentShowOptions],
+    });
+    for (const w of o.staleBecause) out.push(this.detail(n, `stale: ${w}`, { icon: 'warning', color: 'problemsWarningIcon.foreground', tooltip: `${w}. Prepare again to update the output.` }));
+    for (const f of o.failures ?? []) if (f.includes(path.basename(n.resourceUri.fsPath))) out.push(this.detail(n, `run failed: ${f}`, { icon: 'error', color: 'problemsErrorIcon.foreground', tooltip: f }));
+    out.push(
+      this.detail(n, `${plural(fr.recordsWritten, 'record')} written`, {
+        description: `${plural(fr.rowsWritten, 'row')}, ${fmt(fr.trainableTokens)} of ${fmt(fr.totalTokens)} tokens trainable`,
+        icon: 'check',
+        tooltip: 'Open tokenized_data.jsonl',
+        command: o.outputs?.[0]?.exists ? { command: 'vscode.open', title: 'Open', arguments: [vscode.Uri.file(o.outputs[0].path)] } : undefined,
+      }),
+    );
+    for (const [reason, d] of Object.entries(fr.dropped)) {
+      out.push(
+        this.detail(n, `dropped: ${reason} × ${fmt(d.count)}`, {
+          description: `line${d.lines.length === 1 ? '' : 's'} ${d.lines.join(', ')}${d.count > d.lines.length ? ', …' : ''}`,
+          icon: 'circle-slash',
+          color: 'problemsWarningIcon.foreground',
+          tooltip: REASON_TEXT[reason] ?? reason,
+          command: d.lines.length ? goto(d.lines[0]) : undefined,
+          context: 'eagle3prep.detail.reason',
+        }),
+      );
+    }
+    if (fr.rowsErrored) {
+      out.push(
+        this.detail(n, `errored × ${fmt(fr.rowsErrored)}`, {
+          description: fr.errors[0] ? `line ${fr.errors[0].line}: ${fr.errors[0].message.split('\n')[0]}` : undefined,
+          icon: 'error',
+          color: 'problemsErrorIcon.foreground',
+          tooltip: fr.errors.slice(0, 10).map((e) => `line ${e.line}: ${e.message}`).join('\n'),
+          command: fr.errors[0] ? goto(fr.errors[0].line) : undefined,
+          context: 'eagle3prep.detail.reason',
+        }),
+      );
+    }
+    if (fr.rowsSetAside) out.push(this.detail(n, `set aside for generation × ${fmt(fr.rowsSetAside)}`, { icon: 'comment-discussion', tooltip: 'Prompt-only rows: in prompts_to_generate.jsonl for the target model to answer' }));
+    for (const f of o.outputs ?? []) {
+      if (!f.exists) continue;
+      const uri = vscode.Uri.file(f.path);
+      out.push(
+        this.detail(n, f.name, {
+          description: path.basename(o.outDir),
+          uri,
+          icon: f.name.endsWith('.md') ? 'book' : 'file',
+          command: f.name === 'report.md' ? { command: 'markdown.showPreview', title: 'Open report', arguments: [uri] } : { command: 'vscode.open', title: 'Open', arguments: [uri] },
+          context: 'eagle3prep.outputFile',
+        }),
+      );
+    }
+    return out;
+  }
+
+  /** Summaries of every dataset after discovery and all scans (activates scanning). */
+  async state(): Promise<DatasetStateSummary[]> {
+    await this.whenIdle();
+    return this.datasets().map((n) => ({
+      file: n.resourceUri.fsPath,
+      format: n.scan?.format,
+      rows: n.scan?.rows,
+      state: !n.scan ? 'pending' : n.scan.error ? 'error' : n.scan.output.state,
+      records: n.scan?.output.records,
+      staleBecause: n.scan?.output.staleBecause ?? [],
+      description: this.describe(n),
+      children: this.details(n).map((d) => `${d.item.label}${d.item.description ? ` (${d.item.description})` : ''}`),
+      error: n.scan?.error,
+    }));
+  }
+
+  dispose(): void {
+    if (this.fireTimer) clearTimeout(this.fireTimer);
+    for (const d of [...this.disposables, ...this.watchers]) d.dispose();
+  }
+}
+
+function nodeUri(arg: unknown): vscode.Uri | undefined {
+  if (arg instanceof vscode.Uri) return arg;
+  const r = (arg as { resourceUri?: unknown } | undefined)?.resourceUri;
+  if (r instanceof vscode.Uri) return r;
+  return vscode.window.activeTextEditor?.document.uri;
+}
+
+/**
+ * Registers the Datasets view and its item commands: `eagle3prep.datasets.refresh`,
+ * `.openMaskView` (→ `eagle3prep.openMaskView(uri, 1)`), `.openReport`, `.revealOutput`, and the
+ * hidden `eagle3prep.datasets.state` (resolves with {@link DatasetStateSummary}[] once every file is
+ * scanned; for tests and scripts). Preparing uses `eagle3prep.prepare`, which accepts tree nodes.
+ */
+export function registerDatasetsTree(): vscode.Disposable[] {
+  const provider = new DatasetsTreeProvider();
+  const view = vscode.window.createTreeView(DATASETS_VIEW, { treeDataProvider: provider, showCollapseAll: true, canSelectMany: true });
+  const updateBadge = () => {
+    const stale = provider.staleCount();
+    view.badge = stale ? { value: stale, tooltip: `${plural(stale, 'dataset')} with stale output` } : undefined;
+  };
+  provider.onScanned = updateBadge;
+  provider.setActive(view.visible);
+  const outputState = (arg: unknown) => {
+    const u = nodeUri(arg);
+    const n = u && provider.datasets().find((d) => d.resourceUri.fsPath === u.fsPath);
+    return { uri: u, output: n?.scan?.output };
+  };
+  return [
+    provider,
+    view,
+    view.onDidChangeVisibility((e) => provider.setActive(e.visible)),
+    vscode.commands.registerCommand('eagle3prep.datasets.refresh', () => provider.rediscover()),
+    vscode.commands.registerCommand('eagle3prep.datasets.state', () => provider.state()),
+    vscode.commands.registerCommand('eagle3prep.datasets.openMaskView', (arg?: unknown) => {
+      const u = nodeUri(arg);
+      if (u) return vscode.commands.executeCommand(OPEN_MASK_VIEW_COMMAND, u, 1);
+      return undefined;
+    }),
+    vscode.commands.registerCommand('eagle3prep.datasets.openReport', async (arg?: unknown) => {
+      const { output } = outputState(arg);
+      if (!output?.reportMd) return void vscode.window.showInformationMessage('This dataset has no report yet: prepare it first.');
+      await vscode.commands.executeCommand('markdown.showPreview', vscode.Uri.file(output.reportMd));
+    }),
+    vscode.commands.registerCommand('eagle3prep.datasets.revealOutput', async (arg?: unknown) => {
+      const { output } = outputState(arg);
+      if (!output || output.state === 'none') return void vscode.window.showInformationMessage('This dataset has no output yet: prepare it first.');
+      const target = output.outputs?.find((f) => f.exists)?.path ?? output.outDir;
+      await vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(target));
+    }),
+  ];
+}

@@ -1,0 +1,177 @@
+/**
+ * Extension-host checks of the Datasets view, the Problems entries with their quick fix, "Prepare
+ * all datasets in workspace" and "Check chat template" (issue 5 part B). Called by suite.ts after
+ * its own steps, in the same workspace folder (it already holds two prepared samples).
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { TemplateCheck } from '../../src/core/checkTemplate';
+import type { BatchResult } from '../../src/vscode/batchCommand';
+import type { DatasetStateSummary } from '../../src/vscode/datasetsTree';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20000): Promise<T> {
+  const t0 = Date.now();
+  let last: unknown;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    last = v;
+    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
+    await sleep(250);
+  }
+}
+
+/** A damaged dataset: good rows, a truncated line, an unknown role, a row with its turns under an unknown key, an empty conversation. */
+export const DAMAGED_ROWS = [
+  JSON.stringify({ conversations: [{ from: 'human', value: 'What is 2+2?' }, { from: 'gpt', value: '4.' }] }),
+  '{"conversations": [{"from": "human", "value": "cut off',
+  JSON.stringify({ conversations: [{ from: 'human', value: 'Tell a story.' }, { from: 'narrator', value: 'Once upon a time.' }] }),
+  JSON.stringify({ dialogue_turns: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello!' }] }),
+  JSON.stringify({ conversations: [] }),
+  JSON.stringify({ conversations: [{ from: 'human', value: 'Name a color.' }, { from: 'gpt', value: 'Blue.' }] }),
+];
+
+async function treeState(): Promise<DatasetStateSummary[]> {
+  const s = await vscode.commands.executeCommand<DatasetStateSummary[]>('eagle3prep.datasets.state');
+  assert.ok(Array.isArray(s), 'eagle3prep.datasets.state returned no list');
+  return s;
+}
+
+/** Runs the checks; throws on the first failure. */
+export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: string): Promise<void> {
+  const samples = path.join(ext.extensionPath, 'samples');
+  for (const f of ['reasoning-sharegpt.jsonl', 'prompts-only.jsonl', 'swe-agent-trajectory-field.jsonl']) fs.copyFileSync(path.join(samples, f), path.join(ws, f));
+  const damaged = path.join(ws, 'damaged.jsonl');
+  fs.writeFileSync(damaged, DAMAGED_ROWS.join('\n') + '\n');
+
+  // 1. The Datasets view: every sample with its format, streamed row count and output state.
+  await vscode.commands.executeCommand('eagle3prep.datasets.focus');
+  let t = Date.now();
+  let state = await treeState();
+  const byName = (s: DatasetStateSummary[], n: string) => s.find((d) => path.basename(d.file) === n);
+  const names = state.map((d) => path.basename(d.file)).sort();
+  assert.deepEqual(
+    names,
+    ['agentic-trajectories.jsonl', 'chat-sharegpt-human-gpt.jsonl', 'damaged.jsonl', 'prompts-only.jsonl', 'reasoning-sharegpt.jsonl', 'swe-agent-trajectory-field.jsonl'],
+    'datasets found (outputs under *.eagle3/ and tokenizer JSON files must be excluded)',
+  );
+  const chat = byName(state, 'chat-sharegpt-human-gpt.jsonl')!;
+  assert.equal(chat.format, 'sharegpt');
+  assert.equal(chat.rows, 3);
+  assert.equal(chat.state, 'prepared', `chat sample: ${chat.description} ${chat.staleBecause.join('; ')}`);
+  assert.equal(chat.records, 6);
+  assert.ok(chat.children.some((c) => c.startsWith('6 records written')), `chat children: ${chat.children.join(' | ')}`);
+  assert.ok(chat.children.some((c) => c.startsWith('report.md')), 'chat children list report.md');
+  const agentic = byName(state, 'agentic-trajectories.jsonl')!;
+  assert.equal(agentic.format, 'openai-messages');
+  assert.equal(agentic.rows, 3);
+  assert.equal(agentic.state, 'prepared');
+  const prompts = byName(state, 'prompts-only.jsonl')!;
+  assert.deepEqual([prompts.format, prompts.rows, prompts.state], ['prompt-only', 4, 'none']);
+  assert.deepEqual([byName(state, 'swe-agent-trajectory-field.jsonl')!.format, byName(state, 'damaged.jsonl')!.rows], ['role-text-trajectory', 6]);
+  console.log(`[host-suite] ok: Datasets view lists ${state.length} files in ${Date.now() - t} ms: ${state.map((d) => `${path.basename(d.file)} [${d.description}]`).join('; ')}`);
+
+  // 2. Per-file invalidation: a row appended to the chat sample makes its output stale.
+  fs.appendFileSync(path.join(ws, 'chat-sharegpt-human-gpt.jsonl'), JSON.stringify({ conversations: [{ from: 'human', value: 'One more?' }, { from: 'gpt', value: 'Sure.' }] }) + '\n');
+  t = Date.now();
+  state = await waitFor('the chat sample to turn stale', async () => {
+    const s = await treeState();
+    return byName(s, 'chat-sharegpt-human-gpt.jsonl')?.state === 'stale' ? s : undefined;
+  });
+  const stale = byName(state, 'chat-sharegpt-human-gpt.jsonl')!;
+  assert.equal(stale.rows, 4);
+  assert.ok(stale.staleBecause.some((w) => /input changed since the run/.test(w)), stale.staleBecause.join('; '));
+  assert.ok(stale.staleBecause.some((w) => /4 rows, the run read 3/.test(w)), stale.staleBecause.join('; '));
+  console.log(`[host-suite] ok: appending a row made chat-sharegpt-human-gpt.jsonl stale in ${Date.now() - t} ms (${stale.staleBecause.join('; ')})`);
+
+  // 3. Problems: the damaged file's bad rows on their lines, with reason codes.
+  const damagedUri = vscode.Uri.file(damaged);
+  await vscode.window.showTextDocument(damagedUri);
+  const diags = await waitFor('diagnostics on damaged.jsonl', () => {
+    const d = vscode.languages.getDiagnostics(damagedUri).filter((x) => x.source === 'eagle3-prep');
+    return d.length >= 4 ? d : undefined;
+  });
+  const got = diags.map((d) => [d.range.start.line + 1, String(d.code), vscode.DiagnosticSeverity[d.severity]]).sort((a, b) => Number(a[0]) - Number(b[0]));
+  assert.deepEqual(got, [
+    [2, 'invalid_json', 'Error'],
+    [3, 'unknown_role', 'Error'],
+    [4, 'unrecognized_shape', 'Warning'],
+    [5, 'empty_conversation', 'Warning'],
+  ]);
+  console.log(`[host-suite] ok: Problems lists damaged.jsonl rows ${got.map((g) => `${g[0]}:${g[1]}`).join(', ')}`);
+
+  // 4. Quick fix: add the role alias to eagle3prep.jsonc; the unknown_role entry goes away.
+  const roleDiag = diags.find((d) => d.code === 'unknown_role')!;
+  const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', damagedUri, roleDiag.range, vscode.CodeActionKind.QuickFix.value);
+  const titles = actions.map((a) => a.title);
+  const alias = actions.find((a) => a.title === 'Add role alias "narrator" → assistant to eagle3prep.jsonc');
+  assert.ok(alias?.command, `quick fixes offered: ${titles.join(' | ')}`);
+  await vscode.commands.executeCommand(alias.command.command, ...(alias.command.arguments ?? []));
+  const config = path.join(ws, 'eagle3prep.jsonc');
+  assert.ok(fs.existsSync(config), 'eagle3prep.jsonc was not created in the workspace folder');
+  assert.match(fs.readFileSync(config, 'utf8'), /"roleAliases":\s*\{\s*"narrator":\s*"assistant"\s*\}/);
+  const fieldDiag = diags.find((d) => d.code === 'unrecognized_shape')!;
+  const fieldActions = await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', damagedUri, fieldDiag.range, vscode.CodeActionKind.QuickFix.value);
+  const mapping = fieldActions.find((a) => a.title === 'Map field "dialogue_turns" → "messages" in eagle3prep.jsonc');
+  assert.ok(mapping?.command, `quick fixes offered: ${fieldActions.map((a) => a.title).join(' | ')}`);
+  await vscode.commands.executeCommand(mapping.command.command, ...(mapping.command.arguments ?? []));
+  const after = await waitFor('the fixed rows to leave Problems', () => {
+    const d = vscode.languages.getDiagnostics(damagedUri).filter((x) => x.source === 'eagle3-prep');
+    return d.length === 2 ? d : undefined;
+  });
+  assert.deepEqual(after.map((d) => String(d.code)).sort(), ['empty_conversation', 'invalid_json']);
+  console.log(`[host-suite] ok: quick fixes "${alias.title}" and "${mapping.title}" wrote eagle3prep.jsonc; Problems now ${after.map((d) => d.code).join(', ')}`);
+
+  // 5. Prepare all datasets in workspace: the pick list pre-selects missing / stale outputs; accept it.
+  t = Date.now();
+  const batch = vscode.commands.executeCommand<BatchResult | undefined>('eagle3prep.prepareAll');
+  await sleep(2000);
+  await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+  const br = await batch;
+  assert.ok(br, 'prepareAll returned nothing (the pick list was not accepted?)');
+  const ran = br.runs.map((r) => path.basename(r.inputs[0])).sort();
+  assert.deepEqual(ran, ['chat-sharegpt-human-gpt.jsonl', 'damaged.jsonl', 'prompts-only.jsonl', 'reasoning-sharegpt.jsonl', 'swe-agent-trajectory-field.jsonl'], 'files picked by default');
+  for (const r of br.runs) {
+    assert.ok(r.result, `${r.inputs[0]}: ${r.error}`);
+    assert.equal(r.outDir, path.join(ws, path.basename(r.inputs[0]).replace(/\.jsonl$/, '.eagle3')));
+    assert.ok(fs.existsSync(path.join(r.outDir, 'report.json')));
+  }
+  const dmg = br.runs.find((r) => r.inputs[0] === damaged)!.result!.files[0];
+  // with eagle3prep.jsonc: rows 1, 3, 4, 6 written; 2 errored (invalid JSON); 5 dropped (empty)
+  assert.deepEqual([dmg.rowsRead, dmg.rowsWritten, dmg.rowsErrored, dmg.rowsDropped], [6, 4, 1, 1], 'damaged.jsonl accounting with the project config');
+  state = await waitFor('every dataset to be prepared', async () => {
+    const s = await treeState();
+    return s.every((d) => d.state === 'prepared') ? s : undefined;
+  });
+  console.log(`[host-suite] ok: Prepare all datasets ran ${br.runs.length} runs in ${Date.now() - t} ms; tree now: ${state.map((d) => `${path.basename(d.file)} [${d.description}]`).join('; ')}`);
+
+  // A dataset created after discovery appears on its own (watcher, no rescan of the others).
+  fs.copyFileSync(path.join(samples, 'prompts-only.jsonl'), path.join(ws, 'late-arrival.jsonl'));
+  t = Date.now();
+  const late = await waitFor('late-arrival.jsonl in the Datasets view', async () => byName(await treeState(), 'late-arrival.jsonl'));
+  assert.deepEqual([late.format, late.rows, late.state], ['prompt-only', 4, 'none']);
+  console.log(`[host-suite] ok: a new file appeared in the Datasets view in ${Date.now() - t} ms [${late.description}]`);
+
+  // 6. Check chat template (the embedded Qwen3): rewrites history, trains <|im_end|>.
+  t = Date.now();
+  const check = await vscode.commands.executeCommand<TemplateCheck | undefined>('eagle3prep.checkTemplate');
+  assert.ok(check, 'eagle3prep.checkTemplate returned nothing (see the output channel)');
+  assert.equal(check.prefixStable, false, 'Qwen3 rewrites history');
+  assert.deepEqual(check.endOfTurnTrained, ['<|im_end|>']);
+  const shown = vscode.window.activeTextEditor?.document.getText() ?? '';
+  assert.match(shown, /Chat template check: Qwen3/);
+  console.log(`[host-suite] ok: Check chat template in ${Date.now() - t} ms: prefix-stable ${check.prefixStable}, end of turn ${check.endOfTurnTrained.join(', ')}, ${check.warnings.length} warnings`);
+
+  // Leave the damaged file, the Datasets view and the Problems panel on screen for the screenshot.
+  await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  fs.appendFileSync(damaged, '{"conversations": [{"from": "human", "value": "x"}, {"from": "oracle", "value": "y"}]}\n');
+  await vscode.window.showTextDocument(damagedUri);
+  await vscode.commands.executeCommand('eagle3prep.datasets.focus');
+  await vscode.commands.executeCommand('workbench.actions.view.problems');
+  await waitFor('the new unknown role in Problems', () => vscode.languages.getDiagnostics(damagedUri).some((d) => d.code === 'unknown_role'));
+  await sleep(1000);
+}
