@@ -153,6 +153,33 @@ export class NoChatTemplateError extends Error {}
 
 const SAMPLE_MIN = 2048;
 
+/** Encodings of recent texts (records of a row re-shown with another record, policy or hover), bounded by total characters. */
+class EncodingCache {
+  private readonly map = new Map<string, { ids: number[]; starts: number[] }>();
+  private chars = 0;
+  constructor(private readonly maxChars = 8_000_000) {}
+
+  get(text: string): { ids: number[]; starts: number[] } | undefined {
+    const e = this.map.get(text);
+    if (e) {
+      this.map.delete(text);
+      this.map.set(text, e);
+    }
+    return e;
+  }
+
+  set(text: string, e: { ids: number[]; starts: number[] }): void {
+    if (text.length > this.maxChars || this.map.has(text)) return;
+    this.map.set(text, e);
+    this.chars += text.length;
+    for (const k of this.map.keys()) {
+      if (this.chars <= this.maxChars) break;
+      this.map.delete(k);
+      this.chars -= k.length;
+    }
+  }
+}
+
 /** Counts tokens under a shared character budget; past it, extrapolates from what was tokenized. */
 class TokenBudget {
   private tokens = 0;
@@ -160,6 +187,7 @@ class TokenBudget {
   constructor(
     private remaining: number,
     private readonly tok: TargetTokenizer,
+    private readonly cache: EncodingCache,
   ) {}
 
   /** Tokens per character seen so far (0.3 before anything was tokenized, a typical BPE rate for English). */
@@ -169,8 +197,15 @@ class TokenBudget {
 
   /** Encodes `text`, or its first `max(remaining, 2048)` characters when over budget (`cut` = where it stopped). */
   encode(text: string): { ids: number[]; starts: number[]; cut: number } {
+    const hit = this.cache.get(text);
+    if (hit) {
+      this.tokens += hit.ids.length;
+      this.chars += text.length;
+      return { ...hit, cut: text.length };
+    }
     const cut = text.length <= this.remaining ? text.length : Math.min(text.length, Math.max(this.remaining, SAMPLE_MIN));
     const enc = this.tok.encode(cut === text.length ? text : text.slice(0, cut));
+    if (cut === text.length) this.cache.set(text, enc);
     this.remaining = Math.max(0, this.remaining - cut);
     this.tokens += enc.ids.length;
     this.chars += cut;
@@ -254,6 +289,9 @@ export class RecordViewer {
   private readonly specials: SpecialTokenFinder;
   private readonly specialSet: Set<string>;
   private readonly templates = new Map<string, ChatTemplate>();
+  private readonly encodings = new EncodingCache();
+  /** The records of recently viewed rows (by line text, policy, kwargs and shortening), and their prefix renders, most recent last. */
+  private readonly builtCache = new Map<string, { built: ReturnType<typeof buildRecords>; prefixRenders: Map<number, string> }>();
 
   constructor(readonly tokenizer: TargetTokenizer) {
     this.specials = new SpecialTokenFinder(tokenizer.specialTokens);
@@ -339,7 +377,7 @@ export class RecordViewer {
     const ranges = turnRanges(text, view.shape?.description, conv.messages, row);
     check();
 
-    const budget = new TokenBudget(cap, this.tokenizer);
+    const budget = new TokenBudget(cap, this.tokenizer, this.encodings);
     // Over 4x the cap, shorten each turn's texts before rendering (see the module comment).
     const shorten = input.text.length > 4 * cap;
     const removed: number[] = conv.messages.map(() => 0);
@@ -383,10 +421,18 @@ export class RecordViewer {
 
     let built;
     let template: ChatTemplate;
+    let prefixRenders: Map<number, string>;
     try {
       template = this.templateFor((conv.tools?.length ?? 0) > 0, kwargs);
       view.template = template.named.name;
-      built = buildRecords(renderConv, template, this.specials, mask);
+      const key = `${mask}\0${JSON.stringify(kwargs)}\0${shorten ? cap : ''}\0${template.named.name}\0${text}`;
+      let entry = this.builtCache.get(key);
+      if (entry) this.builtCache.delete(key);
+      else entry = { built: buildRecords(renderConv, template, this.specials, mask), prefixRenders: new Map() };
+      this.builtCache.set(key, entry);
+      while (this.builtCache.size > 8) this.builtCache.delete(this.builtCache.keys().next().value!);
+      built = entry.built;
+      prefixRenders = entry.prefixRenders;
     } catch (e) {
       if (e instanceof TemplateRenderError) {
         view.status = 'errored';
@@ -406,7 +452,7 @@ export class RecordViewer {
     built.records.forEach((rec, r) => {
       check();
       const detail = r === options.detailRecord;
-      const enc = detail ? { ...this.tokenizer.encode(rec.text), cut: rec.text.length } : budget.encode(rec.text);
+      const enc = detail ? this.encodeExact(rec.text) : budget.encode(rec.text);
       const m = maskFromSpans(enc.starts, rec.spans);
       let tokens = enc.ids.length;
       let trainable = m.reduce((a, b) => a + b, 0);
@@ -443,14 +489,14 @@ export class RecordViewer {
         view.warnings.push({ code: 'too_long', message: `record ${r + 1} has ${estimated ? '≈' : ''}${tokens.toLocaleString('en-US')} tokens, over the max length ${options.maxLength.toLocaleString('en-US')}: prepare drops it (too_long) unless truncate is set` });
       }
       if (trainable === 0) view.warnings.push({ code: 'no_trainable_tokens', message: `record ${r + 1} has no trainable token: prepare drops it` });
-      if (detail) view.detail = this.detailOf(r, rec, enc.ids, enc.starts, m, renderConv, template, view.turns);
+      if (detail) view.detail = this.detailOf(r, rec, enc.ids, enc.starts, m, renderConv, template, view.turns, prefixRenders);
     });
     if (options.detailRecord !== undefined && !view.detail && built.records.length > 0) {
       // Out of range: clamp to the last record.
       const r = Math.min(Math.max(0, options.detailRecord), built.records.length - 1);
       const rec = built.records[r];
-      const enc = this.tokenizer.encode(rec.text);
-      view.detail = this.detailOf(r, rec, enc.ids, enc.starts, maskFromSpans(enc.starts, rec.spans), renderConv, template, view.turns);
+      const enc = this.encodeExact(rec.text);
+      view.detail = this.detailOf(r, rec, enc.ids, enc.starts, maskFromSpans(enc.starts, rec.spans), renderConv, template, view.turns, prefixRenders);
     }
     this.finishTotals(view);
     if (view.totals.estimated && !shorten) {
@@ -460,6 +506,17 @@ export class RecordViewer {
       });
     }
     return view;
+  }
+
+  /** Encodes a whole text (no cap), through the encoding cache. */
+  private encodeExact(text: string): { ids: number[]; starts: number[]; cut: number } {
+    let e = this.encodings.get(text);
+    if (!e) {
+      const enc = this.tokenizer.encode(text);
+      e = { ids: enc.ids, starts: enc.starts };
+      this.encodings.set(text, e);
+    }
+    return { ...e, cut: text.length };
   }
 
   private finishTotals(view: RecordView): void {
@@ -472,15 +529,33 @@ export class RecordViewer {
   }
 
   /** Tokens of one record with their turn, from prefix renders: turn k starts where the render of messages[:k] stops agreeing with the record's text. */
-  private detailOf(index: number, rec: TextRecord, ids: number[], starts: number[], mask: number[], conv: Conversation, template: ChatTemplate, turns: TurnView[]): RecordDetail {
+  private detailOf(
+    index: number,
+    rec: TextRecord,
+    ids: number[],
+    starts: number[],
+    mask: number[],
+    conv: Conversation,
+    template: ChatTemplate,
+    turns: TurnView[],
+    prefixRenders: Map<number, string>,
+  ): RecordDetail {
     const messages = template.adaptMessages(conv.messages);
+    const render = (k: number): string => {
+      let r = prefixRenders.get(k);
+      if (r === undefined) {
+        r = template.render(messages.slice(0, k), conv.tools, { addGenerationPrompt: false });
+        prefixRenders.set(k, r);
+      }
+      return r;
+    };
     const last = Math.max(...rec.targets, 0);
     const bounds: number[] = [];
     let prev = 0;
     for (let k = 0; k <= last + 1 && k <= messages.length; k++) {
       let b: number;
       try {
-        b = k === 0 ? commonPrefixLength(template.render([], conv.tools, { addGenerationPrompt: false }), rec.text) : commonPrefixLength(template.render(messages.slice(0, k), conv.tools, { addGenerationPrompt: false }), rec.text);
+        b = commonPrefixLength(render(k), rec.text);
       } catch {
         b = prev;
       }
