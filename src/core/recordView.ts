@@ -151,7 +151,7 @@ export interface RecordView {
 /** Thrown by {@link RecordViewer.view} when the tokenizer has no chat template. */
 export class NoChatTemplateError extends Error {}
 
-const SAMPLE_MIN = 2048;
+const SAMPLE_MIN = 512;
 
 /** Encodings of recent texts (records of a row re-shown with another record, policy or hover), bounded by total characters. */
 class EncodingCache {
@@ -195,7 +195,7 @@ class TokenBudget {
     return this.chars > 0 ? this.tokens / this.chars : 0.3;
   }
 
-  /** Encodes `text`, or its first `max(remaining, 2048)` characters when over budget (`cut` = where it stopped). */
+  /** Encodes `text`, or its first `max(remaining, 512)` characters when over budget (`cut` = where it stopped). */
   encode(text: string): { ids: number[]; starts: number[]; cut: number } {
     const hit = this.cache.get(text);
     if (hit) {
@@ -329,7 +329,7 @@ export class RecordViewer {
     const kwargs = options.templateKwargs ?? {};
     const cap = options.maxTokenizedChars ?? Infinity;
     const check = options.checkCancelled ?? (() => {});
-    const text = input.text.replace(/^\uFEFF/, '');
+    const text = input.text.charCodeAt(0) === 0xfeff ? input.text.slice(1) : input.text;
     const view: RecordView = {
       file: input.file,
       line: input.line,

@@ -18,7 +18,7 @@ import { CONFIG_SECTION } from './tokenizerSelection';
 /** Command id of "Open mask view" (arguments: file Uri, 1-based line). */
 export const OPEN_MASK_VIEW_COMMAND = 'eagle3prep.openMaskView';
 /** Default of `eagle3prep.hover.maxTokenizedCharacters`. */
-export const DEFAULT_HOVER_CAP = 16384;
+export const DEFAULT_HOVER_CAP = 8192;
 
 /** Thrown through the core's `checkCancelled` hook when VS Code cancels the hover. */
 class HoverCancelled extends Error {}
