@@ -29,7 +29,7 @@ function fmt(n: number, estimated = false): string {
 
 /** Escapes text for a Markdown table cell / inline text. */
 function md(s: string): string {
-  return s.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, '\\$&');
+  return s.replace(/[\\`*_[\]|<>]/g, '\\$&');
 }
 
 /**
@@ -84,11 +84,17 @@ export function hoverMarkdown(view: RecordView, uri: vscode.Uri, hoverTurn?: num
   if (notes.length) out.appendMarkdown(`Notes: ${notes.map((n) => `\`${n}\``).join(', ')}\n\n`);
   const args = encodeURIComponent(JSON.stringify([uri.toString(), view.line]));
   out.appendMarkdown(
-    `Tokenizer: ${md(view.tokenizer.name)}${view.template ? ` · template \`${view.template}\`` : ''}` +
+    `Tokenizer: ${md(view.tokenizer.name)} (\`${shortPath(view.tokenizer.dir).replace(/`/g, "'")}\`)${view.template ? ` · template \`${view.template}\`` : ''}` +
       `${Object.keys(view.templateKwargs).length ? ` · kwargs \`${JSON.stringify(view.templateKwargs)}\`` : ''}` +
       ` · [$(eye) Open mask view](command:${OPEN_MASK_VIEW_COMMAND}?${args} "Show the tokens and the loss mask of this row")`,
   );
   return out;
+}
+
+/** A path shortened to its last three parts for display. */
+function shortPath(p: string): string {
+  const parts = p.split(/[\\/]/).filter(Boolean);
+  return parts.length > 3 ? `…/${parts.slice(-3).join('/')}` : p;
 }
 
 /** The last answer, reused while the same line of the same document version is hovered with the same settings. */
