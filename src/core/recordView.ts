@@ -291,7 +291,7 @@ export class RecordViewer {
   private readonly templates = new Map<string, ChatTemplate>();
   private readonly encodings = new EncodingCache();
   /** The records of recently viewed rows (by line text, policy, kwargs and shortening), and their prefix renders, most recent last. */
-  private readonly builtCache = new Map<string, { built: ReturnType<typeof buildRecords>; prefixRenders: Map<number, string> }>();
+  private readonly builtCache = new Map<string, { built: ReturnType<typeof buildRecords>; prefixRenders: Map<string, string> }>();
 
   constructor(readonly tokenizer: TargetTokenizer) {
     this.specials = new SpecialTokenFinder(tokenizer.specialTokens);
@@ -421,7 +421,7 @@ export class RecordViewer {
 
     let built;
     let template: ChatTemplate;
-    let prefixRenders: Map<number, string>;
+    let prefixRenders: Map<string, string>;
     try {
       template = this.templateFor((conv.tools?.length ?? 0) > 0, kwargs);
       view.template = template.named.name;
@@ -538,27 +538,70 @@ export class RecordViewer {
     conv: Conversation,
     template: ChatTemplate,
     turns: TurnView[],
-    prefixRenders: Map<number, string>,
+    prefixRenders: Map<string, string>,
   ): RecordDetail {
     const messages = template.adaptMessages(conv.messages);
-    const render = (k: number): string => {
-      let r = prefixRenders.get(k);
+    // Where turn k's header starts: render messages[:k] followed by a stand-in turn k (its role, a
+    // placeholder text) and the same with another role; the two renders part where the role is
+    // written, and the special tokens right before that point (`<|im_start|>`) open the header.
+    // History is rendered as history here, as in the record, so templates that rewrite earlier
+    // turns (Qwen3 dropping reasoning) do not shift the boundary. Falls back to the plain
+    // prefix render when the template refuses a stand-in (e.g. role alternation checks).
+    const render = (k: number, role?: Role): string => {
+      const key = `${k}:${role ?? ''}`;
+      let r = prefixRenders.get(key);
       if (r === undefined) {
-        r = template.render(messages.slice(0, k), conv.tools, { addGenerationPrompt: false });
-        prefixRenders.set(k, r);
+        const msgs = role ? [...messages.slice(0, k), { role, content: 'eagle3 turn placeholder' }] : messages.slice(0, k);
+        r = template.render(msgs, conv.tools, { addGenerationPrompt: false });
+        prefixRenders.set(key, r);
       }
       return r;
+    };
+    const headerStart = (k: number): number => {
+      const role = messages[k].role;
+      const other: Role = role === 'user' ? 'assistant' : 'user';
+      try {
+        const a = render(k, role);
+        let p = Math.min(commonPrefixLength(a, render(k, other)), commonPrefixLength(a, rec.text));
+        // Inside a special token (`<｜User｜>` vs `<｜Assistant｜>` part after `<｜`): back to its start.
+        for (const sp of this.specialSet) {
+          const i = sp ? rec.text.lastIndexOf(sp, p) : -1;
+          if (i >= 0 && i < p && i + sp.length > p) p = i;
+        }
+        for (let moved = true; moved; ) {
+          moved = false;
+          for (const sp of this.specialSet) {
+            if (sp && p >= sp.length && rec.text.startsWith(sp, p - sp.length)) {
+              p -= sp.length;
+              moved = true;
+              break;
+            }
+          }
+        }
+        return p;
+      } catch {
+        return commonPrefixLength(render(k), rec.text);
+      }
     };
     const last = Math.max(...rec.targets, 0);
     const bounds: number[] = [];
     let prev = 0;
-    for (let k = 0; k <= last + 1 && k <= messages.length; k++) {
+    for (let k = 0; k <= last && k < messages.length; k++) {
       let b: number;
       try {
-        b = commonPrefixLength(render(k), rec.text);
+        b = k === 0 ? 0 : headerStart(k);
       } catch {
         b = prev;
       }
+      // A boundary inside a token (`<｜User｜>` vs `<｜Assistant｜>` part after `<｜`) moves to that token's start.
+      let lo = 0;
+      let hi = starts.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (starts[mid] <= b) lo = mid;
+        else hi = mid - 1;
+      }
+      if (starts.length && starts[lo] < b && (lo + 1 >= starts.length || starts[lo + 1] > b)) b = starts[lo];
       prev = Math.max(prev, b);
       bounds.push(prev);
     }

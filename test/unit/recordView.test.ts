@@ -7,6 +7,7 @@ import { prepare } from '../../src/core/pipeline';
 import { RecordViewer, recordViewerFor, type RecordView } from '../../src/core/recordView';
 import type { TokenizedRecord } from '../../src/core/types';
 import { LineIndex } from '../../src/vscode/lineIndex';
+import { loadTokenizer } from '../../src/core/tokenizer';
 import { lenmlModelDir, oracleEncode, tempDir, writeJsonl } from '../helpers';
 
 const SAMPLES = join(__dirname, '..', '..', 'samples');
@@ -235,4 +236,34 @@ test('LineIndex: reads any line through sparse checkpoints (CRLF, BOM, no final 
   const idx2 = await LineIndex.build(p2, { every: 1 });
   assert.equal(idx2.lineCount, 2);
   assert.equal(await idx2.readLine(2), '{"b":2}');
+});
+
+test('turn boundaries in a record: each turn from its header, also where the template rewrites history (Qwen3) or headers are special tokens (DeepSeek-V3)', () => {
+  const text = lines('chat-sharegpt-human-gpt.jsonl')[1];
+  const turnTexts = (v: RecordView): string[] => {
+    const d = v.detail!;
+    const rendered = d.tokens.map((t) => t.text).join('');
+    // Every token lies in the turn range its label names.
+    for (const t of d.tokens) {
+      const r = d.turnRanges.find((x) => x.turn === t.turn)!;
+      assert.ok(t.start >= r.start && t.start < r.end);
+    }
+    return d.turnRanges.map((r) => rendered.slice(r.start, r.end));
+  };
+  // Qwen3, last-assistant: turn 3 is history (no think block) although messages[:3] alone would render one.
+  assert.deepEqual(turnTexts(viewer.view({ text, file: 'c.jsonl', line: 2 }, { mask: 'last-assistant', detailRecord: 0 })), [
+    '<|im_start|>system\nYou are a friendly assistant.<|im_end|>\n',
+    '<|im_start|>user\nGive me a tip about houseplants (#1).<|im_end|>\n',
+    '<|im_start|>assistant\nWater only when the top inch of soil is dry.<|im_end|>\n',
+    '<|im_start|>user\nAnd light?<|im_end|>\n',
+    '<|im_start|>assistant\n<think>\n\n</think>\n\nBright, indirect light suits most of them.<|im_end|>\n',
+  ]);
+  const ds = new RecordViewer(loadTokenizer(lenmlModelDir('deepseek_v3')));
+  assert.deepEqual(turnTexts(ds.view({ text, file: 'c.jsonl', line: 2 }, { detailRecord: 0 })), [
+    '<｜begin▁of▁sentence｜>You are a friendly assistant.',
+    '<｜User｜>Give me a tip about houseplants (#1).',
+    '<｜Assistant｜>Water only when the top inch of soil is dry.<｜end▁of▁sentence｜>',
+    '<｜User｜>And light?',
+    '<｜Assistant｜>Bright, indirect light suits most of them.<｜end▁of▁sentence｜>',
+  ]);
 });
