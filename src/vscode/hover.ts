@@ -60,6 +60,13 @@ export function hoverMarkdown(view: RecordView, uri: vscode.Uri, hoverTurn?: num
   } else {
     out.appendMarkdown(`**${view.status}**${view.reason ? ` (\`${view.reason}\`)` : ''}: ${md(view.message ?? '')}\n\n`);
   }
+  const args = encodeURIComponent(JSON.stringify([uri.toString(), view.line]));
+  out.appendMarkdown(
+    `Tokenizer: ${md(view.tokenizer.name)} (\`${shortPath(view.tokenizer.dir).replace(/`/g, "'")}\`)${view.template ? ` · template \`${view.template}\`` : ''}` +
+      `${Object.keys(view.templateKwargs).length ? ` · kwargs \`${JSON.stringify(view.templateKwargs)}\`` : ''}` +
+      ` · [$(eye) Open mask view](command:${OPEN_MASK_VIEW_COMMAND}?${args} "Show the tokens and the loss mask of this row")\n\n`,
+  );
+  for (const w of view.warnings) out.appendMarkdown(`$(warning) ${md(w.message)}\n\n`);
   if (view.turns.length) {
     out.appendMarkdown('| | turn | role | chars | tokens | |\n|:-:|--:|:--|--:|--:|:--|\n');
     const n = view.turns.length;
@@ -76,18 +83,14 @@ export function hoverMarkdown(view: RecordView, uri: vscode.Uri, hoverTurn?: num
   }
   if (view.records.length > 1) {
     out.appendMarkdown(
-      `Records: ${view.records.map((r) => `\`#${r.index}\` ${fmt(r.tokens, r.estimated)} (${fmt(r.trainableTokens, r.estimated)} trainable)`).join(' · ')}\n\n`,
+      `Records: ${view.records
+        .slice(0, 8)
+        .map((r) => `\`#${r.index}\` ${fmt(r.tokens, r.estimated)} (${fmt(r.trainableTokens, r.estimated)} trainable)`)
+        .join(' · ')}${view.records.length > 8 ? ` · … ${view.records.length - 8} more` : ''}\n\n`,
     );
   }
-  for (const w of view.warnings) out.appendMarkdown(`$(warning) ${md(w.message)}\n\n`);
   const notes = view.notes.filter((n) => !view.warnings.some((w) => w.code === n));
   if (notes.length) out.appendMarkdown(`Notes: ${notes.map((n) => `\`${n}\``).join(', ')}\n\n`);
-  const args = encodeURIComponent(JSON.stringify([uri.toString(), view.line]));
-  out.appendMarkdown(
-    `Tokenizer: ${md(view.tokenizer.name)} (\`${shortPath(view.tokenizer.dir).replace(/`/g, "'")}\`)${view.template ? ` · template \`${view.template}\`` : ''}` +
-      `${Object.keys(view.templateKwargs).length ? ` · kwargs \`${JSON.stringify(view.templateKwargs)}\`` : ''}` +
-      ` · [$(eye) Open mask view](command:${OPEN_MASK_VIEW_COMMAND}?${args} "Show the tokens and the loss mask of this row")`,
-  );
   return out;
 }
 

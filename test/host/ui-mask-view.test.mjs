@@ -182,8 +182,11 @@ test('UI: hover a row, open the mask view, navigate and switch the policy (scree
 
     // Dark and high-contrast themes (the workbench starts in a light theme).
     for (const [theme, file] of [['Dark Modern', 'mask-view-dark.png'], ['Dark High Contrast', 'mask-view-hc.png']]) {
-      await runCommand(page, 'Preferences: Color Theme');
-      await sleep(1000);
+      await page.mouse.click(300, 600); // focus the editor (Ctrl+K Ctrl+T = the color theme picker)
+      await page.keyboard.press('Control+K');
+      await page.keyboard.press('Control+T');
+      await page.waitForSelector('.quick-input-widget input', { state: 'visible' });
+      await sleep(800);
       await page.keyboard.type(theme, { delay: 10 });
       await sleep(800);
       await page.keyboard.press('Enter');
