@@ -17,6 +17,12 @@ import { OPEN_MASK_VIEW_COMMAND, baseName } from './hover';
 import { type HostMessage, isWebviewMessage, MAX_TOKENS_SHOWN, type MaskViewState, type ThinkingChoice, type WebviewMessage } from './maskViewProtocol';
 import { readPrepareSettings } from './prepareCommand';
 
+/**
+ * Work cap of the row totals in the mask view (characters tokenized for the records not shown);
+ * the shown record is always tokenized whole. Keeps long agent trajectories (dozens of records) responsive.
+ */
+export const MASK_VIEW_TOTALS_CAP = 262144;
+
 /** viewType of the panel. */
 export const MASK_VIEW_TYPE = 'eagle3prep.maskView';
 
@@ -195,7 +201,7 @@ class MaskViewPanel {
       if (this.state.thinking !== 'settings') kwargs.enable_thinking = this.state.thinking === 'on';
       const view = recordViewerFor(settings.tokenizerDir).view(
         { text: row.text, file: uri.fsPath, line: this.state.line },
-        { mask: this.state.mask, templateKwargs: kwargs, maxLength: settings.maxLength, detailRecord: this.state.record },
+        { mask: this.state.mask, templateKwargs: kwargs, maxLength: settings.maxLength, detailRecord: this.state.record, maxTokenizedChars: MASK_VIEW_TOTALS_CAP },
       );
       if (view.detail) this.state.record = view.detail.index;
       let truncatedTokens = 0;
