@@ -258,8 +258,6 @@ function turnRanges(text: string, description: string | undefined, messages: rea
     if (shift) {
       const sys = ['system_prompt', 'system'].find((k) => typeof row[k] === 'string');
       out[0] = sys ? range(prop(sys)) : undefined;
-    } else if (messages[0]?.role === 'system' && items.length === messages.length) {
-      // A null system turn filled from the top-level field: the turn object is still its place.
     }
     items.forEach((item, i) => {
       if (i + shift < out.length) out[i + shift] = range(item);

@@ -14,7 +14,7 @@ import * as vscode from 'vscode';
 import { recordViewerFor, type RecordView } from '../core/recordView';
 import { lineIndexFor } from './lineIndex';
 import { OPEN_MASK_VIEW_COMMAND, baseName } from './hover';
-import { type HostMessage, isWebviewMessage, MAX_TOKENS_SHOWN, type MaskViewState, type ThinkingChoice, type WebviewMessage } from './maskViewProtocol';
+import { type HostMessage, isWebviewMessage, MAX_TOKENS_SHOWN, type MaskViewState, type WebviewMessage } from './maskViewProtocol';
 import { readPrepareSettings } from './prepareCommand';
 
 /**
@@ -274,9 +274,4 @@ export function registerMaskView(context: vscode.ExtensionContext): vscode.Dispo
     }
     return openMaskView(context.extensionUri, a.uri, a.line);
   });
-}
-
-/** For `thinking` values, the kwarg they set (exported for tests). */
-export function thinkingKwarg(t: ThinkingChoice): boolean | undefined {
-  return t === 'settings' ? undefined : t === 'on';
 }
