@@ -10,6 +10,8 @@ import { registerDiagnostics } from './vscode/diagnostics';
 import { OUTPUT_CHANNEL_NAME, registerPrepareCommand } from './vscode/prepareCommand';
 import { registerTokenizerSelection } from './vscode/tokenizerSelection';
 import { registerGenerateCommand } from './vscode/generateCommand';
+import { registerRecordHover } from './vscode/hover';
+import { registerMaskView } from './vscode/maskView';
 
 /** Called by VS Code on the first activation event; registers every feature once (their disposables go to `context.subscriptions`). */
 export function activate(context: vscode.ExtensionContext): void {
@@ -22,6 +24,7 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(registerBatchCommand(context, output));
   context.subscriptions.push(registerCheckTemplateCommand(context, output));
   context.subscriptions.push(registerGenerateCommand(context, output));
+  context.subscriptions.push(registerRecordHover(), registerMaskView(context));
 }
 
 /** Nothing to release beyond `context.subscriptions` (running workers end with their runs). */

@@ -234,6 +234,7 @@ export async function run(): Promise<void> {
     await config.update('tokenizerPath', undefined, vscode.ConfigurationTarget.Global);
   }
 
+  await (await import('./recordViewChecks')).runRecordViewChecks(ws); // issue 5a: record hover and mask view
   // 7. From an open editor (no argument = the active editor's file): report.md opens beside it.
   // This also leaves the dataset, the report and the tokenizer status bar item on screen for the
   // runner's screenshot.

@@ -1,0 +1,170 @@
+/**
+ * Hover on a `.jsonl` line: what `prepare` makes of that row — its shape, its
+ * turns (role, characters, tokens), total and trainable tokens, how many
+ * records it becomes, the tokenizer that counted, and warnings. Hovering a
+ * turn's text marks that turn. Work is capped by
+ * `eagle3prep.hover.maxTokenizedCharacters` (counts past it are estimated) and
+ * stops when VS Code cancels the hover.
+ *
+ * VS Code does not sync files over 50 MB to extensions, so no hover is asked
+ * for there; the mask view reads such files through `lineIndex.ts`.
+ */
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { recordViewerFor, type RecordView } from '../core/recordView';
+import { readPrepareSettings } from './prepareCommand';
+import { CONFIG_SECTION } from './tokenizerSelection';
+
+/** Command id of "Open mask view" (arguments: file Uri, 1-based line). */
+export const OPEN_MASK_VIEW_COMMAND = 'eagle3prep.openMaskView';
+/** Default of `eagle3prep.hover.maxTokenizedCharacters`. */
+export const DEFAULT_HOVER_CAP = 8192;
+
+/** Thrown through the core's `checkCancelled` hook when VS Code cancels the hover. */
+class HoverCancelled extends Error {}
+
+function fmt(n: number, estimated = false): string {
+  return `${estimated ? '≈' : ''}${n.toLocaleString('en-US')}`;
+}
+
+/** Escapes text for a Markdown table cell / inline text. */
+function md(s: string): string {
+  return s.replace(/[\\`*_[\]|<>]/g, '\\$&');
+}
+
+/**
+ * The hover's Markdown for one row's view. `hoverTurn` (index into `view.turns`) is the turn under
+ * the mouse, marked ▶ and summarized first. The "Open mask view" link runs the command with
+ * (file Uri, line).
+ */
+export function hoverMarkdown(view: RecordView, uri: vscode.Uri, hoverTurn?: number): vscode.MarkdownString {
+  const out = new vscode.MarkdownString(undefined, true);
+  out.isTrusted = { enabledCommands: [OPEN_MASK_VIEW_COMMAND] };
+  out.supportThemeIcons = true;
+  const t = view.totals;
+  const shape = view.shape ? `\`${view.shape.format}\` — ${md(view.shape.description)}` : 'no known shape';
+  out.appendMarkdown(`**EAGLE-3 · line ${view.line}** · ${shape}\n\n`);
+  if (hoverTurn !== undefined && view.turns[hoverTurn]) {
+    const tv = view.turns[hoverTurn];
+    out.appendMarkdown(
+      `$(arrow-right) **turn ${hoverTurn + 1} · ${tv.role}** — ${fmt(tv.chars)} characters, ${fmt(tv.tokens, tv.estimated)} tokens, ${tv.target ? '**trained**' : 'not trained'}\n\n`,
+    );
+  }
+  if (view.status === 'conversation') {
+    out.appendMarkdown(
+      `**${fmt(t.tokens, t.estimated)} tokens**, **${fmt(t.trainableTokens, t.estimated)} trainable**, ` +
+        `${t.records === 1 ? '1 record' : `${t.records} records`} · mask \`${view.mask}\`\n\n`,
+    );
+  } else if (view.status === 'prompt') {
+    out.appendMarkdown(`**prompt only** — set aside for the target model to answer (prompts_to_generate.jsonl)\n\n`);
+  } else {
+    out.appendMarkdown(`**${view.status}**${view.reason ? ` (\`${view.reason}\`)` : ''}: ${md(view.message ?? '')}\n\n`);
+  }
+  const args = encodeURIComponent(JSON.stringify([uri.toString(), view.line]));
+  out.appendMarkdown(
+    `Tokenizer: ${md(view.tokenizer.name)} (\`${shortPath(view.tokenizer.dir).replace(/`/g, "'")}\`)${view.template ? ` · template \`${view.template}\`` : ''}` +
+      `${Object.keys(view.templateKwargs).length ? ` · kwargs \`${JSON.stringify(view.templateKwargs)}\`` : ''}` +
+      ` · [$(eye) Open mask view](command:${OPEN_MASK_VIEW_COMMAND}?${args} "Show the tokens and the loss mask of this row")\n\n`,
+  );
+  for (const w of view.warnings) out.appendMarkdown(`$(warning) ${md(w.message)}\n\n`);
+  if (view.turns.length) {
+    out.appendMarkdown('| | turn | role | chars | tokens | |\n|:-:|--:|:--|--:|--:|:--|\n');
+    const n = view.turns.length;
+    const rows = n > 24 ? [...view.turns.slice(0, 20), undefined, ...view.turns.slice(-4)] : view.turns;
+    for (const tv of rows) {
+      if (!tv) {
+        out.appendMarkdown(`| | … | ${n - 24} more | | | |\n`);
+        continue;
+      }
+      const mark = tv.index === hoverTurn ? '$(arrow-right)' : '';
+      out.appendMarkdown(`| ${mark} | ${tv.index + 1} | ${tv.role} | ${fmt(tv.chars)} | ${fmt(tv.tokens, tv.estimated)} | ${tv.target ? 'trained' : ''} |\n`);
+    }
+    out.appendMarkdown('\n');
+  }
+  if (view.records.length > 1) {
+    out.appendMarkdown(
+      `Records: ${view.records
+        .slice(0, 8)
+        .map((r) => `\`#${r.index}\` ${fmt(r.tokens, r.estimated)} (${fmt(r.trainableTokens, r.estimated)} trainable)`)
+        .join(' · ')}${view.records.length > 8 ? ` · … ${view.records.length - 8} more` : ''}\n\n`,
+    );
+  }
+  const notes = view.notes.filter((n) => !view.warnings.some((w) => w.code === n));
+  if (notes.length) out.appendMarkdown(`Notes: ${notes.map((n) => `\`${n}\``).join(', ')}\n\n`);
+  return out;
+}
+
+/** A path shortened to its last three parts for display. */
+function shortPath(p: string): string {
+  const parts = p.split(/[\\/]/).filter(Boolean);
+  return parts.length > 3 ? `…/${parts.slice(-3).join('/')}` : p;
+}
+
+/** The last answer, reused while the same line of the same document version is hovered with the same settings. */
+let last: { key: string; view: RecordView } | undefined;
+
+/**
+ * Computes the row view for a line of `doc` with the current settings (mask policy, template kwargs,
+ * max length, tokenizer, work cap). Returns undefined for a blank line.
+ * @throws the core's errors (TokenizerLoadError, NoChatTemplateError) and HoverCancelled
+ */
+export function viewForLine(doc: vscode.TextDocument, line: number, token?: vscode.CancellationToken): RecordView | undefined {
+  const text = doc.lineAt(line).text;
+  if (text.trim() === '') return undefined;
+  const settings = readPrepareSettings(doc.uri);
+  const cap = vscode.workspace.getConfiguration(CONFIG_SECTION, doc.uri).get<number>('hover.maxTokenizedCharacters', DEFAULT_HOVER_CAP);
+  const maxTokenizedChars = typeof cap === 'number' && cap > 0 ? cap : DEFAULT_HOVER_CAP;
+  const key = JSON.stringify([doc.uri.toString(), doc.version, line, settings.tokenizerDir, settings.mask, settings.templateKwargs, settings.maxLength, maxTokenizedChars]);
+  if (last?.key === key) return last.view;
+  const viewer = recordViewerFor(settings.tokenizerDir);
+  const view = viewer.view(
+    { text, file: doc.uri.fsPath, line: line + 1 },
+    {
+      mask: settings.mask,
+      templateKwargs: settings.templateKwargs,
+      maxLength: settings.maxLength,
+      maxTokenizedChars,
+      checkCancelled: () => {
+        if (token?.isCancellationRequested) throw new HoverCancelled();
+      },
+    },
+  );
+  last = { key, view };
+  return view;
+}
+
+/** The hover provider for JSONL documents. */
+export class RecordHoverProvider implements vscode.HoverProvider {
+  provideHover(doc: vscode.TextDocument, position: vscode.Position, token: vscode.CancellationToken): vscode.Hover | undefined {
+    let view: RecordView | undefined;
+    try {
+      view = viewForLine(doc, position.line, token);
+    } catch (e) {
+      if (e instanceof HoverCancelled) return undefined;
+      const m = new vscode.MarkdownString();
+      m.appendMarkdown(`**EAGLE-3** · $(error) ${md(e instanceof Error ? e.message : String(e))}`);
+      m.supportThemeIcons = true;
+      return new vscode.Hover(m, doc.lineAt(position.line).range);
+    }
+    if (!view || token.isCancellationRequested) return undefined;
+    const offset = position.character;
+    const turn = view.turns.find((t) => t.range && offset >= t.range[0] && offset < t.range[1]);
+    const range = turn?.range
+      ? new vscode.Range(position.line, turn.range[0], position.line, turn.range[1])
+      : doc.lineAt(position.line).range;
+    return new vscode.Hover(hoverMarkdown(view, doc.uri, turn?.index), range);
+  }
+}
+
+/** Document selector of the hover: JSONL by language id or by file name (`.jsonl`, `.ndjson`). */
+export const JSONL_SELECTOR: vscode.DocumentSelector = [{ language: 'jsonl' }, { pattern: '**/*.{jsonl,ndjson}' }];
+
+/** Registers the hover provider. */
+export function registerRecordHover(): vscode.Disposable {
+  return vscode.languages.registerHoverProvider(JSONL_SELECTOR, new RecordHoverProvider());
+}
+
+/** Basename of a Uri's path, for titles. */
+export function baseName(uri: vscode.Uri): string {
+  return path.posix.basename(uri.path);
+}

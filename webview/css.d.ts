@@ -1,0 +1,2 @@
+/** esbuild bundles CSS imports of the webview to dist/webview.css. */
+declare module '*.css';
