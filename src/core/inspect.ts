@@ -11,6 +11,7 @@ import { DETECT_SAMPLE_SIZE, detectFormat } from './formats/detect';
 import { EXPECTED_SHAPES, normalizeDetailed } from './formats/normalize';
 import { suggestMapping } from './formats/mapping';
 import { readRows } from './readers';
+import { applyProjectConfig, loadProjectConfigFor } from './projectConfig';
 import type { Message, Role, ToolCall } from './types';
 
 /** One message as `inspect` prints it (the normalized message model; optional keys only when set). */
@@ -102,8 +103,11 @@ export async function inspectFile(file: string, opts: InspectOptions = {}): Prom
   const keysSeen = new Map<string, number>();
   let firstUnrecognized: unknown;
 
+  // The same eagle3prep.jsonc role aliases / field mappings that prepare applies (projectConfig.ts).
+  const project = loadProjectConfigFor(file);
   if (limit > 0) {
-    for await (const row of readRows(file, { mapping: opts.mapping })) {
+    for await (const raw of readRows(file, { mapping: opts.mapping })) {
+      const row = raw.error === undefined ? { ...raw, value: applyProjectConfig(raw.value, project) } : raw;
       rowsRead++;
       if (row.error !== undefined) {
         invalid++;
