@@ -169,12 +169,24 @@ export function loadTokenizer(dir?: string): TargetTokenizer {
     specialTokenVars,
     specialTokens,
     encode: (text) => {
-      const ids = tok.encode(text, { add_special_tokens: false }).ids;
-      return { ids, ...aligner.starts(text, ids) };
+      // Lone surrogates reach a Rust tokenizer as U+FFFD (same UTF-16 length, so offsets are unchanged).
+      const wellFormed = toWellFormed(text);
+      const ids = tok.encode(wellFormed, { add_special_tokens: false }).ids;
+      return { ids, ...aligner.starts(wellFormed, ids) };
     },
     decode: (ids) => tok.decode(ids, { skip_special_tokens: false }),
     idToToken: (id) => tok.id_to_token(id),
   };
+}
+
+/**
+ * Replaces each lone surrogate (a UTF-16 high surrogate not followed by a low
+ * one, or a low one not preceded by a high one) with U+FFFD, as a JS string
+ * becomes a Rust `String` (the `tokenizers` bindings) and as UTF-8 encoding
+ * writes it. Length and every other character are unchanged.
+ */
+export function toWellFormed(text: string): string {
+  return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 }
 
 /** GPT-2 byte-level alphabet: the printable character each byte value is written as in a byte-level BPE vocabulary. */
@@ -206,6 +218,7 @@ export function byteLevelDecoder(): Map<string, number> {
 class OffsetAligner {
   private readonly byteLevel: boolean;
   private readonly bytesById = new Map<number, Uint8Array>();
+  private readonly altById = new Map<number, Uint8Array[]>();
   private readonly added = new Map<number, string>();
   private static readonly byteDecoder = byteLevelDecoder();
 
@@ -223,13 +236,48 @@ class OffsetAligner {
     for (const t of tokenizerJson.added_tokens ?? []) this.added.set(t.id, t.content);
   }
 
-  private surface(id: number): Uint8Array {
+  /**
+   * The bytes of the text a token can stand for. An added token that is also in
+   * the model's vocabulary has two (Gemma-3's `▁▁`, id 138: the literal text
+   * `▁▁` matched as an added token, or two spaces the normalizer turned into
+   * `▁▁` and the model merged); the aligner takes the one the text has.
+   */
+  private surfaces(id: number): Uint8Array[] {
+    let c = this.altById.get(id);
+    if (c) return c;
+    const added = this.added.get(id);
+    c = [];
+    if (added !== undefined) c.push(Buffer.from(added, 'utf8'));
+    const vocab = this.vocabSurface(id);
+    if (added === undefined || !c.some((x) => Buffer.compare(x, vocab) === 0)) c.push(vocab);
+    this.altById.set(id, c);
+    return c;
+  }
+
+  /** Bytes of `text` at `at` that a SentencePiece vocabulary token matches when each of its `▁` may be a space or a literal `▁`; -1 when it does not match. */
+  private metaspaceMatch(id: number, bytes: Uint8Array, at: number): number {
+    const s = this.tok.id_to_token(id);
+    if (!s || !s.includes('\u2581')) return -1;
+    let p = at;
+    for (const ch of s) {
+      if (ch === '\u2581') {
+        if (bytes[p] === 0x20) p += 1;
+        else if (bytes[p] === 0xe2 && bytes[p + 1] === 0x96 && bytes[p + 2] === 0x81) p += 3;
+        else return -1;
+        continue;
+      }
+      const b = Buffer.from(ch, 'utf8');
+      for (let j = 0; j < b.length; j++) if (bytes[p + j] !== b[j]) return -1;
+      p += b.length;
+    }
+    return p - at;
+  }
+
+  private vocabSurface(id: number): Uint8Array {
     let b = this.bytesById.get(id);
     if (b) return b;
-    const added = this.added.get(id);
     const s = this.tok.id_to_token(id) ?? '';
-    if (added !== undefined) b = Buffer.from(added, 'utf8');
-    else if (this.byteLevel) {
+    if (this.byteLevel) {
       const out: number[] = [];
       for (const ch of s) {
         const v = OffsetAligner.byteDecoder.get(ch);
@@ -280,10 +328,20 @@ class OffsetAligner {
     let cursor = 0;
     let exact = true;
     for (let k = 0; k < ids.length; k++) {
-      let s = this.surface(ids[k]);
+      const cands = this.surfaces(ids[k]);
+      let s = cands.find((c) => bytes.subarray(cursor, cursor + c.length).equals(c));
+      starts[k] = byteToUnit[Math.min(cursor, bytes.length)];
+      if (s === undefined && !this.byteLevel) {
+        // A vocabulary `▁` stands for a space the normalizer replaced or for a literal `▁` in the text (Gemma-3: " ▁ " → `▁▁▁`).
+        const n = this.metaspaceMatch(ids[k], bytes, cursor);
+        if (n >= 0) {
+          cursor += n;
+          continue;
+        }
+      }
+      s ??= cands[0];
       // A SentencePiece prefix space that the text does not have (add_dummy_prefix) belongs to no character.
       if (k === 0 && !this.byteLevel && s[0] === 0x20 && bytes[cursor] !== 0x20) s = s.subarray(1);
-      starts[k] = byteToUnit[Math.min(cursor, bytes.length)];
       if (exact && !bytes.subarray(cursor, cursor + s.length).equals(s)) exact = false;
       cursor += s.length;
     }
@@ -294,17 +352,81 @@ class OffsetAligner {
 
 /**
  * Normalizes a text cluster by cluster (a character and the combining marks
- * after it) and maps each UTF-16 index of the normalized text to the index in
- * the original where its cluster starts. Returns null for an empty mapping.
+ * after it) and maps each UTF-16 index of the normalized text to an index in
+ * the original, reproducing the alignments of the Rust `tokenizers` normalizer
+ * (crate `unicode-normalization-alignments`): each original character is
+ * decomposed on its own, its first output character "replacing" it and any
+ * further ones "inserted" after it; canonical reordering moves these marks with
+ * the characters; a composition merges a starter with its marks into one
+ * character that consumes as many original characters as it replaced. Then,
+ * left to right, a replacing character takes the position of the next original
+ * character (consuming it and those it absorbed) and an inserted one the
+ * position of the last consumed original character.
+ * Returns null for an empty mapping.
  */
 function clusterMap(text: string, form: 'NFC' | 'NFD' | 'NFKC' | 'NFKD'): { normalized: string; toOriginal: number[] } | null {
   const toOriginal: number[] = [];
   let normalized = '';
+  const decomposeForm = form === 'NFC' || form === 'NFD' ? 'NFD' : 'NFKD';
   const re = /\P{M}\p{M}*|\p{M}+/gsu;
   for (let m = re.exec(text); m; m = re.exec(text)) {
     const n = m[0].normalize(form);
-    for (let k = 0; k < n.length; k++) toOriginal.push(m.index);
     normalized += n;
+    if (n === m[0]) {
+      for (let k = 0; k < n.length; k++) toOriginal.push(m.index + k);
+      continue;
+    }
+    // Original characters with their UTF-16 offsets; each decomposed alone, with its change (0 = replaces, 1 = inserted).
+    const orig: number[] = [];
+    const pieces: { ch: string; change: number }[] = [];
+    for (let u = 0; u < m[0].length; ) {
+      const ch = String.fromCodePoint(m[0].codePointAt(u)!);
+      orig.push(m.index + u);
+      [...ch.normalize(decomposeForm)].forEach((d, k) => pieces.push({ ch: d, change: k === 0 ? 0 : 1 }));
+      u += ch.length;
+    }
+    // Canonical order: the cluster's full decomposition; each character keeps the change of the piece it came from.
+    const used = new Array<boolean>(pieces.length).fill(false);
+    const decomposed = [...m[0].normalize(decomposeForm)].map((ch) => {
+      const k = pieces.findIndex((p, j) => !used[j] && p.ch === ch);
+      if (k < 0) return { ch, change: 0 };
+      used[k] = true;
+      return pieces[k];
+    });
+    // Composition: each output character that is not the next decomposed one is a starter with its marks merged.
+    const gone = new Array<boolean>(decomposed.length).fill(false);
+    const changes: number[] = [];
+    let p = 0;
+    for (const ch of n) {
+      while (p < decomposed.length && gone[p]) p++;
+      if (p < decomposed.length && decomposed[p].ch === ch) {
+        changes.push(decomposed[p++].change);
+        continue;
+      }
+      let change = p < decomposed.length ? decomposed[p].change : 0;
+      const parts = [...ch.normalize('NFD')].slice(1);
+      p++;
+      for (const mark of parts) {
+        const k = decomposed.findIndex((d, j) => j >= p && !gone[j] && d.ch === mark);
+        if (k >= 0) {
+          gone[k] = true;
+          change += decomposed[k].change - 1;
+        }
+      }
+      changes.push(change);
+    }
+    let next = 0;
+    let last = orig[0];
+    [...n].forEach((ch, j) => {
+      let at: number;
+      if (changes[j] > 0 && next > 0) at = last;
+      else {
+        at = orig[Math.min(next, orig.length - 1)];
+        next += 1 - Math.min(changes[j], 0);
+        last = orig[Math.min(next - 1, orig.length - 1)];
+      }
+      for (let k = 0; k < ch.length; k++) toOriginal.push(at);
+    });
   }
   toOriginal.push(text.length);
   return { normalized, toOriginal };
