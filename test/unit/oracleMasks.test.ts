@@ -170,6 +170,8 @@ function adapt(f: Family, messages: Msg[]): any[] {
   });
 }
 
+type Policy = 'assistant' | 'last-assistant' | 'non-system';
+
 interface NaiveRecord {
   id: string;
   input_ids: number[];
@@ -182,17 +184,46 @@ interface NaiveRecord {
  * target's completion could not be located ("Records that are not written":
  * the row then ends errored, not dropped).
  */
-async function naive(f: Family, conv: Conv): Promise<NaiveRecord[] | 'error'> {
+async function naive(f: Family, conv: Conv, policy: Policy = 'assistant'): Promise<NaiveRecord[] | 'error'> {
   const tpl = new Template(f.template);
   const msgs = adapt(f, conv.messages);
   const R = (n: number, gen: boolean): string =>
     tpl.render({ ...f.vars, ...f.kwargs, messages: msgs.slice(0, n), add_generation_prompt: gen, ...(conv.tools?.length ? { tools: conv.tools } : {}) });
-  // "Targets": every assistant turn with content, reasoning or tool calls.
-  const targets = conv.messages.flatMap((m, i) => (m.role === 'assistant' && ((m.content ?? '') !== '' || (m.reasoning_content ?? '') !== '' || (m.tool_calls?.length ?? 0) > 0) ? [i] : []));
+  // "Targets": every assistant turn with content, reasoning or tool calls; `last-assistant`: the final assistant turn only.
+  const hasSomething = (m: Msg) => (m.content ?? '') !== '' || (m.reasoning_content ?? '') !== '' || (m.tool_calls?.length ?? 0) > 0;
+  let targets = conv.messages.flatMap((m, i) => (m.role === 'assistant' && hasSomething(m) ? [i] : []));
+  if (policy === 'last-assistant') {
+    const last = conv.messages.map((m) => m.role).lastIndexOf('assistant');
+    targets = targets.includes(last) ? [last] : [];
+  }
+  let full: string;
   try {
-    R(conv.messages.length, false);
+    full = R(conv.messages.length, false);
   } catch {
     return 'error';
+  }
+  const lastSpecialEnd = (text: string, from: number) => {
+    let end = -1;
+    for (const s of f.specials) for (let k = text.indexOf(s, from); k >= 0; k = text.indexOf(s, k + 1)) end = Math.max(end, k + s.length);
+    return end;
+  };
+  const tokenize = async (id: string, text: string, spans: [number, number][]): Promise<NaiveRecord[]> => {
+    const enc = await f.encode(text);
+    const mask = enc.starts.map((s) => (spans.some(([a, b]) => s >= a && s < b) ? 1 : 0));
+    return mask.includes(1) ? [{ id, input_ids: enc.ids, loss_mask: mask }] : [];
+  };
+  if (policy === 'non-system') {
+    // "Policy non-system": the whole conversation, trainable from the end of the leading system messages to the last special token.
+    let k = 0;
+    while (k < conv.messages.length && conv.messages[k].role === 'system') k++;
+    let start = 0;
+    if (k > 0) {
+      const sys = R(k, false);
+      if (full.startsWith(sys)) start = sys.length;
+      else while (start < sys.length && sys[start] === full[start]) start++;
+    }
+    const end = lastSpecialEnd(full, start);
+    return tokenize(conv.id, full, [[start, end >= 0 ? end : full.length]]);
   }
   const records: { text: string; spans: [number, number][] }[] = [];
   let unsupported = 0;
@@ -228,11 +259,7 @@ async function naive(f: Family, conv: Conv): Promise<NaiveRecord[] | 'error'> {
       C = F.slice(at + G.length);
     }
     const X = P + C;
-    // end of the last special token inside C
-    let end = -1;
-    for (const s of f.specials) {
-      for (let k = X.indexOf(s, P.length); k >= 0; k = X.indexOf(s, k + 1)) if (k + s.length <= X.length) end = Math.max(end, k + s.length);
-    }
+    const end = lastSpecialEnd(X, P.length); // end of the last special token inside C
     const span: [number, number] = [P.length, end >= 0 ? end : X.length];
     if (cur && P.startsWith(cur.text)) {
       cur.text = X;
@@ -243,12 +270,7 @@ async function naive(f: Family, conv: Conv): Promise<NaiveRecord[] | 'error'> {
     }
   }
   const out: NaiveRecord[] = [];
-  for (const [k, rec] of records.entries()) {
-    const enc = await f.encode(rec.text);
-    const mask = enc.starts.map((s) => (rec.spans.some(([a, b]) => s >= a && s < b) ? 1 : 0));
-    if (!mask.includes(1)) continue;
-    out.push({ id: records.length > 1 ? `${conv.id}#${k}` : conv.id, input_ids: enc.ids, loss_mask: mask });
-  }
+  for (const [k, rec] of records.entries()) out.push(...(await tokenize(records.length > 1 ? `${conv.id}#${k}` : conv.id, rec.text, rec.spans)));
   return out.length === 0 && unsupported > 0 ? 'error' : out;
 }
 
@@ -265,20 +287,29 @@ const families: (() => Family)[] = [
 ];
 
 const convs = conversations();
+const runs: [make: () => Family, policy: Policy][] = [
+  ...families.map((m) => [m, 'assistant'] as [() => Family, Policy]),
+  [families[0], 'last-assistant'],
+  [families[2], 'last-assistant'],
+  [families[6], 'last-assistant'],
+  [families[0], 'non-system'],
+  [families[3], 'non-system'],
+  [families[5], 'non-system'],
+];
 
-for (const make of families) {
-  test(`naive spec oracle agrees with prepare: ${make().name}`, async () => {
+for (const [make, policy] of runs) {
+  test(`naive spec oracle agrees with prepare: ${make().name}, policy ${policy}`, async () => {
     const f = make();
     const dir = tempDir(`oracle-run-${f.name}-`);
     const input = join(dir, 'convs.jsonl');
     writeFileSync(input, convs.map((c) => JSON.stringify(c)).join('\n') + '\n');
-    const res = await prepare({ inputs: [input], outDir: join(dir, 'out'), tokenizerDir: f.dir, templateKwargs: f.kwargs });
+    const res = await prepare({ inputs: [input], outDir: join(dir, 'out'), tokenizerDir: f.dir, templateKwargs: f.kwargs, mask: policy });
     const written = readFileSync(res.outputs.tokenizedData, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
     const got = new Map<string, NaiveRecord>(written.map((w: NaiveRecord) => [w.id, w]));
     const expected = new Map<string, NaiveRecord>();
     let errored = 0;
     for (const c of convs) {
-      const n = await naive(f, c);
+      const n = await naive(f, c, policy);
       if (n === 'error') errored++;
       else for (const rec of n) expected.set(rec.id, rec);
     }
@@ -297,6 +328,6 @@ for (const make of families) {
     assert.equal(res.totals.rowsErrored, errored, `${f.name}: errored rows`);
     // Gemma-3 raises on every conversation with a tool turn or two assistant turns in a row.
     assert.ok(expected.size >= (f.name === 'gemma3' ? 15 : 20), `${f.name}: only ${expected.size} records compared`);
-    console.log(`# ${f.name}: ${expected.size} records compared, ${errored} rows errored, notes ${JSON.stringify(res.files[0].notes)}`);
+    console.log(`# ${f.name} ${policy}: ${expected.size} records compared, ${errored} rows errored, notes ${JSON.stringify(res.files[0].notes)}`);
   });
 }
