@@ -153,7 +153,9 @@ export function loadTokenizer(dir?: string): TargetTokenizer {
   if (!existsSync(tjPath)) throw new TokenizerLoadError(`${folder}: no tokenizer.json (nor tiktoken.model)`);
   const tokenizerJson = readJson(tjPath);
   const config = existsSync(tcPath) ? readJson(tcPath) : {};
-  const tok = new Tokenizer(tokenizerJson, config);
+  // NFC is applied here, with the Rust normalizer's older tables (see normalizeLikeRust), not by @huggingface/tokenizers.
+  const ownNfc = JSON.stringify(tokenizerJson.normalizer ?? null) === '{"type":"NFC"}';
+  const tok = new Tokenizer(ownNfc ? { ...tokenizerJson, normalizer: null } : tokenizerJson, config);
 
   const specialTokenVars = specialTokenVarsOf(config);
   const added: { id: number; content: string; special: boolean }[] = tokenizerJson.added_tokens ?? [];
@@ -171,7 +173,7 @@ export function loadTokenizer(dir?: string): TargetTokenizer {
     encode: (text) => {
       // Lone surrogates reach a Rust tokenizer as U+FFFD (same UTF-16 length, so offsets are unchanged).
       const wellFormed = toWellFormed(text);
-      const ids = tok.encode(wellFormed, { add_special_tokens: false }).ids;
+      const ids = tok.encode(ownNfc ? aligner.normalized(wellFormed) : wellFormed, { add_special_tokens: false }).ids;
       return { ids, ...aligner.starts(wellFormed, ids) };
     },
     decode: (ids) => tok.decode(ids, { skip_special_tokens: false }),
@@ -224,6 +226,8 @@ class OffsetAligner {
 
   /** Unicode normalization form the tokenizer's normalizer applies (NFC, NFKC, …), if any. */
   private readonly unicodeForm: 'NFC' | 'NFD' | 'NFKC' | 'NFKD' | null;
+  /** Added tokens matched in the raw text before normalization (`normalized: false`), longest first. */
+  private readonly rawAdded: RegExp | null;
 
   constructor(
     private readonly tok: Tokenizer,
@@ -234,6 +238,9 @@ class OffsetAligner {
     const form = /"type":"(NFC|NFD|NFKC|NFKD)"/.exec(JSON.stringify(tokenizerJson.normalizer ?? null));
     this.unicodeForm = form ? (form[1] as 'NFC') : null;
     for (const t of tokenizerJson.added_tokens ?? []) this.added.set(t.id, t.content);
+    const raw: string[] = (tokenizerJson.added_tokens ?? []).filter((t: any) => !t.normalized && t.content).map((t: any) => t.content as string);
+    raw.sort((a, b) => b.length - a.length);
+    this.rawAdded = raw.length ? new RegExp(raw.map((x) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g') : null;
   }
 
   /**
@@ -296,19 +303,63 @@ class OffsetAligner {
   /**
    * For each id, the UTF-16 index in `text` where it starts; `exactOffsets` false when a surface did not match the text.
    * When the tokenizer's Unicode normalizer changes the text, tokens are aligned to the normalized text and mapped
-   * back cluster by cluster (a base character with its combining marks normalizes on its own).
+   * back cluster by cluster (a base character with its combining marks normalizes on its own). Added tokens that
+   * are not normalized are split off first, as the tokenizers do: `<|im_end|>` + U+0338 stays `>` + U+0338, not `≯`.
    */
   starts(text: string, ids: number[]): { starts: number[]; exactOffsets: boolean } {
-    if (this.unicodeForm) {
-      const normalized = text.normalize(this.unicodeForm);
-      if (normalized !== text) {
-        const map = clusterMap(text, this.unicodeForm);
-        const r = this.alignedStarts(normalized, ids);
-        if (!map || map.normalized !== normalized) return { starts: r.starts, exactOffsets: false };
-        return { starts: r.starts.map((u) => map.toOriginal[u]), exactOffsets: r.exactOffsets };
+    const form = this.unicodeForm;
+    if (!form || normalizeLikeRust(text, form) === text) return this.alignedStarts(text, ids);
+    let normalized = '';
+    let whole = '';
+    const toOriginal: number[] = [];
+    const piece = (a: number, b: number) => {
+      // Characters the Rust tables do not know pass unchanged and separate what is normalized.
+      for (const run of text.slice(a, b).split(NFC_TABLE_GAP_SPLIT)) {
+        if (run === '') continue;
+        if (NFC_TABLE_GAP_ONE.test(run)) {
+          normalized += run;
+          whole += run;
+          for (let k = 0; k < run.length; k++) toOriginal.push(a + k);
+        } else {
+          const m = clusterMap(run, form);
+          normalized += m.normalized;
+          whole += run.normalize(form);
+          for (let k = 0; k < m.normalized.length; k++) toOriginal.push(a + m.toOriginal[k]);
+        }
+        a += run.length;
+      }
+    };
+    let pos = 0;
+    if (this.rawAdded) {
+      for (const m of text.matchAll(this.rawAdded)) {
+        piece(pos, m.index);
+        for (let k = 0; k < m[0].length; k++) toOriginal.push(m.index + k);
+        normalized += m[0];
+        whole += m[0];
+        pos = m.index + m[0].length;
       }
     }
-    return this.alignedStarts(text, ids);
+    piece(pos, text.length);
+    toOriginal.push(text.length);
+    const r = this.alignedStarts(normalized, ids);
+    return { starts: r.starts.map((u) => toOriginal[u]), exactOffsets: r.exactOffsets && normalized === whole };
+  }
+
+  /**
+   * The text as the Rust tokenizer's normalizer leaves it: added tokens that are not normalized split off
+   * first, the pieces between them normalized with {@link normalizeLikeRust}. Unchanged without a normalizer.
+   */
+  normalized(text: string): string {
+    const form = this.unicodeForm;
+    if (!form) return text;
+    if (!this.rawAdded) return normalizeLikeRust(text, form);
+    let out = '';
+    let pos = 0;
+    for (const m of text.matchAll(this.rawAdded)) {
+      out += normalizeLikeRust(text.slice(pos, m.index), form) + m[0];
+      pos = m.index + m[0].length;
+    }
+    return out + normalizeLikeRust(text.slice(pos), form);
   }
 
   private alignedStarts(text: string, ids: number[]): { starts: number[]; exactOffsets: boolean } {
@@ -351,6 +402,42 @@ class OffsetAligner {
 }
 
 /**
+ * Combining marks (and a few letters) whose canonical combining class or
+ * decomposition V8's `String.prototype.normalize` knows and the Rust
+ * `tokenizers` normalizer (crate `unicode-normalization-alignments`, whose
+ * tables are older) does not: there they are starters without decomposition,
+ * so NFC neither reorders nor composes across them. Found by comparing
+ * `tokenizers` 0.23.2 `nfcNormalizer()` with `normalize('NFC')` on
+ * `a{ch}{mark}`, `a{mark}{ch}`, `{ch}` for every letter and mark (Node 20).
+ */
+const NFC_TABLE_GAP_RANGES: [number, number][] = [
+  [0x7fd, 0x7fd], [0x897, 0x89f], [0x8ca, 0x8d3], [0x9fe, 0x9fe], [0xc3c, 0xc3c], [0xd3b, 0xd3c], [0xeba, 0xeba], [0x1715, 0x1715],
+  [0x1abf, 0x1add], [0x1ae0, 0x1aeb], [0x1df6, 0x1dfa], [0xa82c, 0xa82c], [0x10d24, 0x10d27], [0x10d69, 0x10d6d], [0x10eab, 0x10eac],
+  [0x10efa, 0x10efb], [0x10efd, 0x10eff], [0x10f46, 0x10f50], [0x10f82, 0x10f85], [0x11070, 0x11070], [0x1133b, 0x1133b],
+  [0x113ce, 0x113d0], [0x1145e, 0x1145e], [0x11839, 0x1183a], [0x1193d, 0x1193e], [0x11943, 0x11943], [0x119e0, 0x119e0],
+  [0x11a34, 0x11a34], [0x11a47, 0x11a47], [0x11a99, 0x11a99], [0x11d42, 0x11d42], [0x11d44, 0x11d45], [0x11d97, 0x11d97],
+  [0x11f41, 0x11f42], [0x1612f, 0x1612f], [0x16ff0, 0x16ff1], [0x1e08f, 0x1e08f], [0x1e130, 0x1e136], [0x1e2ae, 0x1e2ae],
+  [0x1e2ec, 0x1e2ef], [0x1e4ec, 0x1e4ef], [0x1e5ee, 0x1e5ef], [0x1e6e3, 0x1e6e3], [0x1e6e6, 0x1e6e6], [0x1e6ee, 0x1e6ef], [0x1e6f5, 0x1e6f5],
+];
+const hex = (cp: number) => `\\u{${cp.toString(16)}}`;
+const NFC_TABLE_GAP_CLASS = `[${NFC_TABLE_GAP_RANGES.map(([a, b]) => (a === b ? hex(a) : `${hex(a)}-${hex(b)}`)).join('')}]`;
+const NFC_TABLE_GAP_SPLIT = new RegExp(`(${NFC_TABLE_GAP_CLASS})`, 'u');
+const NFC_TABLE_GAP_ONE = new RegExp(`^${NFC_TABLE_GAP_CLASS}$`, 'u');
+
+/**
+ * Unicode normalization as the Rust `tokenizers` normalizer does it: for NFC,
+ * the characters of {@link NFC_TABLE_GAP_RANGES} are left alone and the runs
+ * between them normalized on their own; other forms use V8's tables as is.
+ */
+export function normalizeLikeRust(text: string, form: 'NFC' | 'NFD' | 'NFKC' | 'NFKD'): string {
+  if (form !== 'NFC') return text.normalize(form);
+  return text
+    .split(NFC_TABLE_GAP_SPLIT)
+    .map((run) => (NFC_TABLE_GAP_ONE.test(run) ? run : run.normalize('NFC')))
+    .join('');
+}
+
+/**
  * Normalizes a text cluster by cluster (a character and the combining marks
  * after it) and maps each UTF-16 index of the normalized text to an index in
  * the original, reproducing the alignments of the Rust `tokenizers` normalizer
@@ -362,9 +449,8 @@ class OffsetAligner {
  * left to right, a replacing character takes the position of the next original
  * character (consuming it and those it absorbed) and an inserted one the
  * position of the last consumed original character.
- * Returns null for an empty mapping.
  */
-function clusterMap(text: string, form: 'NFC' | 'NFD' | 'NFKC' | 'NFKD'): { normalized: string; toOriginal: number[] } | null {
+function clusterMap(text: string, form: 'NFC' | 'NFD' | 'NFKC' | 'NFKD'): { normalized: string; toOriginal: number[] } {
   const toOriginal: number[] = [];
   let normalized = '';
   const decomposeForm = form === 'NFC' || form === 'NFD' ? 'NFD' : 'NFKD';
