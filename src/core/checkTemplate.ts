@@ -14,7 +14,7 @@ import type { TargetTokenizer } from './tokenizer';
 import type { Conversation, MaskPolicy, Message } from './types';
 
 /** Names of the probe conversations, in the order they are rendered. */
-export type ProbeName = 'single_turn' | 'multi_turn' | 'tool_call' | 'reasoning' | 'trailing_tool_result';
+export type ProbeName = 'single_turn' | 'multi_turn' | 'tool_call' | 'reasoning' | 'agent_reasoning' | 'trailing_tool_result';
 
 /**
  * Where a conversation stops being one growing text (spec "One conversation,
@@ -72,7 +72,8 @@ export interface CheckWarning {
    * - `template_unsupported`: a target whose completion cannot be located (spec "One target", case 3);
    * - `span_without_special_token`: a trainable span ends without a special token (it runs to the end of the completion);
    * - `empty_think_trained`: a turn without `reasoning_content` has an empty `<think>…</think>` block in its
-   *   trainable text — the template wrote it, the model would not have generated it empty (issue 4);
+   *   trainable text — the template writes it there, so it is trained (spec "One target", case 1); right when the
+   *   data was generated with thinking on, wrong when it was generated with thinking off (then set the kwarg);
    * - `probe_render_failed`: a render needed for a template-wide finding raised (the finding is then null).
    */
   code:
@@ -212,6 +213,18 @@ const PROBES: { name: ProbeName; title: string; messages: Message[]; tools?: unk
       { role: 'assistant', reasoning_content: 'Add two and two.', content: '4' },
       { role: 'user', content: 'Times 3?' },
       { role: 'assistant', reasoning_content: 'Four times three is twelve.', content: '12' },
+    ],
+  },
+  {
+    // An agent step: templates that keep reasoning only after the last final answer (Kimi-K2-Thinking) rewrite the tool-call turn once the answer follows.
+    name: 'agent_reasoning',
+    title: 'reasoning in a tool-call turn, its result, then a final answer with reasoning',
+    tools: WEATHER_TOOLS,
+    messages: [
+      { role: 'user', content: 'Weather in Oslo?' },
+      { role: 'assistant', reasoning_content: 'Call the weather tool.', content: null, tool_calls: [weatherCall] },
+      { role: 'tool', tool_call_id: 'call_0', content: '{"temp_c": 4}' },
+      { role: 'assistant', reasoning_content: 'The tool says 4.', content: 'It is 4 °C in Oslo.' },
     ],
   },
   {
@@ -357,7 +370,7 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
       }
       if (emptyThink.length) {
         const turns = `assistant turn${emptyThink.length > 1 ? 's' : ''} ${emptyThink.join(', ')}`;
-        out.warnings.push({ probe: probe.name, code: 'empty_think_trained', message: `${turns}: no reasoning in the data, yet the trainable text holds an empty think block that the template wrote` });
+        out.warnings.push({ probe: probe.name, code: 'empty_think_trained', message: `${turns}: no reasoning in the data; the trainable text holds the empty think block the template writes for such a turn (trained, spec case 1); if the data was generated with thinking off, set the template kwargs that turn it off` });
       }
       pr.prefixStable = stable;
       if (!stable) out.prefixStable = false;

@@ -41,6 +41,13 @@ export class ChatTemplate {
   readonly keepNullToolCallContent: boolean;
   /** Whether tool-call `arguments` are given as objects (the template serializes them itself) rather than JSON strings. */
   readonly objectToolArguments: boolean;
+  /**
+   * Whether the template also writes a string `arguments` verbatim (Qwen3's and Kimi-K2's `is string` branch).
+   * Such a template gets a JSON-string `arguments` re-serialized the way Python's `tojson` writes the parsed
+   * object ({@link pythonJsonRedump}): the same text as an object would give, but numbers as Python writes
+   * them (`1.0` stays `1.0`, big integers stay exact), which a JS object cannot carry.
+   */
+  readonly verbatimStringArguments: boolean;
 
   /**
    * @param named the template source and its name
@@ -65,6 +72,7 @@ export class ChatTemplate {
     }
     this.keepNullToolCallContent = this.probeNullContent();
     this.objectToolArguments = this.probeObjectArguments();
+    this.verbatimStringArguments = this.objectToolArguments && this.probeVerbatimStringArguments();
   }
 
   /**
@@ -139,6 +147,7 @@ export class ChatTemplate {
   private argumentsForm(args: string | Record<string, unknown>): string | Record<string, unknown> {
     if (this.objectToolArguments) {
       if (typeof args !== 'string') return args;
+      if (this.verbatimStringArguments) return pythonJsonRedump(args) ?? args;
       try {
         const v = JSON.parse(args);
         return v && typeof v === 'object' && !Array.isArray(v) ? v : args;
@@ -155,11 +164,27 @@ export class ChatTemplate {
    * JSON strings otherwise (it concatenates them, as DeepSeek-V3's does).
    */
   private probeObjectArguments(): boolean {
-    const call = { id: 'call_probe', type: 'function' as const, function: { name: 'probe_tool_name_7f3a', arguments: { q: 'x' } } };
+    const call = { id: 'call_probe', type: 'function' as const, function: { name: 'probe_tool_name_7f3a', arguments: { q: 'x7f3a' } } };
     for (const content of [null, '']) {
       try {
         const text = this.render([{ role: 'user', content: 'probe' }, { role: 'assistant', content, tool_calls: [call] }], undefined, { addGenerationPrompt: false });
-        if (text.includes('probe_tool_name_7f3a')) return /\{\s*"q"\s*:\s*"x"\s*\}/.test(text);
+        // The call is rendered when its name or its arguments show (Kimi-K2 writes the call id, not the name).
+        if (text.includes('probe_tool_name_7f3a') || text.includes('x7f3a')) return /\{\s*"q"\s*:\s*"x7f3a"\s*\}/.test(text);
+      } catch {
+        /* try the other content form */
+      }
+    }
+    return false;
+  }
+
+  /** Renders a tool call whose `arguments` is a JSON string with unusual spacing; true when that string appears in the render as is. */
+  private probeVerbatimStringArguments(): boolean {
+    const args = '{"q":  "x7f3a"}';
+    const call = { id: 'call_probe', type: 'function' as const, function: { name: 'probe_tool_name_7f3a', arguments: args } };
+    for (const content of [null, '']) {
+      try {
+        const text = this.render([{ role: 'user', content: 'probe' }, { role: 'assistant', content, tool_calls: [call] }], undefined, { addGenerationPrompt: false });
+        if (text.includes('probe_tool_name_7f3a') || text.includes('x7f3a')) return text.includes(args);
       } catch {
         /* try the other content form */
       }
@@ -199,6 +224,116 @@ export function pythonJsonDumps(v: unknown): string {
   return `{${Object.entries(v as Record<string, unknown>)
     .map(([k, x]) => `${JSON.stringify(k)}: ${pythonJsonDumps(x)}`)
     .join(', ')}}`;
+}
+
+/**
+ * Re-serializes a JSON text as Python's `json.dumps(json.loads(text), ensure_ascii=False)` writes it — what
+ * `transformers`' `tojson` filter prints for tool-call arguments parsed by a server: separators `", "` and
+ * `": "`, key order kept (a repeated key keeps its first place and last value), integers exact, other numbers
+ * as Python's `repr(float)` (`1.0`, `1e-07`, `1e+16`), strings escaped as `JSON.stringify` does (the same
+ * escapes as Python for well-formed text).
+ * @returns the text, or null when `text` is not a JSON object
+ */
+export function pythonJsonRedump(text: string): string | null {
+  let i = 0;
+  const ws = () => {
+    while (i < text.length && ' \t\n\r'.includes(text[i])) i++;
+  };
+  const fail = (): never => {
+    throw new SyntaxError('not JSON');
+  };
+  const value = (): string => {
+    ws();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      const entries = new Map<string, string>();
+      ws();
+      if (text[i] === '}') {
+        i++;
+        return '{}';
+      }
+      for (;;) {
+        ws();
+        if (text[i] !== '"') fail();
+        const key = JSON.parse(str());
+        ws();
+        if (text[i++] !== ':') fail();
+        entries.set(key, value());
+        ws();
+        if (text[i] === ',') i++;
+        else if (text[i] === '}') {
+          i++;
+          break;
+        } else fail();
+      }
+      return `{${[...entries].map(([k, v]) => `${JSON.stringify(k)}: ${v}`).join(', ')}}`;
+    }
+    if (c === '[') {
+      i++;
+      const items: string[] = [];
+      ws();
+      if (text[i] === ']') {
+        i++;
+        return '[]';
+      }
+      for (;;) {
+        items.push(value());
+        ws();
+        if (text[i] === ',') i++;
+        else if (text[i] === ']') {
+          i++;
+          break;
+        } else fail();
+      }
+      return `[${items.join(', ')}]`;
+    }
+    if (c === '"') return JSON.stringify(JSON.parse(str()));
+    for (const lit of ['true', 'false', 'null']) {
+      if (text.startsWith(lit, i)) {
+        i += lit.length;
+        return lit;
+      }
+    }
+    const m = /^-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
+    if (!m) fail();
+    i += m![0].length;
+    return m![1] === undefined && m![2] === undefined ? BigInt(m![0]).toString() : pythonFloatRepr(Number(m![0]));
+  };
+  const str = (): string => {
+    const start = i++;
+    while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+    if (i >= text.length) fail();
+    return text.slice(start, ++i);
+  };
+  try {
+    ws();
+    if (text[i] !== '{') return null;
+    const out = value();
+    ws();
+    return i === text.length ? out : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Python's `repr(float)`: the shortest round-trip digits, fixed notation for exponents -4…15 (with `.0` when integral), else `d.ddde±XX`. */
+export function pythonFloatRepr(x: number): string {
+  if (Number.isNaN(x)) return 'NaN';
+  if (!Number.isFinite(x)) return x > 0 ? 'Infinity' : '-Infinity';
+  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
+  const [mant, expText] = x.toExponential().split('e');
+  const exp = Number(expText);
+  const sign = mant.startsWith('-') ? '-' : '';
+  const digits = mant.replace('-', '').replace('.', '');
+  if (exp >= -4 && exp < 16) {
+    if (exp < 0) return `${sign}0.${'0'.repeat(-exp - 1)}${digits}`;
+    const intPart = digits.slice(0, exp + 1).padEnd(exp + 1, '0');
+    const frac = digits.slice(exp + 1);
+    return `${sign}${intPart}.${frac || '0'}`;
+  }
+  const e = Math.abs(exp);
+  return `${sign}${digits[0]}${digits.length > 1 ? '.' + digits.slice(1) : ''}e${exp < 0 ? '-' : '+'}${e < 10 ? '0' + e : e}`;
 }
 
 /** The plain object a template sees for one message: only the fields that are set (templates test `is defined`). */

@@ -153,7 +153,9 @@ export function loadTokenizer(dir?: string): TargetTokenizer {
   if (!existsSync(tjPath)) throw new TokenizerLoadError(`${folder}: no tokenizer.json (nor tiktoken.model)`);
   const tokenizerJson = readJson(tjPath);
   const config = existsSync(tcPath) ? readJson(tcPath) : {};
-  const tok = new Tokenizer(tokenizerJson, config);
+  // NFC is applied here, with the Rust normalizer's older tables (see normalizeLikeRust), not by @huggingface/tokenizers.
+  const ownNfc = JSON.stringify(tokenizerJson.normalizer ?? null) === '{"type":"NFC"}';
+  const tok = new Tokenizer(ownNfc ? { ...tokenizerJson, normalizer: null } : tokenizerJson, config);
 
   const specialTokenVars = specialTokenVarsOf(config);
   const added: { id: number; content: string; special: boolean }[] = tokenizerJson.added_tokens ?? [];
@@ -169,12 +171,24 @@ export function loadTokenizer(dir?: string): TargetTokenizer {
     specialTokenVars,
     specialTokens,
     encode: (text) => {
-      const ids = tok.encode(text, { add_special_tokens: false }).ids;
-      return { ids, ...aligner.starts(text, ids) };
+      // Lone surrogates reach a Rust tokenizer as U+FFFD (same UTF-16 length, so offsets are unchanged).
+      const wellFormed = toWellFormed(text);
+      const ids = tok.encode(ownNfc ? aligner.normalized(wellFormed) : wellFormed, { add_special_tokens: false }).ids;
+      return { ids, ...aligner.starts(wellFormed, ids) };
     },
     decode: (ids) => tok.decode(ids, { skip_special_tokens: false }),
     idToToken: (id) => tok.id_to_token(id),
   };
+}
+
+/**
+ * Replaces each lone surrogate (a UTF-16 high surrogate not followed by a low
+ * one, or a low one not preceded by a high one) with U+FFFD, as a JS string
+ * becomes a Rust `String` (the `tokenizers` bindings) and as UTF-8 encoding
+ * writes it. Length and every other character are unchanged.
+ */
+export function toWellFormed(text: string): string {
+  return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 }
 
 /** GPT-2 byte-level alphabet: the printable character each byte value is written as in a byte-level BPE vocabulary. */
@@ -206,11 +220,14 @@ export function byteLevelDecoder(): Map<string, number> {
 class OffsetAligner {
   private readonly byteLevel: boolean;
   private readonly bytesById = new Map<number, Uint8Array>();
+  private readonly altById = new Map<number, Uint8Array[]>();
   private readonly added = new Map<number, string>();
   private static readonly byteDecoder = byteLevelDecoder();
 
   /** Unicode normalization form the tokenizer's normalizer applies (NFC, NFKC, …), if any. */
   private readonly unicodeForm: 'NFC' | 'NFD' | 'NFKC' | 'NFKD' | null;
+  /** Added tokens matched in the raw text before normalization (`normalized: false`), longest first. */
+  private readonly rawAdded: RegExp | null;
 
   constructor(
     private readonly tok: Tokenizer,
@@ -221,15 +238,53 @@ class OffsetAligner {
     const form = /"type":"(NFC|NFD|NFKC|NFKD)"/.exec(JSON.stringify(tokenizerJson.normalizer ?? null));
     this.unicodeForm = form ? (form[1] as 'NFC') : null;
     for (const t of tokenizerJson.added_tokens ?? []) this.added.set(t.id, t.content);
+    const raw: string[] = (tokenizerJson.added_tokens ?? []).filter((t: any) => !t.normalized && t.content).map((t: any) => t.content as string);
+    raw.sort((a, b) => b.length - a.length);
+    this.rawAdded = raw.length ? new RegExp(raw.map((x) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g') : null;
   }
 
-  private surface(id: number): Uint8Array {
+  /**
+   * The bytes of the text a token can stand for. An added token that is also in
+   * the model's vocabulary has two (Gemma-3's `▁▁`, id 138: the literal text
+   * `▁▁` matched as an added token, or two spaces the normalizer turned into
+   * `▁▁` and the model merged); the aligner takes the one the text has.
+   */
+  private surfaces(id: number): Uint8Array[] {
+    let c = this.altById.get(id);
+    if (c) return c;
+    const added = this.added.get(id);
+    c = [];
+    if (added !== undefined) c.push(Buffer.from(added, 'utf8'));
+    const vocab = this.vocabSurface(id);
+    if (added === undefined || !c.some((x) => Buffer.compare(x, vocab) === 0)) c.push(vocab);
+    this.altById.set(id, c);
+    return c;
+  }
+
+  /** Bytes of `text` at `at` that a SentencePiece vocabulary token matches when each of its `▁` may be a space or a literal `▁`; -1 when it does not match. */
+  private metaspaceMatch(id: number, bytes: Uint8Array, at: number): number {
+    const s = this.tok.id_to_token(id);
+    if (!s || !s.includes('\u2581')) return -1;
+    let p = at;
+    for (const ch of s) {
+      if (ch === '\u2581') {
+        if (bytes[p] === 0x20) p += 1;
+        else if (bytes[p] === 0xe2 && bytes[p + 1] === 0x96 && bytes[p + 2] === 0x81) p += 3;
+        else return -1;
+        continue;
+      }
+      const b = Buffer.from(ch, 'utf8');
+      for (let j = 0; j < b.length; j++) if (bytes[p + j] !== b[j]) return -1;
+      p += b.length;
+    }
+    return p - at;
+  }
+
+  private vocabSurface(id: number): Uint8Array {
     let b = this.bytesById.get(id);
     if (b) return b;
-    const added = this.added.get(id);
     const s = this.tok.id_to_token(id) ?? '';
-    if (added !== undefined) b = Buffer.from(added, 'utf8');
-    else if (this.byteLevel) {
+    if (this.byteLevel) {
       const out: number[] = [];
       for (const ch of s) {
         const v = OffsetAligner.byteDecoder.get(ch);
@@ -248,19 +303,63 @@ class OffsetAligner {
   /**
    * For each id, the UTF-16 index in `text` where it starts; `exactOffsets` false when a surface did not match the text.
    * When the tokenizer's Unicode normalizer changes the text, tokens are aligned to the normalized text and mapped
-   * back cluster by cluster (a base character with its combining marks normalizes on its own).
+   * back cluster by cluster (a base character with its combining marks normalizes on its own). Added tokens that
+   * are not normalized are split off first, as the tokenizers do: `<|im_end|>` + U+0338 stays `>` + U+0338, not `≯`.
    */
   starts(text: string, ids: number[]): { starts: number[]; exactOffsets: boolean } {
-    if (this.unicodeForm) {
-      const normalized = text.normalize(this.unicodeForm);
-      if (normalized !== text) {
-        const map = clusterMap(text, this.unicodeForm);
-        const r = this.alignedStarts(normalized, ids);
-        if (!map || map.normalized !== normalized) return { starts: r.starts, exactOffsets: false };
-        return { starts: r.starts.map((u) => map.toOriginal[u]), exactOffsets: r.exactOffsets };
+    const form = this.unicodeForm;
+    if (!form || normalizeLikeRust(text, form) === text) return this.alignedStarts(text, ids);
+    let normalized = '';
+    let whole = '';
+    const toOriginal: number[] = [];
+    const piece = (a: number, b: number) => {
+      // Characters the Rust tables do not know pass unchanged and separate what is normalized.
+      for (const run of text.slice(a, b).split(NFC_TABLE_GAP_SPLIT)) {
+        if (run === '') continue;
+        if (NFC_TABLE_GAP_ONE.test(run)) {
+          normalized += run;
+          whole += run;
+          for (let k = 0; k < run.length; k++) toOriginal.push(a + k);
+        } else {
+          const m = clusterMap(run, form);
+          normalized += m.normalized;
+          whole += run.normalize(form);
+          for (let k = 0; k < m.normalized.length; k++) toOriginal.push(a + m.toOriginal[k]);
+        }
+        a += run.length;
+      }
+    };
+    let pos = 0;
+    if (this.rawAdded) {
+      for (const m of text.matchAll(this.rawAdded)) {
+        piece(pos, m.index);
+        for (let k = 0; k < m[0].length; k++) toOriginal.push(m.index + k);
+        normalized += m[0];
+        whole += m[0];
+        pos = m.index + m[0].length;
       }
     }
-    return this.alignedStarts(text, ids);
+    piece(pos, text.length);
+    toOriginal.push(text.length);
+    const r = this.alignedStarts(normalized, ids);
+    return { starts: r.starts.map((u) => toOriginal[u]), exactOffsets: r.exactOffsets && normalized === whole };
+  }
+
+  /**
+   * The text as the Rust tokenizer's normalizer leaves it: added tokens that are not normalized split off
+   * first, the pieces between them normalized with {@link normalizeLikeRust}. Unchanged without a normalizer.
+   */
+  normalized(text: string): string {
+    const form = this.unicodeForm;
+    if (!form) return text;
+    if (!this.rawAdded) return normalizeLikeRust(text, form);
+    let out = '';
+    let pos = 0;
+    for (const m of text.matchAll(this.rawAdded)) {
+      out += normalizeLikeRust(text.slice(pos, m.index), form) + m[0];
+      pos = m.index + m[0].length;
+    }
+    return out + normalizeLikeRust(text.slice(pos), form);
   }
 
   private alignedStarts(text: string, ids: number[]): { starts: number[]; exactOffsets: boolean } {
@@ -280,10 +379,20 @@ class OffsetAligner {
     let cursor = 0;
     let exact = true;
     for (let k = 0; k < ids.length; k++) {
-      let s = this.surface(ids[k]);
+      const cands = this.surfaces(ids[k]);
+      let s = cands.find((c) => bytes.subarray(cursor, cursor + c.length).equals(c));
+      starts[k] = byteToUnit[Math.min(cursor, bytes.length)];
+      if (s === undefined && !this.byteLevel) {
+        // A vocabulary `▁` stands for a space the normalizer replaced or for a literal `▁` in the text (Gemma-3: " ▁ " → `▁▁▁`).
+        const n = this.metaspaceMatch(ids[k], bytes, cursor);
+        if (n >= 0) {
+          cursor += n;
+          continue;
+        }
+      }
+      s ??= cands[0];
       // A SentencePiece prefix space that the text does not have (add_dummy_prefix) belongs to no character.
       if (k === 0 && !this.byteLevel && s[0] === 0x20 && bytes[cursor] !== 0x20) s = s.subarray(1);
-      starts[k] = byteToUnit[Math.min(cursor, bytes.length)];
       if (exact && !bytes.subarray(cursor, cursor + s.length).equals(s)) exact = false;
       cursor += s.length;
     }
@@ -293,18 +402,117 @@ class OffsetAligner {
 }
 
 /**
- * Normalizes a text cluster by cluster (a character and the combining marks
- * after it) and maps each UTF-16 index of the normalized text to the index in
- * the original where its cluster starts. Returns null for an empty mapping.
+ * Combining marks (and a few letters) whose canonical combining class or
+ * decomposition V8's `String.prototype.normalize` knows and the Rust
+ * `tokenizers` normalizer (crate `unicode-normalization-alignments`, whose
+ * tables are older) does not: there they are starters without decomposition,
+ * so NFC neither reorders nor composes across them. Found by comparing
+ * `tokenizers` 0.23.2 `nfcNormalizer()` with `normalize('NFC')` on
+ * `a{ch}{mark}`, `a{mark}{ch}`, `{ch}` for every letter and mark (Node 20).
  */
-function clusterMap(text: string, form: 'NFC' | 'NFD' | 'NFKC' | 'NFKD'): { normalized: string; toOriginal: number[] } | null {
+const NFC_TABLE_GAP_RANGES: [number, number][] = [
+  [0x7fd, 0x7fd], [0x897, 0x89f], [0x8ca, 0x8d3], [0x9fe, 0x9fe], [0xc3c, 0xc3c], [0xd3b, 0xd3c], [0xeba, 0xeba], [0x1715, 0x1715],
+  [0x1abf, 0x1add], [0x1ae0, 0x1aeb], [0x1df6, 0x1dfa], [0xa82c, 0xa82c], [0x10d24, 0x10d27], [0x10d69, 0x10d6d], [0x10eab, 0x10eac],
+  [0x10efa, 0x10efb], [0x10efd, 0x10eff], [0x10f46, 0x10f50], [0x10f82, 0x10f85], [0x11070, 0x11070], [0x1133b, 0x1133b],
+  [0x113ce, 0x113d0], [0x1145e, 0x1145e], [0x11839, 0x1183a], [0x1193d, 0x1193e], [0x11943, 0x11943], [0x119e0, 0x119e0],
+  [0x11a34, 0x11a34], [0x11a47, 0x11a47], [0x11a99, 0x11a99], [0x11d42, 0x11d42], [0x11d44, 0x11d45], [0x11d97, 0x11d97],
+  [0x11f41, 0x11f42], [0x1612f, 0x1612f], [0x16ff0, 0x16ff1], [0x1e08f, 0x1e08f], [0x1e130, 0x1e136], [0x1e2ae, 0x1e2ae],
+  [0x1e2ec, 0x1e2ef], [0x1e4ec, 0x1e4ef], [0x1e5ee, 0x1e5ef], [0x1e6e3, 0x1e6e3], [0x1e6e6, 0x1e6e6], [0x1e6ee, 0x1e6ef], [0x1e6f5, 0x1e6f5],
+];
+const hex = (cp: number) => `\\u{${cp.toString(16)}}`;
+const NFC_TABLE_GAP_CLASS = `[${NFC_TABLE_GAP_RANGES.map(([a, b]) => (a === b ? hex(a) : `${hex(a)}-${hex(b)}`)).join('')}]`;
+const NFC_TABLE_GAP_SPLIT = new RegExp(`(${NFC_TABLE_GAP_CLASS})`, 'u');
+const NFC_TABLE_GAP_ONE = new RegExp(`^${NFC_TABLE_GAP_CLASS}$`, 'u');
+
+/**
+ * Unicode normalization as the Rust `tokenizers` normalizer does it: for NFC,
+ * the characters of {@link NFC_TABLE_GAP_RANGES} are left alone and the runs
+ * between them normalized on their own; other forms use V8's tables as is.
+ */
+export function normalizeLikeRust(text: string, form: 'NFC' | 'NFD' | 'NFKC' | 'NFKD'): string {
+  if (form !== 'NFC') return text.normalize(form);
+  return text
+    .split(NFC_TABLE_GAP_SPLIT)
+    .map((run) => (NFC_TABLE_GAP_ONE.test(run) ? run : run.normalize('NFC')))
+    .join('');
+}
+
+/**
+ * Normalizes a text cluster by cluster (a character and the combining marks
+ * after it) and maps each UTF-16 index of the normalized text to an index in
+ * the original, reproducing the alignments of the Rust `tokenizers` normalizer
+ * (crate `unicode-normalization-alignments`): each original character is
+ * decomposed on its own, its first output character "replacing" it and any
+ * further ones "inserted" after it; canonical reordering moves these marks with
+ * the characters; a composition merges a starter with its marks into one
+ * character that consumes as many original characters as it replaced. Then,
+ * left to right, a replacing character takes the position of the next original
+ * character (consuming it and those it absorbed) and an inserted one the
+ * position of the last consumed original character.
+ */
+function clusterMap(text: string, form: 'NFC' | 'NFD' | 'NFKC' | 'NFKD'): { normalized: string; toOriginal: number[] } {
   const toOriginal: number[] = [];
   let normalized = '';
+  const decomposeForm = form === 'NFC' || form === 'NFD' ? 'NFD' : 'NFKD';
   const re = /\P{M}\p{M}*|\p{M}+/gsu;
   for (let m = re.exec(text); m; m = re.exec(text)) {
     const n = m[0].normalize(form);
-    for (let k = 0; k < n.length; k++) toOriginal.push(m.index);
     normalized += n;
+    if (n === m[0]) {
+      for (let k = 0; k < n.length; k++) toOriginal.push(m.index + k);
+      continue;
+    }
+    // Original characters with their UTF-16 offsets; each decomposed alone, with its change (0 = replaces, 1 = inserted).
+    const orig: number[] = [];
+    const pieces: { ch: string; change: number }[] = [];
+    for (let u = 0; u < m[0].length; ) {
+      const ch = String.fromCodePoint(m[0].codePointAt(u)!);
+      orig.push(m.index + u);
+      [...ch.normalize(decomposeForm)].forEach((d, k) => pieces.push({ ch: d, change: k === 0 ? 0 : 1 }));
+      u += ch.length;
+    }
+    // Canonical order: the cluster's full decomposition; each character keeps the change of the piece it came from.
+    const used = new Array<boolean>(pieces.length).fill(false);
+    const decomposed = [...m[0].normalize(decomposeForm)].map((ch) => {
+      const k = pieces.findIndex((p, j) => !used[j] && p.ch === ch);
+      if (k < 0) return { ch, change: 0 };
+      used[k] = true;
+      return pieces[k];
+    });
+    // Composition: each output character that is not the next decomposed one is a starter with its marks merged.
+    const gone = new Array<boolean>(decomposed.length).fill(false);
+    const changes: number[] = [];
+    let p = 0;
+    for (const ch of n) {
+      while (p < decomposed.length && gone[p]) p++;
+      if (p < decomposed.length && decomposed[p].ch === ch) {
+        changes.push(decomposed[p++].change);
+        continue;
+      }
+      let change = p < decomposed.length ? decomposed[p].change : 0;
+      const parts = [...ch.normalize('NFD')].slice(1);
+      p++;
+      for (const mark of parts) {
+        const k = decomposed.findIndex((d, j) => j >= p && !gone[j] && d.ch === mark);
+        if (k >= 0) {
+          gone[k] = true;
+          change += decomposed[k].change - 1;
+        }
+      }
+      changes.push(change);
+    }
+    let next = 0;
+    let last = orig[0];
+    [...n].forEach((ch, j) => {
+      let at: number;
+      if (changes[j] > 0 && next > 0) at = last;
+      else {
+        at = orig[Math.min(next, orig.length - 1)];
+        next += 1 - Math.min(changes[j], 0);
+        last = orig[Math.min(next - 1, orig.length - 1)];
+      }
+      for (let k = 0; k < ch.length; k++) toOriginal.push(at);
+    });
   }
   toOriginal.push(text.length);
   return { normalized, toOriginal };

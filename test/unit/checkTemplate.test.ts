@@ -143,6 +143,26 @@ test('Kimi-K2 instruct: the default system prompt "You are a helpful assistant" 
   assert.deepEqual(c.specialTokensSeen.sort(), ['<|im_assistant|>', '<|im_end|>', '<|im_middle|>', '<|im_system|>', '<|im_user|>']);
 });
 
+test('Kimi-K2-Thinking: the agent step shows the rewrite (the tool-call turn loses its reasoning once a final answer follows); reasoning trained only in the tool-call turn', () => {
+  const c = checkTemplate(withTemplate(qwen, join(FIX, 'kimi', 'kimi-k2-thinking.chat_template.jinja'), KIMI_SPECIALS));
+  assert.equal(c.prefixStable, false);
+  assert.deepEqual(c.prefixBreaks.map((b) => `${b.probe}:${b.turn}:${b.kind}`), ['agent_reasoning:3:template_rewrites_history']);
+  const br = c.prefixBreaks[0];
+  // Excerpts from the first difference, just after "<think>": the reasoning vs. the empty block.
+  assert.ok(br.expected.startsWith('Call the weather tool.</think>'), br.expected);
+  assert.ok(br.actual.startsWith('</think><|tool_calls_section_begin|>'), br.actual);
+  const agent = c.turns.filter((t) => t.probe === 'agent_reasoning');
+  assert.deepEqual(agent.map((t) => t.trained), [
+    '<think>Call the weather tool.</think><|tool_calls_section_begin|><|tool_call_begin|>call_0<|tool_call_argument_begin|>{"city": "Oslo"}<|tool_call_end|><|tool_calls_section_end|><|im_end|>',
+    '<think></think>It is 4 °C in Oslo.<|im_end|>',
+  ]);
+  assert.ok(codes(c, 'agent_reasoning').includes('reasoning_not_rendered'));
+  assert.ok(codes(c, 'reasoning').includes('reasoning_not_rendered'));
+  assert.equal(c.defaultSystemPrompt, '<|im_system|>system<|im_middle|>You are Kimi, an AI assistant created by Moonshot AI.<|im_end|>');
+  assert.deepEqual(c.endOfTurnTrained, ['<|im_end|>']);
+  assert.deepEqual(c.textAfterEndOfTurn, ['']);
+});
+
 test('Llama-3.1 (TRL template): the injected date header is the default system prompt', () => {
   const c = checkTemplate(withTemplate(loadTokenizer(lenmlModelDir('llama3_1')), join(FIX, 'llama3_1', 'chat_template.jinja')));
   assert.equal(c.defaultSystemPrompt, '<|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n<|eot_id|>');
@@ -186,7 +206,7 @@ test('CLI check-template --json prints the TemplateCheck of the given tokenizer'
   assert.deepEqual(o.endOfTurnTrained, ['<｜end▁of▁sentence｜>']);
   assert.deepEqual(
     o.records.map((p: any) => p.probe),
-    ['single_turn', 'multi_turn', 'tool_call', 'reasoning', 'trailing_tool_result'],
+    ['single_turn', 'multi_turn', 'tool_call', 'reasoning', 'agent_reasoning', 'trailing_tool_result'],
   );
   const k = cli('check-template', '--json', '--template-kwargs', '{"enable_thinking": false}');
   assert.equal(k.code, 0, k.stderr);

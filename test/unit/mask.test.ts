@@ -8,7 +8,9 @@ import { loadTokenizer, type TargetTokenizer } from '../../src/core/tokenizer';
 import { ChatTemplate } from '../../src/core/template';
 import { buildRecords, maskFromSpans, selectTargets, SpecialTokenFinder, type TextRecord } from '../../src/core/mask';
 import type { Message, MaskPolicy, ToolCall } from '../../src/core/types';
-import { lenmlModelDir } from '../helpers';
+import { readFileSync as readFixture, symlinkSync, writeFileSync } from 'node:fs';
+import { join as joinPath } from 'node:path';
+import { lenmlModelDir, oracleEncode, tempDir } from '../helpers';
 
 const qwen = loadTokenizer(lenmlModelDir('qwen3'));
 const deepseek = loadTokenizer(lenmlModelDir('deepseek_v3'));
@@ -224,4 +226,236 @@ test('{% generation %} blocks: trainable spans come from the blocks', () => {
   assert.deepEqual(rec.spans.map(([a, b]) => rec.text.slice(a, b)), ['b<|im_end|>', 'd<|im_end|>']);
   const last = buildRecords({ id: 'g', source: { file: 'f', line: 1 }, messages: msgs }, ct, sp, 'last-assistant');
   assert.deepEqual(last.records[0].spans.map(([a, b]) => last.records[0].text.slice(a, b)), ['d<|im_end|>']);
+});
+
+// ---------------------------------------------------------------------------
+// Per-family masks, hand-checked: each record is written out as segments of
+// [text, trained]; the test checks the record's text is their concatenation,
+// its ids equal the Rust oracle's (Kimi: the tiktoken loader), and its mask is
+// exactly 1 on the tokens whose first character lies in a trained segment.
+
+const FIXTURES = joinPath(__dirname, '..', 'fixtures');
+let gemmaTok: TargetTokenizer | undefined;
+let llamaTok: TargetTokenizer | undefined;
+const gemma = () => (gemmaTok ??= loadTokenizer(lenmlModelDir('gemma3')));
+const llama = () => (llamaTok ??= loadTokenizer(lenmlModelDir('llama3_1')));
+
+type Seg = [text: string, trained: 0 | 1];
+
+async function assertRecord(tok: TargetTokenizer, rec: TextRecord, segs: Seg[], oracleTokenizerJson?: string): Promise<void> {
+  assert.equal(rec.text, segs.map((s) => s[0]).join(''));
+  const enc = tok.encode(rec.text);
+  if (oracleTokenizerJson) {
+    const o = await oracleEncode(oracleTokenizerJson, rec.text);
+    assert.deepEqual(enc.ids, o.ids);
+    assert.deepEqual(enc.starts, o.starts);
+  }
+  const trained: [number, number][] = [];
+  let at = 0;
+  for (const [t, on] of segs) {
+    if (on) trained.push([at, at + t.length]);
+    at += t.length;
+  }
+  const want = enc.starts.map((s) => (trained.some(([a, b]) => s >= a && s < b) ? 1 : 0));
+  assert.ok(want.includes(1));
+  assert.deepEqual(maskFromSpans(enc.starts, rec.spans), want);
+}
+
+const tj = (m: 'qwen3' | 'deepseek_v3' | 'gemma3' | 'llama3_1') => joinPath(lenmlModelDir(m), 'tokenizer.json');
+
+test('Qwen3 thinking on, reasoning in several turns: one record per stable group; the final turn without reasoning trains the empty think block its render has (spec case 1)', async () => {
+  const msgs: Message[] = [
+    { role: 'user', content: '2+2?' },
+    { role: 'assistant', reasoning_content: 'Add.', content: '4' },
+    { role: 'user', content: 'times 3?' },
+    { role: 'assistant', reasoning_content: '4*3.', content: '12' },
+    { role: 'user', content: 'minus 2?' },
+    { role: 'assistant', content: '10' },
+  ];
+  const r = records(qwen, msgs);
+  assert.deepEqual(r.notes, []);
+  assert.deepEqual(r.records.map((x) => x.targets), [[1], [3], [5]]);
+  const U = (t: string) => `<|im_start|>user\n${t}<|im_end|>\n`;
+  const A = '<|im_start|>assistant\n';
+  await assertRecord(qwen, r.records[0], [[U('2+2?') + A, 0], ['<think>\nAdd.\n</think>\n\n4<|im_end|>', 1], ['\n', 0]], tj('qwen3'));
+  // History turns lose their reasoning (and think block): untrained context.
+  await assertRecord(qwen, r.records[1], [[U('2+2?') + A + '4<|im_end|>\n' + U('times 3?') + A, 0], ['<think>\n4*3.\n</think>\n\n12<|im_end|>', 1], ['\n', 0]], tj('qwen3'));
+  await assertRecord(
+    qwen,
+    r.records[2],
+    [[U('2+2?') + A + '4<|im_end|>\n' + U('times 3?') + A + '12<|im_end|>\n' + U('minus 2?') + A, 0], ['<think>\n\n</think>\n\n10<|im_end|>', 1], ['\n', 0]],
+    tj('qwen3'),
+  );
+});
+
+test('Qwen3 thinking off: the empty think block is in the generation prompt and never trained; consecutive plain turns', async () => {
+  const msgs: Message[] = [
+    { role: 'user', content: 'hi' },
+    { role: 'assistant', content: 'Hello.' },
+    { role: 'user', content: 'bye' },
+    { role: 'assistant', content: 'Bye!' },
+  ];
+  const r = records(qwen, msgs, { kwargs: { enable_thinking: false } });
+  assert.equal(r.records.length, 2);
+  const E = '<think>\n\n</think>\n\n';
+  await assertRecord(qwen, r.records[0], [['<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n' + E, 0], ['Hello.<|im_end|>', 1], ['\n', 0]], tj('qwen3'));
+  await assertRecord(
+    qwen,
+    r.records[1],
+    [['<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\nHello.<|im_end|>\n<|im_start|>user\nbye<|im_end|>\n<|im_start|>assistant\n' + E, 0], ['Bye!<|im_end|>', 1], ['\n', 0]],
+    tj('qwen3'),
+  );
+  for (const rec of r.records) assert.ok(!rec.spans.some(([a, b]) => rec.text.slice(a, b).includes('<think>')));
+});
+
+test('DeepSeek-V3: tool call, result and answer in one record; reasoning it does not render is noted', async () => {
+  const msgs: Message[] = [
+    { role: 'system', content: 'Be brief.' },
+    { role: 'user', content: 'Weather in Oslo?' },
+    { role: 'assistant', reasoning_content: 'Use the tool.', content: null, tool_calls: call('get_weather') },
+    { role: 'tool', tool_call_id: 'call_get_weather', content: '{"temp_c": 4}' },
+    { role: 'assistant', content: '4 °C.' },
+  ];
+  const r = records(deepseek, msgs);
+  assert.deepEqual(r.notes, ['reasoning_not_rendered']);
+  assert.equal(r.records.length, 1);
+  await assertRecord(
+    deepseek,
+    r.records[0],
+    [
+      ['<｜begin▁of▁sentence｜>Be brief.<｜User｜>Weather in Oslo?<｜Assistant｜>', 0],
+      ['<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{"city": "Oslo"}\n```<｜tool▁call▁end｜>', 1],
+      // The template closes a single call with nothing (it writes <｜tool▁calls▁end｜><｜end▁of▁sentence｜> only after a second call).
+      ['<｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>{"temp_c": 4}<｜tool▁output▁end｜><｜tool▁outputs▁end｜>', 0],
+      ['4 °C.<｜end▁of▁sentence｜>', 1],
+    ],
+    tj('deepseek_v3'),
+  );
+});
+
+test('Gemma-3: system folded into the first user turn; <end_of_turn> trained, the newline after it not; a tool turn is a template error', async () => {
+  const g = gemma();
+  const r = records(g, sysMulti);
+  assert.equal(r.records.length, 1);
+  await assertRecord(
+    g,
+    r.records[0],
+    [
+      ['<bos><start_of_turn>user\nAnswer briefly.\n\nCapital of France?<end_of_turn>\n<start_of_turn>model\n', 0],
+      ['Paris.<end_of_turn>', 1],
+      ['\n<start_of_turn>user\nAnd of Spain?<end_of_turn>\n<start_of_turn>model\n', 0],
+      ['Madrid.<end_of_turn>', 1],
+      ['\n', 0],
+    ],
+    tj('gemma3'),
+  );
+  const withTool: Message[] = [
+    { role: 'user', content: 'Weather?' },
+    { role: 'assistant', content: null, tool_calls: call('get_weather') },
+    { role: 'tool', tool_call_id: 'call_get_weather', content: '4' },
+    { role: 'assistant', content: '4 °C.' },
+  ];
+  assert.throws(() => records(g, withTool), /Conversation roles must alternate/);
+});
+
+test('Llama-3.1 with tools: the call and the answer trained through <|eot_id|>; tools, date header and ipython result not', async () => {
+  const l = llama();
+  const tools = [{ type: 'function', function: { name: 'get_weather', description: 'Weather.', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+  const ct = new ChatTemplate({ name: 'default', source: readFixture(joinPath(FIXTURES, 'llama3_1', 'chat_template.jinja'), 'utf8') }, l.specialTokenVars);
+  const msgs: Message[] = [
+    { role: 'system', content: 'Be brief.' },
+    { role: 'user', content: 'Weather in Oslo?' },
+    { role: 'assistant', content: null, tool_calls: call('get_weather') },
+    { role: 'tool', tool_call_id: 'call_get_weather', content: '{"temp_c": 4}' },
+    { role: 'assistant', content: '4 °C.' },
+  ];
+  const r = buildRecords({ id: 'l', source: { file: 'f', line: 1 }, messages: msgs, tools }, ct, new SpecialTokenFinder(l.specialTokens), 'assistant');
+  assert.deepEqual(r.notes, []);
+  assert.equal(r.records.length, 1);
+  const toolJson = JSON.stringify(tools[0], null, 4);
+  await assertRecord(
+    l,
+    r.records[0],
+    [
+      [
+        '<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nEnvironment: ipython\nCutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\nBe brief.<|eot_id|>' +
+          '<|start_header_id|>user<|end_header_id|>\n\nGiven the following functions, please respond with a JSON for a function call with its proper arguments that best answers the given prompt.\n\n' +
+          'Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}.Do not use variables.\n\n' +
+          toolJson +
+          '\n\nWeather in Oslo?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n',
+        0,
+      ],
+      ['{"name": "get_weather", "parameters": {"city": "Oslo"}}<|eot_id|>', 1],
+      ['<|start_header_id|>ipython<|end_header_id|>\n\n"{\\"temp_c\\": 4}"<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n', 0],
+      ['4 °C.<|eot_id|>', 1],
+    ],
+    tj('llama3_1'),
+  );
+});
+
+/** The Kimi-format stand-in tokenizer (test/fixtures/kimi-format-standin) with a real Kimi-K2 chat template. */
+function kimiStandin(templateFile: string): TargetTokenizer {
+  process.env.XDG_CACHE_HOME ??= tempDir('eagle3-cache-'); // the converted rank table is cached there
+  const standin = joinPath(FIXTURES, 'kimi-format-standin');
+  const nBase: number = JSON.parse(readFixture(joinPath(standin, 'expected_ids.json'), 'utf8')).n_base;
+  const names: Record<string, string> = JSON.parse(readFixture(joinPath(standin, 'specials.json'), 'utf8'));
+  const dir = tempDir('kimi-mask-');
+  symlinkSync(joinPath(standin, 'tiktoken.model'), joinPath(dir, 'tiktoken.model'));
+  const added: Record<string, { content: string; special: boolean }> = {};
+  for (const [off, content] of Object.entries(names)) added[String(nBase + Number(off))] = { content, special: true };
+  writeFileSync(joinPath(dir, 'tokenizer_config.json'), JSON.stringify({ tokenizer_class: 'TikTokenTokenizer', added_tokens_decoder: added, bos_token: '[BOS]', eos_token: '[EOS]' }));
+  writeFileSync(joinPath(dir, 'chat_template.jinja'), readFixture(templateFile, 'utf8'));
+  return loadTokenizer(dir);
+}
+
+const KIMI_THINKING_SYS = '<|im_system|>system<|im_middle|>You are Kimi, an AI assistant created by Moonshot AI.<|im_end|>';
+
+test('Kimi-K2-Thinking: reasoning trained only where the template renders it (a tool-call turn after the last answer); reasoning_not_rendered elsewhere', async () => {
+  const kimi = kimiStandin(joinPath(FIXTURES, 'kimi', 'kimi-k2-thinking.chat_template.jinja'));
+  const calls: ToolCall[] = [{ id: 'functions.ls:0', type: 'function', function: { name: 'ls', arguments: '{"path": "."}' } }];
+  const msgs: Message[] = [
+    { role: 'user', content: 'q1' },
+    { role: 'assistant', reasoning_content: 'r1', content: 'a1' },
+    { role: 'user', content: 'files?' },
+    { role: 'assistant', reasoning_content: 'List them.', content: null, tool_calls: calls },
+    { role: 'tool', tool_call_id: 'functions.ls:0', content: 'a.py' },
+    { role: 'assistant', reasoning_content: 'One file.', content: 'a.py' },
+  ];
+  const r = records(kimi, msgs);
+  assert.deepEqual([...r.notes].sort(), ['reasoning_not_rendered', 'template_rewrites_history']);
+  assert.equal(r.records.length, 1);
+  const A = '<|im_assistant|>assistant<|im_middle|>';
+  await assertRecord(kimi, r.records[0], [
+    [KIMI_THINKING_SYS + '<|im_user|>user<|im_middle|>q1<|im_end|>' + A, 0],
+    // The final answer is history in its own render: its think block is empty (r1 not rendered).
+    ['<think></think>a1<|im_end|>', 1],
+    ['<|im_user|>user<|im_middle|>files?<|im_end|>' + A, 0],
+    ['<think>List them.</think><|tool_calls_section_begin|><|tool_call_begin|>functions.ls:0<|tool_call_argument_begin|>{"path": "."}<|tool_call_end|><|tool_calls_section_end|><|im_end|>', 1],
+    ['<|im_system|>tool<|im_middle|>## Return of functions.ls:0\na.py<|im_end|>' + A, 0],
+    ['<think></think>a.py<|im_end|>', 1],
+  ]);
+  // Exact ids of a few tokens: the special tokens keep their Kimi ids.
+  const enc = kimi.encode(r.records[0].text);
+  assert.equal(kimi.idToToken(enc.ids.at(-1)!), '<|im_end|>');
+  assert.equal(enc.ids.at(-1), JSON.parse(readFixture(joinPath(FIXTURES, 'kimi-format-standin', 'expected_ids.json'), 'utf8')).n_base + 2);
+});
+
+test('Kimi-K2 instruct: the injected default system prompt is not trained; <|im_end|> ends each turn; a tool-call turn renders only its (empty) content', async () => {
+  const kimi = kimiStandin(joinPath(FIXTURES, 'kimi', 'kimi-k2-instruct.chat_template.jinja'));
+  const msgs: Message[] = [
+    { role: 'user', content: 'Weather in Oslo?' },
+    { role: 'assistant', content: null, tool_calls: call('get_weather') },
+    { role: 'tool', tool_call_id: 'call_get_weather', content: '4' },
+    { role: 'assistant', content: '4 °C.' },
+  ];
+  const r = records(kimi, msgs);
+  assert.deepEqual(r.notes, ['tool_calls_not_rendered']);
+  assert.equal(r.records.length, 1);
+  const A = '<|im_assistant|>assistant<|im_middle|>';
+  await assertRecord(kimi, r.records[0], [
+    ['<|im_system|>system<|im_middle|>You are a helpful assistant<|im_end|><|im_user|>user<|im_middle|>Weather in Oslo?<|im_end|>' + A, 0],
+    ['<|im_end|>', 1],
+    ['<|im_system|>tool<|im_middle|>4<|im_end|>' + A, 0],
+    ['4 °C.<|im_end|>', 1],
+  ]);
 });

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadTokenizer } from '../../src/core/tokenizer';
-import { ChatTemplate, pythonJsonDumps } from '../../src/core/template';
+import { ChatTemplate, pythonFloatRepr, pythonJsonDumps, pythonJsonRedump } from '../../src/core/template';
 import { lenmlModelDir } from '../helpers';
 
 const FIX = join(__dirname, '..', 'fixtures');
@@ -76,4 +76,31 @@ test('tool-call arguments: objects for templates that serialize them (Qwen3), JS
   assert.equal(q.adaptMessages(msg)[0].content, '');
   assert.equal(d.adaptMessages(msg)[0].content, null);
   assert.equal(pythonJsonDumps({ k: 'v', n: [1, { b: null }] }), '{"k": "v", "n": [1, {"b": null}]}');
+});
+
+test('a JSON-string arguments is re-serialized as Python tojson writes the parsed object (1.0 stays 1.0) for templates that also write strings verbatim', () => {
+  const qwen = loadTokenizer(lenmlModelDir('qwen3'));
+  const q = new ChatTemplate(qwen.templates[0], qwen.specialTokenVars);
+  assert.equal(q.verbatimStringArguments, true);
+  const kimi = new ChatTemplate({ name: 'default', source: readFileSync(join(FIX, 'kimi', 'kimi-k2-thinking.chat_template.jinja'), 'utf8') }, {});
+  assert.equal(kimi.verbatimStringArguments, true);
+  const llama = new ChatTemplate({ name: 'default', source: readFileSync(join(FIX, 'llama3_1', 'chat_template.jinja'), 'utf8') }, {});
+  assert.equal(llama.objectToolArguments, true);
+  assert.equal(llama.verbatimStringArguments, false);
+  const ds = loadTokenizer(lenmlModelDir('deepseek_v3'));
+  assert.equal(new ChatTemplate(ds.templates[0], ds.specialTokenVars).verbatimStringArguments, false);
+
+  const args = '{"amount":10.0,"rate":1E-7,"id":12345678901234567890,"tags":["a","é"]}';
+  const msgs = [
+    { role: 'user' as const, content: 'pay' },
+    { role: 'assistant' as const, content: null, tool_calls: [{ id: 'c', type: 'function' as const, function: { name: 'pay', arguments: args } }] },
+  ];
+  // Python: json.dumps(json.loads(args), ensure_ascii=False)
+  const py = '{"amount": 10.0, "rate": 1e-07, "id": 12345678901234567890, "tags": ["a", "é"]}';
+  assert.ok(q.render(q.adaptMessages(msgs), undefined, { addGenerationPrompt: false }).includes(`{"name": "pay", "arguments": ${py}}`));
+  // A template that reads objects only gets the object (its numbers as JS writes them).
+  assert.deepEqual(llama.adaptMessages(msgs)[1].tool_calls![0].function.arguments, JSON.parse(args));
+  assert.equal(pythonJsonRedump('[1]'), null);
+  assert.equal(pythonJsonRedump('{"a":1,"a":2,"b":-0,"c":1e5}'), '{"a": 2, "b": 0, "c": 100000.0}');
+  assert.deepEqual([1, 1e16, 1e-5, 0.0001, 1e15, -0].map(pythonFloatRepr), ['1.0', '1e+16', '1e-05', '0.0001', '1000000000000000.0', '-0.0']);
 });
