@@ -6,10 +6,14 @@
  * the host may post `{ type: 'cancel' }`; the worker posts `progress` / `log`
  * messages, then exactly one `done` (with the PrepareResult) or `error`, and exits.
  * Must not import `vscode` (it is not available inside a worker).
+ *
+ * The same script is the row pool's worker (`src/core/pool.ts`): with
+ * `workerData` = `{ job: 'rows', settings }` it loads the tokenizer once and
+ * answers each `batch` message with a `results` message (or `failed`).
  */
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { prepare } from './core/pipeline';
-import { assertPrepareWorkerData, isToWorkerMessage, type FromWorkerMessage } from './core/workerProtocol';
+import { prepare, RowProcessor } from './core/pipeline';
+import { assertPrepareWorkerData, isRowBatchMessage, isToWorkerMessage, type FromPoolWorkerMessage, type FromWorkerMessage, type PoolWorkerData } from './core/workerProtocol';
 
 function post(port: NonNullable<typeof parentPort>, message: FromWorkerMessage): void {
   port.postMessage(message);
@@ -22,6 +26,7 @@ async function main(): Promise<void> {
     return;
   }
   const port = parentPort;
+  if ((workerData as { job?: unknown } | null)?.job === 'rows') return rowsWorker(port, workerData as PoolWorkerData);
   const controller = new AbortController();
   const onMessage = (message: unknown): void => {
     if (isToWorkerMessage(message) && message.type === 'cancel' && !controller.signal.aborted) {
@@ -46,6 +51,28 @@ async function main(): Promise<void> {
     // it exits once the messages above are flushed.
     port.off('message', onMessage);
   }
+}
+
+/** A pool worker: one RowProcessor for the worker's life, one `results` message per `batch`. */
+function rowsWorker(port: NonNullable<typeof parentPort>, data: PoolWorkerData): void {
+  const send = (m: FromPoolWorkerMessage) => port.postMessage(m);
+  let processor: RowProcessor;
+  try {
+    processor = new RowProcessor(data.settings);
+  } catch (e) {
+    const err = e instanceof Error ? e : new Error(String(e));
+    send({ type: 'failed', id: -1, message: err.message, stack: err.stack });
+    return;
+  }
+  port.on('message', (m: unknown) => {
+    if (!isRowBatchMessage(m)) return;
+    try {
+      send({ type: 'results', id: m.id, results: m.rows.map((r) => processor.processRow(r, m.file, m.fileBase)) });
+    } catch (e) {
+      const err = e instanceof Error ? e : new Error(String(e));
+      send({ type: 'failed', id: m.id, message: `${m.file}: ${err.message}`, stack: err.stack });
+    }
+  });
 }
 
 void main();

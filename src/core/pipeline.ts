@@ -9,6 +9,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from './formats/detect';
 import { normalizeRow } from './formats/normalize';
+import { InlineExecutor, WorkerPool, type RowBatch, type RowExecutor } from './pool';
 import { checkTemplate, type TemplateCheck } from './checkTemplate';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError } from './mask';
 import { AtomicOutput } from './output';
@@ -36,6 +37,20 @@ export interface PrepareOptions {
   templateKwargs?: Record<string, unknown>;
   /** Exit 0 even when an input yields no record and no prompt. */
   allowEmpty?: boolean;
+  /**
+   * Threads that render and tokenize (`pool.ts`); 1 or undefined = in this
+   * thread. Outputs are identical (input order) for any number.
+   */
+  workers?: number;
+  /** Pool worker script; default `worker.js` beside the bundle (or `src/worker.ts` from source). */
+  workerScript?: string;
+  /**
+   * Process only shard `index` of `count` (0-based): the rows whose run-wide
+   * index k (rows counted across the inputs in order, invalid lines included)
+   * has `k % count == index`. The report then carries `shard` and each file's
+   * `rowsInFile`, and `eagle3-prep merge-reports` combines the N reports.
+   */
+  shard?: { index: number; count: number };
 }
 
 /** Progress event, emitted at most every ~100 ms and once at each file end. */
@@ -78,6 +93,8 @@ export interface FileReport {
   notes: Record<string, number>;
   trainableTokens: number;
   totalTokens: number;
+  /** Sharded runs only: rows of the file across all shards (this shard read `rowsRead` of them). */
+  rowsInFile?: number;
 }
 
 /** The result of a run, also written as `report.json`. */
@@ -98,8 +115,10 @@ export interface PrepareResult {
    */
   templateCheck: Omit<TemplateCheck, 'records' | 'turns'> | null;
   files: FileReport[];
-  totals: Omit<FileReport, 'file' | 'format' | 'evidence' | 'errors' | 'dropped' | 'notes'> & { dropped: Record<string, number> };
+  totals: Omit<FileReport, 'file' | 'format' | 'evidence' | 'errors' | 'dropped' | 'notes' | 'rowsInFile'> & { dropped: Record<string, number> };
   elapsedMs: number;
+  /** Set when the run was one shard (`--shard I/N`), or a merge of N shards (`merged: true`). */
+  shard?: { index: number; count: number; merged?: boolean };
 }
 
 /** File extensions `prepare` reads when given a folder. */
@@ -196,25 +215,162 @@ function emptyFileReport(file: string): FileReport {
   };
 }
 
-/** The per-run state shared by all files: tokenizer, templates and the open outputs. */
-interface RunContext {
-  tok: TargetTokenizer;
-  specials: SpecialTokenFinder;
-  templates: Map<string, ChatTemplate>;
-  opts: Required<Pick<PrepareOptions, 'mask' | 'truncate'>> & PrepareOptions;
-  data: AtomicOutput;
-  prompts: AtomicOutput;
+/**
+ * What one row became, computed where the row was processed (inline or in a
+ * pool worker, see `pool.ts`) and applied to its file's report and the outputs
+ * in input order by the run's single writer. Plain structured-clone data.
+ */
+export interface RowResult {
+  line: number;
+  /** The row's fate (spec loss-mask.md "Records that are not written"). */
+  fate: 'written' | 'setAside' | 'dropped' | 'errored';
+  /** Drop reason code when `fate` is `dropped`. */
+  reason?: string;
+  /** Error message when `fate` is `errored`. */
+  message?: string;
+  /** Note codes observed for the row, one entry per occurrence. */
+  notes: string[];
+  /** `tokenized_data.jsonl` lines (JSON of a {@link TokenizedRecord}, newline included), in record order. */
+  records: string[];
+  /** The `prompts_to_generate.jsonl` line when `fate` is `setAside`. */
+  prompt?: string;
+  trainableTokens: number;
+  totalTokens: number;
 }
 
-function templateFor(ctx: RunContext, hasTools: boolean): ChatTemplate {
-  const named = pickTemplate(ctx.tok.templates, hasTools);
-  if (!named) throw new TemplateRenderError(`tokenizer ${ctx.tok.dir} has no chat template (tokenizer_config.json "chat_template" or chat_template.jinja)`);
-  let t = ctx.templates.get(named.name);
-  if (!t) {
-    t = new ChatTemplate(named, ctx.tok.specialTokenVars, ctx.opts.templateKwargs ?? {});
-    ctx.templates.set(named.name, t);
+/** The settings a row processor needs; the same in every worker of a run. */
+export type RowSettings = Pick<PrepareOptions, 'tokenizerDir' | 'mask' | 'maxLength' | 'truncate' | 'templateKwargs'>;
+
+/**
+ * Turns raw rows into {@link RowResult}s: normalize → render → mask → tokenize.
+ * Synchronous and self-contained (one per thread); it loads the tokenizer once
+ * per process (`cachedTokenizer`). Rows never share state, so any number of
+ * processors give the same results for the same rows.
+ */
+export class RowProcessor {
+  readonly tok: TargetTokenizer;
+  private readonly specials: SpecialTokenFinder;
+  private readonly templates = new Map<string, ChatTemplate>();
+  private readonly mask: MaskPolicy;
+
+  /** @throws TokenizerLoadError for an unusable tokenizer folder */
+  constructor(readonly settings: RowSettings) {
+    this.tok = cachedTokenizer(settings.tokenizerDir);
+    this.specials = new SpecialTokenFinder(this.tok.specialTokens);
+    this.mask = settings.mask ?? 'assistant';
   }
-  return t;
+
+  private templateFor(hasTools: boolean): ChatTemplate {
+    const named = pickTemplate(this.tok.templates, hasTools);
+    if (!named) throw new TemplateRenderError(`tokenizer ${this.tok.dir} has no chat template (tokenizer_config.json "chat_template" or chat_template.jinja)`);
+    let t = this.templates.get(named.name);
+    if (!t) {
+      t = new ChatTemplate(named, this.tok.specialTokenVars, this.settings.templateKwargs ?? {});
+      this.templates.set(named.name, t);
+    }
+    return t;
+  }
+
+  /**
+   * Processes one row of `file` (`fileBase` = its basename, for default ids).
+   * Never throws for bad data: a row that cannot be used is `dropped` or `errored`.
+   */
+  processRow(row: Pick<RawRow, 'line' | 'value' | 'error'>, file: string, fileBase: string): RowResult {
+    const res: RowResult = { line: row.line, fate: 'errored', notes: [], records: [], trainableTokens: 0, totalTokens: 0 };
+    if (row.error !== undefined) {
+      res.message = row.error;
+      return res;
+    }
+    const outcome = normalizeRow(row.value, { file, line: row.line }, fileBase);
+    switch (outcome.kind) {
+      case 'conversation':
+        res.notes.push(...(outcome.conversation.notes ?? []));
+        this.processConversation(res, outcome.conversation);
+        break;
+      case 'prompt': {
+        const c = outcome.conversation;
+        const msgs = c.messages.map((m) => ({ role: m.role, content: m.content ?? '' }));
+        res.prompt = JSON.stringify({ id: c.id, source: c.source, messages: msgs, ...(c.tools?.length ? { tools: c.tools } : {}) }) + '\n';
+        res.fate = 'setAside';
+        break;
+      }
+      case 'dropped':
+        res.fate = 'dropped';
+        res.reason = outcome.reason;
+        break;
+      case 'errored':
+        res.message = outcome.message;
+        break;
+    }
+    return res;
+  }
+
+  /** Turns one conversation into tokenized record lines; sets the row's fate. */
+  private processConversation(res: RowResult, conv: Conversation): void {
+    let built;
+    let template: ChatTemplate | undefined;
+    try {
+      template = this.templateFor((conv.tools?.length ?? 0) > 0);
+      built = buildRecords(conv, template, this.specials, this.mask);
+    } catch (e) {
+      if (e instanceof TemplateRenderError) {
+        res.fate = 'errored';
+        res.message = `chat template error: ${e.message}`;
+        return;
+      }
+      throw e;
+    }
+    res.notes.push(...built.notes);
+    if (built.records.length > 1) res.notes.push('split_into_records');
+    for (const te of built.targetErrors) res.notes.push(te.reason);
+    let lastDrop: string | null = built.targetCount === 0 ? 'no_trainable_tokens' : null;
+    const max = this.settings.maxLength;
+    for (let r = 0; r < built.records.length; r++) {
+      const rec = built.records[r];
+      const enc = this.tok.encode(rec.text);
+      if (!enc.exactOffsets) res.notes.push('offsets_approximate');
+      let ids = enc.ids;
+      let mask = maskFromSpans(enc.starts, rec.spans);
+      if (max !== undefined && ids.length > max) {
+        if (!this.settings.truncate) {
+          lastDrop = 'too_long';
+          res.notes.push('record_dropped_too_long');
+          continue;
+        }
+        ids = ids.slice(0, max);
+        mask = mask.slice(0, max);
+        res.notes.push('record_truncated');
+      }
+      let nResp = 0;
+      for (const m of mask) nResp += m;
+      if (nResp === 0) {
+        lastDrop = 'no_trainable_tokens';
+        res.notes.push('record_dropped_no_trainable_tokens');
+        continue;
+      }
+      const out: TokenizedRecord = {
+        id: built.records.length > 1 ? `${conv.id}#${r}` : conv.id,
+        source: { file: conv.source.file, line: conv.source.line },
+        input_ids: ids,
+        loss_mask: mask,
+        seq_len: ids.length,
+        n_prompt_tokens: ids.length - nResp,
+        n_response_tokens: nResp,
+      };
+      res.records.push(JSON.stringify(out) + '\n');
+      res.trainableTokens += nResp;
+      res.totalTokens += ids.length;
+    }
+    if (res.records.length > 0) res.fate = 'written';
+    else if (built.targetErrors.length > 0) {
+      const te = built.targetErrors[0];
+      res.fate = 'errored';
+      res.message = `${te.reason}: ${te.message}; template "${template.named.name}" of ${this.tok.dir}`;
+    } else {
+      res.fate = 'dropped';
+      res.reason = lastDrop ?? 'no_trainable_tokens';
+    }
+  }
 }
 
 function drop(rep: FileReport, line: number, reason: string) {
@@ -233,70 +389,27 @@ function note(rep: FileReport, code: string) {
   rep.notes[code] = (rep.notes[code] ?? 0) + 1;
 }
 
-/** Turns one conversation into tokenized records and writes them; updates the file report with the row's fate. */
-async function processConversation(ctx: RunContext, rep: FileReport, conv: Conversation): Promise<number> {
-  const line = conv.source.line;
-  let built;
-  let template: ChatTemplate | undefined;
-  try {
-    template = templateFor(ctx, (conv.tools?.length ?? 0) > 0);
-    built = buildRecords(conv, template, ctx.specials, ctx.opts.mask);
-  } catch (e) {
-    if (e instanceof TemplateRenderError) {
-      error(rep, line, `chat template error: ${e.message}`);
-      return 0;
-    }
-    throw e;
+/** Adds a row's result to its file's report (counts, first lines, notes, tokens). */
+export function applyRowResult(rep: FileReport, res: RowResult): void {
+  rep.rowsRead++;
+  for (const n of res.notes) note(rep, n);
+  switch (res.fate) {
+    case 'written':
+      rep.rowsWritten++;
+      rep.recordsWritten += res.records.length;
+      rep.trainableTokens += res.trainableTokens;
+      rep.totalTokens += res.totalTokens;
+      break;
+    case 'setAside':
+      rep.rowsSetAside++;
+      break;
+    case 'dropped':
+      drop(rep, res.line, res.reason ?? 'no_trainable_tokens');
+      break;
+    case 'errored':
+      error(rep, res.line, res.message ?? 'error');
+      break;
   }
-  for (const n of built.notes) note(rep, n);
-  if (built.records.length > 1) note(rep, 'split_into_records');
-  for (const te of built.targetErrors) note(rep, te.reason);
-  let written = 0;
-  let lastDrop: string | null = built.targetCount === 0 ? 'no_trainable_tokens' : null;
-  for (let r = 0; r < built.records.length; r++) {
-    const rec = built.records[r];
-    const enc = ctx.tok.encode(rec.text);
-    if (!enc.exactOffsets) note(rep, 'offsets_approximate');
-    let ids = enc.ids;
-    let mask = maskFromSpans(enc.starts, rec.spans);
-    const max = ctx.opts.maxLength;
-    if (max !== undefined && ids.length > max) {
-      if (!ctx.opts.truncate) {
-        lastDrop = 'too_long';
-        note(rep, 'record_dropped_too_long');
-        continue;
-      }
-      ids = ids.slice(0, max);
-      mask = mask.slice(0, max);
-      note(rep, 'record_truncated');
-    }
-    const nResp = mask.reduce((a, b) => a + b, 0);
-    if (nResp === 0) {
-      lastDrop = 'no_trainable_tokens';
-      note(rep, 'record_dropped_no_trainable_tokens');
-      continue;
-    }
-    const out: TokenizedRecord = {
-      id: built.records.length > 1 ? `${conv.id}#${r}` : conv.id,
-      source: { file: conv.source.file, line },
-      input_ids: ids,
-      loss_mask: mask,
-      seq_len: ids.length,
-      n_prompt_tokens: ids.length - nResp,
-      n_response_tokens: nResp,
-    };
-    await ctx.data.write(JSON.stringify(out) + '\n');
-    written++;
-    rep.recordsWritten++;
-    rep.trainableTokens += nResp;
-    rep.totalTokens += ids.length;
-  }
-  if (written > 0) rep.rowsWritten++;
-  else if (built.targetErrors.length > 0) {
-    const te = built.targetErrors[0];
-    error(rep, line, `${te.reason}: ${te.message}; template "${template.named.name}" of ${ctx.tok.dir}`);
-  } else drop(rep, line, lastDrop ?? 'no_trainable_tokens');
-  return written;
 }
 
 /**
@@ -344,19 +457,27 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
   for (const input of opts.inputs) {
     if (outputPaths.has(resolve(input))) throw new Error(`${resolve(input)} is an output of this run (--out ${outDir}); inputs are never overwritten: choose another --out`);
   }
-  const ctx: RunContext = {
-    tok,
-    specials: new SpecialTokenFinder(tok.specialTokens),
-    templates: new Map(),
-    opts,
-    data: new AtomicOutput(outputs.tokenizedData),
-    prompts: new AtomicOutput(outputs.promptsToGenerate),
-  };
+  const processor = new RowProcessor(opts);
+  const workers = Math.max(1, Math.floor(opts.workers ?? 1));
+  const executor: RowExecutor = workers > 1 ? new WorkerPool(workers, settingsOf(opts), { script: opts.workerScript }) : new InlineExecutor(processor);
+  if (workers > 1) hooks.log?.(`workers: ${workers} threads`);
+  const shard = opts.shard ?? null;
+  if (shard) {
+    if (!Number.isInteger(shard.count) || shard.count < 1 || !Number.isInteger(shard.index) || shard.index < 0 || shard.index >= shard.count) {
+      throw new Error(`shard ${shard.index}/${shard.count}: the index must be an integer in [0, count)`);
+    }
+    hooks.log?.(`shard ${shard.index}/${shard.count}: rows whose run-wide index k has k mod ${shard.count} = ${shard.index}`);
+  }
+  const data = new AtomicOutput(outputs.tokenizedData);
+  const prompts = new AtomicOutput(outputs.promptsToGenerate);
   const files: FileReport[] = [];
+  /** Run-wide row index (across files, every row the reader yields), for sharding. */
+  let globalRow = 0;
   try {
     for (let fi = 0; fi < opts.inputs.length; fi++) {
       const file = resolve(opts.inputs[fi]);
       const rep = emptyFileReport(file);
+      if (shard) rep.rowsInFile = 0;
       files.push(rep);
       const bytesTotal = statSync(file).size;
       let lastEmit = 0;
@@ -379,68 +500,70 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
       rep.evidence = det.evidence;
       hooks.log?.(`  format: ${det.format} — ${det.evidence.join('; ')}`);
       const fileBase = basename(file);
-      const handle = async (row: RawRow) => {
-        hooks.signal?.throwIfAborted();
-        rep.rowsRead++;
-        if (row.error !== undefined) {
-          error(rep, row.line, row.error);
-        } else {
-          const outcome = normalizeRow(row.value, { file, line: row.line }, fileBase);
-          switch (outcome.kind) {
-            case 'conversation':
-              for (const n of outcome.conversation.notes ?? []) note(rep, n);
-              await processConversation(ctx, rep, outcome.conversation);
-              break;
-            case 'prompt': {
-              const c = outcome.conversation;
-              const msgs = c.messages.map((m) => ({ role: m.role, content: m.content ?? '' }));
-              await ctx.prompts.write(JSON.stringify({ id: c.id, source: c.source, messages: msgs, ...(c.tools?.length ? { tools: c.tools } : {}) }) + '\n');
-              rep.rowsSetAside++;
-              break;
-            }
-            case 'dropped':
-              drop(rep, row.line, outcome.reason);
-              break;
-            case 'errored':
-              error(rep, row.line, outcome.message);
-              break;
-          }
+      // Rows go out in batches; results come back in submission order and are
+      // applied and written by this thread only, so the outputs are in input
+      // order whatever the number of workers. At most `window` batches are in
+      // flight: reading waits for the oldest one (backpressure).
+      const window = workers > 1 ? workers * 4 : 1;
+      const inFlight: { batch: Promise<RowResult[]>; bytes: number }[] = [];
+      let batch: RowBatch | null = null;
+      let batchBytes = 0;
+      let lastBytes = 0;
+      const settleOldest = async () => {
+        const { batch: p, bytes } = inFlight.shift()!;
+        for (const res of await p) {
+          applyRowResult(rep, res);
+          for (const line of res.records) await data.write(line);
+          if (res.prompt) await prompts.write(res.prompt);
         }
-        emit(row.bytes);
+        emit(bytes);
       };
-      for (const row of head) await handle(row);
+      const flush = async () => {
+        if (!batch) return;
+        const p = executor.run(batch);
+        p.catch(() => {}); // awaited in order by settleOldest; a failure must not surface unhandled meanwhile
+        inFlight.push({ batch: p, bytes: lastBytes });
+        batch = null;
+        batchBytes = 0;
+        while (inFlight.length >= window) await settleOldest();
+      };
+      const take = async (row: RawRow) => {
+        hooks.signal?.throwIfAborted();
+        const k = globalRow++;
+        if (shard) {
+          rep.rowsInFile!++;
+          if (k % shard.count !== shard.index) return;
+        }
+        batch ??= { file, fileBase, rows: [] };
+        batch.rows.push({ line: row.line, value: row.value, error: row.error });
+        batchBytes += Math.max(0, row.bytes - lastBytes);
+        lastBytes = row.bytes;
+        if (batch.rows.length >= BATCH_ROWS || batchBytes >= BATCH_BYTES) await flush();
+      };
+      for (const row of head) await take(row);
+      head.length = 0;
       while (!it.done) {
-        await handle(it.value);
+        await take(it.value);
         it = await rows.next();
       }
+      await flush();
+      while (inFlight.length) await settleOldest();
       emit(bytesTotal, true);
       hooks.log?.(
         `  rows ${rep.rowsRead}: written ${rep.rowsWritten} (${rep.recordsWritten} records), set aside ${rep.rowsSetAside}, dropped ${rep.rowsDropped}, errored ${rep.rowsErrored}`,
       );
     }
   } catch (e) {
-    await ctx.data.abort();
-    await ctx.prompts.abort();
+    await executor.close();
+    await data.abort();
+    await prompts.abort();
     throw e;
   }
-  await ctx.data.commit();
-  await ctx.prompts.commit();
+  await executor.close();
+  await data.commit();
+  await prompts.commit();
 
-  const failures: string[] = [];
-  for (const f of files) {
-    const sum = f.rowsWritten + f.rowsSetAside + f.rowsDropped + f.rowsErrored;
-    if (sum !== f.rowsRead) failures.push(`${f.file}: accounting mismatch (${sum} accounted, ${f.rowsRead} read)`);
-    if (!opts.allowEmpty && f.recordsWritten === 0 && f.rowsSetAside === 0) {
-      const why = Object.entries(f.dropped).map(([k, v]) => `${v.count} ${k}`).concat(f.rowsErrored ? [`${f.rowsErrored} errored`] : []);
-      failures.push(`${f.file}: no record written and no prompt set aside (${f.rowsRead} rows read${why.length ? ': ' + why.join(', ') : ''}; format ${f.format})`);
-    } else if (!opts.allowEmpty && f.recordsWritten === 0 && f.rowsErrored > 0) {
-      failures.push(`${f.file}: no record written; ${f.rowsErrored} rows errored (first: line ${f.errors[0]?.line}: ${f.errors[0]?.message.split('\n')[0]})`);
-    }
-  }
-  const sumKeys = ['rowsRead', 'rowsWritten', 'recordsWritten', 'rowsSetAside', 'rowsDropped', 'rowsErrored', 'trainableTokens', 'totalTokens'] as const;
-  const totals = { dropped: {} as Record<string, number> } as PrepareResult['totals'];
-  for (const k of sumKeys) totals[k] = files.reduce((a, f) => a + f[k], 0);
-  for (const f of files) for (const [k, v] of Object.entries(f.dropped)) totals.dropped[k] = (totals.dropped[k] ?? 0) + v.count;
+  const failures = runFailures(files, { allowEmpty: opts.allowEmpty || (shard !== null && shard.count > 1) });
   const result: PrepareResult = {
     ok: failures.length === 0,
     failures,
@@ -453,9 +576,48 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
     truncate: opts.truncate,
     templateCheck,
     files,
-    totals,
+    totals: computeTotals(files),
     elapsedMs: Date.now() - t0,
+    ...(shard ? { shard: { index: shard.index, count: shard.count } } : {}),
   };
   await writeReports(result);
   return result;
+}
+
+/** Rows per batch sent to a worker, and the input bytes at which a batch is sent early (a large row goes alone). */
+const BATCH_ROWS = 16;
+const BATCH_BYTES = 64 * 1024;
+
+function settingsOf(o: PrepareOptions): RowSettings {
+  return { tokenizerDir: o.tokenizerDir, mask: o.mask, maxLength: o.maxLength, truncate: o.truncate, templateKwargs: o.templateKwargs };
+}
+
+/**
+ * Why a run (or a merge of shard runs) failed, per file: rows that do not add up
+ * (`written + setAside + dropped + errored != rowsRead`), and, unless
+ * `allowEmpty`, a file that yields no record and no prompt, or no record while
+ * rows errored (README "Why").
+ */
+export function runFailures(files: readonly FileReport[], opts: { allowEmpty?: boolean } = {}): string[] {
+  const failures: string[] = [];
+  for (const f of files) {
+    const sum = f.rowsWritten + f.rowsSetAside + f.rowsDropped + f.rowsErrored;
+    if (sum !== f.rowsRead) failures.push(`${f.file}: accounting mismatch (${sum} accounted, ${f.rowsRead} read)`);
+    if (!opts.allowEmpty && f.recordsWritten === 0 && f.rowsSetAside === 0) {
+      const why = Object.entries(f.dropped).map(([k, v]) => `${v.count} ${k}`).concat(f.rowsErrored ? [`${f.rowsErrored} errored`] : []);
+      failures.push(`${f.file}: no record written and no prompt set aside (${f.rowsRead} rows read${why.length ? ': ' + why.join(', ') : ''}; format ${f.format})`);
+    } else if (!opts.allowEmpty && f.recordsWritten === 0 && f.rowsErrored > 0) {
+      failures.push(`${f.file}: no record written; ${f.rowsErrored} rows errored (first: line ${f.errors[0]?.line}: ${f.errors[0]?.message.split('\n')[0]})`);
+    }
+  }
+  return failures;
+}
+
+/** Run totals: the sum of the file reports' counters, and drop counts per reason. */
+export function computeTotals(files: readonly FileReport[]): PrepareResult['totals'] {
+  const sumKeys = ['rowsRead', 'rowsWritten', 'recordsWritten', 'rowsSetAside', 'rowsDropped', 'rowsErrored', 'trainableTokens', 'totalTokens'] as const;
+  const totals = { dropped: {} as Record<string, number> } as PrepareResult['totals'];
+  for (const k of sumKeys) totals[k] = files.reduce((a, f) => a + f[k], 0);
+  for (const f of files) for (const [k, v] of Object.entries(f.dropped)) totals.dropped[k] = (totals.dropped[k] ?? 0) + v.count;
+  return totals;
 }
