@@ -511,7 +511,9 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
       let lastBytes = 0;
       const settleOldest = async () => {
         const { batch: p, bytes } = inFlight.shift()!;
-        for (const res of await p) {
+        const results = await p;
+        hooks.signal?.throwIfAborted();
+        for (const res of results) {
           applyRowResult(rep, res);
           for (const line of res.records) await data.write(line);
           if (res.prompt) await prompts.write(res.prompt);
