@@ -1,0 +1,115 @@
+/**
+ * One benchmark measurement in a fresh process (spawned by scripts/bench.mjs
+ * with `node --import tsx`, so that peak RSS belongs to this measurement only).
+ * Argument: a JSON task; prints one JSON line with the figures.
+ *
+ * Tasks:
+ * - `prepare`: runs `prepare` with `workers`; reports wall time, totals, peak
+ *   RSS, the main thread's event-loop delay (max, p99) while it ran, and the
+ *   time spent inside the tokenizer library's `encode` on the rendered record
+ *   texts (the raw tokenizer throughput on exactly those texts).
+ * - `host`: the extension host's view: `prepare` runs in a worker thread (as
+ *   src/vscode/workerClient.ts starts it) while this main thread only waits;
+ *   reports this thread's event-loop delay.
+ * - `memory`: `prepare` on a large file, sampling RSS every 250 ms; reports
+ *   peak RSS and the RSS at each quarter of the input read.
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+
+interface Task {
+  task: 'prepare' | 'host' | 'memory';
+  input: string;
+  tokenizerDir?: string;
+  workers: number;
+  out: string;
+}
+
+const task: Task = JSON.parse(process.argv[2]);
+const ROOT = join(__dirname, '..');
+
+/** Wraps the tokenizer library's encode to total its time and output tokens. */
+function instrumentEncode(): { ms: number; tokens: number; calls: number } {
+  const stats = { ms: 0, tokens: 0, calls: 0 };
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Tokenizer } = require('@huggingface/tokenizers');
+  const orig = Tokenizer.prototype.encode;
+  Tokenizer.prototype.encode = function (this: unknown, ...args: unknown[]) {
+    const t = performance.now();
+    const r = orig.apply(this, args);
+    stats.ms += performance.now() - t;
+    stats.tokens += r.ids.length;
+    stats.calls++;
+    return r;
+  };
+  return stats;
+}
+
+const mb = (kb: number) => Math.round(kb / 1024);
+
+async function main() {
+  const lag = monitorEventLoopDelay({ resolution: 10 });
+  if (task.task === 'prepare' || task.task === 'memory') {
+    const raw = task.task === 'prepare' && task.workers <= 1 ? instrumentEncode() : null;
+    const { prepare } = await import('../src/core/pipeline');
+    const quarters: number[] = [];
+    let peakSampled = 0;
+    const sampler = setInterval(() => (peakSampled = Math.max(peakSampled, process.memoryUsage().rss)), 250);
+    lag.enable();
+    const t0 = performance.now();
+    const r = await prepare(
+      { inputs: [task.input], outDir: task.out, tokenizerDir: task.tokenizerDir, workers: task.workers },
+      {
+        onProgress: (p) => {
+          const q = Math.floor((4 * p.bytesRead) / Math.max(1, p.bytesTotal));
+          while (quarters.length < q) quarters.push(Math.round(process.memoryUsage().rss / 1048576));
+        },
+      },
+    );
+    const ms = performance.now() - t0;
+    lag.disable();
+    clearInterval(sampler);
+    process.stdout.write(
+      JSON.stringify({
+        ok: r.ok,
+        ms,
+        rows: r.totals.rowsRead,
+        records: r.totals.recordsWritten,
+        tokens: r.totals.totalTokens,
+        peakRssMB: mb(process.resourceUsage().maxRSS),
+        lagMaxMs: lag.max / 1e6,
+        lagP99Ms: lag.percentile(99) / 1e6,
+        raw: raw && { ms: raw.ms, tokens: raw.tokens, calls: raw.calls },
+        rssQuartersMB: quarters,
+      }) + '\n',
+    );
+    return;
+  }
+  // host: prepare in a worker thread, this thread idles like the extension host.
+  const script = join(ROOT, 'src', 'worker.ts');
+  const w = new Worker(`require('tsx/cjs'); require(${JSON.stringify(script)});`, {
+    eval: true,
+    workerData: { job: 'prepare', options: { inputs: [task.input], outDir: task.out, tokenizerDir: task.tokenizerDir, workers: task.workers } },
+  });
+  lag.enable();
+  const t0 = performance.now();
+  let messages = 0;
+  const result = await new Promise<{ ok: boolean; rows: number }>((res, rej) => {
+    w.on('message', (m: { type: string; result?: { ok: boolean; totals: { rowsRead: number } }; message?: string }) => {
+      messages++;
+      if (m.type === 'done') res({ ok: m.result!.ok, rows: m.result!.totals.rowsRead });
+      if (m.type === 'error') rej(new Error(m.message));
+    });
+    w.on('error', rej);
+  });
+  const ms = performance.now() - t0;
+  lag.disable();
+  await w.terminate();
+  process.stdout.write(JSON.stringify({ ...result, ms, messages, lagMaxMs: lag.max / 1e6, lagP99Ms: lag.percentile(99) / 1e6 }) + '\n');
+}
+
+main().catch((e) => {
+  process.stderr.write(String(e?.stack ?? e) + '\n');
+  process.exit(1);
+});
