@@ -12,7 +12,7 @@
  * answers each `batch` message with a `results` message (or `failed`).
  */
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { prepare, RowProcessor } from './core/pipeline';
+import { prepare, RowProcessor, runSetup } from './core/pipeline';
 import { assertPrepareWorkerData, isRowBatchMessage, isToWorkerMessage, type FromPoolWorkerMessage, type FromWorkerMessage, type PoolWorkerData } from './core/workerProtocol';
 
 function post(port: NonNullable<typeof parentPort>, message: FromWorkerMessage): void {
@@ -64,6 +64,7 @@ function rowsWorker(port: NonNullable<typeof parentPort>, data: PoolWorkerData):
     send({ type: 'failed', id: -1, message: err.message, stack: err.stack });
     return;
   }
+  send({ type: 'ready', ...(data.setup ? { setup: runSetup(processor.tok, data.settings) } : {}) });
   port.on('message', (m: unknown) => {
     if (!isRowBatchMessage(m)) return;
     try {

@@ -429,23 +429,6 @@ export function applyRowResult(rep: FileReport, res: RowResult): void {
 export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {}): Promise<PrepareResult> {
   const t0 = Date.now();
   const opts = { mask: 'assistant' as MaskPolicy, truncate: false, ...options };
-  const tok = cachedTokenizer(opts.tokenizerDir);
-  if (tok.templates.length === 0) {
-    throw new TokenizerLoadError(`${tok.dir}: no chat template (tokenizer_config.json "chat_template", chat_template.jinja or chat_template.json); records cannot be rendered as the target model serves them`);
-  }
-  hooks.log?.(`tokenizer: ${tok.name} (${tok.dir}, sha256 ${tok.hash})`);
-  let templateCheck: PrepareResult['templateCheck'] = null;
-  try {
-    const { records: _r, turns: _t, ...findings } = checkTemplate(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask });
-    templateCheck = findings;
-    hooks.log?.(
-      `chat template: ${findings.prefixStable ? 'prefix-stable' : 'rewrites history'}; end of turn trained ${JSON.stringify(findings.endOfTurnTrained)}` +
-        (findings.defaultSystemPrompt ? `; injects a default system prompt` : '') +
-        (findings.generationPromptScaffold ? `; generation prompt pre-fills ${JSON.stringify(findings.generationPromptScaffold)}` : ''),
-    );
-  } catch (e) {
-    hooks.log?.(`chat template check failed: ${(e as Error).message}`);
-  }
   const outDir = resolve(opts.outDir);
   const outputs = {
     tokenizedData: join(outDir, 'tokenized_data.jsonl'),
@@ -457,17 +440,44 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
   for (const input of opts.inputs) {
     if (outputPaths.has(resolve(input))) throw new Error(`${resolve(input)} is an output of this run (--out ${outDir}); inputs are never overwritten: choose another --out`);
   }
-  const processor = new RowProcessor(opts);
-  const workers = Math.max(1, Math.floor(opts.workers ?? 1));
-  const executor: RowExecutor = workers > 1 ? new WorkerPool(workers, settingsOf(opts), { script: opts.workerScript }) : new InlineExecutor(processor);
-  if (workers > 1) hooks.log?.(`workers: ${workers} threads`);
   const shard = opts.shard ?? null;
-  if (shard) {
-    if (!Number.isInteger(shard.count) || shard.count < 1 || !Number.isInteger(shard.index) || shard.index < 0 || shard.index >= shard.count) {
-      throw new Error(`shard ${shard.index}/${shard.count}: the index must be an integer in [0, count)`);
-    }
-    hooks.log?.(`shard ${shard.index}/${shard.count}: rows whose run-wide index k has k mod ${shard.count} = ${shard.index}`);
+  if (shard && (!Number.isInteger(shard.count) || shard.count < 1 || !Number.isInteger(shard.index) || shard.index < 0 || shard.index >= shard.count)) {
+    throw new Error(`shard ${shard.index}/${shard.count}: the index must be an integer in [0, count)`);
   }
+  const workers = Math.max(1, Math.floor(opts.workers ?? 1));
+  // With a pool, this thread never loads the tokenizer: the first worker reports it and runs the template check.
+  let executor: RowExecutor;
+  let setup: RunSetup;
+  if (workers > 1) {
+    const pool = new WorkerPool(workers, settingsOf(opts), { script: opts.workerScript });
+    executor = pool;
+    try {
+      setup = await pool.setup;
+    } catch (e) {
+      await pool.close();
+      throw e;
+    }
+  } else {
+    const processor = new RowProcessor(opts);
+    executor = new InlineExecutor(processor);
+    setup = runSetup(processor.tok, opts);
+  }
+  const tok = setup.tokenizer;
+  if (!setup.hasTemplates) {
+    await executor.close();
+    throw new TokenizerLoadError(`${tok.dir}: no chat template (tokenizer_config.json "chat_template", chat_template.jinja or chat_template.json); records cannot be rendered as the target model serves them`);
+  }
+  hooks.log?.(`tokenizer: ${tok.name} (${tok.dir}, sha256 ${tok.hash})`);
+  const templateCheck = setup.templateCheck;
+  if (templateCheck) {
+    hooks.log?.(
+      `chat template: ${templateCheck.prefixStable ? 'prefix-stable' : 'rewrites history'}; end of turn trained ${JSON.stringify(templateCheck.endOfTurnTrained)}` +
+        (templateCheck.defaultSystemPrompt ? `; injects a default system prompt` : '') +
+        (templateCheck.generationPromptScaffold ? `; generation prompt pre-fills ${JSON.stringify(templateCheck.generationPromptScaffold)}` : ''),
+    );
+  } else if (setup.checkError) hooks.log?.(`chat template check failed: ${setup.checkError}`);
+  if (workers > 1) hooks.log?.(`workers: ${workers} threads`);
+  if (shard) hooks.log?.(`shard ${shard.index}/${shard.count}: rows whose run-wide index k has k mod ${shard.count} = ${shard.index}`);
   const data = new AtomicOutput(outputs.tokenizedData);
   const prompts = new AtomicOutput(outputs.promptsToGenerate);
   const files: FileReport[] = [];
@@ -571,7 +581,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
     failures,
     outDir,
     outputs,
-    tokenizer: { dir: tok.dir, name: tok.name, hash: tok.hash, embeddedDefault: tok.embeddedDefault },
+    tokenizer: tok,
     templateKwargs: opts.templateKwargs ?? {},
     mask: opts.mask,
     maxLength: opts.maxLength ?? null,
@@ -584,6 +594,33 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
   };
   await writeReports(result);
   return result;
+}
+
+/** What a run reports about its tokenizer and chat template, found where the tokenizer is loaded (this thread or the first pool worker). */
+export interface RunSetup {
+  tokenizer: PrepareResult['tokenizer'];
+  /** false when the tokenizer has no chat template (the run cannot render anything). */
+  hasTemplates: boolean;
+  templateCheck: PrepareResult['templateCheck'];
+  /** Why the template check failed, when it did. */
+  checkError?: string;
+}
+
+/** Runs the chat-template check once for a run (`eagle3-prep check-template`, without the probe renders). */
+export function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templateKwargs' | 'mask'>): RunSetup {
+  const setup: RunSetup = {
+    tokenizer: { dir: tok.dir, name: tok.name, hash: tok.hash, embeddedDefault: tok.embeddedDefault },
+    hasTemplates: tok.templates.length > 0,
+    templateCheck: null,
+  };
+  if (!setup.hasTemplates) return setup;
+  try {
+    const { records: _r, turns: _t, ...findings } = checkTemplate(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask });
+    setup.templateCheck = findings;
+  } catch (e) {
+    setup.checkError = (e as Error).message;
+  }
+  return setup;
 }
 
 /** Rows per batch sent to a worker, and the input bytes at which a batch is sent early (a large row goes alone). */

@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { RowProcessor, RowResult, RowSettings } from './pipeline';
+import type { RowProcessor, RowResult, RowSettings, RunSetup } from './pipeline';
 import { isFromPoolWorkerMessage, type PoolWorkerData, type RowBatchMessage } from './workerProtocol';
 
 /** Rows of one file sent together: `{line, value}` or `{line, error}` as the reader yielded them. */
@@ -72,6 +72,12 @@ export class WorkerPool implements RowExecutor {
   private nextId = 0;
   private failure: Error | null = null;
   private closed = false;
+  /**
+   * The run's tokenizer facts and template check, from the first worker once
+   * it has loaded the tokenizer; rejects when it could not (e.g. TokenizerLoadError's message).
+   */
+  readonly setup: Promise<RunSetup>;
+  private setupSettle!: { resolve: (s: RunSetup) => void; reject: (e: Error) => void };
 
   /**
    * @param size number of worker threads (≥ 1)
@@ -80,8 +86,10 @@ export class WorkerPool implements RowExecutor {
    */
   constructor(readonly size: number, settings: RowSettings, opts: { script?: string } = {}) {
     const script = opts.script ?? poolWorkerScript();
-    const data: PoolWorkerData = { job: 'rows', settings };
+    this.setup = new Promise<RunSetup>((resolve, reject) => (this.setupSettle = { resolve, reject }));
+    this.setup.catch(() => {}); // a caller that never asks must not see an unhandled rejection
     for (let i = 0; i < size; i++) {
+      const data: PoolWorkerData = { job: 'rows', settings, setup: i === 0 };
       // From source (tests, `node --import tsx`), a .ts worker registers tsx's CommonJS hooks first.
       const worker = script.endsWith('.ts')
         ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(script)});`, { eval: true, workerData: data, name: `eagle3-rows-${i}` })
@@ -89,10 +97,12 @@ export class WorkerPool implements RowExecutor {
       const slot: Slot = { worker, pending: new Map() };
       worker.on('message', (m: unknown) => {
         if (!isFromPoolWorkerMessage(m)) return;
-        const p = slot.pending.get(m.id);
-        if (m.type === 'results' && p) {
+        if (m.type === 'ready') {
+          if (m.setup) this.setupSettle.resolve(m.setup);
+        } else if (m.type === 'results') {
+          const p = slot.pending.get(m.id);
           slot.pending.delete(m.id);
-          p.resolve(m.results);
+          p?.resolve(m.results);
         } else if (m.type === 'failed') {
           const e = new Error(m.message);
           if (m.stack) e.stack = m.stack;
@@ -109,6 +119,7 @@ export class WorkerPool implements RowExecutor {
 
   private fail(slot: Slot, e: Error): void {
     this.failure ??= e;
+    this.setupSettle.reject(e);
     for (const p of slot.pending.values()) p.reject(e);
     slot.pending.clear();
   }
@@ -130,6 +141,7 @@ export class WorkerPool implements RowExecutor {
     if (this.closed) return;
     this.closed = true;
     const err = new Error('the worker pool was closed');
+    this.setupSettle.reject(err);
     for (const s of this.slots) {
       for (const p of s.pending.values()) p.reject(err);
       s.pending.clear();

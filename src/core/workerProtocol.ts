@@ -6,7 +6,7 @@
  * structured-clone data (no functions, no class instances, no AbortSignal).
  * This module has no runtime dependencies and must never import `vscode`.
  */
-import type { PrepareOptions, PrepareProgress, PrepareResult, RowResult, RowSettings } from './pipeline';
+import type { PrepareOptions, PrepareProgress, PrepareResult, RowResult, RowSettings, RunSetup } from './pipeline';
 
 /** `workerData` of a worker started for one `prepare` run. */
 export interface PrepareWorkerData {
@@ -94,6 +94,14 @@ export function assertPrepareWorkerData(value: unknown): asserts value is Prepar
 export interface PoolWorkerData {
   job: 'rows';
   settings: RowSettings;
+  /** This worker also runs the run's template check and reports it in its `ready` message (the first worker). */
+  setup?: boolean;
+}
+
+/** Worker → pool: the tokenizer is loaded; with `setup` when the worker was asked for it. */
+export interface PoolReadyMessage {
+  type: 'ready';
+  setup?: RunSetup;
 }
 
 /** Pool → worker: process these rows of `file` (see `RowBatch` in pool.ts). */
@@ -121,12 +129,12 @@ export interface PoolFailedMessage {
 }
 
 /** Every message a pool worker posts. */
-export type FromPoolWorkerMessage = RowResultsMessage | PoolFailedMessage;
+export type FromPoolWorkerMessage = PoolReadyMessage | RowResultsMessage | PoolFailedMessage;
 
 /** Narrows a pool worker's message by its `type` tag. */
 export function isFromPoolWorkerMessage(value: unknown): value is FromPoolWorkerMessage {
   const t = (value as { type?: unknown } | null)?.type;
-  return typeof value === 'object' && value !== null && (t === 'results' || t === 'failed');
+  return typeof value === 'object' && value !== null && (t === 'ready' || t === 'results' || t === 'failed');
 }
 
 /** Narrows a message received by a pool worker. */

@@ -69,9 +69,28 @@ test('cancel while the pool runs: rejects, no output file appears, earlier outpu
 test('a worker that crashes fails the run with its message and leaves no output', async () => {
   const dir = tempDir();
   const script = join(dir, 'crash.js');
-  // Answers nothing and exits on its first batch, as a worker that runs out of memory does.
-  writeFileSync(script, "require('node:worker_threads').parentPort.on('message', () => process.exit(3));\n");
+  // Reports a loaded tokenizer, then exits on its first batch without answering, as a worker that runs out of memory does.
+  const setup = { tokenizer: { dir: '/t', name: 't', hash: 'h', embeddedDefault: false }, hasTemplates: true, templateCheck: null };
+  writeFileSync(
+    script,
+    `const { parentPort, workerData } = require('node:worker_threads');\n` +
+      `parentPort.postMessage({ type: 'ready', ...(workerData.setup ? { setup: ${JSON.stringify(setup)} } : {}) });\n` +
+      `parentPort.on('message', () => process.exit(3));\n`,
+  );
   const out = tempDir();
   await assert.rejects(prepare({ inputs: [join(SAMPLES, 'chat-sharegpt-human-gpt.jsonl')], outDir: out, workers: 2, workerScript: script }), /exited \(code 3\)/);
+  assert.deepEqual(readdirSync(out), []);
+});
+
+test('with a pool, tokenizer problems found by the workers fail the run naming the folder', async () => {
+  const file = join(SAMPLES, 'chat-sharegpt-human-gpt.jsonl');
+  const missing = join(tempDir(), 'no-such-model');
+  await assert.rejects(prepare({ inputs: [file], outDir: tempDir(), workers: 2, tokenizerDir: missing }), (e: Error) => e.message.includes(missing) && /tokenizer folder not found/.test(e.message));
+  const dir = tempDir();
+  const { copyFileSync } = require('node:fs');
+  copyFileSync(join(lenmlModelDir('qwen3'), 'tokenizer.json'), join(dir, 'tokenizer.json'));
+  writeFileSync(join(dir, 'tokenizer_config.json'), '{"eos_token": "<|im_end|>"}');
+  const out = tempDir();
+  await assert.rejects(prepare({ inputs: [file], outDir: out, workers: 2, tokenizerDir: dir }), (e: Error) => e.message.includes(dir) && /no chat template/.test(e.message));
   assert.deepEqual(readdirSync(out), []);
 });
