@@ -11,6 +11,8 @@
  * - `host`: the extension host's view: `prepare` runs in a worker thread (as
  *   src/vscode/workerClient.ts starts it) while this main thread only waits;
  *   reports this thread's event-loop delay.
+ * Pool workers and the host's worker run the built bundle (`dist/worker.js`);
+ * bench.mjs builds it first.
  * - `memory`: `prepare` on a large file, sampling RSS every 250 ms; reports
  *   peak RSS and the RSS at each quarter of the input read.
  */
@@ -59,7 +61,8 @@ async function main() {
     lag.enable();
     const t0 = performance.now();
     const r = await prepare(
-      { inputs: [task.input], outDir: task.out, tokenizerDir: task.tokenizerDir, workers: task.workers },
+      // Pool workers run the built bundle (dist/worker.js), as the shipped CLI and extension do.
+      { inputs: [task.input], outDir: task.out, tokenizerDir: task.tokenizerDir, workers: task.workers, workerScript: join(ROOT, 'dist', 'worker.js') },
       {
         onProgress: (p) => {
           const q = Math.floor((4 * p.bytesRead) / Math.max(1, p.bytesTotal));
@@ -92,9 +95,8 @@ async function main() {
   idle.enable();
   await new Promise((r) => setTimeout(r, 2000));
   idle.disable();
-  const script = join(ROOT, 'src', 'worker.ts');
-  const w = new Worker(`require('tsx/cjs'); require(${JSON.stringify(script)});`, {
-    eval: true,
+  // dist/worker.js, started as src/vscode/workerClient.ts starts it.
+  const w = new Worker(join(ROOT, 'dist', 'worker.js'), {
     workerData: { job: 'prepare', options: { inputs: [task.input], outDir: task.out, tokenizerDir: task.tokenizerDir, workers: task.workers } },
   });
   lag.enable();

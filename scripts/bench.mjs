@@ -14,7 +14,8 @@
 //
 // Usage: npm run bench [-- --rows N] [--shapes chat,reasoning,agent] [--tokenizers qwen3,deepseek_v3]
 //                      [--workers 1,2] [--memory 2G] [--keep DIR]
-//   --rows N      chat rows (default 10000); reasoning rows N/5, agent runs N/250 (at least 8)
+//   --rows N      chat rows (default 10000); reasoning rows N/10, agent runs N/500 (at least 8);
+//                 the extension-host view runs on the first N/5 chats
 //   --memory SIZE also prepare a generated mixed file of SIZE (e.g. 2G) with 2 workers and
 //                 DeepSeek-V3, printing peak RSS and RSS at each quarter of the input
 // Prints a Markdown table ready for the README, with the command line and the machine.
@@ -40,11 +41,15 @@ const { values } = parseArgs({
   },
 });
 const rows = Number(values.rows);
-const counts = { chat: rows, reasoning: Math.max(1, Math.round(rows / 5)), agent: Math.max(8, Math.round(rows / 250)), mixed: rows };
+const counts = { chat: rows, reasoning: Math.max(1, Math.round(rows / 10)), agent: Math.max(8, Math.round(rows / 500)), mixed: rows };
 const workerCounts = values.workers.split(',').map(Number);
 const tokenizers = values.tokenizers.split(',');
 const tokDir = (t) => (t === 'qwen3' ? undefined : join(dirname(require.resolve(`@lenml/tokenizer-${t}`)), '..', 'models'));
 const tokName = (t) => ({ qwen3: 'Qwen3 (embedded)', deepseek_v3: 'DeepSeek-V3' })[t] ?? t;
+
+// Pool workers run dist/worker.js, as the shipped CLI does.
+const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'inherit' });
+if (build.status !== 0) process.exit(build.status ?? 1);
 
 const work = values.keep ?? mkdtempSync(join(tmpdir(), 'eagle3-bench-'));
 mkdirSync(work, { recursive: true });
@@ -83,8 +88,10 @@ for (const shape of values.shapes.split(',')) {
     });
   }
   if (shape === 'chat' && workerCounts.includes(2)) {
+    const hostInput = join(work, 'chat-host.jsonl');
+    await writeDataset(hostInput, 'chat', { rows: Math.max(1, Math.round(rows / 5)) });
     for (const tk of tokenizers) {
-      const h = child({ task: 'host', input, tokenizerDir: tokDir(tk), workers: 2, out: join(work, `out-host-${tk}`) });
+      const h = child({ task: 'host', input: hostInput, tokenizerDir: tokDir(tk), workers: 2, out: join(work, `out-host-${tk}`) });
       rmSync(join(work, `out-host-${tk}`), { recursive: true, force: true });
       hostOut.push({ tokenizer: tokName(tk), shape, ...h });
       log(`  host view, ${tk}: run ${(h.ms / 1000).toFixed(1)} s, host event loop max delay ${h.lagMaxMs.toFixed(1)} ms (p99 ${h.lagP99Ms.toFixed(1)} ms; idle baseline ${h.idleLagMaxMs.toFixed(1)} ms)`);
