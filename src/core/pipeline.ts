@@ -521,8 +521,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
       let lastBytes = 0;
       const settleOldest = async () => {
         const { batch: p, bytes } = inFlight.shift()!;
-        const results = await p;
-        hooks.signal?.throwIfAborted();
+        const results = await untilAborted(p, hooks.signal);
         for (const res of results) {
           applyRowResult(rep, res);
           for (const line of res.records) await data.write(line);
@@ -552,14 +551,18 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
         lastBytes = row.bytes;
         if (batch.rows.length >= BATCH_ROWS || batchBytes >= BATCH_BYTES) await flush();
       };
-      for (const row of head) await take(row);
-      head.length = 0;
-      while (!it.done) {
-        await take(it.value);
-        it = await rows.next();
+      try {
+        for (const row of head) await take(row);
+        head.length = 0;
+        while (!it.done) {
+          await take(it.value);
+          it = await rows.next();
+        }
+        await flush();
+        while (inFlight.length) await settleOldest();
+      } finally {
+        await rows.return(undefined); // closes the file when the run stops early
       }
-      await flush();
-      while (inFlight.length) await settleOldest();
       emit(bytesTotal, true);
       hooks.log?.(
         `  rows ${rep.rowsRead}: written ${rep.rowsWritten} (${rep.recordsWritten} records), set aside ${rep.rowsSetAside}, dropped ${rep.rowsDropped}, errored ${rep.rowsErrored}`,
@@ -621,6 +624,29 @@ export function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templ
     setup.checkError = (e as Error).message;
   }
   return setup;
+}
+
+/**
+ * Resolves as `p` does, or rejects with the signal's reason as soon as it
+ * aborts (a cancel does not wait for a long batch; the pool is then closed).
+ */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  signal.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
 }
 
 /** Rows per batch sent to a worker, and the input bytes at which a batch is sent early (a large row goes alone). */
