@@ -11,6 +11,7 @@
  * `workerData` = `{ job: 'rows', settings }` it loads the tokenizer once and
  * answers each `batch` message with a `results` message (or `failed`).
  */
+import { setPriority } from 'node:os';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { prepare, RowProcessor, runSetup } from './core/pipeline';
 import { assertPrepareWorkerData, isRowBatchMessage, isToWorkerMessage, type FromPoolWorkerMessage, type FromWorkerMessage, type PoolWorkerData } from './core/workerProtocol';
@@ -37,6 +38,7 @@ async function main(): Promise<void> {
   port.on('message', onMessage);
   try {
     assertPrepareWorkerData(workerData);
+    lowerThreadPriority(workerData.options.lowPriority);
     const result = await prepare(workerData.options, {
       signal: controller.signal,
       onProgress: (progress) => post(port, { type: 'progress', progress }),
@@ -53,9 +55,25 @@ async function main(): Promise<void> {
   }
 }
 
+/**
+ * Lowers the calling thread's priority to nice 10 when asked, on Linux only:
+ * there `setpriority(PRIO_PROCESS, 0)` (libuv `uv_os_setpriority(0)`) changes
+ * the calling thread alone (setpriority(2) NOTES); elsewhere it would lower the
+ * whole process, the extension host included.
+ */
+function lowerThreadPriority(low: boolean | undefined): void {
+  if (!low || process.platform !== 'linux') return;
+  try {
+    setPriority(10);
+  } catch {
+    /* not permitted: run at normal priority */
+  }
+}
+
 /** A pool worker: one RowProcessor for the worker's life, one `results` message per `batch`. */
 function rowsWorker(port: NonNullable<typeof parentPort>, data: PoolWorkerData): void {
   const send = (m: FromPoolWorkerMessage) => port.postMessage(m);
+  lowerThreadPriority(data.lowPriority);
   let processor: RowProcessor;
   try {
     processor = new RowProcessor(data.settings);

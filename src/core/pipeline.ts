@@ -45,6 +45,13 @@ export interface PrepareOptions {
   /** Pool worker script; default `worker.js` beside the bundle (or `src/worker.ts` from source). */
   workerScript?: string;
   /**
+   * Pool workers run at a lower OS priority (nice 10) so that the other
+   * threads of the process — the VS Code extension host — are scheduled first.
+   * Linux only, where a thread's nice value is its own (setpriority(2) NOTES);
+   * elsewhere ignored (it would lower the whole process).
+   */
+  lowPriority?: boolean;
+  /**
    * Process only shard `index` of `count` (0-based): the rows whose run-wide
    * index k (rows counted across the inputs in order, invalid lines included)
    * has `k % count == index`. The report then carries `shard` and each file's
@@ -449,7 +456,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
   let executor: RowExecutor;
   let setup: RunSetup;
   if (workers > 1) {
-    const pool = new WorkerPool(workers, settingsOf(opts), { script: opts.workerScript });
+    const pool = new WorkerPool(workers, settingsOf(opts), { script: opts.workerScript, lowPriority: opts.lowPriority });
     executor = pool;
     try {
       setup = await pool.setup;

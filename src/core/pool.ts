@@ -83,13 +83,14 @@ export class WorkerPool implements RowExecutor {
    * @param size number of worker threads (≥ 1)
    * @param settings row settings every worker uses
    * @param opts.script worker script (default {@link poolWorkerScript})
+   * @param opts.lowPriority workers lower their own thread's priority (Linux only, see `PrepareOptions.lowPriority`)
    */
-  constructor(readonly size: number, settings: RowSettings, opts: { script?: string } = {}) {
+  constructor(readonly size: number, settings: RowSettings, opts: { script?: string; lowPriority?: boolean } = {}) {
     const script = opts.script ?? poolWorkerScript();
     this.setup = new Promise<RunSetup>((resolve, reject) => (this.setupSettle = { resolve, reject }));
     this.setup.catch(() => {}); // a caller that never asks must not see an unhandled rejection
     for (let i = 0; i < size; i++) {
-      const data: PoolWorkerData = { job: 'rows', settings, setup: i === 0 };
+      const data: PoolWorkerData = { job: 'rows', settings, setup: i === 0, ...(opts.lowPriority ? { lowPriority: true } : {}) };
       // From source (tests, `node --import tsx`), a .ts worker registers tsx's CommonJS hooks first.
       const worker = script.endsWith('.ts')
         ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(script)});`, { eval: true, workerData: data, name: `eagle3-rows-${i}` })

@@ -96,6 +96,8 @@ export interface PoolWorkerData {
   settings: RowSettings;
   /** This worker also runs the run's template check and reports it in its `ready` message (the first worker). */
   setup?: boolean;
+  /** Lower this thread's OS priority (nice 10; Linux only, where the nice value is per thread). */
+  lowPriority?: boolean;
 }
 
 /** Worker → pool: the tokenizer is loaded; with `setup` when the worker was asked for it. */

@@ -51,8 +51,9 @@ export function runPrepareInWorker(
   hooks: RunInWorkerHooks = {},
 ): Promise<PrepareResult> {
   const script = workerScriptPath(location);
-  // The run's rows are rendered and tokenized by a pool of threads (one per core) under this worker.
-  const data: PrepareWorkerData = { job: 'prepare', options: { ...options, workers: options.workers ?? availableParallelism() } };
+  // The run's rows are rendered and tokenized by a pool of threads (one per core) under this worker,
+  // at a lower priority than the extension host's thread (Linux; see PrepareOptions.lowPriority).
+  const data: PrepareWorkerData = { job: 'prepare', options: { lowPriority: true, ...options, workers: options.workers ?? availableParallelism() } };
   return new Promise<PrepareResult>((resolve, reject) => {
     if (hooks.token?.isCancellationRequested) {
       reject(new vscode.CancellationError());
