@@ -126,6 +126,6 @@ if (hostOut.length) {
   for (const h of hostOut) lines.push(`- ${h.tokenizer}, ${h.shape}: ${fmt(h.rows)} rows in ${(h.ms / 1000).toFixed(1)} s; host event loop max delay ${h.lagMaxMs.toFixed(1)} ms (p99 ${h.lagP99Ms.toFixed(1)} ms; the same thread idle before the run: max ${h.idleLagMaxMs.toFixed(1)} ms; longest timer delay at ${(h.worstDelay.at / 1000).toFixed(1)} s of the run), ${h.messages} messages`);
 }
 if (memory) {
-  lines.push('', `Memory: ${(memory.bytes / 1e9).toFixed(2)} GB mixed JSONL (${fmt(memory.rows)} rows), DeepSeek-V3, 2 workers: peak RSS ${memory.peakRssMB} MB; RSS at 25/50/75/100 % of the input: ${memory.rssQuartersMB.join(' / ')} MB; ${(memory.ms / 1000).toFixed(0)} s.`);
+  lines.push('', `Memory: ${(memory.bytes / 1e9).toFixed(2)} GB mixed JSONL (${fmt(memory.rows)} rows), DeepSeek-V3, 2 workers: peak RSS ${memory.peakRssMB} MB; RSS at 25/50/75/100 % of the run: ${memory.rssQuartersMB.join(' / ')} MB; ${(memory.ms / 1000).toFixed(0)} s.`);
 }
 process.stdout.write(lines.join('\n') + '\n');
