@@ -52,6 +52,12 @@ export interface PrepareOptions {
    */
   lowPriority?: boolean;
   /**
+   * With a pool, a row larger than this (bytes of input) is processed in the
+   * run's own thread instead of a worker, whose heap is limited
+   * (`POOL_WORKER_HEAP_MB`); its place in the output order is kept. Default 2 MiB.
+   */
+  largeRowBytes?: number;
+  /**
    * Process only shard `index` of `count` (0-based): the rows whose run-wide
    * index k (rows counted across the inputs in order, invalid lines included)
    * has `k % count == index`. The report then carries `shard` and each file's
@@ -488,6 +494,9 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
   const data = new AtomicOutput(outputs.tokenizedData);
   const prompts = new AtomicOutput(outputs.promptsToGenerate);
   const files: FileReport[] = [];
+  const largeRowBytes = opts.largeRowBytes ?? 2 * 1024 * 1024;
+  /** Processes large rows in this thread when the others go to a pool (loaded on the first one). */
+  let inline: InlineExecutor | undefined;
   /** Run-wide row index (across files, every row the reader yields), for sharding. */
   let globalRow = 0;
   try {
@@ -552,9 +561,24 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
           rep.rowsInFile!++;
           if (k % shard.count !== shard.index) return;
         }
+        const rowBytes = Math.max(0, row.bytes - lastBytes);
+        if (workers > 1 && rowBytes > largeRowBytes) {
+          // A large row: processed here, in order (the batches before it stay in flight).
+          await flush();
+          lastBytes = row.bytes;
+          inline ??= new InlineExecutor(new RowProcessor(opts));
+          batch = { file, fileBase, rows: [{ line: row.line, value: row.value, error: row.error }] };
+          const b = batch;
+          batch = null;
+          const p = Promise.resolve().then(() => inline!.run(b));
+          p.catch(() => {});
+          inFlight.push({ batch: p, bytes: lastBytes });
+          while (inFlight.length >= window) await settleOldest();
+          return;
+        }
         batch ??= { file, fileBase, rows: [] };
         batch.rows.push({ line: row.line, value: row.value, error: row.error });
-        batchBytes += Math.max(0, row.bytes - lastBytes);
+        batchBytes += rowBytes;
         lastBytes = row.bytes;
         if (batch.rows.length >= BATCH_ROWS || batchBytes >= BATCH_BYTES) await flush();
       };

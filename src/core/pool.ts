@@ -55,6 +55,15 @@ export function poolWorkerScript(): string {
   throw new Error(`pool worker script not found (looked in ${candidates.join(', ')}); run "npm run build"`);
 }
 
+/**
+ * Old-generation heap limit of a pool worker (MB). Without it V8 lets each
+ * worker's heap grow to several times its live size (the tokenizer, ~50 MB)
+ * before collecting; with it a worker stays near 250 MB RSS. Rows larger than
+ * `PrepareOptions.largeRowBytes` never go to a worker (the run's own thread,
+ * without this limit, processes them).
+ */
+export const POOL_WORKER_HEAP_MB = 256;
+
 interface Slot {
   worker: Worker;
   /** Batches sent and not answered, by id. */
@@ -93,8 +102,8 @@ export class WorkerPool implements RowExecutor {
       const data: PoolWorkerData = { job: 'rows', settings, setup: i === 0, ...(opts.lowPriority ? { lowPriority: true } : {}) };
       // From source (tests, `node --import tsx`), a .ts worker registers tsx's CommonJS hooks first.
       const worker = script.endsWith('.ts')
-        ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(script)});`, { eval: true, workerData: data, name: `eagle3-rows-${i}` })
-        : new Worker(script, { workerData: data, name: `eagle3-rows-${i}` });
+        ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(script)});`, { eval: true, workerData: data, name: `eagle3-rows-${i}`, resourceLimits: { maxOldGenerationSizeMb: POOL_WORKER_HEAP_MB } })
+        : new Worker(script, { workerData: data, name: `eagle3-rows-${i}`, resourceLimits: { maxOldGenerationSizeMb: POOL_WORKER_HEAP_MB } });
       const slot: Slot = { worker, pending: new Map() };
       worker.on('message', (m: unknown) => {
         if (!isFromPoolWorkerMessage(m)) return;
@@ -110,7 +119,10 @@ export class WorkerPool implements RowExecutor {
           this.fail(slot, e);
         }
       });
-      worker.on('error', (e) => this.fail(slot, e));
+      worker.on('error', (e) => {
+        const oom = (e as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY';
+        this.fail(slot, oom ? new Error(`${e.message}: a batch needed more than a pool worker's ${POOL_WORKER_HEAP_MB} MB heap; rerun with --workers 1`) : e);
+      });
       worker.on('exit', (code) => {
         if (!this.closed) this.fail(slot, new Error(`pool worker ${i} exited (code ${code}) with ${slot.pending.size} batches unanswered`));
       });

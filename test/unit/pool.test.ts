@@ -94,3 +94,14 @@ test('with a pool, tokenizer problems found by the workers fail the run naming t
   await assert.rejects(prepare({ inputs: [file], outDir: out, workers: 2, tokenizerDir: dir }), (e: Error) => e.message.includes(dir) && /no chat template/.test(e.message));
   assert.deepEqual(readdirSync(out), []);
 });
+
+test('rows larger than largeRowBytes are processed in the run\'s own thread, in their place', async () => {
+  const file = writeJsonl(mixedRows());
+  const ds = lenmlModelDir('deepseek_v3');
+  const a = await prepare({ inputs: [file], outDir: tempDir(), workers: 1, tokenizerDir: ds });
+  // The three trajectory rows (~8–17 kB) exceed 4 kB: they go to the main thread between pool batches.
+  const b = await prepare({ inputs: [file], outDir: tempDir(), workers: 2, tokenizerDir: ds, largeRowBytes: 4096 });
+  assert.equal(readFileSync(b.outputs.tokenizedData, 'utf8'), readFileSync(a.outputs.tokenizedData, 'utf8'));
+  assert.deepEqual(strip(b), strip(a));
+  assert.equal(a.files[0].recordsWritten > 90, true);
+});
