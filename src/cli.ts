@@ -5,10 +5,12 @@
  * Exit codes: 0 success; 1 a run failed (an input yielded nothing, bad input,
  * unusable tokenizer); 2 usage error.
  */
+import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { checkTemplate, formatTemplateCheck } from './core/checkTemplate';
 import { formatGenerateSummary, generate, type GenerateOptions } from './core/generate/run';
 import { inspectFile } from './core/inspect';
+import { mergeReports } from './core/mergeReports';
 import { expandInputs, groupByDefaultOutDir, prepare, type PrepareOptions, type PrepareResult } from './core/pipeline';
 import { loadTokenizer } from './core/tokenizer';
 import type { MaskPolicy } from './core/types';
@@ -20,6 +22,8 @@ Usage:
                       [--mask assistant|last-assistant|non-system]
                       [--max-length N] [--truncate] [--template-kwargs JSON]
                       [--allow-empty] [--json] [--quiet] [--mapping FILE]
+                      [--workers N] [--shard I/N]
+  eagle3-prep merge-reports <shard-dir|report.json...> --out DIR [--data] [--json]
   eagle3-prep inspect <file> --json [--limit N] [--mapping FILE]
   eagle3-prep check-template [--tokenizer DIR] [--template-kwargs JSON] [--json]
   eagle3-prep generate <prompts.jsonl> --server URL[,URL...] [--model NAME]
@@ -38,6 +42,15 @@ prepare   renders every conversation with the target model's chat template,
           with --out, all inputs share that folder.
           --tokenizer  a local Hugging Face model folder (tokenizer.json +
                        tokenizer_config.json); default: embedded Qwen3.
+          --workers N  threads that render and tokenize (default: the
+                       available cores); the outputs are the same for any N.
+          --shard I/N  only shard I (0-based) of N: every N-th row across the
+                       inputs, for a cluster job array; own outputs and report.
+merge-reports
+          combines the report.json of the N shards of one job into one report
+          in --out, checking that the shards add up (same settings and inputs,
+          every row of every file in exactly one shard); --data also merges
+          their tokenized_data.jsonl / prompts_to_generate.jsonl in input order.
 inspect   prints the detected format and the normalized conversations (no
           tokenizing) as one JSON object.
 --mapping a JSONC field-mapping file for shapes the detector does not know
@@ -94,6 +107,16 @@ function parsePositiveInt(name: string, v: string | undefined): number | undefin
   return n;
 }
 
+/** `I/N` with 0 ≤ I < N → `{index, count}`. */
+function parseShard(v: string | undefined): { index: number; count: number } | undefined {
+  if (v === undefined) return undefined;
+  const m = /^(\d+)\/(\d+)$/.exec(v.trim());
+  const index = m ? Number(m[1]) : NaN;
+  const count = m ? Number(m[2]) : NaN;
+  if (!m || count < 1 || index >= count) throw new UsageError(`--shard must be I/N with 0 <= I < N, e.g. 0/4 (got "${v}")`);
+  return { index, count };
+}
+
 function summary(r: PrepareResult): string {
   const lines = [`${r.ok ? 'OK' : 'FAILED'}  ${r.outDir}  (tokenizer ${r.tokenizer.name}, mask ${r.mask})`];
   for (const f of r.files) {
@@ -123,9 +146,13 @@ async function cmdPrepare(argv: string[]): Promise<number> {
       json: { type: 'boolean', default: false },
       quiet: { type: 'boolean', default: false },
       mapping: { type: 'string' },
+      workers: { type: 'string' },
+      shard: { type: 'string' },
     },
   });
   if (positionals.length === 0) throw new UsageError('prepare needs at least one input file or folder');
+  const shard = parseShard(values.shard);
+  if (shard && !values.out) throw new UsageError('--shard needs --out (each shard writes its own output folder)');
   const base: Omit<PrepareOptions, 'inputs' | 'outDir'> = {
     tokenizerDir: values.tokenizer,
     mask: parseMask(values.mask),
@@ -134,6 +161,8 @@ async function cmdPrepare(argv: string[]): Promise<number> {
     templateKwargs: parseKwargs(values['template-kwargs']),
     allowEmpty: values['allow-empty'],
     mapping: values.mapping,
+    workers: parsePositiveInt('--workers', values.workers) ?? availableParallelism(),
+    shard,
   };
   if (base.truncate && base.maxLength === undefined) throw new UsageError('--truncate needs --max-length');
   const inputs = expandInputs(positionals);
@@ -147,6 +176,20 @@ async function cmdPrepare(argv: string[]): Promise<number> {
   if (values.json) process.stdout.write(JSON.stringify(results.length === 1 ? results[0] : results, null, 2) + '\n');
   else for (const r of results) process.stdout.write(summary(r) + '\n');
   return results.every((r) => r.ok) ? 0 : 1;
+}
+
+async function cmdMergeReports(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { out: { type: 'string' }, data: { type: 'boolean', default: false }, 'allow-empty': { type: 'boolean', default: false }, json: { type: 'boolean', default: false } },
+  });
+  if (positionals.length === 0) throw new UsageError('merge-reports needs the shards\' output folders (or report.json files)');
+  if (!values.out) throw new UsageError('merge-reports needs --out DIR for the merged report');
+  const r = await mergeReports(positionals, values.out, { data: values.data, allowEmpty: values['allow-empty'] });
+  if (values.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n');
+  else process.stdout.write(`merged ${r.shard!.count} shards\n${summary(r)}\n`);
+  return r.ok ? 0 : 1;
 }
 
 async function cmdInspect(argv: string[]): Promise<number> {
@@ -265,6 +308,8 @@ export async function main(argv: string[]): Promise<number> {
     switch (cmd) {
       case 'prepare':
         return await cmdPrepare(rest);
+      case 'merge-reports':
+        return await cmdMergeReports(rest);
       case 'inspect':
         return await cmdInspect(rest);
       case 'check-template':

@@ -6,10 +6,15 @@
  * the host may post `{ type: 'cancel' }`; the worker posts `progress` / `log`
  * messages, then exactly one `done` (with the PrepareResult) or `error`, and exits.
  * Must not import `vscode` (it is not available inside a worker).
+ *
+ * The same script is the row pool's worker (`src/core/pool.ts`): with
+ * `workerData` = `{ job: 'rows', settings }` it loads the tokenizer once and
+ * answers each `batch` message with a `results` message (or `failed`).
  */
+import { setPriority } from 'node:os';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { prepare } from './core/pipeline';
-import { assertPrepareWorkerData, isToWorkerMessage, type FromWorkerMessage } from './core/workerProtocol';
+import { prepare, RowProcessor, runSetup } from './core/pipeline';
+import { assertPrepareWorkerData, isRowBatchMessage, isToWorkerMessage, type FromPoolWorkerMessage, type FromWorkerMessage, type PoolWorkerData } from './core/workerProtocol';
 
 function post(port: NonNullable<typeof parentPort>, message: FromWorkerMessage): void {
   port.postMessage(message);
@@ -22,6 +27,7 @@ async function main(): Promise<void> {
     return;
   }
   const port = parentPort;
+  if ((workerData as { job?: unknown } | null)?.job === 'rows') return rowsWorker(port, workerData as PoolWorkerData);
   const controller = new AbortController();
   const onMessage = (message: unknown): void => {
     if (isToWorkerMessage(message) && message.type === 'cancel' && !controller.signal.aborted) {
@@ -32,6 +38,7 @@ async function main(): Promise<void> {
   port.on('message', onMessage);
   try {
     assertPrepareWorkerData(workerData);
+    lowerThreadPriority(workerData.options.lowPriority);
     const result = await prepare(workerData.options, {
       signal: controller.signal,
       onProgress: (progress) => post(port, { type: 'progress', progress }),
@@ -46,6 +53,45 @@ async function main(): Promise<void> {
     // it exits once the messages above are flushed.
     port.off('message', onMessage);
   }
+}
+
+/**
+ * Lowers the calling thread's priority to nice 10 when asked, on Linux only:
+ * there `setpriority(PRIO_PROCESS, 0)` (libuv `uv_os_setpriority(0)`) changes
+ * the calling thread alone (setpriority(2) NOTES); elsewhere it would lower the
+ * whole process, the extension host included.
+ */
+function lowerThreadPriority(low: boolean | undefined): void {
+  if (!low || process.platform !== 'linux') return;
+  try {
+    setPriority(10);
+  } catch {
+    /* not permitted: run at normal priority */
+  }
+}
+
+/** A pool worker: one RowProcessor for the worker's life, one `results` message per `batch`. */
+function rowsWorker(port: NonNullable<typeof parentPort>, data: PoolWorkerData): void {
+  const send = (m: FromPoolWorkerMessage) => port.postMessage(m);
+  lowerThreadPriority(data.lowPriority);
+  let processor: RowProcessor;
+  try {
+    processor = new RowProcessor(data.settings);
+  } catch (e) {
+    const err = e instanceof Error ? e : new Error(String(e));
+    send({ type: 'failed', id: -1, message: err.message, stack: err.stack });
+    return;
+  }
+  send({ type: 'ready', ...(data.setup ? { setup: runSetup(processor.tok, data.settings) } : {}) });
+  port.on('message', (m: unknown) => {
+    if (!isRowBatchMessage(m)) return;
+    try {
+      send({ type: 'results', id: m.id, results: m.rows.map((r) => processor.processRow(r, m.file, m.fileBase)) });
+    } catch (e) {
+      const err = e instanceof Error ? e : new Error(String(e));
+      send({ type: 'failed', id: m.id, message: `${m.file}: ${err.message}`, stack: err.stack });
+    }
+  });
 }
 
 void main();

@@ -144,13 +144,14 @@ export function buildRecords(conv: Conversation, template: ChatTemplate, special
   const notes = new Set<string>();
   for (const i of targets) {
     const P = R(i, true);
-    const H = R(i, false);
     const F = R(i + 1, false);
-    const G = P.startsWith(H) ? P.slice(H.length) : P.slice(commonPrefixLength(P, H));
     let C: string;
     if (F.startsWith(P)) {
+      // The common case needs neither H nor G: not rendering H saves a third of the renders.
       C = F.slice(P.length);
     } else {
+      const H = R(i, false);
+      const G = P.startsWith(H) ? P.slice(H.length) : P.slice(commonPrefixLength(P, H));
       const L = commonPrefixLength(H, F);
       const rest = F.slice(H.length);
       if (L === H.length && (G.length === 0 || !rest.startsWith(G[0]))) {

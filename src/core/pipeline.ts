@@ -11,6 +11,7 @@ import { DETECT_SAMPLE_SIZE, detectFormat } from './formats/detect';
 import { normalizeRow } from './formats/normalize';
 import { explainUnusableInput } from './inspect';
 import { applyProjectConfig, loadProjectConfigFor } from './projectConfig';
+import { InlineExecutor, WorkerPool, type RowBatch, type RowExecutor } from './pool';
 import { checkTemplate, type TemplateCheck } from './checkTemplate';
 import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from './generate/generatedIds';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError } from './mask';
@@ -41,6 +42,33 @@ export interface PrepareOptions {
   allowEmpty?: boolean;
   /** A field-mapping file (issue 3, `formats/mapping.ts`); default: the nearest `eagle3prep.jsonc` beside each input. */
   mapping?: string;
+  /**
+   * Threads that render and tokenize (`pool.ts`); 1 or undefined = in this
+   * thread. Outputs are identical (input order) for any number.
+   */
+  workers?: number;
+  /** Pool worker script; default `worker.js` beside the bundle (or `src/worker.ts` from source). */
+  workerScript?: string;
+  /**
+   * Pool workers run at a lower OS priority (nice 10) so that the other
+   * threads of the process — the VS Code extension host — are scheduled first.
+   * Linux only, where a thread's nice value is its own (setpriority(2) NOTES);
+   * elsewhere ignored (it would lower the whole process).
+   */
+  lowPriority?: boolean;
+  /**
+   * With a pool, a row larger than this (bytes of input) is processed in the
+   * run's own thread instead of a worker, whose heap is limited
+   * (`POOL_WORKER_HEAP_MB`); its place in the output order is kept. Default 2 MiB.
+   */
+  largeRowBytes?: number;
+  /**
+   * Process only shard `index` of `count` (0-based): the rows whose run-wide
+   * index k (rows counted across the inputs in order, invalid lines included)
+   * has `k % count == index`. The report then carries `shard` and each file's
+   * `rowsInFile`, and `eagle3-prep merge-reports` combines the N reports.
+   */
+  shard?: { index: number; count: number };
 }
 
 /** Progress event, emitted at most every ~100 ms and once at each file end. */
@@ -85,6 +113,8 @@ export interface FileReport {
   totalTokens: number;
   /** The input's size (bytes) and modification time (ms since the epoch) when the run read it (datasets tree: stale outputs). */
   input?: { size: number; mtimeMs: number };
+  /** Sharded runs only: rows of the file across all shards (this shard read `rowsRead` of them). */
+  rowsInFile?: number;
 }
 
 /** The result of a run, also written as `report.json`. */
@@ -105,12 +135,24 @@ export interface PrepareResult {
    */
   templateCheck: Omit<TemplateCheck, 'records' | 'turns'> | null;
   files: FileReport[];
-  totals: Omit<FileReport, 'file' | 'format' | 'evidence' | 'errors' | 'dropped' | 'notes'> & { dropped: Record<string, number> };
+  totals: Omit<FileReport, 'file' | 'format' | 'evidence' | 'errors' | 'dropped' | 'notes' | 'rowsInFile'> & { dropped: Record<string, number> };
   elapsedMs: number;
+  /** Set when the run was one shard (`--shard I/N`), or a merge of N shards (`merged: true`). */
+  shard?: { index: number; count: number; merged?: boolean };
 }
 
 /** File extensions `prepare` reads when given a folder. */
-export const DATASET_EXTENSIONS = ['.jsonl', '.json'];
+export const DATASET_EXTENSIONS = ['.jsonl', '.ndjson', '.json', '.traj', '.parquet'];
+/** Compressed forms that folder expansion picks up too (readers.ts detects gzip / zstd by magic bytes). */
+const COMPRESSED_SUFFIXES = ['.gz', '.zst'];
+
+/** Whether folder expansion takes a file of this name as a dataset (`x.jsonl`, `x.jsonl.gz`, `run.traj`, …). */
+function isDatasetName(name: string): boolean {
+  let n = name.toLowerCase();
+  const c = COMPRESSED_SUFFIXES.find((x) => n.endsWith(x));
+  if (c) n = n.slice(0, -c.length);
+  return DATASET_EXTENSIONS.includes(extname(n)) && !(c && extname(n) === '.parquet');
+}
 
 /**
  * The default output folder of an input: `<input-name>.eagle3/` beside it
@@ -158,7 +200,7 @@ export function expandInputs(paths: string[]): string[] {
       const st = statSync(p);
       if (st.isDirectory()) {
         if (!name.startsWith('.') && name !== 'node_modules' && !name.endsWith('.eagle3')) walk(p);
-      } else if (DATASET_EXTENSIONS.includes(extname(name).toLowerCase()) && !name.startsWith('.') && !isRunOutput(dir, name)) out.push(p);
+      } else if (isDatasetName(name) && !name.startsWith('.') && !isRunOutput(dir, name)) out.push(p);
     }
   };
   for (const p of paths) {
@@ -203,25 +245,179 @@ function emptyFileReport(file: string): FileReport {
   };
 }
 
-/** The per-run state shared by all files: tokenizer, templates and the open outputs. */
-interface RunContext {
-  tok: TargetTokenizer;
-  specials: SpecialTokenFinder;
-  templates: Map<string, ChatTemplate>;
-  opts: Required<Pick<PrepareOptions, 'mask' | 'truncate'>> & PrepareOptions;
-  data: AtomicOutput;
-  prompts: AtomicOutput;
+/**
+ * What one row became, computed where the row was processed (inline or in a
+ * pool worker, see `pool.ts`) and applied to its file's report and the outputs
+ * in input order by the run's single writer. Plain structured-clone data.
+ */
+export interface RowResult {
+  line: number;
+  /** The row's fate (spec loss-mask.md "Records that are not written"). */
+  fate: 'written' | 'setAside' | 'dropped' | 'errored';
+  /** Drop reason code when `fate` is `dropped`. */
+  reason?: string;
+  /** Error message when `fate` is `errored`. */
+  message?: string;
+  /** Note codes observed for the row, one entry per occurrence. */
+  notes: string[];
+  /** `tokenized_data.jsonl` lines (JSON of a {@link TokenizedRecord}, newline included), in record order. */
+  records: string[];
+  /** The `prompts_to_generate.jsonl` line when `fate` is `setAside`. */
+  prompt?: string;
+  trainableTokens: number;
+  totalTokens: number;
 }
 
-function templateFor(ctx: RunContext, hasTools: boolean): ChatTemplate {
-  const named = pickTemplate(ctx.tok.templates, hasTools);
-  if (!named) throw new TemplateRenderError(`tokenizer ${ctx.tok.dir} has no chat template (tokenizer_config.json "chat_template" or chat_template.jinja)`);
-  let t = ctx.templates.get(named.name);
-  if (!t) {
-    t = new ChatTemplate(named, ctx.tok.specialTokenVars, ctx.opts.templateKwargs ?? {});
-    ctx.templates.set(named.name, t);
+/** The settings a row processor needs; the same in every worker of a run. */
+export type RowSettings = Pick<PrepareOptions, 'tokenizerDir' | 'mask' | 'maxLength' | 'truncate' | 'templateKwargs'>;
+
+/**
+ * Turns raw rows into {@link RowResult}s: normalize → render → mask → tokenize.
+ * Synchronous and self-contained (one per thread); it loads the tokenizer once
+ * per process (`cachedTokenizer`). Rows never share state, so any number of
+ * processors give the same results for the same rows.
+ */
+export class RowProcessor {
+  readonly tok: TargetTokenizer;
+  private readonly specials: SpecialTokenFinder;
+  private readonly templates = new Map<string, ChatTemplate>();
+  private readonly mask: MaskPolicy;
+
+  /** @throws TokenizerLoadError for an unusable tokenizer folder */
+  constructor(readonly settings: RowSettings) {
+    this.tok = cachedTokenizer(settings.tokenizerDir);
+    this.specials = new SpecialTokenFinder(this.tok.specialTokens);
+    this.mask = settings.mask ?? 'assistant';
   }
-  return t;
+
+  private templateFor(hasTools: boolean): ChatTemplate {
+    const named = pickTemplate(this.tok.templates, hasTools);
+    if (!named) throw new TemplateRenderError(`tokenizer ${this.tok.dir} has no chat template (tokenizer_config.json "chat_template" or chat_template.jinja)`);
+    let t = this.templates.get(named.name);
+    if (!t) {
+      t = new ChatTemplate(named, this.tok.specialTokenVars, this.settings.templateKwargs ?? {});
+      this.templates.set(named.name, t);
+    }
+    return t;
+  }
+
+  /**
+   * Processes one row of `file` (`fileBase` = its basename, for default ids).
+   * Never throws for bad data: a row that cannot be used is `dropped` or `errored`.
+   */
+  processRow(row: Pick<RawRow, 'line' | 'value' | 'error'>, file: string, fileBase: string): RowResult {
+    const res: RowResult = { line: row.line, fate: 'errored', notes: [], records: [], trainableTokens: 0, totalTokens: 0 };
+    if (row.error !== undefined) {
+      res.message = row.error;
+      return res;
+    }
+    const outcome = normalizeRow(row.value, { file, line: row.line }, fileBase);
+    switch (outcome.kind) {
+      case 'conversation':
+        res.notes.push(...(outcome.conversation.notes ?? []));
+        this.processConversation(res, outcome.conversation, generatedTurnsOf(row.value));
+        break;
+      case 'prompt': {
+        const c = outcome.conversation;
+        // Everything the server needs to answer: tool calls and their results keep their ids and names.
+        const msgs = c.messages.map((m) => ({
+          role: m.role,
+          content: m.content ?? '',
+          ...(m.reasoning_content ? { reasoning_content: m.reasoning_content } : {}),
+          ...(m.tool_calls?.length ? { tool_calls: m.tool_calls } : {}),
+          ...(m.tool_call_id ? { tool_call_id: m.tool_call_id } : {}),
+          ...(m.name ? { name: m.name } : {}),
+        }));
+        res.prompt = JSON.stringify({ id: c.id, source: c.source, messages: msgs, ...(c.tools?.length ? { tools: c.tools } : {}) }) + '\n';
+        res.fate = 'setAside';
+        break;
+      }
+      case 'dropped':
+        res.fate = 'dropped';
+        res.reason = outcome.reason;
+        break;
+      case 'errored':
+        res.message = outcome.message;
+        break;
+    }
+    return res;
+  }
+
+  /** Turns one conversation into tokenized record lines; sets the row's fate. */
+  private processConversation(res: RowResult, conv: Conversation, generated?: GeneratedTurnIds[]): void {
+    let built;
+    let template: ChatTemplate | undefined;
+    try {
+      template = this.templateFor((conv.tools?.length ?? 0) > 0);
+      built = buildRecords(conv, template, this.specials, this.mask);
+    } catch (e) {
+      if (e instanceof TemplateRenderError) {
+        res.fate = 'errored';
+        res.message = `chat template error: ${e.message}`;
+        return;
+      }
+      throw e;
+    }
+    res.notes.push(...built.notes);
+    if (built.records.length > 1) res.notes.push('split_into_records');
+    for (const te of built.targetErrors) res.notes.push(te.reason);
+    let lastDrop: string | null = built.targetCount === 0 ? 'no_trainable_tokens' : null;
+    const max = this.settings.maxLength;
+    for (let r = 0; r < built.records.length; r++) {
+      const rec = built.records[r];
+      const enc = this.tok.encode(rec.text);
+      if (!enc.exactOffsets) res.notes.push('offsets_approximate');
+      let ids = enc.ids;
+      let mask = maskFromSpans(enc.starts, rec.spans);
+      // Rows written by `generate` carry the generated token ids (src/core/generate/generatedIds.ts).
+      let idsSource: 'generated' | 'retokenized' | undefined;
+      if (generated) {
+        const g = applyGeneratedIds(rec, enc, mask, generated, (x) => this.tok.decode(x));
+        ({ ids, mask } = g);
+        idsSource = g.source;
+        res.notes.push(g.source === 'generated' ? 'generated_token_ids_used' : `retokenized_${g.reason}`);
+      }
+      if (max !== undefined && ids.length > max) {
+        if (!this.settings.truncate) {
+          lastDrop = 'too_long';
+          res.notes.push('record_dropped_too_long');
+          continue;
+        }
+        ids = ids.slice(0, max);
+        mask = mask.slice(0, max);
+        res.notes.push('record_truncated');
+      }
+      let nResp = 0;
+      for (const m of mask) nResp += m;
+      if (nResp === 0) {
+        lastDrop = 'no_trainable_tokens';
+        res.notes.push('record_dropped_no_trainable_tokens');
+        continue;
+      }
+      const out: TokenizedRecord = {
+        id: built.records.length > 1 ? `${conv.id}#${r}` : conv.id,
+        source: { file: conv.source.file, line: conv.source.line },
+        input_ids: ids,
+        loss_mask: mask,
+        seq_len: ids.length,
+        n_prompt_tokens: ids.length - nResp,
+        n_response_tokens: nResp,
+        ...(idsSource ? { ids_source: idsSource } : {}),
+      };
+      res.records.push(JSON.stringify(out) + '\n');
+      res.trainableTokens += nResp;
+      res.totalTokens += ids.length;
+    }
+    if (res.records.length > 0) res.fate = 'written';
+    else if (built.targetErrors.length > 0) {
+      const te = built.targetErrors[0];
+      res.fate = 'errored';
+      res.message = `${te.reason}: ${te.message}; template "${template.named.name}" of ${this.tok.dir}`;
+    } else {
+      res.fate = 'dropped';
+      res.reason = lastDrop ?? 'no_trainable_tokens';
+    }
+  }
 }
 
 function drop(rep: FileReport, line: number, reason: string) {
@@ -240,79 +436,27 @@ function note(rep: FileReport, code: string) {
   rep.notes[code] = (rep.notes[code] ?? 0) + 1;
 }
 
-/** Turns one conversation into tokenized records and writes them; updates the file report with the row's fate. */
-async function processConversation(ctx: RunContext, rep: FileReport, conv: Conversation, generated?: GeneratedTurnIds[]): Promise<number> {
-  const line = conv.source.line;
-  let built;
-  let template: ChatTemplate | undefined;
-  try {
-    template = templateFor(ctx, (conv.tools?.length ?? 0) > 0);
-    built = buildRecords(conv, template, ctx.specials, ctx.opts.mask);
-  } catch (e) {
-    if (e instanceof TemplateRenderError) {
-      error(rep, line, `chat template error: ${e.message}`);
-      return 0;
-    }
-    throw e;
+/** Adds a row's result to its file's report (counts, first lines, notes, tokens). */
+export function applyRowResult(rep: FileReport, res: RowResult): void {
+  rep.rowsRead++;
+  for (const n of res.notes) note(rep, n);
+  switch (res.fate) {
+    case 'written':
+      rep.rowsWritten++;
+      rep.recordsWritten += res.records.length;
+      rep.trainableTokens += res.trainableTokens;
+      rep.totalTokens += res.totalTokens;
+      break;
+    case 'setAside':
+      rep.rowsSetAside++;
+      break;
+    case 'dropped':
+      drop(rep, res.line, res.reason ?? 'no_trainable_tokens');
+      break;
+    case 'errored':
+      error(rep, res.line, res.message ?? 'error');
+      break;
   }
-  for (const n of built.notes) note(rep, n);
-  if (built.records.length > 1) note(rep, 'split_into_records');
-  for (const te of built.targetErrors) note(rep, te.reason);
-  let written = 0;
-  let lastDrop: string | null = built.targetCount === 0 ? 'no_trainable_tokens' : null;
-  for (let r = 0; r < built.records.length; r++) {
-    const rec = built.records[r];
-    const enc = ctx.tok.encode(rec.text);
-    if (!enc.exactOffsets) note(rep, 'offsets_approximate');
-    let ids = enc.ids;
-    let mask = maskFromSpans(enc.starts, rec.spans);
-    // Rows written by `generate` carry the generated token ids (src/core/generate/generatedIds.ts).
-    let idsSource: 'generated' | 'retokenized' | undefined;
-    if (generated) {
-      const g = applyGeneratedIds(rec, enc, mask, generated, (x) => ctx.tok.decode(x));
-      ({ ids, mask } = g);
-      idsSource = g.source;
-      note(rep, g.source === 'generated' ? 'generated_token_ids_used' : `retokenized_${g.reason}`);
-    }
-    const max = ctx.opts.maxLength;
-    if (max !== undefined && ids.length > max) {
-      if (!ctx.opts.truncate) {
-        lastDrop = 'too_long';
-        note(rep, 'record_dropped_too_long');
-        continue;
-      }
-      ids = ids.slice(0, max);
-      mask = mask.slice(0, max);
-      note(rep, 'record_truncated');
-    }
-    const nResp = mask.reduce((a, b) => a + b, 0);
-    if (nResp === 0) {
-      lastDrop = 'no_trainable_tokens';
-      note(rep, 'record_dropped_no_trainable_tokens');
-      continue;
-    }
-    const out: TokenizedRecord = {
-      id: built.records.length > 1 ? `${conv.id}#${r}` : conv.id,
-      source: { file: conv.source.file, line },
-      input_ids: ids,
-      loss_mask: mask,
-      seq_len: ids.length,
-      n_prompt_tokens: ids.length - nResp,
-      n_response_tokens: nResp,
-      ...(idsSource ? { ids_source: idsSource } : {}),
-    };
-    await ctx.data.write(JSON.stringify(out) + '\n');
-    written++;
-    rep.recordsWritten++;
-    rep.trainableTokens += nResp;
-    rep.totalTokens += ids.length;
-  }
-  if (written > 0) rep.rowsWritten++;
-  else if (built.targetErrors.length > 0) {
-    const te = built.targetErrors[0];
-    error(rep, line, `${te.reason}: ${te.message}; template "${template.named.name}" of ${ctx.tok.dir}`);
-  } else drop(rep, line, lastDrop ?? 'no_trainable_tokens');
-  return written;
 }
 
 /**
@@ -332,23 +476,6 @@ async function processConversation(ctx: RunContext, rep: FileReport, conv: Conve
 export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {}): Promise<PrepareResult> {
   const t0 = Date.now();
   const opts = { mask: 'assistant' as MaskPolicy, truncate: false, ...options };
-  const tok = cachedTokenizer(opts.tokenizerDir);
-  if (tok.templates.length === 0) {
-    throw new TokenizerLoadError(`${tok.dir}: no chat template (tokenizer_config.json "chat_template", chat_template.jinja or chat_template.json); records cannot be rendered as the target model serves them`);
-  }
-  hooks.log?.(`tokenizer: ${tok.name} (${tok.dir}, sha256 ${tok.hash})`);
-  let templateCheck: PrepareResult['templateCheck'] = null;
-  try {
-    const { records: _r, turns: _t, ...findings } = checkTemplate(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask });
-    templateCheck = findings;
-    hooks.log?.(
-      `chat template: ${findings.prefixStable ? 'prefix-stable' : 'rewrites history'}; end of turn trained ${JSON.stringify(findings.endOfTurnTrained)}` +
-        (findings.defaultSystemPrompt ? `; injects a default system prompt` : '') +
-        (findings.generationPromptScaffold ? `; generation prompt pre-fills ${JSON.stringify(findings.generationPromptScaffold)}` : ''),
-    );
-  } catch (e) {
-    hooks.log?.(`chat template check failed: ${(e as Error).message}`);
-  }
   const outDir = resolve(opts.outDir);
   const outputs = {
     tokenizedData: join(outDir, 'tokenized_data.jsonl'),
@@ -360,19 +487,57 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
   for (const input of opts.inputs) {
     if (outputPaths.has(resolve(input))) throw new Error(`${resolve(input)} is an output of this run (--out ${outDir}); inputs are never overwritten: choose another --out`);
   }
-  const ctx: RunContext = {
-    tok,
-    specials: new SpecialTokenFinder(tok.specialTokens),
-    templates: new Map(),
-    opts,
-    data: new AtomicOutput(outputs.tokenizedData),
-    prompts: new AtomicOutput(outputs.promptsToGenerate),
-  };
+  const shard = opts.shard ?? null;
+  if (shard && (!Number.isInteger(shard.count) || shard.count < 1 || !Number.isInteger(shard.index) || shard.index < 0 || shard.index >= shard.count)) {
+    throw new Error(`shard ${shard.index}/${shard.count}: the index must be an integer in [0, count)`);
+  }
+  const workers = Math.max(1, Math.floor(opts.workers ?? 1));
+  // With a pool, this thread never loads the tokenizer: the first worker reports it and runs the template check.
+  let executor: RowExecutor;
+  let setup: RunSetup;
+  if (workers > 1) {
+    const pool = new WorkerPool(workers, settingsOf(opts), { script: opts.workerScript, lowPriority: opts.lowPriority });
+    executor = pool;
+    try {
+      setup = await pool.setup;
+    } catch (e) {
+      await pool.close();
+      throw e;
+    }
+  } else {
+    const processor = new RowProcessor(opts);
+    executor = new InlineExecutor(processor);
+    setup = runSetup(processor.tok, opts);
+  }
+  const tok = setup.tokenizer;
+  if (!setup.hasTemplates) {
+    await executor.close();
+    throw new TokenizerLoadError(`${tok.dir}: no chat template (tokenizer_config.json "chat_template", chat_template.jinja or chat_template.json); records cannot be rendered as the target model serves them`);
+  }
+  hooks.log?.(`tokenizer: ${tok.name} (${tok.dir}, sha256 ${tok.hash})`);
+  const templateCheck = setup.templateCheck;
+  if (templateCheck) {
+    hooks.log?.(
+      `chat template: ${templateCheck.prefixStable ? 'prefix-stable' : 'rewrites history'}; end of turn trained ${JSON.stringify(templateCheck.endOfTurnTrained)}` +
+        (templateCheck.defaultSystemPrompt ? `; injects a default system prompt` : '') +
+        (templateCheck.generationPromptScaffold ? `; generation prompt pre-fills ${JSON.stringify(templateCheck.generationPromptScaffold)}` : ''),
+    );
+  } else if (setup.checkError) hooks.log?.(`chat template check failed: ${setup.checkError}`);
+  if (workers > 1) hooks.log?.(`workers: ${workers} threads`);
+  if (shard) hooks.log?.(`shard ${shard.index}/${shard.count}: rows whose run-wide index k has k mod ${shard.count} = ${shard.index}`);
+  const data = new AtomicOutput(outputs.tokenizedData);
+  const prompts = new AtomicOutput(outputs.promptsToGenerate);
   const files: FileReport[] = [];
+  const largeRowBytes = opts.largeRowBytes ?? 2 * 1024 * 1024;
+  /** Processes large rows in this thread when the others go to a pool (loaded on the first one). */
+  let inline: InlineExecutor | undefined;
+  /** Run-wide row index (across files, every row the reader yields), for sharding. */
+  let globalRow = 0;
   try {
     for (let fi = 0; fi < opts.inputs.length; fi++) {
       const file = resolve(opts.inputs[fi]);
       const rep = emptyFileReport(file);
+      if (shard) rep.rowsInFile = 0;
       files.push(rep);
       const inputStat = statSync(file);
       const bytesTotal = inputStat.size;
@@ -400,39 +565,75 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
       rep.evidence = det.evidence;
       hooks.log?.(`  format: ${det.format} — ${det.evidence.join('; ')}`);
       const fileBase = basename(file);
-      const handle = async (row: RawRow) => {
-        hooks.signal?.throwIfAborted();
-        rep.rowsRead++;
-        if (row.error !== undefined) {
-          error(rep, row.line, row.error);
-        } else {
-          const outcome = normalizeRow(applyProjectConfig(row.value, project), { file, line: row.line }, fileBase);
-          switch (outcome.kind) {
-            case 'conversation':
-              for (const n of outcome.conversation.notes ?? []) note(rep, n);
-              await processConversation(ctx, rep, outcome.conversation, generatedTurnsOf(row.value));
-              break;
-            case 'prompt': {
-              const c = outcome.conversation;
-              const msgs = c.messages.map((m) => ({ role: m.role, content: m.content ?? '' }));
-              await ctx.prompts.write(JSON.stringify({ id: c.id, source: c.source, messages: msgs, ...(c.tools?.length ? { tools: c.tools } : {}) }) + '\n');
-              rep.rowsSetAside++;
-              break;
-            }
-            case 'dropped':
-              drop(rep, row.line, outcome.reason);
-              break;
-            case 'errored':
-              error(rep, row.line, outcome.message);
-              break;
-          }
+      // Rows go out in batches; results come back in submission order and are
+      // applied and written by this thread only, so the outputs are in input
+      // order whatever the number of workers. At most `window` batches are in
+      // flight: reading waits for the oldest one (backpressure).
+      const window = workers > 1 ? workers * 4 : 1;
+      const inFlight: { batch: Promise<RowResult[]>; bytes: number }[] = [];
+      let batch: RowBatch | null = null;
+      let batchBytes = 0;
+      let lastBytes = 0;
+      const settleOldest = async () => {
+        const { batch: p, bytes } = inFlight.shift()!;
+        const results = await untilAborted(p, hooks.signal);
+        for (const res of results) {
+          applyRowResult(rep, res);
+          for (const line of res.records) await data.write(line);
+          if (res.prompt) await prompts.write(res.prompt);
         }
-        emit(row.bytes);
+        emit(bytes);
       };
-      for (const row of head) await handle(row);
-      while (!it.done) {
-        await handle(it.value);
-        it = await rows.next();
+      const flush = async () => {
+        if (!batch) return;
+        const p = executor.run(batch);
+        p.catch(() => {}); // awaited in order by settleOldest; a failure must not surface unhandled meanwhile
+        inFlight.push({ batch: p, bytes: lastBytes });
+        batch = null;
+        batchBytes = 0;
+        while (inFlight.length >= window) await settleOldest();
+      };
+      const take = async (row: RawRow) => {
+        hooks.signal?.throwIfAborted();
+        const k = globalRow++;
+        if (shard) {
+          rep.rowsInFile!++;
+          if (k % shard.count !== shard.index) return;
+        }
+        // eagle3prep.jsonc role aliases / field mappings, applied here so every worker sees the mapped row.
+        if (project && row.error === undefined) row = { ...row, value: applyProjectConfig(row.value, project) };
+        const rowBytes = Math.max(0, row.bytes - lastBytes);
+        if (workers > 1 && rowBytes > largeRowBytes) {
+          // A large row: processed here, in order (the batches before it stay in flight).
+          await flush();
+          lastBytes = row.bytes;
+          inline ??= new InlineExecutor(new RowProcessor(opts));
+          batch = { file, fileBase, rows: [{ line: row.line, value: row.value, error: row.error }] };
+          const b = batch;
+          batch = null;
+          const p = Promise.resolve().then(() => inline!.run(b));
+          p.catch(() => {});
+          inFlight.push({ batch: p, bytes: lastBytes });
+          while (inFlight.length >= window) await settleOldest();
+          return;
+        }
+        batch ??= { file, fileBase, rows: [] };
+        batch.rows.push({ line: row.line, value: row.value, error: row.error });
+        batchBytes += rowBytes;
+        lastBytes = row.bytes;
+        if (batch.rows.length >= BATCH_ROWS || batchBytes >= BATCH_BYTES) await flush();
+      };
+      try {
+        for (const row of head) await take(row);
+        head.length = 0;
+        while (!it.done) {
+          await take(it.value);
+          it = await rows.next();
+        }
+        await flush();
+        while (inFlight.length) await settleOldest();
+      } finally {
+        await rows.return(undefined); // closes the file when the run stops early
       }
       emit(bytesTotal, true);
       hooks.log?.(
@@ -440,44 +641,126 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
       );
     }
   } catch (e) {
-    await ctx.data.abort();
-    await ctx.prompts.abort();
+    await executor.close();
+    await data.abort();
+    await prompts.abort();
     throw e;
   }
-  await ctx.data.commit();
-  await ctx.prompts.commit();
+  await executor.close();
+  await data.commit();
+  await prompts.commit();
 
-  const failures: string[] = [];
-  for (const f of files) {
-    const sum = f.rowsWritten + f.rowsSetAside + f.rowsDropped + f.rowsErrored;
-    if (sum !== f.rowsRead) failures.push(`${f.file}: accounting mismatch (${sum} accounted, ${f.rowsRead} read)`);
-    if (!opts.allowEmpty && f.recordsWritten === 0 && f.rowsSetAside === 0) {
-      const why = Object.entries(f.dropped).map(([k, v]) => `${v.count} ${k}`).concat(f.rowsErrored ? [`${f.rowsErrored} errored`] : []);
-      const unusable = await explainUnusableInput(f.file, 1000, opts.mapping); // issue 3: same message as `inspect` (empty, CSV, tokenized, no conversation)
-      failures.push(`${f.file}: no record written and no prompt set aside (${f.rowsRead} rows read${why.length ? ': ' + why.join(', ') : ''}; format ${f.format})${unusable ? `. ${unusable}` : ''}`);
-    } else if (!opts.allowEmpty && f.recordsWritten === 0 && f.rowsErrored > 0) {
-      failures.push(`${f.file}: no record written; ${f.rowsErrored} rows errored (first: line ${f.errors[0]?.line}: ${f.errors[0]?.message.split('\n')[0]})`);
-    }
+  const failures = runFailures(files, { allowEmpty: opts.allowEmpty || (shard !== null && shard.count > 1) });
+  // A file that yielded nothing gets the same explanation as `inspect` (empty, CSV, tokenized, no conversation).
+  for (let i = 0; i < failures.length; i++) {
+    const f = files.find((x) => failures[i].startsWith(`${x.file}: no record written and no prompt`));
+    const unusable = f ? await explainUnusableInput(f.file, 1000, opts.mapping) : undefined;
+    if (unusable) failures[i] += `. ${unusable}`;
   }
-  const sumKeys = ['rowsRead', 'rowsWritten', 'recordsWritten', 'rowsSetAside', 'rowsDropped', 'rowsErrored', 'trainableTokens', 'totalTokens'] as const;
-  const totals = { dropped: {} as Record<string, number> } as PrepareResult['totals'];
-  for (const k of sumKeys) totals[k] = files.reduce((a, f) => a + f[k], 0);
-  for (const f of files) for (const [k, v] of Object.entries(f.dropped)) totals.dropped[k] = (totals.dropped[k] ?? 0) + v.count;
   const result: PrepareResult = {
     ok: failures.length === 0,
     failures,
     outDir,
     outputs,
-    tokenizer: { dir: tok.dir, name: tok.name, hash: tok.hash, embeddedDefault: tok.embeddedDefault },
+    tokenizer: tok,
     templateKwargs: opts.templateKwargs ?? {},
     mask: opts.mask,
     maxLength: opts.maxLength ?? null,
     truncate: opts.truncate,
     templateCheck,
     files,
-    totals,
+    totals: computeTotals(files),
     elapsedMs: Date.now() - t0,
+    ...(shard ? { shard: { index: shard.index, count: shard.count } } : {}),
   };
   await writeReports(result);
   return result;
+}
+
+/** What a run reports about its tokenizer and chat template, found where the tokenizer is loaded (this thread or the first pool worker). */
+export interface RunSetup {
+  tokenizer: PrepareResult['tokenizer'];
+  /** false when the tokenizer has no chat template (the run cannot render anything). */
+  hasTemplates: boolean;
+  templateCheck: PrepareResult['templateCheck'];
+  /** Why the template check failed, when it did. */
+  checkError?: string;
+}
+
+/** Runs the chat-template check once for a run (`eagle3-prep check-template`, without the probe renders). */
+export function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templateKwargs' | 'mask'>): RunSetup {
+  const setup: RunSetup = {
+    tokenizer: { dir: tok.dir, name: tok.name, hash: tok.hash, embeddedDefault: tok.embeddedDefault },
+    hasTemplates: tok.templates.length > 0,
+    templateCheck: null,
+  };
+  if (!setup.hasTemplates) return setup;
+  try {
+    const { records: _r, turns: _t, ...findings } = checkTemplate(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask });
+    setup.templateCheck = findings;
+  } catch (e) {
+    setup.checkError = (e as Error).message;
+  }
+  return setup;
+}
+
+/**
+ * Resolves as `p` does, or rejects with the signal's reason as soon as it
+ * aborts (a cancel does not wait for a long batch; the pool is then closed).
+ */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  signal.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+/** Rows per batch sent to a worker, and the input bytes at which a batch is sent early (a large row goes alone). */
+const BATCH_ROWS = 16;
+const BATCH_BYTES = 64 * 1024;
+
+function settingsOf(o: PrepareOptions): RowSettings {
+  return { tokenizerDir: o.tokenizerDir, mask: o.mask, maxLength: o.maxLength, truncate: o.truncate, templateKwargs: o.templateKwargs };
+}
+
+/**
+ * Why a run (or a merge of shard runs) failed, per file: rows that do not add up
+ * (`written + setAside + dropped + errored != rowsRead`), and, unless
+ * `allowEmpty`, a file that yields no record and no prompt, or no record while
+ * rows errored (README "Why").
+ */
+export function runFailures(files: readonly FileReport[], opts: { allowEmpty?: boolean } = {}): string[] {
+  const failures: string[] = [];
+  for (const f of files) {
+    const sum = f.rowsWritten + f.rowsSetAside + f.rowsDropped + f.rowsErrored;
+    if (sum !== f.rowsRead) failures.push(`${f.file}: accounting mismatch (${sum} accounted, ${f.rowsRead} read)`);
+    if (!opts.allowEmpty && f.recordsWritten === 0 && f.rowsSetAside === 0) {
+      const why = Object.entries(f.dropped).map(([k, v]) => `${v.count} ${k}`).concat(f.rowsErrored ? [`${f.rowsErrored} errored`] : []);
+      failures.push(`${f.file}: no record written and no prompt set aside (${f.rowsRead} rows read${why.length ? ': ' + why.join(', ') : ''}; format ${f.format})`);
+    } else if (!opts.allowEmpty && f.recordsWritten === 0 && f.rowsErrored > 0) {
+      failures.push(`${f.file}: no record written; ${f.rowsErrored} rows errored (first: line ${f.errors[0]?.line}: ${f.errors[0]?.message.split('\n')[0]})`);
+    }
+  }
+  return failures;
+}
+
+/** Run totals: the sum of the file reports' counters, and drop counts per reason. */
+export function computeTotals(files: readonly FileReport[]): PrepareResult['totals'] {
+  const sumKeys = ['rowsRead', 'rowsWritten', 'recordsWritten', 'rowsSetAside', 'rowsDropped', 'rowsErrored', 'trainableTokens', 'totalTokens'] as const;
+  const totals = { dropped: {} as Record<string, number> } as PrepareResult['totals'];
+  for (const k of sumKeys) totals[k] = files.reduce((a, f) => a + f[k], 0);
+  for (const f of files) for (const [k, v] of Object.entries(f.dropped)) totals.dropped[k] = (totals.dropped[k] ?? 0) + v.count;
+  return totals;
 }

@@ -11,6 +11,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { loadTiktokenTokenizer } from './tiktoken';
+import { installWordCache } from './wordCache';
 
 /** A chat template source with its name (`default` when the config holds a single string). */
 export interface NamedTemplate {
@@ -155,7 +156,10 @@ export function loadTokenizer(dir?: string): TargetTokenizer {
   const config = existsSync(tcPath) ? readJson(tcPath) : {};
   // NFC is applied here, with the Rust normalizer's older tables (see normalizeLikeRust), not by @huggingface/tokenizers.
   const ownNfc = JSON.stringify(tokenizerJson.normalizer ?? null) === '{"type":"NFC"}';
-  const tok = new Tokenizer(ownNfc ? { ...tokenizerJson, normalizer: null } : tokenizerJson, config);
+  const tokConfig = ownNfc ? { ...tokenizerJson, normalizer: null } : tokenizerJson;
+  const tok = new Tokenizer(tokConfig, config);
+  // Same ids, fewer BPE runs (wordCache.ts); EAGLE3_NO_WORD_CACHE=1 turns it off for comparisons.
+  if (!process.env.EAGLE3_NO_WORD_CACHE) installWordCache(tok, tokConfig);
 
   const specialTokenVars = specialTokenVarsOf(config);
   const added: { id: number; content: string; special: boolean }[] = tokenizerJson.added_tokens ?? [];

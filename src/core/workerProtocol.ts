@@ -6,7 +6,7 @@
  * structured-clone data (no functions, no class instances, no AbortSignal).
  * This module has no runtime dependencies and must never import `vscode`.
  */
-import type { PrepareOptions, PrepareProgress, PrepareResult } from './pipeline';
+import type { PrepareOptions, PrepareProgress, PrepareResult, RowResult, RowSettings, RunSetup } from './pipeline';
 
 /** `workerData` of a worker started for one `prepare` run. */
 export interface PrepareWorkerData {
@@ -83,4 +83,63 @@ export function assertPrepareWorkerData(value: unknown): asserts value is Prepar
     throw new Error('worker: workerData.options.inputs must be an array of file paths');
   }
   if (typeof o.outDir !== 'string' || o.outDir === '') throw new Error('worker: workerData.options.outDir must be a folder path');
+}
+
+// ------------------------------------------------------------------ row pool
+
+/**
+ * `workerData` of a pool worker (`src/core/pool.ts`): it loads the tokenizer
+ * once, then answers `batch` messages until it is terminated.
+ */
+export interface PoolWorkerData {
+  job: 'rows';
+  settings: RowSettings;
+  /** This worker also runs the run's template check and reports it in its `ready` message (the first worker). */
+  setup?: boolean;
+  /** Lower this thread's OS priority (nice 10; Linux only, where the nice value is per thread). */
+  lowPriority?: boolean;
+}
+
+/** Worker → pool: the tokenizer is loaded; with `setup` when the worker was asked for it. */
+export interface PoolReadyMessage {
+  type: 'ready';
+  setup?: RunSetup;
+}
+
+/** Pool → worker: process these rows of `file` (see `RowBatch` in pool.ts). */
+export interface RowBatchMessage {
+  type: 'batch';
+  id: number;
+  file: string;
+  fileBase: string;
+  rows: { line: number; value?: unknown; error?: string }[];
+}
+
+/** Worker → pool: the results of batch `id`, one per row, in row order. */
+export interface RowResultsMessage {
+  type: 'results';
+  id: number;
+  results: RowResult[];
+}
+
+/** Worker → pool: the worker cannot go on (tokenizer load failed, an unexpected exception); `id` is -1 at start-up. */
+export interface PoolFailedMessage {
+  type: 'failed';
+  id: number;
+  message: string;
+  stack?: string;
+}
+
+/** Every message a pool worker posts. */
+export type FromPoolWorkerMessage = PoolReadyMessage | RowResultsMessage | PoolFailedMessage;
+
+/** Narrows a pool worker's message by its `type` tag. */
+export function isFromPoolWorkerMessage(value: unknown): value is FromPoolWorkerMessage {
+  const t = (value as { type?: unknown } | null)?.type;
+  return typeof value === 'object' && value !== null && (t === 'ready' || t === 'results' || t === 'failed');
+}
+
+/** Narrows a message received by a pool worker. */
+export function isRowBatchMessage(value: unknown): value is RowBatchMessage {
+  return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'batch' && Array.isArray((value as { rows?: unknown }).rows);
 }

@@ -3,6 +3,7 @@
  * worker thread for one `prepare` run and turns its messages into callbacks
  * and a promise. See src/core/workerProtocol.ts for the message shapes.
  */
+import { availableParallelism } from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import * as vscode from 'vscode';
@@ -50,7 +51,9 @@ export function runPrepareInWorker(
   hooks: RunInWorkerHooks = {},
 ): Promise<PrepareResult> {
   const script = workerScriptPath(location);
-  const data: PrepareWorkerData = { job: 'prepare', options };
+  // The run's rows are rendered and tokenized by a pool of threads (one per core) under this worker,
+  // at a lower priority than the extension host's thread (Linux; see PrepareOptions.lowPriority).
+  const data: PrepareWorkerData = { job: 'prepare', options: { lowPriority: true, ...options, workers: options.workers ?? availableParallelism() } };
   return new Promise<PrepareResult>((resolve, reject) => {
     if (hooks.token?.isCancellationRequested) {
       reject(new vscode.CancellationError());

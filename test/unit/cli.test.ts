@@ -43,6 +43,20 @@ test('usage errors exit 2 with the reason', () => {
   assert.equal(cli('frobnicate').code, 2);
   assert.match(cli('prepare', 'samples/prompts-only.jsonl', '--template-kwargs', '{oops').stderr, /--template-kwargs is not valid JSON/);
   assert.equal(cli('prepare', 'no/such/file.jsonl').code, 1);
+  const w = cli('prepare', 'samples/prompts-only.jsonl', '--workers', '0');
+  assert.equal(w.code, 2);
+  assert.match(w.stderr, /--workers must be a positive integer \(got "0"\)/);
+  const s = cli('prepare', 'samples/prompts-only.jsonl', '--shard', '0/2');
+  assert.equal(s.code, 2);
+  assert.match(s.stderr, /--shard needs --out/);
+  assert.match(cli('merge-reports', tempDir()).stderr, /merge-reports needs --out DIR/);
+});
+
+test('merge-reports exits 1 naming a folder that holds no shard report', () => {
+  const dir = tempDir();
+  const r = cli('merge-reports', dir, '--out', tempDir());
+  assert.equal(r.code, 1);
+  assert.ok(r.stderr.includes(join(dir, 'report.json')), r.stderr);
 });
 
 test('inspect --json prints the contract shape', () => {

@@ -1,0 +1,142 @@
+/**
+ * One benchmark measurement in a fresh process (spawned by scripts/bench.mjs
+ * with `node --import tsx`, so that peak RSS belongs to this measurement only).
+ * Argument: a JSON task; prints one JSON line with the figures.
+ *
+ * Tasks:
+ * - `prepare`: runs `prepare` with `workers`; reports wall time, totals, peak
+ *   RSS, the main thread's event-loop delay (max, p99) while it ran, and the
+ *   time spent inside the tokenizer library's `encode` on the rendered record
+ *   texts (the raw tokenizer throughput on exactly those texts).
+ * - `host`: the extension host's view: `prepare` runs in a worker thread (as
+ *   src/vscode/workerClient.ts starts it) while this main thread only waits;
+ *   reports this thread's event-loop delay.
+ * Pool workers and the host's worker run the built bundle (`dist/worker.js`);
+ * bench.mjs builds it first.
+ * - `memory`: `prepare` on a large file, sampling RSS every 250 ms; reports
+ *   peak RSS and the RSS at each quarter of the run.
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+
+interface Task {
+  task: 'prepare' | 'host' | 'memory';
+  input: string;
+  tokenizerDir?: string;
+  workers: number;
+  out: string;
+  /** host task: pool workers at lower priority, as the extension runs them (default true). */
+  lowPriority?: boolean;
+}
+
+const task: Task = JSON.parse(process.argv[2]);
+const ROOT = join(__dirname, '..');
+
+/** Wraps the tokenizer library's encode to total its time and output tokens. */
+function instrumentEncode(): { ms: number; tokens: number; calls: number } {
+  const stats = { ms: 0, tokens: 0, calls: 0 };
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Tokenizer } = require('@huggingface/tokenizers');
+  const orig = Tokenizer.prototype.encode;
+  Tokenizer.prototype.encode = function (this: unknown, ...args: unknown[]) {
+    const t = performance.now();
+    const r = orig.apply(this, args);
+    stats.ms += performance.now() - t;
+    stats.tokens += r.ids.length;
+    stats.calls++;
+    return r;
+  };
+  return stats;
+}
+
+const mb = (kb: number) => Math.round(kb / 1024);
+
+async function main() {
+  const lag = monitorEventLoopDelay({ resolution: 10 });
+  if (task.task === 'prepare' || task.task === 'memory') {
+    // The 1-worker run measures the tokenizer library inside the run, so it runs from source (tsx adds
+    // ~40 MB RSS); runs with a pool, and the memory run, use the built CLI (dist/cli.js) as shipped.
+    const raw = task.task === 'prepare' && task.workers <= 1 ? instrumentEncode() : null;
+    const fromSource = raw !== null;
+    const { prepare } = fromSource ? await import('../src/core/pipeline') : { prepare: null };
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const cli = fromSource ? null : (require(join(ROOT, 'dist', 'cli.js')) as { main(argv: string[]): Promise<number> });
+    const series: { t: number; rss: number }[] = [];
+    const t0 = performance.now();
+    const sampler = setInterval(() => series.push({ t: performance.now() - t0, rss: process.memoryUsage().rss }), 250);
+    lag.enable();
+    let r: { ok: boolean; totals: { rowsRead: number; recordsWritten: number; totalTokens: number } };
+    if (prepare) {
+      r = await prepare({ inputs: [task.input], outDir: task.out, tokenizerDir: task.tokenizerDir, workers: task.workers });
+    } else {
+      const code = await cli!.main(['prepare', task.input, '--out', task.out, '--workers', String(task.workers), '--quiet', ...(task.tokenizerDir ? ['--tokenizer', task.tokenizerDir] : [])]);
+      r = JSON.parse(readFileSync(join(task.out, 'report.json'), 'utf8'));
+      if (code !== 0) r.ok = false;
+    }
+    const ms = performance.now() - t0;
+    lag.disable();
+    clearInterval(sampler);
+    // RSS at each quarter of the run's time (the input is read at a steady pace).
+    const quarters = [0.25, 0.5, 0.75, 1].map((f) => {
+      const s = series.filter((x) => x.t <= f * ms).pop();
+      return s ? Math.round(s.rss / 1048576) : null;
+    });
+    process.stdout.write(
+      JSON.stringify({
+        ok: r.ok,
+        ms,
+        rows: r.totals.rowsRead,
+        records: r.totals.recordsWritten,
+        tokens: r.totals.totalTokens,
+        peakRssMB: mb(process.resourceUsage().maxRSS),
+        lagMaxMs: lag.max / 1e6,
+        lagP99Ms: lag.percentile(99) / 1e6,
+        raw: raw && { ms: raw.ms, tokens: raw.tokens, calls: raw.calls },
+        rssQuartersMB: quarters,
+        fromSource,
+      }) + '\n',
+    );
+    return;
+  }
+  // host: prepare in a worker thread, this thread idles like the extension host.
+  // First 2 s with nothing running: the delay the machine itself causes (other processes, timers).
+  const idle = monitorEventLoopDelay({ resolution: 10 });
+  idle.enable();
+  await new Promise((r) => setTimeout(r, 2000));
+  idle.disable();
+  // dist/worker.js, started as src/vscode/workerClient.ts starts it.
+  const w = new Worker(join(ROOT, 'dist', 'worker.js'), {
+    workerData: { job: 'prepare', options: { inputs: [task.input], outDir: task.out, tokenizerDir: task.tokenizerDir, workers: task.workers, lowPriority: task.lowPriority ?? true } },
+  });
+  lag.enable();
+  const t0 = performance.now();
+  // Where the longest delay happened (ms since the worker was started): a 10 ms timer's lateness.
+  let worst = { ms: 0, at: 0 };
+  let expected = performance.now() + 10;
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    if (now - expected > worst.ms) worst = { ms: now - expected, at: now - t0 };
+    expected = now + 10;
+  }, 10);
+  let messages = 0;
+  const result = await new Promise<{ ok: boolean; rows: number }>((res, rej) => {
+    w.on('message', (m: { type: string; result?: { ok: boolean; totals: { rowsRead: number } }; message?: string }) => {
+      messages++;
+      if (m.type === 'done') res({ ok: m.result!.ok, rows: m.result!.totals.rowsRead });
+      if (m.type === 'error') rej(new Error(m.message));
+    });
+    w.on('error', rej);
+  });
+  const ms = performance.now() - t0;
+  lag.disable();
+  clearInterval(ticker);
+  await w.terminate();
+  process.stdout.write(JSON.stringify({ ...result, ms, messages, lagMaxMs: lag.max / 1e6, lagP99Ms: lag.percentile(99) / 1e6, idleLagMaxMs: idle.max / 1e6, worstDelay: worst }) + '\n');
+}
+
+main().catch((e) => {
+  process.stderr.write(String(e?.stack ?? e) + '\n');
+  process.exit(1);
+});

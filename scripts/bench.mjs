@@ -1,0 +1,131 @@
+// `npm run bench`: throughput, scaling, memory and responsiveness of `prepare` on
+// generated datasets in the seed shapes (scripts/bench-data.mjs), with the embedded
+// Qwen3 tokenizer (rewrites history) and DeepSeek-V3 (prefix-stable).
+//
+// For each tokenizer and data shape, in fresh processes (scripts/bench-child.ts):
+//   raw tokenizer tok/s  tokens / time inside the tokenizer library's encode on the
+//                        rendered record texts (measured during the 1-worker run)
+//   pipeline tok/s       tokens written / wall time of `prepare` with 1 worker
+//   ratio                pipeline / raw (target ≥ 75 % on chat data)
+//   rows/s at 1 and 2 workers, speed-up (target ≥ 1.8×), peak RSS of each run,
+//   max event-loop delay of the run's main thread with 2 workers
+// then the extension host's view (prepare in a worker thread, 2 pool workers): the
+// host thread's max event-loop delay (target < 50 ms).
+//
+// Usage: npm run bench [-- --rows N] [--shapes chat,reasoning,agent] [--tokenizers qwen3,deepseek_v3]
+//                      [--workers 1,2] [--memory 2G] [--keep DIR]
+//   --rows N      chat rows (default 10000); reasoning rows N/10, agent runs N/500 (at least 8);
+//                 the extension-host view runs on the first N/5 chats
+//   --memory SIZE also prepare a generated mixed file of SIZE (e.g. 2G) with 2 workers and
+//                 DeepSeek-V3, printing peak RSS and RSS at each quarter of the input
+// Prints a Markdown table ready for the README, with the command line and the machine.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { cpus, tmpdir, totalmem, availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createRequire } from 'node:module';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { parseBytes, writeDataset } from './bench-data.mjs';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(import.meta.url);
+const { values } = parseArgs({
+  options: {
+    rows: { type: 'string', default: '10000' },
+    shapes: { type: 'string', default: 'chat,reasoning,agent' },
+    tokenizers: { type: 'string', default: 'qwen3,deepseek_v3' },
+    workers: { type: 'string', default: '1,2' },
+    memory: { type: 'string' },
+    keep: { type: 'string' },
+  },
+});
+const rows = Number(values.rows);
+const counts = { chat: rows, reasoning: Math.max(1, Math.round(rows / 10)), agent: Math.max(8, Math.round(rows / 500)), mixed: rows };
+const workerCounts = values.workers.split(',').map(Number);
+const tokenizers = values.tokenizers.split(',');
+const tokDir = (t) => (t === 'qwen3' ? undefined : join(dirname(require.resolve(`@lenml/tokenizer-${t}`)), '..', 'models'));
+const tokName = (t) => ({ qwen3: 'Qwen3 (embedded)', deepseek_v3: 'DeepSeek-V3' })[t] ?? t;
+
+// Pool workers run dist/worker.js, as the shipped CLI does.
+const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'inherit' });
+if (build.status !== 0) process.exit(build.status ?? 1);
+
+const work = values.keep ?? mkdtempSync(join(tmpdir(), 'eagle3-bench-'));
+mkdirSync(work, { recursive: true });
+const log = (s) => process.stderr.write(s + '\n');
+
+function child(task) {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'bench-child.ts'), JSON.stringify(task)], { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26 });
+  if (r.status !== 0) throw new Error(`bench child failed (${JSON.stringify(task)}):\n${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split('\n').pop());
+}
+
+const fmt = (n, d = 0) => (n === undefined || n === null || Number.isNaN(n) ? '–' : n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }));
+const t0 = Date.now();
+const rowsOut = [];
+const hostOut = [];
+for (const shape of values.shapes.split(',')) {
+  const input = join(work, `${shape}.jsonl`);
+  const g = await writeDataset(input, shape, { rows: counts[shape] });
+  log(`data: ${shape} ${g.rows} rows, ${(g.bytes / 1e6).toFixed(1)} MB`);
+  for (const tk of tokenizers) {
+    const res = {};
+    for (const w of workerCounts) {
+      const out = join(work, `out-${shape}-${tk}-${w}`);
+      res[w] = child({ task: 'prepare', input, tokenizerDir: tokDir(tk), workers: w, out });
+      rmSync(out, { recursive: true, force: true });
+      log(`  ${tk} ${w} worker(s): ${(res[w].ms / 1000).toFixed(1)} s, ${fmt(res[w].rows / (res[w].ms / 1000))} rows/s, ${fmt(res[w].tokens / (res[w].ms / 1000))} tok/s, peak RSS ${res[w].peakRssMB} MB, lag max ${res[w].lagMaxMs.toFixed(0)} ms`);
+    }
+    const one = res[1] ?? res[workerCounts[0]];
+    const two = res[2];
+    const rawTps = one.raw ? one.raw.tokens / (one.raw.ms / 1000) : NaN;
+    const pipeTps = one.tokens / (one.ms / 1000);
+    rowsOut.push({
+      tokenizer: tokName(tk), shape, rows: one.rows, records: one.records, tokens: one.tokens, rawTps, pipeTps,
+      ratio: pipeTps / rawTps, rps1: one.rows / (one.ms / 1000), rps2: two ? two.rows / (two.ms / 1000) : NaN,
+      rss1: one.peakRssMB, rss2: two?.peakRssMB, lag2: two?.lagMaxMs,
+    });
+  }
+  if (shape === 'chat' && workerCounts.includes(2)) {
+    const hostInput = join(work, 'chat-host.jsonl');
+    await writeDataset(hostInput, 'chat', { rows: Math.max(1, Math.round(rows / 5)) });
+    for (const tk of tokenizers) {
+      const h = child({ task: 'host', input: hostInput, tokenizerDir: tokDir(tk), workers: 2, out: join(work, `out-host-${tk}`) });
+      rmSync(join(work, `out-host-${tk}`), { recursive: true, force: true });
+      hostOut.push({ tokenizer: tokName(tk), shape, ...h });
+      log(`  host view, ${tk}: run ${(h.ms / 1000).toFixed(1)} s, host event loop max delay ${h.lagMaxMs.toFixed(1)} ms (p99 ${h.lagP99Ms.toFixed(1)} ms; idle baseline ${h.idleLagMaxMs.toFixed(1)} ms; longest timer delay ${h.worstDelay.ms.toFixed(0)} ms at ${(h.worstDelay.at / 1000).toFixed(1)} s)`);
+    }
+  }
+}
+
+let memory = null;
+if (values.memory) {
+  const input = join(work, 'memory.jsonl');
+  const g = await writeDataset(input, 'mixed', { maxBytes: parseBytes(values.memory) });
+  log(`memory data: ${g.rows} rows, ${(g.bytes / 1e9).toFixed(2)} GB`);
+  const m = child({ task: 'memory', input, tokenizerDir: tokDir('deepseek_v3'), workers: 2, out: join(work, 'out-memory') });
+  rmSync(join(work, 'out-memory'), { recursive: true, force: true });
+  memory = { ...m, bytes: statSync(input).size };
+  if (!values.keep) rmSync(input, { force: true });
+}
+if (!values.keep) rmSync(work, { recursive: true, force: true });
+
+const cpu = cpus()[0]?.model ?? 'unknown CPU';
+const lines = [
+  `Command: \`npm run bench${process.argv.length > 2 ? ' -- ' + process.argv.slice(2).join(' ') : ''}\` — ${cpu}, ${availableParallelism()} cores, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}; ${((Date.now() - t0) / 1000).toFixed(0)} s in all.`,
+  '',
+  '| tokenizer | data | rows | records | tokens | raw tokenizer tok/s | pipeline tok/s (1 worker) | ratio | rows/s 1 worker | rows/s 2 workers | speed-up | peak RSS 1 / 2 workers | max main-thread lag, 2 workers |',
+  '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ...rowsOut.map((r) =>
+    `| ${r.tokenizer} | ${r.shape} | ${fmt(r.rows)} | ${fmt(r.records)} | ${fmt(r.tokens)} | ${fmt(r.rawTps)} | ${fmt(r.pipeTps)} | ${fmt(100 * r.ratio)} % | ${fmt(r.rps1, 1)} | ${fmt(r.rps2, 1)} | ${fmt(r.rps2 / r.rps1, 2)}× | ${r.rss1} / ${r.rss2 ?? '–'} MB | ${r.lag2 === undefined ? '–' : fmt(r.lag2, 0) + ' ms'} |`,
+  ),
+];
+if (hostOut.length) {
+  lines.push('', 'Extension host view (prepare in a worker thread with 2 pool workers, the host thread idle):', '');
+  for (const h of hostOut) lines.push(`- ${h.tokenizer}, ${h.shape}: ${fmt(h.rows)} rows in ${(h.ms / 1000).toFixed(1)} s; host event loop max delay ${h.lagMaxMs.toFixed(1)} ms (p99 ${h.lagP99Ms.toFixed(1)} ms; the same thread idle before the run: max ${h.idleLagMaxMs.toFixed(1)} ms; longest timer delay at ${(h.worstDelay.at / 1000).toFixed(1)} s of the run), ${h.messages} messages`);
+}
+if (memory) {
+  lines.push('', `Memory: ${(memory.bytes / 1e9).toFixed(2)} GB mixed JSONL (${fmt(memory.rows)} rows), DeepSeek-V3, 2 workers: peak RSS ${memory.peakRssMB} MB; RSS at 25/50/75/100 % of the run: ${memory.rssQuartersMB.join(' / ')} MB; ${(memory.ms / 1000).toFixed(0)} s.`);
+}
+process.stdout.write(lines.join('\n') + '\n');

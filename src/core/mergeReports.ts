@@ -1,0 +1,192 @@
+/**
+ * `eagle3-prep merge-reports`: combines the reports of the N shard runs of one
+ * job (`prepare --shard I/N`, see `PrepareOptions.shard`) into one report, and
+ * checks the accounting across shards: the N reports are shards 0…N-1 of the
+ * same count, made with the same tokenizer (hash), mask policy, max length and
+ * template kwargs over the same input files; for every file the shards agree
+ * on its row count and their rows read add up to it; every shard's rows add up
+ * (written + set aside + dropped + errored = read). Optionally it also merges
+ * the shards' `tokenized_data.jsonl` and `prompts_to_generate.jsonl` back into
+ * input order (a k-way merge on each line's `source` file and line).
+ */
+import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { AtomicOutput } from './output';
+import { computeTotals, runFailures, type FileReport, type PrepareResult } from './pipeline';
+import { writeReports } from './report';
+
+/** A problem that makes the shard reports not combine into one run. */
+export class MergeError extends Error {}
+
+/**
+ * Reads a shard's `report.json` from a path given as the report file or the shard's output folder.
+ * @throws MergeError naming the path when it is missing or not a report
+ */
+export function readShardReport(path: string): PrepareResult {
+  const p = existsSync(path) && statSync(path).isDirectory() ? join(path, 'report.json') : path;
+  if (!existsSync(p)) throw new MergeError(`${p}: no such report (give a shard's output folder or its report.json)`);
+  let r: PrepareResult;
+  try {
+    r = JSON.parse(readFileSync(p, 'utf8'));
+  } catch (e) {
+    throw new MergeError(`${p}: not JSON: ${(e as Error).message}`);
+  }
+  if (!r || !Array.isArray(r.files) || !r.totals || !r.outputs) throw new MergeError(`${p}: not an eagle3-prep report.json`);
+  return r;
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * Combines N shard results into the result of the whole job.
+ *
+ * Counters are summed; drop lines and error lines are merged in line order and
+ * cut to the first 10 per reason and the first 50 errors (as one run keeps
+ * them); notes are summed; `elapsedMs` is the slowest shard's.
+ *
+ * @param reports the N shard reports, in any order
+ * @param outDir the merged run's output folder (where `report.json` goes)
+ * @returns the merged result; `ok` false with `failures` when a file yields nothing (unless `allowEmpty`)
+ * @throws MergeError when the reports are not the N shards of one job or their rows do not add up
+ */
+export function mergeShardResults(reports: PrepareResult[], outDir: string, opts: { allowEmpty?: boolean } = {}): PrepareResult {
+  if (reports.length === 0) throw new MergeError('no report to merge');
+  const first = reports[0];
+  const n = first.shard?.count;
+  if (!first.shard || n === undefined) throw new MergeError(`${first.outDir}: not a shard run (no "shard" in report.json; run prepare --shard I/N)`);
+  if (reports.length !== n) throw new MergeError(`${reports.length} reports given for ${n} shards`);
+  const seen = new Map<number, string>();
+  for (const r of reports) {
+    if (!r.shard || r.shard.merged) throw new MergeError(`${r.outDir}: not a shard run`);
+    if (r.shard.count !== n) throw new MergeError(`${r.outDir}: shard of ${r.shard.count}, others of ${n}`);
+    const dup = seen.get(r.shard.index);
+    if (dup) throw new MergeError(`shard ${r.shard.index}/${n} given twice (${dup}, ${r.outDir})`);
+    seen.set(r.shard.index, r.outDir);
+    const settings = (x: PrepareResult) => ({ hash: x.tokenizer.hash, mask: x.mask, maxLength: x.maxLength, truncate: x.truncate, kwargs: x.templateKwargs });
+    if (!sameJson(settings(r), settings(first))) {
+      throw new MergeError(`${r.outDir}: made with other settings than ${first.outDir} (${JSON.stringify(settings(r))} vs ${JSON.stringify(settings(first))})`);
+    }
+    if (!sameJson(r.files.map((f) => f.file), first.files.map((f) => f.file))) {
+      throw new MergeError(`${r.outDir}: other input files than ${first.outDir}`);
+    }
+    const bad = runFailures(r.files, { allowEmpty: true });
+    if (bad.length) throw new MergeError(`${r.outDir}: ${bad.join('; ')}`);
+  }
+  const ordered = [...reports].sort((a, b) => a.shard!.index - b.shard!.index);
+  const files: FileReport[] = first.files.map((f0, fi) => {
+    const parts = ordered.map((r) => r.files[fi]);
+    const inFile = parts[0].rowsInFile;
+    for (const p of parts) {
+      if (p.rowsInFile === undefined || p.rowsInFile !== inFile) throw new MergeError(`${f0.file}: the shards saw different row counts (${parts.map((x) => x.rowsInFile).join(', ')})`);
+    }
+    const m: FileReport = {
+      file: f0.file, format: f0.format, evidence: f0.evidence,
+      rowsRead: 0, rowsWritten: 0, recordsWritten: 0, rowsSetAside: 0, rowsDropped: 0, rowsErrored: 0,
+      dropped: {}, errors: [], notes: {}, trainableTokens: 0, totalTokens: 0,
+    };
+    for (const p of parts) {
+      for (const k of ['rowsRead', 'rowsWritten', 'recordsWritten', 'rowsSetAside', 'rowsDropped', 'rowsErrored', 'trainableTokens', 'totalTokens'] as const) m[k] += p[k];
+      for (const [code, c] of Object.entries(p.notes)) m.notes[code] = (m.notes[code] ?? 0) + c;
+      for (const [reason, d] of Object.entries(p.dropped)) {
+        const t = (m.dropped[reason] ??= { count: 0, lines: [] });
+        t.count += d.count;
+        t.lines = [...t.lines, ...d.lines].sort((a, b) => a - b).slice(0, 10);
+      }
+      m.errors = [...m.errors, ...p.errors].sort((a, b) => a.line - b.line).slice(0, 50);
+    }
+    if (m.rowsRead !== inFile) throw new MergeError(`${f0.file}: the shards read ${m.rowsRead} rows, the file has ${inFile}`);
+    return m;
+  });
+  const out = resolve(outDir);
+  const failures = runFailures(files, opts);
+  return {
+    ...first,
+    ok: failures.length === 0,
+    failures,
+    outDir: out,
+    outputs: {
+      tokenizedData: join(out, 'tokenized_data.jsonl'),
+      promptsToGenerate: join(out, 'prompts_to_generate.jsonl'),
+      reportJson: join(out, 'report.json'),
+      reportMd: join(out, 'report.md'),
+    },
+    files,
+    totals: computeTotals(files),
+    elapsedMs: Math.max(...reports.map((r) => r.elapsedMs)),
+    shard: { index: 0, count: n, merged: true },
+  };
+}
+
+/** The `source` of a record or prompt line, read without parsing the whole line. */
+const SOURCE_RE = /"source":\{"file":("(?:[^"\\]|\\.)*"),"line":(\d+)\}/;
+
+async function* lines(path: string): AsyncGenerator<string> {
+  if (!existsSync(path)) return;
+  const rl = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
+  for await (const l of rl) if (l.length) yield l;
+}
+
+/**
+ * Merges the shards' copies of one output (`tokenized_data.jsonl` or
+ * `prompts_to_generate.jsonl`) into `dest` in input order: each shard's lines
+ * are already in input order and a row lives in one shard, so taking the line
+ * with the smallest (file index, line) among the shards' next lines restores
+ * the order of a single run. Written atomically.
+ * @returns the number of lines written
+ */
+export async function mergeOutputLines(shardFiles: string[], fileOrder: string[], dest: string): Promise<number> {
+  const fileIndex = new Map(fileOrder.map((f, i) => [f, i]));
+  const its = shardFiles.map((f) => lines(f));
+  const key = (l: string, from: string): number => {
+    const m = SOURCE_RE.exec(l);
+    const fi = m ? fileIndex.get(JSON.parse(m[1])) : undefined;
+    if (!m || fi === undefined) throw new MergeError(`${from}: a line without a known "source" (${l.slice(0, 80)}…)`);
+    return fi * 2 ** 32 + Number(m[2]);
+  };
+  const heads: ({ line: string; key: number } | null)[] = [];
+  for (let i = 0; i < its.length; i++) {
+    const r = await its[i].next();
+    heads.push(r.done ? null : { line: r.value, key: key(r.value, shardFiles[i]) });
+  }
+  const out = new AtomicOutput(dest);
+  let count = 0;
+  try {
+    for (;;) {
+      let best = -1;
+      for (let i = 0; i < heads.length; i++) if (heads[i] && (best < 0 || heads[i]!.key < heads[best]!.key)) best = i;
+      if (best < 0) break;
+      await out.write(heads[best]!.line + '\n');
+      count++;
+      const r = await its[best].next();
+      heads[best] = r.done ? null : { line: r.value, key: key(r.value, shardFiles[best]) };
+    }
+  } catch (e) {
+    await out.abort();
+    throw e;
+  }
+  await out.commit();
+  return count;
+}
+
+/**
+ * Merges shard reports (and with `data`, the shards' outputs) into `outDir`.
+ * Writes `report.json` / `report.md` of the merged run atomically.
+ * @param paths shard output folders or their `report.json` files
+ * @throws MergeError as {@link mergeShardResults}; when `data` and a shard's line counts disagree with its report
+ */
+export async function mergeReports(paths: string[], outDir: string, opts: { data?: boolean; allowEmpty?: boolean } = {}): Promise<PrepareResult> {
+  const reports = paths.map(readShardReport);
+  const merged = mergeShardResults(reports, outDir, opts);
+  if (opts.data) {
+    const order = merged.files.map((f) => f.file);
+    const nRec = await mergeOutputLines(reports.map((r) => r.outputs.tokenizedData), order, merged.outputs.tokenizedData);
+    const nPrompt = await mergeOutputLines(reports.map((r) => r.outputs.promptsToGenerate), order, merged.outputs.promptsToGenerate);
+    if (nRec !== merged.totals.recordsWritten) throw new MergeError(`the shards' tokenized_data.jsonl hold ${nRec} records, their reports ${merged.totals.recordsWritten}`);
+    if (nPrompt !== merged.totals.rowsSetAside) throw new MergeError(`the shards' prompts_to_generate.jsonl hold ${nPrompt} prompts, their reports ${merged.totals.rowsSetAside}`);
+  }
+  await writeReports(merged);
+  return merged;
+}

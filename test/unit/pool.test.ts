@@ -1,0 +1,107 @@
+/** The worker pool: same outputs for any number of workers, cancel and crash leave no output behind. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { prepare, type PrepareResult } from '../../src/core/pipeline';
+import { lenmlModelDir, tempDir, writeJsonl } from '../helpers';
+
+const SAMPLES = join(__dirname, '..', '..', 'samples');
+
+/** 120 rows of mixed fates and sizes, so that batches finish out of order across workers. */
+function mixedRows(): (object | string)[] {
+  const rows: (object | string)[] = [];
+  const traj = readFileSync(join(SAMPLES, 'agentic-trajectories.jsonl'), 'utf8').split('\n').filter(Boolean);
+  for (let i = 0; i < 120; i++) {
+    if (i % 40 === 7) rows.push(traj[(i / 40) | 0]);
+    else if (i % 11 === 3) rows.push('{"broken": ');
+    else if (i % 13 === 5) rows.push({ prompt: `p${i}` });
+    else rows.push({ messages: [{ role: 'user', content: `question ${i} `.repeat(1 + (i % 5)) }, { role: 'assistant', content: `reply ${i}` }] });
+  }
+  return rows;
+}
+
+const strip = (r: PrepareResult) => ({ ...r, elapsedMs: 0, outDir: '', outputs: null });
+
+test('1, 2 and 3 workers write byte-identical outputs and reports (input order)', async () => {
+  const file = writeJsonl(mixedRows());
+  const outs: string[] = [];
+  const results: PrepareResult[] = [];
+  for (const workers of [1, 2, 3]) {
+    const out = tempDir();
+    outs.push(out);
+    results.push(await prepare({ inputs: [file], outDir: out, workers, tokenizerDir: lenmlModelDir('deepseek_v3') }));
+  }
+  const data = outs.map((o) => readFileSync(join(o, 'tokenized_data.jsonl'), 'utf8'));
+  assert.equal(data[1], data[0]);
+  assert.equal(data[2], data[0]);
+  const prompts = outs.map((o) => readFileSync(join(o, 'prompts_to_generate.jsonl'), 'utf8'));
+  assert.equal(prompts[1], prompts[0]);
+  assert.deepEqual(strip(results[1]), strip(results[0]));
+  assert.deepEqual(strip(results[2]), strip(results[0]));
+  // Input order: source lines never go down.
+  const lines = data[0].split('\n').filter(Boolean).map((l) => JSON.parse(l).source.line);
+  assert.deepEqual(lines, [...lines].sort((a, b) => a - b));
+  assert.equal(results[0].files[0].rowsRead, 120);
+  assert.equal(results[0].files[0].rowsErrored, 10); // i % 11 == 3 except i = 47 (a trajectory row)
+});
+
+test('cancel while the pool runs: rejects, no output file appears, earlier outputs stay', async () => {
+  const file = writeJsonl(mixedRows());
+  const out = tempDir();
+  writeFileSync(join(out, 'tokenized_data.jsonl'), 'previous\n');
+  const ac = new AbortController();
+  let progressed = 0;
+  await assert.rejects(
+    prepare({ inputs: [file], outDir: out, workers: 2 }, {
+      signal: ac.signal,
+      onProgress: () => {
+        if (++progressed === 1) ac.abort(new Error('cancelled mid-run'));
+      },
+    }),
+    /cancelled mid-run/,
+  );
+  assert.ok(progressed >= 1);
+  assert.deepEqual(readdirSync(out), ['tokenized_data.jsonl']);
+  assert.equal(readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8'), 'previous\n');
+});
+
+test('a worker that crashes fails the run with its message and leaves no output', async () => {
+  const dir = tempDir();
+  const script = join(dir, 'crash.js');
+  // Reports a loaded tokenizer, then exits on its first batch without answering, as a worker that runs out of memory does.
+  const setup = { tokenizer: { dir: '/t', name: 't', hash: 'h', embeddedDefault: false }, hasTemplates: true, templateCheck: null };
+  writeFileSync(
+    script,
+    `const { parentPort, workerData } = require('node:worker_threads');\n` +
+      `parentPort.postMessage({ type: 'ready', ...(workerData.setup ? { setup: ${JSON.stringify(setup)} } : {}) });\n` +
+      `parentPort.on('message', () => process.exit(3));\n`,
+  );
+  const out = tempDir();
+  await assert.rejects(prepare({ inputs: [join(SAMPLES, 'chat-sharegpt-human-gpt.jsonl')], outDir: out, workers: 2, workerScript: script }), /exited \(code 3\)/);
+  assert.deepEqual(readdirSync(out), []);
+});
+
+test('with a pool, tokenizer problems found by the workers fail the run naming the folder', async () => {
+  const file = join(SAMPLES, 'chat-sharegpt-human-gpt.jsonl');
+  const missing = join(tempDir(), 'no-such-model');
+  await assert.rejects(prepare({ inputs: [file], outDir: tempDir(), workers: 2, tokenizerDir: missing }), (e: Error) => e.message.includes(missing) && /tokenizer folder not found/.test(e.message));
+  const dir = tempDir();
+  const { copyFileSync } = require('node:fs');
+  copyFileSync(join(lenmlModelDir('qwen3'), 'tokenizer.json'), join(dir, 'tokenizer.json'));
+  writeFileSync(join(dir, 'tokenizer_config.json'), '{"eos_token": "<|im_end|>"}');
+  const out = tempDir();
+  await assert.rejects(prepare({ inputs: [file], outDir: out, workers: 2, tokenizerDir: dir }), (e: Error) => e.message.includes(dir) && /no chat template/.test(e.message));
+  assert.deepEqual(readdirSync(out), []);
+});
+
+test('rows larger than largeRowBytes are processed in the run\'s own thread, in their place', async () => {
+  const file = writeJsonl(mixedRows());
+  const ds = lenmlModelDir('deepseek_v3');
+  const a = await prepare({ inputs: [file], outDir: tempDir(), workers: 1, tokenizerDir: ds });
+  // The three trajectory rows (~8–17 kB) exceed 4 kB: they go to the main thread between pool batches.
+  const b = await prepare({ inputs: [file], outDir: tempDir(), workers: 2, tokenizerDir: ds, largeRowBytes: 4096 });
+  assert.equal(readFileSync(b.outputs.tokenizedData, 'utf8'), readFileSync(a.outputs.tokenizedData, 'utf8'));
+  assert.deepEqual(strip(b), strip(a));
+  assert.equal(a.files[0].recordsWritten > 90, true);
+});

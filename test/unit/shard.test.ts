@@ -1,0 +1,112 @@
+/**
+ * Shards for a cluster: N local CLI processes (`prepare --shard I/N`) merged
+ * with `merge-reports` equal one run — tokenized_data.jsonl line for line
+ * (order-insensitive, and in order with --data), report totals exactly.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { mergeShardResults, MergeError } from '../../src/core/mergeReports';
+import type { PrepareResult } from '../../src/core/pipeline';
+import { lenmlModelDir, tempDir } from '../helpers';
+
+const ROOT = join(__dirname, '..', '..');
+const CLI = [join(ROOT, 'src', 'cli.ts')];
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((res) => {
+    const p = spawn(process.execPath, ['--import', 'tsx', ...CLI, ...args], { cwd: ROOT });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => (stdout += d));
+    p.stderr.on('data', (d) => (stderr += d));
+    p.on('close', (code) => res({ code, stdout, stderr }));
+  });
+}
+
+const readLines = (p: string) => readFileSync(p, 'utf8').split('\n').filter(Boolean);
+
+/** Inputs: the seed samples plus a file with damaged rows, so every fate (written, set aside, dropped, errored) occurs. */
+function inputs(): string[] {
+  const dir = tempDir('eagle3-shard-in-');
+  const damaged = join(dir, 'damaged.jsonl');
+  const rows: string[] = [];
+  for (let i = 0; i < 23; i++) {
+    if (i % 7 === 3) rows.push('{"messages": [');
+    else if (i % 7 === 5) rows.push(JSON.stringify({ foo: i }));
+    else if (i % 7 === 6) rows.push(JSON.stringify({ prompt: `question ${i}` }));
+    else rows.push(JSON.stringify({ messages: [{ role: 'user', content: `hello ${i}` }, { role: 'assistant', content: `answer number ${i}` }] }));
+  }
+  writeFileSync(damaged, rows.join('\n') + '\n');
+  return [join(ROOT, 'samples'), damaged];
+}
+
+test('3 shards in 3 processes, merged, equal one run: records, prompts and report totals', async () => {
+  const ins = inputs();
+  const tk = ['--tokenizer', lenmlModelDir('deepseek_v3')];
+  const single = tempDir('eagle3-single-');
+  const N = 3;
+  const shardDirs = Array.from({ length: N }, (_, i) => tempDir(`eagle3-shard${i}-`));
+  // The single run uses 2 workers, the shards 1: the worker count must not matter either.
+  const [one, ...shards] = await Promise.all([
+    run(['prepare', ...ins, ...tk, '--out', single, '--workers', '2', '--quiet']),
+    ...shardDirs.map((d, i) => run(['prepare', ...ins, ...tk, '--out', d, '--shard', `${i}/${N}`, '--workers', '1', '--quiet'])),
+  ]);
+  assert.equal(one.code, 0, one.stderr);
+  for (const s of shards) assert.equal(s.code, 0, s.stderr);
+  const merged = tempDir('eagle3-merged-');
+  const m = await run(['merge-reports', ...shardDirs.reverse(), '--out', merged, '--data', '--json']);
+  assert.equal(m.code, 0, m.stderr);
+
+  const a: PrepareResult = JSON.parse(readFileSync(join(single, 'report.json'), 'utf8'));
+  const b: PrepareResult = JSON.parse(readFileSync(join(merged, 'report.json'), 'utf8'));
+  assert.deepEqual(b.totals, a.totals);
+  assert.equal(a.totals.rowsRead, 15 + 23);
+  assert.ok(a.totals.rowsErrored > 0 && a.totals.rowsDropped > 0 && a.totals.rowsSetAside > 0);
+  // Per file: every counter, the first drop/error lines and the notes are those of the single run.
+  for (let i = 0; i < a.files.length; i++) {
+    const { rowsInFile, ...fb } = b.files[i] as PrepareResult['files'][number];
+    assert.equal(rowsInFile, undefined);
+    assert.deepEqual(fb, a.files[i]);
+  }
+  assert.deepEqual(b.shard, { index: 0, count: N, merged: true });
+  // Each shard holds a third of the rows (by run-wide row index).
+  const shardReports = shardDirs.map((d) => JSON.parse(readFileSync(join(d, 'report.json'), 'utf8')) as PrepareResult);
+  assert.deepEqual(shardReports.map((r) => r.totals.rowsRead).sort(), [12, 13, 13]);
+  // tokenized_data.jsonl: the shards' lines together are the single run's lines (order-insensitive) …
+  const shardLines = shardDirs.flatMap((d) => readLines(join(d, 'tokenized_data.jsonl')));
+  assert.deepEqual([...shardLines].sort(), readLines(join(single, 'tokenized_data.jsonl')).sort());
+  // … and merge-reports --data restores input order byte for byte.
+  assert.equal(readFileSync(join(merged, 'tokenized_data.jsonl'), 'utf8'), readFileSync(join(single, 'tokenized_data.jsonl'), 'utf8'));
+  assert.equal(readFileSync(join(merged, 'prompts_to_generate.jsonl'), 'utf8'), readFileSync(join(single, 'prompts_to_generate.jsonl'), 'utf8'));
+  assert.match(readFileSync(join(merged, 'report.md'), 'utf8'), /Merged from 3 shards/);
+});
+
+test('merge-reports refuses shards that do not add up', () => {
+  const base = (index: number, count: number, rowsRead: number, rowsInFile = 10): PrepareResult =>
+    ({
+      ok: true, failures: [], outDir: `/s${index}`, outputs: { tokenizedData: '', promptsToGenerate: '', reportJson: '', reportMd: '' },
+      tokenizer: { dir: '/t', name: 't', hash: 'h', embeddedDefault: false }, templateKwargs: {}, mask: 'assistant', maxLength: null, truncate: false, templateCheck: null,
+      files: [{ file: '/in.jsonl', format: 'x', evidence: [], rowsRead, rowsWritten: rowsRead, recordsWritten: rowsRead, rowsSetAside: 0, rowsDropped: 0, rowsErrored: 0, dropped: {}, errors: [], notes: {}, trainableTokens: 1, totalTokens: 2, rowsInFile }],
+      totals: {} as PrepareResult['totals'], elapsedMs: 1, shard: { index, count },
+    }) as PrepareResult;
+  assert.equal(mergeShardResults([base(0, 2, 5), base(1, 2, 5)], tempDir()).totals.rowsRead, 10);
+  assert.throws(() => mergeShardResults([base(0, 2, 5)], tempDir()), /1 reports given for 2 shards/);
+  assert.throws(() => mergeShardResults([base(0, 2, 5), base(0, 2, 5)], tempDir()), /shard 0\/2 given twice/);
+  assert.throws(() => mergeShardResults([base(0, 2, 5), base(1, 2, 4)], tempDir()), (e: Error) => e instanceof MergeError && /read 9 rows, the file has 10/.test(e.message));
+  assert.throws(() => mergeShardResults([base(0, 2, 5), base(1, 2, 5, 11)], tempDir()), /different row counts \(10, 11\)/);
+  const other = base(1, 2, 5);
+  other.tokenizer.hash = 'other';
+  assert.throws(() => mergeShardResults([base(0, 2, 5), other], tempDir()), /other settings/);
+  const unsharded = base(0, 1, 10);
+  delete unsharded.shard;
+  assert.throws(() => mergeShardResults([unsharded], tempDir()), /not a shard run/);
+});
+
+test('--shard usage errors exit 2', () => {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', ...CLI, 'prepare', 'samples/prompts-only.jsonl', '--out', tempDir(), '--shard', '3/3'], { encoding: 'utf8', cwd: ROOT });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /--shard must be I\/N with 0 <= I < N/);
+});
