@@ -86,7 +86,12 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
       file: f0.file, format: f0.format, evidence: f0.evidence,
       rowsRead: 0, rowsWritten: 0, recordsWritten: 0, rowsSetAside: 0, rowsDropped: 0, rowsErrored: 0,
       dropped: {}, errors: [], notes: {}, trainableTokens: 0, totalTokens: 0,
+      ...(f0.input ? { input: f0.input } : {}),
     };
+    // Every shard must have read the same bytes of the input (size and mtime), or the rows were not one file.
+    for (const p of parts) {
+      if (f0.input && p.input && (p.input.size !== f0.input.size || p.input.mtimeMs !== f0.input.mtimeMs)) throw new MergeError(`${f0.file}: the input changed between shards (size/mtime differ)`);
+    }
     for (const p of parts) {
       for (const k of ['rowsRead', 'rowsWritten', 'recordsWritten', 'rowsSetAside', 'rowsDropped', 'rowsErrored', 'trainableTokens', 'totalTokens'] as const) m[k] += p[k];
       for (const [code, c] of Object.entries(p.notes)) m.notes[code] = (m.notes[code] ?? 0) + c;
