@@ -7,6 +7,7 @@
  * `agentic-trajectories.jsonl`, as suite.ts leaves them.
  */
 import * as assert from 'node:assert/strict';
+import * as os from 'node:os';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -109,7 +110,8 @@ export async function runRecordViewChecks(ws: string): Promise<void> {
   assert.equal(maskViewTabs()[0].label, 'Mask: chat-sharegpt-human-gpt.jsonl:3');
 
   // A file that is not open: read from disk through the line index.
-  const copy = path.join(ws, 'agentic-copy.jsonl');
+  // (outside the workspace, so the Datasets view checks that run later see only the samples)
+  const copy = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'eagle3-maskview-')), 'agentic-copy.jsonl');
   fs.copyFileSync(path.join(ws, 'agentic-trajectories.jsonl'), copy);
   t = Date.now();
   const mvDisk = await vscode.commands.executeCommand<MaskViewResult | undefined>('eagle3prep.openMaskView', vscode.Uri.file(copy), 2);
