@@ -476,7 +476,8 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
           uri,
           icon: f.name.endsWith('.md') ? 'book' : 'file',
           command: f.name === 'report.md' ? { command: 'markdown.showPreview', title: 'Open report', arguments: [uri] } : { command: 'vscode.open', title: 'Open', arguments: [uri] },
-          context: 'eagle3prep.outputFile',
+          // prompts_to_generate.jsonl gets the "Generate answers with the target model" action (issue 6).
+          context: f.name === 'prompts_to_generate.jsonl' ? 'eagle3prep.outputFile.prompts' : 'eagle3prep.outputFile',
         }),
       );
     }
