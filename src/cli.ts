@@ -5,6 +5,7 @@
  * Exit codes: 0 success; 1 a run failed (an input yielded nothing, bad input,
  * unusable tokenizer); 2 usage error.
  */
+import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { checkTemplate, formatTemplateCheck } from './core/checkTemplate';
@@ -14,6 +15,9 @@ import { mergeReports } from './core/mergeReports';
 import { expandInputs, groupByDefaultOutDir, prepare, type PrepareOptions, type PrepareResult } from './core/pipeline';
 import { loadTokenizer } from './core/tokenizer';
 import type { MaskPolicy } from './core/types';
+
+/** Inputs smaller than this (bytes, all files together) run in one thread unless --workers says otherwise. */
+const SMALL_INPUT_BYTES = 4 * 1024 * 1024;
 
 const USAGE = `eagle3-prep — EAGLE-3 draft-model training data from chat and agent datasets
 
@@ -43,7 +47,8 @@ prepare   renders every conversation with the target model's chat template,
           --tokenizer  a local Hugging Face model folder (tokenizer.json +
                        tokenizer_config.json); default: embedded Qwen3.
           --workers N  threads that render and tokenize (default: the
-                       available cores); the outputs are the same for any N.
+                       available cores; 1 for inputs under 4 MB); the outputs
+                       are the same for any N.
           --shard I/N  only shard I (0-based) of N: every N-th row across the
                        inputs, for a cluster job array; own outputs and report.
 merge-reports
@@ -161,12 +166,15 @@ async function cmdPrepare(argv: string[]): Promise<number> {
     templateKwargs: parseKwargs(values['template-kwargs']),
     allowEmpty: values['allow-empty'],
     mapping: values.mapping,
-    workers: parsePositiveInt('--workers', values.workers) ?? availableParallelism(),
+    workers: parsePositiveInt('--workers', values.workers),
     shard,
   };
   if (base.truncate && base.maxLength === undefined) throw new UsageError('--truncate needs --max-length');
   const inputs = expandInputs(positionals);
-  if (inputs.length === 0) throw new Error(`no dataset files (.jsonl, .json) found in ${positionals.join(', ')}`);
+  if (inputs.length === 0) throw new Error(`no dataset files (.jsonl, .ndjson, .json, .traj, .parquet, optionally .gz/.zst) found in ${positionals.join(', ')}`);
+  // Default workers: every core, except for small inputs, where starting the pool (a tokenizer
+  // load per worker, ~1-3 s) costs more than it saves (bench: 1,000 reasoning rows ran 0.65x at 2 workers).
+  base.workers ??= inputs.reduce((a, f) => a + statSync(f).size, 0) < SMALL_INPUT_BYTES ? 1 : availableParallelism();
   const groups = values.out ? [{ inputs, outDir: values.out }] : groupByDefaultOutDir(inputs);
   const ac = new AbortController();
   process.once('SIGINT', () => ac.abort(new Error('cancelled (SIGINT)')));
