@@ -21,8 +21,10 @@
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type Node as JsonNode, parseTree } from 'jsonc-parser';
+import { applyMapping, mappingFor } from './formats/mapping';
 import { normalizeDetailed } from './formats/normalize';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Span, type TextRecord } from './mask';
+import { applyProjectConfig, loadProjectConfigFor } from './projectConfig';
 import { ChatTemplate, pickTemplate } from './template';
 import { loadTokenizer, type TargetTokenizer } from './tokenizer';
 import type { Conversation, MaskPolicy, Message, Role } from './types';
@@ -313,13 +315,16 @@ export class RecordViewer {
   }
 
   /**
-   * Builds the view of one row: parse → normalize (shape, turns) → records
+   * Builds the view of one row: parse → the `eagle3prep.jsonc` that covers `input.file`, as
+   * `inspect` / `prepare` apply it (its field-mapping entry, `formats/mapping.ts`, then role aliases
+   * and field renames, `projectConfig.ts`) → normalize (shape, turns) → records
    * (`buildRecords` with the policy and kwargs) → tokens and loss mask
    * (`encode` + `maskFromSpans`), within the work cap.
    *
    * Never throws for bad data: an invalid JSON line, an unrecognized shape or an
    * unknown role give `status` `errored` / `dropped` with the pipeline's message
-   * (and, for an unknown role, a warning on that turn). Throws only what
+   * (and, for an unknown role, a warning on that turn); an invalid `eagle3prep.jsonc` gives
+   * `errored` with the config's message (file and line). Throws only what
    * `checkCancelled` throws, and {@link NoChatTemplateError}.
    */
   view(input: RowInput, options: RecordViewOptions = {}): RecordView {
@@ -348,6 +353,20 @@ export class RecordViewer {
     } catch (e) {
       view.message = `line ${input.line} is not valid JSON: ${(e as Error).message}`;
       view.warnings.push({ code: 'invalid_json', message: view.message });
+      return view;
+    }
+    // The eagle3prep.jsonc of the file, as readRows + inspect / prepare apply it: the field mapping
+    // entry (formats/mapping.ts) first, then role aliases and field renames (projectConfig.ts).
+    let configKey = '';
+    try {
+      const mapping = mappingFor(input.file);
+      const project = loadProjectConfigFor(input.file);
+      if (mapping) value = applyMapping(value, mapping.entry, mapping.source);
+      value = applyProjectConfig(value, project);
+      if (mapping || project) configKey = JSON.stringify([mapping?.entry ?? null, project?.roleAliases ?? null, project?.fieldMappings ?? null]);
+    } catch (e) {
+      view.message = (e as Error).message;
+      view.warnings.push({ code: 'errored', message: view.message });
       return view;
     }
     check();
@@ -423,7 +442,7 @@ export class RecordViewer {
     try {
       template = this.templateFor((conv.tools?.length ?? 0) > 0, kwargs);
       view.template = template.named.name;
-      const key = `${mask}\0${JSON.stringify(kwargs)}\0${shorten ? cap : ''}\0${template.named.name}\0${text}`;
+      const key = `${mask}\0${JSON.stringify(kwargs)}\0${shorten ? cap : ''}\0${template.named.name}\0${configKey}\0${text}`;
       let entry = this.builtCache.get(key);
       if (entry) this.builtCache.delete(key);
       else entry = { built: buildRecords(renderConv, template, this.specials, mask), prefixRenders: new Map() };
