@@ -20,16 +20,15 @@ import { DETECT_SAMPLE_SIZE, detectFormat } from './formats/detect';
 import { normalizeRow } from './formats/normalize';
 import { defaultOutDir, type FileReport, type PrepareResult } from './pipeline';
 import { applyProjectConfig, loadProjectConfigFor, type ProjectConfig } from './projectConfig';
-import { countRows, readRows } from './readers';
+import { countRows, DATASET_FILE_RE, readRows } from './readers';
 import { defaultTokenizerDir, hashModelFiles } from './tokenizer';
 import type { FormatDetection } from './types';
 
-/** Names of dataset files: `.jsonl` / `.ndjson` / `.json` / `.parquet`, optionally `.gz` / `.zst` compressed. */
-export const DATASET_FILE_RE = /\.(jsonl|ndjson|json|parquet)(\.gz|\.zst)?$/i;
+export { DATASET_FILE_RE };
 
 /** How a dataset file is stored. */
 export interface DatasetKind {
-  /** `jsonl` (one row per line), `json` (one document), `parquet`. */
+  /** `jsonl` (one row per line), `json` (one document: `.json`, `.traj`), `parquet`. */
   container: 'jsonl' | 'json' | 'parquet';
   compression: 'gzip' | 'zstd' | null;
 }
@@ -39,7 +38,7 @@ export function datasetKind(file: string): DatasetKind | undefined {
   const m = DATASET_FILE_RE.exec(path.basename(file));
   if (!m) return undefined;
   const ext = m[1].toLowerCase();
-  const container = ext === 'parquet' ? 'parquet' : ext === 'json' ? 'json' : 'jsonl';
+  const container = ext === 'parquet' ? 'parquet' : ext === 'json' || ext === 'traj' ? 'json' : 'jsonl';
   const c = m[2]?.toLowerCase();
   return { container, compression: c === '.gz' ? 'gzip' : c === '.zst' ? 'zstd' : null };
 }

@@ -53,6 +53,13 @@ export interface ReadOptions {
   mapping?: string | false;
 }
 
+/**
+ * Names of the dataset files folder expansion, menus and the Datasets view offer:
+ * `.jsonl` / `.ndjson` / `.json` / `.traj` (SWE-agent) / `.parquet`, optionally `.gz` / `.zst`
+ * compressed. {@link readRows} itself goes by content (magic bytes, first line), not by name.
+ */
+export const DATASET_FILE_RE = /\.(jsonl|ndjson|json|traj|parquet)(\.gz|\.zst)?$/i;
+
 /** Object keys that conventionally wrap the record array of a JSON document (`{"data": [...]}`). */
 export const WRAPPER_KEYS = ['data', 'rows', 'records', 'examples', 'items', 'instances', 'samples', 'train', 'dataset'];
 
