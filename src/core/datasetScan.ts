@@ -21,7 +21,7 @@ import { normalizeRow } from './formats/normalize';
 import { defaultOutDir, type FileReport, type PrepareResult } from './pipeline';
 import { applyProjectConfig, loadProjectConfigFor, type ProjectConfig } from './projectConfig';
 import { countRows, DATASET_FILE_RE, readRows } from './readers';
-import { defaultTokenizerDir, hashModelFiles } from './tokenizer';
+import { defaultTokenizerDir, hashModelFiles, tokenizerFilesStamp } from './tokenizer';
 import type { FormatDetection } from './types';
 
 export { DATASET_FILE_RE };
@@ -110,13 +110,7 @@ export function tokenizerFilesHash(dir?: string): string | undefined {
   } catch {
     return undefined;
   }
-  const files = ['tokenizer.json', 'tiktoken.model', 'tokenizer_config.json', 'chat_template.jinja', 'chat_template.json'];
-  const stamp = files
-    .map((f) => {
-      const st = fs.statSync(path.join(folder, f), { throwIfNoEntry: false });
-      return st ? `${st.mtimeMs}:${st.size}` : '-';
-    })
-    .join('|');
+  const stamp = tokenizerFilesStamp(folder);
   const hit = hashCache.get(folder);
   if (hit?.stamp === stamp) return hit.hash;
   let hash: string | undefined;

@@ -18,15 +18,14 @@
  * records, does not depend on text length); the removed characters are counted
  * back in at the same rate.
  */
-import { existsSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { type Node as JsonNode, parseTree } from 'jsonc-parser';
 import { applyMapping, mappingFor } from './formats/mapping';
 import { normalizeDetailed } from './formats/normalize';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Span, type TextRecord } from './mask';
 import { applyProjectConfig, loadProjectConfigFor } from './projectConfig';
 import { ChatTemplate, pickTemplate } from './template';
-import { loadTokenizer, type TargetTokenizer } from './tokenizer';
+import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from './tokenizer';
 import type { Conversation, MaskPolicy, Message, Role } from './types';
 
 /** One row of a dataset file: its JSON text (one JSONL line), and where it is. */
@@ -655,17 +654,14 @@ const viewers = new Map<string, RecordViewer>();
 /**
  * A {@link RecordViewer} for a tokenizer folder, loaded once per process and
  * reloaded when one of its files (`tokenizer.json`, `tiktoken.model`,
- * `tokenizer_config.json`, `chat_template.jinja`) changes (by modification time).
+ * `tokenizer_config.json`, `chat_template.jinja`, `chat_template.json`) changes
+ * (by modification time and size: `tokenizerFilesStamp`).
  * @param dir local model folder; undefined or '' = the embedded default
  * @throws TokenizerLoadError as `loadTokenizer`
  */
 export function recordViewerFor(dir: string | undefined): RecordViewer {
   const folder = dir ? resolve(dir) : '';
-  const stamp = folder
-    ? ['tokenizer.json', 'tiktoken.model', 'tokenizer_config.json', 'chat_template.jinja']
-        .map((f) => (existsSync(join(folder, f)) ? statSync(join(folder, f)).mtimeMs : 0))
-        .join(',')
-    : 'embedded';
+  const stamp = folder ? tokenizerFilesStamp(folder) : 'embedded';
   const key = `${folder}|${stamp}`;
   let v = viewers.get(key);
   if (!v) {
