@@ -22,7 +22,7 @@ import { resolve } from 'node:path';
 import { type Node as JsonNode, parseTree } from 'jsonc-parser';
 import { applyMapping, mappingFor } from './formats/mapping';
 import { normalizeDetailed } from './formats/normalize';
-import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Span, type TextRecord } from './mask';
+import { buildRecords, commonPrefixLength, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Span, type TextRecord } from './mask';
 import { applyProjectConfig, loadProjectConfigFor } from './projectConfig';
 import { ChatTemplate, pickTemplate } from './template';
 import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from './tokenizer';
@@ -233,13 +233,6 @@ function turnText(m: Message): string {
     parts.push(tc.function.name, typeof tc.function.arguments === 'string' ? tc.function.arguments : JSON.stringify(tc.function.arguments));
   }
   return parts.join('\n');
-}
-
-function commonPrefixLength(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  let i = 0;
-  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
-  return i;
 }
 
 /** Source ranges of the normalized messages inside the line, from the jsonc-parser tree. */
