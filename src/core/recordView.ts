@@ -235,13 +235,17 @@ function turnText(m: Message): string {
   return parts.join('\n');
 }
 
-/** Source ranges of the normalized messages inside the line, from the jsonc-parser tree. */
-function turnRanges(text: string, description: string | undefined, messages: readonly Message[], row: Record<string, unknown>): ([number, number] | undefined)[] {
+/**
+ * Source ranges of the normalized messages inside the line, from the jsonc-parser tree.
+ * @param fieldSource a field the shape reads → the field of the line it came from (renamed by `eagle3prep.jsonc`).
+ */
+function turnRanges(text: string, description: string | undefined, messages: readonly Message[], row: Record<string, unknown>, fieldSource: Record<string, string> = {}): ([number, number] | undefined)[] {
   const out: ([number, number] | undefined)[] = messages.map(() => undefined);
   if (!description) return out;
   const root: JsonNode | undefined = parseTree(text);
   if (!root || root.type !== 'object') return out;
-  const prop = (name: string): JsonNode | undefined => root.children?.find((p) => p.children?.[0]?.value === name);
+  const find = (name: string): JsonNode | undefined => root.children?.find((p) => p.children?.[0]?.value === name);
+  const prop = (name: string): JsonNode | undefined => find(name) ?? (Object.hasOwn(fieldSource, name) ? find(fieldSource[name]) : undefined);
   const range = (n: JsonNode | undefined): [number, number] | undefined => (n ? [n.offset, n.offset + n.length] : undefined);
   const fields = [...description.matchAll(/"([^"]+)"/g)].map((m) => m[1]);
   const list = fields.length ? prop(fields[0])?.children?.[1] : undefined;
@@ -350,12 +354,16 @@ export class RecordViewer {
     // The eagle3prep.jsonc of the file, as readRows + inspect / prepare apply it: the field mapping
     // entry (formats/mapping.ts) first, then role aliases and field renames (projectConfig.ts).
     let configKey = '';
+    const fieldSource: Record<string, string> = {};
     try {
       const mapping = mappingFor(input.file);
       const project = loadProjectConfigFor(input.file);
       if (mapping) value = applyMapping(value, mapping.entry, mapping.source);
       value = applyProjectConfig(value, project);
       if (mapping || project) configKey = JSON.stringify([mapping?.entry ?? null, project?.roleAliases ?? null, project?.fieldMappings ?? null]);
+      for (const [from, to] of Object.entries(project?.fieldMappings ?? {})) fieldSource[to] = from;
+      if (mapping && !mapping.entry.turns.includes('.')) fieldSource.messages = mapping.entry.turns;
+      if (mapping?.entry.system && !mapping.entry.system.includes('.')) fieldSource.system = mapping.entry.system;
     } catch (e) {
       view.message = (e as Error).message;
       view.warnings.push({ code: 'errored', message: view.message });
@@ -383,7 +391,7 @@ export class RecordViewer {
     view.status = outcome.kind;
     view.id = conv.id;
     view.notes.push(...(conv.notes ?? []));
-    const ranges = turnRanges(text, view.shape?.description, conv.messages, row);
+    const ranges = turnRanges(text, view.shape?.description, conv.messages, row, fieldSource);
     check();
 
     const budget = new TokenBudget(cap, this.tokenizer, this.encodings);
