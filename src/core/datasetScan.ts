@@ -69,8 +69,8 @@ export async function* scanRows(file: string, opts: { limit?: number; signal?: A
 
 /**
  * Counts the rows of a dataset file without holding it whole (except a JSON document):
- * `readers.ts` `countRows` — plain JSONL by jumping between newlines (non-blank lines),
- * Parquet from its footer (`num_rows`), compressed files and JSON documents by reading their rows.
+ * `readers.ts` `countRows` — JSONL (plain, gzip or zstd) by jumping between newlines (non-blank
+ * lines), Parquet from its footer (`num_rows`), a JSON document by reading its rows.
  * @throws Error naming the file when it cannot be read; the abort reason.
  */
 export async function countDatasetRows(file: string, signal?: AbortSignal): Promise<number> {
