@@ -8,7 +8,7 @@
  * can go into `report.json` as is; {@link formatTemplateCheck} renders it for a
  * terminal.
  */
-import { buildRecords, selectTargets, SpecialTokenFinder, type Span, type TextRecord } from './mask';
+import { buildRecords, commonPrefixLength, selectTargets, SpecialTokenFinder, type Span, type TextRecord } from './mask';
 import { ChatTemplate, pickTemplate, TemplateRenderError } from './template';
 import type { TargetTokenizer } from './tokenizer';
 import type { Conversation, MaskPolicy, Message } from './types';
@@ -238,13 +238,6 @@ const PROBES: { name: ProbeName; title: string; messages: Message[]; tools?: unk
     ],
   },
 ];
-
-function commonPrefixLength(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  let i = 0;
-  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
-  return i;
-}
 
 const excerpt = (s: string, at: number): string => s.slice(at, at + EXCERPT_CHARS);
 

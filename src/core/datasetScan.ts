@@ -16,22 +16,19 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as zlib from 'node:zlib';
-import { Decompress } from 'fzstd';
 import { DETECT_SAMPLE_SIZE, detectFormat } from './formats/detect';
 import { normalizeRow } from './formats/normalize';
 import { defaultOutDir, type FileReport, type PrepareResult } from './pipeline';
 import { applyProjectConfig, loadProjectConfigFor, type ProjectConfig } from './projectConfig';
-import { countRows, readRows } from './readers';
-import { defaultTokenizerDir, hashModelFiles } from './tokenizer';
+import { countRows, DATASET_FILE_RE, readRows } from './readers';
+import { defaultTokenizerDir, hashModelFiles, tokenizerFilesStamp } from './tokenizer';
 import type { FormatDetection } from './types';
 
-/** Names of dataset files: `.jsonl` / `.ndjson` / `.json` / `.parquet`, optionally `.gz` / `.zst` compressed. */
-export const DATASET_FILE_RE = /\.(jsonl|ndjson|json|parquet)(\.gz|\.zst)?$/i;
+export { DATASET_FILE_RE };
 
 /** How a dataset file is stored. */
 export interface DatasetKind {
-  /** `jsonl` (one row per line), `json` (one document), `parquet`. */
+  /** `jsonl` (one row per line), `json` (one document: `.json`, `.traj`), `parquet`. */
   container: 'jsonl' | 'json' | 'parquet';
   compression: 'gzip' | 'zstd' | null;
 }
@@ -41,89 +38,9 @@ export function datasetKind(file: string): DatasetKind | undefined {
   const m = DATASET_FILE_RE.exec(path.basename(file));
   if (!m) return undefined;
   const ext = m[1].toLowerCase();
-  const container = ext === 'parquet' ? 'parquet' : ext === 'json' ? 'json' : 'jsonl';
+  const container = ext === 'parquet' ? 'parquet' : ext === 'json' || ext === 'traj' ? 'json' : 'jsonl';
   const c = m[2]?.toLowerCase();
   return { container, compression: c === '.gz' ? 'gzip' : c === '.zst' ? 'zstd' : null };
-}
-
-// ------------------------------------------------------------------ streaming helpers
-
-/** Decompressed bytes of a gzip (RFC 1952, node:zlib) or zstd (RFC 8878, fzstd) file, chunk by chunk. */
-async function* decompressed(file: string, compression: 'gzip' | 'zstd', signal?: AbortSignal): AsyncGenerator<Uint8Array> {
-  const input = fs.createReadStream(file, { highWaterMark: 1 << 20 });
-  try {
-    if (compression === 'gzip') {
-      const gunzip = zlib.createGunzip();
-      input.pipe(gunzip);
-      try {
-        for await (const chunk of gunzip as AsyncIterable<Buffer>) {
-          signal?.throwIfAborted();
-          yield chunk;
-        }
-      } finally {
-        gunzip.destroy();
-      }
-      return;
-    }
-    const out: Uint8Array[] = [];
-    const dec = new Decompress((data) => {
-      out.push(data);
-    });
-    for await (const chunk of input as AsyncIterable<Buffer>) {
-      signal?.throwIfAborted();
-      dec.push(chunk);
-      while (out.length) yield out.shift()!;
-    }
-    dec.push(new Uint8Array(0), true);
-    while (out.length) yield out.shift()!;
-  } finally {
-    input.destroy();
-  }
-}
-
-/** Non-blank lines (1-based numbers, CR and a leading BOM stripped) of decompressed JSONL. */
-async function* compressedLines(file: string, compression: 'gzip' | 'zstd', signal?: AbortSignal): AsyncGenerator<{ line: number; text: string }> {
-  let pending: Buffer[] = [];
-  let lineNo = 0;
-  let first = true;
-  const emit = (buf: Buffer) => {
-    lineNo++;
-    let text = buf.toString('utf8');
-    if (first) {
-      first = false;
-      if (text.startsWith('\ufeff')) text = text.slice(1);
-    }
-    if (text.endsWith('\r')) text = text.slice(0, -1);
-    return text;
-  };
-  for await (const c of decompressed(file, compression, signal)) {
-    const chunk = Buffer.from(c.buffer, c.byteOffset, c.byteLength);
-    let start = 0;
-    let nl = chunk.indexOf(0x0a, start);
-    while (nl !== -1) {
-      const piece = chunk.subarray(start, nl);
-      const text = emit(pending.length ? Buffer.concat([...pending, piece]) : piece);
-      pending = [];
-      if (text.trim() !== '') yield { line: lineNo, text };
-      start = nl + 1;
-      nl = chunk.indexOf(0x0a, start);
-    }
-    if (start < chunk.length) pending.push(Buffer.from(chunk.subarray(start)));
-  }
-  if (pending.length) {
-    const text = emit(Buffer.concat(pending));
-    if (text.trim() !== '') yield { line: lineNo, text };
-  }
-}
-
-/** Rows of a JSON document held in memory: a top-level array, an array under one key, or one object. */
-function documentRows(doc: unknown): unknown[] {
-  if (Array.isArray(doc)) return doc;
-  if (doc !== null && typeof doc === 'object') {
-    const arrays = Object.values(doc as Record<string, unknown>).filter(Array.isArray);
-    if (arrays.length === 1) return arrays[0] as unknown[];
-  }
-  return [doc];
 }
 
 /** One parsed row with its 1-based line (row index + 1 for Parquet). */
@@ -134,171 +51,30 @@ export interface ScannedRow {
 }
 
 /**
- * Rows of any dataset file {@link datasetKind} accepts, in order: plain JSONL / JSON through
- * `readers.ts` (`readRows`); compressed JSONL streamed through gzip / zstd; a compressed JSON
- * document decompressed whole; Parquet through `hyparquet` (row groups read as needed).
+ * Rows of a dataset file, in order, as `readers.ts` `readRows` reads them (container found by
+ * magic bytes: plain / gzip / zstd JSONL or JSON document, Parquet through hyparquet; the field
+ * mapping of `eagle3prep.jsonc` applied when one matches).
  * @param limit stop after this many rows (default: all).
- * @throws Error naming the file when it cannot be read or decompressed.
+ * @throws Error naming the file when it cannot be read or decompressed; the abort reason.
  */
 export async function* scanRows(file: string, opts: { limit?: number; signal?: AbortSignal } = {}): AsyncGenerator<ScannedRow> {
-  const kind = datasetKind(file) ?? { container: 'jsonl', compression: null };
   const limit = opts.limit ?? Infinity;
-  let n = 0;
   if (limit <= 0) return;
-  try {
-    if (kind.container === 'parquet') {
-      const { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } = await import('hyparquet');
-      const buf = await asyncBufferFromFile(file);
-      const metadata = await parquetMetadataAsync(buf);
-      const total = Number(metadata.num_rows);
-      const step = 1000;
-      for (let start = 0; start < total && n < limit; start += step) {
-        opts.signal?.throwIfAborted();
-        const rowEnd = Math.min(total, start + step, start + (limit - n));
-        const rows = await parquetReadObjects({ file: buf, metadata, rowStart: start, rowEnd });
-        for (let j = 0; j < rows.length; j++) {
-          yield { line: start + j + 1, value: rows[j] };
-          if (++n >= limit) return;
-        }
-      }
-      return;
-    }
-    if (kind.compression === null) {
-      for await (const row of readRows(file, { signal: opts.signal })) {
-        yield row.error !== undefined ? { line: row.line, error: row.error } : { line: row.line, value: row.value };
-        if (++n >= limit) return;
-      }
-      return;
-    }
-    if (kind.container === 'json') {
-      const chunks: Uint8Array[] = [];
-      for await (const c of decompressed(file, kind.compression, opts.signal)) chunks.push(c);
-      const text = Buffer.concat(chunks).toString('utf8').replace(/^\ufeff/, '');
-      let doc: unknown;
-      try {
-        doc = JSON.parse(text);
-      } catch (e) {
-        yield { line: 1, error: `invalid JSON: ${(e as Error).message}` };
-        return;
-      }
-      for (const value of documentRows(doc)) {
-        yield { line: ++n, value };
-        if (n >= limit) return;
-      }
-      return;
-    }
-    for await (const l of compressedLines(file, kind.compression, opts.signal)) {
-      try {
-        yield { line: l.line, value: JSON.parse(l.text) };
-      } catch (e) {
-        yield { line: l.line, error: `invalid JSON: ${(e as Error).message}` };
-      }
-      if (++n >= limit) return;
-    }
-  } catch (e) {
-    if ((e as Error)?.name === 'AbortError' || opts.signal?.aborted) throw e;
-    const msg = (e as Error).message ?? String(e);
-    throw new Error(msg.includes(file) ? msg : `cannot read ${file}: ${msg}`, { cause: e });
-  }
-}
-
-/**
- * Counts the rows of a dataset file by streaming it (never holding it whole, except a JSON
- * document): plain JSONL / JSON as `readers.ts` `countRows` does (non-blank lines); compressed
- * JSONL by counting non-blank decompressed lines; Parquet from its footer (`num_rows`).
- * @throws Error naming the file when it cannot be read.
- */
-export async function countDatasetRows(file: string, signal?: AbortSignal): Promise<number> {
-  const kind = datasetKind(file) ?? { container: 'jsonl', compression: null };
-  if (kind.container === 'parquet') {
-    const { asyncBufferFromFile, parquetMetadataAsync } = await import('hyparquet');
-    try {
-      return Number((await parquetMetadataAsync(await asyncBufferFromFile(file))).num_rows);
-    } catch (e) {
-      throw new Error(`cannot read ${file}: ${(e as Error).message}`, { cause: e });
-    }
-  }
-  if (kind.compression === null) return kind.container === 'json' ? countRows(file, { signal }) : countJsonlLines(file, signal);
-  if (kind.container === 'json') {
-    let n = 0;
-    for await (const _ of scanRows(file, { signal })) n++;
-    return n;
-  }
   let n = 0;
-  try {
-    for await (const _ of compressedLines(file, kind.compression, signal)) n++;
-  } catch (e) {
-    if (signal?.aborted) throw e;
-    throw new Error(`cannot read ${file}: ${(e as Error).message}`, { cause: e });
+  for await (const row of readRows(file, { signal: opts.signal })) {
+    yield row.error !== undefined ? { line: row.line, error: row.error } : { line: row.line, value: row.value };
+    if (++n >= limit) return;
   }
-  return n;
 }
 
 /**
- * Non-blank lines of a plain JSONL file — the rows `readers.ts` `readRows` yields (a line holding
- * only spaces, tabs, CR or a leading BOM is blank). Streams 1 MiB chunks and jumps from newline to
- * newline with `Buffer.indexOf`, looking only at a line's first bytes, so a 1 GB file is I/O bound.
- * Unless the file is a JSON document under a JSONL name (first non-blank line a lone `[` / `{`),
- * which `readers.ts` `countRows` handles.
+ * Counts the rows of a dataset file without holding it whole (except a JSON document):
+ * `readers.ts` `countRows` — JSONL (plain, gzip or zstd) by jumping between newlines (non-blank
+ * lines), Parquet from its footer (`num_rows`), a JSON document by reading its rows.
  * @throws Error naming the file when it cannot be read; the abort reason.
  */
-async function countJsonlLines(file: string, signal?: AbortSignal): Promise<number> {
-  let fh: fs.promises.FileHandle | undefined;
-  try {
-    fh = await fs.promises.open(file, 'r');
-    const head = Buffer.alloc(4096);
-    const { bytesRead } = await fh.read(head, 0, head.length, 0);
-    const first = head.toString('utf8', 0, bytesRead).replace(/^\ufeff/, '').split('\n').find((l) => l.trim() !== '')?.trim();
-    if (first === '[' || first === '{') return countRows(file, { signal });
-  } catch (e) {
-    throw new Error(`cannot read ${file}: ${(e as Error).message}`, { cause: e });
-  } finally {
-    await fh?.close();
-  }
-  let count = 0;
-  let content = false; // the current line (continued from the previous chunk) has a non-blank byte
-  let start = true;
-  const stream = fs.createReadStream(file, { highWaterMark: 1 << 20 });
-  try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      signal?.throwIfAborted();
-      let i = 0;
-      if (start) {
-        start = false;
-        if (chunk.length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) i = 3;
-      }
-      while (i < chunk.length) {
-        if (!content) {
-          // skip blanks at the line start; most lines end this loop on their first byte
-          while (i < chunk.length) {
-            const b = chunk[i];
-            if (b === 0x0a) break;
-            if (b !== 0x20 && b !== 0x09 && b !== 0x0d) {
-              content = true;
-              break;
-            }
-            i++;
-          }
-          if (i >= chunk.length) break;
-          if (chunk[i] === 0x0a) {
-            i++;
-            continue;
-          }
-        }
-        const nl = chunk.indexOf(0x0a, i);
-        if (nl === -1) break;
-        count++;
-        content = false;
-        i = nl + 1;
-      }
-    }
-  } catch (e) {
-    if (signal?.aborted) throw e;
-    throw new Error(`cannot read ${file}: ${(e as Error).message}`, { cause: e });
-  } finally {
-    stream.destroy();
-  }
-  return content ? count + 1 : count;
+export async function countDatasetRows(file: string, signal?: AbortSignal): Promise<number> {
+  return countRows(file, { signal });
 }
 
 /**
@@ -334,13 +110,7 @@ export function tokenizerFilesHash(dir?: string): string | undefined {
   } catch {
     return undefined;
   }
-  const files = ['tokenizer.json', 'tiktoken.model', 'tokenizer_config.json', 'chat_template.jinja', 'chat_template.json'];
-  const stamp = files
-    .map((f) => {
-      const st = fs.statSync(path.join(folder, f), { throwIfNoEntry: false });
-      return st ? `${st.mtimeMs}:${st.size}` : '-';
-    })
-    .join('|');
+  const stamp = tokenizerFilesStamp(folder);
   const hit = hashCache.get(folder);
   if (hit?.stamp === stamp) return hit.hash;
   let hash: string | undefined;

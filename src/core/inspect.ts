@@ -12,20 +12,15 @@ import { EXPECTED_SHAPES, normalizeDetailed } from './formats/normalize';
 import { suggestMapping } from './formats/mapping';
 import { readRows } from './readers';
 import { applyProjectConfig, loadProjectConfigFor } from './projectConfig';
-import type { Message, Role, ToolCall } from './types';
+import type { Message } from './types';
 
-/** One message as `inspect` prints it (the normalized message model; optional keys only when set). */
-export interface InspectMessage {
-  role: Role;
-  content: string | null;
-  reasoning_content?: string;
-  /** OpenAI form `{id?, type: "function", function: {name, arguments}}`; `arguments` as the source gave it (JSON string, object, or verbatim text that is not JSON). */
-  tool_calls?: ToolCall[];
-  tool_call_id?: string;
-  name?: string;
-  /** false when the source flags the turn as not trainable (`weight: 0`, `loss: false`, `train: false`, `trainable: false`). */
-  trainable?: false;
-}
+/**
+ * One message as `inspect` prints it: the normalized message model (`types.ts` `Message`; optional
+ * keys only when set; `tool_calls` in OpenAI form with `arguments` as the source gave it), with
+ * `trainable` present only as `false` (the source flags the turn as not trainable: `weight: 0`,
+ * `loss: false`, `train: false`, `trainable: false`).
+ */
+export type InspectMessage = Omit<Message, 'trainable'> & { trainable?: false };
 
 /** One normalized row. `needs_generation` is true for prompt rows (no assistant turn: the target model must answer first). */
 export interface InspectRecord {

@@ -60,7 +60,8 @@ function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-function commonPrefixLength(a: string, b: string): number {
+/** Length of the longest common prefix of `a` and `b`, in UTF-16 code units. */
+export function commonPrefixLength(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
   while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;

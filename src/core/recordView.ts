@@ -18,13 +18,14 @@
  * records, does not depend on text length); the removed characters are counted
  * back in at the same rate.
  */
-import { existsSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { type Node as JsonNode, parseTree } from 'jsonc-parser';
+import { applyMapping, mappingFor } from './formats/mapping';
 import { normalizeDetailed } from './formats/normalize';
-import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Span, type TextRecord } from './mask';
+import { buildRecords, commonPrefixLength, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Span, type TextRecord } from './mask';
+import { applyProjectConfig, loadProjectConfigFor } from './projectConfig';
 import { ChatTemplate, pickTemplate } from './template';
-import { loadTokenizer, type TargetTokenizer } from './tokenizer';
+import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from './tokenizer';
 import type { Conversation, MaskPolicy, Message, Role } from './types';
 
 /** One row of a dataset file: its JSON text (one JSONL line), and where it is. */
@@ -234,20 +235,17 @@ function turnText(m: Message): string {
   return parts.join('\n');
 }
 
-function commonPrefixLength(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  let i = 0;
-  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
-  return i;
-}
-
-/** Source ranges of the normalized messages inside the line, from the jsonc-parser tree. */
-function turnRanges(text: string, description: string | undefined, messages: readonly Message[], row: Record<string, unknown>): ([number, number] | undefined)[] {
+/**
+ * Source ranges of the normalized messages inside the line, from the jsonc-parser tree.
+ * @param fieldSource a field the shape reads → the field of the line it came from (renamed by `eagle3prep.jsonc`).
+ */
+function turnRanges(text: string, description: string | undefined, messages: readonly Message[], row: Record<string, unknown>, fieldSource: Record<string, string> = {}): ([number, number] | undefined)[] {
   const out: ([number, number] | undefined)[] = messages.map(() => undefined);
   if (!description) return out;
   const root: JsonNode | undefined = parseTree(text);
   if (!root || root.type !== 'object') return out;
-  const prop = (name: string): JsonNode | undefined => root.children?.find((p) => p.children?.[0]?.value === name);
+  const find = (name: string): JsonNode | undefined => root.children?.find((p) => p.children?.[0]?.value === name);
+  const prop = (name: string): JsonNode | undefined => find(name) ?? (Object.hasOwn(fieldSource, name) ? find(fieldSource[name]) : undefined);
   const range = (n: JsonNode | undefined): [number, number] | undefined => (n ? [n.offset, n.offset + n.length] : undefined);
   const fields = [...description.matchAll(/"([^"]+)"/g)].map((m) => m[1]);
   const list = fields.length ? prop(fields[0])?.children?.[1] : undefined;
@@ -313,13 +311,16 @@ export class RecordViewer {
   }
 
   /**
-   * Builds the view of one row: parse → normalize (shape, turns) → records
+   * Builds the view of one row: parse → the `eagle3prep.jsonc` that covers `input.file`, as
+   * `inspect` / `prepare` apply it (its field-mapping entry, `formats/mapping.ts`, then role aliases
+   * and field renames, `projectConfig.ts`) → normalize (shape, turns) → records
    * (`buildRecords` with the policy and kwargs) → tokens and loss mask
    * (`encode` + `maskFromSpans`), within the work cap.
    *
    * Never throws for bad data: an invalid JSON line, an unrecognized shape or an
    * unknown role give `status` `errored` / `dropped` with the pipeline's message
-   * (and, for an unknown role, a warning on that turn). Throws only what
+   * (and, for an unknown role, a warning on that turn); an invalid `eagle3prep.jsonc` gives
+   * `errored` with the config's message (file and line). Throws only what
    * `checkCancelled` throws, and {@link NoChatTemplateError}.
    */
   view(input: RowInput, options: RecordViewOptions = {}): RecordView {
@@ -350,6 +351,24 @@ export class RecordViewer {
       view.warnings.push({ code: 'invalid_json', message: view.message });
       return view;
     }
+    // The eagle3prep.jsonc of the file, as readRows + inspect / prepare apply it: the field mapping
+    // entry (formats/mapping.ts) first, then role aliases and field renames (projectConfig.ts).
+    let configKey = '';
+    const fieldSource: Record<string, string> = {};
+    try {
+      const mapping = mappingFor(input.file);
+      const project = loadProjectConfigFor(input.file);
+      if (mapping) value = applyMapping(value, mapping.entry, mapping.source);
+      value = applyProjectConfig(value, project);
+      if (mapping || project) configKey = JSON.stringify([mapping?.entry ?? null, project?.roleAliases ?? null, project?.fieldMappings ?? null]);
+      for (const [from, to] of Object.entries(project?.fieldMappings ?? {})) fieldSource[to] = from;
+      if (mapping && !mapping.entry.turns.includes('.')) fieldSource.messages = mapping.entry.turns;
+      if (mapping?.entry.system && !mapping.entry.system.includes('.')) fieldSource.system = mapping.entry.system;
+    } catch (e) {
+      view.message = (e as Error).message;
+      view.warnings.push({ code: 'errored', message: view.message });
+      return view;
+    }
     check();
     const fileBase = input.file.split(/[\\/]/).pop() ?? input.file;
     const { outcome, handler } = normalizeDetailed(value, { file: input.file, line: input.line }, fileBase);
@@ -372,7 +391,7 @@ export class RecordViewer {
     view.status = outcome.kind;
     view.id = conv.id;
     view.notes.push(...(conv.notes ?? []));
-    const ranges = turnRanges(text, view.shape?.description, conv.messages, row);
+    const ranges = turnRanges(text, view.shape?.description, conv.messages, row, fieldSource);
     check();
 
     const budget = new TokenBudget(cap, this.tokenizer, this.encodings);
@@ -423,7 +442,7 @@ export class RecordViewer {
     try {
       template = this.templateFor((conv.tools?.length ?? 0) > 0, kwargs);
       view.template = template.named.name;
-      const key = `${mask}\0${JSON.stringify(kwargs)}\0${shorten ? cap : ''}\0${template.named.name}\0${text}`;
+      const key = `${mask}\0${JSON.stringify(kwargs)}\0${shorten ? cap : ''}\0${template.named.name}\0${configKey}\0${text}`;
       let entry = this.builtCache.get(key);
       if (entry) this.builtCache.delete(key);
       else entry = { built: buildRecords(renderConv, template, this.specials, mask), prefixRenders: new Map() };
@@ -636,17 +655,14 @@ const viewers = new Map<string, RecordViewer>();
 /**
  * A {@link RecordViewer} for a tokenizer folder, loaded once per process and
  * reloaded when one of its files (`tokenizer.json`, `tiktoken.model`,
- * `tokenizer_config.json`, `chat_template.jinja`) changes (by modification time).
+ * `tokenizer_config.json`, `chat_template.jinja`, `chat_template.json`) changes
+ * (by modification time and size: `tokenizerFilesStamp`).
  * @param dir local model folder; undefined or '' = the embedded default
  * @throws TokenizerLoadError as `loadTokenizer`
  */
 export function recordViewerFor(dir: string | undefined): RecordViewer {
   const folder = dir ? resolve(dir) : '';
-  const stamp = folder
-    ? ['tokenizer.json', 'tiktoken.model', 'tokenizer_config.json', 'chat_template.jinja']
-        .map((f) => (existsSync(join(folder, f)) ? statSync(join(folder, f)).mtimeMs : 0))
-        .join(',')
-    : 'embedded';
+  const stamp = folder ? tokenizerFilesStamp(folder) : 'embedded';
   const key = `${folder}|${stamp}`;
   let v = viewers.get(key);
   if (!v) {

@@ -109,6 +109,22 @@ export function hashModelFiles(folder: string, files: readonly string[], hasher 
   return hasher.digest('hex').slice(0, 16);
 }
 
+/** The files a model folder's tokenizer and chat templates are loaded from (`loadTokenizer`, `loadTiktokenTokenizer`). */
+export const TOKENIZER_FILES = ['tokenizer.json', 'tiktoken.model', 'tokenizer_config.json', 'chat_template.jinja', 'chat_template.json'] as const;
+
+/**
+ * A cheap stamp of a model folder's tokenizer files ({@link TOKENIZER_FILES}): each one's
+ * modification time (ms) and size in bytes, `-` for a missing one, joined by `|`. Equal stamps mean
+ * the files are unchanged for caching (no bytes are read).
+ * @param folder an absolute model folder
+ */
+export function tokenizerFilesStamp(folder: string): string {
+  return TOKENIZER_FILES.map((f) => {
+    const st = statSync(join(folder, f), { throwIfNoEntry: false });
+    return st ? `${st.mtimeMs}:${st.size}` : '-';
+  }).join('|');
+}
+
 /** Parses a JSON file. @throws TokenizerLoadError naming the file and the parser's reason. */
 export function readJson(path: string): any {
   try {

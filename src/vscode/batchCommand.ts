@@ -71,7 +71,7 @@ export async function prepareAll(context: vscode.ExtensionContext, output: vscod
   if (!uris) {
     const found = await findDatasetFiles();
     if (found.length === 0) {
-      void vscode.window.showInformationMessage('Prepare all datasets: no dataset file (.jsonl, .json, .parquet, .gz, .zst) found in the workspace (see the eagle3prep.datasets.include / exclude settings).');
+      void vscode.window.showInformationMessage('Prepare all datasets: no dataset file (.jsonl, .ndjson, .json, .traj, .parquet, .gz, .zst) found in the workspace (see the eagle3prep.datasets.include / exclude settings).');
       return undefined;
     }
     uris = await pickFiles(found);

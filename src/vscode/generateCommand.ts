@@ -10,7 +10,7 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { countRows } from '../core/readers';
+import { countRows, DATASET_FILE_RE } from '../core/readers';
 import { defaultGenerateOut, formatGenerateSummary, generate, type GenerateOptions } from '../core/generate/run';
 import type { ReasoningMode } from '../core/generate/client';
 import { serversFromSettings } from '../core/generate/trust';
@@ -59,9 +59,9 @@ export function registerGenerateCommand(context: vscode.ExtensionContext, output
     void vscode.window.showInformationMessage(key === '' ? 'Generation API key removed.' : 'Generation API key stored.');
   });
   const gen = vscode.commands.registerCommand(GENERATE_COMMAND, async (arg?: unknown, multi?: unknown) => {
-    const uri = urisFromCommandArgs(arg, multi).find((u) => u.scheme === 'file' && /\.(jsonl|json)$/i.test(u.fsPath));
+    const uri = urisFromCommandArgs(arg, multi).find((u) => u.scheme === 'file' && DATASET_FILE_RE.test(u.fsPath));
     if (!uri) {
-      void vscode.window.showErrorMessage('Generate: pick a prompts_to_generate.jsonl (or a .jsonl/.json dataset) in the explorer or open it in an editor.');
+      void vscode.window.showErrorMessage('Generate: pick a prompts_to_generate.jsonl (or a .jsonl / .ndjson / .json / .traj / .parquet dataset, optionally .gz / .zst) in the explorer or open it in an editor.');
       return;
     }
     const { opts, servers: configured, ignored } = readSettings(uri);

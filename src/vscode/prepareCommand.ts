@@ -154,7 +154,7 @@ export async function prepareUris(
 ): Promise<PrepareResult | undefined> {
   const log = (line: string): void => output.appendLine(line);
   if (uris.length === 0) {
-    void vscode.window.showWarningMessage('Prepare for EAGLE-3: select a .jsonl / .json dataset (or a folder) in the Explorer, or open one.');
+    void vscode.window.showWarningMessage('Prepare for EAGLE-3: select a .jsonl / .ndjson / .json / .traj / .parquet dataset (optionally .gz / .zst) or a folder in the Explorer, or open one.');
     return undefined;
   }
   const notLocal = uris.filter((u) => u.scheme !== 'file');

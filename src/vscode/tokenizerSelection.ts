@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { DATASET_FILE_RE } from '../core/readers';
 
 /** Configuration section of every setting of the extension. */
 export const CONFIG_SECTION = 'eagle3prep';
@@ -311,7 +312,7 @@ export async function selectTokenizer(): Promise<string | undefined> {
 
 /**
  * Creates the status bar item naming the active tokenizer (click = `eagle3prep.selectTokenizer`).
- * It is shown while a .jsonl / .json / .parquet file is visible in an editor or a tokenizer is configured,
+ * It is shown while a dataset file (`readers.ts` `DATASET_FILE_RE`) is visible in an editor or a tokenizer is configured,
  * and follows setting changes. Returns disposables to push onto `context.subscriptions`.
  */
 export function createTokenizerStatusBar(): vscode.Disposable[] {
@@ -333,7 +334,7 @@ export function createTokenizerStatusBar(): vscode.Disposable[] {
     item.tooltip = new vscode.MarkdownString(
       `**EAGLE-3 target tokenizer:** ${name}\n\n${dir ? `\`${dir}\`${check?.ok ? '' : `\n\n⚠ ${check?.problem}`}` : 'embedded default'}\n\nClick to change.`,
     );
-    const datasetOpen = vscode.window.visibleTextEditors.some((e) => /\.(jsonl|json|parquet)$/i.test(e.document.uri.path));
+    const datasetOpen = vscode.window.visibleTextEditors.some((e) => DATASET_FILE_RE.test(e.document.uri.path));
     if (datasetOpen || dir) item.show();
     else item.hide();
   };

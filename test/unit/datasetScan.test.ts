@@ -18,6 +18,7 @@ test('datasetKind: containers and compression from the name', () => {
   assert.deepEqual(datasetKind('b.jsonl.gz'), { container: 'jsonl', compression: 'gzip' });
   assert.deepEqual(datasetKind('b.json.zst'), { container: 'json', compression: 'zstd' });
   assert.deepEqual(datasetKind('b.parquet'), { container: 'parquet', compression: null });
+  assert.deepEqual(datasetKind('run.traj'), { container: 'json', compression: null });
   assert.equal(datasetKind('b.txt'), undefined);
   assert.equal(datasetKind('b.gz'), undefined);
 });

@@ -85,6 +85,7 @@ test('URLs and default output names', () => {
   assert.throws(() => normalizeServerUrl('localhost:8000'), /must be http/);
   assert.equal(defaultGenerateOut('/x/y.eagle3/prompts_to_generate.jsonl'), '/x/y.eagle3/generated.jsonl');
   assert.equal(defaultGenerateOut('/x/chat.jsonl'), '/x/chat.generated.jsonl');
+  assert.equal(defaultGenerateOut('/x/chat.json.gz'), '/x/chat.generated.jsonl');
 });
 
 test('multi-turn: each assistant turn regenerated from the regenerated history, never the original answers', async () => {

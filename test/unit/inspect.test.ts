@@ -172,3 +172,35 @@ test('recognized rows that are all errored do not throw: they are listed as skip
   assert.equal(r.skipped.length, 1);
   assert.equal(r.skipped[0].reason, 'errored');
 });
+
+test('eagle3prep.jsonc with roleAliases, fieldMappings and mappings: all three apply through inspectFile', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'e3p-inspect-config-'));
+  fs.writeFileSync(
+    path.join(dir, 'eagle3prep.jsonc'),
+    `{
+  // project config (projectConfig.ts)
+  "roleAliases": { "Narrator": "assistant", "patron": "user" },
+  "fieldMappings": { "chat": "messages" },
+  // field mapping (formats/mapping.ts)
+  "mappings": [{ "files": "support.jsonl", "turns": "dialogue", "role": "speaker", "content": "utterance", "roles": { "customer": "user" } }],
+}`,
+  );
+  // Matched by the mapping entry; "narrator" is not in its roles, the project's role alias reads it.
+  const support = path.join(dir, 'support.jsonl');
+  fs.writeFileSync(support, JSON.stringify({ ticket: 't1', dialogue: [{ speaker: 'customer', utterance: 'Hi?' }, { speaker: 'narrator', utterance: 'Hello.' }] }) + '\n');
+  // Not matched by the mapping: fieldMappings renames "chat", roleAliases reads "patron" / "Narrator".
+  const chat = path.join(dir, 'chat.jsonl');
+  fs.writeFileSync(chat, JSON.stringify({ id: 'c1', chat: [{ role: 'patron', content: 'Q' }, { role: 'Narrator', content: 'A' }] }) + '\n');
+
+  const a = await inspectFile(support);
+  assert.deepEqual(a.skipped, []);
+  assert.equal(a.records.length, 1);
+  assert.equal(a.records[0].shape, 'mapped');
+  assert.deepEqual(a.records[0].messages.map((m) => [m.role, m.content]), [['user', 'Hi?'], ['assistant', 'Hello.']]);
+
+  const b = await inspectFile(chat);
+  assert.deepEqual(b.skipped, []);
+  assert.equal(b.format, 'openai-messages');
+  assert.equal(b.records[0].id, 'c1');
+  assert.deepEqual(b.records[0].messages.map((m) => [m.role, m.content]), [['user', 'Q'], ['assistant', 'A']]);
+});

@@ -267,3 +267,32 @@ test('turn boundaries in a record: each turn from its header, also where the tem
     '<｜Assistant｜>Bright, indirect light suits most of them.<｜end▁of▁sentence｜>',
   ]);
 });
+
+test('eagle3prep.jsonc: the view applies the mapping entry and the role aliases as inspect does', () => {
+  const dir = tempDir('e3p-view-config-');
+  writeFileSync(
+    join(dir, 'eagle3prep.jsonc'),
+    '{ "roleAliases": { "narrator": "assistant" }, "fieldMappings": { "chat": "messages" }, "mappings": [{ "files": "support.jsonl", "turns": "dialogue", "role": "speaker", "content": "utterance", "roles": { "customer": "user" } }] }',
+  );
+  const text = JSON.stringify({ dialogue: [{ speaker: 'customer', utterance: 'Hi?' }, { speaker: 'narrator', utterance: 'Hello.' }] });
+  const v = viewer.view({ text, file: join(dir, 'support.jsonl'), line: 1 });
+  assert.equal(v.status, 'conversation');
+  assert.equal(v.shape?.format, 'mapped');
+  assert.deepEqual(v.turns.map((t) => [t.role, t.target]), [['user', false], ['assistant', true]]);
+  // Turn ranges point at the source turn objects under the original field names.
+  const src = JSON.parse(text);
+  assert.deepEqual(v.turns.map((t) => JSON.parse(text.slice(t.range![0], t.range![1]))), src.dialogue);
+  const chatText = JSON.stringify({ chat: [{ role: 'user', content: 'Q' }, { role: 'Narrator', content: 'A' }] });
+  const c = viewer.view({ text: chatText, file: join(dir, 'other.jsonl'), line: 1 });
+  assert.equal(c.shape?.format, 'openai-messages');
+  assert.deepEqual(c.turns.map((t) => t.role), ['user', 'assistant']);
+  assert.deepEqual(c.turns.map((t) => JSON.parse(chatText.slice(t.range![0], t.range![1]))), JSON.parse(chatText).chat);
+  // Without the config the same line is not readable.
+  const w = viewer.view({ text, file: join(tempDir('e3p-view-noconfig-'), 'support.jsonl'), line: 1 });
+  assert.equal(w.status, 'dropped');
+  // An invalid config is reported, not thrown.
+  writeFileSync(join(dir, 'eagle3prep.jsonc'), '{ "roleAliases": { "narrator": "robot" } }');
+  const x = viewer.view({ text, file: join(dir, 'support.jsonl'), line: 1 });
+  assert.equal(x.status, 'errored');
+  assert.match(x.message ?? '', /eagle3prep\.jsonc.*narrator/);
+});

@@ -25,6 +25,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { findProjectConfig, PROJECT_CONFIG_NAME } from '../projectConfig';
 
 /** One mapping entry. All keys but `files` and `turns` are optional. */
 export interface FieldMapping {
@@ -47,8 +48,8 @@ export interface MappingFile {
   mappings: FieldMapping[];
 }
 
-/** The workspace mapping file name, looked for beside the input and in its parent folders. */
-export const WORKSPACE_MAPPING_FILE = 'eagle3prep.jsonc';
+/** The workspace mapping file name, looked for beside the input and in its parent folders (the project config's file, `projectConfig.ts`). */
+export const WORKSPACE_MAPPING_FILE = PROJECT_CONFIG_NAME;
 
 /**
  * Load and check a mapping file.
@@ -102,14 +103,8 @@ export function mappingFor(file: string, explicit?: string): { entry: FieldMappi
   const candidates: string[] = [];
   if (explicit) candidates.push(path.resolve(explicit));
   else {
-    for (let dir = path.dirname(abs); ; dir = path.dirname(dir)) {
-      const p = path.join(dir, WORKSPACE_MAPPING_FILE);
-      if (fs.existsSync(p)) {
-        candidates.push(p);
-        break;
-      }
-      if (path.dirname(dir) === dir) break;
-    }
+    const nearest = findProjectConfig(abs);
+    if (nearest) candidates.push(nearest);
   }
   for (const c of candidates) {
     const mf = loadMappingFile(c);

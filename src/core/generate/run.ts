@@ -19,7 +19,7 @@
 import { setMaxListeners } from 'node:events';
 import { basename, dirname, join, resolve } from 'node:path';
 import { normalizeRow } from '../formats/normalize';
-import { readRows } from '../readers';
+import { DATASET_FILE_RE, readRows } from '../readers';
 import type { Conversation, Message } from '../types';
 import { BadResponseError, backoffDelay, buildChatBody, chatOnce, fetchModelName, fetchServerConcurrency, sleep, type ChatRequestOptions, type ChatTurnResult, type ReasoningMode, type RetryPolicy } from './client';
 import { regenerateConversation, type ConversationOutcome } from './conversation';
@@ -118,12 +118,12 @@ export interface GenerateResult {
   tornBytesCut: number;
 }
 
-/** `x/prompts_to_generate.jsonl` → `x/generated.jsonl`; `x/data.jsonl` → `x/data.generated.jsonl`. */
+/** `x/prompts_to_generate.jsonl` → `x/generated.jsonl`; `x/data.jsonl` (or `.json.gz`, `.parquet`, … — `readers.ts` `DATASET_FILE_RE`) → `x/data.generated.jsonl`. */
 export function defaultGenerateOut(input: string): string {
   const abs = resolve(input);
   const name = basename(abs);
   if (name === 'prompts_to_generate.jsonl') return join(dirname(abs), 'generated.jsonl');
-  return join(dirname(abs), name.replace(/\.(jsonl|json|ndjson)$/i, '') + '.generated.jsonl');
+  return join(dirname(abs), name.replace(DATASET_FILE_RE, '') + '.generated.jsonl');
 }
 
 /** `http://h:1/v1/` → `http://h:1`. @throws Error for a URL that is not http(s) */
