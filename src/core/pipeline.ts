@@ -16,7 +16,7 @@ import { checkTemplate, type TemplateCheck } from './checkTemplate';
 import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from './generate/generatedIds';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError } from './mask';
 import { AtomicOutput } from './output';
-import { readRows, type RawRow } from './readers';
+import { DATASET_FILE_RE, readRows, type RawRow } from './readers';
 import { writeReports } from './report';
 import { ChatTemplate, pickTemplate } from './template';
 import { loadTokenizer, TokenizerLoadError, type TargetTokenizer } from './tokenizer';
@@ -141,17 +141,12 @@ export interface PrepareResult {
   shard?: { index: number; count: number; merged?: boolean };
 }
 
-/** File extensions `prepare` reads when given a folder. */
+/** File extensions `prepare` reads when given a folder (each also gzip- or zstd-compressed, `readers.ts` DATASET_FILE_RE). */
 export const DATASET_EXTENSIONS = ['.jsonl', '.ndjson', '.json', '.traj', '.parquet'];
-/** Compressed forms that folder expansion picks up too (readers.ts detects gzip / zstd by magic bytes). */
-const COMPRESSED_SUFFIXES = ['.gz', '.zst'];
 
 /** Whether folder expansion takes a file of this name as a dataset (`x.jsonl`, `x.jsonl.gz`, `run.traj`, …). */
 function isDatasetName(name: string): boolean {
-  let n = name.toLowerCase();
-  const c = COMPRESSED_SUFFIXES.find((x) => n.endsWith(x));
-  if (c) n = n.slice(0, -c.length);
-  return DATASET_EXTENSIONS.includes(extname(n)) && !(c && extname(n) === '.parquet');
+  return DATASET_FILE_RE.test(name);
 }
 
 /**
@@ -160,7 +155,7 @@ function isDatasetName(name: string): boolean {
  */
 export function defaultOutDir(input: string): string {
   const abs = resolve(input);
-  const name = basename(abs).replace(/\.(jsonl|json|ndjson)(\.gz|\.zst)?$/i, '');
+  const name = basename(abs).replace(DATASET_FILE_RE, '');
   return join(dirname(abs), `${name}.eagle3`);
 }
 
