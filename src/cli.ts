@@ -5,19 +5,14 @@
  * Exit codes: 0 success; 1 a run failed (an input yielded nothing, bad input,
  * unusable tokenizer); 2 usage error.
  */
-import { statSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { checkTemplate, formatTemplateCheck } from './core/checkTemplate';
 import { formatGenerateSummary, generate, type GenerateOptions } from './core/generate/run';
 import { inspectFile } from './core/inspect';
 import { mergeReports } from './core/mergeReports';
-import { expandInputs, groupByDefaultOutDir, prepare, type PrepareOptions, type PrepareResult } from './core/pipeline';
+import { defaultWorkerCount, expandInputs, groupByDefaultOutDir, prepare, type PrepareOptions, type PrepareResult } from './core/pipeline';
 import { loadTokenizer } from './core/tokenizer';
 import type { MaskPolicy } from './core/types';
-
-/** Inputs smaller than this (bytes, all files together) run in one thread unless --workers says otherwise. */
-const SMALL_INPUT_BYTES = 4 * 1024 * 1024;
 
 const USAGE = `eagle3-prep — EAGLE-3 draft-model training data from chat and agent datasets
 
@@ -172,9 +167,7 @@ async function cmdPrepare(argv: string[]): Promise<number> {
   if (base.truncate && base.maxLength === undefined) throw new UsageError('--truncate needs --max-length');
   const inputs = expandInputs(positionals);
   if (inputs.length === 0) throw new Error(`no dataset files (.jsonl, .ndjson, .json, .traj, .parquet, optionally .gz/.zst) found in ${positionals.join(', ')}`);
-  // Default workers: every core, except for small inputs, where starting the pool (a tokenizer
-  // load per worker, ~1-3 s) costs more than it saves (bench: 1,000 reasoning rows ran 0.65x at 2 workers).
-  base.workers ??= inputs.reduce((a, f) => a + statSync(f).size, 0) < SMALL_INPUT_BYTES ? 1 : availableParallelism();
+  base.workers ??= defaultWorkerCount(inputs);
   const groups = values.out ? [{ inputs, outDir: values.out }] : groupByDefaultOutDir(inputs);
   const ac = new AbortController();
   process.once('SIGINT', () => ac.abort(new Error('cancelled (SIGINT)')));

@@ -139,10 +139,10 @@ async function* lines(path: string): AsyncGenerator<string> {
  * `prompts_to_generate.jsonl`) into `dest` in input order: each shard's lines
  * are already in input order and a row lives in one shard, so taking the line
  * with the smallest (file index, line) among the shards' next lines restores
- * the order of a single run. Written atomically.
+ * the order of a single run. Written to `out`, which the caller commits (or aborts).
  * @returns the number of lines written
  */
-export async function mergeOutputLines(shardFiles: string[], fileOrder: string[], dest: string): Promise<number> {
+export async function mergeOutputLines(shardFiles: string[], fileOrder: string[], out: AtomicOutput): Promise<number> {
   const fileIndex = new Map(fileOrder.map((f, i) => [f, i]));
   const its = shardFiles.map((f) => lines(f));
   const key = (l: string, from: string): number => {
@@ -156,23 +156,16 @@ export async function mergeOutputLines(shardFiles: string[], fileOrder: string[]
     const r = await its[i].next();
     heads.push(r.done ? null : { line: r.value, key: key(r.value, shardFiles[i]) });
   }
-  const out = new AtomicOutput(dest);
   let count = 0;
-  try {
-    for (;;) {
-      let best = -1;
-      for (let i = 0; i < heads.length; i++) if (heads[i] && (best < 0 || heads[i]!.key < heads[best]!.key)) best = i;
-      if (best < 0) break;
-      await out.write(heads[best]!.line + '\n');
-      count++;
-      const r = await its[best].next();
-      heads[best] = r.done ? null : { line: r.value, key: key(r.value, shardFiles[best]) };
-    }
-  } catch (e) {
-    await out.abort();
-    throw e;
+  for (;;) {
+    let best = -1;
+    for (let i = 0; i < heads.length; i++) if (heads[i] && (best < 0 || heads[i]!.key < heads[best]!.key)) best = i;
+    if (best < 0) break;
+    await out.write(heads[best]!.line + '\n');
+    count++;
+    const r = await its[best].next();
+    heads[best] = r.done ? null : { line: r.value, key: key(r.value, shardFiles[best]) };
   }
-  await out.commit();
   return count;
 }
 
@@ -185,12 +178,27 @@ export async function mergeOutputLines(shardFiles: string[], fileOrder: string[]
 export async function mergeReports(paths: string[], outDir: string, opts: { data?: boolean; allowEmpty?: boolean } = {}): Promise<PrepareResult> {
   const reports = paths.map(readShardReport);
   const merged = mergeShardResults(reports, outDir, opts);
+  // --out must not be one of the shards' folders: the merge would replace the outputs it reads.
+  for (const r of reports) {
+    if (resolve(r.outDir) === merged.outDir) throw new MergeError(`--out ${outDir} is the output folder of shard ${r.shard?.index}; merge into a folder of its own`);
+  }
   if (opts.data) {
     const order = merged.files.map((f) => f.file);
-    const nRec = await mergeOutputLines(reports.map((r) => r.outputs.tokenizedData), order, merged.outputs.tokenizedData);
-    const nPrompt = await mergeOutputLines(reports.map((r) => r.outputs.promptsToGenerate), order, merged.outputs.promptsToGenerate);
-    if (nRec !== merged.totals.recordsWritten) throw new MergeError(`the shards' tokenized_data.jsonl hold ${nRec} records, their reports ${merged.totals.recordsWritten}`);
-    if (nPrompt !== merged.totals.rowsSetAside) throw new MergeError(`the shards' prompts_to_generate.jsonl hold ${nPrompt} prompts, their reports ${merged.totals.rowsSetAside}`);
+    // Both files are checked against the reports before either replaces anything in --out.
+    const data = new AtomicOutput(merged.outputs.tokenizedData);
+    const prompts = new AtomicOutput(merged.outputs.promptsToGenerate);
+    try {
+      const nRec = await mergeOutputLines(reports.map((r) => r.outputs.tokenizedData), order, data);
+      const nPrompt = await mergeOutputLines(reports.map((r) => r.outputs.promptsToGenerate), order, prompts);
+      if (nRec !== merged.totals.recordsWritten) throw new MergeError(`the shards' tokenized_data.jsonl hold ${nRec} records, their reports ${merged.totals.recordsWritten}`);
+      if (nPrompt !== merged.totals.rowsSetAside) throw new MergeError(`the shards' prompts_to_generate.jsonl hold ${nPrompt} prompts, their reports ${merged.totals.rowsSetAside}`);
+    } catch (e) {
+      await data.abort();
+      await prompts.abort();
+      throw e;
+    }
+    await data.commit();
+    await prompts.commit();
   }
   await writeReports(merged);
   return merged;

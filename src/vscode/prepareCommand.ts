@@ -245,9 +245,12 @@ export async function prepareUris(
 
   log(`Done in ${(result.elapsedMs / 1000).toFixed(1)} s: ${summarizeResult(result)}.`);
   for (const f of result.failures) log(`  failure: ${f}`);
-  log(`  ${result.outputs.tokenizedData}\n  ${result.outputs.promptsToGenerate}\n  ${result.outputs.reportMd}`);
-  const active = vscode.window.activeTextEditor?.document.uri.toString();
-  await openReport(result.outputs.reportMd, settings.openReport, log, uris.some((u) => u.toString() === active));
+  // A failed run writes nothing (the folder keeps its previous outputs), so there is no new report to open.
+  if (result.ok) {
+    log(`  ${result.outputs.tokenizedData}\n  ${result.outputs.promptsToGenerate}\n  ${result.outputs.reportMd}`);
+    const active = vscode.window.activeTextEditor?.document.uri.toString();
+    await openReport(result.outputs.reportMd, settings.openReport, log, uris.some((u) => u.toString() === active));
+  } else log('  nothing written: the output folder keeps its previous outputs');
 
   const outName = path.basename(result.outDir);
   if (result.ok) {

@@ -3,11 +3,10 @@
  * worker thread for one `prepare` run and turns its messages into callbacks
  * and a promise. See src/core/workerProtocol.ts for the message shapes.
  */
-import { availableParallelism } from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import * as vscode from 'vscode';
-import type { PrepareOptions, PrepareProgress, PrepareResult } from '../core/pipeline';
+import { defaultWorkerCount, type PrepareOptions, type PrepareProgress, type PrepareResult } from '../core/pipeline';
 import { isFromWorkerMessage, type PrepareWorkerData, type ToWorkerMessage } from '../core/workerProtocol';
 
 /** Callbacks and cancellation of one worker run. */
@@ -53,7 +52,7 @@ export function runPrepareInWorker(
   const script = workerScriptPath(location);
   // The run's rows are rendered and tokenized by a pool of threads (one per core) under this worker,
   // at a lower priority than the extension host's thread (Linux; see PrepareOptions.lowPriority).
-  const data: PrepareWorkerData = { job: 'prepare', options: { lowPriority: true, ...options, workers: options.workers ?? availableParallelism() } };
+  const data: PrepareWorkerData = { job: 'prepare', options: { lowPriority: true, ...options, workers: options.workers ?? defaultWorkerCount(options.inputs) } };
   return new Promise<PrepareResult>((resolve, reject) => {
     if (hooks.token?.isCancellationRequested) {
       reject(new vscode.CancellationError());

@@ -254,7 +254,8 @@ test('generate: a server restart mid-run is ridden out; requests spread over two
     assert.equal(r.ok, true, r.failures.join('; '));
     assert.equal(r.generated, 60);
     assert.ok(a.answered > 0 && b.answered > 0, `a ${a.answered}, b ${b.answered}`);
-    assert.equal(a.answered + b.answered, 60);
+    // A reply cut off by the restart is answered by the server but lost to the client and re-sent: at least 60.
+    assert.ok(a.answered + b.answered >= 60, `answered ${a.answered + b.answered}`);
     assert.deepEqual(readOut(r.out).map((x) => x.id).sort(), prompts(60).map((p) => p.id).sort());
   } finally {
     await a.close();

@@ -63,13 +63,13 @@ export function loadMappingFile(file: string): MappingFile {
     throw new Error(`cannot read mapping file ${file}: ${(e as Error).message}`);
   }
   const errors: ParseError[] = [];
-  const doc = parse(text, errors, { allowTrailingComma: true, disallowComments: false });
+  const doc = parse(text, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true });
   if (errors.length) {
     const line = text.slice(0, errors[0].offset).split('\n').length;
     throw new Error(`mapping file ${file}, line ${line}: ${printParseErrorCode(errors[0].error)}`);
   }
   // The same file may carry only the project config's `roleAliases` / `fieldMappings` (projectConfig.ts): no entries then.
-  const list = Array.isArray(doc) ? doc : doc && typeof doc === 'object' ? ((doc as { mappings?: unknown }).mappings ?? []) : undefined;
+  const list = doc === undefined ? [] : Array.isArray(doc) ? doc : doc && typeof doc === 'object' ? ((doc as { mappings?: unknown }).mappings ?? []) : undefined;
   if (!Array.isArray(list)) throw new Error(`mapping file ${file}: expected {"mappings": [ … ]} (a list of entries with "files" and "turns")`);
   list.forEach((m, i) => {
     const where = `mapping file ${file}, entry ${i + 1}`;
@@ -179,6 +179,9 @@ export function applyMapping(value: unknown, m: FieldMapping, source: string): u
   if (m.tools && get(value, m.tools) !== undefined) row.tools = get(value, m.tools);
   const id = m.id ? get(value, m.id) : (value as Record<string, unknown>).id;
   if (id !== undefined) row.id = id;
+  // What `generate` adds to a row (its token ids, outcome) survives the mapping (generate/generatedIds.ts).
+  const g = (value as Record<string, unknown>).generation;
+  if (g !== undefined) row.generation = g;
   return row;
 }
 

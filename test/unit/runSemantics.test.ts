@@ -1,0 +1,63 @@
+/**
+ * Run-level guarantees across the merged features: a failed run leaves the
+ * output folder as it was; an empty eagle3prep.jsonc is no mapping; a field
+ * mapping keeps what `generate` added; merge-reports never writes into a
+ * shard's own folder.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { applyMapping } from '../../src/core/formats/mapping';
+import { mergeReports, MergeError } from '../../src/core/mergeReports';
+import { prepare } from '../../src/core/pipeline';
+import { tempDir, writeJsonl } from '../helpers';
+
+const chat = (i: number) => ({ messages: [{ role: 'user', content: `q${i}` }, { role: 'assistant', content: `a${i}` }] });
+
+test('a failed run leaves the previous tokenized_data.jsonl, prompts and report untouched', async () => {
+  const dir = tempDir();
+  const good = writeJsonl([chat(1), chat(2)], 'good.jsonl', dir);
+  const out = join(dir, 'out');
+  const first = await prepare({ inputs: [good], outDir: out, workers: 1 });
+  assert.equal(first.ok, true);
+  const before = ['tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'report.json'].map((f) => readFileSync(join(out, f), 'utf8'));
+  assert.equal(before[0].trim().split('\n').length, 2);
+  const empty = join(dir, 'empty.jsonl');
+  writeFileSync(empty, '');
+  const second = await prepare({ inputs: [empty], outDir: out, workers: 1 });
+  assert.equal(second.ok, false);
+  assert.match(second.failures.join('\n'), /empty\.jsonl: no record written/);
+  const after = ['tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'report.json'].map((f) => readFileSync(join(out, f), 'utf8'));
+  assert.deepEqual(after, before);
+});
+
+test('an eagle3prep.jsonc holding only a comment is no configuration, not an error', async () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, 'eagle3prep.jsonc'), '// project config\n');
+  const file = writeJsonl([chat(1)], 'd.jsonl', dir);
+  const r = await prepare({ inputs: [file], outDir: join(dir, 'o'), workers: 1 });
+  assert.equal(r.ok, true, r.failures.join('; '));
+  assert.equal(r.totals.recordsWritten, 1);
+});
+
+test('a field mapping keeps the generation block that generate wrote (its token ids)', () => {
+  const generation = { model: 'm', outcome: 'ok', turns: [{ message_index: 1, token_ids: [1, 2, 3] }] };
+  const row = applyMapping({ dialogue: [{ speaker: 'user', text: 'hi' }], generation }, { files: '*', turns: 'dialogue', role: 'speaker', content: 'text' } as never, 'x#1') as Record<string, unknown>;
+  assert.deepEqual(row.generation, generation);
+  assert.deepEqual(row.messages, [{ role: 'user', content: 'hi' }]);
+});
+
+test("merge-reports refuses an --out that is one of the shards' folders, and writes nothing there", async () => {
+  const dir = tempDir();
+  const file = writeJsonl([chat(1), chat(2), chat(3), chat(4)], 'd.jsonl', dir);
+  const a = join(dir, 's0');
+  const b = join(dir, 's1');
+  assert.equal((await prepare({ inputs: [file], outDir: a, workers: 1, shard: { index: 0, count: 2 } })).ok, true);
+  assert.equal((await prepare({ inputs: [file], outDir: b, workers: 1, shard: { index: 1, count: 2 } })).ok, true);
+  const before = readFileSync(join(a, 'tokenized_data.jsonl'), 'utf8');
+  await assert.rejects(mergeReports([a, b], a, { data: true }), (e: unknown) => e instanceof MergeError && /output folder of shard 0/.test((e as Error).message));
+  assert.equal(readFileSync(join(a, 'tokenized_data.jsonl'), 'utf8'), before);
+  const merged = await mergeReports([a, b], join(dir, 'all'), { data: true });
+  assert.equal(merged.totals.recordsWritten, 4);
+});
