@@ -170,7 +170,8 @@ async function cmdPrepare(argv: string[]): Promise<number> {
   base.workers ??= defaultWorkerCount(inputs);
   const groups = values.out ? [{ inputs, outDir: values.out }] : groupByDefaultOutDir(inputs);
   const ac = new AbortController();
-  process.once('SIGINT', () => ac.abort(new Error('cancelled (SIGINT)')));
+  // SIGTERM too: what Slurm and Kubernetes send on cancel or preemption. The run aborts its temporary outputs.
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => ac.abort(new Error(`cancelled (${sig})`)));
   const log = values.quiet || values.json ? undefined : (l: string) => process.stderr.write(l + '\n');
   const results: PrepareResult[] = [];
   for (const g of groups) results.push(await prepare({ ...base, ...g }, { log, signal: ac.signal }));
@@ -291,7 +292,8 @@ async function cmdGenerate(argv: string[]): Promise<number> {
     extraBody: parseExtraBody(values['extra-body']),
   };
   const ac = new AbortController();
-  process.once('SIGINT', () => ac.abort(new Error('cancelled (SIGINT)')));
+  // SIGTERM too: what Slurm and Kubernetes send on cancel or preemption. The run aborts its temporary outputs.
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => ac.abort(new Error(`cancelled (${sig})`)));
   const quiet = values.quiet || values.json;
   const log = quiet ? undefined : (l: string) => process.stderr.write(l + '\n');
   const onProgress = quiet || !process.stderr.isTTY ? undefined : (p: { rowsRead: number; generated: number; failed: number; inFlight: number; tokensPerSecond: number }) =>
@@ -305,6 +307,11 @@ async function cmdGenerate(argv: string[]): Promise<number> {
 /** Runs the CLI with `argv` (without node and script); resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
+  // `eagle3-prep prepare --help` (any command): the usage, exit 0.
+  if (cmd !== undefined && (rest.includes('--help') || rest.includes('-h'))) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
   try {
     switch (cmd) {
       case 'prepare':

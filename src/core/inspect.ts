@@ -24,7 +24,7 @@ export type InspectMessage = Omit<Message, 'trainable'> & { trainable?: false };
 
 /** One normalized row. `needs_generation` is true for prompt rows (no assistant turn: the target model must answer first). */
 export interface InspectRecord {
-  source: { line: number };
+  source: { line: number; element?: number };
   id: string;
   /** The shape handler that read the row (`openai-messages`, `sharegpt`, `preference`, …): rows of a mixed file are read per row. */
   shape: string;
@@ -110,7 +110,7 @@ export async function inspectFile(file: string, opts: InspectOptions = {}): Prom
         skipped.push({ line: row.line, reason: 'invalid_json', message: row.error });
       } else {
         if (sample.length < DETECT_SAMPLE_SIZE) sample.push(row.value);
-        const { outcome, handler } = normalizeDetailed(row.value, { file, line: row.line }, fileBase);
+        const { outcome, handler } = normalizeDetailed(row.value, row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element }, fileBase);
         if (handler) recognized++;
         else if (row.value !== null && typeof row.value === 'object' && !Array.isArray(row.value)) {
           firstUnrecognized ??= row.value;
@@ -123,7 +123,7 @@ export async function inspectFile(file: string, opts: InspectOptions = {}): Prom
           case 'prompt': {
             const c = outcome.conversation;
             const rec: InspectRecord = {
-              source: { line: row.line },
+              source: row.element === undefined ? { line: row.line } : { line: row.line, element: row.element },
               id: c.id,
               shape: handler?.name ?? 'unknown',
               messages: c.messages.map(toInspectMessage),

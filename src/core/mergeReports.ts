@@ -126,7 +126,7 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
 }
 
 /** The `source` of a record or prompt line, read without parsing the whole line. */
-const SOURCE_RE = /"source":\{"file":("(?:[^"\\]|\\.)*"),"line":(\d+)\}/;
+const SOURCE_RE = /"source":\{"file":("(?:[^"\\]|\\.)*"),"line":(\d+)(?:,"element":(\d+))?\}/;
 
 async function* lines(path: string): AsyncGenerator<string> {
   if (!existsSync(path)) return;
@@ -145,13 +145,15 @@ async function* lines(path: string): AsyncGenerator<string> {
 export async function mergeOutputLines(shardFiles: string[], fileOrder: string[], out: AtomicOutput): Promise<number> {
   const fileIndex = new Map(fileOrder.map((f, i) => [f, i]));
   const its = shardFiles.map((f) => lines(f));
-  const key = (l: string, from: string): number => {
+  // Input order: (file index, line, element on that line; -1 when the row has the line to itself).
+  const key = (l: string, from: string): [number, number, number] => {
     const m = SOURCE_RE.exec(l);
     const fi = m ? fileIndex.get(JSON.parse(m[1])) : undefined;
     if (!m || fi === undefined) throw new MergeError(`${from}: a line without a known "source" (${l.slice(0, 80)}…)`);
-    return fi * 2 ** 32 + Number(m[2]);
+    return [fi, Number(m[2]), m[3] === undefined ? -1 : Number(m[3])];
   };
-  const heads: ({ line: string; key: number } | null)[] = [];
+  const before = (a: [number, number, number], b: [number, number, number]) => a[0] !== b[0] ? a[0] < b[0] : a[1] !== b[1] ? a[1] < b[1] : a[2] < b[2];
+  const heads: ({ line: string; key: [number, number, number] } | null)[] = [];
   for (let i = 0; i < its.length; i++) {
     const r = await its[i].next();
     heads.push(r.done ? null : { line: r.value, key: key(r.value, shardFiles[i]) });
@@ -159,7 +161,7 @@ export async function mergeOutputLines(shardFiles: string[], fileOrder: string[]
   let count = 0;
   for (;;) {
     let best = -1;
-    for (let i = 0; i < heads.length; i++) if (heads[i] && (best < 0 || heads[i]!.key < heads[best]!.key)) best = i;
+    for (let i = 0; i < heads.length; i++) if (heads[i] && (best < 0 || before(heads[i]!.key, heads[best]!.key))) best = i;
     if (best < 0) break;
     await out.write(heads[best]!.line + '\n');
     count++;

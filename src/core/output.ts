@@ -7,7 +7,6 @@ import { createWriteStream, mkdirSync, renameSync, rmSync, type WriteStream } fr
 import { writeFile, rename } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 
 function tempPathFor(path: string): string {
   return join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
@@ -55,12 +54,17 @@ export class AtomicOutput {
   async abort(): Promise<void> {
     if (this.stream) {
       const s = this.stream;
-      if (!s.closed) {
-        const closed = once(s, 'close');
-        s.destroy();
-        await closed;
+      try {
+        if (!s.closed) {
+          // Pending writes fail with ERR_STREAM_DESTROYED once destroyed: expected here, not the run's error.
+          s.on('error', () => {});
+          const closed = new Promise<void>((res) => s.once('close', () => res()));
+          s.destroy();
+          await closed;
+        }
+      } finally {
+        rmSync(this.tmp, { force: true });
       }
-      rmSync(this.tmp, { force: true });
     }
   }
 }

@@ -323,13 +323,13 @@ export class RowProcessor {
    * Processes one row of `file` (`fileBase` = its basename, for default ids).
    * Never throws for bad data: a row that cannot be used is `dropped` or `errored`.
    */
-  processRow(row: Pick<RawRow, 'line' | 'value' | 'error'>, file: string, fileBase: string): RowResult {
+  processRow(row: Pick<RawRow, 'line' | 'element' | 'value' | 'error'>, file: string, fileBase: string): RowResult {
     const res: RowResult = { line: row.line, fate: 'errored', notes: [], records: [], trainableTokens: 0, totalTokens: 0 };
     if (row.error !== undefined) {
       res.message = row.error;
       return res;
     }
-    const outcome = normalizeRow(row.value, { file, line: row.line }, fileBase);
+    const outcome = normalizeRow(row.value, row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element }, fileBase);
     switch (outcome.kind) {
       case 'conversation':
         res.notes.push(...(outcome.conversation.notes ?? []));
@@ -414,7 +414,7 @@ export class RowProcessor {
       }
       const out: TokenizedRecord = {
         id: built.records.length > 1 ? `${conv.id}#${r}` : conv.id,
-        source: { file: conv.source.file, line: conv.source.line },
+        source: conv.source.element === undefined ? { file: conv.source.file, line: conv.source.line } : { file: conv.source.file, line: conv.source.line, element: conv.source.element },
         input_ids: ids,
         loss_mask: mask,
         seq_len: ids.length,
@@ -509,7 +509,10 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
   if (shard && (!Number.isInteger(shard.count) || shard.count < 1 || !Number.isInteger(shard.index) || shard.index < 0 || shard.index >= shard.count)) {
     throw new Error(`shard ${shard.index}/${shard.count}: the index must be an integer in [0, count)`);
   }
-  const workers = Math.max(1, Math.floor(opts.workers ?? 1));
+  // More row workers than cores only adds tokenizer copies (~100 MB each) and start-up time: capped at the cores.
+  const requested = Math.max(1, Math.floor(opts.workers ?? 1));
+  const workers = Math.min(requested, availableParallelism());
+  if (workers < requested) hooks.log?.(`  workers: ${requested} requested, ${workers} used (the available cores)`);
   // With a pool, this thread never loads the tokenizer: the first worker reports it and runs the template check.
   let executor: RowExecutor;
   let setup: RunSetup;
@@ -629,7 +632,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
           await flush();
           lastBytes = row.bytes;
           inline ??= new InlineExecutor(new RowProcessor(opts));
-          batch = { file, fileBase, rows: [{ line: row.line, value: row.value, error: row.error }] };
+          batch = { file, fileBase, rows: [{ line: row.line, element: row.element, value: row.value, error: row.error }] };
           const b = batch;
           batch = null;
           const p = Promise.resolve().then(() => inline!.run(b));
@@ -639,7 +642,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
           return;
         }
         batch ??= { file, fileBase, rows: [] };
-        batch.rows.push({ line: row.line, value: row.value, error: row.error });
+        batch.rows.push({ line: row.line, element: row.element, value: row.value, error: row.error });
         batchBytes += rowBytes;
         lastBytes = row.bytes;
         if (batch.rows.length >= BATCH_ROWS || batchBytes >= BATCH_BYTES) await flush();

@@ -17,7 +17,7 @@ export interface RowBatch {
   file: string;
   /** Basename of `file` (default record ids are `<fileBase>:<line>`). */
   fileBase: string;
-  rows: { line: number; value?: unknown; error?: string }[];
+  rows: { line: number; element?: number; value?: unknown; error?: string }[];
 }
 
 /** Runs batches of rows; results come back one per row, in row order. */

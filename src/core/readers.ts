@@ -33,6 +33,12 @@ import { applyMapping, mappingFor } from './formats/mapping';
 export interface RawRow {
   /** 1-based line number of the row (for a JSON document: the line the element starts on). */
   line: number;
+  /**
+   * 0-based index of the row among the rows that start on the same line, set only
+   * when several do (a one-line JSON array, a JSONL line holding a list): it keeps
+   * their default ids and output order distinct (`data.json:1[3]`).
+   */
+  element?: number;
   /** The parsed JSON value; absent when `error` is set. */
   value?: unknown;
   /** Why the row could not be parsed, e.g. `invalid JSON: Unexpected token '}', …`. */
@@ -106,6 +112,19 @@ export async function* readRows(file: string, opts: ReadOptions = {}): AsyncGene
   }
 }
 
+/** Gives the rows of a JSON document that share a start line their index on that line ({@link RawRow.element}). */
+function numberSharedLines(rows: RawRow[]): void {
+  const perLine = new Map<number, number>();
+  for (const r of rows) perLine.set(r.line, (perLine.get(r.line) ?? 0) + 1);
+  const seen = new Map<number, number>();
+  for (const r of rows) {
+    if ((perLine.get(r.line) ?? 0) < 2) continue;
+    const k = seen.get(r.line) ?? 0;
+    r.element = k;
+    seen.set(r.line, k + 1);
+  }
+}
+
 async function* readRawRows(file: string, opts: ReadOptions): AsyncGenerator<RawRow> {
   const size = await statFile(file);
   const kind = await containerKind(file);
@@ -117,6 +136,7 @@ async function* readRawRows(file: string, opts: ReadOptions): AsyncGenerator<Raw
     const text = await readWhole(file, kind);
     const rows = parseJsonDocument(text, size);
     if (rows !== 'jsonl') {
+      numberSharedLines(rows);
       for (const row of rows) {
         throwIfAborted(opts.signal);
         yield row;
@@ -131,7 +151,7 @@ async function* readRawRows(file: string, opts: ReadOptions): AsyncGenerator<Raw
       // A line holding a list: one conversation (turn objects) or several records (one row each, same line).
       const whole = wholeArrayRow(row.value);
       if (whole) yield { ...row, value: whole };
-      else for (const v of row.value) yield { line: row.line, value: v, bytes: row.bytes };
+      else for (let i = 0; i < row.value.length; i++) yield { line: row.line, element: i, value: row.value[i], bytes: row.bytes };
       continue;
     }
     if (row.error !== undefined && line.last && !line.newline) row.error += ' (the last line has no newline at its end: the file looks truncated)';
@@ -268,10 +288,12 @@ async function* byteChunks(file: string, kind: ContainerKind, signal?: AbortSign
   } catch (err) {
     if (signal?.aborted) throw err;
     const e = err as Error;
-    if (kind !== 'plain' && !(e as NodeJS.ErrnoException).code?.startsWith('E')) {
+    // fzstd's errors carry a numeric `code`; node's I/O errors a string starting with E.
+    const code = typeof (e as { code?: unknown }).code === 'string' ? ((e as NodeJS.ErrnoException).code as string) : '';
+    if (kind !== 'plain' && !code.startsWith('E')) {
       throw new Error(`cannot read ${file}: the ${kind} data is damaged (${e.message})`, { cause: err });
     }
-    if (kind === 'gzip' && (e as NodeJS.ErrnoException).code?.startsWith('Z_')) {
+    if (kind === 'gzip' && code.startsWith('Z_')) {
       throw new Error(`cannot read ${file}: the gzip data is damaged (${e.message})`, { cause: err });
     }
     throw wrapIoError(file, err);

@@ -38,6 +38,8 @@ export interface Message {
 export interface Source {
   file: string;
   line: number;
+  /** Index among the rows that start on the same line, when several do (readers.ts `RawRow.element`). */
+  element?: number;
 }
 
 /** A row turned into one conversation. */

@@ -112,7 +112,7 @@ export interface RowBatchMessage {
   id: number;
   file: string;
   fileBase: string;
-  rows: { line: number; value?: unknown; error?: string }[];
+  rows: { line: number; element?: number; value?: unknown; error?: string }[];
 }
 
 /** Worker → pool: the results of batch `id`, one per row, in row order. */

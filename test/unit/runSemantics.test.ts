@@ -61,3 +61,39 @@ test("merge-reports refuses an --out that is one of the shards' folders, and wri
   const merged = await mergeReports([a, b], join(dir, 'all'), { data: true });
   assert.equal(merged.totals.recordsWritten, 4);
 });
+
+test('rows of a one-line JSON array get distinct ids, sources and order, also across shards', async () => {
+  const dir = tempDir();
+  const rows = [0, 1, 2, 3, 4].map(chat) as object[];
+  rows.push({ prompt: 'p1' }, { prompt: 'p2' });
+  const file = join(dir, 'minarr.json');
+  writeFileSync(file, JSON.stringify(rows));
+  const one = await prepare({ inputs: [file], outDir: join(dir, 'one'), workers: 1 });
+  assert.equal(one.ok, true, one.failures.join('; '));
+  const recs = readFileSync(join(dir, 'one', 'tokenized_data.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(recs.map((r) => r.id), [0, 1, 2, 3, 4].map((i) => `minarr.json:1[${i}]`));
+  assert.deepEqual(recs.map((r) => r.source.element), [0, 1, 2, 3, 4]);
+  const prompts = readFileSync(join(dir, 'one', 'prompts_to_generate.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(prompts.map((p) => p.id), ['minarr.json:1[5]', 'minarr.json:1[6]']);
+  const a = join(dir, 's0');
+  const b = join(dir, 's1');
+  await prepare({ inputs: [file], outDir: a, workers: 1, shard: { index: 0, count: 2 } });
+  await prepare({ inputs: [file], outDir: b, workers: 1, shard: { index: 1, count: 2 } });
+  await mergeReports([a, b], join(dir, 'all'), { data: true });
+  assert.equal(readFileSync(join(dir, 'all', 'tokenized_data.jsonl'), 'utf8'), readFileSync(join(dir, 'one', 'tokenized_data.jsonl'), 'utf8'));
+  assert.equal(readFileSync(join(dir, 'all', 'prompts_to_generate.jsonl'), 'utf8'), readFileSync(join(dir, 'one', 'prompts_to_generate.jsonl'), 'utf8'));
+});
+
+test('a truncated .jsonl.gz fails naming the file and the damage, and leaves no temporary file', async () => {
+  const { gzipSync } = await import('node:zlib');
+  const { readdirSync } = await import('node:fs');
+  const dir = tempDir();
+  let text = '';
+  for (let i = 0; i < 20000; i++) text += JSON.stringify({ messages: [{ role: 'user', content: `question ${i} ${(i * 7919) % 10007}` }, { role: 'assistant', content: `answer ${(i * 104729) % 99991}` }] }) + '\n';
+  const gz = gzipSync(text);
+  const file = join(dir, 'trunc.jsonl.gz');
+  writeFileSync(file, gz.subarray(0, gz.length >> 1));
+  const out = join(dir, 'out');
+  await assert.rejects(prepare({ inputs: [file], outDir: out, workers: 1 }), /trunc\.jsonl\.gz: the gzip data is damaged/);
+  assert.deepEqual(readdirSync(out).filter((f) => f.includes('.tmp-')), []);
+});

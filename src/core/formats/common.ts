@@ -606,7 +606,7 @@ function recordId(row: Row, ctx: NormalizeContext): string {
     if (typeof v === 'string' && v.trim() !== '') return v;
     if (typeof v === 'number' && Number.isFinite(v)) return String(v);
   }
-  return `${ctx.fileBase}:${ctx.source.line}`;
+  return ctx.source.element === undefined ? `${ctx.fileBase}:${ctx.source.line}` : `${ctx.fileBase}:${ctx.source.line}[${ctx.source.element}]`;
 }
 
 /** Messages whose source content was `null` (for the wording of the system-field note only). */
