@@ -39,6 +39,7 @@ test('reasoning-sharegpt: sharegpt with a top-level system field', () => {
   assert.deepEqual(d.evidence, [
     '3/3 rows have "conversations": list of {from, value}',
     'roles seen: user, assistant',
+    '3/3 rows: <|begin_of_thought|>…<|end_of_thought|> split into reasoning_content, <|begin_of_solution|>…<|end_of_solution|> kept as content',
     '3/3 rows: "system" top-level field used as system message (no system turn in the list)',
   ]);
 });

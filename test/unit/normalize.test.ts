@@ -92,7 +92,7 @@ test('sample chat-sharegpt-human-gpt: system/human/gpt mapped, exact messages', 
   assert.equal(conv(outs[2]).messages[1].content, 'Give me a tip about houseplants (#2).');
 });
 
-test('sample reasoning-sharegpt: top-level system prepended, reasoning markers kept in text, fallback id', () => {
+test('sample reasoning-sharegpt: top-level system prepended, thought markers split into reasoning and solution, fallback id', () => {
   const outs = sampleOutcomes('reasoning-sharegpt.jsonl');
   const c = conv(outs[1]);
   assert.equal(c.id, 'reasoning-sharegpt.jsonl:2');
@@ -102,11 +102,16 @@ test('sample reasoning-sharegpt: top-level system prepended, reasoning markers k
   );
   assert.equal(c.messages[0].content, 'Your role as an assistant is to think step by step before answering.');
   assert.equal(c.messages[1].content, 'Is 221 prime?');
-  assert.equal(
-    c.messages[2].content,
-    '<|begin_of_thought|>\nWork it out carefully for question 1.\n<|end_of_thought|>\n\n<|begin_of_solution|>\nNo, 221 = 13 * 17.\n<|end_of_solution|>',
-  );
-  assert.deepEqual(c.notes, ['system_prompt_field_used']);
+  assert.equal(c.messages[2].reasoning_content, 'Work it out carefully for question 1.');
+  assert.equal(c.messages[2].content, 'No, 221 = 13 * 17.');
+  assert.deepEqual(c.notes, ['thought_markers_split', 'system_prompt_field_used']);
+});
+
+test('thought markers: without solution markers the rest is the content; not at the start, the text is kept', async () => {
+  const { splitThoughtMarkers } = await import('../../src/core/formats/common');
+  assert.deepEqual(splitThoughtMarkers('<|begin_of_thought|>\nA\n<|end_of_thought|>\n\nB'), { reasoning: 'A', content: 'B' });
+  assert.equal(splitThoughtMarkers('x <|begin_of_thought|>A<|end_of_thought|>B'), null);
+  assert.equal(splitThoughtMarkers('<|begin_of_thought|>never closed'), null);
 });
 
 test('sample swe-agent-trajectory-field: trajectory of role/text with ai → assistant', () => {

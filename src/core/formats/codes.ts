@@ -31,6 +31,7 @@ export const FORMAT_CODE_TEXT: Readonly<Record<string, string>> = Object.freeze(
   hermes_tool_calls_parsed: 'Hermes <tool_call>{json}</tool_call> blocks in assistant text converted to tool calls',
   history_pairs_used: 'Alpaca / LLaMA-Factory "history" pairs placed before the current exchange',
   inline_think_split: 'inline <think>…</think> (or a lone </think>) split into reasoning_content + content',
+  thought_markers_split: '<|begin_of_thought|>…<|end_of_thought|> split into reasoning_content; the <|begin_of_solution|> text kept as content',
   instruction_context_joined: 'Dolly "context" joined to the instruction (blank line between)',
   instruction_input_joined: 'Alpaca "input" joined to the instruction (blank line between)',
   no_task_prompt: 'a step list without a task field: the conversation starts with the first step',

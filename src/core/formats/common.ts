@@ -240,6 +240,14 @@ export function toMessages(turn: unknown, index: number, ctx: NormalizeContext):
     msg.reasoning_content = blockReasoning;
   }
   if (role === 'assistant' && msg.reasoning_content === undefined && typeof msg.content === 'string') {
+    const marked = splitThoughtMarkers(msg.content);
+    if (marked) {
+      msg.content = marked.content;
+      if (marked.reasoning !== '') msg.reasoning_content = marked.reasoning;
+      ctx.note('thought_markers_split', '<|begin_of_thought|>…<|end_of_thought|> split into reasoning_content, <|begin_of_solution|>…<|end_of_solution|> kept as content');
+    }
+  }
+  if (role === 'assistant' && msg.reasoning_content === undefined && typeof msg.content === 'string') {
     const split = splitInlineThink(msg.content);
     if (split) {
       msg.content = split.content;
@@ -369,6 +377,24 @@ export function hermesToolCalls(text: string, ctx: NormalizeContext): { calls: T
   if (!calls.length) return null;
   ctx.note('hermes_tool_calls_parsed', 'Hermes <tool_call>{json}</tool_call> blocks in assistant text converted to tool calls');
   return { calls, text: text.replace(re, '').trim() };
+}
+
+/**
+ * Splits the Bespoke-Stratos / OpenThoughts answer layout
+ * `<|begin_of_thought|>R<|end_of_thought|> <|begin_of_solution|>S<|end_of_solution|>`
+ * into reasoning R and content S (the markers dropped, surrounding newlines
+ * trimmed), so the target model's chat template places the reasoning where it
+ * renders reasoning. Text after `<|end_of_thought|>` without solution markers is
+ * the content. Returns null unless the content starts with `<|begin_of_thought|>`
+ * and holds `<|end_of_thought|>`.
+ */
+export function splitThoughtMarkers(content: string): { reasoning: string; content: string } | null {
+  const m = /^\s*<\|begin_of_thought\|>([\s\S]*?)<\|end_of_thought\|>([\s\S]*)$/.exec(content);
+  if (!m) return null;
+  const trim = (t: string) => t.replace(/^\n+/, '').replace(/\n+$/, '');
+  const rest = m[2].trim();
+  const sol = /^<\|begin_of_solution\|>([\s\S]*?)<\|end_of_solution\|>$/.exec(rest);
+  return { reasoning: trim(m[1]), content: trim(sol ? sol[1] : rest) };
 }
 
 /**
