@@ -6,7 +6,7 @@
  * with a reason code, or errored; the four add up to the rows read, per file.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { basename, dirname, extname, join, resolve } from 'node:path';
+import { basename, dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { DETECT_SAMPLE_SIZE, detectFormat } from './formats/detect';
 import { normalizeRow } from './formats/normalize';
@@ -170,6 +170,30 @@ export function defaultWorkerCount(inputs: readonly string[]): number {
     }
   }
   return bytes < SMALL_INPUT_BYTES ? 1 : availableParallelism();
+}
+
+/**
+ * The name each input's default record ids start with (`<name>:<line>`,
+ * formats/common.ts): its file name, or, for inputs of one run that share a
+ * file name (`a/data.jsonl`, `b/data.jsonl` into one `--out`), its path from the
+ * folder they have in common, so no two rows of a run share a default id.
+ * @param files absolute paths
+ * @returns absolute path → id base, for every input
+ */
+export function defaultIdBases(files: readonly string[]): Map<string, string> {
+  const byName = new Map<string, string[]>();
+  for (const f of files) byName.set(basename(f), [...(byName.get(basename(f)) ?? []), f]);
+  const out = new Map<string, string>();
+  for (const [name, group] of byName) {
+    if (group.length === 1) {
+      out.set(group[0], name);
+      continue;
+    }
+    let common = dirname(group[0]);
+    while (!group.every((f) => f.startsWith(common.endsWith(sep) ? common : common + sep)) && dirname(common) !== common) common = dirname(common);
+    for (const f of group) out.set(f, relative(common, f).split(sep).join('/'));
+  }
+  return out;
 }
 
 /**
@@ -555,6 +579,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
   /** Run-wide row index (across files, every row the reader yields), for sharding. */
   let globalRow = 0;
   try {
+    const idBases = defaultIdBases(opts.inputs.map((f) => resolve(f)));
     for (let fi = 0; fi < opts.inputs.length; fi++) {
       const file = resolve(opts.inputs[fi]);
       const rep = emptyFileReport(file);
@@ -585,7 +610,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
       rep.format = det.format;
       rep.evidence = det.evidence;
       hooks.log?.(`  format: ${det.format} — ${det.evidence.join('; ')}`);
-      const fileBase = basename(file);
+      const fileBase = idBases.get(file) ?? basename(file);
       // Rows go out in batches; results come back in submission order and are
       // applied and written by this thread only, so the outputs are in input
       // order whatever the number of workers. At most `window` batches are in

@@ -97,3 +97,17 @@ test('a truncated .jsonl.gz fails naming the file and the damage, and leaves no 
   await assert.rejects(prepare({ inputs: [file], outDir: out, workers: 1 }), /trunc\.jsonl\.gz: the gzip data is damaged/);
   assert.deepEqual(readdirSync(out).filter((f) => f.includes('.tmp-')), []);
 });
+
+test('same-named files of one run into one --out get distinct default ids (their path from the common folder)', async () => {
+  const { mkdirSync } = await import('node:fs');
+  const dir = tempDir();
+  for (const sub of ['a', 'b']) mkdirSync(join(dir, sub));
+  const a = writeJsonl([{ prompt: 'x' }, chat(1)], 'data.jsonl', join(dir, 'a'));
+  const b = writeJsonl([{ prompt: 'y' }, chat(2)], 'data.jsonl', join(dir, 'b'));
+  const other = writeJsonl([chat(3)], 'other.jsonl', join(dir, 'a'));
+  const r = await prepare({ inputs: [a, b, other], outDir: join(dir, 'out'), workers: 1 });
+  assert.equal(r.ok, true, r.failures.join('; '));
+  const ids = (f: string) => readFileSync(join(dir, 'out', f), 'utf8').trim().split('\n').map((l) => JSON.parse(l).id);
+  assert.deepEqual(ids('prompts_to_generate.jsonl'), ['a/data.jsonl:1', 'b/data.jsonl:1']);
+  assert.deepEqual(ids('tokenized_data.jsonl'), ['a/data.jsonl:2', 'b/data.jsonl:2', 'other.jsonl:1']);
+});
