@@ -9,7 +9,7 @@
  * lines of JSONL); format detection of `formats/detect.ts` on the first
  * {@link DETECT_SAMPLE_SIZE} rows; the output folder and `report.json` of
  * `pipeline.ts` (`defaultOutDir`, `PrepareResult`); the tokenizer files hash of
- * `tokenizer.ts` / `tiktoken.ts` (`hashModelFiles`).
+ * `tokenizer.ts` (`tokenizerFilesHashOf`).
  *
  * Pure Node (no `vscode`), so `scripts/bench-tree.mjs` can time it alone.
  */
@@ -21,7 +21,7 @@ import { normalizeRow } from './formats/normalize';
 import { defaultOutDir, type FileReport, type PrepareResult } from './pipeline';
 import { applyProjectConfig, loadProjectConfigFor, type ProjectConfig } from './projectConfig';
 import { countRows, DATASET_FILE_RE, readRows } from './readers';
-import { defaultTokenizerDir, hashModelFiles, tokenizerFilesStamp } from './tokenizer';
+import { defaultTokenizerDir, tokenizerFilesHashOf, tokenizerFilesStamp } from './tokenizer';
 import type { FormatDetection } from './types';
 
 export { DATASET_FILE_RE };
@@ -114,11 +114,9 @@ export function tokenizerFilesHash(dir?: string): string | undefined {
   const hit = hashCache.get(folder);
   if (hit?.stamp === stamp) return hit.hash;
   let hash: string | undefined;
-  const templateFiles = ['tokenizer_config.json', 'chat_template.jinja', 'chat_template.json'];
-  if (fs.existsSync(path.join(folder, 'tokenizer.json'))) hash = hashModelFiles(folder, ['tokenizer.json', ...templateFiles]);
+  if (fs.existsSync(path.join(folder, 'tokenizer.json'))) hash = tokenizerFilesHashOf(folder);
   else if (fs.existsSync(path.join(folder, 'tiktoken.model'))) {
-    const sha = createHash('sha256').update(fs.readFileSync(path.join(folder, 'tiktoken.model'))).digest('hex');
-    hash = hashModelFiles(folder, templateFiles, createHash('sha256').update('tiktoken.model').update('\0').update(sha).update('\0'));
+    hash = tokenizerFilesHashOf(folder, createHash('sha256').update(fs.readFileSync(path.join(folder, 'tiktoken.model'))).digest('hex'));
   }
   if (hash) hashCache.set(folder, { stamp, hash });
   return hash;

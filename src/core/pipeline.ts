@@ -20,7 +20,7 @@ import { AtomicOutput } from './output';
 import { DATASET_FILE_RE, readRows, type RawRow } from './readers';
 import { writeReports } from './report';
 import { ChatTemplate, pickTemplate } from './template';
-import { loadTokenizer, TokenizerLoadError, type TargetTokenizer } from './tokenizer';
+import { loadTokenizer, TokenizerLoadError, tokenizerFilesStamp, type TargetTokenizer } from './tokenizer';
 import type { Conversation, MaskPolicy, TokenizedRecord } from './types';
 
 /** Options of one `prepare` run. All inputs of one run share one output folder. */
@@ -263,11 +263,7 @@ const tokenizerCache = new Map<string, TargetTokenizer>();
  */
 function cachedTokenizer(dir: string | undefined): TargetTokenizer {
   const folder = dir ? resolve(dir) : '';
-  const stamp = folder
-    ? ['tokenizer.json', 'tiktoken.model', 'tokenizer_config.json', 'chat_template.jinja']
-        .map((f) => (existsSync(join(folder, f)) ? statSync(join(folder, f)).mtimeMs : 0))
-        .join(',')
-    : 'embedded';
+  const stamp = folder ? tokenizerFilesStamp(folder) : 'embedded';
   const key = `${folder}|${stamp}`;
   let tok = tokenizerCache.get(key);
   if (!tok) {

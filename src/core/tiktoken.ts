@@ -30,7 +30,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { byteLevelDecoder, hashModelFiles, readChatTemplates, readJson, specialTokenVarsOf, TokenizerLoadError, type EncodedText, type TargetTokenizer } from './tokenizer';
+import { byteLevelDecoder, readChatTemplates, readJson, specialTokenVarsOf, tokenizerFilesHashOf, TokenizerLoadError, type EncodedText, type TargetTokenizer } from './tokenizer';
 
 /**
  * Kimi's pre-tokenizer pattern, verbatim from `TikTokenTokenizer.pat_str` in
@@ -977,7 +977,7 @@ export function loadTiktokenTokenizer(dir: string, options: TiktokenLoadOptions 
 
   const specialTokenVars = specialTokenVarsOf(config, { bos_token: '[BOS]', eos_token: '[EOS]' });
   // tiktoken.model enters the hash by its sha256 (already computed for the cache key), not its bytes again.
-  const hash = hashModelFiles(folder, ['tokenizer_config.json', 'chat_template.jinja', 'chat_template.json'], createHash('sha256').update('tiktoken.model').update('\0').update(sha256).update('\0'));
+  const hash = tokenizerFilesHashOf(folder, sha256);
 
   const byteToChar = new Map<number, string>();
   for (const [ch, b] of byteLevelDecoder()) byteToChar.set(b, ch);

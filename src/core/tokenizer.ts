@@ -109,6 +109,22 @@ export function hashModelFiles(folder: string, files: readonly string[], hasher 
   return hasher.digest('hex').slice(0, 16);
 }
 
+/** The files besides the vocabulary that shape what a tokenizer folder renders: its config and chat templates. */
+const TEMPLATE_FILES = ['tokenizer_config.json', 'chat_template.jinja', 'chat_template.json'] as const;
+
+/**
+ * The tokenizer files hash a run records (`report.json` `tokenizer.hash`) for a model folder:
+ * `tokenizer.json` and the template files by their bytes ({@link hashModelFiles}), or, for a
+ * tiktoken folder (Kimi, tiktoken.ts), `tiktoken.model` by its sha256 and then the template files.
+ * @param folder an absolute model folder
+ * @param tiktokenSha256 hex sha256 of `tiktoken.model` for a tiktoken folder; omitted: a tokenizer.json folder
+ * @returns 16 hex characters
+ */
+export function tokenizerFilesHashOf(folder: string, tiktokenSha256?: string): string {
+  if (tiktokenSha256 === undefined) return hashModelFiles(folder, ['tokenizer.json', ...TEMPLATE_FILES]);
+  return hashModelFiles(folder, TEMPLATE_FILES, createHash('sha256').update('tiktoken.model').update('\0').update(tiktokenSha256).update('\0'));
+}
+
 /** The files a model folder's tokenizer and chat templates are loaded from (`loadTokenizer`, `loadTiktokenTokenizer`). */
 export const TOKENIZER_FILES = ['tokenizer.json', 'tiktoken.model', 'tokenizer_config.json', 'chat_template.jinja', 'chat_template.json'] as const;
 
@@ -185,7 +201,7 @@ export function loadTokenizer(dir?: string): TargetTokenizer {
   return {
     dir: folder,
     name: embeddedDefault ? 'Qwen3 (embedded default)' : basename(folder),
-    hash: hashModelFiles(folder, ['tokenizer.json', 'tokenizer_config.json', 'chat_template.jinja', 'chat_template.json']),
+    hash: tokenizerFilesHashOf(folder),
     embeddedDefault,
     templates: readChatTemplates(folder, config),
     specialTokenVars,
