@@ -60,7 +60,7 @@ async function main() {
     // ~40 MB RSS); runs with a pool, and the memory run, use the built CLI (dist/cli.js) as shipped.
     const raw = task.task === 'prepare' && task.workers <= 1 ? instrumentEncode() : null;
     const fromSource = raw !== null;
-    const { prepare } = fromSource ? await import('../src/core/pipeline') : { prepare: null };
+    const { prepare } = fromSource ? await import('../src/core/run/pipeline') : { prepare: null };
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const cli = fromSource ? null : (require(join(ROOT, 'dist', 'cli.js')) as { main(argv: string[]): Promise<number> });
     const series: { t: number; rss: number }[] = [];

@@ -6,12 +6,12 @@
  * unusable tokenizer); 2 usage error.
  */
 import { parseArgs } from 'node:util';
-import { checkTemplate, formatTemplateCheck } from './core/checkTemplate';
+import { checkTemplate, formatTemplateCheck } from './core/templates/checkTemplate';
 import { formatGenerateSummary, generate, type GenerateOptions } from './core/generate/run';
-import { inspectFile } from './core/inspect';
-import { mergeReports } from './core/mergeReports';
-import { defaultWorkerCount, expandInputs, groupByDefaultOutDir, prepare, type PrepareOptions, type PrepareResult } from './core/pipeline';
-import { loadTokenizer } from './core/tokenizer';
+import { inspectFile } from './core/run/inspect';
+import { mergeReports } from './core/run/mergeReports';
+import { defaultWorkerCount, expandInputs, groupByDefaultOutDir, prepare, type PrepareOptions, type PrepareResult } from './core/run/pipeline';
+import { loadTokenizer } from './core/tokenizers/tokenizer';
 import type { MaskPolicy } from './core/types';
 
 const USAGE = `eagle3-prep — EAGLE-3 draft-model training data from chat and agent datasets

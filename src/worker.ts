@@ -2,19 +2,19 @@
  * worker_threads entry (`dist/worker.js`): runs one `prepare` job off the
  * extension host's thread so tokenizing a large dataset never blocks the UI.
  *
- * Protocol (src/core/workerProtocol.ts): `workerData` = `{ job: 'prepare', options }`;
+ * Protocol (src/core/run/workerProtocol.ts): `workerData` = `{ job: 'prepare', options }`;
  * the host may post `{ type: 'cancel' }`; the worker posts `progress` / `log`
  * messages, then exactly one `done` (with the PrepareResult) or `error`, and exits.
  * Must not import `vscode` (it is not available inside a worker).
  *
- * The same script is the row pool's worker (`src/core/pool.ts`): with
+ * The same script is the row pool's worker (`src/core/run/pool.ts`): with
  * `workerData` = `{ job: 'rows', settings }` it loads the tokenizer once and
  * answers each `batch` message with a `results` message (or `failed`).
  */
 import { setPriority } from 'node:os';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { prepare, RowProcessor, runSetup } from './core/pipeline';
-import { assertPrepareWorkerData, isRowBatchMessage, isToWorkerMessage, type FromPoolWorkerMessage, type FromWorkerMessage, type PoolWorkerData } from './core/workerProtocol';
+import { prepare, RowProcessor, runSetup } from './core/run/pipeline';
+import { assertPrepareWorkerData, isRowBatchMessage, isToWorkerMessage, type FromPoolWorkerMessage, type FromWorkerMessage, type PoolWorkerData } from './core/run/workerProtocol';
 
 function post(port: NonNullable<typeof parentPort>, message: FromWorkerMessage): void {
   port.postMessage(message);

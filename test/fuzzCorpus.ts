@@ -48,7 +48,7 @@ export const UNICODE_17_LETTERS: [number, number][] = [
  * older Unicode tables: they count as starters there) does not, so NFC orders
  * them differently. Found by comparing `tokenizers.nfcNormalizer()` with
  * `normalize('NFC')` on `a{mark}{probe}` for every mark. The product normalizes
- * around them as the oracle does (src/core/tokenizer.ts `normalizeLikeRust`);
+ * around them as the oracle does (src/core/tokenizers/tokenizer.ts `normalizeLikeRust`);
  * the corpus embeds them on purpose.
  */
 export const NFC_TABLE_GAP: [number, number][] = [

@@ -11,7 +11,7 @@ import '@vscode-elements/elements/dist/vscode-textfield/index.js';
 import '@vscode-elements/elements/dist/vscode-badge/index.js';
 import '@vscode-elements/elements/dist/vscode-divider/index.js';
 import './style.css';
-import type { RecordView, TokenView } from '../src/core/recordView';
+import type { RecordView, TokenView } from '../src/core/records/recordView';
 import { type HostMessage, isHostMessage, MASK_POLICIES, type MaskViewState, type ThinkingChoice, type WebviewMessage } from '../src/vscode/maskViewProtocol';
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void; setState(s: unknown): void; getState(): unknown };

@@ -7,8 +7,8 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { readOutputState, tokenizerFilesHash } from '../core/datasetScan';
-import { groupByDefaultOutDir, type PrepareResult } from '../core/pipeline';
+import { readOutputState, tokenizerFilesHash } from '../core/run/datasetScan';
+import { groupByDefaultOutDir, type PrepareResult } from '../core/run/pipeline';
 import { findDatasetFiles } from './datasetsTree';
 import { outDirFor, readPrepareSettings, summarizeResult } from './prepareCommand';
 import { resolveTokenizerDir, tokenizerDisplayName } from './tokenizerSelection';

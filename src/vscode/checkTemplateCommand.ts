@@ -5,12 +5,12 @@
  * end-of-turn token trained and what follows it, a default system prompt, the generation prompt's
  * scaffold, warnings, and the probe renders with their trainable spans — in a read-only text
  * document, with a notification summarizing them. The rules checked are the spec's
- * (`shared/spec/loss-mask.md`); the check itself is `src/core/checkTemplate.ts`.
+ * (`shared/spec/loss-mask.md`); the check itself is `src/core/templates/checkTemplate.ts`.
  */
 import { fork } from 'node:child_process';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { formatTemplateCheck, type TemplateCheck } from '../core/checkTemplate';
+import { formatTemplateCheck, type TemplateCheck } from '../core/templates/checkTemplate';
 import { readPrepareSettings } from './prepareCommand';
 import { tokenizerDisplayName } from './tokenizerSelection';
 

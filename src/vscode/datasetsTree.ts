@@ -6,16 +6,16 @@
  * mask view, open report, reveal output.
  *
  * Responsiveness: discovery is one `findFiles` per include glob; each file is scanned
- * (`core/datasetScan.ts`) at most {@link SCAN_CONCURRENCY} at a time, only while the view is
+ * (`core/run/datasetScan.ts`) at most {@link SCAN_CONCURRENCY} at a time, only while the view is
  * visible, and only once per (size, mtime): a FileSystemWatcher invalidates single files, a changed
  * report.json re-reads only the output state of the datasets that write there, and a tokenizer
  * change re-compares hashes without re-reading any dataset.
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { datasetKind, scanDataset, tokenizerFilesHash, type DatasetScan } from '../core/datasetScan';
-import { REASON_TEXT } from '../core/report';
-import { PROJECT_CONFIG_NAME } from '../core/projectConfig';
+import { datasetKind, scanDataset, tokenizerFilesHash, type DatasetScan } from '../core/run/datasetScan';
+import { REASON_TEXT } from '../core/run/report';
+import { PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
 import { outDirFor, readPrepareSettings } from './prepareCommand';
 import { CONFIG_SECTION, resolveTokenizerDir, tokenizerDisplayName } from './tokenizerSelection';
 

@@ -2,9 +2,9 @@
  * Problems panel: the rows of a dataset that `prepare` will drop or error, as diagnostics on their
  * line (code = the reason code, source `eagle3-prep`), refreshed when the file is opened or saved
  * and when an `eagle3prep.jsonc` changes; plus quick fixes that add a role alias or a field mapping
- * to `eagle3prep.jsonc` (see src/core/projectConfig.ts).
+ * to `eagle3prep.jsonc` (see src/core/read/projectConfig.ts).
  *
- * What is found without a tokenizer comes from `core/datasetScan.ts` `scanRowProblems` (invalid
+ * What is found without a tokenizer comes from `core/run/datasetScan.ts` `scanRowProblems` (invalid
  * JSON, unrecognized shapes, unknown roles, empty conversations, …, read from the saved file, so
  * files over VS Code's 50 MB sync limit work through "Check dataset rows"); what needs the tokenizer
  * (`too_long`, `no_trainable_tokens`, chat template errors) comes from the last run's report.json
@@ -14,9 +14,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { applyEdits, modify } from 'jsonc-parser';
 import * as vscode from 'vscode';
-import { datasetKind, readOutputState, scanRowProblems, tokenizerFilesHash, type RowProblem } from '../core/datasetScan';
-import { ALIAS_TARGET_ROLES, findProjectConfig, PROJECT_CONFIG_NAME } from '../core/projectConfig';
-import { REASON_TEXT } from '../core/report';
+import { datasetKind, readOutputState, scanRowProblems, tokenizerFilesHash, type RowProblem } from '../core/run/datasetScan';
+import { ALIAS_TARGET_ROLES, findProjectConfig, PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
+import { REASON_TEXT } from '../core/run/report';
 import { isExcludedDataset } from './datasetsTree';
 import { outDirFor, readPrepareSettings } from './prepareCommand';
 import { CONFIG_SECTION, resolveTokenizerDir } from './tokenizerSelection';

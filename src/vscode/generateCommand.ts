@@ -10,7 +10,7 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { countRows, DATASET_FILE_RE } from '../core/readers';
+import { countRows, DATASET_FILE_RE } from '../core/read/readers';
 import { defaultGenerateOut, formatGenerateSummary, generate, type GenerateOptions } from '../core/generate/run';
 import type { ReasoningMode } from '../core/generate/client';
 import { serversFromSettings } from '../core/generate/trust';

@@ -11,7 +11,7 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { recordViewerFor, type RecordView } from '../core/recordView';
+import { recordViewerFor, type RecordView } from '../core/records/recordView';
 import { readPrepareSettings } from './prepareCommand';
 import { CONFIG_SECTION } from './tokenizerSelection';
 

@@ -11,7 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import { recordViewerFor, type RecordView } from '../core/recordView';
+import { recordViewerFor, type RecordView } from '../core/records/recordView';
 import { lineIndexFor } from './lineIndex';
 import { OPEN_MASK_VIEW_COMMAND, baseName } from './hover';
 import { type HostMessage, isWebviewMessage, MAX_TOKENS_SHOWN, type MaskViewState, type WebviewMessage } from './maskViewProtocol';

@@ -3,7 +3,7 @@
  * and its webview (webview/main.ts). Both sides import this file; it holds
  * types and guards only (no `vscode`, no DOM), so it bundles into either.
  */
-import type { RecordView } from '../core/recordView';
+import type { RecordView } from '../core/records/recordView';
 import type { MaskPolicy } from '../core/types';
 
 /** Template kwarg `enable_thinking` as the view sets it: left to the settings, or forced on / off. */

@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { DATASET_EXTENSIONS, defaultOutDir, expandInputs, type PrepareOptions, type PrepareResult } from '../core/pipeline';
+import { DATASET_EXTENSIONS, defaultOutDir, expandInputs, type PrepareOptions, type PrepareResult } from '../core/run/pipeline';
 import type { MaskPolicy } from '../core/types';
 import { CONFIG_SECTION, expandConfiguredPath, resolveTokenizerDir, tokenizerDisplayName } from './tokenizerSelection';
 import { runPrepareInWorker } from './workerClient';

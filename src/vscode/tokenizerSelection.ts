@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { DATASET_FILE_RE } from '../core/readers';
+import { DATASET_FILE_RE } from '../core/read/readers';
 
 /** Configuration section of every setting of the extension. */
 export const CONFIG_SECTION = 'eagle3prep';

@@ -7,7 +7,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { TemplateCheck } from '../../src/core/checkTemplate';
+import type { TemplateCheck } from '../../src/core/templates/checkTemplate';
 import type { BatchResult } from '../../src/vscode/batchCommand';
 import type { DatasetStateSummary } from '../../src/vscode/datasetsTree';
 

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadTokenizer, type TargetTokenizer } from '../../src/core/tokenizer';
-import { checkTemplate, formatTemplateCheck, type TemplateCheck } from '../../src/core/checkTemplate';
+import { loadTokenizer, type TargetTokenizer } from '../../src/core/tokenizers/tokenizer';
+import { checkTemplate, formatTemplateCheck, type TemplateCheck } from '../../src/core/templates/checkTemplate';
 import { lenmlModelDir } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');

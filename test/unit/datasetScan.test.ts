@@ -4,10 +4,10 @@ import assert from 'node:assert/strict';
 import { copyFileSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { countDatasetRows, datasetKind, readOutputState, scanDataset, scanRowProblems, tokenizerFilesHash, mapLimit } from '../../src/core/datasetScan';
-import { prepare } from '../../src/core/pipeline';
-import { applyProjectConfig, parseProjectConfig, PROJECT_CONFIG_NAME } from '../../src/core/projectConfig';
-import { loadTokenizer } from '../../src/core/tokenizer';
+import { countDatasetRows, datasetKind, readOutputState, scanDataset, scanRowProblems, tokenizerFilesHash, mapLimit } from '../../src/core/run/datasetScan';
+import { prepare } from '../../src/core/run/pipeline';
+import { applyProjectConfig, parseProjectConfig, PROJECT_CONFIG_NAME } from '../../src/core/read/projectConfig';
+import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { lenmlModelDir, tempDir, writeJsonl } from '../helpers';
 
 const SAMPLES = join(__dirname, '..', '..', 'samples');
@@ -57,7 +57,7 @@ test('countDatasetRows equals readers countRows on blank lines, CRLF, BOM, chunk
     ['f', ('x'.repeat(1000) + '\n').repeat(1100) + ' '.repeat(5000) + '\n' + '{"end":1}'],
     ['g', '['.padEnd(1, ' ') + '\n{"a":1}\n]\n'], // a JSON document under a .jsonl name
   ];
-  const { countRows } = await import('../../src/core/readers');
+  const { countRows } = await import('../../src/core/read/readers');
   for (const [name, body] of cases) {
     const f = join(dir, `${name}.jsonl`);
     writeFileSync(f, body);

@@ -11,9 +11,9 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { inspectFile } from '../../src/core/inspect';
-import { prepare } from '../../src/core/pipeline';
-import { readRows } from '../../src/core/readers';
+import { inspectFile } from '../../src/core/run/inspect';
+import { prepare } from '../../src/core/run/pipeline';
+import { readRows } from '../../src/core/read/readers';
 import { tempDir } from '../helpers';
 
 const rowA = { prompt: 'Say A', response: 'A' };

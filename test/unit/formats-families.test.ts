@@ -8,8 +8,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { inspectFile, type InspectResult } from '../../src/core/inspect';
-import { prepare } from '../../src/core/pipeline';
+import { inspectFile, type InspectResult } from '../../src/core/run/inspect';
+import { prepare } from '../../src/core/run/pipeline';
 import { tempDir } from '../helpers';
 
 const DIR = join(__dirname, '..', 'fixtures', 'formats');

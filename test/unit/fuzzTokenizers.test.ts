@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadTokenizer } from '../../src/core/tokenizer';
+import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { fuzzCorpus, SCRIPTS, type FuzzCase } from '../fuzzCorpus';
 import { lenmlModelDir, oracleEncode } from '../helpers';
 

@@ -2,9 +2,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { prepare } from '../../src/core/pipeline';
-import { loadTokenizer } from '../../src/core/tokenizer';
-import { generatedTurnsOf } from '../../src/core/generate/generatedIds';
+import { prepare } from '../../src/core/run/pipeline';
+import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
+import { generatedTurnsOf } from '../../src/core/records/generatedIds';
 import { lenmlModelDir, tempDir, writeJsonl } from '../helpers';
 
 const QWEN = lenmlModelDir('qwen3');

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expandInputs, prepare } from '../../src/core/pipeline';
+import { expandInputs, prepare } from '../../src/core/run/pipeline';
 import { generate } from '../../src/core/generate/run';
 import { startFakeServer } from '../support/fakeOpenAIServer';
 import { tempDir } from '../helpers';

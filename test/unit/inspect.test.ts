@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { inspectFile } from '../../src/core/inspect';
+import { inspectFile } from '../../src/core/run/inspect';
 
 const SAMPLES = path.join(__dirname, '..', '..', 'samples');
 

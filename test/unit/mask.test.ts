@@ -4,9 +4,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadTokenizer, type TargetTokenizer } from '../../src/core/tokenizer';
-import { ChatTemplate } from '../../src/core/template';
-import { buildRecords, maskFromSpans, selectTargets, SpecialTokenFinder, type TextRecord } from '../../src/core/mask';
+import { loadTokenizer, type TargetTokenizer } from '../../src/core/tokenizers/tokenizer';
+import { ChatTemplate } from '../../src/core/templates/template';
+import { buildRecords, maskFromSpans, selectTargets, SpecialTokenFinder, type TextRecord } from '../../src/core/records/mask';
 import type { Message, MaskPolicy, ToolCall } from '../../src/core/types';
 import { readFileSync as readFixture, symlinkSync, writeFileSync } from 'node:fs';
 import { join as joinPath } from 'node:path';

@@ -16,8 +16,8 @@ import assert from 'node:assert/strict';
 import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Template } from '@huggingface/jinja';
-import { prepare } from '../../src/core/pipeline';
-import { loadTokenizer } from '../../src/core/tokenizer';
+import { prepare } from '../../src/core/run/pipeline';
+import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { rng } from '../fuzzCorpus';
 import { lenmlModelDir, oracleEncode, tempDir } from '../helpers';
 

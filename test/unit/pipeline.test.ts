@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { defaultOutDir, expandInputs, prepare, type PrepareResult } from '../../src/core/pipeline';
+import { defaultOutDir, expandInputs, prepare, type PrepareResult } from '../../src/core/run/pipeline';
 import type { TokenizedRecord } from '../../src/core/types';
 import { lenmlModelDir, tempDir, writeJsonl } from '../helpers';
 
@@ -207,7 +207,7 @@ test('outputs are never inputs: a run refuses to overwrite an input, and folder 
 });
 
 test('d.json and d.jsonl beside each other share one output folder instead of overwriting each other', () => {
-  const { groupByDefaultOutDir } = require('../../src/core/pipeline');
+  const { groupByDefaultOutDir } = require('../../src/core/run/pipeline');
   const dir = tempDir();
   const a = join(dir, 'd.json');
   const b = join(dir, 'd.jsonl');

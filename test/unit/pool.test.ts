@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { prepare, type PrepareResult } from '../../src/core/pipeline';
+import { prepare, type PrepareResult } from '../../src/core/run/pipeline';
 import { lenmlModelDir, tempDir, writeJsonl } from '../helpers';
 
 const SAMPLES = join(__dirname, '..', '..', 'samples');

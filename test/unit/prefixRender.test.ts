@@ -10,9 +10,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { normalizeRow } from '../../src/core/formats/normalize';
-import { buildRecords, SpecialTokenFinder, type ConversationRecords, type Span, type TextRecord } from '../../src/core/mask';
-import { ChatTemplate, pickTemplate } from '../../src/core/template';
-import { loadTokenizer } from '../../src/core/tokenizer';
+import { buildRecords, SpecialTokenFinder, type ConversationRecords, type Span, type TextRecord } from '../../src/core/records/mask';
+import { ChatTemplate, pickTemplate } from '../../src/core/templates/template';
+import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import type { Conversation } from '../../src/core/types';
 import { lenmlModelDir } from '../helpers';
 

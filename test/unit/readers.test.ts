@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { countRows, readRows, type RawRow } from '../../src/core/readers';
+import { countRows, readRows, type RawRow } from '../../src/core/read/readers';
 
 const SAMPLES = path.join(__dirname, '..', '..', 'samples');
 

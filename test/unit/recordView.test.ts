@@ -1,13 +1,13 @@
-/** The row view behind the hover and the mask view (src/core/recordView.ts), and the line index (src/vscode/lineIndex.ts). */
+/** The row view behind the hover and the mask view (src/core/records/recordView.ts), and the line index (src/vscode/lineIndex.ts). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { prepare } from '../../src/core/pipeline';
-import { RecordViewer, recordViewerFor, type RecordView } from '../../src/core/recordView';
+import { prepare } from '../../src/core/run/pipeline';
+import { RecordViewer, recordViewerFor, type RecordView } from '../../src/core/records/recordView';
 import type { TokenizedRecord } from '../../src/core/types';
 import { LineIndex } from '../../src/vscode/lineIndex';
-import { loadTokenizer } from '../../src/core/tokenizer';
+import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { lenmlModelDir, oracleEncode, tempDir, writeJsonl } from '../helpers';
 
 const SAMPLES = join(__dirname, '..', '..', 'samples');

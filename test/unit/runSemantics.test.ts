@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { applyMapping } from '../../src/core/formats/mapping';
-import { mergeReports, MergeError } from '../../src/core/mergeReports';
-import { prepare } from '../../src/core/pipeline';
+import { mergeReports, MergeError } from '../../src/core/run/mergeReports';
+import { prepare } from '../../src/core/run/pipeline';
 import { tempDir, writeJsonl } from '../helpers';
 
 const chat = (i: number) => ({ messages: [{ role: 'user', content: `q${i}` }, { role: 'assistant', content: `a${i}` }] });

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { mergeShardResults, MergeError } from '../../src/core/mergeReports';
-import type { PrepareResult } from '../../src/core/pipeline';
+import { mergeShardResults, MergeError } from '../../src/core/run/mergeReports';
+import type { PrepareResult } from '../../src/core/run/pipeline';
 import { lenmlModelDir, tempDir } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');

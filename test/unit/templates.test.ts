@@ -7,8 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadTokenizer } from '../../src/core/tokenizer';
-import { ChatTemplate, pythonFloatRepr, pythonJsonDumps, pythonJsonRedump } from '../../src/core/template';
+import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
+import { ChatTemplate, pythonFloatRepr, pythonJsonDumps, pythonJsonRedump } from '../../src/core/templates/template';
 import { lenmlModelDir } from '../helpers';
 
 const FIX = join(__dirname, '..', 'fixtures');

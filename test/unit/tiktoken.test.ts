@@ -7,8 +7,8 @@ import { tempDir } from '../helpers';
 // Cache files go to a fresh folder so that the first load in this file really parses.
 process.env.XDG_CACHE_HOME = tempDir('eagle3-cache-');
 
-import { bpeMerge, kimiSubstrings, KIMI_PAT_STR, loadRankTable, loadTiktokenTokenizer, parseTiktokenModel, pythonIsSpace, tiktokenCacheDir, translatePattern } from '../../src/core/tiktoken';
-import { loadTokenizer, TokenizerLoadError } from '../../src/core/tokenizer';
+import { bpeMerge, kimiSubstrings, KIMI_PAT_STR, loadRankTable, loadTiktokenTokenizer, parseTiktokenModel, pythonIsSpace, tiktokenCacheDir, translatePattern } from '../../src/core/tokenizers/tiktoken';
+import { loadTokenizer, TokenizerLoadError } from '../../src/core/tokenizers/tokenizer';
 
 const STANDIN = join(__dirname, '..', 'fixtures', 'kimi-format-standin');
 const expected: { n_base: number; pat_str: string; cases: { text: string; ids: number[] }[] } = JSON.parse(readFileSync(join(STANDIN, 'expected_ids.json'), 'utf8'));

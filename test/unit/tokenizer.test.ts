@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { loadTokenizer, TokenizerLoadError } from '../../src/core/tokenizer';
+import { loadTokenizer, TokenizerLoadError } from '../../src/core/tokenizers/tokenizer';
 import { lenmlModelDir, oracleEncode, tempDir } from '../helpers';
 
 const renders: { model: string; full: string | null }[] = require('../fixtures/renders/renders.json').renders;

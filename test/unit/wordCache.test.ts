@@ -1,5 +1,5 @@
 /**
- * The word-level cache (src/core/wordCache.ts) changes no id: encodes with the
+ * The word-level cache (src/core/tokenizers/wordCache.ts) changes no id: encodes with the
  * cache installed equal the Rust `tokenizers` oracle, on texts that hit the
  * cache many times over (the same words in different neighbourhoods) and on
  * the edge cases of the pre-tokenizer regexes (whitespace runs, digits, CJK,
@@ -10,8 +10,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { loadTokenizer } from '../../src/core/tokenizer';
-import { installWordCache } from '../../src/core/wordCache';
+import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
+import { installWordCache } from '../../src/core/tokenizers/wordCache';
 import { lenmlModelDir, oracleEncode } from '../helpers';
 
 const SAMPLES = join(__dirname, '..', '..', 'samples');

@@ -25,7 +25,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
-import { findProjectConfig, PROJECT_CONFIG_NAME } from '../projectConfig';
+import { findProjectConfig, PROJECT_CONFIG_NAME } from '../read/projectConfig';
 
 /** One mapping entry. All keys but `files` and `turns` are optional. */
 export interface FieldMapping {

@@ -19,7 +19,7 @@
 import { setMaxListeners } from 'node:events';
 import { basename, dirname, join, resolve } from 'node:path';
 import { normalizeRow } from '../formats/normalize';
-import { DATASET_FILE_RE, readRows } from '../readers';
+import { DATASET_FILE_RE, readRows } from '../read/readers';
 import type { Conversation, Message } from '../types';
 import { BadResponseError, backoffDelay, buildChatBody, chatOnce, fetchModelName, fetchServerConcurrency, sleep, type ChatRequestOptions, type ChatTurnResult, type ReasoningMode, type RetryPolicy } from './client';
 import { regenerateConversation, type ConversationOutcome } from './conversation';

@@ -3,8 +3,8 @@
  * normalized messages to what a particular template reads.
  */
 import { Template } from '@huggingface/jinja';
-import type { Message } from './types';
-import type { NamedTemplate, SpecialTokenVars } from './tokenizer';
+import type { Message } from '../types';
+import type { NamedTemplate, SpecialTokenVars } from '../tokenizers/tokenizer';
 
 /** Raised when the template itself raises or fails; `message` is the template's own message. */
 export class TemplateRenderError extends Error {}

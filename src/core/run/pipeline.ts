@@ -8,20 +8,20 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { availableParallelism } from 'node:os';
-import { DETECT_SAMPLE_SIZE, detectFormat } from './formats/detect';
-import { normalizeRow } from './formats/normalize';
+import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
+import { normalizeRow } from '../formats/normalize';
 import { explainUnusableInput } from './inspect';
-import { applyProjectConfig, loadProjectConfigFor } from './projectConfig';
+import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
 import { InlineExecutor, WorkerPool, type RowBatch, type RowExecutor } from './pool';
-import { checkTemplate, type TemplateCheck } from './checkTemplate';
-import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from './generate/generatedIds';
-import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError } from './mask';
+import { checkTemplate, type TemplateCheck } from '../templates/checkTemplate';
+import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from '../records/generatedIds';
+import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError } from '../records/mask';
 import { AtomicOutput } from './output';
-import { DATASET_FILE_RE, readRows, type RawRow } from './readers';
+import { DATASET_FILE_RE, readRows, type RawRow } from '../read/readers';
 import { writeReports } from './report';
-import { ChatTemplate, pickTemplate } from './template';
-import { loadTokenizer, TokenizerLoadError, tokenizerFilesStamp, type TargetTokenizer } from './tokenizer';
-import type { Conversation, MaskPolicy, TokenizedRecord } from './types';
+import { ChatTemplate, pickTemplate } from '../templates/template';
+import { loadTokenizer, TokenizerLoadError, tokenizerFilesStamp, type TargetTokenizer } from '../tokenizers/tokenizer';
+import type { Conversation, MaskPolicy, TokenizedRecord } from '../types';
 
 /** Options of one `prepare` run. All inputs of one run share one output folder. */
 export interface PrepareOptions {
@@ -407,7 +407,7 @@ export class RowProcessor {
       if (!enc.exactOffsets) res.notes.push('offsets_approximate');
       let ids = enc.ids;
       let mask = maskFromSpans(enc.starts, rec.spans);
-      // Rows written by `generate` carry the generated token ids (src/core/generate/generatedIds.ts).
+      // Rows written by `generate` carry the generated token ids (src/core/records/generatedIds.ts).
       let idsSource: 'generated' | 'retokenized' | undefined;
       if (generated) {
         const g = applyGeneratedIds(rec, enc, mask, generated, (x) => this.tok.decode(x));

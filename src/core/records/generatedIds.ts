@@ -19,8 +19,8 @@
  * differently from what the model wrote). All or nothing per record, so a
  * record never mixes the two.
  */
-import type { EncodedText } from '../tokenizer';
-import type { TextRecord } from '../mask';
+import type { EncodedText } from '../tokenizers/tokenizer';
+import type { TextRecord } from './mask';
 
 /** One generated turn as `generate` writes it. */
 export interface GeneratedTurnIds {

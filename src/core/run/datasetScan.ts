@@ -16,13 +16,13 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DETECT_SAMPLE_SIZE, detectFormat } from './formats/detect';
-import { normalizeRow } from './formats/normalize';
+import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
+import { normalizeRow } from '../formats/normalize';
 import { defaultOutDir, type FileReport, type PrepareResult } from './pipeline';
-import { applyProjectConfig, loadProjectConfigFor, type ProjectConfig } from './projectConfig';
-import { countRows, DATASET_FILE_RE, readRows } from './readers';
-import { defaultTokenizerDir, tokenizerFilesHashOf, tokenizerFilesStamp } from './tokenizer';
-import type { FormatDetection } from './types';
+import { applyProjectConfig, loadProjectConfigFor, type ProjectConfig } from '../read/projectConfig';
+import { countRows, DATASET_FILE_RE, readRows } from '../read/readers';
+import { defaultTokenizerDir, tokenizerFilesHashOf, tokenizerFilesStamp } from '../tokenizers/tokenizer';
+import type { FormatDetection } from '../types';
 
 export { DATASET_FILE_RE };
 

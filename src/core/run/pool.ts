@@ -50,7 +50,7 @@ export class InlineExecutor implements RowExecutor {
  * @throws Error naming the places looked in when neither exists
  */
 export function poolWorkerScript(): string {
-  const candidates = [join(__dirname, 'worker.js'), join(__dirname, '..', 'worker.ts'), join(__dirname, '..', '..', 'dist', 'worker.js')];
+  const candidates = [join(__dirname, 'worker.js'), join(__dirname, '..', '..', 'worker.ts'), join(__dirname, '..', '..', '..', 'dist', 'worker.js')];
   for (const c of candidates) if (existsSync(c)) return c;
   throw new Error(`pool worker script not found (looked in ${candidates.join(', ')}); run "npm run build"`);
 }

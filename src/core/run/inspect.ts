@@ -7,12 +7,12 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DETECT_SAMPLE_SIZE, detectFormat } from './formats/detect';
-import { EXPECTED_SHAPES, normalizeDetailed } from './formats/normalize';
-import { suggestMapping } from './formats/mapping';
-import { readRows } from './readers';
-import { applyProjectConfig, loadProjectConfigFor } from './projectConfig';
-import type { Message } from './types';
+import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
+import { EXPECTED_SHAPES, normalizeDetailed } from '../formats/normalize';
+import { suggestMapping } from '../formats/mapping';
+import { readRows } from '../read/readers';
+import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
+import type { Message } from '../types';
 
 /**
  * One message as `inspect` prints it: the normalized message model (`types.ts` `Message`; optional

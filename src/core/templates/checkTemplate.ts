@@ -8,10 +8,10 @@
  * can go into `report.json` as is; {@link formatTemplateCheck} renders it for a
  * terminal.
  */
-import { buildRecords, commonPrefixLength, selectTargets, SpecialTokenFinder, type Span, type TextRecord } from './mask';
+import { buildRecords, commonPrefixLength, selectTargets, SpecialTokenFinder, type Span, type TextRecord } from '../records/mask';
 import { ChatTemplate, pickTemplate, TemplateRenderError } from './template';
-import type { TargetTokenizer } from './tokenizer';
-import type { Conversation, MaskPolicy, Message } from './types';
+import type { TargetTokenizer } from '../tokenizers/tokenizer';
+import type { Conversation, MaskPolicy, Message } from '../types';
 
 /** Names of the probe conversations, in the order they are rendered. */
 export type ProbeName = 'single_turn' | 'multi_turn' | 'tool_call' | 'reasoning' | 'agent_reasoning' | 'trailing_tool_result';

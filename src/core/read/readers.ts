@@ -27,7 +27,7 @@ import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { Decompress as ZstdDecompress, decompress as zstdDecompress } from 'fzstd';
 import { parse, visit, type ParseError } from 'jsonc-parser';
-import { applyMapping, mappingFor } from './formats/mapping';
+import { applyMapping, mappingFor } from '../formats/mapping';
 
 /** One row read from a file. */
 export interface RawRow {

@@ -24,7 +24,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, parse as parsePath, resolve } from 'node:path';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
-import type { Role } from './types';
+import type { Role } from '../types';
 
 /** File name of the project configuration. */
 export const PROJECT_CONFIG_NAME = 'eagle3prep.jsonc';

@@ -20,13 +20,13 @@
  */
 import { resolve } from 'node:path';
 import { type Node as JsonNode, parseTree } from 'jsonc-parser';
-import { applyMapping, mappingFor } from './formats/mapping';
-import { normalizeDetailed } from './formats/normalize';
+import { applyMapping, mappingFor } from '../formats/mapping';
+import { normalizeDetailed } from '../formats/normalize';
 import { buildRecords, commonPrefixLength, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Span, type TextRecord } from './mask';
-import { applyProjectConfig, loadProjectConfigFor } from './projectConfig';
-import { ChatTemplate, pickTemplate } from './template';
-import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from './tokenizer';
-import type { Conversation, MaskPolicy, Message, Role } from './types';
+import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
+import { ChatTemplate, pickTemplate } from '../templates/template';
+import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from '../tokenizers/tokenizer';
+import type { Conversation, MaskPolicy, Message, Role } from '../types';
 
 /** One row of a dataset file: its JSON text (one JSONL line), and where it is. */
 export interface RowInput {

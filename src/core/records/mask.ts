@@ -3,8 +3,8 @@
  * prefix — the rules of `shared/spec/loss-mask.md` (v1.3). No per-model regexes:
  * everything is derived from renders of message prefixes.
  */
-import { ChatTemplate, TemplateRenderError } from './template';
-import type { Conversation, MaskPolicy, Message } from './types';
+import { ChatTemplate, TemplateRenderError } from '../templates/template';
+import type { Conversation, MaskPolicy, Message } from '../types';
 
 /** A half-open character range `[start, end)` in a record's text (JS string indices). */
 export type Span = [start: number, end: number];

@@ -3,7 +3,7 @@
  * and errored, per input file, with the settings that produced it.
  */
 import { relative } from 'node:path';
-import { FORMAT_CODE_TEXT } from './formats/codes';
+import { FORMAT_CODE_TEXT } from '../formats/codes';
 import { writeFileAtomic } from './output';
 import type { FileReport, PrepareResult } from './pipeline';
 
