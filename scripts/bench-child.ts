@@ -71,7 +71,16 @@ async function main() {
     if (prepare) {
       r = await prepare({ inputs: [task.input], outDir: task.out, tokenizerDir: task.tokenizerDir, workers: task.workers });
     } else {
-      const code = await cli!.main(['prepare', task.input, '--out', task.out, '--workers', String(task.workers), '--quiet', ...(task.tokenizerDir ? ['--tokenizer', task.tokenizerDir] : [])]);
+      const code = await cli!.main([
+        'prepare',
+        task.input,
+        '--out',
+        task.out,
+        '--workers',
+        String(task.workers),
+        '--quiet',
+        ...(task.tokenizerDir ? ['--tokenizer', task.tokenizerDir] : []),
+      ]);
       r = JSON.parse(readFileSync(join(task.out, 'report.json'), 'utf8'));
       if (code !== 0) r.ok = false;
     }
@@ -108,7 +117,10 @@ async function main() {
   idle.disable();
   // dist/worker.js, started as src/vscode/workerClient.ts starts it.
   const w = new Worker(join(ROOT, 'dist', 'worker.js'), {
-    workerData: { job: 'prepare', options: { inputs: [task.input], outDir: task.out, tokenizerDir: task.tokenizerDir, workers: task.workers, lowPriority: task.lowPriority ?? true } },
+    workerData: {
+      job: 'prepare',
+      options: { inputs: [task.input], outDir: task.out, tokenizerDir: task.tokenizerDir, workers: task.workers, lowPriority: task.lowPriority ?? true },
+    },
   });
   lag.enable();
   const t0 = performance.now();
@@ -133,7 +145,10 @@ async function main() {
   lag.disable();
   clearInterval(ticker);
   await w.terminate();
-  process.stdout.write(JSON.stringify({ ...result, ms, messages, lagMaxMs: lag.max / 1e6, lagP99Ms: lag.percentile(99) / 1e6, idleLagMaxMs: idle.max / 1e6, worstDelay: worst }) + '\n');
+  process.stdout.write(
+    JSON.stringify({ ...result, ms, messages, lagMaxMs: lag.max / 1e6, lagP99Ms: lag.percentile(99) / 1e6, idleLagMaxMs: idle.max / 1e6, worstDelay: worst }) +
+      '\n',
+  );
 }
 
 main().catch((e) => {

@@ -26,8 +26,44 @@ function prng(seed) {
   };
 }
 
-const COMMON = ('the a of to and in is that it for on with as be this by are from at or an was not but can use when if then we each one all your more will which their its has into how set so than only also may new other some these after first any our such time way data value file test line code run step call list item case first last check out need make look next fix error return open read write change input output result name type key path').split(' ');
-const SYL = ['ka', 'lo', 'mi', 'ren', 'tas', 'vo', 'zu', 'ber', 'dal', 'fen', 'gor', 'hil', 'jun', 'kep', 'lur', 'mon', 'nis', 'pra', 'qui', 'sol', 'tor', 'ul', 'vex', 'wen', 'yar', 'zel', 'ion', 'ate', 'ing', 'ed', 'er', 'ly'];
+const COMMON =
+  'the a of to and in is that it for on with as be this by are from at or an was not but can use when if then we each one all your more will which their its has into how set so than only also may new other some these after first any our such time way data value file test line code run step call list item case first last check out need make look next fix error return open read write change input output result name type key path'.split(
+    ' ',
+  );
+const SYL = [
+  'ka',
+  'lo',
+  'mi',
+  'ren',
+  'tas',
+  'vo',
+  'zu',
+  'ber',
+  'dal',
+  'fen',
+  'gor',
+  'hil',
+  'jun',
+  'kep',
+  'lur',
+  'mon',
+  'nis',
+  'pra',
+  'qui',
+  'sol',
+  'tor',
+  'ul',
+  'vex',
+  'wen',
+  'yar',
+  'zel',
+  'ion',
+  'ate',
+  'ing',
+  'ed',
+  'er',
+  'ly',
+];
 
 /** A deterministic text source: Zipf-ish common words, a few thousand made-up words, numbers, identifiers. */
 function textSource(rand) {
@@ -90,13 +126,19 @@ function reasoningRow(t, i) {
     system: 'Your role as an assistant is to think step by step before answering.',
     conversations: [
       { from: 'user', value: `${t.sentence()} (#${i})` },
-      { from: 'assistant', value: `<|begin_of_thought|>\n${thought.join('\n\n')}\n<|end_of_thought|>\n\n<|begin_of_solution|>\n${t.paragraph(1, 4)}\n<|end_of_solution|>` },
+      {
+        from: 'assistant',
+        value: `<|begin_of_thought|>\n${thought.join('\n\n')}\n<|end_of_thought|>\n\n<|begin_of_solution|>\n${t.paragraph(1, 4)}\n<|end_of_solution|>`,
+      },
     ],
   };
 }
 
 function agentRow(t, i) {
-  const messages = [{ role: 'system', content: null }, { role: 'user', content: `Fix the failing test in repo ${t.ident()}-${i}: ${t.sentence()}` }];
+  const messages = [
+    { role: 'system', content: null },
+    { role: 'user', content: `Fix the failing test in repo ${t.ident()}-${i}: ${t.sentence()}` },
+  ];
   // 84 messages: system, user, then 41 assistant/tool-result pairs.
   for (let k = 0; k < 41; k++) {
     const tool = t.pick(['execute_bash', 'str_replace_editor', 'str_replace_editor']);
@@ -110,7 +152,12 @@ function agentRow(t, i) {
     for (let l = 1; l <= n; l++) lines.push(`${String(l).padStart(6)}\t${t.codeLine()}`);
     messages.push({ role: 'user', content: `EXECUTION RESULT of [${tool}]:\n${lines.join('\n')}` });
   }
-  return { instance_id: `${t.ident()}__${t.ident()}-${i}`, system_prompt: 'You are a careful software engineering agent. Use the tools to inspect and edit the repository.', messages, resolved: t.rand() < 0.5 };
+  return {
+    instance_id: `${t.ident()}__${t.ident()}-${i}`,
+    system_prompt: 'You are a careful software engineering agent. Use the tools to inspect and edit the repository.',
+    messages,
+    resolved: t.rand() < 0.5,
+  };
 }
 
 const MAKERS = { chat: chatRow, reasoning: reasoningRow, agent: agentRow };
@@ -159,11 +206,23 @@ export function parseBytes(v) {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const { values } = parseArgs({ options: { shape: { type: 'string', default: 'mixed' }, rows: { type: 'string' }, bytes: { type: 'string' }, out: { type: 'string' }, seed: { type: 'string', default: '7' } } });
+  const { values } = parseArgs({
+    options: {
+      shape: { type: 'string', default: 'mixed' },
+      rows: { type: 'string' },
+      bytes: { type: 'string' },
+      out: { type: 'string' },
+      seed: { type: 'string', default: '7' },
+    },
+  });
   if (!values.out || (!values.rows && !values.bytes)) {
     console.error('usage: node scripts/bench-data.mjs --shape chat|reasoning|agent|mixed (--rows N | --bytes 2G) --out FILE [--seed S]');
     process.exit(2);
   }
-  const r = await writeDataset(values.out, values.shape, { rows: values.rows ? Number(values.rows) : Infinity, maxBytes: values.bytes ? parseBytes(values.bytes) : Infinity, seed: Number(values.seed) });
+  const r = await writeDataset(values.out, values.shape, {
+    rows: values.rows ? Number(values.rows) : Infinity,
+    maxBytes: values.bytes ? parseBytes(values.bytes) : Infinity,
+    seed: Number(values.seed),
+  });
   console.log(`${values.out}: ${r.rows} rows, ${(r.bytes / 1e6).toFixed(1)} MB`);
 }

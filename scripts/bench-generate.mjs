@@ -13,7 +13,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { requests: { type: 'string', default: '2000' }, latency: { type: 'string', default: '200' }, serve: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { requests: { type: 'string', default: '2000' }, latency: { type: 'string', default: '200' }, serve: { type: 'string' } },
+});
 
 if (values.serve) {
   // Child: the fake server; answers {url} once listening, then {maxInFlight} on request.
@@ -38,9 +40,17 @@ if (values.serve) {
   ];
   const dir = mkdtempSync(join(tmpdir(), 'bench-generate-'));
   const input = join(dir, 'prompts.jsonl');
-  writeFileSync(input, Array.from({ length: N }, (_, i) => JSON.stringify({ id: `b${i}`, messages: [{ role: 'user', content: `benchmark prompt number ${i}` }] })).join('\n') + '\n');
-  console.log(`generate bench: ${N} requests per case, fake server latency ${latencyMs} ms in a child process (Node ${process.version}, ${cpus().length} cores)`);
-  console.log('| server runs at once | client in flight (--concurrency) | server saw in flight | limit req/s = min(server, client)/latency | client req/s | of limit | client CPU ms/request | client CPU busy | client ceiling req/s/core |');
+  writeFileSync(
+    input,
+    Array.from({ length: N }, (_, i) => JSON.stringify({ id: `b${i}`, messages: [{ role: 'user', content: `benchmark prompt number ${i}` }] })).join('\n') +
+      '\n',
+  );
+  console.log(
+    `generate bench: ${N} requests per case, fake server latency ${latencyMs} ms in a child process (Node ${process.version}, ${cpus().length} cores)`,
+  );
+  console.log(
+    '| server runs at once | client in flight (--concurrency) | server saw in flight | limit req/s = min(server, client)/latency | client req/s | of limit | client CPU ms/request | client CPU busy | client ceiling req/s/core |',
+  );
   console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const c of cases) {
     const child = fork(fileURLToPath(import.meta.url), ['--serve', JSON.stringify({ latencyMs, maxRunning: c.maxRunning })], { execArgv: ['--import', 'tsx'] });
@@ -58,7 +68,9 @@ if (values.serve) {
     const limit = (Math.min(c.maxRunning, c.concurrency) * 1000) / latencyMs;
     const rps = N / s;
     const cpuMs = (cpu.user + cpu.system) / 1000 / N;
-    console.log(`| ${c.maxRunning} | ${c.concurrency} | ${stats.maxInFlight} | ${limit.toFixed(0)} | ${rps.toFixed(0)} | ${(rps / limit).toFixed(2)} | ${cpuMs.toFixed(3)} | ${((100 * (cpu.user + cpu.system)) / 1000 / (s * 1000)).toFixed(0)}% | ${(1000 / cpuMs).toFixed(0)} |`);
+    console.log(
+      `| ${c.maxRunning} | ${c.concurrency} | ${stats.maxInFlight} | ${limit.toFixed(0)} | ${rps.toFixed(0)} | ${(rps / limit).toFixed(2)} | ${cpuMs.toFixed(3)} | ${((100 * (cpu.user + cpu.system)) / 1000 / (s * 1000)).toFixed(0)}% | ${(1000 / cpuMs).toFixed(0)} |`,
+    );
   }
   rmSync(dir, { recursive: true, force: true });
 }

@@ -23,7 +23,14 @@ console.log(`tokenizer ${viewer.tokenizer.name} loaded in ${(performance.now() -
 const para = 'The quick brown fox jumps over the lazy dog; def resize(w, h): return w / max(h, 1)  # 中文 ok\n';
 const half = para.repeat(Math.ceil((mb * 500_000) / para.length)).slice(0, mb * 500_000);
 const bigLine = (i) =>
-  JSON.stringify({ id: `bench-${i}`, messages: [{ role: 'system', content: `run ${i}` }, { role: 'user', content: `${i} ${half}` }, { role: 'assistant', content: `${i} ${half}` }] });
+  JSON.stringify({
+    id: `bench-${i}`,
+    messages: [
+      { role: 'system', content: `run ${i}` },
+      { role: 'user', content: `${i} ${half}` },
+      { role: 'assistant', content: `${i} ${half}` },
+    ],
+  });
 const agentic = readFileSync(join(import.meta.dirname, '..', 'samples', 'agentic-trajectories.jsonl'), 'utf8').split('\n')[0];
 const agenticLine = (i) => agentic.replace('Fix the failing test', `Fix the failing test (${i})`);
 

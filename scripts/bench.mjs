@@ -56,12 +56,17 @@ mkdirSync(work, { recursive: true });
 const log = (s) => process.stderr.write(s + '\n');
 
 function child(task) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'bench-child.ts'), JSON.stringify(task)], { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26 });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'bench-child.ts'), JSON.stringify(task)], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    maxBuffer: 1 << 26,
+  });
   if (r.status !== 0) throw new Error(`bench child failed (${JSON.stringify(task)}):\n${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop());
 }
 
-const fmt = (n, d = 0) => (n === undefined || n === null || Number.isNaN(n) ? '–' : n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }));
+const fmt = (n, d = 0) =>
+  n === undefined || n === null || Number.isNaN(n) ? '–' : n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const t0 = Date.now();
 const rowsOut = [];
 const hostOut = [];
@@ -75,16 +80,28 @@ for (const shape of values.shapes.split(',')) {
       const out = join(work, `out-${shape}-${tk}-${w}`);
       res[w] = child({ task: 'prepare', input, tokenizerDir: tokDir(tk), workers: w, out });
       rmSync(out, { recursive: true, force: true });
-      log(`  ${tk} ${w} worker(s): ${(res[w].ms / 1000).toFixed(1)} s, ${fmt(res[w].rows / (res[w].ms / 1000))} rows/s, ${fmt(res[w].tokens / (res[w].ms / 1000))} tok/s, peak RSS ${res[w].peakRssMB} MB, lag max ${res[w].lagMaxMs.toFixed(0)} ms`);
+      log(
+        `  ${tk} ${w} worker(s): ${(res[w].ms / 1000).toFixed(1)} s, ${fmt(res[w].rows / (res[w].ms / 1000))} rows/s, ${fmt(res[w].tokens / (res[w].ms / 1000))} tok/s, peak RSS ${res[w].peakRssMB} MB, lag max ${res[w].lagMaxMs.toFixed(0)} ms`,
+      );
     }
     const one = res[1] ?? res[workerCounts[0]];
     const two = res[2];
     const rawTps = one.raw ? one.raw.tokens / (one.raw.ms / 1000) : NaN;
     const pipeTps = one.tokens / (one.ms / 1000);
     rowsOut.push({
-      tokenizer: tokName(tk), shape, rows: one.rows, records: one.records, tokens: one.tokens, rawTps, pipeTps,
-      ratio: pipeTps / rawTps, rps1: one.rows / (one.ms / 1000), rps2: two ? two.rows / (two.ms / 1000) : NaN,
-      rss1: one.peakRssMB, rss2: two?.peakRssMB, lag2: two?.lagMaxMs,
+      tokenizer: tokName(tk),
+      shape,
+      rows: one.rows,
+      records: one.records,
+      tokens: one.tokens,
+      rawTps,
+      pipeTps,
+      ratio: pipeTps / rawTps,
+      rps1: one.rows / (one.ms / 1000),
+      rps2: two ? two.rows / (two.ms / 1000) : NaN,
+      rss1: one.peakRssMB,
+      rss2: two?.peakRssMB,
+      lag2: two?.lagMaxMs,
     });
   }
   if (shape === 'chat' && workerCounts.includes(2)) {
@@ -94,7 +111,9 @@ for (const shape of values.shapes.split(',')) {
       const h = child({ task: 'host', input: hostInput, tokenizerDir: tokDir(tk), workers: 2, out: join(work, `out-host-${tk}`) });
       rmSync(join(work, `out-host-${tk}`), { recursive: true, force: true });
       hostOut.push({ tokenizer: tokName(tk), shape, ...h });
-      log(`  host view, ${tk}: run ${(h.ms / 1000).toFixed(1)} s, host event loop max delay ${h.lagMaxMs.toFixed(1)} ms (p99 ${h.lagP99Ms.toFixed(1)} ms; idle baseline ${h.idleLagMaxMs.toFixed(1)} ms; longest timer delay ${h.worstDelay.ms.toFixed(0)} ms at ${(h.worstDelay.at / 1000).toFixed(1)} s)`);
+      log(
+        `  host view, ${tk}: run ${(h.ms / 1000).toFixed(1)} s, host event loop max delay ${h.lagMaxMs.toFixed(1)} ms (p99 ${h.lagP99Ms.toFixed(1)} ms; idle baseline ${h.idleLagMaxMs.toFixed(1)} ms; longest timer delay ${h.worstDelay.ms.toFixed(0)} ms at ${(h.worstDelay.at / 1000).toFixed(1)} s)`,
+      );
     }
   }
 }
@@ -117,15 +136,22 @@ const lines = [
   '',
   '| tokenizer | data | rows | records | tokens | raw tokenizer tok/s | pipeline tok/s (1 worker) | ratio | rows/s 1 worker | rows/s 2 workers | speed-up | peak RSS 1 / 2 workers | max main-thread lag, 2 workers |',
   '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-  ...rowsOut.map((r) =>
-    `| ${r.tokenizer} | ${r.shape} | ${fmt(r.rows)} | ${fmt(r.records)} | ${fmt(r.tokens)} | ${fmt(r.rawTps)} | ${fmt(r.pipeTps)} | ${fmt(100 * r.ratio)} % | ${fmt(r.rps1, 1)} | ${fmt(r.rps2, 1)} | ${fmt(r.rps2 / r.rps1, 2)}× | ${r.rss1} / ${r.rss2 ?? '–'} MB | ${r.lag2 === undefined ? '–' : fmt(r.lag2, 0) + ' ms'} |`,
+  ...rowsOut.map(
+    (r) =>
+      `| ${r.tokenizer} | ${r.shape} | ${fmt(r.rows)} | ${fmt(r.records)} | ${fmt(r.tokens)} | ${fmt(r.rawTps)} | ${fmt(r.pipeTps)} | ${fmt(100 * r.ratio)} % | ${fmt(r.rps1, 1)} | ${fmt(r.rps2, 1)} | ${fmt(r.rps2 / r.rps1, 2)}× | ${r.rss1} / ${r.rss2 ?? '–'} MB | ${r.lag2 === undefined ? '–' : fmt(r.lag2, 0) + ' ms'} |`,
   ),
 ];
 if (hostOut.length) {
   lines.push('', 'Extension host view (prepare in a worker thread with 2 pool workers, the host thread idle):', '');
-  for (const h of hostOut) lines.push(`- ${h.tokenizer}, ${h.shape}: ${fmt(h.rows)} rows in ${(h.ms / 1000).toFixed(1)} s; host event loop max delay ${h.lagMaxMs.toFixed(1)} ms (p99 ${h.lagP99Ms.toFixed(1)} ms; the same thread idle before the run: max ${h.idleLagMaxMs.toFixed(1)} ms; longest timer delay at ${(h.worstDelay.at / 1000).toFixed(1)} s of the run), ${h.messages} messages`);
+  for (const h of hostOut)
+    lines.push(
+      `- ${h.tokenizer}, ${h.shape}: ${fmt(h.rows)} rows in ${(h.ms / 1000).toFixed(1)} s; host event loop max delay ${h.lagMaxMs.toFixed(1)} ms (p99 ${h.lagP99Ms.toFixed(1)} ms; the same thread idle before the run: max ${h.idleLagMaxMs.toFixed(1)} ms; longest timer delay at ${(h.worstDelay.at / 1000).toFixed(1)} s of the run), ${h.messages} messages`,
+    );
 }
 if (memory) {
-  lines.push('', `Memory: ${(memory.bytes / 1e9).toFixed(2)} GB mixed JSONL (${fmt(memory.rows)} rows), DeepSeek-V3, 2 workers: peak RSS ${memory.peakRssMB} MB; RSS at 25/50/75/100 % of the run: ${memory.rssQuartersMB.join(' / ')} MB; ${(memory.ms / 1000).toFixed(0)} s.`);
+  lines.push(
+    '',
+    `Memory: ${(memory.bytes / 1e9).toFixed(2)} GB mixed JSONL (${fmt(memory.rows)} rows), DeepSeek-V3, 2 workers: peak RSS ${memory.peakRssMB} MB; RSS at 25/50/75/100 % of the run: ${memory.rssQuartersMB.join(' / ')} MB; ${(memory.ms / 1000).toFixed(0)} s.`,
+  );
 }
 process.stdout.write(lines.join('\n') + '\n');

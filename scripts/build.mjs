@@ -16,7 +16,16 @@ const builds = [
   { ...common, entryPoints: { extension: 'src/extension.ts' }, outdir: 'dist', external: ['vscode'] },
 ];
 if (existsSync('webview/main.ts')) {
-  builds.push({ bundle: true, platform: 'browser', target: 'es2022', format: 'esm', sourcemap: true, logLevel: 'info', entryPoints: { webview: 'webview/main.ts' }, outdir: 'dist' });
+  builds.push({
+    bundle: true,
+    platform: 'browser',
+    target: 'es2022',
+    format: 'esm',
+    sourcemap: true,
+    logLevel: 'info',
+    entryPoints: { webview: 'webview/main.ts' },
+    outdir: 'dist',
+  });
 }
 if (existsSync('test/host/suite.ts')) {
   builds.push({ ...common, entryPoints: { 'host-suite': 'test/host/suite.ts' }, outdir: 'dist-test', external: ['vscode'] });

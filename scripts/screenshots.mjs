@@ -9,10 +9,15 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-const arg = (k, d) => { const i = process.argv.indexOf(`--${k}`); return i > 0 ? process.argv[i + 1] : d; };
+const arg = (k, d) => {
+  const i = process.argv.indexOf(`--${k}`);
+  return i > 0 ? process.argv[i + 1] : d;
+};
 const repo = resolve(import.meta.dirname, '..');
 const out = resolve(arg('out', join(repo, 'docs', 'screenshots')));
-const server = resolve(arg('server', process.env.EAGLE3_VSCODE_SERVER ?? join(repo, '.cache/vscode-host/node_modules/code-server/lib/vscode/out/server-main.js')));
+const server = resolve(
+  arg('server', process.env.EAGLE3_VSCODE_SERVER ?? join(repo, '.cache/vscode-host/node_modules/code-server/lib/vscode/out/server-main.js')),
+);
 const { chromium } = createRequire(join(repo, 'noop.js'))('playwright-core');
 mkdirSync(out, { recursive: true });
 
@@ -20,43 +25,114 @@ mkdirSync(out, { recursive: true });
 const tmp = mkdtempSync(join(tmpdir(), 'eagle3-shots-'));
 const ws = join(tmp, 'datasets');
 mkdirSync(ws);
-for (const f of ['chat-sharegpt-human-gpt.jsonl', 'agentic-trajectories.jsonl', 'reasoning-sharegpt.jsonl', 'prompts-only.jsonl', 'swe-agent-trajectory-field.jsonl']) copyFileSync(join(repo, 'samples', f), join(ws, f));
-writeFileSync(join(ws, 'damaged.jsonl'), [
-  JSON.stringify({ conversations: [{ from: 'human', value: 'What is 2+2?' }, { from: 'gpt', value: '4.' }] }),
-  '{"conversations": [{"from": "human", "value": "cut off',
-  JSON.stringify({ conversations: [{ from: 'human', value: 'Tell a story.' }, { from: 'narrator', value: 'Once upon a time.' }] }),
-  JSON.stringify({ dialogue_turns: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello!' }] }),
-  JSON.stringify({ conversations: [] }),
-  JSON.stringify({ conversations: [{ from: 'human', value: 'Name a color.' }, { from: 'gpt', value: 'Blue.' }] }),
-].join('\n') + '\n');
+for (const f of [
+  'chat-sharegpt-human-gpt.jsonl',
+  'agentic-trajectories.jsonl',
+  'reasoning-sharegpt.jsonl',
+  'prompts-only.jsonl',
+  'swe-agent-trajectory-field.jsonl',
+])
+  copyFileSync(join(repo, 'samples', f), join(ws, f));
+writeFileSync(
+  join(ws, 'damaged.jsonl'),
+  [
+    JSON.stringify({
+      conversations: [
+        { from: 'human', value: 'What is 2+2?' },
+        { from: 'gpt', value: '4.' },
+      ],
+    }),
+    '{"conversations": [{"from": "human", "value": "cut off',
+    JSON.stringify({
+      conversations: [
+        { from: 'human', value: 'Tell a story.' },
+        { from: 'narrator', value: 'Once upon a time.' },
+      ],
+    }),
+    JSON.stringify({
+      dialogue_turns: [
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: 'Hello!' },
+      ],
+    }),
+    JSON.stringify({ conversations: [] }),
+    JSON.stringify({
+      conversations: [
+        { from: 'human', value: 'Name a color.' },
+        { from: 'gpt', value: 'Blue.' },
+      ],
+    }),
+  ].join('\n') + '\n',
+);
 for (const f of ['chat-sharegpt-human-gpt.jsonl', 'agentic-trajectories.jsonl', 'reasoning-sharegpt.jsonl', 'damaged.jsonl']) {
-  try { execFileSync(process.execPath, [join(repo, 'dist', 'cli.js'), 'prepare', join(ws, f), '--quiet']); } catch { /* damaged.jsonl may fail; its report is still written */ }
+  try {
+    execFileSync(process.execPath, [join(repo, 'dist', 'cli.js'), 'prepare', join(ws, f), '--quiet']);
+  } catch {
+    /* damaged.jsonl may fail; its report is still written */
+  }
 }
-appendFileSync(join(ws, 'reasoning-sharegpt.jsonl'), JSON.stringify({ conversations: [{ from: 'user', value: 'And one more?' }, { from: 'assistant', value: 'Sure.' }] }) + '\n');
+appendFileSync(
+  join(ws, 'reasoning-sharegpt.jsonl'),
+  JSON.stringify({
+    conversations: [
+      { from: 'user', value: 'And one more?' },
+      { from: 'assistant', value: 'Sure.' },
+    ],
+  }) + '\n',
+);
 
-const port = await new Promise((ok) => { const s = net.createServer(); s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => ok(p)); }); });
-const srv = spawn(process.execPath, [server, '--host', '127.0.0.1', '--port', String(port), '--without-connection-token', '--accept-server-license-terms', '--server-data-dir', join(tmp, 'data'), '--disable-telemetry'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-await new Promise((ok) => srv.stdout.on('data', (d) => { if (String(d).includes('Extension host agent listening')) ok(); }));
-const stop = () => { try { process.kill(-srv.pid, 'SIGTERM'); } catch {} };
+const port = await new Promise((ok) => {
+  const s = net.createServer();
+  s.listen(0, '127.0.0.1', () => {
+    const p = s.address().port;
+    s.close(() => ok(p));
+  });
+});
+const srv = spawn(
+  process.execPath,
+  [
+    server,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--without-connection-token',
+    '--accept-server-license-terms',
+    '--server-data-dir',
+    join(tmp, 'data'),
+    '--disable-telemetry',
+  ],
+  { stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+);
+await new Promise((ok) =>
+  srv.stdout.on('data', (d) => {
+    if (String(d).includes('Extension host agent listening')) ok();
+  }),
+);
+const stop = () => {
+  try {
+    process.kill(-srv.pid, 'SIGTERM');
+  } catch {
+    /* already gone */
+  }
+};
 process.on('exit', stop);
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
 try {
   const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
-  const payload = [['extensionDevelopmentPath', `vscode-remote://127.0.0.1:${port}${repo}`], ['skipWelcome', 'true']];
+  const payload = [
+    ['extensionDevelopmentPath', `vscode-remote://127.0.0.1:${port}${repo}`],
+    ['skipWelcome', 'true'],
+  ];
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}&payload=${encodeURIComponent(JSON.stringify(payload))}`);
   await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
   // Workspace Trust: browse in Restricted Mode (the extension declares limited support there).
   const noTrust = page.locator('.monaco-dialog-box a.monaco-button:has-text("No, I don\'t trust")');
-  await noTrust.waitFor({ timeout: 15000 }).then(() => noTrust.click(), () => {});
+  await noTrust.waitFor({ timeout: 15000 }).then(
+    () => noTrust.click(),
+    () => {},
+  );
   await page.waitForTimeout(2000);
-  const palette = async (cmd) => {
-    await page.keyboard.press('Control+Shift+P');
-    await page.waitForTimeout(500);
-    await page.keyboard.type(cmd);
-    await page.waitForTimeout(800);
-    await page.keyboard.press('Enter');
-    await page.waitForTimeout(1000);
-  };
   // The Datasets view (sidebar widened), the Problems panel; expand two datasets, open the damaged one.
   await page.locator('.activitybar [aria-label*="EAGLE-3 Prep"]').first().click();
   await page.waitForSelector('.monaco-list-row:has-text("records")', { timeout: 60000 });

@@ -1,15 +1,33 @@
-// The project's test command (`npm test`): builds dist/, then runs every test file
-// under node's own test runner, so one summary line counts them all.
-//   --unit  only test/unit (no build, no VS Code host)
-//   --host  only test/host (the extension in a real VS Code; see test/host/README.md)
+// The project's test command (`npm test`): the static checks (types, lint, format, import
+// cycles), then builds dist/, then runs every test file under node's own test runner, so one
+// summary line — the last thing printed — counts them all.
+//   --checks  only the static checks
+//   --unit    only test/unit (no checks, no build, no VS Code host)
+//   --host    only test/host (the extension in a real VS Code; see test/host/README.md)
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 const args = process.argv.slice(2);
-const only = args.includes('--unit') ? 'unit' : args.includes('--host') ? 'host' : null;
-const dirs = only ? [`test/${only}`] : ['test/unit', 'test/host'];
+const only = args.includes('--checks') ? 'checks' : args.includes('--unit') ? 'unit' : args.includes('--host') ? 'host' : null;
 
+/** Runs one npm script; exits with its status when it fails. */
+function step(name) {
+  const t0 = Date.now();
+  const r = spawnSync('npm', ['run', '--silent', name], { stdio: 'inherit' });
+  if (r.status !== 0) {
+    console.error(`[test] ${name} failed (exit ${r.status ?? r.signal})`);
+    process.exit(r.status ?? 1);
+  }
+  console.error(`[test] ${name} ok (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+}
+
+if (only === null || only === 'checks') {
+  for (const s of ['typecheck', 'lint', 'format:check', 'cycles']) step(s);
+  if (only === 'checks') process.exit(0);
+}
+
+const dirs = only ? [`test/${only}`] : ['test/unit', 'test/host'];
 if (only !== 'unit') {
   const b = spawnSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
   if (b.status !== 0) process.exit(b.status ?? 1);

@@ -120,7 +120,9 @@ function parseShard(v: string | undefined): { index: number; count: number } | u
 function summary(r: PrepareResult): string {
   const lines = [`${r.ok ? 'OK' : 'FAILED'}  ${r.outDir}  (tokenizer ${r.tokenizer.name}, mask ${r.mask})`];
   for (const f of r.files) {
-    const drops = Object.entries(f.dropped).map(([k, v]) => `${k} ${v.count}`).join(', ');
+    const drops = Object.entries(f.dropped)
+      .map(([k, v]) => `${k} ${v.count}`)
+      .join(', ');
     lines.push(
       `  ${f.file}\n    format ${f.format}; rows ${f.rowsRead}: written ${f.rowsWritten} (${f.recordsWritten} records, ${f.trainableTokens}/${f.totalTokens} tokens trainable), ` +
         `to generate ${f.rowsSetAside}, dropped ${f.rowsDropped}${drops ? ` (${drops})` : ''}, errored ${f.rowsErrored}`,
@@ -166,7 +168,8 @@ async function cmdPrepare(argv: string[]): Promise<number> {
   };
   if (base.truncate && base.maxLength === undefined) throw new UsageError('--truncate needs --max-length');
   const inputs = expandInputs(positionals);
-  if (inputs.length === 0) throw new Error(`no dataset files (.jsonl, .ndjson, .json, .traj, .parquet, optionally .gz/.zst) found in ${positionals.join(', ')}`);
+  if (inputs.length === 0)
+    throw new Error(`no dataset files (.jsonl, .ndjson, .json, .traj, .parquet, optionally .gz/.zst) found in ${positionals.join(', ')}`);
   base.workers ??= defaultWorkerCount(inputs);
   const groups = values.out ? [{ inputs, outDir: values.out }] : groupByDefaultOutDir(inputs);
   const ac = new AbortController();
@@ -184,9 +187,14 @@ async function cmdMergeReports(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { out: { type: 'string' }, data: { type: 'boolean', default: false }, 'allow-empty': { type: 'boolean', default: false }, json: { type: 'boolean', default: false } },
+    options: {
+      out: { type: 'string' },
+      data: { type: 'boolean', default: false },
+      'allow-empty': { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+    },
   });
-  if (positionals.length === 0) throw new UsageError('merge-reports needs the shards\' output folders (or report.json files)');
+  if (positionals.length === 0) throw new UsageError("merge-reports needs the shards' output folders (or report.json files)");
   if (!values.out) throw new UsageError('merge-reports needs --out DIR for the merged report');
   const r = await mergeReports(positionals, values.out, { data: values.data, allowEmpty: values['allow-empty'] });
   if (values.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n');
@@ -205,12 +213,16 @@ async function cmdInspect(argv: string[]): Promise<number> {
   if (values.json) process.stdout.write(JSON.stringify(r) + '\n');
   else {
     process.stdout.write(`${positionals[0]}: ${r.format}\n${r.evidence.map((e) => `  - ${e}`).join('\n')}\n`);
-    process.stdout.write(`  ${r.records.length} records (${r.records.filter((x) => x.needs_generation).length} need generation), ${r.skipped.length} skipped\n`);
+    process.stdout.write(
+      `  ${r.records.length} records (${r.records.filter((x) => x.needs_generation).length} need generation), ${r.skipped.length} skipped\n`,
+    );
   }
   if (r.records.length === 0) {
     // Recognized rows that all failed: the JSON above says why per row; the run fails like `prepare` would.
     const s = r.skipped[0];
-    process.stderr.write(`eagle3-prep: ${r.file}: no usable record: all ${r.rows_read} rows skipped (first: line ${s?.line}: ${s?.reason}${s?.code ? ` ${s.code}` : ''}: ${s?.message})\n`);
+    process.stderr.write(
+      `eagle3-prep: ${r.file}: no usable record: all ${r.rows_read} rows skipped (first: line ${s?.line}: ${s?.reason}${s?.code ? ` ${s.code}` : ''}: ${s?.message})\n`,
+    );
     return 1;
   }
   return 0;
@@ -264,12 +276,17 @@ async function cmdGenerate(argv: string[]): Promise<number> {
     },
   });
   if (positionals.length !== 1) throw new UsageError('generate takes exactly one input file');
-  const servers = (values.server ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
+  const servers = (values.server ?? [])
+    .flatMap((s) => s.split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (servers.length === 0) throw new UsageError('generate needs --server URL (e.g. --server http://127.0.0.1:30000)');
   const reasoning = values.reasoning ?? 'keep';
-  if (reasoning !== 'keep' && reasoning !== 'drop' && reasoning !== 'disable') throw new UsageError(`--reasoning must be keep, drop or disable (got "${reasoning}")`);
+  if (reasoning !== 'keep' && reasoning !== 'drop' && reasoning !== 'disable')
+    throw new UsageError(`--reasoning must be keep, drop or disable (got "${reasoning}")`);
   const retries = values.retries === undefined ? undefined : Number(values.retries);
-  if (retries !== undefined && (!Number.isInteger(retries) || retries < 0)) throw new UsageError(`--retries must be a whole number ≥ 0 (got "${values.retries}")`);
+  if (retries !== undefined && (!Number.isInteger(retries) || retries < 0))
+    throw new UsageError(`--retries must be a whole number ≥ 0 (got "${values.retries}")`);
   const temperature = values.temperature === undefined ? undefined : Number(values.temperature);
   if (temperature !== undefined && !(temperature >= 0)) throw new UsageError(`--temperature must be a number ≥ 0 (got "${values.temperature}")`);
   const timeoutS = values.timeout === undefined ? undefined : Number(values.timeout);
@@ -296,8 +313,13 @@ async function cmdGenerate(argv: string[]): Promise<number> {
   for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => ac.abort(new Error(`cancelled (${sig})`)));
   const quiet = values.quiet || values.json;
   const log = quiet ? undefined : (l: string) => process.stderr.write(l + '\n');
-  const onProgress = quiet || !process.stderr.isTTY ? undefined : (p: { rowsRead: number; generated: number; failed: number; inFlight: number; tokensPerSecond: number }) =>
-    process.stderr.write(`\r  read ${p.rowsRead}, generated ${p.generated}, failed ${p.failed}, in flight ${p.inFlight}, ${p.tokensPerSecond.toFixed(0)} tok/s   `);
+  const onProgress =
+    quiet || !process.stderr.isTTY
+      ? undefined
+      : (p: { rowsRead: number; generated: number; failed: number; inFlight: number; tokensPerSecond: number }) =>
+          process.stderr.write(
+            `\r  read ${p.rowsRead}, generated ${p.generated}, failed ${p.failed}, in flight ${p.inFlight}, ${p.tokensPerSecond.toFixed(0)} tok/s   `,
+          );
   const r = await generate(opts, { log, onProgress, signal: ac.signal });
   if (onProgress) process.stderr.write('\n');
   process.stdout.write(values.json ? JSON.stringify(r, null, 2) + '\n' : formatGenerateSummary(r) + '\n');

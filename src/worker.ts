@@ -14,7 +14,14 @@
 import { setPriority } from 'node:os';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { prepare, RowProcessor, runSetup } from './core/run/pipeline';
-import { assertPrepareWorkerData, isRowBatchMessage, isToWorkerMessage, type FromPoolWorkerMessage, type FromWorkerMessage, type PoolWorkerData } from './core/run/workerProtocol';
+import {
+  assertPrepareWorkerData,
+  isRowBatchMessage,
+  isToWorkerMessage,
+  type FromPoolWorkerMessage,
+  type FromWorkerMessage,
+  type PoolWorkerData,
+} from './core/run/workerProtocol';
 
 function post(port: NonNullable<typeof parentPort>, message: FromWorkerMessage): void {
   port.postMessage(message);

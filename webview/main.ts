@@ -72,12 +72,22 @@ function render(state: MaskViewState, view: RecordView, truncated: number, elaps
     button('Next row ▶', 'Next non-blank row', () => send({ type: 'step', direction: 1 }), state.lineCount > 0 && state.line >= state.lineCount),
     h('label', { class: 'field' }, h('span', { class: 'field-label' }, 'Line'), lineField),
     button('Go', 'Show the row on this line', go),
-    h('span', { class: 'where' }, `${state.fileName} · line ${state.line} of ${fmt(state.lineCount)} · read from ${state.source === 'editor' ? 'the editor' : 'disk'}`),
+    h(
+      'span',
+      { class: 'where' },
+      `${state.fileName} · line ${state.line} of ${fmt(state.lineCount)} · read from ${state.source === 'editor' ? 'the editor' : 'disk'}`,
+    ),
     button('Reveal', 'Show this line in the editor', () => send({ type: 'reveal' })),
   );
   const controls = h('div', { class: 'toolbar' });
   controls.append(
-    select('mask', 'Mask policy', MASK_POLICIES.map((p) => [p, p]), state.mask, (v) => send({ type: 'setMask', mask: v as MaskViewState['mask'] })),
+    select(
+      'mask',
+      'Mask policy',
+      MASK_POLICIES.map((p) => [p, p]),
+      state.mask,
+      (v) => send({ type: 'setMask', mask: v as MaskViewState['mask'] }),
+    ),
     select(
       'thinking',
       'enable_thinking',
@@ -95,7 +105,10 @@ function render(state: MaskViewState, view: RecordView, truncated: number, elaps
       select(
         'record',
         `Record (${view.records.length})`,
-        view.records.map((r) => [String(r.index), `#${r.index} ${r.id} — ${fmt(r.tokens, r.estimated)} tokens, ${fmt(r.trainableTokens, r.estimated)} trainable`]),
+        view.records.map((r) => [
+          String(r.index),
+          `#${r.index} ${r.id} — ${fmt(r.tokens, r.estimated)} tokens, ${fmt(r.trainableTokens, r.estimated)} trainable`,
+        ]),
         String(state.record),
         (v) => send({ type: 'record', index: Number(v) }),
       ),
@@ -120,7 +133,10 @@ function render(state: MaskViewState, view: RecordView, truncated: number, elaps
       h('span', {}, ` in ${t.records} record${t.records === 1 ? '' : 's'}`),
     );
   } else {
-    summary.append(h('span', { class: 'sep' }, '·'), h('strong', {}, view.status === 'prompt' ? 'prompt only (set aside)' : `${view.status}${view.reason ? ` (${view.reason})` : ''}`));
+    summary.append(
+      h('span', { class: 'sep' }, '·'),
+      h('strong', {}, view.status === 'prompt' ? 'prompt only (set aside)' : `${view.status}${view.reason ? ` (${view.reason})` : ''}`),
+    );
   }
   summary.append(h('span', { class: 'sep' }, '·'), h('span', {}, `tokenizer ${view.tokenizer.name}${view.template ? `, template ${view.template}` : ''}`));
 

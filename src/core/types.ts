@@ -61,13 +61,7 @@ export interface Conversation {
 
 /** Reason codes for rows that are dropped (never written, never an error). */
 export type DropReason =
-  | 'no_trainable_tokens'
-  | 'too_long'
-  | 'empty_conversation'
-  | 'no_assistant_turn'
-  | 'invalid_json'
-  | 'unrecognized_shape'
-  | 'message_fragment';
+  'no_trainable_tokens' | 'too_long' | 'empty_conversation' | 'no_assistant_turn' | 'invalid_json' | 'unrecognized_shape' | 'message_fragment';
 
 /** What normalizing one row produced. Exactly one of these per row read. */
 export type RowOutcome =

@@ -71,7 +71,9 @@ export async function prepareAll(context: vscode.ExtensionContext, output: vscod
   if (!uris) {
     const found = await findDatasetFiles();
     if (found.length === 0) {
-      void vscode.window.showInformationMessage('Prepare all datasets: no dataset file (.jsonl, .ndjson, .json, .traj, .parquet, .gz, .zst) found in the workspace (see the eagle3prep.datasets.include / exclude settings).');
+      void vscode.window.showInformationMessage(
+        'Prepare all datasets: no dataset file (.jsonl, .ndjson, .json, .traj, .parquet, .gz, .zst) found in the workspace (see the eagle3prep.datasets.include / exclude settings).',
+      );
       return undefined;
     }
     uris = await pickFiles(found);
@@ -83,47 +85,52 @@ export async function prepareAll(context: vscode.ExtensionContext, output: vscod
     return { inputs: g.inputs, outDir: outDirFor(g.inputs, settings.outputDirectory), settings };
   });
   log('');
-  log(`[${new Date().toISOString()}] Prepare all datasets: ${groups.length} run${groups.length === 1 ? '' : 's'} over ${uris.length} file${uris.length === 1 ? '' : 's'}`);
+  log(
+    `[${new Date().toISOString()}] Prepare all datasets: ${groups.length} run${groups.length === 1 ? '' : 's'} over ${uris.length} file${uris.length === 1 ? '' : 's'}`,
+  );
   const runs: BatchRun[] = [];
   let cancelled = false;
-  await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'EAGLE-3 Prep: all datasets', cancellable: true }, async (progress, token) => {
-    for (let i = 0; i < groups.length; i++) {
-      if (token.isCancellationRequested) {
-        cancelled = true;
-        break;
-      }
-      const g = groups[i];
-      const name = g.inputs.map((f) => path.basename(f)).join(', ');
-      progress.report({ message: `${i + 1}/${groups.length}: ${name}`, increment: i === 0 ? 0 : 100 / groups.length });
-      log(`  ${name} → ${g.outDir}`);
-      try {
-        const result = await runPrepareInWorker(
-          context.extensionUri,
-          {
-            inputs: g.inputs,
-            outDir: g.outDir,
-            tokenizerDir: g.settings.tokenizerDir,
-            mask: g.settings.mask,
-            maxLength: g.settings.maxLength,
-            truncate: g.settings.truncate,
-            templateKwargs: g.settings.templateKwargs,
-          },
-          { token, onLog: (l) => log(`    ${l}`) },
-        );
-        runs.push({ inputs: g.inputs, outDir: g.outDir, result });
-        log(`    ${result.ok ? 'done' : 'FAILED'}: ${summarizeResult(result)}${result.failures.length ? `; ${result.failures.join('; ')}` : ''}`);
-      } catch (e) {
-        if (e instanceof vscode.CancellationError) {
+  await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: 'EAGLE-3 Prep: all datasets', cancellable: true },
+    async (progress, token) => {
+      for (let i = 0; i < groups.length; i++) {
+        if (token.isCancellationRequested) {
           cancelled = true;
-          log('    cancelled');
           break;
         }
-        const msg = e instanceof Error ? e.message : String(e);
-        runs.push({ inputs: g.inputs, outDir: g.outDir, error: msg });
-        log(`    error: ${msg}`);
+        const g = groups[i];
+        const name = g.inputs.map((f) => path.basename(f)).join(', ');
+        progress.report({ message: `${i + 1}/${groups.length}: ${name}`, increment: i === 0 ? 0 : 100 / groups.length });
+        log(`  ${name} → ${g.outDir}`);
+        try {
+          const result = await runPrepareInWorker(
+            context.extensionUri,
+            {
+              inputs: g.inputs,
+              outDir: g.outDir,
+              tokenizerDir: g.settings.tokenizerDir,
+              mask: g.settings.mask,
+              maxLength: g.settings.maxLength,
+              truncate: g.settings.truncate,
+              templateKwargs: g.settings.templateKwargs,
+            },
+            { token, onLog: (l) => log(`    ${l}`) },
+          );
+          runs.push({ inputs: g.inputs, outDir: g.outDir, result });
+          log(`    ${result.ok ? 'done' : 'FAILED'}: ${summarizeResult(result)}${result.failures.length ? `; ${result.failures.join('; ')}` : ''}`);
+        } catch (e) {
+          if (e instanceof vscode.CancellationError) {
+            cancelled = true;
+            log('    cancelled');
+            break;
+          }
+          const msg = e instanceof Error ? e.message : String(e);
+          runs.push({ inputs: g.inputs, outDir: g.outDir, error: msg });
+          log(`    error: ${msg}`);
+        }
       }
-    }
-  });
+    },
+  );
   const ok = runs.filter((r) => r.result?.ok).length;
   const records = runs.reduce((a, r) => a + (r.result?.totals.recordsWritten ?? 0), 0);
   const failed = runs.length - ok;

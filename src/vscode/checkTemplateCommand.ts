@@ -22,7 +22,12 @@ export const CHECK_TEMPLATE_COMMAND = 'eagle3prep.checkTemplate';
  * @param cliPath path of the bundled CLI.
  * @throws Error with the CLI's stderr when it exits non-zero or prints no JSON; vscode.CancellationError when cancelled (the child is killed).
  */
-export function runCheckTemplate(cliPath: string, tokenizerDir: string | undefined, templateKwargs: Record<string, unknown>, token?: vscode.CancellationToken): Promise<TemplateCheck> {
+export function runCheckTemplate(
+  cliPath: string,
+  tokenizerDir: string | undefined,
+  templateKwargs: Record<string, unknown>,
+  token?: vscode.CancellationToken,
+): Promise<TemplateCheck> {
   const args = ['check-template', '--json', '--template-kwargs', JSON.stringify(templateKwargs)];
   if (tokenizerDir) args.push('--tokenizer', tokenizerDir);
   return new Promise((resolve, reject) => {

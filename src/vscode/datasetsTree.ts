@@ -148,7 +148,8 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
       this.changed,
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration(`${CONFIG_SECTION}.datasets`)) void this.rediscover();
-        else if (e.affectsConfiguration(`${CONFIG_SECTION}.tokenizerPath`) || e.affectsConfiguration(`${CONFIG_SECTION}.outputDirectory`)) this.refreshOutputs();
+        else if (e.affectsConfiguration(`${CONFIG_SECTION}.tokenizerPath`) || e.affectsConfiguration(`${CONFIG_SECTION}.outputDirectory`))
+          this.refreshOutputs();
       }),
       vscode.workspace.onDidChangeWorkspaceFolders(() => void this.rediscover()),
     );
@@ -185,8 +186,14 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
       }
     };
     this.watchers.push(
-      reports, reports.onDidCreate(onReport), reports.onDidChange(onReport), reports.onDidDelete(onReport),
-      configs, configs.onDidCreate(onConfig), configs.onDidChange(onConfig), configs.onDidDelete(onConfig),
+      reports,
+      reports.onDidCreate(onReport),
+      reports.onDidChange(onReport),
+      reports.onDidDelete(onReport),
+      configs,
+      configs.onDidCreate(onConfig),
+      configs.onDidChange(onConfig),
+      configs.onDidDelete(onConfig),
     );
   }
 
@@ -354,7 +361,8 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     const o = s.output;
     const setAside = o.fileReport?.rowsSetAside ? `, ${fmt(o.fileReport.rowsSetAside)} to generate` : '';
     if (o.state === 'none') parts.push('not prepared');
-    else if (o.state === 'prepared') parts.push(o.ok === false ? `${plural(o.records ?? 0, 'record')}${setAside} (run failed)` : `${plural(o.records ?? 0, 'record')}${setAside}`);
+    else if (o.state === 'prepared')
+      parts.push(o.ok === false ? `${plural(o.records ?? 0, 'record')}${setAside} (run failed)` : `${plural(o.records ?? 0, 'record')}${setAside}`);
     else parts.push(`stale: ${plural(o.records ?? 0, 'record')}${setAside}`);
     return parts.join(' · ');
   }
@@ -364,7 +372,10 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     const n = element;
     const s = n.scan;
     const rel = vscode.workspace.asRelativePath(n.resourceUri, true);
-    const item = new vscode.TreeItem(path.basename(n.resourceUri.fsPath), s && s.output.state !== 'none' ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+    const item = new vscode.TreeItem(
+      path.basename(n.resourceUri.fsPath),
+      s && s.output.state !== 'none' ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+    );
     item.id = n.resourceUri.toString();
     item.resourceUri = n.resourceUri;
     item.description = this.describe(n);
@@ -376,7 +387,10 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
         : state === 'error'
           ? new vscode.ThemeIcon('error', new vscode.ThemeColor('problemsErrorIcon.foreground'))
           : state === 'prepared'
-            ? new vscode.ThemeIcon(s?.output.ok === false ? 'error' : 'pass-filled', new vscode.ThemeColor(s?.output.ok === false ? 'problemsErrorIcon.foreground' : 'testing.iconPassed'))
+            ? new vscode.ThemeIcon(
+                s?.output.ok === false ? 'error' : 'pass-filled',
+                new vscode.ThemeColor(s?.output.ok === false ? 'problemsErrorIcon.foreground' : 'testing.iconPassed'),
+              )
             : state === 'stale'
               ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'))
               : new vscode.ThemeIcon('circle-large-outline');
@@ -405,11 +419,16 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     }
     item.tooltip = md;
     // Click opens the file, up to the size VS Code syncs to extensions (larger: "Check dataset rows").
-    if (s && s.size <= 50 * 1024 * 1024) item.command = { command: 'vscode.open', title: 'Open', arguments: [n.resourceUri, { preview: true } satisfies vscode.TextDocumentShowOptions] };
+    if (s && s.size <= 50 * 1024 * 1024)
+      item.command = { command: 'vscode.open', title: 'Open', arguments: [n.resourceUri, { preview: true } satisfies vscode.TextDocumentShowOptions] };
     return item;
   }
 
-  private detail(parent: DatasetNode, label: string, opts: { description?: string; icon?: string; color?: string; tooltip?: string; command?: vscode.Command; uri?: vscode.Uri; context?: string }): DetailNode {
+  private detail(
+    parent: DatasetNode,
+    label: string,
+    opts: { description?: string; icon?: string; color?: string; tooltip?: string; command?: vscode.Command; uri?: vscode.Uri; context?: string },
+  ): DetailNode {
     const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
     item.id = `${parent.resourceUri.toString()}#${label}`;
     item.description = opts.description;
@@ -432,8 +451,13 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
       title: 'Go to line',
       arguments: [n.resourceUri, { selection: new vscode.Range(line - 1, 0, line - 1, 0) } satisfies vscode.TextDocumentShowOptions],
     });
-    for (const w of o.staleBecause) out.push(this.detail(n, `stale: ${w}`, { icon: 'warning', color: 'problemsWarningIcon.foreground', tooltip: `${w}. Prepare again to update the output.` }));
-    for (const f of o.failures ?? []) if (f.includes(path.basename(n.resourceUri.fsPath))) out.push(this.detail(n, `run failed: ${f}`, { icon: 'error', color: 'problemsErrorIcon.foreground', tooltip: f }));
+    for (const w of o.staleBecause)
+      out.push(
+        this.detail(n, `stale: ${w}`, { icon: 'warning', color: 'problemsWarningIcon.foreground', tooltip: `${w}. Prepare again to update the output.` }),
+      );
+    for (const f of o.failures ?? [])
+      if (f.includes(path.basename(n.resourceUri.fsPath)))
+        out.push(this.detail(n, `run failed: ${f}`, { icon: 'error', color: 'problemsErrorIcon.foreground', tooltip: f }));
     out.push(
       this.detail(n, `${plural(fr.recordsWritten, 'record')} written`, {
         description: `${plural(fr.rowsWritten, 'row')}, ${fmt(fr.trainableTokens)} of ${fmt(fr.totalTokens)} tokens trainable`,
@@ -460,13 +484,22 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
           description: fr.errors[0] ? `line ${fr.errors[0].line}: ${fr.errors[0].message.split('\n')[0]}` : undefined,
           icon: 'error',
           color: 'problemsErrorIcon.foreground',
-          tooltip: fr.errors.slice(0, 10).map((e) => `line ${e.line}: ${e.message}`).join('\n'),
+          tooltip: fr.errors
+            .slice(0, 10)
+            .map((e) => `line ${e.line}: ${e.message}`)
+            .join('\n'),
           command: fr.errors[0] ? goto(fr.errors[0].line) : undefined,
           context: 'eagle3prep.detail.reason',
         }),
       );
     }
-    if (fr.rowsSetAside) out.push(this.detail(n, `set aside for generation × ${fmt(fr.rowsSetAside)}`, { icon: 'comment-discussion', tooltip: 'Prompt-only rows: in prompts_to_generate.jsonl for the target model to answer' }));
+    if (fr.rowsSetAside)
+      out.push(
+        this.detail(n, `set aside for generation × ${fmt(fr.rowsSetAside)}`, {
+          icon: 'comment-discussion',
+          tooltip: 'Prompt-only rows: in prompts_to_generate.jsonl for the target model to answer',
+        }),
+      );
     for (const f of o.outputs ?? []) {
       if (!f.exists) continue;
       const uri = vscode.Uri.file(f.path);
@@ -475,7 +508,10 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
           description: path.basename(o.outDir),
           uri,
           icon: f.name.endsWith('.md') ? 'book' : 'file',
-          command: f.name === 'report.md' ? { command: 'markdown.showPreview', title: 'Open report', arguments: [uri] } : { command: 'vscode.open', title: 'Open', arguments: [uri] },
+          command:
+            f.name === 'report.md'
+              ? { command: 'markdown.showPreview', title: 'Open report', arguments: [uri] }
+              : { command: 'vscode.open', title: 'Open', arguments: [uri] },
           // prompts_to_generate.jsonl gets the "Generate answers with the target model" action (issue 6).
           context: f.name === 'prompts_to_generate.jsonl' ? 'eagle3prep.outputFile.prompts' : 'eagle3prep.outputFile',
         }),

@@ -97,14 +97,22 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
         return [];
       }
       for (const p of r.problems) {
-        const d = new vscode.Diagnostic(range(p.line), `${p.message} (row ${p.line} will be ${p.severity === 'error' ? 'errored' : 'dropped'})`, p.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning);
+        const d = new vscode.Diagnostic(
+          range(p.line),
+          `${p.message} (row ${p.line} will be ${p.severity === 'error' ? 'errored' : 'dropped'})`,
+          p.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning,
+        );
         d.code = p.code;
         d.source = DIAGNOSTIC_SOURCE;
         diags.push(d);
         byLine.set(p.line, p);
       }
       if (r.truncated) {
-        const d = new vscode.Diagnostic(range(1), `Only the first ${max} problem rows are listed (eagle3prep.diagnostics.maxProblems); more rows may be dropped or errored.`, vscode.DiagnosticSeverity.Information);
+        const d = new vscode.Diagnostic(
+          range(1),
+          `Only the first ${max} problem rows are listed (eagle3prep.diagnostics.maxProblems); more rows may be dropped or errored.`,
+          vscode.DiagnosticSeverity.Information,
+        );
         d.source = DIAGNOSTIC_SOURCE;
         diags.push(d);
       }
@@ -115,7 +123,11 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
         for (const [reason, d] of Object.entries(out.fileReport.dropped)) {
           for (const line of d.lines) {
             if (byLine.has(line)) continue;
-            const diag = new vscode.Diagnostic(range(line), `${reason}: ${REASON_TEXT[reason] ?? reason} (last run; report.json lists the first ${d.lines.length} of ${d.count})`, vscode.DiagnosticSeverity.Warning);
+            const diag = new vscode.Diagnostic(
+              range(line),
+              `${reason}: ${REASON_TEXT[reason] ?? reason} (last run; report.json lists the first ${d.lines.length} of ${d.count})`,
+              vscode.DiagnosticSeverity.Warning,
+            );
             diag.code = reason;
             diag.source = DIAGNOSTIC_SOURCE;
             diags.push(diag);
@@ -229,19 +241,28 @@ export function registerDiagnostics(): vscode.Disposable[] {
         () => diagnostics.refresh(uri, true),
       );
       const n = diags.filter((d) => d.severity !== vscode.DiagnosticSeverity.Information).length;
-      void vscode.window.showInformationMessage(n ? `${path.basename(uri.fsPath)}: ${n} row${n === 1 ? '' : 's'} will be dropped or errored (see Problems).` : `${path.basename(uri.fsPath)}: no row will be dropped or errored before tokenizing.`);
+      void vscode.window.showInformationMessage(
+        n
+          ? `${path.basename(uri.fsPath)}: ${n} row${n === 1 ? '' : 's'} will be dropped or errored (see Problems).`
+          : `${path.basename(uri.fsPath)}: no row will be dropped or errored before tokenizing.`,
+      );
       return diags;
     }),
-    vscode.commands.registerCommand(ADD_TO_PROJECT_CONFIG_COMMAND, async (uri: vscode.Uri, section: 'roleAliases' | 'fieldMappings', key: string, value: string) => {
-      try {
-        const file = addToProjectConfig(uri.fsPath, section, key, value);
-        void vscode.window.showInformationMessage(`${path.basename(file)}: ${section === 'roleAliases' ? `role "${key}" → ${value}` : `field "${key}" → "${value}"`}.`);
-        await diagnostics.refresh(uri, true);
-        return file;
-      } catch (e) {
-        void vscode.window.showErrorMessage(`Could not update ${PROJECT_CONFIG_NAME}: ${(e as Error).message}`);
-        return undefined;
-      }
-    }),
+    vscode.commands.registerCommand(
+      ADD_TO_PROJECT_CONFIG_COMMAND,
+      async (uri: vscode.Uri, section: 'roleAliases' | 'fieldMappings', key: string, value: string) => {
+        try {
+          const file = addToProjectConfig(uri.fsPath, section, key, value);
+          void vscode.window.showInformationMessage(
+            `${path.basename(file)}: ${section === 'roleAliases' ? `role "${key}" → ${value}` : `field "${key}" → "${value}"`}.`,
+          );
+          await diagnostics.refresh(uri, true);
+          return file;
+        } catch (e) {
+          void vscode.window.showErrorMessage(`Could not update ${PROJECT_CONFIG_NAME}: ${(e as Error).message}`);
+          return undefined;
+        }
+      },
+    ),
   ];
 }

@@ -52,7 +52,12 @@ function readSettings(scope: vscode.Uri): { opts: Omit<GenerateOptions, 'input' 
 export function registerGenerateCommand(context: vscode.ExtensionContext, output: vscode.OutputChannel): vscode.Disposable {
   const log = (l: string) => output.appendLine(l);
   const setKey = vscode.commands.registerCommand(SET_API_KEY_COMMAND, async () => {
-    const key = await vscode.window.showInputBox({ title: 'API key of the generation servers', prompt: 'Stored in VS Code SecretStorage; empty removes it.', password: true, ignoreFocusOut: true });
+    const key = await vscode.window.showInputBox({
+      title: 'API key of the generation servers',
+      prompt: 'Stored in VS Code SecretStorage; empty removes it.',
+      password: true,
+      ignoreFocusOut: true,
+    });
     if (key === undefined) return;
     if (key === '') await context.secrets.delete(API_KEY_SECRET);
     else await context.secrets.store(API_KEY_SECRET, key);
@@ -61,7 +66,9 @@ export function registerGenerateCommand(context: vscode.ExtensionContext, output
   const gen = vscode.commands.registerCommand(GENERATE_COMMAND, async (arg?: unknown, multi?: unknown) => {
     const uri = urisFromCommandArgs(arg, multi).find((u) => u.scheme === 'file' && DATASET_FILE_RE.test(u.fsPath));
     if (!uri) {
-      void vscode.window.showErrorMessage('Generate: pick a prompts_to_generate.jsonl (or a .jsonl / .ndjson / .json / .traj / .parquet dataset, optionally .gz / .zst) in the explorer or open it in an editor.');
+      void vscode.window.showErrorMessage(
+        'Generate: pick a prompts_to_generate.jsonl (or a .jsonl / .ndjson / .json / .traj / .parquet dataset, optionally .gz / .zst) in the explorer or open it in an editor.',
+      );
       return;
     }
     const { opts, servers: configured, ignored } = readSettings(uri);
@@ -95,16 +102,22 @@ export function registerGenerateCommand(context: vscode.ExtensionContext, output
           const ac = new AbortController();
           token.onCancellationRequested(() => ac.abort(new Error('cancelled')));
           let lastDone = 0;
-          return generate({ ...opts, input, out, servers, apiKey }, {
-            signal: ac.signal,
-            log,
-            onProgress: (p) => {
-              const done = p.generated + p.alreadyDone + p.failed + p.notWritten;
-              const increment = total ? ((done - lastDone) / total) * 100 : undefined;
-              lastDone = done;
-              progress.report({ increment, message: `${done}${total ? `/${total}` : ''} done (${p.generated} new, ${p.failed} failed), ${p.inFlight} in flight, ${p.tokensPerSecond.toFixed(0)} tok/s` });
+          return generate(
+            { ...opts, input, out, servers, apiKey },
+            {
+              signal: ac.signal,
+              log,
+              onProgress: (p) => {
+                const done = p.generated + p.alreadyDone + p.failed + p.notWritten;
+                const increment = total ? ((done - lastDone) / total) * 100 : undefined;
+                lastDone = done;
+                progress.report({
+                  increment,
+                  message: `${done}${total ? `/${total}` : ''} done (${p.generated} new, ${p.failed} failed), ${p.inFlight} in flight, ${p.tokensPerSecond.toFixed(0)} tok/s`,
+                });
+              },
             },
-          });
+          );
         },
       );
       log(formatGenerateSummary(result));

@@ -114,7 +114,16 @@ export function viewForLine(doc: vscode.TextDocument, line: number, token?: vsco
   const settings = readPrepareSettings(doc.uri);
   const cap = vscode.workspace.getConfiguration(CONFIG_SECTION, doc.uri).get<number>('hover.maxTokenizedCharacters', DEFAULT_HOVER_CAP);
   const maxTokenizedChars = typeof cap === 'number' && cap > 0 ? cap : DEFAULT_HOVER_CAP;
-  const key = JSON.stringify([doc.uri.toString(), doc.version, line, settings.tokenizerDir, settings.mask, settings.templateKwargs, settings.maxLength, maxTokenizedChars]);
+  const key = JSON.stringify([
+    doc.uri.toString(),
+    doc.version,
+    line,
+    settings.tokenizerDir,
+    settings.mask,
+    settings.templateKwargs,
+    settings.maxLength,
+    maxTokenizedChars,
+  ]);
   if (last?.key === key) return last.view;
   const viewer = recordViewerFor(settings.tokenizerDir);
   const view = viewer.view(
@@ -149,9 +158,7 @@ export class RecordHoverProvider implements vscode.HoverProvider {
     if (!view || token.isCancellationRequested) return undefined;
     const offset = position.character;
     const turn = view.turns.find((t) => t.range && offset >= t.range[0] && offset < t.range[1]);
-    const range = turn?.range
-      ? new vscode.Range(position.line, turn.range[0], position.line, turn.range[1])
-      : doc.lineAt(position.line).range;
+    const range = turn?.range ? new vscode.Range(position.line, turn.range[0], position.line, turn.range[1]) : doc.lineAt(position.line).range;
     return new vscode.Hover(hoverMarkdown(view, doc.uri, turn?.index), range);
   }
 }

@@ -68,11 +68,16 @@ class MaskViewPanel {
   ) {
     const settings = readPrepareSettings(uri);
     this.state = { uri: uri.toString(), fileName: baseName(uri), line, lineCount: 0, record: 0, mask: settings.mask, thinking: 'settings', source: 'disk' };
-    this.panel = vscode.window.createWebviewPanel(MASK_VIEW_TYPE, this.title(), { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, {
-      enableScripts: true,
-      retainContextWhenHidden: true,
-      localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist')],
-    });
+    this.panel = vscode.window.createWebviewPanel(
+      MASK_VIEW_TYPE,
+      this.title(),
+      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+      {
+        enableScripts: true,
+        retainContextWhenHidden: true,
+        localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist')],
+      },
+    );
     this.panel.webview.html = this.html();
     this.disposables.push(
       this.panel.webview.onDidReceiveMessage((m: unknown) => this.onMessage(m)),
@@ -201,11 +206,20 @@ class MaskViewPanel {
       if (this.state.thinking !== 'settings') kwargs.enable_thinking = this.state.thinking === 'on';
       const view = recordViewerFor(settings.tokenizerDir).view(
         { text: row.text, file: uri.fsPath, line: this.state.line },
-        { mask: this.state.mask, templateKwargs: kwargs, maxLength: settings.maxLength, detailRecord: this.state.record, maxTokenizedChars: MASK_VIEW_TOTALS_CAP },
+        {
+          mask: this.state.mask,
+          templateKwargs: kwargs,
+          maxLength: settings.maxLength,
+          detailRecord: this.state.record,
+          maxTokenizedChars: MASK_VIEW_TOTALS_CAP,
+        },
       );
       if (view.detail) this.state.record = view.detail.index;
       let truncatedTokens = 0;
-      const posted = view.detail && view.detail.tokens.length > MAX_TOKENS_SHOWN ? { ...view, detail: { ...view.detail, tokens: view.detail.tokens.slice(0, MAX_TOKENS_SHOWN) } } : view;
+      const posted =
+        view.detail && view.detail.tokens.length > MAX_TOKENS_SHOWN
+          ? { ...view, detail: { ...view.detail, tokens: view.detail.tokens.slice(0, MAX_TOKENS_SHOWN) } }
+          : view;
       if (view.detail && view.detail.tokens.length > MAX_TOKENS_SHOWN) truncatedTokens = view.detail.tokens.length - MAX_TOKENS_SHOWN;
       if (gen !== this.generation) return { state: this.state, view, error: 'superseded' };
       const drawn = this.nextDrawn();
@@ -254,13 +268,19 @@ export async function openMaskView(extensionUri: vscode.Uri, uri: vscode.Uri, li
 function argsOf(arg?: unknown, line?: unknown): { uri: vscode.Uri; line: number } | undefined {
   let uri: vscode.Uri | undefined;
   if (arg instanceof vscode.Uri) uri = arg;
-  else if (typeof arg === 'string' && arg !== '') uri = /^[a-z][a-z0-9+.-]+:/i.test(arg) && !/^[a-z]:[\\/]/i.test(arg) ? vscode.Uri.parse(arg) : vscode.Uri.file(arg);
+  else if (typeof arg === 'string' && arg !== '')
+    uri = /^[a-z][a-z0-9+.-]+:/i.test(arg) && !/^[a-z]:[\\/]/i.test(arg) ? vscode.Uri.parse(arg) : vscode.Uri.file(arg);
   const editor = vscode.window.activeTextEditor;
   if (!uri) {
     if (!editor) return undefined;
     return { uri: editor.document.uri, line: editor.selection.active.line + 1 };
   }
-  const n = typeof line === 'number' && Number.isInteger(line) && line >= 1 ? line : editor && editor.document.uri.toString() === uri.toString() ? editor.selection.active.line + 1 : 1;
+  const n =
+    typeof line === 'number' && Number.isInteger(line) && line >= 1
+      ? line
+      : editor && editor.document.uri.toString() === uri.toString()
+        ? editor.selection.active.line + 1
+        : 1;
   return { uri, line: n };
 }
 

@@ -32,7 +32,7 @@ export function urisFromCommandArgs(arg?: unknown, multi?: unknown): vscode.Uri[
   // Tree nodes (the Datasets view) carry their file as `resourceUri`.
   const asUri = (u: unknown): unknown => (u instanceof vscode.Uri ? u : (u as { resourceUri?: unknown } | null)?.resourceUri);
   const isUri = (u: unknown): u is vscode.Uri => u instanceof vscode.Uri;
-  arg = Array.isArray(arg) ? arg.map(asUri) : asUri(arg) ?? arg;
+  arg = Array.isArray(arg) ? arg.map(asUri) : (asUri(arg) ?? arg);
   multi = Array.isArray(multi) ? multi.map(asUri) : multi;
   let uris: vscode.Uri[] = [];
   if (Array.isArray(multi) && multi.some(isUri)) uris = multi.filter(isUri);
@@ -147,14 +147,12 @@ const running = new Set<string>();
  *   failing files); undefined when there was nothing to do, the run was cancelled, or it threw
  *   (the error is shown and logged, not rethrown).
  */
-export async function prepareUris(
-  context: vscode.ExtensionContext,
-  output: vscode.OutputChannel,
-  uris: vscode.Uri[],
-): Promise<PrepareResult | undefined> {
+export async function prepareUris(context: vscode.ExtensionContext, output: vscode.OutputChannel, uris: vscode.Uri[]): Promise<PrepareResult | undefined> {
   const log = (line: string): void => output.appendLine(line);
   if (uris.length === 0) {
-    void vscode.window.showWarningMessage('Prepare for EAGLE-3: select a .jsonl / .ndjson / .json / .traj / .parquet dataset (optionally .gz / .zst) or a folder in the Explorer, or open one.');
+    void vscode.window.showWarningMessage(
+      'Prepare for EAGLE-3: select a .jsonl / .ndjson / .json / .traj / .parquet dataset (optionally .gz / .zst) or a folder in the Explorer, or open one.',
+    );
     return undefined;
   }
   const notLocal = uris.filter((u) => u.scheme !== 'file');
@@ -178,7 +176,10 @@ export async function prepareUris(
     log(m);
     void vscode.window.showWarningMessage(m);
   });
-  const outDir = outDirFor(uris.map((u) => u.fsPath), settings.outputDirectory);
+  const outDir = outDirFor(
+    uris.map((u) => u.fsPath),
+    settings.outputDirectory,
+  );
   if (running.has(outDir)) {
     void vscode.window.showWarningMessage(`A Prepare for EAGLE-3 run is already writing to ${outDir}.`);
     return undefined;
@@ -249,25 +250,26 @@ export async function prepareUris(
   if (result.ok) {
     log(`  ${result.outputs.tokenizedData}\n  ${result.outputs.promptsToGenerate}\n  ${result.outputs.reportMd}`);
     const active = vscode.window.activeTextEditor?.document.uri.toString();
-    await openReport(result.outputs.reportMd, settings.openReport, log, uris.some((u) => u.toString() === active));
+    await openReport(
+      result.outputs.reportMd,
+      settings.openReport,
+      log,
+      uris.some((u) => u.toString() === active),
+    );
   } else log('  nothing written: the output folder keeps its previous outputs');
 
   const outName = path.basename(result.outDir);
   if (result.ok) {
-    void vscode.window
-      .showInformationMessage(`EAGLE-3 Prep: ${summarizeResult(result)} → ${outName}/`, 'Reveal in Explorer', 'Show Log')
-      .then((choice) => {
-        if (choice === 'Reveal in Explorer') void vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(result.outputs.tokenizedData));
-        else if (choice === 'Show Log') output.show(true);
-      });
+    void vscode.window.showInformationMessage(`EAGLE-3 Prep: ${summarizeResult(result)} → ${outName}/`, 'Reveal in Explorer', 'Show Log').then((choice) => {
+      if (choice === 'Reveal in Explorer') void vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(result.outputs.tokenizedData));
+      else if (choice === 'Show Log') output.show(true);
+    });
   } else {
     const failing = result.files.filter((f) => result.failures.some((x) => x.includes(path.basename(f.file))));
     const which = (failing.length ? failing.map((f) => path.basename(f.file)) : names).join(', ');
-    void vscode.window
-      .showErrorMessage(`EAGLE-3 Prep failed for ${which}: ${result.failures.join('; ') || 'see report.md'}`, 'Show Log')
-      .then((choice) => {
-        if (choice) output.show(true);
-      });
+    void vscode.window.showErrorMessage(`EAGLE-3 Prep failed for ${which}: ${result.failures.join('; ') || 'see report.md'}`, 'Show Log').then((choice) => {
+      if (choice) output.show(true);
+    });
   }
   return result;
 }
@@ -278,7 +280,5 @@ export async function prepareUris(
  * `executeCommand('eagle3prep.prepare', uri)` resolves with the PrepareResult (see `prepareUris`).
  */
 export function registerPrepareCommand(context: vscode.ExtensionContext, output: vscode.OutputChannel): vscode.Disposable {
-  return vscode.commands.registerCommand(PREPARE_COMMAND, (arg?: unknown, multi?: unknown) =>
-    prepareUris(context, output, urisFromCommandArgs(arg, multi)),
-  );
+  return vscode.commands.registerCommand(PREPARE_COMMAND, (arg?: unknown, multi?: unknown) => prepareUris(context, output, urisFromCommandArgs(arg, multi)));
 }

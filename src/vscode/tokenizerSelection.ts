@@ -143,7 +143,7 @@ export function findConfiguredTokenizers(entries?: string[]): TokenizerCandidate
       add(dir, check);
       continue;
     }
-    let children: string[] = [];
+    let children: string[];
     try {
       children = fs.readdirSync(dir).sort();
     } catch {
@@ -173,7 +173,9 @@ export function findCachedTokenizers(cacheDirs: string[] = huggingFaceCacheDirs(
     }
   };
   for (const hub of cacheDirs) {
-    for (const model of list(hub).filter((m) => m.startsWith('models--')).sort()) {
+    for (const model of list(hub)
+      .filter((m) => m.startsWith('models--'))
+      .sort()) {
       const snapshots = path.join(hub, model, 'snapshots');
       const revs = list(snapshots);
       for (const rev of revs) {

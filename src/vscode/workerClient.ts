@@ -44,15 +44,14 @@ export function workerScriptPath(location: vscode.Uri | string): string {
  *   result; Error with the worker's message when `prepare` threw; Error when the worker could not be
  *   started or exited without a result (e.g. `dist/worker.js` missing, out of memory).
  */
-export function runPrepareInWorker(
-  location: vscode.Uri | string,
-  options: PrepareOptions,
-  hooks: RunInWorkerHooks = {},
-): Promise<PrepareResult> {
+export function runPrepareInWorker(location: vscode.Uri | string, options: PrepareOptions, hooks: RunInWorkerHooks = {}): Promise<PrepareResult> {
   const script = workerScriptPath(location);
   // The run's rows are rendered and tokenized by a pool of threads (one per core) under this worker,
   // at a lower priority than the extension host's thread (Linux; see PrepareOptions.lowPriority).
-  const data: PrepareWorkerData = { job: 'prepare', options: { lowPriority: true, ...options, workers: options.workers ?? defaultWorkerCount(options.inputs) } };
+  const data: PrepareWorkerData = {
+    job: 'prepare',
+    options: { lowPriority: true, ...options, workers: options.workers ?? defaultWorkerCount(options.inputs) },
+  };
   return new Promise<PrepareResult>((resolve, reject) => {
     if (hooks.token?.isCancellationRequested) {
       reject(new vscode.CancellationError());
@@ -107,9 +106,7 @@ export function runPrepareInWorker(
       finish(() => reject(new Error(`The pipeline worker failed: ${e.message}`)));
     });
     worker.on('exit', (code) => {
-      finish(() =>
-        reject(cancelled ? new vscode.CancellationError() : new Error(`The pipeline worker exited (code ${code}) without a result.`)),
-      );
+      finish(() => reject(cancelled ? new vscode.CancellationError() : new Error(`The pipeline worker exited (code ${code}) without a result.`)));
     });
   });
 }

@@ -27,12 +27,32 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined | fal
 
 /** A damaged dataset: good rows, a truncated line, an unknown role, a row with its turns under an unknown key, an empty conversation. */
 export const DAMAGED_ROWS = [
-  JSON.stringify({ conversations: [{ from: 'human', value: 'What is 2+2?' }, { from: 'gpt', value: '4.' }] }),
+  JSON.stringify({
+    conversations: [
+      { from: 'human', value: 'What is 2+2?' },
+      { from: 'gpt', value: '4.' },
+    ],
+  }),
   '{"conversations": [{"from": "human", "value": "cut off',
-  JSON.stringify({ conversations: [{ from: 'human', value: 'Tell a story.' }, { from: 'narrator', value: 'Once upon a time.' }] }),
-  JSON.stringify({ dialogue_turns: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello!' }] }),
+  JSON.stringify({
+    conversations: [
+      { from: 'human', value: 'Tell a story.' },
+      { from: 'narrator', value: 'Once upon a time.' },
+    ],
+  }),
+  JSON.stringify({
+    dialogue_turns: [
+      { role: 'user', content: 'Hi' },
+      { role: 'assistant', content: 'Hello!' },
+    ],
+  }),
   JSON.stringify({ conversations: [] }),
-  JSON.stringify({ conversations: [{ from: 'human', value: 'Name a color.' }, { from: 'gpt', value: 'Blue.' }] }),
+  JSON.stringify({
+    conversations: [
+      { from: 'human', value: 'Name a color.' },
+      { from: 'gpt', value: 'Blue.' },
+    ],
+  }),
 ];
 
 async function treeState(): Promise<DatasetStateSummary[]> {
@@ -44,7 +64,8 @@ async function treeState(): Promise<DatasetStateSummary[]> {
 /** Runs the checks; throws on the first failure. */
 export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: string): Promise<void> {
   const samples = path.join(ext.extensionPath, 'samples');
-  for (const f of ['reasoning-sharegpt.jsonl', 'prompts-only.jsonl', 'swe-agent-trajectory-field.jsonl']) fs.copyFileSync(path.join(samples, f), path.join(ws, f));
+  for (const f of ['reasoning-sharegpt.jsonl', 'prompts-only.jsonl', 'swe-agent-trajectory-field.jsonl'])
+    fs.copyFileSync(path.join(samples, f), path.join(ws, f));
   const damaged = path.join(ws, 'damaged.jsonl');
   fs.writeFileSync(damaged, DAMAGED_ROWS.join('\n') + '\n');
 
@@ -56,7 +77,14 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
   const names = state.map((d) => path.basename(d.file)).sort();
   assert.deepEqual(
     names,
-    ['agentic-trajectories.jsonl', 'chat-sharegpt-human-gpt.jsonl', 'damaged.jsonl', 'prompts-only.jsonl', 'reasoning-sharegpt.jsonl', 'swe-agent-trajectory-field.jsonl'],
+    [
+      'agentic-trajectories.jsonl',
+      'chat-sharegpt-human-gpt.jsonl',
+      'damaged.jsonl',
+      'prompts-only.jsonl',
+      'reasoning-sharegpt.jsonl',
+      'swe-agent-trajectory-field.jsonl',
+    ],
     'datasets found (outputs under *.eagle3/ and tokenizer JSON files must be excluded)',
   );
   const chat = byName(state, 'chat-sharegpt-human-gpt.jsonl')!;
@@ -64,8 +92,14 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
   assert.equal(chat.rows, 3);
   assert.equal(chat.state, 'prepared', `chat sample: ${chat.description} ${chat.staleBecause.join('; ')}`);
   assert.equal(chat.records, 6);
-  assert.ok(chat.children.some((c) => c.startsWith('6 records written')), `chat children: ${chat.children.join(' | ')}`);
-  assert.ok(chat.children.some((c) => c.startsWith('report.md')), 'chat children list report.md');
+  assert.ok(
+    chat.children.some((c) => c.startsWith('6 records written')),
+    `chat children: ${chat.children.join(' | ')}`,
+  );
+  assert.ok(
+    chat.children.some((c) => c.startsWith('report.md')),
+    'chat children list report.md',
+  );
   const agentic = byName(state, 'agentic-trajectories.jsonl')!;
   assert.equal(agentic.format, 'openai-messages');
   assert.equal(agentic.rows, 3);
@@ -73,10 +107,20 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
   const prompts = byName(state, 'prompts-only.jsonl')!;
   assert.deepEqual([prompts.format, prompts.rows, prompts.state], ['prompt-only', 4, 'none']);
   assert.deepEqual([byName(state, 'swe-agent-trajectory-field.jsonl')!.format, byName(state, 'damaged.jsonl')!.rows], ['role-text-trajectory', 6]);
-  console.log(`[host-suite] ok: Datasets view lists ${state.length} files in ${Date.now() - t} ms: ${state.map((d) => `${path.basename(d.file)} [${d.description}]`).join('; ')}`);
+  console.log(
+    `[host-suite] ok: Datasets view lists ${state.length} files in ${Date.now() - t} ms: ${state.map((d) => `${path.basename(d.file)} [${d.description}]`).join('; ')}`,
+  );
 
   // 2. Per-file invalidation: a row appended to the chat sample makes its output stale.
-  fs.appendFileSync(path.join(ws, 'chat-sharegpt-human-gpt.jsonl'), JSON.stringify({ conversations: [{ from: 'human', value: 'One more?' }, { from: 'gpt', value: 'Sure.' }] }) + '\n');
+  fs.appendFileSync(
+    path.join(ws, 'chat-sharegpt-human-gpt.jsonl'),
+    JSON.stringify({
+      conversations: [
+        { from: 'human', value: 'One more?' },
+        { from: 'gpt', value: 'Sure.' },
+      ],
+    }) + '\n',
+  );
   t = Date.now();
   state = await waitFor('the chat sample to turn stale', async () => {
     const s = await treeState();
@@ -84,8 +128,14 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
   });
   const stale = byName(state, 'chat-sharegpt-human-gpt.jsonl')!;
   assert.equal(stale.rows, 4);
-  assert.ok(stale.staleBecause.some((w) => /input changed since the run/.test(w)), stale.staleBecause.join('; '));
-  assert.ok(stale.staleBecause.some((w) => /4 rows, the run read 3/.test(w)), stale.staleBecause.join('; '));
+  assert.ok(
+    stale.staleBecause.some((w) => /input changed since the run/.test(w)),
+    stale.staleBecause.join('; '),
+  );
+  assert.ok(
+    stale.staleBecause.some((w) => /4 rows, the run read 3/.test(w)),
+    stale.staleBecause.join('; '),
+  );
   console.log(`[host-suite] ok: appending a row made chat-sharegpt-human-gpt.jsonl stale in ${Date.now() - t} ms (${stale.staleBecause.join('; ')})`);
 
   // 3. Problems: the damaged file's bad rows on their lines, with reason codes.
@@ -106,7 +156,12 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
 
   // 4. Quick fix: add the role alias to eagle3prep.jsonc; the unknown_role entry goes away.
   const roleDiag = diags.find((d) => d.code === 'unknown_role')!;
-  const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', damagedUri, roleDiag.range, vscode.CodeActionKind.QuickFix.value);
+  const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
+    'vscode.executeCodeActionProvider',
+    damagedUri,
+    roleDiag.range,
+    vscode.CodeActionKind.QuickFix.value,
+  );
   const titles = actions.map((a) => a.title);
   const alias = actions.find((a) => a.title === 'Add role alias "narrator" → assistant to eagle3prep.jsonc');
   assert.ok(alias?.command, `quick fixes offered: ${titles.join(' | ')}`);
@@ -115,7 +170,12 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
   assert.ok(fs.existsSync(config), 'eagle3prep.jsonc was not created in the workspace folder');
   assert.match(fs.readFileSync(config, 'utf8'), /"roleAliases":\s*\{\s*"narrator":\s*"assistant"\s*\}/);
   const fieldDiag = diags.find((d) => d.code === 'unrecognized_shape')!;
-  const fieldActions = await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', damagedUri, fieldDiag.range, vscode.CodeActionKind.QuickFix.value);
+  const fieldActions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
+    'vscode.executeCodeActionProvider',
+    damagedUri,
+    fieldDiag.range,
+    vscode.CodeActionKind.QuickFix.value,
+  );
   const mapping = fieldActions.find((a) => a.title === 'Map field "dialogue_turns" → "messages" in eagle3prep.jsonc');
   assert.ok(mapping?.command, `quick fixes offered: ${fieldActions.map((a) => a.title).join(' | ')}`);
   await vscode.commands.executeCommand(mapping.command.command, ...(mapping.command.arguments ?? []));
@@ -124,7 +184,9 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
     return d.length === 2 ? d : undefined;
   });
   assert.deepEqual(after.map((d) => String(d.code)).sort(), ['empty_conversation', 'invalid_json']);
-  console.log(`[host-suite] ok: quick fixes "${alias.title}" and "${mapping.title}" wrote eagle3prep.jsonc; Problems now ${after.map((d) => d.code).join(', ')}`);
+  console.log(
+    `[host-suite] ok: quick fixes "${alias.title}" and "${mapping.title}" wrote eagle3prep.jsonc; Problems now ${after.map((d) => d.code).join(', ')}`,
+  );
 
   // 5. Prepare all datasets in workspace: the pick list pre-selects missing / stale outputs; accept it.
   t = Date.now();
@@ -134,7 +196,11 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
   const br = await batch;
   assert.ok(br, 'prepareAll returned nothing (the pick list was not accepted?)');
   const ran = br.runs.map((r) => path.basename(r.inputs[0])).sort();
-  assert.deepEqual(ran, ['chat-sharegpt-human-gpt.jsonl', 'damaged.jsonl', 'prompts-only.jsonl', 'reasoning-sharegpt.jsonl', 'swe-agent-trajectory-field.jsonl'], 'files picked by default');
+  assert.deepEqual(
+    ran,
+    ['chat-sharegpt-human-gpt.jsonl', 'damaged.jsonl', 'prompts-only.jsonl', 'reasoning-sharegpt.jsonl', 'swe-agent-trajectory-field.jsonl'],
+    'files picked by default',
+  );
   for (const r of br.runs) {
     assert.ok(r.result, `${r.inputs[0]}: ${r.error}`);
     assert.equal(r.outDir, path.join(ws, path.basename(r.inputs[0]).replace(/\.jsonl$/, '.eagle3')));
@@ -147,7 +213,9 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
     const s = await treeState();
     return s.every((d) => d.state === 'prepared') ? s : undefined;
   });
-  console.log(`[host-suite] ok: Prepare all datasets ran ${br.runs.length} runs in ${Date.now() - t} ms; tree now: ${state.map((d) => `${path.basename(d.file)} [${d.description}]`).join('; ')}`);
+  console.log(
+    `[host-suite] ok: Prepare all datasets ran ${br.runs.length} runs in ${Date.now() - t} ms; tree now: ${state.map((d) => `${path.basename(d.file)} [${d.description}]`).join('; ')}`,
+  );
 
   // A dataset created after discovery appears on its own (watcher, no rescan of the others).
   fs.copyFileSync(path.join(samples, 'prompts-only.jsonl'), path.join(ws, 'late-arrival.jsonl'));
@@ -164,7 +232,9 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
   assert.deepEqual(check.endOfTurnTrained, ['<|im_end|>']);
   const shown = vscode.window.activeTextEditor?.document.getText() ?? '';
   assert.match(shown, /Chat template check: Qwen3/);
-  console.log(`[host-suite] ok: Check chat template in ${Date.now() - t} ms: prefix-stable ${check.prefixStable}, end of turn ${check.endOfTurnTrained.join(', ')}, ${check.warnings.length} warnings`);
+  console.log(
+    `[host-suite] ok: Check chat template in ${Date.now() - t} ms: prefix-stable ${check.prefixStable}, end of turn ${check.endOfTurnTrained.join(', ')}, ${check.warnings.length} warnings`,
+  );
 
   // Leave the damaged file, the Datasets view and the Problems panel on screen for the screenshot.
   await vscode.commands.executeCommand('workbench.action.closeAllEditors');

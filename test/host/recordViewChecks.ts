@@ -34,7 +34,9 @@ function hoverText(hovers: vscode.Hover[]): { text: string; hover?: vscode.Hover
 }
 
 function maskViewTabs(): vscode.Tab[] {
-  return vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputWebview && t.input.viewType.includes('eagle3prep.maskView'));
+  return vscode.window.tabGroups.all
+    .flatMap((g) => g.tabs)
+    .filter((t) => t.input instanceof vscode.TabInputWebview && t.input.viewType.includes('eagle3prep.maskView'));
 }
 
 /** Runs the hover and mask view checks; throws on the first failure. */
@@ -54,14 +56,27 @@ export async function runRecordViewChecks(ws: string): Promise<void> {
   const first = hoverText(hovers);
   assert.ok(first.hover, `no EAGLE-3 hover on line 1 (language ${doc.languageId}; ${hovers.length} hovers)`);
   const ms = Date.now() - t;
-  for (const want of ['**EAGLE-3 · line 1**', '`sharegpt`', '**114 tokens**', '**30 trainable**', '2 records', 'mask `assistant`', 'Qwen3 (embedded default)', '**turn 3 · assistant** — 44 characters, 11 tokens, **trained**', '| 1 | system | 29 | 6 |', 'command:eagle3prep.openMaskView']) {
+  for (const want of [
+    '**EAGLE-3 · line 1**',
+    '`sharegpt`',
+    '**114 tokens**',
+    '**30 trainable**',
+    '2 records',
+    'mask `assistant`',
+    'Qwen3 (embedded default)',
+    '**turn 3 · assistant** — 44 characters, 11 tokens, **trained**',
+    '| 1 | system | 29 | 6 |',
+    'command:eagle3prep.openMaskView',
+  ]) {
     assert.ok(first.text.includes(want), `hover lacks ${JSON.stringify(want)}:\n${first.text}`);
   }
   // The hover's range is the turn's JSON object: {"from": "gpt", "value": "Water only …"}.
   const r = first.hover.range!;
   const turnText = doc.getText(r);
   assert.deepEqual(JSON.parse(turnText), { from: 'gpt', value: 'Water only when the top inch of soil is dry.' }, `hover range ${turnText}`);
-  console.log(`[host-suite] ok: hover on line 1, turn 3 → sharegpt, 114 tokens, 30 trainable, 2 records, the turn's range ${r.start.character}-${r.end.character} (${ms} ms, tokenizer load included)`);
+  console.log(
+    `[host-suite] ok: hover on line 1, turn 3 → sharegpt, 114 tokens, 30 trainable, 2 records, the turn's range ${r.start.character}-${r.end.character} (${ms} ms, tokenizer load included)`,
+  );
 
   // Outside any turn ("id"): the whole row, no turn marked.
   const hoverId = hoverText(await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', chat, new vscode.Position(0, 2)));
@@ -74,7 +89,8 @@ export async function runRecordViewChecks(ws: string): Promise<void> {
   try {
     t = Date.now();
     const h2 = hoverText(await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', chat, new vscode.Position(0, col)));
-    for (const want of ['**14 trainable**', '1 record ·', 'mask `last-assistant`']) assert.ok(h2.text.includes(want), `last-assistant hover lacks ${want}:\n${h2.text}`);
+    for (const want of ['**14 trainable**', '1 record ·', 'mask `last-assistant`'])
+      assert.ok(h2.text.includes(want), `last-assistant hover lacks ${want}:\n${h2.text}`);
     console.log(`[host-suite] ok: hover follows eagle3prep.maskPolicy (last-assistant: 1 record, 14 trainable; ${Date.now() - t} ms warm)`);
   } finally {
     await config.update('maskPolicy', undefined, vscode.ConfigurationTarget.Global);
@@ -96,11 +112,21 @@ export async function runRecordViewChecks(ws: string): Promise<void> {
     .map((l) => JSON.parse(l) as { id: string; input_ids: number[]; loss_mask: number[] });
   const rec0 = written.find((w) => w.id === 'chat-0#0');
   assert.ok(rec0, 'tokenized_data.jsonl has chat-0#0');
-  assert.deepEqual(mv.view.detail.tokens.map((x) => x.id), rec0.input_ids, 'mask view token ids != tokenized_data.jsonl input_ids');
-  assert.deepEqual(mv.view.detail.tokens.map((x) => (x.trainable ? 1 : 0)), rec0.loss_mask, 'mask view trainable flags != loss_mask');
+  assert.deepEqual(
+    mv.view.detail.tokens.map((x) => x.id),
+    rec0.input_ids,
+    'mask view token ids != tokenized_data.jsonl input_ids',
+  );
+  assert.deepEqual(
+    mv.view.detail.tokens.map((x) => (x.trainable ? 1 : 0)),
+    rec0.loss_mask,
+    'mask view trainable flags != loss_mask',
+  );
   assert.equal(mv.view.detail.tokens.filter((x) => x.special).length, 6, 'record chat-0#0 has 3 <|im_start|> and 3 <|im_end|>');
   assert.equal(maskViewTabs().length, 1, 'one mask view tab');
-  console.log(`[host-suite] ok: mask view opened on line 1: webview drew ${mv.drawn.tokens} tokens of record ${mv.view.records[0].id}, equal to tokenized_data.jsonl (ids and loss_mask), ${Date.now() - t} ms`);
+  console.log(
+    `[host-suite] ok: mask view opened on line 1: webview drew ${mv.drawn.tokens} tokens of record ${mv.view.records[0].id}, equal to tokenized_data.jsonl (ids and loss_mask), ${Date.now() - t} ms`,
+  );
 
   // Same panel, another row, the Uri given as a string (the hover link's form).
   const mv3 = await vscode.commands.executeCommand<MaskViewResult | undefined>('eagle3prep.openMaskView', chat.toString(), 3);
@@ -117,8 +143,13 @@ export async function runRecordViewChecks(ws: string): Promise<void> {
   const mvDisk = await vscode.commands.executeCommand<MaskViewResult | undefined>('eagle3prep.openMaskView', vscode.Uri.file(copy), 2);
   assert.equal(mvDisk?.state.source, 'disk', 'a file not open in an editor is read from disk');
   assert.equal(mvDisk?.state.lineCount, 3);
-  assert.ok(mvDisk?.view && mvDisk.view.records.length >= 1 && mvDisk.drawn && mvDisk.drawn.tokens > 0, `line 2 of the agentic copy: ${JSON.stringify(mvDisk?.error)}`);
-  console.log(`[host-suite] ok: mask view reused for line 3, then line 2 of a file not open (read from disk: ${mvDisk.view.records.length} records, ${mvDisk.drawn.tokens} tokens drawn, ${Date.now() - t} ms)`);
+  assert.ok(
+    mvDisk?.view && mvDisk.view.records.length >= 1 && mvDisk.drawn && mvDisk.drawn.tokens > 0,
+    `line 2 of the agentic copy: ${JSON.stringify(mvDisk?.error)}`,
+  );
+  console.log(
+    `[host-suite] ok: mask view reused for line 3, then line 2 of a file not open (read from disk: ${mvDisk.view.records.length} records, ${mvDisk.drawn.tokens} tokens drawn, ${Date.now() - t} ms)`,
+  );
 
   // A line past the end: an error shown in the view, not a throw.
   const past = await vscode.commands.executeCommand<MaskViewResult | undefined>('eagle3prep.openMaskView', vscode.Uri.file(copy), 99);

@@ -42,14 +42,17 @@ async function waitFor<T>(what: string, probe: () => T | undefined | false, time
 /** Checks every record of a tokenized_data.jsonl; returns them. */
 function checkTokenizedData(file: string, expectedSourceFile: string): TokenizedRecord[] {
   assert.ok(fs.existsSync(file), `${file} was not written`);
-  const lines = fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const lines = fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   return lines.map((line, i) => {
     const where = `${path.basename(file)} record ${i + 1}`;
     let r: TokenizedRecord;
     try {
       r = JSON.parse(line);
     } catch (e) {
-      throw new Error(`${where} is not JSON: ${(e as Error).message}`);
+      throw new Error(`${where} is not JSON: ${(e as Error).message}`, { cause: e });
     }
     for (const k of ['id', 'source', 'input_ids', 'loss_mask', 'seq_len', 'n_prompt_tokens', 'n_response_tokens']) {
       assert.ok(k in r, `${where} lacks "${k}" (keys: ${Object.keys(r).join(', ')})`);
@@ -77,9 +80,17 @@ function checkReport(result: PrepareResult): void {
   const report = JSON.parse(fs.readFileSync(reportJson, 'utf8')) as PrepareResult;
   for (const f of [...report.files, { ...report.totals, file: 'totals' }]) {
     const sum = f.rowsWritten + f.rowsSetAside + f.rowsDropped + f.rowsErrored;
-    assert.equal(sum, f.rowsRead, `report.json ${f.file}: written ${f.rowsWritten} + set aside ${f.rowsSetAside} + dropped ${f.rowsDropped} + errored ${f.rowsErrored} != rowsRead ${f.rowsRead}`);
+    assert.equal(
+      sum,
+      f.rowsRead,
+      `report.json ${f.file}: written ${f.rowsWritten} + set aside ${f.rowsSetAside} + dropped ${f.rowsDropped} + errored ${f.rowsErrored} != rowsRead ${f.rowsRead}`,
+    );
   }
-  assert.equal(report.totals.rowsRead, report.files.reduce((a, f) => a + f.rowsRead, 0), 'report.json totals.rowsRead != sum over files');
+  assert.equal(
+    report.totals.rowsRead,
+    report.files.reduce((a, f) => a + f.rowsRead, 0),
+    'report.json totals.rowsRead != sum over files',
+  );
   assert.equal(report.totals.recordsWritten, result.totals.recordsWritten, 'report.json and the command result disagree on recordsWritten');
 }
 
@@ -102,7 +113,9 @@ async function closeAllEditors(): Promise<void> {
 /** Runs the tests; rejects with the first failure (VS Code reports it as a failed run). */
 export async function run(): Promise<void> {
   const t0 = Date.now();
-  console.log(`[host-suite] VS Code ${vscode.version}, ${vscode.env.appName}, uiKind ${vscode.UIKind[vscode.env.uiKind]}, workspace trusted: ${vscode.workspace.isTrusted}`);
+  console.log(
+    `[host-suite] VS Code ${vscode.version}, ${vscode.env.appName}, uiKind ${vscode.UIKind[vscode.env.uiKind]}, workspace trusted: ${vscode.workspace.isTrusted}`,
+  );
   const ext = vscode.extensions.getExtension(EXTENSION_ID);
   assert.ok(ext, `extension ${EXTENSION_ID} is not loaded (is it disabled in Restricted Mode?)`);
   await ext.activate();
@@ -216,7 +229,11 @@ export async function run(): Promise<void> {
   assert.ok(checkTokenizerFolder(snapshot).ok, 'checkTokenizerFolder refuses a folder with tokenizer.json + tokenizer_config.json');
   assert.ok(!checkTokenizerFolder(ws).ok, 'checkTokenizerFolder accepts a folder without tokenizer files');
   const found = findCachedTokenizers([hub]);
-  assert.deepEqual(found.map((c) => [c.name, c.dir]), [['Qwen/Qwen3-Test', snapshot]], 'Hugging Face cache scan');
+  assert.deepEqual(
+    found.map((c) => [c.name, c.dir]),
+    [['Qwen/Qwen3-Test', snapshot]],
+    'Hugging Face cache scan',
+  );
   assert.equal(tokenizerDisplayName(undefined), 'Qwen3', 'embedded default name');
   const picking = vscode.commands.executeCommand<string | undefined>('eagle3prep.selectTokenizer');
   await sleep(1000);
@@ -229,7 +246,9 @@ export async function run(): Promise<void> {
     assert.ok(!r5.tokenizer.embeddedDefault, 'eagle3prep.tokenizerPath did not reach the pipeline (embedded default used)');
     assert.equal(path.resolve(r5.tokenizer.dir), snapshot, 'tokenizer folder used by the pipeline');
     assert.equal(r5.totals.recordsWritten, result.totals.recordsWritten, 'the same tokenizer files must give the same records');
-    console.log(`[host-suite] ok: HF cache snapshot found as ${found[0].name}; tokenizerPath reached the pipeline (${r5.tokenizer.name}); quick pick opened and dismissed`);
+    console.log(
+      `[host-suite] ok: HF cache snapshot found as ${found[0].name}; tokenizerPath reached the pipeline (${r5.tokenizer.name}); quick pick opened and dismissed`,
+    );
   } finally {
     await config.update('tokenizerPath', undefined, vscode.ConfigurationTarget.Global);
   }
@@ -242,7 +261,7 @@ export async function run(): Promise<void> {
   await vscode.window.showTextDocument(chat, { viewColumn: vscode.ViewColumn.One });
   const r6 = await vscode.commands.executeCommand<PrepareResult | undefined>('eagle3prep.prepare');
   assert.ok(r6?.ok, 'prepare on the active editor failed');
-  assert.equal(path.resolve(r6.files[0].file), path.resolve(chat.fsPath), 'without an argument the active editor\'s file is prepared');
+  assert.equal(path.resolve(r6.files[0].file), path.resolve(chat.fsPath), "without an argument the active editor's file is prepared");
   const reopened = await waitFor('report.md to be reopened', () => reportIsOpen(result.outputs.reportMd));
   const editorStillVisible = vscode.window.visibleTextEditors.some((e) => e.document.uri.toString() === chat.toString());
   assert.ok(editorStillVisible, 'report.md replaced the dataset editor instead of opening beside it');

@@ -71,10 +71,25 @@ test('UI: hover a row, open the mask view, navigate and switch the policy (scree
 
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'vscode-ui-'));
-  const srv = spawn(process.execPath, [server, '--host', '127.0.0.1', '--port', String(port), '--without-connection-token', '--accept-server-license-terms', '--server-data-dir', dataDir, '--disable-telemetry'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
+  const srv = spawn(
+    process.execPath,
+    [
+      server,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--without-connection-token',
+      '--accept-server-license-terms',
+      '--server-data-dir',
+      dataDir,
+      '--disable-telemetry',
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    },
+  );
   const stop = () => {
     try {
       process.kill(-srv.pid, 'SIGTERM');
@@ -95,14 +110,20 @@ test('UI: hover a row, open the mask view, navigate and switch the policy (scree
       srv.stdout.on('data', (d) => String(d).includes('Extension host agent listening') && ok());
       srv.on('exit', (c) => fail(new Error(`server exited with ${c}`)));
     });
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
+    browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    });
     page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
     const cspErrors = [];
     page.on('console', (m) => {
       if (/Content.Security.Policy/i.test(m.text())) cspErrors.push(m.text());
     });
     const host = `127.0.0.1:${port}`;
-    const payload = [['extensionDevelopmentPath', `vscode-remote://${host}${repo}`], ['skipWelcome', 'true']];
+    const payload = [
+      ['extensionDevelopmentPath', `vscode-remote://${host}${repo}`],
+      ['skipWelcome', 'true'],
+    ];
     await page.goto(`http://${host}/?folder=${encodeURIComponent(ws)}&payload=${encodeURIComponent(JSON.stringify(payload))}`);
     await page.waitForSelector('.monaco-workbench', { timeout: 120000 });
     // The workspace trust dialog: stay in Restricted Mode (the extension declares limited support).
@@ -177,11 +198,18 @@ test('UI: hover a row, open the mask view, navigate and switch the policy (scree
     await sleep(300);
     await frame.locator('#mask').press('ArrowDown');
     await frame.locator('#mask').press('Enter');
-    await frame.waitForFunction(() => document.querySelectorAll('#record vscode-option').length === 1 && document.querySelectorAll('.tokens .tok.trainable').length === 14, null, { timeout: 30000 });
+    await frame.waitForFunction(
+      () => document.querySelectorAll('#record vscode-option').length === 1 && document.querySelectorAll('.tokens .tok.trainable').length === 14,
+      null,
+      { timeout: 30000 },
+    );
     await shot(page, 'mask-view-last-assistant.png');
 
     // Dark and high-contrast themes (the workbench starts in a light theme).
-    for (const [theme, file] of [['Dark Modern', 'mask-view-dark.png'], ['Dark High Contrast', 'mask-view-hc.png']]) {
+    for (const [theme, file] of [
+      ['Dark Modern', 'mask-view-dark.png'],
+      ['Dark High Contrast', 'mask-view-hc.png'],
+    ]) {
       await page.mouse.click(300, 600); // focus the editor (Ctrl+K Ctrl+T = the color theme picker)
       await page.keyboard.press('Control+K');
       await page.keyboard.press('Control+T');

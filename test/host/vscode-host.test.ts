@@ -83,7 +83,9 @@ test('extension in a real VS Code: eagle3prep.prepare on the samples', { timeout
   // keep the suite's lines, errors and the runner's messages.
   const lines = output.split('\n');
   const relevant = lines.filter((l) => /\[host-suite\]|run-tests|Error|assert|failed|✗|killed/i.test(l) && !/refused to show dialog|Service Worker/.test(l));
-  console.log(`VS Code host run (${((Date.now() - t0) / 1000).toFixed(1)} s, exit ${code}; screenshot ${screenshot}):\n${(code === 0 ? relevant : lines).join('\n')}`);
+  console.log(
+    `VS Code host run (${((Date.now() - t0) / 1000).toFixed(1)} s, exit ${code}; screenshot ${screenshot}):\n${(code === 0 ? relevant : lines).join('\n')}`,
+  );
   assert.equal(code, 0, `the extension-host suite failed (exit ${code}; 1 = a test failed, 2 = harness trouble or time-out); output above`);
   if (!process.env.EAGLE3_KEEP_HOST_WS) rmSync(folder, { recursive: true, force: true });
 });

@@ -10,7 +10,12 @@ import * as vscode from 'vscode';
 import type { PrepareResult } from '../../src/core/run/pipeline';
 import type { DatasetStateSummary } from '../../src/vscode/datasetsTree';
 
-const SAMPLE = JSON.stringify({ conversations: [{ from: 'human', value: 'What is 2+2?' }, { from: 'gpt', value: '4.' }] });
+const SAMPLE = JSON.stringify({
+  conversations: [
+    { from: 'human', value: 'What is 2+2?' },
+    { from: 'gpt', value: '4.' },
+  ],
+});
 
 export async function run(): Promise<void> {
   const ext = vscode.extensions.getExtension('eagle3-prep.eagle3-prep');
@@ -27,6 +32,9 @@ export async function run(): Promise<void> {
   assert.equal(r.totals.recordsWritten, 2);
   assert.ok(r.tokenizer.embeddedDefault && r.tokenizer.dir.startsWith(ext.extensionPath), `embedded tokenizer from the VSIX: ${r.tokenizer.dir}`);
   const state = await vscode.commands.executeCommand<DatasetStateSummary[]>('eagle3prep.datasets.state');
-  assert.deepEqual(state.map((s) => [path.basename(s.file), s.state, s.records]), [['smoke.jsonl', 'prepared', 2]]);
+  assert.deepEqual(
+    state.map((s) => [path.basename(s.file), s.state, s.records]),
+    [['smoke.jsonl', 'prepared', 2]],
+  );
   console.log(`[vsix-smoke] ok: prepare → ${r.totals.recordsWritten} records with ${r.tokenizer.name}; Datasets view: ${state[0].description}`);
 }

@@ -101,8 +101,10 @@ export async function startFakeServer(opts: FakeServerOptions = {}): Promise<Fak
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', async () => {
-      if (opts.apiKey && req.headers.authorization !== `Bearer ${opts.apiKey}`) return json(res, 401, { error: { message: 'invalid api key', type: 'invalid_request_error' } });
-      if (req.method === 'GET' && req.url === '/v1/models') return json(res, 200, { object: 'list', data: [{ id: model, object: 'model', max_model_len: 32768 }] });
+      if (opts.apiKey && req.headers.authorization !== `Bearer ${opts.apiKey}`)
+        return json(res, 401, { error: { message: 'invalid api key', type: 'invalid_request_error' } });
+      if (req.method === 'GET' && req.url === '/v1/models')
+        return json(res, 200, { object: 'list', data: [{ id: model, object: 'model', max_model_len: 32768 }] });
       if (req.method === 'GET' && req.url === '/get_server_info') {
         if (opts.reportConcurrency === false || !opts.maxRunning) return json(res, 404, { detail: 'Not Found' });
         return json(res, 200, { max_running_requests: opts.maxRunning, model_path: model });
@@ -124,7 +126,12 @@ export async function startFakeServer(opts: FakeServerOptions = {}): Promise<Fak
       state.maxInFlight = Math.max(state.maxInFlight, inFlight);
       try {
         if (fault && 'status' in fault) {
-          return json(res, fault.status, { error: { message: fault.message ?? `injected ${fault.status}` } }, fault.retryAfter !== undefined ? { 'retry-after': String(fault.retryAfter) } : {});
+          return json(
+            res,
+            fault.status,
+            { error: { message: fault.message ?? `injected ${fault.status}` } },
+            fault.retryAfter !== undefined ? { 'retry-after': String(fault.retryAfter) } : {},
+          );
         }
         if (fault && 'drop' in fault) return req.socket.destroy();
         if (fault && 'hang' in fault) return; // never answers; the client times out
@@ -162,7 +169,11 @@ export async function startFakeServer(opts: FakeServerOptions = {}): Promise<Fak
         if (body.return_token_ids) choice.token_ids = ids;
         state.answered++;
         json(res, 200, {
-          id: `chatcmpl-${idx}`, object: 'chat.completion', created: Math.floor(Date.now() / 1000), model, choices: [choice],
+          id: `chatcmpl-${idx}`,
+          object: 'chat.completion',
+          created: Math.floor(Date.now() / 1000),
+          model,
+          choices: [choice],
           usage: { prompt_tokens: JSON.stringify(body.messages).length, completion_tokens: ids.length, total_tokens: 0 },
         });
       } finally {
@@ -172,10 +183,11 @@ export async function startFakeServer(opts: FakeServerOptions = {}): Promise<Fak
   };
 
   let server = http.createServer(handler);
-  const track = (s: http.Server) => s.on('connection', (sock) => {
-    sockets.add(sock);
-    sock.on('close', () => sockets.delete(sock));
-  });
+  const track = (s: http.Server) =>
+    s.on('connection', (sock) => {
+      sockets.add(sock);
+      sock.on('close', () => sockets.delete(sock));
+    });
   track(server);
   await new Promise<void>((r) => server.listen(opts.port ?? 0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
@@ -187,10 +199,18 @@ export async function startFakeServer(opts: FakeServerOptions = {}): Promise<Fak
   return {
     url: `http://127.0.0.1:${port}`,
     port,
-    get requests() { return state.requests; },
-    get authHeaders() { return state.authHeaders; },
-    get maxInFlight() { return state.maxInFlight; },
-    get answered() { return state.answered; },
+    get requests() {
+      return state.requests;
+    },
+    get authHeaders() {
+      return state.authHeaders;
+    },
+    get maxInFlight() {
+      return state.maxInFlight;
+    },
+    get answered() {
+      return state.answered;
+    },
     async restart(downMs: number) {
       await closeAll();
       await new Promise((r) => setTimeout(r, downMs));

@@ -74,7 +74,13 @@ test('Qwen3 enable_thinking false: the generation prompt pre-fills an empty thin
   // Reasoning in the data with thinking off: the template writes it where the prompt has the empty block.
   assert.deepEqual(codes(c, 'reasoning'), ['template_unsupported', 'template_unsupported']);
   const br = c.prefixBreaks.filter((b) => b.probe === 'reasoning');
-  assert.deepEqual(br.map((b) => [b.turn, b.kind]), [[1, 'template_unsupported'], [3, 'template_unsupported']]);
+  assert.deepEqual(
+    br.map((b) => [b.turn, b.kind]),
+    [
+      [1, 'template_unsupported'],
+      [3, 'template_unsupported'],
+    ],
+  );
   assert.equal(br[0].expected, '\n</think>\n\n');
   assert.ok(br[0].actual.startsWith('Add two and two.\n</think>'), br[0].actual);
   assert.deepEqual(probe(c, 'reasoning').records, []);
@@ -110,7 +116,10 @@ test('mask policy changes the displayed records only', () => {
   assert.deepEqual(ns.turns, a.turns);
   const rec = probe(ns, 'multi_turn').records[0];
   assert.equal(rec.spans.length, 1);
-  assert.equal(rec.text.slice(rec.spans[0][0]), '<｜User｜>Capital of France?<｜Assistant｜>Paris.<｜end▁of▁sentence｜><｜User｜>And of Spain?<｜Assistant｜>Madrid.<｜end▁of▁sentence｜>');
+  assert.equal(
+    rec.text.slice(rec.spans[0][0]),
+    '<｜User｜>Capital of France?<｜Assistant｜>Paris.<｜end▁of▁sentence｜><｜User｜>And of Spain?<｜Assistant｜>Madrid.<｜end▁of▁sentence｜>',
+  );
 });
 
 test('Gemma-3: the template error on a tool turn is recorded, the other probes still checked', () => {
@@ -130,7 +139,18 @@ test('Gemma-3: the template error on a tool turn is recorded, the other probes s
   assert.equal(c.generationPrompt, '<start_of_turn>model\n');
 });
 
-const KIMI_SPECIALS = ['<|im_end|>', '<|im_user|>', '<|im_assistant|>', '<|im_system|>', '<|im_middle|>', '<|tool_calls_section_begin|>', '<|tool_calls_section_end|>', '<|tool_call_begin|>', '<|tool_call_end|>', '<|tool_call_argument_begin|>'];
+const KIMI_SPECIALS = [
+  '<|im_end|>',
+  '<|im_user|>',
+  '<|im_assistant|>',
+  '<|im_system|>',
+  '<|im_middle|>',
+  '<|tool_calls_section_begin|>',
+  '<|tool_calls_section_end|>',
+  '<|tool_call_begin|>',
+  '<|tool_call_end|>',
+  '<|tool_call_argument_begin|>',
+];
 
 test('Kimi-K2 instruct: the default system prompt "You are a helpful assistant" is detected', () => {
   const c = checkTemplate(withTemplate(qwen, join(FIX, 'kimi', 'kimi-k2-instruct.chat_template.jinja'), KIMI_SPECIALS));
@@ -146,16 +166,22 @@ test('Kimi-K2 instruct: the default system prompt "You are a helpful assistant" 
 test('Kimi-K2-Thinking: the agent step shows the rewrite (the tool-call turn loses its reasoning once a final answer follows); reasoning trained only in the tool-call turn', () => {
   const c = checkTemplate(withTemplate(qwen, join(FIX, 'kimi', 'kimi-k2-thinking.chat_template.jinja'), KIMI_SPECIALS));
   assert.equal(c.prefixStable, false);
-  assert.deepEqual(c.prefixBreaks.map((b) => `${b.probe}:${b.turn}:${b.kind}`), ['agent_reasoning:3:template_rewrites_history']);
+  assert.deepEqual(
+    c.prefixBreaks.map((b) => `${b.probe}:${b.turn}:${b.kind}`),
+    ['agent_reasoning:3:template_rewrites_history'],
+  );
   const br = c.prefixBreaks[0];
   // Excerpts from the first difference, just after "<think>": the reasoning vs. the empty block.
   assert.ok(br.expected.startsWith('Call the weather tool.</think>'), br.expected);
   assert.ok(br.actual.startsWith('</think><|tool_calls_section_begin|>'), br.actual);
   const agent = c.turns.filter((t) => t.probe === 'agent_reasoning');
-  assert.deepEqual(agent.map((t) => t.trained), [
-    '<think>Call the weather tool.</think><|tool_calls_section_begin|><|tool_call_begin|>call_0<|tool_call_argument_begin|>{"city": "Oslo"}<|tool_call_end|><|tool_calls_section_end|><|im_end|>',
-    '<think></think>It is 4 °C in Oslo.<|im_end|>',
-  ]);
+  assert.deepEqual(
+    agent.map((t) => t.trained),
+    [
+      '<think>Call the weather tool.</think><|tool_calls_section_begin|><|tool_call_begin|>call_0<|tool_call_argument_begin|>{"city": "Oslo"}<|tool_call_end|><|tool_calls_section_end|><|im_end|>',
+      '<think></think>It is 4 °C in Oslo.<|im_end|>',
+    ],
+  );
   assert.ok(codes(c, 'agent_reasoning').includes('reasoning_not_rendered'));
   assert.ok(codes(c, 'reasoning').includes('reasoning_not_rendered'));
   assert.equal(c.defaultSystemPrompt, '<|im_system|>system<|im_middle|>You are Kimi, an AI assistant created by Moonshot AI.<|im_end|>');
@@ -165,7 +191,10 @@ test('Kimi-K2-Thinking: the agent step shows the rewrite (the tool-call turn los
 
 test('Llama-3.1 (TRL template): the injected date header is the default system prompt', () => {
   const c = checkTemplate(withTemplate(loadTokenizer(lenmlModelDir('llama3_1')), join(FIX, 'llama3_1', 'chat_template.jinja')));
-  assert.equal(c.defaultSystemPrompt, '<|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n<|eot_id|>');
+  assert.equal(
+    c.defaultSystemPrompt,
+    '<|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n<|eot_id|>',
+  );
   assert.deepEqual(c.endOfTurnTrained, ['<|eot_id|>']);
   assert.deepEqual(c.textAfterEndOfTurn, ['']);
 });
@@ -189,11 +218,15 @@ test('formatTemplateCheck: findings, then records with spans marked (⟦⟧ with
   assert.ok(colored.includes('\x1b[2m<|im_start|>\x1b[0m'));
 
   const g = formatTemplateCheck(checkTemplate(gemma()), { color: false });
-  assert.match(g, /probe tool_call .*\n  template error: Conversation roles must alternate/);
+  assert.match(g, /probe tool_call .*\n {2}template error: Conversation roles must alternate/);
 });
 
 function cli(...args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args], { encoding: 'utf8', cwd: ROOT, env: { ...process.env, NO_COLOR: '' } });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args], {
+    encoding: 'utf8',
+    cwd: ROOT,
+    env: { ...process.env, NO_COLOR: '' },
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -14,7 +14,16 @@ function cli(...args: string[]) {
 
 test('prepare --out writes the four outputs and exits 0; --json prints the report', () => {
   const out = tempDir();
-  const r = cli('prepare', 'samples/chat-sharegpt-human-gpt.jsonl', 'samples/prompts-only.jsonl', '--out', out, '--json', '--template-kwargs', '{"enable_thinking": false}');
+  const r = cli(
+    'prepare',
+    'samples/chat-sharegpt-human-gpt.jsonl',
+    'samples/prompts-only.jsonl',
+    '--out',
+    out,
+    '--json',
+    '--template-kwargs',
+    '{"enable_thinking": false}',
+  );
   assert.equal(r.code, 0, r.stderr);
   const rep = JSON.parse(r.stdout);
   assert.equal(rep.ok, true);
@@ -69,7 +78,10 @@ test('inspect --json prints the contract shape', () => {
   assert.deepEqual(o.records[0].source, { line: 1 });
   assert.equal(o.records[0].id, 'sorting__0');
   assert.equal(o.records[0].needs_generation, false);
-  assert.deepEqual(o.records[0].messages.slice(0, 3).map((m: any) => m.role), ['system', 'user', 'assistant']);
+  assert.deepEqual(
+    o.records[0].messages.slice(0, 3).map((m: any) => m.role),
+    ['system', 'user', 'assistant'],
+  );
   assert.match(o.records[0].messages[2].content, /^DISCUSSION\nStep 0/);
 });
 

@@ -79,7 +79,14 @@ test('output state: prepared with N records, then stale when the input or the to
   assert.equal(ok.state, 'prepared', ok.staleBecause.join('; '));
   assert.equal(ok.records, 6);
   assert.equal(ok.fileReport?.rowsRead, 3);
-  assert.deepEqual(ok.outputs?.map((o) => [o.name, o.exists]), [['tokenized_data.jsonl', true], ['prompts_to_generate.jsonl', true], ['report.md', true]]);
+  assert.deepEqual(
+    ok.outputs?.map((o) => [o.name, o.exists]),
+    [
+      ['tokenized_data.jsonl', true],
+      ['prompts_to_generate.jsonl', true],
+      ['report.md', true],
+    ],
+  );
 
   // another tokenizer is active
   const dsHash = tokenizerFilesHash(lenmlModelDir('deepseek_v3'));
@@ -101,10 +108,26 @@ test('output state: prepared with N records, then stale when the input or the to
 
 test('scanRowProblems: the bad rows of a damaged file, by line and reason code', async () => {
   const f = writeJsonl([
-    { conversations: [{ from: 'human', value: 'hi' }, { from: 'gpt', value: 'hello' }] },
+    {
+      conversations: [
+        { from: 'human', value: 'hi' },
+        { from: 'gpt', value: 'hello' },
+      ],
+    },
     '{"conversations": [',
-    { conversations: [{ from: 'human', value: 'hi' }, { from: 'narrator', value: 'once upon' }] },
-    { dialogue_turns: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }], meta: 1 },
+    {
+      conversations: [
+        { from: 'human', value: 'hi' },
+        { from: 'narrator', value: 'once upon' },
+      ],
+    },
+    {
+      dialogue_turns: [
+        { role: 'user', content: 'a' },
+        { role: 'assistant', content: 'b' },
+      ],
+      meta: 1,
+    },
     { messages: [] },
     { prompt: 'set aside, not a problem' },
   ]);
@@ -125,9 +148,18 @@ test('scanRowProblems: the bad rows of a damaged file, by line and reason code',
   assert.equal((await scanRowProblems(f, { maxProblems: 2 })).truncated, true);
 
   // eagle3prep.jsonc beside the file fixes two of them, for the scan and for prepare alike
-  writeFileSync(join(f, '..', PROJECT_CONFIG_NAME), '{\n  // project spellings\n  "roleAliases": {"Narrator": "assistant"},\n  "fieldMappings": {"dialogue_turns": "messages"},\n}\n');
+  writeFileSync(
+    join(f, '..', PROJECT_CONFIG_NAME),
+    '{\n  // project spellings\n  "roleAliases": {"Narrator": "assistant"},\n  "fieldMappings": {"dialogue_turns": "messages"},\n}\n',
+  );
   const fixed = await scanRowProblems(f);
-  assert.deepEqual(fixed.problems.map((p) => [p.line, p.code]), [[2, 'invalid_json'], [5, 'empty_conversation']]);
+  assert.deepEqual(
+    fixed.problems.map((p) => [p.line, p.code]),
+    [
+      [2, 'invalid_json'],
+      [5, 'empty_conversation'],
+    ],
+  );
   const res = await prepare({ inputs: [f], outDir: join(f, '..', 'out') });
   assert.equal(res.files[0].rowsWritten, 3);
   assert.equal(res.files[0].rowsSetAside, 1);
@@ -136,7 +168,10 @@ test('scanRowProblems: the bad rows of a damaged file, by line and reason code',
 });
 
 test('projectConfig: parse errors name file and line; applyProjectConfig does not touch the input row', () => {
-  assert.throws(() => parseProjectConfig('{\n "roleAliases": {"bot": "robot"}\n}', '/x/eagle3prep.jsonc'), /eagle3prep.jsonc: "roleAliases": "bot" maps to "robot"; use one of system, user, assistant, tool/);
+  assert.throws(
+    () => parseProjectConfig('{\n "roleAliases": {"bot": "robot"}\n}', '/x/eagle3prep.jsonc'),
+    /eagle3prep.jsonc: "roleAliases": "bot" maps to "robot"; use one of system, user, assistant, tool/,
+  );
   assert.throws(() => parseProjectConfig('{\n\n "roleAliases": {,}', '/x/eagle3prep.jsonc'), /\/x\/eagle3prep.jsonc:3: /);
   const cfg = parseProjectConfig('{"roleAliases": {" BOT ": "assistant"}, "fieldMappings": {"turns2": "messages"}}');
   const row = { turns2: [{ role: 'Bot', content: 'x' }], other: [{ from: 'bot' }] };

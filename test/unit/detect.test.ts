@@ -65,8 +65,18 @@ test('prompts-only: prompt-only, evidence lists both row kinds', () => {
 
 test('mixed: conversations of different shapes', () => {
   const d = detectFormat([
-    { messages: [{ role: 'user', content: 'u' }, { role: 'assistant', content: 'a' }] },
-    { conversations: [{ from: 'human', value: 'u' }, { from: 'gpt', value: 'a' }] },
+    {
+      messages: [
+        { role: 'user', content: 'u' },
+        { role: 'assistant', content: 'a' },
+      ],
+    },
+    {
+      conversations: [
+        { from: 'human', value: 'u' },
+        { from: 'gpt', value: 'a' },
+      ],
+    },
     { prompt: 'p' },
   ]);
   assert.equal(d.format, 'mixed');
@@ -79,7 +89,12 @@ test('mixed: conversations of different shapes', () => {
 
 test('openai rows where some lack an assistant turn stay openai-messages, with a count of prompts', () => {
   const d = detectFormat([
-    { messages: [{ role: 'user', content: 'u' }, { role: 'assistant', content: 'a' }] },
+    {
+      messages: [
+        { role: 'user', content: 'u' },
+        { role: 'assistant', content: 'a' },
+      ],
+    },
     { messages: [{ role: 'user', content: 'u' }] },
   ]);
   assert.equal(d.format, 'openai-messages');
@@ -102,8 +117,18 @@ test('unknown: names the keys found, and says when rows are already tokenized', 
 
 test('errors and unknown roles surface in the evidence', () => {
   const d = detectFormat([
-    { conversations: [{ from: 'human', value: 'u' }, { from: 'narrator', value: 'x' }] },
-    { conversations: [{ from: 'human', value: 'u' }, { from: 'gpt', value: 'a' }] },
+    {
+      conversations: [
+        { from: 'human', value: 'u' },
+        { from: 'narrator', value: 'x' },
+      ],
+    },
+    {
+      conversations: [
+        { from: 'human', value: 'u' },
+        { from: 'gpt', value: 'a' },
+      ],
+    },
   ]);
   assert.equal(d.format, 'sharegpt');
   assert.ok(d.evidence.includes('roles seen: human, narrator, gpt'));
@@ -114,7 +139,12 @@ test('errors and unknown roles surface in the evidence', () => {
 });
 
 test('only the first 50 rows are looked at', () => {
-  const conv = { messages: [{ role: 'user', content: 'u' }, { role: 'assistant', content: 'a' }] };
+  const conv = {
+    messages: [
+      { role: 'user', content: 'u' },
+      { role: 'assistant', content: 'a' },
+    ],
+  };
   const rows = [...Array.from({ length: 50 }, () => conv), { prompt: 'late' }];
   assert.deepEqual(detectFormat(rows).evidence[0], '50/50 rows have "messages": list of {role, content}');
 });

@@ -17,11 +17,22 @@ import { readRows } from '../../src/core/read/readers';
 import { tempDir } from '../helpers';
 
 const rowA = { prompt: 'Say A', response: 'A' };
-const rowB = { messages: [{ role: 'user', content: 'Say B' }, { role: 'assistant', content: 'B' }] };
+const rowB = {
+  messages: [
+    { role: 'user', content: 'Say B' },
+    { role: 'assistant', content: 'B' },
+  ],
+};
 const jsonl = [rowA, rowB].map((r) => JSON.stringify(r)).join('\n') + '\n';
 const expected = [
-  [{ role: 'user', content: 'Say A' }, { role: 'assistant', content: 'A' }],
-  [{ role: 'user', content: 'Say B' }, { role: 'assistant', content: 'B' }],
+  [
+    { role: 'user', content: 'Say A' },
+    { role: 'assistant', content: 'A' },
+  ],
+  [
+    { role: 'user', content: 'Say B' },
+    { role: 'assistant', content: 'B' },
+  ],
 ];
 
 function file(name: string, content: string | Buffer): string {
@@ -50,8 +61,14 @@ test('.jsonl.gz: decompressed as a stream, same rows and lines as the plain file
   const p = file('d.jsonl.gz', gzipSync(jsonl));
   const r = await inspectFile(p);
   assert.equal(r.format, 'mixed');
-  assert.deepEqual(r.records.map((x) => x.messages), expected);
-  assert.deepEqual(r.records.map((x) => x.source.line), [1, 2]);
+  assert.deepEqual(
+    r.records.map((x) => x.messages),
+    expected,
+  );
+  assert.deepEqual(
+    r.records.map((x) => x.source.line),
+    [1, 2],
+  );
   const f = await accounting(p);
   assert.equal(f.rowsWritten, 2);
 });
@@ -61,24 +78,42 @@ test('.jsonl.zst: Zstandard (fzstd), found by magic bytes', async (t) => {
   if (!z) return t.skip('no zstd tool to make the fixture');
   const p = file('d.jsonl.zst', z);
   const r = await inspectFile(p);
-  assert.deepEqual(r.records.map((x) => x.messages), expected);
+  assert.deepEqual(
+    r.records.map((x) => x.messages),
+    expected,
+  );
   assert.equal((await accounting(p)).rowsWritten, 2);
 });
 
 test('.json.gz document (array) is parsed whole after decompression', async () => {
   const p = file('d.json.gz', gzipSync(JSON.stringify([rowA, rowB], null, 2)));
   const r = await inspectFile(p);
-  assert.deepEqual(r.records.map((x) => x.messages), expected);
-  assert.deepEqual(r.records.map((x) => x.source.line), [2, 6]);
+  assert.deepEqual(
+    r.records.map((x) => x.messages),
+    expected,
+  );
+  assert.deepEqual(
+    r.records.map((x) => x.source.line),
+    [2, 6],
+  );
 });
 
 test('concatenated pretty-printed objects: one row per object at its first line; a cut-off last object is one error row', async () => {
   const body = JSON.stringify(rowA, null, 2) + '\n' + JSON.stringify(rowB, null, 2) + '\n{\n  "prompt": "cut';
   const p = file('pretty.jsonl', body);
   const r = await inspectFile(p);
-  assert.deepEqual(r.records.map((x) => x.messages), expected);
-  assert.deepEqual(r.records.map((x) => x.source.line), [1, 5]);
-  assert.deepEqual(r.skipped.map((s) => [s.line, s.reason]), [[17, 'invalid_json']]);
+  assert.deepEqual(
+    r.records.map((x) => x.messages),
+    expected,
+  );
+  assert.deepEqual(
+    r.records.map((x) => x.source.line),
+    [1, 5],
+  );
+  assert.deepEqual(
+    r.skipped.map((s) => [s.line, s.reason]),
+    [[17, 'invalid_json']],
+  );
   assert.match(r.skipped[0].message, /cut off at the end of the file/);
   const f = await accounting(p);
   assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsErrored], [3, 2, 1]);
@@ -86,22 +121,48 @@ test('concatenated pretty-printed objects: one row per object at its first line;
 
 test('wrapped array {"data": [...]}, and a .json array that is one conversation', async () => {
   const w = await inspectFile(file('w.json', JSON.stringify({ version: 1, data: [rowA, rowB] })));
-  assert.deepEqual(w.records.map((x) => x.messages), expected);
+  assert.deepEqual(
+    w.records.map((x) => x.messages),
+    expected,
+  );
   const one = await inspectFile(file('one.json', JSON.stringify(rowB.messages, null, 1)));
   assert.equal(one.rows_read, 1);
-  assert.deepEqual(one.records.map((x) => x.messages), [expected[1]]);
+  assert.deepEqual(
+    one.records.map((x) => x.messages),
+    [expected[1]],
+  );
   // UltraChat row saved alone as .json: "data" holds strings, not records.
   const u = await inspectFile(file('u.json', JSON.stringify({ id: 'u1', data: ['hi', 'hello'] })));
-  assert.deepEqual(u.records.map((x) => x.messages), [[{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }]]);
+  assert.deepEqual(
+    u.records.map((x) => x.messages),
+    [
+      [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'hello' },
+      ],
+    ],
+  );
 });
 
 test('BOM, CRLF, blank lines, an invalid line and a truncated last line: reported by line, accounting holds', async () => {
   const body = '\ufeff' + JSON.stringify(rowA) + '\r\n\r\n' + '{"prompt": oops}\r\n' + JSON.stringify(rowB) + '\r\n' + '{"prompt": "Say C", "resp';
   const p = file('damaged.jsonl', body);
   const r = await inspectFile(p);
-  assert.deepEqual(r.records.map((x) => x.messages), expected);
-  assert.deepEqual(r.records.map((x) => x.source.line), [1, 4]);
-  assert.deepEqual(r.skipped.map((s) => [s.line, s.reason]), [[3, 'invalid_json'], [5, 'invalid_json']]);
+  assert.deepEqual(
+    r.records.map((x) => x.messages),
+    expected,
+  );
+  assert.deepEqual(
+    r.records.map((x) => x.source.line),
+    [1, 4],
+  );
+  assert.deepEqual(
+    r.skipped.map((s) => [s.line, s.reason]),
+    [
+      [3, 'invalid_json'],
+      [5, 'invalid_json'],
+    ],
+  );
   assert.match(r.skipped[1].message, /the file looks truncated/);
   assert.doesNotMatch(r.skipped[0].message, /truncated/);
   const f = await accounting(p);
@@ -147,20 +208,39 @@ test('Python NaN/Infinity values, a JSONL line holding a conversation list or se
   const p = file(
     'py.jsonl',
     '{"prompt": "Say NaN", "response": "NaN", "score": NaN, "low": -Infinity}\n' +
-      JSON.stringify(rowB.messages) + '\n' +
-      JSON.stringify([rowA, { question: 'Q?', answer: 'A.' }]) + '\n',
+      JSON.stringify(rowB.messages) +
+      '\n' +
+      JSON.stringify([rowA, { question: 'Q?', answer: 'A.' }]) +
+      '\n',
   );
   const r = await inspectFile(p);
   assert.deepEqual(
     r.records.map((x) => [x.source.line, x.messages.map((m) => m.content)]),
-    [[1, ['Say NaN', 'NaN']], [2, ['Say B', 'B']], [3, ['Say A', 'A']], [3, ['Q?', 'A.']]],
+    [
+      [1, ['Say NaN', 'NaN']],
+      [2, ['Say B', 'B']],
+      [3, ['Say A', 'A']],
+      [3, ['Q?', 'A.']],
+    ],
   );
   const f = await accounting(p);
   assert.deepEqual([f.rowsRead, f.rowsWritten], [4, 4]);
   const cols = await inspectFile(file('cols.json', JSON.stringify({ prompt: ['Say A', 'Say C'], response: ['A', 'C'] })));
-  assert.deepEqual(cols.records.map((x) => x.messages.map((m) => m.content)), [['Say A', 'A'], ['Say C', 'C']]);
+  assert.deepEqual(
+    cols.records.map((x) => x.messages.map((m) => m.content)),
+    [
+      ['Say A', 'A'],
+      ['Say C', 'C'],
+    ],
+  );
   const pandas = await inspectFile(file('pandas.json', JSON.stringify({ prompt: { 0: 'Say A', 1: 'Say C' }, response: { 0: 'A', 1: 'C' } })));
-  assert.deepEqual(pandas.records.map((x) => x.messages.map((m) => m.content)), [['Say A', 'A'], ['Say C', 'C']]);
+  assert.deepEqual(
+    pandas.records.map((x) => x.messages.map((m) => m.content)),
+    [
+      ['Say A', 'A'],
+      ['Say C', 'C'],
+    ],
+  );
   // An OpenAssistant flat export saved as a .json array stays one message per row.
   const oa = await inspectFile(file('oa.json', JSON.stringify([{ message_id: 'm1', parent_id: null, role: 'prompter', text: 'Hi' }]))).catch((e: Error) => e);
   assert.ok(!(oa instanceof Error));
@@ -175,7 +255,15 @@ test('CLI: inspect --json exits 1 naming the file on clear failures and on files
   let r = run('inspect', '--json', tok);
   assert.equal(r.status, 1);
   assert.ok(r.stderr.includes(tok) && /already tokenized/.test(r.stderr), r.stderr);
-  const bad = file('roles.jsonl', JSON.stringify({ messages: [{ role: 'user', content: 'u' }, { role: 'narrator', content: 'x' }] }) + '\n');
+  const bad = file(
+    'roles.jsonl',
+    JSON.stringify({
+      messages: [
+        { role: 'user', content: 'u' },
+        { role: 'narrator', content: 'x' },
+      ],
+    }) + '\n',
+  );
   r = run('inspect', '--json', bad);
   assert.equal(r.status, 1);
   assert.equal(JSON.parse(r.stdout).skipped[0].code, 'unknown_role');

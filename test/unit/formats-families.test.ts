@@ -20,16 +20,28 @@ test('preference rows: prompt + chosen (string, HH transcript, turn list, turn o
   const r = await inspectFile(fx('preference.jsonl'));
   assert.equal(r.format, 'preference');
   assert.equal(r.rows_read, 5);
-  assert.deepEqual(msgs(r, 0), [{ role: 'user', content: 'What is 2+2?' }, { role: 'assistant', content: '4' }]);
+  assert.deepEqual(msgs(r, 0), [
+    { role: 'user', content: 'What is 2+2?' },
+    { role: 'assistant', content: '4' },
+  ]);
   assert.deepEqual(msgs(r, 1), [
     { role: 'user', content: 'Hi there' },
     { role: 'assistant', content: 'Hello! How can I help?' },
     { role: 'user', content: 'Tell a joke' },
     { role: 'assistant', content: 'Why did the chicken cross the road?' },
   ]);
-  assert.deepEqual(msgs(r, 2), [{ role: 'user', content: 'Capital of France?' }, { role: 'assistant', content: 'Paris.' }]);
-  assert.deepEqual(msgs(r, 3), [{ role: 'user', content: 'Name a color' }, { role: 'assistant', content: 'Blue' }]);
-  assert.deepEqual(msgs(r, 4), [{ role: 'user', content: 'Say hi' }, { role: 'assistant', content: 'Hi!' }]);
+  assert.deepEqual(msgs(r, 2), [
+    { role: 'user', content: 'Capital of France?' },
+    { role: 'assistant', content: 'Paris.' },
+  ]);
+  assert.deepEqual(msgs(r, 3), [
+    { role: 'user', content: 'Name a color' },
+    { role: 'assistant', content: 'Blue' },
+  ]);
+  assert.deepEqual(msgs(r, 4), [
+    { role: 'user', content: 'Say hi' },
+    { role: 'assistant', content: 'Hi!' },
+  ]);
   assert.ok(r.records.every((x) => !x.needs_generation && x.notes?.includes('rejected_not_used')));
   assert.ok(!JSON.stringify(r.records).match(/Go away|Lyon|Seven|No\./));
 });
@@ -45,7 +57,10 @@ test('SWE-agent .traj (pretty-printed object): history messages, observations st
     { role: 'user', content: 'src\ntests' },
     { role: 'assistant', content: 'DISCUSSION\nDone.\n\n```\nsubmit\n```' },
   ]);
-  assert.ok(r.evidence[0].startsWith('1/1 rows have SWE-agent trajectory: "history" of {role, content, agent, message_type} (5 messages) + "trajectory" of 2 steps'), r.evidence[0]);
+  assert.ok(
+    r.evidence[0].startsWith('1/1 rows have SWE-agent trajectory: "history" of {role, content, agent, message_type} (5 messages) + "trajectory" of 2 steps'),
+    r.evidence[0],
+  );
 });
 
 test('role-less trajectory_steps: task → user, thought + action → assistant, observation → user', async () => {
@@ -67,11 +82,17 @@ test('OpenHands event list (.json array = one conversation): actions → tool ca
   assert.deepEqual(msgs(r), [
     { role: 'system', content: 'You are OpenHands agent.' },
     { role: 'user', content: 'Count the files.' },
-    { role: 'assistant', content: 'Let me count them.', tool_calls: [{ type: 'function', function: { name: 'execute_bash', arguments: { command: 'ls | wc -l' } }, id: 'toolu_01' }] },
+    {
+      role: 'assistant',
+      content: 'Let me count them.',
+      tool_calls: [{ type: 'function', function: { name: 'execute_bash', arguments: { command: 'ls | wc -l' } }, id: 'toolu_01' }],
+    },
     { role: 'tool', content: '3', tool_call_id: 'toolu_01' },
     { role: 'assistant', content: 'There are 3 files.' },
   ]);
-  assert.deepEqual(r.records[0].tools, [{ type: 'function', function: { name: 'execute_bash', parameters: { type: 'object', properties: { command: { type: 'string' } } } } }]);
+  assert.deepEqual(r.records[0].tools, [
+    { type: 'function', function: { name: 'execute_bash', parameters: { type: 'object', properties: { command: { type: 'string' } } } } },
+  ]);
 });
 
 test('Anthropic content blocks: thinking → reasoning, tool_use → tool calls, tool_result → tool turn, image reported, input_schema → parameters', async () => {
@@ -79,12 +100,19 @@ test('Anthropic content blocks: thinking → reasoning, tool_use → tool calls,
   assert.deepEqual(msgs(r), [
     { role: 'system', content: 'You are Claude.' },
     { role: 'user', content: 'Weather in Paris?' },
-    { role: 'assistant', content: 'Let me check.', reasoning_content: 'I need the tool.', tool_calls: [{ type: 'function', function: { name: 'get_weather', arguments: { city: 'Paris' } }, id: 'toolu_1' }] },
+    {
+      role: 'assistant',
+      content: 'Let me check.',
+      reasoning_content: 'I need the tool.',
+      tool_calls: [{ type: 'function', function: { name: 'get_weather', arguments: { city: 'Paris' } }, id: 'toolu_1' }],
+    },
     { role: 'tool', content: '18C, sunny', tool_call_id: 'toolu_1' },
     { role: 'assistant', content: 'It is 18C and sunny in Paris.' },
   ]);
   assert.deepEqual(r.records[0].non_text_parts, [{ message: 1, type: 'image' }]);
-  assert.deepEqual(r.records[0].tools, [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }]);
+  assert.deepEqual(r.records[0].tools, [
+    { type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+  ]);
 });
 
 test('OpenAI tool_calls, legacy function_call + function role, developer → system; malformed arguments kept verbatim', async () => {
@@ -126,7 +154,11 @@ test('Glaive single string: USER:/ASSISTANT:/FUNCTION RESPONSE: turns, <function
   const r = await inspectFile(fx('glaive.jsonl'));
   assert.equal(r.format, 'glaive');
   assert.deepEqual(msgs(r), [
-    { role: 'system', content: 'You are a helpful assistant with access to the following functions. Use them if required -\n{\n    "name": "get_news",\n    "parameters": {}\n}' },
+    {
+      role: 'system',
+      content:
+        'You are a helpful assistant with access to the following functions. Use them if required -\n{\n    "name": "get_news",\n    "parameters": {}\n}',
+    },
     { role: 'user', content: 'Any tech news?' },
     { role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'get_news', arguments: '{"category": "tech"}' } }] },
     { role: 'tool', content: '{"headline": "Chips are fast"}' },
@@ -149,7 +181,9 @@ test('query/tools/answers JSON strings (xLAM): user query, one assistant turn wi
       ],
     },
   ]);
-  assert.deepEqual(r.records[0].tools, [{ type: 'function', function: { name: 'weather', description: 'Get weather', parameters: { city: { type: 'str', description: 'City' } } } }]);
+  assert.deepEqual(r.records[0].tools, [
+    { type: 'function', function: { name: 'weather', description: 'Get weather', parameters: { city: { type: 'str', description: 'City' } } } },
+  ]);
 });
 
 test('LLaMA-Factory function_call / observation turns, system and tools (JSON string)', async () => {
@@ -167,7 +201,10 @@ test('LLaMA-Factory function_call / observation turns, system and tools (JSON st
 test('reasoning: reasoning_content, thinking, inline <think>, lone </think> with a top-level system', async () => {
   const r = await inspectFile(fx('reasoning.jsonl'));
   assert.equal(r.format, 'mixed');
-  assert.deepEqual(r.records.map((x) => x.shape), ['openai-messages', 'openai-messages', 'openai-messages', 'sharegpt']);
+  assert.deepEqual(
+    r.records.map((x) => x.shape),
+    ['openai-messages', 'openai-messages', 'openai-messages', 'sharegpt'],
+  );
   assert.deepEqual(msgs(r, 0)[1], { role: 'assistant', content: '2', reasoning_content: 'one plus one' });
   assert.deepEqual(msgs(r, 1)[1], { role: 'assistant', content: '4', reasoning_content: 'two plus two' });
   assert.deepEqual(msgs(r, 2)[1], { role: 'assistant', content: '6', reasoning_content: 'three plus three' });
@@ -187,7 +224,10 @@ test('chat families: UltraChat, LMSYS conversation, OASST tree (best-ranked path
   ]);
   const lm = await inspectFile(fx('lmsys.jsonl'));
   assert.equal(lm.records[0].id, 'c1');
-  assert.deepEqual(msgs(lm), [{ role: 'user', content: 'Hola' }, { role: 'assistant', content: '¡Hola! ¿Qué tal?' }]);
+  assert.deepEqual(msgs(lm), [
+    { role: 'user', content: 'Hola' },
+    { role: 'assistant', content: '¡Hola! ¿Qué tal?' },
+  ]);
   const oa = await inspectFile(fx('oasst-tree.jsonl'));
   assert.equal(oa.records[0].id, 'tree1');
   assert.deepEqual(msgs(oa), [
@@ -201,7 +241,10 @@ test('chat families: UltraChat, LMSYS conversation, OASST tree (best-ranked path
     { role: 'user', content: 'Bye' },
     { role: 'assistant', content: 'Goodbye.' },
   ]);
-  assert.deepEqual(msgs(await inspectFile(fx('guanaco.jsonl'))), [{ role: 'user', content: 'What is AI?' }, { role: 'assistant', content: 'Artificial intelligence.' }]);
+  assert.deepEqual(msgs(await inspectFile(fx('guanaco.jsonl'))), [
+    { role: 'user', content: 'What is AI?' },
+    { role: 'assistant', content: 'Artificial intelligence.' },
+  ]);
   assert.deepEqual(msgs(await inspectFile(fx('chatml.jsonl'))), [
     { role: 'system', content: 'Be brief.' },
     { role: 'user', content: 'Hi' },
@@ -218,7 +261,10 @@ test('OASST flat message rows: dropped as message_fragment, saying what would wo
 
 test('instruction families: Alpaca (input, history, system), Dolly context, question/answer, query/response, prompt/completion|response', async () => {
   const a = await inspectFile(fx('alpaca.jsonl'));
-  assert.deepEqual(msgs(a, 0), [{ role: 'user', content: 'Translate to French\n\ncat' }, { role: 'assistant', content: 'chat' }]);
+  assert.deepEqual(msgs(a, 0), [
+    { role: 'user', content: 'Translate to French\n\ncat' },
+    { role: 'assistant', content: 'chat' },
+  ]);
   assert.deepEqual(msgs(a, 1), [
     { role: 'system', content: 'You translate.' },
     { role: 'user', content: 'Translate to French: cat' },
@@ -233,7 +279,14 @@ test('instruction families: Alpaca (input, history, system), Dolly context, ques
   const qa = await inspectFile(fx('qa.jsonl'));
   assert.deepEqual(
     qa.records.map((x) => x.messages.map((m) => m.content)),
-    [['Sky color?', 'Blue'], ['Grass color?', 'Green'], ['Snow color?', 'White'], ['Coal color?', 'Black'], ['Ice color?', 'Clear'], ['Ash color?', 'Gray']],
+    [
+      ['Sky color?', 'Blue'],
+      ['Grass color?', 'Green'],
+      ['Snow color?', 'White'],
+      ['Coal color?', 'Black'],
+      ['Ice color?', 'Clear'],
+      ['Ash color?', 'Gray'],
+    ],
   );
   // A completion given as turn objects goes through the turn rules (inline <think> split).
   assert.deepEqual(msgs(qa, 4)[1], { role: 'assistant', content: 'Clear', reasoning_content: 'cold' });
@@ -243,23 +296,51 @@ test('per-turn training flags, multimodal parts (content parts, LLaVA images fie
   const f = await inspectFile(fx('flags.jsonl'));
   assert.deepEqual(
     msgs(f).map((m) => [m.content, m.trainable]),
-    [['q1', undefined], ['a1', false], ['q2', undefined], ['a2', false], ['q3', undefined], ['a3', false], ['q4', undefined], ['a4', undefined]],
+    [
+      ['q1', undefined],
+      ['a1', false],
+      ['q2', undefined],
+      ['a2', false],
+      ['q3', undefined],
+      ['a3', false],
+      ['q4', undefined],
+      ['a4', undefined],
+    ],
   );
   const mm = await inspectFile(fx('multimodal.jsonl'));
-  assert.deepEqual(msgs(mm), [{ role: 'user', content: 'What animal?' }, { role: 'assistant', content: 'A cat.' }]);
-  assert.deepEqual(mm.records[0].non_text_parts, [{ message: 0, type: 'image_url' }, { message: 0, type: 'input_audio' }]);
+  assert.deepEqual(msgs(mm), [
+    { role: 'user', content: 'What animal?' },
+    { role: 'assistant', content: 'A cat.' },
+  ]);
+  assert.deepEqual(mm.records[0].non_text_parts, [
+    { message: 0, type: 'image_url' },
+    { message: 0, type: 'input_audio' },
+  ]);
   assert.ok(!JSON.stringify(mm).includes('[object Object]'));
   const llava = await inspectFile(fx('llava-images.jsonl'));
-  assert.deepEqual(msgs(llava), [{ role: 'user', content: '<image>\nWhat is this?' }, { role: 'assistant', content: 'A cat.' }]);
+  assert.deepEqual(msgs(llava), [
+    { role: 'user', content: '<image>\nWhat is this?' },
+    { role: 'assistant', content: 'A cat.' },
+  ]);
   assert.deepEqual(llava.records[0].non_text_parts, [{ message: 0, type: 'image' }]);
   const js = await inspectFile(fx('json-string-messages.jsonl'));
-  assert.deepEqual(msgs(js), [{ role: 'user', content: 'ping' }, { role: 'assistant', content: 'pong' }]);
+  assert.deepEqual(msgs(js), [
+    { role: 'user', content: 'ping' },
+    { role: 'assistant', content: 'pong' },
+  ]);
 });
 
 test('numbers / null where text belongs, consecutive same-role turns kept, unknown role errored with a code, every script', async () => {
   const r = await inspectFile(fx('damaged-values.jsonl'));
-  assert.deepEqual(msgs(r, 0), [{ role: 'user', content: '42' }, { role: 'assistant', content: '' }, { role: 'assistant', content: 'true' }]);
-  assert.deepEqual(msgs(r, 1).map((m) => `${m.role}:${m.content}`), ['user:a', 'user:b', 'assistant:c', 'assistant:d']);
+  assert.deepEqual(msgs(r, 0), [
+    { role: 'user', content: '42' },
+    { role: 'assistant', content: '' },
+    { role: 'assistant', content: 'true' },
+  ]);
+  assert.deepEqual(
+    msgs(r, 1).map((m) => `${m.role}:${m.content}`),
+    ['user:a', 'user:b', 'assistant:c', 'assistant:d'],
+  );
   assert.equal(r.skipped.length, 1);
   assert.deepEqual({ ...r.skipped[0], message: undefined }, { line: 3, reason: 'errored', code: 'unknown_role', message: undefined });
   assert.match(r.skipped[0].message, /^unknown role "narrator" in message 2/);
@@ -288,7 +369,12 @@ test('ATIF steps: agent steps with reasoning and tool calls, observation results
   assert.deepEqual(msgs(r), [
     { role: 'system', content: 'You are an agent.' },
     { role: 'user', content: 'List files.' },
-    { role: 'assistant', content: null, reasoning_content: 'Use ls.', tool_calls: [{ type: 'function', function: { name: 'bash', arguments: { cmd: 'ls' } }, id: 'c1' }] },
+    {
+      role: 'assistant',
+      content: null,
+      reasoning_content: 'Use ls.',
+      tool_calls: [{ type: 'function', function: { name: 'bash', arguments: { cmd: 'ls' } }, id: 'c1' }],
+    },
     { role: 'tool', content: 'a.txt', tool_call_id: 'c1' },
     { role: 'assistant', content: 'One file: a.txt.' },
   ]);
@@ -296,15 +382,28 @@ test('ATIF steps: agent steps with reasoning and tool calls, observation results
 
 test('prompt as a turn list + completion (TRL prompt-completion, Nemotron input/output), and without completion a prompt', async () => {
   const r = await inspectFile(fx('prompt-completion-turns.jsonl'));
-  assert.deepEqual(msgs(r, 0), [{ role: 'system', content: 'Be terse.' }, { role: 'user', content: '2*3?' }, { role: 'assistant', content: '6' }]);
-  assert.deepEqual(msgs(r, 1), [{ role: 'user', content: 'Capital of Peru?' }, { role: 'assistant', content: 'Lima.', reasoning_content: "Peru's capital." }]);
+  assert.deepEqual(msgs(r, 0), [
+    { role: 'system', content: 'Be terse.' },
+    { role: 'user', content: '2*3?' },
+    { role: 'assistant', content: '6' },
+  ]);
+  assert.deepEqual(msgs(r, 1), [
+    { role: 'user', content: 'Capital of Peru?' },
+    { role: 'assistant', content: 'Lima.', reasoning_content: "Peru's capital." },
+  ]);
   assert.deepEqual(msgs(r, 2), [{ role: 'user', content: 'Write a limerick.' }]);
-  assert.deepEqual(r.records.map((x) => x.needs_generation), [false, false, true]);
+  assert.deepEqual(
+    r.records.map((x) => x.needs_generation),
+    [false, false, true],
+  );
 });
 
 test('chat-completions logs: request + response choice, and an OpenAI batch request (prompt only)', async () => {
   const r = await inspectFile(fx('chat-completions-log.jsonl'));
-  assert.deepEqual(msgs(r, 0), [{ role: 'user', content: 'Hi?' }, { role: 'assistant', content: 'Hello.' }]);
+  assert.deepEqual(msgs(r, 0), [
+    { role: 'user', content: 'Hi?' },
+    { role: 'assistant', content: 'Hello.' },
+  ]);
   assert.deepEqual(r.records[0].tools, [{ type: 'function', function: { name: 'noop', parameters: {} } }]);
   assert.deepEqual(msgs(r, 1), [{ role: 'user', content: 'Name a fruit.' }]);
   assert.equal(r.records[1].id, 'req-1');
@@ -318,18 +417,36 @@ test('Capybara {input, output} pairs, problem/generated_solution, Cohere chat_hi
     { role: 'user', content: 'Bye' },
     { role: 'assistant', content: 'Goodbye!' },
   ]);
-  assert.deepEqual(msgs(await inspectFile(fx('math-problem-solution.jsonl'))), [{ role: 'user', content: '1+2?' }, { role: 'assistant', content: '1+2 = \\boxed{3}' }]);
-  assert.deepEqual(msgs(await inspectFile(fx('cohere-chat-history.jsonl'))), [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello there.' }]);
+  assert.deepEqual(msgs(await inspectFile(fx('math-problem-solution.jsonl'))), [
+    { role: 'user', content: '1+2?' },
+    { role: 'assistant', content: '1+2 = \\boxed{3}' },
+  ]);
+  assert.deepEqual(msgs(await inspectFile(fx('cohere-chat-history.jsonl'))), [
+    { role: 'user', content: 'Hi' },
+    { role: 'assistant', content: 'Hello there.' },
+  ]);
 });
 
 test('containers of rows: double-encoded JSON Lines, records keyed by id, datasets-server rows; Glaive v1 "sample" string', async () => {
   const d = await inspectFile(fx('double-encoded.jsonl'));
-  assert.deepEqual(msgs(d), [{ role: 'user', content: 'u' }, { role: 'assistant', content: 'a' }]);
+  assert.deepEqual(msgs(d), [
+    { role: 'user', content: 'u' },
+    { role: 'assistant', content: 'a' },
+  ]);
   assert.deepEqual(d.records[0].notes, ['row_json_string']);
   const byId = await inspectFile(fx('records-by-id.json'));
-  assert.deepEqual(byId.records.map((x) => [x.source.line, x.messages.map((m) => m.content)]), [[2, ['Q1?', 'A1']], [6, ['Q2?', 'A2']]]);
+  assert.deepEqual(
+    byId.records.map((x) => [x.source.line, x.messages.map((m) => m.content)]),
+    [
+      [2, ['Q1?', 'A1']],
+      [6, ['Q2?', 'A2']],
+    ],
+  );
   const ds = await inspectFile(fx('datasets-server.json'));
-  assert.deepEqual(msgs(ds), [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hey' }]);
+  assert.deepEqual(msgs(ds), [
+    { role: 'user', content: 'hi' },
+    { role: 'assistant', content: 'hey' },
+  ]);
   assert.deepEqual(msgs(await inspectFile(fx('glaive-v1-sample.jsonl'))), [
     { role: 'system', content: 'You are a helpful assistant.' },
     { role: 'user', content: 'Hi' },

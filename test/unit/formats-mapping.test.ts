@@ -61,7 +61,10 @@ test('mapping files: JSONC comments and trailing commas; errors name file and li
   assert.equal(loadMappingFile(join(DIR, 'eagle3prep.jsonc')).mappings[0].turns, 'dialogue');
   const bad = join(tempDir(), 'm.jsonc');
   writeFileSync(bad, '{\n  "mappings": [\n    {"files": "*.jsonl" "turns": "x"}\n  ]\n}\n');
-  assert.throws(() => loadMappingFile(bad), (e: Error) => e.message === `mapping file ${bad}, line 3: CommaExpected`);
+  assert.throws(
+    () => loadMappingFile(bad),
+    (e: Error) => e.message === `mapping file ${bad}, line 3: CommaExpected`,
+  );
   writeFileSync(bad, '{"mappings": [{"files": "*.jsonl", "turns": "t", "roles": {"bot": "robot"}}]}');
   assert.throws(() => loadMappingFile(bad), /entry 1: role "bot" maps to "robot"/);
   assert.equal(globMatch('data/*.jsonl', 'data/a.jsonl'), true);
@@ -70,14 +73,15 @@ test('mapping files: JSONC comments and trailing commas; errors name file and li
   assert.equal(globMatch('a?.json', 'ab.json'), true);
 });
 
-test('every note code normalization writes has a meaning for report.md (formats/codes.ts)', async () => {
-  const { FORMAT_CODE_TEXT } = await import('../../src/core/formats/codes');
+test('every note code normalization writes has a meaning for report.md (core/codes.ts)', async () => {
+  const { CODES } = await import('../../src/core/codes');
   const { readFileSync, readdirSync } = await import('node:fs');
   const dir = join(__dirname, '..', '..', 'src', 'core', 'formats');
   const codes = new Set<string>();
   for (const f of readdirSync(dir)) {
-    for (const m of readFileSync(join(dir, f), 'utf8').matchAll(/note\(\s*'([a-z_]+)'|'(instruction_context_joined|row_json_string)'/g)) codes.add(m[1] ?? m[2]);
+    for (const m of readFileSync(join(dir, f), 'utf8').matchAll(/note\(\s*'([a-z_]+)'|'(instruction_context_joined|row_json_string)'/g))
+      codes.add(m[1] ?? m[2]);
   }
   assert.ok(codes.size > 30, String(codes.size));
-  for (const c of codes) assert.ok(FORMAT_CODE_TEXT[c], `no text for ${c}`);
+  for (const c of codes) assert.ok(CODES[c]?.meaning, `no text for ${c}`);
 });

@@ -72,12 +72,14 @@ function writeParquet(file: string, columns: string[], rows: string[][]) {
   let offset = 4;
   const chunks: { offset: number; size: number }[] = [];
   columns.forEach((_, c) => {
-    const data = Buffer.concat(rows.map((r) => {
-      const v = Buffer.from(r[c], 'utf8');
-      const len = Buffer.alloc(4);
-      len.writeUInt32LE(v.length);
-      return Buffer.concat([len, v]);
-    }));
+    const data = Buffer.concat(
+      rows.map((r) => {
+        const v = Buffer.from(r[c], 'utf8');
+        const len = Buffer.alloc(4);
+        len.writeUInt32LE(v.length);
+        return Buffer.concat([len, v]);
+      }),
+    );
     const h = new Compact();
     h.begin(() => {
       h.i32(1, 0); // DATA_PAGE
@@ -99,28 +101,51 @@ function writeParquet(file: string, columns: string[], rows: string[][]) {
   f.begin(() => {
     f.i32(1, 1);
     f.list(2, 12, [
-      () => f.begin(() => { f.str(4, 'schema'); f.i32(5, columns.length); }),
-      ...columns.map((name) => () => f.begin(() => { f.i32(1, 6); f.i32(3, 0); f.str(4, name); f.i32(6, 0); })),
+      () =>
+        f.begin(() => {
+          f.str(4, 'schema');
+          f.i32(5, columns.length);
+        }),
+      ...columns.map(
+        (name) => () =>
+          f.begin(() => {
+            f.i32(1, 6);
+            f.i32(3, 0);
+            f.str(4, name);
+            f.i32(6, 0);
+          }),
+      ),
     ]);
     f.i64(3, rows.length);
     f.list(4, 12, [
-      () => f.begin(() => {
-        f.list(1, 12, columns.map((name, c) => () => f.begin(() => {
-          f.i64(2, chunks[c].offset);
-          f.struct(3, () => {
-            f.i32(1, 6);
-            f.list(2, 5, [() => f.bytes.push(0)]); // [PLAIN] (zigzag 0)
-            f.list(3, 8, [() => f.rawStr(name)]);
-            f.i32(4, 0); // UNCOMPRESSED
-            f.i64(5, rows.length);
-            f.i64(6, chunks[c].size);
-            f.i64(7, chunks[c].size);
-            f.i64(9, chunks[c].offset);
-          });
-        })));
-        f.i64(2, chunks.reduce((a, x) => a + x.size, 0));
-        f.i64(3, rows.length);
-      }),
+      () =>
+        f.begin(() => {
+          f.list(
+            1,
+            12,
+            columns.map(
+              (name, c) => () =>
+                f.begin(() => {
+                  f.i64(2, chunks[c].offset);
+                  f.struct(3, () => {
+                    f.i32(1, 6);
+                    f.list(2, 5, [() => f.bytes.push(0)]); // [PLAIN] (zigzag 0)
+                    f.list(3, 8, [() => f.rawStr(name)]);
+                    f.i32(4, 0); // UNCOMPRESSED
+                    f.i64(5, rows.length);
+                    f.i64(6, chunks[c].size);
+                    f.i64(7, chunks[c].size);
+                    f.i64(9, chunks[c].offset);
+                  });
+                }),
+            ),
+          );
+          f.i64(
+            2,
+            chunks.reduce((a, x) => a + x.size, 0),
+          );
+          f.i64(3, rows.length);
+        }),
     ]);
   });
   const footer = Buffer.from(f.bytes);
@@ -137,7 +162,14 @@ test('Parquet: rows read with hyparquet, line = row number, mixed shapes per row
     ['prompt', 'response', 'messages'],
     [
       ['Say A', 'A', ''],
-      ['', '', JSON.stringify([{ role: 'user', content: 'Say B' }, { role: 'assistant', content: 'B' }])],
+      [
+        '',
+        '',
+        JSON.stringify([
+          { role: 'user', content: 'Say B' },
+          { role: 'assistant', content: 'B' },
+        ]),
+      ],
       ['Only a prompt', '', ''],
     ],
   );
@@ -146,8 +178,24 @@ test('Parquet: rows read with hyparquet, line = row number, mixed shapes per row
   assert.deepEqual(
     r.records.map((x) => [x.source.line, x.shape, x.needs_generation, x.messages]),
     [
-      [1, 'prompt-response', false, [{ role: 'user', content: 'Say A' }, { role: 'assistant', content: 'A' }]],
-      [2, 'openai-messages', false, [{ role: 'user', content: 'Say B' }, { role: 'assistant', content: 'B' }]],
+      [
+        1,
+        'prompt-response',
+        false,
+        [
+          { role: 'user', content: 'Say A' },
+          { role: 'assistant', content: 'A' },
+        ],
+      ],
+      [
+        2,
+        'openai-messages',
+        false,
+        [
+          { role: 'user', content: 'Say B' },
+          { role: 'assistant', content: 'B' },
+        ],
+      ],
       [3, 'prompt-only', true, [{ role: 'user', content: 'Only a prompt' }]],
     ],
   );
@@ -161,5 +209,8 @@ test('a file named .parquet that is not Parquet is read by its content', async (
   const file = join(tempDir(), 'fake.parquet');
   writeFileSync(file, '{"prompt": "p", "response": "r"}\n');
   const r = await inspectFile(file);
-  assert.deepEqual(r.records[0].messages, [{ role: 'user', content: 'p' }, { role: 'assistant', content: 'r' }]);
+  assert.deepEqual(r.records[0].messages, [
+    { role: 'user', content: 'p' },
+    { role: 'assistant', content: 'r' },
+  ]);
 });

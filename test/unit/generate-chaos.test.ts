@@ -22,7 +22,11 @@ test('kill -9 mid-run and restart: every row present exactly once', async () => 
   try {
     const dir = tempDir();
     const ids = Array.from({ length: N }, (_, i) => `row-${i}`);
-    const input = writeJsonl(ids.map((id, i) => ({ id, messages: [{ role: 'user', content: `q${i}` }] })), 'prompts.jsonl', dir);
+    const input = writeJsonl(
+      ids.map((id, i) => ({ id, messages: [{ role: 'user', content: `q${i}` }] })),
+      'prompts.jsonl',
+      dir,
+    );
     const out = join(dir, 'out.jsonl');
     const args = [join(ROOT, 'dist', 'cli.js'), 'generate', input, '--server', srv.url, '--out', out, '--concurrency', '8', '--backoff-ms', '10', '--json'];
     const killAt = async (n: number) => {
@@ -60,7 +64,11 @@ test('kill -9 mid-run and restart: every row present exactly once', async () => 
     assert.ok(srv.requests.length - requestsBefore >= N - rep.alreadyDone);
     const counts = new Map<string, number>();
     for (const id of written) counts.set(id, (counts.get(id) ?? 0) + 1);
-    assert.deepEqual([...counts.entries()].filter(([, c]) => c !== 1), [], 'ids written more than once');
+    assert.deepEqual(
+      [...counts.entries()].filter(([, c]) => c !== 1),
+      [],
+      'ids written more than once',
+    );
     assert.deepEqual([...counts.keys()].sort(), [...ids].sort());
   } finally {
     await srv.close();

@@ -9,12 +9,21 @@ import { lenmlModelDir, tempDir, writeJsonl } from '../helpers';
 
 const QWEN = lenmlModelDir('qwen3');
 const tok = loadTokenizer(QWEN);
-const messages = [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'Hello there' }];
+const messages = [
+  { role: 'user', content: 'hi' },
+  { role: 'assistant', content: 'Hello there' },
+];
 
 async function run(rows: object[]) {
   const r = await prepare({ inputs: [writeJsonl(rows)], outDir: tempDir(), tokenizerDir: QWEN });
   assert.equal(r.ok, true, r.failures.join('; '));
-  return { rep: r.files[0], recs: readFileSync(r.outputs.tokenizedData, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) };
+  return {
+    rep: r.files[0],
+    recs: readFileSync(r.outputs.tokenizedData, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l)),
+  };
 }
 
 test('generated ids are used when they decode to the trained span; records are marked', async () => {
@@ -47,7 +56,10 @@ test('ids that do not decode to the rendered turn, or no ids: re-tokenized and m
     { id: 'a', messages, generation: { turns: [{ message_index: 1, token_ids: tok.encode('Something else<|im_end|>').ids }] } },
     { id: 'b', messages, generation: { turns: [{ message_index: 1 }] } },
   ]);
-  assert.deepEqual(recs.map((r) => r.ids_source), ['retokenized', 'retokenized']);
+  assert.deepEqual(
+    recs.map((r) => r.ids_source),
+    ['retokenized', 'retokenized'],
+  );
   assert.deepEqual(recs[0].input_ids, plain.input_ids);
   assert.deepEqual(recs[0].loss_mask, plain.loss_mask);
   assert.deepEqual(rep.notes, { ...rep.notes, retokenized_text_differs: 1, retokenized_no_token_ids: 1 });

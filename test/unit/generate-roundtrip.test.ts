@@ -9,7 +9,11 @@ import { startFakeServer } from '../support/fakeOpenAIServer';
 import { tempDir } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
-const jsonl = (p: string) => readFileSync(p, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const jsonl = (p: string) =>
+  readFileSync(p, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 
 test('samples: prepare → generate → prepare yields a record for every prompt', async () => {
   const srv = await startFakeServer({ reasoning: true, latencyMs: 2 });

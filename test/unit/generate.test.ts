@@ -11,17 +11,38 @@ import { ServerPool } from '../../src/core/generate/scheduler';
 import { EOT_ID, fakeTokenIds, startFakeServer, type Fault } from '../support/fakeOpenAIServer';
 import { tempDir, writeJsonl } from '../helpers';
 
-const readOut = (p: string) => readFileSync(p, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-const prompts = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `p${i}`, source: { file: '/data/orig.jsonl', line: i + 1 }, messages: [{ role: 'user', content: `question ${i}` }] }));
+const readOut = (p: string) =>
+  readFileSync(p, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+const prompts = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({
+    id: `p${i}`,
+    source: { file: '/data/orig.jsonl', line: i + 1 },
+    messages: [{ role: 'user', content: `question ${i}` }],
+  }));
 const fast: Partial<GenerateOptions> = { backoffBaseMs: 5, backoffCapMs: 50, timeoutMs: 2000, fsyncIntervalMs: 0 };
 
 test('buildChatBody: disable → chat_template_kwargs enable_thinking false; token ids requested; reasoning sent back only with keep', () => {
-  const msgs = [{ role: 'user' as const, content: 'hi' }, { role: 'assistant' as const, content: 'a', reasoning_content: 'r', tool_calls: [{ type: 'function' as const, function: { name: 'f', arguments: { x: 1 } } }] }];
+  const msgs = [
+    { role: 'user' as const, content: 'hi' },
+    {
+      role: 'assistant' as const,
+      content: 'a',
+      reasoning_content: 'r',
+      tool_calls: [{ type: 'function' as const, function: { name: 'f', arguments: { x: 1 } } }],
+    },
+  ];
   const d = buildChatBody(msgs, undefined, { model: 'm', maxTokens: 10, reasoning: 'disable' });
   assert.deepEqual(d.chat_template_kwargs, { enable_thinking: false });
   assert.equal(d.return_token_ids, true);
   assert.equal(d.max_tokens, 10);
-  assert.deepEqual((d.messages as any)[1], { role: 'assistant', content: 'a', tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'f', arguments: '{"x":1}' } }] });
+  assert.deepEqual((d.messages as any)[1], {
+    role: 'assistant',
+    content: 'a',
+    tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'f', arguments: '{"x":1}' } }],
+  });
   const k = buildChatBody(msgs, [{ type: 'function' }], { model: 'm', maxTokens: 10, reasoning: 'keep', extraBody: { top_p: 0.5 } });
   assert.equal((k.messages as any)[1].reasoning_content, 'r');
   assert.equal(k.chat_template_kwargs, undefined);
@@ -30,12 +51,33 @@ test('buildChatBody: disable → chat_template_kwargs enable_thinking false; tok
 });
 
 test('parseChatResponse: vLLM token_ids, vLLM token_id: logprobs, SGLang meta_info; reasoning / reasoning_content; tool calls', () => {
-  const v = parseChatResponse({ choices: [{ message: { content: 'x', reasoning: 'why' }, finish_reason: 'stop', token_ids: [5, 6] }], usage: { prompt_tokens: 3, completion_tokens: 2 } });
-  assert.deepEqual(v, { message: { role: 'assistant', content: 'x', reasoning_content: 'why' }, finishReason: 'stop', tokenIds: [5, 6], promptTokens: 3, completionTokens: 2 });
+  const v = parseChatResponse({
+    choices: [{ message: { content: 'x', reasoning: 'why' }, finish_reason: 'stop', token_ids: [5, 6] }],
+    usage: { prompt_tokens: 3, completion_tokens: 2 },
+  });
+  assert.deepEqual(v, {
+    message: { role: 'assistant', content: 'x', reasoning_content: 'why' },
+    finishReason: 'stop',
+    tokenIds: [5, 6],
+    promptTokens: 3,
+    completionTokens: 2,
+  });
   assert.deepEqual(extractTokenIds({ logprobs: { content: [{ token: 'token_id:12' }, { token: 'token_id:7' }] } }), [12, 7]);
-  assert.deepEqual(extractTokenIds({ meta_info: { output_token_logprobs: [[-0.1, 40, null], [-0.2, 41, null]] } }), [40, 41]);
+  assert.deepEqual(
+    extractTokenIds({
+      meta_info: {
+        output_token_logprobs: [
+          [-0.1, 40, null],
+          [-0.2, 41, null],
+        ],
+      },
+    }),
+    [40, 41],
+  );
   assert.equal(extractTokenIds({ logprobs: { content: [{ token: 'Hello' }] } }), undefined);
-  const t = parseChatResponse({ choices: [{ message: { content: null, tool_calls: [{ id: 'c1', function: { name: 'ls', arguments: '{}' } }] }, finish_reason: 'tool_calls' }] });
+  const t = parseChatResponse({
+    choices: [{ message: { content: null, tool_calls: [{ id: 'c1', function: { name: 'ls', arguments: '{}' } }] }, finish_reason: 'tool_calls' }],
+  });
   assert.deepEqual(t.message, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'ls', arguments: '{}' } }] });
   assert.throws(() => parseChatResponse({ object: 'error' }), /no choices\[0\]\.message/);
 });
@@ -60,7 +102,10 @@ test('backoffDelay: full jitter under min(cap, base·2^n); Retry-After raises it
 });
 
 test('ServerPool: never more than the limit in flight; the least loaded server first; a backed-off server is skipped', async () => {
-  const pool = new ServerPool([{ url: 'a', limit: 2 }, { url: 'b', limit: 1 }]);
+  const pool = new ServerPool([
+    { url: 'a', limit: 2 },
+    { url: 'b', limit: 1 },
+  ]);
   const s1 = await pool.acquire();
   const s2 = await pool.acquire();
   const s3 = await pool.acquire();
@@ -91,7 +136,8 @@ test('URLs and default output names', () => {
 test('multi-turn: each assistant turn regenerated from the regenerated history, never the original answers', async () => {
   const seen: any[][] = [];
   const conv = {
-    id: 'c', source: { file: 'f', line: 1 },
+    id: 'c',
+    source: { file: 'f', line: 1 },
     messages: [
       { role: 'system' as const, content: 'sys' },
       { role: 'user' as const, content: 'u1' },
@@ -101,32 +147,64 @@ test('multi-turn: each assistant turn regenerated from the regenerated history, 
     ],
   };
   let k = 0;
-  const r = await regenerateConversation(conv, async (h) => {
-    seen.push(h);
-    k++;
-    return { message: { role: 'assistant', content: `new ${k}`, reasoning_content: `think ${k}` }, finishReason: 'stop', tokenIds: [k], promptTokens: 1, completionTokens: 1 };
-  }, 'drop');
+  const r = await regenerateConversation(
+    conv,
+    async (h) => {
+      seen.push(h);
+      k++;
+      return {
+        message: { role: 'assistant', content: `new ${k}`, reasoning_content: `think ${k}` },
+        finishReason: 'stop',
+        tokenIds: [k],
+        promptTokens: 1,
+        completionTokens: 1,
+      };
+    },
+    'drop',
+  );
   assert.equal(r.outcome, 'ok');
   assert.deepEqual(r.messages, [
-    { role: 'system', content: 'sys' }, { role: 'user', content: 'u1' }, { role: 'assistant', content: 'new 1' },
-    { role: 'user', content: 'u2' }, { role: 'assistant', content: 'new 2' },
+    { role: 'system', content: 'sys' },
+    { role: 'user', content: 'u1' },
+    { role: 'assistant', content: 'new 1' },
+    { role: 'user', content: 'u2' },
+    { role: 'assistant', content: 'new 2' },
   ]);
-  assert.deepEqual(seen[1].map((m) => m.content), ['sys', 'u1', 'new 1', 'u2']);
-  assert.deepEqual(r.turns.map((t) => [t.message_index, t.token_ids]), [[2, [1]], [4, [2]]]);
+  assert.deepEqual(
+    seen[1].map((m) => m.content),
+    ['sys', 'u1', 'new 1', 'u2'],
+  );
+  assert.deepEqual(
+    r.turns.map((t) => [t.message_index, t.token_ids]),
+    [
+      [2, [1]],
+      [4, [2]],
+    ],
+  );
 });
 
 test('tool calls: results kept (ids remapped) when the regenerated call matches; stop at a diverging call', async () => {
   const conv = {
-    id: 't', source: { file: 'f', line: 1 }, tools: [{ type: 'function', function: { name: 'ls' } }],
+    id: 't',
+    source: { file: 'f', line: 1 },
+    tools: [{ type: 'function', function: { name: 'ls' } }],
     messages: [
       { role: 'user' as const, content: 'list' },
-      { role: 'assistant' as const, content: null, tool_calls: [{ id: 'orig1', type: 'function' as const, function: { name: 'ls', arguments: '{"path": "/", "all": true}' } }] },
+      {
+        role: 'assistant' as const,
+        content: null,
+        tool_calls: [{ id: 'orig1', type: 'function' as const, function: { name: 'ls', arguments: '{"path": "/", "all": true}' } }],
+      },
       { role: 'tool' as const, content: 'a b c', tool_call_id: 'orig1' },
       { role: 'assistant' as const, content: 'done' },
     ],
   };
   const answers = [
-    { role: 'assistant' as const, content: null, tool_calls: [{ id: 'new1', type: 'function' as const, function: { name: 'ls', arguments: '{"all":true,"path":"/"}' } }] },
+    {
+      role: 'assistant' as const,
+      content: null,
+      tool_calls: [{ id: 'new1', type: 'function' as const, function: { name: 'ls', arguments: '{"all":true,"path":"/"}' } }],
+    },
     { role: 'assistant' as const, content: 'the files are a b c' },
   ];
   let i = 0;
@@ -134,7 +212,16 @@ test('tool calls: results kept (ids remapped) when the regenerated call matches;
   assert.equal(ok.outcome, 'ok');
   assert.deepEqual(ok.messages[2], { role: 'tool', content: 'a b c', tool_call_id: 'new1' });
   assert.equal(ok.messages[3].content, 'the files are a b c');
-  const diverged = await regenerateConversation(conv, async () => ({ message: { role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'ls', arguments: '{"path":"/tmp"}' } }] }, finishReason: 'tool_calls', promptTokens: 0, completionTokens: 0 }), 'keep');
+  const diverged = await regenerateConversation(
+    conv,
+    async () => ({
+      message: { role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'ls', arguments: '{"path":"/tmp"}' } }] },
+      finishReason: 'tool_calls',
+      promptTokens: 0,
+      completionTokens: 0,
+    }),
+    'keep',
+  );
   assert.equal(diverged.outcome, 'tool_call_diverged');
   assert.equal(diverged.messages.length, 2);
   assert.match(diverged.detail!, /dataset called \[ls\], the model called \[ls\] with other arguments/);
@@ -150,13 +237,19 @@ test('generate: rows written as messages with id, source and token ids; model an
     const r = await generate({ input, servers: [srv.url], apiKey: 'sk-secret-123', ...fast }, { log: (l) => logs.push(l) });
     assert.equal(r.ok, true, r.failures.join('; '));
     assert.equal(r.model, 'fake/target-model');
-    assert.deepEqual(r.servers.map((s) => s.limit), [3]);
+    assert.deepEqual(
+      r.servers.map((s) => s.limit),
+      [3],
+    );
     assert.ok(srv.maxInFlight <= 3 && srv.maxInFlight >= 2, `max in flight ${srv.maxInFlight}`);
     assert.equal(r.out, join(dir, 'generated.jsonl'));
     const rows = readOut(r.out).sort((a, b) => Number(a.id.slice(1)) - Number(b.id.slice(1)));
     assert.equal(rows.length, 10);
     assert.deepEqual(rows[3].source, { file: '/data/orig.jsonl', line: 4 });
-    assert.deepEqual(rows[3].messages, [{ role: 'user', content: 'question 3' }, { role: 'assistant', content: 'answer to: question 3' }]);
+    assert.deepEqual(rows[3].messages, [
+      { role: 'user', content: 'question 3' },
+      { role: 'assistant', content: 'answer to: question 3' },
+    ]);
     assert.deepEqual(rows[3].generation.turns[0].token_ids, fakeTokenIds('answer to: question 3'));
     assert.equal(rows[3].generation.turns[0].token_ids.at(-1), EOT_ID);
     assert.equal(r.withTokenIds, 10);
@@ -185,15 +278,25 @@ test('generate: 429 and 500 bursts, dropped connections and a hung request are r
     assert.equal(r.generated, 20);
     assert.equal(r.retries, 4 + 3 + 2 + 1 + 1);
     assert.equal(r.requests, 20 + r.retries);
-    const ids = readOut(r.out).map((x) => x.id).sort();
-    assert.deepEqual(ids, prompts(20).map((p) => p.id).sort());
+    const ids = readOut(r.out)
+      .map((x) => x.id)
+      .sort();
+    assert.deepEqual(
+      ids,
+      prompts(20)
+        .map((p) => p.id)
+        .sort(),
+    );
   } finally {
     await srv.close();
   }
 });
 
 test('generate: a 400 fails that row fast with the server message (no retry); 404 model ends the run', async () => {
-  const srv = await startFakeServer({ fault: (_n, body) => (body.messages[0].content === 'question 2' ? { status: 400, message: "This model's maximum context length is 32768 tokens" } : undefined) });
+  const srv = await startFakeServer({
+    fault: (_n, body) =>
+      body.messages[0].content === 'question 2' ? { status: 400, message: "This model's maximum context length is 32768 tokens" } : undefined,
+  });
   try {
     const input = writeJsonl(prompts(5));
     const r = await generate({ input, servers: [srv.url], concurrency: 2, ...fast }, {});
@@ -207,7 +310,10 @@ test('generate: a 400 fails that row fast with the server message (no retry); 40
     const again = await generate({ input, servers: [srv.url], concurrency: 2, ...fast }, {});
     assert.equal(again.alreadyDone, 4);
     assert.equal(srv.requests.length - before, 1);
-    await assert.rejects(generate({ input, servers: [srv.url], model: 'other', out: join(tempDir(), 'o.jsonl'), ...fast }, {}), /HTTP 404 .*The model `other` does not exist/);
+    await assert.rejects(
+      generate({ input, servers: [srv.url], model: 'other', out: join(tempDir(), 'o.jsonl'), ...fast }, {}),
+      /HTTP 404 .*The model `other` does not exist/,
+    );
   } finally {
     await srv.close();
   }
@@ -228,7 +334,15 @@ test('generate: length and reasoning-without-answer are counted outcomes, journa
     const out = readOut(r.out);
     assert.equal(out.length, 1);
     assert.equal(out[0].messages[1].reasoning_content, 'thinking about: fine');
-    assert.deepEqual(readOut(r.journal).map((j) => [j.id, j.outcome]).sort(), [['b', 'length'], ['c', 'reasoning_without_answer']]);
+    assert.deepEqual(
+      readOut(r.journal)
+        .map((j) => [j.id, j.outcome])
+        .sort(),
+      [
+        ['b', 'length'],
+        ['c', 'reasoning_without_answer'],
+      ],
+    );
     const n = srv.requests.length;
     const again = await generate({ input, servers: [srv.url], ...fast }, {});
     assert.equal(again.alreadyDone, 3);
@@ -256,7 +370,14 @@ test('generate: a server restart mid-run is ridden out; requests spread over two
     assert.ok(a.answered > 0 && b.answered > 0, `a ${a.answered}, b ${b.answered}`);
     // A reply cut off by the restart is answered by the server but lost to the client and re-sent: at least 60.
     assert.ok(a.answered + b.answered >= 60, `answered ${a.answered + b.answered}`);
-    assert.deepEqual(readOut(r.out).map((x) => x.id).sort(), prompts(60).map((p) => p.id).sort());
+    assert.deepEqual(
+      readOut(r.out)
+        .map((x) => x.id)
+        .sort(),
+      prompts(60)
+        .map((p) => p.id)
+        .sort(),
+    );
   } finally {
     await a.close();
     await b.close();
@@ -275,7 +396,9 @@ test('resume: ids already in the output are skipped, a torn last line is cut and
     assert.equal(r.generated, 3);
     assert.equal(r.failed.duplicate_id.count, 1);
     assert.ok(r.tornBytesCut > 0);
-    const ids = readOut(out).map((x) => x.id).sort();
+    const ids = readOut(out)
+      .map((x) => x.id)
+      .sort();
     assert.deepEqual(ids, ['p0', 'p1', 'p2', 'p3']);
     assert.deepEqual(srv.requests.map((q) => q.messages[0].content).sort(), ['question 0', 'question 2', 'question 3']);
     writeFileSync(join(dir, 'bad.jsonl'), 'not json\n');
@@ -298,7 +421,14 @@ test('cancel: aborting stops the run, nothing half-written, the rerun completes'
     assert.ok(r.generated >= 8 && r.generated < 30, `generated ${r.generated}`);
     const r2 = await generate({ input, servers: [srv.url], concurrency: 3, ...fast }, {});
     assert.equal(r2.alreadyDone, r.generated);
-    assert.deepEqual(readOut(r.out).map((x) => x.id).sort(), prompts(30).map((p) => p.id).sort());
+    assert.deepEqual(
+      readOut(r.out)
+        .map((x) => x.id)
+        .sort(),
+      prompts(30)
+        .map((p) => p.id)
+        .sort(),
+    );
   } finally {
     await srv.close();
   }
@@ -350,9 +480,18 @@ test('generate end to end: multi-turn and tool-call rows through the server; ori
   const srv = await startFakeServer();
   try {
     const rows = [
-      { id: 'mt', messages: [{ role: 'user', content: 'first' }, { role: 'assistant', content: 'ORIGINAL-A' }, { role: 'user', content: 'second' }, { role: 'assistant', content: 'ORIGINAL-B' }] },
       {
-        id: 'tool', tools: [{ type: 'function', function: { name: 'ls', parameters: { type: 'object' } } }],
+        id: 'mt',
+        messages: [
+          { role: 'user', content: 'first' },
+          { role: 'assistant', content: 'ORIGINAL-A' },
+          { role: 'user', content: 'second' },
+          { role: 'assistant', content: 'ORIGINAL-B' },
+        ],
+      },
+      {
+        id: 'tool',
+        tools: [{ type: 'function', function: { name: 'ls', parameters: { type: 'object' } } }],
         messages: [
           { role: 'user', content: 'CALL ls {"path":"/"}' },
           { role: 'assistant', content: null, tool_calls: [{ id: 'x1', type: 'function', function: { name: 'ls', arguments: { path: '/' } } }] },
@@ -361,7 +500,8 @@ test('generate end to end: multi-turn and tool-call rows through the server; ori
         ],
       },
       {
-        id: 'div', messages: [
+        id: 'div',
+        messages: [
           { role: 'user', content: 'CALL rm {"path":"/"}' },
           { role: 'assistant', content: null, tool_calls: [{ id: 'y1', type: 'function', function: { name: 'ls', arguments: '{}' } }] },
           { role: 'tool', tool_call_id: 'y1', content: 'never kept' },
@@ -373,7 +513,10 @@ test('generate end to end: multi-turn and tool-call rows through the server; ori
     assert.deepEqual([r.generated, r.toolCallDiverged], [3, 1]);
     assert.ok(!JSON.stringify(srv.requests).includes('ORIGINAL'), 'an original answer was sent');
     const out = new Map(readOut(r.out).map((x) => [x.id, x]));
-    assert.deepEqual(out.get('mt').messages.map((m: any) => m.content), ['first', 'answer to: first', 'second', 'turn 1: answer to: second']);
+    assert.deepEqual(
+      out.get('mt').messages.map((m: any) => m.content),
+      ['first', 'answer to: first', 'second', 'turn 1: answer to: second'],
+    );
     const tool = out.get('tool');
     const callId = tool.messages[1].tool_calls[0].id;
     assert.match(callId, /^call_\d+$/);

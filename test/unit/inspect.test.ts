@@ -70,11 +70,22 @@ test('skipped rows: invalid JSON, dropped and errored, with their lines and reas
   const file = tmpFile(
     'mixed.jsonl',
     [
-      JSON.stringify({ id: 'ok', messages: [{ role: 'user', content: 'u' }, { role: 'assistant', content: null, tool_calls: [{ function: { name: 'f', arguments: '{}' } }], reasoning_content: 'r' }] }),
+      JSON.stringify({
+        id: 'ok',
+        messages: [
+          { role: 'user', content: 'u' },
+          { role: 'assistant', content: null, tool_calls: [{ function: { name: 'f', arguments: '{}' } }], reasoning_content: 'r' },
+        ],
+      }),
       '{"messages": [',
       '',
       JSON.stringify({ messages: [] }),
-      JSON.stringify({ conversations: [{ from: 'human', value: 'u' }, { from: 'narrator', value: 'x' }] }),
+      JSON.stringify({
+        conversations: [
+          { from: 'human', value: 'u' },
+          { from: 'narrator', value: 'x' },
+        ],
+      }),
       JSON.stringify({ foo: 1 }),
     ].join('\n'),
   );
@@ -107,7 +118,10 @@ test('skipped rows: invalid JSON, dropped and errored, with their lines and reas
   assert.equal(r.skipped[2].code, 'unknown_role');
   assert.equal(r.rows_read, 5);
   assert.match(r.skipped[3].message, /keys found: foo/);
-  assert.ok(r.evidence.some((e) => e.startsWith('1/5 rows are not valid JSON (first: line 2: invalid JSON')), r.evidence.join(' | '));
+  assert.ok(
+    r.evidence.some((e) => e.startsWith('1/5 rows are not valid JSON (first: line 2: invalid JSON')),
+    r.evidence.join(' | '),
+  );
 });
 
 test('.json array: element lines are reported', async () => {
@@ -187,20 +201,50 @@ test('eagle3prep.jsonc with roleAliases, fieldMappings and mappings: all three a
   );
   // Matched by the mapping entry; "narrator" is not in its roles, the project's role alias reads it.
   const support = path.join(dir, 'support.jsonl');
-  fs.writeFileSync(support, JSON.stringify({ ticket: 't1', dialogue: [{ speaker: 'customer', utterance: 'Hi?' }, { speaker: 'narrator', utterance: 'Hello.' }] }) + '\n');
+  fs.writeFileSync(
+    support,
+    JSON.stringify({
+      ticket: 't1',
+      dialogue: [
+        { speaker: 'customer', utterance: 'Hi?' },
+        { speaker: 'narrator', utterance: 'Hello.' },
+      ],
+    }) + '\n',
+  );
   // Not matched by the mapping: fieldMappings renames "chat", roleAliases reads "patron" / "Narrator".
   const chat = path.join(dir, 'chat.jsonl');
-  fs.writeFileSync(chat, JSON.stringify({ id: 'c1', chat: [{ role: 'patron', content: 'Q' }, { role: 'Narrator', content: 'A' }] }) + '\n');
+  fs.writeFileSync(
+    chat,
+    JSON.stringify({
+      id: 'c1',
+      chat: [
+        { role: 'patron', content: 'Q' },
+        { role: 'Narrator', content: 'A' },
+      ],
+    }) + '\n',
+  );
 
   const a = await inspectFile(support);
   assert.deepEqual(a.skipped, []);
   assert.equal(a.records.length, 1);
   assert.equal(a.records[0].shape, 'mapped');
-  assert.deepEqual(a.records[0].messages.map((m) => [m.role, m.content]), [['user', 'Hi?'], ['assistant', 'Hello.']]);
+  assert.deepEqual(
+    a.records[0].messages.map((m) => [m.role, m.content]),
+    [
+      ['user', 'Hi?'],
+      ['assistant', 'Hello.'],
+    ],
+  );
 
   const b = await inspectFile(chat);
   assert.deepEqual(b.skipped, []);
   assert.equal(b.format, 'openai-messages');
   assert.equal(b.records[0].id, 'c1');
-  assert.deepEqual(b.records[0].messages.map((m) => [m.role, m.content]), [['user', 'Q'], ['assistant', 'A']]);
+  assert.deepEqual(
+    b.records[0].messages.map((m) => [m.role, m.content]),
+    [
+      ['user', 'Q'],
+      ['assistant', 'A'],
+    ],
+  );
 });

@@ -17,7 +17,12 @@ const deepseek = loadTokenizer(lenmlModelDir('deepseek_v3'));
 
 function records(tok: TargetTokenizer, messages: Message[], opts: { policy?: MaskPolicy; kwargs?: Record<string, unknown>; tools?: unknown[] } = {}) {
   const ct = new ChatTemplate(tok.templates[0], tok.specialTokenVars, opts.kwargs ?? {});
-  return buildRecords({ id: 't', source: { file: 'f', line: 1 }, messages, tools: opts.tools }, ct, new SpecialTokenFinder(tok.specialTokens), opts.policy ?? 'assistant');
+  return buildRecords(
+    { id: 't', source: { file: 'f', line: 1 }, messages, tools: opts.tools },
+    ct,
+    new SpecialTokenFinder(tok.specialTokens),
+    opts.policy ?? 'assistant',
+  );
 }
 
 /** The trainable runs of a record after tokenizing: each maximal run of mask=1 decoded to text. */
@@ -132,7 +137,10 @@ test('DeepSeek-V3 second consecutive tool-call turn: completion taken after the 
   assert.ok(r.notes.includes('generation_prompt_mismatch'));
   assert.equal(r.targetErrors.length, 0);
   const last = r.records.at(-1)!;
-  assert.deepEqual(trainableRuns(deepseek, last).at(-1), '\n<｜tool▁call▁begin｜>function<｜tool▁sep｜>fn_b\n```json\n{"city": "Oslo"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>');
+  assert.deepEqual(
+    trainableRuns(deepseek, last).at(-1),
+    '\n<｜tool▁call▁begin｜>function<｜tool▁sep｜>fn_b\n```json\n{"city": "Oslo"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>',
+  );
 });
 
 test('policies: last-assistant trains only the final turn; non-system trains everything after the system prompt', () => {
@@ -142,7 +150,9 @@ test('policies: last-assistant trains only the final turn; non-system trains eve
 
   const ns = records(deepseek, sysMulti, { policy: 'non-system' });
   assert.equal(ns.records.length, 1);
-  assert.deepEqual(trainableRuns(deepseek, ns.records[0]), ['<｜User｜>Capital of France?<｜Assistant｜>Paris.<｜end▁of▁sentence｜><｜User｜>And of Spain?<｜Assistant｜>Madrid.<｜end▁of▁sentence｜>']);
+  assert.deepEqual(trainableRuns(deepseek, ns.records[0]), [
+    '<｜User｜>Capital of France?<｜Assistant｜>Paris.<｜end▁of▁sentence｜><｜User｜>And of Spain?<｜Assistant｜>Madrid.<｜end▁of▁sentence｜>',
+  ]);
 });
 
 test('per-turn flag removes a turn from the targets; last-assistant with a flagged final turn has no target', () => {
@@ -155,12 +165,30 @@ test('per-turn flag removes a turn from the targets; last-assistant with a flagg
 });
 
 test('an assistant turn with nothing in it is not a target', () => {
-  assert.deepEqual(selectTargets([{ role: 'user', content: 'x' }, { role: 'assistant', content: '' }], 'assistant'), []);
+  assert.deepEqual(
+    selectTargets(
+      [
+        { role: 'user', content: 'x' },
+        { role: 'assistant', content: '' },
+      ],
+      'assistant',
+    ),
+    [],
+  );
 });
 
 test('maskFromSpans: a token is trainable when its first character lies in a span', () => {
   assert.deepEqual(maskFromSpans([0, 3, 5, 8, 10], [[4, 9]]), [0, 0, 1, 1, 0]);
-  assert.deepEqual(maskFromSpans([0, 2, 4, 6], [[0, 2], [4, 5]]), [1, 0, 1, 0]);
+  assert.deepEqual(
+    maskFromSpans(
+      [0, 2, 4, 6],
+      [
+        [0, 2],
+        [4, 5],
+      ],
+    ),
+    [1, 0, 1, 0],
+  );
   assert.deepEqual(maskFromSpans([0, 1], []), [0, 0]);
 });
 
@@ -177,7 +205,18 @@ test('Kimi-K2-Thinking drops earlier reasoning once a final answer exists: compl
   const { join } = require('node:path');
   const source = readFileSync(join(__dirname, '..', 'fixtures', 'kimi', 'kimi-k2-thinking.chat_template.jinja'), 'utf8');
   const ct = new ChatTemplate({ name: 'default', source }, {});
-  const kimiSpecials = new SpecialTokenFinder(['<|im_end|>', '<|im_user|>', '<|im_assistant|>', '<|im_system|>', '<|im_middle|>', '<|tool_calls_section_begin|>', '<|tool_calls_section_end|>', '<|tool_call_begin|>', '<|tool_call_end|>', '<|tool_call_argument_begin|>']);
+  const kimiSpecials = new SpecialTokenFinder([
+    '<|im_end|>',
+    '<|im_user|>',
+    '<|im_assistant|>',
+    '<|im_system|>',
+    '<|im_middle|>',
+    '<|tool_calls_section_begin|>',
+    '<|tool_calls_section_end|>',
+    '<|tool_call_begin|>',
+    '<|tool_call_end|>',
+    '<|tool_call_argument_begin|>',
+  ]);
   const calls: ToolCall[] = [{ id: 'functions.ls:0', type: 'function', function: { name: 'ls', arguments: '{}' } }];
   const msgs: Message[] = [
     { role: 'user', content: 'files?' },
@@ -223,9 +262,15 @@ test('{% generation %} blocks: trainable spans come from the blocks', () => {
   assert.equal(all.records.length, 1);
   const rec = all.records[0];
   assert.ok(!rec.text.includes('trailing'));
-  assert.deepEqual(rec.spans.map(([a, b]) => rec.text.slice(a, b)), ['b<|im_end|>', 'd<|im_end|>']);
+  assert.deepEqual(
+    rec.spans.map(([a, b]) => rec.text.slice(a, b)),
+    ['b<|im_end|>', 'd<|im_end|>'],
+  );
   const last = buildRecords({ id: 'g', source: { file: 'f', line: 1 }, messages: msgs }, ct, sp, 'last-assistant');
-  assert.deepEqual(last.records[0].spans.map(([a, b]) => last.records[0].text.slice(a, b)), ['d<|im_end|>']);
+  assert.deepEqual(
+    last.records[0].spans.map(([a, b]) => last.records[0].text.slice(a, b)),
+    ['d<|im_end|>'],
+  );
 });
 
 // ---------------------------------------------------------------------------
@@ -274,16 +319,41 @@ test('Qwen3 thinking on, reasoning in several turns: one record per stable group
   ];
   const r = records(qwen, msgs);
   assert.deepEqual(r.notes, []);
-  assert.deepEqual(r.records.map((x) => x.targets), [[1], [3], [5]]);
+  assert.deepEqual(
+    r.records.map((x) => x.targets),
+    [[1], [3], [5]],
+  );
   const U = (t: string) => `<|im_start|>user\n${t}<|im_end|>\n`;
   const A = '<|im_start|>assistant\n';
-  await assertRecord(qwen, r.records[0], [[U('2+2?') + A, 0], ['<think>\nAdd.\n</think>\n\n4<|im_end|>', 1], ['\n', 0]], tj('qwen3'));
+  await assertRecord(
+    qwen,
+    r.records[0],
+    [
+      [U('2+2?') + A, 0],
+      ['<think>\nAdd.\n</think>\n\n4<|im_end|>', 1],
+      ['\n', 0],
+    ],
+    tj('qwen3'),
+  );
   // History turns lose their reasoning (and think block): untrained context.
-  await assertRecord(qwen, r.records[1], [[U('2+2?') + A + '4<|im_end|>\n' + U('times 3?') + A, 0], ['<think>\n4*3.\n</think>\n\n12<|im_end|>', 1], ['\n', 0]], tj('qwen3'));
+  await assertRecord(
+    qwen,
+    r.records[1],
+    [
+      [U('2+2?') + A + '4<|im_end|>\n' + U('times 3?') + A, 0],
+      ['<think>\n4*3.\n</think>\n\n12<|im_end|>', 1],
+      ['\n', 0],
+    ],
+    tj('qwen3'),
+  );
   await assertRecord(
     qwen,
     r.records[2],
-    [[U('2+2?') + A + '4<|im_end|>\n' + U('times 3?') + A + '12<|im_end|>\n' + U('minus 2?') + A, 0], ['<think>\n\n</think>\n\n10<|im_end|>', 1], ['\n', 0]],
+    [
+      [U('2+2?') + A + '4<|im_end|>\n' + U('times 3?') + A + '12<|im_end|>\n' + U('minus 2?') + A, 0],
+      ['<think>\n\n</think>\n\n10<|im_end|>', 1],
+      ['\n', 0],
+    ],
     tj('qwen3'),
   );
 });
@@ -298,11 +368,24 @@ test('Qwen3 thinking off: the empty think block is in the generation prompt and 
   const r = records(qwen, msgs, { kwargs: { enable_thinking: false } });
   assert.equal(r.records.length, 2);
   const E = '<think>\n\n</think>\n\n';
-  await assertRecord(qwen, r.records[0], [['<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n' + E, 0], ['Hello.<|im_end|>', 1], ['\n', 0]], tj('qwen3'));
+  await assertRecord(
+    qwen,
+    r.records[0],
+    [
+      ['<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n' + E, 0],
+      ['Hello.<|im_end|>', 1],
+      ['\n', 0],
+    ],
+    tj('qwen3'),
+  );
   await assertRecord(
     qwen,
     r.records[1],
-    [['<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\nHello.<|im_end|>\n<|im_start|>user\nbye<|im_end|>\n<|im_start|>assistant\n' + E, 0], ['Bye!<|im_end|>', 1], ['\n', 0]],
+    [
+      ['<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\nHello.<|im_end|>\n<|im_start|>user\nbye<|im_end|>\n<|im_start|>assistant\n' + E, 0],
+      ['Bye!<|im_end|>', 1],
+      ['\n', 0],
+    ],
     tj('qwen3'),
   );
   for (const rec of r.records) assert.ok(!rec.spans.some(([a, b]) => rec.text.slice(a, b).includes('<think>')));
@@ -360,7 +443,9 @@ test('Gemma-3: system folded into the first user turn; <end_of_turn> trained, th
 
 test('Llama-3.1 with tools: the call and the answer trained through <|eot_id|>; tools, date header and ipython result not', async () => {
   const l = llama();
-  const tools = [{ type: 'function', function: { name: 'get_weather', description: 'Weather.', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+  const tools = [
+    { type: 'function', function: { name: 'get_weather', description: 'Weather.', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+  ];
   const ct = new ChatTemplate({ name: 'default', source: readFixture(joinPath(FIXTURES, 'llama3_1', 'chat_template.jinja'), 'utf8') }, l.specialTokenVars);
   const msgs: Message[] = [
     { role: 'system', content: 'Be brief.' },
@@ -403,7 +488,10 @@ function kimiStandin(templateFile: string): TargetTokenizer {
   symlinkSync(joinPath(standin, 'tiktoken.model'), joinPath(dir, 'tiktoken.model'));
   const added: Record<string, { content: string; special: boolean }> = {};
   for (const [off, content] of Object.entries(names)) added[String(nBase + Number(off))] = { content, special: true };
-  writeFileSync(joinPath(dir, 'tokenizer_config.json'), JSON.stringify({ tokenizer_class: 'TikTokenTokenizer', added_tokens_decoder: added, bos_token: '[BOS]', eos_token: '[EOS]' }));
+  writeFileSync(
+    joinPath(dir, 'tokenizer_config.json'),
+    JSON.stringify({ tokenizer_class: 'TikTokenTokenizer', added_tokens_decoder: added, bos_token: '[BOS]', eos_token: '[EOS]' }),
+  );
   writeFileSync(joinPath(dir, 'chat_template.jinja'), readFixture(templateFile, 'utf8'));
   return loadTokenizer(dir);
 }
@@ -430,7 +518,10 @@ test('Kimi-K2-Thinking: reasoning trained only where the template renders it (a 
     // The final answer is history in its own render: its think block is empty (r1 not rendered).
     ['<think></think>a1<|im_end|>', 1],
     ['<|im_user|>user<|im_middle|>files?<|im_end|>' + A, 0],
-    ['<think>List them.</think><|tool_calls_section_begin|><|tool_call_begin|>functions.ls:0<|tool_call_argument_begin|>{"path": "."}<|tool_call_end|><|tool_calls_section_end|><|im_end|>', 1],
+    [
+      '<think>List them.</think><|tool_calls_section_begin|><|tool_call_begin|>functions.ls:0<|tool_call_argument_begin|>{"path": "."}<|tool_call_end|><|tool_calls_section_end|><|im_end|>',
+      1,
+    ],
     ['<|im_system|>tool<|im_middle|>## Return of functions.ls:0\na.py<|im_end|>' + A, 0],
     ['<think></think>a.py<|im_end|>', 1],
   ]);

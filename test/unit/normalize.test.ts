@@ -240,7 +240,12 @@ test('tool calls: string and object arguments kept as given, flat form and JSON-
 });
 
 test('tool call without a function name is an error naming the message', () => {
-  const o = norm({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: null, tool_calls: [{ function: { arguments: '{}' } }] }] });
+  const o = norm({
+    messages: [
+      { role: 'user', content: 'x' },
+      { role: 'assistant', content: null, tool_calls: [{ function: { arguments: '{}' } }] },
+    ],
+  });
   assert.deepEqual(o, { kind: 'errored', source: src(), message: 'message 2: tool call 1 has no function name', code: 'bad_tool_calls' });
 });
 
@@ -345,18 +350,44 @@ test('per-turn training flags → trainable: false on that message only', () => 
 // ------------------------------------------------------------------ system field, ids, tools
 
 test('top-level system: fills an empty system turn, is prepended when none, loses to a non-empty own turn', () => {
-  const filled = conv(norm({ system: 'S', messages: [{ role: 'system', content: '' }, { role: 'user', content: 'u' }, { role: 'assistant', content: 'a' }] }));
+  const filled = conv(
+    norm({
+      system: 'S',
+      messages: [
+        { role: 'system', content: '' },
+        { role: 'user', content: 'u' },
+        { role: 'assistant', content: 'a' },
+      ],
+    }),
+  );
   assert.deepEqual(filled.messages[0], { role: 'system', content: 'S' });
   assert.deepEqual(filled.notes, ['system_prompt_field_used']);
 
-  const own = conv(norm({ system_prompt: 'S', messages: [{ role: 'system', content: 'own' }, { role: 'user', content: 'u' }, { role: 'assistant', content: 'a' }] }));
+  const own = conv(
+    norm({
+      system_prompt: 'S',
+      messages: [
+        { role: 'system', content: 'own' },
+        { role: 'user', content: 'u' },
+        { role: 'assistant', content: 'a' },
+      ],
+    }),
+  );
   assert.deepEqual(
     own.messages.map((m) => m.content),
     ['own', 'u', 'a'],
   );
   assert.deepEqual(own.notes, ['system_field_ignored']);
 
-  const prepended = conv(norm({ system: 'S', messages: [{ role: 'user', content: 'u' }, { role: 'assistant', content: 'a' }] }));
+  const prepended = conv(
+    norm({
+      system: 'S',
+      messages: [
+        { role: 'user', content: 'u' },
+        { role: 'assistant', content: 'a' },
+      ],
+    }),
+  );
   assert.deepEqual(
     prepended.messages.map((m) => [m.role, m.content]),
     [
@@ -368,7 +399,12 @@ test('top-level system: fills an empty system turn, is prepended when none, lose
 });
 
 test('record id: own id field (string or number), else file:line', () => {
-  const base = { messages: [{ role: 'user', content: 'u' }, { role: 'assistant', content: 'a' }] };
+  const base = {
+    messages: [
+      { role: 'user', content: 'u' },
+      { role: 'assistant', content: 'a' },
+    ],
+  };
   assert.equal(conv(norm({ ...base, id: 17 })).id, '17');
   assert.equal(conv(norm({ ...base, uuid: 'u-1' })).id, 'u-1');
   assert.equal(conv(norm({ ...base, conversation_id: 'c-9' })).id, 'c-9');
@@ -377,7 +413,12 @@ test('record id: own id field (string or number), else file:line', () => {
 });
 
 test('tools: array kept, empty array omitted, JSON string parsed, bad string errored', () => {
-  const base = { messages: [{ role: 'user', content: 'u' }, { role: 'assistant', content: 'a' }] };
+  const base = {
+    messages: [
+      { role: 'user', content: 'u' },
+      { role: 'assistant', content: 'a' },
+    ],
+  };
   const tool = { type: 'function', function: { name: 'f', parameters: { type: 'object' } } };
   assert.deepEqual(conv(norm({ ...base, tools: [tool] })).tools, [tool]);
   assert.equal(conv(norm({ ...base, tools: [] })).tools, undefined);
@@ -412,7 +453,15 @@ test('prompt rows: prompt-only → prompt outcome; prompt + response → convers
 });
 
 test('messages with no assistant turn are prompts (whole list kept); only-system lists are dropped', () => {
-  const p = conv(norm({ messages: [{ role: 'system', content: 's' }, { role: 'user', content: 'u' }] }), 'prompt');
+  const p = conv(
+    norm({
+      messages: [
+        { role: 'system', content: 's' },
+        { role: 'user', content: 'u' },
+      ],
+    }),
+    'prompt',
+  );
   assert.deepEqual(
     p.messages.map((m) => m.role),
     ['system', 'user'],
@@ -474,12 +523,26 @@ test('shape table is shared and ordered', () => {
     ],
   );
   // `conversations` with role/content (not from/value) goes to the role/text handler.
-  const c = conv(norm({ conversations: [{ role: 'user', content: 'u' }, { role: 'assistant', content: 'a' }] }));
+  const c = conv(
+    norm({
+      conversations: [
+        { role: 'user', content: 'u' },
+        { role: 'assistant', content: 'a' },
+      ],
+    }),
+  );
   assert.deepEqual(
     c.messages.map((m) => m.role),
     ['user', 'assistant'],
   );
-  const dialog = conv(norm({ dialog: [{ role: 'human', text: 'u' }, { role: 'bot', text: 'a' }] }));
+  const dialog = conv(
+    norm({
+      dialog: [
+        { role: 'human', text: 'u' },
+        { role: 'bot', text: 'a' },
+      ],
+    }),
+  );
   assert.deepEqual(dialog.messages, [
     { role: 'user', content: 'u' },
     { role: 'assistant', content: 'a' },
@@ -493,7 +556,13 @@ test('inline <think> reasoning and a lone closing </think> are split into reason
   assert.equal(splitInlineThink('no reasoning here'), null);
   assert.equal(splitInlineThink('text first <think>x</think>y'), null);
   const out = normalizeRow(
-    { messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: '<think>r</think>a' }, { role: 'user', content: '<think>not mine</think>' }] },
+    {
+      messages: [
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: '<think>r</think>a' },
+        { role: 'user', content: '<think>not mine</think>' },
+      ],
+    },
     { file: 'f', line: 1 },
     'f',
   );

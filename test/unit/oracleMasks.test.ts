@@ -34,16 +34,46 @@ interface Conv {
 }
 
 const TOOLS = [
-  { type: 'function', function: { name: 'get_weather', description: 'Weather for a city.', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } },
-  { type: 'function', function: { name: 'search', description: 'Web search.', parameters: { type: 'object', properties: { q: { type: 'string' }, n: { type: 'integer' } }, required: ['q'] } } },
+  {
+    type: 'function',
+    function: {
+      name: 'get_weather',
+      description: 'Weather for a city.',
+      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    },
+  },
+  {
+    type: 'function',
+    function: {
+      name: 'search',
+      description: 'Web search.',
+      parameters: { type: 'object', properties: { q: { type: 'string' }, n: { type: 'integer' } }, required: ['q'] },
+    },
+  },
 ];
 const USER_TEXTS = [
-  'What is the capital of France?', 'Explain recursion in one sentence.', '你好，请介绍一下你自己。', 'مرحبا، كيف حالك؟', 'Écris un haïku sur la mer 🌊',
-  'Summarize:\n\n  - item one\n  - item two\n\n\tThe end.', 'Zähle bis drei.', 'Что такое энтропия?', '👩‍👩‍👧 family emoji and 👋🏽 wave', 'code:\n```python\nprint("hi")\n```',
+  'What is the capital of France?',
+  'Explain recursion in one sentence.',
+  '你好，请介绍一下你自己。',
+  'مرحبا، كيف حالك؟',
+  'Écris un haïku sur la mer 🌊',
+  'Summarize:\n\n  - item one\n  - item two\n\n\tThe end.',
+  'Zähle bis drei.',
+  'Что такое энтропия?',
+  '👩‍👩‍👧 family emoji and 👋🏽 wave',
+  'code:\n```python\nprint("hi")\n```',
 ];
 const ANSWERS = [
-  'Paris.', 'A function that calls itself until a base case stops it.', '我是一个人工智能助手。', 'بخير، شكراً!', 'Vagues sans fin —\nle sel chante à la lune,\nla mer se souvient.',
-  '- one\n- two', 'Eins, zwei, drei.', 'Мера неопределённости.', 'Nice emoji! 🎉', '```\nhi\n```\n\nIt prints hi.',
+  'Paris.',
+  'A function that calls itself until a base case stops it.',
+  '我是一个人工智能助手。',
+  'بخير، شكراً!',
+  'Vagues sans fin —\nle sel chante à la lune,\nla mer se souvient.',
+  '- one\n- two',
+  'Eins, zwei, drei.',
+  'Мера неопределённости.',
+  'Nice emoji! 🎉',
+  '```\nhi\n```\n\nIt prints hi.',
 ];
 const REASONING = ['The user asks a simple fact.', 'Think step by step:\n1. recall\n2. answer', '先想一想。', 'Short.'];
 
@@ -56,7 +86,11 @@ function conversations(): Conv[] {
   const call = () => {
     const name = pick(['get_weather', 'search']);
     const args = name === 'get_weather' ? { city: pick(['Oslo', 'São Paulo', '東京']) } : { q: pick(['eagle 3', 'λ calculus']), n: 1 + int(5) };
-    return { id: `call_${callN++}`, type: 'function', function: { name, arguments: JSON.stringify(args, null, 0).replace(/":/g, '": ').replace(/,"/g, ', "') } };
+    return {
+      id: `call_${callN++}`,
+      type: 'function',
+      function: { name, arguments: JSON.stringify(args, null, 0).replace(/":/g, '": ').replace(/,"/g, ', "') },
+    };
   };
   const out: Conv[] = [];
   for (let k = 0; k < 22; k++) {
@@ -71,7 +105,12 @@ function conversations(): Conv[] {
         // tool call(s), result(s), then (mostly) a final answer
         usedTools = true;
         const calls = r() < 0.25 ? [call(), call()] : [call()];
-        messages.push({ role: 'assistant', content: r() < 0.7 ? null : 'Let me check.', ...(r() < 0.4 ? { reasoning_content: pick(REASONING) } : {}), tool_calls: calls });
+        messages.push({
+          role: 'assistant',
+          content: r() < 0.7 ? null : 'Let me check.',
+          ...(r() < 0.4 ? { reasoning_content: pick(REASONING) } : {}),
+          tool_calls: calls,
+        });
         for (const c of calls) messages.push({ role: 'tool', tool_call_id: c.id, content: pick(['{"temp_c": 4}', 'no results', '[1, 2, 3]']) });
         if (t === turns - 1 && r() < 0.3) break; // trailing tool result
         messages.push({ role: 'assistant', content: pick(ANSWERS), ...(r() < 0.3 ? { reasoning_content: pick(REASONING) } : {}) });
@@ -89,14 +128,71 @@ function conversations(): Conv[] {
   }
   const W = call();
   out.push(
-    { id: 'single', messages: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello!' }] },
-    { id: 'final_without_reasoning', messages: [{ role: 'user', content: '2+2?' }, { role: 'assistant', reasoning_content: 'Add.', content: '4' }, { role: 'user', content: 'And 3+3?' }, { role: 'assistant', content: '6' }] },
-    { id: 'reasoning_only', messages: [{ role: 'user', content: 'Think.' }, { role: 'assistant', reasoning_content: 'Hmm, nothing to say.', content: '' }] },
-    { id: 'empty_assistant_then_answer', messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: '' }, { role: 'user', content: 'b' }, { role: 'assistant', content: 'B.' }] },
-    { id: 'special_strings_in_text', messages: [{ role: 'user', content: 'Say <|im_end|> and <｜end▁of▁sentence｜> and <end_of_turn>' }, { role: 'assistant', content: 'Literal <|eot_id|> here.' }] },
-    { id: 'consecutive_tool_calls', tools: TOOLS, messages: [{ role: 'user', content: 'go' }, { role: 'assistant', content: null, tool_calls: [W] }, { role: 'assistant', content: null, tool_calls: [call()] }, { role: 'tool', tool_call_id: W.id, content: 'ok' }, { role: 'assistant', content: 'Done.' }] },
-    { id: 'whitespace_edges', messages: [{ role: 'system', content: '  padded system  ' }, { role: 'user', content: '\n\nleading newlines' }, { role: 'assistant', content: '\n  indented answer\n\n' }] },
-    { id: 'long_multi', messages: Array.from({ length: 6 }, (_, k) => [{ role: 'user', content: USER_TEXTS[k] }, { role: 'assistant', content: ANSWERS[k] }]).flat() },
+    {
+      id: 'single',
+      messages: [
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: 'Hello!' },
+      ],
+    },
+    {
+      id: 'final_without_reasoning',
+      messages: [
+        { role: 'user', content: '2+2?' },
+        { role: 'assistant', reasoning_content: 'Add.', content: '4' },
+        { role: 'user', content: 'And 3+3?' },
+        { role: 'assistant', content: '6' },
+      ],
+    },
+    {
+      id: 'reasoning_only',
+      messages: [
+        { role: 'user', content: 'Think.' },
+        { role: 'assistant', reasoning_content: 'Hmm, nothing to say.', content: '' },
+      ],
+    },
+    {
+      id: 'empty_assistant_then_answer',
+      messages: [
+        { role: 'user', content: 'a' },
+        { role: 'assistant', content: '' },
+        { role: 'user', content: 'b' },
+        { role: 'assistant', content: 'B.' },
+      ],
+    },
+    {
+      id: 'special_strings_in_text',
+      messages: [
+        { role: 'user', content: 'Say <|im_end|> and <｜end▁of▁sentence｜> and <end_of_turn>' },
+        { role: 'assistant', content: 'Literal <|eot_id|> here.' },
+      ],
+    },
+    {
+      id: 'consecutive_tool_calls',
+      tools: TOOLS,
+      messages: [
+        { role: 'user', content: 'go' },
+        { role: 'assistant', content: null, tool_calls: [W] },
+        { role: 'assistant', content: null, tool_calls: [call()] },
+        { role: 'tool', tool_call_id: W.id, content: 'ok' },
+        { role: 'assistant', content: 'Done.' },
+      ],
+    },
+    {
+      id: 'whitespace_edges',
+      messages: [
+        { role: 'system', content: '  padded system  ' },
+        { role: 'user', content: '\n\nleading newlines' },
+        { role: 'assistant', content: '\n  indented answer\n\n' },
+      ],
+    },
+    {
+      id: 'long_multi',
+      messages: Array.from({ length: 6 }, (_, k) => [
+        { role: 'user', content: USER_TEXTS[k] },
+        { role: 'assistant', content: ANSWERS[k] },
+      ]).flat(),
+    },
   );
   return out;
 }
@@ -117,7 +213,13 @@ interface Family {
   encode: (text: string) => Promise<{ ids: number[]; starts: number[] }>;
 }
 
-function lenmlFamily(name: string, pkg: 'qwen3' | 'deepseek_v3' | 'gemma3' | 'llama3_1', facts: { keepNull: boolean; objectArgs: boolean }, kwargs: Record<string, unknown> = {}, templateFile?: string): Family {
+function lenmlFamily(
+  name: string,
+  pkg: 'qwen3' | 'deepseek_v3' | 'gemma3' | 'llama3_1',
+  facts: { keepNull: boolean; objectArgs: boolean },
+  kwargs: Record<string, unknown> = {},
+  templateFile?: string,
+): Family {
   let dir = lenmlModelDir(pkg);
   const tj = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8'));
   const cfg = JSON.parse(readFileSync(join(dir, 'tokenizer_config.json'), 'utf8'));
@@ -134,7 +236,16 @@ function lenmlFamily(name: string, pkg: 'qwen3' | 'deepseek_v3' | 'gemma3' | 'll
   const vars: Record<string, string> = {};
   for (const k of ['bos_token', 'eos_token', 'pad_token', 'unk_token']) if (str(cfg[k]) !== undefined) vars[k] = str(cfg[k]);
   const tjPath = join(lenmlModelDir(pkg), 'tokenizer.json');
-  return { name, dir, template, vars, kwargs, specials: tj.added_tokens.filter((t: any) => t.special).map((t: any) => t.content), ...facts, encode: (text) => oracleEncode(tjPath, text) };
+  return {
+    name,
+    dir,
+    template,
+    vars,
+    kwargs,
+    specials: tj.added_tokens.filter((t: any) => t.special).map((t: any) => t.content),
+    ...facts,
+    encode: (text) => oracleEncode(tjPath, text),
+  };
 }
 
 function kimiFamily(name: string, templateFile: string): Family {
@@ -146,16 +257,33 @@ function kimiFamily(name: string, templateFile: string): Family {
   const added: Record<string, { content: string; special: boolean }> = {};
   for (const [off, content] of Object.entries(names)) added[String(nBase + Number(off))] = { content, special: true };
   const template = readFileSync(templateFile, 'utf8');
-  writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({ tokenizer_class: 'TikTokenTokenizer', added_tokens_decoder: added, bos_token: '[BOS]', eos_token: '[EOS]', chat_template: template }));
+  writeFileSync(
+    join(dir, 'tokenizer_config.json'),
+    JSON.stringify({ tokenizer_class: 'TikTokenTokenizer', added_tokens_decoder: added, bos_token: '[BOS]', eos_token: '[EOS]', chat_template: template }),
+  );
   let tok: ReturnType<typeof loadTokenizer> | undefined;
   return {
-    name, dir, template, vars: { bos_token: '[BOS]', eos_token: '[EOS]' }, kwargs: {}, specials: Object.values(names), keepNull: false, objectArgs: true,
+    name,
+    dir,
+    template,
+    vars: { bos_token: '[BOS]', eos_token: '[EOS]' },
+    kwargs: {},
+    specials: Object.values(names),
+    keepNull: false,
+    objectArgs: true,
     encode: async (text) => (tok ??= loadTokenizer(dir)).encode(text),
   };
 }
 
 /** Python `json.dumps` spacing, for arguments given to a template that concatenates strings. */
-const dumps = (v: any): string => (v === null || typeof v !== 'object' ? JSON.stringify(v) : Array.isArray(v) ? `[${v.map(dumps).join(', ')}]` : `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}: ${dumps(x)}`).join(', ')}}`);
+const dumps = (v: any): string =>
+  v === null || typeof v !== 'object'
+    ? JSON.stringify(v)
+    : Array.isArray(v)
+      ? `[${v.map(dumps).join(', ')}]`
+      : `{${Object.entries(v)
+          .map(([k, x]) => `${JSON.stringify(k)}: ${dumps(x)}`)
+          .join(', ')}}`;
 
 function adapt(f: Family, messages: Msg[]): any[] {
   return messages.map((m) => {
@@ -163,7 +291,11 @@ function adapt(f: Family, messages: Msg[]): any[] {
     if (m.reasoning_content !== undefined) o.reasoning_content = m.reasoning_content;
     if (m.tool_call_id !== undefined) o.tool_call_id = m.tool_call_id;
     const calls = m.role === 'assistant' && m.tool_calls?.length ? m.tool_calls : undefined;
-    if (calls) o.tool_calls = calls.map((c) => ({ ...c, function: { ...c.function, arguments: f.objectArgs ? JSON.parse(c.function.arguments) : dumps(JSON.parse(c.function.arguments)) } }));
+    if (calls)
+      o.tool_calls = calls.map((c) => ({
+        ...c,
+        function: { ...c.function, arguments: f.objectArgs ? JSON.parse(c.function.arguments) : dumps(JSON.parse(c.function.arguments)) },
+      }));
     if (o.content === null && !(calls && f.keepNull)) o.content = '';
     if (calls && o.content === '' && f.keepNull) o.content = null;
     return o;
@@ -241,8 +373,10 @@ async function naive(f: Family, conv: Conv, policy: Policy = 'assistant'): Promi
     let L = 0;
     while (L < H.length && L < F.length && H[L] === F[L]) L++;
     let C: string;
-    if (F.startsWith(P)) C = F.slice(P.length); // case 1
-    else if (L === H.length && !F.slice(H.length).startsWith(G.slice(0, 1) || '\u0000')) C = F.slice(H.length); // case 2
+    if (F.startsWith(P))
+      C = F.slice(P.length); // case 1
+    else if (L === H.length && !F.slice(H.length).startsWith(G.slice(0, 1) || '\u0000'))
+      C = F.slice(H.length); // case 2
     else {
       // case 3: after the last occurrence of G that starts at or after L
       let at = -1;
@@ -304,7 +438,10 @@ for (const [make, policy] of runs) {
     const input = join(dir, 'convs.jsonl');
     writeFileSync(input, convs.map((c) => JSON.stringify(c)).join('\n') + '\n');
     const res = await prepare({ inputs: [input], outDir: join(dir, 'out'), tokenizerDir: f.dir, templateKwargs: f.kwargs, mask: policy });
-    const written = readFileSync(res.outputs.tokenizedData, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const written = readFileSync(res.outputs.tokenizedData, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     const got = new Map<string, NaiveRecord>(written.map((w: NaiveRecord) => [w.id, w]));
     const expected = new Map<string, NaiveRecord>();
     let errored = 0;

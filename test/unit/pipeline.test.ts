@@ -11,7 +11,10 @@ const SAMPLES = join(__dirname, '..', '..', 'samples');
 const sample = (n: string) => join(SAMPLES, n);
 
 function readJsonl<T = any>(p: string): T[] {
-  return readFileSync(p, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  return readFileSync(p, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }
 
 /** Maximal runs of 1 in a mask. */
@@ -22,7 +25,10 @@ function spanCount(mask: number[]): number {
 function assertRecordInvariants(r: TokenizedRecord) {
   assert.equal(r.seq_len, r.input_ids.length);
   assert.equal(r.seq_len, r.loss_mask.length);
-  assert.equal(r.n_response_tokens, r.loss_mask.reduce((a, b) => a + b, 0));
+  assert.equal(
+    r.n_response_tokens,
+    r.loss_mask.reduce((a, b) => a + b, 0),
+  );
   assert.equal(r.n_prompt_tokens, r.seq_len - r.n_response_tokens);
   assert.ok(r.n_response_tokens > 0);
   assert.ok(r.loss_mask.every((m) => m === 0 || m === 1));
@@ -42,9 +48,18 @@ test('DeepSeek-V3 (prefix-stable): the 84-message trajectory is one record with 
   const recs = readJsonl<TokenizedRecord>(res.outputs.tokenizedData);
   recs.forEach(assertRecordInvariants);
   const traj = recs.filter((r) => r.source.file.endsWith('agentic-trajectories.jsonl'));
-  assert.deepEqual(traj.map((r) => r.id), ['widgets__widgets-101', 'widgets__widgets-102', 'widgets__widgets-103']);
-  assert.deepEqual(traj.map((r) => spanCount(r.loss_mask)), [41, 12, 5]);
-  assert.deepEqual(traj.map((r) => r.source.line), [1, 2, 3]);
+  assert.deepEqual(
+    traj.map((r) => r.id),
+    ['widgets__widgets-101', 'widgets__widgets-102', 'widgets__widgets-103'],
+  );
+  assert.deepEqual(
+    traj.map((r) => spanCount(r.loss_mask)),
+    [41, 12, 5],
+  );
+  assert.deepEqual(
+    traj.map((r) => r.source.line),
+    [1, 2, 3],
+  );
   const byFile = Object.fromEntries(res.files.map((f) => [f.file.split('/').pop(), f]));
   assert.equal(byFile['chat-sharegpt-human-gpt.jsonl'].recordsWritten, 3);
   assert.equal(byFile['swe-agent-trajectory-field.jsonl'].recordsWritten, 2);
@@ -69,7 +84,10 @@ test('Qwen3 default (rewrites history): each of the 41 assistant turns of the tr
   assert.equal(res.tokenizer.embeddedDefault, true);
   const recs = readJsonl<TokenizedRecord>(res.outputs.tokenizedData).filter((r) => r.source.line === 1);
   assert.equal(recs.length, 41);
-  assert.deepEqual(recs.map((r) => spanCount(r.loss_mask)), new Array(41).fill(1));
+  assert.deepEqual(
+    recs.map((r) => spanCount(r.loss_mask)),
+    new Array(41).fill(1),
+  );
   assert.equal(new Set(recs.map((r) => r.id)).size, 41);
   assert.equal(recs[0].id, 'widgets__widgets-101#0');
   // Every record ends with the end-of-turn token <|im_end|> trained, and nothing after it.
@@ -82,9 +100,19 @@ test('Qwen3 default (rewrites history): each of the 41 assistant turns of the tr
 
 test('invalid lines, unknown roles and empty rows are accounted for with line numbers; the rest is written', async () => {
   const file = writeJsonl([
-    { messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }] },
+    {
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'hello' },
+      ],
+    },
     '{"messages": [',
-    { conversations: [{ from: 'narrator', value: 'once' }, { from: 'gpt', value: 'upon' }] },
+    {
+      conversations: [
+        { from: 'narrator', value: 'once' },
+        { from: 'gpt', value: 'upon' },
+      ],
+    },
     { messages: [] },
     { foo: 1 },
     { messages: [{ role: 'user', content: 'only a question' }] },
@@ -96,7 +124,10 @@ test('invalid lines, unknown roles and empty rows are accounted for with line nu
   assert.equal(f.rowsSetAside, 1);
   assert.equal(f.rowsErrored, 2);
   assert.equal(f.rowsDropped, 2);
-  assert.deepEqual(f.errors.map((e) => e.line), [2, 3]);
+  assert.deepEqual(
+    f.errors.map((e) => e.line),
+    [2, 3],
+  );
   assert.match(f.errors[0].message, /invalid JSON/);
   assert.match(f.errors[1].message, /narrator/);
   assert.deepEqual(f.dropped.empty_conversation, { count: 1, lines: [4] });
@@ -118,9 +149,24 @@ test('a file that yields no record and no prompt fails the run (unless allowEmpt
 test('max length: too_long drops by default; truncate keeps the first N tokens when a trainable token survives', async () => {
   const long = 'word '.repeat(200);
   const file = writeJsonl([
-    { messages: [{ role: 'user', content: 'short' }, { role: 'assistant', content: 'ok' }] },
-    { messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: long }] },
-    { messages: [{ role: 'user', content: long }, { role: 'assistant', content: 'late' }] },
+    {
+      messages: [
+        { role: 'user', content: 'short' },
+        { role: 'assistant', content: 'ok' },
+      ],
+    },
+    {
+      messages: [
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: long },
+      ],
+    },
+    {
+      messages: [
+        { role: 'user', content: long },
+        { role: 'assistant', content: 'late' },
+      ],
+    },
   ]);
   const ds = lenmlModelDir('deepseek_v3');
   const dropped = await prepare({ inputs: [file], outDir: tempDir(), tokenizerDir: ds, maxLength: 64 });
@@ -130,15 +176,30 @@ test('max length: too_long drops by default; truncate keeps the first N tokens w
   assert.equal(trunc.files[0].rowsWritten, 2);
   assert.deepEqual(trunc.files[0].dropped.no_trainable_tokens, { count: 1, lines: [3] });
   const recs = readJsonl<TokenizedRecord>(trunc.outputs.tokenizedData);
-  assert.deepEqual(recs.map((r) => r.seq_len <= 64), [true, true]);
+  assert.deepEqual(
+    recs.map((r) => r.seq_len <= 64),
+    [true, true],
+  );
   assert.equal(recs[1].seq_len, 64);
   recs.forEach(assertRecordInvariants);
 });
 
 test('a template that raises (Gemma-3 on a tool turn) errors the row with the template message', async () => {
   const file = writeJsonl([
-    { messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }] },
-    { messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'tool', content: 'c' }, { role: 'assistant', content: 'd' }] },
+    {
+      messages: [
+        { role: 'user', content: 'a' },
+        { role: 'assistant', content: 'b' },
+      ],
+    },
+    {
+      messages: [
+        { role: 'user', content: 'a' },
+        { role: 'assistant', content: 'b' },
+        { role: 'tool', content: 'c' },
+        { role: 'assistant', content: 'd' },
+      ],
+    },
   ]);
   const res = await prepare({ inputs: [file], outDir: tempDir(), tokenizerDir: lenmlModelDir('gemma3') });
   assert.equal(res.files[0].rowsWritten, 1);
@@ -185,11 +246,22 @@ test('a tokenizer folder without a chat template is a fatal error naming the fol
   const { copyFileSync } = require('node:fs');
   copyFileSync(join(lenmlModelDir('qwen3'), 'tokenizer.json'), join(dir, 'tokenizer.json'));
   writeFileSync(join(dir, 'tokenizer_config.json'), '{"eos_token": "<|im_end|>"}');
-  await assert.rejects(prepare({ inputs: [sample('chat-sharegpt-human-gpt.jsonl')], outDir: tempDir(), tokenizerDir: dir }), (e: Error) => e.message.includes(dir) && /no chat template/.test(e.message));
+  await assert.rejects(
+    prepare({ inputs: [sample('chat-sharegpt-human-gpt.jsonl')], outDir: tempDir(), tokenizerDir: dir }),
+    (e: Error) => e.message.includes(dir) && /no chat template/.test(e.message),
+  );
 });
 
 test('a file whose conversations all errored fails even when it also holds prompts', async () => {
-  const file = writeJsonl([{ conversations: [{ from: 'narrator', value: 'x' }, { from: 'gpt', value: 'y' }] }, { prompt: 'just a prompt' }]);
+  const file = writeJsonl([
+    {
+      conversations: [
+        { from: 'narrator', value: 'x' },
+        { from: 'gpt', value: 'y' },
+      ],
+    },
+    { prompt: 'just a prompt' },
+  ]);
   const res = await prepare({ inputs: [file], outDir: tempDir() });
   assert.equal(res.files[0].rowsSetAside, 1);
   assert.equal(res.ok, false);

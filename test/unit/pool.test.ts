@@ -16,7 +16,13 @@ function mixedRows(): (object | string)[] {
     if (i % 40 === 7) rows.push(traj[(i / 40) | 0]);
     else if (i % 11 === 3) rows.push('{"broken": ');
     else if (i % 13 === 5) rows.push({ prompt: `p${i}` });
-    else rows.push({ messages: [{ role: 'user', content: `question ${i} `.repeat(1 + (i % 5)) }, { role: 'assistant', content: `reply ${i}` }] });
+    else
+      rows.push({
+        messages: [
+          { role: 'user', content: `question ${i} `.repeat(1 + (i % 5)) },
+          { role: 'assistant', content: `reply ${i}` },
+        ],
+      });
   }
   return rows;
 }
@@ -40,8 +46,14 @@ test('1, 2 and 3 workers write byte-identical outputs and reports (input order)'
   assert.deepEqual(strip(results[1]), strip(results[0]));
   assert.deepEqual(strip(results[2]), strip(results[0]));
   // Input order: source lines never go down.
-  const lines = data[0].split('\n').filter(Boolean).map((l) => JSON.parse(l).source.line);
-  assert.deepEqual(lines, [...lines].sort((a, b) => a - b));
+  const lines = data[0]
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l).source.line);
+  assert.deepEqual(
+    lines,
+    [...lines].sort((a, b) => a - b),
+  );
   assert.equal(results[0].files[0].rowsRead, 120);
   assert.equal(results[0].files[0].rowsErrored, 10); // i % 11 == 3 except i = 47 (a trajectory row)
 });
@@ -53,12 +65,15 @@ test('cancel while the pool runs: rejects, no output file appears, earlier outpu
   const ac = new AbortController();
   let progressed = 0;
   await assert.rejects(
-    prepare({ inputs: [file], outDir: out, workers: 2 }, {
-      signal: ac.signal,
-      onProgress: () => {
-        if (++progressed === 1) ac.abort(new Error('cancelled mid-run'));
+    prepare(
+      { inputs: [file], outDir: out, workers: 2 },
+      {
+        signal: ac.signal,
+        onProgress: () => {
+          if (++progressed === 1) ac.abort(new Error('cancelled mid-run'));
+        },
       },
-    }),
+    ),
     /cancelled mid-run/,
   );
   assert.ok(progressed >= 1);
@@ -78,24 +93,33 @@ test('a worker that crashes fails the run with its message and leaves no output'
       `parentPort.on('message', () => process.exit(3));\n`,
   );
   const out = tempDir();
-  await assert.rejects(prepare({ inputs: [join(SAMPLES, 'chat-sharegpt-human-gpt.jsonl')], outDir: out, workers: 2, workerScript: script }), /exited \(code 3\)/);
+  await assert.rejects(
+    prepare({ inputs: [join(SAMPLES, 'chat-sharegpt-human-gpt.jsonl')], outDir: out, workers: 2, workerScript: script }),
+    /exited \(code 3\)/,
+  );
   assert.deepEqual(readdirSync(out), []);
 });
 
 test('with a pool, tokenizer problems found by the workers fail the run naming the folder', async () => {
   const file = join(SAMPLES, 'chat-sharegpt-human-gpt.jsonl');
   const missing = join(tempDir(), 'no-such-model');
-  await assert.rejects(prepare({ inputs: [file], outDir: tempDir(), workers: 2, tokenizerDir: missing }), (e: Error) => e.message.includes(missing) && /tokenizer folder not found/.test(e.message));
+  await assert.rejects(
+    prepare({ inputs: [file], outDir: tempDir(), workers: 2, tokenizerDir: missing }),
+    (e: Error) => e.message.includes(missing) && /tokenizer folder not found/.test(e.message),
+  );
   const dir = tempDir();
   const { copyFileSync } = require('node:fs');
   copyFileSync(join(lenmlModelDir('qwen3'), 'tokenizer.json'), join(dir, 'tokenizer.json'));
   writeFileSync(join(dir, 'tokenizer_config.json'), '{"eos_token": "<|im_end|>"}');
   const out = tempDir();
-  await assert.rejects(prepare({ inputs: [file], outDir: out, workers: 2, tokenizerDir: dir }), (e: Error) => e.message.includes(dir) && /no chat template/.test(e.message));
+  await assert.rejects(
+    prepare({ inputs: [file], outDir: out, workers: 2, tokenizerDir: dir }),
+    (e: Error) => e.message.includes(dir) && /no chat template/.test(e.message),
+  );
   assert.deepEqual(readdirSync(out), []);
 });
 
-test('rows larger than largeRowBytes are processed in the run\'s own thread, in their place', async () => {
+test("rows larger than largeRowBytes are processed in the run's own thread, in their place", async () => {
   const file = writeJsonl(mixedRows());
   const ds = lenmlModelDir('deepseek_v3');
   const a = await prepare({ inputs: [file], outDir: tempDir(), workers: 1, tokenizerDir: ds });

@@ -29,7 +29,13 @@ function reference(conv: Conversation, template: ChatTemplate, specials: Special
   const messages = template.adaptMessages(conv.messages);
   const R = (n: number, gen: boolean) => template.render(messages.slice(0, n), conv.tools, { addGenerationPrompt: gen });
   const out: ConversationRecords = { records: [], notes: [], targetErrors: [], targetCount: 0 };
-  const targets = messages.flatMap((m, i) => (m.role === 'assistant' && m.trainable !== false && ((m.content ?? '').length > 0 || (m.reasoning_content ?? '').length > 0 || (m.tool_calls?.length ?? 0) > 0) ? [i] : []));
+  const targets = messages.flatMap((m, i) =>
+    m.role === 'assistant' &&
+    m.trainable !== false &&
+    ((m.content ?? '').length > 0 || (m.reasoning_content ?? '').length > 0 || (m.tool_calls?.length ?? 0) > 0)
+      ? [i]
+      : [],
+  );
   out.targetCount = targets.length;
   const notes = new Set<string>();
   let current: TextRecord | null = null;
@@ -79,10 +85,14 @@ async function conversations(): Promise<Conversation[]> {
   const out: Conversation[] = [];
   const rows: { value: unknown; file: string; line: number }[] = [];
   for (const f of ['agentic-trajectories.jsonl', 'chat-sharegpt-human-gpt.jsonl', 'reasoning-sharegpt.jsonl', 'swe-agent-trajectory-field.jsonl']) {
-    readFileSync(join(SAMPLES, f), 'utf8').split('\n').filter(Boolean).forEach((l, k) => rows.push({ value: JSON.parse(l), file: f, line: k + 1 }));
+    readFileSync(join(SAMPLES, f), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .forEach((l, k) => rows.push({ value: JSON.parse(l), file: f, line: k + 1 }));
   }
   const { generateRows } = await import('../../scripts/bench-data.mjs');
-  for (const shape of ['chat', 'reasoning', 'agent'] as const) [...generateRows(shape, shape === 'agent' ? 2 : 6, 11)].forEach((v, k) => rows.push({ value: v, file: `${shape}.jsonl`, line: k + 1 }));
+  for (const shape of ['chat', 'reasoning', 'agent'] as const)
+    [...generateRows(shape, shape === 'agent' ? 2 : 6, 11)].forEach((v, k) => rows.push({ value: v, file: `${shape}.jsonl`, line: k + 1 }));
   for (const r of rows) {
     const o = normalizeRow(r.value, { file: r.file, line: r.line }, basename(r.file));
     if (o.kind === 'conversation') out.push(o.conversation);

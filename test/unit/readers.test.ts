@@ -171,7 +171,10 @@ test('every sample file reads without errors, with 1-based consecutive lines', a
       Array.from({ length: n }, (_, i) => i + 1),
       name,
     );
-    assert.ok(rows.every((r) => r.error === undefined && typeof r.value === 'object'), name);
+    assert.ok(
+      rows.every((r) => r.error === undefined && typeof r.value === 'object'),
+      name,
+    );
     assert.equal(rows[rows.length - 1].bytes, fs.statSync(file).size, name);
   }
 });

@@ -11,13 +11,19 @@ import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { lenmlModelDir, oracleEncode, tempDir, writeJsonl } from '../helpers';
 
 const SAMPLES = join(__dirname, '..', '..', 'samples');
-const lines = (f: string): string[] => readFileSync(join(SAMPLES, f), 'utf8').split('\n').filter((l) => l.trim() !== '');
+const lines = (f: string): string[] =>
+  readFileSync(join(SAMPLES, f), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
 const viewer = recordViewerFor(undefined); // embedded Qwen3
 const QWEN_IM_START = 151644;
 const QWEN_IM_END = 151645;
 
 function readJsonl<T>(p: string): T[] {
-  return readFileSync(p, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as T);
+  return readFileSync(p, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as T);
 }
 
 function allRecordsOf(v: RecordViewer, text: string, file: string, line: number, opts: Parameters<RecordViewer['view']>[1] = {}): RecordView[] {
@@ -31,9 +37,18 @@ test('chat sample line 1: shape, turns with their characters, tokens and exact J
   assert.equal(v.status, 'conversation');
   assert.deepEqual(v.shape, { format: 'sharegpt', description: '"conversations": list of {from, value}' });
   assert.equal(v.id, 'chat-0');
-  assert.deepEqual(v.turns.map((t) => t.role), ['system', 'user', 'assistant', 'user', 'assistant']);
-  assert.deepEqual(v.turns.map((t) => t.chars), [29, 37, 44, 10, 42]);
-  assert.deepEqual(v.turns.map((t) => t.target), [false, false, true, false, true]);
+  assert.deepEqual(
+    v.turns.map((t) => t.role),
+    ['system', 'user', 'assistant', 'user', 'assistant'],
+  );
+  assert.deepEqual(
+    v.turns.map((t) => t.chars),
+    [29, 37, 44, 10, 42],
+  );
+  assert.deepEqual(
+    v.turns.map((t) => t.target),
+    [false, false, true, false, true],
+  );
   const row = JSON.parse(text);
   v.turns.forEach((t, i) => {
     assert.ok(t.range, `turn ${i} has a range`);
@@ -83,17 +98,35 @@ test('detail tokens: surfaces tile the rendered text, special tokens flagged, tu
   const rendered = d.tokens.map((t) => t.text).join('');
   assert.equal(rendered.length, v.records[1].chars);
   const oracle = await oracleEncode(join(lenmlModelDir('qwen3'), 'tokenizer.json'), rendered);
-  assert.deepEqual(d.tokens.map((t) => t.id), oracle.ids);
-  assert.deepEqual(d.tokens.map((t) => t.start), oracle.starts);
+  assert.deepEqual(
+    d.tokens.map((t) => t.id),
+    oracle.ids,
+  );
+  assert.deepEqual(
+    d.tokens.map((t) => t.start),
+    oracle.starts,
+  );
   for (const t of d.tokens) {
     if (t.id === QWEN_IM_START || t.id === QWEN_IM_END) assert.equal(t.special, true, `${t.text} is special`);
     else assert.equal(t.special, false, `${JSON.stringify(t.text)} is not special`);
   }
   // Record #1 holds all five turns; the first token opens the system turn, the last trainable one is <|im_end|> of turn 5.
-  assert.deepEqual(d.turnRanges.map((r) => [r.turn, r.role]), [[0, 'system'], [1, 'user'], [2, 'assistant'], [3, 'user'], [4, 'assistant']]);
+  assert.deepEqual(
+    d.turnRanges.map((r) => [r.turn, r.role]),
+    [
+      [0, 'system'],
+      [1, 'user'],
+      [2, 'assistant'],
+      [3, 'user'],
+      [4, 'assistant'],
+    ],
+  );
   assert.equal(d.tokens[0].turn, 0);
   const trainable = d.tokens.filter((t) => t.trainable);
-  assert.ok(trainable.every((t) => t.turn === 4), 'only the last assistant turn is trained in record #1 (Qwen3 rewrites history)');
+  assert.ok(
+    trainable.every((t) => t.turn === 4),
+    'only the last assistant turn is trained in record #1 (Qwen3 rewrites history)',
+  );
   assert.equal(trainable[trainable.length - 1].id, QWEN_IM_END);
   // Qwen3 renders the final assistant turn with an empty think block: it is part of the completion.
   assert.equal(trainable.map((t) => t.text).join(''), '<think>\n\n</think>\n\nBright, indirect light suits most of them.<|im_end|>');
@@ -101,7 +134,10 @@ test('detail tokens: surfaces tile the rendered text, special tokens flagged, tu
   assert.equal(d.tokens[d.tokens.length - 1].text, '\n');
   assert.equal(d.tokens[d.tokens.length - 1].trainable, false);
   // The generation prompt of turn 5 ("<|im_start|>assistant\n") belongs to turn 5 and is not trained.
-  const gp = d.tokens.filter((t) => t.turn === 4 && !t.trainable).map((t) => t.text).join('');
+  const gp = d.tokens
+    .filter((t) => t.turn === 4 && !t.trainable)
+    .map((t) => t.text)
+    .join('');
   assert.ok(gp.startsWith('<|im_start|>assistant\n'), JSON.stringify(gp));
   assert.deepEqual(d.spans.length, 1);
 });
@@ -112,17 +148,33 @@ test('policies and template kwargs: last-assistant, non-system, enable_thinking 
   const last = viewer.view({ text, file: 'c.jsonl', line: 1 }, { mask: 'last-assistant', detailRecord: 0 });
   assert.equal(last.records.length, 1);
   assert.deepEqual(last.records[0].targets, [4]);
-  assert.deepEqual(last.turns.map((t) => t.target), [false, false, false, false, true]);
+  assert.deepEqual(
+    last.turns.map((t) => t.target),
+    [false, false, false, false, true],
+  );
   assert.equal(last.records[0].trainableTokens, a.records[1].trainableTokens);
   const ns = viewer.view({ text, file: 'c.jsonl', line: 1 }, { mask: 'non-system', detailRecord: 0 });
   assert.equal(ns.records.length, 1);
-  assert.deepEqual(ns.turns.map((t) => t.target), [false, true, true, true, true]);
-  assert.ok(ns.detail!.tokens.filter((t) => t.turn === 0).every((t) => !t.trainable), 'system turn not trained under non-system');
-  assert.ok(ns.detail!.tokens.filter((t) => t.turn === 1).some((t) => t.trainable), 'user turn trained under non-system');
+  assert.deepEqual(
+    ns.turns.map((t) => t.target),
+    [false, true, true, true, true],
+  );
+  assert.ok(
+    ns.detail!.tokens.filter((t) => t.turn === 0).every((t) => !t.trainable),
+    'system turn not trained under non-system',
+  );
+  assert.ok(
+    ns.detail!.tokens.filter((t) => t.turn === 1).some((t) => t.trainable),
+    'user turn trained under non-system',
+  );
   const off = viewer.view({ text, file: 'c.jsonl', line: 1 }, { templateKwargs: { enable_thinking: false }, detailRecord: 0 });
   const on = viewer.view({ text, file: 'c.jsonl', line: 1 }, { detailRecord: 0 });
   const render = (v: RecordView) => v.detail!.tokens.map((t) => t.text).join('');
-  const trained = (v: RecordView) => v.detail!.tokens.filter((t) => t.trainable).map((t) => t.text).join('');
+  const trained = (v: RecordView) =>
+    v
+      .detail!.tokens.filter((t) => t.trainable)
+      .map((t) => t.text)
+      .join('');
   assert.ok(render(off).includes('<|im_start|>assistant\n<think>\n\n</think>\n\n'), 'thinking off: the generation prompt pre-fills an empty think block');
   // Thinking off: the pre-filled empty think block is prompt, never trained; by default the template writes it in the completion.
   assert.equal(trained(off), 'Water only when the top inch of soil is dry.<|im_end|>');
@@ -132,18 +184,48 @@ test('policies and template kwargs: last-assistant, non-system, enable_thinking 
 });
 
 test('warnings: unknown role (with its turn), empty assistant turn, too long, invalid JSON, prompt-only, unrecognized', () => {
-  const unknown = viewer.view({ text: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }, { role: 'narrator', content: 'x' }, { role: 'assistant', content: 'ok' }] }), file: 'd.jsonl', line: 3 });
+  const unknown = viewer.view({
+    text: JSON.stringify({
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'narrator', content: 'x' },
+        { role: 'assistant', content: 'ok' },
+      ],
+    }),
+    file: 'd.jsonl',
+    line: 3,
+  });
   assert.equal(unknown.status, 'errored');
   assert.equal(unknown.warnings[0].code, 'unknown_role');
   assert.equal(unknown.warnings[0].turn, 1);
   assert.match(unknown.warnings[0].message, /unknown role "narrator" in message 2/);
 
-  const empty = viewer.view({ text: JSON.stringify({ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: '' }, { role: 'user', content: 'b' }, { role: 'assistant', content: 'c' }] }), file: 'd.jsonl', line: 1 });
-  assert.deepEqual(empty.warnings.map((w) => [w.code, w.turn]), [['empty_assistant_turn', 1]]);
-  assert.deepEqual(empty.turns.map((t) => t.target), [false, false, false, true]);
+  const empty = viewer.view({
+    text: JSON.stringify({
+      messages: [
+        { role: 'user', content: 'a' },
+        { role: 'assistant', content: '' },
+        { role: 'user', content: 'b' },
+        { role: 'assistant', content: 'c' },
+      ],
+    }),
+    file: 'd.jsonl',
+    line: 1,
+  });
+  assert.deepEqual(
+    empty.warnings.map((w) => [w.code, w.turn]),
+    [['empty_assistant_turn', 1]],
+  );
+  assert.deepEqual(
+    empty.turns.map((t) => t.target),
+    [false, false, false, true],
+  );
 
   const long = viewer.view({ text: lines('chat-sharegpt-human-gpt.jsonl')[0], file: 'c.jsonl', line: 1 }, { maxLength: 50 });
-  assert.deepEqual(long.warnings.map((w) => w.code), ['too_long']); // record #1 has 68 tokens, #0 46
+  assert.deepEqual(
+    long.warnings.map((w) => w.code),
+    ['too_long'],
+  ); // record #1 has 68 tokens, #0 46
   assert.match(long.warnings[0].message, /record 2 has 68 tokens, over the max length 50/);
 
   const bad = viewer.view({ text: '{"messages": [', file: 'd.jsonl', line: 7 });
@@ -153,7 +235,10 @@ test('warnings: unknown role (with its turn), empty assistant turn, too long, in
 
   const prompt = viewer.view({ text: lines('prompts-only.jsonl')[0], file: 'p.jsonl', line: 1 });
   assert.equal(prompt.status, 'prompt');
-  assert.deepEqual(prompt.turns.map((t) => [t.role, t.chars]), [['user', 'Write a haiku about compilers.'.length]]);
+  assert.deepEqual(
+    prompt.turns.map((t) => [t.role, t.chars]),
+    [['user', 'Write a haiku about compilers.'.length]],
+  );
   assert.deepEqual(prompt.records, []);
 
   const tokenized = viewer.view({ text: '{"input_ids": [1, 2], "labels": [1, 2]}', file: 't.jsonl', line: 1 });
@@ -164,7 +249,10 @@ test('warnings: unknown role (with its turn), empty assistant turn, too long, in
 test('system prompt from a top-level field: message 0 points at that field; the list turns follow', () => {
   const text = lines('reasoning-sharegpt.jsonl')[0];
   const v = viewer.view({ text, file: 'r.jsonl', line: 1 });
-  assert.deepEqual(v.turns.map((t) => t.role), ['system', 'user', 'assistant']);
+  assert.deepEqual(
+    v.turns.map((t) => t.role),
+    ['system', 'user', 'assistant'],
+  );
   const [s, e] = v.turns[0].range!;
   assert.ok(text.slice(s, e).startsWith('"system": "Your role'), text.slice(s, e));
   assert.deepEqual(JSON.parse(text.slice(...v.turns[1].range!)), JSON.parse(text).conversations[0]);
@@ -173,7 +261,13 @@ test('system prompt from a top-level field: message 0 points at that field; the 
 test('work cap: a 1 MB line answers with estimates close to the exact counts; a small cap on a sample is flagged', () => {
   const para = 'The quick brown fox jumps over the lazy dog; def f(x): return x * 2  # 中文 ok\n';
   const big = para.repeat(Math.ceil(500_000 / para.length)).slice(0, 500_000); // 2 turns: a 1 MB line
-  const text = JSON.stringify({ id: 'big', messages: [{ role: 'user', content: big }, { role: 'assistant', content: big }] });
+  const text = JSON.stringify({
+    id: 'big',
+    messages: [
+      { role: 'user', content: big },
+      { role: 'assistant', content: big },
+    ],
+  });
   assert.ok(text.length > 1_000_000);
   const t0 = performance.now();
   const capped = viewer.view({ text, file: 'big.jsonl', line: 1 }, { maxTokenizedChars: 16384 });
@@ -185,7 +279,13 @@ test('work cap: a 1 MB line answers with estimates close to the exact counts; a 
   assert.ok(ms < 2000, `capped view of a 1 MB line took ${ms.toFixed(0)} ms`);
   // Against exact counts on a 200 KB line of the same text (exact counting of 1 MB takes seconds).
   const mid = big.slice(0, 100_000);
-  const midText = JSON.stringify({ id: 'mid', messages: [{ role: 'user', content: mid }, { role: 'assistant', content: mid }] });
+  const midText = JSON.stringify({
+    id: 'mid',
+    messages: [
+      { role: 'user', content: mid },
+      { role: 'assistant', content: mid },
+    ],
+  });
   const midCapped = viewer.view({ text: midText, file: 'big.jsonl', line: 1 }, { maxTokenizedChars: 16384 });
   assert.equal(midCapped.totals.estimated, true);
   const exactTurn = viewer.tokenizer.encode(mid).ids.length;
@@ -194,7 +294,10 @@ test('work cap: a 1 MB line answers with estimates close to the exact counts; a 
   const capped2 = midCapped;
   assert.equal(exactTotal.estimated, false);
   assert.ok(Math.abs(capped2.totals.tokens - exactTotal.tokens) / exactTotal.tokens < 0.02, `total ${capped2.totals.tokens} vs ${exactTotal.tokens}`);
-  assert.ok(Math.abs(capped2.totals.trainableTokens - exactTotal.trainableTokens) / exactTotal.trainableTokens < 0.02, `trainable ${capped2.totals.trainableTokens} vs ${exactTotal.trainableTokens}`);
+  assert.ok(
+    Math.abs(capped2.totals.trainableTokens - exactTotal.trainableTokens) / exactTotal.trainableTokens < 0.02,
+    `trainable ${capped2.totals.trainableTokens} vs ${exactTotal.trainableTokens}`,
+  );
   // The 1 MB line's estimates scale with it (5x the text of the 200 KB line).
   assert.ok(Math.abs(capped.totals.tokens / exactTotal.tokens - 5) < 0.2, `1 MB total ${capped.totals.tokens} vs 5 x ${exactTotal.tokens}`);
 
@@ -212,11 +315,14 @@ test('cancellation: checkCancelled throwing abandons the work', () => {
   class Stop extends Error {}
   assert.throws(
     () =>
-      viewer.view({ text: lines('agentic-trajectories.jsonl')[0], file: 'a.jsonl', line: 1 }, {
-        checkCancelled: () => {
-          if (++calls === 3) throw new Stop();
+      viewer.view(
+        { text: lines('agentic-trajectories.jsonl')[0], file: 'a.jsonl', line: 1 },
+        {
+          checkCancelled: () => {
+            if (++calls === 3) throw new Stop();
+          },
         },
-      }),
+      ),
     Stop,
   );
   assert.equal(calls, 3);
@@ -274,19 +380,44 @@ test('eagle3prep.jsonc: the view applies the mapping entry and the role aliases 
     join(dir, 'eagle3prep.jsonc'),
     '{ "roleAliases": { "narrator": "assistant" }, "fieldMappings": { "chat": "messages" }, "mappings": [{ "files": "support.jsonl", "turns": "dialogue", "role": "speaker", "content": "utterance", "roles": { "customer": "user" } }] }',
   );
-  const text = JSON.stringify({ dialogue: [{ speaker: 'customer', utterance: 'Hi?' }, { speaker: 'narrator', utterance: 'Hello.' }] });
+  const text = JSON.stringify({
+    dialogue: [
+      { speaker: 'customer', utterance: 'Hi?' },
+      { speaker: 'narrator', utterance: 'Hello.' },
+    ],
+  });
   const v = viewer.view({ text, file: join(dir, 'support.jsonl'), line: 1 });
   assert.equal(v.status, 'conversation');
   assert.equal(v.shape?.format, 'mapped');
-  assert.deepEqual(v.turns.map((t) => [t.role, t.target]), [['user', false], ['assistant', true]]);
+  assert.deepEqual(
+    v.turns.map((t) => [t.role, t.target]),
+    [
+      ['user', false],
+      ['assistant', true],
+    ],
+  );
   // Turn ranges point at the source turn objects under the original field names.
   const src = JSON.parse(text);
-  assert.deepEqual(v.turns.map((t) => JSON.parse(text.slice(t.range![0], t.range![1]))), src.dialogue);
-  const chatText = JSON.stringify({ chat: [{ role: 'user', content: 'Q' }, { role: 'Narrator', content: 'A' }] });
+  assert.deepEqual(
+    v.turns.map((t) => JSON.parse(text.slice(t.range![0], t.range![1]))),
+    src.dialogue,
+  );
+  const chatText = JSON.stringify({
+    chat: [
+      { role: 'user', content: 'Q' },
+      { role: 'Narrator', content: 'A' },
+    ],
+  });
   const c = viewer.view({ text: chatText, file: join(dir, 'other.jsonl'), line: 1 });
   assert.equal(c.shape?.format, 'openai-messages');
-  assert.deepEqual(c.turns.map((t) => t.role), ['user', 'assistant']);
-  assert.deepEqual(c.turns.map((t) => JSON.parse(chatText.slice(t.range![0], t.range![1]))), JSON.parse(chatText).chat);
+  assert.deepEqual(
+    c.turns.map((t) => t.role),
+    ['user', 'assistant'],
+  );
+  assert.deepEqual(
+    c.turns.map((t) => JSON.parse(chatText.slice(t.range![0], t.range![1]))),
+    JSON.parse(chatText).chat,
+  );
   // Without the config the same line is not readable.
   const w = viewer.view({ text, file: join(tempDir('e3p-view-noconfig-'), 'support.jsonl'), line: 1 });
   assert.equal(w.status, 'dropped');

@@ -13,7 +13,12 @@ import { mergeReports, MergeError } from '../../src/core/run/mergeReports';
 import { prepare } from '../../src/core/run/pipeline';
 import { tempDir, writeJsonl } from '../helpers';
 
-const chat = (i: number) => ({ messages: [{ role: 'user', content: `q${i}` }, { role: 'assistant', content: `a${i}` }] });
+const chat = (i: number) => ({
+  messages: [
+    { role: 'user', content: `q${i}` },
+    { role: 'assistant', content: `a${i}` },
+  ],
+});
 
 test('a failed run leaves the previous tokenized_data.jsonl, prompts and report untouched', async () => {
   const dir = tempDir();
@@ -43,7 +48,11 @@ test('an eagle3prep.jsonc holding only a comment is no configuration, not an err
 
 test('a field mapping keeps the generation block that generate wrote (its token ids)', () => {
   const generation = { model: 'm', outcome: 'ok', turns: [{ message_index: 1, token_ids: [1, 2, 3] }] };
-  const row = applyMapping({ dialogue: [{ speaker: 'user', text: 'hi' }], generation }, { files: '*', turns: 'dialogue', role: 'speaker', content: 'text' } as never, 'x#1') as Record<string, unknown>;
+  const row = applyMapping(
+    { dialogue: [{ speaker: 'user', text: 'hi' }], generation },
+    { files: '*', turns: 'dialogue', role: 'speaker', content: 'text' } as never,
+    'x#1',
+  ) as Record<string, unknown>;
   assert.deepEqual(row.generation, generation);
   assert.deepEqual(row.messages, [{ role: 'user', content: 'hi' }]);
 });
@@ -56,7 +65,10 @@ test("merge-reports refuses an --out that is one of the shards' folders, and wri
   assert.equal((await prepare({ inputs: [file], outDir: a, workers: 1, shard: { index: 0, count: 2 } })).ok, true);
   assert.equal((await prepare({ inputs: [file], outDir: b, workers: 1, shard: { index: 1, count: 2 } })).ok, true);
   const before = readFileSync(join(a, 'tokenized_data.jsonl'), 'utf8');
-  await assert.rejects(mergeReports([a, b], a, { data: true }), (e: unknown) => e instanceof MergeError && /output folder of shard 0/.test((e as Error).message));
+  await assert.rejects(
+    mergeReports([a, b], a, { data: true }),
+    (e: unknown) => e instanceof MergeError && /output folder of shard 0/.test((e as Error).message),
+  );
   assert.equal(readFileSync(join(a, 'tokenized_data.jsonl'), 'utf8'), before);
   const merged = await mergeReports([a, b], join(dir, 'all'), { data: true });
   assert.equal(merged.totals.recordsWritten, 4);
@@ -70,11 +82,26 @@ test('rows of a one-line JSON array get distinct ids, sources and order, also ac
   writeFileSync(file, JSON.stringify(rows));
   const one = await prepare({ inputs: [file], outDir: join(dir, 'one'), workers: 1 });
   assert.equal(one.ok, true, one.failures.join('; '));
-  const recs = readFileSync(join(dir, 'one', 'tokenized_data.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-  assert.deepEqual(recs.map((r) => r.id), [0, 1, 2, 3, 4].map((i) => `minarr.json:1[${i}]`));
-  assert.deepEqual(recs.map((r) => r.source.element), [0, 1, 2, 3, 4]);
-  const prompts = readFileSync(join(dir, 'one', 'prompts_to_generate.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-  assert.deepEqual(prompts.map((p) => p.id), ['minarr.json:1[5]', 'minarr.json:1[6]']);
+  const recs = readFileSync(join(dir, 'one', 'tokenized_data.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  assert.deepEqual(
+    recs.map((r) => r.id),
+    [0, 1, 2, 3, 4].map((i) => `minarr.json:1[${i}]`),
+  );
+  assert.deepEqual(
+    recs.map((r) => r.source.element),
+    [0, 1, 2, 3, 4],
+  );
+  const prompts = readFileSync(join(dir, 'one', 'prompts_to_generate.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  assert.deepEqual(
+    prompts.map((p) => p.id),
+    ['minarr.json:1[5]', 'minarr.json:1[6]'],
+  );
   const a = join(dir, 's0');
   const b = join(dir, 's1');
   await prepare({ inputs: [file], outDir: a, workers: 1, shard: { index: 0, count: 2 } });
@@ -89,13 +116,23 @@ test('a truncated .jsonl.gz fails naming the file and the damage, and leaves no 
   const { readdirSync } = await import('node:fs');
   const dir = tempDir();
   let text = '';
-  for (let i = 0; i < 20000; i++) text += JSON.stringify({ messages: [{ role: 'user', content: `question ${i} ${(i * 7919) % 10007}` }, { role: 'assistant', content: `answer ${(i * 104729) % 99991}` }] }) + '\n';
+  for (let i = 0; i < 20000; i++)
+    text +=
+      JSON.stringify({
+        messages: [
+          { role: 'user', content: `question ${i} ${(i * 7919) % 10007}` },
+          { role: 'assistant', content: `answer ${(i * 104729) % 99991}` },
+        ],
+      }) + '\n';
   const gz = gzipSync(text);
   const file = join(dir, 'trunc.jsonl.gz');
   writeFileSync(file, gz.subarray(0, gz.length >> 1));
   const out = join(dir, 'out');
   await assert.rejects(prepare({ inputs: [file], outDir: out, workers: 1 }), /trunc\.jsonl\.gz: the gzip data is damaged/);
-  assert.deepEqual(readdirSync(out).filter((f) => f.includes('.tmp-')), []);
+  assert.deepEqual(
+    readdirSync(out).filter((f) => f.includes('.tmp-')),
+    [],
+  );
 });
 
 test('same-named files of one run into one --out get distinct default ids (their path from the common folder)', async () => {
@@ -107,7 +144,11 @@ test('same-named files of one run into one --out get distinct default ids (their
   const other = writeJsonl([chat(3)], 'other.jsonl', join(dir, 'a'));
   const r = await prepare({ inputs: [a, b, other], outDir: join(dir, 'out'), workers: 1 });
   assert.equal(r.ok, true, r.failures.join('; '));
-  const ids = (f: string) => readFileSync(join(dir, 'out', f), 'utf8').trim().split('\n').map((l) => JSON.parse(l).id);
+  const ids = (f: string) =>
+    readFileSync(join(dir, 'out', f), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).id);
   assert.deepEqual(ids('prompts_to_generate.jsonl'), ['a/data.jsonl:1', 'b/data.jsonl:1']);
   assert.deepEqual(ids('tokenized_data.jsonl'), ['a/data.jsonl:2', 'b/data.jsonl:2', 'other.jsonl:1']);
 });

@@ -37,7 +37,15 @@ function inputs(): string[] {
     if (i % 7 === 3) rows.push('{"messages": [');
     else if (i % 7 === 5) rows.push(JSON.stringify({ foo: i }));
     else if (i % 7 === 6) rows.push(JSON.stringify({ prompt: `question ${i}` }));
-    else rows.push(JSON.stringify({ messages: [{ role: 'user', content: `hello ${i}` }, { role: 'assistant', content: `answer number ${i}` }] }));
+    else
+      rows.push(
+        JSON.stringify({
+          messages: [
+            { role: 'user', content: `hello ${i}` },
+            { role: 'assistant', content: `answer number ${i}` },
+          ],
+        }),
+      );
   }
   writeFileSync(damaged, rows.join('\n') + '\n');
   return [join(ROOT, 'samples'), damaged];
@@ -87,15 +95,46 @@ test('3 shards in 3 processes, merged, equal one run: records, prompts and repor
 test('merge-reports refuses shards that do not add up', () => {
   const base = (index: number, count: number, rowsRead: number, rowsInFile = 10): PrepareResult =>
     ({
-      ok: true, failures: [], outDir: `/s${index}`, outputs: { tokenizedData: '', promptsToGenerate: '', reportJson: '', reportMd: '' },
-      tokenizer: { dir: '/t', name: 't', hash: 'h', embeddedDefault: false }, templateKwargs: {}, mask: 'assistant', maxLength: null, truncate: false, templateCheck: null,
-      files: [{ file: '/in.jsonl', format: 'x', evidence: [], rowsRead, rowsWritten: rowsRead, recordsWritten: rowsRead, rowsSetAside: 0, rowsDropped: 0, rowsErrored: 0, dropped: {}, errors: [], notes: {}, trainableTokens: 1, totalTokens: 2, rowsInFile }],
-      totals: {} as PrepareResult['totals'], elapsedMs: 1, shard: { index, count },
+      ok: true,
+      failures: [],
+      outDir: `/s${index}`,
+      outputs: { tokenizedData: '', promptsToGenerate: '', reportJson: '', reportMd: '' },
+      tokenizer: { dir: '/t', name: 't', hash: 'h', embeddedDefault: false },
+      templateKwargs: {},
+      mask: 'assistant',
+      maxLength: null,
+      truncate: false,
+      templateCheck: null,
+      files: [
+        {
+          file: '/in.jsonl',
+          format: 'x',
+          evidence: [],
+          rowsRead,
+          rowsWritten: rowsRead,
+          recordsWritten: rowsRead,
+          rowsSetAside: 0,
+          rowsDropped: 0,
+          rowsErrored: 0,
+          dropped: {},
+          errors: [],
+          notes: {},
+          trainableTokens: 1,
+          totalTokens: 2,
+          rowsInFile,
+        },
+      ],
+      totals: {} as PrepareResult['totals'],
+      elapsedMs: 1,
+      shard: { index, count },
     }) as PrepareResult;
   assert.equal(mergeShardResults([base(0, 2, 5), base(1, 2, 5)], tempDir()).totals.rowsRead, 10);
   assert.throws(() => mergeShardResults([base(0, 2, 5)], tempDir()), /1 reports given for 2 shards/);
   assert.throws(() => mergeShardResults([base(0, 2, 5), base(0, 2, 5)], tempDir()), /shard 0\/2 given twice/);
-  assert.throws(() => mergeShardResults([base(0, 2, 5), base(1, 2, 4)], tempDir()), (e: Error) => e instanceof MergeError && /read 9 rows, the file has 10/.test(e.message));
+  assert.throws(
+    () => mergeShardResults([base(0, 2, 5), base(1, 2, 4)], tempDir()),
+    (e: Error) => e instanceof MergeError && /read 9 rows, the file has 10/.test(e.message),
+  );
   assert.throws(() => mergeShardResults([base(0, 2, 5), base(1, 2, 5, 11)], tempDir()), /different row counts \(10, 11\)/);
   const other = base(1, 2, 5);
   other.tokenizer.hash = 'other';
@@ -106,7 +145,10 @@ test('merge-reports refuses shards that do not add up', () => {
 });
 
 test('--shard usage errors exit 2', () => {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', ...CLI, 'prepare', 'samples/prompts-only.jsonl', '--out', tempDir(), '--shard', '3/3'], { encoding: 'utf8', cwd: ROOT });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', ...CLI, 'prepare', 'samples/prompts-only.jsonl', '--out', tempDir(), '--shard', '3/3'], {
+    encoding: 'utf8',
+    cwd: ROOT,
+  });
   assert.equal(r.status, 2);
   assert.match(r.stderr, /--shard must be I\/N with 0 <= I < N/);
 });

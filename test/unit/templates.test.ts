@@ -47,7 +47,11 @@ for (const model of Object.keys(models)) {
       };
       const where = `${model} ${r.conv} ${JSON.stringify(r.kwargs)}`;
       if (r.error) {
-        assert.throws(() => render(conv.messages.length, false), (e: Error) => r.error.includes(e.message), where);
+        assert.throws(
+          () => render(conv.messages.length, false),
+          (e: Error) => r.error.includes(e.message),
+          where,
+        );
         compared++;
         continue;
       }

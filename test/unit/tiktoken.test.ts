@@ -7,13 +7,27 @@ import { tempDir } from '../helpers';
 // Cache files go to a fresh folder so that the first load in this file really parses.
 process.env.XDG_CACHE_HOME = tempDir('eagle3-cache-');
 
-import { bpeMerge, kimiSubstrings, KIMI_PAT_STR, loadRankTable, loadTiktokenTokenizer, parseTiktokenModel, pythonIsSpace, tiktokenCacheDir, translatePattern } from '../../src/core/tokenizers/tiktoken';
+import {
+  bpeMerge,
+  kimiSubstrings,
+  KIMI_PAT_STR,
+  loadRankTable,
+  loadTiktokenTokenizer,
+  parseTiktokenModel,
+  pythonIsSpace,
+  tiktokenCacheDir,
+  translatePattern,
+} from '../../src/core/tokenizers/tiktoken';
 import { loadTokenizer, TokenizerLoadError } from '../../src/core/tokenizers/tokenizer';
 
 const STANDIN = join(__dirname, '..', 'fixtures', 'kimi-format-standin');
-const expected: { n_base: number; pat_str: string; cases: { text: string; ids: number[] }[] } = JSON.parse(readFileSync(join(STANDIN, 'expected_ids.json'), 'utf8'));
+const expected: { n_base: number; pat_str: string; cases: { text: string; ids: number[] }[] } = JSON.parse(
+  readFileSync(join(STANDIN, 'expected_ids.json'), 'utf8'),
+);
 const standinSpecials: Record<string, string> = JSON.parse(readFileSync(join(STANDIN, 'specials.json'), 'utf8'));
-const kimiSpecials: { tokens: Record<string, string>; known_ids: Record<string, number[]> } = JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'kimi', 'special_tokens.json'), 'utf8'));
+const kimiSpecials: { tokens: Record<string, string>; known_ids: Record<string, number[]> } = JSON.parse(
+  readFileSync(join(__dirname, '..', 'fixtures', 'kimi', 'special_tokens.json'), 'utf8'),
+);
 
 /** Links (or copies) a file into a folder. */
 function place(src: string, dest: string): void {
@@ -34,7 +48,15 @@ function standinModelDir(extraConfig: Record<string, unknown> = {}, files: Recor
   place(join(STANDIN, 'tiktoken.model'), join(dir, 'tiktoken.model'));
   const added: Record<string, { content: string; special: boolean }> = {};
   for (const [off, name] of Object.entries(standinSpecials)) added[String(expected.n_base + Number(off))] = { content: name, special: true };
-  const config = { tokenizer_class: 'TikTokenTokenizer', added_tokens_decoder: added, bos_token: '[BOS]', eos_token: '[EOS]', pad_token: '[PAD]', unk_token: '[UNK]', ...extraConfig };
+  const config = {
+    tokenizer_class: 'TikTokenTokenizer',
+    added_tokens_decoder: added,
+    bos_token: '[BOS]',
+    eos_token: '[EOS]',
+    pad_token: '[PAD]',
+    unk_token: '[UNK]',
+    ...extraConfig,
+  };
   writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify(config));
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
   return dir;
@@ -52,7 +74,7 @@ test("Kimi's pat_str as built in equals the one the expected ids were made with"
   assert.equal(KIMI_PAT_STR, expected.pat_str);
   const re = new RegExp(translatePattern(KIMI_PAT_STR), 'gv');
   // Intersection: Han is excluded from the letter classes; (?i:'s) matches 'S; \s includes U+0085 as in Rust.
-  assert.deepEqual('Ab日本cD\'S'.match(re), ['Ab', '日本', 'c', "D'S"]);
+  assert.deepEqual("Ab日本cD'S".match(re), ['Ab', '日本', 'c', "D'S"]);
   // JS's own \s lacks U+0085 and would give ['a', '\u0085\u0085', 'b'].
   assert.deepEqual('a\u0085\u0085b'.match(re), ['a', '\u0085', '\u0085b']);
 });
@@ -97,7 +119,9 @@ test('Kimi special ids (fixtures/kimi/special_tokens.json) come out as listed; u
   // Kimi's 163,584 ranks: take the stand-in's first 163,584 so the specials land where Kimi's do.
   const nBase = 163584;
   const dir = tempDir('kimi-real-ids-');
-  const lines = readFileSync(join(STANDIN, 'tiktoken.model'), 'utf8').split('\n').filter((l) => l && Number(l.split(' ')[1]) < nBase);
+  const lines = readFileSync(join(STANDIN, 'tiktoken.model'), 'utf8')
+    .split('\n')
+    .filter((l) => l && Number(l.split(' ')[1]) < nBase);
   writeFileSync(join(dir, 'tiktoken.model'), lines.join('\n') + '\n');
   const added: Record<string, { content: string; special: boolean }> = {};
   for (const [id, name] of Object.entries(kimiSpecials.tokens)) added[id] = { content: name, special: true };
@@ -108,7 +132,10 @@ test('Kimi special ids (fixtures/kimi/special_tokens.json) come out as listed; u
     assert.equal(kimi.idToToken(Number(id)), name);
   }
   const all = Object.values(kimiSpecials.tokens).join('x');
-  assert.deepEqual(kimi.encode(all).ids.filter((i) => i >= nBase), Object.keys(kimiSpecials.tokens).map(Number));
+  assert.deepEqual(
+    kimi.encode(all).ids.filter((i) => i >= nBase),
+    Object.keys(kimiSpecials.tokens).map(Number),
+  );
   const sys = kimi.encode('<|im_system|>system<|im_middle|>').ids;
   assert.deepEqual([sys[0], sys[sys.length - 1]], [163594, 163601]);
   // 163589 has no name: it is <|reserved_token_163589|>, matched as one special id.
@@ -128,7 +155,9 @@ test('reserved ids: named by id from added_tokens_decoder, the rest <|reserved_t
   assert.equal(tok.idToToken(n + 2), '<|im_end|>');
   assert.deepEqual(tok.encode('<|im_end|>').ids, [n + 2]);
   // Naming offset 5 in the config takes the reserved name's place at the same id; others stay put.
-  const dir = standinModelDir({ added_tokens_decoder: { [String(n + 5)]: { content: '<|custom|>', special: true }, [String(n + 2)]: { content: '<|im_end|>', special: true } } });
+  const dir = standinModelDir({
+    added_tokens_decoder: { [String(n + 5)]: { content: '<|custom|>', special: true }, [String(n + 2)]: { content: '<|im_end|>', special: true } },
+  });
   const t2 = loadTiktokenTokenizer(dir);
   assert.deepEqual(t2.encode('<|custom|>').ids, [n + 5]);
   assert.ok(t2.encode(`<|reserved_token_${n + 5}|>`).ids.length > 1, 'the replaced reserved name is ordinary text');
@@ -211,7 +240,7 @@ test("Kimi's splitting of long whitespace / non-whitespace runs (tokenization_ki
 
 test('BPE: the heap path merges exactly as the linear scan (tiktoken order: lowest rank, leftmost)', () => {
   let seed = 7;
-  const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const rnd = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
   const words = ['the', 'tion', 'ing', ' ', 'ab', 'aa', 'é', '日本', 'の', 'zz', 'q', '😀', 'xyz'];
   for (let k = 0; k < 40; k++) {
     let s = '';
@@ -250,18 +279,32 @@ test('malformed tiktoken.model: the error names the file and the line', () => {
   ];
   for (const [lines, re] of cases) {
     const p = write(lines);
-    assert.throws(() => parseTiktokenModel(p), (e: unknown) => e instanceof TokenizerLoadError && re.test((e as Error).message) && (e as Error).message.includes(p), String(re));
+    assert.throws(
+      () => parseTiktokenModel(p),
+      (e: unknown) => e instanceof TokenizerLoadError && re.test((e as Error).message) && (e as Error).message.includes(p),
+      String(re),
+    );
   }
   // A tiktoken folder that is not Kimi's layout, or whose tokenization_kimi.py has another pattern, is refused.
   assert.throws(() => loadTiktokenTokenizer(standinModelDir({ tokenizer_class: 'QWenTokenizer' })), /tokenizer_config\.json: tokenizer_class "QWenTokenizer"/);
-  const py = (pat: string) => `class TikTokenTokenizer:\n    pat_str = "|".join([\n${pat.split('|').map((a) => `        r\"\"\"${a}\"\"\",`).join('\n')}\n    ])\n`;
+  const py = (pat: string) =>
+    `class TikTokenTokenizer:\n    pat_str = "|".join([\n${pat
+      .split('|')
+      .map((a) => `        r"""${a}""",`)
+      .join('\n')}\n    ])\n`;
   assert.equal(loadTiktokenTokenizer(standinModelDir({}, { 'tokenization_kimi.py': py(KIMI_PAT_STR) })).encode('ok').ids.length, 1);
-  assert.throws(() => loadTiktokenTokenizer(standinModelDir({}, { 'tokenization_kimi.py': py(KIMI_PAT_STR.replace('\\p{N}{1,3}', '\\p{N}+')) })), /tokenization_kimi\.py: its pat_str differs/);
+  assert.throws(
+    () => loadTiktokenTokenizer(standinModelDir({}, { 'tokenization_kimi.py': py(KIMI_PAT_STR.replace('\\p{N}{1,3}', '\\p{N}+')) })),
+    /tokenization_kimi\.py: its pat_str differs/,
+  );
   // Through the folder loaders too; and a bad tokenizer_config names its file.
   writeFileSync(join(dir, 'tokenizer_config.json'), '{}');
   write([...good.slice(0, 2), 'QUI=', ...good.slice(2)]);
   assert.throws(() => loadTokenizer(dir), /tiktoken\.model:3:/);
   write(good);
   writeFileSync(join(dir, 'tokenizer_config.json'), '{ nope');
-  assert.throws(() => loadTokenizer(dir), (e: unknown) => e instanceof TokenizerLoadError && (e as Error).message.includes(join(dir, 'tokenizer_config.json')));
+  assert.throws(
+    () => loadTokenizer(dir),
+    (e: unknown) => e instanceof TokenizerLoadError && (e as Error).message.includes(join(dir, 'tokenizer_config.json')),
+  );
 });

@@ -6,11 +6,7 @@ import { lenmlModelDir, oracleEncode, tempDir } from '../helpers';
 
 const renders: { model: string; full: string | null }[] = require('../fixtures/renders/renders.json').renders;
 const samples = (model: string) => renders.filter((r) => r.model === model && r.full).map((r) => r.full!);
-const extra = [
-  'plain ascii with  double  spaces and\ttabs\n\n\nnewlines',
-  'CJK 你好，世界！ emoji 👋🏽👩‍👩‍👧 Arabic مرحبا بالعالم combining é (e\u0301)',
-  '',
-];
+const extra = ['plain ascii with  double  spaces and\ttabs\n\n\nnewlines', 'CJK 你好，世界！ emoji 👋🏽👩‍👩‍👧 Arabic مرحبا بالعالم combining é (e\u0301)', ''];
 
 for (const [model, renderModel] of [
   ['qwen3', 'qwen3'],
@@ -56,6 +52,9 @@ test('DeepSeek-V3 bos_token given as an AddedToken object is read as its content
 
 test('a folder without tokenizer.json is a clear error naming the folder', () => {
   const dir = tempDir();
-  assert.throws(() => loadTokenizer(dir), (e: unknown) => e instanceof TokenizerLoadError && (e as Error).message.includes(dir) && /no tokenizer\.json/.test((e as Error).message));
+  assert.throws(
+    () => loadTokenizer(dir),
+    (e: unknown) => e instanceof TokenizerLoadError && (e as Error).message.includes(dir) && /no tokenizer\.json/.test((e as Error).message),
+  );
   assert.throws(() => loadTokenizer(join(dir, 'missing')), /tokenizer folder not found/);
 });

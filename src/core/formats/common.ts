@@ -175,7 +175,10 @@ export function toMessages(turn: unknown, index: number, ctx: NormalizeContext):
   if (!isObject(turn)) return { code: 'bad_turn', message: `message ${index} is ${describeJsonType(turn)}, not an object with a role` };
   const spelling = roleSpelling(turn);
   if (spelling === undefined || spelling === null) {
-    return { code: 'missing_role', message: `message ${index} has no role (looked for ${ROLE_KEYS.map((k) => `"${k}"`).join(', ')}; keys found: ${Object.keys(turn).join(', ')})` };
+    return {
+      code: 'missing_role',
+      message: `message ${index} has no role (looked for ${ROLE_KEYS.map((k) => `"${k}"`).join(', ')}; keys found: ${Object.keys(turn).join(', ')})`,
+    };
   }
   if (typeof spelling === 'string' && FUNCTION_CALL_ROLES.has(spelling.trim().toLowerCase())) return functionCallTurn(turn, index, ctx);
   const role: Role | undefined = mapRole(spelling);
@@ -206,7 +209,19 @@ export function toMessages(turn: unknown, index: number, ctx: NormalizeContext):
   let content: string | null;
   let rawNull = false;
   let blockReasoning: string | undefined;
-  if (Array.isArray(raw) && raw.some((p) => isObject(p) && (p.type === 'tool_use' || p.type === 'tool_result' || p.type === 'thinking' || isObject(p.functionCall) || isObject(p.functionResponse) || p.thought === true))) {
+  if (
+    Array.isArray(raw) &&
+    raw.some(
+      (p) =>
+        isObject(p) &&
+        (p.type === 'tool_use' ||
+          p.type === 'tool_result' ||
+          p.type === 'thinking' ||
+          isObject(p.functionCall) ||
+          isObject(p.functionResponse) ||
+          p.thought === true),
+    )
+  ) {
     const b = contentBlocks(raw, ctx);
     content = b.text;
     blockReasoning = b.reasoning;
@@ -244,7 +259,10 @@ export function toMessages(turn: unknown, index: number, ctx: NormalizeContext):
     if (marked) {
       msg.content = marked.content;
       if (marked.reasoning !== '') msg.reasoning_content = marked.reasoning;
-      ctx.note('thought_markers_split', '<|begin_of_thought|>…<|end_of_thought|> split into reasoning_content, <|begin_of_solution|>…<|end_of_solution|> kept as content');
+      ctx.note(
+        'thought_markers_split',
+        '<|begin_of_thought|>…<|end_of_thought|> split into reasoning_content, <|begin_of_solution|>…<|end_of_solution|> kept as content',
+      );
     }
   }
   if (role === 'assistant' && msg.reasoning_content === undefined && typeof msg.content === 'string') {
@@ -310,7 +328,8 @@ function contentBlocks(blocks: unknown[], ctx: NormalizeContext): { text: string
   for (const b of blocks) {
     if (typeof b === 'string') texts.push(b);
     else if (isObject(b) && b.type === 'thinking' && typeof b.thinking === 'string') reasoning.push(b.thinking);
-    else if (isObject(b) && b.thought === true && typeof b.text === 'string') reasoning.push(b.text); // Gemini thought part
+    else if (isObject(b) && b.thought === true && typeof b.text === 'string')
+      reasoning.push(b.text); // Gemini thought part
     else if (isObject(b) && isObject(b.functionCall) && typeof b.functionCall.name === 'string') {
       // Gemini `functionCall` part (ai.google.dev, function calling): {name, args}.
       const fc = b.functionCall;
@@ -324,9 +343,11 @@ function contentBlocks(blocks: unknown[], ctx: NormalizeContext): { text: string
       if (typeof fr.name === 'string') m.name = fr.name;
       if (typeof fr.id === 'string') m.tool_call_id = fr.id;
       toolResults.push(m);
-    }
-    else if (isObject(b) && b.type === 'tool_use' && typeof b.name === 'string') {
-      const call: ToolCall = { type: 'function', function: { name: b.name, arguments: isObject(b.input) ? b.input : typeof b.input === 'string' ? b.input : {} } };
+    } else if (isObject(b) && b.type === 'tool_use' && typeof b.name === 'string') {
+      const call: ToolCall = {
+        type: 'function',
+        function: { name: b.name, arguments: isObject(b.input) ? b.input : typeof b.input === 'string' ? b.input : {} },
+      };
       if (typeof b.id === 'string') call.id = b.id;
       toolCalls.push(call);
       ctx.note('tool_use_blocks_converted', 'Anthropic "tool_use" content blocks converted to tool calls');
@@ -372,7 +393,10 @@ export function hermesToolCalls(text: string, ctx: NormalizeContext): { calls: T
       return null;
     }
     const args = v.arguments ?? v.parameters ?? {};
-    calls.push({ type: 'function', function: { name: v.name, arguments: isObject(args) || typeof args === 'string' ? (args as string | Record<string, unknown>) : JSON.stringify(args) } });
+    calls.push({
+      type: 'function',
+      function: { name: v.name, arguments: isObject(args) || typeof args === 'string' ? (args as string | Record<string, unknown>) : JSON.stringify(args) },
+    });
   }
   if (!calls.length) return null;
   ctx.note('hermes_tool_calls_parsed', 'Hermes <tool_call>{json}</tool_call> blocks in assistant text converted to tool calls');
@@ -554,9 +578,7 @@ export function finish(row: Row, messages: Message[], ctx: NormalizeContext, opt
 
   const conversation: Conversation = { id: recordId(row, ctx), source: ctx.source, messages };
   if (tools) conversation.tools = tools;
-  const parts = ctx.nonText
-    .map((p) => ({ message: p.message ? messages.indexOf(p.message) : -1, type: p.type }))
-    .filter((p) => p.message >= 0);
+  const parts = ctx.nonText.map((p) => ({ message: p.message ? messages.indexOf(p.message) : -1, type: p.type })).filter((p) => p.message >= 0);
   parts.push(...mediaFields(row, messages, ctx));
   if (parts.length) conversation.nonTextParts = parts;
   return { kind: hasAssistant ? 'conversation' : 'prompt', conversation };
@@ -577,7 +599,10 @@ function mediaFields(row: Row, messages: Message[], ctx: NormalizeContext): { me
     const n = Array.isArray(v) ? v.length : typeof v === 'string' && v !== '' ? 1 : isObject(v) ? 1 : 0;
     if (!n) continue;
     const withTag = messages.map((m, i) => ({ i, k: (m.content ?? '').split(`<${type}>`).length - 1 })).filter((x) => x.k > 0);
-    const firstUser = Math.max(0, messages.findIndex((m) => m.role === 'user'));
+    const firstUser = Math.max(
+      0,
+      messages.findIndex((m) => m.role === 'user'),
+    );
     const slots = withTag.flatMap((x) => Array.from({ length: x.k }, () => x.i));
     for (let j = 0; j < n; j++) out.push({ message: slots[j] ?? slots[slots.length - 1] ?? firstUser, type });
     ctx.note('non_text_parts_skipped', 'non-text content parts skipped (not rendered; listed per record)');
@@ -606,7 +631,9 @@ function openAiTool(t: unknown): unknown {
  * the list wins and a note says so.
  */
 function applySystemField(row: Row, messages: Message[], ctx: NormalizeContext): void {
-  const key = SYSTEM_KEYS.find((k) => nonEmptyString(row[k]) || (Array.isArray(row[k]) && (row[k] as unknown[]).length > 0) || (isObject(row[k]) && Array.isArray((row[k] as Row).parts)));
+  const key = SYSTEM_KEYS.find(
+    (k) => nonEmptyString(row[k]) || (Array.isArray(row[k]) && (row[k] as unknown[]).length > 0) || (isObject(row[k]) && Array.isArray((row[k] as Row).parts)),
+  );
   if (!key) return;
   const v = row[key];
   const text = typeof v === 'string' ? v : toText(isObject(v) ? v.parts : v, ctx);

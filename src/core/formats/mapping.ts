@@ -60,7 +60,7 @@ export function loadMappingFile(file: string): MappingFile {
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (e) {
-    throw new Error(`cannot read mapping file ${file}: ${(e as Error).message}`);
+    throw new Error(`cannot read mapping file ${file}: ${(e as Error).message}`, { cause: e });
   }
   const errors: ParseError[] = [];
   const doc = parse(text, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true });
@@ -69,21 +69,25 @@ export function loadMappingFile(file: string): MappingFile {
     throw new Error(`mapping file ${file}, line ${line}: ${printParseErrorCode(errors[0].error)}`);
   }
   // The same file may carry only the project config's `roleAliases` / `fieldMappings` (projectConfig.ts): no entries then.
-  const list = doc === undefined ? [] : Array.isArray(doc) ? doc : doc && typeof doc === 'object' ? ((doc as { mappings?: unknown }).mappings ?? []) : undefined;
+  const list =
+    doc === undefined ? [] : Array.isArray(doc) ? doc : doc && typeof doc === 'object' ? ((doc as { mappings?: unknown }).mappings ?? []) : undefined;
   if (!Array.isArray(list)) throw new Error(`mapping file ${file}: expected {"mappings": [ … ]} (a list of entries with "files" and "turns")`);
   list.forEach((m, i) => {
     const where = `mapping file ${file}, entry ${i + 1}`;
     if (!m || typeof m !== 'object') throw new Error(`${where}: not an object`);
     const e = m as Record<string, unknown>;
-    if (!(typeof e.files === 'string' || (Array.isArray(e.files) && e.files.every((f) => typeof f === 'string')))) throw new Error(`${where}: "files" must be a glob or a list of globs`);
+    if (!(typeof e.files === 'string' || (Array.isArray(e.files) && e.files.every((f) => typeof f === 'string'))))
+      throw new Error(`${where}: "files" must be a glob or a list of globs`);
     if (typeof e.turns !== 'string' || e.turns === '') throw new Error(`${where}: "turns" must name the field holding the turns`);
     for (const k of ['role', 'content', 'system', 'tools', 'reasoning', 'tool_calls', 'train', 'id']) {
       if (e[k] !== undefined && typeof e[k] !== 'string') throw new Error(`${where}: "${k}" must be a field name`);
     }
     if (e.roles !== undefined) {
-      if (!e.roles || typeof e.roles !== 'object' || Array.isArray(e.roles)) throw new Error(`${where}: "roles" must map source roles to system/user/assistant/tool`);
+      if (!e.roles || typeof e.roles !== 'object' || Array.isArray(e.roles))
+        throw new Error(`${where}: "roles" must map source roles to system/user/assistant/tool`);
       for (const [k, v] of Object.entries(e.roles)) {
-        if (!['system', 'user', 'assistant', 'tool'].includes(v as string)) throw new Error(`${where}: role "${k}" maps to "${String(v)}"; use system, user, assistant or tool`);
+        if (!['system', 'user', 'assistant', 'tool'].includes(v as string))
+          throw new Error(`${where}: role "${k}" maps to "${String(v)}"; use system, user, assistant or tool`);
       }
     }
   });
@@ -195,7 +199,9 @@ export function applyMapping(value: unknown, m: FieldMapping, source: string): u
 export function suggestMapping(row: unknown, fileName: string): string | undefined {
   if (row === null || typeof row !== 'object' || Array.isArray(row)) return undefined;
   const r = row as Record<string, unknown>;
-  const turnsKey = Object.keys(r).find((k) => Array.isArray(r[k]) && (r[k] as unknown[]).length > 0 && (r[k] as unknown[]).every((t) => t !== null && typeof t === 'object' && !Array.isArray(t)));
+  const turnsKey = Object.keys(r).find(
+    (k) => Array.isArray(r[k]) && (r[k] as unknown[]).length > 0 && (r[k] as unknown[]).every((t) => t !== null && typeof t === 'object' && !Array.isArray(t)),
+  );
   if (!turnsKey) return undefined;
   const turns = r[turnsKey] as Record<string, unknown>[];
   const keys = [...new Set(turns.flatMap((t) => Object.keys(t)))];

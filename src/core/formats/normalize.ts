@@ -76,7 +76,11 @@ export const SHAPES: ShapeHandler[] = [
   pairListHandler,
   // Trajectories / chats stored under another field with role + text|content keys (SWE-agent `trajectory`, LMSYS/WildChat `conversation`, …).
   turnListHandler('role-text-trajectory', TURN_LIST_FIELDS, 'role'),
-  turnListHandler('role-text-trajectory', TURN_LIST_FIELDS.filter((f) => f !== 'conversations'), 'from'),
+  turnListHandler(
+    'role-text-trajectory',
+    TURN_LIST_FIELDS.filter((f) => f !== 'conversations'),
+    'from',
+  ),
   trajectoryStepsHandler,
   promptTurnsHandler,
   requestResponseHandler,
@@ -138,7 +142,8 @@ export function normalizeDetailed(value: unknown, source: Source, fileBase: stri
       if (isRow(inner)) {
         const d = normalizeDetailed(inner, source, fileBase);
         d.facts.push('row is a JSON string holding the object (decoded)');
-        if (d.outcome.kind === 'conversation' || d.outcome.kind === 'prompt') d.outcome.conversation.notes = [...(d.outcome.conversation.notes ?? []), 'row_json_string'];
+        if (d.outcome.kind === 'conversation' || d.outcome.kind === 'prompt')
+          d.outcome.conversation.notes = [...(d.outcome.conversation.notes ?? []), 'row_json_string'];
         return d;
       }
     } catch {

@@ -17,19 +17,7 @@
  * observations become `user` turns for the same reason.
  */
 import type { Message, ToolCall } from '../types';
-import {
-  convertTurns,
-  drop,
-  errored,
-  fieldValue,
-  finish,
-  isObject,
-  isTurnError,
-  nonEmptyString,
-  toText,
-  type Row,
-  type ShapeHandler,
-} from './common';
+import { convertTurns, drop, errored, fieldValue, finish, isObject, isTurnError, nonEmptyString, toText, type Row, type ShapeHandler } from './common';
 import { rolesOf } from './shapes-chat';
 
 const STEP_KEYS = ['thought', 'action', 'observation', 'response'];
@@ -100,7 +88,10 @@ export const trajectoryStepsHandler: ShapeHandler = {
         messages.push({ role: 'user', content: toText(s.observation, ctx) });
       }
     }
-    ctx.note('steps_to_turns', `role-less steps → assistant turns (response, else thought + action); observations → user turns${task ? `; "${task}" is the first user turn` : ''}`);
+    ctx.note(
+      'steps_to_turns',
+      `role-less steps → assistant turns (response, else thought + action); observations → user turns${task ? `; "${task}" is the first user turn` : ''}`,
+    );
     return finish(row, messages, ctx);
   },
 };
@@ -160,7 +151,10 @@ export const openHandsEventsHandler: ShapeHandler = {
           messages.push({ role: 'user', content: text });
         } else {
           const { thought, ...rest } = args;
-          const call: ToolCall = { type: 'function', function: { name: typeof meta.function_name === 'string' ? meta.function_name : e.action, arguments: rest } };
+          const call: ToolCall = {
+            type: 'function',
+            function: { name: typeof meta.function_name === 'string' ? meta.function_name : e.action, arguments: rest },
+          };
           if (typeof meta.tool_call_id === 'string') call.id = meta.tool_call_id;
           messages.push({ role: 'assistant', content: nonEmptyString(thought) ? thought : null, tool_calls: [call] });
         }
@@ -197,7 +191,8 @@ function isAtifStep(t: unknown): t is Row {
 export const atifHandler: ShapeHandler = {
   name: 'atif-trajectory',
   matches: (row) => Array.isArray(row.steps) && row.steps.length > 0 && row.steps.every(isAtifStep),
-  describe: (row) => `"steps": ATIF steps {source, message, tool_calls, observation}${typeof row.schema_version === 'string' ? ` (${row.schema_version})` : ''}`,
+  describe: (row) =>
+    `"steps": ATIF steps {source, message, tool_calls, observation}${typeof row.schema_version === 'string' ? ` (${row.schema_version})` : ''}`,
   roles: (row) => [...new Set((row.steps as Row[]).map((s) => String(s.source)))],
   normalize(row, ctx) {
     const messages: Message[] = [];
@@ -210,7 +205,10 @@ export const atifHandler: ShapeHandler = {
         for (const c of Array.isArray(s.tool_calls) ? s.tool_calls : []) {
           if (!isObject(c) || typeof c.function_name !== 'string') return errored(ctx, 'bad_tool_calls', `step ${i + 1}: a tool call has no "function_name"`);
           const args = c.arguments;
-          const call: ToolCall = { type: 'function', function: { name: c.function_name, arguments: isObject(args) || typeof args === 'string' ? (args as string | Record<string, unknown>) : {} } };
+          const call: ToolCall = {
+            type: 'function',
+            function: { name: c.function_name, arguments: isObject(args) || typeof args === 'string' ? (args as string | Record<string, unknown>) : {} },
+          };
           if (typeof c.tool_call_id === 'string') call.id = c.tool_call_id;
           calls.push(call);
         }

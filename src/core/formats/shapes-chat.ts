@@ -25,10 +25,32 @@ import {
   type ShapeHandler,
 } from './common';
 import { mapRole } from './roles';
-import { ALPACA_MARKERS, GLAIVE_MARKERS, glaiveAssistant, GUANACO_MARKERS, HH_MARKERS, splitByMarkers, splitChatMl, splitLlama2, type MarkerSet } from './transcript';
+import {
+  ALPACA_MARKERS,
+  GLAIVE_MARKERS,
+  glaiveAssistant,
+  GUANACO_MARKERS,
+  HH_MARKERS,
+  splitByMarkers,
+  splitChatMl,
+  splitLlama2,
+  type MarkerSet,
+} from './transcript';
 
 /** Fields holding a role/text turn list other than OpenAI `messages`. */
-export const TURN_LIST_FIELDS = ['trajectory', 'history', 'conversation', 'conversations', 'dialog', 'dialogue', 'turns', 'chat', 'messages_list', 'contents', 'chat_history'];
+export const TURN_LIST_FIELDS = [
+  'trajectory',
+  'history',
+  'conversation',
+  'conversations',
+  'dialog',
+  'dialogue',
+  'turns',
+  'chat',
+  'messages_list',
+  'contents',
+  'chat_history',
+];
 
 /**
  * A handler for a list of turn objects stored under one of `fields` (or a JSON
@@ -171,7 +193,14 @@ export function markerTranscriptHandler(name: string, set: MarkerSet): ShapeHand
  * Turns of a marker transcript → outcome. Glaive assistant turns get their
  * `<functioncall>` converted; a Glaive `system` field's `SYSTEM:` prefix is removed.
  */
-export function transcriptOutcome(row: Row, text: string, set: MarkerSet, ctx: NormalizeContext, what: string, extra: Partial<{ system: string }> = {}): RowOutcome {
+export function transcriptOutcome(
+  row: Row,
+  text: string,
+  set: MarkerSet,
+  ctx: NormalizeContext,
+  what: string,
+  extra: Partial<{ system: string }> = {},
+): RowOutcome {
   const split = splitByMarkers(text, set)!;
   const messages: Message[] = [];
   if (split.preamble !== '') {
@@ -211,7 +240,11 @@ export const llama2Handler: ShapeHandler = {
   normalize(row, ctx) {
     const f = llama2Field(row)!;
     ctx.note('transcript_split', `"${f}" split into turns at Llama-2 [INST] markers`);
-    return finish(row, splitLlama2(row[f] as string)!.map((t) => ({ role: t.role, content: t.content })), ctx);
+    return finish(
+      row,
+      splitLlama2(row[f] as string)!.map((t) => ({ role: t.role, content: t.content })),
+      ctx,
+    );
   },
 };
 
@@ -236,7 +269,9 @@ export const chatmlHandler: ShapeHandler = {
 };
 
 function chatmlField(row: Row): string | undefined {
-  return TRANSCRIPT_FIELDS.find((f) => typeof row[f] === 'string' && (row[f] as string).includes('<|im_start|>') && splitChatMl(row[f] as string)?.some((t) => mapRole(t.role) === 'user'));
+  return TRANSCRIPT_FIELDS.find(
+    (f) => typeof row[f] === 'string' && (row[f] as string).includes('<|im_start|>') && splitChatMl(row[f] as string)?.some((t) => mapRole(t.role) === 'user'),
+  );
 }
 
 /** Rows rewritten by a field-mapping file (`mapping.ts`): `{"$mapping", "messages", …}`. */

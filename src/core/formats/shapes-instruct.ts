@@ -155,7 +155,10 @@ function isTurnValue(v: unknown): boolean {
 
 function describePrompt(row: Row): string {
   const p = promptField(row)!;
-  const extra = ['input', 'context'].filter((k) => nonEmptyString(row[k]) && p !== k).map((k) => ` + "${k}"`).join('');
+  const extra = ['input', 'context']
+    .filter((k) => nonEmptyString(row[k]) && p !== k)
+    .map((k) => ` + "${k}"`)
+    .join('');
   const hist = Array.isArray(row.history) && row.history.length ? ' + "history"' : '';
   return `"${p}"${extra}${hist}`;
 }
@@ -230,7 +233,10 @@ function promptText(row: Row, field: string, ctx: NormalizeContext): Message[] {
     for (const k of ['input', 'context']) {
       if (nonEmptyString(row[k])) {
         text = `${text}\n\n${row[k]}`;
-        ctx.note(k === 'input' ? 'instruction_input_joined' : 'instruction_context_joined', `"instruction" and "${k}" joined into the user turn (blank line between)`);
+        ctx.note(
+          k === 'input' ? 'instruction_input_joined' : 'instruction_context_joined',
+          `"instruction" and "${k}" joined into the user turn (blank line between)`,
+        );
       }
     }
   } else if (field === 'question' && nonEmptyString(row.context)) {

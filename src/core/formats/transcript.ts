@@ -19,7 +19,13 @@ export interface MarkerSet {
   labels: { label: string; role: Role }[];
 }
 
-export const HH_MARKERS: MarkerSet = { name: 'Human:/Assistant:', labels: [{ label: 'Human:', role: 'user' }, { label: 'Assistant:', role: 'assistant' }] };
+export const HH_MARKERS: MarkerSet = {
+  name: 'Human:/Assistant:',
+  labels: [
+    { label: 'Human:', role: 'user' },
+    { label: 'Assistant:', role: 'assistant' },
+  ],
+};
 export const GLAIVE_MARKERS: MarkerSet = {
   name: 'USER:/ASSISTANT:/FUNCTION RESPONSE:',
   labels: [
@@ -29,7 +35,13 @@ export const GLAIVE_MARKERS: MarkerSet = {
     { label: 'FUNCTION RESPONSE:', role: 'tool' },
   ],
 };
-export const GUANACO_MARKERS: MarkerSet = { name: '### Human:/### Assistant:', labels: [{ label: '### Human:', role: 'user' }, { label: '### Assistant:', role: 'assistant' }] };
+export const GUANACO_MARKERS: MarkerSet = {
+  name: '### Human:/### Assistant:',
+  labels: [
+    { label: '### Human:', role: 'user' },
+    { label: '### Assistant:', role: 'assistant' },
+  ],
+};
 
 function escapeRe(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -92,7 +104,13 @@ function readGlaiveCall(s: string): ToolCall | null {
     const v = JSON.parse(s) as { name?: unknown; arguments?: unknown };
     if (typeof v.name === 'string') {
       const a = v.arguments;
-      return { type: 'function', function: { name: v.name, arguments: typeof a === 'string' || (a && typeof a === 'object' && !Array.isArray(a)) ? (a as string | Record<string, unknown>) : {} } };
+      return {
+        type: 'function',
+        function: {
+          name: v.name,
+          arguments: typeof a === 'string' || (a && typeof a === 'object' && !Array.isArray(a)) ? (a as string | Record<string, unknown>) : {},
+        },
+      };
     }
   } catch {
     /* Glaive writes arguments in single quotes */
@@ -127,7 +145,10 @@ export function splitLlama2(text: string): { role: Role; content: string }[] | n
       user = user.slice(sys[0].length);
     }
     out.push({ role: 'user', content: user.trim() });
-    const answer = m[2].replace(/<\/s>\s*$/, '').replace(/<\/s>\s*<s>\s*$/, '').trim();
+    const answer = m[2]
+      .replace(/<\/s>\s*$/, '')
+      .replace(/<\/s>\s*<s>\s*$/, '')
+      .trim();
     if (answer !== '') out.push({ role: 'assistant', content: answer });
   }
   return out.length ? out : null;

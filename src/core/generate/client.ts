@@ -173,7 +173,11 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /** Sends one chat turn to `baseUrl` (the server root, e.g. `http://127.0.0.1:30000`), no retry. */
-export async function chatOnce(baseUrl: string, body: Record<string, unknown>, o: { apiKey?: string; timeoutMs: number; signal?: AbortSignal }): Promise<ChatTurnResult> {
+export async function chatOnce(
+  baseUrl: string,
+  body: Record<string, unknown>,
+  o: { apiKey?: string; timeoutMs: number; signal?: AbortSignal },
+): Promise<ChatTurnResult> {
   return parseChatResponse(await requestJson(`${baseUrl}/v1/chat/completions`, { method: 'POST', body, ...o }));
 }
 

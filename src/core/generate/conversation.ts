@@ -59,7 +59,10 @@ function jsonEqual(a: unknown, b: unknown): boolean {
 export function sameToolCalls(a: ToolCall[] | undefined, b: ToolCall[] | undefined): boolean {
   const x = a ?? [];
   const y = b ?? [];
-  return x.length === y.length && x.every((c, i) => c.function.name === y[i].function.name && jsonEqual(argsValue(c.function.arguments), argsValue(y[i].function.arguments)));
+  return (
+    x.length === y.length &&
+    x.every((c, i) => c.function.name === y[i].function.name && jsonEqual(argsValue(c.function.arguments), argsValue(y[i].function.arguments)))
+  );
 }
 
 /** The text-less, reasoning-only answer: reasoning given, no content, no tool call. */
@@ -89,11 +92,18 @@ export async function regenerateConversation(
     const r = await ask([...out], conv.tools);
     const msg: Message = { ...r.message };
     if (reasoning !== 'keep') delete msg.reasoning_content;
-    const turn: GeneratedTurn = { message_index: out.length, finish_reason: r.finishReason, prompt_tokens: r.promptTokens, completion_tokens: r.completionTokens };
+    const turn: GeneratedTurn = {
+      message_index: out.length,
+      finish_reason: r.finishReason,
+      prompt_tokens: r.promptTokens,
+      completion_tokens: r.completionTokens,
+    };
     if (r.tokenIds) turn.token_ids = r.tokenIds;
     const n = turns.length + 1;
-    if (r.finishReason === 'length') return { outcome: 'length', messages: out, turns: [...turns, turn], detail: `turn ${n} hit max_tokens (${r.completionTokens} tokens)` };
-    if (reasoningOnly(r.message)) return { outcome: 'reasoning_without_answer', messages: out, turns: [...turns, turn], detail: `turn ${n} has reasoning but no answer` };
+    if (r.finishReason === 'length')
+      return { outcome: 'length', messages: out, turns: [...turns, turn], detail: `turn ${n} hit max_tokens (${r.completionTokens} tokens)` };
+    if (reasoningOnly(r.message))
+      return { outcome: 'reasoning_without_answer', messages: out, turns: [...turns, turn], detail: `turn ${n} has reasoning but no answer` };
     out.push(msg);
     turns.push(turn);
     const origCalls = original?.tool_calls;
@@ -101,7 +111,12 @@ export async function regenerateConversation(
       if (!sameToolCalls(origCalls, msg.tool_calls)) {
         const want = (origCalls ?? []).map((c) => c.function.name).join(', ') || 'none';
         const got = (msg.tool_calls ?? []).map((c) => c.function.name).join(', ') || 'none';
-        return { outcome: 'tool_call_diverged', messages: out, turns, detail: `turn ${n}: dataset called [${want}], the model called [${got}]${want === got ? ' with other arguments' : ''}` };
+        return {
+          outcome: 'tool_call_diverged',
+          messages: out,
+          turns,
+          detail: `turn ${n}: dataset called [${want}], the model called [${got}]${want === got ? ' with other arguments' : ''}`,
+        };
       }
       idMap.clear();
       origCalls!.forEach((c, i) => {
@@ -110,7 +125,12 @@ export async function regenerateConversation(
       });
     } else if (!original && msg.tool_calls?.length) {
       // A final turn that calls a tool: the dataset has no result for it.
-      return { outcome: 'tool_call_diverged', messages: out, turns, detail: `turn ${n}: the model called [${msg.tool_calls.map((c) => c.function.name).join(', ')}] after the dataset's last turn` };
+      return {
+        outcome: 'tool_call_diverged',
+        messages: out,
+        turns,
+        detail: `turn ${n}: the model called [${msg.tool_calls.map((c) => c.function.name).join(', ')}] after the dataset's last turn`,
+      };
     }
     return null;
   };

@@ -35,7 +35,10 @@ export class HttpStatusError extends Error {
 /** No usable answer arrived: `code` is the socket error code (`ECONNREFUSED`, `ECONNRESET`, …), `timeout`, `incomplete_body` or `invalid_json`. */
 export class TransportError extends Error {
   readonly transient = true;
-  constructor(readonly code: string, message: string) {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -105,22 +108,27 @@ export function requestJson(url: string, opts: RequestOptions): Promise<unknown>
       if (err) reject(err);
       else resolve(value);
     };
-    const req = lib.request(u, { method: opts.method ?? (payload ? 'POST' : 'GET'), headers, agent: u.protocol === 'https:' ? agents.https : agents.http }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('aborted', () => done(new TransportError('incomplete_body', `connection to ${u.origin} dropped while reading the answer`)));
-      res.on('error', (e: NodeJS.ErrnoException) => done(new TransportError(e.code ?? 'incomplete_body', `${u.origin}: ${e.message}`)));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        const status = res.statusCode ?? 0;
-        if (status < 200 || status >= 300) return done(new HttpStatusError(status, serverErrorMessage(text), parseRetryAfter(res.headers['retry-after']), url));
-        try {
-          done(null, JSON.parse(text));
-        } catch {
-          done(new TransportError('invalid_json', `${url} answered ${status} with a body that is not JSON (${text.length} bytes)`));
-        }
-      });
-    });
+    const req = lib.request(
+      u,
+      { method: opts.method ?? (payload ? 'POST' : 'GET'), headers, agent: u.protocol === 'https:' ? agents.https : agents.http },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('aborted', () => done(new TransportError('incomplete_body', `connection to ${u.origin} dropped while reading the answer`)));
+        res.on('error', (e: NodeJS.ErrnoException) => done(new TransportError(e.code ?? 'incomplete_body', `${u.origin}: ${e.message}`)));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const status = res.statusCode ?? 0;
+          if (status < 200 || status >= 300)
+            return done(new HttpStatusError(status, serverErrorMessage(text), parseRetryAfter(res.headers['retry-after']), url));
+          try {
+            done(null, JSON.parse(text));
+          } catch {
+            done(new TransportError('invalid_json', `${url} answered ${status} with a body that is not JSON (${text.length} bytes)`));
+          }
+        });
+      },
+    );
     const timer = setTimeout(() => {
       done(new TransportError('timeout', `no answer from ${u.origin} within ${opts.timeoutMs} ms`));
       req.destroy();

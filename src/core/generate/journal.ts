@@ -27,7 +27,11 @@ export class AppendLog {
   /** Lines appended by this process. */
   appended = 0;
 
-  constructor(readonly path: string, fd: number, private readonly fsyncIntervalMs: number) {
+  constructor(
+    readonly path: string,
+    fd: number,
+    private readonly fsyncIntervalMs: number,
+  ) {
     this.fd = fd;
   }
 
@@ -107,7 +111,7 @@ export function openAppendLog(path: string, fsyncIntervalMs = 1000): { log: Appe
       try {
         o = JSON.parse(line);
       } catch (e) {
-        throw new Error(`${path}:${i + 1}: not JSON (${(e as Error).message}); this file is not a generate output/journal, choose another --out`);
+        throw new Error(`${path}:${i + 1}: not JSON (${(e as Error).message}); this file is not a generate output/journal, choose another --out`, { cause: e });
       }
       if (typeof o?.id !== 'string') throw new Error(`${path}:${i + 1}: no string "id"; this file is not a generate output/journal, choose another --out`);
       if (scan.ids.has(o.id)) scan.duplicates.push(o.id);

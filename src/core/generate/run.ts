@@ -21,7 +21,19 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { normalizeRow } from '../formats/normalize';
 import { DATASET_FILE_RE, readRows } from '../read/readers';
 import type { Conversation, Message } from '../types';
-import { BadResponseError, backoffDelay, buildChatBody, chatOnce, fetchModelName, fetchServerConcurrency, sleep, type ChatRequestOptions, type ChatTurnResult, type ReasoningMode, type RetryPolicy } from './client';
+import {
+  BadResponseError,
+  backoffDelay,
+  buildChatBody,
+  chatOnce,
+  fetchModelName,
+  fetchServerConcurrency,
+  sleep,
+  type ChatRequestOptions,
+  type ChatTurnResult,
+  type ReasoningMode,
+  type RetryPolicy,
+} from './client';
 import { regenerateConversation, type ConversationOutcome } from './conversation';
 import { HttpStatusError, isTransient, TransportError } from './http';
 import { openAppendLog } from './journal';
@@ -198,15 +210,39 @@ export async function generate(options: GenerateOptions, hooks: GenerateHooks = 
   const { log: jLog, scan: jScan } = openAppendLog(journalPath, options.fsyncIntervalMs);
   const done = new Set<string>([...outScan.ids.keys(), ...jScan.ids.keys()]);
   if (done.size) hooks.log?.(`resuming: ${outScan.ids.size} rows already in ${out}, ${jScan.ids.size} in ${journalPath}`);
-  for (const [what, s] of [[out, outScan], [journalPath, jScan]] as const) {
+  for (const [what, s] of [
+    [out, outScan],
+    [journalPath, jScan],
+  ] as const) {
     if (s.truncatedBytes) hooks.log?.(`${what}: cut a torn last line (${s.truncatedBytes} bytes); that row is generated again`);
   }
 
   const r: GenerateResult = {
-    ok: false, cancelled: false, failures: [], input, out, journal: journalPath, model, servers: [],
-    rowsRead: 0, generated: 0, toolCallDiverged: 0, alreadyDone: 0, truncated: 0, reasoningWithoutAnswer: 0,
-    failed: {}, failedTotal: 0, requests: 0, retries: 0, withTokenIds: 0, withoutTokenIds: 0,
-    promptTokens: 0, completionTokens: 0, elapsedMs: 0, requestsPerSecond: 0, completionTokensPerSecond: 0,
+    ok: false,
+    cancelled: false,
+    failures: [],
+    input,
+    out,
+    journal: journalPath,
+    model,
+    servers: [],
+    rowsRead: 0,
+    generated: 0,
+    toolCallDiverged: 0,
+    alreadyDone: 0,
+    truncated: 0,
+    reasoningWithoutAnswer: 0,
+    failed: {},
+    failedTotal: 0,
+    requests: 0,
+    retries: 0,
+    withTokenIds: 0,
+    withoutTokenIds: 0,
+    promptTokens: 0,
+    completionTokens: 0,
+    elapsedMs: 0,
+    requestsPerSecond: 0,
+    completionTokensPerSecond: 0,
     tornBytesCut: outScan.truncatedBytes + jScan.truncatedBytes,
   };
   const fail = (reason: string, message: string) => {
@@ -229,8 +265,13 @@ export async function generate(options: GenerateOptions, hooks: GenerateHooks = 
     if (!hooks.onProgress || (!force && now - lastEmit < 200)) return;
     lastEmit = now;
     hooks.onProgress({
-      rowsRead: r.rowsRead, generated: r.generated, alreadyDone: r.alreadyDone, failed: r.failedTotal,
-      notWritten: r.truncated + r.reasoningWithoutAnswer, inFlight: pool.inFlight, completionTokens: r.completionTokens,
+      rowsRead: r.rowsRead,
+      generated: r.generated,
+      alreadyDone: r.alreadyDone,
+      failed: r.failedTotal,
+      notWritten: r.truncated + r.reasoningWithoutAnswer,
+      inFlight: pool.inFlight,
+      completionTokens: r.completionTokens,
       tokensPerSecond: r.completionTokens / Math.max(0.001, (now - t0) / 1000),
     });
   };
@@ -260,7 +301,8 @@ export async function generate(options: GenerateOptions, hooks: GenerateHooks = 
 
   const seen = new Set<string>();
   const handle = async (conv: Conversation, rawSource: unknown) => {
-    if (seen.has(conv.id)) return fail('duplicate_id', `line ${conv.source.line}: id "${conv.id}" appears earlier in the input; ids key resume, so it is not generated twice`);
+    if (seen.has(conv.id))
+      return fail('duplicate_id', `line ${conv.source.line}: id "${conv.id}" appears earlier in the input; ids key resume, so it is not generated twice`);
     seen.add(conv.id);
     if (done.has(conv.id)) {
       r.alreadyDone++;
@@ -362,7 +404,12 @@ export async function generate(options: GenerateOptions, hooks: GenerateHooks = 
   const accounted = r.generated + r.alreadyDone + r.truncated + r.reasoningWithoutAnswer + r.failedTotal;
   if (!r.cancelled && accounted !== r.rowsRead) r.failures.push(`accounting mismatch: ${accounted} accounted, ${r.rowsRead} read`);
   if (r.cancelled) r.failures.push('cancelled; run again with the same --out to continue');
-  if (r.failedTotal) r.failures.push(`${r.failedTotal} rows failed (${Object.entries(r.failed).map(([k, v]) => `${v.count} ${k}`).join(', ')}); run again with the same --out to retry them`);
+  if (r.failedTotal)
+    r.failures.push(
+      `${r.failedTotal} rows failed (${Object.entries(r.failed)
+        .map(([k, v]) => `${v.count} ${k}`)
+        .join(', ')}); run again with the same --out to retry them`,
+    );
   if (!r.cancelled && outScan.ids.size + r.generated === 0) r.failures.push(`nothing written to ${out} (${r.rowsRead} rows read)`);
   r.ok = r.failures.length === 0;
   emit(true);

@@ -59,10 +59,13 @@ export class ServerPool {
   private armTimer(now: number): void {
     const next = Math.min(...this.servers.filter((s) => s.downUntil > now).map((s) => s.downUntil));
     if (!Number.isFinite(next) || this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.wake();
-    }, Math.max(1, next - now));
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        this.wake();
+      },
+      Math.max(1, next - now),
+    );
   }
 
   /**

@@ -19,8 +19,16 @@ export interface InspectedServers {
 }
 
 function asList(v: unknown): string[] | undefined {
-  if (typeof v === 'string') return v.split(',').map((s) => s.trim()).filter(Boolean);
-  if (Array.isArray(v)) return v.filter((s): s is string => typeof s === 'string').map((s) => s.trim()).filter(Boolean);
+  if (typeof v === 'string')
+    return v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+  if (Array.isArray(v))
+    return v
+      .filter((s): s is string => typeof s === 'string')
+      .map((s) => s.trim())
+      .filter(Boolean);
   return undefined;
 }
 

@@ -77,7 +77,8 @@ export function parseProjectConfig(text: string, file = ''): ProjectConfig {
   const where = (key: string) => `${file || PROJECT_CONFIG_NAME}: "${key}"`;
   const ra = (doc as Record<string, unknown>).roleAliases;
   if (ra !== undefined) {
-    if (ra === null || typeof ra !== 'object' || Array.isArray(ra)) throw new ProjectConfigError(`${where('roleAliases')} must be an object of spelling → role`);
+    if (ra === null || typeof ra !== 'object' || Array.isArray(ra))
+      throw new ProjectConfigError(`${where('roleAliases')} must be an object of spelling → role`);
     for (const [spelling, role] of Object.entries(ra)) {
       if (typeof role !== 'string' || !ALIAS_TARGET_ROLES.includes(role as Role)) {
         throw new ProjectConfigError(`${where('roleAliases')}: "${spelling}" maps to ${JSON.stringify(role)}; use one of ${ALIAS_TARGET_ROLES.join(', ')}`);
@@ -87,9 +88,11 @@ export function parseProjectConfig(text: string, file = ''): ProjectConfig {
   }
   const fm = (doc as Record<string, unknown>).fieldMappings;
   if (fm !== undefined) {
-    if (fm === null || typeof fm !== 'object' || Array.isArray(fm)) throw new ProjectConfigError(`${where('fieldMappings')} must be an object of source field → known field`);
+    if (fm === null || typeof fm !== 'object' || Array.isArray(fm))
+      throw new ProjectConfigError(`${where('fieldMappings')} must be an object of source field → known field`);
     for (const [from, to] of Object.entries(fm)) {
-      if (typeof to !== 'string' || to.trim() === '') throw new ProjectConfigError(`${where('fieldMappings')}: "${from}" must map to a field name, got ${JSON.stringify(to)}`);
+      if (typeof to !== 'string' || to.trim() === '')
+        throw new ProjectConfigError(`${where('fieldMappings')}: "${from}" must map to a field name, got ${JSON.stringify(to)}`);
       cfg.fieldMappings[from] = to;
     }
   }

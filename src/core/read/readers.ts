@@ -317,13 +317,7 @@ function wrapIoError(file: string, err: unknown): Error {
   if (err instanceof Error && err.name === 'AbortError') return err;
   const code = (err as NodeJS.ErrnoException)?.code;
   const why =
-    code === 'ENOENT'
-      ? 'no such file'
-      : code === 'EACCES' || code === 'EPERM'
-        ? 'permission denied'
-        : err instanceof Error
-          ? err.message
-          : String(err);
+    code === 'ENOENT' ? 'no such file' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : err instanceof Error ? err.message : String(err);
   return new Error(`cannot read ${file}: ${why}`, { cause: err });
 }
 
@@ -432,9 +426,12 @@ async function readWhole(file: string, kind: ContainerKind = 'plain'): Promise<s
  * under another extension). Only the first 64 KiB are looked at.
  */
 async function isJsonDocument(file: string, kind: ContainerKind = 'plain'): Promise<boolean> {
-  const base = path.basename(file).toLowerCase().replace(/\.(gz|zst|zstd)$/, '');
+  const base = path
+    .basename(file)
+    .toLowerCase()
+    .replace(/\.(gz|zst|zstd)$/, '');
   if (path.extname(base) === '.json') return true;
-  let head = '';
+  let head: string;
   if (kind === 'plain') {
     let fh: fs.promises.FileHandle | undefined;
     try {
@@ -506,8 +503,9 @@ function parseJsonDocument(text: string, size: number): RawRow[] | 'jsonl' {
   } else if (doc !== null && typeof doc === 'object') {
     const obj = doc as Record<string, unknown>;
     const key =
-      WRAPPER_KEYS.find((k) => Array.isArray(obj[k]) && ((obj[k] as unknown[]).length === 0 || isPlainObject((obj[k] as unknown[])[0])) && !wholeArrayRow(obj[k] as unknown[])) ??
-      onlyArrayOfObjectsKey(obj);
+      WRAPPER_KEYS.find(
+        (k) => Array.isArray(obj[k]) && ((obj[k] as unknown[]).length === 0 || isPlainObject((obj[k] as unknown[])[0])) && !wholeArrayRow(obj[k] as unknown[]),
+      ) ?? onlyArrayOfObjectsKey(obj);
     if (key !== undefined) {
       container = [key];
       elements = obj[key] as unknown[];
@@ -611,7 +609,9 @@ function wholeArrayRow(arr: unknown[]): Record<string, unknown> | undefined {
   if (!arr.length || !arr.every(isPlainObject)) return undefined;
   const objs = arr as Record<string, unknown>[];
   const isTurn = (o: Record<string, unknown>) =>
-    ('role' in o || 'from' in o) && ('content' in o || 'value' in o || 'text' in o) && !['messages', 'conversations', 'conversation', 'replies'].some((k) => Array.isArray(o[k]));
+    ('role' in o || 'from' in o) &&
+    ('content' in o || 'value' in o || 'text' in o) &&
+    !['messages', 'conversations', 'conversation', 'replies'].some((k) => Array.isArray(o[k]));
   // OpenAssistant flat exports are lists of single messages linked by parent_id, not one conversation.
   if (objs.every(isTurn) && objs.some((o) => typeof (o.role ?? o.from) === 'string') && !objs.some((o) => 'parent_id' in o)) return { messages: arr };
   const events = objs.filter((o) => typeof o.source === 'string' && (typeof o.action === 'string' || typeof o.observation === 'string')).length;
@@ -661,7 +661,10 @@ function splitConcatenated(text: string, size: number): RawRow[] | undefined {
   let line = 1;
   let at = 0;
   const lineOf = (offset: number) => {
-    for (let i = text.indexOf('\n', at); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) line++, (at = i + 1);
+    for (let i = text.indexOf('\n', at); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) {
+      line++;
+      at = i + 1;
+    }
     return line;
   };
   const bytesAt = (end: number) => Math.min(size, Math.round((size * end) / Math.max(1, text.length)));

@@ -32,8 +32,7 @@ export interface GeneratedTurnIds {
 export type RetokenizedReason = 'no_token_ids' | 'spans_not_per_turn' | 'token_boundary' | 'text_differs';
 
 export type GeneratedIdsResult =
-  | { source: 'generated'; ids: number[]; mask: number[] }
-  | { source: 'retokenized'; reason: RetokenizedReason; ids: number[]; mask: number[] };
+  { source: 'generated'; ids: number[]; mask: number[] } | { source: 'retokenized'; reason: RetokenizedReason; ids: number[]; mask: number[] };
 
 /**
  * The generated turns of a raw input row (`row.generation.turns`), or undefined
@@ -42,7 +41,9 @@ export type GeneratedIdsResult =
 export function generatedTurnsOf(row: unknown): GeneratedTurnIds[] | undefined {
   const turns = (row as any)?.generation?.turns;
   if (!Array.isArray(turns)) return undefined;
-  return turns.filter((t) => Number.isInteger(t?.message_index)).map((t) => ({ message_index: t.message_index, ...(Array.isArray(t.token_ids) ? { token_ids: t.token_ids } : {}) }));
+  return turns
+    .filter((t) => Number.isInteger(t?.message_index))
+    .map((t) => ({ message_index: t.message_index, ...(Array.isArray(t.token_ids) ? { token_ids: t.token_ids } : {}) }));
 }
 
 /**
@@ -54,7 +55,13 @@ export function generatedTurnsOf(row: unknown): GeneratedTurnIds[] | undefined {
  * @param decode the target tokenizer's decode (special tokens kept)
  * @returns ids and mask to write, and whether they are the generated ones
  */
-export function applyGeneratedIds(rec: TextRecord, enc: EncodedText, mask: number[], turns: GeneratedTurnIds[], decode: (ids: number[]) => string): GeneratedIdsResult {
+export function applyGeneratedIds(
+  rec: TextRecord,
+  enc: EncodedText,
+  mask: number[],
+  turns: GeneratedTurnIds[],
+  decode: (ids: number[]) => string,
+): GeneratedIdsResult {
   const keep = (reason: RetokenizedReason): GeneratedIdsResult => ({ source: 'retokenized', reason, ids: enc.ids, mask });
   if (rec.spans.length !== rec.targets.length || rec.spans.length === 0) return keep('spans_not_per_turn');
   const byIndex = new Map(turns.map((t) => [t.message_index, t.token_ids]));

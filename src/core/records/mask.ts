@@ -200,7 +200,13 @@ export function buildRecords(conv: Conversation, template: ChatTemplate, special
  * block is kept under `assistant`, the last under `last-assistant`, noted as
  * `generation_blocks_unmatched`).
  */
-function fromGenerationBlocks(conv: Conversation, messages: Message[], template: ChatTemplate, targets: number[], out: ConversationRecords): ConversationRecords {
+function fromGenerationBlocks(
+  conv: Conversation,
+  messages: Message[],
+  template: ChatTemplate,
+  targets: number[],
+  out: ConversationRecords,
+): ConversationRecords {
   if (targets.length === 0) return out;
   const last = targets[targets.length - 1];
   const { text, spans } = template.renderWithGenerationSpans(messages.slice(0, last + 1), conv.tools, { addGenerationPrompt: false });

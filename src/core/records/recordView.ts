@@ -239,7 +239,13 @@ function turnText(m: Message): string {
  * Source ranges of the normalized messages inside the line, from the jsonc-parser tree.
  * @param fieldSource a field the shape reads → the field of the line it came from (renamed by `eagle3prep.jsonc`).
  */
-function turnRanges(text: string, description: string | undefined, messages: readonly Message[], row: Record<string, unknown>, fieldSource: Record<string, string> = {}): ([number, number] | undefined)[] {
+function turnRanges(
+  text: string,
+  description: string | undefined,
+  messages: readonly Message[],
+  row: Record<string, unknown>,
+  fieldSource: Record<string, string> = {},
+): ([number, number] | undefined)[] {
   const out: ([number, number] | undefined)[] = messages.map(() => undefined);
   if (!description) return out;
   const root: JsonNode | undefined = parseTree(text);
@@ -300,7 +306,8 @@ export class RecordViewer {
    */
   templateFor(hasTools: boolean, kwargs: Record<string, unknown>): ChatTemplate {
     const named = pickTemplate(this.tokenizer.templates, hasTools);
-    if (!named) throw new NoChatTemplateError(`tokenizer ${this.tokenizer.dir} has no chat template (tokenizer_config.json "chat_template" or chat_template.jinja)`);
+    if (!named)
+      throw new NoChatTemplateError(`tokenizer ${this.tokenizer.dir} has no chat template (tokenizer_config.json "chat_template" or chat_template.jinja)`);
     const key = `${named.name}\0${JSON.stringify(kwargs)}`;
     let t = this.templates.get(key);
     if (!t) {
@@ -384,7 +391,9 @@ export class RecordViewer {
     if (outcome.kind === 'errored') {
       view.message = outcome.message;
       const unknown = /^unknown role .* in message (\d+)/.exec(outcome.message);
-      view.warnings.push(unknown ? { code: 'unknown_role', message: outcome.message, turn: Number(unknown[1]) - 1 } : { code: 'errored', message: outcome.message });
+      view.warnings.push(
+        unknown ? { code: 'unknown_role', message: outcome.message, turn: Number(unknown[1]) - 1 } : { code: 'errored', message: outcome.message },
+      );
       return view;
     }
     const conv = outcome.conversation;
@@ -425,7 +434,11 @@ export class RecordViewer {
       const c = budget.count(t);
       view.turns.push({ index: i, role: m.role, chars: t.length, tokens: c.tokens, estimated: c.estimated, target: false, range: ranges[i] });
       if (m.role === 'assistant' && !(m.content ?? '').trim() && !(m.reasoning_content ?? '').trim() && !m.tool_calls?.length) {
-        view.warnings.push({ code: 'empty_assistant_turn', message: `turn ${i + 1} (assistant) is empty: it has no text, reasoning or tool call, so it is not trained`, turn: i });
+        view.warnings.push({
+          code: 'empty_assistant_turn',
+          message: `turn ${i + 1} (assistant) is empty: it has no text, reasoning or tool call, so it is not trained`,
+          turn: i,
+        });
       }
     });
     check();
@@ -462,7 +475,8 @@ export class RecordViewer {
     check();
     for (const n of built.notes) if (!view.notes.includes(n)) view.notes.push(n);
     for (const te of built.targetErrors) view.warnings.push({ code: te.reason, message: te.message, turn: te.index });
-    if (built.targetCount === 0) view.warnings.push({ code: 'no_trainable_tokens', message: `no turn is a target under the "${mask}" policy: the row is dropped (no_trainable_tokens)` });
+    if (built.targetCount === 0)
+      view.warnings.push({ code: 'no_trainable_tokens', message: `no turn is a target under the "${mask}" policy: the row is dropped (no_trainable_tokens)` });
     for (const r of built.records) for (const t of r.targets) if (view.turns[t]) view.turns[t].target = true;
     if (mask === 'non-system') for (const t of view.turns) t.target = t.role !== 'system';
 
@@ -490,7 +504,9 @@ export class RecordViewer {
         const rate = budget.rate();
         for (let i = 0; i <= lastMsg && i < removed.length; i++) tokens += Math.round(removed[i] * rate);
         for (const t of rec.targets) trainable += Math.round(removed[t] * rate);
-        if (mask === 'non-system') for (let i = 0; i < removed.length; i++) if (conv.messages[i].role !== 'system' && !rec.targets.includes(i)) trainable += Math.round(removed[i] * rate);
+        if (mask === 'non-system')
+          for (let i = 0; i < removed.length; i++)
+            if (conv.messages[i].role !== 'system' && !rec.targets.includes(i)) trainable += Math.round(removed[i] * rate);
         estimated = true;
       }
       view.records.push({
@@ -503,7 +519,10 @@ export class RecordViewer {
         chars: rec.text.length,
       });
       if (options.maxLength !== undefined && tokens > options.maxLength) {
-        view.warnings.push({ code: 'too_long', message: `record ${r + 1} has ${estimated ? '≈' : ''}${tokens.toLocaleString('en-US')} tokens, over the max length ${options.maxLength.toLocaleString('en-US')}: prepare drops it (too_long) unless truncate is set` });
+        view.warnings.push({
+          code: 'too_long',
+          message: `record ${r + 1} has ${estimated ? '≈' : ''}${tokens.toLocaleString('en-US')} tokens, over the max length ${options.maxLength.toLocaleString('en-US')}: prepare drops it (too_long) unless truncate is set`,
+        });
       }
       if (trainable === 0) view.warnings.push({ code: 'no_trainable_tokens', message: `record ${r + 1} has no trainable token: prepare drops it` });
       if (detail) view.detail = this.detailOf(r, rec, enc.ids, enc.starts, m, renderConv, template, view.turns, prefixRenders);
@@ -585,7 +604,7 @@ export class RecordViewer {
           const i = sp ? rec.text.lastIndexOf(sp, p) : -1;
           if (i >= 0 && i < p && i + sp.length > p) p = i;
         }
-        for (let moved = true; moved; ) {
+        for (let moved = true; moved;) {
           moved = false;
           for (const sp of this.specialSet) {
             if (sp && p >= sp.length && rec.text.startsWith(sp, p - sp.length)) {

@@ -116,7 +116,12 @@ export function tokenizerFilesHash(dir?: string): string | undefined {
   let hash: string | undefined;
   if (fs.existsSync(path.join(folder, 'tokenizer.json'))) hash = tokenizerFilesHashOf(folder);
   else if (fs.existsSync(path.join(folder, 'tiktoken.model'))) {
-    hash = tokenizerFilesHashOf(folder, createHash('sha256').update(fs.readFileSync(path.join(folder, 'tiktoken.model'))).digest('hex'));
+    hash = tokenizerFilesHashOf(
+      folder,
+      createHash('sha256')
+        .update(fs.readFileSync(path.join(folder, 'tiktoken.model')))
+        .digest('hex'),
+    );
   }
   if (hash) hashCache.set(folder, { stamp, hash });
   return hash;
@@ -198,10 +203,13 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   const rec = (fr as FileReport & { input?: { size: number; mtimeMs: number } }).input;
   if (!input) why.push('the input file no longer exists');
   else if (rec) {
-    if (rec.size !== input.size) why.push(`input changed since the run (size ${rec.size.toLocaleString('en-US')} → ${input.size.toLocaleString('en-US')} bytes)`);
-    else if (Math.abs(rec.mtimeMs - input.mtimeMs) > 1) why.push(`input modified since the run (${new Date(rec.mtimeMs).toISOString()} → ${new Date(input.mtimeMs).toISOString()})`);
+    if (rec.size !== input.size)
+      why.push(`input changed since the run (size ${rec.size.toLocaleString('en-US')} → ${input.size.toLocaleString('en-US')} bytes)`);
+    else if (Math.abs(rec.mtimeMs - input.mtimeMs) > 1)
+      why.push(`input modified since the run (${new Date(rec.mtimeMs).toISOString()} → ${new Date(input.mtimeMs).toISOString()})`);
   } else if (input.mtimeMs > st.mtimeMs) why.push('input modified after report.json was written');
-  if (opts.rowCount !== undefined && opts.rowCount !== fr.rowsRead) why.push(`the file has ${opts.rowCount.toLocaleString('en-US')} rows, the run read ${fr.rowsRead.toLocaleString('en-US')}`);
+  if (opts.rowCount !== undefined && opts.rowCount !== fr.rowsRead)
+    why.push(`the file has ${opts.rowCount.toLocaleString('en-US')} rows, the run read ${fr.rowsRead.toLocaleString('en-US')}`);
   if (opts.tokenizerHash && report.tokenizer?.hash && opts.tokenizerHash !== report.tokenizer.hash) {
     why.push(`tokenizer changed (run: ${report.tokenizer.name} ${report.tokenizer.hash}, active: ${opts.tokenizerHash})`);
   }
@@ -260,7 +268,16 @@ export async function scanDataset(file: string, opts: ScanOptions = {}): Promise
   const kind = datasetKind(abs) ?? { container: 'jsonl', compression: null };
   const st = fs.statSync(abs, { throwIfNoEntry: false });
   if (!st) {
-    return { file: abs, kind, size: 0, mtimeMs: 0, evidence: [], error: `${abs}: no such file`, output: readOutputState(abs, opts), elapsedMs: performance.now() - t0 };
+    return {
+      file: abs,
+      kind,
+      size: 0,
+      mtimeMs: 0,
+      evidence: [],
+      error: `${abs}: no such file`,
+      output: readOutputState(abs, opts),
+      elapsedMs: performance.now() - t0,
+    };
   }
   const prev = opts.previous;
   let format: string | undefined;
@@ -356,7 +373,10 @@ const UNKNOWN_ROLE_RE = /^unknown role "((?:[^"\\]|\\.)*)"/;
  * @param opts.yieldEveryMs yield to the event loop (setImmediate) after this much work, ms (default 20; 0 = never).
  * @throws Error naming the file when it cannot be read; ProjectConfigError for an invalid config; the abort reason.
  */
-export async function scanRowProblems(file: string, opts: { maxProblems?: number; signal?: AbortSignal; config?: ProjectConfig; yieldEveryMs?: number } = {}): Promise<RowProblems> {
+export async function scanRowProblems(
+  file: string,
+  opts: { maxProblems?: number; signal?: AbortSignal; config?: ProjectConfig; yieldEveryMs?: number } = {},
+): Promise<RowProblems> {
   const max = opts.maxProblems ?? 1000;
   // Rows of one read chunk are parsed back to back; yield to the event loop every few ms so an
   // extension host scanning a 1 GB file stays responsive (0 = never yield).

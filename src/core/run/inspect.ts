@@ -110,7 +110,11 @@ export async function inspectFile(file: string, opts: InspectOptions = {}): Prom
         skipped.push({ line: row.line, reason: 'invalid_json', message: row.error });
       } else {
         if (sample.length < DETECT_SAMPLE_SIZE) sample.push(row.value);
-        const { outcome, handler } = normalizeDetailed(row.value, row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element }, fileBase);
+        const { outcome, handler } = normalizeDetailed(
+          row.value,
+          row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element },
+          fileBase,
+        );
         if (handler) recognized++;
         else if (row.value !== null && typeof row.value === 'object' && !Array.isArray(row.value)) {
           firstUnrecognized ??= row.value;
@@ -150,7 +154,11 @@ export async function inspectFile(file: string, opts: InspectOptions = {}): Prom
   if (recognized === 0) {
     const suggestion = firstUnrecognized !== undefined ? suggestMapping(firstUnrecognized, path.basename(file)) : undefined;
     const why = await explainNothingFound(file, { rowsRead, invalid, firstInvalid, tokenized, keysSeen, limited: rowsRead >= limit });
-    throw new Error(suggestion && tokenized === 0 ? `${why}\nIf the rows hold a conversation in fields of their own, a field mapping reads them; suggested from the first row:\n${suggestion}` : why);
+    throw new Error(
+      suggestion && tokenized === 0
+        ? `${why}\nIf the rows hold a conversation in fields of their own, a field mapping reads them; suggested from the first row:\n${suggestion}`
+        : why,
+    );
   }
   const { format, evidence } = detectFormat(sample);
   if (invalid) evidence.push(`${invalid}/${rowsRead} rows are not valid JSON (first: ${firstInvalid})`);

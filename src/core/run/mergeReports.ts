@@ -13,7 +13,8 @@ import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { AtomicOutput } from './output';
-import { computeTotals, runFailures, type FileReport, type PrepareResult } from './pipeline';
+import type { FileReport, PrepareResult } from './contract';
+import { computeTotals, runFailures } from './pipeline';
 import { writeReports } from './report';
 
 /** A problem that makes the shard reports not combine into one run. */
@@ -69,7 +70,12 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
     if (!sameJson(settings(r), settings(first))) {
       throw new MergeError(`${r.outDir}: made with other settings than ${first.outDir} (${JSON.stringify(settings(r))} vs ${JSON.stringify(settings(first))})`);
     }
-    if (!sameJson(r.files.map((f) => f.file), first.files.map((f) => f.file))) {
+    if (
+      !sameJson(
+        r.files.map((f) => f.file),
+        first.files.map((f) => f.file),
+      )
+    ) {
       throw new MergeError(`${r.outDir}: other input files than ${first.outDir}`);
     }
     const bad = runFailures(r.files, { allowEmpty: true });
@@ -80,20 +86,34 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
     const parts = ordered.map((r) => r.files[fi]);
     const inFile = parts[0].rowsInFile;
     for (const p of parts) {
-      if (p.rowsInFile === undefined || p.rowsInFile !== inFile) throw new MergeError(`${f0.file}: the shards saw different row counts (${parts.map((x) => x.rowsInFile).join(', ')})`);
+      if (p.rowsInFile === undefined || p.rowsInFile !== inFile)
+        throw new MergeError(`${f0.file}: the shards saw different row counts (${parts.map((x) => x.rowsInFile).join(', ')})`);
     }
     const m: FileReport = {
-      file: f0.file, format: f0.format, evidence: f0.evidence,
-      rowsRead: 0, rowsWritten: 0, recordsWritten: 0, rowsSetAside: 0, rowsDropped: 0, rowsErrored: 0,
-      dropped: {}, errors: [], notes: {}, trainableTokens: 0, totalTokens: 0,
+      file: f0.file,
+      format: f0.format,
+      evidence: f0.evidence,
+      rowsRead: 0,
+      rowsWritten: 0,
+      recordsWritten: 0,
+      rowsSetAside: 0,
+      rowsDropped: 0,
+      rowsErrored: 0,
+      dropped: {},
+      errors: [],
+      notes: {},
+      trainableTokens: 0,
+      totalTokens: 0,
       ...(f0.input ? { input: f0.input } : {}),
     };
     // Every shard must have read the same bytes of the input (size and mtime), or the rows were not one file.
     for (const p of parts) {
-      if (f0.input && p.input && (p.input.size !== f0.input.size || p.input.mtimeMs !== f0.input.mtimeMs)) throw new MergeError(`${f0.file}: the input changed between shards (size/mtime differ)`);
+      if (f0.input && p.input && (p.input.size !== f0.input.size || p.input.mtimeMs !== f0.input.mtimeMs))
+        throw new MergeError(`${f0.file}: the input changed between shards (size/mtime differ)`);
     }
     for (const p of parts) {
-      for (const k of ['rowsRead', 'rowsWritten', 'recordsWritten', 'rowsSetAside', 'rowsDropped', 'rowsErrored', 'trainableTokens', 'totalTokens'] as const) m[k] += p[k];
+      for (const k of ['rowsRead', 'rowsWritten', 'recordsWritten', 'rowsSetAside', 'rowsDropped', 'rowsErrored', 'trainableTokens', 'totalTokens'] as const)
+        m[k] += p[k];
       for (const [code, c] of Object.entries(p.notes)) m.notes[code] = (m.notes[code] ?? 0) + c;
       for (const [reason, d] of Object.entries(p.dropped)) {
         const t = (m.dropped[reason] ??= { count: 0, lines: [] });
@@ -152,7 +172,7 @@ export async function mergeOutputLines(shardFiles: string[], fileOrder: string[]
     if (!m || fi === undefined) throw new MergeError(`${from}: a line without a known "source" (${l.slice(0, 80)}…)`);
     return [fi, Number(m[2]), m[3] === undefined ? -1 : Number(m[3])];
   };
-  const before = (a: [number, number, number], b: [number, number, number]) => a[0] !== b[0] ? a[0] < b[0] : a[1] !== b[1] ? a[1] < b[1] : a[2] < b[2];
+  const before = (a: [number, number, number], b: [number, number, number]) => (a[0] !== b[0] ? a[0] < b[0] : a[1] !== b[1] ? a[1] < b[1] : a[2] < b[2]);
   const heads: ({ line: string; key: [number, number, number] } | null)[] = [];
   for (let i = 0; i < its.length; i++) {
     const r = await its[i].next();
@@ -182,7 +202,8 @@ export async function mergeReports(paths: string[], outDir: string, opts: { data
   const merged = mergeShardResults(reports, outDir, opts);
   // --out must not be one of the shards' folders: the merge would replace the outputs it reads.
   for (const r of reports) {
-    if (resolve(r.outDir) === merged.outDir) throw new MergeError(`--out ${outDir} is the output folder of shard ${r.shard?.index}; merge into a folder of its own`);
+    if (resolve(r.outDir) === merged.outDir)
+      throw new MergeError(`--out ${outDir} is the output folder of shard ${r.shard?.index}; merge into a folder of its own`);
   }
   if (opts.data) {
     const order = merged.files.map((f) => f.file);
@@ -190,10 +211,20 @@ export async function mergeReports(paths: string[], outDir: string, opts: { data
     const data = new AtomicOutput(merged.outputs.tokenizedData);
     const prompts = new AtomicOutput(merged.outputs.promptsToGenerate);
     try {
-      const nRec = await mergeOutputLines(reports.map((r) => r.outputs.tokenizedData), order, data);
-      const nPrompt = await mergeOutputLines(reports.map((r) => r.outputs.promptsToGenerate), order, prompts);
-      if (nRec !== merged.totals.recordsWritten) throw new MergeError(`the shards' tokenized_data.jsonl hold ${nRec} records, their reports ${merged.totals.recordsWritten}`);
-      if (nPrompt !== merged.totals.rowsSetAside) throw new MergeError(`the shards' prompts_to_generate.jsonl hold ${nPrompt} prompts, their reports ${merged.totals.rowsSetAside}`);
+      const nRec = await mergeOutputLines(
+        reports.map((r) => r.outputs.tokenizedData),
+        order,
+        data,
+      );
+      const nPrompt = await mergeOutputLines(
+        reports.map((r) => r.outputs.promptsToGenerate),
+        order,
+        prompts,
+      );
+      if (nRec !== merged.totals.recordsWritten)
+        throw new MergeError(`the shards' tokenized_data.jsonl hold ${nRec} records, their reports ${merged.totals.recordsWritten}`);
+      if (nPrompt !== merged.totals.rowsSetAside)
+        throw new MergeError(`the shards' prompts_to_generate.jsonl hold ${nPrompt} prompts, their reports ${merged.totals.rowsSetAside}`);
     } catch (e) {
       await data.abort();
       await prompts.abort();

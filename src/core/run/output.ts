@@ -33,11 +33,15 @@ export class AtomicOutput {
   /** Appends text, waiting for the stream to drain when its buffer is full (backpressure). */
   async write(text: string): Promise<void> {
     const s = this.open();
-    if (!s.write(text)) await new Promise<void>((res, rej) => {
-      const onErr = (e: Error) => rej(e);
-      s.once('error', onErr);
-      s.once('drain', () => { s.off('error', onErr); res(); });
-    });
+    if (!s.write(text))
+      await new Promise<void>((res, rej) => {
+        const onErr = (e: Error) => rej(e);
+        s.once('error', onErr);
+        s.once('drain', () => {
+          s.off('error', onErr);
+          res();
+        });
+      });
   }
 
   /** Closes the temporary file and renames it to the final path (an empty file when nothing was written). */

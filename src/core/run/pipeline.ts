@@ -1,146 +1,27 @@
 /**
  * The `prepare` job: read → detect → normalize → render → mask → tokenize → write.
- * The option/result shapes below are the contract the CLI, the worker and the
- * extension use. Accounting rule (spec loss-mask.md "Records that are not
+ * The option/result shapes are the run contract (`./contract.ts`). Accounting rule (spec loss-mask.md "Records that are not
  * written"): every row read ends written, set aside for generation, dropped
  * with a reason code, or errored; the four add up to the rows read, per file.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { basename, dirname, extname, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
-import { normalizeRow } from '../formats/normalize';
 import { explainUnusableInput } from './inspect';
 import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
 import { InlineExecutor, WorkerPool, type RowBatch, type RowExecutor } from './pool';
-import { checkTemplate, type TemplateCheck } from '../templates/checkTemplate';
-import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from '../records/generatedIds';
-import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError } from '../records/mask';
+import { checkTemplate } from '../templates/checkTemplate';
 import { AtomicOutput } from './output';
 import { DATASET_FILE_RE, readRows, type RawRow } from '../read/readers';
 import { writeReports } from './report';
-import { ChatTemplate, pickTemplate } from '../templates/template';
-import { loadTokenizer, TokenizerLoadError, tokenizerFilesStamp, type TargetTokenizer } from '../tokenizers/tokenizer';
-import type { Conversation, MaskPolicy, TokenizedRecord } from '../types';
+import { RowProcessor } from '../records/rowProcessor';
+import { TokenizerLoadError, type TargetTokenizer } from '../tokenizers/tokenizer';
+import type { MaskPolicy } from '../types';
+import type { FileReport, PrepareHooks, PrepareOptions, PrepareResult, RowResult, RowSettings, RunSetup } from './contract';
 
-/** Options of one `prepare` run. All inputs of one run share one output folder. */
-export interface PrepareOptions {
-  /** Input dataset files (absolute or relative to cwd). Folders are expanded by the caller (see `expandInputs`). */
-  inputs: string[];
-  /** Output folder; created if missing. */
-  outDir: string;
-  /** Local Hugging Face model folder with tokenizer files; undefined = the embedded default (Qwen3). */
-  tokenizerDir?: string;
-  /** Spec loss-mask.md "Targets"; default `assistant`. */
-  mask?: MaskPolicy;
-  /** Maximum record length in tokens; undefined = no limit. */
-  maxLength?: number;
-  /** Keep the first `maxLength` tokens instead of dropping `too_long` records. */
-  truncate?: boolean;
-  /** Extra variables for the chat template (`enable_thinking`, …). */
-  templateKwargs?: Record<string, unknown>;
-  /** Exit 0 even when an input yields no record and no prompt. */
-  allowEmpty?: boolean;
-  /** A field-mapping file (issue 3, `formats/mapping.ts`); default: the nearest `eagle3prep.jsonc` beside each input. */
-  mapping?: string;
-  /**
-   * Threads that render and tokenize (`pool.ts`); 1 or undefined = in this
-   * thread. Outputs are identical (input order) for any number.
-   */
-  workers?: number;
-  /** Pool worker script; default `worker.js` beside the bundle (or `src/worker.ts` from source). */
-  workerScript?: string;
-  /**
-   * Pool workers run at a lower OS priority (nice 10) so that the other
-   * threads of the process — the VS Code extension host — are scheduled first.
-   * Linux only, where a thread's nice value is its own (setpriority(2) NOTES);
-   * elsewhere ignored (it would lower the whole process).
-   */
-  lowPriority?: boolean;
-  /**
-   * With a pool, a row larger than this (bytes of input) is processed in the
-   * run's own thread instead of a worker, whose heap is limited
-   * (`POOL_WORKER_HEAP_MB`); its place in the output order is kept. Default 2 MiB.
-   */
-  largeRowBytes?: number;
-  /**
-   * Process only shard `index` of `count` (0-based): the rows whose run-wide
-   * index k (rows counted across the inputs in order, invalid lines included)
-   * has `k % count == index`. The report then carries `shard` and each file's
-   * `rowsInFile`, and `eagle3-prep merge-reports` combines the N reports.
-   */
-  shard?: { index: number; count: number };
-}
-
-/** Progress event, emitted at most every ~100 ms and once at each file end. */
-export interface PrepareProgress {
-  file: string;
-  fileIndex: number;
-  fileCount: number;
-  rowsRead: number;
-  recordsWritten: number;
-  /** Bytes of the current file consumed so far and its size, for a percentage. */
-  bytesRead: number;
-  bytesTotal: number;
-}
-
-export interface PrepareHooks {
-  onProgress?: (p: PrepareProgress) => void;
-  /** Log lines for an output channel / stderr. */
-  log?: (line: string) => void;
-  signal?: AbortSignal;
-}
-
-/** Per-input-file accounting; `written + setAside + dropped + errored == rowsRead` always. */
-export interface FileReport {
-  file: string;
-  format: string;
-  evidence: string[];
-  rowsRead: number;
-  /** Rows that produced at least one written record. */
-  rowsWritten: number;
-  recordsWritten: number;
-  /** Rows set aside in prompts_to_generate.jsonl. */
-  rowsSetAside: number;
-  rowsDropped: number;
-  rowsErrored: number;
-  /** reason code → { count, first line numbers (at most 10) }. */
-  dropped: Record<string, { count: number; lines: number[] }>;
-  /** First errors (at most 50) with line and message. */
-  errors: { line: number; message: string }[];
-  /** note code → count (e.g. template_rewrites_history). */
-  notes: Record<string, number>;
-  trainableTokens: number;
-  totalTokens: number;
-  /** The input's size (bytes) and modification time (ms since the epoch) when the run read it (datasets tree: stale outputs). */
-  input?: { size: number; mtimeMs: number };
-  /** Sharded runs only: rows of the file across all shards (this shard read `rowsRead` of them). */
-  rowsInFile?: number;
-}
-
-/** The result of a run, also written as `report.json`. */
-export interface PrepareResult {
-  ok: boolean;
-  /** Why the run failed (e.g. `samples/x.jsonl yielded no record and no prompt`). */
-  failures: string[];
-  outDir: string;
-  outputs: { tokenizedData: string; promptsToGenerate: string; reportJson: string; reportMd: string };
-  tokenizer: { dir: string; name: string; hash: string; embeddedDefault: boolean };
-  templateKwargs: Record<string, unknown>;
-  mask: MaskPolicy;
-  maxLength: number | null;
-  truncate: boolean;
-  /**
-   * The chat-template check run once per run (`eagle3-prep check-template`, issue 4):
-   * its findings without the probe renders; null when the template could not be checked.
-   */
-  templateCheck: Omit<TemplateCheck, 'records' | 'turns'> | null;
-  files: FileReport[];
-  totals: Omit<FileReport, 'file' | 'format' | 'evidence' | 'errors' | 'dropped' | 'notes' | 'rowsInFile'> & { dropped: Record<string, number> };
-  elapsedMs: number;
-  /** Set when the run was one shard (`--shard I/N`), or a merge of N shards (`merged: true`). */
-  shard?: { index: number; count: number; merged?: boolean };
-}
+export type { FileReport, PrepareHooks, PrepareOptions, PrepareProgress, PrepareResult, RowResult, RowSettings, RunSetup } from './contract';
+export { RowProcessor } from '../records/rowProcessor';
 
 /** File extensions `prepare` reads when given a folder (each also gzip- or zstd-compressed, `readers.ts` DATASET_FILE_RE). */
 export const DATASET_EXTENSIONS = ['.jsonl', '.ndjson', '.json', '.traj', '.parquet'];
@@ -254,208 +135,26 @@ export function expandInputs(paths: string[]): string[] {
   return [...new Set(out)];
 }
 
-const tokenizerCache = new Map<string, TargetTokenizer>();
-
-/**
- * Loads a tokenizer once per process: runs over several inputs (and the
- * extension's repeated runs) reuse it while its files are unchanged (keyed by
- * folder and the files' modification times).
- */
-function cachedTokenizer(dir: string | undefined): TargetTokenizer {
-  const folder = dir ? resolve(dir) : '';
-  const stamp = folder ? tokenizerFilesStamp(folder) : 'embedded';
-  const key = `${folder}|${stamp}`;
-  let tok = tokenizerCache.get(key);
-  if (!tok) {
-    tok = loadTokenizer(dir);
-    tokenizerCache.set(key, tok);
-  }
-  return tok;
-}
-
 /** Rows sampled from the start of a file to detect its format. */
 const DETECT_SAMPLE = DETECT_SAMPLE_SIZE;
 
 function emptyFileReport(file: string): FileReport {
   return {
-    file, format: 'unknown', evidence: [], rowsRead: 0, rowsWritten: 0, recordsWritten: 0, rowsSetAside: 0,
-    rowsDropped: 0, rowsErrored: 0, dropped: {}, errors: [], notes: {}, trainableTokens: 0, totalTokens: 0,
+    file,
+    format: 'unknown',
+    evidence: [],
+    rowsRead: 0,
+    rowsWritten: 0,
+    recordsWritten: 0,
+    rowsSetAside: 0,
+    rowsDropped: 0,
+    rowsErrored: 0,
+    dropped: {},
+    errors: [],
+    notes: {},
+    trainableTokens: 0,
+    totalTokens: 0,
   };
-}
-
-/**
- * What one row became, computed where the row was processed (inline or in a
- * pool worker, see `pool.ts`) and applied to its file's report and the outputs
- * in input order by the run's single writer. Plain structured-clone data.
- */
-export interface RowResult {
-  line: number;
-  /** The row's fate (spec loss-mask.md "Records that are not written"). */
-  fate: 'written' | 'setAside' | 'dropped' | 'errored';
-  /** Drop reason code when `fate` is `dropped`. */
-  reason?: string;
-  /** Error message when `fate` is `errored`. */
-  message?: string;
-  /** Note codes observed for the row, one entry per occurrence. */
-  notes: string[];
-  /** `tokenized_data.jsonl` lines (JSON of a {@link TokenizedRecord}, newline included), in record order. */
-  records: string[];
-  /** The `prompts_to_generate.jsonl` line when `fate` is `setAside`. */
-  prompt?: string;
-  trainableTokens: number;
-  totalTokens: number;
-}
-
-/** The settings a row processor needs; the same in every worker of a run. */
-export type RowSettings = Pick<PrepareOptions, 'tokenizerDir' | 'mask' | 'maxLength' | 'truncate' | 'templateKwargs'>;
-
-/**
- * Turns raw rows into {@link RowResult}s: normalize → render → mask → tokenize.
- * Synchronous and self-contained (one per thread); it loads the tokenizer once
- * per process (`cachedTokenizer`). Rows never share state, so any number of
- * processors give the same results for the same rows.
- */
-export class RowProcessor {
-  readonly tok: TargetTokenizer;
-  private readonly specials: SpecialTokenFinder;
-  private readonly templates = new Map<string, ChatTemplate>();
-  private readonly mask: MaskPolicy;
-
-  /** @throws TokenizerLoadError for an unusable tokenizer folder */
-  constructor(readonly settings: RowSettings) {
-    this.tok = cachedTokenizer(settings.tokenizerDir);
-    this.specials = new SpecialTokenFinder(this.tok.specialTokens);
-    this.mask = settings.mask ?? 'assistant';
-  }
-
-  private templateFor(hasTools: boolean): ChatTemplate {
-    const named = pickTemplate(this.tok.templates, hasTools);
-    if (!named) throw new TemplateRenderError(`tokenizer ${this.tok.dir} has no chat template (tokenizer_config.json "chat_template" or chat_template.jinja)`);
-    let t = this.templates.get(named.name);
-    if (!t) {
-      t = new ChatTemplate(named, this.tok.specialTokenVars, this.settings.templateKwargs ?? {});
-      this.templates.set(named.name, t);
-    }
-    return t;
-  }
-
-  /**
-   * Processes one row of `file` (`fileBase` = its basename, for default ids).
-   * Never throws for bad data: a row that cannot be used is `dropped` or `errored`.
-   */
-  processRow(row: Pick<RawRow, 'line' | 'element' | 'value' | 'error'>, file: string, fileBase: string): RowResult {
-    const res: RowResult = { line: row.line, fate: 'errored', notes: [], records: [], trainableTokens: 0, totalTokens: 0 };
-    if (row.error !== undefined) {
-      res.message = row.error;
-      return res;
-    }
-    const outcome = normalizeRow(row.value, row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element }, fileBase);
-    switch (outcome.kind) {
-      case 'conversation':
-        res.notes.push(...(outcome.conversation.notes ?? []));
-        this.processConversation(res, outcome.conversation, generatedTurnsOf(row.value));
-        break;
-      case 'prompt': {
-        const c = outcome.conversation;
-        // Everything the server needs to answer: tool calls and their results keep their ids and names.
-        const msgs = c.messages.map((m) => ({
-          role: m.role,
-          content: m.content ?? '',
-          ...(m.reasoning_content ? { reasoning_content: m.reasoning_content } : {}),
-          ...(m.tool_calls?.length ? { tool_calls: m.tool_calls } : {}),
-          ...(m.tool_call_id ? { tool_call_id: m.tool_call_id } : {}),
-          ...(m.name ? { name: m.name } : {}),
-        }));
-        res.prompt = JSON.stringify({ id: c.id, source: c.source, messages: msgs, ...(c.tools?.length ? { tools: c.tools } : {}) }) + '\n';
-        res.fate = 'setAside';
-        break;
-      }
-      case 'dropped':
-        res.fate = 'dropped';
-        res.reason = outcome.reason;
-        break;
-      case 'errored':
-        res.message = outcome.message;
-        break;
-    }
-    return res;
-  }
-
-  /** Turns one conversation into tokenized record lines; sets the row's fate. */
-  private processConversation(res: RowResult, conv: Conversation, generated?: GeneratedTurnIds[]): void {
-    let built;
-    let template: ChatTemplate | undefined;
-    try {
-      template = this.templateFor((conv.tools?.length ?? 0) > 0);
-      built = buildRecords(conv, template, this.specials, this.mask);
-    } catch (e) {
-      if (e instanceof TemplateRenderError) {
-        res.fate = 'errored';
-        res.message = `chat template error: ${e.message}`;
-        return;
-      }
-      throw e;
-    }
-    res.notes.push(...built.notes);
-    if (built.records.length > 1) res.notes.push('split_into_records');
-    for (const te of built.targetErrors) res.notes.push(te.reason);
-    let lastDrop: string | null = built.targetCount === 0 ? 'no_trainable_tokens' : null;
-    const max = this.settings.maxLength;
-    for (let r = 0; r < built.records.length; r++) {
-      const rec = built.records[r];
-      const enc = this.tok.encode(rec.text);
-      if (!enc.exactOffsets) res.notes.push('offsets_approximate');
-      let ids = enc.ids;
-      let mask = maskFromSpans(enc.starts, rec.spans);
-      // Rows written by `generate` carry the generated token ids (src/core/records/generatedIds.ts).
-      let idsSource: 'generated' | 'retokenized' | undefined;
-      if (generated) {
-        const g = applyGeneratedIds(rec, enc, mask, generated, (x) => this.tok.decode(x));
-        ({ ids, mask } = g);
-        idsSource = g.source;
-        res.notes.push(g.source === 'generated' ? 'generated_token_ids_used' : `retokenized_${g.reason}`);
-      }
-      if (max !== undefined && ids.length > max) {
-        if (!this.settings.truncate) {
-          lastDrop = 'too_long';
-          res.notes.push('record_dropped_too_long');
-          continue;
-        }
-        ids = ids.slice(0, max);
-        mask = mask.slice(0, max);
-        res.notes.push('record_truncated');
-      }
-      let nResp = 0;
-      for (const m of mask) nResp += m;
-      if (nResp === 0) {
-        lastDrop = 'no_trainable_tokens';
-        res.notes.push('record_dropped_no_trainable_tokens');
-        continue;
-      }
-      const out: TokenizedRecord = {
-        id: built.records.length > 1 ? `${conv.id}#${r}` : conv.id,
-        source: conv.source.element === undefined ? { file: conv.source.file, line: conv.source.line } : { file: conv.source.file, line: conv.source.line, element: conv.source.element },
-        input_ids: ids,
-        loss_mask: mask,
-        seq_len: ids.length,
-        n_prompt_tokens: ids.length - nResp,
-        n_response_tokens: nResp,
-        ...(idsSource ? { ids_source: idsSource } : {}),
-      };
-      res.records.push(JSON.stringify(out) + '\n');
-      res.trainableTokens += nResp;
-      res.totalTokens += ids.length;
-    }
-    if (res.records.length > 0) res.fate = 'written';
-    else if (built.targetErrors.length > 0) {
-      const te = built.targetErrors[0];
-      res.fate = 'errored';
-      res.message = `${te.reason}: ${te.message}; template "${template.named.name}" of ${this.tok.dir}`;
-    } else {
-      res.fate = 'dropped';
-      res.reason = lastDrop ?? 'no_trainable_tokens';
-    }
-  }
 }
 
 function drop(rep: FileReport, line: number, reason: string) {
@@ -523,7 +222,8 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
   };
   const outputPaths = new Set(Object.values(outputs));
   for (const input of opts.inputs) {
-    if (outputPaths.has(resolve(input))) throw new Error(`${resolve(input)} is an output of this run (--out ${outDir}); inputs are never overwritten: choose another --out`);
+    if (outputPaths.has(resolve(input)))
+      throw new Error(`${resolve(input)} is an output of this run (--out ${outDir}); inputs are never overwritten: choose another --out`);
   }
   const shard = opts.shard ?? null;
   if (shard && (!Number.isInteger(shard.count) || shard.count < 1 || !Number.isInteger(shard.index) || shard.index < 0 || shard.index >= shard.count)) {
@@ -553,7 +253,9 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
   const tok = setup.tokenizer;
   if (!setup.hasTemplates) {
     await executor.close();
-    throw new TokenizerLoadError(`${tok.dir}: no chat template (tokenizer_config.json "chat_template", chat_template.jinja or chat_template.json); records cannot be rendered as the target model serves them`);
+    throw new TokenizerLoadError(
+      `${tok.dir}: no chat template (tokenizer_config.json "chat_template", chat_template.jinja or chat_template.json); records cannot be rendered as the target model serves them`,
+    );
   }
   hooks.log?.(`tokenizer: ${tok.name} (${tok.dir}, sha256 ${tok.hash})`);
   const templateCheck = setup.templateCheck;
@@ -592,7 +294,15 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
         const now = Date.now();
         if (!hooks.onProgress || (!force && now - lastEmit < 100)) return;
         lastEmit = now;
-        hooks.onProgress({ file, fileIndex: fi, fileCount: opts.inputs.length, rowsRead: rep.rowsRead, recordsWritten: rep.recordsWritten, bytesRead, bytesTotal });
+        hooks.onProgress({
+          file,
+          fileIndex: fi,
+          fileCount: opts.inputs.length,
+          rowsRead: rep.rowsRead,
+          recordsWritten: rep.recordsWritten,
+          bytesRead,
+          bytesTotal,
+        });
       };
       hooks.log?.(`reading ${file}`);
       const rows = readRows(file, { signal: hooks.signal, mapping: opts.mapping });
@@ -728,16 +438,6 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
   return result;
 }
 
-/** What a run reports about its tokenizer and chat template, found where the tokenizer is loaded (this thread or the first pool worker). */
-export interface RunSetup {
-  tokenizer: PrepareResult['tokenizer'];
-  /** false when the tokenizer has no chat template (the run cannot render anything). */
-  hasTemplates: boolean;
-  templateCheck: PrepareResult['templateCheck'];
-  /** Why the template check failed, when it did. */
-  checkError?: string;
-}
-
 /** Runs the chat-template check once for a run (`eagle3-prep check-template`, without the probe renders). */
 export function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templateKwargs' | 'mask'>): RunSetup {
   const setup: RunSetup = {
@@ -798,8 +498,12 @@ export function runFailures(files: readonly FileReport[], opts: { allowEmpty?: b
     const sum = f.rowsWritten + f.rowsSetAside + f.rowsDropped + f.rowsErrored;
     if (sum !== f.rowsRead) failures.push(`${f.file}: accounting mismatch (${sum} accounted, ${f.rowsRead} read)`);
     if (!opts.allowEmpty && f.recordsWritten === 0 && f.rowsSetAside === 0) {
-      const why = Object.entries(f.dropped).map(([k, v]) => `${v.count} ${k}`).concat(f.rowsErrored ? [`${f.rowsErrored} errored`] : []);
-      failures.push(`${f.file}: no record written and no prompt set aside (${f.rowsRead} rows read${why.length ? ': ' + why.join(', ') : ''}; format ${f.format})`);
+      const why = Object.entries(f.dropped)
+        .map(([k, v]) => `${v.count} ${k}`)
+        .concat(f.rowsErrored ? [`${f.rowsErrored} errored`] : []);
+      failures.push(
+        `${f.file}: no record written and no prompt set aside (${f.rowsRead} rows read${why.length ? ': ' + why.join(', ') : ''}; format ${f.format})`,
+      );
     } else if (!opts.allowEmpty && f.recordsWritten === 0 && f.rowsErrored > 0) {
       failures.push(`${f.file}: no record written; ${f.rowsErrored} rows errored (first: line ${f.errors[0]?.line}: ${f.errors[0]?.message.split('\n')[0]})`);
     }

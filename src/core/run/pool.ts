@@ -9,7 +9,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { RowProcessor, RowResult, RowSettings, RunSetup } from './pipeline';
+import type { RowProcessor } from '../records/rowProcessor';
+import type { RowResult, RowSettings, RunSetup } from './contract';
 import { isFromPoolWorkerMessage, type PoolWorkerData, type RowBatchMessage } from './workerProtocol';
 
 /** Rows of one file sent together: `{line, value}` or `{line, error}` as the reader yielded them. */
@@ -94,7 +95,11 @@ export class WorkerPool implements RowExecutor {
    * @param opts.script worker script (default {@link poolWorkerScript})
    * @param opts.lowPriority workers lower their own thread's priority (Linux only, see `PrepareOptions.lowPriority`)
    */
-  constructor(readonly size: number, settings: RowSettings, opts: { script?: string; lowPriority?: boolean } = {}) {
+  constructor(
+    readonly size: number,
+    settings: RowSettings,
+    opts: { script?: string; lowPriority?: boolean } = {},
+  ) {
     const script = opts.script ?? poolWorkerScript();
     this.setup = new Promise<RunSetup>((resolve, reject) => (this.setupSettle = { resolve, reject }));
     this.setup.catch(() => {}); // a caller that never asks must not see an unhandled rejection
@@ -102,7 +107,12 @@ export class WorkerPool implements RowExecutor {
       const data: PoolWorkerData = { job: 'rows', settings, setup: i === 0, ...(opts.lowPriority ? { lowPriority: true } : {}) };
       // From source (tests, `node --import tsx`), a .ts worker registers tsx's CommonJS hooks first.
       const worker = script.endsWith('.ts')
-        ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(script)});`, { eval: true, workerData: data, name: `eagle3-rows-${i}`, resourceLimits: { maxOldGenerationSizeMb: POOL_WORKER_HEAP_MB } })
+        ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(script)});`, {
+            eval: true,
+            workerData: data,
+            name: `eagle3-rows-${i}`,
+            resourceLimits: { maxOldGenerationSizeMb: POOL_WORKER_HEAP_MB },
+          })
         : new Worker(script, { workerData: data, name: `eagle3-rows-${i}`, resourceLimits: { maxOldGenerationSizeMb: POOL_WORKER_HEAP_MB } });
       const slot: Slot = { worker, pending: new Map() };
       worker.on('message', (m: unknown) => {

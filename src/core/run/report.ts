@@ -3,29 +3,12 @@
  * and errored, per input file, with the settings that produced it.
  */
 import { relative } from 'node:path';
-import { FORMAT_CODE_TEXT } from '../formats/codes';
+import { CODES } from '../codes';
 import { writeFileAtomic } from './output';
-import type { FileReport, PrepareResult } from './pipeline';
+import type { FileReport, PrepareResult } from './contract';
 
-/** What each drop reason and note code means, for the readable report. */
-export const REASON_TEXT: Record<string, string> = {
-  ...FORMAT_CODE_TEXT, // issue 3: normalization codes
-  no_trainable_tokens: 'no token left to train on (no assistant turn with content, all flagged not trainable, or truncated away)',
-  too_long: 'longer than --max-length (use --truncate to keep the first tokens)',
-  empty_conversation: 'the row holds a conversation with no messages',
-  no_assistant_turn: 'no assistant turn',
-  unrecognized_shape: 'no conversation recognized in the row',
-  invalid_json: 'the line is not valid JSON',
-  template_rewrites_history: 'the chat template rewrites earlier turns when a turn is added (records split per stable run)',
-  generation_prompt_mismatch: 'the template writes no generation-prompt header for some turns (completion taken after the history)',
-  template_unsupported: 'a target turn could not be located in the render',
-  reasoning_not_rendered: 'reasoning_content the template does not render (check template kwargs)',
-  tool_calls_not_rendered: 'tool calls the template does not render',
-  split_into_records: 'a conversation became several records: the template renders earlier turns differently once later turns follow (e.g. Qwen3 drops earlier reasoning / empty think blocks); each assistant turn is still trained exactly once',
-  record_dropped_too_long: 'a record of a written row was longer than --max-length and dropped',
-  record_dropped_no_trainable_tokens: 'a record of a written row kept no trainable token after truncation',
-  offsets_approximate: 'token offsets could not be aligned exactly to the text',
-};
+/** What each drop reason, error and note code means, for the readable report (from the one code table, `core/codes.ts`). */
+export const REASON_TEXT: Readonly<Record<string, string>> = Object.freeze(Object.fromEntries(Object.entries(CODES).map(([k, v]) => [k, v.meaning])));
 
 function pct(a: number, b: number): string {
   return b === 0 ? '–' : `${((100 * a) / b).toFixed(1)} %`;
@@ -47,7 +30,8 @@ function fileSection(f: FileReport, base: string): string {
   ];
   if (Object.keys(f.dropped).length) {
     lines.push('Dropped:', '');
-    for (const [k, v] of Object.entries(f.dropped)) lines.push(`- \`${k}\` × ${v.count} (lines ${v.lines.join(', ')}${v.count > v.lines.length ? ', …' : ''}): ${REASON_TEXT[k] ?? ''}`);
+    for (const [k, v] of Object.entries(f.dropped))
+      lines.push(`- \`${k}\` × ${v.count} (lines ${v.lines.join(', ')}${v.count > v.lines.length ? ', …' : ''}): ${REASON_TEXT[k] ?? ''}`);
     lines.push('');
   }
   if (f.errors.length) {
@@ -92,7 +76,13 @@ export function renderReportMarkdown(r: PrepareResult): string {
     `- Template kwargs: \`${JSON.stringify(r.templateKwargs)}\``,
     `- Outputs: \`tokenized_data.jsonl\` (${t.recordsWritten} records), \`prompts_to_generate.jsonl\` (${t.rowsSetAside} prompts)`,
     `- Time: ${(r.elapsedMs / 1000).toFixed(1)} s${r.shard?.merged ? ' (slowest shard)' : ''}`,
-    ...(r.shard ? [r.shard.merged ? `- Merged from ${r.shard.count} shards (\`eagle3-prep merge-reports\`); every row of every file was read by exactly one shard` : `- Shard ${r.shard.index}/${r.shard.count}: the rows whose run-wide index k has k mod ${r.shard.count} = ${r.shard.index}; combine the shards with \`eagle3-prep merge-reports\``] : []),
+    ...(r.shard
+      ? [
+          r.shard.merged
+            ? `- Merged from ${r.shard.count} shards (\`eagle3-prep merge-reports\`); every row of every file was read by exactly one shard`
+            : `- Shard ${r.shard.index}/${r.shard.count}: the rows whose run-wide index k has k mod ${r.shard.count} = ${r.shard.index}; combine the shards with \`eagle3-prep merge-reports\``,
+        ]
+      : []),
     '',
     ...templateCheckSection(r),
     '## Totals',

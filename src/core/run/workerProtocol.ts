@@ -6,7 +6,7 @@
  * structured-clone data (no functions, no class instances, no AbortSignal).
  * This module has no runtime dependencies and must never import `vscode`.
  */
-import type { PrepareOptions, PrepareProgress, PrepareResult, RowResult, RowSettings, RunSetup } from './pipeline';
+import type { PrepareOptions, PrepareProgress, PrepareResult, RowResult, RowSettings, RunSetup } from './contract';
 
 /** `workerData` of a worker started for one `prepare` run. */
 export interface PrepareWorkerData {

@@ -311,7 +311,12 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
   for (const probe of PROBES) {
     const hasTools = (probe.tools?.length ?? 0) > 0;
     const template = templateFor(hasTools);
-    const conv = (messages: Message[]): Conversation => ({ id: `probe:${probe.name}`, source: { file: '<check-template>', line: 0 }, messages, tools: probe.tools });
+    const conv = (messages: Message[]): Conversation => ({
+      id: `probe:${probe.name}`,
+      source: { file: '<check-template>', line: 0 },
+      messages,
+      tools: probe.tools,
+    });
     const pr: ProbeRecords = { probe: probe.name, title: probe.title, template: template.named.name, error: null, prefixStable: null, records: [] };
     out.records.push(pr);
     try {
@@ -319,8 +324,13 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
       pr.records = built.records;
       rendered.push(...built.records.map((r) => r.text));
       for (const n of built.notes) {
-        if (n === 'reasoning_not_rendered') out.warnings.push({ probe: probe.name, code: n, message: 'an assistant turn\'s reasoning_content is not in its rendered completion (template kwargs such as preserve_thinking can change that)' });
-        if (n === 'tool_calls_not_rendered') out.warnings.push({ probe: probe.name, code: n, message: 'a tool call\'s name is not in its rendered completion' });
+        if (n === 'reasoning_not_rendered')
+          out.warnings.push({
+            probe: probe.name,
+            code: n,
+            message: "an assistant turn's reasoning_content is not in its rendered completion (template kwargs such as preserve_thinking can change that)",
+          });
+        if (n === 'tool_calls_not_rendered') out.warnings.push({ probe: probe.name, code: n, message: "a tool call's name is not in its rendered completion" });
       }
       for (const e of built.targetErrors) out.warnings.push({ probe: probe.name, code: 'template_unsupported', message: e.message });
       const unsupported = new Set(built.targetErrors.map((e) => e.index));
@@ -345,9 +355,18 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
         const [start, end]: Span = rec.spans[0];
         const tokenAtEnd = endToken(rec.text, end);
         out.turns.push({ probe: probe.name, turn: i, endOfTurn: tokenAtEnd, textAfter: rec.text.slice(end), trained: rec.text.slice(start, end) });
-        if (!tokenAtEnd) out.warnings.push({ probe: probe.name, code: 'span_without_special_token', message: `assistant turn ${i}: the trainable span ends without a special token (trained to the end of its completion)` });
+        if (!tokenAtEnd)
+          out.warnings.push({
+            probe: probe.name,
+            code: 'span_without_special_token',
+            message: `assistant turn ${i}: the trainable span ends without a special token (trained to the end of its completion)`,
+          });
         if (!(probe.messages[i].reasoning_content ?? '').trim() && EMPTY_THINK.test(rec.text.slice(start, end))) emptyThink.push(i);
-        const kind = one.notes.includes('template_rewrites_history') ? 'template_rewrites_history' : one.notes.includes('generation_prompt_mismatch') ? 'generation_prompt_mismatch' : null;
+        const kind = one.notes.includes('template_rewrites_history')
+          ? 'template_rewrites_history'
+          : one.notes.includes('generation_prompt_mismatch')
+            ? 'generation_prompt_mismatch'
+            : null;
         if (kind) {
           const F = R(i + 1, false);
           const at = breakOffset(P, F);
@@ -363,7 +382,11 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
       }
       if (emptyThink.length) {
         const turns = `assistant turn${emptyThink.length > 1 ? 's' : ''} ${emptyThink.join(', ')}`;
-        out.warnings.push({ probe: probe.name, code: 'empty_think_trained', message: `${turns}: no reasoning in the data; the trainable text holds the empty think block the template writes for such a turn (trained, spec case 1); if the data was generated with thinking off, set the template kwargs that turn it off` });
+        out.warnings.push({
+          probe: probe.name,
+          code: 'empty_think_trained',
+          message: `${turns}: no reasoning in the data; the trainable text holds the empty think block the template writes for such a turn (trained, spec case 1); if the data was generated with thinking off, set the template kwargs that turn it off`,
+        });
       }
       pr.prefixStable = stable;
       if (!stable) out.prefixStable = false;
@@ -438,7 +461,16 @@ function detectDefaultSystemPrompt(R: (m: Message[]) => string, bos: string | un
   return injected.length ? injected : null;
 }
 
-const ANSI = { reset: '\x1b[0m', bold: '\x1b[1m', dim: '\x1b[2m', underline: '\x1b[4m', green: '\x1b[32m', yellow: '\x1b[33m', red: '\x1b[31m', trainBg: '\x1b[42m\x1b[30m' };
+const ANSI = {
+  reset: '\x1b[0m',
+  bold: '\x1b[1m',
+  dim: '\x1b[2m',
+  underline: '\x1b[4m',
+  green: '\x1b[32m',
+  yellow: '\x1b[33m',
+  red: '\x1b[31m',
+  trainBg: '\x1b[42m\x1b[30m',
+};
 
 /** Options of {@link formatTemplateCheck}. */
 export interface FormatOptions {
@@ -473,17 +505,24 @@ export function formatTemplateCheck(check: TemplateCheck, opts: FormatOptions): 
     lines.push(`      at char ${b.at}: expected ${q(b.expected)}`);
     lines.push(`      ${' '.repeat(String(b.at).length + 9)}rendered ${q(b.actual)}`);
   }
-  lines.push(`  end of turn trained:        ${check.endOfTurnTrained.length ? check.endOfTurnTrained.map(q).join(', ') : c(ANSI.yellow, 'none (spans end without a special token)')}`);
+  lines.push(
+    `  end of turn trained:        ${check.endOfTurnTrained.length ? check.endOfTurnTrained.map(q).join(', ') : c(ANSI.yellow, 'none (spans end without a special token)')}`,
+  );
   lines.push(`  text after it (not trained): ${check.textAfterEndOfTurn.length ? check.textAfterEndOfTurn.map(q).join(', ') : '-'}`);
   lines.push(`  default system prompt:      ${check.defaultSystemPrompt === null ? 'none' : c(ANSI.yellow, q(check.defaultSystemPrompt))}`);
   lines.push(`  generation prompt:          ${check.generationPrompt === null ? '-' : q(check.generationPrompt)}`);
   lines.push(`  scaffold beyond header:     ${check.generationPromptScaffold === null ? 'none' : c(ANSI.yellow, q(check.generationPromptScaffold))}`);
   if (check.warnings.length) {
     lines.push(`  warnings:`);
-    for (const w of check.warnings) lines.push(`    - ${w.probe ? `${w.probe}: ` : ''}${c(w.code === 'template_error' ? ANSI.red : ANSI.yellow, w.code)}: ${w.message.split('\n')[0]}`);
+    for (const w of check.warnings)
+      lines.push(`    - ${w.probe ? `${w.probe}: ` : ''}${c(w.code === 'template_error' ? ANSI.red : ANSI.yellow, w.code)}: ${w.message.split('\n')[0]}`);
   }
   lines.push('');
-  lines.push(opts.color ? `Trainable text: ${c(ANSI.trainBg, 'like this')}; special tokens ${c(ANSI.dim, 'dim')} / ${c(ANSI.bold, 'bold')} when trained.` : 'Trainable text: ⟦like this⟧.');
+  lines.push(
+    opts.color
+      ? `Trainable text: ${c(ANSI.trainBg, 'like this')}; special tokens ${c(ANSI.dim, 'dim')} / ${c(ANSI.bold, 'bold')} when trained.`
+      : 'Trainable text: ⟦like this⟧.',
+  );
   for (const p of check.records) {
     lines.push('');
     lines.push(c(ANSI.bold, `probe ${p.probe}`) + ` — ${p.title} (template "${p.template}")`);

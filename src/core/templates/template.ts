@@ -167,7 +167,14 @@ export class ChatTemplate {
     const call = { id: 'call_probe', type: 'function' as const, function: { name: 'probe_tool_name_7f3a', arguments: { q: 'x7f3a' } } };
     for (const content of [null, '']) {
       try {
-        const text = this.render([{ role: 'user', content: 'probe' }, { role: 'assistant', content, tool_calls: [call] }], undefined, { addGenerationPrompt: false });
+        const text = this.render(
+          [
+            { role: 'user', content: 'probe' },
+            { role: 'assistant', content, tool_calls: [call] },
+          ],
+          undefined,
+          { addGenerationPrompt: false },
+        );
         // The call is rendered when its name or its arguments show (Kimi-K2 writes the call id, not the name).
         if (text.includes('probe_tool_name_7f3a') || text.includes('x7f3a')) return /\{\s*"q"\s*:\s*"x7f3a"\s*\}/.test(text);
       } catch {
@@ -183,7 +190,14 @@ export class ChatTemplate {
     const call = { id: 'call_probe', type: 'function' as const, function: { name: 'probe_tool_name_7f3a', arguments: args } };
     for (const content of [null, '']) {
       try {
-        const text = this.render([{ role: 'user', content: 'probe' }, { role: 'assistant', content, tool_calls: [call] }], undefined, { addGenerationPrompt: false });
+        const text = this.render(
+          [
+            { role: 'user', content: 'probe' },
+            { role: 'assistant', content, tool_calls: [call] },
+          ],
+          undefined,
+          { addGenerationPrompt: false },
+        );
         if (text.includes('probe_tool_name_7f3a') || text.includes('x7f3a')) return text.includes(args);
       } catch {
         /* try the other content form */

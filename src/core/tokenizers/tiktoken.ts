@@ -30,7 +30,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { byteLevelDecoder, readChatTemplates, readJson, specialTokenVarsOf, tokenizerFilesHashOf, TokenizerLoadError, type EncodedText, type TargetTokenizer } from './tokenizer';
+import { byteLevelDecoder, readChatTemplates, readJson, specialTokenVarsOf, tokenizerFilesHashOf } from './modelFolder';
+import { TokenizerLoadError, type EncodedText, type TargetTokenizer } from './types';
 
 /**
  * Kimi's pre-tokenizer pattern, verbatim from `TikTokenTokenizer.pat_str` in
@@ -433,7 +434,8 @@ export function parseTiktokenModel(path: string, data: Uint8Array = readFileSync
     let rank = 0;
     for (let k = c; k < d; k++) {
       const v = data[k] - 0x30;
-      if (v < 0 || v > 9 || d - c > 10) err(lineNo, `rank is not a non-negative integer: ${JSON.stringify(Buffer.from(data.subarray(c, d)).toString('latin1'))}`);
+      if (v < 0 || v > 9 || d - c > 10)
+        err(lineNo, `rank is not a non-negative integer: ${JSON.stringify(Buffer.from(data.subarray(c, d)).toString('latin1'))}`);
       rank = rank * 10 + v;
     }
     // Base64 token.
@@ -484,12 +486,14 @@ export function parseTiktokenModel(path: string, data: Uint8Array = readFileSync
   // Duplicate tokens: each rank's bytes must look up to itself.
   for (let r = 0; r < count; r++) {
     const got = table.rank(bytes, offs[r], offs[r + 1]);
-    if (got !== r) throw new TokenizerLoadError(`${path}:${lineOfIdx[byRank[r]]}: token repeats the one on line ${lineOfIdx[byRank[got]]} (ranks ${got} and ${r})`);
+    if (got !== r)
+      throw new TokenizerLoadError(`${path}:${lineOfIdx[byRank[r]]}: token repeats the one on line ${lineOfIdx[byRank[got]]} (ranks ${got} and ${r})`);
   }
   const one = new Uint8Array(1);
   for (let v = 0; v < 256; v++) {
     one[0] = v;
-    if (table.rank(one, 0, 1) < 0) throw new TokenizerLoadError(`${path}: no rank for the single byte 0x${v.toString(16).padStart(2, '0')} (byte-level BPE needs all 256)`);
+    if (table.rank(one, 0, 1) < 0)
+      throw new TokenizerLoadError(`${path}: no rank for the single byte 0x${v.toString(16).padStart(2, '0')} (byte-level BPE needs all 256)`);
   }
   return table;
 }
@@ -874,7 +878,15 @@ function writeCache(path: string, t: RankTable): void {
     mkdirSync(join(path, '..'), { recursive: true });
     const head = new Uint32Array([CACHE_MAGIC, CACHE_VERSION, t.size, t.table.length]);
     const tmp = `${path}.${process.pid}.tmp`;
-    writeFileSync(tmp, Buffer.concat([Buffer.from(head.buffer), Buffer.from(t.offs.buffer, t.offs.byteOffset, t.offs.byteLength), Buffer.from(t.table.buffer, t.table.byteOffset, t.table.byteLength), Buffer.from(t.bytes.buffer, t.bytes.byteOffset, t.bytes.byteLength)]));
+    writeFileSync(
+      tmp,
+      Buffer.concat([
+        Buffer.from(head.buffer),
+        Buffer.from(t.offs.buffer, t.offs.byteOffset, t.offs.byteLength),
+        Buffer.from(t.table.buffer, t.table.byteOffset, t.table.byteLength),
+        Buffer.from(t.bytes.buffer, t.bytes.byteOffset, t.bytes.byteLength),
+      ]),
+    );
     renameSync(tmp, path);
   } catch {
     /* a cache that cannot be written only costs time */
@@ -943,7 +955,9 @@ export function loadTiktokenTokenizer(dir: string, options: TiktokenLoadOptions 
   const tcPath = join(folder, 'tokenizer_config.json');
   const config: any = existsSync(tcPath) ? readJson(tcPath) : {};
   if (config.tokenizer_class !== undefined && config.tokenizer_class !== 'TikTokenTokenizer') {
-    throw new TokenizerLoadError(`${tcPath}: tokenizer_class ${JSON.stringify(config.tokenizer_class)} with tiktoken.model; only Kimi's TikTokenTokenizer layout is supported`);
+    throw new TokenizerLoadError(
+      `${tcPath}: tokenizer_class ${JSON.stringify(config.tokenizer_class)} with tiktoken.model; only Kimi's TikTokenTokenizer layout is supported`,
+    );
   }
   const patStr = options.patStr ?? KIMI_PAT_STR;
   // The model's own tokenization_kimi.py, when shipped, must hold the same pattern (each alternative verbatim).
@@ -951,7 +965,8 @@ export function loadTiktokenTokenizer(dir: string, options: TiktokenLoadOptions 
   if (options.patStr === undefined && existsSync(pyPath)) {
     const py = readFileSync(pyPath, 'utf8');
     const missing = KIMI_PAT_STR.split('|').filter((alt) => !py.includes(alt));
-    if (py.includes('pat_str') && missing.length) throw new TokenizerLoadError(`${pyPath}: its pat_str differs from Kimi's known pattern (not found: ${missing.map((m) => JSON.stringify(m)).join(', ')})`);
+    if (py.includes('pat_str') && missing.length)
+      throw new TokenizerLoadError(`${pyPath}: its pat_str differs from Kimi's known pattern (not found: ${missing.map((m) => JSON.stringify(m)).join(', ')})`);
   }
   const { ranks, sha256 } = loadRankTable(modelPath, options.useCache ?? true);
   const nBase = ranks.size;
@@ -963,7 +978,8 @@ export function loadTiktokenTokenizer(dir: string, options: TiktokenLoadOptions 
   const named = new Map<number, string>();
   for (const [key, v] of Object.entries(decoder)) {
     const id = Number(key);
-    if (!Number.isInteger(id) || id < 0 || typeof v?.content !== 'string') throw new TokenizerLoadError(`${tcPath}: added_tokens_decoder entry ${JSON.stringify(key)} needs an integer id and a string content`);
+    if (!Number.isInteger(id) || id < 0 || typeof v?.content !== 'string')
+      throw new TokenizerLoadError(`${tcPath}: added_tokens_decoder entry ${JSON.stringify(key)} needs an integer id and a string content`);
     named.set(id, v.content);
     if (v.special === true) specialTokens.push(v.content);
   }

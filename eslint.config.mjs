@@ -1,0 +1,50 @@
+// ESLint flat config: JavaScript's and typescript-eslint's recommended rules, plus the
+// project's architecture rule (src/core/** is pure TypeScript: it never imports `vscode`).
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import globals from 'globals';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'dist-test/**', 'node_modules/**', '.cache/**', 'coverage/**', 'test/fixtures/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { ecmaVersion: 2022, sourceType: 'module', globals: { ...globals.node } },
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'warn',
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', destructuredArrayIgnorePattern: '^_' },
+      ],
+      'no-control-regex': 'off', // tokenizer and reader code matches control characters on purpose
+    },
+  },
+  {
+    files: ['src/core/**/*.ts', 'src/cli.ts', 'src/worker.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'vscode', message: 'src/core, the CLI and the worker run without VS Code: keep `vscode` in src/vscode/ and src/extension.ts.' }] },
+      ],
+    },
+  },
+  {
+    files: ['webview/**/*.ts'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
+    // Tests resolve fixture and package paths with require.resolve / require at run time.
+    files: ['test/**/*.ts', 'test/**/*.mjs'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
+    // Playwright callbacks (page.evaluate) run in the workbench page.
+    files: ['test/host/*.mjs', 'scripts/screenshots.mjs'],
+    languageOptions: { globals: { ...globals.node, ...globals.browser } },
+  },
+  {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+);

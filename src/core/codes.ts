@@ -1,0 +1,139 @@
+/**
+ * Every stable code a run writes — drop reasons, error codes and notes — with
+ * what it means, what to do about it, and whether it changes the training data
+ * (a "data-changing warning": the terminal summary, the report's status and the
+ * editor's Problems must show it). One home: the report, the CLI summary, the
+ * Datasets view and Problems all read this table. Adding a code: add it here.
+ */
+
+/** What a code stands for in a run's accounting. */
+export type CodeKind = 'drop' | 'error' | 'note';
+
+export interface CodeInfo {
+  kind: CodeKind;
+  /** One line: what happened. */
+  meaning: string;
+  /** One line: what the user can do, when something can be done. */
+  remedy?: string;
+  /** true when the written records differ from what the source holds because of it (text lost, turns not trained, records cut). */
+  changesData?: boolean;
+}
+
+export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
+  message_fragment: { kind: 'drop', meaning: 'the row is one message of a message tree (OpenAssistant flat export), not a conversation; use the trees export' },
+  unknown_role: { kind: 'error', meaning: 'a turn role not in the alias table (add it to a field mapping); never trained as assistant' },
+  missing_role: { kind: 'error', meaning: 'a turn without a role field' },
+  bad_turn: { kind: 'error', meaning: 'a turn that is not an object' },
+  bad_tool_calls: { kind: 'error', meaning: 'tool calls that cannot be read (not a list, no function name)' },
+  bad_field: { kind: 'error', meaning: 'a field of the wrong type (e.g. "tools" not a list, a JSON string that does not parse)' },
+  internal_error: { kind: 'error', meaning: 'a normalizer bug (please report)' },
+  alternating_strings: { kind: 'note', meaning: 'a list of strings read as alternating user / assistant turns (UltraChat)' },
+  answers_json_string: { kind: 'note', meaning: '"answers" given as a JSON string (parsed into tool calls)' },
+  atif_steps_converted: { kind: 'note', meaning: 'ATIF steps converted: agent steps → assistant turns with tool calls, observation results → tool turns' },
+  bookkeeping_events_skipped: { kind: 'note', meaning: 'OpenHands state-change / recall events skipped' },
+  chosen_is_whole_conversation: { kind: 'note', meaning: 'preference row whose "chosen" holds the whole conversation' },
+  consecutive_same_role: { kind: 'note', meaning: 'consecutive turns of the same role kept as they are' },
+  content_parts_joined: { kind: 'note', meaning: 'content given as a list of parts; text parts joined with "\\n"' },
+  content_stringified: { kind: 'note', meaning: 'a number, boolean or object where text belongs, converted to text', changesData: true },
+  empty_response: { kind: 'note', meaning: 'an empty response field: the row is a prompt to answer' },
+  field_mapping_used: { kind: 'note', meaning: 'fields read through a field-mapping file' },
+  function_call_converted: { kind: 'note', meaning: 'legacy OpenAI "function_call" converted to tool calls' },
+  function_call_parts_converted: { kind: 'note', meaning: 'Gemini "functionCall" parts converted to tool calls' },
+  function_call_turn_converted: { kind: 'note', meaning: 'LLaMA-Factory "function_call" turns (JSON text) converted to tool calls' },
+  glaive_functioncall_converted: { kind: 'note', meaning: 'Glaive "<functioncall>" converted to a tool call (arguments kept as written)' },
+  hermes_tool_calls_parsed: { kind: 'note', meaning: 'Hermes <tool_call>{json}</tool_call> blocks in assistant text converted to tool calls' },
+  history_pairs_used: { kind: 'note', meaning: 'Alpaca / LLaMA-Factory "history" pairs placed before the current exchange' },
+  inline_think_split: { kind: 'note', meaning: 'inline <think>…</think> (or a lone </think>) split into reasoning_content + content' },
+  thought_markers_split: {
+    kind: 'note',
+    meaning: '<|begin_of_thought|>…<|end_of_thought|> split into reasoning_content; the <|begin_of_solution|> text kept as content',
+  },
+  instruction_context_joined: { kind: 'note', meaning: 'Dolly "context" joined to the instruction (blank line between)' },
+  instruction_input_joined: { kind: 'note', meaning: 'Alpaca "input" joined to the instruction (blank line between)' },
+  no_task_prompt: { kind: 'note', meaning: 'a step list without a task field: the conversation starts with the first step' },
+  non_text_parts_skipped: {
+    kind: 'note',
+    meaning: 'non-text content parts (images, audio, files) not rendered; listed per record by inspect',
+    remedy: 'images/audio are not rendered: a text-only drafter trains on the text turns only',
+    changesData: true,
+  },
+  null_content: { kind: 'note', meaning: 'null content replaced by ""' },
+  oasst_best_path: { kind: 'note', meaning: 'OpenAssistant tree read along its best-ranked replies' },
+  openhands_events_converted: { kind: 'note', meaning: 'OpenHands events converted to turns and tool calls' },
+  pairs_to_turns: { kind: 'note', meaning: '{input, output} exchanges read as user / assistant turns' },
+  question_context_joined: { kind: 'note', meaning: '"context" placed before the question (blank line between)' },
+  reasoning_field_used: { kind: 'note', meaning: 'a "reasoning" / "thinking" turn field used as reasoning_content' },
+  rejected_not_used: { kind: 'note', meaning: 'preference row: trained on "chosen"; "rejected" not used' },
+  row_json_string: { kind: 'note', meaning: 'the row is a JSON string holding the object (decoded)' },
+  steps_to_turns: { kind: 'note', meaning: 'role-less steps read as assistant turns with observations as user turns' },
+  swe_agent_history_used: { kind: 'note', meaning: 'SWE-agent "history" (the messages the model saw) used' },
+  system_field_ignored: { kind: 'note', meaning: 'a top-level system field ignored: the turn list has its own system turn', changesData: true },
+  system_prompt_field_used: { kind: 'note', meaning: 'a top-level system field used as the system message' },
+  tool_call_arguments_not_json: { kind: 'note', meaning: 'tool-call arguments that are not valid JSON kept verbatim as text' },
+  tool_call_content_null: { kind: 'note', meaning: 'assistant tool-call turns without text keep content null' },
+  tool_call_text_not_json: { kind: 'note', meaning: 'a tool call written in text that does not parse kept verbatim as assistant text', changesData: true },
+  tool_result_blocks_as_tool_turns: { kind: 'note', meaning: 'tool results inside content (Anthropic tool_result, Gemini functionResponse) became tool turns' },
+  tool_use_blocks_converted: { kind: 'note', meaning: 'Anthropic "tool_use" blocks converted to tool calls' },
+  tools_json_string: { kind: 'note', meaning: '"tools" given as a JSON string (parsed)' },
+  transcript_preamble_as_system: { kind: 'note', meaning: 'text before the first speaker marker used as the system message' },
+  transcript_split: { kind: 'note', meaning: 'one string split into turns at its speaker markers' },
+  turns_json_string: { kind: 'note', meaning: 'the turn list given as a JSON string (parsed)' },
+  untrainable_turn: { kind: 'note', meaning: 'turns flagged not trainable by the source (weight: 0, loss: false, train: false, trainable: false)' },
+  no_trainable_tokens: { kind: 'drop', meaning: 'no token left to train on (no assistant turn with content, all flagged not trainable, or truncated away)' },
+  too_long: { kind: 'drop', meaning: 'longer than --max-length (use --truncate to keep the first tokens)' },
+  empty_conversation: { kind: 'drop', meaning: 'the row holds a conversation with no messages' },
+  no_assistant_turn: { kind: 'drop', meaning: 'no assistant turn' },
+  unrecognized_shape: { kind: 'drop', meaning: 'no conversation recognized in the row' },
+  invalid_json: { kind: 'drop', meaning: 'the line is not valid JSON' },
+  template_rewrites_history: { kind: 'note', meaning: 'the chat template rewrites earlier turns when a turn is added (records split per stable run)' },
+  generation_prompt_mismatch: { kind: 'note', meaning: 'the template writes no generation-prompt header for some turns (completion taken after the history)' },
+  template_unsupported: {
+    kind: 'error',
+    meaning: 'a target turn could not be located in the render',
+    remedy: 'run eagle3-prep check-template to see the probe renders; report the template',
+    changesData: true,
+  },
+  reasoning_not_rendered: {
+    kind: 'note',
+    meaning: 'reasoning_content the template does not render (check template kwargs)',
+    remedy:
+      'the template does not write this reasoning: check template kwargs (enable_thinking, preserve_thinking) or pass --reasoning drop to train without it',
+    changesData: true,
+  },
+  tool_calls_not_rendered: {
+    kind: 'note',
+    meaning: 'tool calls the template does not render',
+    remedy:
+      "the template has no tool-call support for this shape: use the target model's tool-use template (tokenizer_config.json chat_template list) or check the tool_calls fields",
+    changesData: true,
+  },
+  record_dropped_too_long: {
+    kind: 'note',
+    meaning: 'a record of a written row was longer than --max-length and dropped',
+    remedy: 'raise --max-length, or use --truncate',
+    changesData: true,
+  },
+  record_dropped_no_trainable_tokens: { kind: 'note', meaning: 'a record of a written row kept no trainable token after truncation', changesData: true },
+  offsets_approximate: {
+    kind: 'note',
+    meaning: 'token offsets could not be aligned exactly to the text',
+    remedy: 'the tokenizer normalizer changes text: masks at token edges may be off by a token',
+    changesData: true,
+  },
+  split_into_records: {
+    kind: 'note',
+    meaning:
+      'a conversation became several records: the template renders earlier turns differently once later turns follow (e.g. Qwen3 drops earlier reasoning / empty think blocks); each assistant turn is still trained exactly once',
+  },
+});
+
+/** The one-line meaning of a code, or '' for an unknown one. */
+export function codeMeaning(code: string): string {
+  return CODES[code]?.meaning ?? '';
+}
+
+/** Whether a code marks data-changing output ({@link CodeInfo.changesData}). Drops and errors always count. */
+export function isDataChanging(code: string): boolean {
+  const c = CODES[code];
+  return c !== undefined && (c.changesData === true || c.kind === 'drop' || c.kind === 'error');
+}

@@ -1,0 +1,162 @@
+/**
+ * The run contract: the option, progress, report and per-row result shapes
+ * that `prepare` (run/pipeline.ts), its worker pool (run/pool.ts and
+ * run/workerProtocol.ts), the report writers, the CLI and the extension share.
+ * Types only: this module imports nothing at run time.
+ */
+import type { TemplateCheck } from '../templates/checkTemplate';
+import type { MaskPolicy } from '../types';
+/** Options of one `prepare` run. All inputs of one run share one output folder. */
+export interface PrepareOptions {
+  /** Input dataset files (absolute or relative to cwd). Folders are expanded by the caller (see `expandInputs`). */
+  inputs: string[];
+  /** Output folder; created if missing. */
+  outDir: string;
+  /** Local Hugging Face model folder with tokenizer files; undefined = the embedded default (Qwen3). */
+  tokenizerDir?: string;
+  /** Spec loss-mask.md "Targets"; default `assistant`. */
+  mask?: MaskPolicy;
+  /** Maximum record length in tokens; undefined = no limit. */
+  maxLength?: number;
+  /** Keep the first `maxLength` tokens instead of dropping `too_long` records. */
+  truncate?: boolean;
+  /** Extra variables for the chat template (`enable_thinking`, …). */
+  templateKwargs?: Record<string, unknown>;
+  /** Exit 0 even when an input yields no record and no prompt. */
+  allowEmpty?: boolean;
+  /** A field-mapping file (issue 3, `formats/mapping.ts`); default: the nearest `eagle3prep.jsonc` beside each input. */
+  mapping?: string;
+  /**
+   * Threads that render and tokenize (`pool.ts`); 1 or undefined = in this
+   * thread. Outputs are identical (input order) for any number.
+   */
+  workers?: number;
+  /** Pool worker script; default `worker.js` beside the bundle (or `src/worker.ts` from source). */
+  workerScript?: string;
+  /**
+   * Pool workers run at a lower OS priority (nice 10) so that the other
+   * threads of the process — the VS Code extension host — are scheduled first.
+   * Linux only, where a thread's nice value is its own (setpriority(2) NOTES);
+   * elsewhere ignored (it would lower the whole process).
+   */
+  lowPriority?: boolean;
+  /**
+   * With a pool, a row larger than this (bytes of input) is processed in the
+   * run's own thread instead of a worker, whose heap is limited
+   * (`POOL_WORKER_HEAP_MB`); its place in the output order is kept. Default 2 MiB.
+   */
+  largeRowBytes?: number;
+  /**
+   * Process only shard `index` of `count` (0-based): the rows whose run-wide
+   * index k (rows counted across the inputs in order, invalid lines included)
+   * has `k % count == index`. The report then carries `shard` and each file's
+   * `rowsInFile`, and `eagle3-prep merge-reports` combines the N reports.
+   */
+  shard?: { index: number; count: number };
+}
+
+/** Progress event, emitted at most every ~100 ms and once at each file end. */
+export interface PrepareProgress {
+  file: string;
+  fileIndex: number;
+  fileCount: number;
+  rowsRead: number;
+  recordsWritten: number;
+  /** Bytes of the current file consumed so far and its size, for a percentage. */
+  bytesRead: number;
+  bytesTotal: number;
+}
+
+export interface PrepareHooks {
+  onProgress?: (p: PrepareProgress) => void;
+  /** Log lines for an output channel / stderr. */
+  log?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+/** Per-input-file accounting; `written + setAside + dropped + errored == rowsRead` always. */
+export interface FileReport {
+  file: string;
+  format: string;
+  evidence: string[];
+  rowsRead: number;
+  /** Rows that produced at least one written record. */
+  rowsWritten: number;
+  recordsWritten: number;
+  /** Rows set aside in prompts_to_generate.jsonl. */
+  rowsSetAside: number;
+  rowsDropped: number;
+  rowsErrored: number;
+  /** reason code → { count, first line numbers (at most 10) }. */
+  dropped: Record<string, { count: number; lines: number[] }>;
+  /** First errors (at most 50) with line and message. */
+  errors: { line: number; message: string }[];
+  /** note code → count (e.g. template_rewrites_history). */
+  notes: Record<string, number>;
+  trainableTokens: number;
+  totalTokens: number;
+  /** The input's size (bytes) and modification time (ms since the epoch) when the run read it (datasets tree: stale outputs). */
+  input?: { size: number; mtimeMs: number };
+  /** Sharded runs only: rows of the file across all shards (this shard read `rowsRead` of them). */
+  rowsInFile?: number;
+}
+
+/** The result of a run, also written as `report.json`. */
+export interface PrepareResult {
+  ok: boolean;
+  /** Why the run failed (e.g. `samples/x.jsonl yielded no record and no prompt`). */
+  failures: string[];
+  outDir: string;
+  outputs: { tokenizedData: string; promptsToGenerate: string; reportJson: string; reportMd: string };
+  tokenizer: { dir: string; name: string; hash: string; embeddedDefault: boolean };
+  templateKwargs: Record<string, unknown>;
+  mask: MaskPolicy;
+  maxLength: number | null;
+  truncate: boolean;
+  /**
+   * The chat-template check run once per run (`eagle3-prep check-template`, issue 4):
+   * its findings without the probe renders; null when the template could not be checked.
+   */
+  templateCheck: Omit<TemplateCheck, 'records' | 'turns'> | null;
+  files: FileReport[];
+  totals: Omit<FileReport, 'file' | 'format' | 'evidence' | 'errors' | 'dropped' | 'notes' | 'rowsInFile'> & { dropped: Record<string, number> };
+  elapsedMs: number;
+  /** Set when the run was one shard (`--shard I/N`), or a merge of N shards (`merged: true`). */
+  shard?: { index: number; count: number; merged?: boolean };
+}
+
+/**
+ * What one row became, computed where the row was processed (inline or in a
+ * pool worker, see `pool.ts`) and applied to its file's report and the outputs
+ * in input order by the run's single writer. Plain structured-clone data.
+ */
+export interface RowResult {
+  line: number;
+  /** The row's fate (spec loss-mask.md "Records that are not written"). */
+  fate: 'written' | 'setAside' | 'dropped' | 'errored';
+  /** Drop reason code when `fate` is `dropped`. */
+  reason?: string;
+  /** Error message when `fate` is `errored`. */
+  message?: string;
+  /** Note codes observed for the row, one entry per occurrence. */
+  notes: string[];
+  /** `tokenized_data.jsonl` lines (JSON of a {@link TokenizedRecord}, newline included), in record order. */
+  records: string[];
+  /** The `prompts_to_generate.jsonl` line when `fate` is `setAside`. */
+  prompt?: string;
+  trainableTokens: number;
+  totalTokens: number;
+}
+
+/** The settings a row processor needs; the same in every worker of a run. */
+export type RowSettings = Pick<PrepareOptions, 'tokenizerDir' | 'mask' | 'maxLength' | 'truncate' | 'templateKwargs'>;
+
+/** What a run reports about its tokenizer and chat template, found where the tokenizer is loaded (this thread or the first pool worker). */
+export interface RunSetup {
+  tokenizer: PrepareResult['tokenizer'];
+  /** false when the tokenizer has no chat template (the run cannot render anything). */
+  hasTemplates: boolean;
+  templateCheck: PrepareResult['templateCheck'];
+  /** Why the template check failed, when it did. */
+  checkError?: string;
+}

@@ -1,0 +1,124 @@
+/**
+ * Reading a Hugging Face model folder's tokenizer-side files, shared by both
+ * tokenizer loaders (tokenizer.ts, tiktoken.ts): `tokenizer_config.json`
+ * special-token variables, the chat templates in `transformers`' precedence,
+ * and the files hash / stamp a run records and caches by.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { TokenizerLoadError, type NamedTemplate, type SpecialTokenVars } from './types';
+
+function tokenString(v: unknown): string | undefined {
+  if (typeof v === 'string') return v;
+  if (v && typeof v === 'object' && typeof (v as { content?: unknown }).content === 'string') return (v as { content: string }).content;
+  return undefined;
+}
+
+/**
+ * The chat template's special-token variables from a `tokenizer_config.json`:
+ * `bos_token`, `eos_token`, `pad_token`, `unk_token`, each given as a string or
+ * as an AddedToken object (`{"__type": "AddedToken", "content": …}`, the older
+ * `transformers` serialization). Absent ones take `defaults[k]`, else are omitted.
+ */
+export function specialTokenVarsOf(config: any, defaults: Record<string, string> = {}): SpecialTokenVars {
+  const vars: SpecialTokenVars = {};
+  for (const k of ['bos_token', 'eos_token', 'pad_token', 'unk_token']) {
+    const s = tokenString(config?.[k]) ?? defaults[k];
+    if (s !== undefined) vars[k] = s;
+  }
+  return vars;
+}
+
+/**
+ * Hashes a model folder's tokenizer files (each present one's name and bytes,
+ * in the order given) into `hasher`, which a caller may have fed already.
+ * @returns the sha256 hex digest's first 16 characters
+ */
+export function hashModelFiles(folder: string, files: readonly string[], hasher = createHash('sha256')): string {
+  for (const f of files) {
+    const p = join(folder, f);
+    if (existsSync(p)) hasher.update(f).update('\0').update(readFileSync(p)).update('\0');
+  }
+  return hasher.digest('hex').slice(0, 16);
+}
+
+/** The files besides the vocabulary that shape what a tokenizer folder renders: its config and chat templates. */
+const TEMPLATE_FILES = ['tokenizer_config.json', 'chat_template.jinja', 'chat_template.json'] as const;
+
+/**
+ * The tokenizer files hash a run records (`report.json` `tokenizer.hash`) for a model folder:
+ * `tokenizer.json` and the template files by their bytes ({@link hashModelFiles}), or, for a
+ * tiktoken folder (Kimi, tiktoken.ts), `tiktoken.model` by its sha256 and then the template files.
+ * @param folder an absolute model folder
+ * @param tiktokenSha256 hex sha256 of `tiktoken.model` for a tiktoken folder; omitted: a tokenizer.json folder
+ * @returns 16 hex characters
+ */
+export function tokenizerFilesHashOf(folder: string, tiktokenSha256?: string): string {
+  if (tiktokenSha256 === undefined) return hashModelFiles(folder, ['tokenizer.json', ...TEMPLATE_FILES]);
+  return hashModelFiles(folder, TEMPLATE_FILES, createHash('sha256').update('tiktoken.model').update('\0').update(tiktokenSha256).update('\0'));
+}
+
+/** The files a model folder's tokenizer and chat templates are loaded from (`loadTokenizer`, `loadTiktokenTokenizer`). */
+export const TOKENIZER_FILES = ['tokenizer.json', 'tiktoken.model', 'tokenizer_config.json', 'chat_template.jinja', 'chat_template.json'] as const;
+
+/**
+ * A cheap stamp of a model folder's tokenizer files ({@link TOKENIZER_FILES}): each one's
+ * modification time (ms) and size in bytes, `-` for a missing one, joined by `|`. Equal stamps mean
+ * the files are unchanged for caching (no bytes are read).
+ * @param folder an absolute model folder
+ */
+export function tokenizerFilesStamp(folder: string): string {
+  return TOKENIZER_FILES.map((f) => {
+    const st = statSync(join(folder, f), { throwIfNoEntry: false });
+    return st ? `${st.mtimeMs}:${st.size}` : '-';
+  }).join('|');
+}
+
+/** Parses a JSON file. @throws TokenizerLoadError naming the file and the parser's reason. */
+export function readJson(path: string): any {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new TokenizerLoadError(`${path}: cannot read JSON: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * Reads the chat templates of a model folder, in the precedence `transformers`
+ * uses: `chat_template.jinja` (a file beside the config), then
+ * `chat_template.json` (`{"chat_template": …}`), then `tokenizer_config.json`
+ * `chat_template` (a string, or a list of `{name, template}`).
+ */
+export function readChatTemplates(dir: string, config: any): NamedTemplate[] {
+  const jinja = join(dir, 'chat_template.jinja');
+  if (existsSync(jinja)) return [{ name: 'default', source: readFileSync(jinja, 'utf8') }];
+  const jsonFile = join(dir, 'chat_template.json');
+  const raw = existsSync(jsonFile) ? readJson(jsonFile).chat_template : config?.chat_template;
+  if (typeof raw === 'string') return [{ name: 'default', source: raw }];
+  if (Array.isArray(raw)) {
+    return raw.filter((t) => t && typeof t.template === 'string').map((t) => ({ name: String(t.name ?? 'default'), source: t.template as string }));
+  }
+  return [];
+}
+
+/**
+
+/** GPT-2 byte-level alphabet: the printable character each byte value is written as in a byte-level BPE vocabulary. */
+export function byteLevelDecoder(): Map<string, number> {
+  const bs: number[] = [];
+  for (let b = 33; b <= 126; b++) bs.push(b);
+  for (let b = 161; b <= 172; b++) bs.push(b);
+  for (let b = 174; b <= 255; b++) bs.push(b);
+  const cs = [...bs];
+  let n = 0;
+  for (let b = 0; b < 256; b++) {
+    if (!bs.includes(b)) {
+      bs.push(b);
+      cs.push(256 + n++);
+    }
+  }
+  const m = new Map<string, number>();
+  bs.forEach((b, i) => m.set(String.fromCharCode(cs[i]), b));
+  return m;
+}

@@ -1,0 +1,48 @@
+/**
+ * The shapes a loaded target-model tokenizer exposes to the rest of the
+ * pipeline (templates, records, run), whatever its file format
+ * (`tokenizer.json` via tokenizer.ts, `tiktoken.model` via tiktoken.ts).
+ */
+/** A chat template source with its name (`default` when the config holds a single string). */
+export interface NamedTemplate {
+  name: string;
+  source: string;
+}
+
+/** Special-token strings a chat template may reference (`bos_token`, `eos_token`, …). */
+export type SpecialTokenVars = Record<string, string>;
+
+/** Token ids of one text and, for each token, the UTF-16 index in the text where it starts. */
+export interface EncodedText {
+  ids: number[];
+  /** `starts[k]` = JS string index of the first character of token `k` (same length as `ids`). */
+  starts: number[];
+  /** false when the token surfaces could not be aligned to the text exactly (e.g. a normalizer changed it); starts are then best effort. */
+  exactOffsets: boolean;
+}
+
+/** A loaded target-model tokenizer with its chat templates. */
+export interface TargetTokenizer {
+  /** Absolute folder path (or the embedded default's folder). */
+  dir: string;
+  /** Display name: the folder name, or `Qwen3 (embedded default)`. */
+  name: string;
+  /** sha256 over the tokenizer files' names and bytes, hex, first 16 chars. */
+  hash: string;
+  embeddedDefault: boolean;
+  /** Chat templates found (tokenizer_config `chat_template` string or list, `chat_template.jinja`). */
+  templates: NamedTemplate[];
+  /** Variables for the chat template: bos_token, eos_token, pad_token, unk_token (strings; absent ones omitted). */
+  specialTokenVars: SpecialTokenVars;
+  /** Contents of the added tokens marked `special: true` (end-of-turn tokens and the like), spec loss-mask.md "Trainable span". */
+  specialTokens: string[];
+  /** Encodes text as a serving stack does: special tokens in the text matched as special tokens, no BOS/EOS added by a post-processor. */
+  encode(text: string): EncodedText;
+  /** Decodes ids to text, special tokens kept. */
+  decode(ids: number[]): string;
+  /** The token string of an id (vocabulary form, e.g. `Ġthe`), for display. */
+  idToToken(id: number): string | undefined;
+}
+
+/** Error raised when a folder cannot be used as a tokenizer; the message names the folder and what is missing. */
+export class TokenizerLoadError extends Error {}
