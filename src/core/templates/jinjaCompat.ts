@@ -54,6 +54,7 @@
 import { parse, tokenize } from '@huggingface/jinja';
 import { TemplateBudgetError, TemplateRenderError } from './errors';
 import { builtinAttribute, Cycler, FILTERS, makeGlobals, pyAdd, pyContains, pyDiv, pyFloorDiv, pyMod, pyMul, pyPow, pySlice, pySub, TESTS, UNSAFE, unsafeUndef, type Env } from './jinjaBuiltins';
+import { NOT_TEST_PREFIX, rewriteStringLiterals, rewriteTests, TEST_PREFIX } from './jinjaSyntax';
 import { BudgetMeter, DEFAULT_RENDER_BUDGET, type RenderBudget } from './renderBudget';
 import {
   codePoints,
@@ -256,9 +257,19 @@ function checkNames(node: unknown, soft: boolean): void {
 }
 
 function checkFilter(f: N, soft: boolean): void {
-  const name = f.type === 'Identifier' ? f.value : f.callee.value;
-  if (!soft && !Object.hasOwn(FILTERS, name)) throw new PyError('TemplateAssertionError', `No filter named '${name}'.`);
+  const name: string = f.type === 'Identifier' ? f.value : f.callee.value;
+  const test = testOf(name);
+  if (test) {
+    if (!soft && !Object.hasOwn(TESTS, test.name)) throw new PyError('TemplateAssertionError', `No test named '${test.name}'.`);
+  } else if (!soft && !Object.hasOwn(FILTERS, name)) throw new PyError('TemplateAssertionError', `No filter named '${name}'.`);
   if (f.type === 'CallExpression') checkNames(f.args, soft);
+}
+
+/** The test a rewritten filter name stands for (jinjaSyntax `rewriteTests`), or null for a real filter. */
+function testOf(name: string): { name: string; negate: boolean } | null {
+  if (name.startsWith(NOT_TEST_PREFIX)) return { name: name.slice(NOT_TEST_PREFIX.length), negate: true };
+  if (name.startsWith(TEST_PREFIX)) return { name: name.slice(TEST_PREFIX.length), negate: false };
+  return null;
 }
 
 /** Options of one render. */
@@ -281,7 +292,8 @@ export class CompiledTemplate {
   constructor(readonly source: string) {
     let program: N;
     try {
-      program = parse(tokenize(source.replace(/\r\n?/g, '\n'), { lstrip_blocks: true, trim_blocks: true })) as unknown as N;
+      const src = rewriteStringLiterals(source.replace(/\r\n?/g, '\n'));
+      program = parse(rewriteTests(tokenize(src, { lstrip_blocks: true, trim_blocks: true })) as Parameters<typeof parse>[0]) as unknown as N;
       checkNames(program.body, false);
     } catch (e) {
       throw new TemplateRenderError((e as Error).message, e instanceof PyError ? e.pyType : 'TemplateSyntaxError');
@@ -749,6 +761,8 @@ class Renderer implements Env {
   private filterNode(f: N, value: unknown, scope: Scope): unknown {
     if (f.type === 'Identifier') return this.callFilter(f.value, value, [], new Map());
     const [args, kwargs] = this.args(f.args, scope);
+    const test = testOf(f.callee.value);
+    if (test) return this.callTest(test.name, value, args, kwargs) !== test.negate;
     return this.callFilter(f.callee.value, value, args, kwargs);
   }
 

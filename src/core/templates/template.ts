@@ -16,6 +16,8 @@ export { pythonFloatRepr } from './pyValues';
 export interface ChatTemplateOptions {
   /** Limits of one render (renderBudget.ts; unset fields keep their defaults). */
   budget?: Partial<RenderBudget>;
+  /** The clock `strftime_now` reads (default: the current local time); fixed for reproducible renders in tests. */
+  now?: () => Date;
 }
 
 /** Options of one render. */
@@ -130,7 +132,7 @@ export class ChatTemplate {
       documents: null,
       add_generation_prompt: opts.addGenerationPrompt,
     };
-    return this.template.render(vars, { budget: this.options.budget });
+    return this.template.render(vars, { budget: this.options.budget, now: this.options.now });
   }
 
   /**

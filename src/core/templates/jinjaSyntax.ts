@@ -1,0 +1,253 @@
+/**
+ * Two places where `@huggingface/jinja`'s lexer and parser read Jinja differently from jinja2, closed around
+ * them (before `tokenize`, between `tokenize` and `parse`) so the library's grammar stays as it is:
+ *
+ * - String literals: jinja2 decodes them as Python does (`unicode-escape`): `\` + newline is a line
+ *   continuation, `\a`, octal `\101`, `\U0001F600` are escapes, and an unknown escape such as `\d` stays as
+ *   written. The library knows only `\n \t \r \b \f \v \' \" \\ \x \u` and refuses the rest, so a template
+ *   like Mistral-Small-3.1's (a long string continued with `\` at line ends) would not compile.
+ *   {@link rewriteStringLiterals} decodes each literal inside `{{ }}` / `{% %}` as jinja2 does and writes it back
+ *   with escapes the library reads; control characters (newlines included) become escapes, so the library's
+ *   `trim_blocks` / `lstrip_blocks` passes, which run over the whole source, cannot touch text inside a string
+ *   (jinja2 never applies them there either).
+ * - Tests with an argument: `x is sameas true`, `x is divisibleby 3`, `x is in ['a']`, `x is eq(1)` (OLMo-3's
+ *   template uses `is sameas true`). The library's parser accepts only `is name`. {@link rewriteTests} turns
+ *   `is [not] name ARG` into a filter call on a reserved name (`x | is:sameas(true)`), which the evaluator runs
+ *   as the test; the argument is taken as jinja2's parser takes it (`parse_test`: call arguments in parentheses,
+ *   else one primary expression with its postfixes unless the next word is `else`, `or` or `and`). A filter
+ *   binds like a test here: both are postfixes of the operand, and a filter after the test applies to its result.
+ */
+import { PyError } from './pyValues';
+
+/** A token of `@huggingface/jinja`'s lexer (`Token`: the parser reads only `type` and `value`). */
+export interface LexToken {
+  value: string;
+  type: string;
+}
+
+/** Filter-name prefixes that mark a rewritten test (not writable in a template: identifiers are `\w+`). */
+export const TEST_PREFIX = 'is:';
+export const NOT_TEST_PREFIX = 'is not:';
+
+// ---------------------------------------------------------------------------------------------------------------
+// String literals
+
+/** Decodes a string literal's body as jinja2 does (Python `unicode-escape`). @throws PyError for malformed escapes */
+export function decodePythonEscapes(body: string): string {
+  if (!body.includes('\\')) return body;
+  let out = '';
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (c !== '\\') {
+      out += c;
+      continue;
+    }
+    const e = body[++i];
+    if (e === undefined) throw new PyError('TemplateSyntaxError', '\\ at end of string');
+    switch (e) {
+      case '\n':
+        break;
+      case '\\':
+      case "'":
+      case '"':
+        out += e;
+        break;
+      case 'a':
+        out += '\u0007';
+        break;
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'v':
+        out += '\u000b';
+        break;
+      case 'x':
+      case 'u':
+      case 'U': {
+        const n = e === 'x' ? 2 : e === 'u' ? 4 : 8;
+        const hex = body.slice(i + 1, i + 1 + n);
+        if (hex.length !== n || !/^[0-9a-fA-F]+$/.test(hex)) throw new PyError('TemplateSyntaxError', `truncated \\${e}${'X'.repeat(n)} escape`);
+        const cp = parseInt(hex, 16);
+        if (cp > 0x10ffff) throw new PyError('TemplateSyntaxError', 'illegal Unicode character');
+        out += String.fromCodePoint(cp);
+        i += n;
+        break;
+      }
+      case 'N':
+        throw new PyError('TemplateSyntaxError', 'named Unicode escapes (\\N{...}) in template strings are not supported by the renderer');
+      default:
+        if (e >= '0' && e <= '7') {
+          let oct = e;
+          while (oct.length < 3 && body[i + 1] >= '0' && body[i + 1] <= '7') oct += body[++i];
+          out += String.fromCodePoint(parseInt(oct, 8));
+        } else out += '\\' + e; // Python keeps unknown escapes as written
+    }
+  }
+  return out;
+}
+
+/** A string literal the library's lexer decodes to `s`. */
+function encodeForLibrary(s: string, quote: string): string {
+  let out = quote;
+  for (const ch of s) {
+    const c = ch.codePointAt(0)!;
+    if (ch === '\\') out += '\\\\';
+    else if (ch === quote) out += '\\' + quote;
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\r') out += '\\r';
+    else if (ch === '\t') out += '\\t';
+    else if (c < 0x20 || c === 0x7f) out += '\\x' + c.toString(16).padStart(2, '0');
+    else out += ch;
+  }
+  return out + quote;
+}
+
+/**
+ * Rewrites every string literal inside `{{ }}` and `{% %}` tags so that the library's lexer reads the value
+ * jinja2 reads (see the module comment). Text outside tags and comments are copied as they are.
+ * @param src template source with `\n` line endings
+ * @throws PyError `TemplateSyntaxError` for escapes jinja2 refuses (`\x4`)
+ */
+export function rewriteStringLiterals(src: string): string {
+  let out = '';
+  let i = 0;
+  const n = src.length;
+  while (i < n) {
+    const open = src.slice(i).search(/\{[{%#]/);
+    if (open < 0) {
+      out += src.slice(i);
+      break;
+    }
+    out += src.slice(i, i + open + 2);
+    const kind = src[i + open + 1];
+    i += open + 2;
+    if (kind === '#') {
+      const end = src.indexOf('#}', i);
+      const stop = end < 0 ? n : end + 2;
+      out += src.slice(i, stop);
+      i = stop;
+      continue;
+    }
+    const closer = kind === '{' ? '}}' : '%}';
+    let depth = 0;
+    while (i < n) {
+      const c = src[i];
+      if (c === "'" || c === '"') {
+        let j = i + 1;
+        while (j < n && src[j] !== c) j += src[j] === '\\' ? 2 : 1;
+        if (j >= n) {
+          out += src.slice(i);
+          i = n;
+          break;
+        }
+        out += encodeForLibrary(decodePythonEscapes(src.slice(i + 1, j)), c);
+        i = j + 1;
+        continue;
+      }
+      if (depth === 0 && src.startsWith(closer, i)) {
+        out += closer;
+        i += 2;
+        break;
+      }
+      if (kind === '{' && c === '{') depth++;
+      else if (kind === '{' && c === '}') depth--;
+      out += c;
+      i++;
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Tests with arguments
+
+const OPEN: Record<string, string> = { OpenParen: 'CloseParen', OpenSquareBracket: 'CloseSquareBracket', OpenCurlyBracket: 'CloseCurlyBracket' };
+
+/** Index of the token closing the bracket opened at `at` (balanced). */
+function closing(tokens: LexToken[], at: number): number {
+  const open = tokens[at].type;
+  const close = OPEN[open];
+  let depth = 0;
+  for (let i = at; i < tokens.length; i++) {
+    if (tokens[i].type === open) depth++;
+    else if (tokens[i].type === close && --depth === 0) return i;
+  }
+  throw new PyError('TemplateSyntaxError', `unclosed ${open}`);
+}
+
+/** End (exclusive) of jinja2's `parse_primary` + `parse_postfix` starting at `k`. */
+function primaryEnd(tokens: LexToken[], k: number): number {
+  let e: number;
+  const t = tokens[k];
+  if (t.type === 'StringLiteral') {
+    e = k + 1;
+    while (tokens[e]?.type === 'StringLiteral') e++;
+  } else if (t.type in OPEN) e = closing(tokens, k) + 1;
+  else e = k + 1;
+  for (;;) {
+    const p = tokens[e];
+    if (p?.type === 'Dot' && tokens[e + 1]) e += 2;
+    else if (p && (p.type === 'OpenSquareBracket' || p.type === 'OpenParen')) e = closing(tokens, e) + 1;
+    else return e;
+  }
+}
+
+/**
+ * Rewrites `is [not] name ARG` (a test with an argument) into a filter call on a reserved name
+ * (`| is:name(ARG)` / `| is not:name(ARG)`); `is [not] name` without an argument is left to the parser.
+ */
+export function rewriteTests(tokens: LexToken[]): LexToken[] {
+  const out: LexToken[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i];
+    if (t.type !== 'Identifier' || t.value !== 'is') {
+      out.push(t);
+      continue;
+    }
+    let j = i + 1;
+    const negate = tokens[j]?.type === 'Identifier' && tokens[j].value === 'not';
+    if (negate) j++;
+    const name = tokens[j];
+    const next = tokens[j + 1];
+    if (!name || name.type !== 'Identifier' || !next) {
+      out.push(t);
+      continue;
+    }
+    let args: [number, number] | null = null;
+    let end = j + 1;
+    if (next.type === 'OpenParen') {
+      const close = closing(tokens, j + 1);
+      args = [j + 2, close];
+      end = close + 1;
+    } else if (['Identifier', 'StringLiteral', 'NumericLiteral', 'OpenSquareBracket', 'OpenCurlyBracket'].includes(next.type) && !(next.type === 'Identifier' && ['else', 'or', 'and'].includes(next.value))) {
+      if (next.type === 'Identifier' && next.value === 'is') throw new PyError('TemplateSyntaxError', 'You cannot chain multiple tests with is');
+      end = primaryEnd(tokens, j + 1);
+      args = [j + 1, end];
+    }
+    if (!args) {
+      out.push(t);
+      continue;
+    }
+    out.push(
+      { type: 'Pipe', value: '|' },
+      { type: 'Identifier', value: (negate ? NOT_TEST_PREFIX : TEST_PREFIX) + name.value },
+      { type: 'OpenParen', value: '(' },
+      ...tokens.slice(args[0], args[1]),
+      { type: 'CloseParen', value: ')' },
+    );
+    i = end - 1;
+  }
+  return out;
+}
