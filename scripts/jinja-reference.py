@@ -10,8 +10,8 @@ sort_keys=False)`, globals `raise_exception` (raises `TemplateError`) and `strft
 
 Usage (jinja2 3.1.x):
   python3 scripts/jinja-reference.py cases test/fixtures/jinja/cases.json
-      fills `expected` of every case: {"text": ...} or {"error": "Type: message"}; a case may set "vars" (JSON
-      variables) and "now" (ISO datetime that strftime_now reads).
+      fills `expected` of every case: {"text": ...} or {"error": "Type: message"}; the file's "defaults" are the
+      variables of every case, a case may add "vars" (JSON) and "now" (ISO datetime that strftime_now reads).
   python3 scripts/jinja-reference.py templates test/fixtures/templates-extra
       for every folder holding chat_template.jinja and variables.json: adapts the 9 probe conversations to the
       template (spec v1.4 "What the template is given", decided by renders here), renders every prefix with and
@@ -80,7 +80,7 @@ def run_cases(path):
             case["expected"] = {"error": error_text(e), "phase": "compile"}
             continue
         try:
-            case["expected"] = {"text": tmpl.render(**case.get("vars", {}))}
+            case["expected"] = {"text": tmpl.render(**{**doc.get("defaults", {}), **case.get("vars", {})})}
         except RecursionError as e:
             case["expected"] = {"error": error_text(e)}
         except Exception as e:

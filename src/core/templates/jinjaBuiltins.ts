@@ -132,11 +132,13 @@ function gen(typeName: string, f: () => Generator<unknown>): PyIter {
   return new PyIter(f(), typeName);
 }
 
-/** Python slice of a sequence. @throws PyError `ValueError` for a zero step */
-export function pySlice<T>(arr: readonly T[], start: number | null, stop: number | null, step: number | null): T[] {
+/**
+ * Python `slice(start, stop, step).indices(n)`: the first index, the bound and the step.
+ * @throws PyError `ValueError` for a zero step
+ */
+export function sliceIndices(n: number, start: number | null, stop: number | null, step: number | null): [number, number, number] {
   const st = step ?? 1;
   if (st === 0) throw new PyError('ValueError', 'slice step cannot be zero');
-  const n = arr.length;
   const adj = (v: number | null, dflt: number, lo: number, hi: number) => {
     if (v === null) return dflt;
     if (v < 0) {
@@ -145,16 +147,15 @@ export function pySlice<T>(arr: readonly T[], start: number | null, stop: number
     }
     return v > hi ? hi : v;
   };
+  return st > 0 ? [adj(start, 0, 0, n), adj(stop, n, 0, n), st] : [adj(start, n - 1, -1, n - 1), adj(stop, -1, -1, n - 1), st];
+}
+
+/** Python slice of a sequence. @throws PyError `ValueError` for a zero step */
+export function pySlice<T>(arr: readonly T[], start: number | null, stop: number | null, step: number | null): T[] {
+  const [a, b, st] = sliceIndices(arr.length, start, stop, step);
   const out: T[] = [];
-  if (st > 0) {
-    const a = adj(start, 0, 0, n);
-    const b = adj(stop, n, 0, n);
-    for (let i = a; i < b; i += st) out.push(arr[i]);
-  } else {
-    const a = adj(start, n - 1, -1, n - 1);
-    const b = adj(stop, -1, -1, n - 1);
-    for (let i = a; i > b; i += st) out.push(arr[i]);
-  }
+  if (st > 0) for (let i = a; i < b; i += st) out.push(arr[i]);
+  else for (let i = a; i > b; i += st) out.push(arr[i]);
   return out;
 }
 
@@ -284,6 +285,9 @@ function pyIsUpper(s: string): boolean {
 }
 
 type StrMethod = (env: Env, s: string, args: unknown[], kwargs: Map<string, unknown>) => unknown;
+
+/** `str` methods that accept keyword arguments (Python 3.11); the others take positional arguments only. */
+const STR_KEYWORD_METHODS = new Set(['split', 'rsplit', 'splitlines', 'expandtabs', 'format']);
 
 const strArg = (v: unknown, what: string): string => {
   if (isStr(v)) return strOf(v);
@@ -428,6 +432,7 @@ function strMethod(env: Env, recv: string | Markup, name: string): PyCallable | 
   const markup = recv instanceof Markup;
   const s = strOf(recv);
   return new PyCallable(`str.${name}`, 'method', (args, kwargs) => {
+    if (kwargs.size && !STR_KEYWORD_METHODS.has(name)) throw new PyError('TypeError', `str.${name}() takes no keyword arguments`);
     if (!markup) return f(env, s, args, kwargs);
     if (name === 'format') return new Markup(strFormat(s, args, kwargs, (o, n) => env.getattr(o, n), (o, i) => env.getitem(o, i), true));
     if (!MARKUP_WRAPPED.has(name)) return f(env, s, args, kwargs);
@@ -443,6 +448,9 @@ function strMethod(env: Env, recv: string | Markup, name: string): PyCallable | 
 
 // ---------------------------------------------------------------------------------------------------------------
 // list / tuple / dict methods (ImmutableSandboxedEnvironment: mutating ones are unsafe)
+
+/** A group of `|groupby`: a tuple `(grouper, list)` with those two attributes (jinja2 `_GroupTuple`). */
+export class GroupTuple extends PyTuple {}
 
 /** Attribute names of `list`, `dict` and `set` that the immutable sandbox refuses (jinja2 `sandbox._mutable_spec`). */
 const UNSAFE_LIST = new Set(['append', 'clear', 'extend', 'insert', 'pop', 'remove', 'reverse', 'sort']);
@@ -505,6 +513,7 @@ function dictMethod(recv: PyDict | PlainDict, name: string): PyCallable | typeof
 export function builtinAttribute(env: Env, obj: unknown, name: string): unknown {
   if (name.startsWith('__') && name.endsWith('__')) return UNSAFE; // every object has dunder attributes; all unsafe
   if (isStr(obj)) return strMethod(env, obj, name);
+  if (obj instanceof GroupTuple && (name === 'grouper' || name === 'list')) return obj.items[name === 'grouper' ? 0 : 1];
   if (Array.isArray(obj) || obj instanceof PyTuple) return seqMethod(obj, name);
   if (isDict(obj)) return dictMethod(obj, name);
   if (obj instanceof PyRange) {
@@ -714,8 +723,6 @@ function unsupported(name: string): Builtin {
   };
 }
 
-/** A group of `|groupby`: a tuple `(grouper, list)` with those two attributes. */
-export class GroupTuple extends PyTuple {}
 
 /** The filters of transformers' jinja2 environment (jinja2 3.1 builtins, `tojson` replaced by transformers'). */
 export const FILTERS: Record<string, Builtin> = {

@@ -16,45 +16,47 @@
  * The render is exact or it raises: where Python's output would hold a memory address (printing a generator or
  * a bound method) no render can equal it, and the renderer raises instead of guessing.
  *
- * | gap (raw `@huggingface/jinja` 0.5.11) | Python jinja2 | how it is closed | test (test/unit/jinjaCompat.test.ts) |
+ * | gap (raw `@huggingface/jinja` 0.5.11) | Python jinja2 (3.1.6, as transformers configures it) | how it is closed | test (jinjaCompat.test.ts; cases in test/fixtures/jinja/cases.json) |
  * | --- | --- | --- | --- |
- * | `strip`/`lstrip`/`rstrip` ignore their argument | `"xxhixx".strip("x")` is `hi`; no argument strips Python whitespace (not U+FEFF, but U+001C–U+001F, U+0085) | `pyStrip` | `strip family takes characters` |
- * | `none\|selectattr(...)` raises | `select`/`reject`/`selectattr`/`rejectattr`/`map` yield nothing for a false value (None, undefined); `length`/`list`/`join`/`first` of None raise `TypeError` | lazy generators guarded by truth | `none and undefined piped into filters` |
- * | generators are arrays | `\|selectattr`, `\|map`, `\|reverse`, `\|items`, `\|unique` are one-pass iterators: always true, no `length` | {@link PyIter} | `filter results are one-pass generators` |
- * | `\|safe` strings concatenate as plain strings | `Markup + str` escapes the str (`&lt;`); `~` does not | {@link Markup} | `safe strings concatenate as Markup` |
- * | integer dict keys raise | `{0: 'a'}[0]` is `a`; `1`, `1.0`, `True` are one key; tojson writes `"0"` | {@link PyDict} | `integer dict keys` |
- * | tuples unpack only from arrays (`TupleValue` fails) | `for k, v in d.items()`, `set a, b = 1, 2`, nested `(a, b), c`, strings; wrong counts raise `ValueError` | `assign` | `tuple unpacking in for and set` |
- * | `undefined\|length` raises | 0; `undefined.x`, `undefined + 1`, `undefined < 1` raise `UndefinedError`; `undefined ~ 'x'` is `x` | {@link Undef} | `undefined values` |
- * | `\|string` and `{{ }}` print JSON | Python `str()`: `{'a': 1}`, `['x']`, `None`, `True`, `(1,)`, `1.0` | `pyStr`/`pyRepr` | `string forms are Python's` |
- * | `fromjson` | not a filter of transformers' environment: a template using it fails to compile (at run time inside `if`) | unknown filters are compile errors outside `if`/conditional expressions | `unknown filters fail like jinja2` |
- * | `list.append` and other mutators | the immutable sandbox raises `SecurityError` (`append`, `extend`, `pop`, `update`, …); `get`, `items`, `keys`, `values`, `copy`, `index`, `count` work | `builtinAttribute` | `sandbox refuses mutation` |
- * | str methods | `startswith`/`endswith` take tuples; `split`/`rsplit` maxsplit; `replace` count; `title`, `capitalize`, `count`, `find` count code points | `STR_METHODS` | `string methods` |
- * | `%` and `.format` | printf and format mini-language, floats rounded half-even on the exact value | `pyFormat.ts` | `string formatting` |
- * | `in` | substring, dict key, list member; `1 in 'a'` raises | `pyContains` | `membership` |
- * | loops | `loop.previtem`/`nextitem`/`cycle`/`changed`; a fresh scope per iteration (a `set` in iteration 1 is gone in iteration 2); `else` | `forStmt` | `loop semantics and scoping` |
- * | macros | defaults, `varargs`, `kwargs`, `caller`; names resolve where the macro is defined, at call time | `makeMacro` | `macros` |
- * | `tojson` | `indent` (0 breaks lines, strings allowed), `ensure_ascii`, `separators`, `sort_keys`, key order kept, floats as Python writes them | `pyJsonDumps` | `tojson options` |
- * | `\|items`, `\|dictsort`, `\|unique`, `\|join` on dicts, `\|int`/`\|float` on strings | as jinja2 3.1 | `FILTERS` | `filters` |
- * | `is string/mapping/iterable/sequence/number` | dicts are sequences; bools are numbers; undefined is iterable | `TESTS` | `tests` |
- * | numbers | `3/2` is `1.5`, `4/2` is `2.0`, `//` and `%` floor, `2**-1` is `0.5`; an int beyond 2^53 raises | `pyDiv`… | `arithmetic and number text` |
- * | slicing | negative steps, code points | `pySlice` | `slicing` |
- * | `~` and `{{ }}` of None | `None` | `pyStr` | `string forms are Python's` |
- * | undefined element access | `[][-1]['role']` raises `UndefinedError` (NVIDIA Nemotron's template relies on it) | {@link Undef} | `undefined values` |
- * | `raise_exception`, `strftime_now`, `range` | `TemplateError` with the message; C-locale `strftime`; `range` over 100,000 raises (sandbox) | `makeGlobals` | `globals` |
- * | line endings | jinja2 reads `\r\n` and `\r` in the template as `\n` | `compileTemplate` | `template line endings` |
+ * | `strip`/`lstrip`/`rstrip` ignore their argument | `"xxhixx".strip("x")` is `hi`; no argument strips Python's whitespace (U+001C–U+001F and U+0085 yes, U+FEFF and U+200B no); str methods other than `split`/`splitlines`/`expandtabs`/`format` refuse keywords | `pyStrip`, `STR_METHODS` | `strip family takes characters` |
+ * | `none\|selectattr(...)` raises | `select`/`reject`/`selectattr`/`rejectattr`/`map` of a false value (None, undefined) yield nothing; `length`/`list`/`join`/`first`/`sort` of None raise `TypeError`, `last` too, `dictsort` raises `AttributeError`; of undefined: 0, `[]`, `""` | lazy generators guarded by truth, `pyIter`/`pyLen` | `none and undefined piped into filters` |
+ * | generators are arrays | `\|selectattr`, `\|map`, `\|reverse`, `\|items`, `\|unique`, `\|batch`, `\|slice` are one-pass iterators: always true, no `length`, not reversible, printed as an address | {@link PyIter} (printing raises: unreproducible) | `filter results are one-pass generators` |
+ * | `\|safe` strings concatenate as plain strings | `Markup + str` escapes the str (`&lt;`); `%`, `.replace` and other methods escape their arguments; `~` and `\|join` do not | {@link Markup} | `safe strings concatenate as Markup` |
+ * | integer dict keys raise | `{0: 'a'}[0]` is `a`; `1`, `1.0`, `True` are one key; `\|dictsort` sorts them as numbers; tojson writes `"0"` | {@link PyDict} | `integer dict keys` |
+ * | tuples unpack only from arrays (`TupleValue` fails); `(1,)` and `()` do not parse | `for k, v in d.items()`, `set a, b = 1, 2`, nested `(a, b), c`, strings; a wrong count raises `ValueError`; tuples print as `(1,)` | `assign`, {@link PyTuple}, jinjaSyntax `rewriteTuples` | `tuple unpacking in for and set` |
+ * | `undefined\|length` raises; undefined swallows attribute access | `0`; `undefined.x`, `undefined[0]`, `undefined + 1`, `undefined < 1`, `undefined()` raise `UndefinedError` (NVIDIA Nemotron's template relies on `[][-1]['role']` raising); `undefined ~ 'x'` is `x` | {@link Undef} | `undefined values` |
+ * | `\|string` and `{{ }}` print JSON | Python `str()`: `{'a': 1}`, `['x']`, `None`, `True`, `(1,)`, `1.0`, `range(0, 3)`, `dict_keys([...])`, `<Namespace {...}>`, `<Macro 'm'>` | `pyStr`/`pyRepr` | `string forms are Python's` |
+ * | `fromjson` and other unknown filters | not filters of transformers' environment: a compile error outside `if`/conditional expressions, a run-time error inside them when reached | `checkNames` | `unknown filters fail like jinja2` |
+ * | `list.append` and other mutators work | the immutable sandbox raises `SecurityError` (`append`, `extend`, `pop`, `update`, `setdefault`, …; dunder attributes); `get`, `items`, `keys`, `values`, `copy`, `index`, `count` work; only namespaces take `{% set a.b = … %}` | `builtinAttribute` | `sandbox refuses mutation` |
+ * | str methods | `startswith`/`endswith` take tuples (a list raises); `split`/`rsplit` maxsplit; `replace` count; `title`, `capitalize`, `count`, `find`, `index` in code points | `STR_METHODS` | `string methods` |
+ * | `%` and `.format` | printf and the format mini-language; floats rounded half-even on the exact value | `pyFormat.ts` | `string formatting` |
+ * | `in` | substring, dict key, list member; `1 in 'a'` and `x in none` raise | `pyContains` | `membership` |
+ * | loops | `loop.previtem`/`nextitem`/`cycle`/`changed`/`depth`; each iteration starts from the enclosing scope (a `set` in iteration 1 is gone in iteration 2 and after the loop); `else`; `break`/`continue` | `forStmt` | `loop semantics and scoping` |
+ * | macros | defaults (may use earlier parameters), `varargs`, `kwargs`, `caller`; names resolve where the macro is defined, at call time (the library resolved them where it was called) | `makeMacro` | `macros` |
+ * | `tojson` | `indent` (0 breaks lines; a string indents by it), `ensure_ascii`, `separators`, `sort_keys`, key order kept, floats as Python writes them, `TypeError` for undefined, ranges, generators | `pyJsonDumps` | `tojson options` |
+ * | `\|items`, `\|dictsort`, `\|unique`, `\|join` on dicts, `\|int`/`\|float` on strings, `\|round`, `\|indent`, `\|title`, `\|groupby`, … | as jinja2 3.1's `filters.py` | `FILTERS` | `filters` |
+ * | `is string/mapping/iterable/sequence/number`; tests with an argument do not parse | dicts are sequences; bools are numbers; undefined is iterable; `x is sameas true`, `x is divisibleby 3`, `x is in [..]` | `TESTS`, jinjaSyntax `rewriteTests` | `tests` |
+ * | numbers | `3/2` is `1.5`, `4/2` is `2.0`, `//` and `%` floor, `2**-1` is `0.5`, `1 // 0` raises | `pyDiv`, `pyFloorDiv`, … | `arithmetic and number text` |
+ * | slicing | negative steps, code points, ranges slice to ranges; `None[1:]` and `{}[1:]` raise `TypeError` (a slice bypasses the sandbox's `getitem`) | `Renderer.slice`, `pySlice` | `slicing` |
+ * | `raise_exception`, `strftime_now`, `range`, `dict`, `namespace`, `cycler`, `joiner` | `TemplateError` with the message; C-locale `strftime` (`%-d` too); `range` over 100,000 raises (sandbox) | `makeGlobals` | `globals` |
+ * | literals | Python string escapes (`\` + newline, `\a`, octal, `\U…`, unknown ones kept); `1e3`, `1_000`, `0x1F`; `007` refused | jinjaSyntax `rewriteLiterals` | `literals and syntax` |
+ * | line endings | jinja2 reads `\r\n` and `\r` in the template as `\n` | `CompiledTemplate` | `template line endings` |
  *
- * Known differences left (none silent: each raises or cannot occur in a chat template):
- * - `is` tests with arguments (`x is divisibleby 3`), `{% raw %}`, `{% for … recursive %}`, line statements and
- *   unknown string escapes (`'\d'`) do not parse in the library's parser: the template fails to compile.
- * - The library parses `~` at the precedence of `+`/`-` and `a < b < c` as `(a < b) < c`; for strings the
- *   result is the same, for numbers mixed with `~` it can differ.
- * - Integers beyond 2^53 and complex numbers raise instead of computing.
- * - Filters `random`, `urlize`, `wordwrap`, `xmlattr`, `lipsum()`, long `pprint` raise `Unsupported`.
+ * Known differences left (none silent where it matters: each raises, or cannot occur in a working chat template):
+ * - Integers beyond 2^53 raise `OverflowError` instead of computing; complex numbers raise `Unsupported`.
+ * - Filters `random`, `urlize`, `wordwrap`, `xmlattr`, `lipsum()`, a `pprint` longer than a line raise `Unsupported`.
+ * - `{% raw %}`, `{% for … recursive %}`, `{%+`/`+%}`, `\N{...}` escapes do not compile here.
+ * - The library parses `~` at the precedence of `+`/`-` and `a < b < c` as `(a < b) < c`; for strings the results
+ *   are the same; `1 + 2 ~ 'a'` gives `3a` here where jinja2 raises `TypeError`.
+ * - jinja2 folds constant expressions when it compiles, through the sandbox's lenient `getitem`: a literal
+ *   slice of a literal that cannot be sliced (`none[1:]`) prints nothing there and raises here.
+ * - `tools`, `messages` and other data come from JSON parsed by JS: an integral float (`1.0`) arrives as `1`
+ *   and object keys that look like integers come first (JS object order); both are decided before rendering.
  */
 import { parse, tokenize } from '@huggingface/jinja';
 import { TemplateBudgetError, TemplateRenderError } from './errors';
-import { builtinAttribute, Cycler, FILTERS, makeGlobals, pyAdd, pyContains, pyDiv, pyFloorDiv, pyMod, pyMul, pyPow, pySlice, pySub, TESTS, UNSAFE, unsafeUndef, type Env } from './jinjaBuiltins';
-import { NOT_TEST_PREFIX, rewriteStringLiterals, rewriteTests, TEST_PREFIX } from './jinjaSyntax';
+import { builtinAttribute, Cycler, FILTERS, makeGlobals, pyAdd, pyContains, pyDiv, pyFloorDiv, pyMod, pyMul, pyPow, pySlice, pySub, sliceIndices, TESTS, UNSAFE, unsafeUndef, type Env } from './jinjaBuiltins';
+import { NOT_TEST_PREFIX, rewriteLiterals, rewriteTests, rewriteTuples, TEST_PREFIX, TUPLE_END } from './jinjaSyntax';
 import { BudgetMeter, DEFAULT_RENDER_BUDGET, type RenderBudget } from './renderBudget';
 import {
   codePoints,
@@ -292,8 +294,9 @@ export class CompiledTemplate {
   constructor(readonly source: string) {
     let program: N;
     try {
-      const src = rewriteStringLiterals(source.replace(/\r\n?/g, '\n'));
-      program = parse(rewriteTests(tokenize(src, { lstrip_blocks: true, trim_blocks: true })) as Parameters<typeof parse>[0]) as unknown as N;
+      const src = rewriteLiterals(source.replace(/\r\n?/g, '\n'));
+      const tokens = rewriteTuples(rewriteTests(tokenize(src, { lstrip_blocks: true, trim_blocks: true })));
+      program = parse(tokens as Parameters<typeof parse>[0]) as unknown as N;
       checkNames(program.body, false);
     } catch (e) {
       throw new TemplateRenderError((e as Error).message, e instanceof PyError ? e.pyType : 'TemplateSyntaxError');
@@ -440,7 +443,7 @@ class Renderer implements Env {
         scope.vars.set(target.value, value);
         return;
       case 'TupleLiteral': {
-        const targets: N[] = target.value;
+        const targets = tupleItems(target);
         if (!isIterable(value)) throw new PyError('TypeError', `cannot unpack non-iterable ${typeName(value)} object`);
         const items = toList(value);
         if (items.length !== targets.length) {
@@ -582,7 +585,7 @@ class Renderer implements Env {
       case 'ArrayLiteral':
         return (n.value as N[]).map((x) => this.expr(x, scope));
       case 'TupleLiteral':
-        return new PyTuple((n.value as N[]).map((x) => this.expr(x, scope)));
+        return new PyTuple(tupleItems(n).map((x) => this.expr(x, scope)));
       case 'ObjectLiteral': {
         const d = makeDict([]);
         for (const [k, v] of n.value as Map<N, N>) d.set(this.expr(k, scope), this.expr(v, scope));
@@ -657,27 +660,29 @@ class Renderer implements Env {
     throw new PyError('TemplateSyntaxError', `unknown operator ${op}`);
   }
 
+  /**
+   * `obj[start:stop:step]`. jinja2 compiles a slice to Python's own subscript (not the sandbox's `getitem`), so
+   * its errors propagate: `None[1:]` and `{}[1:]` raise `TypeError`, as does a non-integer bound.
+   */
   private slice(obj: unknown, n: N, scope: Scope): unknown {
     obj = norm(obj);
+    const bounds = [n.start, n.stop, n.step].map((x: N | undefined) => (x ? norm(this.expr(x, scope)) : null));
     if (obj instanceof Undef) obj.fail();
-    const bound = (x: N | undefined): number | null | typeof MISSING => {
-      if (!x) return null;
-      const v = this.expr(x, scope);
+    if (isDict(obj)) throw new PyError('TypeError', "unhashable type: 'slice'");
+    const sliceable = Array.isArray(obj) || obj instanceof PyTuple || isStr(obj) || obj instanceof PyRange;
+    if (!sliceable) throw new PyError('TypeError', `'${typeName(obj)}' object is not subscriptable`);
+    const [start, stop, step] = bounds.map((v) => {
       if (v === null) return null;
       if (typeof v === 'number' || typeof v === 'boolean') return numValue(v);
-      return MISSING; // Python: TypeError, which jinja2's getitem turns into Undefined
-    };
-    const start = bound(n.start);
-    const stop = bound(n.stop);
-    const step = bound(n.step);
-    const sliceRepr = () => `slice(${[start, stop, step].map((x) => (x === null ? 'None' : String(x))).join(', ')})`;
-    if (start === MISSING || stop === MISSING || step === MISSING) return new Undef(undefinedMessage(obj, sliceRepr()));
+      throw new PyError('TypeError', 'slice indices must be integers or None or have an __index__ method');
+    });
     if (Array.isArray(obj)) return pySlice(obj.map(norm), start, stop, step);
     if (obj instanceof PyTuple) return new PyTuple(pySlice(obj.items, start, stop, step));
     if (typeof obj === 'string') return pySlice(codePoints(obj), start, stop, step).join('');
     if (obj instanceof Markup) return new Markup(pySlice(codePoints(obj.s), start, stop, step).join(''));
-    if (obj instanceof PyRange) return pySlice(toList(obj), start, stop, step);
-    return new Undef(undefinedMessage(obj, sliceRepr()));
+    const r = obj as PyRange;
+    const [i, j, k] = sliceIndices(r.length, start, stop, step);
+    return new PyRange(r.at(i), r.start + r.step * j, r.step * k);
   }
 
   // --- Env: the sandbox's attribute and item rules ------------------------------------------------------------
@@ -776,6 +781,11 @@ class Renderer implements Env {
     if (kwargs.size) throw new PyError('TypeError', `test '${name}' takes no keyword arguments`);
     return TESTS[name](this, norm(value), args);
   }
+}
+
+/** The elements of a tuple literal, without the placeholder of a trailing comma (jinjaSyntax `rewriteTuples`). */
+function tupleItems(n: N): N[] {
+  return (n.value as N[]).filter((x) => !(x.type === 'Identifier' && x.value === TUPLE_END));
 }
 
 /** A parameter not given in a macro call. */

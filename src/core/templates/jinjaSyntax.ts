@@ -1,15 +1,20 @@
 /**
- * Two places where `@huggingface/jinja`'s lexer and parser read Jinja differently from jinja2, closed around
- * them (before `tokenize`, between `tokenize` and `parse`) so the library's grammar stays as it is:
+ * Places where `@huggingface/jinja`'s lexer and parser read Jinja differently from jinja2, closed around them
+ * (on the source before `tokenize`, on the tokens between `tokenize` and `parse`) so the library's grammar stays
+ * as it is:
  *
  * - String literals: jinja2 decodes them as Python does (`unicode-escape`): `\` + newline is a line
  *   continuation, `\a`, octal `\101`, `\U0001F600` are escapes, and an unknown escape such as `\d` stays as
  *   written. The library knows only `\n \t \r \b \f \v \' \" \\ \x \u` and refuses the rest, so a template
  *   like Mistral-Small-3.1's (a long string continued with `\` at line ends) would not compile.
- *   {@link rewriteStringLiterals} decodes each literal inside `{{ }}` / `{% %}` as jinja2 does and writes it back
+ *   {@link rewriteLiterals} decodes each literal inside `{{ }}` / `{% %}` as jinja2 does and writes it back
  *   with escapes the library reads; control characters (newlines included) become escapes, so the library's
  *   `trim_blocks` / `lstrip_blocks` passes, which run over the whole source, cannot touch text inside a string
  *   (jinja2 never applies them there either).
+ * - Number literals: jinja2 reads `1e3` and `2.5e-3` (floats), `1_000`, `0x1F`, `0o17`, `0b101`; the library reads
+ *   only digits with an optional fraction (`1e3` would be `1` followed by a name). {@link rewriteLiterals} writes
+ *   them as plain decimals of the same value.
+ * - Tuples with a trailing comma: `(1,)` and `()` ({@link rewriteTuples}).
  * - Tests with an argument: `x is sameas true`, `x is divisibleby 3`, `x is in ['a']`, `x is eq(1)` (OLMo-3's
  *   template uses `is sameas true`). The library's parser accepts only `is name`. {@link rewriteTests} turns
  *   `is [not] name ARG` into a filter call on a reserved name (`x | is:sameas(true)`), which the evaluator runs
@@ -114,13 +119,56 @@ function encodeForLibrary(s: string, quote: string): string {
   return out + quote;
 }
 
+const FLOAT_RE = /(?:\d+_)*\d+(?:(?:\.(?:\d+_)*\d+)?[eE][+-]?(?:\d+_)*\d+|\.(?:\d+_)*\d+)/y;
+const INT_RE = /0[bB](?:_?[01])+|0[oO](?:_?[0-7])+|0[xX](?:_?[\da-fA-F])+|[1-9](?:_?\d)*|0(?:_?0)*/y;
+
+/** A float literal's exact value written as plain decimal digits with a point (`2.5e-3` → `0.0025`). */
+function plainDecimal(text: string): string {
+  const [mant, expText] = text.replace(/_/g, '').toLowerCase().split('e');
+  const [ip, fp = ''] = mant.split('.');
+  let digits = (ip + fp).replace(/^0+(?=\d)/, '');
+  let point = digits.length - fp.length + Number(expText ?? 0); // digits before the point
+  if (point <= 0) {
+    digits = '0'.repeat(1 - point) + digits;
+    point = 1;
+  } else if (point > digits.length) digits = digits.padEnd(point, '0');
+  const frac = digits.slice(point).replace(/0+$/, '');
+  return `${digits.slice(0, point).replace(/^0+(?=\d)/, '')}.${frac || '0'}`;
+}
+
 /**
- * Rewrites every string literal inside `{{ }}` and `{% %}` tags so that the library's lexer reads the value
- * jinja2 reads (see the module comment). Text outside tags and comments are copied as they are.
- * @param src template source with `\n` line endings
- * @throws PyError `TemplateSyntaxError` for escapes jinja2 refuses (`\x4`)
+ * The number literal jinja2's lexer reads at `at` (float before integer; `_` separators, exponents,
+ * `0x`/`0o`/`0b`), as text the library's lexer reads to the same value (unchanged for plain digits and `1.5`);
+ * null when no number starts there.
+ * @throws PyError `TemplateSyntaxError` for `007` (jinja2 refuses leading zeros)
  */
-export function rewriteStringLiterals(src: string): string {
+function numberAt(src: string, at: number): { text: string; end: number } | null {
+  if (src[at - 1] !== '.') {
+    FLOAT_RE.lastIndex = at;
+    const f = FLOAT_RE.exec(src);
+    if (f) return { text: /[_eE]/.test(f[0]) ? plainDecimal(f[0]) : f[0], end: at + f[0].length };
+  }
+  INT_RE.lastIndex = at;
+  const m = INT_RE.exec(src);
+  if (!m) return null;
+  if (/^0[_0]*$/.test(m[0]) && /[1-9]/.test(src[at + m[0].length] ?? '')) throw new PyError('TemplateSyntaxError', `leading zeros in an integer literal: ${src.slice(at, at + m[0].length + 1)}`);
+  if (!/[_xXoObB]/.test(m[0])) return { text: m[0], end: at + m[0].length };
+  const v = m[0].replace(/_/g, '');
+  const base = /^0[xX]/.test(v) ? 16 : /^0[oO]/.test(v) ? 8 : /^0[bB]/.test(v) ? 2 : 10;
+  const digits = base === 10 ? v : v.slice(2);
+  let n = 0n;
+  for (const d of digits.toLowerCase()) n = n * BigInt(base) + BigInt(parseInt(d, base));
+  return { text: n.toString(), end: at + m[0].length };
+}
+
+/**
+ * Rewrites every string and number literal inside `{{ }}` and `{% %}` tags so that the library's lexer reads the
+ * value jinja2 reads (see the module comment; numbers: `1e3`, `1_000`, `0x1F`). Text outside tags and comments
+ * are copied as they are.
+ * @param src template source with `\n` line endings
+ * @throws PyError `TemplateSyntaxError` for literals jinja2 refuses (`'\x4'`, `007`)
+ */
+export function rewriteLiterals(src: string): string {
   let out = '';
   let i = 0;
   const n = src.length;
@@ -155,6 +203,14 @@ export function rewriteStringLiterals(src: string): string {
         out += encodeForLibrary(decodePythonEscapes(src.slice(i + 1, j)), c);
         i = j + 1;
         continue;
+      }
+      if (c >= '0' && c <= '9' && !/\w/.test(src[i - 1] ?? '')) {
+        const num = numberAt(src, i);
+        if (num) {
+          out += num.text;
+          i = num.end;
+          continue;
+        }
       }
       if (depth === 0 && src.startsWith(closer, i)) {
         out += closer;
@@ -202,6 +258,45 @@ function primaryEnd(tokens: LexToken[], k: number): number {
     else if (p && (p.type === 'OpenSquareBracket' || p.type === 'OpenParen')) e = closing(tokens, e) + 1;
     else return e;
   }
+}
+
+/** The name of the placeholder element that marks a tuple written with a trailing comma (`(1,)`, `()`). */
+export const TUPLE_END = '\u0000tuple-end';
+
+/** Words after which `(` opens a parenthesized expression rather than a call's arguments. */
+const KEYWORDS = new Set(['in', 'and', 'or', 'not', 'if', 'elif', 'else', 'is', 'for', 'set']);
+
+/**
+ * Lets the library's parser read `(x,)` and `()` as tuples (it reads `(x, y)` only): a placeholder element
+ * ({@link TUPLE_END}) is put before the closing parenthesis of a parenthesized expression that ends with a comma
+ * or is empty; the evaluator drops it. Call arguments (`f(a,)`) are left alone.
+ */
+export function rewriteTuples(tokens: LexToken[]): LexToken[] {
+  const out: LexToken[] = [];
+  const end = (): LexToken => ({ type: 'Identifier', value: TUPLE_END });
+  const closers = new Map<number, 'comma' | 'empty'>();
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i];
+    if (t.type === 'OpenParen') {
+      const prev = tokens[i - 1];
+      const grouping =
+        !prev ||
+        !(
+          (prev.type === 'Identifier' && !KEYWORDS.has(prev.value)) ||
+          ['CloseParen', 'CloseSquareBracket', 'CloseCurlyBracket', 'StringLiteral', 'NumericLiteral'].includes(prev.type)
+        );
+      if (grouping) {
+        const close = closing(tokens, i);
+        if (close === i + 1) closers.set(close, 'empty');
+        else if (tokens[close - 1].type === 'Comma') closers.set(close, 'comma');
+      }
+    }
+    const mark = closers.get(i);
+    if (mark === 'empty') out.push(end(), { type: 'Comma', value: ',' }, end());
+    else if (mark === 'comma') out.push(end());
+    out.push(t);
+  }
+  return out;
 }
 
 /**
