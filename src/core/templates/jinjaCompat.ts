@@ -39,6 +39,7 @@
  * | numbers | `3/2` is `1.5`, `4/2` is `2.0`, `//` and `%` floor, `2**-1` is `0.5`, `1 // 0` raises | `pyDiv`, `pyFloorDiv`, … | `arithmetic and number text` |
  * | slicing | negative steps, code points, ranges slice to ranges; `None[1:]` and `{}[1:]` raise `TypeError` (a slice bypasses the sandbox's `getitem`) | `Renderer.slice`, `pySlice` | `slicing` |
  * | `raise_exception`, `strftime_now`, `range`, `dict`, `namespace`, `cycler`, `joiner` | `TemplateError` with the message; C-locale `strftime` (`%-d` too); `range` over 100,000 raises (sandbox) | `makeGlobals` | `globals` |
+ * | `~` has the precedence of `+` | `a + b ~ c` is `a + (b ~ c)`: `'a' + 1 ~ 'b'` is `a1b`, `1 + 2 ~ 'a'` raises `TypeError` | jinjaSyntax `rewriteConcat` | `literals and syntax` |
  * | literals | Python string escapes (`\` + newline, `\a`, octal, `\U…`, unknown ones kept); `1e3`, `1_000`, `0x1F`; `007` refused | jinjaSyntax `rewriteLiterals` | `literals and syntax` |
  * | line endings | jinja2 reads `\r\n` and `\r` in the template as `\n` | `CompiledTemplate` | `template line endings` |
  *
@@ -46,8 +47,7 @@
  * - Integers beyond 2^53 raise `OverflowError` instead of computing; complex numbers raise `Unsupported`.
  * - Filters `random`, `urlize`, `wordwrap`, `xmlattr`, `lipsum()`, a `pprint` longer than a line raise `Unsupported`.
  * - `{% raw %}`, `{% for … recursive %}`, `{%+`/`+%}`, `\N{...}` escapes do not compile here.
- * - The library parses `~` at the precedence of `+`/`-` and `a < b < c` as `(a < b) < c`; for strings the results
- *   are the same; `1 + 2 ~ 'a'` gives `3a` here where jinja2 raises `TypeError`.
+ * - The library parses `a < b < c` as `(a < b) < c` (jinja2: `a < b and b < c`).
  * - jinja2 folds constant expressions when it compiles, through the sandbox's lenient `getitem`: a literal
  *   slice of a literal that cannot be sliced (`none[1:]`) prints nothing there and raises here.
  * - `tools`, `messages` and other data come from JSON parsed by JS: an integral float (`1.0`) arrives as `1`
@@ -56,7 +56,7 @@
 import { parse, tokenize } from '@huggingface/jinja';
 import { TemplateBudgetError, TemplateRenderError } from './errors';
 import { builtinAttribute, Cycler, FILTERS, makeGlobals, pyAdd, pyContains, pyDiv, pyFloorDiv, pyMod, pyMul, pyPow, pySlice, pySub, sliceIndices, TESTS, UNSAFE, unsafeUndef, type Env } from './jinjaBuiltins';
-import { NOT_TEST_PREFIX, rewriteLiterals, rewriteTests, rewriteTuples, TEST_PREFIX, TUPLE_END } from './jinjaSyntax';
+import { NOT_TEST_PREFIX, rewriteConcat, rewriteLiterals, rewriteTests, rewriteTuples, TEST_PREFIX, TUPLE_END } from './jinjaSyntax';
 import { BudgetMeter, DEFAULT_RENDER_BUDGET, type RenderBudget } from './renderBudget';
 import {
   codePoints,
@@ -295,7 +295,7 @@ export class CompiledTemplate {
     let program: N;
     try {
       const src = rewriteLiterals(source.replace(/\r\n?/g, '\n'));
-      const tokens = rewriteTuples(rewriteTests(tokenize(src, { lstrip_blocks: true, trim_blocks: true })));
+      const tokens = rewriteConcat(rewriteTuples(rewriteTests(tokenize(src, { lstrip_blocks: true, trim_blocks: true }))));
       program = parse(tokens as Parameters<typeof parse>[0]) as unknown as N;
       checkNames(program.body, false);
     } catch (e) {

@@ -15,6 +15,8 @@
  *   only digits with an optional fraction (`1e3` would be `1` followed by a name). {@link rewriteLiterals} writes
  *   them as plain decimals of the same value.
  * - Tuples with a trailing comma: `(1,)` and `()` ({@link rewriteTuples}).
+ * - `~` binds tighter than `+` and `-` in jinja2 (`a + b ~ c` is `a + (b ~ c)`); the library gives the three one
+ *   precedence, left to right. {@link rewriteConcat} parenthesizes a `~` chain that stands next to `+`/`-`.
  * - Tests with an argument: `x is sameas true`, `x is divisibleby 3`, `x is in ['a']`, `x is eq(1)` (OLMo-3's
  *   template uses `is sameas true`). The library's parser accepts only `is name`. {@link rewriteTests} turns
  *   `is [not] name ARG` into a filter call on a reserved name (`x | is:sameas(true)`), which the evaluator runs
@@ -344,5 +346,80 @@ export function rewriteTests(tokens: LexToken[]): LexToken[] {
     );
     i = end - 1;
   }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Concatenation precedence
+
+const CLOSE = new Set(['CloseParen', 'CloseSquareBracket', 'CloseCurlyBracket']);
+const OPENING = new Set(['OpenParen', 'OpenSquareBracket', 'OpenCurlyBracket']);
+const HARD_STOPS = new Set(['ComparisonBinaryOperator', 'Comma', 'Colon', 'Equals', 'OpenStatement', 'CloseStatement', 'OpenExpression', 'CloseExpression']);
+
+/** Whether token `i` ends a `~` operand (an operator or word that binds looser than `~`, or a delimiter). */
+function endsOperand(tokens: LexToken[], i: number): boolean {
+  const t = tokens[i];
+  if (!t) return true;
+  if (t.type === 'AdditiveBinaryOperator' || HARD_STOPS.has(t.type)) return true;
+  if (t.type !== 'Identifier') return false;
+  const prev = tokens[i - 1];
+  const afterIs = prev?.type === 'Identifier' && (prev.value === 'is' || (prev.value === 'not' && tokens[i - 2]?.value === 'is'));
+  switch (t.value) {
+    case 'and':
+    case 'or':
+    case 'if':
+    case 'else':
+      return true;
+    case 'not':
+    case 'in':
+      return !afterIs;
+  }
+  return false;
+}
+
+const isPlusMinus = (t: LexToken | undefined) => t?.type === 'AdditiveBinaryOperator' && (t.value === '+' || t.value === '-');
+
+/**
+ * Parenthesizes each chain `x ~ y ~ …` that has a `+` or `-` on either side at its own bracket depth, so the
+ * library's left-to-right additive parse gives jinja2's result (`a + b ~ c` → `a + (b ~ c)`).
+ */
+export function rewriteConcat(tokens: LexToken[]): LexToken[] {
+  const opens = new Map<number, number>(); // index → '(' to insert before it
+  const closes = new Map<number, number>(); // index → ')' to insert after it
+  for (let p = 0; p < tokens.length; p++) {
+    if (!(tokens[p].type === 'AdditiveBinaryOperator' && tokens[p].value === '~')) continue;
+    // Left operand: back to the first token that ends an operand at this depth.
+    let L = p - 1;
+    for (let depth = 0; L >= 0; L--) {
+      const t = tokens[L];
+      if (CLOSE.has(t.type)) depth++;
+      else if (OPENING.has(t.type)) {
+        if (depth === 0) break;
+        depth--;
+      } else if (depth === 0 && endsOperand(tokens, L)) break;
+    }
+    // Right operands: forward through every `~` of the chain.
+    let R = p + 1;
+    for (let depth = 0; R < tokens.length; R++) {
+      const t = tokens[R];
+      if (OPENING.has(t.type)) depth++;
+      else if (CLOSE.has(t.type)) {
+        if (depth === 0) break;
+        depth--;
+      } else if (depth === 0 && endsOperand(tokens, R) && !(t.type === 'AdditiveBinaryOperator' && t.value === '~')) break;
+    }
+    if (isPlusMinus(tokens[L]) || isPlusMinus(tokens[R])) {
+      opens.set(L + 1, (opens.get(L + 1) ?? 0) + 1);
+      closes.set(R - 1, (closes.get(R - 1) ?? 0) + 1);
+    }
+    p = R - 1;
+  }
+  if (opens.size === 0) return tokens;
+  const out: LexToken[] = [];
+  tokens.forEach((t, i) => {
+    for (let k = opens.get(i) ?? 0; k > 0; k--) out.push({ type: 'OpenParen', value: '(' });
+    out.push(t);
+    for (let k = closes.get(i) ?? 0; k > 0; k--) out.push({ type: 'CloseParen', value: ')' });
+  });
   return out;
 }
