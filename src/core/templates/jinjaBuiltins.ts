@@ -61,7 +61,7 @@ import {
 
 /** The sandbox's undefined for a refused attribute: prints as nothing, raises `SecurityError` when used. */
 export function unsafeUndef(obj: unknown, name: string): Undef {
-  return new Undef(`access to attribute '${name}' of '${typeName(obj)}' object is unsafe.`, 'SecurityError');
+  return new Undef(() => `access to attribute '${name}' of '${typeName(obj)}' object is unsafe.`, 'SecurityError');
 }
 
 /** What builtins need from the renderer. */
@@ -741,7 +741,7 @@ export const FILTERS: Record<string, Builtin> = {
     if (v instanceof Undef) v.fail();
     const got = e.attribute(v, name);
     if (got === UNSAFE) return unsafeUndef(v, name);
-    return got !== undefined ? got : new Undef(undefinedMessage(v, name));
+    return got !== undefined ? got : new Undef(() => undefinedMessage(v, name));
   },
   batch: (_e, v, a, k) => {
     const [count, fill] = bind('batch', a, k, ['linecount', 'fill_with'], { fill_with: null });
@@ -1291,6 +1291,10 @@ export function pyContains(container: unknown, item: unknown): boolean {
     return strOf(container).includes(strOf(item));
   }
   if (isDict(container)) return dictGet(container, item) !== undefined;
+  if (Array.isArray(container)) {
+    for (const x of container) if (pyEq(norm(x), item)) return true;
+    return false;
+  }
   if (container instanceof DictView && container.kind === 'keys') return dictGet(container.dict, item) !== undefined;
   if (isIterable(container)) {
     for (const x of pyIter(container)) if (pyEq(x, item)) return true;

@@ -611,7 +611,7 @@ class Renderer implements Env {
       const v = s.vars.get(name);
       if (v !== undefined) return norm(v);
     }
-    return new Undef(`'${name}' is undefined`);
+    return new Undef(() => `'${name}' is undefined`);
   }
 
   private binary(op: string, left: N, right: N, scope: Scope): unknown {
@@ -709,7 +709,7 @@ class Renderer implements Env {
     if (a === UNSAFE) return unsafeUndef(obj, name);
     if (a !== undefined) return a;
     const item = this.item(obj, name);
-    return item !== undefined ? item : new Undef(undefinedMessage(obj, name));
+    return item !== undefined ? item : new Undef(() => undefinedMessage(obj, name));
   }
 
   /** `obj[key]`: item first, then attribute for a string key (jinja2 `Environment.getitem`, sandboxed). */
@@ -723,7 +723,7 @@ class Renderer implements Env {
       if (a === UNSAFE) return unsafeUndef(obj, strOf(key));
       if (a !== undefined) return a;
     }
-    return new Undef(undefinedMessage(obj, key instanceof Markup ? key.s : key));
+    return new Undef(() => undefinedMessage(obj, key instanceof Markup ? key.s : key));
   }
 
   /** `obj[key]` in Python, or undefined where Python raises `LookupError`/`TypeError`. */

@@ -58,10 +58,21 @@ export class Markup {
  * sandbox's unsafe-attribute undefined).
  */
 export class Undef {
+  private msg: string | (() => string);
+
+  /** @param hint the error message, or a function that builds it (most undefined values are never used, so built lazily) */
   constructor(
-    readonly hint: string,
+    hint: string | (() => string),
     readonly exc: 'UndefinedError' | 'SecurityError' = 'UndefinedError',
-  ) {}
+  ) {
+    this.msg = hint;
+  }
+
+  /** The message `fail` raises. */
+  get hint(): string {
+    if (typeof this.msg === 'function') this.msg = this.msg();
+    return this.msg;
+  }
 
   fail(): never {
     throw new PyError(this.exc, this.hint);
