@@ -644,10 +644,18 @@ function hex(n: number, w: number): string {
   return n.toString(16).padStart(w, '0');
 }
 
+/**
+ * An int's digits. An integer beyond 2^53 can only come from data (arithmetic refuses to make one) and has already
+ * lost digits to JSON parsing; it is still written in digits, as Python writes an int, never as `1e+21`.
+ */
+function intStr(n: number): string {
+  return Number.isSafeInteger(n) ? String(n) : BigInt(n).toString();
+}
+
 /** Python `str(v)` as jinja2 prints it (`{{ v }}`): Undefined prints nothing. */
 export function pyStr(v: unknown): string {
   if (typeof v === 'string') return v;
-  if (typeof v === 'number') return String(v);
+  if (typeof v === 'number') return intStr(v);
   if (typeof v === 'boolean') return v ? 'True' : 'False';
   if (v === null) return 'None';
   if (v instanceof Undef || v === undefined) return '';
@@ -659,7 +667,7 @@ export function pyStr(v: unknown): string {
 /** Python `repr(v)`. */
 export function pyRepr(v: unknown): string {
   if (typeof v === 'string') return reprStr(v);
-  if (typeof v === 'number') return String(v);
+  if (typeof v === 'number') return intStr(v);
   if (typeof v === 'boolean') return v ? 'True' : 'False';
   if (v === null) return 'None';
   if (v instanceof PyFloat) return floatStr(v.v);
@@ -700,7 +708,7 @@ export function pyJsonDumps(v: unknown, opts: JsonOptions): string {
     x = norm(x);
     if (x === null) return 'null';
     if (typeof x === 'boolean') return x ? 'true' : 'false';
-    if (typeof x === 'number') return String(x);
+    if (typeof x === 'number') return intStr(x);
     if (x instanceof PyFloat) return pythonFloatRepr(x.v);
     if (isStr(x)) return str(strOf(x));
     const nl = indent === null ? '' : '\n' + indent.repeat(level + 1);
@@ -724,7 +732,7 @@ export function pyJsonDumps(v: unknown, opts: JsonOptions): string {
 
 function jsonKey(k: unknown): string {
   if (isStr(k)) return strOf(k);
-  if (typeof k === 'number') return String(k);
+  if (typeof k === 'number') return intStr(k);
   if (k instanceof PyFloat) return pythonFloatRepr(k.v);
   if (typeof k === 'boolean') return k ? 'true' : 'false';
   if (k === null) return 'null';
