@@ -10,11 +10,9 @@ import type { BudgetMeter } from './renderBudget';
 import { formatValue, percentFormat, roundFloat, strFormat } from './pyFormat';
 import {
   codePoints,
-  compareStr,
   DictView,
   dictEntries,
   dictGet,
-  dictKeys,
   hashKey,
   htmlEscape,
   isBmp,
@@ -560,7 +558,7 @@ function sortBy<T>(items: T[], key: (x: T) => unknown, reverse: boolean): T[] {
   return keyed.map((p) => p[1]);
 }
 
-function selectOrReject(env: Env, value: unknown, args: unknown[], kwargs: Map<string, unknown>, select: boolean, lookupAttr: boolean, fname: string): PyIter {
+function selectOrReject(env: Env, value: unknown, args: unknown[], kwargs: Map<string, unknown>, select: boolean, lookupAttr: boolean): PyIter {
   return gen('generator', function* () {
     if (!truthy(value)) return;
     let trans = (x: unknown) => x;
@@ -576,7 +574,6 @@ function selectOrReject(env: Env, value: unknown, args: unknown[], kwargs: Map<s
       const rest = args.slice(off + 1);
       test = (x) => env.callTest(pyStr(name), x, rest, kwargs);
     } else test = truthy;
-    void fname;
     for (const item of pyIter(value)) {
       env.meter.step();
       if (test(trans(item)) === select) yield item;
@@ -910,8 +907,8 @@ export const FILTERS: Record<string, Builtin> = {
   min: (e, v, a, k) => minMax(e, v, a, k, false),
   pprint: (_e, v, a, k) => (bind('pprint', a, k, []), pformat(v)),
   random: unsupported('random'),
-  reject: (e, v, a, k) => selectOrReject(e, v, a, k, false, false, 'reject'),
-  rejectattr: (e, v, a, k) => selectOrReject(e, v, a, k, false, true, 'rejectattr'),
+  reject: (e, v, a, k) => selectOrReject(e, v, a, k, false, false),
+  rejectattr: (e, v, a, k) => selectOrReject(e, v, a, k, false, true),
   replace: (e, v, a, k) => {
     const [o, n, c] = bind('replace', a, k, ['old', 'new', 'count'], { count: null });
     const out = pyReplace(pyStr(v), pyStr(o), pyStr(n), c === null ? -1 : asIndex(c, 'count'));
@@ -954,8 +951,8 @@ export const FILTERS: Record<string, Builtin> = {
     return new PyFloat(f / scale);
   },
   safe: (_e, v, a, k) => (bind('safe', a, k, []), v instanceof Markup ? v : new Markup(pyStr(v))),
-  select: (e, v, a, k) => selectOrReject(e, v, a, k, true, false, 'select'),
-  selectattr: (e, v, a, k) => selectOrReject(e, v, a, k, true, true, 'selectattr'),
+  select: (e, v, a, k) => selectOrReject(e, v, a, k, true, false),
+  selectattr: (e, v, a, k) => selectOrReject(e, v, a, k, true, true),
   slice: (_e, v, a, k) => {
     const [slices, fill] = bind('slice', a, k, ['slices', 'fill_with'], { fill_with: null });
     const n = asIndex(slices, 'slices');

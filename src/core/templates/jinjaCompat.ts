@@ -76,7 +76,6 @@ import {
   pyCompare,
   pyEq,
   pyInt,
-  pyIter,
   PyRange,
   pyStr,
   PyTuple,
@@ -791,5 +790,3 @@ function tupleItems(n: N): N[] {
 /** A parameter not given in a macro call. */
 const MISSING = Symbol('missing');
 
-/** Re-exported for tests: `str()` of a template value. */
-export { pyStr, pyIter, PyFloat };
