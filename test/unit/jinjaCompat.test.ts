@@ -54,14 +54,18 @@ function run(c: Case): { text?: string; error?: TemplateRenderError; phase?: 'co
 function disagreement(c: Case): string | null {
   const got = run(c);
   const shown = got.error ? `${got.error.pythonType}: ${got.error.message}` : JSON.stringify(got.text);
-  if (c.refuse) return got.error && c.refuse.includes(got.error.pythonType ?? '') ? null : `expected the renderer to refuse (${c.refuse.join('/')}), got ${shown}`;
+  if (c.refuse)
+    return got.error && c.refuse.includes(got.error.pythonType ?? '') ? null : `expected the renderer to refuse (${c.refuse.join('/')}), got ${shown}`;
   const exp = c.expected;
   if (exp.text !== undefined) return got.text === exp.text ? null : `expected ${JSON.stringify(exp.text)}, got ${shown}`;
   const [pyType] = exp.error!.split(':', 1);
   if (!got.error) return `expected ${exp.error} (${exp.phase ?? 'render'}), got text ${shown}`;
-  if ((exp.phase === 'compile') !== (got.phase === 'compile')) return `expected ${exp.error} at ${exp.phase ?? 'render'} time, got it at ${got.phase ?? 'render'} time: ${shown}`;
-  if (pyType === 'RecursionError') return got.error instanceof TemplateBudgetError && got.error.limit === 'callDepth' ? null : `expected the call-depth budget, got ${shown}`;
-  if (exp.error!.startsWith('OverflowError: Range too big')) return got.error instanceof TemplateBudgetError && got.error.limit === 'range' ? null : `expected the range budget, got ${shown}`;
+  if ((exp.phase === 'compile') !== (got.phase === 'compile'))
+    return `expected ${exp.error} at ${exp.phase ?? 'render'} time, got it at ${got.phase ?? 'render'} time: ${shown}`;
+  if (pyType === 'RecursionError')
+    return got.error instanceof TemplateBudgetError && got.error.limit === 'callDepth' ? null : `expected the call-depth budget, got ${shown}`;
+  if (exp.error!.startsWith('OverflowError: Range too big'))
+    return got.error instanceof TemplateBudgetError && got.error.limit === 'range' ? null : `expected the range budget, got ${shown}`;
   if (got.error.pythonType !== pyType) return `expected ${exp.error}, got ${shown}`;
   if (pyType === 'TemplateError' && `TemplateError: ${got.error.message}` !== exp.error) return `expected ${exp.error}, got ${shown}`;
   return null;

@@ -52,14 +52,21 @@ test('a huge range is refused before it is built (the limit is jinja2 sandbox MA
 });
 
 test('loop iterations are counted across nested loops', () => {
-  expectLimit('{% for i in range(1000) %}{% for j in range(1000) %}{% endfor %}{% endfor %}', 'loopIterations', /loop iterations > 100,000$/, { maxLoopIterations: 100_000 });
+  expectLimit('{% for i in range(1000) %}{% for j in range(1000) %}{% endfor %}{% endfor %}', 'loopIterations', /loop iterations > 100,000$/, {
+    maxLoopIterations: 100_000,
+  });
   // exactly at the limit passes
-  assert.equal(new CompiledTemplate('{% for i in range(10) %}{% for j in range(9) %}{% endfor %}{% endfor %}ok').render({}, { budget: { maxLoopIterations: 100 } }), 'ok');
+  assert.equal(
+    new CompiledTemplate('{% for i in range(10) %}{% for j in range(9) %}{% endfor %}{% endfor %}ok').render({}, { budget: { maxLoopIterations: 100 } }),
+    'ok',
+  );
 });
 
 test('runaway macro recursion stops at the call depth; a macro that forks stops at the iteration count', () => {
   expectLimit('{% macro m(n) %}{{ m(n + 1) }}{% endmacro %}{{ m(0) }}', 'callDepth', /macro call depth > 200$/);
-  expectLimit('{% macro m(n) %}{% if n < 40 %}{{ m(n + 1) }}{{ m(n + 1) }}{% endif %}{% endmacro %}{{ m(0) }}', 'loopIterations', /loop iterations > 50,000/, { maxLoopIterations: 50_000 });
+  expectLimit('{% macro m(n) %}{% if n < 40 %}{{ m(n + 1) }}{{ m(n + 1) }}{% endif %}{% endmacro %}{{ m(0) }}', 'loopIterations', /loop iterations > 50,000/, {
+    maxLoopIterations: 50_000,
+  });
   // recursion as deep as real templates need (schemas nested a few levels) is fine
   assert.equal(new CompiledTemplate('{% macro m(n) %}{% if n > 0 %}{{ m(n - 1) }}{% endif %}.{% endmacro %}{{ m(150) }}').render({}).length, 151);
 });
@@ -67,7 +74,13 @@ test('runaway macro recursion stops at the call depth; a macro that forks stops 
 test('a gigantic string or list is refused before it is allocated', () => {
   expectLimit("{{ 'x' * 10**9 }}", 'outputLength', /output length 1,000,000,000 > 50,000,000$/, {}, 200);
   expectLimit('{{ [1] * 10**9 }}', 'outputLength', /output length 1,000,000,000/, {}, 200);
-  expectLimit("{% set ns = namespace(s='x') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}", 'outputLength', /output length 67,108,864 > 50,000,000/, {}, 1000);
+  expectLimit(
+    "{% set ns = namespace(s='x') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
+    'outputLength',
+    /output length 67,108,864 > 50,000,000/,
+    {},
+    1000,
+  );
   expectLimit("{% for i in range(200) %}{{ 'abcde' }}{% endfor %}", 'outputLength', /output length \d+ > 500/, { maxOutputLength: 500 });
 });
 
@@ -79,14 +92,21 @@ test('wall time: a render that runs too long is stopped', () => {
 });
 
 test('the defaults are documented and generous', () => {
-  assert.deepEqual({ ...DEFAULT_RENDER_BUDGET }, { maxRange: 100_000, maxLoopIterations: 5_000_000, maxOutputLength: 50_000_000, maxCallDepth: 200, maxMillis: 30_000 });
+  assert.deepEqual(
+    { ...DEFAULT_RENDER_BUDGET },
+    { maxRange: 100_000, maxLoopIterations: 5_000_000, maxOutputLength: 50_000_000, maxCallDepth: 200, maxMillis: 30_000 },
+  );
 });
 
 /** A 1000-message agent run: a user request, 499 tool calls each with its result, a final answer. */
 function agentRun(): Message[] {
   const m: Message[] = [{ role: 'user', content: 'Check the weather in many cities.' }];
   for (let i = 0; i < 499; i++) {
-    m.push({ role: 'assistant', content: '', tool_calls: [{ id: `functions.get_weather:${i}`, type: 'function', function: { name: 'get_weather', arguments: { city: `City${i}` } } }] });
+    m.push({
+      role: 'assistant',
+      content: '',
+      tool_calls: [{ id: `functions.get_weather:${i}`, type: 'function', function: { name: 'get_weather', arguments: { city: `City${i}` } } }],
+    });
     m.push({ role: 'tool', tool_call_id: `functions.get_weather:${i}`, name: 'get_weather', content: `{"temp_c": ${i % 30}}` });
   }
   m.push({ role: 'assistant', content: 'Done.' });
@@ -94,7 +114,12 @@ function agentRun(): Message[] {
 }
 
 test('real templates render a 1000-message agent conversation inside the default budget', () => {
-  const tools = [{ type: 'function', function: { name: 'get_weather', description: 'Get the weather.', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+  const tools = [
+    {
+      type: 'function',
+      function: { name: 'get_weather', description: 'Get the weather.', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+    },
+  ];
   const conv = agentRun();
   assert.equal(conv.length, 1000);
   // the heaviest ones measured (quadratic tool handling), and the embedded default
@@ -111,7 +136,10 @@ test('the budget is set per ChatTemplate (constructor option)', () => {
   const named = { name: 'default', source: '{% for m in messages %}{% for i in range(50) %}.{% endfor %}{% endfor %}' };
   const msgs: Message[] = [{ role: 'user', content: 'a' }];
   assert.equal(new ChatTemplate(named, {}).render(msgs, undefined, { addGenerationPrompt: false }).length, 50);
-  assert.throws(() => new ChatTemplate(named, {}, {}, { budget: { maxLoopIterations: 20 } }).render(msgs, undefined, { addGenerationPrompt: false }), TemplateBudgetError);
+  assert.throws(
+    () => new ChatTemplate(named, {}, {}, { budget: { maxLoopIterations: 20 } }).render(msgs, undefined, { addGenerationPrompt: false }),
+    TemplateBudgetError,
+  );
 });
 
 /** A model folder with Qwen3's tokenizer and the given chat template. */
@@ -123,12 +151,16 @@ function modelWithTemplate(template: string): string {
   return dir;
 }
 
-const CHATML = "{%- for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+const CHATML =
+  '{%- for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}';
 
 test('prepare: a row whose render runs past the budget is errored with template_budget_exceeded; the run goes on', async () => {
   // Hostile only for conversations longer than two messages.
   const dir = modelWithTemplate('{%- if messages|length > 2 %}{% for i in range(100000000) %}{% endfor %}{% endif -%}\n' + CHATML);
-  const turn = (q: string, a: string) => [{ role: 'user', content: q }, { role: 'assistant', content: a }];
+  const turn = (q: string, a: string) => [
+    { role: 'user', content: q },
+    { role: 'assistant', content: a },
+  ];
   const file = writeJsonl([{ messages: turn('q1', 'a1') }, { messages: [...turn('q2', 'a2'), ...turn('q3', 'a3')] }, { messages: turn('q4', 'a4') }]);
   const t0 = Date.now();
   const res = await prepare({ inputs: [file], outDir: tempDir(), tokenizerDir: dir, workers: 1 });
@@ -142,21 +174,49 @@ test('prepare: a row whose render runs past the budget is errored with template_
   assert.equal(f.errors[0].line, 2);
   const md = readFileSync(res.outputs.reportMd, 'utf8');
   assert.match(md, /- `template_budget_exceeded` × 1 \(lines 2\): the chat template ran past its render budget/);
-  assert.ok(res.templateCheck!.warnings.some((w) => w.code === 'template_budget_exceeded'), 'the run-wide template check reports it too');
+  assert.ok(
+    res.templateCheck!.warnings.some((w) => w.code === 'template_budget_exceeded'),
+    'the run-wide template check reports it too',
+  );
   assert.equal(readFileSync(res.outputs.tokenizedData, 'utf8').trim().split('\n').length, 2);
 });
 
 test('merge-reports adds up the errored rows per reason of the shards', () => {
   const shard = (index: number, lines: number[]): PrepareResult =>
     ({
-      ok: true, failures: [], outDir: `/s${index}`, outputs: { tokenizedData: '', promptsToGenerate: '', reportJson: '', reportMd: '' },
-      tokenizer: { dir: '/t', name: 't', hash: 'h', embeddedDefault: false }, templateKwargs: {}, mask: 'assistant', maxLength: null, truncate: false, templateCheck: null,
-      files: [{
-        file: '/in.jsonl', format: 'x', evidence: [], rowsRead: 5, rowsWritten: 5 - lines.length, recordsWritten: 5 - lines.length, rowsSetAside: 0, rowsDropped: 0, rowsErrored: lines.length,
-        dropped: {}, errors: lines.map((line) => ({ line, message: 'chat template error: …' })), errorReasons: { template_budget_exceeded: { count: lines.length, lines } },
-        notes: {}, trainableTokens: 1, totalTokens: 2, rowsInFile: 10,
-      }],
-      totals: {} as PrepareResult['totals'], elapsedMs: 1, shard: { index, count: 2 },
+      ok: true,
+      failures: [],
+      outDir: `/s${index}`,
+      outputs: { tokenizedData: '', promptsToGenerate: '', reportJson: '', reportMd: '' },
+      tokenizer: { dir: '/t', name: 't', hash: 'h', embeddedDefault: false },
+      templateKwargs: {},
+      mask: 'assistant',
+      maxLength: null,
+      truncate: false,
+      templateCheck: null,
+      files: [
+        {
+          file: '/in.jsonl',
+          format: 'x',
+          evidence: [],
+          rowsRead: 5,
+          rowsWritten: 5 - lines.length,
+          recordsWritten: 5 - lines.length,
+          rowsSetAside: 0,
+          rowsDropped: 0,
+          rowsErrored: lines.length,
+          dropped: {},
+          errors: lines.map((line) => ({ line, message: 'chat template error: …' })),
+          errorReasons: { template_budget_exceeded: { count: lines.length, lines } },
+          notes: {},
+          trainableTokens: 1,
+          totalTokens: 2,
+          rowsInFile: 10,
+        },
+      ],
+      totals: {} as PrepareResult['totals'],
+      elapsedMs: 1,
+      shard: { index, count: 2 },
     }) as PrepareResult;
   const m = mergeShardResults([shard(0, [3, 9]), shard(1, [2])], tempDir());
   assert.deepEqual(m.files[0].errorReasons, { template_budget_exceeded: { count: 3, lines: [2, 3, 9] } });
@@ -189,11 +249,36 @@ test('the process survives hostile templates under the default budget, in 512 MB
     '{% macro m(n) %}{{ m(n + 1) }}{% endmacro %}{{ m(0) }}' + CHATML,
     "{{ 'x' * 10**9 }}" + CHATML,
   ];
-  const file = writeJsonl([{ messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }] }]);
+  const file = writeJsonl([
+    {
+      messages: [
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: 'a' },
+      ],
+    },
+  ]);
   for (const template of hostile) {
     const out = tempDir();
     const t0 = Date.now();
-    const r = spawnSync(process.execPath, ['--max-old-space-size=512', '--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'prepare', file, '--tokenizer', modelWithTemplate(template), '--out', out, '--json', '--workers', '1'], { encoding: 'utf8', cwd: ROOT, timeout: 120_000 });
+    const r = spawnSync(
+      process.execPath,
+      [
+        '--max-old-space-size=512',
+        '--import',
+        'tsx',
+        join(ROOT, 'src', 'cli.ts'),
+        'prepare',
+        file,
+        '--tokenizer',
+        modelWithTemplate(template),
+        '--out',
+        out,
+        '--json',
+        '--workers',
+        '1',
+      ],
+      { encoding: 'utf8', cwd: ROOT, timeout: 120_000 },
+    );
     const ms = Date.now() - t0;
     assert.equal(r.signal, null, `${template.slice(0, 40)}: killed by ${r.signal}; ${r.stderr}`);
     assert.equal(r.status, 1, r.stderr); // every row errored: the run fails, cleanly, and prints its report

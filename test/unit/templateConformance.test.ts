@@ -13,7 +13,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { ChatTemplate, TemplateBudgetError, TemplateRenderError } from '../../src/core/template';
+import { ChatTemplate, TemplateBudgetError, TemplateRenderError } from '../../src/core/templates/template';
 import type { Message } from '../../src/core/types';
 
 const FIX = join(__dirname, '..', 'fixtures');
@@ -53,7 +53,9 @@ test('the conformance sets are there: 25 shared templates and the extra ones', (
 });
 
 for (const set of SETS) {
-  const index: { templates: { template: string; renders: number; render_errors: number; compile_error?: boolean }[] } = JSON.parse(readFileSync(join(set, 'index.json'), 'utf8'));
+  const index: { templates: { template: string; renders: number; render_errors: number; compile_error?: boolean }[] } = JSON.parse(
+    readFileSync(join(set, 'index.json'), 'utf8'),
+  );
   for (const name of templatesIn(set)) {
     test(`${name}: every probe prefix renders exactly as transformers (with and without the generation prompt)`, () => {
       const source = readFileSync(join(set, name, 'chat_template.jinja'), 'utf8');
@@ -72,7 +74,11 @@ for (const set of SETS) {
           const where = `${name} ${p.id} messages[:${r.n_messages}] add_generation_prompt=${r.add_generation_prompt}`;
           const render = () => ct.render(p.messages.slice(0, r.n_messages), p.tools ?? undefined, { addGenerationPrompt: r.add_generation_prompt });
           if (r.error !== undefined) {
-            assert.throws(render, (e: unknown) => e instanceof TemplateRenderError && !(e instanceof TemplateBudgetError) && errorText(e) === r.error, `${where}: expected ${r.error}`);
+            assert.throws(
+              render,
+              (e: unknown) => e instanceof TemplateRenderError && !(e instanceof TemplateBudgetError) && errorText(e) === r.error,
+              `${where}: expected ${r.error}`,
+            );
           } else {
             assert.equal(render(), r.text, where);
           }

@@ -523,7 +523,9 @@ export function formatTemplateCheck(check: TemplateCheck, opts: FormatOptions): 
   if (check.warnings.length) {
     lines.push(`  warnings:`);
     for (const w of check.warnings)
-      lines.push(`    - ${w.probe ? `${w.probe}: ` : ''}${c(w.code === 'template_error' || w.code === 'template_budget_exceeded' ? ANSI.red : ANSI.yellow, w.code)}: ${w.message.split('\n')[0]}`);
+      lines.push(
+        `    - ${w.probe ? `${w.probe}: ` : ''}${c(w.code === 'template_error' || w.code === 'template_budget_exceeded' ? ANSI.red : ANSI.yellow, w.code)}: ${w.message.split('\n')[0]}`,
+      );
   }
   lines.push('');
   lines.push(

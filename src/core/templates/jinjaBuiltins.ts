@@ -270,7 +270,31 @@ function pyExpandtabs(s: string, tab: number): string {
 }
 
 /** Methods of str that markupsafe's Markup re-wraps (escaping their string arguments). */
-const MARKUP_WRAPPED = new Set(['capitalize', 'title', 'lower', 'upper', 'replace', 'ljust', 'rjust', 'lstrip', 'rstrip', 'center', 'strip', 'expandtabs', 'swapcase', 'zfill', 'removeprefix', 'removesuffix', 'format', 'join', 'split', 'rsplit', 'splitlines', 'partition', 'rpartition']);
+const MARKUP_WRAPPED = new Set([
+  'capitalize',
+  'title',
+  'lower',
+  'upper',
+  'replace',
+  'ljust',
+  'rjust',
+  'lstrip',
+  'rstrip',
+  'center',
+  'strip',
+  'expandtabs',
+  'swapcase',
+  'zfill',
+  'removeprefix',
+  'removesuffix',
+  'format',
+  'join',
+  'split',
+  'rsplit',
+  'splitlines',
+  'partition',
+  'rpartition',
+]);
 
 /** Python `str.islower()`: some cased character, none upper or title case. */
 function pyIsLower(s: string): boolean {
@@ -403,11 +427,26 @@ const STR_METHODS: Record<string, StrMethod> = {
     return p && s.endsWith(p) ? s.slice(0, s.length - p.length) : s;
   },
   expandtabs: (_e, s, a, k) => pyExpandtabs(s, asIndex(bind('expandtabs', a, k, ['tabsize'], { tabsize: 8 })[0], 'tabsize')),
-  format: (e, s, a, k) => strFormat(s, a, k, (o, n) => e.getattr(o, n), (o, i) => e.getitem(o, i), false),
+  format: (e, s, a, k) =>
+    strFormat(
+      s,
+      a,
+      k,
+      (o, n) => e.getattr(o, n),
+      (o, i) => e.getitem(o, i),
+      false,
+    ),
   format_map: (e, s, a, k) => {
     const [m] = bind('format_map', a, k, ['mapping']);
     if (!isDict(m)) throw new PyError('TypeError', `'${typeName(m)}' object is not a mapping`);
-    return strFormat(s, [], new Map(dictEntries(m).map(([key, v]) => [pyStr(key), v])), (o, n) => e.getattr(o, n), (o, i) => e.getitem(o, i), false);
+    return strFormat(
+      s,
+      [],
+      new Map(dictEntries(m).map(([key, v]) => [pyStr(key), v])),
+      (o, n) => e.getattr(o, n),
+      (o, i) => e.getitem(o, i),
+      false,
+    );
   },
   isalpha: (_e, s) => s.length > 0 && /^\p{L}+$/u.test(s),
   isalnum: (_e, s) => s.length > 0 && /^[\p{L}\p{N}]+$/u.test(s),
@@ -432,7 +471,17 @@ function strMethod(env: Env, recv: string | Markup, name: string): PyCallable | 
   return new PyCallable(`str.${name}`, 'method', (args, kwargs) => {
     if (kwargs.size && !STR_KEYWORD_METHODS.has(name)) throw new PyError('TypeError', `str.${name}() takes no keyword arguments`);
     if (!markup) return f(env, s, args, kwargs);
-    if (name === 'format') return new Markup(strFormat(s, args, kwargs, (o, n) => env.getattr(o, n), (o, i) => env.getitem(o, i), true));
+    if (name === 'format')
+      return new Markup(
+        strFormat(
+          s,
+          args,
+          kwargs,
+          (o, n) => env.getattr(o, n),
+          (o, i) => env.getitem(o, i),
+          true,
+        ),
+      );
     if (!MARKUP_WRAPPED.has(name)) return f(env, s, args, kwargs);
     const esc = (v: unknown) => (isStr(v) ? markupEscape(v).s : v);
     const escArgs = name === 'join' ? [toList(args[0]).map((x) => markupEscape(x).s)] : args.map(esc);
@@ -539,7 +588,10 @@ export function builtinAttribute(env: Env, obj: unknown, name: string): unknown 
 /** jinja2 `make_attrgetter`: `attribute` may be dotted (`a.b`), digit parts index lists. */
 function attrGetter(env: Env, attribute: unknown, post?: (v: unknown) => unknown, dflt?: unknown): (item: unknown) => unknown {
   let parts: unknown[];
-  if (isStr(attribute)) parts = strOf(attribute).split('.').map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+  if (isStr(attribute))
+    parts = strOf(attribute)
+      .split('.')
+      .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
   else parts = [attribute];
   return (item: unknown) => {
     for (const p of parts) {
@@ -631,7 +683,9 @@ function toFloat(v: unknown): number | null {
   if (typeof v === 'boolean') return v ? 1 : 0;
   if (v instanceof PyFloat) return v.v;
   if (isStr(v)) {
-    const s = pyStrip(strOf(v), null, true, true).replace(/(?<=\d)_(?=\d)/g, '').toLowerCase();
+    const s = pyStrip(strOf(v), null, true, true)
+      .replace(/(?<=\d)_(?=\d)/g, '')
+      .toLowerCase();
     if (/^[+-]?(inf|infinity)$/.test(s)) return s.startsWith('-') ? -Infinity : Infinity;
     if (/^[+-]?nan$/.test(s)) return NaN;
     if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/.test(s)) return null;
@@ -706,7 +760,10 @@ function pformat(v: unknown): string {
     x = norm(x);
     if (Array.isArray(x)) return `[${x.map(rec).join(', ')}]`;
     if (x instanceof PyTuple) return x.items.length === 1 ? `(${rec(x.items[0])},)` : `(${x.items.map(rec).join(', ')})`;
-    if (isDict(x)) return `{${sortBy(dictEntries(x), (e) => e[0], false).map(([k, y]) => `${pyRepr(k)}: ${rec(y)}`).join(', ')}}`;
+    if (isDict(x))
+      return `{${sortBy(dictEntries(x), (e) => e[0], false)
+        .map(([k, y]) => `${pyRepr(k)}: ${rec(y)}`)
+        .join(', ')}}`;
     return pyRepr(x);
   };
   const s = rec(v);
@@ -719,7 +776,6 @@ function unsupported(name: string): Builtin {
     throw new PyError('Unsupported', `the '${name}' filter is not supported by the renderer (its Python output is random or not implemented)`);
   };
 }
-
 
 /** The filters of transformers' jinja2 environment (jinja2 3.1 builtins, `tojson` replaced by transformers'). */
 export const FILTERS: Record<string, Builtin> = {
@@ -868,7 +924,8 @@ export const FILTERS: Record<string, Builtin> = {
     bind('last', a, k, []);
     if (v instanceof PyIter) throw new PyError('TypeError', `'${v.typeName}' object is not reversible`);
     if (v instanceof Undef) v.fail();
-    if (v === null || typeof v === 'number' || typeof v === 'boolean' || v instanceof PyFloat) throw new PyError('TypeError', `'${typeName(v)}' object is not reversible`);
+    if (v === null || typeof v === 'number' || typeof v === 'boolean' || v instanceof PyFloat)
+      throw new PyError('TypeError', `'${typeName(v)}' object is not reversible`);
     const items = toList(v);
     return items.length ? items[items.length - 1] : new Undef('No last item, sequence was empty.');
   },
@@ -920,7 +977,15 @@ export const FILTERS: Record<string, Builtin> = {
     if (isStr(v)) return like(v, codePoints(strOf(v)).reverse().join(''));
     if (Array.isArray(v) || v instanceof PyTuple || isDict(v) || v instanceof PyRange || v instanceof DictView) {
       const items = toList(v).reverse();
-      const tn = Array.isArray(v) ? 'list_reverseiterator' : v instanceof PyTuple ? 'reversed' : isDict(v) ? 'dict_reversekeyiterator' : v instanceof PyRange ? 'range_iterator' : 'dict_reverseiterator';
+      const tn = Array.isArray(v)
+        ? 'list_reverseiterator'
+        : v instanceof PyTuple
+          ? 'reversed'
+          : isDict(v)
+            ? 'dict_reversekeyiterator'
+            : v instanceof PyRange
+              ? 'range_iterator'
+              : 'dict_reverseiterator';
       return gen(tn, function* () {
         yield* items;
       });
@@ -991,12 +1056,27 @@ export const FILTERS: Record<string, Builtin> = {
     bind('title', a, k, []);
     const s = softStr(v);
     // jinja2 do_title: split before runs of `-`, whitespace and opening brackets; upper the first char of each piece.
-    const pieces = strOf(s).split(/([-\s({[<]+)/u).filter((p) => p.length > 0);
-    return like(s, pieces.map((p) => { const c = codePoints(p); return c[0].toUpperCase() + c.slice(1).join('').toLowerCase(); }).join(''));
+    const pieces = strOf(s)
+      .split(/([-\s({[<]+)/u)
+      .filter((p) => p.length > 0);
+    return like(
+      s,
+      pieces
+        .map((p) => {
+          const c = codePoints(p);
+          return c[0].toUpperCase() + c.slice(1).join('').toLowerCase();
+        })
+        .join(''),
+    );
   },
   tojson: (_e, v, a, k) => {
     // transformers: json.dumps(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False)
-    const [ensureAscii, ind, seps, sortKeys] = bind('tojson', a, k, ['ensure_ascii', 'indent', 'separators', 'sort_keys'], { ensure_ascii: false, indent: null, separators: null, sort_keys: false });
+    const [ensureAscii, ind, seps, sortKeys] = bind('tojson', a, k, ['ensure_ascii', 'indent', 'separators', 'sort_keys'], {
+      ensure_ascii: false,
+      indent: null,
+      separators: null,
+      sort_keys: false,
+    });
     let indentOpt: number | string | null = null;
     if (ind !== null) {
       if (isStr(ind)) indentOpt = strOf(ind);
@@ -1017,7 +1097,12 @@ export const FILTERS: Record<string, Builtin> = {
     return like(s, pyStrip(strOf(s), optStr(chars, 'strip'), true, true));
   },
   truncate: (_e, v, a, k) => {
-    const [len, kill, end, leeway] = bind('truncate', a, k, ['length', 'killwords', 'end', 'leeway'], { length: 255, killwords: false, end: '...', leeway: null });
+    const [len, kill, end, leeway] = bind('truncate', a, k, ['length', 'killwords', 'end', 'leeway'], {
+      length: 255,
+      killwords: false,
+      end: '...',
+      leeway: null,
+    });
     const s = pyStr(v);
     const n = asIndex(len, 'length');
     const e = pyStr(end);
@@ -1216,13 +1301,15 @@ export function pyPow(a: unknown, b: unknown): unknown {
   if (!n) opError('** or pow()', a, b);
   const [x, y, isFloat] = n;
   if (!isFloat && y >= 0) {
-    if (Math.abs(x) > 1 && y * Math.log2(Math.abs(x)) > 60) throw new PyError('OverflowError', `integer ${x} ** ${y} is beyond 2**53, which the renderer cannot represent exactly`);
+    if (Math.abs(x) > 1 && y * Math.log2(Math.abs(x)) > 60)
+      throw new PyError('OverflowError', `integer ${x} ** ${y} is beyond 2**53, which the renderer cannot represent exactly`);
     return pyInt(Number(BigInt(x) ** BigInt(y)));
   }
   if (x === 0 && y < 0) throw new PyError('ZeroDivisionError', isFloat ? '0.0 cannot be raised to a negative power' : 'zero to a negative power');
-  if (x < 0 && !Number.isInteger(y)) throw new PyError('Unsupported', 'a negative number to a fractional power is a complex number in Python; the renderer does not support complex numbers');
+  if (x < 0 && !Number.isInteger(y))
+    throw new PyError('Unsupported', 'a negative number to a fractional power is a complex number in Python; the renderer does not support complex numbers');
   const r = x ** y;
-  if (!Number.isFinite(r)) throw new PyError('OverflowError', '(34, \'Numerical result out of range\')');
+  if (!Number.isFinite(r)) throw new PyError('OverflowError', "(34, 'Numerical result out of range')");
   return new PyFloat(r);
 }
 

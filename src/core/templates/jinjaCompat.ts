@@ -55,7 +55,26 @@
  */
 import { parse, tokenize } from '@huggingface/jinja';
 import { TemplateBudgetError, TemplateRenderError } from './errors';
-import { builtinAttribute, Cycler, FILTERS, makeGlobals, pyAdd, pyContains, pyDiv, pyFloorDiv, pyMod, pyMul, pyPow, pySlice, pySub, sliceIndices, TESTS, UNSAFE, unsafeUndef, type Env } from './jinjaBuiltins';
+import {
+  builtinAttribute,
+  Cycler,
+  FILTERS,
+  makeGlobals,
+  pyAdd,
+  pyContains,
+  pyDiv,
+  pyFloorDiv,
+  pyMod,
+  pyMul,
+  pyPow,
+  pySlice,
+  pySub,
+  sliceIndices,
+  TESTS,
+  UNSAFE,
+  unsafeUndef,
+  type Env,
+} from './jinjaBuiltins';
 import { NOT_TEST_PREFIX, rewriteConcat, rewriteLiterals, rewriteTests, rewriteTuples, TEST_PREFIX, TUPLE_END } from './jinjaSyntax';
 import { BudgetMeter, DEFAULT_RENDER_BUDGET, type RenderBudget } from './renderBudget';
 import {
@@ -323,7 +342,8 @@ export class CompiledTemplate {
     } catch (e) {
       if (e instanceof TemplateRenderError) throw e;
       if (e instanceof PyError) throw new TemplateRenderError(e.pyType === 'TemplateError' ? e.message : `${e.pyType}: ${e.message}`, e.pyType);
-      if (e instanceof RangeError && /call stack/i.test(e.message)) throw new TemplateBudgetError('callDepth', 'nesting deeper than the JavaScript stack allows');
+      if (e instanceof RangeError && /call stack/i.test(e.message))
+        throw new TemplateBudgetError('callDepth', 'nesting deeper than the JavaScript stack allows');
       throw new TemplateRenderError(`internal renderer error: ${(e as Error).message}`, 'InternalError');
     }
   }
@@ -448,7 +468,9 @@ class Renderer implements Env {
         if (items.length !== targets.length) {
           throw new PyError(
             'ValueError',
-            items.length > targets.length ? `too many values to unpack (expected ${targets.length})` : `not enough values to unpack (expected ${targets.length}, got ${items.length})`,
+            items.length > targets.length
+              ? `too many values to unpack (expected ${targets.length})`
+              : `not enough values to unpack (expected ${targets.length}, got ${items.length})`,
           );
         }
         targets.forEach((t, i) => this.assign(t, items[i], scope, isSet));
@@ -495,7 +517,8 @@ class Renderer implements Env {
         }
         if (r.kwargs) s.vars.set('kwargs', makeDict(kw));
         else if (kw.size) {
-          if (kw.has('caller')) throw new PyError('TypeError', `macro '${name}' was invoked with two values for the special caller argument. This is most likely a bug.`);
+          if (kw.has('caller'))
+            throw new PyError('TypeError', `macro '${name}' was invoked with two values for the special caller argument. This is most likely a bug.`);
           throw new PyError('TypeError', `macro '${name}' takes no keyword argument '${kw.keys().next().value}'`);
         }
         if (r.varargs) s.vars.set('varargs', new PyTuple(args.slice(names.length)));
@@ -580,7 +603,9 @@ class Renderer implements Env {
       case 'Ternary':
         return truthy(this.expr(n.condition, scope)) ? this.expr(n.trueExpr, scope) : this.expr(n.falseExpr, scope);
       case 'SelectExpression':
-        return truthy(this.expr(n.test, scope)) ? this.expr(n.lhs, scope) : new Undef('the inline if-expression evaluated to false and no else section was defined.');
+        return truthy(this.expr(n.test, scope))
+          ? this.expr(n.lhs, scope)
+          : new Undef('the inline if-expression evaluated to false and no else section was defined.');
       case 'ArrayLiteral':
         return (n.value as N[]).map((x) => this.expr(x, scope));
       case 'TupleLiteral':
@@ -789,4 +814,3 @@ function tupleItems(n: N): N[] {
 
 /** A parameter not given in a macro call. */
 const MISSING = Symbol('missing');
-

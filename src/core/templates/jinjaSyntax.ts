@@ -153,7 +153,8 @@ function numberAt(src: string, at: number): { text: string; end: number } | null
   INT_RE.lastIndex = at;
   const m = INT_RE.exec(src);
   if (!m) return null;
-  if (/^0[_0]*$/.test(m[0]) && /[1-9]/.test(src[at + m[0].length] ?? '')) throw new PyError('TemplateSyntaxError', `leading zeros in an integer literal: ${src.slice(at, at + m[0].length + 1)}`);
+  if (/^0[_0]*$/.test(m[0]) && /[1-9]/.test(src[at + m[0].length] ?? ''))
+    throw new PyError('TemplateSyntaxError', `leading zeros in an integer literal: ${src.slice(at, at + m[0].length + 1)}`);
   if (!/[_xXoObB]/.test(m[0])) return { text: m[0], end: at + m[0].length };
   const v = m[0].replace(/_/g, '');
   const base = /^0[xX]/.test(v) ? 16 : /^0[oO]/.test(v) ? 8 : /^0[bB]/.test(v) ? 2 : 10;
@@ -328,7 +329,10 @@ export function rewriteTests(tokens: LexToken[]): LexToken[] {
       const close = closing(tokens, j + 1);
       args = [j + 2, close];
       end = close + 1;
-    } else if (['Identifier', 'StringLiteral', 'NumericLiteral', 'OpenSquareBracket', 'OpenCurlyBracket'].includes(next.type) && !(next.type === 'Identifier' && ['else', 'or', 'and'].includes(next.value))) {
+    } else if (
+      ['Identifier', 'StringLiteral', 'NumericLiteral', 'OpenSquareBracket', 'OpenCurlyBracket'].includes(next.type) &&
+      !(next.type === 'Identifier' && ['else', 'or', 'and'].includes(next.value))
+    ) {
       if (next.type === 'Identifier' && next.value === 'is') throw new PyError('TemplateSyntaxError', 'You cannot chain multiple tests with is');
       end = primaryEnd(tokens, j + 1);
       args = [j + 1, end];

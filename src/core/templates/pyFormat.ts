@@ -5,7 +5,28 @@
  * Floats are rounded on their exact binary value with ties to even, as CPython does (`'%.2f' % 2.675` is
  * `2.67`, `'%.0f' % 2.5` is `2`); JS `toFixed` rounds ties up and would differ.
  */
-import { floatStr, isDict, isNumberLike, isStr, Markup, markupEscape, numValue, norm, PyDict, PyError, PyFloat, pyRepr, pyStr, PyTuple, strLen, strOf, typeName, Undef, dictGet, type PlainDict } from './pyValues';
+import {
+  floatStr,
+  isDict,
+  isNumberLike,
+  isStr,
+  Markup,
+  markupEscape,
+  numValue,
+  norm,
+  PyDict,
+  PyError,
+  PyFloat,
+  pyRepr,
+  pyStr,
+  PyTuple,
+  strLen,
+  strOf,
+  typeName,
+  Undef,
+  dictGet,
+  type PlainDict,
+} from './pyValues';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Exact decimal rounding of doubles
@@ -43,7 +64,9 @@ function negative(x: number): boolean {
 
 /** Digits of |x| in fixed notation with `prec` decimals (no sign). */
 function fixedDigits(x: number, prec: number): string {
-  const q = scaledRound(x, prec).toString().padStart(prec + 1, '0');
+  const q = scaledRound(x, prec)
+    .toString()
+    .padStart(prec + 1, '0');
   return prec === 0 ? q : `${q.slice(0, q.length - prec)}.${q.slice(q.length - prec)}`;
 }
 
@@ -250,7 +273,8 @@ export function percentFormat(fmt: string, args: unknown, markup: boolean): stri
       case 'x':
       case 'X':
       case 'o': {
-        if (typeof value !== 'number' && typeof value !== 'boolean') throw new PyError('TypeError', `%${type} format: an integer is required, not ${typeName(value)}`);
+        if (typeof value !== 'number' && typeof value !== 'boolean')
+          throw new PyError('TypeError', `%${type} format: an integer is required, not ${typeName(value)}`);
         const n = numValue(value);
         sign = n < 0 ? '-' : flags.includes('+') ? '+' : flags.includes(' ') ? ' ' : '';
         body = Math.abs(n).toString(type === 'o' ? 8 : 16);
@@ -298,7 +322,14 @@ function asciiEscape(s: string): string {
   let out = '';
   for (const ch of s) {
     const cp = ch.codePointAt(0)!;
-    out += cp < 0x80 ? ch : cp < 0x100 ? '\\x' + cp.toString(16).padStart(2, '0') : cp < 0x10000 ? '\\u' + cp.toString(16).padStart(4, '0') : '\\U' + cp.toString(16).padStart(8, '0');
+    out +=
+      cp < 0x80
+        ? ch
+        : cp < 0x100
+          ? '\\x' + cp.toString(16).padStart(2, '0')
+          : cp < 0x10000
+            ? '\\u' + cp.toString(16).padStart(4, '0')
+            : '\\U' + cp.toString(16).padStart(8, '0');
   }
   return out;
 }

@@ -286,7 +286,8 @@ export function strLen(s: string): number {
 }
 
 /** Characters Python's `str.isspace()` accepts (and `str.split()` / `strip()` without an argument remove). */
-const PY_SPACE = '\t\n\u000b\u000c\r\u001c\u001d\u001e\u001f \u0085\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000';
+const PY_SPACE =
+  '\t\n\u000b\u000c\r\u001c\u001d\u001e\u001f \u0085\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000';
 const PY_SPACE_SET = new Set(PY_SPACE);
 
 /** Whether one character is whitespace for Python's `str` methods. */
@@ -673,7 +674,10 @@ export function pyRepr(v: unknown): string {
   if (v instanceof PyFloat) return floatStr(v.v);
   if (Array.isArray(v)) return `[${v.map((x) => pyRepr(norm(x))).join(', ')}]`;
   if (v instanceof PyTuple) return v.items.length === 1 ? `(${pyRepr(v.items[0])},)` : `(${v.items.map(pyRepr).join(', ')})`;
-  if (isDict(v)) return `{${dictEntries(v).map(([k, x]) => `${pyRepr(k)}: ${pyRepr(x)}`).join(', ')}}`;
+  if (isDict(v))
+    return `{${dictEntries(v)
+      .map(([k, x]) => `${pyRepr(k)}: ${pyRepr(x)}`)
+      .join(', ')}}`;
   if (v instanceof Undef || v === undefined) return 'Undefined';
   if (v instanceof Markup) return `Markup(${reprStr(v.s)})`;
   if (v instanceof Namespace) return `<Namespace {${[...v.attrs].map(([k, x]) => `${reprStr(k)}: ${pyRepr(x)}`).join(', ')}}>`;
