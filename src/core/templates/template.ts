@@ -1,6 +1,8 @@
 /**
- * Chat-template rendering with `@huggingface/jinja`, and the adaptation of
- * normalized messages to what a particular template reads.
+ * Chat-template rendering with Python jinja2's semantics (jinjaCompat.ts: our
+ * evaluator over `@huggingface/jinja`'s lexer and parser, under a render
+ * budget), and the adaptation of normalized messages to what a particular
+ * template reads.
  */
 import { CompiledTemplate } from './jinjaCompat';
 import { TemplateRenderError } from './errors';
@@ -76,7 +78,7 @@ export class ChatTemplate {
     private readonly options: ChatTemplateOptions = {},
   ) {
     this.hasGenerationBlocks = /\{%-?\s*generation\s*-?%\}/.test(named.source);
-    // @huggingface/jinja drops generation tags; rewrite them to marker outputs so their positions survive rendering.
+    // The parser (@huggingface/jinja's) drops generation tags; rewrite them to marker outputs so their positions survive rendering.
     const source = this.hasGenerationBlocks
       ? named.source.replace(GEN_TAG, (_m, l: string, end: string | undefined, r: string) => `{{${l} '${end ? GEN_END : GEN_START}' ${r}}}`)
       : named.source;
