@@ -1,18 +1,18 @@
 /**
- * Chat-template rendering with Python jinja2's semantics (jinjaCompat.ts: our
+ * Chat-template rendering with Python jinja2's semantics (jinja/: our
  * evaluator over `@huggingface/jinja`'s lexer and parser, under a render
  * budget), and the adaptation of normalized messages to what a particular
  * template reads.
  */
-import { CompiledTemplate } from './jinjaCompat';
+import { CompiledTemplate } from './jinja';
 import { TemplateRenderError } from './errors';
-import { pythonFloatRepr } from './pyValues';
+import { pythonFloatRepr } from './jinja';
 import type { RenderBudget } from './renderBudget';
 import type { Message } from '../types';
 import type { NamedTemplate, SpecialTokenVars } from '../tokenizers/tokenizer';
 
 export { TemplateBudgetError, TemplateRenderError } from './errors';
-export { pythonFloatRepr } from './pyValues';
+export { pythonFloatRepr } from './jinja';
 
 /** Options of a {@link ChatTemplate}. */
 export interface ChatTemplateOptions {
@@ -36,7 +36,7 @@ export interface RenderOptions {
  * variables `messages`, `tools` (None when the record has none or an empty
  * list), `documents` (None), `add_generation_prompt`, the special tokens
  * (`bos_token`, `eos_token`, …) and the template kwargs (`enable_thinking`, …)
- * at top level, rendered by the engine of `jinjaCompat.ts` (jinja2's
+ * at top level, rendered by the engine of `jinja/` (jinja2's
  * semantics) within a render budget (`renderBudget.ts`).
  */
 /** Markers the `{% generation %}` / `{% endgeneration %}` tags are rewritten to (Unicode private-use characters, never in real text). */
