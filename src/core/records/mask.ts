@@ -3,6 +3,7 @@
  * prefix — the rules of `shared/spec/loss-mask.md` (v1.3). No per-model regexes:
  * everything is derived from renders of message prefixes.
  */
+import { PrefixRenderer, type PrefixRenderStats } from '../templates/prefixRenderer';
 import { ChatTemplate, TemplateRenderError } from '../templates/template';
 import type { Conversation, MaskPolicy, Message } from '../types';
 
@@ -27,6 +28,8 @@ export interface ConversationRecords {
   targetErrors: { index: number; reason: 'template_unsupported'; message: string }[];
   /** Number of targets the policy selected (0 = nothing to train on). */
   targetCount: number;
+  /** How the prefix renders were obtained: from the conversation's one traced render (proven) or rendered for real (templates/prefixRenderer.ts). */
+  prefixRenders?: PrefixRenderStats;
 }
 
 /**
@@ -109,17 +112,10 @@ export function selectTargets(messages: readonly Message[], policy: MaskPolicy):
  */
 export function buildRecords(conv: Conversation, template: ChatTemplate, specials: SpecialTokenFinder, policy: MaskPolicy): ConversationRecords {
   const messages = template.adaptMessages(conv.messages);
-  const cache = new Map<string, string>();
-  const R = (n: number, gen: boolean): string => {
-    const key = `${n}:${gen ? 1 : 0}`;
-    let s = cache.get(key);
-    if (s === undefined) {
-      s = template.render(messages.slice(0, n), conv.tools, { addGenerationPrompt: gen });
-      cache.set(key, s);
-    }
-    return s;
-  };
-  const out: ConversationRecords = { records: [], notes: [], targetErrors: [], targetCount: 0 };
+  // R(n, gen) = template.render(messages[:n], gen), each distinct one once, from one traced render where proven (templates/prefixRenderer.ts).
+  const prefixes = new PrefixRenderer(template, messages, conv.tools);
+  const R = (n: number, gen: boolean): string => prefixes.render(n, gen);
+  const out: ConversationRecords = { records: [], notes: [], targetErrors: [], targetCount: 0, prefixRenders: prefixes.stats };
 
   if (policy === 'non-system') {
     if (!conv.messages.some((m) => m.role === 'assistant' && m.trainable !== false)) return out;

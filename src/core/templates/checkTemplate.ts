@@ -105,6 +105,11 @@ export interface ProbeRecords {
   prefixStable: boolean | null;
   /** Records with their trainable spans (`[start, end)` character offsets into `text`) and target message indices. */
   records: TextRecord[];
+  /**
+   * The distinct prefix renders the probe's records needed, and how many came from the probe's one traced render
+   * (proven equal, templates/prefixRenderer.ts) rather than a render of their own; null when the template raised.
+   */
+  prefixRenders: { fromOnePass: number; total: number } | null;
 }
 
 /** Result of {@link checkTemplate}. JSON-serializable. */
@@ -325,11 +330,20 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
       messages,
       tools: probe.tools,
     });
-    const pr: ProbeRecords = { probe: probe.name, title: probe.title, template: template.named.name, error: null, prefixStable: null, records: [] };
+    const pr: ProbeRecords = {
+      probe: probe.name,
+      title: probe.title,
+      template: template.named.name,
+      error: null,
+      prefixStable: null,
+      records: [],
+      prefixRenders: null,
+    };
     out.records.push(pr);
     try {
       const built = buildRecords(conv(probe.messages), template, specials, mask);
       pr.records = built.records;
+      if (built.prefixRenders) pr.prefixRenders = { fromOnePass: built.prefixRenders.proven, total: built.prefixRenders.proven + built.prefixRenders.fallback };
       rendered.push(...built.records.map((r) => r.text));
       for (const n of built.notes) {
         if (n === 'reasoning_not_rendered')
@@ -540,6 +554,7 @@ export function formatTemplateCheck(check: TemplateCheck, opts: FormatOptions): 
       lines.push(`  ${c(ANSI.red, 'template error')}: ${p.error}`);
       continue;
     }
+    if (p.prefixRenders) lines.push(`  prefix renders from one pass: ${p.prefixRenders.fromOnePass}/${p.prefixRenders.total}`);
     if (p.records.length === 0) lines.push('  (no records)');
     p.records.forEach((r, k) => {
       lines.push(`  record ${k + 1}/${p.records.length}, targets: turn${r.targets.length > 1 ? 's' : ''} ${r.targets.join(', ')}`);

@@ -20,6 +20,19 @@ export interface ChatTemplateOptions {
   budget?: Partial<RenderBudget>;
   /** The clock `strftime_now` reads (default: the current local time); fixed for reproducible renders in tests. */
   now?: () => Date;
+  /**
+   * Prefix renders of a conversation (prefixRenderer.ts) from one traced render where proven equal (default true);
+   * false renders every prefix (the reference path, for comparisons).
+   */
+  linearPrefixes?: boolean;
+}
+
+/** The prefix renders one traced render serves ({@link ChatTemplate.tracePrefixes}). */
+export interface TracedPrefixes {
+  /** The text {@link ChatTemplate.render} gives for `messages.slice(0, n)`, or undefined when not proven. */
+  render(n: number, addGenerationPrompt: boolean): string | undefined;
+  /** The template read `add_generation_prompt` before its message loop: renders with the other value need a trace of their own. */
+  readonly flagReadEarly: boolean;
 }
 
 /** Options of one render. */
@@ -125,16 +138,45 @@ export class ChatTemplate {
   }
 
   private renderRaw(messages: readonly Message[], tools: unknown[] | undefined, opts: RenderOptions): string {
-    // As transformers' render_jinja_template: `tools` and `documents` are always passed, None when absent.
-    const vars: Record<string, unknown> = {
+    return this.template.render(this.variables(messages, tools, opts.addGenerationPrompt), { budget: this.options.budget, now: this.options.now });
+  }
+
+  /** The template's variables, as transformers' render_jinja_template passes them: `tools` and `documents` always, None when absent. */
+  private variables(messages: readonly Message[], tools: unknown[] | undefined, addGenerationPrompt: boolean): Record<string, unknown> {
+    return {
       ...this.specialTokenVars,
       ...this.kwargs,
       messages: messages.map(toTemplateMessage),
       tools: tools && tools.length > 0 ? tools : null,
       documents: null,
-      add_generation_prompt: opts.addGenerationPrompt,
+      add_generation_prompt: addGenerationPrompt,
     };
-    return this.template.render(vars, { budget: this.options.budget, now: this.options.now });
+  }
+
+  /** Whether prefix renders come from one traced render where proven ({@link ChatTemplateOptions.linearPrefixes}). */
+  get linearPrefixes(): boolean {
+    return this.options.linearPrefixes !== false;
+  }
+
+  /**
+   * Renders `messages` once, traced, with `add_generation_prompt` = `addGenerationPrompt`, and serves the renders of
+   * its prefixes (jinja/prefixTrace.ts: each proven equal to {@link render} of `messages.slice(0, n)`, or not
+   * served). Use it through prefixRenderer.ts, which falls back to {@link render} where this cannot serve.
+   */
+  tracePrefixes(messages: readonly Message[], tools: unknown[] | undefined, addGenerationPrompt = false): TracedPrefixes {
+    const trace = this.template.tracePrefixes(this.variables(messages, tools, addGenerationPrompt), 'messages', 'add_generation_prompt', {
+      budget: this.options.budget,
+      now: this.options.now,
+    });
+    return {
+      render: (n, gen) => {
+        const raw = trace.render(n, gen);
+        return raw !== undefined && this.hasGenerationBlocks ? raw.replace(/[\uE000\uE001]/g, '') : raw;
+      },
+      get flagReadEarly() {
+        return trace.flagReadEarly;
+      },
+    };
   }
 
   /**

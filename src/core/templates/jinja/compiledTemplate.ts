@@ -57,6 +57,7 @@ import { parse, tokenize } from '@huggingface/jinja';
 import { TemplateBudgetError, TemplateRenderError } from '../errors';
 import { BudgetMeter, DEFAULT_RENDER_BUDGET, type RenderBudget } from '../renderBudget';
 import { checkNames, MacroRefs, N } from './ast';
+import { PrefixTrace } from './prefixTrace';
 import { Scope } from './scope';
 import { Renderer } from './statements';
 import { rewriteConcat, rewriteLiterals, rewriteTests, rewriteTuples } from './syntax';
@@ -116,5 +117,17 @@ export class CompiledTemplate {
         throw new TemplateBudgetError('callDepth', 'nesting deeper than the JavaScript stack allows');
       throw new TemplateRenderError(`internal renderer error: ${(e as Error).message}`, 'InternalError');
     }
+  }
+
+  /**
+   * Renders once over the whole list `vars[listName]` (objects, e.g. messages) and serves the renders of its
+   * prefixes for both values of the boolean `vars[flagName]` (prefixTrace.ts has the proof): `trace.render(k, flag)`
+   * is `render({...vars, [listName]: list.slice(0, k), [flagName]: flag})` or undefined where not proven. The clock
+   * is read once. Never throws (a full render that raises serves only the prefixes cut before the error).
+   */
+  tracePrefixes(vars: Record<string, unknown>, listName: string, flagName: string, opts: RenderEnvOptions = {}): PrefixTrace {
+    const budget = { ...DEFAULT_RENDER_BUDGET, ...opts.budget };
+    const t = (opts.now ?? (() => new Date()))();
+    return new PrefixTrace(this.body, this.macroRefs, vars, listName, flagName, { budget, now: () => t });
   }
 }

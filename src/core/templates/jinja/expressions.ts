@@ -12,6 +12,8 @@ import { pyCompare, pyEq, toList, truthy } from './protocols';
 import { pyStr, undefinedMessage } from './repr';
 import { builtinAttribute, UNSAFE } from './sandbox';
 import { Control, LoopCtx, Scope } from './scope';
+import { INPUT_FLAG, type TraceHooks } from './traceHooks';
+import { viewOf } from './tracedList';
 import { codePoints } from './strings';
 import { pyContains, TESTS } from './tests';
 import {
@@ -42,9 +44,14 @@ import {
 export abstract class ExprEvaluator implements Env {
   control: Control = Control.None;
   readonly globals: Scope;
+  /** The prefix tracer, during the main run of a traced render only (prefixTrace.ts). */
+  hooks: TraceHooks | null = null;
+  /** The value a read of {@link INPUT_FLAG} gives (traced renders). */
+  flagValue = false;
 
+  /** @param meter the render budget's account (a resumed tail gets its own) */
   constructor(
-    readonly meter: BudgetMeter,
+    public meter: BudgetMeter,
     now: () => Date,
   ) {
     this.globals = new Scope(null);
@@ -81,10 +88,14 @@ export abstract class ExprEvaluator implements Env {
         return pyInt(n.value);
       case 'FloatLiteral':
         return new PyFloat(n.value);
-      case 'Identifier':
-        return this.lookup(n.value, scope);
+      case 'Identifier': {
+        const v = this.lookup(n.value, scope);
+        // A loop context that escapes (into a namespace, a macro) is state the journal does not restore.
+        if (this.hooks !== null && v instanceof LoopCtx) this.hooks.poison();
+        return v;
+      }
       case 'MemberExpression': {
-        const obj = this.expr(n.object, scope);
+        const obj = n.object.type === 'Identifier' ? this.lookup(n.object.value, scope) : this.expr(n.object, scope);
         if (n.computed) {
           if (n.property.type === 'SliceExpression') return this.slice(obj, n.property, scope);
           return this.getitem(obj, this.expr(n.property, scope));
@@ -100,7 +111,7 @@ export abstract class ExprEvaluator implements Env {
       case 'FilterExpression':
         return this.filterNode(n.filter, this.expr(n.operand, scope), scope);
       case 'TestExpression': {
-        const r = this.callTest(n.test.value, this.expr(n.operand, scope), [], new Map());
+        const r = this.flagTest(n, scope) ?? this.callTest(n.test.value, this.expr(n.operand, scope), [], new Map());
         return n.negate ? !r : r;
       }
       case 'BinaryExpression':
@@ -133,6 +144,29 @@ export abstract class ExprEvaluator implements Env {
     throw new PyError('TemplateSyntaxError', `unexpected ${n.type} in an expression`);
   }
 
+  /**
+   * `flag is defined` and other tests of the traced boolean input whose answer is the same for both values: answered
+   * without reading the input (so without an observation); undefined for any other test.
+   */
+  private flagTest(n: N, scope: Scope): boolean | undefined {
+    if (this.hooks === null || n.operand.type !== 'Identifier' || this.resolve(n.operand.value, scope) !== INPUT_FLAG) return undefined;
+    try {
+      const a = this.callTest(n.test.value, true, [], new Map());
+      return a === this.callTest(n.test.value, false, [], new Map()) ? a : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The raw value of a variable, or undefined. */
+  private resolve(name: string, scope: Scope): unknown {
+    for (let s: Scope | null = scope; s; s = s.parent) {
+      const v = s.vars.get(name);
+      if (v !== undefined) return v;
+    }
+    return undefined;
+  }
+
   private lookup(name: string, scope: Scope): unknown {
     switch (name) {
       case 'true':
@@ -147,6 +181,10 @@ export abstract class ExprEvaluator implements Env {
     }
     for (let s: Scope | null = scope; s; s = s.parent) {
       const v = s.vars.get(name);
+      if (v === INPUT_FLAG) {
+        this.hooks?.readInput();
+        return this.flagValue;
+      }
       if (v !== undefined) return norm(v);
     }
     return new Undef(() => `'${name}' is undefined`);
@@ -214,6 +252,11 @@ export abstract class ExprEvaluator implements Env {
       if (typeof v === 'number' || typeof v === 'boolean') return numValue(v);
       throw new PyError('TypeError', 'slice indices must be integers or None or have an __index__ method');
     });
+    if (this.hooks !== null && (step === null || step === 1) && (start === null || start >= 0) && (stop === null || stop >= 0)) {
+      // A traced list sliced from a non-negative start, step 1: a view of the same list, nothing observed (tracedList.ts).
+      const view = viewOf(obj);
+      if (view) return view.slice(start ?? 0, stop);
+    }
     if (Array.isArray(obj)) return pySlice(obj.map(norm), start, stop, step);
     if (obj instanceof PyTuple) return new PyTuple(pySlice(obj.items, start, stop, step));
     if (typeof obj === 'string') return pySlice(codePoints(obj), start, stop, step).join('');
@@ -279,6 +322,14 @@ export abstract class ExprEvaluator implements Env {
     if (typeof key === 'boolean') key = key ? 1 : 0;
     if (typeof key !== 'number') return undefined;
     if (seq) {
+      if (key >= 0 && this.hooks !== null) {
+        // A traced list answers `x[i]` observing index i only (its length would be the whole list).
+        const view = viewOf(seq);
+        if (view) {
+          const v = view.get(key);
+          return v === undefined ? undefined : norm(v);
+        }
+      }
       const i = key < 0 ? key + seq.length : key;
       return i >= 0 && i < seq.length ? norm(seq[i]) : undefined;
     }

@@ -4,6 +4,7 @@
  */
 import { asIndex, bind } from './args';
 import { Env } from './env';
+import { bornStamp, journaledFieldSet, type Born } from './journal';
 import { isIterable, toList } from './protocols';
 import { pyStr } from './repr';
 import { dictEntries, isDict, isStr, makeDict, Namespace, norm, PyCallable, PyError, PyFloat, PyRange, strOf, typeName } from './values';
@@ -123,8 +124,9 @@ function dictArgs(fname: string, args: unknown[], kwargs: Map<string, unknown>):
 }
 
 /** jinja2's `cycler`. */
-export class Cycler {
-  private pos = 0;
+export class Cycler implements Born {
+  pos = 0;
+  readonly born = bornStamp();
   constructor(readonly items: unknown[]) {
     if (!items.length) throw new PyError('RuntimeError', 'at least one item has to be provided');
   }
@@ -133,11 +135,11 @@ export class Cycler {
   }
   next(): unknown {
     const v = this.current;
-    this.pos = (this.pos + 1) % this.items.length;
+    journaledFieldSet(this, 'pos', (this.pos + 1) % this.items.length);
     return v;
   }
   reset(): void {
-    this.pos = 0;
+    journaledFieldSet(this, 'pos', 0);
   }
 }
 
@@ -172,10 +174,10 @@ export function makeGlobals(env: Env, now: () => Date): Map<string, unknown> {
     'joiner',
     new PyCallable('joiner', 'builtin', (args, kwargs) => {
       const [sep] = bind('joiner', args, kwargs, ['sep'], { sep: ', ' });
-      let used = false;
+      const state = { used: false, born: bornStamp() };
       return new PyCallable('joiner', 'builtin', () => {
-        if (!used) {
-          used = true;
+        if (!state.used) {
+          journaledFieldSet(state, 'used', true);
           return '';
         }
         return sep;

@@ -7,4 +7,5 @@
  * - env, args, filters, filterHelpers, tests, operators, strMethods, sandbox, globals (builtins under the sandbox).
  */
 export { CompiledTemplate, type RenderEnvOptions } from './compiledTemplate';
+export type { PrefixTrace } from './prefixTrace';
 export { pythonFloatRepr } from './repr';

@@ -1,6 +1,7 @@
 /**
  * Python protocols over template values ({@link ./values}): truth, `len()`, iteration, equality and ordering.
  */
+import { viewOf } from './tracedList';
 import { codePoints, isBmp, strLen } from './strings';
 import {
   dictEntries,
@@ -34,7 +35,10 @@ export function truthy(v: unknown): boolean {
   if (typeof v === 'number') return v !== 0;
   if (v === null || v === undefined) return false;
   if (v instanceof PyFloat) return v.v !== 0;
-  if (Array.isArray(v)) return v.length > 0;
+  if (Array.isArray(v)) {
+    const view = viewOf(v); // a traced list observes only whether it is empty (tracedList.ts)
+    return view ? view.nonEmpty() : v.length > 0;
+  }
   if (v instanceof Undef) return false;
   if (v instanceof Markup) return v.s.length > 0;
   if (v instanceof PyTuple) return v.items.length > 0;

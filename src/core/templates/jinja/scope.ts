@@ -1,49 +1,88 @@
 /**
  * Scopes, loop contexts and loop-control signals of the evaluator.
  */
+import { bornStamp, journaledFieldSet, journaledMapSet, type Born } from './journal';
 import { pyEq } from './protocols';
-import { PyCallable, PyError, Undef } from './values';
+import type { ListView } from './tracedList';
+import { norm, PyCallable, PyError, Undef } from './values';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Scopes and loop state
 
-export class Scope {
+/** Variables of one block. Only a render's root scope outlives the block that is running (journal.ts): its `born` is 0, every other scope's +Infinity (never journaled). */
+export class Scope implements Born {
   readonly vars = new Map<string, unknown>();
+  born = Infinity;
   constructor(readonly parent: Scope | null) {}
+
+  /** Sets a variable (journaled for the root scope of a traced render). */
+  set(name: string, value: unknown): void {
+    journaledMapSet(this, this.vars, name, value);
+  }
+}
+
+/** The items a loop walks: an array, or a traced list's view (tracedList.ts), read with the observations they make. */
+interface LoopItems {
+  count(): number;
+  has(i: number): boolean;
+  at(i: number): unknown;
+  isLast(i: number): boolean;
+}
+
+function arrayItems(items: unknown[]): LoopItems {
+  return { count: () => items.length, has: (i) => i < items.length, at: (i) => items[i], isLast: (i) => i === items.length - 1 };
+}
+
+function viewItems(view: ListView): LoopItems {
+  return { count: () => view.length(), has: (i) => view.has(i), at: (i) => norm(view.at(i)), isLast: (i) => view.isLast(i) };
 }
 
 /** jinja2's `LoopContext`: one object per loop, advanced each iteration. */
-export class LoopCtx {
+export class LoopCtx implements Born {
   index0 = 0;
-  private last: unknown[] | undefined;
-  constructor(readonly items: unknown[]) {}
+  last: unknown[] | undefined;
+  readonly born = bornStamp();
+  private readonly items: LoopItems;
+  /** @param items the loop's items: an array, or the view of a traced list (read lazily, each read observed) */
+  constructor(items: unknown[] | ListView) {
+    this.items = Array.isArray(items) ? arrayItems(items) : viewItems(items);
+  }
+
+  /** Whether item `i` exists (for a traced list: observed). */
+  hasItem(i: number): boolean {
+    return this.items.has(i);
+  }
+
+  /** Item `i`, known to exist. */
+  item(i: number): unknown {
+    return this.items.at(i);
+  }
 
   attr(name: string): unknown {
     const i = this.index0;
-    const n = this.items.length;
     switch (name) {
       case 'index':
         return i + 1;
       case 'index0':
         return i;
       case 'revindex':
-        return n - i;
+        return this.items.count() - i;
       case 'revindex0':
-        return n - i - 1;
+        return this.items.count() - i - 1;
       case 'first':
         return i === 0;
       case 'last':
-        return i === n - 1;
+        return this.items.isLast(i);
       case 'length':
-        return n;
+        return this.items.count();
       case 'depth':
         return 1;
       case 'depth0':
         return 0;
       case 'previtem':
-        return i > 0 ? this.items[i - 1] : new Undef('there is no previous item');
+        return i > 0 ? this.items.at(i - 1) : new Undef('there is no previous item');
       case 'nextitem':
-        return i < n - 1 ? this.items[i + 1] : new Undef('there is no next item');
+        return this.items.has(i + 1) ? this.items.at(i + 1) : new Undef('there is no next item');
       case 'cycle':
         return new PyCallable('loop.cycle', 'method', (args) => {
           if (!args.length) throw new PyError('TypeError', 'no items for cycling given');
@@ -52,7 +91,7 @@ export class LoopCtx {
       case 'changed':
         return new PyCallable('loop.changed', 'method', (args) => {
           const prev = this.last;
-          this.last = args;
+          journaledFieldSet(this, 'last', args as unknown[] | undefined);
           return prev === undefined || prev.length !== args.length || prev.some((x, k) => !pyEq(x, args[k]));
         });
     }
@@ -60,7 +99,7 @@ export class LoopCtx {
   }
 
   pyRepr(): string {
-    return `<LoopContext ${this.index0 + 1}/${this.items.length}>`;
+    return `<LoopContext ${this.index0 + 1}/${this.items.count()}>`;
   }
 }
 

@@ -7,7 +7,10 @@ import { findRefs, MacroRefs, N, tupleItems } from './ast';
 import { ExprEvaluator } from './expressions';
 import { isIterable, toList, truthy } from './protocols';
 import { pyStr } from './repr';
+import { journaledMapSet } from './journal';
 import { Control, LoopCtx, Scope } from './scope';
+import type { Frame, LoopRun } from './traceHooks';
+import { viewOf } from './tracedList';
 import { makeDict, Namespace, PyCallable, PyError, PyTuple, typeName, Undef } from './values';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -23,13 +26,52 @@ export class Renderer extends ExprEvaluator {
     super(meter, now);
   }
 
+  /** Frames of the top-level chain, during the main run of a traced render only. */
+  frames: Frame[] | null = null;
+
   /** Renders statements; stops early when a `break`/`continue` is pending. */
   block(nodes: N[], scope: Scope): string {
+    if (this.frames !== null && this.hooks!.resumableBlocks.has(nodes)) return this.frameBlock(nodes, scope);
     let out = '';
     for (const n of nodes) {
       out += this.stmt(n, scope);
       if (out.length > 65536) this.meter.length(out.length);
       if (this.control !== Control.None) break;
+    }
+    return out;
+  }
+
+  /** {@link block} for a block of the top-level chain in a traced render: keeps its frame (where a resumed tail continues). */
+  private frameBlock(nodes: N[], scope: Scope): string {
+    const f: Frame = { nodes, scope, index: 0, out: '' };
+    this.frames!.push(f);
+    try {
+      for (; f.index < nodes.length; f.index++) {
+        f.out += this.stmt(nodes[f.index], scope);
+        if (f.out.length > 65536) this.meter.length(f.out.length);
+        if (this.control !== Control.None) break;
+      }
+      return f.out;
+    } finally {
+      this.frames!.pop();
+    }
+  }
+
+  /**
+   * The tail of a resumed render (prefixTrace.ts): the loop of `run` from its iteration `i` (with the traced list
+   * cut at the prefix, and the state restored to that boundary), then the rest of every frame around it, innermost
+   * first, exactly as {@link block} would have continued them.
+   * @returns the output from the boundary to the end of the render
+   */
+  resumeFrom(run: LoopRun, i: number): string {
+    let out = this.loopFrom(run.node, run.scope, run.loop, i, null);
+    for (let d = run.frames.length - 1; d >= 0 && this.control === Control.None; d--) {
+      const f = run.frames[d];
+      for (let k = f.index + 1; k < f.nodes.length; k++) {
+        out += this.stmt(f.nodes[k], f.scope);
+        if (out.length > 65536) this.meter.length(out.length);
+        if (this.control !== Control.None) break;
+      }
     }
     return out;
   }
@@ -50,7 +92,7 @@ export class Renderer extends ExprEvaluator {
         return '';
       }
       case 'Macro':
-        scope.vars.set(n.name.value, this.makeMacro(n.name.value, n.args, n.body, scope));
+        scope.set(n.name.value, this.makeMacro(n.name.value, n.args, n.body, scope));
         return '';
       case 'Break':
         this.control = Control.Break;
@@ -82,26 +124,45 @@ export class Renderer extends ExprEvaluator {
       iterNode = iterNode.lhs;
     }
     const iterable = this.expr(iterNode, scope);
-    let items = toList(iterable);
-    if (filter) {
-      const f = filter;
-      items = items.filter((item) => {
-        this.meter.step();
-        const s = new Scope(scope);
-        this.assign(n.loopvar, item, s, false);
-        return truthy(this.expr(f, s));
-      });
+    // A traced list is walked lazily, each step observed (tracedList.ts); everything else is materialized first.
+    const view = filter === null && this.hooks !== null ? viewOf(iterable) : undefined;
+    let loop: LoopCtx;
+    if (view) loop = new LoopCtx(view);
+    else {
+      let items = toList(iterable);
+      if (filter) {
+        const f = filter;
+        items = items.filter((item) => {
+          this.meter.step();
+          const s = new Scope(scope);
+          this.assign(n.loopvar, item, s, false);
+          return truthy(this.expr(f, s));
+        });
+      }
+      loop = new LoopCtx(items);
     }
-    if (items.length === 0) return this.block(n.defaultBlock, scope);
-    const loop = new LoopCtx(items);
+    const run = view && this.frames !== null && this.hooks!.resumableFors.has(n) ? this.hooks!.beginLoop(n, scope, loop, this.frames) : null;
+    return this.loopFrom(n, scope, loop, 0, run);
+  }
+
+  /**
+   * Iterations `start`, `start + 1`, … of a `for` (the `else` block when the list is empty). With `run` (a resumable
+   * loop of the main traced run) each boundary is a checkpoint and the test for the next item an exit observation.
+   */
+  private loopFrom(n: N, scope: Scope, loop: LoopCtx, start: number, run: LoopRun | null): string {
     let out = '';
-    for (let i = 0; i < items.length; i++) {
+    for (let i = start; ; i++) {
+      if (run) this.hooks!.boundary(run, i, out);
+      if (!(run ? this.hooks!.exitHas(run, i) : loop.hasItem(i))) {
+        if (i === 0) out = this.block(n.defaultBlock, scope);
+        break;
+      }
       this.meter.step();
       loop.index0 = i;
       // jinja2: each iteration starts from the enclosing scope; a `set` inside the body is gone next iteration.
       const s = new Scope(scope);
       s.vars.set('loop', loop);
-      this.assign(n.loopvar, items[i], s, false);
+      this.assign(n.loopvar, loop.item(i), s, false);
       out += this.block(n.body, s);
       this.meter.length(out.length);
       if (this.control === Control.Break) {
@@ -110,6 +171,7 @@ export class Renderer extends ExprEvaluator {
       }
       this.control = Control.None;
     }
+    if (run) this.hooks!.endLoop(run, out);
     return out;
   }
 
@@ -117,7 +179,7 @@ export class Renderer extends ExprEvaluator {
   private assign(target: N, value: unknown, scope: Scope, isSet: boolean): void {
     switch (target.type) {
       case 'Identifier':
-        scope.vars.set(target.value, value);
+        scope.set(target.value, value);
         return;
       case 'TupleLiteral': {
         const targets = tupleItems(target);
@@ -138,7 +200,7 @@ export class Renderer extends ExprEvaluator {
         if (!isSet || target.computed || target.property.type !== 'Identifier') break;
         const obj = this.expr(target.object, scope);
         if (!(obj instanceof Namespace)) throw new PyError('TemplateRuntimeError', 'cannot assign attribute on non-namespace object');
-        obj.attrs.set(target.property.value, value);
+        journaledMapSet(obj, obj.attrs, target.property.value as string, value);
         return;
       }
     }

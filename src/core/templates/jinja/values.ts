@@ -21,6 +21,7 @@
  * Values read out of data (arrays and plain objects) are passed through {@link norm} on every access, so data is
  * never copied or converted up front.
  */
+import { bornStamp, journalConsume, type Born } from './journal';
 
 /** A Python exception the renderer raises: `pyType` is the Python class jinja2 would raise. */
 export class PyError extends Error {
@@ -80,7 +81,8 @@ export class Undef {
 }
 
 /** jinja2's `namespace()`: attributes assignable with `{% set ns.x = … %}`. */
-export class Namespace {
+export class Namespace implements Born {
+  readonly born = bornStamp();
   constructor(readonly attrs: Map<string, unknown> = new Map()) {}
 }
 
@@ -97,14 +99,17 @@ export class PyDict {
 }
 
 /** A one-pass Python iterator (a generator, `reversed()`, …). Always true; no `len()`; printing it is unreproducible. */
-export class PyIter {
+export class PyIter implements Born {
+  readonly born = bornStamp();
   constructor(
     private readonly it: Iterator<unknown>,
     /** Python type name: `generator`, `list_reverseiterator`, … */
     readonly typeName: string,
   ) {}
 
+  /** Advances the iterator (noted in the journal of a traced render: it cannot be undone). */
   next(): IteratorResult<unknown> {
+    journalConsume(this);
     return this.it.next();
   }
 }
