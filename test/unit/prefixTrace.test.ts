@@ -215,11 +215,15 @@ test('a pre-scan over all messages rejoins the render only where its state is th
   assert.equal(check(src, [CONV, late]), 18 + 12);
   const printing = `{%- for m in messages -%}{%- if m.role == 'system' -%}[{{ m.content }}]{%- endif -%}{%- endfor -%}|{%- for m in messages -%}{{ m.content }}{%- endfor -%}{{ add_generation_prompt }}`;
   assert.equal(check(printing, [late]), 12);
+  // An empty list runs the scan's else block, which the full render never runs: the empty prefix must not rejoin.
+  const withElse = `{%- for m in messages -%}{%- else -%}EMPTY{%- endfor -%}|{%- for m in messages -%}{{ m.content }}{%- endfor -%}`;
+  assert.equal(check(withElse), 18);
 });
 
 test('the generation flag: read only as `is defined`, read in the loop, read before the loop (a second trace)', () => {
   const inLoop = `{%- if add_generation_prompt is not defined -%}{%- set add_generation_prompt = false -%}{%- endif -%}
-{%- for m in messages -%}{{ m.content }}{%- if loop.last and add_generation_prompt %}<last-gen>{%- endif -%};{%- endfor -%}{%- set g = add_generation_prompt -%}[{{ g }}]`;
+{%- for m in messages -%}{{ m.content }}{%- if loop.last and add_generation_prompt %}<last-gen>{%- endif -%};{%- endfor -%}{%- set g = add_generation_prompt -%}[{{ g }}]
+{%- if add_generation_prompt is true %}(true){% endif -%}{%- if add_generation_prompt is boolean %}(bool){% endif -%}`;
   assert.equal(check(inLoop), 18);
   const early = `{%- set g = add_generation_prompt -%}{%- for m in messages -%}{{ m.content }};{%- endfor -%}[{{ g }}]`;
   assert.equal(check(early), 18);
