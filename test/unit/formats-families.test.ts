@@ -455,9 +455,10 @@ test('containers of rows: double-encoded JSON Lines, records keyed by id, datase
 });
 
 test('HH transcript as the prompt of a preference row (TRL-processed HH), Llama-2 [INST] strings, Alpaca template strings', async () => {
+  // The prompt's assistant turn is context (spec "Context turns"): only "chosen" is the answer taught.
   assert.deepEqual(msgs(await inspectFile(fx('hh-prompt-chosen.jsonl'))), [
     { role: 'user', content: 'What is tea?' },
-    { role: 'assistant', content: 'A drink.' },
+    { role: 'assistant', content: 'A drink.', trainable: false },
     { role: 'user', content: 'Hot or cold?' },
     { role: 'assistant', content: 'Both.' },
   ]);

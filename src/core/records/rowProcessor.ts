@@ -4,7 +4,7 @@
  * in the run's own thread or in a pool worker.
  */
 import { resolve } from 'node:path';
-import { normalizeRow } from '../formats/normalize';
+import { conversationsOf, normalizeRow, type NormalizeOptions } from '../formats/normalize';
 import type { RawRow } from '../read/readers';
 import type { RowResult, RowSettings } from '../run/contract';
 import { ChatTemplate, pickTemplate } from '../templates/template';
@@ -63,34 +63,55 @@ export class RowProcessor {
   }
 
   /**
-   * Processes one row of `file` (`fileBase` = its basename, for default ids).
+   * Processes one row of `file` (`fileBase` = its basename, for default ids;
+   * `normalize`: the file's reading options from `eagle3prep.jsonc`).
    * Never throws for bad data: a row that cannot be used is `dropped` or `errored`.
+   * A row holding several conversations (`split`) writes the records of each and
+   * sets aside each prompt part; its fate is `written` when any record was
+   * written, else `setAside` when a part was set aside, else the first part's fate.
    */
-  processRow(row: Pick<RawRow, 'line' | 'element' | 'value' | 'error'>, file: string, fileBase: string): RowResult {
+  processRow(row: Pick<RawRow, 'line' | 'element' | 'value' | 'error'>, file: string, fileBase: string, normalize: NormalizeOptions = {}): RowResult {
     const res: RowResult = { line: row.line, fate: 'errored', notes: [], records: [], trainableTokens: 0, totalTokens: 0 };
+    if (row.element !== undefined) res.element = row.element;
     if (row.error !== undefined) {
       res.message = row.error;
       return res;
     }
-    const outcome = normalizeRow(row.value, row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element }, fileBase);
+    const outcome = normalizeRow(
+      row.value,
+      row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element },
+      fileBase,
+      normalize,
+    );
     switch (outcome.kind) {
       case 'conversation':
-        res.notes.push(...(outcome.conversation.notes ?? []));
-        this.processConversation(res, outcome.conversation, generatedTurnsOf(row.value));
-        break;
-      case 'prompt': {
-        const c = outcome.conversation;
-        // Everything the server needs to answer: tool calls and their results keep their ids and names.
-        const msgs = c.messages.map((m) => ({
-          role: m.role,
-          content: m.content ?? '',
-          ...(m.reasoning_content ? { reasoning_content: m.reasoning_content } : {}),
-          ...(m.tool_calls?.length ? { tool_calls: m.tool_calls } : {}),
-          ...(m.tool_call_id ? { tool_call_id: m.tool_call_id } : {}),
-          ...(m.name ? { name: m.name } : {}),
-        }));
-        res.prompt = JSON.stringify({ id: c.id, source: c.source, messages: msgs, ...(c.tools?.length ? { tools: c.tools } : {}) }) + '\n';
-        res.fate = 'setAside';
+      case 'prompt':
+      case 'split': {
+        const parts = conversationsOf(outcome);
+        const unread = parts[0].conversation.unreadFields;
+        if (unread?.length) res.unreadFields = unread;
+        res.notes.push(...(parts[0].conversation.notes ?? []));
+        const prompts: string[] = [];
+        let first: Pick<RowResult, 'fate' | 'reason' | 'message'> | undefined;
+        for (const p of parts) {
+          if (p.kind === 'prompt') {
+            prompts.push(promptLine(p.conversation));
+            first ??= { fate: 'setAside' };
+            continue;
+          }
+          const part: RowResult = { ...res, notes: [], records: [], trainableTokens: 0, totalTokens: 0 };
+          this.processConversation(part, p.conversation, generatedTurnsOf(row.value));
+          res.notes.push(...part.notes);
+          res.records.push(...part.records);
+          res.trainableTokens += part.trainableTokens;
+          res.totalTokens += part.totalTokens;
+          first ??= { fate: part.fate, reason: part.reason, message: part.message };
+        }
+        if (prompts.length) res.prompt = prompts.join('');
+        if (res.records.length > 0) res.fate = 'written';
+        else if (prompts.length) res.fate = 'setAside';
+        else Object.assign(res, first);
+        if (outcome.kind === 'split' && res.fate === 'written' && prompts.length) res.notes.push('split_part_set_aside');
         break;
       }
       case 'dropped':
@@ -182,4 +203,22 @@ export class RowProcessor {
       res.reason = lastDrop ?? 'no_trainable_tokens';
     }
   }
+}
+
+/**
+ * A `prompts_to_generate.jsonl` line: `{"id", "source", "messages", "tools"?}` with everything the server
+ * needs to answer (tool calls and their results keep their ids and names). Empty assistant turns between
+ * user turns (multi-turn prompt sets) stay as `{"role": "assistant", "content": ""}`: `generate` answers
+ * each in order, then the next user turn (generate/conversation.ts).
+ */
+export function promptLine(c: Conversation): string {
+  const msgs = c.messages.map((m) => ({
+    role: m.role,
+    content: m.content ?? '',
+    ...(m.reasoning_content ? { reasoning_content: m.reasoning_content } : {}),
+    ...(m.tool_calls?.length ? { tool_calls: m.tool_calls } : {}),
+    ...(m.tool_call_id ? { tool_call_id: m.tool_call_id } : {}),
+    ...(m.name ? { name: m.name } : {}),
+  }));
+  return JSON.stringify({ id: c.id, source: c.source, messages: msgs, ...(c.tools?.length ? { tools: c.tools } : {}) }) + '\n';
 }

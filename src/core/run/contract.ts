@@ -93,6 +93,13 @@ export interface FileReport {
   errors: { line: number; message: string }[];
   /** note code → count (e.g. template_rewrites_history). */
   notes: Record<string, number>;
+  /**
+   * Fields of the rows (or of their turns) that were neither read nor known
+   * metadata (`formats/fields.ts`): field path (`generated_patch`,
+   * `trajectory[].mask`) → { rows that have it, first line numbers (at most 10) }.
+   * Empty when every field of the file is understood. (Named as issue 12 names it.)
+   */
+  unread_fields: Record<string, { count: number; lines: number[] }>;
   trainableTokens: number;
   totalTokens: number;
   /** The input's size (bytes) and modification time (ms since the epoch) when the run read it (datasets tree: stale outputs). */
@@ -119,7 +126,7 @@ export interface PrepareResult {
    */
   templateCheck: Omit<TemplateCheck, 'records' | 'turns'> | null;
   files: FileReport[];
-  totals: Omit<FileReport, 'file' | 'format' | 'evidence' | 'errors' | 'dropped' | 'notes' | 'rowsInFile'> & { dropped: Record<string, number> };
+  totals: Omit<FileReport, 'file' | 'format' | 'evidence' | 'errors' | 'dropped' | 'notes' | 'rowsInFile' | 'unread_fields'> & { dropped: Record<string, number> };
   elapsedMs: number;
   /** Set when the run was one shard (`--shard I/N`), or a merge of N shards (`merged: true`). */
   shard?: { index: number; count: number; merged?: boolean };
@@ -132,6 +139,8 @@ export interface PrepareResult {
  */
 export interface RowResult {
   line: number;
+  /** The row's index among the rows sharing its line, when several do (`RawRow.element`). */
+  element?: number;
   /** The row's fate (spec loss-mask.md "Records that are not written"). */
   fate: 'written' | 'setAside' | 'dropped' | 'errored';
   /** Drop reason code when `fate` is `dropped`. */
@@ -140,6 +149,8 @@ export interface RowResult {
   message?: string;
   /** Note codes observed for the row, one entry per occurrence. */
   notes: string[];
+  /** Field paths of the row that were neither read nor known metadata (`Conversation.unreadFields`). */
+  unreadFields?: string[];
   /** `tokenized_data.jsonl` lines (JSON of a {@link TokenizedRecord}, newline included), in record order. */
   records: string[];
   /** The `prompts_to_generate.jsonl` line when `fate` is `setAside`. */

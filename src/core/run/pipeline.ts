@@ -8,6 +8,8 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
+import type { NormalizeOptions } from '../formats/normalize';
+import { OasstFilePass } from '../formats/oasst';
 import { explainUnusableInput } from './inspect';
 import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
 import { InlineExecutor, WorkerPool, type RowBatch, type RowExecutor } from './pool';
@@ -152,6 +154,7 @@ function emptyFileReport(file: string): FileReport {
     dropped: {},
     errors: [],
     notes: {},
+    unread_fields: {},
     trainableTokens: 0,
     totalTokens: 0,
   };
@@ -177,6 +180,11 @@ function note(rep: FileReport, code: string) {
 export function applyRowResult(rep: FileReport, res: RowResult): void {
   rep.rowsRead++;
   for (const n of res.notes) note(rep, n);
+  for (const f of res.unreadFields ?? []) {
+    const u = (rep.unread_fields[f] ??= { count: 0, lines: [] });
+    u.count++;
+    if (u.lines.length < 10) u.lines.push(res.line);
+  }
   switch (res.fate) {
     case 'written':
       rep.rowsWritten++;
@@ -313,6 +321,13 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
         it = await rows.next();
       }
       const det = detectFormat(head.filter((r) => r.error === undefined).map((r) => applyProjectConfig(r.value, project)));
+      // The file's reading choices (eagle3prep.jsonc "reading"), sent with every batch to where rows are normalized.
+      const normalize: NormalizeOptions = project?.reading.conversationLists ? { conversationLists: project.reading.conversationLists } : {};
+      // OpenAssistant flat exports need the whole file before any row: their trees span it.
+      const oasst = det.format === 'oasst-messages' ? new OasstFilePass() : undefined;
+      /** Rows of the OpenAssistant pass that carry a path (line/element key → held index), and their fates once applied. */
+      const leafRows = new Map<string, number>();
+      const leafFates = new Map<number, RowResult['fate']>();
       rep.format = det.format;
       rep.evidence = det.evidence;
       hooks.log?.(`  format: ${det.format} — ${det.evidence.join('; ')}`);
@@ -330,6 +345,10 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
         const { batch: p, bytes } = inFlight.shift()!;
         const results = await untilAborted(p, hooks.signal);
         for (const res of results) {
+          if (leafRows.size) {
+            const i = leafRows.get(rowKey(res));
+            if (i !== undefined) leafFates.set(i, res.fate);
+          }
           applyRowResult(rep, res);
           for (const line of res.records) await data.write(line);
           if (res.prompt) await prompts.write(res.prompt);
@@ -345,9 +364,12 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
         batchBytes = 0;
         while (inFlight.length >= window) await settleOldest();
       };
-      const take = async (row: RawRow) => {
+      /**
+       * Sends row `row` (run-wide index `k`, the shard key) to be processed. `mapped`: its value is already the
+       * one to normalize (eagle3prep.jsonc applied, or a row the OpenAssistant pass wrote).
+       */
+      const take = async (row: RawRow, k: number, mapped = false) => {
         hooks.signal?.throwIfAborted();
-        const k = globalRow++;
         if (shard) {
           rep.rowsInFile!++;
           if (k % shard.count !== shard.index) {
@@ -356,14 +378,14 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
           }
         }
         // eagle3prep.jsonc role aliases / field mappings, applied here so every worker sees the mapped row.
-        if (project && row.error === undefined) row = { ...row, value: applyProjectConfig(row.value, project) };
+        if (project && !mapped && row.error === undefined) row = { ...row, value: applyProjectConfig(row.value, project) };
         const rowBytes = Math.max(0, row.bytes - lastBytes);
         if (workers > 1 && rowBytes > largeRowBytes) {
           // A large row: processed here, in order (the batches before it stay in flight).
           await flush();
           lastBytes = row.bytes;
           inline ??= new InlineExecutor(new RowProcessor(opts));
-          batch = { file, fileBase, rows: [{ line: row.line, element: row.element, value: row.value, error: row.error }] };
+          batch = { file, fileBase, normalize, rows: [{ line: row.line, element: row.element, value: row.value, error: row.error }] };
           const b = batch;
           batch = null;
           const p = Promise.resolve().then(() => inline!.run(b));
@@ -372,18 +394,69 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
           while (inFlight.length >= window) await settleOldest();
           return;
         }
-        batch ??= { file, fileBase, rows: [] };
+        batch ??= { file, fileBase, normalize, rows: [] };
         batch.rows.push({ line: row.line, element: row.element, value: row.value, error: row.error });
         batchBytes += rowBytes;
         lastBytes = row.bytes;
         if (batch.rows.length >= BATCH_ROWS || batchBytes >= BATCH_BYTES) await flush();
       };
       try {
-        for (const row of head) await take(row);
-        head.length = 0;
-        while (!it.done) {
-          await take(it.value);
-          it = await rows.next();
+        if (oasst) {
+          // OpenAssistant flat export (formats/oasst.ts): the whole file is read first (message rows kept compact),
+          // its trees rebuilt, then every row is processed in file order; a tree goes to the shard of its root row.
+          const held: { row: RawRow; k: number }[] = [];
+          const hold = (row: RawRow) => {
+            hooks.signal?.throwIfAborted();
+            const value = row.error === undefined ? applyProjectConfig(row.value, project) : undefined;
+            held.push({ row: row.error === undefined && oasst.add(held.length, value) ? { ...row, value: undefined } : row, k: globalRow++ });
+          };
+          for (const row of head) hold(row);
+          head.length = 0;
+          while (!it.done) {
+            hold(it.value);
+            it = await rows.next();
+          }
+          const plans = oasst.plan(project?.reading.oasstPaths ?? 'all');
+          hooks.log?.(`  OpenAssistant trees rebuilt over ${oasst.size} message rows ("oasstPaths": "${project?.reading.oasstPaths ?? 'all'}")`);
+          const parts: { row: RawRow; leaves: number[] }[] = [];
+          for (let i = 0; i < held.length; i++) {
+            const { row, k } = held[i];
+            const plan = plans.get(i);
+            if (!plan) await take(row, k);
+            else if (plan.kind === 'part') {
+              if (shard) {
+                rep.rowsInFile!++;
+                if (held[plan.root].k % shard.count !== shard.index) continue;
+              }
+              parts.push({ row, leaves: plan.leaves });
+            } else {
+              if (plan.kind === 'path') leafRows.set(rowKey(row), i);
+              await take({ ...row, value: plan.value }, held[plan.root].k, true);
+            }
+          }
+          await flush();
+          while (inFlight.length) await settleOldest();
+          // A message inside paths takes their fate: written when one was written, else set aside, else dropped.
+          for (const { row, leaves } of parts) {
+            const fates = leaves.map((l) => leafFates.get(l));
+            const fate = fates.includes('written') ? 'written' : fates.includes('setAside') ? 'setAside' : 'dropped';
+            applyRowResult(rep, {
+              line: row.line,
+              fate,
+              ...(fate === 'dropped' ? { reason: 'oasst_path_not_written' } : {}),
+              notes: ['oasst_tree_rebuilt'],
+              records: [],
+              trainableTokens: 0,
+              totalTokens: 0,
+            });
+          }
+        } else {
+          for (const row of head) await take(row, globalRow++);
+          head.length = 0;
+          while (!it.done) {
+            await take(it.value, globalRow++);
+            it = await rows.next();
+          }
         }
         await flush();
         while (inFlight.length) await settleOldest();
@@ -476,6 +549,11 @@ function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promis
       },
     );
   });
+}
+
+/** A row's place in its file: its line, and its index on that line when several rows share it. */
+function rowKey(r: { line: number; element?: number }): string {
+  return r.element === undefined ? String(r.line) : `${r.line}[${r.element}]`;
 }
 
 /** Rows per batch sent to a worker, and the input bytes at which a batch is sent early (a large row goes alone). */

@@ -39,6 +39,12 @@ function fileSection(f: FileReport, base: string): string {
     for (const e of f.errors) lines.push(`- line ${e.line}: ${e.message.replace(/\n/g, ' ')}`);
     lines.push('');
   }
+  const unread = Object.entries(f.unread_fields ?? {});
+  if (unread.length) {
+    lines.push('Fields not read (neither read by the shape nor known metadata: check whether one holds what the model wrote):', '');
+    for (const [k, v] of unread) lines.push(`- \`${k}\` in ${v.count} rows (lines ${v.lines.join(', ')}${v.count > v.lines.length ? ', …' : ''})`);
+    lines.push('');
+  }
   if (Object.keys(f.notes).length) {
     lines.push('Notes:', '');
     for (const [k, v] of Object.entries(f.notes)) lines.push(`- \`${k}\` × ${v}${REASON_TEXT[k] ? `: ${REASON_TEXT[k]}` : ''}`);
