@@ -25,7 +25,10 @@ export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
     meaning: 'the row is one message of a message tree (OpenAssistant flat export) read on its own; a file of such rows is rebuilt into trees',
     remedy: 'give the whole file to prepare / inspect: its message rows are grouped by message_tree_id',
   },
-  kto_undesirable: { kind: 'drop', meaning: 'a KTO row labelled undesirable ("label": false): its completion is what the model should not write, never trained' },
+  kto_undesirable: {
+    kind: 'drop',
+    meaning: 'a KTO row labelled undesirable ("label": false): its completion is what the model should not write, never trained',
+  },
   oasst_excluded: { kind: 'drop', meaning: 'an OpenAssistant message marked deleted or failing review (or below one that is): not in any conversation' },
   oasst_not_best_path: {
     kind: 'drop',
@@ -62,7 +65,10 @@ export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
   },
   text_field_fallback: { kind: 'note', meaning: "a turn's usual text field was empty and another text field held the text (read)" },
   refusal_as_content: { kind: 'note', meaning: 'an assistant turn without content whose text is in "refusal" (OpenAI): the refusal is the content' },
-  turn_system_prompt_used: { kind: 'note', meaning: 'a system turn without text whose prompt is in its own "system_prompt" field (SWE-agent runs) used as its content' },
+  turn_system_prompt_used: {
+    kind: 'note',
+    meaning: 'a system turn without text whose prompt is in its own "system_prompt" field (SWE-agent runs) used as its content',
+  },
   api_actions_converted: { kind: 'note', meaning: '"actions" [{API_name, API_params}] beside a turn\'s text converted to tool calls' },
   llamafactory_parts_read: {
     kind: 'note',
@@ -98,7 +104,10 @@ export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
   instances_as_examples: { kind: 'note', meaning: 'Self-Instruct task: each of its "instances" {input, output} is one example (instruction + input → output)' },
   kto_desirable: { kind: 'note', meaning: 'a KTO row labelled desirable ("label": true): its completion is trained' },
   reference_answers_not_used: { kind: 'note', meaning: 'reference answers of a benchmark question (MT-bench "reference") not used: the target model answers' },
-  oasst_tree_rebuilt: { kind: 'note', meaning: 'OpenAssistant message rows grouped by message_tree_id and rebuilt into conversations (one per root-to-leaf path)' },
+  oasst_tree_rebuilt: {
+    kind: 'note',
+    meaning: 'OpenAssistant message rows grouped by message_tree_id and rebuilt into conversations (one per root-to-leaf path)',
+  },
   oasst_shared_turns_trained_once: {
     kind: 'note',
     meaning: 'OpenAssistant paths that share earlier replies: a shared assistant turn is trained in the first path only (context in the others)',

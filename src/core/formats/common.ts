@@ -39,7 +39,17 @@ import {
   type Row,
   type TurnError,
 } from './base';
-import { contentBlocks, hermesToolCalls, isPartList, jsonBreakDescription, partListContent, parseToolCalls, splitInlineThink, splitThoughtMarkers, toText } from './content';
+import {
+  contentBlocks,
+  hermesToolCalls,
+  isPartList,
+  jsonBreakDescription,
+  partListContent,
+  parseToolCalls,
+  splitInlineThink,
+  splitThoughtMarkers,
+  toText,
+} from './content';
 import { knownRoleSpellings, mapRole } from './roles';
 
 export * from './base';
@@ -131,7 +141,12 @@ export function toMessages(turn: unknown, index: number, ctx: NormalizeContext, 
     toolCalls = [...(toolCalls ?? []), ...tc];
     ctx.note('function_call_converted', 'legacy "function_call" converted to "tool_calls"');
   }
-  if (role === 'assistant' && Array.isArray(turn.actions) && turn.actions.length > 0 && turn.actions.every((a) => isObject(a) && typeof a.API_name === 'string')) {
+  if (
+    role === 'assistant' &&
+    Array.isArray(turn.actions) &&
+    turn.actions.length > 0 &&
+    turn.actions.every((a) => isObject(a) && typeof a.API_name === 'string')
+  ) {
     // ShareGPT-style tool-use turns: `actions: [{API_name, API_params}]` beside the turn's `value`.
     f.use(turn, 'actions');
     const tc = parseToolCalls(
@@ -202,7 +217,10 @@ export function toMessages(turn: unknown, index: number, ctx: NormalizeContext, 
     f.use(turn, 'system_prompt');
     content = turn.system_prompt;
     rawNull = false;
-    ctx.note('turn_system_prompt_used', 'a system turn without text whose prompt is in its own "system_prompt" field (SWE-agent runs): that prompt is the content');
+    ctx.note(
+      'turn_system_prompt_used',
+      'a system turn without text whose prompt is in its own "system_prompt" field (SWE-agent runs): that prompt is the content',
+    );
   }
   const noText = (raw === null || raw === undefined || (Array.isArray(raw) && content === '')) && content === '';
   if (noText && role === 'assistant' && toolCalls) {
@@ -266,7 +284,8 @@ export function toMessages(turn: unknown, index: number, ctx: NormalizeContext, 
 
   const flags = TRAIN_FLAG_KEYS.filter((k) => k in turn);
   if (flags.length) f.use(turn, ...flags);
-  const flag = flags.find((k) => turn[k] === false || turn[k] === 0);
+  // LLaMA-Factory writes `loss_weight: 0.0` on every non-assistant turn: only an assistant turn's weight says anything.
+  const flag = flags.find((k) => (turn[k] === false || turn[k] === 0) && (k !== 'loss_weight' || role === 'assistant'));
   if (flag) {
     msg.trainable = false;
     ctx.note(
@@ -323,7 +342,8 @@ export function splitOutcome(parts: RowOutcome[], ctx: NormalizeContext): RowOut
   if (err) return err;
   const kept = parts.filter((p): p is Extract<RowOutcome, { kind: 'conversation' | 'prompt' }> => p.kind === 'conversation' || p.kind === 'prompt');
   if (kept.length === 0) return parts.find((p) => p.kind === 'dropped') ?? drop(ctx.source, 'empty_conversation', 'no conversation in the row');
-  if (kept.length < parts.length) ctx.note('split_part_dropped', 'a row holding several conversations: some of them have no user or assistant turn and were left out');
+  if (kept.length < parts.length)
+    ctx.note('split_part_dropped', 'a row holding several conversations: some of them have no user or assistant turn and were left out');
   if (kept.length === 1 && parts.length === 1) return kept[0];
   kept.forEach((p, k) => (p.conversation.id = `${p.conversation.id}/${k + 1}`));
   return { kind: 'split', source: ctx.source, parts: kept.map((p) => ({ kind: p.kind, conversation: p.conversation })) };
@@ -391,7 +411,11 @@ export function finish(row: Row, messages: Message[], ctx: NormalizeContext, opt
           t = JSON.parse(t);
           ctx.note('tools_json_string', '"tools" given as a JSON string (parsed)');
         } catch {
-          return errored(ctx, 'bad_field', `"tools" is a string but not valid JSON (${jsonBreakDescription(rawTools as string)}); give a JSON list of tool definitions`);
+          return errored(
+            ctx,
+            'bad_field',
+            `"tools" is a string but not valid JSON (${jsonBreakDescription(rawTools as string)}); give a JSON list of tool definitions`,
+          );
         }
       }
     }

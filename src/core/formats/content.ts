@@ -217,7 +217,6 @@ export function toText(value: unknown, ctx: NormalizeContext): string {
   return JSON.stringify(value);
 }
 
-
 /** What jsonc-parser's error codes mean, in words. */
 const JSON_ERROR_WORDS: Record<string, string> = {
   InvalidSymbol: 'a character that JSON does not allow here',
@@ -240,19 +239,30 @@ const JSON_ERROR_WORDS: Record<string, string> = {
 
 /**
  * Where and why a text is not valid JSON, in words, without quoting the text
- * (error messages never repeat a fragment of the input): `"a "," was expected
- * at character 14 of 40"`, `"the text ends inside a string (character 120 of
- * 120: it looks cut off)"`. Uses jsonc-parser's strict parse for the position.
+ * (error messages never repeat a fragment of the input, nor a parser's
+ * internal wording): `a "," was expected at character 14 of 40`, `a value was
+ * expected at character 5 of 5: the text ends too early (cut off?)`; with
+ * `lines`, `… at line 3, column 9` (a whole document); with `jsonc`, comments
+ * and trailing commas are allowed (JSONC files). Uses jsonc-parser for the position.
  */
-export function jsonBreakDescription(text: string): string {
+export function jsonBreakDescription(text: string, opts: { lines?: boolean; jsonc?: boolean } = {}): string {
+  if (text.trim() === '' && !opts.jsonc) return 'it is empty';
   const errors: ParseError[] = [];
-  parse(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
-  if (!errors.length) return text.trim() === '' ? 'it is empty' : 'it does not parse';
+  // JSONC (eagle3prep.jsonc, mapping files): comments and trailing commas allowed, empty content too.
+  parse(text, errors, { disallowComments: !opts.jsonc, allowTrailingComma: !!opts.jsonc, allowEmptyContent: !!opts.jsonc });
+  if (!errors.length) return 'it does not parse';
   const e = errors[0];
   const code = printParseErrorCode(e.error);
-  const what = JSON_ERROR_WORDS[code] ?? code;
+  const what = (JSON_ERROR_WORDS[code] ?? code) + (text[e.offset] === "'" ? ' (a single quote: JSON strings take double quotes)' : '');
+  const cut = e.offset >= text.trimEnd().length || code.startsWith('UnexpectedEndOf') ? ': the text ends too early (cut off?)' : '';
+  if (opts.lines) {
+    // A whole document: line and column of the break (1-based).
+    const before = text.slice(0, e.offset);
+    const line = before.split('\n').length;
+    const col = e.offset - before.lastIndexOf('\n');
+    return `${what} at line ${line}, column ${col}${cut}`;
+  }
   const at = Math.min(e.offset + 1, text.length);
-  const cut = e.offset + e.length >= text.trimEnd().length && /Expected|EndOf/.test(code) ? ': it looks cut off' : '';
   return `${what} at character ${at} of ${text.length}${cut}`;
 }
 
@@ -311,7 +321,10 @@ export function partListContent(
     if (isTurnErrorLike(tc)) return tc;
     toolCalls = tc;
   }
-  ctx.note('llamafactory_parts_read', 'LLaMA-Factory v1 content parts read: "text" values joined as written, "reasoning" → reasoning_content, "tool_call" → tool calls');
+  ctx.note(
+    'llamafactory_parts_read',
+    'LLaMA-Factory v1 content parts read: "text" values joined as written, "reasoning" → reasoning_content, "tool_call" → tool calls',
+  );
   return { text, reasoning: reasoning === '' ? undefined : reasoning, toolCalls, tools };
 }
 

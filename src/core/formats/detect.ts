@@ -84,7 +84,13 @@ export function detectFormat(sampleRows: unknown[]): FormatDetection {
         errors.push(outcome.message);
         break;
       case 'dropped':
-        bump(drops, `${outcome.reason}: ${outcome.message}`);
+        // OpenAssistant message rows are not dropped in a file of them: the file pass rebuilds their trees (oasst.ts).
+        if (outcome.reason === 'message_fragment')
+          bump(factCounts, 'OpenAssistant message rows: the file is read whole and its trees rebuilt (one conversation per root-to-leaf path)');
+        else bump(drops, `${outcome.reason}: ${outcome.message}`);
+        break;
+      case 'split':
+        conversations++;
         break;
     }
   });

@@ -180,14 +180,13 @@ function turnListCandidate(list: unknown[], path: string): ConversationCandidate
   // A role key holds a few distinct short words, not free text.
   if (spellings.some((s) => s.length > 40) || (new Set(spellings).size > 8 && mapped.length === 0)) return undefined;
   const textish = keys.filter(
-    (k) => k !== roleKey && turns.filter((t) => typeof t[k] === 'string' || t[k] === null || Array.isArray(t[k])).length * 2 >= turns.length && !isMetadataField(k, 'x y'),
+    (k) =>
+      k !== roleKey &&
+      turns.filter((t) => typeof t[k] === 'string' || t[k] === null || Array.isArray(t[k])).length * 2 >= turns.length &&
+      !isMetadataField(k, 'x y'),
   );
   const named2 = TEXT_NAMES.filter((k) => textish.includes(k));
-  const textKey =
-    named2[0] ??
-    textish
-      .filter((k) => turns.some((t) => typeof t[k] === 'string'))
-      .sort((a, b) => avgLen(turns, b) - avgLen(turns, a))[0];
+  const textKey = named2[0] ?? textish.filter((k) => turns.some((t) => typeof t[k] === 'string')).sort((a, b) => avgLen(turns, b) - avgLen(turns, a))[0];
   if (textKey === undefined) return undefined;
   const roles = [...new Set(spellings.map((s) => mapRole(s)).filter((r): r is Role => r !== undefined))];
   const unknownRoles = [...new Set(spellings.filter((s) => mapRole(s) === undefined))];

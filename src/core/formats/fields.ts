@@ -125,6 +125,7 @@ const METADATA_KEYS: ReadonlySet<string> = new Set([
   'model_patch',
   'resolved',
   'is_demo',
+  'is_classification',
   'cache_control',
   'annotations',
 ]);

@@ -25,8 +25,9 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { parse, type ParseError } from 'jsonc-parser';
 import { findProjectConfig, PROJECT_CONFIG_NAME } from '../read/projectConfig';
+import { jsonBreakDescription } from './content';
 import { findConversations } from './discovery';
 import { isMetadataField } from './fields';
 import { mapRole } from './roles';
@@ -70,7 +71,7 @@ export function loadMappingFile(file: string): MappingFile {
   const doc = parse(text, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true });
   if (errors.length) {
     const line = text.slice(0, errors[0].offset).split('\n').length;
-    throw new Error(`mapping file ${file}, line ${line}: ${printParseErrorCode(errors[0].error)}`);
+    throw new Error(`mapping file ${file}, line ${line}: not valid JSONC (${jsonBreakDescription(text, { lines: true, jsonc: true })})`);
   }
   // The same file may carry only the project config's `roleAliases` / `fieldMappings` (projectConfig.ts): no entries then.
   const list =
@@ -140,7 +141,9 @@ export function globMatch(glob: string, p: string): boolean {
 }
 
 function isEmptyValue(v: unknown): boolean {
-  return v === null || v === undefined || v === '' || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && v !== null && Object.keys(v).length === 0);
+  return (
+    v === null || v === undefined || v === '' || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && v !== null && Object.keys(v).length === 0)
+  );
 }
 
 function get(row: unknown, dotted: string): unknown {
@@ -193,9 +196,7 @@ export function applyMapping(value: unknown, m: FieldMapping, source: string): u
         return out;
       })
     : turns;
-  const rowRead = new Set(
-    [m.turns, m.system, m.tools, m.id ?? 'id', 'generation'].filter((k): k is string => k !== undefined).map((k) => k.split('.')[0]),
-  );
+  const rowRead = new Set([m.turns, m.system, m.tools, m.id ?? 'id', 'generation'].filter((k): k is string => k !== undefined).map((k) => k.split('.')[0]));
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
     if (!rowRead.has(k) && !isMetadataField(k, v) && !isEmptyValue(v)) unread.push(k);
   }

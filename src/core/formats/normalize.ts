@@ -256,7 +256,10 @@ export function unrecognizedMessage(row: Row, fileName = '<this file>'): string 
   const cands = seen.length
     ? `; places that look like a conversation but were not read: ${seen
         .slice(0, 5)
-        .map((c) => `${describeCandidate(c)}${c.unknownRoles.length ? ` with unknown speakers ${c.unknownRoles.map((r) => `"${r}"`).join(', ')}` : c.kind === 'strings' ? ' (strings under a key not named like a conversation)' : ''}`)
+        .map(
+          (c) =>
+            `${describeCandidate(c)}${c.unknownRoles.length ? ` with unknown speakers ${c.unknownRoles.map((r) => `"${r}"`).join(', ')}` : c.kind === 'strings' ? ' (strings under a key not named like a conversation)' : ''}`,
+        )
         .join(', ')}`
     : '';
   const suggestion = suggestMappingLine(row, fileName);

@@ -56,9 +56,7 @@ interface Msg {
 
 /** What one message row becomes. `root`: the index of its tree's root row (the whole tree goes to one shard). */
 export type OasstPlan =
-  | { kind: 'path'; root: number; value: Row }
-  | { kind: 'part'; root: number; leaves: number[] }
-  | { kind: 'dropped'; root: number; value: Row };
+  { kind: 'path'; root: number; value: Row } | { kind: 'part'; root: number; leaves: number[] } | { kind: 'dropped'; root: number; value: Row };
 
 /** Collects the message rows of one file, then plans what each becomes. */
 export class OasstFilePass {
@@ -142,13 +140,11 @@ export class OasstFilePass {
       const leavesOf = new Map<Msg, number[]>();
       for (const p of pathsOf) {
         const leaf = p[p.length - 1];
-        const shared = p.filter((m) => m.role === 'assistant' && trained.has(m));
         const messages = p.map((m) => {
           reached.add(m);
-          const t: Row = { role: m.role, content: m.text };
-          if (m.role === 'assistant' && trained.has(m)) t.trainable = false;
-          return t;
+          return { role: m.role, content: m.text };
         });
+        const context = p.flatMap((m, i) => (m.role === 'assistant' && trained.has(m) ? [i] : []));
         for (const m of p) if (m.role === 'assistant') trained.add(m);
         for (const m of p.slice(0, -1)) leavesOf.set(m, [...(leavesOf.get(m) ?? []), leaf.index]);
         const unread = [...new Set(p.flatMap((m) => m.unread))];
@@ -156,19 +152,22 @@ export class OasstFilePass {
           kind: 'path',
           root: rootIndex,
           value: {
-            $oasst: { tree: root.tree || root.id, paths: pathsOf.length, shared: shared.length, best: paths === 'best-ranked' },
+            $oasst: { tree: root.tree || root.id, paths: pathsOf.length, context, best: paths === 'best-ranked' },
             id: leaf.id,
             messages,
             ...(unread.length ? { $unread: unread } : {}),
           },
         });
       }
-      for (const [m, leaves] of leavesOf) if (!out.has(m.index)) out.set(m.index, { kind: 'part', root: rootIndex, leaves });
+      for (const [m, leaves] of leavesOf) if (!out.has(m.index)) out.set(m.index, { kind: 'part', root: rootIndex, leaves: leaves.sort((a, b) => a - b) });
       if (paths === 'best-ranked') {
         for (const m of walk(root, children)) {
           if (!reached.has(m)) {
             reached.add(m);
-            out.set(m.index, dropPlan(rootIndex, 'oasst_not_best_path', `message ${m.id} is off the best-ranked path of its tree ("oasstPaths": "best-ranked")`));
+            out.set(
+              m.index,
+              dropPlan(rootIndex, 'oasst_not_best_path', `message ${m.id} is off the best-ranked path of its tree ("oasstPaths": "best-ranked")`),
+            );
           }
         }
       }
@@ -182,7 +181,10 @@ export class OasstFilePass {
         seen.add(top);
         top = byId.get(top.parent)!;
       }
-      const why = top === m ? `its parent ${m.parent ?? '(none)'} is not in the file` : `its ancestor ${top.id} has a parent (${top.parent ?? 'none'}) that is not in the file`;
+      const why =
+        top === m
+          ? `its parent ${m.parent ?? '(none)'} is not in the file`
+          : `its ancestor ${top.id} has a parent (${top.parent ?? 'none'}) that is not in the file`;
       out.set(m.index, dropPlan(m.index, 'oasst_orphan', `message ${m.id}: ${why}, so its conversation cannot be rebuilt`));
     }
     return out;
@@ -223,11 +225,17 @@ export const oasstPathHandler: ShapeHandler = {
         ? 'OpenAssistant message rows grouped by message_tree_id: the best-ranked path of each tree is one conversation ("oasstPaths": "best-ranked")'
         : 'OpenAssistant message rows grouped by message_tree_id: one conversation per root-to-leaf path (the leaf row carries it, the other rows are part of it)',
     );
-    if (typeof info.shared === 'number' && info.shared > 0) {
-      ctx.note('oasst_shared_turns_trained_once', 'assistant turns shared with an earlier path of the same tree are context there (each reply is trained once)');
-    }
     const messages = convertTurns(row.messages as unknown[], ctx, { label: 'message.' });
     if (isTurnError(messages)) return errored(ctx, messages.code, messages.message);
+    // Replies trained in an earlier path of the tree are context here (one source turn → one message in these rows).
+    const context = Array.isArray(info.context) ? info.context.filter((i): i is number => typeof i === 'number') : [];
+    for (const i of context) if (messages[i]) messages[i].trainable = false;
+    if (context.length) {
+      ctx.note(
+        'oasst_shared_turns_trained_once',
+        'assistant turns shared with an earlier path of the same tree are context there (each reply is trained once)',
+      );
+    }
     if (messages[messages.length - 1]?.role !== 'user') return finish(row, messages, ctx);
     // The path ends with a prompt nobody answered: a prompt to generate, and the answers before it when they are trained nowhere else.
     const lastAnswer = messages.map((m) => m.role === 'assistant').lastIndexOf(true);
@@ -240,6 +248,10 @@ export const oasstPathHandler: ShapeHandler = {
 
 /** A path ending with an unanswered prompt as a `prompt` outcome (its assistant turns are history; generate answers the last prompt). */
 function finishPrompt(row: Row, messages: Message[], ctx: Parameters<ShapeHandler['normalize']>[1]): RowOutcome {
-  const o = finish(row, messages.map((m) => ({ ...m })), ctx);
+  const o = finish(
+    row,
+    messages.map((m) => ({ ...m })),
+    ctx,
+  );
   return o.kind === 'conversation' ? { kind: 'prompt', conversation: o.conversation } : o;
 }

@@ -71,7 +71,7 @@ function instances(row: Row): Row[] | undefined {
 export const selfInstructHandler: ShapeHandler = {
   name: 'self-instruct-task',
   matches: (row) => instances(row) !== undefined,
-  describe: (row) => `"instruction" + "instances" of {input, output} (${instances(row)!.length} examples; Self-Instruct task)`,
+  describe: () => '"instruction" + "instances" of {input, output} (Self-Instruct tasks: one example per instance)',
   roles: () => [],
   normalize(row, ctx) {
     const list = instances(row)!;

@@ -28,7 +28,8 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, parse as parsePath, resolve } from 'node:path';
-import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { parse, type ParseError } from 'jsonc-parser';
+import { jsonBreakDescription } from '../formats/content';
 import type { Role } from '../types';
 
 /** File name of the project configuration. */
@@ -87,7 +88,9 @@ export function parseProjectConfig(text: string, file = ''): ProjectConfig {
   const doc = parse(text, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true });
   if (errors.length) {
     const e = errors[0];
-    throw new ProjectConfigError(`${file || PROJECT_CONFIG_NAME}:${lineOf(text, e.offset)}: ${printParseErrorCode(e.error)}`);
+    throw new ProjectConfigError(
+      `${file || PROJECT_CONFIG_NAME}:${lineOf(text, e.offset)}: not valid JSONC (${jsonBreakDescription(text, { lines: true, jsonc: true })})`,
+    );
   }
   const cfg: ProjectConfig = { file, roleAliases: {}, fieldMappings: {}, reading: {} };
   if (doc === undefined) return cfg;
@@ -123,7 +126,8 @@ export function parseProjectConfig(text: string, file = ''): ProjectConfig {
     for (const [k, v] of Object.entries(rd)) {
       const choices = READING_CHOICES[k as keyof ReadingSettings];
       if (!choices) throw new ProjectConfigError(`${where('reading')}: unknown setting "${k}" (known: ${Object.keys(READING_CHOICES).join(', ')})`);
-      if (typeof v !== 'string' || !choices.includes(v)) throw new ProjectConfigError(`${where('reading')}: "${k}" must be ${choices.map((c) => `"${c}"`).join(' or ')}, got ${JSON.stringify(v)}`);
+      if (typeof v !== 'string' || !choices.includes(v))
+        throw new ProjectConfigError(`${where('reading')}: "${k}" must be ${choices.map((c) => `"${c}"`).join(' or ')}, got ${JSON.stringify(v)}`);
       (cfg.reading as Record<string, string>)[k] = v;
     }
   }

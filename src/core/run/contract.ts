@@ -126,7 +126,9 @@ export interface PrepareResult {
    */
   templateCheck: Omit<TemplateCheck, 'records' | 'turns'> | null;
   files: FileReport[];
-  totals: Omit<FileReport, 'file' | 'format' | 'evidence' | 'errors' | 'dropped' | 'notes' | 'rowsInFile' | 'unread_fields'> & { dropped: Record<string, number> };
+  totals: Omit<FileReport, 'file' | 'format' | 'evidence' | 'errors' | 'dropped' | 'notes' | 'rowsInFile' | 'unread_fields'> & {
+    dropped: Record<string, number>;
+  };
   elapsedMs: number;
   /** Set when the run was one shard (`--shard I/N`), or a merge of N shards (`merged: true`). */
   shard?: { index: number; count: number; merged?: boolean };

@@ -225,7 +225,8 @@ export async function inspectFile(file: string, opts: InspectOptions = {}): Prom
   }
   const { format, evidence } = detectFormat(sample);
   if (invalid) evidence.push(`${invalid}/${rowsRead} rows are not valid JSON (first: ${firstInvalid})`);
-  if (partOf.length) evidence.push(`${partOf.length}/${rowsRead} rows are messages inside other rows' conversations (OpenAssistant trees rebuilt across the file)`);
+  if (partOf.length)
+    evidence.push(`${partOf.length}/${rowsRead} rows are messages inside other rows' conversations (OpenAssistant trees rebuilt across the file)`);
   return { file, format, evidence, rows_read: rowsRead, records, skipped, ...(partOf.length ? { part_of: partOf } : {}), unread_fields: unreadFields };
 }
 
