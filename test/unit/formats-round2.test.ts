@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { normalizeRow } from '../../src/core/formats/normalize';
 import { generate } from '../../src/core/generate/run';
 import { inspectFile, type InspectResult } from '../../src/core/run/inspect';
+import { mergeShardResults } from '../../src/core/run/mergeReports';
 import { prepare } from '../../src/core/run/pipeline';
 import { startFakeServer } from '../support/fakeOpenAIServer';
 import { tempDir, writeJsonl } from '../helpers';
@@ -283,6 +284,26 @@ test('OpenAssistant: "oasstPaths": "best-ranked" keeps each tree\'s best path; t
   // An invalid choice names the file, the setting and what works.
   writeFileSync(join(dir, 'eagle3prep.jsonc'), '{ "reading": { "oasstPaths": "some" } }\n');
   await assert.rejects(inspectFile(file), /"reading": "oasstPaths" must be "all" or "best-ranked", got "some"/);
+});
+
+test('OpenAssistant pass with shards and a worker pool: a tree goes to the shard of its root row; shards merge to the single run', async () => {
+  const file = fx('oasst-flat.jsonl');
+  const single = await prepare({ inputs: [file], outDir: tempDir() });
+  const shards = await Promise.all([0, 1].map((index) => prepare({ inputs: [file], outDir: tempDir(), shard: { index, count: 2 } })));
+  // Tree t1 (rows 1-7, root row index 0) and the orphan (index 8) in shard 0; the lone prompt (index 7) in shard 1.
+  assert.deepEqual(
+    shards.map((r) => [r.files[0].rowsRead, r.files[0].rowsInFile]),
+    [
+      [8, 9],
+      [1, 9],
+    ],
+  );
+  const merged = mergeShardResults(shards, tempDir());
+  const pick = (f: (typeof single.files)[0]) => [f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.recordsWritten, f.dropped];
+  assert.deepEqual(pick(merged.files[0]), pick(single.files[0]));
+  const pooled = await prepare({ inputs: [file], outDir: tempDir(), workers: 2 });
+  assert.deepEqual(pick(pooled.files[0]), pick(single.files[0]));
+  assert.equal(readFileSync(pooled.outputs.tokenizedData, 'utf8'), readFileSync(single.outputs.tokenizedData, 'utf8'));
 });
 
 test('OpenAI preference fine-tuning rows: input.messages (assistant turns context) + preferred_output; non_preferred never used', async () => {
