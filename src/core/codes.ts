@@ -100,7 +100,10 @@ export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
     changesData: true,
   },
   split_part_dropped: { kind: 'note', meaning: 'a row holding several conversations: some had no user or assistant turn and were left out', changesData: true },
-  split_part_set_aside: { kind: 'note', meaning: 'a row holding several conversations: some were written, others set aside as prompts to generate' },
+  split_part_set_aside: {
+    kind: 'note',
+    meaning: 'a row holding several conversations wrote a prompt to generate besides its records or its first prompt (counted once per extra prompt line)',
+  },
   instances_as_examples: { kind: 'note', meaning: 'Self-Instruct task: each of its "instances" {input, output} is one example (instruction + input → output)' },
   kto_desirable: { kind: 'note', meaning: 'a KTO row labelled desirable ("label": true): its completion is trained' },
   reference_answers_not_used: { kind: 'note', meaning: 'reference answers of a benchmark question (MT-bench "reference") not used: the target model answers' },

@@ -286,6 +286,33 @@ test('OpenAssistant: "oasstPaths": "best-ranked" keeps each tree\'s best path; t
   await assert.rejects(inspectFile(file), /"reading": "oasstPaths" must be "all" or "best-ranked", got "some"/);
 });
 
+test('OpenAssistant: a path ending with an unanswered prompt is set aside, and written up to its last answer when that answer is trained nowhere else', async () => {
+  const m = (message_id: string, parent_id: string | null, role: string, text: string) => ({
+    message_id,
+    parent_id,
+    message_tree_id: 't',
+    role,
+    text,
+    rank: 0,
+  });
+  const file = writeJsonl([m('r', null, 'prompter', 'Name a fruit.'), m('a', 'r', 'assistant', 'Apple.'), m('f', 'a', 'prompter', 'Another one?')], 'oa.jsonl');
+  const r = await inspectFile(file);
+  assert.deepEqual(
+    r.records.map((x) => [x.source.line, x.id, x.needs_generation, x.messages.map((y) => y.content)]),
+    [
+      [3, 'f/1', false, ['Name a fruit.', 'Apple.']],
+      [3, 'f/2', true, ['Name a fruit.', 'Apple.', 'Another one?']],
+    ],
+  );
+  const out = tempDir();
+  const res = await prepare({ inputs: [file], outDir: out });
+  const f = res.files[0];
+  assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped], [3, 3, 0, 0]);
+  assert.equal(f.notes.split_part_set_aside, 1);
+  assert.equal(readFileSync(join(out, 'prompts_to_generate.jsonl'), 'utf8').trim().split('\n').length, 1);
+  assert.match(readFileSync(join(out, 'report.md'), 'utf8'), /`prompts_to_generate\.jsonl` \(1 prompts\)/);
+});
+
 test('OpenAssistant pass with shards and a worker pool: a tree goes to the shard of its root row; shards merge to the single run', async () => {
   const file = fx('oasst-flat.jsonl');
   const single = await prepare({ inputs: [file], outDir: tempDir() });
@@ -422,6 +449,15 @@ test('conversations wherever they sit: path and keys named in the evidence; list
   );
   const each = await prepare({ inputs: [file], outDir: tempDir() });
   assert.equal(each.files[0].notes.longest_conversation_kept, 1);
+  // A field mapping in eagle3prep.jsonc that names another candidate wins over the search.
+  const d2 = tempDir();
+  copyFileSync(fx('found-conversation.jsonl'), join(d2, 'found.jsonl'));
+  writeFileSync(join(d2, 'eagle3prep.jsonc'), '{ "mappings": [{ "files": "found.jsonl", "turns": "draft" }] }\n');
+  const mapped = await inspectFile(join(d2, 'found.jsonl'));
+  const s5 = mapped.records.find((x) => x.source.line === 5)!;
+  assert.deepEqual([s5.shape, s5.needs_generation, s5.messages], ['mapped', true, [{ role: 'user', content: 'x' }]]);
+  // The other rows have no "draft": the mapping leaves them alone and they are found as before.
+  assert.equal(mapped.records.find((x) => x.source.line === 1)!.shape, 'found-conversation');
 });
 
 test('unread fields: a turn field and a row field nobody reads are reported per record and per file (inspect, report.json, report.md)', async () => {

@@ -40,6 +40,7 @@ const METADATA_KEYS: ReadonlySet<string> = new Set([
   'message_tree_id',
   'user_id',
   'turn_id',
+  'turn_identifier',
   'step_id',
   'run_id',
   'index',
@@ -149,11 +150,32 @@ const NON_TEXT_METADATA_KEYS: ReadonlySet<string> = new Set([
   'used_in_training',
 ]);
 
-/** Whether `key` (with this value) is known metadata: never carries the model's words, so it is not reported when no handler reads it. */
+/**
+ * Name endings of metadata fields (`chosen_rating`, `chosen-model`, `instruction_id`, `created_at`, `prompt_tokens`):
+ * metadata unless the value holds words.
+ */
+const METADATA_SUFFIX_RE =
+  /(^|[_-])(id|ids|uuid|hash|at|date|time|timestamp|rating|ratings|score|scores|model|models|lang|language|source|url|count|length|tokens|license)$/i;
+
+/** A value that may hold what someone wrote: a string with a space longer than 40 characters, or a list / object holding one (two levels). */
+function holdsWords(v: unknown, depth = 0): boolean {
+  if (typeof v === 'string') return v.length > 40 && /\s/.test(v);
+  if (depth >= 2 || v === null || typeof v !== 'object') return false;
+  return (Array.isArray(v) ? v : Object.values(v)).some((x) => holdsWords(x, depth + 1));
+}
+
+/**
+ * Whether `key` (with this value) is known metadata: never carries the model's words, so it is not reported when
+ * no handler reads it. Three rules: a name of {@link METADATA_KEYS} (any value); a name of
+ * {@link NON_TEXT_METADATA_KEYS} whose value is not text (a boolean, a number, one short word); a name ending like
+ * metadata (`_id`, `_at`, `_rating`, `-model`, …) whose value holds no words.
+ */
 export function isMetadataField(key: string, value: unknown): boolean {
   if (METADATA_KEYS.has(key)) return true;
-  if (!NON_TEXT_METADATA_KEYS.has(key)) return false;
-  return value === null || typeof value === 'boolean' || typeof value === 'number' || (typeof value === 'string' && value.length <= 40 && !/\s/.test(value));
+  if (NON_TEXT_METADATA_KEYS.has(key)) {
+    return value === null || typeof value === 'boolean' || typeof value === 'number' || (typeof value === 'string' && value.length <= 40 && !/\s/.test(value));
+  }
+  return METADATA_SUFFIX_RE.test(key) && !holdsWords(value);
 }
 
 /** A value that holds nothing (null, `""`, `[]`, `{}`): not reported even when unread. */

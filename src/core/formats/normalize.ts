@@ -209,9 +209,7 @@ export function normalizeDetailed(value: unknown, source: Source, fileBase: stri
   const convs = conversationsOf(outcome);
   if (convs.length) {
     const unread = fields.unread();
-    if (unread.length) {
-      ctx.note('fields_not_read', `fields not read (reported): ${unread.join(', ')}`);
-    }
+    if (unread.length) ctx.note('fields_not_read'); // detect.ts sums them per field for the evidence
     for (const { conversation } of convs) {
       if (notes.length) conversation.notes = [...(conversation.notes ?? []), ...notes.filter((n) => !conversation.notes?.includes(n))];
       if (unread.length) conversation.unreadFields = unread;

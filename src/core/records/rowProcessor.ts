@@ -111,7 +111,9 @@ export class RowProcessor {
         if (res.records.length > 0) res.fate = 'written';
         else if (prompts.length) res.fate = 'setAside';
         else Object.assign(res, first);
-        if (outcome.kind === 'split' && res.fate === 'written' && prompts.length) res.notes.push('split_part_set_aside');
+        // Prompt lines beyond the one a set-aside row counts for (report.md counts prompts_to_generate.jsonl lines from them).
+        const extra = res.fate === 'setAside' ? prompts.length - 1 : prompts.length;
+        for (let k = 0; k < extra; k++) res.notes.push('split_part_set_aside');
         break;
       }
       case 'dropped':

@@ -69,6 +69,11 @@ function templateCheckSection(r: PrepareResult): string[] {
   return out;
 }
 
+/** Lines of `prompts_to_generate.jsonl`: one per set-aside row, plus the extra prompts of rows holding several conversations (`split_part_set_aside`). */
+function promptLines(r: PrepareResult): number {
+  return r.totals.rowsSetAside + r.files.reduce((a, f) => a + (f.notes.split_part_set_aside ?? 0), 0);
+}
+
 /** Renders the readable report (Markdown) of a run. */
 export function renderReportMarkdown(r: PrepareResult): string {
   const t = r.totals;
@@ -80,7 +85,7 @@ export function renderReportMarkdown(r: PrepareResult): string {
     `- Tokenizer: ${r.tokenizer.name} — \`${r.tokenizer.dir}\` (sha256 ${r.tokenizer.hash})`,
     `- Mask policy: \`${r.mask}\`; max length: ${r.maxLength ?? 'none'}${r.truncate ? ' (truncate)' : ''}`,
     `- Template kwargs: \`${JSON.stringify(r.templateKwargs)}\``,
-    `- Outputs: \`tokenized_data.jsonl\` (${t.recordsWritten} records), \`prompts_to_generate.jsonl\` (${t.rowsSetAside} prompts)`,
+    `- Outputs: \`tokenized_data.jsonl\` (${t.recordsWritten} records), \`prompts_to_generate.jsonl\` (${promptLines(r)} prompts)`,
     `- Time: ${(r.elapsedMs / 1000).toFixed(1)} s${r.shard?.merged ? ' (slowest shard)' : ''}`,
     ...(r.shard
       ? [
