@@ -91,15 +91,21 @@ export interface FileReport {
   dropped: Record<string, { count: number; lines: number[] }>;
   /** First errors (at most 50) with line and message. */
   errors: { line: number; message: string }[];
+  /**
+   * Errors that have a reason code (`template_budget_exceeded`: the chat template ran past its render budget):
+   * code → { count, first line numbers (at most 10) }. Absent when there were none.
+   */
+  errorReasons?: Record<string, { count: number; lines: number[] }>;
   /** note code → count (e.g. template_rewrites_history). */
   notes: Record<string, number>;
   /**
    * Fields of the rows (or of their turns) that were neither read nor known
    * metadata (`formats/fields.ts`): field path (`generated_patch`,
    * `trajectory[].mask`) → { rows that have it, first line numbers (at most 10) }.
-   * Empty when every field of the file is understood. (Named as issue 12 names it.)
+   * Empty when every field of the file is understood; absent in reports written
+   * before it was counted. (Named as issue 12 names it.)
    */
-  unread_fields: Record<string, { count: number; lines: number[] }>;
+  unread_fields?: Record<string, { count: number; lines: number[] }>;
   trainableTokens: number;
   totalTokens: number;
   /** The input's size (bytes) and modification time (ms since the epoch) when the run read it (datasets tree: stale outputs). */
@@ -126,8 +132,10 @@ export interface PrepareResult {
    */
   templateCheck: Omit<TemplateCheck, 'records' | 'turns'> | null;
   files: FileReport[];
-  totals: Omit<FileReport, 'file' | 'format' | 'evidence' | 'errors' | 'dropped' | 'notes' | 'rowsInFile' | 'unread_fields'> & {
+  totals: Omit<FileReport, 'file' | 'format' | 'evidence' | 'errors' | 'errorReasons' | 'dropped' | 'notes' | 'rowsInFile' | 'unread_fields'> & {
     dropped: Record<string, number>;
+    /** Errored rows per reason code (only errors that have one), when there were any. */
+    errorReasons?: Record<string, number>;
   };
   elapsedMs: number;
   /** Set when the run was one shard (`--shard I/N`), or a merge of N shards (`merged: true`). */
@@ -145,7 +153,7 @@ export interface RowResult {
   element?: number;
   /** The row's fate (spec loss-mask.md "Records that are not written"). */
   fate: 'written' | 'setAside' | 'dropped' | 'errored';
-  /** Drop reason code when `fate` is `dropped`. */
+  /** Drop reason code when `fate` is `dropped`; for an `errored` row, the error's code when it has one (`template_budget_exceeded`). */
   reason?: string;
   /** Error message when `fate` is `errored`. */
   message?: string;

@@ -119,12 +119,17 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
       for (const [code, c] of Object.entries(p.notes)) m.notes[code] = (m.notes[code] ?? 0) + c;
       // Reports written before unread fields were counted have none.
       for (const [field, u] of Object.entries(p.unread_fields ?? {})) {
-        const t = (m.unread_fields[field] ??= { count: 0, lines: [] });
+        const t = ((m.unread_fields ??= {})[field] ??= { count: 0, lines: [] });
         t.count += u.count;
         t.lines = [...t.lines, ...u.lines].sort((a, b) => a - b).slice(0, 10);
       }
       for (const [reason, d] of Object.entries(p.dropped)) {
         const t = (m.dropped[reason] ??= { count: 0, lines: [] });
+        t.count += d.count;
+        t.lines = [...t.lines, ...d.lines].sort((a, b) => a - b).slice(0, 10);
+      }
+      for (const [reason, d] of Object.entries(p.errorReasons ?? {})) {
+        const t = ((m.errorReasons ??= {})[reason] ??= { count: 0, lines: [] });
         t.count += d.count;
         t.lines = [...t.lines, ...d.lines].sort((a, b) => a - b).slice(0, 10);
       }
