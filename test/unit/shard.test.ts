@@ -154,5 +154,6 @@ test('--shard usage errors exit 2', () => {
     cwd: ROOT,
   });
   assert.equal(r.status, 2);
-  assert.match(r.stderr, /--shard must be I\/N with 0 <= I < N/);
+  // The CLI (src/cli/, commander) names the option and what it expects.
+  assert.match(r.stderr, /option '--shard <i\/n>' argument '3\/3' is invalid\. I\/N with 0 <= I < N is expected/);
 });
