@@ -150,3 +150,6 @@ export function roleSpelling(turn: Row): unknown {
   for (const k of ROLE_KEYS) if (k in turn) return turn[k];
   return undefined;
 }
+
+/** Messages whose source content was `null` (set by `toMessages`; read by `finish` for the wording of the system-field note only). */
+export const nullSourced = new WeakSet<Message>();

@@ -10,6 +10,7 @@ import { availableParallelism } from 'node:os';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
 import type { NormalizeOptions } from '../formats/normalize';
 import { OasstFilePass } from '../formats/oasst';
+import { runOasstFile } from './oasstRun';
 import { explainUnusableInput } from './inspect';
 import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
 import { InlineExecutor, WorkerPool, type RowBatch, type RowExecutor } from './pool';
@@ -407,54 +408,31 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
       };
       try {
         if (oasst) {
-          // OpenAssistant flat export (formats/oasst.ts): the whole file is read first (message rows kept compact),
-          // its trees rebuilt, then every row is processed in file order; a tree goes to the shard of its root row.
-          const held: { row: RawRow; k: number }[] = [];
-          const hold = (row: RawRow) => {
-            hooks.signal?.throwIfAborted();
-            const value = row.error === undefined ? applyProjectConfig(row.value, project) : undefined;
-            held.push({ row: row.error === undefined && oasst.add(held.length, value) ? { ...row, value: undefined } : row, k: globalRow++ });
-          };
-          for (const row of head) hold(row);
-          head.length = 0;
-          while (!it.done) {
-            hold(it.value);
-            it = await rows.next();
-          }
-          const plans = oasst.plan(project?.reading.oasstPaths ?? 'all');
-          hooks.log?.(`  OpenAssistant trees rebuilt over ${oasst.size} message rows ("oasstPaths": "${project?.reading.oasstPaths ?? 'all'}")`);
-          const parts: { row: RawRow; leaves: number[] }[] = [];
-          for (let i = 0; i < held.length; i++) {
-            const { row, k } = held[i];
-            const plan = plans.get(i);
-            if (!plan) await take(row, k);
-            else if (plan.kind === 'part') {
-              if (shard) {
-                rep.rowsInFile!++;
-                if (held[plan.root].k % shard.count !== shard.index) continue;
-              }
-              parts.push({ row, leaves: plan.leaves });
-            } else {
-              if (plan.kind === 'path') leafRows.set(rowKey(row), i);
-              await take({ ...row, value: plan.value }, held[plan.root].k, true);
-            }
-          }
-          await flush();
-          while (inFlight.length) await settleOldest();
-          // A message inside paths takes their fate: written when one was written, else set aside, else dropped.
-          for (const { row, leaves } of parts) {
-            const fates = leaves.map((l) => leafFates.get(l));
-            const fate = fates.includes('written') ? 'written' : fates.includes('setAside') ? 'setAside' : 'dropped';
-            applyRowResult(rep, {
-              line: row.line,
-              fate,
-              ...(fate === 'dropped' ? { reason: 'oasst_path_not_written' } : {}),
-              notes: ['oasst_tree_rebuilt'],
-              records: [],
-              trainableTokens: 0,
-              totalTokens: 0,
-            });
-          }
+          await runOasstFile({
+            pass: oasst,
+            head,
+            next: async () => {
+              if (it.done) return undefined;
+              const row = it.value;
+              it = await rows.next();
+              return row;
+            },
+            project,
+            nextK: () => globalRow++,
+            take,
+            drain: async () => {
+              await flush();
+              while (inFlight.length) await settleOldest();
+            },
+            apply: (res) => applyRowResult(rep, res),
+            leafRows,
+            leafFates,
+            rowKey,
+            rep,
+            shard,
+            signal: hooks.signal,
+            log: hooks.log,
+          });
         } else {
           for (const row of head) await take(row, globalRow++);
           head.length = 0;
