@@ -193,6 +193,7 @@ function isEmptyValue(v: unknown): boolean {
  */
 export class FieldTracker {
   private readonly tracked: { obj: Record<string, unknown>; label: string }[] = [];
+  private readonly seen = new WeakSet<object>();
   private readonly used = new WeakMap<object, Set<string>>();
   private readonly whole = new WeakSet<object>();
   /** Field paths reported by the handler itself (a mapping's unmapped fields, an OpenAssistant message's). */
@@ -200,7 +201,9 @@ export class FieldTracker {
 
   /** Registers an object whose own fields must be read or be metadata; `label` prefixes its field paths (`""` for the row, `messages[].`). */
   track(obj: Record<string, unknown>, label: string): void {
-    if (!this.tracked.some((t) => t.obj === obj)) this.tracked.push({ obj, label });
+    if (this.seen.has(obj)) return;
+    this.seen.add(obj);
+    this.tracked.push({ obj, label });
   }
 
   /** Marks fields of `obj` as read. */
@@ -222,17 +225,16 @@ export class FieldTracker {
 
   /** The unread field paths, in order of first appearance, each once. */
   unread(): string[] {
-    const out = [...this.extra];
+    const out = new Set(this.extra);
     for (const { obj, label } of this.tracked) {
       if (this.whole.has(obj)) continue;
       const used = this.used.get(obj);
       for (const [k, v] of Object.entries(obj)) {
         if (used?.has(k) || k.startsWith('$') || isEmptyValue(v) || isMetadataField(k, v)) continue;
-        const path = `${label}${k}`;
-        if (!out.includes(path)) out.push(path);
+        out.add(`${label}${k}`);
       }
     }
-    return out;
+    return [...out];
   }
 }
 

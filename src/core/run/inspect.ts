@@ -56,7 +56,8 @@ export interface InspectPart {
 /**
  * A row that yields no record. `reason`: `invalid_json`, a drop reason
  * (`empty_conversation`, `no_assistant_turn`, `unrecognized_shape`,
- * `message_fragment`) or `errored`; for `errored`, `code` says why
+ * `message_fragment`, `kto_undesirable`, `oasst_excluded`, `oasst_orphan`,
+ * `oasst_duplicate`, `oasst_not_best_path`) or `errored`; for `errored`, `code` says why
  * (`unknown_role`, `missing_role`, `bad_turn`, `bad_tool_calls`, `bad_field`, `internal_error`).
  */
 export interface InspectSkipped {
@@ -96,16 +97,22 @@ export interface InspectOptions {
  * Inspect a dataset file (JSONL or JSON; see `readers.ts`).
  *
  * Reads the rows (at most `opts.limit`), detects the format from the first
- * {@link DETECT_SAMPLE_SIZE} valid rows (`formats/detect.ts`), and normalizes
- * every row (`formats/normalize.ts`): conversations and prompts become
- * `records` (prompts with `needs_generation: true`), everything else goes to
- * `skipped` with `line`, `reason` (`invalid_json`, a drop reason, or
- * `errored`) and `message`. Row order is kept in both lists.
+ * {@link DETECT_SAMPLE_SIZE} rows (`formats/detect.ts`), and normalizes every
+ * row (`formats/normalize.ts`) with the file's `eagle3prep.jsonc`:
+ * conversations and prompts become `records` (prompts with
+ * `needs_generation: true`; a row holding several conversations gives one each),
+ * everything else goes to `skipped` with `line`, `reason` (`invalid_json`, a
+ * drop reason, or `errored`) and `message`. An OpenAssistant flat export is read
+ * whole and its trees rebuilt (`formats/oasst.ts`): the message rows inside other
+ * rows' conversations go to `part_of`. Fields nobody read are listed per record
+ * and per file (`unread_fields`). Row order is kept in every list.
  *
  * @throws Error when the file cannot be read (message names the file), and when
- *   no row read has a recognizable conversational shape: the message names the
- *   file, what was found (empty file, lines that are not JSON — e.g. CSV —,
- *   already tokenized rows with `input_ids`, the keys seen) and what would work.
+ *   no row read has a recognizable conversational shape: the message, one
+ *   paragraph, names the file, what was found (empty file, lines that are not
+ *   JSON — e.g. CSV —, already tokenized rows with `input_ids`, the keys seen,
+ *   the places that look like a conversation and why they were not read) and
+ *   what would work (the shapes read, a field mapping suggested from the first row).
  */
 export async function inspectFile(file: string, opts: InspectOptions = {}): Promise<InspectResult> {
   const limit = opts.limit ?? Infinity;
