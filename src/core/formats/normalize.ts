@@ -193,7 +193,7 @@ export function normalizeDetailed(value: unknown, source: Source, fileBase: stri
     return { outcome: drop(source, 'unrecognized_shape', `row is ${describeJsonType(value)}, not an object`), facts };
   }
   const handler = findHandler(value);
-  if (!handler) return { outcome: drop(source, 'unrecognized_shape', unrecognizedMessage(value)), facts };
+  if (!handler) return { outcome: drop(source, 'unrecognized_shape', unrecognizedMessage(value, fileBase)), facts };
   fields.track(value, '');
   let outcome: RowOutcome;
   try {
