@@ -13,18 +13,28 @@ import { mergeReports } from './core/run/mergeReports';
 import { defaultWorkerCount, expandInputs, groupByDefaultOutDir, prepare, type PrepareOptions, type PrepareResult } from './core/run/pipeline';
 import { loadTokenizer } from './core/tokenizers/tokenizer';
 import type { MaskPolicy } from './core/types';
+import type { Grouping } from './core/records/mask';
+import type { LongPolicy } from './core/run/contract';
+import { amplificationLine } from './core/run/report';
+import { buildDraftVocab, trainableCounts, writeDraftVocab } from './core/run/draftVocab';
+import { readTokenCounts } from './core/run/tokenCounts';
 
 const USAGE = `eagle3-prep — EAGLE-3 draft-model training data from chat and agent datasets
 
 Usage:
   eagle3-prep prepare <file|folder...> [--tokenizer DIR] [--out DIR]
                       [--mask assistant|last-assistant|non-system]
-                      [--max-length N] [--truncate] [--template-kwargs JSON]
+                      [--grouping exact|merged] [--max-length N]
+                      [--long drop|truncate|split] [--truncate]
+                      [--min-trainable-tokens N] [--template-kwargs JSON]
                       [--allow-empty] [--json] [--quiet] [--mapping FILE]
                       [--workers N] [--shard I/N]
   eagle3-prep merge-reports <shard-dir|report.json...> --out DIR [--data] [--json]
+  eagle3-prep draft-vocab --size K [--counts token_counts.json|DIR...]
+                      [--target-vocab-size V] --out DIR [--json]
   eagle3-prep inspect <file> --json [--limit N] [--mapping FILE]
-  eagle3-prep check-template [--tokenizer DIR] [--template-kwargs JSON] [--json]
+  eagle3-prep check-template [--tokenizer DIR] [--template-kwargs JSON]
+                      [--grouping exact|merged] [--json]
   eagle3-prep generate <prompts.jsonl> --server URL[,URL...] [--model NAME]
                       [--out FILE] [--concurrency N] [--max-tokens N]
                       [--timeout SECONDS] [--retries N] [--temperature X]
@@ -36,7 +46,10 @@ prepare   renders every conversation with the target model's chat template,
             tokenized_data.jsonl      {id, source, input_ids, loss_mask, seq_len,
                                        n_prompt_tokens, n_response_tokens}
             prompts_to_generate.jsonl prompt-only rows as OpenAI messages
-            report.json, report.md    per-file accounting
+            report.json, report.md    per-file accounting, length statistics
+                                      and amplification
+            token_counts.json         count of each token id, trainable and
+                                      all (for draft-vocab)
           Without --out, each input file gets <input-name>.eagle3/ beside it;
           with --out, all inputs share that folder.
           --tokenizer  a local Hugging Face model folder (tokenizer.json +
@@ -46,6 +59,28 @@ prepare   renders every conversation with the target model's chat template,
                        are the same for any N.
           --shard I/N  only shard I (0-based) of N: every N-th row across the
                        inputs, for a cluster job array; own outputs and report.
+          --grouping   exact (default): every assistant turn in exactly the
+                       context the server sends; a template that rewrites
+                       history (Qwen3) costs one record per turn. merged: one
+                       record per conversation (its final render), each turn
+                       trained where the template writes it there; about 1.0x
+                       the tokens. The report states the amplification.
+          --max-length N with --long drop (default: records longer than N
+                       are dropped, too_long), truncate (keep the first N
+                       tokens; --truncate is the same) or split (cut the
+                       conversation into records that each end with an
+                       assistant turn, keeping the system and first user turns
+                       and as much recent history as fits; every turn trained
+                       once; a single turn longer than N is not written).
+          --min-trainable-tokens N  drop records with fewer trainable
+                       tokens (too_few_trainable_tokens).
+draft-vocab
+          the K token ids trained most often (ties: smaller id) from one or
+          more token_counts.json (default ./token_counts.json; shards add up),
+          written as d2t.npy (int64 offsets, target = i + d2t[i]) and t2d.npy
+          (bool, one per target id) for speculators and SpecForge, plus
+          draft_vocab.json. --target-vocab-size: the model's vocab_size
+          (default: from config.json in the tokenizer folder, if it was there).
 merge-reports
           combines the report.json of the N shards of one job into one report
           in --out, checking that the shards add up (same settings and inputs,
@@ -88,6 +123,20 @@ function parseMask(v: string | undefined): MaskPolicy {
   throw new UsageError(`--mask must be assistant, last-assistant or non-system (got "${v}")`);
 }
 
+function parseGrouping(v: string | undefined): Grouping {
+  if (v === undefined) return 'exact';
+  if (v === 'exact' || v === 'merged') return v;
+  throw new UsageError(`--grouping must be exact or merged (got "${v}")`);
+}
+
+/** `--long`, with `--truncate` as its alias (`--long truncate`); they must not disagree. */
+function parseLong(v: string | undefined, truncate: boolean): LongPolicy {
+  if (v === undefined) return truncate ? 'truncate' : 'drop';
+  if (v !== 'drop' && v !== 'truncate' && v !== 'split') throw new UsageError(`--long must be drop, truncate or split (got "${v}")`);
+  if (truncate && v !== 'truncate') throw new UsageError(`--truncate is --long truncate; it cannot go with --long ${v}`);
+  return v;
+}
+
 function parseKwargs(v: string | undefined): Record<string, unknown> {
   if (v === undefined) return {};
   let o: unknown;
@@ -127,6 +176,8 @@ function summary(r: PrepareResult): string {
       `  ${f.file}\n    format ${f.format}; rows ${f.rowsRead}: written ${f.rowsWritten} (${f.recordsWritten} records, ${f.trainableTokens}/${f.totalTokens} tokens trainable), ` +
         `to generate ${f.rowsSetAside}, dropped ${f.rowsDropped}${drops ? ` (${drops})` : ''}, errored ${f.rowsErrored}`,
     );
+    const amp = amplificationLine(f.lengths, r.grouping, f.totalTokens);
+    if (amp) lines.push(`    ${amp}`);
     for (const e of f.errors.slice(0, 5)) lines.push(`    line ${e.line}: ${e.message.split('\n')[0]}`);
   }
   for (const fl of r.failures) lines.push(`  error: ${fl}`);
@@ -143,6 +194,9 @@ async function cmdPrepare(argv: string[]): Promise<number> {
       mask: { type: 'string' },
       'max-length': { type: 'string' },
       truncate: { type: 'boolean', default: false },
+      long: { type: 'string' },
+      grouping: { type: 'string' },
+      'min-trainable-tokens': { type: 'string' },
       'template-kwargs': { type: 'string' },
       'allow-empty': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
@@ -160,6 +214,9 @@ async function cmdPrepare(argv: string[]): Promise<number> {
     mask: parseMask(values.mask),
     maxLength: parsePositiveInt('--max-length', values['max-length']),
     truncate: values.truncate,
+    long: parseLong(values.long, values.truncate),
+    grouping: parseGrouping(values.grouping),
+    minTrainableTokens: parsePositiveInt('--min-trainable-tokens', values['min-trainable-tokens']),
     templateKwargs: parseKwargs(values['template-kwargs']),
     allowEmpty: values['allow-empty'],
     mapping: values.mapping,
@@ -167,6 +224,7 @@ async function cmdPrepare(argv: string[]): Promise<number> {
     shard,
   };
   if (base.truncate && base.maxLength === undefined) throw new UsageError('--truncate needs --max-length');
+  if (values.long !== undefined && base.maxLength === undefined) throw new UsageError('--long needs --max-length');
   const inputs = expandInputs(positionals);
   if (inputs.length === 0)
     throw new Error(`no dataset files (.jsonl, .ndjson, .json, .traj, .parquet, optionally .gz/.zst) found in ${positionals.join(', ')}`);
@@ -200,6 +258,48 @@ async function cmdMergeReports(argv: string[]): Promise<number> {
   if (values.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n');
   else process.stdout.write(`merged ${r.shard!.count} shards\n${summary(r)}\n`);
   return r.ok ? 0 : 1;
+}
+
+async function cmdDraftVocab(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      size: { type: 'string' },
+      counts: { type: 'string', multiple: true },
+      'target-vocab-size': { type: 'string' },
+      out: { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const size = parsePositiveInt('--size', values.size);
+  if (size === undefined) throw new UsageError('draft-vocab needs --size K (the draft vocabulary size, e.g. 32000)');
+  if (!values.out) throw new UsageError('draft-vocab needs --out DIR');
+  const paths = [...(values.counts ?? []), ...positionals];
+  if (paths.length === 0) paths.push('token_counts.json');
+  const files = paths.map(readTokenCounts);
+  const vocabSize = parsePositiveInt('--target-vocab-size', values['target-vocab-size']) ?? files[0].modelVocabSize;
+  if (vocabSize === null || vocabSize === undefined)
+    throw new UsageError(
+      '--target-vocab-size V is needed: the counts do not name the model vocabulary size (no config.json in the tokenizer folder); use the model config.json "vocab_size"',
+    );
+  const v = buildDraftVocab(trainableCounts(files), size, vocabSize);
+  const written = await writeDraftVocab(v, values.out, { tokenizer: files[0].tokenizer, countFiles: paths });
+  const summary = {
+    draftVocabSize: v.size,
+    targetVocabSize: v.targetVocabSize,
+    coverage: v.coverage,
+    filled: v.filled,
+    outputs: written,
+  };
+  if (values.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
+  else
+    process.stdout.write(
+      `draft vocabulary: ${v.size} of ${v.targetVocabSize} target ids, covering ${(100 * v.coverage).toFixed(2)} % of the trained tokens` +
+        (v.filled ? `; ${v.filled} never-trained ids added to fill it` : '') +
+        `\n${written.map((w) => `  ${w}`).join('\n')}\n`,
+    );
+  return 0;
 }
 
 async function cmdInspect(argv: string[]): Promise<number> {
@@ -340,6 +440,8 @@ export async function main(argv: string[]): Promise<number> {
         return await cmdPrepare(rest);
       case 'merge-reports':
         return await cmdMergeReports(rest);
+      case 'draft-vocab':
+        return await cmdDraftVocab(rest);
       case 'inspect':
         return await cmdInspect(rest);
       case 'check-template':

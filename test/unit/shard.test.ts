@@ -104,6 +104,9 @@ test('merge-reports refuses shards that do not add up', () => {
       mask: 'assistant',
       maxLength: null,
       truncate: false,
+      long: 'drop',
+      grouping: 'exact',
+      minTrainableTokens: 1,
       templateCheck: null,
       files: [
         {
