@@ -252,7 +252,7 @@ export class RowProcessor {
       return b.records.map((r) => this.tokenize(r, generated && remapGenerated(generated, conv, piece), []));
     };
     const cut = splitConversation(conv, over, max, build, rendered.length, renderedTokens);
-    for (const t of cut.tooLong) notes.push('target_too_long');
+    for (let k = 0; k < cut.tooLong.length; k++) notes.push('target_too_long');
     for (const p of cut.records) if (p.cut) notes.push('context_window_cut');
     return [...keep, ...cut.records.map((p) => ({ ids: p.ids, mask: p.mask, targets: p.targets }))].sort((a, b) => a.targets[0] - b.targets[0]);
   }

@@ -133,7 +133,7 @@ export function readTokenCounts(path: string): TokenCountsFile {
   try {
     f = JSON.parse(readFileSync(p, 'utf8'));
   } catch (e) {
-    throw new Error(`${p}: not JSON: ${(e as Error).message}`);
+    throw new Error(`${p}: not JSON: ${(e as Error).message}`, { cause: e });
   }
   if (f?.format !== TOKEN_COUNTS_FORMAT || !Array.isArray(f.ids) || f.ids.length !== f.all?.length || f.ids.length !== f.trainable?.length)
     throw new Error(`${p}: not an eagle3-prep token_counts.json`);
