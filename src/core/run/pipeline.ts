@@ -460,7 +460,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
 }
 
 /** Runs the chat-template check once for a run (`eagle3-prep check-template`, without the probe renders). */
-export function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templateKwargs' | 'mask'>): RunSetup {
+export function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templateKwargs' | 'mask' | 'grouping'>): RunSetup {
   const setup: RunSetup = {
     tokenizer: { dir: tok.dir, name: tok.name, hash: tok.hash, embeddedDefault: tok.embeddedDefault },
     hasTemplates: tok.templates.length > 0,
@@ -468,7 +468,7 @@ export function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templ
   };
   if (!setup.hasTemplates) return setup;
   try {
-    const { records: _r, turns: _t, ...findings } = checkTemplate(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask });
+    const { records: _r, turns: _t, ...findings } = checkTemplate(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask, grouping: opts.grouping });
     setup.templateCheck = findings;
   } catch (e) {
     setup.checkError = (e as Error).message;

@@ -109,6 +109,11 @@ function templateCheckSection(r: PrepareResult): string[] {
     `- Default system prompt injected: ${c.defaultSystemPrompt ? `\`${JSON.stringify(c.defaultSystemPrompt)}\`` : 'none'}`,
     `- Generation prompt scaffold (never trained): ${c.generationPromptScaffold ? `\`${JSON.stringify(c.generationPromptScaffold)}\`` : 'none'}`,
   ];
+  const a = c.amplification;
+  if (a && a.exact !== null && a.merged !== null)
+    out.push(
+      `- Amplification on the probe conversations: exact ${a.exact.toFixed(2)}×, merged ${a.merged.toFixed(2)}× (record tokens ÷ the conversations rendered once)`,
+    );
   for (const w of c.warnings) out.push(`- ⚠ ${w.probe ? `${w.probe}: ` : ''}\`${w.code}\` ${w.message.replace(/\n/g, ' ')}`);
   out.push('', 'Details: `eagle3-prep check-template --tokenizer <dir>` shows the probe renders with their trainable spans.', '');
   return out;
