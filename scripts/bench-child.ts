@@ -29,6 +29,8 @@ interface Task {
   out: string;
   /** host task: pool workers at lower priority, as the extension runs them (default true). */
   lowPriority?: boolean;
+  /** prepare task: record grouping (default exact). */
+  grouping?: 'exact' | 'merged';
 }
 
 const task: Task = JSON.parse(process.argv[2]);
@@ -67,9 +69,9 @@ async function main() {
     const t0 = performance.now();
     const sampler = setInterval(() => series.push({ t: performance.now() - t0, rss: process.memoryUsage().rss }), 250);
     lag.enable();
-    let r: { ok: boolean; totals: { rowsRead: number; recordsWritten: number; totalTokens: number } };
+    let r: { ok: boolean; totals: { rowsRead: number; recordsWritten: number; totalTokens: number; trainableTokens: number; lengths?: { renderedTokens: number } } };
     if (prepare) {
-      r = await prepare({ inputs: [task.input], outDir: task.out, tokenizerDir: task.tokenizerDir, workers: task.workers });
+      r = await prepare({ inputs: [task.input], outDir: task.out, tokenizerDir: task.tokenizerDir, workers: task.workers, grouping: task.grouping });
     } else {
       const code = await cli!.main([
         'prepare',
@@ -79,6 +81,7 @@ async function main() {
         '--workers',
         String(task.workers),
         '--quiet',
+        ...(task.grouping ? ['--grouping', task.grouping] : []),
         ...(task.tokenizerDir ? ['--tokenizer', task.tokenizerDir] : []),
       ]);
       r = JSON.parse(readFileSync(join(task.out, 'report.json'), 'utf8'));
@@ -99,6 +102,8 @@ async function main() {
         rows: r.totals.rowsRead,
         records: r.totals.recordsWritten,
         tokens: r.totals.totalTokens,
+        trainable: r.totals.trainableTokens,
+        rendered: r.totals.lengths?.renderedTokens ?? null,
         peakRssMB: mb(process.resourceUsage().maxRSS),
         lagMaxMs: lag.max / 1e6,
         lagP99Ms: lag.percentile(99) / 1e6,
