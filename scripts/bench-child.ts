@@ -69,7 +69,10 @@ async function main() {
     const t0 = performance.now();
     const sampler = setInterval(() => series.push({ t: performance.now() - t0, rss: process.memoryUsage().rss }), 250);
     lag.enable();
-    let r: { ok: boolean; totals: { rowsRead: number; recordsWritten: number; totalTokens: number; trainableTokens: number; lengths?: { renderedTokens: number } } };
+    let r: {
+      ok: boolean;
+      totals: { rowsRead: number; recordsWritten: number; totalTokens: number; trainableTokens: number; lengths?: { renderedTokens: number } };
+    };
     if (prepare) {
       r = await prepare({ inputs: [task.input], outDir: task.out, tokenizerDir: task.tokenizerDir, workers: task.workers, grouping: task.grouping });
     } else {

@@ -144,7 +144,18 @@ if (scalingTotal > 0) {
       rmSync(out, { recursive: true, force: true });
       const rawTps = r.raw ? r.raw.tokens / (r.raw.ms / 1000) : NaN;
       const pipeTps = r.tokens / (r.ms / 1000);
-      scaling.push({ n, tokenizer: tokName(tk), grouping, rows: r.rows, records: r.records, tokens: r.tokens, rendered: r.rendered, ms: r.ms, rawTps, pipeTps });
+      scaling.push({
+        n,
+        tokenizer: tokName(tk),
+        grouping,
+        rows: r.rows,
+        records: r.records,
+        tokens: r.tokens,
+        rendered: r.rendered,
+        ms: r.ms,
+        rawTps,
+        pipeTps,
+      });
       log(
         `  ${n} messages, ${tk} ${grouping}: ${(r.ms / 1000).toFixed(1)} s, ${fmt(r.tokens)} tokens written (${fmt(r.rendered)} rendered once), ${fmt(pipeTps)} tok/s, raw ${fmt(rawTps)} tok/s`,
       );
