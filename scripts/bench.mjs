@@ -28,7 +28,7 @@
 // Prints a Markdown table ready for the README, with the command line and the machine.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { cpus, tmpdir, totalmem, availableParallelism } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem, availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
@@ -190,14 +190,17 @@ if (scaling.length) {
   const base = (r) => scaling.find((x) => x.n === 10 && x.tokenizer === r.tokenizer && x.grouping === r.grouping);
   lines.push(
     '',
-    `Long conversations, one core: agent runs of 10 … 160 messages, ${fmt(scalingTotal)} messages per dataset (about the same tokens). µs per token = wall time ÷ the tokens of the conversations rendered once; growth = that figure ÷ the 10-message one; ratio = tokens written per second ÷ the raw tokenizer's on the same record texts.`,
+    `Long conversations, one core: agent runs of 10 … 160 messages, ${fmt(scalingTotal)} messages per dataset (about the same tokens); load average ${loadavg()[0].toFixed(1)} at the end. ` +
+      'Times are CPU seconds of the run (tokenizer load included; wall seconds beside them), so other load on the machine does not count. ' +
+      'µs per token = CPU time ÷ the tokens of the conversations rendered once; growth = that figure ÷ the 10-message one; ' +
+      'ratio = tokens written per CPU second ÷ the raw tokenizer encode on the same record texts.',
     '',
-    '| messages per run | tokenizer | grouping | runs | records | tokens written | rendered once | amplification | seconds | µs per token | growth vs 10 | raw tokenizer tok/s | pipeline tok/s | ratio |',
+    '| messages per run | tokenizer | grouping | runs | records | tokens written | rendered once | amplification | CPU s (wall s) | µs per token | growth vs 10 | raw tokenizer tok/s | pipeline tok/s | ratio |',
     '| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...scaling.map((r) => {
-      const us = (1000 * r.ms) / r.rendered;
+      const us = (1000 * r.cpuMs) / r.rendered;
       const b = base(r);
-      return `| ${r.n} | ${r.tokenizer} | ${r.grouping} | ${fmt(r.rows)} | ${fmt(r.records)} | ${fmt(r.tokens)} | ${fmt(r.rendered)} | ${fmt(r.tokens / r.rendered, 2)}× | ${fmt(r.ms / 1000, 1)} | ${fmt(us, 1)} | ${b ? fmt(us / ((1000 * b.ms) / b.rendered), 2) + '×' : '–'} | ${fmt(r.rawTps)} | ${fmt(r.pipeTps)} | ${fmt(100 * (r.pipeTps / r.rawTps))} % |`;
+      return `| ${r.n} | ${r.tokenizer} | ${r.grouping} | ${fmt(r.rows)} | ${fmt(r.records)} | ${fmt(r.tokens)} | ${fmt(r.rendered)} | ${fmt(r.tokens / r.rendered, 2)}× | ${fmt(r.cpuMs / 1000, 1)} (${fmt(r.ms / 1000, 1)}) | ${fmt(us, 1)} | ${b ? fmt(us / ((1000 * b.cpuMs) / b.rendered), 2) + '×' : '–'} | ${fmt(r.rawTps)} | ${fmt(r.pipeTps)} | ${fmt(100 * (r.pipeTps / r.rawTps))} % |`;
     }),
   );
 }
