@@ -142,8 +142,9 @@ if (scalingTotal > 0) {
       const out = join(work, `out-scaling-${n}-${tk}-${grouping}`);
       const r = child({ task: 'prepare', input, tokenizerDir: tokDir(tk), workers: 1, out, grouping });
       rmSync(out, { recursive: true, force: true });
-      const rawTps = r.raw ? r.raw.tokens / (r.raw.ms / 1000) : NaN;
-      const pipeTps = r.tokens / (r.ms / 1000);
+      // CPU time of the process (one thread does all the work): robust to other load on the machine.
+      const rawTps = r.raw ? r.raw.tokens / (r.raw.cpuMs / 1000) : NaN;
+      const pipeTps = r.tokens / (r.cpuMs / 1000);
       scaling.push({
         n,
         tokenizer: tokName(tk),
@@ -153,11 +154,12 @@ if (scalingTotal > 0) {
         tokens: r.tokens,
         rendered: r.rendered,
         ms: r.ms,
+        cpuMs: r.cpuMs,
         rawTps,
         pipeTps,
       });
       log(
-        `  ${n} messages, ${tk} ${grouping}: ${(r.ms / 1000).toFixed(1)} s, ${fmt(r.tokens)} tokens written (${fmt(r.rendered)} rendered once), ${fmt(pipeTps)} tok/s, raw ${fmt(rawTps)} tok/s`,
+        `  ${n} messages, ${tk} ${grouping}: ${(r.cpuMs / 1000).toFixed(1)} s CPU (${(r.ms / 1000).toFixed(1)} s wall), ${fmt(r.tokens)} tokens written (${fmt(r.rendered)} rendered once), ${fmt(pipeTps)} tok per CPU s, raw ${fmt(rawTps)}`,
       );
     }
   }
