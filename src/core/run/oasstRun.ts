@@ -82,6 +82,9 @@ export async function runOasstFile(io: OasstRunIO): Promise<void> {
       records: [],
       trainableTokens: 0,
       totalTokens: 0,
+      recordTokens: [],
+      recordTrainable: [],
+      renderedTokens: 0,
     });
   }
 }
