@@ -90,6 +90,9 @@ test('3 shards in 3 processes, merged, equal one run: records, prompts and repor
   assert.equal(readFileSync(join(merged, 'tokenized_data.jsonl'), 'utf8'), readFileSync(join(single, 'tokenized_data.jsonl'), 'utf8'));
   assert.equal(readFileSync(join(merged, 'prompts_to_generate.jsonl'), 'utf8'), readFileSync(join(single, 'prompts_to_generate.jsonl'), 'utf8'));
   assert.match(readFileSync(join(merged, 'report.md'), 'utf8'), /Merged from 3 shards/);
+  // Length statistics (in totals and files above) and token-id counts add up to the single run's.
+  assert.ok(a.totals.lengths && a.totals.lengths.seqLen.count === a.totals.recordsWritten);
+  assert.deepEqual(JSON.parse(readFileSync(join(merged, 'token_counts.json'), 'utf8')), JSON.parse(readFileSync(join(single, 'token_counts.json'), 'utf8')));
 });
 
 test('merge-reports refuses shards that do not add up', () => {
@@ -104,6 +107,9 @@ test('merge-reports refuses shards that do not add up', () => {
       mask: 'assistant',
       maxLength: null,
       truncate: false,
+      long: 'drop',
+      grouping: 'exact',
+      minTrainableTokens: 1,
       templateCheck: null,
       files: [
         {
@@ -119,6 +125,7 @@ test('merge-reports refuses shards that do not add up', () => {
           dropped: {},
           errors: [],
           notes: {},
+          unread_fields: { 'turns[].mask': { count: 1, lines: [index + 1] } },
           trainableTokens: 1,
           totalTokens: 2,
           rowsInFile,
@@ -128,7 +135,10 @@ test('merge-reports refuses shards that do not add up', () => {
       elapsedMs: 1,
       shard: { index, count },
     }) as PrepareResult;
-  assert.equal(mergeShardResults([base(0, 2, 5), base(1, 2, 5)], tempDir()).totals.rowsRead, 10);
+  const merged = mergeShardResults([base(0, 2, 5), base(1, 2, 5)], tempDir());
+  assert.equal(merged.totals.rowsRead, 10);
+  // Unread fields of the shards add up, their first lines merged in order.
+  assert.deepEqual(merged.files[0].unread_fields, { 'turns[].mask': { count: 2, lines: [1, 2] } });
   assert.throws(() => mergeShardResults([base(0, 2, 5)], tempDir()), /1 reports given for 2 shards/);
   assert.throws(() => mergeShardResults([base(0, 2, 5), base(0, 2, 5)], tempDir()), /shard 0\/2 given twice/);
   assert.throws(
@@ -150,5 +160,5 @@ test('--shard usage errors exit 2', () => {
     cwd: ROOT,
   });
   assert.equal(r.status, 2);
-  assert.match(r.stderr, /--shard must be I\/N with 0 <= I < N/);
+  assert.match(r.stderr, /--shard.*I\/N with 0 <= I < N/);
 });

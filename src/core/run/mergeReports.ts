@@ -16,6 +16,9 @@ import { AtomicOutput } from './output';
 import type { FileReport, PrepareResult } from './contract';
 import { computeTotals, runFailures } from './pipeline';
 import { writeReports } from './report';
+import { mergeLengthStats } from './stats';
+import { readTokenCounts, TokenCounter, tokenCountsJson } from './tokenCounts';
+import { writeFileAtomic } from './output';
 
 /** A problem that makes the shard reports not combine into one run. */
 export class MergeError extends Error {}
@@ -46,7 +49,8 @@ function sameJson(a: unknown, b: unknown): boolean {
  *
  * Counters are summed; drop lines and error lines are merged in line order and
  * cut to the first 10 per reason and the first 50 errors (as one run keeps
- * them); notes are summed; `elapsedMs` is the slowest shard's.
+ * them); notes and unread fields are summed (their lines merged like drop lines);
+ * `elapsedMs` is the slowest shard's.
  *
  * @param reports the N shard reports, in any order
  * @param outDir the merged run's output folder (where `report.json` goes)
@@ -66,7 +70,16 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
     const dup = seen.get(r.shard.index);
     if (dup) throw new MergeError(`shard ${r.shard.index}/${n} given twice (${dup}, ${r.outDir})`);
     seen.set(r.shard.index, r.outDir);
-    const settings = (x: PrepareResult) => ({ hash: x.tokenizer.hash, mask: x.mask, maxLength: x.maxLength, truncate: x.truncate, kwargs: x.templateKwargs });
+    const settings = (x: PrepareResult) => ({
+      hash: x.tokenizer.hash,
+      mask: x.mask,
+      maxLength: x.maxLength,
+      truncate: x.truncate,
+      long: x.long,
+      grouping: x.grouping,
+      minTrainableTokens: x.minTrainableTokens,
+      kwargs: x.templateKwargs,
+    });
     if (!sameJson(settings(r), settings(first))) {
       throw new MergeError(`${r.outDir}: made with other settings than ${first.outDir} (${JSON.stringify(settings(r))} vs ${JSON.stringify(settings(first))})`);
     }
@@ -102,6 +115,7 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
       dropped: {},
       errors: [],
       notes: {},
+      unread_fields: {},
       trainableTokens: 0,
       totalTokens: 0,
       ...(f0.input ? { input: f0.input } : {}),
@@ -115,6 +129,12 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
       for (const k of ['rowsRead', 'rowsWritten', 'recordsWritten', 'rowsSetAside', 'rowsDropped', 'rowsErrored', 'trainableTokens', 'totalTokens'] as const)
         m[k] += p[k];
       for (const [code, c] of Object.entries(p.notes)) m.notes[code] = (m.notes[code] ?? 0) + c;
+      // Reports written before unread fields were counted have none.
+      for (const [field, u] of Object.entries(p.unread_fields ?? {})) {
+        const t = ((m.unread_fields ??= {})[field] ??= { count: 0, lines: [] });
+        t.count += u.count;
+        t.lines = [...t.lines, ...u.lines].sort((a, b) => a - b).slice(0, 10);
+      }
       for (const [reason, d] of Object.entries(p.dropped)) {
         const t = (m.dropped[reason] ??= { count: 0, lines: [] });
         t.count += d.count;
@@ -128,6 +148,7 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
       m.errors = [...m.errors, ...p.errors].sort((a, b) => a.line - b.line).slice(0, 50);
     }
     if (m.rowsRead !== inFile) throw new MergeError(`${f0.file}: the shards read ${m.rowsRead} rows, the file has ${inFile}`);
+    if (parts.every((p) => p.lengths)) m.lengths = mergeLengthStats(parts.map((p) => p.lengths!));
     return m;
   });
   const out = resolve(outDir);
@@ -238,6 +259,15 @@ export async function mergeReports(paths: string[], outDir: string, opts: { data
     await data.commit();
     await prompts.commit();
   }
+  // token_counts.json: the shards' counts added (when every shard wrote one).
+  const countFiles = reports.map((r) => r.tokenCounts);
+  if (countFiles.every((f): f is string => typeof f === 'string' && existsSync(f))) {
+    const counter = new TokenCounter();
+    for (const f of countFiles) counter.addFile(readTokenCounts(f));
+    const first = readTokenCounts(countFiles[0]);
+    merged.tokenCounts = join(merged.outDir, 'token_counts.json');
+    await writeFileAtomic(merged.tokenCounts, tokenCountsJson(counter.result(first.tokenizer, first.modelVocabSize)));
+  } else delete merged.tokenCounts;
   await writeReports(merged);
   return merged;
 }

@@ -8,6 +8,9 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
+import type { NormalizeOptions } from '../formats/normalize';
+import { OasstFilePass } from '../formats/oasst';
+import { runOasstFile } from './oasstRun';
 import { explainUnusableInput } from './inspect';
 import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
 import { InlineExecutor, WorkerPool, type RowBatch, type RowExecutor } from './pool';
@@ -15,6 +18,10 @@ import { checkTemplate } from '../templates/checkTemplate';
 import { AtomicOutput } from './output';
 import { DATASET_FILE_RE, readRows, type RawRow } from '../read/readers';
 import { writeReports } from './report';
+import { LengthStatsBuilder, mergeLengthStats } from './stats';
+import { modelVocabSizeOf, TokenCounter, tokenCountsJson } from './tokenCounts';
+import { longPolicyOf } from '../records/rowProcessor';
+import { writeFileAtomic } from './output';
 import { RowProcessor } from '../records/rowProcessor';
 import { TokenizerLoadError, type TargetTokenizer } from '../tokenizers/tokenizer';
 import type { MaskPolicy } from '../types';
@@ -88,7 +95,7 @@ export function defaultOutDir(input: string): string {
 }
 
 /** The files a run writes; in a folder that holds a `report.json` beside them they are outputs, not datasets. */
-const OUTPUT_NAMES = ['tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'report.json'];
+const OUTPUT_NAMES = ['tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'report.json', 'token_counts.json'];
 function isRunOutput(dir: string, name: string): boolean {
   return OUTPUT_NAMES.includes(name) && existsSync(join(dir, 'report.json'));
 }
@@ -152,6 +159,7 @@ function emptyFileReport(file: string): FileReport {
     dropped: {},
     errors: [],
     notes: {},
+    unread_fields: {},
     trainableTokens: 0,
     totalTokens: 0,
   };
@@ -178,16 +186,26 @@ function note(rep: FileReport, code: string) {
   rep.notes[code] = (rep.notes[code] ?? 0) + 1;
 }
 
-/** Adds a row's result to its file's report (counts, first lines, notes, tokens). */
-export function applyRowResult(rep: FileReport, res: RowResult): void {
+/**
+ * Adds a row's result to its file's report (counts, first lines, notes, tokens), its record
+ * lengths to `lengths` and its token-id counts to `counts` when given.
+ */
+export function applyRowResult(rep: FileReport, res: RowResult, lengths?: LengthStatsBuilder, counts?: TokenCounter): void {
   rep.rowsRead++;
   for (const n of res.notes) note(rep, n);
+  for (const f of res.unreadFields ?? []) {
+    const u = ((rep.unread_fields ??= {})[f] ??= { count: 0, lines: [] });
+    u.count++;
+    if (u.lines.length < 10) u.lines.push(res.line);
+  }
   switch (res.fate) {
     case 'written':
       rep.rowsWritten++;
       rep.recordsWritten += res.records.length;
       rep.trainableTokens += res.trainableTokens;
       rep.totalTokens += res.totalTokens;
+      lengths?.addRow(res.recordTokens, res.recordTrainable, res.renderedTokens);
+      if (res.tokenCounts) counts?.add(res.tokenCounts, res.records.length);
       break;
     case 'setAside':
       rep.rowsSetAside++;
@@ -217,7 +235,10 @@ export function applyRowResult(rep: FileReport, res: RowResult): void {
  */
 export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {}): Promise<PrepareResult> {
   const t0 = Date.now();
-  const opts = { mask: 'assistant' as MaskPolicy, truncate: false, ...options };
+  const opts = { mask: 'assistant' as MaskPolicy, truncate: false, grouping: 'exact' as const, ...options };
+  const long = longPolicyOf(opts);
+  if (opts.minTrainableTokens !== undefined && (!Number.isInteger(opts.minTrainableTokens) || opts.minTrainableTokens < 1))
+    throw new Error(`minTrainableTokens must be a positive integer (got ${opts.minTrainableTokens})`);
   const outDir = resolve(opts.outDir);
   const outputs = {
     tokenizedData: join(outDir, 'tokenized_data.jsonl'),
@@ -225,6 +246,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
     reportJson: join(outDir, 'report.json'),
     reportMd: join(outDir, 'report.md'),
   };
+  const tokenCountsPath = join(outDir, 'token_counts.json');
   const outputPaths = new Set(Object.values(outputs));
   for (const input of opts.inputs) {
     if (outputPaths.has(resolve(input)))
@@ -276,6 +298,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
   const data = new AtomicOutput(outputs.tokenizedData);
   const prompts = new AtomicOutput(outputs.promptsToGenerate);
   const files: FileReport[] = [];
+  const counts = new TokenCounter();
   const largeRowBytes = opts.largeRowBytes ?? 2 * 1024 * 1024;
   /** Processes large rows in this thread when the others go to a pool (loaded on the first one). */
   let inline: InlineExecutor | undefined;
@@ -286,6 +309,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
     for (let fi = 0; fi < opts.inputs.length; fi++) {
       const file = resolve(opts.inputs[fi]);
       const rep = emptyFileReport(file);
+      const lengths = new LengthStatsBuilder();
       if (shard) rep.rowsInFile = 0;
       files.push(rep);
       const inputStat = statSync(file);
@@ -318,6 +342,13 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
         it = await rows.next();
       }
       const det = detectFormat(head.filter((r) => r.error === undefined).map((r) => applyProjectConfig(r.value, project)));
+      // The file's reading choices (eagle3prep.jsonc "reading"), sent with every batch to where rows are normalized.
+      const normalize: NormalizeOptions = project?.reading.conversationLists ? { conversationLists: project.reading.conversationLists } : {};
+      // OpenAssistant flat exports need the whole file before any row: their trees span it.
+      const oasst = det.format === 'oasst-messages' ? new OasstFilePass() : undefined;
+      /** Rows of the OpenAssistant pass that carry a path (line/element key → held index), and their fates once applied. */
+      const leafRows = new Map<string, number>();
+      const leafFates = new Map<number, RowResult['fate']>();
       rep.format = det.format;
       rep.evidence = det.evidence;
       hooks.log?.(`  format: ${det.format} — ${det.evidence.join('; ')}`);
@@ -335,7 +366,11 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
         const { batch: p, bytes } = inFlight.shift()!;
         const results = await untilAborted(p, hooks.signal);
         for (const res of results) {
-          applyRowResult(rep, res);
+          if (leafRows.size) {
+            const i = leafRows.get(rowKey(res));
+            if (i !== undefined) leafFates.set(i, res.fate);
+          }
+          applyRowResult(rep, res, lengths, counts);
           for (const line of res.records) await data.write(line);
           if (res.prompt) await prompts.write(res.prompt);
         }
@@ -350,9 +385,12 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
         batchBytes = 0;
         while (inFlight.length >= window) await settleOldest();
       };
-      const take = async (row: RawRow) => {
+      /**
+       * Sends row `row` (run-wide index `k`, the shard key) to be processed. `mapped`: its value is already the
+       * one to normalize (eagle3prep.jsonc applied, or a row the OpenAssistant pass wrote).
+       */
+      const take = async (row: RawRow, k: number, mapped = false) => {
         hooks.signal?.throwIfAborted();
-        const k = globalRow++;
         if (shard) {
           rep.rowsInFile!++;
           if (k % shard.count !== shard.index) {
@@ -361,14 +399,14 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
           }
         }
         // eagle3prep.jsonc role aliases / field mappings, applied here so every worker sees the mapped row.
-        if (project && row.error === undefined) row = { ...row, value: applyProjectConfig(row.value, project) };
+        if (project && !mapped && row.error === undefined) row = { ...row, value: applyProjectConfig(row.value, project) };
         const rowBytes = Math.max(0, row.bytes - lastBytes);
         if (workers > 1 && rowBytes > largeRowBytes) {
           // A large row: processed here, in order (the batches before it stay in flight).
           await flush();
           lastBytes = row.bytes;
           inline ??= new InlineExecutor(new RowProcessor(opts));
-          batch = { file, fileBase, rows: [{ line: row.line, element: row.element, value: row.value, error: row.error }] };
+          batch = { file, fileBase, normalize, rows: [{ line: row.line, element: row.element, value: row.value, error: row.error }] };
           const b = batch;
           batch = null;
           const p = Promise.resolve().then(() => inline!.run(b));
@@ -377,18 +415,46 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
           while (inFlight.length >= window) await settleOldest();
           return;
         }
-        batch ??= { file, fileBase, rows: [] };
+        batch ??= { file, fileBase, normalize, rows: [] };
         batch.rows.push({ line: row.line, element: row.element, value: row.value, error: row.error });
         batchBytes += rowBytes;
         lastBytes = row.bytes;
         if (batch.rows.length >= BATCH_ROWS || batchBytes >= BATCH_BYTES) await flush();
       };
       try {
-        for (const row of head) await take(row);
-        head.length = 0;
-        while (!it.done) {
-          await take(it.value);
-          it = await rows.next();
+        if (oasst) {
+          await runOasstFile({
+            pass: oasst,
+            head,
+            next: async () => {
+              if (it.done) return undefined;
+              const row = it.value;
+              it = await rows.next();
+              return row;
+            },
+            project,
+            nextK: () => globalRow++,
+            take,
+            drain: async () => {
+              await flush();
+              while (inFlight.length) await settleOldest();
+            },
+            apply: (res) => applyRowResult(rep, res),
+            leafRows,
+            leafFates,
+            rowKey,
+            rep,
+            shard,
+            signal: hooks.signal,
+            log: hooks.log,
+          });
+        } else {
+          for (const row of head) await take(row, globalRow++);
+          head.length = 0;
+          while (!it.done) {
+            await take(it.value, globalRow++);
+            it = await rows.next();
+          }
         }
         await flush();
         while (inFlight.length) await settleOldest();
@@ -396,6 +462,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
         await rows.return(undefined); // closes the file when the run stops early
       }
       emit(bytesTotal, true);
+      rep.lengths = lengths.result();
       hooks.log?.(
         `  rows ${rep.rowsRead}: written ${rep.rowsWritten} (${rep.recordsWritten} records), set aside ${rep.rowsSetAside}, dropped ${rep.rowsDropped}, errored ${rep.rowsErrored}`,
       );
@@ -416,6 +483,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
   } else {
     await data.commit();
     await prompts.commit();
+    await writeFileAtomic(tokenCountsPath, tokenCountsJson(counts.result({ name: tok.name, hash: tok.hash }, modelVocabSizeOf(opts.tokenizerDir))));
   }
   // A file that yielded nothing gets the same explanation as `inspect` (empty, CSV, tokenized, no conversation).
   for (let i = 0; i < failures.length; i++) {
@@ -432,7 +500,11 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
     templateKwargs: opts.templateKwargs ?? {},
     mask: opts.mask,
     maxLength: opts.maxLength ?? null,
-    truncate: opts.truncate,
+    truncate: long === 'truncate',
+    long,
+    grouping: opts.grouping,
+    minTrainableTokens: opts.minTrainableTokens ?? 1,
+    ...(failures.length ? {} : { tokenCounts: tokenCountsPath }),
     templateCheck,
     files,
     totals: computeTotals(files),
@@ -444,7 +516,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
 }
 
 /** Runs the chat-template check once for a run (`eagle3-prep check-template`, without the probe renders). */
-export function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templateKwargs' | 'mask'>): RunSetup {
+export function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templateKwargs' | 'mask' | 'grouping'>): RunSetup {
   const setup: RunSetup = {
     tokenizer: { dir: tok.dir, name: tok.name, hash: tok.hash, embeddedDefault: tok.embeddedDefault },
     hasTemplates: tok.templates.length > 0,
@@ -452,7 +524,7 @@ export function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templ
   };
   if (!setup.hasTemplates) return setup;
   try {
-    const { records: _r, turns: _t, ...findings } = checkTemplate(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask });
+    const { records: _r, turns: _t, ...findings } = checkTemplate(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask, grouping: opts.grouping });
     setup.templateCheck = findings;
   } catch (e) {
     setup.checkError = (e as Error).message;
@@ -483,12 +555,26 @@ function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promis
   });
 }
 
+/** A row's place in its file: its line, and its index on that line when several rows share it. */
+function rowKey(r: { line: number; element?: number }): string {
+  return r.element === undefined ? String(r.line) : `${r.line}[${r.element}]`;
+}
+
 /** Rows per batch sent to a worker, and the input bytes at which a batch is sent early (a large row goes alone). */
 const BATCH_ROWS = 16;
 const BATCH_BYTES = 64 * 1024;
 
 function settingsOf(o: PrepareOptions): RowSettings {
-  return { tokenizerDir: o.tokenizerDir, mask: o.mask, maxLength: o.maxLength, truncate: o.truncate, templateKwargs: o.templateKwargs };
+  return {
+    tokenizerDir: o.tokenizerDir,
+    mask: o.mask,
+    maxLength: o.maxLength,
+    truncate: o.truncate,
+    long: o.long,
+    grouping: o.grouping,
+    minTrainableTokens: o.minTrainableTokens,
+    templateKwargs: o.templateKwargs,
+  };
 }
 
 /**
@@ -523,5 +609,6 @@ export function computeTotals(files: readonly FileReport[]): PrepareResult['tota
   for (const k of sumKeys) totals[k] = files.reduce((a, f) => a + f[k], 0);
   for (const f of files) for (const [k, v] of Object.entries(f.dropped)) totals.dropped[k] = (totals.dropped[k] ?? 0) + v.count;
   for (const f of files) for (const [k, v] of Object.entries(f.errorReasons ?? {})) (totals.errorReasons ??= {})[k] = (totals.errorReasons[k] ?? 0) + v.count;
+  if (files.length && files.every((f) => f.lengths)) totals.lengths = mergeLengthStats(files.map((f) => f.lengths!));
   return totals;
 }
