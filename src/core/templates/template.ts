@@ -21,8 +21,9 @@ export interface ChatTemplateOptions {
   /** The clock `strftime_now` reads (default: the current local time); fixed for reproducible renders in tests. */
   now?: () => Date;
   /**
-   * Prefix renders of a conversation (prefixRenderer.ts) from one traced render where proven equal (default true);
-   * false renders every prefix (the reference path, for comparisons).
+   * Prefix renders of a conversation (prefixRenderer.ts) from one traced render where proven equal (default true,
+   * unless the environment sets `EAGLE3_NO_LINEAR_PREFIXES=1`); false renders every prefix on its own (the reference
+   * path, for comparisons).
    */
   linearPrefixes?: boolean;
 }
@@ -155,7 +156,7 @@ export class ChatTemplate {
 
   /** Whether prefix renders come from one traced render where proven ({@link ChatTemplateOptions.linearPrefixes}). */
   get linearPrefixes(): boolean {
-    return this.options.linearPrefixes !== false;
+    return this.options.linearPrefixes ?? !process.env.EAGLE3_NO_LINEAR_PREFIXES;
   }
 
   /**
