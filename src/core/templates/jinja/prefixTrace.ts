@@ -179,6 +179,10 @@ export class PrefixTrace implements TraceHooks, ObservationSink {
     try {
       const out = r.resumeFrom(cp.run, cp.i);
       r.meter.length(cp.text.length + out.length);
+      // The output up to a checkpoint is the full render's output up to there (top-level blocks only append): when the
+      // tail continues it too, the render is a prefix of the full text, returned as a slice of it (no copy).
+      const full = this.fullText;
+      if (full !== null && full.startsWith(out, cp.text.length)) return full.slice(0, cp.text.length + out.length);
       return cp.text + out;
     } catch {
       return undefined;
