@@ -238,28 +238,28 @@ export class PrefixTrace implements TraceHooks, ObservationSink {
 
   endLoop(run: LoopRun, out: string): void {
     const r = run as Run;
-    const pending = r.pending;
+    const pending = r.pending; // in the order of their checkpoints
     r.pending = [];
     if (this.poisoned || pending.length === 0) return;
     const exitLength = r.baseText.length + out.length;
-    const byCp = new Map<number, { k: number; g: number }[]>();
-    for (const p of pending) {
-      const list = byCp.get(p.cp);
-      if (list) list.push(p);
-      else byCp.set(p.cp, [p]);
-    }
-    // Walk the journal back from the loop's end; at each checkpoint with waiting prefixes, compare its state with the end's.
+    // Walk the journal back from the loop's end; at each checkpoint with waiting prefixes, compare its state with the
+    // end's. Output only grows: once a checkpoint's output is shorter than the end's, every earlier one's is too.
     const entries = this.journal.entries;
     let q = entries.length;
-    const pairs = new Map<object, Map<unknown, Pair>>();
+    let pairs: Map<object, Map<unknown, Pair>> | null = null;
     const mismatched = new Set<Pair>();
     let consumedBorn = Infinity;
-    for (const id of [...byCp.keys()].sort((x, y) => y - x)) {
+    for (let at = pending.length - 1; at >= 0; ) {
+      const id = pending[at].cp;
+      let from = at;
+      while (from > 0 && pending[from - 1].cp === id) from--;
       const cp = this.checkpoints[id];
+      if (cp.text.length !== exitLength) return;
       while (q > cp.jpos) {
         const e = entries[--q];
         if (isConsume(e)) consumedBorn = Math.min(consumedBorn, e.owner.born);
         else if (isChange(e) && e.owner !== r.loop) {
+          pairs ??= new Map();
           let byKey = pairs.get(e.container!);
           if (!byKey) pairs.set(e.container!, (byKey = new Map()));
           let pair = byKey.get(e.key);
@@ -269,17 +269,17 @@ export class PrefixTrace implements TraceHooks, ObservationSink {
           else mismatched.add(pair);
         }
       }
-      const same =
-        cp.text.length === exitLength &&
-        (cp.i > 0 || r.node.defaultBlock.length === 0) &&
-        consumedBorn > cp.jpos &&
-        [...mismatched].every((p) => p.owner.born > cp.jpos);
-      if (!same) continue;
-      for (const p of byCp.get(id)!) {
-        if (this.resume[p.g][p.k] !== id) continue;
-        this.resume[p.g][p.k] = UNCUT;
-        this.minUncut[p.g] = Math.min(this.minUncut[p.g], p.k);
+      let same = (cp.i > 0 || r.node.defaultBlock.length === 0) && consumedBorn > cp.jpos;
+      for (const p of mismatched) if (p.owner.born <= cp.jpos) same = false;
+      if (same) {
+        for (let k = from; k <= at; k++) {
+          const p = pending[k];
+          if (this.resume[p.g][p.k] !== id) continue;
+          this.resume[p.g][p.k] = UNCUT;
+          this.minUncut[p.g] = Math.min(this.minUncut[p.g], p.k);
+        }
       }
+      at = from - 1;
     }
   }
 
