@@ -3,6 +3,7 @@
  * (normalize → render → mask → tokenize), the unit of work of `prepare`
  * in the run's own thread or in a pool worker.
  */
+import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { normalizeRow } from '../formats/normalize';
 import type { RawRow } from '../read/readers';
@@ -14,6 +15,20 @@ import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from './ge
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError } from './mask';
 
 const tokenizerCache = new Map<string, TargetTokenizer>();
+
+/** An empty think block (only whitespace inside), as reasoning templates write it for a turn without reasoning. */
+const EMPTY_THINK = /<think>\s*<\/think>/;
+
+/**
+ * The `--dedup` key of a normalized conversation: 16 bytes of the SHA-256 of
+ * what is rendered (roles, texts, reasoning, tool calls and results, tools,
+ * trainable flags), as a latin1 string; ids, sources and notes do not count.
+ */
+export function conversationKey(c: Conversation): string {
+  const h = createHash('sha256');
+  h.update(JSON.stringify([c.messages.map((m) => [m.role, m.content, m.reasoning_content ?? null, m.tool_calls ?? null, m.tool_call_id ?? null, m.name ?? null, m.trainable ?? null]), c.tools ?? null]));
+  return h.digest().subarray(0, 16).toString('latin1');
+}
 
 /**
  * Loads a tokenizer once per process: runs over several inputs (and the
@@ -75,11 +90,13 @@ export class RowProcessor {
     const outcome = normalizeRow(row.value, row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element }, fileBase);
     switch (outcome.kind) {
       case 'conversation':
+        if (this.settings.dedup) res.dedupKey = conversationKey(outcome.conversation);
         res.notes.push(...(outcome.conversation.notes ?? []));
         this.processConversation(res, outcome.conversation, generatedTurnsOf(row.value));
         break;
       case 'prompt': {
         const c = outcome.conversation;
+        if (this.settings.dedup) res.dedupKey = conversationKey(c);
         // Everything the server needs to answer: tool calls and their results keep their ids and names.
         const msgs = c.messages.map((m) => ({
           role: m.role,
@@ -168,6 +185,8 @@ export class RowProcessor {
         n_response_tokens: nResp,
         ...(idsSource ? { ids_source: idsSource } : {}),
       };
+      // A turn without reasoning trained with the empty think block the template writes for it (checkTemplate's finding, per row).
+      if (!res.notes.includes('empty_think_trained') && rec.spans.some(([a, b]) => EMPTY_THINK.test(rec.text.slice(a, b)))) res.notes.push('empty_think_trained');
       res.records.push(JSON.stringify(out) + '\n');
       res.trainableTokens += nResp;
       res.totalTokens += ids.length;

@@ -14,8 +14,9 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { AtomicOutput } from './output';
 import type { FileReport, PrepareResult } from './contract';
-import { computeTotals, runFailures } from './pipeline';
-import { writeReports } from './report';
+import { computeTotals, runFailures } from './accounting';
+import { readReport, writeReports } from './report';
+import { applyStatus } from './status';
 
 /** A problem that makes the shard reports not combine into one run. */
 export class MergeError extends Error {}
@@ -27,14 +28,11 @@ export class MergeError extends Error {}
 export function readShardReport(path: string): PrepareResult {
   const p = existsSync(path) && statSync(path).isDirectory() ? join(path, 'report.json') : path;
   if (!existsSync(p)) throw new MergeError(`${p}: no such report (give a shard's output folder or its report.json)`);
-  let r: PrepareResult;
   try {
-    r = JSON.parse(readFileSync(p, 'utf8'));
+    return readReport(p).report;
   } catch (e) {
-    throw new MergeError(`${p}: not JSON: ${(e as Error).message}`);
+    throw new MergeError((e as Error).message);
   }
-  if (!r || !Array.isArray(r.files) || !r.totals || !r.outputs) throw new MergeError(`${p}: not an eagle3-prep report.json`);
-  return r;
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
@@ -78,6 +76,7 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
     ) {
       throw new MergeError(`${r.outDir}: other input files than ${first.outDir}`);
     }
+    if (r.skippedFiles?.length) throw new MergeError(`${r.outDir}: the shard skipped files (--skip-failed-files): ${r.skippedFiles.map((x) => x.file).join(', ')}`);
     const bad = runFailures(r.files, { allowEmpty: true });
     if (bad.length) throw new MergeError(`${r.outDir}: ${bad.join('; ')}`);
   }
@@ -127,8 +126,10 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
   });
   const out = resolve(outDir);
   const failures = runFailures(files, opts);
-  return {
-    ...first,
+  const failed = new Set(files.filter((f) => runFailures([f], opts).length > 0).map((f) => f.file));
+  const { status: _s, warnings: _w, ...base } = first;
+  const merged: PrepareResult = {
+    ...base,
     ok: failures.length === 0,
     failures,
     outDir: out,
@@ -143,6 +144,8 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
     elapsedMs: Math.max(...reports.map((r) => r.elapsedMs)),
     shard: { index: 0, count: n, merged: true },
   };
+  applyStatus(merged, failed);
+  return merged;
 }
 
 /** The `source` of a record or prompt line, read without parsing the whole line. */
