@@ -129,7 +129,13 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
   const warnings = new Map<string, { count: number; source: string; meaning: string; remedy?: string; files: Set<string> }>();
   for (const r of results)
     for (const w of r.warnings ?? []) {
-      const e = warnings.get(w.code) ?? { count: 0, source: w.source, meaning: w.meaning || codeMeaning(w.code), remedy: w.remedy || codeRemedy(w.code), files: new Set() };
+      const e = warnings.get(w.code) ?? {
+        count: 0,
+        source: w.source,
+        meaning: w.meaning || codeMeaning(w.code),
+        remedy: w.remedy || codeRemedy(w.code),
+        files: new Set(),
+      };
       e.count += w.count;
       for (const f of w.files) e.files.add(f);
       warnings.set(w.code, e);
@@ -207,7 +213,9 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
     const prompts = written.reduce((a, r) => a + r.totals.rowsSetAside, 0);
     if (prompts) {
       const where = written.filter((r) => r.totals.rowsSetAside > 0).map((r) => show(r.outputs.promptsToGenerate, cwd));
-      lines.push(`Next: ${num(prompts)} prompt-only rows await answers: eagle3-prep generate ${where[0]} --server URL${where.length > 1 ? ` (and ${where.length - 1} more)` : ''}`);
+      lines.push(
+        `Next: ${num(prompts)} prompt-only rows await answers: eagle3-prep generate ${where[0]} --server URL${where.length > 1 ? ` (and ${where.length - 1} more)` : ''}`,
+      );
     }
     const why =
       status === 'ok'

@@ -104,7 +104,7 @@ export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
   span_without_special_token: {
     kind: 'template',
     meaning: 'the chat template ends an assistant turn without a special token: the drafter never learns where a turn ends',
-    remedy: 'run eagle3-prep check-template to see the renders; use the model\'s own tokenizer_config.json / chat_template.jinja',
+    remedy: "run eagle3-prep check-template to see the renders; use the model's own tokenizer_config.json / chat_template.jinja",
     changesData: true,
   },
   template_error: {
@@ -152,7 +152,10 @@ export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
   retokenized_no_token_ids: { kind: 'note', meaning: 'generated row without token ids: re-tokenized from the text' },
   retokenized_spans_not_per_turn: { kind: 'note', meaning: 'generated token ids could not be matched turn by turn: re-tokenized from the text' },
   retokenized_token_boundary: { kind: 'note', meaning: 'generated token ids do not start at a token boundary of the render: re-tokenized from the text' },
-  retokenized_text_differs: { kind: 'note', meaning: 'the render differs from the generated text (e.g. the template re-renders reasoning): re-tokenized from the text' },
+  retokenized_text_differs: {
+    kind: 'note',
+    meaning: 'the render differs from the generated text (e.g. the template re-renders reasoning): re-tokenized from the text',
+  },
   record_dropped_no_trainable_tokens: { kind: 'note', meaning: 'a record of a written row kept no trainable token after truncation', changesData: true },
   offsets_approximate: {
     kind: 'note',

@@ -26,7 +26,20 @@ const EMPTY_THINK = /<think>\s*<\/think>/;
  */
 export function conversationKey(c: Conversation): string {
   const h = createHash('sha256');
-  h.update(JSON.stringify([c.messages.map((m) => [m.role, m.content, m.reasoning_content ?? null, m.tool_calls ?? null, m.tool_call_id ?? null, m.name ?? null, m.trainable ?? null]), c.tools ?? null]));
+  h.update(
+    JSON.stringify([
+      c.messages.map((m) => [
+        m.role,
+        m.content,
+        m.reasoning_content ?? null,
+        m.tool_calls ?? null,
+        m.tool_call_id ?? null,
+        m.name ?? null,
+        m.trainable ?? null,
+      ]),
+      c.tools ?? null,
+    ]),
+  );
   return h.digest().subarray(0, 16).toString('latin1');
 }
 
@@ -186,7 +199,8 @@ export class RowProcessor {
         ...(idsSource ? { ids_source: idsSource } : {}),
       };
       // A turn without reasoning trained with the empty think block the template writes for it (checkTemplate's finding, per row).
-      if (!res.notes.includes('empty_think_trained') && rec.spans.some(([a, b]) => EMPTY_THINK.test(rec.text.slice(a, b)))) res.notes.push('empty_think_trained');
+      if (!res.notes.includes('empty_think_trained') && rec.spans.some(([a, b]) => EMPTY_THINK.test(rec.text.slice(a, b))))
+        res.notes.push('empty_think_trained');
       res.records.push(JSON.stringify(out) + '\n');
       res.trainableTokens += nResp;
       res.totalTokens += ids.length;

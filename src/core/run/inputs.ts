@@ -119,4 +119,3 @@ export function expandInputs(paths: string[]): string[] {
   }
   return [...new Set(out)];
 }
-

@@ -76,7 +76,8 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
     ) {
       throw new MergeError(`${r.outDir}: other input files than ${first.outDir}`);
     }
-    if (r.skippedFiles?.length) throw new MergeError(`${r.outDir}: the shard skipped files (--skip-failed-files): ${r.skippedFiles.map((x) => x.file).join(', ')}`);
+    if (r.skippedFiles?.length)
+      throw new MergeError(`${r.outDir}: the shard skipped files (--skip-failed-files): ${r.skippedFiles.map((x) => x.file).join(', ')}`);
     const bad = runFailures(r.files, { allowEmpty: true });
     if (bad.length) throw new MergeError(`${r.outDir}: ${bad.join('; ')}`);
   }

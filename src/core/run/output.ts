@@ -10,7 +10,19 @@
  * ({@link checkOutputDir}), so an unwritable folder fails in one line at once.
  */
 import * as fs from 'node:fs';
-import { closeSync, createWriteStream, ftruncateSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeSync, type WriteStream } from 'node:fs';
+import {
+  closeSync,
+  createWriteStream,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+  type WriteStream,
+} from 'node:fs';
 import { writeFile, rename } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';

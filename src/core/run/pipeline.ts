@@ -369,7 +369,12 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     totals: computeTotals(files),
     elapsedMs: Date.now() - t0,
     ...(shard ? { shard: { index: shard.index, count: shard.count } } : {}),
-    policy: { strict: opts.strict === true, maxErrorRate: opts.maxErrorRate ?? null, skipFailedFiles: opts.skipFailedFiles === true, dedup: opts.dedup === true },
+    policy: {
+      strict: opts.strict === true,
+      maxErrorRate: opts.maxErrorRate ?? null,
+      skipFailedFiles: opts.skipFailedFiles === true,
+      dedup: opts.dedup === true,
+    },
     ...(skippedFiles.length ? { skippedFiles } : {}),
     ...(dryRun ? { dryRun: { sampleRows: dryRun.sampleRows, files: estimates } } : {}),
   };
@@ -460,4 +465,3 @@ const BATCH_BYTES = 64 * 1024;
 function settingsOf(o: PrepareOptions): RowSettings {
   return { tokenizerDir: o.tokenizerDir, mask: o.mask, maxLength: o.maxLength, truncate: o.truncate, templateKwargs: o.templateKwargs, dedup: o.dedup };
 }
-

@@ -84,7 +84,9 @@ export function runWarnings(r: Pick<PrepareResult, 'files' | 'templateCheck'>): 
   if (writers.length)
     for (const { code, count } of templateWarnings(r.templateCheck))
       byCode.set(code, { code, count, source: 'template', meaning: codeMeaning(code), remedy: CODES[code]?.remedy, files: writers });
-  return [...byCode.values()].map((w) => (w.remedy === undefined ? (({ remedy: _r, ...rest }) => rest)(w) : w)).sort((a, b) => b.count - a.count || a.code.localeCompare(b.code));
+  return [...byCode.values()]
+    .map((w) => (w.remedy === undefined ? (({ remedy: _r, ...rest }) => rest)(w) : w))
+    .sort((a, b) => b.count - a.count || a.code.localeCompare(b.code));
 }
 
 /**
