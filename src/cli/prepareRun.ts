@@ -41,7 +41,7 @@ export async function runPrepare(files: string[], base: PrepareOptions, flags: P
     for (const s of staged) await s.abort();
     cancel.dispose();
     const sig = cancel.received();
-    if (sig) throw new Error(`cancelled (${sig}): nothing was written; the output folders keep their previous files`);
+    if (sig) throw new Error(`cancelled (${sig}): nothing was written; the output folders keep their previous files`, { cause: e });
     throw e;
   }
   progress?.stop();

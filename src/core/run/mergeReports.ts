@@ -9,7 +9,7 @@
  * the shards' `tokenized_data.jsonl` and `prompts_to_generate.jsonl` back into
  * input order (a k-way merge on each line's `source` file and line).
  */
-import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { AtomicOutput } from './output';

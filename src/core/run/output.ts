@@ -64,6 +64,7 @@ const REASONS: Record<string, string> = {
   ENAMETOOLONG: 'name too long',
   EIO: 'input/output error',
   EMFILE: 'too many open files',
+  ENOENT: 'no such file or folder',
 };
 
 /** `permission denied (EACCES)` for a file-system error; its message when it has no code. */
@@ -89,7 +90,7 @@ export function checkOutputDir(dir: string, fsOps: Pick<typeof import('node:fs')
   try {
     fsOps.mkdirSync(dir, { recursive: true });
   } catch (e) {
-    throw outputError('cannot create the output folder', dir, e);
+    throw outputError('cannot create the output folder', dir, realMkdirError(dir, e, fsOps));
   }
   const probe = tempPathFor(join(dir, 'write-check'));
   const renamed = `${probe}-renamed`;
@@ -103,6 +104,22 @@ export function checkOutputDir(dir: string, fsOps: Pick<typeof import('node:fs')
   } finally {
     rmQuiet(renamed);
   }
+}
+
+/**
+ * Node's recursive mkdir reports ENOENT for what is really EROFS or EACCES on
+ * a parent: retries the first missing folder on its own to get the real reason.
+ */
+function realMkdirError(dir: string, e: unknown, fsOps: Pick<typeof fs, 'mkdirSync'>): unknown {
+  if ((e as NodeJS.ErrnoException)?.code !== 'ENOENT') return e;
+  let first = dir;
+  while (dirname(first) !== first && !fs.existsSync(dirname(first))) first = dirname(first);
+  try {
+    fsOps.mkdirSync(first);
+  } catch (e2) {
+    return e2;
+  }
+  return e;
 }
 
 function rmQuiet(p: string): void {
