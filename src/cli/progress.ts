@@ -103,7 +103,8 @@ export class ProgressLine {
     const tokens = this.done.tokens + p.tokensWritten;
     const bytes = Math.min(this.totalBytes, this.done.bytes + p.bytesRead);
     const secs = (Date.now() - this.t0) / 1000;
-    const eta = bytes > 0 && secs > 1 ? (secs * (this.totalBytes - bytes)) / bytes : NaN;
+    // No ETA until the rate has settled (workers start, tokenizers load): 2 % of the bytes and 3 s.
+    const eta = bytes / this.totalBytes >= 0.02 && secs >= 3 ? (secs * (this.totalBytes - bytes)) / bytes : NaN;
     const fileNo = this.order.indexOf(p.file) + 1 || p.fileIndex + 1;
     const parts = [
       `file ${fileNo}/${this.order.length || p.fileCount} ${basename(p.file)}`,
