@@ -53,6 +53,11 @@ export function applyRowResult(rep: FileReport, res: RowResult): void {
     case 'errored':
       rep.rowsErrored++;
       if (rep.errors.length < 50) rep.errors.push({ line: res.line, message: res.message ?? 'error' });
+      if (res.reason) {
+        const r = ((rep.errorReasons ??= {})[res.reason] ??= { count: 0, lines: [] });
+        r.count++;
+        if (r.lines.length < 10) r.lines.push(res.line);
+      }
       break;
   }
 }
@@ -109,12 +114,13 @@ export function runFailures(files: readonly FileReport[], opts: FailurePolicy = 
   return failures;
 }
 
-/** Run totals: the sum of the file reports' counters (skipped files left out), and drop counts per reason. */
+/** Run totals: the sum of the file reports' counters (skipped files left out), and drop (and coded error) counts per reason. */
 export function computeTotals(files: readonly FileReport[]): PrepareResult['totals'] {
   const sumKeys = ['rowsRead', 'rowsWritten', 'recordsWritten', 'rowsSetAside', 'rowsDropped', 'rowsErrored', 'trainableTokens', 'totalTokens'] as const;
   const kept = files.filter((f) => !f.skipped);
   const totals = { dropped: {} as Record<string, number> } as PrepareResult['totals'];
   for (const k of sumKeys) totals[k] = kept.reduce((a, f) => a + f[k], 0);
   for (const f of kept) for (const [k, v] of Object.entries(f.dropped)) totals.dropped[k] = (totals.dropped[k] ?? 0) + v.count;
+  for (const f of kept) for (const [k, v] of Object.entries(f.errorReasons ?? {})) (totals.errorReasons ??= {})[k] = (totals.errorReasons[k] ?? 0) + v.count;
   return totals;
 }

@@ -17,7 +17,19 @@ export function camelKey(k: string): string {
 }
 
 /** Fields whose value is a map keyed by data (codes, user variables) or user data: never renamed inside. */
-const OPAQUE = new Set(['templateKwargs', 'template_kwargs', 'dropped', 'notes', 'failed', 'extraBody', 'extra_body', 'tools', 'messages']);
+const OPAQUE = new Set([
+  'templateKwargs',
+  'template_kwargs',
+  'dropped',
+  'notes',
+  'errorReasons',
+  'error_reasons',
+  'failed',
+  'extraBody',
+  'extra_body',
+  'tools',
+  'messages',
+]);
 
 function convert(v: unknown, key: (k: string) => string): unknown {
   if (Array.isArray(v)) return v.map((x) => convert(x, key));
