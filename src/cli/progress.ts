@@ -29,6 +29,11 @@ export function compact(n: number): string {
   return `${n >= 100 ? Math.round(n) : n.toFixed(1)}${units[u]}`;
 }
 
+/** A per-second rate: one decimal under 10 (`0.3`), else {@link compact}. */
+export function rate(n: number): string {
+  return n < 10 ? n.toFixed(1) : compact(n);
+}
+
 /** `80` → `1m 20s`. */
 export function duration(seconds: number): string {
   if (!Number.isFinite(seconds) || seconds < 0) return '?';
@@ -108,8 +113,8 @@ export class ProgressLine {
     const fileNo = this.order.indexOf(p.file) + 1 || p.fileIndex + 1;
     const parts = [
       `file ${fileNo}/${this.order.length || p.fileCount} ${basename(p.file)}`,
-      `${rows.toLocaleString('en-US')} rows ${secs > 0 ? compact(rows / secs) : '0'}/s`,
-      `${compact(tokens)} tok ${secs > 0 ? compact(tokens / secs) : '0'}/s`,
+      `${rows.toLocaleString('en-US')} rows ${secs > 0 ? rate(rows / secs) : '0'}/s`,
+      `${compact(tokens)} tok ${secs > 0 ? rate(tokens / secs) : '0'}/s`,
       `ETA ${Number.isNaN(eta) ? '…' : duration(eta)}`,
       `${p.workers} worker${p.workers === 1 ? '' : 's'}`,
     ];
