@@ -8,6 +8,7 @@
 import { basename, relative } from 'node:path';
 import { codeMeaning, codeRemedy } from '../core/codes';
 import type { FileReport, PrepareResult, RunStatus } from '../core/run/contract';
+import { AMPLIFICATION_WARN, amplificationLine } from '../core/run/report';
 import { worstStatus } from '../core/run/status';
 
 /** How a command's runs ended, for the summary's last lines. */
@@ -41,9 +42,9 @@ function num(n: number): string {
   return n.toLocaleString('en-US');
 }
 
-/** Amplification of a file when the run computed it (record tokens ÷ tokens of the conversations rendered once). */
+/** Amplification of a file when the run computed it (record tokens ÷ tokens of the conversations rendered once; `run/stats.ts`). */
 function amplificationOf(f: FileReport): number | undefined {
-  const a = (f as FileReport & { amplification?: unknown }).amplification;
+  const a = f.lengths?.amplification;
   return typeof a === 'number' && Number.isFinite(a) ? a : undefined;
 }
 
@@ -170,6 +171,12 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
         e.complete ? 'whole file' : `first ${num(e.rowsSampled)} rows (${pct(e.bytesSampled, e.bytesTotal)} of the bytes)`,
       ]);
     out.push('', `Estimates for the whole files (the first ${num(sample)} rows of each, scaled by bytes):`, ...table(erows, 1).map((l) => `  ${l}`));
+  }
+  // What the records cost, where exact grouping multiplies the tokens (run/report.ts amplificationLine).
+  const costly = files.filter(({ f, r }) => !f.skipped && (r.grouping ?? 'exact') !== 'merged' && (amplificationOf(f) ?? 0) > AMPLIFICATION_WARN);
+  if (costly.length) {
+    out.push('', `Cost (amplification over ${AMPLIFICATION_WARN}×):`);
+    for (const { f, r } of costly) out.push(`  ${basename(f.file)}: ${amplificationLine(f.lengths, r.grouping ?? 'exact', f.totalTokens)}`);
   }
   const dupes = files.reduce((a, { f }) => a + (f.dropped.duplicate?.count ?? 0), 0);
   if (dupes) out.push('', `Duplicates: ${num(dupes)} rows identical to an earlier conversation of the run were dropped (--dedup; lines in report.md).`);

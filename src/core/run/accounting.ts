@@ -4,6 +4,8 @@
  * errored, and the four add up per file; why a file fails the run; the totals.
  */
 import type { FileReport, PrepareOptions, PrepareResult, RowResult } from './contract';
+import { mergeLengthStats, type LengthStatsBuilder } from './stats';
+import type { TokenCounter } from './tokenCounts';
 
 /** A file's report before any row: every counter 0, format `unknown`. */
 export function emptyFileReport(file: string): FileReport {
@@ -33,8 +35,11 @@ export function addDrop(rep: FileReport, line: number, reason: string): void {
   if (d.lines.length < 10) d.lines.push(line);
 }
 
-/** Adds a row's result to its file's report (counts, first lines, notes, tokens). */
-export function applyRowResult(rep: FileReport, res: RowResult): void {
+/**
+ * Adds a row's result to its file's report (counts, first lines, notes, tokens), its record
+ * lengths to `lengths` and its token-id counts to `counts` when given.
+ */
+export function applyRowResult(rep: FileReport, res: RowResult, lengths?: LengthStatsBuilder, counts?: TokenCounter): void {
   rep.rowsRead++;
   for (const n of res.notes) rep.notes[n] = (rep.notes[n] ?? 0) + 1;
   switch (res.fate) {
@@ -43,6 +48,8 @@ export function applyRowResult(rep: FileReport, res: RowResult): void {
       rep.recordsWritten += res.records.length;
       rep.trainableTokens += res.trainableTokens;
       rep.totalTokens += res.totalTokens;
+      lengths?.addRow(res.recordTokens, res.recordTrainable, res.renderedTokens);
+      if (res.tokenCounts) counts?.add(res.tokenCounts, res.records.length);
       break;
     case 'setAside':
       rep.rowsSetAside++;
@@ -122,5 +129,6 @@ export function computeTotals(files: readonly FileReport[]): PrepareResult['tota
   for (const k of sumKeys) totals[k] = kept.reduce((a, f) => a + f[k], 0);
   for (const f of kept) for (const [k, v] of Object.entries(f.dropped)) totals.dropped[k] = (totals.dropped[k] ?? 0) + v.count;
   for (const f of kept) for (const [k, v] of Object.entries(f.errorReasons ?? {})) (totals.errorReasons ??= {})[k] = (totals.errorReasons[k] ?? 0) + v.count;
+  if (kept.length && kept.every((f) => f.lengths)) totals.lengths = mergeLengthStats(kept.map((f) => f.lengths!));
   return totals;
 }

@@ -12,9 +12,12 @@ import { explainUnusableInput } from './inspect';
 import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
 import { InlineExecutor, WorkerPool, type RowBatch, type RowExecutor } from './pool';
 import { checkTemplate } from '../templates/checkTemplate';
-import { AtomicOutput, checkOutputDir, OutputError, removeStaleTemps } from './output';
+import { AtomicOutput, checkOutputDir, OutputError, removeStaleTemps, writeFileAtomic } from './output';
 import { readRows, type RawRow } from '../read/readers';
 import { writeReports } from './report';
+import { LengthStatsBuilder } from './stats';
+import { modelVocabSizeOf, TokenCounter, tokenCountsJson } from './tokenCounts';
+import { longPolicyOf } from '../records/rowProcessor';
 import { RowProcessor } from '../records/rowProcessor';
 import { TokenizerLoadError, type TargetTokenizer } from '../tokenizers/tokenizer';
 import type { MaskPolicy } from '../types';
@@ -80,7 +83,10 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
  */
 export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks = {}): Promise<StagedRun> {
   const t0 = Date.now();
-  const opts = { mask: 'assistant' as MaskPolicy, truncate: false, ...options };
+  const opts = { mask: 'assistant' as MaskPolicy, truncate: false, grouping: 'exact' as const, ...options };
+  const long = longPolicyOf(opts);
+  if (opts.minTrainableTokens !== undefined && (!Number.isInteger(opts.minTrainableTokens) || opts.minTrainableTokens < 1))
+    throw new Error(`minTrainableTokens must be a positive integer (got ${opts.minTrainableTokens})`);
   const outDir = resolve(opts.outDir);
   const outputs = {
     tokenizedData: join(outDir, 'tokenized_data.jsonl'),
@@ -88,6 +94,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     reportJson: join(outDir, 'report.json'),
     reportMd: join(outDir, 'report.md'),
   };
+  const tokenCountsPath = join(outDir, 'token_counts.json');
   const outputPaths = new Set(Object.values(outputs));
   for (const input of opts.inputs) {
     if (outputPaths.has(resolve(input)))
@@ -146,6 +153,10 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
   const data: Sink = dryRun ? NULL_SINK : new AtomicOutput(outputs.tokenizedData);
   const prompts: Sink = dryRun ? NULL_SINK : new AtomicOutput(outputs.promptsToGenerate);
   const files: FileReport[] = [];
+  /** Token-id counts of the files kept (token_counts.json); each file counts on its own until it is known to be kept. */
+  const counts = new TokenCounter();
+  let fileCounts = new TokenCounter();
+  let lengths = new LengthStatsBuilder();
   const estimates: DryRunEstimate[] = [];
   const largeRowBytes = opts.largeRowBytes ?? 2 * 1024 * 1024;
   const policy = { allowEmpty: opts.allowEmpty || (shard !== null && shard.count > 1), strict: opts.strict, maxErrorRate: opts.maxErrorRate };
@@ -238,7 +249,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
           seen.add(res.dedupKey);
           addedKeys.push(res.dedupKey);
         }
-        applyRowResult(rep, res);
+        applyRowResult(rep, res, lengths, fileCounts);
         if (doomed) continue;
         for (const line of res.records) await data.write(line);
         if (res.prompt) await prompts.write(res.prompt);
@@ -302,6 +313,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     } finally {
       await rows.return(undefined); // closes the file when the run stops early
     }
+    rep.lengths = lengths.result();
     if (dryRun) estimates.push(estimate(rep, lastBytes, bytesTotal, it.done === true));
     emit(it.done ? bytesTotal : lastBytes, true);
     hooks.log?.(
@@ -318,6 +330,8 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       files.push(rep);
       const marks = [data.bytesWritten, prompts.bytesWritten];
       addedKeys = [];
+      lengths = new LengthStatsBuilder();
+      fileCounts = new TokenCounter();
       try {
         await processFile(fi, rep);
       } catch (e) {
@@ -326,7 +340,10 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
         hooks.log?.(`  ${rep.failure}`);
       }
       const why = fileFailure(rep, { ...policy, warnings: fileWarnings(rep, templateCheck) });
-      if (!why) continue;
+      if (!why) {
+        if (fileCounts.records) counts.addFile(fileCounts.result({ name: '', hash: '' }, null));
+        continue;
+      }
       rep.failure = why;
       if (opts.skipFailedFiles) {
         // Left out: its rows are taken back out of the outputs and the dedup set.
@@ -363,7 +380,11 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     templateKwargs: opts.templateKwargs ?? {},
     mask: opts.mask,
     maxLength: opts.maxLength ?? null,
-    truncate: opts.truncate,
+    truncate: long === 'truncate',
+    long,
+    grouping: opts.grouping,
+    minTrainableTokens: opts.minTrainableTokens ?? 1,
+    ...(failures.length || dryRun ? {} : { tokenCounts: tokenCountsPath }),
     templateCheck,
     files,
     totals: computeTotals(files),
@@ -388,6 +409,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       if (!result.ok || dryRun) throw new Error('a failed or dry run cannot be committed');
       await data.commit();
       await prompts.commit();
+      await writeFileAtomic(tokenCountsPath, tokenCountsJson(counts.result({ name: tok.name, hash: tok.hash }, modelVocabSizeOf(opts.tokenizerDir))));
       await writeReports(result);
     },
     abort: async () => {
@@ -419,7 +441,7 @@ function estimate(rep: FileReport, bytesSampled: number, bytesTotal: number, com
 export { OutputError };
 
 /** Runs the chat-template check once for a run (`eagle3-prep check-template`, without the probe renders). */
-export function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templateKwargs' | 'mask'>): RunSetup {
+export function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templateKwargs' | 'mask' | 'grouping'>): RunSetup {
   const setup: RunSetup = {
     tokenizer: { dir: tok.dir, name: tok.name, hash: tok.hash, embeddedDefault: tok.embeddedDefault },
     hasTemplates: tok.templates.length > 0,
@@ -427,7 +449,7 @@ export function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templ
   };
   if (!setup.hasTemplates) return setup;
   try {
-    const { records: _r, turns: _t, ...findings } = checkTemplate(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask });
+    const { records: _r, turns: _t, ...findings } = checkTemplate(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask, grouping: opts.grouping });
     setup.templateCheck = findings;
   } catch (e) {
     setup.checkError = (e as Error).message;
@@ -463,5 +485,15 @@ const BATCH_ROWS = 16;
 const BATCH_BYTES = 64 * 1024;
 
 function settingsOf(o: PrepareOptions): RowSettings {
-  return { tokenizerDir: o.tokenizerDir, mask: o.mask, maxLength: o.maxLength, truncate: o.truncate, templateKwargs: o.templateKwargs, dedup: o.dedup };
+  return {
+    tokenizerDir: o.tokenizerDir,
+    mask: o.mask,
+    maxLength: o.maxLength,
+    truncate: o.truncate,
+    long: o.long,
+    grouping: o.grouping,
+    minTrainableTokens: o.minTrainableTokens,
+    templateKwargs: o.templateKwargs,
+    dedup: o.dedup,
+  };
 }
