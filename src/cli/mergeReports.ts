@@ -1,5 +1,6 @@
 /** `eagle3-prep merge-reports`: one report (and optionally one dataset) from the N shards of a job. */
 import { mergeReports } from '../core/run/mergeReports';
+import { reportToJson } from '../core/run/report';
 import { addOptions, Command, EXIT, json, out, setUsageHint, type OptionSpec } from './command';
 import { formatRunSummary } from './summary';
 
@@ -29,7 +30,7 @@ export function registerMergeReports(program: Command, done: (code: number) => v
   cmd.action(async (shards: string[], v: { out?: string; data?: boolean; allowEmpty?: boolean; json?: boolean }, self: Command) => {
     if (!v.out) self.error("error: required option '--out <dir>' not specified", { exitCode: EXIT.usage });
     const r = await mergeReports(shards, v.out!, { data: v.data === true, allowEmpty: v.allowEmpty === true });
-    out(v.json ? json(r) : `merged ${r.shard!.count} shards\n${formatRunSummary(r)}\n`);
+    out(v.json ? json(reportToJson(r)) : `merged ${r.shard!.count} shards\n${formatRunSummary(r)}\n`);
     done(r.ok ? EXIT.ok : EXIT.failed);
   });
 }

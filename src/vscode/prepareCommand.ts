@@ -157,9 +157,12 @@ function plural(n: number, word: string): string {
 /** One-line summary of a result's totals, e.g. `3 records from 3 rows (0 set aside, 0 dropped, 0 errored)`. */
 export function summarizeResult(result: PrepareResult): string {
   const t = result.totals;
+  // The status word and the data-changing warnings, as the CLI summary and report.md show them (core/run/status.ts).
+  const warnings = (result.warnings ?? []).map((w) => `${w.code} × ${w.count}`).join(', ');
   return (
-    `${plural(t.recordsWritten, 'record')} from ${plural(t.rowsRead, 'row')} ` +
-    `(${t.rowsSetAside} set aside for generation, ${t.rowsDropped} dropped, ${t.rowsErrored} errored)`
+    `${(result.status ?? (result.ok ? 'ok' : 'failed')).toUpperCase()}: ${plural(t.recordsWritten, 'record')} from ${plural(t.rowsRead, 'row')} ` +
+    `(${t.rowsSetAside} set aside for generation, ${t.rowsDropped} dropped, ${t.rowsErrored} errored)` +
+    (warnings ? `; data-changing warnings: ${warnings} (see report.md)` : '')
   );
 }
 

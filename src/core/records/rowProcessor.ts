@@ -3,6 +3,7 @@
  * (normalize → render → mask → tokenize), the unit of work of `prepare`
  * in the run's own thread or in a pool worker.
  */
+import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { conversationsOf, normalizeRow, type NormalizeOptions } from '../formats/normalize';
 import type { RawRow } from '../read/readers';
@@ -16,6 +17,33 @@ import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError, t
 import { splitConversation } from './split';
 
 const tokenizerCache = new Map<string, TargetTokenizer>();
+
+/** An empty think block (only whitespace inside), as reasoning templates write it for a turn without reasoning. */
+const EMPTY_THINK = /<think>\s*<\/think>/;
+
+/**
+ * The `--dedup` key of a normalized conversation: 16 bytes of the SHA-256 of
+ * what is rendered (roles, texts, reasoning, tool calls and results, tools,
+ * trainable flags), as a latin1 string; ids, sources and notes do not count.
+ */
+export function conversationKey(c: Conversation): string {
+  const h = createHash('sha256');
+  h.update(
+    JSON.stringify([
+      c.messages.map((m) => [
+        m.role,
+        m.content,
+        m.reasoning_content ?? null,
+        m.tool_calls ?? null,
+        m.tool_call_id ?? null,
+        m.name ?? null,
+        m.trainable ?? null,
+      ]),
+      c.tools ?? null,
+    ]),
+  );
+  return h.digest().subarray(0, 16).toString('latin1');
+}
 
 /**
  * Loads a tokenizer once per process: runs over several inputs (and the
@@ -99,6 +127,8 @@ export class RowProcessor {
       case 'prompt':
       case 'split': {
         const parts = conversationsOf(outcome);
+        // --dedup: one key over the row's conversations (a row holding several is a duplicate only as a whole).
+        if (this.settings.dedup) res.dedupKey = parts.map((p) => conversationKey(p.conversation)).join('');
         const unread = parts[0].conversation.unreadFields;
         if (unread?.length) res.unreadFields = unread;
         res.notes.push(...(parts[0].conversation.notes ?? []));
@@ -224,6 +254,8 @@ export class RowProcessor {
     }
     if (res.records.length > 0) {
       res.fate = 'written';
+      // A turn without reasoning trained with the empty think block the template writes for it (checkTemplate's finding, per row).
+      if (built.records.some((rec) => rec.spans.some(([a, b]) => EMPTY_THINK.test(rec.text.slice(a, b))))) res.notes.push('empty_think_trained');
       res.renderedTokens = renderedTokens;
       res.tokenCounts = countRowTokens(written);
     } else if (built.targetErrors.length > 0) {

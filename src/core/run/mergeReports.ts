@@ -9,13 +9,14 @@
  * the shards' `tokenized_data.jsonl` and `prompts_to_generate.jsonl` back into
  * input order (a k-way merge on each line's `source` file and line).
  */
-import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { AtomicOutput } from './output';
 import type { FileReport, PrepareResult } from './contract';
-import { computeTotals, runFailures } from './pipeline';
-import { writeReports } from './report';
+import { computeTotals, runFailures } from './accounting';
+import { readReport, writeReports } from './report';
+import { applyStatus } from './status';
 import { mergeLengthStats } from './stats';
 import { readTokenCounts, TokenCounter, tokenCountsJson } from './tokenCounts';
 import { writeFileAtomic } from './output';
@@ -30,14 +31,11 @@ export class MergeError extends Error {}
 export function readShardReport(path: string): PrepareResult {
   const p = existsSync(path) && statSync(path).isDirectory() ? join(path, 'report.json') : path;
   if (!existsSync(p)) throw new MergeError(`${p}: no such report (give a shard's output folder or its report.json)`);
-  let r: PrepareResult;
   try {
-    r = JSON.parse(readFileSync(p, 'utf8'));
+    return readReport(p).report;
   } catch (e) {
-    throw new MergeError(`${p}: not JSON: ${(e as Error).message}`);
+    throw new MergeError((e as Error).message);
   }
-  if (!r || !Array.isArray(r.files) || !r.totals || !r.outputs) throw new MergeError(`${p}: not an eagle3-prep report.json`);
-  return r;
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
@@ -91,6 +89,8 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
     ) {
       throw new MergeError(`${r.outDir}: other input files than ${first.outDir}`);
     }
+    if (r.skippedFiles?.length)
+      throw new MergeError(`${r.outDir}: the shard skipped files (--skip-failed-files): ${r.skippedFiles.map((x) => x.file).join(', ')}`);
     const bad = runFailures(r.files, { allowEmpty: true });
     if (bad.length) throw new MergeError(`${r.outDir}: ${bad.join('; ')}`);
   }
@@ -115,7 +115,7 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
       dropped: {},
       errors: [],
       notes: {},
-      unread_fields: {},
+      unreadFields: {},
       trainableTokens: 0,
       totalTokens: 0,
       ...(f0.input ? { input: f0.input } : {}),
@@ -130,8 +130,8 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
         m[k] += p[k];
       for (const [code, c] of Object.entries(p.notes)) m.notes[code] = (m.notes[code] ?? 0) + c;
       // Reports written before unread fields were counted have none.
-      for (const [field, u] of Object.entries(p.unread_fields ?? {})) {
-        const t = ((m.unread_fields ??= {})[field] ??= { count: 0, lines: [] });
+      for (const [field, u] of Object.entries(p.unreadFields ?? {})) {
+        const t = ((m.unreadFields ??= {})[field] ??= { count: 0, lines: [] });
         t.count += u.count;
         t.lines = [...t.lines, ...u.lines].sort((a, b) => a - b).slice(0, 10);
       }
@@ -153,8 +153,10 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
   });
   const out = resolve(outDir);
   const failures = runFailures(files, opts);
-  return {
-    ...first,
+  const failed = new Set(files.filter((f) => runFailures([f], opts).length > 0).map((f) => f.file));
+  const { status: _s, warnings: _w, ...base } = first;
+  const merged: PrepareResult = {
+    ...base,
     ok: failures.length === 0,
     failures,
     outDir: out,
@@ -169,6 +171,8 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
     elapsedMs: Math.max(...reports.map((r) => r.elapsedMs)),
     shard: { index: 0, count: n, merged: true },
   };
+  applyStatus(merged, failed);
+  return merged;
 }
 
 /** The `source` of a record or prompt line, read without parsing the whole line. */
