@@ -15,6 +15,7 @@
  */
 import type { Conversation, DropReason, ErrorCode, Message, Role, RowOutcome, Source, ToolCall } from '../types';
 import { knownRoleSpellings, mapRole } from './roles';
+import { parseJsonLimited } from '../jsonDepth';
 
 /** A row that is a JSON object. */
 export type Row = Record<string, unknown>;
@@ -139,7 +140,7 @@ export function fieldValue(row: Row, field: string): unknown {
   if (cache.has(field)) return cache.get(field);
   let out: unknown = v;
   try {
-    out = JSON.parse(v);
+    out = parseJsonLimited(v);
   } catch {
     /* not JSON: the string itself */
   }
@@ -306,7 +307,7 @@ function functionCallTurn(turn: Row, index: number, ctx: NormalizeContext): Mess
   let value: unknown = raw;
   if (typeof raw === 'string') {
     try {
-      value = JSON.parse(raw);
+      value = parseJsonLimited(raw);
     } catch {
       ctx.note('tool_call_text_not_json', 'a function-call turn whose text is not valid JSON is kept verbatim as assistant text');
       return [{ role: 'assistant', content: raw }];
@@ -383,7 +384,7 @@ export function hermesToolCalls(text: string, ctx: NormalizeContext): { calls: T
   for (let m = re.exec(text); m; m = re.exec(text)) {
     let v: unknown;
     try {
-      v = JSON.parse(m[1]);
+      v = parseJsonLimited(m[1]);
     } catch {
       ctx.note('tool_call_text_not_json', 'a <tool_call> block whose JSON does not parse is kept verbatim as assistant text');
       return null;
@@ -451,7 +452,7 @@ export function parseToolCalls(value: unknown, index: number, ctx: NormalizeCont
   if (typeof list === 'string') {
     if (list.trim() === '') return [];
     try {
-      list = JSON.parse(list);
+      list = parseJsonLimited(list);
     } catch (err) {
       return { code: 'bad_tool_calls', message: `message ${index}: "tool_calls" is a string but not valid JSON: ${(err as Error).message}` };
     }
@@ -484,7 +485,7 @@ export function parseToolCalls(value: unknown, index: number, ctx: NormalizeCont
 
 function isJson(s: string): boolean {
   try {
-    JSON.parse(s);
+    parseJsonLimited(s);
     return true;
   } catch {
     return false;
@@ -550,7 +551,7 @@ export function finish(row: Row, messages: Message[], ctx: NormalizeContext, opt
       if (t.trim() === '') t = [];
       else {
         try {
-          t = JSON.parse(t);
+          t = parseJsonLimited(t) as typeof t;
           ctx.note('tools_json_string', '"tools" given as a JSON string (parsed)');
         } catch (err) {
           return errored(ctx, 'bad_field', `"tools" is a string but not valid JSON: ${(err as Error).message}`);

@@ -26,6 +26,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import { findProjectConfig, PROJECT_CONFIG_NAME } from '../read/projectConfig';
+import { isStackOverflow, jsonTextDepth, MAX_JSON_DEPTH, parseJsonLimited, tooDeepMessage } from '../jsonDepth';
 
 /** One mapping entry. All keys but `files` and `turns` are optional. */
 export interface FieldMapping {
@@ -63,7 +64,16 @@ export function loadMappingFile(file: string): MappingFile {
     throw new Error(`cannot read mapping file ${file}: ${(e as Error).message}`, { cause: e });
   }
   const errors: ParseError[] = [];
-  const doc = parse(text, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true });
+  // jsonc-parser recurses once per nesting level: a text nested deeper than any mapping is refused first.
+  const tooDeep = () => new Error(`mapping file ${file}: ${tooDeepMessage('the file', MAX_JSON_DEPTH)}`);
+  if (jsonTextDepth(text) > MAX_JSON_DEPTH) throw tooDeep();
+  let doc: unknown;
+  try {
+    doc = parse(text, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true });
+  } catch (e) {
+    if (isStackOverflow(e)) throw tooDeep();
+    throw e;
+  }
   if (errors.length) {
     const line = text.slice(0, errors[0].offset).split('\n').length;
     throw new Error(`mapping file ${file}, line ${line}: ${printParseErrorCode(errors[0].error)}`);
@@ -154,7 +164,7 @@ export function applyMapping(value: unknown, m: FieldMapping, source: string): u
   let turns = get(value, m.turns);
   if (typeof turns === 'string') {
     try {
-      turns = JSON.parse(turns);
+      turns = parseJsonLimited(turns);
     } catch {
       /* left as is: the mapped handler reports it */
     }

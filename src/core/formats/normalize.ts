@@ -38,6 +38,7 @@ import {
   queryToolsAnswersHandler,
   requestResponseHandler,
 } from './shapes-instruct';
+import { isStackOverflow, parseJsonLimited } from '../jsonDepth';
 
 export { describeJsonType, ID_KEYS, splitInlineThink, type NormalizeContext, type Row, type ShapeHandler } from './common';
 
@@ -138,7 +139,7 @@ export function normalizeDetailed(value: unknown, source: Source, fileBase: stri
   if (typeof value === 'string' && /^\s*\{/.test(value)) {
     // A row stored as a JSON string holding the object (double-encoded JSON Lines).
     try {
-      const inner: unknown = JSON.parse(value);
+      const inner: unknown = parseJsonLimited(value);
       if (isRow(inner)) {
         const d = normalizeDetailed(inner, source, fileBase);
         d.facts.push('row is a JSON string holding the object (decoded)');
@@ -159,7 +160,10 @@ export function normalizeDetailed(value: unknown, source: Source, fileBase: stri
   try {
     outcome = handler.normalize(value, ctx);
   } catch (err) {
-    outcome = { kind: 'errored', source, message: `internal error normalizing ${handler.name} row: ${(err as Error).message}`, code: 'internal_error' };
+    const why = isStackOverflow(err)
+      ? `the row is nested too deep to normalize (JavaScript stack overflow: ${(err as Error).message})`
+      : `internal error normalizing ${handler.name} row: ${err instanceof Error ? err.message : String(err)}`;
+    outcome = { kind: 'errored', source, message: why, code: 'internal_error' };
   }
   if ((outcome.kind === 'conversation' || outcome.kind === 'prompt') && notes.length) {
     outcome.conversation.notes = [...(outcome.conversation.notes ?? []), ...notes.filter((n) => !outcome.conversation.notes?.includes(n))];

@@ -12,6 +12,7 @@ import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from '../tok
 import type { Conversation, MaskPolicy, TokenizedRecord } from '../types';
 import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from './generatedIds';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError } from './mask';
+import { isStackOverflow, MAX_JSON_DEPTH } from '../jsonDepth';
 
 const tokenizerCache = new Map<string, TargetTokenizer>();
 
@@ -64,9 +65,20 @@ export class RowProcessor {
 
   /**
    * Processes one row of `file` (`fileBase` = its basename, for default ids).
-   * Never throws for bad data: a row that cannot be used is `dropped` or `errored`.
+   * Never throws: a row that cannot be used is `dropped` or `errored`, and so is
+   * a row on which the code fails (an `internal error …` message, or
+   * {@link unexpectedRowError}'s wording for a stack overflow).
    */
   processRow(row: Pick<RawRow, 'line' | 'element' | 'value' | 'error'>, file: string, fileBase: string): RowResult {
+    try {
+      return this.processRowUnguarded(row, file, fileBase);
+    } catch (e) {
+      // A bug or an exhausted resource on odd data errors this row only; the message names what happened.
+      return { line: row.line, fate: 'errored', message: unexpectedRowError(e), notes: [], records: [], trainableTokens: 0, totalTokens: 0 };
+    }
+  }
+
+  private processRowUnguarded(row: Pick<RawRow, 'line' | 'element' | 'value' | 'error'>, file: string, fileBase: string): RowResult {
     const res: RowResult = { line: row.line, fate: 'errored', notes: [], records: [], trainableTokens: 0, totalTokens: 0 };
     if (row.error !== undefined) {
       res.message = row.error;
@@ -181,5 +193,21 @@ export class RowProcessor {
       res.fate = 'dropped';
       res.reason = lastDrop ?? 'no_trainable_tokens';
     }
+  }
+}
+
+/**
+ * The error message of a row whose processing threw: a JavaScript stack
+ * overflow (content nested too deep for a recursive step) is named as such;
+ * anything else is an internal error with its message. Never throws.
+ */
+export function unexpectedRowError(e: unknown): string {
+  try {
+    if (isStackOverflow(e))
+      return `the row is nested too deep to process (JavaScript stack overflow: ${(e as Error).message}); rows are read up to ${MAX_JSON_DEPTH} levels of arrays/objects, and JSON text inside string fields is parsed to that depth too`;
+    const msg = e instanceof Error ? e.message : String(e);
+    return `internal error processing the row: ${msg}`;
+  } catch {
+    return 'internal error processing the row';
   }
 }
