@@ -5,12 +5,21 @@
  * Exit codes: 0 success; 1 a run failed (an input yielded nothing, bad input,
  * unusable tokenizer); 2 usage error.
  */
+import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { checkTemplate, formatTemplateCheck } from './core/templates/checkTemplate';
 import { formatGenerateSummary, generate, type GenerateOptions } from './core/generate/run';
 import { inspectFile } from './core/run/inspect';
 import { mergeReports } from './core/run/mergeReports';
-import { defaultWorkerCount, expandInputs, groupByDefaultOutDir, prepare, type PrepareOptions, type PrepareResult } from './core/run/pipeline';
+import {
+  defaultWorkerCount,
+  expandInputs,
+  groupByDefaultOutDir,
+  prepare,
+  type OutputFormat,
+  type PrepareOptions,
+  type PrepareResult,
+} from './core/run/pipeline';
 import { loadTokenizer } from './core/tokenizers/tokenizer';
 import type { MaskPolicy } from './core/types';
 
@@ -21,7 +30,7 @@ Usage:
                       [--mask assistant|last-assistant|non-system]
                       [--max-length N] [--truncate] [--template-kwargs JSON]
                       [--allow-empty] [--json] [--quiet] [--mapping FILE]
-                      [--workers N] [--shard I/N]
+                      [--workers N] [--shard I/N] [--format jsonl|parquet|both]
   eagle3-prep merge-reports <shard-dir|report.json...> --out DIR [--data] [--json]
   eagle3-prep inspect <file> --json [--limit N] [--mapping FILE]
   eagle3-prep check-template [--tokenizer DIR] [--template-kwargs JSON] [--json]
@@ -35,6 +44,7 @@ prepare   renders every conversation with the target model's chat template,
           tokenizes it and writes, per output folder:
             tokenized_data.jsonl      {id, source, input_ids, loss_mask, seq_len,
                                        n_prompt_tokens, n_response_tokens}
+            tokenized_data.parquet    the same records as Parquet (--format)
             prompts_to_generate.jsonl prompt-only rows as OpenAI messages
             report.json, report.md    per-file accounting
           Without --out, each input file gets <input-name>.eagle3/ beside it;
@@ -46,11 +56,16 @@ prepare   renders every conversation with the target model's chat template,
                        are the same for any N.
           --shard I/N  only shard I (0-based) of N: every N-th row across the
                        inputs, for a cluster job array; own outputs and report.
+          --format F   the record files: jsonl (default) tokenized_data.jsonl;
+                       parquet tokenized_data.parquet (input_ids list<int32>,
+                       loss_mask list<int8>, for datasets.load_dataset("parquet"),
+                       pandas, pyarrow); both. prompts_to_generate.jsonl stays JSONL.
 merge-reports
           combines the report.json of the N shards of one job into one report
           in --out, checking that the shards add up (same settings and inputs,
           every row of every file in exactly one shard); --data also merges
-          their tokenized_data.jsonl / prompts_to_generate.jsonl in input order.
+          their tokenized_data.jsonl / .parquet / prompts_to_generate.jsonl
+          in input order (each record format the shards wrote).
 inspect   prints the detected format and the normalized conversations (no
           tokenizing) as one JSON object.
 --mapping a JSONC field-mapping file for shapes the detector does not know
@@ -117,8 +132,16 @@ function parseShard(v: string | undefined): { index: number; count: number } | u
   return { index, count };
 }
 
+/** `--format`: jsonl (default), parquet or both. */
+function parseFormat(v: string | undefined): OutputFormat {
+  if (v === undefined) return 'jsonl';
+  if (v === 'jsonl' || v === 'parquet' || v === 'both') return v;
+  throw new UsageError(`--format must be jsonl, parquet or both (got "${v}")`);
+}
+
 function summary(r: PrepareResult): string {
   const lines = [`${r.ok ? 'OK' : 'FAILED'}  ${r.outDir}  (tokenizer ${r.tokenizer.name}, mask ${r.mask})`];
+  if (r.outputs.written?.length) lines.push(`  wrote ${r.outputs.written.map((p) => basename(p)).join(', ')}`);
   for (const f of r.files) {
     const drops = Object.entries(f.dropped)
       .map(([k, v]) => `${k} ${v.count}`)
@@ -150,6 +173,7 @@ async function cmdPrepare(argv: string[]): Promise<number> {
       mapping: { type: 'string' },
       workers: { type: 'string' },
       shard: { type: 'string' },
+      format: { type: 'string' },
     },
   });
   if (positionals.length === 0) throw new UsageError('prepare needs at least one input file or folder');
@@ -165,6 +189,7 @@ async function cmdPrepare(argv: string[]): Promise<number> {
     mapping: values.mapping,
     workers: parsePositiveInt('--workers', values.workers),
     shard,
+    format: parseFormat(values.format),
   };
   if (base.truncate && base.maxLength === undefined) throw new UsageError('--truncate needs --max-length');
   const inputs = expandInputs(positionals);

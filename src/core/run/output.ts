@@ -8,7 +8,8 @@ import { writeFile, rename } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
-function tempPathFor(path: string): string {
+/** The temporary path beside `path` that an atomic output writes before its rename: `.<name>.tmp-<pid>-<random>`. */
+export function tempPathFor(path: string): string {
   return join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
 }
 

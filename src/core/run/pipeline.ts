@@ -13,14 +13,16 @@ import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig'
 import { InlineExecutor, WorkerPool, type RowBatch, type RowExecutor } from './pool';
 import { checkTemplate } from '../templates/checkTemplate';
 import { AtomicOutput } from './output';
+import { ParquetRecordsOutput, removeStaleRecordFiles } from './parquetOutput';
+import { version as PACKAGE_VERSION } from '../../../package.json';
 import { DATASET_FILE_RE, readRows, type RawRow } from '../read/readers';
 import { writeReports } from './report';
 import { RowProcessor } from '../records/rowProcessor';
 import { TokenizerLoadError, type TargetTokenizer } from '../tokenizers/tokenizer';
 import type { MaskPolicy } from '../types';
-import type { FileReport, PrepareHooks, PrepareOptions, PrepareResult, RowResult, RowSettings, RunSetup } from './contract';
+import type { FileReport, OutputFormat, PrepareHooks, PrepareOptions, PrepareResult, RowResult, RowSettings, RunSetup } from './contract';
 
-export type { FileReport, PrepareHooks, PrepareOptions, PrepareProgress, PrepareResult, RowResult, RowSettings, RunSetup } from './contract';
+export type { FileReport, OutputFormat, PrepareHooks, PrepareOptions, PrepareProgress, PrepareResult, RowResult, RowSettings, RunSetup } from './contract';
 export { RowProcessor } from '../records/rowProcessor';
 
 /** File extensions `prepare` reads when given a folder (each also gzip- or zstd-compressed, `readers.ts` DATASET_FILE_RE). */
@@ -88,7 +90,7 @@ export function defaultOutDir(input: string): string {
 }
 
 /** The files a run writes; in a folder that holds a `report.json` beside them they are outputs, not datasets. */
-const OUTPUT_NAMES = ['tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'report.json'];
+const OUTPUT_NAMES = ['tokenized_data.jsonl', 'tokenized_data.parquet', 'prompts_to_generate.jsonl', 'report.json'];
 function isRunOutput(dir: string, name: string): boolean {
   return OUTPUT_NAMES.includes(name) && existsSync(join(dir, 'report.json'));
 }
@@ -214,13 +216,16 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
   const t0 = Date.now();
   const opts = { mask: 'assistant' as MaskPolicy, truncate: false, ...options };
   const outDir = resolve(opts.outDir);
-  const outputs = {
+  const format = opts.format ?? 'jsonl';
+  if (format !== 'jsonl' && format !== 'parquet' && format !== 'both') throw new Error(`format must be jsonl, parquet or both (got "${String(format)}")`);
+  const outputs: PrepareResult['outputs'] = {
     tokenizedData: join(outDir, 'tokenized_data.jsonl'),
+    ...(format !== 'jsonl' ? { tokenizedDataParquet: join(outDir, 'tokenized_data.parquet') } : {}),
     promptsToGenerate: join(outDir, 'prompts_to_generate.jsonl'),
     reportJson: join(outDir, 'report.json'),
     reportMd: join(outDir, 'report.md'),
   };
-  const outputPaths = new Set(Object.values(outputs));
+  const outputPaths = new Set([...Object.values(outputs), join(outDir, 'tokenized_data.parquet')].filter((x): x is string => typeof x === 'string'));
   for (const input of opts.inputs) {
     if (outputPaths.has(resolve(input)))
       throw new Error(`${resolve(input)} is an output of this run (--out ${outDir}); inputs are never overwritten: choose another --out`);
@@ -268,7 +273,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
   } else if (setup.checkError) hooks.log?.(`chat template check failed: ${setup.checkError}`);
   if (workers > 1) hooks.log?.(`workers: ${workers} threads`);
   if (shard) hooks.log?.(`shard ${shard.index}/${shard.count}: rows whose run-wide index k has k mod ${shard.count} = ${shard.index}`);
-  const data = new AtomicOutput(outputs.tokenizedData);
+  const records = new RecordOutputs(outputs, format, { createdBy: `eagle3-prep ${PACKAGE_VERSION}`, metadata: parquetMetadata(tok, opts) });
   const prompts = new AtomicOutput(outputs.promptsToGenerate);
   const files: FileReport[] = [];
   const largeRowBytes = opts.largeRowBytes ?? 2 * 1024 * 1024;
@@ -331,7 +336,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
         const results = await untilAborted(p, hooks.signal);
         for (const res of results) {
           applyRowResult(rep, res);
-          for (const line of res.records) await data.write(line);
+          for (const line of res.records) await records.write(line);
           if (res.prompt) await prompts.write(res.prompt);
         }
         emit(bytes);
@@ -395,10 +400,13 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
         `  rows ${rep.rowsRead}: written ${rep.rowsWritten} (${rep.recordsWritten} records), set aside ${rep.rowsSetAside}, dropped ${rep.rowsDropped}, errored ${rep.rowsErrored}`,
       );
     }
+    // A cancel that arrives after the last row still cancels: nothing is committed.
+    hooks.signal?.throwIfAborted();
   } catch (e) {
-    await executor.close();
-    await data.abort();
-    await prompts.abort();
+    // Cleanup never replaces the run's error, and every temporary file is removed even when a step of it fails.
+    await settle(executor.close());
+    await records.abort();
+    await settle(prompts.abort());
     throw e;
   }
   await executor.close();
@@ -406,16 +414,29 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
   const failures = runFailures(files, { allowEmpty: opts.allowEmpty || (shard !== null && shard.count > 1) });
   // A failed run changes nothing in the output folder: the previous outputs (and their report) stay as they were.
   if (failures.length) {
-    await data.abort();
-    await prompts.abort();
+    await records.abort();
+    await settle(prompts.abort());
+    outputs.written = [];
   } else {
-    await data.commit();
-    await prompts.commit();
+    try {
+      // Every record file is finished (Parquet footer) before any is renamed over a previous output.
+      await records.finish();
+      await records.commit();
+      await prompts.commit();
+      for (const p of removeStaleRecordFiles(outDir, format)) hooks.log?.(`  removed ${p}: a previous run's records in the format this run does not write`);
+    } catch (e) {
+      await records.abort();
+      await settle(prompts.abort());
+      throw e;
+    }
+    outputs.written = [...records.paths(), outputs.promptsToGenerate, outputs.reportJson, outputs.reportMd];
   }
+  outputs.format = format;
   // A file that yielded nothing gets the same explanation as `inspect` (empty, CSV, tokenized, no conversation).
   for (let i = 0; i < failures.length; i++) {
     const f = files.find((x) => failures[i].startsWith(`${x.file}: no record written and no prompt`));
-    const unusable = f ? await explainUnusableInput(f.file, 1000, opts.mapping) : undefined;
+    // An explanation that cannot be made leaves the failure as it is (it must not replace it).
+    const unusable = f ? await explainUnusableInput(f.file, 1000, opts.mapping).catch(() => undefined) : undefined;
     if (unusable) failures[i] += `. ${unusable}`;
   }
   const result: PrepareResult = {
@@ -518,4 +539,69 @@ export function computeTotals(files: readonly FileReport[]): PrepareResult['tota
   for (const k of sumKeys) totals[k] = files.reduce((a, f) => a + f[k], 0);
   for (const f of files) for (const [k, v] of Object.entries(f.dropped)) totals.dropped[k] = (totals.dropped[k] ?? 0) + v.count;
   return totals;
+}
+
+/** Awaits a cleanup step, ignoring its failure (used on paths that already carry an error). Never rejects. */
+async function settle(p: Promise<unknown>): Promise<void> {
+  try {
+    await p;
+  } catch {
+    /* the run's own error is the one reported */
+  }
+}
+
+/** Key-value metadata of a Parquet records file: what made it (`eagle3_prep`, JSON). */
+function parquetMetadata(tok: RunSetup['tokenizer'], opts: PrepareOptions & { mask: MaskPolicy }): Record<string, string> {
+  return {
+    eagle3_prep: JSON.stringify({
+      version: PACKAGE_VERSION,
+      tokenizer: { name: tok.name, hash: tok.hash },
+      mask: opts.mask,
+      max_length: opts.maxLength ?? null,
+      truncate: opts.truncate ?? false,
+      template_kwargs: opts.templateKwargs ?? {},
+    }),
+  };
+}
+
+/**
+ * The record files of a run in its `format`: `tokenized_data.jsonl`
+ * (AtomicOutput) and/or `tokenized_data.parquet` (ParquetRecordsOutput), fed
+ * the same record lines in the same order.
+ */
+class RecordOutputs {
+  private readonly jsonl: AtomicOutput | null;
+  private readonly parquet: ParquetRecordsOutput | null;
+
+  constructor(outputs: PrepareResult['outputs'], format: OutputFormat, parquetOpts: { createdBy: string; metadata: Record<string, string> }) {
+    this.jsonl = format === 'parquet' ? null : new AtomicOutput(outputs.tokenizedData);
+    this.parquet = outputs.tokenizedDataParquet ? new ParquetRecordsOutput(outputs.tokenizedDataParquet, parquetOpts) : null;
+  }
+
+  /** Adds one record line (JSON of a TokenizedRecord, newline included). */
+  async write(line: string): Promise<void> {
+    if (this.jsonl) await this.jsonl.write(line);
+    if (this.parquet) await this.parquet.write(line);
+  }
+
+  /** Completes the files that need it (the Parquet footer) without renaming anything. */
+  async finish(): Promise<void> {
+    await this.parquet?.finish();
+  }
+
+  async commit(): Promise<void> {
+    await this.parquet?.commit();
+    await this.jsonl?.commit();
+  }
+
+  /** Discards every temporary file. Never rejects. */
+  async abort(): Promise<void> {
+    await settle(this.parquet?.abort() ?? Promise.resolve());
+    await settle(this.jsonl?.abort() ?? Promise.resolve());
+  }
+
+  /** The final paths of the files written. */
+  paths(): string[] {
+    return [...(this.jsonl ? [this.jsonl.path] : []), ...(this.parquet ? [this.parquet.path] : [])];
+  }
 }

@@ -63,6 +63,13 @@ function templateCheckSection(r: PrepareResult): string[] {
   return out;
 }
 
+/** The record files of a run's format, as Markdown code spans (`tokenized_data.jsonl` for reports made before `format`). */
+function recordFiles(r: PrepareResult): string {
+  const f = r.outputs.format ?? 'jsonl';
+  const names = [...(f !== 'parquet' ? ['tokenized_data.jsonl'] : []), ...(f !== 'jsonl' ? ['tokenized_data.parquet'] : [])];
+  return names.map((n) => `\`${n}\``).join(' and ');
+}
+
 /** Renders the readable report (Markdown) of a run. */
 export function renderReportMarkdown(r: PrepareResult): string {
   const t = r.totals;
@@ -74,7 +81,7 @@ export function renderReportMarkdown(r: PrepareResult): string {
     `- Tokenizer: ${r.tokenizer.name} — \`${r.tokenizer.dir}\` (sha256 ${r.tokenizer.hash})`,
     `- Mask policy: \`${r.mask}\`; max length: ${r.maxLength ?? 'none'}${r.truncate ? ' (truncate)' : ''}`,
     `- Template kwargs: \`${JSON.stringify(r.templateKwargs)}\``,
-    `- Outputs: \`tokenized_data.jsonl\` (${t.recordsWritten} records), \`prompts_to_generate.jsonl\` (${t.rowsSetAside} prompts)`,
+    `- Outputs: ${recordFiles(r)} (${t.recordsWritten} records), \`prompts_to_generate.jsonl\` (${t.rowsSetAside} prompts)`,
     `- Time: ${(r.elapsedMs / 1000).toFixed(1)} s${r.shard?.merged ? ' (slowest shard)' : ''}`,
     ...(r.shard
       ? [
