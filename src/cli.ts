@@ -8,6 +8,7 @@
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { checkTemplate, formatTemplateCheck } from './core/templates/checkTemplate';
+import { errorMessage } from './core/errors';
 import { formatGenerateSummary, generate, type GenerateOptions } from './core/generate/run';
 import { inspectFile } from './core/run/inspect';
 import { mergeReports } from './core/run/mergeReports';
@@ -381,11 +382,13 @@ export async function main(argv: string[]): Promise<number> {
         throw new UsageError(`unknown command "${cmd}"`);
     }
   } catch (e) {
-    if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`eagle3-prep: ${(e as Error).message}\n\n${USAGE}`);
+    // Whatever was thrown (even a value that is not an Error), the report of it cannot throw.
+    const code = (e as { code?: unknown } | null | undefined)?.code;
+    if (e instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))) {
+      process.stderr.write(`eagle3-prep: ${errorMessage(e)}\n\n${USAGE}`);
       return 2;
     }
-    process.stderr.write(`eagle3-prep: ${(e as Error).message}\n`);
+    process.stderr.write(`eagle3-prep: ${errorMessage(e)}\n`);
     return 1;
   }
 }

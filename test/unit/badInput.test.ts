@@ -140,20 +140,35 @@ test('prepare: deep rows (document and line, one and two workers) error with the
   const dir = tempDir();
   const deepLine = file('lines.jsonl', [JSON.stringify(GOOD), `{"messages":${nestedArrays(5000)}}`, JSON.stringify(GOOD)].join('\n') + '\n', dir);
   const deepDoc = file('doc.json', `[\n${JSON.stringify(GOOD)},\n${nestedObjects(4000)},\n${JSON.stringify(GOOD)}\n]\n`, dir);
+  // Just under the limit: tool-call arguments and a tool schema ~505 levels deep go through every step
+  // (normalizing, the template's tojson, the structured clone to a pool worker, JSON.stringify) and are written.
+  let deepArg: unknown = 1;
+  for (let i = 0; i < 505; i++) deepArg = { a: deepArg };
+  const near = {
+    messages: [
+      GOOD.messages[0],
+      { role: 'assistant', content: 'calling', tool_calls: [{ type: 'function', function: { name: 'f', arguments: deepArg } }] },
+      { role: 'tool', content: 'r' },
+      { role: 'assistant', content: 'ok' },
+    ],
+    tools: [{ type: 'function', function: { name: 'f', parameters: deepArg } }],
+  };
+  const nearLimit = file('near.jsonl', [near, near].map((r) => JSON.stringify(r)).join('\n') + '\n', dir);
   for (const workers of [1, 2]) {
     const out = join(dir, `out-${workers}`);
-    const res = await prepare({ inputs: [deepLine, deepDoc], outDir: out, workers });
+    const res = await prepare({ inputs: [deepLine, deepDoc, nearLimit], outDir: out, workers });
     assert.equal(res.ok, true, res.failures.join('\n'));
     assert.deepEqual(
       res.files.map((f) => [f.rowsRead, f.rowsWritten, f.rowsErrored, f.errors.map((e) => e.line)]),
       [
         [3, 2, 1, [2]],
         [3, 2, 1, [3]],
+        [2, 2, 0, []],
       ],
     );
-    for (const f of res.files) assert.match(f.errors[0].message, /nested more than 512 levels deep/);
+    for (const f of res.files.slice(0, 2)) assert.match(f.errors[0].message, /nested more than 512 levels deep/);
     const lines = readFileSync(res.outputs.tokenizedData, 'utf8').trim().split('\n');
-    assert.equal(lines.length, 4);
+    assert.equal(lines.length, 4 + res.files[2].recordsWritten);
   }
 });
 

@@ -13,6 +13,7 @@ import type { Conversation, MaskPolicy, TokenizedRecord } from '../types';
 import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from './generatedIds';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError } from './mask';
 import { isStackOverflow, MAX_JSON_DEPTH } from '../jsonDepth';
+import { errorMessage } from '../errors';
 
 const tokenizerCache = new Map<string, TargetTokenizer>();
 
@@ -205,8 +206,7 @@ export function unexpectedRowError(e: unknown): string {
   try {
     if (isStackOverflow(e))
       return `the row is nested too deep to process (JavaScript stack overflow: ${(e as Error).message}); rows are read up to ${MAX_JSON_DEPTH} levels of arrays/objects, and JSON text inside string fields is parsed to that depth too`;
-    const msg = e instanceof Error ? e.message : String(e);
-    return `internal error processing the row: ${msg}`;
+    return `internal error processing the row: ${errorMessage(e)}`;
   } catch {
     return 'internal error processing the row';
   }

@@ -24,6 +24,7 @@
  */
 import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import type { TokenizedRecord } from '../types';
 import { tempPathFor } from './output';
 
@@ -79,7 +80,14 @@ export class ParquetRecordsOutput {
    */
   constructor(
     readonly path: string,
-    private readonly opts: { createdBy?: string; rowGroupTokens?: number; rowGroupRecords?: number; metadata?: Record<string, string> } = {},
+    private readonly opts: {
+      createdBy?: string;
+      rowGroupTokens?: number;
+      rowGroupRecords?: number;
+      metadata?: Record<string, string>;
+      /** Compression (default SNAPPY; `npm run bench:parquet` compares UNCOMPRESSED and GZIP). */
+      codec?: 'SNAPPY' | 'UNCOMPRESSED' | 'GZIP';
+    } = {},
   ) {
     this.tmp = tempPathFor(path);
   }
@@ -101,7 +109,8 @@ export class ParquetRecordsOutput {
     this.writer = new ParquetWriter({
       writer: bytes,
       schema: RECORDS_SCHEMA as unknown as Writer['schema'],
-      codec: 'SNAPPY',
+      codec: this.opts.codec ?? 'SNAPPY',
+      compressors: { GZIP: (b: Uint8Array) => new Uint8Array(gzipSync(b)) },
       statistics: false,
       createdBy: this.opts.createdBy ?? 'eagle3-prep',
       // An empty list must not be written: hyparquet-writer 0.17 gives an empty Thrift list no element type (see emptyFileFix).
