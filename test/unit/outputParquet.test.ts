@@ -13,6 +13,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expandInputs, prepare, type PrepareResult } from '../../src/core/run/pipeline';
 import { mergeReports } from '../../src/core/run/mergeReports';
+import { readOutputState } from '../../src/core/run/datasetScan';
 import { ParquetRecordsOutput, readParquetRecords, RECORDS_SCHEMA } from '../../src/core/run/parquetOutput';
 import type { TokenizedRecord } from '../../src/core/types';
 import { main as cli } from '../../src/cli';
@@ -205,7 +206,7 @@ test('atomic: a cancelled run and a failed run leave the previous outputs as the
   assert.deepEqual(tmpLeftovers(out), []);
 });
 
-test('a run in one format removes the record file of the other format a previous run left (no stale records beside the report)', async () => {
+test('a run in one format removes the record file of the other format a previous run left (no stale records beside the report); the Datasets view sees a Parquet-only output as prepared', async () => {
   const out = tempDir();
   const input = join(SAMPLES, 'chat-sharegpt-human-gpt.jsonl');
   const logs: string[] = [];
@@ -213,6 +214,9 @@ test('a run in one format removes the record file of the other format a previous
   await prepare({ inputs: [input], outDir: out, format: 'parquet', workers: 1 }, { log: (l) => logs.push(l) });
   assert.equal(existsSync(join(out, 'tokenized_data.jsonl')), false);
   assert.ok(logs.some((l) => l.includes('removed') && l.includes('tokenized_data.jsonl')));
+  const state = readOutputState(input, { outDir: out });
+  assert.equal(state.state, 'prepared', state.staleBecause.join('; '));
+  assert.deepEqual(state.outputs?.[0], { name: 'tokenized_data.parquet', path: join(out, 'tokenized_data.parquet'), exists: true });
   await prepare({ inputs: [input], outDir: out, workers: 1 });
   assert.equal(existsSync(join(out, 'tokenized_data.parquet')), false);
   assert.equal(existsSync(join(out, 'tokenized_data.jsonl')), true);
