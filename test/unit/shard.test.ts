@@ -150,5 +150,5 @@ test('--shard usage errors exit 2', () => {
     cwd: ROOT,
   });
   assert.equal(r.status, 2);
-  assert.match(r.stderr, /--shard must be I\/N with 0 <= I < N/);
+  assert.match(r.stderr, /--shard <i\/n>.*'3\/3'.*I\/N with 0 <= I < N/);
 });
