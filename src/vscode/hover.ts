@@ -120,6 +120,7 @@ export function viewForLine(doc: vscode.TextDocument, line: number, token?: vsco
     line,
     settings.tokenizerDir,
     settings.mask,
+    settings.grouping,
     settings.templateKwargs,
     settings.maxLength,
     maxTokenizedChars,
@@ -130,6 +131,7 @@ export function viewForLine(doc: vscode.TextDocument, line: number, token?: vsco
     { text, file: doc.uri.fsPath, line: line + 1 },
     {
       mask: settings.mask,
+      grouping: settings.grouping,
       templateKwargs: settings.templateKwargs,
       maxLength: settings.maxLength,
       maxTokenizedChars,

@@ -65,9 +65,11 @@ test('prepare --format both on the samples: tokenized_data.parquet equals tokeni
       join(out, 'tokenized_data.jsonl'),
       join(out, 'tokenized_data.parquet'),
       join(out, 'prompts_to_generate.jsonl'),
+      join(out, 'token_counts.json'),
       join(out, 'report.json'),
       join(out, 'report.md'),
     ]);
+    for (const f of res.outputs.written!) assert.ok(existsSync(f), f);
     const jsonl = readJsonl(res.outputs.tokenizedData);
     const parquet = await readParquet(res.outputs.tokenizedDataParquet!);
     assert.equal(parquet.length, res.totals.recordsWritten);
@@ -95,6 +97,7 @@ test('arrow-rs reads the file with the documented Arrow types and the same value
   assert.deepEqual(res.outputs.written, [
     join(out, 'tokenized_data.parquet'),
     join(out, 'prompts_to_generate.jsonl'),
+    join(out, 'token_counts.json'),
     join(out, 'report.json'),
     join(out, 'report.md'),
   ]);
@@ -242,6 +245,7 @@ test('merge-reports --data merges the shards’ Parquet files into the single ru
   assert.deepEqual(merged.outputs.written, [
     join(dir, 'merged', 'tokenized_data.parquet'),
     join(dir, 'merged', 'prompts_to_generate.jsonl'),
+    join(dir, 'merged', 'token_counts.json'),
     join(dir, 'merged', 'report.json'),
     join(dir, 'merged', 'report.md'),
   ]);
