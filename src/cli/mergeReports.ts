@@ -8,7 +8,7 @@ const OPTIONS: readonly OptionSpec[] = [
   { flags: '--out <dir>', help: 'Folder of the merged report.json / report.md (and data with --data); not one of the shard folders. Required.' },
   {
     flags: '--data',
-    help: "Also merge the shards' tokenized_data.jsonl and prompts_to_generate.jsonl, in input order (the same bytes as one unsharded run).",
+    help: "Also merge the shards' tokenized_data.jsonl / tokenized_data.parquet (each format every shard wrote) and prompts_to_generate.jsonl, in input order (the same records as one unsharded run).",
   },
   { flags: '--allow-empty', help: 'Succeed even when an input yields no record and no prompt across the shards.' },
   { flags: '--json', help: 'Print the merged report (report.json schema) on stdout instead of the summary.' },

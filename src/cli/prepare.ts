@@ -3,7 +3,7 @@
  * the value goes) and the run: every input group through `prepare()`, progress
  * on stderr, the summary on stdout, the exit code.
  */
-import { DRY_RUN_SAMPLE_ROWS, expandInputs, type PrepareOptions } from '../core/run/pipeline';
+import { DRY_RUN_SAMPLE_ROWS, expandInputs, type OutputFormat, type PrepareOptions } from '../core/run/pipeline';
 import type { MaskPolicy } from '../core/types';
 import { addOptions, applyOptions, Command, fraction, jsonObject, positiveInt, setUsageHint, shardSpec, usageError, type OptionSpec } from './command';
 import { runPrepare, type PrepareCliFlags } from './prepareRun';
@@ -90,6 +90,14 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
     help: 'A JSONC field-mapping file for shapes the detector does not know (README "Project configuration").',
     defaultText: 'the nearest eagle3prep.jsonc beside each input or in a parent folder',
     apply: (o, v: string) => (o.mapping = v),
+  },
+  {
+    flags: '--format <format>',
+    group: RECORDS,
+    help: 'The records file: tokenized_data.jsonl; tokenized_data.parquet (input_ids list<int32>, loss_mask list<int8>, source a struct: loads with datasets.load_dataset("parquet", data_files=…), pandas, pyarrow; README "Parquet"); or both (the same records in the same order). prompts_to_generate.jsonl stays JSONL.',
+    choices: ['jsonl', 'parquet', 'both'],
+    default: 'jsonl',
+    apply: (o, v: OutputFormat) => (o.format = v),
   },
   {
     flags: '--out <dir>',

@@ -48,6 +48,12 @@ function amplificationOf(f: FileReport): number | undefined {
   return typeof a === 'number' && Number.isFinite(a) ? a : undefined;
 }
 
+/** The file names the runs wrote (`outputs.written`; the JSONL set when a report predates that list). */
+function outputNames(results: readonly PrepareResult[]): string {
+  const names = new Set(results.flatMap((r) => (r.outputs.written ?? []).map((p) => basename(p))));
+  return names.size ? [...names].join(', ') : 'tokenized_data.jsonl, prompts_to_generate.jsonl, report.md';
+}
+
 /** Lays out rows of cells in columns (first column left-aligned, the others right-aligned). */
 function table(rows: string[][], leftCols = 2): string[] {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => [...(r[c] ?? '')].length)));
@@ -229,7 +235,7 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
   } else {
     const folders = written.map((r) => show(r.outDir, cwd));
     lines.push(
-      `Outputs: ${folders.length === 1 ? `${folders[0]}/` : `<input-name>.eagle3/ beside each input (${folders.length} folders)`} — tokenized_data.jsonl, prompts_to_generate.jsonl, report.md`,
+      `Outputs: ${folders.length === 1 ? `${folders[0]}/` : `<input-name>.eagle3/ beside each input (${folders.length} folders)`} — ${outputNames(written)}`,
     );
     const prompts = written.reduce((a, r) => a + r.totals.rowsSetAside, 0);
     if (prompts) {

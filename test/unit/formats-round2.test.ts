@@ -660,8 +660,9 @@ test('CLI: prepare and inspect --json over the issue 12 fixtures; accounting add
   const rep = JSON.parse(r.stdout);
   for (const f of rep.files) {
     const name = f.file.split('/').pop();
-    assert.deepEqual([f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored], ROUND2[name], name);
-    assert.equal(f.rowsWritten + f.rowsSetAside + f.rowsDropped + f.rowsErrored, f.rowsRead, name);
+    // --json prints the report's on-disk schema (snake_case)
+    assert.deepEqual([f.rows_written, f.rows_set_aside, f.rows_dropped, f.rows_errored], ROUND2[name], name);
+    assert.equal(f.rows_written + f.rows_set_aside + f.rows_dropped + f.rows_errored, f.rows_read, name);
   }
   const prompts = readFileSync(join(out, 'prompts_to_generate.jsonl'), 'utf8').trim().split('\n');
   assert.equal(prompts.length, 4); // 3 MT-bench questions + the unanswered OpenAssistant prompt

@@ -15,6 +15,8 @@ import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from './ge
 import { countRowTokens } from '../run/tokenCounts';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Grouping, type TextRecord } from './mask';
 import { splitConversation } from './split';
+import { isStackOverflow, MAX_JSON_DEPTH } from '../jsonDepth';
+import { errorMessage } from '../errors';
 
 const tokenizerCache = new Map<string, TargetTokenizer>();
 
@@ -104,12 +106,31 @@ export class RowProcessor {
   /**
    * Processes one row of `file` (`fileBase` = its basename, for default ids;
    * `normalize`: the file's reading options from `eagle3prep.jsonc`).
-   * Never throws for bad data: a row that cannot be used is `dropped` or `errored`.
+   * Never throws: a row that cannot be used is `dropped` or `errored`, and so is
+   * a row on which the code fails (an `internal error …` message, or
+   * {@link unexpectedRowError}'s wording for a stack overflow).
    * A row holding several conversations (`split`) writes the records of each and
    * sets aside each prompt part; its fate is `written` when any record was
    * written, else `setAside` when a part was set aside, else the first part's fate.
    */
   processRow(row: Pick<RawRow, 'line' | 'element' | 'value' | 'error'>, file: string, fileBase: string, normalize: NormalizeOptions = {}): RowResult {
+    try {
+      return this.processRowUnguarded(row, file, fileBase, normalize);
+    } catch (e) {
+      // A bug or an exhausted resource on odd data errors this row only; the message names what happened.
+      const res = emptyResult(row.line);
+      if (row.element !== undefined) res.element = row.element;
+      res.message = unexpectedRowError(e);
+      return res;
+    }
+  }
+
+  private processRowUnguarded(
+    row: Pick<RawRow, 'line' | 'element' | 'value' | 'error'>,
+    file: string,
+    fileBase: string,
+    normalize: NormalizeOptions,
+  ): RowResult {
     const res: RowResult = emptyResult(row.line);
     if (row.element !== undefined) res.element = row.element;
     if (row.error !== undefined) {
@@ -361,4 +382,19 @@ function mergeTokenCounts(a: TokenCountDelta, b: TokenCountDelta): TokenCountDel
   }
   const ids = Uint32Array.from([...all.keys()].sort((x, y) => x - y));
   return { ids, all: Uint32Array.from(ids, (id) => all.get(id)!), trained: Uint32Array.from(ids, (id) => trained.get(id)!) };
+}
+
+/**
+ * The error message of a row whose processing threw: a JavaScript stack
+ * overflow (content nested too deep for a recursive step) is named as such;
+ * anything else is an internal error with its message. Never throws.
+ */
+export function unexpectedRowError(e: unknown): string {
+  try {
+    if (isStackOverflow(e))
+      return `the row is nested too deep to process (JavaScript stack overflow: ${(e as Error).message}); rows are read up to ${MAX_JSON_DEPTH} levels of arrays/objects, and JSON text inside string fields is parsed to that depth too`;
+    return `internal error processing the row: ${errorMessage(e)}`;
+  } catch {
+    return 'internal error processing the row';
+  }
 }

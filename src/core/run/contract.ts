@@ -100,7 +100,17 @@ export interface PrepareOptions {
    * (`PrepareResult.dryRun`).
    */
   dryRun?: { sampleRows: number };
+  /**
+   * Files the records are written to (README "Outputs"): `jsonl` (default)
+   * `tokenized_data.jsonl`; `parquet` `tokenized_data.parquet` (schema in
+   * `parquetOutput.ts`); `both` the two, with the same records in the same order.
+   * `prompts_to_generate.jsonl` is JSONL whatever the format (`generate` reads it).
+   */
+  format?: OutputFormat;
 }
+
+/** The record file formats of a run (`--format`). */
+export type OutputFormat = 'jsonl' | 'parquet' | 'both';
 
 /** Progress event, emitted at most every ~100 ms and once at each file end. */
 export interface PrepareProgress {
@@ -222,7 +232,21 @@ export interface PrepareResult {
   /** Why the run failed (e.g. `samples/x.jsonl yielded no record and no prompt`). */
   failures: string[];
   outDir: string;
-  outputs: { tokenizedData: string; promptsToGenerate: string; reportJson: string; reportMd: string };
+  /**
+   * The output paths. `tokenizedData` is the JSONL's path, written unless
+   * `format` is `parquet`; `tokenizedDataParquet` is set when the run wrote
+   * Parquet; `written` lists every file the run wrote (empty when it failed:
+   * a failed run changes nothing in its output folder).
+   */
+  outputs: {
+    tokenizedData: string;
+    tokenizedDataParquet?: string;
+    promptsToGenerate: string;
+    reportJson: string;
+    reportMd: string;
+    format?: OutputFormat;
+    written?: string[];
+  };
   tokenizer: { dir: string; name: string; hash: string; embeddedDefault: boolean };
   templateKwargs: Record<string, unknown>;
   mask: MaskPolicy;

@@ -197,8 +197,12 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   }
   const fr = report.files?.find((f) => path.resolve(f.file) === abs);
   if (!fr) return none;
+  // The records file: the JSONL, or the Parquet file of a run with `format: parquet` (README "Outputs").
+  const parquetOnly = report.outputs?.format === 'parquet';
   const names: [string, string][] = [
-    ['tokenized_data.jsonl', report.outputs?.tokenizedData ?? path.join(outDir, 'tokenized_data.jsonl')],
+    parquetOnly
+      ? ['tokenized_data.parquet', report.outputs?.tokenizedDataParquet ?? path.join(outDir, 'tokenized_data.parquet')]
+      : ['tokenized_data.jsonl', report.outputs?.tokenizedData ?? path.join(outDir, 'tokenized_data.jsonl')],
     ['prompts_to_generate.jsonl', report.outputs?.promptsToGenerate ?? path.join(outDir, 'prompts_to_generate.jsonl')],
     ['report.md', report.outputs?.reportMd ?? path.join(outDir, 'report.md')],
   ];
@@ -218,7 +222,7 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   if (opts.tokenizerHash && report.tokenizer?.hash && opts.tokenizerHash !== report.tokenizer.hash) {
     why.push(`tokenizer changed (run: ${report.tokenizer.name} ${report.tokenizer.hash}, active: ${opts.tokenizerHash})`);
   }
-  if (!outputs[0].exists) why.push('tokenized_data.jsonl is missing');
+  if (!outputs[0].exists) why.push(`${outputs[0].name} is missing`);
   if (schemaVersion < REPORT_SCHEMA_VERSION) why.push(`report.json was written by an earlier eagle3-prep (schema ${schemaVersion}, no status): prepare again`);
   return {
     state: why.length ? 'stale' : 'prepared',

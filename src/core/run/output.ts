@@ -32,7 +32,8 @@ import { hostname } from 'node:os';
 const HOST = hostname().replace(/[^A-Za-z0-9_.]/g, '_') || 'host';
 const TEMP_RE = /^\.(.+)\.tmp-(.+)-(\d+)-([0-9a-f]{8})$/;
 
-function tempPathFor(path: string): string {
+/** The temporary path beside `path` that an atomic output writes before its rename: `.<name>.tmp-<host>-<pid>-<random>`. */
+export function tempPathFor(path: string): string {
   return join(dirname(path), `.${basename(path)}.tmp-${HOST}-${process.pid}-${randomBytes(4).toString('hex')}`);
 }
 
@@ -187,6 +188,8 @@ export class AtomicOutput {
   private readonly tmp: string;
   private failure: OutputError | null = null;
   private written = 0;
+  /** Set by {@link close}; a later write reopens the file for appending. */
+  private closed = false;
 
   /** @param path final path; its folder is created on first write or commit */
   constructor(readonly path: string) {
@@ -196,6 +199,8 @@ export class AtomicOutput {
   private open(flags = 'w'): WriteStream {
     if (this.failure) throw this.failure;
     if (!this.stream) {
+      if (this.closed) flags = 'a'; // reopened after closeForReading: keep what was written
+      this.closed = false;
       try {
         mkdirSync(dirname(this.path), { recursive: true });
       } catch (e) {
@@ -235,8 +240,21 @@ export class AtomicOutput {
     if (this.failure) throw this.failure;
   }
 
-  /** Flushes and closes the stream (the temporary file stays). */
+  /**
+   * Flushes and closes the temporary file and returns its path, to read what was
+   * written before {@link commit} or {@link abort} (which still work afterwards).
+   */
+  async closeForReading(): Promise<string> {
+    await this.close();
+    return this.tmp;
+  }
+
+  /** Flushes and closes the stream (the temporary file stays; a file never opened is created empty). */
   private async close(): Promise<void> {
+    if (this.closed) {
+      if (this.failure) throw this.failure;
+      return;
+    }
     const s = this.open();
     await new Promise<void>((res, rej) => {
       if (s.closed) return res();
@@ -244,6 +262,7 @@ export class AtomicOutput {
       s.end(() => res());
     });
     this.stream = null;
+    this.closed = true;
     if (this.failure) throw this.failure;
   }
 

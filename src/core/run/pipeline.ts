@@ -4,7 +4,8 @@
  * written"): every row read ends written, set aside for generation, dropped
  * with a reason code, or errored; the four add up to the rows read, per file.
  */
-import { statSync } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { basename, join, resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
@@ -17,6 +18,8 @@ import { InlineExecutor, WorkerPool, type RowBatch, type RowExecutor } from './p
 import { checkTemplate } from '../templates/checkTemplate';
 import { AtomicOutput, checkOutputDir, OutputError, removeStaleTemps, writeFileAtomic } from './output';
 import { readRows, type RawRow } from '../read/readers';
+import { ParquetRecordsOutput, removeStaleRecordFiles } from './parquetOutput';
+import { version as PACKAGE_VERSION } from '../../../package.json';
 import { writeReports } from './report';
 import { LengthStatsBuilder } from './stats';
 import { modelVocabSizeOf, TokenCounter, tokenCountsJson } from './tokenCounts';
@@ -27,9 +30,9 @@ import type { MaskPolicy } from '../types';
 import { addDrop, applyRowResult, computeTotals, emptyFileReport, fileFailure, runFailures } from './accounting';
 import { applyStatus, fileWarnings } from './status';
 import { defaultIdBases } from './inputs';
-import type { DryRunEstimate, FileReport, PrepareHooks, PrepareOptions, PrepareResult, RowResult, RowSettings, RunSetup } from './contract';
+import type { DryRunEstimate, FileReport, OutputFormat, PrepareHooks, PrepareOptions, PrepareResult, RowResult, RowSettings, RunSetup } from './contract';
 
-export type { FileReport, PrepareHooks, PrepareOptions, PrepareProgress, PrepareResult, RowResult, RowSettings, RunSetup } from './contract';
+export type { FileReport, OutputFormat, PrepareHooks, PrepareOptions, PrepareProgress, PrepareResult, RowResult, RowSettings, RunSetup } from './contract';
 export { RowProcessor } from '../records/rowProcessor';
 export { DATASET_EXTENSIONS, SMALL_INPUT_BYTES, defaultWorkerCount, defaultIdBases, defaultOutDir, groupByDefaultOutDir, expandInputs } from './inputs';
 export { applyRowResult, computeTotals, fileFailure, runFailures } from './accounting';
@@ -91,14 +94,19 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
   if (opts.minTrainableTokens !== undefined && (!Number.isInteger(opts.minTrainableTokens) || opts.minTrainableTokens < 1))
     throw new Error(`minTrainableTokens must be a positive integer (got ${opts.minTrainableTokens})`);
   const outDir = resolve(opts.outDir);
-  const outputs = {
+  const format = opts.format ?? 'jsonl';
+  if (format !== 'jsonl' && format !== 'parquet' && format !== 'both') throw new Error(`format must be jsonl, parquet or both (got "${String(format)}")`);
+  const outputs: PrepareResult['outputs'] = {
     tokenizedData: join(outDir, 'tokenized_data.jsonl'),
+    ...(format !== 'jsonl' ? { tokenizedDataParquet: join(outDir, 'tokenized_data.parquet') } : {}),
     promptsToGenerate: join(outDir, 'prompts_to_generate.jsonl'),
     reportJson: join(outDir, 'report.json'),
     reportMd: join(outDir, 'report.md'),
   };
   const tokenCountsPath = join(outDir, 'token_counts.json');
-  const outputPaths = new Set(Object.values(outputs));
+  const outputPaths = new Set(
+    [...Object.values(outputs), join(outDir, 'tokenized_data.parquet'), tokenCountsPath].filter((x): x is string => typeof x === 'string'),
+  );
   for (const input of opts.inputs) {
     if (outputPaths.has(resolve(input)))
       throw new Error(`${resolve(input)} is an output of this run (--out ${outDir}); inputs are never overwritten: choose another --out`);
@@ -153,7 +161,9 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
   } else if (setup.checkError) hooks.log?.(`chat template check failed: ${setup.checkError}`);
   if (workers > 1) hooks.log?.(`workers: ${workers} threads`);
   if (shard) hooks.log?.(`shard ${shard.index}/${shard.count}: rows whose run-wide index k has k mod ${shard.count} = ${shard.index}`);
-  const data: Sink = dryRun ? NULL_SINK : new AtomicOutput(outputs.tokenizedData);
+  const records: Sink = dryRun
+    ? NULL_SINK
+    : new RecordOutputs(outputs, format, { createdBy: `eagle3-prep ${PACKAGE_VERSION}`, metadata: parquetMetadata(tok, opts) });
   const prompts: Sink = dryRun ? NULL_SINK : new AtomicOutput(outputs.promptsToGenerate);
   const files: FileReport[] = [];
   /** Token-id counts of the files kept (token_counts.json); each file counts on its own until it is known to be kept. */
@@ -265,7 +275,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
         }
         applyRowResult(rep, res, lengths, fileCounts);
         if (doomed) continue;
-        for (const line of res.records) await data.write(line);
+        for (const line of res.records) await records.write(line);
         if (res.prompt) await prompts.write(res.prompt);
       }
       emit(bytes);
@@ -373,7 +383,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       const rep = emptyFileReport(resolve(opts.inputs[fi]));
       if (shard) rep.rowsInFile = 0;
       files.push(rep);
-      const marks = [data.bytesWritten, prompts.bytesWritten];
+      const marks = [records.bytesWritten, prompts.bytesWritten];
       addedKeys = [];
       lengths = new LengthStatsBuilder();
       fileCounts = new TokenCounter();
@@ -381,7 +391,9 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
         await processFile(fi, rep);
       } catch (e) {
         if (!(e instanceof FileReadError)) throw e;
-        rep.failure = `${rep.file}: cannot read: ${e.message.split('\n')[0]}`;
+        // reader messages usually name the file already ("cannot read F: …"); the failure names it once
+        const first = e.message.split('\n')[0].replace(`cannot read ${rep.file}: `, '');
+        rep.failure = `${rep.file}: cannot read: ${first}`;
         hooks.log?.(`  ${rep.failure}`);
       }
       const why = fileFailure(rep, { ...policy, warnings: fileWarnings(rep, templateCheck) });
@@ -393,16 +405,19 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       if (opts.skipFailedFiles) {
         // Left out: its rows are taken back out of the outputs and the dedup set.
         rep.skipped = true;
-        await data.rollback(marks[0]);
+        await records.rollback(marks[0]);
         await prompts.rollback(marks[1]);
         for (const k of addedKeys) seen?.delete(k);
         hooks.log?.(`  skipped (--skip-failed-files): ${why}`);
       } else doomed = true;
     }
+    // A cancel that arrives after the last row still cancels: nothing is committed.
+    hooks.signal?.throwIfAborted();
   } catch (e) {
-    await executor.close();
-    await data.abort();
-    await prompts.abort();
+    // Cleanup never replaces the run's error, and every temporary file is removed even when a step of it fails.
+    await settle(executor.close());
+    await records.abort();
+    await settle(prompts.abort());
     throw e;
   }
   await executor.close();
@@ -413,7 +428,8 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
   // A file that yielded nothing gets the same explanation as `inspect` (empty, CSV, tokenized, no conversation).
   for (let i = 0; i < failures.length; i++) {
     const f = files.find((x) => failures[i].startsWith(`${x.file}: no record written and no prompt`));
-    const unusable = f ? await explainUnusableInput(f.file, 1000, opts.mapping) : undefined;
+    // An explanation that cannot be made leaves the failure as it is (it must not replace it).
+    const unusable = f ? await explainUnusableInput(f.file, 1000, opts.mapping).catch(() => undefined) : undefined;
     if (unusable) failures[i] += `. ${unusable}`;
   }
   const result: PrepareResult = {
@@ -445,6 +461,10 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     ...(dryRun ? { dryRun: { sampleRows: dryRun.sampleRows, files: estimates } } : {}),
   };
   applyStatus(result, new Set(files.filter((f) => f.failure && !f.skipped).map((f) => f.file)));
+  outputs.format = format;
+  // What a commit writes (a failed or dry run writes nothing).
+  outputs.written =
+    result.ok && !dryRun ? [...(records as RecordOutputs).paths(), outputs.promptsToGenerate, tokenCountsPath, outputs.reportJson, outputs.reportMd] : [];
   let settled = false;
   return {
     result,
@@ -452,16 +472,17 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       if (settled) return;
       settled = true;
       if (!result.ok || dryRun) throw new Error('a failed or dry run cannot be committed');
-      await data.commit();
+      await records.commit();
       await prompts.commit();
+      for (const p of removeStaleRecordFiles(outDir, format)) hooks.log?.(`  removed ${p}: a previous run's records in the format this run does not write`);
       await writeFileAtomic(tokenCountsPath, tokenCountsJson(counts.result({ name: tok.name, hash: tok.hash }, modelVocabSizeOf(opts.tokenizerDir))));
       await writeReports(result);
     },
     abort: async () => {
       if (settled) return;
       settled = true;
-      await data.abort();
-      await prompts.abort();
+      await records.abort();
+      await settle(prompts.abort());
     },
   };
 }
@@ -546,4 +567,87 @@ function settingsOf(o: PrepareOptions): RowSettings {
 /** A row's place in its file: its line, and its index on that line when several rows share it. */
 function rowKey(r: { line: number; element?: number }): string {
   return r.element === undefined ? String(r.line) : `${r.line}[${r.element}]`;
+}
+
+/** Awaits a cleanup step, ignoring its failure (used on paths that already carry an error). Never rejects. */
+async function settle(p: Promise<unknown>): Promise<void> {
+  try {
+    await p;
+  } catch {
+    /* the run's own error is the one reported */
+  }
+}
+
+/** Key-value metadata of a Parquet records file: what made it (`eagle3_prep`, JSON). */
+function parquetMetadata(tok: RunSetup['tokenizer'], opts: PrepareOptions & { mask: MaskPolicy }): Record<string, string> {
+  return {
+    eagle3_prep: JSON.stringify({
+      version: PACKAGE_VERSION,
+      tokenizer: { name: tok.name, hash: tok.hash },
+      mask: opts.mask,
+      max_length: opts.maxLength ?? null,
+      long: opts.long ?? (opts.truncate ? 'truncate' : 'drop'),
+      grouping: opts.grouping ?? 'exact',
+      template_kwargs: opts.templateKwargs ?? {},
+    }),
+  };
+}
+
+/**
+ * The record files of a run in its `format`. Records always go to the JSONL
+ * staging file (an {@link AtomicOutput}: it can take back a skipped file's rows
+ * with `rollback`); at commit, `format` `parquet` / `both` stream that staged
+ * file into `tokenized_data.parquet` (ParquetRecordsOutput, one row group in
+ * memory), so both files hold the same records in the same order. With
+ * `parquet` alone the staged JSONL is discarded after the Parquet file is made.
+ */
+class RecordOutputs implements Sink {
+  private readonly jsonl: AtomicOutput;
+  private readonly parquet: ParquetRecordsOutput | null;
+
+  constructor(
+    outputs: PrepareResult['outputs'],
+    private readonly format: OutputFormat,
+    parquetOpts: { createdBy: string; metadata: Record<string, string> },
+  ) {
+    this.jsonl = new AtomicOutput(outputs.tokenizedData);
+    this.parquet = outputs.tokenizedDataParquet ? new ParquetRecordsOutput(outputs.tokenizedDataParquet, parquetOpts) : null;
+  }
+
+  /** Adds one record line (JSON of a TokenizedRecord, newline included). */
+  write(line: string): Promise<void> {
+    return this.jsonl.write(line);
+  }
+
+  get bytesWritten(): number {
+    return this.jsonl.bytesWritten;
+  }
+
+  rollback(mark: number): Promise<void> {
+    return this.jsonl.rollback(mark);
+  }
+
+  /** Makes the Parquet file from the staged records (when the format has one), then renames every record file into place. */
+  async commit(): Promise<void> {
+    if (this.parquet) {
+      const staged = await this.jsonl.closeForReading();
+      const lines = createInterface({ input: createReadStream(staged, { encoding: 'utf8' }), crlfDelay: Infinity });
+      for await (const line of lines) if (line) await this.parquet.write(line);
+      await this.parquet.finish();
+      await this.parquet.commit();
+    }
+    if (this.format === 'parquet') await this.jsonl.abort();
+    else await this.jsonl.commit();
+  }
+
+  /** Discards every temporary file. Never rejects. */
+  async abort(): Promise<void> {
+    await settle(this.parquet?.abort() ?? Promise.resolve());
+    await settle(this.jsonl.abort());
+  }
+
+  /** The final paths of the record files the format writes. */
+  paths(): string[] {
+    return [...(this.format !== 'parquet' ? [this.jsonl.path] : []), ...(this.parquet ? [this.parquet.path] : [])];
+  }
 }

@@ -210,6 +210,13 @@ function promptLines(r: PrepareResult): number {
   return r.totals.rowsSetAside + r.files.reduce((a, f) => a + (f.notes.split_part_set_aside ?? 0), 0);
 }
 
+/** The record files of a run's format, as Markdown code spans (`tokenized_data.jsonl` for reports made before `format`). */
+function recordFiles(r: PrepareResult): string {
+  const f = r.outputs.format ?? 'jsonl';
+  const names = [...(f !== 'parquet' ? ['tokenized_data.jsonl'] : []), ...(f !== 'jsonl' ? ['tokenized_data.parquet'] : [])];
+  return names.map((n) => `\`${n}\``).join(' and ');
+}
+
 /** Renders the readable report (Markdown) of a run. */
 export function renderReportMarkdown(r: PrepareResult): string {
   const t = r.totals;
@@ -223,7 +230,7 @@ export function renderReportMarkdown(r: PrepareResult): string {
     `- Tokenizer: ${r.tokenizer.name} — \`${r.tokenizer.dir}\` (sha256 ${r.tokenizer.hash})`,
     `- Mask policy: \`${r.mask}\`; grouping: \`${r.grouping ?? 'exact'}\`; max length: ${r.maxLength ?? 'none'}${r.maxLength !== null ? ` (longer records: ${r.long ?? (r.truncate ? 'truncate' : 'drop')})` : ''}${(r.minTrainableTokens ?? 1) > 1 ? `; min trainable tokens per record: ${r.minTrainableTokens}` : ''}`,
     `- Template kwargs: \`${JSON.stringify(r.templateKwargs)}\``,
-    `- Outputs: \`tokenized_data.jsonl\` (${t.recordsWritten} records), \`prompts_to_generate.jsonl\` (${promptLines(r)} prompts)${r.tokenCounts ? ', `token_counts.json` (token-id counts for `eagle3-prep draft-vocab`)' : ''}`,
+    `- Outputs: ${recordFiles(r)} (${t.recordsWritten} records), \`prompts_to_generate.jsonl\` (${promptLines(r)} prompts)${r.tokenCounts ? ', `token_counts.json` (token-id counts for `eagle3-prep draft-vocab`)' : ''}`,
     `- Time: ${(r.elapsedMs / 1000).toFixed(1)} s${r.shard?.merged ? ' (slowest shard)' : ''}`,
     ...(r.shard
       ? [
