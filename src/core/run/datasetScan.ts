@@ -18,7 +18,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
 import { normalizeRow } from '../formats/normalize';
-import { defaultOutDir, type FileReport, type PrepareResult } from './pipeline';
+import { defaultOutDir } from './inputs';
+import type { FileReport, PrepareResult, RunStatus } from './contract';
+import { readReport, ReportReadError, REPORT_SCHEMA_VERSION } from './report';
 import { applyProjectConfig, loadProjectConfigFor, type ProjectConfig } from '../read/projectConfig';
 import { countRows, DATASET_FILE_RE, readRows } from '../read/readers';
 import { defaultTokenizerDir, tokenizerFilesHashOf, tokenizerFilesStamp } from '../tokenizers/tokenizer';
@@ -146,6 +148,8 @@ export interface OutputState {
   reportMd?: string;
   /** The run's `ok` (false: the report lists failures). */
   ok?: boolean;
+  /** The file's status in the last run (`run/status.ts`); undefined for reports of earlier versions. */
+  status?: RunStatus;
   failures?: string[];
   /** This file's entry of the report. */
   fileReport?: FileReport;
@@ -183,17 +187,22 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   const none: OutputState = { state: 'none', outDir, staleBecause: [] };
   let st: fs.Stats | undefined;
   let report: PrepareResult;
+  let schemaVersion: number;
   try {
     st = fs.statSync(reportJson, { throwIfNoEntry: false });
     if (!st) return none;
-    report = JSON.parse(fs.readFileSync(reportJson, 'utf8')) as PrepareResult;
+    ({ report, schemaVersion } = readReport(reportJson));
   } catch (e) {
-    return { ...none, staleBecause: [`${reportJson} cannot be read: ${(e as Error).message}`] };
+    return { ...none, staleBecause: [e instanceof ReportReadError ? e.message : `${reportJson} cannot be read: ${(e as Error).message}`] };
   }
   const fr = report.files?.find((f) => path.resolve(f.file) === abs);
   if (!fr) return none;
+  // The records file: the JSONL, or the Parquet file of a run with `format: parquet` (README "Outputs").
+  const parquetOnly = report.outputs?.format === 'parquet';
   const names: [string, string][] = [
-    ['tokenized_data.jsonl', report.outputs?.tokenizedData ?? path.join(outDir, 'tokenized_data.jsonl')],
+    parquetOnly
+      ? ['tokenized_data.parquet', report.outputs?.tokenizedDataParquet ?? path.join(outDir, 'tokenized_data.parquet')]
+      : ['tokenized_data.jsonl', report.outputs?.tokenizedData ?? path.join(outDir, 'tokenized_data.jsonl')],
     ['prompts_to_generate.jsonl', report.outputs?.promptsToGenerate ?? path.join(outDir, 'prompts_to_generate.jsonl')],
     ['report.md', report.outputs?.reportMd ?? path.join(outDir, 'report.md')],
   ];
@@ -213,13 +222,15 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   if (opts.tokenizerHash && report.tokenizer?.hash && opts.tokenizerHash !== report.tokenizer.hash) {
     why.push(`tokenizer changed (run: ${report.tokenizer.name} ${report.tokenizer.hash}, active: ${opts.tokenizerHash})`);
   }
-  if (!outputs[0].exists) why.push('tokenized_data.jsonl is missing');
+  if (!outputs[0].exists) why.push(`${outputs[0].name} is missing`);
+  if (schemaVersion < REPORT_SCHEMA_VERSION) why.push(`report.json was written by an earlier eagle3-prep (schema ${schemaVersion}, no status): prepare again`);
   return {
     state: why.length ? 'stale' : 'prepared',
     outDir,
     reportJson,
     reportMd: outputs[2].path,
     ok: report.ok,
+    status: fr.status,
     failures: report.failures,
     fileReport: fr,
     records: fr.recordsWritten,
