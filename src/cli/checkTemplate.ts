@@ -1,5 +1,6 @@
 /** `eagle3-prep check-template`: what the chat template does to training records, on probe conversations. */
-import { checkTemplate, formatTemplateCheck } from '../core/templates/checkTemplate';
+import { checkTemplate } from '../core/templates/checkTemplate';
+import { formatTemplateCheck } from '../core/templates/checkTemplateFormat';
 import { toSnakeJson } from '../core/run/jsonCase';
 import { loadTokenizer } from '../core/tokenizers/tokenizer';
 

@@ -10,7 +10,8 @@
 import { fork } from 'node:child_process';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { formatTemplateCheck, type TemplateCheck } from '../core/templates/checkTemplate';
+import type { TemplateCheck } from '../core/templates/checkTemplate';
+import { formatTemplateCheck } from '../core/templates/checkTemplateFormat';
 import { readPrepareSettings } from './prepareCommand';
 import { tokenizerDisplayName } from './tokenizerSelection';
 
