@@ -249,7 +249,7 @@ export class PrefixTrace implements TraceHooks, ObservationSink {
     let pairs: Map<object, Map<unknown, Pair>> | null = null;
     const mismatched = new Set<Pair>();
     let consumedBorn = Infinity;
-    for (let at = pending.length - 1; at >= 0; ) {
+    for (let at = pending.length - 1; at >= 0;) {
       const id = pending[at].cp;
       let from = at;
       while (from > 0 && pending[from - 1].cp === id) from--;
