@@ -87,6 +87,12 @@ export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
   invalid_json: { kind: 'drop', meaning: 'the line is not valid JSON' },
   template_rewrites_history: { kind: 'note', meaning: 'the chat template rewrites earlier turns when a turn is added (records split per stable run)' },
   generation_prompt_mismatch: { kind: 'note', meaning: 'the template writes no generation-prompt header for some turns (completion taken after the history)' },
+  template_error: {
+    kind: 'error',
+    meaning: 'the chat template raised while rendering the row',
+    remedy: 'run eagle3-prep check-template to see whether the template renders this shape (tools, roles, reasoning)',
+    changesData: true,
+  },
   template_unsupported: {
     kind: 'error',
     meaning: 'a target turn could not be located in the render',

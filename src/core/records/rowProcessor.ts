@@ -70,6 +70,7 @@ export class RowProcessor {
     const res: RowResult = { line: row.line, fate: 'errored', notes: [], records: [], trainableTokens: 0, totalTokens: 0 };
     if (row.error !== undefined) {
       res.message = row.error;
+      res.code = 'invalid_json';
       return res;
     }
     const outcome = normalizeRow(row.value, row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element }, fileBase);
@@ -96,9 +97,11 @@ export class RowProcessor {
       case 'dropped':
         res.fate = 'dropped';
         res.reason = outcome.reason;
+        res.message = outcome.message;
         break;
       case 'errored':
         res.message = outcome.message;
+        res.code = outcome.code;
         break;
     }
     return res;
@@ -115,6 +118,7 @@ export class RowProcessor {
       if (e instanceof TemplateRenderError) {
         res.fate = 'errored';
         res.message = `chat template error: ${e.message}`;
+        res.code = 'template_error';
         return;
       }
       throw e;
@@ -177,6 +181,7 @@ export class RowProcessor {
       const te = built.targetErrors[0];
       res.fate = 'errored';
       res.message = `${te.reason}: ${te.message}; template "${template.named.name}" of ${this.tok.dir}`;
+      res.code = te.reason;
     } else {
       res.fate = 'dropped';
       res.reason = lastDrop ?? 'no_trainable_tokens';

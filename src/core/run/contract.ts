@@ -107,7 +107,12 @@ export interface PrepareResult {
   /** Why the run failed (e.g. `samples/x.jsonl yielded no record and no prompt`). */
   failures: string[];
   outDir: string;
-  outputs: { tokenizedData: string; promptsToGenerate: string; reportJson: string; reportMd: string };
+  /**
+   * The run's files. `problems` (`problems.jsonl`, one {@link RowProblemLine} per dropped or errored
+   * row, every one of them; the report keeps only the first lines) is absent from reports written
+   * before it existed and from merged shard reports.
+   */
+  outputs: { tokenizedData: string; promptsToGenerate: string; reportJson: string; reportMd: string; problems?: string };
   tokenizer: { dir: string; name: string; hash: string; embeddedDefault: boolean };
   templateKwargs: Record<string, unknown>;
   mask: MaskPolicy;
@@ -136,8 +141,10 @@ export interface RowResult {
   fate: 'written' | 'setAside' | 'dropped' | 'errored';
   /** Drop reason code when `fate` is `dropped`. */
   reason?: string;
-  /** Error message when `fate` is `errored`. */
+  /** Error message when `fate` is `errored`; the normalizer's message when `dropped` (when it gave one). */
   message?: string;
+  /** Error code (`core/codes.ts`) when `fate` is `errored`: `invalid_json`, `unknown_role`, `template_unsupported`, `template_error`, …. */
+  code?: string;
   /** Note codes observed for the row, one entry per occurrence. */
   notes: string[];
   /** `tokenized_data.jsonl` lines (JSON of a {@link TokenizedRecord}, newline included), in record order. */
@@ -159,4 +166,21 @@ export interface RunSetup {
   templateCheck: PrepareResult['templateCheck'];
   /** Why the template check failed, when it did. */
   checkError?: string;
+}
+
+/**
+ * One line of `problems.jsonl`: a row that was dropped or errored, with where it is and why.
+ * Every such row of the run is listed, in input order (the report keeps the first lines only).
+ */
+export interface RowProblemLine {
+  /** The input file (absolute path). */
+  file: string;
+  /** 1-based line (row index + 1 for Parquet). */
+  line: number;
+  /** Element index when the row is one element of a JSON array line. */
+  element?: number;
+  fate: 'dropped' | 'errored';
+  /** Drop reason or error code (`core/codes.ts`). */
+  code: string;
+  message: string;
 }

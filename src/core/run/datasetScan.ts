@@ -19,7 +19,9 @@ import * as path from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
 import { normalizeRow } from '../formats/normalize';
 import { defaultOutDir, type FileReport, type PrepareResult } from './pipeline';
-import { applyProjectConfig, loadProjectConfigFor, type ProjectConfig } from '../read/projectConfig';
+import { applyProjectConfig, findProjectConfig, loadProjectConfigFor, type ProjectConfig } from '../read/projectConfig';
+import { fileReportOf, readReport } from './readReport';
+import { fileStatus, type RunStatus } from './status';
 import { countRows, DATASET_FILE_RE, readRows } from '../read/readers';
 import { defaultTokenizerDir, tokenizerFilesHashOf, tokenizerFilesStamp } from '../tokenizers/tokenizer';
 import type { FormatDetection } from '../types';
@@ -149,6 +151,10 @@ export interface OutputState {
   failures?: string[];
   /** This file's entry of the report. */
   fileReport?: FileReport;
+  /** The file's status in that run (`run/status.ts`: ok / warnings / degraded / failed). */
+  status?: RunStatus;
+  /** The settings of that run (what the output's token counts depend on besides the tokenizer and the input). */
+  settings?: { mask: PrepareResult['mask']; templateKwargs: Record<string, unknown>; maxLength: number | null; truncate: boolean };
   /** Records written for this file. */
   records?: number;
   tokenizer?: PrepareResult['tokenizer'];
@@ -173,8 +179,8 @@ export interface OutputStateOptions {
  * Reads `report.json` in the dataset's output folder and says whether it covers the file and is
  * still current. Stale when: the input's size or mtime differ from those the run recorded
  * (`FileReport.input`; for reports without them, the input is newer than report.json); the row
- * count differs from the report's `rowsRead`; the tokenizer hash differs from `tokenizerHash`.
- * A report.json that cannot be parsed counts as none (with the reason in `staleBecause`). Never throws.
+ * count differs from the report's `rowsRead`; the tokenizer hash differs from `tokenizerHash`; the
+ * `eagle3prep.jsonc` that covers the file is newer than report.json. A report.json that cannot be parsed counts as none (with the reason in `staleBecause`). Never throws.
  */
 export function readOutputState(file: string, opts: OutputStateOptions = {}): OutputState {
   const abs = path.resolve(file);
@@ -186,21 +192,21 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   try {
     st = fs.statSync(reportJson, { throwIfNoEntry: false });
     if (!st) return none;
-    report = JSON.parse(fs.readFileSync(reportJson, 'utf8')) as PrepareResult;
+    report = readReport(reportJson);
   } catch (e) {
-    return { ...none, staleBecause: [`${reportJson} cannot be read: ${(e as Error).message}`] };
+    return { ...none, staleBecause: [(e as Error).message] };
   }
-  const fr = report.files?.find((f) => path.resolve(f.file) === abs);
+  const fr = fileReportOf(report, abs);
   if (!fr) return none;
   const names: [string, string][] = [
-    ['tokenized_data.jsonl', report.outputs?.tokenizedData ?? path.join(outDir, 'tokenized_data.jsonl')],
-    ['prompts_to_generate.jsonl', report.outputs?.promptsToGenerate ?? path.join(outDir, 'prompts_to_generate.jsonl')],
-    ['report.md', report.outputs?.reportMd ?? path.join(outDir, 'report.md')],
+    ['tokenized_data.jsonl', report.outputs.tokenizedData],
+    ['prompts_to_generate.jsonl', report.outputs.promptsToGenerate],
+    ['report.md', report.outputs.reportMd],
   ];
   const outputs = names.map(([name, p]) => ({ name, path: p, exists: fs.existsSync(p) }));
   const why: string[] = [];
   const input = fs.statSync(abs, { throwIfNoEntry: false });
-  const rec = (fr as FileReport & { input?: { size: number; mtimeMs: number } }).input;
+  const rec = fr.input;
   if (!input) why.push('the input file no longer exists');
   else if (rec) {
     if (rec.size !== input.size)
@@ -213,7 +219,12 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   if (opts.tokenizerHash && report.tokenizer?.hash && opts.tokenizerHash !== report.tokenizer.hash) {
     why.push(`tokenizer changed (run: ${report.tokenizer.name} ${report.tokenizer.hash}, active: ${opts.tokenizerHash})`);
   }
+  // eagle3prep.jsonc (role aliases, field mappings) decides how rows are read: a newer one makes the output stale.
+  const config = findProjectConfig(abs);
+  const cst = config ? fs.statSync(config, { throwIfNoEntry: false }) : undefined;
+  if (config && cst && cst.mtimeMs > st.mtimeMs) why.push(`${path.basename(config)} changed since the run (${config})`);
   if (!outputs[0].exists) why.push('tokenized_data.jsonl is missing');
+  const failed = !report.ok && (report.failures ?? []).some((f) => f.includes(abs) || f.includes(path.basename(abs)));
   return {
     state: why.length ? 'stale' : 'prepared',
     outDir,
@@ -222,8 +233,10 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
     ok: report.ok,
     failures: report.failures,
     fileReport: fr,
+    status: fileStatus(fr, failed),
     records: fr.recordsWritten,
     tokenizer: report.tokenizer,
+    settings: { mask: report.mask, templateKwargs: report.templateKwargs ?? {}, maxLength: report.maxLength ?? null, truncate: report.truncate === true },
     reportTimeMs: st.mtimeMs,
     outputs,
     staleBecause: why,

@@ -18,9 +18,10 @@ import { writeReports } from './report';
 import { RowProcessor } from '../records/rowProcessor';
 import { TokenizerLoadError, type TargetTokenizer } from '../tokenizers/tokenizer';
 import type { MaskPolicy } from '../types';
-import type { FileReport, PrepareHooks, PrepareOptions, PrepareResult, RowResult, RowSettings, RunSetup } from './contract';
+import { codeMeaning } from '../codes';
+import type { FileReport, PrepareHooks, PrepareOptions, PrepareResult, RowProblemLine, RowResult, RowSettings, RunSetup } from './contract';
 
-export type { FileReport, PrepareHooks, PrepareOptions, PrepareProgress, PrepareResult, RowResult, RowSettings, RunSetup } from './contract';
+export type { FileReport, PrepareHooks, PrepareOptions, PrepareProgress, PrepareResult, RowProblemLine, RowResult, RowSettings, RunSetup } from './contract';
 export { RowProcessor } from '../records/rowProcessor';
 
 /** File extensions `prepare` reads when given a folder (each also gzip- or zstd-compressed, `readers.ts` DATASET_FILE_RE). */
@@ -88,7 +89,7 @@ export function defaultOutDir(input: string): string {
 }
 
 /** The files a run writes; in a folder that holds a `report.json` beside them they are outputs, not datasets. */
-const OUTPUT_NAMES = ['tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'report.json'];
+const OUTPUT_NAMES = ['tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'report.json', 'problems.jsonl'];
 function isRunOutput(dir: string, name: string): boolean {
   return OUTPUT_NAMES.includes(name) && existsSync(join(dir, 'report.json'));
 }
@@ -196,6 +197,24 @@ export function applyRowResult(rep: FileReport, res: RowResult): void {
   }
 }
 
+/** Name of the sidecar listing every dropped and errored row of a run (see {@link RowProblemLine}). */
+export const PROBLEMS_FILE = 'problems.jsonl';
+
+/** The `problems.jsonl` line (newline included) of a dropped or errored row. */
+export function problemLine(file: string, res: RowResult): string {
+  const p: RowProblemLine =
+    res.fate === 'dropped'
+      ? {
+          file,
+          line: res.line,
+          fate: 'dropped',
+          code: res.reason ?? 'no_trainable_tokens',
+          message: res.message ?? codeMeaning(res.reason ?? 'no_trainable_tokens'),
+        }
+      : { file, line: res.line, fate: 'errored', code: res.code ?? 'errored', message: res.message ?? 'error' };
+  return JSON.stringify(p) + '\n';
+}
+
 /**
  * Runs `prepare` over the inputs into one output folder.
  *
@@ -219,6 +238,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
     promptsToGenerate: join(outDir, 'prompts_to_generate.jsonl'),
     reportJson: join(outDir, 'report.json'),
     reportMd: join(outDir, 'report.md'),
+    problems: join(outDir, PROBLEMS_FILE),
   };
   const outputPaths = new Set(Object.values(outputs));
   for (const input of opts.inputs) {
@@ -270,6 +290,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
   if (shard) hooks.log?.(`shard ${shard.index}/${shard.count}: rows whose run-wide index k has k mod ${shard.count} = ${shard.index}`);
   const data = new AtomicOutput(outputs.tokenizedData);
   const prompts = new AtomicOutput(outputs.promptsToGenerate);
+  const problems = new AtomicOutput(outputs.problems);
   const files: FileReport[] = [];
   const largeRowBytes = opts.largeRowBytes ?? 2 * 1024 * 1024;
   /** Processes large rows in this thread when the others go to a pool (loaded on the first one). */
@@ -333,6 +354,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
           applyRowResult(rep, res);
           for (const line of res.records) await data.write(line);
           if (res.prompt) await prompts.write(res.prompt);
+          if (res.fate === 'dropped' || res.fate === 'errored') await problems.write(problemLine(file, res));
         }
         emit(bytes);
       };
@@ -399,6 +421,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
     await executor.close();
     await data.abort();
     await prompts.abort();
+    await problems.abort();
     throw e;
   }
   await executor.close();
@@ -408,9 +431,11 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
   if (failures.length) {
     await data.abort();
     await prompts.abort();
+    await problems.abort();
   } else {
     await data.commit();
     await prompts.commit();
+    await problems.commit();
   }
   // A file that yielded nothing gets the same explanation as `inspect` (empty, CSV, tokenized, no conversation).
   for (let i = 0; i < failures.length; i++) {

@@ -1,0 +1,217 @@
+/**
+ * The dataset dashboard's view-model: what a run did to one dataset (or to every
+ * prepared dataset of a workspace), as plain data the dashboard webview draws.
+ * Built by adapters from what a run left behind — `report.json` (through
+ * `readReport.ts`), `problems.jsonl` (error codes) and the length statistics of
+ * `tokenized_data.jsonl` (`outputStats.ts`) — so the webview never reads a report.
+ * A figure a run did not compute is `null`, and the dashboard says so.
+ */
+import * as path from 'node:path';
+import { CODES, codeMeaning, isDataChanging } from '../codes';
+import type { FileReport, PrepareResult, RowProblemLine } from './contract';
+import type { Distribution, OutputStats } from './outputStats';
+import { fileStatus, worstStatus, type RunStatus } from './status';
+
+/** One drop reason, error code or data-changing note, with its count. */
+export interface ReasonCount {
+  code: string;
+  kind: 'drop' | 'error' | 'note';
+  count: number;
+  meaning: string;
+  remedy?: string;
+  changesData: boolean;
+}
+
+/** Token totals of one record grouping (`exact`: one record per stable run of the template; `merged`: see the CLI's `--grouping`). */
+export interface GroupingTotals {
+  records: number;
+  tokens: number;
+  trainableTokens: number;
+}
+
+/** Everything the dashboard shows for one dataset of one run. */
+export interface DatasetDashboard {
+  /** The dataset file (absolute). */
+  file: string;
+  name: string;
+  outDir: string;
+  reportJson: string;
+  status: RunStatus;
+  /** Whether the output is stale, and why (from the Datasets view's output state). */
+  staleBecause: string[];
+  format: { name: string; evidence: string[] };
+  rows: { read: number; written: number; setAside: number; dropped: number; errored: number };
+  /** (written + set aside) ÷ read: the share of rows whose content reaches training data. */
+  rowsKeptShare: number;
+  records: number;
+  tokens: { total: number; trainable: number; share: number };
+  reasons: ReasonCount[];
+  /** Whether every errored row's code is known (problems.jsonl), or only the report's first errors. */
+  errorCodesComplete: boolean;
+  tokenizer: { name: string; hash: string };
+  settings: { mask: string; maxLength: number | null; truncate: boolean; templateKwargs: Record<string, unknown> };
+  /** Length statistics, null when neither the report nor the output gives them. */
+  stats: OutputStats | null;
+  /** Where `stats` came from. */
+  statsSource: 'report' | 'tokenized_data.jsonl' | null;
+  /** Totals per record grouping: the run's own grouping, and the other one when the run computed it. */
+  grouping: { used: 'exact' | 'merged'; exact: GroupingTotals | null; merged: GroupingTotals | null };
+  /** Figures this run did not compute (shown as "not computed by this run"). */
+  notComputed: string[];
+  reportTimeMs?: number;
+}
+
+/** The workspace dashboard: every prepared dataset, their totals and their combined statistics. */
+export interface WorkspaceDashboard {
+  datasets: DatasetDashboard[];
+  /** Datasets found but not prepared (names). */
+  notPrepared: string[];
+  status: RunStatus;
+  rows: DatasetDashboard['rows'];
+  records: number;
+  tokens: DatasetDashboard['tokens'];
+  reasons: ReasonCount[];
+  stats: OutputStats | null;
+}
+
+/** The model a dashboard panel draws. */
+export type DashboardModel = { kind: 'dataset'; dataset: DatasetDashboard } | { kind: 'workspace'; workspace: WorkspaceDashboard };
+
+const share = (a: number, b: number) => (b > 0 ? a / b : 0);
+
+/** Reason counts of a file: drops by reason, errors by code, data-changing notes. */
+export function reasonsOf(fr: FileReport, problems?: readonly RowProblemLine[]): { reasons: ReasonCount[]; errorCodesComplete: boolean } {
+  const info = (code: string, kind: ReasonCount['kind'], count: number): ReasonCount => ({
+    code,
+    kind,
+    count,
+    meaning: codeMeaning(code) || code,
+    ...(CODES[code]?.remedy ? { remedy: CODES[code].remedy } : {}),
+    changesData: isDataChanging(code) || kind !== 'note',
+  });
+  const out: ReasonCount[] = [];
+  for (const [code, d] of Object.entries(fr.dropped)) out.push(info(code, 'drop', d.count));
+  const errors = new Map<string, number>();
+  let complete = false;
+  if (problems) {
+    for (const p of problems) if (p.fate === 'errored') errors.set(p.code, (errors.get(p.code) ?? 0) + 1);
+    complete = [...errors.values()].reduce((a, b) => a + b, 0) === fr.rowsErrored;
+  }
+  if (!complete) {
+    errors.clear();
+    // Only the report's first errors carry a message: count what is known, the rest as `errored`.
+    for (const e of fr.errors) {
+      const code = /^unknown role /.test(e.message) ? 'unknown_role' : (/^([a-z][a-z0-9_]+): /.exec(e.message)?.[1] ?? 'errored');
+      errors.set(code, (errors.get(code) ?? 0) + 1);
+    }
+    const known = [...errors.values()].reduce((a, b) => a + b, 0);
+    if (fr.rowsErrored > known) errors.set('errored', (errors.get('errored') ?? 0) + fr.rowsErrored - known);
+    complete = fr.rowsErrored === 0;
+  }
+  for (const [code, n] of errors) out.push(info(code, 'error', n));
+  for (const [code, n] of Object.entries(fr.notes)) if (isDataChanging(code)) out.push(info(code, 'note', n));
+  out.sort((a, b) => b.count - a.count || a.code.localeCompare(b.code));
+  return { reasons: out, errorCodesComplete: complete };
+}
+
+/**
+ * Length statistics a report carries itself, when the run computed them. Reports of this version
+ * carry none (the dashboard then reads them from `tokenized_data.jsonl`); a report that does is
+ * adapted here.
+ */
+export function statsFromReport(fr: FileReport): OutputStats | null {
+  const s = (fr as FileReport & { lengthStats?: unknown }).lengthStats as Partial<OutputStats> | undefined;
+  if (!s || typeof s !== 'object' || !isDistribution(s.seqLen)) return null;
+  return s as OutputStats;
+}
+
+function isDistribution(d: unknown): d is Distribution {
+  return !!d && typeof d === 'object' && Array.isArray((d as Distribution).histogram) && typeof (d as Distribution).count === 'number';
+}
+
+/**
+ * The dashboard of one dataset of a run.
+ * @param stats length statistics from `tokenized_data.jsonl` (used when the report has none)
+ * @param problems the file's rows of `problems.jsonl` (error codes), when read
+ */
+export function datasetDashboard(
+  report: PrepareResult,
+  file: string,
+  opts: { stats?: OutputStats | null; problems?: readonly RowProblemLine[]; staleBecause?: string[]; reportTimeMs?: number } = {},
+): DatasetDashboard | undefined {
+  const abs = path.resolve(file);
+  const fr = report.files.find((f) => path.resolve(f.file) === abs);
+  if (!fr) return undefined;
+  const failed = !report.ok && report.failures.some((f) => f.includes(abs) || f.includes(path.basename(abs)));
+  const { reasons, errorCodesComplete } = reasonsOf(fr, opts.problems);
+  const fromReport = statsFromReport(fr);
+  const stats = fromReport ?? opts.stats ?? null;
+  const used = ((report as PrepareResult & { grouping?: string }).grouping === 'merged' ? 'merged' : 'exact') as 'exact' | 'merged';
+  const own: GroupingTotals = { records: fr.recordsWritten, tokens: fr.totalTokens, trainableTokens: fr.trainableTokens };
+  const other = otherGrouping(fr, used);
+  const notComputed: string[] = [];
+  if (!stats) notComputed.push('length statistics (seq_len, trainable tokens per record, records per conversation, amplification)');
+  if (!other) notComputed.push(`token totals with ${used === 'exact' ? 'merged' : 'exact'} record grouping`);
+  return {
+    file: abs,
+    name: path.basename(abs),
+    outDir: path.dirname(report.outputs.reportJson),
+    reportJson: report.outputs.reportJson,
+    status: fileStatus(fr, failed),
+    staleBecause: opts.staleBecause ?? [],
+    format: { name: fr.format, evidence: fr.evidence },
+    rows: { read: fr.rowsRead, written: fr.rowsWritten, setAside: fr.rowsSetAside, dropped: fr.rowsDropped, errored: fr.rowsErrored },
+    rowsKeptShare: share(fr.rowsWritten + fr.rowsSetAside, fr.rowsRead),
+    records: fr.recordsWritten,
+    tokens: { total: fr.totalTokens, trainable: fr.trainableTokens, share: share(fr.trainableTokens, fr.totalTokens) },
+    reasons,
+    errorCodesComplete,
+    tokenizer: { name: report.tokenizer.name, hash: report.tokenizer.hash },
+    settings: { mask: report.mask, maxLength: report.maxLength, truncate: report.truncate, templateKwargs: report.templateKwargs },
+    stats,
+    statsSource: fromReport ? 'report' : stats ? 'tokenized_data.jsonl' : null,
+    grouping: { used, exact: used === 'exact' ? own : other, merged: used === 'merged' ? own : other },
+    notComputed,
+    reportTimeMs: opts.reportTimeMs,
+  };
+}
+
+/** The other grouping's totals when a report carries them (`groupingTotals: {exact, merged}` per file), else null. */
+function otherGrouping(fr: FileReport, used: 'exact' | 'merged'): GroupingTotals | null {
+  const g = (fr as FileReport & { groupingTotals?: Partial<Record<'exact' | 'merged', GroupingTotals>> }).groupingTotals;
+  const o = g?.[used === 'exact' ? 'merged' : 'exact'];
+  return o && typeof o.tokens === 'number' && typeof o.trainableTokens === 'number'
+    ? { records: o.records ?? 0, tokens: o.tokens, trainableTokens: o.trainableTokens }
+    : null;
+}
+
+/** The workspace dashboard from the dashboards of its prepared datasets. */
+export function workspaceDashboard(datasets: DatasetDashboard[], notPrepared: string[], stats: OutputStats | null): WorkspaceDashboard {
+  const rows = { read: 0, written: 0, setAside: 0, dropped: 0, errored: 0 };
+  let records = 0;
+  let total = 0;
+  let trainable = 0;
+  const reasons = new Map<string, ReasonCount>();
+  for (const d of datasets) {
+    for (const k of Object.keys(rows) as (keyof typeof rows)[]) rows[k] += d.rows[k];
+    records += d.records;
+    total += d.tokens.total;
+    trainable += d.tokens.trainable;
+    for (const r of d.reasons) {
+      const key = `${r.kind}:${r.code}`;
+      const have = reasons.get(key);
+      if (have) have.count += r.count;
+      else reasons.set(key, { ...r });
+    }
+  }
+  return {
+    datasets,
+    notPrepared,
+    status: worstStatus(datasets.map((d) => d.status)),
+    rows,
+    records,
+    tokens: { total, trainable, share: share(trainable, total) },
+    reasons: [...reasons.values()].sort((a, b) => b.count - a.count || a.code.localeCompare(b.code)),
+    stats,
+  };
+}
