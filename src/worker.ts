@@ -115,7 +115,7 @@ function serviceWorker(port: NonNullable<typeof parentPort>, data: ServiceWorker
   port.on('message', (m: unknown) => {
     if (!isServiceCall(m)) return;
     const reply = (r: ServiceReply) => port.postMessage(r);
-    handleServiceRequest(m.request).then(
+    handleServiceRequest(m.request, () => reply({ type: 'started', id: m.id })).then(
       (result) => reply({ type: 'reply', id: m.id, result }),
       (e: unknown) => {
         const err = e instanceof Error ? e : new Error(String(e));

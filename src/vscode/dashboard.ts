@@ -224,7 +224,15 @@ export function registerDashboard(context: vscode.ExtensionContext): vscode.Disp
   return vscode.Disposable.from(
     vscode.commands.registerCommand(OPEN_DASHBOARD_COMMAND, (arg?: unknown) => {
       const r = (arg as { resourceUri?: unknown } | undefined)?.resourceUri;
-      const uri = arg instanceof vscode.Uri ? arg : r instanceof vscode.Uri ? r : undefined;
+      let uri = arg instanceof vscode.Uri ? arg : r instanceof vscode.Uri ? r : undefined;
+      if (!uri && arg === undefined) {
+        // From the palette: the active dataset editor's file when it has an output, else the workspace.
+        const active = vscode.window.activeTextEditor?.document.uri;
+        if (active?.scheme === 'file') {
+          const out = readOutputState(active.fsPath, { outDir: outDirFor([active.fsPath], readPrepareSettings(active).outputDirectory) });
+          if (out.state !== 'none') uri = active;
+        }
+      }
       return openDashboard(context.extensionUri, uri?.fsPath);
     }),
     vscode.commands.registerCommand('eagle3prep.openWorkspaceDashboard', () => openDashboard(context.extensionUri)),

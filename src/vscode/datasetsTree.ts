@@ -310,6 +310,11 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     if (active) void this.discover().then(() => this.pump());
   }
 
+  /** Whether the files were discovered (the view was shown or its state asked for). */
+  isDiscovered(): boolean {
+    return this.discovered;
+  }
+
   /** Dataset nodes, in path order. */
   datasets(): DatasetNode[] {
     return [...this.nodes.values()];
@@ -413,6 +418,8 @@ export function registerDatasetsTree(): vscode.Disposable[] {
     vscode.commands.registerCommand('eagle3prep.datasets.refresh', () => provider.rediscover()),
     vscode.commands.registerCommand('eagle3prep.datasets.state', () => provider.state()),
     vscode.commands.registerCommand('eagle3prep.datasets.invalidate', async (u: vscode.Uri) => {
+      // Before the view discovered its files there is nothing to re-read (discovery reads everything).
+      if (!provider.isDiscovered()) return;
       provider.invalidate(u, true);
       await provider.whenIdle();
     }),

@@ -354,5 +354,6 @@ export function registerMaskView(context: vscode.ExtensionContext): vscode.Dispo
       return openMaskView(context.extensionUri, a.uri, a.line);
     }),
     vscode.commands.registerCommand(MASK_VIEW_REVEAL_COMMAND, (turn: number, field?: TurnField) => current?.revealToken(turn, field)),
+    vscode.commands.registerCommand('eagle3prep.maskView.showRecord', (index: number) => current?.show({ record: index })),
   );
 }

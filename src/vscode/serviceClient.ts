@@ -49,6 +49,8 @@ interface Pending {
   resolve: (v: unknown) => void;
   reject: (e: Error) => void;
   timer?: NodeJS.Timeout;
+  /** Starts the budget's clock (when the worker says the call's own work began). */
+  start?: () => void;
 }
 
 class LaneWorker {
@@ -72,6 +74,10 @@ class LaneWorker {
       if (!isServiceReply(m)) return;
       const p = this.pending.get(m.id);
       if (!p) return;
+      if (m.type === 'started') {
+        p.start?.();
+        return;
+      }
       this.pending.delete(m.id);
       if (p.timer) clearTimeout(p.timer);
       if ('error' in m) p.reject(new ServiceError(m.error.name, m.error.message));
@@ -97,21 +103,23 @@ class LaneWorker {
     return new Promise((resolve, reject) => {
       const p: Pending = { resolve, reject };
       if (budgetMs !== undefined) {
-        p.timer = setTimeout(() => {
-          if (!this.pending.has(id)) return;
-          this.pending.delete(id);
-          if (this.lane === 'interactive') {
-            // The worker may be stuck in a template loop: end it; other requests fail and are asked again.
-            this.worker = undefined;
-            void w.terminate();
-            for (const [oid, o] of this.pending) {
-              if (o.timer) clearTimeout(o.timer);
-              o.reject(new ServiceBudgetError('the service worker was restarted'));
-              this.pending.delete(oid);
+        // The clock runs from the worker's `started` (time queued behind other calls, or loading the tokenizer, is not counted).
+        p.start = () =>
+          (p.timer ??= setTimeout(() => {
+            if (!this.pending.has(id)) return;
+            this.pending.delete(id);
+            if (this.lane === 'interactive') {
+              // The worker may be stuck in a template loop: end it; other requests fail and are asked again.
+              this.worker = undefined;
+              void w.terminate();
+              for (const [oid, o] of this.pending) {
+                if (o.timer) clearTimeout(o.timer);
+                o.reject(new ServiceBudgetError('the service worker was restarted'));
+                this.pending.delete(oid);
+              }
             }
-          }
-          reject(new ServiceBudgetError(`took longer than ${(budgetMs / 1000).toFixed(1)} s (the work was stopped)`));
-        }, budgetMs);
+            reject(new ServiceBudgetError(`took longer than ${(budgetMs / 1000).toFixed(1)} s (the work was stopped)`));
+          }, budgetMs));
       }
       this.pending.set(id, p);
       const msg: ServiceCall = { type: 'call', id, request };
@@ -143,12 +151,13 @@ export class ServiceClient implements vscode.Disposable {
 
   /**
    * Runs one request in its lane's worker.
-   * @param budgetMs wall-clock budget: past it the promise rejects with {@link ServiceBudgetError}
+   * @param budgetMs wall-clock budget of the call's own work (from the worker's `started`: queueing and
+   *   loading the tokenizer are not counted): past it the promise rejects with {@link ServiceBudgetError}
    *   (and an interactive worker is terminated). A `view` request also stops itself between steps at the deadline.
    * @throws ServiceError with the core's error (name and message), ServiceBudgetError
    */
   call<R extends ServiceRequest>(request: R, budgetMs?: number): Promise<ServiceResults[R['op']]> {
-    const req = request.op === 'view' && budgetMs !== undefined ? { ...request, deadlineMs: Date.now() + budgetMs } : request;
+    const req = request.op === 'view' && budgetMs !== undefined ? { ...request, budgetMs } : request;
     return this.lanes[LANE[request.op]].call(req, budgetMs) as Promise<ServiceResults[R['op']]>;
   }
 

@@ -38,13 +38,19 @@ function indexOf(file: string): { ready: boolean; index: Promise<RecordIndex> } 
   return { ready: false, index: entry.index };
 }
 
-/** Answers one request. @throws the core's errors (TokenizerLoadError, NoChatTemplateError, …), DeadlineExceededError */
-export async function handleServiceRequest<R extends ServiceRequest>(req: R): Promise<ServiceResults[R['op']]> {
+/**
+ * Answers one request. `started` is called when the request's own work begins (for `view`, once
+ * the tokenizer is loaded): its time budget runs from there.
+ * @throws the core's errors (TokenizerLoadError, NoChatTemplateError, …), DeadlineExceededError
+ */
+export async function handleServiceRequest<R extends ServiceRequest>(req: R, started: () => void = () => {}): Promise<ServiceResults[R['op']]> {
   type Out = ServiceResults[R['op']];
+  if (req.op !== 'view') started();
   switch (req.op) {
     case 'view': {
-      const deadline = req.deadlineMs;
       const viewer = recordViewerFor(req.tokenizerDir);
+      started();
+      const deadline = req.budgetMs !== undefined ? Date.now() + req.budgetMs : undefined;
       return viewer.view(req.row, {
         ...req.options,
         checkCancelled: deadline

@@ -22,7 +22,7 @@ export interface ServiceWorkerData {
 /** Every request, by operation. */
 export type ServiceRequest =
   /** A row's view (records, totals, tokens of `options.detailRecord`) with the tokenizer of `tokenizerDir` ('' / undefined = embedded). */
-  | { op: 'view'; row: RowInput; tokenizerDir?: string; options: Omit<RecordViewOptions, 'checkCancelled'>; deadlineMs?: number }
+  | { op: 'view'; row: RowInput; tokenizerDir?: string; options: Omit<RecordViewOptions, 'checkCancelled'>; budgetMs?: number }
   /** The rows normalization drops or errors (`datasetScan.ts` `scanRowProblems`). */
   | { op: 'rowProblems'; file: string; maxProblems?: number }
   /** `check-template` for a tokenizer and template kwargs. */
@@ -48,8 +48,14 @@ export interface ServiceCall {
   request: ServiceRequest;
 }
 
-/** Worker → host: the answer to call `id`, or why it failed (`name` = the error class, e.g. `TokenizerLoadError`). */
-export type ServiceReply = { type: 'reply'; id: number; result: unknown } | { type: 'reply'; id: number; error: { name: string; message: string } };
+/**
+ * Worker → host: the answer to call `id`, or why it failed (`name` = the error class, e.g. `TokenizerLoadError`);
+ * `started`: the worker began the call's own work (for `view`: the tokenizer is loaded) — its time budget runs from here.
+ */
+export type ServiceReply =
+  | { type: 'reply'; id: number; result: unknown }
+  | { type: 'reply'; id: number; error: { name: string; message: string } }
+  | { type: 'started'; id: number };
 
 /** Narrows a message received by a service worker. */
 export function isServiceCall(m: unknown): m is ServiceCall {
@@ -60,5 +66,5 @@ export function isServiceCall(m: unknown): m is ServiceCall {
 /** Narrows a message received from a service worker. */
 export function isServiceReply(m: unknown): m is ServiceReply {
   const o = m as Partial<ServiceReply> | null;
-  return !!o && typeof o === 'object' && o.type === 'reply' && typeof o.id === 'number';
+  return !!o && typeof o === 'object' && (o.type === 'reply' || o.type === 'started') && typeof o.id === 'number';
 }
