@@ -173,8 +173,20 @@ class DashboardPanel {
     }
   }
 
-  /** Rebuilds the model and posts it; resolves with the model and the webview's acknowledgement. */
+  private latest: Promise<DashboardResult> | undefined;
+
+  /**
+   * Rebuilds the model and posts it; resolves with the model and the webview's acknowledgement.
+   * When another refresh starts meanwhile (a report.json written), resolves with that one's.
+   */
   async refresh(): Promise<DashboardResult> {
+    const mine = this.build();
+    this.latest = mine;
+    const r = await mine;
+    return r.error === 'superseded' && this.latest && this.latest !== mine ? this.latest : r;
+  }
+
+  private async build(): Promise<DashboardResult> {
     const gen = ++this.generation;
     if (!this.ready) await new Promise<void>((r) => this.readyWaiters.push(r));
     this.post({ type: 'busy', message: 'Reading the output…' });

@@ -281,7 +281,7 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
   const tab = vscode.window.tabGroups.all
     .flatMap((g) => g.tabs)
     .find((x) => x.input instanceof vscode.TabInputWebview && x.input.viewType.includes('eagle3prep.templateCheck'));
-  assert.equal(tab?.label, 'Chat template: Qwen3');
+  assert.equal(tab?.label, 'Chat template: Qwen3 (embedded default)');
   console.log(
     `[host-suite] ok: Check chat template in ${Date.now() - t} ms: prefix-stable ${check.prefixStable}, end of turn ${check.endOfTurnTrained.join(', ')}, ${check.warnings.length} warnings`,
   );
