@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { normalizeRow } from '../formats/normalize';
 import type { RawRow } from '../read/readers';
 import type { RowResult, RowSettings } from '../run/contract';
-import { ChatTemplate, pickTemplate } from '../templates/template';
+import { ChatTemplate, pickTemplate, TemplateBudgetError } from '../templates/template';
 import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from '../tokenizers/tokenizer';
 import type { Conversation, MaskPolicy, TokenizedRecord } from '../types';
 import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from './generatedIds';
@@ -119,6 +119,7 @@ export class RowProcessor {
         res.fate = 'errored';
         res.message = `chat template error: ${e.message}`;
         res.code = 'template_error';
+        if (e instanceof TemplateBudgetError) res.reason = res.code = e.code;
         return;
       }
       throw e;

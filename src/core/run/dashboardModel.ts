@@ -99,10 +99,13 @@ export function reasonsOf(fr: FileReport, problems?: readonly RowProblemLine[]):
   }
   if (!complete) {
     errors.clear();
-    // Only the report's first errors carry a message: count what is known, the rest as `errored`.
+    // Errors the report counts by code (`errorReasons`), then the report's first error messages for
+    // the others; the rest as `errored`.
+    const counted = new Set(Object.keys(fr.errorReasons ?? {}));
+    for (const [code, d] of Object.entries(fr.errorReasons ?? {})) errors.set(code, d.count);
     for (const e of fr.errors) {
       const code = /^unknown role /.test(e.message) ? 'unknown_role' : (/^([a-z][a-z0-9_]+): /.exec(e.message)?.[1] ?? 'errored');
-      errors.set(code, (errors.get(code) ?? 0) + 1);
+      if (!counted.has(code)) errors.set(code, (errors.get(code) ?? 0) + 1);
     }
     const known = [...errors.values()].reduce((a, b) => a + b, 0);
     if (fr.rowsErrored > known) errors.set('errored', (errors.get('errored') ?? 0) + fr.rowsErrored - known);

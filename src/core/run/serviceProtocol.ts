@@ -53,9 +53,7 @@ export interface ServiceCall {
  * `started`: the worker began the call's own work (for `view`: the tokenizer is loaded) — its time budget runs from here.
  */
 export type ServiceReply =
-  | { type: 'reply'; id: number; result: unknown }
-  | { type: 'reply'; id: number; error: { name: string; message: string } }
-  | { type: 'started'; id: number };
+  { type: 'reply'; id: number; result: unknown } | { type: 'reply'; id: number; error: { name: string; message: string } } | { type: 'started'; id: number };
 
 /** Narrows a message received by a service worker. */
 export function isServiceCall(m: unknown): m is ServiceCall {
