@@ -217,7 +217,9 @@ try {
   await page.waitForTimeout(300);
   await mask.locator('#record').press('ArrowDown');
   await mask.locator('#record').press('Enter');
-  await mask.waitForFunction(() => document.querySelector('.turn-label')?.parentElement?.parentElement?.textContent?.includes('context here'), null, { timeout: 30000 }).catch(() => {});
+  await mask
+    .waitForFunction(() => document.querySelector('.turn-label')?.parentElement?.parentElement?.textContent?.includes('context here'), null, { timeout: 30000 })
+    .catch(() => {});
   await page.waitForTimeout(1000);
 
   const themes = [
@@ -227,7 +229,11 @@ try {
   ];
   for (const [name, theme] of themes) {
     if (theme) {
-      await page.locator('.monaco-editor .view-lines').first().click().catch(() => {});
+      await page
+        .locator('.monaco-editor .view-lines')
+        .first()
+        .click()
+        .catch(() => {});
       await page.keyboard.press('Control+K');
       await page.keyboard.press('Control+T');
       await page.waitForSelector('.quick-input-widget input', { state: 'visible' });
