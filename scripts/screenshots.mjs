@@ -199,6 +199,7 @@ try {
   };
   const tab = async (label) => {
     await page.locator(`.tabs-container .tab:has-text("${label}")`).first().click();
+    await page.mouse.move(700, 600); // no tab tooltip in the shot
     await page.waitForTimeout(1500);
   };
 
@@ -206,7 +207,7 @@ try {
   await page.locator('.monaco-editor .view-lines').first().click();
   await palette('EAGLE-3 Prep: Check chat template');
   await frameWith('table.decisions');
-  await openFile('damaged.jsonl');
+  await openFile('agentic-trajectories.jsonl');
   await palette('EAGLE-3 Prep: Open dataset dashboard');
   await frameWith('.kpis');
   await openFile('chat-sharegpt-human-gpt.jsonl');
@@ -247,21 +248,28 @@ try {
     await tab('damaged.jsonl');
     await page.waitForTimeout(800);
     await page.screenshot({ path: join(out, `datasets-${name}.png`) });
-    // The webviews, full width (side bar and panel hidden).
+    // The webviews, their editor group maximized (side bar and panel hidden).
+    const maximized = async (label, file) => {
+      await tab(label);
+      await page.keyboard.press('Control+K');
+      await page.keyboard.press('Control+M');
+      await page.waitForTimeout(1500);
+      await page.screenshot({ path: join(out, file) });
+      await page.keyboard.press('Control+K');
+      await page.keyboard.press('Control+M');
+      await page.waitForTimeout(800);
+    };
     await page.keyboard.press('Control+B');
     await page.keyboard.press('Control+J');
     await page.waitForTimeout(800);
-    await tab('Mask: chat-sharegpt-human-gpt.jsonl');
-    await page.screenshot({ path: join(out, `mask-view-${name}.png`) });
-    await tab('Dashboard: damaged.jsonl');
-    await page.screenshot({ path: join(out, `dashboard-${name}.png`) });
-    await tab('Chat template');
-    await page.screenshot({ path: join(out, `template-check-${name}.png`) });
+    await maximized('Mask: chat-sharegpt-human-gpt.jsonl', `mask-view-${name}.png`);
+    await maximized('Dashboard: agentic-trajectories.jsonl', `dashboard-${name}.png`);
+    await maximized('Chat template', `template-check-${name}.png`);
     if (name === 'dark') {
       await palette('EAGLE-3 Prep: Open workspace dashboard');
       await frameWith('table.datasets');
       await page.waitForTimeout(1500);
-      await page.screenshot({ path: join(out, 'dashboard-workspace-dark.png') });
+      await maximized('Dashboard: workspace', 'dashboard-workspace-dark.png');
     }
     await page.keyboard.press('Control+B');
     await page.keyboard.press('Control+J');
