@@ -270,15 +270,33 @@ function statsCards(stats: OutputStats | null, source: string | null): HTMLEleme
     histogramCard('seqLen', `seq_len per record (${from})`, stats.seqLen, 'tokens per record', t.blue),
     histogramCard('trainablePerRecord', 'Trainable tokens per record', stats.trainablePerRecord, 'trainable tokens per record', t.green),
     histogramCard('recordsPerConversation', 'Records per conversation', stats.recordsPerConversation, 'records per source row', t.purple),
-    histogramCard(
-      'amplification',
-      `Amplification per conversation (overall ${fmt(stats.amplificationOverall)}×)`,
-      stats.amplification,
-      'tokens written ÷ longest record',
-      t.orange,
-      false,
-    ),
+    stats.amplification
+      ? histogramCard(
+          'amplification',
+          `Amplification per conversation (overall ${fmt(stats.amplificationOverall)}×)`,
+          stats.amplification,
+          'tokens written ÷ longest record',
+          t.orange,
+          false,
+        )
+      : amplificationCard(stats),
   ];
+}
+
+/** Amplification as one figure (the report's): records' tokens ÷ the conversations rendered once. */
+function amplificationCard(stats: OutputStats): HTMLElement {
+  notComputedCount++;
+  return h(
+    'section',
+    { class: 'card', 'data-chart': 'amplification' },
+    h('h3', {}, 'Amplification'),
+    h('div', { class: 'big-figure' }, `${fmt(stats.amplificationOverall)}×`),
+    h(
+      'p',
+      { class: 'caption' },
+      `${fmt(stats.totalTokens)} tokens written for ${fmt(stats.conversations)} conversations that render to ${fmt(stats.renderedTokens ?? 0)} tokens once (report.json). Per-conversation distribution: not computed by this run.`,
+    ),
+  );
 }
 
 function groupingTable(d: DatasetDashboard): HTMLElement {

@@ -15,6 +15,12 @@ const OPTIONS: readonly OptionSpec[] = [
     defaultText: '{}',
     parse: jsonObject,
   },
+  {
+    flags: '--grouping <grouping>',
+    help: 'Grouping of the records shown (exact or merged, as prepare --grouping); the amplification of both is reported.',
+    choices: ['exact', 'merged'],
+    default: 'exact',
+  },
   { flags: '--json', help: 'Print the findings as one JSON object instead of the readable check.' },
 ];
 
@@ -31,8 +37,8 @@ export function registerCheckTemplate(program: Command, done: (code: number) => 
   addOptions(cmd, OPTIONS);
   cmd.addHelpText('after', '\nExit codes: 0 checked; 1 the tokenizer or template cannot be loaded; 2 usage error.');
   setUsageHint(cmd);
-  cmd.action(async (v: { tokenizer?: string; templateKwargs?: Record<string, unknown>; json?: boolean }) => {
-    const check = checkTemplate(loadTokenizer(v.tokenizer), { templateKwargs: v.templateKwargs ?? {} });
+  cmd.action(async (v: { tokenizer?: string; templateKwargs?: Record<string, unknown>; grouping?: 'exact' | 'merged'; json?: boolean }) => {
+    const check = checkTemplate(loadTokenizer(v.tokenizer), { templateKwargs: v.templateKwargs ?? {}, grouping: v.grouping ?? 'exact' });
     out(v.json ? json(check) : formatTemplateCheck(check, { color: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR }));
     done(EXIT.ok);
   });

@@ -4,8 +4,9 @@
  * row (exact) instead of counting again, and say "estimate" only when there is
  * no current output. "Current" = the Datasets view's rule (`readOutputState`:
  * same input size / mtime / row count, same tokenizer files, no newer
- * `eagle3prep.jsonc`), the same mask policy, template kwargs, max length and
- * truncation as the settings, and no unsaved edits.
+ * `eagle3prep.jsonc`), the same mask policy, grouping, template kwargs, max
+ * length, long-record policy and minimum trainable tokens as the settings, and
+ * no unsaved edits.
  */
 import * as vscode from 'vscode';
 import { readOutputState, tokenizerFilesHash } from '../core/run/datasetScan';
@@ -59,7 +60,9 @@ export async function exactRecordsFor(
     !s ||
     s.mask !== settings.mask ||
     (s.maxLength ?? undefined) !== settings.maxLength ||
-    s.truncate !== settings.truncate ||
+    s.grouping !== settings.grouping ||
+    (s.maxLength !== null && s.long !== settings.long) ||
+    s.minTrainableTokens !== (settings.minTrainableTokens ?? 0) ||
     canonical(s.templateKwargs) !== canonical(settings.templateKwargs)
   )
     return { none: 'settings differ from the run' };

@@ -140,6 +140,7 @@ export function viewForLine(doc: vscode.TextDocument, line: number): Promise<Rec
     line,
     settings.tokenizerDir,
     settings.mask,
+    settings.grouping,
     settings.templateKwargs,
     settings.maxLength,
     maxTokenizedChars,
@@ -150,7 +151,7 @@ export function viewForLine(doc: vscode.TextDocument, line: number): Promise<Rec
       op: 'view',
       row: { text, file: doc.uri.fsPath, line: line + 1 },
       tokenizerDir: settings.tokenizerDir,
-      options: { mask: settings.mask, templateKwargs: settings.templateKwargs, maxLength: settings.maxLength, maxTokenizedChars },
+      options: { mask: settings.mask, grouping: settings.grouping, templateKwargs: settings.templateKwargs, maxLength: settings.maxLength, maxTokenizedChars },
     },
     HOVER_BUDGET_MS,
   );

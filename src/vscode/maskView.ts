@@ -239,6 +239,7 @@ class MaskViewPanel {
             tokenizerDir: settings.tokenizerDir,
             options: {
               mask: this.state.mask,
+              grouping: settings.grouping,
               templateKwargs: kwargs,
               maxLength: settings.maxLength,
               detailRecord: this.state.record,

@@ -144,13 +144,16 @@ export async function runHonestStatesChecks(ws: string): Promise<void> {
     ],
   );
   assert.ok(dash.drawn, 'the dashboard webview did not acknowledge');
-  assert.deepEqual(dash.drawn.charts.sort(), ['amplification', 'reasons', 'recordsPerConversation', 'seqLen', 'share', 'trainablePerRecord']);
+  // The report's own length statistics (amplification as one figure, no per-conversation chart).
+  assert.equal(d.statsSource, 'report');
+  assert.deepEqual(dash.drawn.charts.sort(), ['reasons', 'recordsPerConversation', 'seqLen', 'share', 'trainablePerRecord']);
   assert.equal(dash.drawn.figures.rowsRead, fmt(rf.rowsRead));
   assert.equal(dash.drawn.figures.records, fmt(rf.recordsWritten));
   assert.equal(dash.drawn.figures.tokens, fmt(rf.totalTokens));
   assert.equal(dash.drawn.figures.trainable, fmt(rf.trainableTokens));
   assert.equal(dash.drawn.figures.status, 'degraded');
-  assert.equal(dash.drawn.notComputed, 1, 'only the merged grouping is not computed by this run');
+  assert.equal(dash.drawn.figures.amplification, `${rf.lengths!.amplification}×`);
+  assert.equal(dash.drawn.notComputed, 1, 'only the per-conversation amplification is not computed by this run');
   console.log(
     `[host-suite] ok: dashboard of big-damage.jsonl drew ${dash.drawn.charts.length} charts; figures ${JSON.stringify(dash.drawn.figures)} = report.json (${Date.now() - t} ms)`,
   );

@@ -121,8 +121,25 @@ test('problems.jsonl lists every dropped and errored row; readRowProblems reads 
   );
   assert.ok(stats.amplificationOverall > 1, `amplification ${stats.amplificationOverall}`);
   assert.equal(d.grouping.exact?.tokens, fr.totalTokens);
-  assert.equal(d.grouping.merged, null);
-  assert.ok(d.notComputed.some((n) => /merged/.test(n)));
+  // The report's own length statistics win over tokenized_data.jsonl's; merged ≈ the conversations rendered once.
+  assert.equal(d.statsSource, 'report');
+  assert.equal(d.stats?.seqLen.count, fr.recordsWritten);
+  assert.equal(d.stats?.seqLen.max, fr.lengths?.seqLen.max);
+  assert.equal(
+    d.stats?.seqLen.histogram.reduce((a, b) => a + b.count, 0),
+    fr.recordsWritten,
+  );
+  assert.equal(d.stats?.amplification, null);
+  assert.equal(d.stats?.amplificationOverall, fr.lengths?.amplification);
+  assert.deepEqual(d.grouping.merged, { records: 4, tokens: fr.lengths!.renderedTokens, trainableTokens: fr.trainableTokens, approximate: true });
+  assert.deepEqual(d.notComputed, []);
+  // Without the report's statistics (an older report): those of tokenized_data.jsonl, amplification per conversation.
+  const older = { ...report, files: [{ ...fr, lengths: undefined }] };
+  const d2 = datasetDashboard(older, file, { stats })!;
+  assert.equal(d2.statsSource, 'tokenized_data.jsonl');
+  assert.equal(d2.stats?.amplification?.count, 4);
+  assert.equal(d2.grouping.merged, null);
+  assert.ok(d2.notComputed.some((n) => /merged/.test(n)));
   const w = workspaceDashboard([d, d], [], stats);
   assert.equal(w.tokens.total, 2 * fr.totalTokens);
   assert.equal(w.status, 'degraded');

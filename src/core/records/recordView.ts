@@ -22,7 +22,7 @@ import { resolve } from 'node:path';
 import { type Node as JsonNode, parseTree } from 'jsonc-parser';
 import { applyMapping, mappingFor } from '../formats/mapping';
 import { normalizeDetailed } from '../formats/normalize';
-import { buildRecords, commonPrefixLength, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Span, type TextRecord } from './mask';
+import { buildRecords, commonPrefixLength, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Grouping, type Span, type TextRecord } from './mask';
 import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
 import { ChatTemplate, pickTemplate } from '../templates/template';
 import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from '../tokenizers/tokenizer';
@@ -42,6 +42,8 @@ export interface RowInput {
 export interface RecordViewOptions {
   /** Spec loss-mask.md "Targets"; default `assistant`. */
   mask?: MaskPolicy;
+  /** Spec loss-mask.md "Record grouping"; default `exact` — the records `prepare` writes with the same setting. */
+  grouping?: Grouping;
   /** Chat template variables (`enable_thinking`, …), as `apply_chat_template(**kwargs)` gets them. */
   templateKwargs?: Record<string, unknown>;
   /** Records longer than this many tokens get a `too_long` warning (the pipeline drops or cuts them). */
@@ -518,10 +520,11 @@ export class RecordViewer {
     try {
       template = this.templateFor((conv.tools?.length ?? 0) > 0, kwargs);
       view.template = template.named.name;
-      const key = `${mask}\0${JSON.stringify(kwargs)}\0${shorten ? cap : ''}\0${template.named.name}\0${configKey}\0${text}`;
+      const grouping = options.grouping ?? 'exact';
+      const key = `${mask}\0${grouping}\0${JSON.stringify(kwargs)}\0${shorten ? cap : ''}\0${template.named.name}\0${configKey}\0${text}`;
       let entry = this.builtCache.get(key);
       if (entry) this.builtCache.delete(key);
-      else entry = { built: buildRecords(renderConv, template, this.specials, mask), prefixRenders: new Map() };
+      else entry = { built: buildRecords(renderConv, template, this.specials, mask, { grouping }), prefixRenders: new Map() };
       this.builtCache.set(key, entry);
       while (this.builtCache.size > 8) this.builtCache.delete(this.builtCache.keys().next().value!);
       built = entry.built;

@@ -9,7 +9,8 @@
 import * as path from 'node:path';
 import { CODES, codeMeaning, isDataChanging } from '../codes';
 import type { FileReport, PrepareResult, RowProblemLine } from './contract';
-import type { Distribution, OutputStats } from './outputStats';
+import { distributionOf, niceBinWidth, type Distribution, type OutputStats } from './outputStats';
+import type { Distribution as LengthDistribution } from './stats';
 import { fileStatus, worstStatus, type RunStatus } from './status';
 
 /** One drop reason, error code or data-changing note, with its count. */
@@ -27,6 +28,8 @@ export interface GroupingTotals {
   records: number;
   tokens: number;
   trainableTokens: number;
+  /** True when derived (≈) rather than written by a run with that grouping. */
+  approximate?: boolean;
 }
 
 /** Everything the dashboard shows for one dataset of one run. */
@@ -118,18 +121,42 @@ export function reasonsOf(fr: FileReport, problems?: readonly RowProblemLine[]):
 }
 
 /**
- * Length statistics a report carries itself, when the run computed them. Reports of this version
- * carry none (the dashboard then reads them from `tokenized_data.jsonl`); a report that does is
- * adapted here.
+ * Length statistics a report carries itself (`files[].lengths`, `run/stats.ts`), as the dashboard's
+ * distributions: each histogram rebinned from the report's fine buckets into at most 30 equal,
+ * round-width bins (a bucket's count goes to the bin of its lower edge), the report's own count,
+ * sum, min, max, mean and percentiles kept. The report gives amplification as one figure (record
+ * tokens ÷ the conversations rendered once), so the per-conversation distribution is null.
+ * Null when the report has no length statistics (older versions).
  */
 export function statsFromReport(fr: FileReport): OutputStats | null {
-  const s = (fr as FileReport & { lengthStats?: unknown }).lengthStats as Partial<OutputStats> | undefined;
-  if (!s || typeof s !== 'object' || !isDistribution(s.seqLen)) return null;
-  return s as OutputStats;
+  const l = fr.lengths;
+  if (!l || typeof l !== 'object' || !l.seqLen || typeof l.seqLen.count !== 'number') return null;
+  return {
+    records: l.seqLen.count,
+    conversations: l.recordsPerConversation?.count ?? 0,
+    totalTokens: l.seqLen.sum,
+    trainableTokens: l.trainableTokens?.sum ?? fr.trainableTokens,
+    seqLen: fromLengthDistribution(l.seqLen),
+    trainablePerRecord: fromLengthDistribution(l.trainableTokens),
+    recordsPerConversation: fromLengthDistribution(l.recordsPerConversation),
+    amplification: null,
+    amplificationOverall: l.amplification ?? 1,
+    renderedTokens: l.renderedTokens,
+  };
 }
 
-function isDistribution(d: unknown): d is Distribution {
-  return !!d && typeof d === 'object' && Array.isArray((d as Distribution).histogram) && typeof (d as Distribution).count === 'number';
+/** A report distribution (fine buckets) as a dashboard {@link Distribution}. */
+export function fromLengthDistribution(d: LengthDistribution | undefined): Distribution {
+  if (!d || d.count === 0 || d.min === null || d.max === null) return distributionOf([]);
+  const edges = Object.keys(d.fine ?? {})
+    .map(Number)
+    .sort((a, b) => a - b);
+  const w = niceBinWidth(d.min, d.max, 30);
+  const first = Math.floor(d.min / w) * w;
+  const nb = Math.max(1, Math.floor((d.max - first) / w) + 1);
+  const histogram = Array.from({ length: nb }, (_, i) => ({ from: first + i * w, to: first + (i + 1) * w, count: 0 }));
+  for (const e of edges) histogram[Math.min(nb - 1, Math.max(0, Math.floor((Math.max(e, d.min) - first) / w)))].count += d.fine[String(e)];
+  return { count: d.count, sum: d.sum, min: d.min, max: d.max, mean: d.mean ?? d.sum / d.count, p50: d.p50 ?? 0, p90: d.p90 ?? 0, p99: d.p99 ?? 0, histogram };
 }
 
 /**
@@ -149,9 +176,9 @@ export function datasetDashboard(
   const { reasons, errorCodesComplete } = reasonsOf(fr, opts.problems);
   const fromReport = statsFromReport(fr);
   const stats = fromReport ?? opts.stats ?? null;
-  const used = ((report as PrepareResult & { grouping?: string }).grouping === 'merged' ? 'merged' : 'exact') as 'exact' | 'merged';
+  const used: 'exact' | 'merged' = report.grouping === 'merged' ? 'merged' : 'exact';
   const own: GroupingTotals = { records: fr.recordsWritten, tokens: fr.totalTokens, trainableTokens: fr.trainableTokens };
-  const other = otherGrouping(fr, used);
+  const other = otherGrouping(fr, used, fromReport);
   const notComputed: string[] = [];
   if (!stats) notComputed.push('length statistics (seq_len, trainable tokens per record, records per conversation, amplification)');
   if (!other) notComputed.push(`token totals with ${used === 'exact' ? 'merged' : 'exact'} record grouping`);
@@ -179,13 +206,15 @@ export function datasetDashboard(
   };
 }
 
-/** The other grouping's totals when a report carries them (`groupingTotals: {exact, merged}` per file), else null. */
-function otherGrouping(fr: FileReport, used: 'exact' | 'merged'): GroupingTotals | null {
-  const g = (fr as FileReport & { groupingTotals?: Partial<Record<'exact' | 'merged', GroupingTotals>> }).groupingTotals;
-  const o = g?.[used === 'exact' ? 'merged' : 'exact'];
-  return o && typeof o.tokens === 'number' && typeof o.trainableTokens === 'number'
-    ? { records: o.records ?? 0, tokens: o.tokens, trainableTokens: o.trainableTokens }
-    : null;
+/**
+ * The other grouping's totals when the report gives them: for an `exact` run, `merged` writes about
+ * the conversations rendered once (`lengths.renderedTokens`, one record per conversation; the same
+ * turns trained); an exact count of the other grouping needs a run with it.
+ */
+function otherGrouping(fr: FileReport, used: 'exact' | 'merged', stats: OutputStats | null): GroupingTotals | null {
+  if (used === 'exact' && stats?.renderedTokens)
+    return { records: stats.conversations, tokens: stats.renderedTokens, trainableTokens: fr.trainableTokens, approximate: true };
+  return null;
 }
 
 /** The workspace dashboard from the dashboards of its prepared datasets. */

@@ -154,7 +154,16 @@ export interface OutputState {
   /** The file's status in that run (`run/status.ts`: ok / warnings / degraded / failed). */
   status?: RunStatus;
   /** The settings of that run (what the output's token counts depend on besides the tokenizer and the input). */
-  settings?: { mask: PrepareResult['mask']; templateKwargs: Record<string, unknown>; maxLength: number | null; truncate: boolean };
+  settings?: {
+    mask: PrepareResult['mask'];
+    templateKwargs: Record<string, unknown>;
+    maxLength: number | null;
+    truncate: boolean;
+    /** Absent in older reports: `exact`, `truncate ? truncate : drop`, 0. */
+    grouping: string;
+    long: string;
+    minTrainableTokens: number;
+  };
   /** Records written for this file. */
   records?: number;
   tokenizer?: PrepareResult['tokenizer'];
@@ -236,7 +245,15 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
     status: fileStatus(fr, failed),
     records: fr.recordsWritten,
     tokenizer: report.tokenizer,
-    settings: { mask: report.mask, templateKwargs: report.templateKwargs ?? {}, maxLength: report.maxLength ?? null, truncate: report.truncate === true },
+    settings: {
+      mask: report.mask,
+      templateKwargs: report.templateKwargs ?? {},
+      maxLength: report.maxLength ?? null,
+      truncate: report.truncate === true,
+      grouping: report.grouping ?? 'exact',
+      long: report.long ?? (report.truncate ? 'truncate' : 'drop'),
+      minTrainableTokens: report.minTrainableTokens ?? 0,
+    },
     reportTimeMs: st.mtimeMs,
     outputs,
     staleBecause: why,

@@ -255,11 +255,14 @@ export interface OutputStats {
   recordsPerConversation: Distribution;
   /**
    * Amplification per conversation: tokens written for it ÷ tokens of its longest record (1 when
-   * one record holds the whole conversation; 41 records of a history-rewriting template give more).
+   * one record holds the whole conversation; 41 records of a history-rewriting template give more);
+   * null when only the overall figure is known (a report's `lengths`).
    */
-  amplification: Distribution;
-  /** Tokens written ÷ the sum over conversations of their longest record. */
+  amplification: Distribution | null;
+  /** Tokens written ÷ tokens of the conversations rendered once (report) or of their longest records (from tokenized_data.jsonl). */
   amplificationOverall: number;
+  /** Tokens of the written conversations rendered once, when the report gives it. */
+  renderedTokens?: number;
 }
 
 /**

@@ -15,6 +15,10 @@ import { checkTemplate } from '../templates/checkTemplate';
 import { AtomicOutput } from './output';
 import { DATASET_FILE_RE, readRows, type RawRow } from '../read/readers';
 import { writeReports } from './report';
+import { LengthStatsBuilder, mergeLengthStats } from './stats';
+import { modelVocabSizeOf, TokenCounter, tokenCountsJson } from './tokenCounts';
+import { longPolicyOf } from '../records/rowProcessor';
+import { writeFileAtomic } from './output';
 import { RowProcessor } from '../records/rowProcessor';
 import { TokenizerLoadError, type TargetTokenizer } from '../tokenizers/tokenizer';
 import type { MaskPolicy } from '../types';
@@ -89,7 +93,7 @@ export function defaultOutDir(input: string): string {
 }
 
 /** The files a run writes; in a folder that holds a `report.json` beside them they are outputs, not datasets. */
-const OUTPUT_NAMES = ['tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'report.json', 'problems.jsonl'];
+const OUTPUT_NAMES = ['tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'report.json', 'token_counts.json', 'problems.jsonl'];
 function isRunOutput(dir: string, name: string): boolean {
   return OUTPUT_NAMES.includes(name) && existsSync(join(dir, 'report.json'));
 }
@@ -179,8 +183,11 @@ function note(rep: FileReport, code: string) {
   rep.notes[code] = (rep.notes[code] ?? 0) + 1;
 }
 
-/** Adds a row's result to its file's report (counts, first lines, notes, tokens). */
-export function applyRowResult(rep: FileReport, res: RowResult): void {
+/**
+ * Adds a row's result to its file's report (counts, first lines, notes, tokens), its record
+ * lengths to `lengths` and its token-id counts to `counts` when given.
+ */
+export function applyRowResult(rep: FileReport, res: RowResult, lengths?: LengthStatsBuilder, counts?: TokenCounter): void {
   rep.rowsRead++;
   for (const n of res.notes) note(rep, n);
   switch (res.fate) {
@@ -189,6 +196,8 @@ export function applyRowResult(rep: FileReport, res: RowResult): void {
       rep.recordsWritten += res.records.length;
       rep.trainableTokens += res.trainableTokens;
       rep.totalTokens += res.totalTokens;
+      lengths?.addRow(res.recordTokens, res.recordTrainable, res.renderedTokens);
+      if (res.tokenCounts) counts?.add(res.tokenCounts, res.records.length);
       break;
     case 'setAside':
       rep.rowsSetAside++;
@@ -236,7 +245,10 @@ export function problemLine(file: string, res: RowResult): string {
  */
 export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {}): Promise<PrepareResult> {
   const t0 = Date.now();
-  const opts = { mask: 'assistant' as MaskPolicy, truncate: false, ...options };
+  const opts = { mask: 'assistant' as MaskPolicy, truncate: false, grouping: 'exact' as const, ...options };
+  const long = longPolicyOf(opts);
+  if (opts.minTrainableTokens !== undefined && (!Number.isInteger(opts.minTrainableTokens) || opts.minTrainableTokens < 1))
+    throw new Error(`minTrainableTokens must be a positive integer (got ${opts.minTrainableTokens})`);
   const outDir = resolve(opts.outDir);
   const outputs = {
     tokenizedData: join(outDir, 'tokenized_data.jsonl'),
@@ -245,6 +257,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
     reportMd: join(outDir, 'report.md'),
     problems: join(outDir, PROBLEMS_FILE),
   };
+  const tokenCountsPath = join(outDir, 'token_counts.json');
   const outputPaths = new Set(Object.values(outputs));
   for (const input of opts.inputs) {
     if (outputPaths.has(resolve(input)))
@@ -297,6 +310,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
   const prompts = new AtomicOutput(outputs.promptsToGenerate);
   const problems = new AtomicOutput(outputs.problems);
   const files: FileReport[] = [];
+  const counts = new TokenCounter();
   const largeRowBytes = opts.largeRowBytes ?? 2 * 1024 * 1024;
   /** Processes large rows in this thread when the others go to a pool (loaded on the first one). */
   let inline: InlineExecutor | undefined;
@@ -307,6 +321,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
     for (let fi = 0; fi < opts.inputs.length; fi++) {
       const file = resolve(opts.inputs[fi]);
       const rep = emptyFileReport(file);
+      const lengths = new LengthStatsBuilder();
       if (shard) rep.rowsInFile = 0;
       files.push(rep);
       const inputStat = statSync(file);
@@ -356,7 +371,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
         const { batch: p, bytes } = inFlight.shift()!;
         const results = await untilAborted(p, hooks.signal);
         for (const res of results) {
-          applyRowResult(rep, res);
+          applyRowResult(rep, res, lengths, counts);
           for (const line of res.records) await data.write(line);
           if (res.prompt) await prompts.write(res.prompt);
           if (res.fate === 'dropped' || res.fate === 'errored') await problems.write(problemLine(file, res));
@@ -418,6 +433,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
         await rows.return(undefined); // closes the file when the run stops early
       }
       emit(bytesTotal, true);
+      rep.lengths = lengths.result();
       hooks.log?.(
         `  rows ${rep.rowsRead}: written ${rep.rowsWritten} (${rep.recordsWritten} records), set aside ${rep.rowsSetAside}, dropped ${rep.rowsDropped}, errored ${rep.rowsErrored}`,
       );
@@ -441,6 +457,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
     await data.commit();
     await prompts.commit();
     await problems.commit();
+    await writeFileAtomic(tokenCountsPath, tokenCountsJson(counts.result({ name: tok.name, hash: tok.hash }, modelVocabSizeOf(opts.tokenizerDir))));
   }
   // A file that yielded nothing gets the same explanation as `inspect` (empty, CSV, tokenized, no conversation).
   for (let i = 0; i < failures.length; i++) {
@@ -457,7 +474,11 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
     templateKwargs: opts.templateKwargs ?? {},
     mask: opts.mask,
     maxLength: opts.maxLength ?? null,
-    truncate: opts.truncate,
+    truncate: long === 'truncate',
+    long,
+    grouping: opts.grouping,
+    minTrainableTokens: opts.minTrainableTokens ?? 1,
+    ...(failures.length ? {} : { tokenCounts: tokenCountsPath }),
     templateCheck,
     files,
     totals: computeTotals(files),
@@ -469,7 +490,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
 }
 
 /** Runs the chat-template check once for a run (`eagle3-prep check-template`, without the probe renders). */
-export function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templateKwargs' | 'mask'>): RunSetup {
+export function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templateKwargs' | 'mask' | 'grouping'>): RunSetup {
   const setup: RunSetup = {
     tokenizer: { dir: tok.dir, name: tok.name, hash: tok.hash, embeddedDefault: tok.embeddedDefault },
     hasTemplates: tok.templates.length > 0,
@@ -477,7 +498,7 @@ export function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templ
   };
   if (!setup.hasTemplates) return setup;
   try {
-    const { records: _r, turns: _t, ...findings } = checkTemplate(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask });
+    const { records: _r, turns: _t, ...findings } = checkTemplate(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask, grouping: opts.grouping });
     setup.templateCheck = findings;
   } catch (e) {
     setup.checkError = (e as Error).message;
@@ -513,7 +534,16 @@ const BATCH_ROWS = 16;
 const BATCH_BYTES = 64 * 1024;
 
 function settingsOf(o: PrepareOptions): RowSettings {
-  return { tokenizerDir: o.tokenizerDir, mask: o.mask, maxLength: o.maxLength, truncate: o.truncate, templateKwargs: o.templateKwargs };
+  return {
+    tokenizerDir: o.tokenizerDir,
+    mask: o.mask,
+    maxLength: o.maxLength,
+    truncate: o.truncate,
+    long: o.long,
+    grouping: o.grouping,
+    minTrainableTokens: o.minTrainableTokens,
+    templateKwargs: o.templateKwargs,
+  };
 }
 
 /**
@@ -548,5 +578,6 @@ export function computeTotals(files: readonly FileReport[]): PrepareResult['tota
   for (const k of sumKeys) totals[k] = files.reduce((a, f) => a + f[k], 0);
   for (const f of files) for (const [k, v] of Object.entries(f.dropped)) totals.dropped[k] = (totals.dropped[k] ?? 0) + v.count;
   for (const f of files) for (const [k, v] of Object.entries(f.errorReasons ?? {})) (totals.errorReasons ??= {})[k] = (totals.errorReasons[k] ?? 0) + v.count;
+  if (files.length && files.every((f) => f.lengths)) totals.lengths = mergeLengthStats(files.map((f) => f.lengths!));
   return totals;
 }
