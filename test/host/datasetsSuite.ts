@@ -27,7 +27,10 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined | fal
   }
 }
 
-/** A damaged dataset: good rows, a truncated line, an unknown role, a row with its turns under an unknown key, an empty conversation. */
+/**
+ * A damaged dataset: good rows, a truncated line, an unknown role, a row with its turns under an unknown key
+ * and an unknown speaker (a turn list under any key is read when every speaker is known, issue 12), an empty conversation.
+ */
 export const DAMAGED_ROWS = [
   JSON.stringify({
     conversations: [
@@ -45,7 +48,7 @@ export const DAMAGED_ROWS = [
   JSON.stringify({
     dialogue_turns: [
       { role: 'user', content: 'Hi' },
-      { role: 'assistant', content: 'Hello!' },
+      { role: 'narrator', content: 'Hello!' },
     ],
   }),
   JSON.stringify({ conversations: [] }),
@@ -167,7 +170,8 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
   ]);
   console.log(`[host-suite] ok: Problems lists damaged.jsonl rows ${got.map((g) => `${g[0]}:${g[1]}`).join(', ')}`);
 
-  // 4. Quick fix: add the role alias to eagle3prep.jsonc; the unknown_role entry goes away.
+  // 4. Quick fixes (both offered before either is applied: the alias alone already makes line 4 readable):
+  // add the role alias to eagle3prep.jsonc, map the unknown field; the unknown_role and unrecognized_shape entries go away.
   const roleDiag = diags.find((d) => d.code === 'unknown_role')!;
   const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
     'vscode.executeCodeActionProvider',
@@ -178,6 +182,15 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
   const titles = actions.map((a) => a.title);
   const alias = actions.find((a) => a.title === 'Add role alias "narrator" → assistant to eagle3prep.jsonc');
   assert.ok(alias?.command, `quick fixes offered: ${titles.join(' | ')}`);
+  const fieldDiag = diags.find((d) => d.code === 'unrecognized_shape')!;
+  const fieldActions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
+    'vscode.executeCodeActionProvider',
+    damagedUri,
+    fieldDiag.range,
+    vscode.CodeActionKind.QuickFix.value,
+  );
+  const mapping = fieldActions.find((a) => a.title === 'Map field "dialogue_turns" → "messages" in eagle3prep.jsonc');
+  assert.ok(mapping?.command, `quick fixes offered: ${fieldActions.map((a) => a.title).join(' | ')}`);
   t = Date.now();
   const fixed = await vscode.commands.executeCommand<{ file: string; selection: vscode.Range } | undefined>(
     alias.command.command,
@@ -196,22 +209,17 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
   );
   assert.equal(staleDamaged.icon.id, 'history');
   const rechecked = vscode.languages.getDiagnostics(damagedUri).filter((x) => x.source === 'eagle3-prep');
-  assert.deepEqual(rechecked.map(codeOf).sort(), ['empty_conversation', 'invalid_json', 'unrecognized_shape'], 're-checked: the unknown role is gone');
+  assert.ok(!rechecked.some((d) => codeOf(d) === 'unknown_role'), `re-checked: the unknown role is gone (${rechecked.map(codeOf).join(', ')})`);
+  assert.ok(
+    ['invalid_json', 'empty_conversation'].every((c) => rechecked.some((d) => codeOf(d) === c)),
+    rechecked.map(codeOf).join(', '),
+  );
   const shownConfig = vscode.window.visibleTextEditors.find((e) => e.document.uri.fsPath === config);
   assert.ok(shownConfig, 'eagle3prep.jsonc is shown');
   assert.equal(shownConfig.document.getText(shownConfig.selection), '"narrator": "assistant"', 'the inserted entry is selected');
   console.log(
     `[host-suite] ok: quick fix → damaged.jsonl stale (${staleDamaged.staleBecause.join('; ')}), re-checked (${rechecked.map(codeOf).join(', ')}), entry revealed in eagle3prep.jsonc (${Date.now() - t} ms)`,
   );
-  const fieldDiag = diags.find((d) => d.code === 'unrecognized_shape')!;
-  const fieldActions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
-    'vscode.executeCodeActionProvider',
-    damagedUri,
-    fieldDiag.range,
-    vscode.CodeActionKind.QuickFix.value,
-  );
-  const mapping = fieldActions.find((a) => a.title === 'Map field "dialogue_turns" → "messages" in eagle3prep.jsonc');
-  assert.ok(mapping?.command, `quick fixes offered: ${fieldActions.map((a) => a.title).join(' | ')}`);
   await vscode.commands.executeCommand(mapping.command.command, ...(mapping.command.arguments ?? []));
   const after = await waitFor('the fixed rows to leave Problems', () => {
     const d = vscode.languages.getDiagnostics(damagedUri).filter((x) => x.source === 'eagle3-prep');
