@@ -19,6 +19,7 @@
 import { setPriority } from 'node:os';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { prepare, RowProcessor, runSetup } from './core/run/pipeline';
+import { errorMessage } from './core/errors';
 import { handleServiceRequest } from './core/run/service';
 import { isServiceCall, type ServiceReply, type ServiceWorkerData } from './core/run/serviceProtocol';
 import {
@@ -61,8 +62,7 @@ async function main(): Promise<void> {
     });
     post(port, { type: 'done', result });
   } catch (e) {
-    const err = e instanceof Error ? e : new Error(String(e));
-    post(port, { type: 'error', message: err.message, stack: err.stack, aborted: controller.signal.aborted });
+    post(port, { type: 'error', message: errorMessage(e), stack: stackOf(e), aborted: controller.signal.aborted });
   } finally {
     // Without a 'message' listener the port no longer keeps the worker alive:
     // it exits once the messages above are flushed.
@@ -93,8 +93,7 @@ function rowsWorker(port: NonNullable<typeof parentPort>, data: PoolWorkerData):
   try {
     processor = new RowProcessor(data.settings);
   } catch (e) {
-    const err = e instanceof Error ? e : new Error(String(e));
-    send({ type: 'failed', id: -1, message: err.message, stack: err.stack });
+    send({ type: 'failed', id: -1, message: errorMessage(e), stack: stackOf(e) });
     return;
   }
   send({ type: 'ready', ...(data.setup ? { setup: runSetup(processor.tok, data.settings) } : {}) });
@@ -103,8 +102,7 @@ function rowsWorker(port: NonNullable<typeof parentPort>, data: PoolWorkerData):
     try {
       send({ type: 'results', id: m.id, results: m.rows.map((r) => processor.processRow(r, m.file, m.fileBase, m.normalize)) });
     } catch (e) {
-      const err = e instanceof Error ? e : new Error(String(e));
-      send({ type: 'failed', id: m.id, message: `${m.file}: ${err.message}`, stack: err.stack });
+      send({ type: 'failed', id: m.id, message: `${m.file}: ${errorMessage(e)}`, stack: stackOf(e) });
     }
   });
 }
@@ -118,11 +116,20 @@ function serviceWorker(port: NonNullable<typeof parentPort>, data: ServiceWorker
     handleServiceRequest(m.request, () => reply({ type: 'started', id: m.id })).then(
       (result) => reply({ type: 'reply', id: m.id, result }),
       (e: unknown) => {
-        const err = e instanceof Error ? e : new Error(String(e));
-        reply({ type: 'reply', id: m.id, error: { name: err.constructor?.name ?? 'Error', message: err.message } });
+        const name = e instanceof Error ? (e.constructor?.name ?? 'Error') : 'Error';
+        reply({ type: 'reply', id: m.id, error: { name, message: errorMessage(e) } });
       },
     );
   });
+}
+
+/** The stack of a thrown Error, if it has a readable one. Never throws. */
+function stackOf(e: unknown): string | undefined {
+  try {
+    return e instanceof Error && typeof e.stack === 'string' ? e.stack : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 void main();

@@ -3,17 +3,18 @@
  * the workspace, drawing what a run did — seq_len histogram, trainable tokens per record, records
  * per conversation and amplification, the trainable share, drop / error reasons, the detected
  * format and its evidence, and exact vs merged token totals when known. The figures come from the
- * view-model of `core/run/dashboardModel.ts`, built from report.json (`readReport.ts`), the
+ * view-model of `core/run/dashboardModel.ts`, built from report.json (`readReport.ts` `readRunReport`), the
  * output's `problems.jsonl` and the length statistics of `tokenized_data.jsonl` (read in the
  * background service worker). The page is `dist/dashboard.js` (webview/dashboard.ts, Chart.js
  * bundled); the messages are those of dashboardProtocol.ts. Panels follow their report.json.
  */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { datasetDashboard, workspaceDashboard, type DashboardModel, type DatasetDashboard } from '../core/run/dashboardModel';
+import { datasetDashboard, statsFromReport, workspaceDashboard, type DashboardModel, type DatasetDashboard } from '../core/run/dashboardModel';
 import { readOutputState, tokenizerFilesHash } from '../core/run/datasetScan';
 import type { OutputStats } from '../core/run/outputStats';
-import { readReport, readRowProblems } from '../core/run/readReport';
+import { fileReportOf, readRowProblems, readRunReport } from '../core/run/readReport';
 import { OPEN_DASHBOARD_COMMAND } from './datasetItems';
 import { isDashboardWebviewMessage, type DashboardDrawn, type DashboardHostMessage } from './dashboardProtocol';
 import { datasetsProvider, findDatasetFiles } from './datasetsTree';
@@ -39,10 +40,13 @@ export async function datasetModel(file: string): Promise<DatasetDashboard> {
   const settings = readPrepareSettings(uri);
   const out = readOutputState(file, { outDir: outDirFor([file], settings.outputDirectory), tokenizerHash: tokenizerFilesHash(resolveTokenizerDir(uri)) });
   if (out.state === 'none' || !out.reportJson) throw new Error(`${path.basename(file)} has no prepared output in ${out.outDir}: prepare it first.`);
-  const report = readReport(out.reportJson);
+  const { report } = readRunReport(out.reportJson);
   const problems = await readRowProblems(report, file);
   let stats: OutputStats | null = null;
-  if (out.outputs?.[0]?.exists) {
+  // Record lengths: report.json's when the run wrote them, else read from the JSONL (a Parquet-only output of an
+  // earlier version has none).
+  const fr = fileReportOf(report, file);
+  if (!(fr && statsFromReport(fr)) && fs.existsSync(report.outputs.tokenizedData)) {
     try {
       stats = await serviceClient().call({ op: 'stats', parts: [{ tokenizedData: report.outputs.tokenizedData, inputs: [file] }] }, 10 * 60_000);
     } catch {
@@ -74,7 +78,8 @@ export async function workspaceModel(): Promise<DashboardModel> {
     try {
       const d = await datasetModel(f);
       datasets.push(d);
-      parts.push({ tokenizedData: path.join(d.outDir, 'tokenized_data.jsonl'), inputs: [f] });
+      const jsonl = path.join(d.outDir, 'tokenized_data.jsonl');
+      if (fs.existsSync(jsonl)) parts.push({ tokenizedData: jsonl, inputs: [f] });
     } catch {
       notPrepared.push(path.basename(f));
     }

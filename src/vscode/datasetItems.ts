@@ -181,7 +181,7 @@ export function datasetDetails(n: DatasetNode): DetailNode[] {
     detail(n, `${plural(fr.recordsWritten, 'record')} written`, {
       description: `${plural(fr.rowsWritten, 'row')}, ${fmt(fr.trainableTokens)} of ${fmt(fr.totalTokens)} tokens trainable (${pct(fr.trainableTokens, fr.totalTokens)})`,
       icon: 'check',
-      tooltip: 'Open tokenized_data.jsonl',
+      tooltip: `Open ${o.outputs?.[0]?.name ?? 'tokenized_data.jsonl'}`,
       command: o.outputs?.[0]?.exists ? { command: 'vscode.open', title: 'Open', arguments: [vscode.Uri.file(o.outputs[0].path)] } : undefined,
     }),
   );

@@ -20,7 +20,7 @@ import * as vscode from 'vscode';
 import { applyEdits, findNodeAtLocation, modify, parseTree } from 'jsonc-parser';
 import type { RowProblemLine } from '../core/run/contract';
 import { datasetKind, readOutputState, tokenizerFilesHash, type RowProblem } from '../core/run/datasetScan';
-import { readReport, readRowProblems } from '../core/run/readReport';
+import { readRowProblems, readRunReport } from '../core/run/readReport';
 import { ALIAS_TARGET_ROLES, findProjectConfig, PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
 import { isExcludedDataset } from './datasetsTree';
 import { outDirFor, readPrepareSettings } from './prepareCommand';
@@ -171,7 +171,7 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
     let rep: FromReport | undefined;
     if (out.state === 'prepared' && out.reportJson) {
       try {
-        const report = readReport(out.reportJson);
+        const { report } = readRunReport(out.reportJson);
         const r = await readRowProblems(report, key, this.maxProblems(uri));
         rep = { ...r, reportJson: out.reportJson, reportMd: report.outputs.reportMd };
       } catch {
@@ -194,7 +194,7 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
     for (const r of reports) {
       let files: string[];
       try {
-        files = readReport(r.fsPath).files.map((f) => f.file);
+        files = readRunReport(r.fsPath).report.files.map((f) => f.file);
       } catch {
         continue;
       }
@@ -328,7 +328,7 @@ export function registerDiagnostics(): vscode.Disposable[] {
   const reports = vscode.workspace.createFileSystemWatcher('**/report.json');
   const onReport = (u: vscode.Uri) => {
     try {
-      for (const f of readReport(u.fsPath).files) void diagnostics.refreshFromReport(vscode.Uri.file(f.file));
+      for (const f of readRunReport(u.fsPath).report.files) void diagnostics.refreshFromReport(vscode.Uri.file(f.file));
     } catch {
       diagnostics.collection.forEach((d) => void diagnostics.refreshFromReport(d));
     }

@@ -10,9 +10,10 @@ import * as vscode from 'vscode';
 import { DATASET_EXTENSIONS, defaultOutDir, expandInputs, type PrepareOptions, type PrepareResult } from '../core/run/pipeline';
 import type { MaskPolicy } from '../core/types';
 import type { Grouping } from '../core/records/mask';
-import type { LongPolicy } from '../core/run/contract';
+import type { LongPolicy, OutputFormat } from '../core/run/contract';
 import { CONFIG_SECTION, expandConfiguredPath, resolveTokenizerDir, tokenizerDisplayName } from './tokenizerSelection';
 import { fileStatus, worstStatus, type RunStatus } from '../core/run/status';
+import { statusWord } from '../core/run/report';
 import { notify } from './notify';
 import { pickDataset } from './pickDataset';
 import { runPrepareInWorker } from './workerClient';
@@ -65,6 +66,8 @@ export interface PrepareSettings {
   /** Folder in which `<input-name>.eagle3/` is created instead of beside the input; undefined = beside it. */
   outputDirectory?: string;
   openReport: OpenReportMode;
+  /** The record files (`eagle3prep.outputFormat`, `PrepareOptions.format`). */
+  format: OutputFormat;
 }
 
 /**
@@ -91,6 +94,11 @@ export function readPrepareSettings(scope?: vscode.Uri, warn: (msg: string) => v
   }
   const wf = scope ? vscode.workspace.getWorkspaceFolder(scope) : undefined;
   const openReport = c.get<string>('openReport', 'preview');
+  let format = c.get<string>('outputFormat', 'jsonl') as OutputFormat;
+  if (!OUTPUT_FORMATS.includes(format)) {
+    warn(`eagle3prep.outputFormat "${format}" is not one of ${OUTPUT_FORMATS.join(', ')}; using "jsonl".`);
+    format = 'jsonl';
+  }
   const truncate = c.get<boolean>('truncate', false) === true;
   const rawLong = c.inspect<string>('longRecords');
   const longSet = rawLong?.workspaceFolderValue ?? rawLong?.workspaceValue ?? rawLong?.globalValue;
@@ -118,8 +126,11 @@ export function readPrepareSettings(scope?: vscode.Uri, warn: (msg: string) => v
     templateKwargs: { ...(templateKwargs as Record<string, unknown>) },
     outputDirectory: expandConfiguredPath(c.get<string>('outputDirectory', ''), wf),
     openReport: (['preview', 'editor', 'none'] as const).find((m) => m === openReport) ?? 'preview',
+    format,
   };
 }
+
+const OUTPUT_FORMATS: readonly OutputFormat[] = ['jsonl', 'parquet', 'both'];
 
 /**
  * The output folder of a run over `inputPaths`: `defaultOutDir(first input)` (`<input-name>.eagle3/`
@@ -160,22 +171,32 @@ function plural(n: number, word: string): string {
 /** One-line summary of a result's totals, e.g. `3 records from 3 rows (0 set aside, 0 dropped, 0 errored)`. */
 export function summarizeResult(result: PrepareResult): string {
   const t = result.totals;
+  // The status word and the data-changing warnings, as the CLI summary and report.md show them (core/run/status.ts).
+  const warnings = warningsText(result);
   return (
-    `${plural(t.recordsWritten, 'record')} from ${plural(t.rowsRead, 'row')} ` +
-    `(${t.rowsSetAside} set aside for generation, ${t.rowsDropped} dropped, ${t.rowsErrored} errored)`
+    `${statusWord(runStatusOf(result).status)}: ${plural(t.recordsWritten, 'record')} from ${plural(t.rowsRead, 'row')} ` +
+    `(${t.rowsSetAside} set aside for generation, ${t.rowsDropped} dropped, ${t.rowsErrored} errored)` +
+    (warnings ? `; ${warnings}` : '')
   );
 }
 
-/** The status of a run's files and of the run (`core/run/status.ts`, the CLI summary's words). */
+/**
+ * The status of a run's files and of the run (`core/run/status.ts`, the CLI summary's words): as the
+ * run set them (`status` in the result and report.json), else worked out from the counts (results of
+ * earlier versions).
+ */
 export function runStatusOf(result: PrepareResult): { status: RunStatus; files: { file: string; status: RunStatus }[] } {
   const files = result.files.map((f) => ({
     file: f.file,
-    status: fileStatus(
-      f,
-      result.failures.some((x) => x.includes(f.file)),
-    ),
+    status: f.status ?? fileStatus(f, f.skipped === true || result.failures.some((x) => x.includes(f.file))),
   }));
-  return { status: result.ok ? worstStatus(files.map((f) => f.status)) : 'failed', files };
+  return { status: result.status ?? (result.ok ? worstStatus(files.map((f) => f.status)) : 'failed'), files };
+}
+
+/** `data-changing warnings: truncated × 3, … (see report.md)`, or '' when the run has none. */
+function warningsText(result: PrepareResult): string {
+  const warnings = (result.warnings ?? []).map((w) => `${w.code} × ${w.count}`).join(', ');
+  return warnings ? `data-changing warnings: ${warnings} (see report.md)` : '';
 }
 
 /** `damaged.jsonl: 4 of 10 rows kept (3 errored, 3 dropped)` for each file that is not ok. */
@@ -201,7 +222,8 @@ export async function showRunOutcome(result: PrepareResult, output: vscode.Outpu
     if (choice === 'Show problems') await vscode.commands.executeCommand('workbench.actions.view.problems');
     else if (choice === 'Open report') await openReport(result.outputs.reportMd, 'preview', (l) => output.appendLine(l));
     else if (choice === 'Open dashboard') await vscode.commands.executeCommand('eagle3prep.openDashboard', dashboardArg);
-    else if (choice === 'Reveal in Explorer') await vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(result.outputs.tokenizedData));
+    else if (choice === 'Reveal in Explorer')
+      await vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(result.outputs.written?.[0] ?? result.outputs.tokenizedData));
     else if (choice === 'Show log') output.show(true);
   };
   if (status === 'failed') {
@@ -210,10 +232,10 @@ export async function showRunOutcome(result: PrepareResult, output: vscode.Outpu
     return act(await notify('error', `EAGLE-3 Prep failed for ${which}: ${result.failures.join('; ') || 'see the log'}`, 'Show log'));
   }
   if (status === 'ok')
-    return act(await notify('info', `EAGLE-3 Prep: ok — ${summarizeResult(result)} → ${outName}/`, 'Open dashboard', 'Reveal in Explorer', 'Show log'));
-  const changed =
-    status === 'warnings' && !lossText(result) ? 'the output differs from the source (data-changing notes, see Problems and the report)' : lossText(result);
-  return act(await notify('warning', `EAGLE-3 Prep: ${status} — ${changed} → ${outName}/`, 'Show problems', 'Open report', 'Open dashboard'));
+    return act(await notify('info', `EAGLE-3 Prep: ${summarizeResult(result)} → ${outName}/`, 'Open dashboard', 'Reveal in Explorer', 'Show log'));
+  // The rows lost and the data-changing warnings (status.ts), so the toast says what changed, not only that something did.
+  const changed = [lossText(result), warningsText(result)].filter(Boolean).join('; ') || 'the output differs from the source (see Problems and the report)';
+  return act(await notify('warning', `EAGLE-3 Prep: ${statusWord(status)} — ${changed} → ${outName}/`, 'Show problems', 'Open report', 'Open dashboard'));
 }
 
 /** Runs in progress, by output folder: a second run into the same folder is refused. */
@@ -275,6 +297,7 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
     grouping: settings.grouping,
     minTrainableTokens: settings.minTrainableTokens,
     templateKwargs: settings.templateKwargs,
+    format: settings.format,
   };
   const names = inputs.map((i) => path.basename(i));
   log('');
@@ -327,11 +350,11 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
     running.delete(outDir);
   }
 
-  log(`Done in ${(result.elapsedMs / 1000).toFixed(1)} s: ${summarizeResult(result)}; status ${runStatusOf(result).status}.`);
+  log(`Done in ${(result.elapsedMs / 1000).toFixed(1)} s: ${summarizeResult(result)}.`);
   for (const f of result.failures) log(`  failure: ${f}`);
   // A failed run writes nothing (the folder keeps its previous outputs), so there is no new report to open.
   if (result.ok) {
-    log(`  ${result.outputs.tokenizedData}\n  ${result.outputs.promptsToGenerate}\n  ${result.outputs.reportMd}`);
+    log((result.outputs.written ?? [result.outputs.tokenizedData, result.outputs.promptsToGenerate, result.outputs.reportMd]).map((f) => `  ${f}`).join('\n'));
     const active = vscode.window.activeTextEditor?.document.uri.toString();
     await openReport(
       result.outputs.reportMd,

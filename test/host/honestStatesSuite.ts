@@ -75,7 +75,7 @@ export async function runHonestStatesChecks(ws: string): Promise<void> {
     (await vscode.commands.executeCommand<ShownNotification[]>('eagle3prep.notifications', since)).find((n) => n.message.startsWith('EAGLE-3 Prep:')),
   );
   assert.equal(toast.severity, 'warning', `toast: ${JSON.stringify(toast)}`);
-  assert.match(toast.message, /^EAGLE-3 Prep: degraded — big-damage\.jsonl: 4 of 70 rows kept \(63 errored, 3 dropped\)/);
+  assert.match(toast.message, /^EAGLE-3 Prep: DEGRADED — big-damage\.jsonl: 4 of 70 rows kept \(63 errored, 3 dropped\)/);
   assert.deepEqual(toast.actions, ['Show problems', 'Open report', 'Open dashboard']);
 
   // Problems: every errored row (63, more than the 50 report.json keeps) and every dropped one, without opening the file.

@@ -1,6 +1,6 @@
 /**
  * Reading a run back (issue 15): problems.jsonl lists every dropped and errored row (the report
- * keeps 50 errors), readRowProblems / readReport, the output's length statistics and exact row
+ * keeps 50 errors), readRowProblems / readRunReport, the output's length statistics and exact row
  * counts (outputStats.ts), the dashboard view-model, a stale output after an eagle3prep.jsonc edit,
  * the service worker's handler, the generation preflight on a closed port.
  */
@@ -13,7 +13,7 @@ import { datasetDashboard, reasonsOf, workspaceDashboard } from '../../src/core/
 import { readOutputState } from '../../src/core/run/datasetScan';
 import { distributionOf, indexTokenizedData, niceBinWidth, outputStats, parseRecordLine, recordsOfRow } from '../../src/core/run/outputStats';
 import { prepare, type RowProblemLine } from '../../src/core/run/pipeline';
-import { errorCodeOf, readReport, readRowProblems } from '../../src/core/run/readReport';
+import { errorCodeOf, readRowProblems, readRunReport } from '../../src/core/run/readReport';
 import { handleServiceRequest } from '../../src/core/run/service';
 import { preflightServers } from '../../src/core/generate/preflight';
 import { recordSegments } from '../../src/core/templates/checkTemplate';
@@ -79,7 +79,7 @@ test('problems.jsonl lists every dropped and errored row; readRowProblems reads 
     ],
   );
 
-  const report = readReport(res.outputs.reportJson);
+  const { report } = readRunReport(res.outputs.reportJson);
   const back = await readRowProblems(report, file);
   assert.equal(back.complete, true);
   assert.equal(back.problems.length, 65);

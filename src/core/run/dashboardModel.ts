@@ -187,7 +187,8 @@ export function datasetDashboard(
     name: path.basename(abs),
     outDir: path.dirname(report.outputs.reportJson),
     reportJson: report.outputs.reportJson,
-    status: fileStatus(fr, failed),
+    // The run's own word (report.json `status`, template findings included); worked out from the counts for earlier reports.
+    status: fr.status ?? fileStatus(fr, failed || fr.skipped === true),
     staleBecause: opts.staleBecause ?? [],
     format: { name: fr.format, evidence: fr.evidence },
     rows: { read: fr.rowsRead, written: fr.rowsWritten, setAside: fr.rowsSetAside, dropped: fr.rowsDropped, errored: fr.rowsErrored },

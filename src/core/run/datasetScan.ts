@@ -18,10 +18,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
 import { normalizeRow } from '../formats/normalize';
-import { defaultOutDir, type FileReport, type PrepareResult } from './pipeline';
+import { defaultOutDir } from './inputs';
+import type { FileReport, PrepareResult, RunStatus } from './contract';
+import { REPORT_SCHEMA_VERSION } from './report';
+import { fileReportOf, readRunReport, ReportReadError } from './readReport';
+import { fileStatus } from './status';
 import { applyProjectConfig, findProjectConfig, loadProjectConfigFor, type ProjectConfig } from '../read/projectConfig';
-import { fileReportOf, readReport } from './readReport';
-import { fileStatus, type RunStatus } from './status';
 import { countRows, DATASET_FILE_RE, readRows } from '../read/readers';
 import { defaultTokenizerDir, tokenizerFilesHashOf, tokenizerFilesStamp } from '../tokenizers/tokenizer';
 import type { FormatDetection } from '../types';
@@ -198,17 +200,22 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   const none: OutputState = { state: 'none', outDir, staleBecause: [] };
   let st: fs.Stats | undefined;
   let report: PrepareResult;
+  let schemaVersion: number;
   try {
     st = fs.statSync(reportJson, { throwIfNoEntry: false });
     if (!st) return none;
-    report = readReport(reportJson);
+    ({ report, schemaVersion } = readRunReport(reportJson));
   } catch (e) {
-    return { ...none, staleBecause: [(e as Error).message] };
+    return { ...none, staleBecause: [e instanceof ReportReadError ? e.message : `${reportJson} cannot be read: ${(e as Error).message}`] };
   }
   const fr = fileReportOf(report, abs);
   if (!fr) return none;
+  // The records file: the JSONL, or the Parquet file of a run with `format: parquet` (README "Outputs").
+  const parquetOnly = report.outputs?.format === 'parquet';
   const names: [string, string][] = [
-    ['tokenized_data.jsonl', report.outputs.tokenizedData],
+    parquetOnly
+      ? ['tokenized_data.parquet', report.outputs.tokenizedDataParquet ?? path.join(outDir, 'tokenized_data.parquet')]
+      : ['tokenized_data.jsonl', report.outputs.tokenizedData],
     ['prompts_to_generate.jsonl', report.outputs.promptsToGenerate],
     ['report.md', report.outputs.reportMd],
   ];
@@ -232,7 +239,9 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   const config = findProjectConfig(abs);
   const cst = config ? fs.statSync(config, { throwIfNoEntry: false }) : undefined;
   if (config && cst && cst.mtimeMs > st.mtimeMs) why.push(`${path.basename(config)} changed since the run (${config})`);
-  if (!outputs[0].exists) why.push('tokenized_data.jsonl is missing');
+  if (!outputs[0].exists) why.push(`${outputs[0].name} is missing`);
+  if (schemaVersion < REPORT_SCHEMA_VERSION) why.push(`report.json was written by an earlier eagle3-prep (schema ${schemaVersion}, no status): prepare again`);
+  // Reports of earlier versions carry no status: it is worked out from the counts as the run would have.
   const failed = !report.ok && (report.failures ?? []).some((f) => f.includes(abs) || f.includes(path.basename(abs)));
   return {
     state: why.length ? 'stale' : 'prepared',
@@ -240,9 +249,9 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
     reportJson,
     reportMd: outputs[2].path,
     ok: report.ok,
+    status: fr.status ?? fileStatus(fr, failed || fr.skipped === true),
     failures: report.failures,
     fileReport: fr,
-    status: fileStatus(fr, failed),
     records: fr.recordsWritten,
     tokenizer: report.tokenizer,
     settings: {

@@ -8,34 +8,31 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import type { FileReport, PrepareResult, RowProblemLine } from './contract';
+import { readReport, type ReadReport } from './report';
 
-/** report.json cannot be read or is not a prepare report. */
-export class ReportReadError extends Error {}
+export { ReportReadError, type ReadReport } from './report';
 
 /**
- * Reads and checks `report.json`.
- * @throws ReportReadError naming the file when it is missing, not JSON, or not a prepare report (no `files` / `totals`).
+ * Reads `report.json` through `report.ts` `readReport` (schema 2 snake_case converted to the
+ * in-memory shape; schema 1 taken as it is) and points its outputs at the folder the report is in
+ * now: reports are written with absolute paths, and a folder that was moved is read from where it is.
+ * @throws ReportReadError naming the file when it is missing, not JSON, or not a prepare report.
  */
-export function readReport(file: string): PrepareResult {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
-  } catch (e) {
-    throw new ReportReadError(`${file} cannot be read: ${(e as Error).message}`);
-  }
-  const r = raw as Partial<PrepareResult> | null;
-  if (!r || typeof r !== 'object' || !Array.isArray(r.files) || !r.totals || typeof r.totals !== 'object')
-    throw new ReportReadError(`${file} is not an eagle3-prep report.json (no files / totals)`);
+export function readRunReport(file: string): ReadReport {
+  const { report: r, schemaVersion } = readReport(file);
   const outDir = path.dirname(file);
-  // Reports are written with absolute paths; a folder that was moved is read from where it is now.
-  const outputs = {
-    tokenizedData: path.join(outDir, 'tokenized_data.jsonl'),
-    promptsToGenerate: path.join(outDir, 'prompts_to_generate.jsonl'),
+  const here = (p: string | undefined, name: string) => path.join(outDir, p ? path.basename(p) : name);
+  const outputs: PrepareResult['outputs'] = {
+    ...r.outputs,
+    tokenizedData: here(r.outputs.tokenizedData, 'tokenized_data.jsonl'),
+    tokenizedDataParquet: r.outputs.tokenizedDataParquet ? here(r.outputs.tokenizedDataParquet, 'tokenized_data.parquet') : undefined,
+    promptsToGenerate: here(r.outputs.promptsToGenerate, 'prompts_to_generate.jsonl'),
     reportJson: file,
-    reportMd: path.join(outDir, 'report.md'),
-    problems: r.outputs?.problems ? path.join(outDir, path.basename(r.outputs.problems)) : undefined,
+    reportMd: here(r.outputs.reportMd, 'report.md'),
+    problems: r.outputs.problems ? here(r.outputs.problems, 'problems.jsonl') : undefined,
+    written: r.outputs.written?.map((w) => here(w, path.basename(w))),
   };
-  return { ...(r as PrepareResult), outputs };
+  return { report: { ...r, outputs }, schemaVersion };
 }
 
 /** The entry of `file` (absolute or relative path) in a report, if the run read it. */
