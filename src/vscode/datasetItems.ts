@@ -75,7 +75,10 @@ export function statusText(n: DatasetNode): string | undefined {
   if (o.status === 'ok') return 'ok';
   const lost = [fr.rowsErrored ? `${fmt(fr.rowsErrored)} errored` : '', fr.rowsDropped ? `${fmt(fr.rowsDropped)} dropped` : ''].filter(Boolean).join(', ');
   const kept = fr.rowsWritten + fr.rowsSetAside;
-  return lost ? `${o.status}: ${pct(kept, fr.rowsRead)} of rows kept (${lost})` : `${o.status}: output differs from the source (see Problems)`;
+  if (lost) return `${o.status}: ${pct(kept, fr.rowsRead)} of rows kept (${lost})`;
+  // Nothing lost, yet the data changed: say what changed (the data-changing warnings), not only that something did.
+  const what = (o.warnings ?? []).map((w) => `${w.code} × ${fmt(w.count)}`).join(', ');
+  return `${o.status}: ${what || 'output differs from the source'} (see Problems)`;
 }
 
 /** One-line description of a dataset: `sharegpt · 10 rows · 4 records · degraded: 40 % of rows kept (3 errored, 3 dropped)`. */

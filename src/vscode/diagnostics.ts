@@ -18,6 +18,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { applyEdits, findNodeAtLocation, modify, parseTree } from 'jsonc-parser';
+import { codeMeaning, codeRemedy } from '../core/codes';
 import type { RowProblemLine } from '../core/run/contract';
 import { datasetKind, readOutputState, tokenizerFilesHash, type RowProblem } from '../core/run/datasetScan';
 import { readRowProblems, readRunReport } from '../core/run/readReport';
@@ -74,6 +75,11 @@ interface FromReport {
   missing: number;
   reportJson: string;
   reportMd: string;
+  /**
+   * The file's data-changing warnings that no row lists (notes such as `empty_think_trained`, the
+   * template check's findings): one entry each, on line 1, so a `warnings` file is never clean in Problems.
+   */
+  fileWarnings: { code: string; count: number }[];
 }
 
 /** Diagnostics of the Problems panel and their quick fixes; see the module comment. */
@@ -141,6 +147,17 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
         d.source = DIAGNOSTIC_SOURCE;
         diags.push(d);
       }
+      for (const w of rep.fileWarnings) {
+        const remedy = codeRemedy(w.code);
+        const d = new vscode.Diagnostic(
+          range(1),
+          `${w.code} × ${w.count.toLocaleString('en-US')}: ${codeMeaning(w.code) || w.code}${remedy ? `. What to do: ${remedy}` : ''} (data-changing warning of the last run)`,
+          vscode.DiagnosticSeverity.Warning,
+        );
+        d.code = { value: w.code, target };
+        d.source = DIAGNOSTIC_SOURCE;
+        diags.push(d);
+      }
       if (rep.missing > 0) {
         const d = new vscode.Diagnostic(
           range(1),
@@ -173,7 +190,10 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
       try {
         const { report } = readRunReport(out.reportJson);
         const r = await readRowProblems(report, key, this.maxProblems(uri));
-        rep = { ...r, reportJson: out.reportJson, reportMd: report.outputs.reportMd };
+        // Drops are listed per row already; the rest of the file's data-changing warnings get one entry each.
+        const dropped = out.fileReport?.dropped ?? {};
+        const fileWarnings = (out.warnings ?? []).filter((w) => !(w.code in dropped));
+        rep = { ...r, reportJson: out.reportJson, reportMd: report.outputs.reportMd, fileWarnings };
       } catch {
         rep = undefined;
       }

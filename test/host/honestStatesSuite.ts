@@ -11,6 +11,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { PrepareResult } from '../../src/core/run/pipeline';
+import { readReport, REPORT_SCHEMA_VERSION } from '../../src/core/run/report';
 import type { DashboardResult } from '../../src/vscode/dashboard';
 import type { DatasetStateSummary } from '../../src/vscode/datasetsTree';
 import type { GenerateCommandResult } from '../../src/vscode/generateCommand';
@@ -85,9 +86,17 @@ export async function runHonestStatesChecks(ws: string): Promise<void> {
   });
   const code = (d: vscode.Diagnostic) => (typeof d.code === 'object' ? String(d.code.value) : String(d.code));
   const errors = diags.filter((d) => d.severity === vscode.DiagnosticSeverity.Error);
-  const warnings = diags.filter((d) => d.severity === vscode.DiagnosticSeverity.Warning);
+  const allWarnings = diags.filter((d) => d.severity === vscode.DiagnosticSeverity.Warning);
+  const warnings = allWarnings.filter((d) => /\(row \d+ was dropped by the last run\)$/.test(d.message));
   assert.equal(errors.length, 63, 'one error per errored row');
   assert.equal(warnings.length, 3, 'one warning per dropped row');
+  // The file's data-changing note (no row lists it) is in Problems too, on line 1, with its count as in the toast.
+  const fileLevel = allWarnings.filter((d) => !warnings.includes(d));
+  assert.deepEqual(
+    fileLevel.map((d) => [d.range.start.line + 1, code(d)]),
+    [[1, 'empty_think_trained']],
+  );
+  assert.match(fileLevel[0].message, /^empty_think_trained × 4: .*\(data-changing warning of the last run\)$/);
   assert.deepEqual(
     errors.map((d) => d.range.start.line + 1),
     Array.from({ length: 63 }, (_, i) => i + 5),
@@ -126,8 +135,12 @@ export async function runHonestStatesChecks(ws: string): Promise<void> {
   t = Date.now();
   const dash = await vscode.commands.executeCommand<DashboardResult>('eagle3prep.openDashboard', uri);
   assert.ok(dash?.model?.kind === 'dataset', `dashboard: ${JSON.stringify(dash?.error)}`);
-  const report = JSON.parse(fs.readFileSync(result.outputs.reportJson, 'utf8')) as PrepareResult;
+  // report.json on disk is schema 2 (snake_case); it is read back through the one reader, as the dashboard reads it.
+  const raw = JSON.parse(fs.readFileSync(result.outputs.reportJson, 'utf8')) as { schema_version: number; files: { rows_read: number }[] };
+  assert.deepEqual([raw.schema_version, raw.files[0].rows_read], [REPORT_SCHEMA_VERSION, 70]);
+  const { report } = readReport(result.outputs.reportJson);
   const rf = report.files[0];
+  assert.equal(rf.status, 'degraded', 'report.json says degraded');
   const d = dash.model.dataset;
   assert.deepEqual(d.rows, { read: rf.rowsRead, written: rf.rowsWritten, setAside: rf.rowsSetAside, dropped: rf.rowsDropped, errored: rf.rowsErrored });
   assert.deepEqual([d.records, d.tokens.total, d.tokens.trainable], [rf.recordsWritten, rf.totalTokens, rf.trainableTokens]);

@@ -22,7 +22,7 @@ import { defaultOutDir } from './inputs';
 import type { FileReport, PrepareResult, RunStatus } from './contract';
 import { REPORT_SCHEMA_VERSION } from './report';
 import { fileReportOf, readRunReport, ReportReadError } from './readReport';
-import { fileStatus } from './status';
+import { fileStatus, fileWarnings } from './status';
 import { applyProjectConfig, findProjectConfig, loadProjectConfigFor, type ProjectConfig } from '../read/projectConfig';
 import { countRows, DATASET_FILE_RE, readRows } from '../read/readers';
 import { defaultTokenizerDir, tokenizerFilesHashOf, tokenizerFilesStamp } from '../tokenizers/tokenizer';
@@ -155,6 +155,8 @@ export interface OutputState {
   fileReport?: FileReport;
   /** The file's status in that run (`run/status.ts`: ok / warnings / degraded / failed). */
   status?: RunStatus;
+  /** The file's data-changing warnings in that run (`run/status.ts` `fileWarnings`: its rows' and the template check's), most frequent first. */
+  warnings?: { code: string; count: number }[];
   /** The settings of that run (what the output's token counts depend on besides the tokenizer and the input). */
   settings?: {
     mask: PrepareResult['mask'];
@@ -252,6 +254,7 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
     status: fr.status ?? fileStatus(fr, failed || fr.skipped === true),
     failures: report.failures,
     fileReport: fr,
+    warnings: fileWarnings(fr, report.templateCheck),
     records: fr.recordsWritten,
     tokenizer: report.tokenizer,
     settings: {
