@@ -79,7 +79,8 @@ let drawnCharts: string[] = [];
 
 function baseOptions(t: ReturnType<typeof theme>, xTitle: string, yTitle: string, horizontal = false): ChartConfiguration<'bar'>['options'] {
   const axis = (title: string) => ({
-    ticks: { color: t.fg, font: { family: t.font, size: t.size - 1 } },
+    // precision 0: counts are whole numbers (a chart of 1s must not tick 0.2, 0.4, …); category axes ignore it.
+    ticks: { color: t.fg, font: { family: t.font, size: t.size - 1 }, precision: 0 },
     grid: { color: t.grid },
     border: { color: t.grid },
     title: { display: true, text: title, color: t.muted, font: { family: t.font, size: t.size - 1 } },
@@ -174,7 +175,11 @@ function reasonsCard(reasons: ReasonCount[], complete: boolean): HTMLElement {
   const el = card(
     'reasons',
     'Drop and error reasons',
-    complete ? 'errors by code (every errored row, from problems.jsonl)' : 'errors by code as far as the report lists them',
+    !reasons.some((r) => r.kind === 'error')
+      ? 'no row errored; drops and data-changing notes of the run'
+      : complete
+        ? 'errors by code (every errored row, from problems.jsonl)'
+        : 'errors by code as far as the report lists them',
     (canvas) => {
       charts.push(
         new Chart(canvas, {

@@ -81,7 +81,10 @@ export function statusText(n: DatasetNode): string | undefined {
   return `${o.status}: ${what || 'output differs from the source'} (see Problems)`;
 }
 
-/** One-line description of a dataset: `sharegpt · 10 rows · 4 records · degraded: 40 % of rows kept (3 errored, 3 dropped)`. */
+/**
+ * One-line description of a dataset: `degraded: 40 % of rows kept (3 errored, 3 dropped) · sharegpt · 10 rows · 4 records`.
+ * The status comes first: a narrow view cuts the end of the line, and the state is what must stay visible.
+ */
 export function describe(n: DatasetNode): string {
   const s = n.scan;
   if (!s) return n.pending ? 'scanning…' : 'not scanned';
@@ -93,7 +96,7 @@ export function describe(n: DatasetNode): string {
   else {
     parts.push(`${o.state === 'stale' ? 'stale: ' : ''}${plural(o.records ?? 0, 'record')}${setAside}`);
     const st = statusText(n);
-    if (st) parts.push(st);
+    if (st) parts.unshift(st);
   }
   return parts.join(' · ');
 }

@@ -124,7 +124,7 @@ export async function runHonestStatesChecks(ws: string): Promise<void> {
   });
   assert.equal(node.state, 'prepared');
   assert.deepEqual(node.icon, { id: 'error', color: 'problemsErrorIcon.foreground' });
-  assert.equal(node.description, 'sharegpt · 70 rows · 4 records · degraded: 6 % of rows kept (63 errored, 3 dropped)');
+  assert.equal(node.description, 'degraded: 6 % of rows kept (63 errored, 3 dropped) · sharegpt · 70 rows · 4 records');
   assert.ok(
     node.children.some((c) => c === 'errored × 63 (line 5: ' + fr.errors[0].message.split('\n')[0] + ' (all 63 in Problems))'),
     node.children.join(' | '),
