@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { datasetDashboard, reasonsOf, workspaceDashboard } from '../../src/core/run/dashboardModel';
@@ -276,4 +276,40 @@ test('generation preflight: a closed port fails in well under a second, with wor
   assert.match(c.error!, /connection refused: nothing listens on 127\.0\.0\.1:\d+/);
   const [bad] = await preflightServers(['ftp://x']);
   assert.equal(bad.code, 'bad_url');
+});
+
+test('problems.jsonl follows the staged run: a skipped file is taken back out, --dedup drops are listed, a dry run writes none', async () => {
+  const dir = tempDir();
+  const kept = writeJsonl([good(1), { conversations: [] }, good(1)], 'kept.jsonl', dir);
+  const bad = writeJsonl([good(2), '{"conversations": [ cut a', '{"conversations": [ cut b'], 'bad.jsonl', dir);
+  const out = join(dir, 'out');
+  const res = await prepare({ inputs: [kept, bad], outDir: out, workers: 1, maxErrorRate: 0.5, skipFailedFiles: true, dedup: true });
+  assert.equal(res.ok, true, res.failures.join('; '));
+  assert.deepEqual(
+    res.files.map((f) => [f.rowsErrored, f.skipped === true]),
+    [
+      [0, false],
+      [2, true],
+    ],
+  );
+  const lines = readFileSync(join(out, 'problems.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as RowProblemLine);
+  // kept.jsonl: the empty conversation (line 2) and the duplicate of line 1 (line 3); bad.jsonl's errored rows were rolled back.
+  assert.deepEqual(
+    lines.map((p) => [p.file, p.line, p.fate, p.code]),
+    [
+      [kept, 2, 'dropped', 'empty_conversation'],
+      [kept, 3, 'dropped', 'duplicate'],
+    ],
+  );
+  assert.ok(res.outputs.written?.includes(join(out, 'problems.jsonl')), `written: ${res.outputs.written?.join(', ')}`);
+  const { report } = readRunReport(join(out, 'report.json'));
+  assert.equal(report.outputs.problems, join(out, 'problems.jsonl'), 'report.json (snake_case on disk) names the sidecar');
+
+  const dry = join(dir, 'dry');
+  const d = await prepare({ inputs: [kept], outDir: dry, dryRun: { sampleRows: 10 } });
+  assert.equal(d.ok, true, d.failures.join('; '));
+  assert.equal(existsSync(join(dry, 'problems.jsonl')), false, 'a dry run writes nothing');
 });
