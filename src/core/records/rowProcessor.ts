@@ -135,6 +135,7 @@ export class RowProcessor {
     if (row.element !== undefined) res.element = row.element;
     if (row.error !== undefined) {
       res.message = row.error;
+      res.code = 'invalid_json';
       return res;
     }
     const outcome = normalizeRow(
@@ -185,9 +186,11 @@ export class RowProcessor {
       case 'dropped':
         res.fate = 'dropped';
         res.reason = outcome.reason;
+        res.message = outcome.message;
         break;
       case 'errored':
         res.message = outcome.message;
+        res.code = outcome.code;
         break;
     }
     return res;
@@ -204,7 +207,8 @@ export class RowProcessor {
       if (e instanceof TemplateRenderError) {
         res.fate = 'errored';
         res.message = `chat template error: ${e.message}`;
-        if (e instanceof TemplateBudgetError) res.reason = e.code;
+        res.code = 'template_error';
+        if (e instanceof TemplateBudgetError) res.reason = res.code = e.code;
         return;
       }
       throw e;
@@ -283,6 +287,7 @@ export class RowProcessor {
       const te = built.targetErrors[0];
       res.fate = 'errored';
       res.message = `${te.reason}: ${te.message}; template "${template.named.name}" of ${this.tok.dir}`;
+      res.code = te.reason;
     } else {
       res.fate = 'dropped';
       res.reason = lastDrop ?? 'no_trainable_tokens';

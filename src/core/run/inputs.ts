@@ -73,7 +73,15 @@ export function defaultOutDir(input: string): string {
 }
 
 /** The files a run writes; in a folder that holds a `report.json` beside them they are outputs, not datasets. */
-const OUTPUT_NAMES = ['tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'report.json', 'token_counts.json', 'tokenized_data.parquet', 'report.md'];
+const OUTPUT_NAMES = [
+  'tokenized_data.jsonl',
+  'prompts_to_generate.jsonl',
+  'report.json',
+  'token_counts.json',
+  'tokenized_data.parquet',
+  'report.md',
+  'problems.jsonl',
+];
 function isRunOutput(dir: string, name: string): boolean {
   return OUTPUT_NAMES.includes(name) && existsSync(join(dir, 'report.json'));
 }

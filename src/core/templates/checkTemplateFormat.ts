@@ -95,6 +95,44 @@ export function formatTemplateCheck(check: TemplateCheck, opts: FormatOptions): 
   return lines.join('\n') + '\n';
 }
 
+/** A piece of a record's text: trained or not, a special token or not (for drawing a record). */
+export interface TextSegment {
+  text: string;
+  trained: boolean;
+  special: boolean;
+}
+
+/**
+ * Cuts a record's text at its span boundaries and special-token boundaries (the longest token
+ * first at each place): the pieces the terminal report and the editor's template check colour.
+ */
+export function recordSegments(text: string, spans: readonly Span[], specialTokens: readonly string[]): TextSegment[] {
+  const cuts = new Set<number>([0, text.length]);
+  for (const [a, b] of spans) cuts.add(a).add(b);
+  const specialAt = new Map<number, number>();
+  if (specialTokens.length) {
+    const re = new RegExp(specialTokens.map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
+    for (let m = re.exec(text); m; m = re.exec(text)) {
+      if (m[0].length === 0) {
+        re.lastIndex++;
+        continue;
+      }
+      specialAt.set(m.index, m.index + m[0].length);
+      cuts.add(m.index).add(m.index + m[0].length);
+    }
+  }
+  const points = [...cuts].sort((x, y) => x - y);
+  const inSpan = (p: number) => spans.some(([a, b]) => p >= a && p < b);
+  const out: TextSegment[] = [];
+  let specialEnd = -1;
+  for (let k = 0; k + 1 < points.length; k++) {
+    const [a, b] = [points[k], points[k + 1]];
+    if (specialAt.has(a)) specialEnd = specialAt.get(a)!;
+    out.push({ text: text.slice(a, b), trained: inSpan(a), special: a < specialEnd });
+  }
+  return out;
+}
+
 /**
  * A record's text with its spans marked. With color every line's styles are
  * closed before the newline and reopened after it, so a background never
