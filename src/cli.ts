@@ -12,7 +12,7 @@ import { inspectFile } from './core/run/inspect';
 import { mergeReports } from './core/run/mergeReports';
 import { defaultWorkerCount, expandInputs, groupByDefaultOutDir, prepare, type PrepareOptions, type PrepareResult } from './core/run/pipeline';
 import { loadTokenizer } from './core/tokenizers/tokenizer';
-import type { MaskPolicy } from './core/types';
+import type { MaskPolicy, ReasoningPolicy } from './core/types';
 
 const USAGE = `eagle3-prep — EAGLE-3 draft-model training data from chat and agent datasets
 
@@ -20,6 +20,7 @@ Usage:
   eagle3-prep prepare <file|folder...> [--tokenizer DIR] [--out DIR]
                       [--mask assistant|last-assistant|non-system]
                       [--max-length N] [--truncate] [--template-kwargs JSON]
+                      [--reasoning keep|drop]
                       [--allow-empty] [--json] [--quiet] [--mapping FILE]
                       [--workers N] [--shard I/N]
   eagle3-prep merge-reports <shard-dir|report.json...> --out DIR [--data] [--json]
@@ -40,7 +41,12 @@ prepare   renders every conversation with the target model's chat template,
           Without --out, each input file gets <input-name>.eagle3/ beside it;
           with --out, all inputs share that folder.
           --tokenizer  a local Hugging Face model folder (tokenizer.json +
-                       tokenizer_config.json); default: embedded Qwen3.
+                       tokenizer_config.json; generation_config.json for the
+                       model's stop tokens); default: embedded Qwen3.
+          --reasoning  keep (default): train the data's reasoning where the
+                       model writes it; drop: remove it before rendering, for
+                       a model served with thinking off (a row with reasoning
+                       is an error when the template's thinking is off).
           --workers N  threads that render and tokenize (default: the
                        available cores; 1 for inputs under 4 MB); the outputs
                        are the same for any N.
@@ -88,6 +94,12 @@ function parseMask(v: string | undefined): MaskPolicy {
   throw new UsageError(`--mask must be assistant, last-assistant or non-system (got "${v}")`);
 }
 
+function parseReasoning(v: string | undefined): ReasoningPolicy {
+  if (v === undefined) return 'keep';
+  if (v === 'keep' || v === 'drop') return v;
+  throw new UsageError(`--reasoning must be keep or drop (got "${v}")`);
+}
+
 function parseKwargs(v: string | undefined): Record<string, unknown> {
   if (v === undefined) return {};
   let o: unknown;
@@ -118,7 +130,9 @@ function parseShard(v: string | undefined): { index: number; count: number } | u
 }
 
 function summary(r: PrepareResult): string {
-  const lines = [`${r.ok ? 'OK' : 'FAILED'}  ${r.outDir}  (tokenizer ${r.tokenizer.name}, mask ${r.mask})`];
+  const lines = [
+    `${r.ok ? 'OK' : 'FAILED'}  ${r.outDir}  (tokenizer ${r.tokenizer.name}, mask ${r.mask}${r.reasoning === 'drop' ? ', reasoning dropped' : ''})`,
+  ];
   for (const f of r.files) {
     const drops = Object.entries(f.dropped)
       .map(([k, v]) => `${k} ${v.count}`)
@@ -144,6 +158,7 @@ async function cmdPrepare(argv: string[]): Promise<number> {
       'max-length': { type: 'string' },
       truncate: { type: 'boolean', default: false },
       'template-kwargs': { type: 'string' },
+      reasoning: { type: 'string' },
       'allow-empty': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       quiet: { type: 'boolean', default: false },
@@ -161,6 +176,7 @@ async function cmdPrepare(argv: string[]): Promise<number> {
     maxLength: parsePositiveInt('--max-length', values['max-length']),
     truncate: values.truncate,
     templateKwargs: parseKwargs(values['template-kwargs']),
+    reasoning: parseReasoning(values.reasoning),
     allowEmpty: values['allow-empty'],
     mapping: values.mapping,
     workers: parsePositiveInt('--workers', values.workers),

@@ -113,6 +113,7 @@ export async function prepareAll(context: vscode.ExtensionContext, output: vscod
               maxLength: g.settings.maxLength,
               truncate: g.settings.truncate,
               templateKwargs: g.settings.templateKwargs,
+              reasoning: g.settings.reasoning,
             },
             { token, onLog: (l) => log(`    ${l}`) },
           );

@@ -121,6 +121,7 @@ export function viewForLine(doc: vscode.TextDocument, line: number, token?: vsco
     settings.tokenizerDir,
     settings.mask,
     settings.templateKwargs,
+    settings.reasoning,
     settings.maxLength,
     maxTokenizedChars,
   ]);
@@ -131,6 +132,7 @@ export function viewForLine(doc: vscode.TextDocument, line: number, token?: vsco
     {
       mask: settings.mask,
       templateKwargs: settings.templateKwargs,
+      reasoning: settings.reasoning,
       maxLength: settings.maxLength,
       maxTokenizedChars,
       checkCancelled: () => {

@@ -209,6 +209,7 @@ class MaskViewPanel {
         {
           mask: this.state.mask,
           templateKwargs: kwargs,
+          reasoning: settings.reasoning,
           maxLength: settings.maxLength,
           detailRecord: this.state.record,
           maxTokenizedChars: MASK_VIEW_TOTALS_CAP,

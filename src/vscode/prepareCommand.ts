@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { DATASET_EXTENSIONS, defaultOutDir, expandInputs, type PrepareOptions, type PrepareResult } from '../core/run/pipeline';
-import type { MaskPolicy } from '../core/types';
+import type { MaskPolicy, ReasoningPolicy } from '../core/types';
 import { CONFIG_SECTION, expandConfiguredPath, resolveTokenizerDir, tokenizerDisplayName } from './tokenizerSelection';
 import { runPrepareInWorker } from './workerClient';
 
@@ -51,6 +51,8 @@ export interface PrepareSettings {
   maxLength?: number;
   truncate: boolean;
   templateKwargs: Record<string, unknown>;
+  /** `eagle3prep.reasoning`: keep (default) or drop the data's reasoning before rendering. */
+  reasoning: ReasoningPolicy;
   /** Folder in which `<input-name>.eagle3/` is created instead of beside the input; undefined = beside it. */
   outputDirectory?: string;
   openReport: OpenReportMode;
@@ -78,6 +80,11 @@ export function readPrepareSettings(scope?: vscode.Uri, warn: (msg: string) => v
     warn('eagle3prep.templateKwargs must be an object; ignored.');
     templateKwargs = {};
   }
+  let reasoning = c.get<string>('reasoning', 'keep') as ReasoningPolicy;
+  if (reasoning !== 'keep' && reasoning !== 'drop') {
+    warn(`eagle3prep.reasoning "${reasoning}" is not keep or drop; using "keep".`);
+    reasoning = 'keep';
+  }
   const wf = scope ? vscode.workspace.getWorkspaceFolder(scope) : undefined;
   const openReport = c.get<string>('openReport', 'preview');
   return {
@@ -86,6 +93,7 @@ export function readPrepareSettings(scope?: vscode.Uri, warn: (msg: string) => v
     maxLength,
     truncate: c.get<boolean>('truncate', false) === true,
     templateKwargs: { ...(templateKwargs as Record<string, unknown>) },
+    reasoning,
     outputDirectory: expandConfiguredPath(c.get<string>('outputDirectory', ''), wf),
     openReport: (['preview', 'editor', 'none'] as const).find((m) => m === openReport) ?? 'preview',
   };
@@ -192,6 +200,7 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
     maxLength: settings.maxLength,
     truncate: settings.truncate,
     templateKwargs: settings.templateKwargs,
+    reasoning: settings.reasoning,
   };
   const names = inputs.map((i) => path.basename(i));
   log('');
@@ -199,7 +208,7 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
   log(
     `  tokenizer: ${tokenizerDisplayName(settings.tokenizerDir)}${settings.tokenizerDir ? ` (${settings.tokenizerDir})` : ' (embedded default)'}` +
       `; mask: ${settings.mask}; max length: ${settings.maxLength ?? 'none'}${settings.truncate ? ' (truncate)' : ''}` +
-      `; template kwargs: ${JSON.stringify(settings.templateKwargs)}`,
+      `; template kwargs: ${JSON.stringify(settings.templateKwargs)}; reasoning: ${settings.reasoning}`,
   );
   log(`  output: ${outDir}`);
 

@@ -78,21 +78,9 @@ export class RowProcessor {
         res.notes.push(...(outcome.conversation.notes ?? []));
         this.processConversation(res, outcome.conversation, generatedTurnsOf(row.value));
         break;
-      case 'prompt': {
-        const c = outcome.conversation;
-        // Everything the server needs to answer: tool calls and their results keep their ids and names.
-        const msgs = c.messages.map((m) => ({
-          role: m.role,
-          content: m.content ?? '',
-          ...(m.reasoning_content ? { reasoning_content: m.reasoning_content } : {}),
-          ...(m.tool_calls?.length ? { tool_calls: m.tool_calls } : {}),
-          ...(m.tool_call_id ? { tool_call_id: m.tool_call_id } : {}),
-          ...(m.name ? { name: m.name } : {}),
-        }));
-        res.prompt = JSON.stringify({ id: c.id, source: c.source, messages: msgs, ...(c.tools?.length ? { tools: c.tools } : {}) }) + '\n';
-        res.fate = 'setAside';
+      case 'prompt':
+        setAside(res, outcome.conversation);
         break;
-      }
       case 'dropped':
         res.fate = 'dropped';
         res.reason = outcome.reason;
@@ -110,7 +98,7 @@ export class RowProcessor {
     let template: ChatTemplate | undefined;
     try {
       template = this.templateFor((conv.tools?.length ?? 0) > 0);
-      built = buildRecords(conv, template, this.specials, this.mask);
+      built = buildRecords(conv, template, this.specials, this.mask, { reasoning: this.settings.reasoning, stopTokens: this.tok.stopTokens });
     } catch (e) {
       if (e instanceof TemplateRenderError) {
         res.fate = 'errored';
@@ -120,6 +108,16 @@ export class RowProcessor {
       throw e;
     }
     res.notes.push(...built.notes);
+    if (built.prompt) {
+      // A trailing generation placeholder and no target left: the row is a prompt to generate (spec "Empty turns").
+      setAside(res, { ...conv, messages: built.prompt });
+      return;
+    }
+    if (built.rowError) {
+      res.fate = 'errored';
+      res.message = `${built.rowError.code}: ${built.rowError.message}`;
+      return;
+    }
     if (built.records.length > 1) res.notes.push('split_into_records');
     for (const te of built.targetErrors) res.notes.push(te.reason);
     let lastDrop: string | null = built.targetCount === 0 ? 'no_trainable_tokens' : null;
@@ -182,4 +180,21 @@ export class RowProcessor {
       res.reason = lastDrop ?? 'no_trainable_tokens';
     }
   }
+}
+
+/**
+ * Sets a row aside for `generate`: its `prompts_to_generate.jsonl` line, with everything the server needs to
+ * answer (tool calls and their results keep their ids and names; `null` content as `""`).
+ */
+function setAside(res: RowResult, c: Conversation): void {
+  const msgs = c.messages.map((m) => ({
+    role: m.role,
+    content: m.content ?? '',
+    ...(m.reasoning_content ? { reasoning_content: m.reasoning_content } : {}),
+    ...(m.tool_calls?.length ? { tool_calls: m.tool_calls } : {}),
+    ...(m.tool_call_id ? { tool_call_id: m.tool_call_id } : {}),
+    ...(m.name ? { name: m.name } : {}),
+  }));
+  res.prompt = JSON.stringify({ id: c.id, source: c.source, messages: msgs, ...(c.tools?.length ? { tools: c.tools } : {}) }) + '\n';
+  res.fate = 'setAside';
 }

@@ -5,7 +5,7 @@
  * Types only: this module imports nothing at run time.
  */
 import type { TemplateCheck } from '../templates/checkTemplate';
-import type { MaskPolicy } from '../types';
+import type { MaskPolicy, ReasoningPolicy } from '../types';
 /** Options of one `prepare` run. All inputs of one run share one output folder. */
 export interface PrepareOptions {
   /** Input dataset files (absolute or relative to cwd). Folders are expanded by the caller (see `expandInputs`). */
@@ -22,6 +22,11 @@ export interface PrepareOptions {
   truncate?: boolean;
   /** Extra variables for the chat template (`enable_thinking`, …). */
   templateKwargs?: Record<string, unknown>;
+  /**
+   * `keep` (default): train the reasoning in the data where the model writes it; `drop`: remove every turn's
+   * reasoning before rendering (a drafter for a model served with thinking off, from data that has reasoning).
+   */
+  reasoning?: ReasoningPolicy;
   /** Exit 0 even when an input yields no record and no prompt. */
   allowEmpty?: boolean;
   /** A field-mapping file (issue 3, `formats/mapping.ts`); default: the nearest `eagle3prep.jsonc` beside each input. */
@@ -111,6 +116,8 @@ export interface PrepareResult {
   tokenizer: { dir: string; name: string; hash: string; embeddedDefault: boolean };
   templateKwargs: Record<string, unknown>;
   mask: MaskPolicy;
+  /** `--reasoning` of the run. */
+  reasoning: ReasoningPolicy;
   maxLength: number | null;
   truncate: boolean;
   /**
@@ -149,7 +156,7 @@ export interface RowResult {
 }
 
 /** The settings a row processor needs; the same in every worker of a run. */
-export type RowSettings = Pick<PrepareOptions, 'tokenizerDir' | 'mask' | 'maxLength' | 'truncate' | 'templateKwargs'>;
+export type RowSettings = Pick<PrepareOptions, 'tokenizerDir' | 'mask' | 'maxLength' | 'truncate' | 'templateKwargs' | 'reasoning'>;
 
 /** What a run reports about its tokenizer and chat template, found where the tokenizer is loaded (this thread or the first pool worker). */
 export interface RunSetup {

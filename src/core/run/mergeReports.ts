@@ -66,7 +66,14 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
     const dup = seen.get(r.shard.index);
     if (dup) throw new MergeError(`shard ${r.shard.index}/${n} given twice (${dup}, ${r.outDir})`);
     seen.set(r.shard.index, r.outDir);
-    const settings = (x: PrepareResult) => ({ hash: x.tokenizer.hash, mask: x.mask, maxLength: x.maxLength, truncate: x.truncate, kwargs: x.templateKwargs });
+    const settings = (x: PrepareResult) => ({
+      hash: x.tokenizer.hash,
+      mask: x.mask,
+      reasoning: x.reasoning ?? 'keep',
+      maxLength: x.maxLength,
+      truncate: x.truncate,
+      kwargs: x.templateKwargs,
+    });
     if (!sameJson(settings(r), settings(first))) {
       throw new MergeError(`${r.outDir}: made with other settings than ${first.outDir} (${JSON.stringify(settings(r))} vs ${JSON.stringify(settings(first))})`);
     }

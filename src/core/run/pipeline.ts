@@ -426,6 +426,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
     tokenizer: tok,
     templateKwargs: opts.templateKwargs ?? {},
     mask: opts.mask,
+    reasoning: opts.reasoning ?? 'keep',
     maxLength: opts.maxLength ?? null,
     truncate: opts.truncate,
     templateCheck,
@@ -483,7 +484,7 @@ const BATCH_ROWS = 16;
 const BATCH_BYTES = 64 * 1024;
 
 function settingsOf(o: PrepareOptions): RowSettings {
-  return { tokenizerDir: o.tokenizerDir, mask: o.mask, maxLength: o.maxLength, truncate: o.truncate, templateKwargs: o.templateKwargs };
+  return { tokenizerDir: o.tokenizerDir, mask: o.mask, maxLength: o.maxLength, truncate: o.truncate, templateKwargs: o.templateKwargs, reasoning: o.reasoning };
 }
 
 /**

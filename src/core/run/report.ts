@@ -72,7 +72,7 @@ export function renderReportMarkdown(r: PrepareResult): string {
     r.ok ? '**Status: OK**' : `**Status: FAILED**\n\n${r.failures.map((f) => `- ${f}`).join('\n')}`,
     '',
     `- Tokenizer: ${r.tokenizer.name} — \`${r.tokenizer.dir}\` (sha256 ${r.tokenizer.hash})`,
-    `- Mask policy: \`${r.mask}\`; max length: ${r.maxLength ?? 'none'}${r.truncate ? ' (truncate)' : ''}`,
+    `- Mask policy: \`${r.mask}\`; reasoning: \`${r.reasoning ?? 'keep'}\`; max length: ${r.maxLength ?? 'none'}${r.truncate ? ' (truncate)' : ''}`,
     `- Template kwargs: \`${JSON.stringify(r.templateKwargs)}\``,
     `- Outputs: \`tokenized_data.jsonl\` (${t.recordsWritten} records), \`prompts_to_generate.jsonl\` (${t.rowsSetAside} prompts)`,
     `- Time: ${(r.elapsedMs / 1000).toFixed(1)} s${r.shard?.merged ? ' (slowest shard)' : ''}`,
