@@ -62,7 +62,7 @@ test('Qwen3 default: not prefix-stable (earlier turns lose their think block), <
   assert.deepEqual(JSON.parse(JSON.stringify(c)), c);
 });
 
-test('Qwen3 enable_thinking false: the generation prompt pre-fills an empty think block; reasoning data cannot be located', () => {
+test('Qwen3 enable_thinking false: the generation prompt pre-fills an empty think block (thinking off); reasoning data is an error naming both ways out', () => {
   const c = checkTemplate(qwen, { templateKwargs: { enable_thinking: false } });
   assert.deepEqual(c.templateKwargs, { enable_thinking: false });
   assert.equal(c.assistantHeader, '<|im_start|>assistant\n');
@@ -71,19 +71,18 @@ test('Qwen3 enable_thinking false: the generation prompt pre-fills an empty thin
   // The scaffold is prompt: trained text starts at the answer.
   assert.equal(c.turns.find((x) => x.probe === 'single_turn')!.trained, 'Paris.<|im_end|>');
   assert.ok(!c.warnings.some((w) => w.code === 'empty_think_trained'));
-  // Reasoning in the data with thinking off: the template writes it where the prompt has the empty block.
-  assert.deepEqual(codes(c, 'reasoning'), ['template_unsupported', 'template_unsupported']);
-  const br = c.prefixBreaks.filter((b) => b.probe === 'reasoning');
-  assert.deepEqual(
-    br.map((b) => [b.turn, b.kind]),
-    [
-      [1, 'template_unsupported'],
-      [3, 'template_unsupported'],
-    ],
-  );
-  assert.equal(br[0].expected, '\n</think>\n\n');
-  assert.ok(br[0].actual.startsWith('Add two and two.\n</think>'), br[0].actual);
+  // Reasoning in the data with thinking off: the model never writes it; the row is an error that says so.
+  assert.deepEqual(codes(c, 'reasoning'), ['reasoning_with_thinking_off']);
+  assert.deepEqual(codes(c, 'agent_reasoning'), ['reasoning_with_thinking_off']);
+  const w = c.warnings.find((x) => x.probe === 'reasoning')!;
+  assert.match(w.message, /thinking is off/);
+  assert.match(w.message, /--reasoning drop/);
+  assert.match(w.message, /turn thinking on/);
   assert.deepEqual(probe(c, 'reasoning').records, []);
+  const d = c.probe_decisions[0];
+  assert.equal(d.generation_prompt.thinking_off, true);
+  assert.equal(d.generation_prompt.opens_reasoning, false);
+  assert.equal(d.generation_prompt.prefill, '<think>\n\n</think>\n\n');
 });
 
 test('DeepSeek-V3: prefix-stable, one record per probe, <｜end▁of▁sentence｜> trained with nothing after it', () => {
@@ -99,8 +98,15 @@ test('DeepSeek-V3: prefix-stable, one record per probe, <｜end▁of▁sentence�
   assert.equal(c.defaultSystemPrompt, null); // the BOS is not a system prompt
   assert.equal(c.generationPrompt, '<｜Assistant｜>');
   assert.equal(c.generationPromptScaffold, null);
-  // Its tool-call turn ends at <｜tool▁call▁end｜>, which is not a special token; reasoning_content is dropped.
-  assert.deepEqual(codes(c, 'tool_call'), ['span_without_special_token']);
+  // Its tool-call turn ends at <｜tool▁call▁end｜>, which is not a special token, and the tool output that follows
+  // starts with no stop token either (spec "A turn that ends at the next role marker"); reasoning_content is dropped.
+  assert.deepEqual(codes(c, 'tool_call'), ['no_end_of_turn_token', 'span_without_special_token']);
+  assert.deepEqual(c.stop_tokens, {
+    tokens: ['<｜end▁of▁sentence｜>'],
+    source: 'eos_token',
+    from_next_turn: [],
+    evidence: "stop tokens from the tokenizer's eos_token",
+  });
   const call = c.turns.find((x) => x.probe === 'tool_call' && x.turn === 1)!;
   assert.equal(call.endOfTurn, null);
   assert.ok(call.trained.endsWith('<｜tool▁call▁end｜>'));
@@ -163,14 +169,14 @@ test('Kimi-K2 instruct: the default system prompt "You are a helpful assistant" 
   assert.deepEqual(c.specialTokensSeen.sort(), ['<|im_assistant|>', '<|im_end|>', '<|im_middle|>', '<|im_system|>', '<|im_user|>']);
 });
 
-test('Kimi-K2-Thinking: the agent step shows the rewrite (the tool-call turn loses its reasoning once a final answer follows); reasoning trained only in the tool-call turn', () => {
+test('Kimi-K2-Thinking: the agent step shows the rewrite (the tool-call turn loses its reasoning once a final answer follows); every answer trains its reasoning, restored into the empty wrapper (spec v1.4)', () => {
   const c = checkTemplate(withTemplate(qwen, join(FIX, 'kimi', 'kimi-k2-thinking.chat_template.jinja'), KIMI_SPECIALS));
   assert.equal(c.prefixStable, false);
   assert.deepEqual(
     c.prefixBreaks.map((b) => `${b.probe}:${b.turn}:${b.kind}`),
-    ['agent_reasoning:3:template_rewrites_history'],
+    ['reasoning:3:record_split', 'agent_reasoning:3:template_rewrites_history'],
   );
-  const br = c.prefixBreaks[0];
+  const br = c.prefixBreaks[1];
   // Excerpts from the first difference, just after "<think>": the reasoning vs. the empty block.
   assert.ok(br.expected.startsWith('Call the weather tool.</think>'), br.expected);
   assert.ok(br.actual.startsWith('</think><|tool_calls_section_begin|>'), br.actual);
@@ -179,11 +185,18 @@ test('Kimi-K2-Thinking: the agent step shows the rewrite (the tool-call turn los
     agent.map((t) => t.trained),
     [
       '<think>Call the weather tool.</think><|tool_calls_section_begin|><|tool_call_begin|>call_0<|tool_call_argument_begin|>{"city": "Oslo"}<|tool_call_end|><|tool_calls_section_end|><|im_end|>',
-      '<think></think>It is 4 °C in Oslo.<|im_end|>',
+      '<think>The tool says 4.</think>It is 4 °C in Oslo.<|im_end|>',
     ],
   );
-  assert.ok(codes(c, 'agent_reasoning').includes('reasoning_not_rendered'));
-  assert.ok(codes(c, 'reasoning').includes('reasoning_not_rendered'));
+  assert.deepEqual(
+    c.turns.filter((t) => t.probe === 'reasoning').map((t) => t.trained),
+    ['<think>Add two and two.</think>4<|im_end|>', '<think>Four times three is twelve.</think>12<|im_end|>'],
+  );
+  assert.ok(!c.warnings.some((w) => w.code === 'reasoning_not_rendered'));
+  const d = c.probe_decisions[0];
+  assert.deepEqual(d.reasoning_wrapper, { open: '<think>', close: '</think>', trims_newlines: false });
+  assert.equal(d.reasoning_rendered.rendered, true);
+  assert.equal(d.null_content.form, 'empty');
   assert.equal(c.defaultSystemPrompt, '<|im_system|>system<|im_middle|>You are Kimi, an AI assistant created by Moonshot AI.<|im_end|>');
   assert.deepEqual(c.endOfTurnTrained, ['<|im_end|>']);
   assert.deepEqual(c.textAfterEndOfTurn, ['']);

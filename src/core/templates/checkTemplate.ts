@@ -1,7 +1,9 @@
 /**
  * `check-template`: what a target model's chat template does to training
  * records, found by rendering a few probe conversations through the same code
- * the pipeline uses ({@link buildRecords}, spec `shared/spec/loss-mask.md` v1.3).
+ * the pipeline uses ({@link buildRecords}, spec `shared/spec/loss-mask.md` v1.4),
+ * and every template-dependent decision of the rules with its evidence
+ * ({@link ProbeDecisions}, from `templates/probes.ts`).
  *
  * Everything here is derived from renders; nothing is keyed on model names.
  * The result is plain data (JSON-serializable, no `undefined` values) so that it
@@ -10,7 +12,9 @@
  */
 import { buildRecords, commonPrefixLength, selectTargets, SpecialTokenFinder, type Span, type TextRecord } from '../records/mask';
 import { ChatTemplate, pickTemplate, TemplateRenderError } from './template';
+import type { TemplateProbes } from './probes';
 import type { TargetTokenizer } from '../tokenizers/tokenizer';
+import { codeMeaning } from '../codes';
 import type { Conversation, MaskPolicy, Message } from '../types';
 
 /** Names of the probe conversations, in the order they are rendered. */
@@ -74,9 +78,14 @@ export interface CheckWarning {
    * - `empty_think_trained`: a turn without `reasoning_content` has an empty `<think>…</think>` block in its
    *   trainable text — the template writes it there, so it is trained (spec "One target", case 1); right when the
    *   data was generated with thinking on, wrong when it was generated with thinking off (then set the kwarg);
-   * - `probe_render_failed`: a render needed for a template-wide finding raised (the finding is then null).
+   * - `probe_render_failed`: a render needed for a template-wide finding raised (the finding is then null);
+   * - `reasoning_with_thinking_off`: the probe has reasoning and the template's thinking is off (the row is an error in a run);
+   * - `reasoning_missing_after_prefill`, `no_end_of_turn_token`: record notes from {@link buildRecords} (spec v1.4).
    */
   code:
+    | 'reasoning_with_thinking_off'
+    | 'reasoning_missing_after_prefill'
+    | 'no_end_of_turn_token'
     | 'reasoning_not_rendered'
     | 'tool_calls_not_rendered'
     | 'template_error'
@@ -100,6 +109,35 @@ export interface ProbeRecords {
   prefixStable: boolean | null;
   /** Records with their trainable spans (`[start, end)` character offsets into `text`) and target message indices. */
   records: TextRecord[];
+}
+
+/**
+ * Every template-dependent decision of the rules (spec v1.4), with its evidence, for one chat template
+ * (JSON keys in snake_case: `check-template --json` and `report.json`).
+ */
+export interface ProbeDecisions {
+  /** The template's name (`default`, `tool_use`, …). */
+  template: string;
+  /** Tool-call arguments: `object` or `string` (Python `json.dumps` form); `verbatim_strings`: a string is re-dumped, not parsed. */
+  tool_arguments: { form: 'object' | 'string'; verbatim_strings: boolean; evidence: string };
+  /** What an assistant turn with tool calls and no text gets: `null` or `""`. */
+  null_content: { form: 'null' | 'empty'; evidence: string };
+  /** Whether the template renders `reasoning_content` (inline `<think>` is split only then). */
+  reasoning_rendered: { rendered: boolean; evidence: string };
+  /** The text around reasoning as the template writes it; null when it renders none (or no tag around it). */
+  reasoning_wrapper: { open: string; close: string; trims_newlines: boolean } | null;
+  /** The generation prompt and what it pre-fills: an open reasoning block (case 2b restores reasoning after it), or an empty closed one (thinking off). */
+  generation_prompt: { text: string | null; prefill: string | null; opens_reasoning: boolean; thinking_off: boolean; evidence: string };
+}
+
+/** The model's stop tokens and how turns end (spec "A turn that ends at the next role marker"). */
+export interface StopTokenFindings {
+  /** The stop tokens (`generation_config.json` `eos_token_id`, else `eos_token`). */
+  tokens: string[];
+  source: 'generation_config' | 'eos_token' | 'none';
+  /** The stop tokens the probes' turns end with because the next turn's render starts with them (GLM-4.x `<|user|>`, `<|observation|>`), trained; empty when turns hold their own end-of-turn token. */
+  from_next_turn: string[];
+  evidence: string;
 }
 
 /** Result of {@link checkTemplate}. JSON-serializable. */
@@ -141,6 +179,12 @@ export interface TemplateCheck {
    * there is none. Part of the prompt, never trained.
    */
   generationPromptScaffold: string | null;
+  /** The template-dependent decisions of the rules, per template the probes used (spec v1.4), with their evidence. */
+  probe_decisions: ProbeDecisions[];
+  /** The model's stop tokens and which of them end turns from the next turn's render. */
+  stop_tokens: StopTokenFindings;
+  /** Prefix stability with its evidence: where records split, by probe (the same as `prefixStable` / `prefixBreaks`). */
+  prefix_stability: { stable: boolean; evidence: string };
   warnings: CheckWarning[];
   /** Per probe, the records as built (for display). */
   records: ProbeRecords[];
@@ -302,10 +346,14 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
     generationPrompt: null,
     assistantHeader: null,
     generationPromptScaffold: null,
+    probe_decisions: [],
+    stop_tokens: { tokens: tok.stopTokens, source: tok.stopTokensSource, from_next_turn: [], evidence: '' },
+    prefix_stability: { stable: true, evidence: '' },
     warnings: [],
     records: [],
     specialTokensSeen: [],
   };
+  const fromNextTurn: string[] = [];
   const rendered: string[] = [];
 
   for (const probe of PROBES) {
@@ -320,10 +368,12 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
     const pr: ProbeRecords = { probe: probe.name, title: probe.title, template: template.named.name, error: null, prefixStable: null, records: [] };
     out.records.push(pr);
     try {
-      const built = buildRecords(conv(probe.messages), template, specials, mask);
+      const built = buildRecords(conv(probe.messages), template, specials, mask, { stopTokens: tok.stopTokens });
       pr.records = built.records;
       rendered.push(...built.records.map((r) => r.text));
+      if (built.rowError) out.warnings.push({ probe: probe.name, code: built.rowError.code, message: built.rowError.message });
       for (const n of built.notes) {
+        if (n === 'reasoning_missing_after_prefill' || n === 'no_end_of_turn_token') out.warnings.push({ probe: probe.name, code: n, message: codeMeaning(n) });
         if (n === 'reasoning_not_rendered')
           out.warnings.push({
             probe: probe.name,
@@ -350,10 +400,12 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
           stable = false;
           continue;
         }
-        const one = buildRecords(conv(probe.messages.slice(0, i + 1)), template, specials, 'last-assistant');
+        const one = buildRecords(conv(probe.messages.slice(0, i + 1)), template, specials, 'last-assistant', { stopTokens: tok.stopTokens });
         const rec = one.records[0];
+        if (!rec) continue;
         const [start, end]: Span = rec.spans[0];
         const tokenAtEnd = endToken(rec.text, end);
+        if (one.notes.includes('stop_token_from_next_turn') && tokenAtEnd) fromNextTurn.push(tokenAtEnd);
         out.turns.push({ probe: probe.name, turn: i, endOfTurn: tokenAtEnd, textAfter: rec.text.slice(end), trained: rec.text.slice(start, end) });
         if (!tokenAtEnd)
           out.warnings.push({
@@ -397,6 +449,20 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
     }
   }
   out.endOfTurnTrained = byFrequency(out.turns.flatMap((t) => (t.endOfTurn ? [t.endOfTurn] : [])));
+  out.stop_tokens.from_next_turn = byFrequency(fromNextTurn);
+  out.stop_tokens.evidence =
+    out.stop_tokens.source === 'none'
+      ? 'the model folder names no stop token (no generation_config.json eos_token_id, no eos_token)'
+      : `stop tokens from ${out.stop_tokens.source === 'generation_config' ? 'generation_config.json eos_token_id' : "the tokenizer's eos_token"}` +
+        (out.stop_tokens.from_next_turn.length
+          ? `; turns hold no end-of-turn token and end at the next turn's ${out.stop_tokens.from_next_turn.map((x) => JSON.stringify(x)).join(', ')} (trained)`
+          : '');
+  for (const t of compiled.values()) out.probe_decisions.push(decisionsOf(t.named.name, t.probes));
+  const splits = out.prefixBreaks.map((b) => `${b.probe} turn ${b.turn}: ${b.kind}`);
+  out.prefix_stability = {
+    stable: out.prefixStable,
+    evidence: splits.length ? splits.join('; ') : 'every probe gives one record per conversation, every completion found after its prompt (case 1)',
+  };
   out.textAfterEndOfTurn = byFrequency(out.turns.filter((t) => t.endOfTurn).map((t) => t.textAfter));
 
   const plain = templateFor(false);
@@ -430,6 +496,26 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
   });
   out.specialTokensSeen = specialList.filter((s) => rendered.some((t) => t.includes(s)));
   return out;
+}
+
+/** The probe decisions of one compiled template in the snake_case JSON form. */
+function decisionsOf(template: string, p: TemplateProbes): ProbeDecisions {
+  return {
+    template,
+    tool_arguments: { form: p.toolArguments.form, verbatim_strings: p.toolArguments.verbatimStrings, evidence: p.toolArguments.evidence },
+    null_content: { form: p.nullContent.form, evidence: p.nullContent.evidence },
+    reasoning_rendered: { rendered: p.reasoning.rendered, evidence: p.reasoning.evidence },
+    reasoning_wrapper: p.reasoning.wrapper
+      ? { open: p.reasoning.wrapper.open, close: p.reasoning.wrapper.close, trims_newlines: p.reasoning.wrapper.trimsNewlines }
+      : null,
+    generation_prompt: {
+      text: p.generationPrompt.text,
+      prefill: p.generationPrompt.prefill,
+      opens_reasoning: p.generationPrompt.opensReasoning,
+      thinking_off: p.generationPrompt.thinkingOff,
+      evidence: p.generationPrompt.evidence,
+    },
+  };
 }
 
 /**
@@ -512,6 +598,23 @@ export function formatTemplateCheck(check: TemplateCheck, opts: FormatOptions): 
   lines.push(`  default system prompt:      ${check.defaultSystemPrompt === null ? 'none' : c(ANSI.yellow, q(check.defaultSystemPrompt))}`);
   lines.push(`  generation prompt:          ${check.generationPrompt === null ? '-' : q(check.generationPrompt)}`);
   lines.push(`  scaffold beyond header:     ${check.generationPromptScaffold === null ? 'none' : c(ANSI.yellow, q(check.generationPromptScaffold))}`);
+  const st = check.stop_tokens;
+  lines.push(`  stop tokens:                ${st.tokens.length ? st.tokens.map(q).join(', ') : c(ANSI.yellow, 'none')} (${st.evidence})`);
+  for (const d of check.probe_decisions) {
+    lines.push(`  decisions of template "${d.template}":`);
+    lines.push(`    tool-call arguments:      ${d.tool_arguments.form === 'object' ? 'objects' : 'JSON strings'} — ${d.tool_arguments.evidence}`);
+    lines.push(`    no-text tool-call turn:   ${d.null_content.form === 'null' ? 'content null' : 'content ""'} — ${d.null_content.evidence}`);
+    lines.push(
+      `    reasoning rendered:       ${d.reasoning_rendered.rendered ? 'yes' : 'no (inline <think> kept as written)'} — ${d.reasoning_rendered.evidence}`,
+    );
+    lines.push(
+      `    reasoning wrapper:        ${d.reasoning_wrapper ? `${q(d.reasoning_wrapper.open)} … ${q(d.reasoning_wrapper.close)}${d.reasoning_wrapper.trims_newlines ? ' (newlines at its ends trimmed)' : ''}` : 'none'}`,
+    );
+    const gp = d.generation_prompt;
+    const gpWhat = gp.opens_reasoning ? c(ANSI.yellow, 'opens reasoning (case 2b)') : gp.thinking_off ? c(ANSI.yellow, 'thinking off') : 'no reasoning prefill';
+    lines.push(`    generation-prompt prefill: ${gp.prefill === null ? 'none' : q(gp.prefill)}, ${gpWhat} — ${gp.evidence}`);
+  }
+  lines.push(`  prefix stability:           ${check.prefix_stability.evidence}`);
   if (check.warnings.length) {
     lines.push(`  warnings:`);
     for (const w of check.warnings)
