@@ -274,3 +274,48 @@ test('CLI check-template without --json: text report, no color when stdout is no
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /tokenizer folder not found/);
 });
+
+test('fixture templates: check-template shows the v1.4 decisions with their evidence, printed and in --json (snake_case)', async () => {
+  const { fixtureModelFolder } = await import('../helpers');
+  const glmDir = fixtureModelFolder('GLM-4.6');
+  const glm = checkTemplate(loadTokenizer(glmDir));
+  assert.deepEqual(glm.stop_tokens.tokens, ['<|endoftext|>', '<|user|>', '<|observation|>']);
+  assert.equal(glm.stop_tokens.source, 'generation_config');
+  assert.deepEqual([...glm.stop_tokens.from_next_turn].sort(), ['<|observation|>', '<|user|>']);
+  assert.deepEqual(glm.endOfTurnTrained.sort(), ['<|observation|>', '<|user|>']);
+  const d = glm.probe_decisions[0];
+  assert.equal(d.tool_arguments.form, 'object');
+  assert.equal(d.reasoning_rendered.rendered, true);
+  assert.deepEqual(d.reasoning_wrapper, { open: '<think>', close: '</think>\n', trims_newlines: true });
+  assert.equal(glm.prefix_stability.stable, false);
+  assert.match(glm.prefix_stability.evidence, /reasoning turn 3: record_split/);
+  const text = formatTemplateCheck(glm, { color: false });
+  for (const line of [
+    'stop tokens:',
+    'tool-call arguments:      objects',
+    'reasoning wrapper:        "<think>" … "</think>\\n"',
+    'generation-prompt prefill:',
+    'prefix stability:',
+  ])
+    assert.ok(text.includes(line), line);
+  // QwQ with thinking on: the generation prompt opens reasoning; its records restore reasoning after it.
+  const qwq = checkTemplate(loadTokenizer(fixtureModelFolder('Qwen-QwQ-32B')), { templateKwargs: { enable_thinking: true } });
+  assert.equal(qwq.probe_decisions[0].generation_prompt.opens_reasoning, true);
+  assert.equal(qwq.probe_decisions[0].generation_prompt.prefill, '<think>\n');
+  assert.equal(qwq.turns.find((t) => t.probe === 'reasoning' && t.turn === 1)!.trained, 'Add two and two.\n</think>\n\n4<|im_end|>');
+  assert.ok(qwq.warnings.some((w) => w.probe === 'single_turn' && w.code === 'reasoning_missing_after_prefill'));
+  // The CLI prints the same fields.
+  const r = cli('check-template', '--tokenizer', glmDir, '--json');
+  assert.equal(r.code, 0, r.stderr);
+  const o = JSON.parse(r.stdout);
+  assert.deepEqual(Object.keys(o.probe_decisions[0]), [
+    'template',
+    'tool_arguments',
+    'null_content',
+    'reasoning_rendered',
+    'reasoning_wrapper',
+    'generation_prompt',
+  ]);
+  assert.deepEqual(o.stop_tokens, glm.stop_tokens);
+  assert.deepEqual(Object.keys(o.probe_decisions[0].generation_prompt), ['text', 'prefill', 'opens_reasoning', 'thinking_off', 'evidence']);
+});

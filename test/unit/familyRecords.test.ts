@@ -173,6 +173,21 @@ test('QwQ, thinking on: the generation prompt pre-fills "<think>\\n"; the reason
   }
 });
 
+test('QwQ, thinking on, a tool call with reasoning: the prompt is left at a token edge ("<think>" and "<tool_call>" share "<t"), the reasoning restored before the call', async () => {
+  const qwq = family(fixtureModelFolder('Qwen-QwQ-32B'));
+  const { messages, tools } = pyMessages('Qwen-QwQ-32B', 'p3_tool_call');
+  const r = qwq.build([messages[0], { ...messages[1], reasoning_content: 'Call the weather tool.', tool_calls: WEATHER_CALL('{"city": "Paris"}') }], {
+    tools,
+    kwargs: THINKING_ON,
+  });
+  assert.deepEqual([...r.notes].sort(), ['prefill_not_rendered', 'reasoning_restored']);
+  await assertRecord(qwq, r.records[0], [
+    [pyRender('Qwen-QwQ-32B', 'p3_tool_call', 1, false) + '<|im_start|>assistant\n<think>\n', 0],
+    ['Call the weather tool.\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call><|im_end|>', 1],
+    ['\n', 0],
+  ]);
+});
+
 test('QwQ, thinking on, an answer without reasoning: trained right after the opener, noted reasoning_missing_after_prefill', async () => {
   const qwq = family(fixtureModelFolder('Qwen-QwQ-32B'));
   const r = qwq.build(NO_REASONING, { kwargs: THINKING_ON });
