@@ -120,6 +120,7 @@ export function viewForLine(doc: vscode.TextDocument, line: number, token?: vsco
     line,
     settings.tokenizerDir,
     settings.mask,
+    settings.grouping,
     settings.templateKwargs,
     settings.reasoning,
     settings.maxLength,
@@ -131,6 +132,7 @@ export function viewForLine(doc: vscode.TextDocument, line: number, token?: vsco
     { text, file: doc.uri.fsPath, line: line + 1 },
     {
       mask: settings.mask,
+      grouping: settings.grouping,
       templateKwargs: settings.templateKwargs,
       reasoning: settings.reasoning,
       maxLength: settings.maxLength,

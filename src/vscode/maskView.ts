@@ -208,6 +208,7 @@ class MaskViewPanel {
         { text: row.text, file: uri.fsPath, line: this.state.line },
         {
           mask: this.state.mask,
+          grouping: settings.grouping,
           templateKwargs: kwargs,
           reasoning: settings.reasoning,
           maxLength: settings.maxLength,

@@ -9,6 +9,8 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { DATASET_EXTENSIONS, defaultOutDir, expandInputs, type PrepareOptions, type PrepareResult } from '../core/run/pipeline';
 import type { MaskPolicy, ReasoningPolicy } from '../core/types';
+import type { Grouping } from '../core/records/mask';
+import type { LongPolicy } from '../core/run/contract';
 import { CONFIG_SECTION, expandConfiguredPath, resolveTokenizerDir, tokenizerDisplayName } from './tokenizerSelection';
 import { runPrepareInWorker } from './workerClient';
 
@@ -50,6 +52,12 @@ export interface PrepareSettings {
   /** undefined = no limit (setting null or 0). */
   maxLength?: number;
   truncate: boolean;
+  /** `eagle3prep.longRecords` (CLI `--long`); `truncate` when the legacy `eagle3prep.truncate` is set and this one is not. */
+  long: LongPolicy;
+  /** `eagle3prep.grouping` (CLI `--grouping`). */
+  grouping: Grouping;
+  /** `eagle3prep.minTrainableTokens` (CLI `--min-trainable-tokens`). */
+  minTrainableTokens: number;
   templateKwargs: Record<string, unknown>;
   /** `eagle3prep.reasoning`: keep (default) or drop the data's reasoning before rendering. */
   reasoning: ReasoningPolicy;
@@ -87,11 +95,30 @@ export function readPrepareSettings(scope?: vscode.Uri, warn: (msg: string) => v
   }
   const wf = scope ? vscode.workspace.getWorkspaceFolder(scope) : undefined;
   const openReport = c.get<string>('openReport', 'preview');
+  const truncate = c.get<boolean>('truncate', false) === true;
+  const rawLong = c.inspect<string>('longRecords');
+  const longSet = rawLong?.workspaceFolderValue ?? rawLong?.workspaceValue ?? rawLong?.globalValue;
+  let long: LongPolicy = truncate ? 'truncate' : 'drop';
+  if (longSet !== undefined) {
+    if (longSet === 'drop' || longSet === 'truncate' || longSet === 'split') long = longSet;
+    else warn(`eagle3prep.longRecords "${longSet}" is not one of drop, truncate, split; using "${long}".`);
+  }
+  let grouping = c.get<string>('grouping', 'exact') as Grouping;
+  if (grouping !== 'exact' && grouping !== 'merged') {
+    warn(`eagle3prep.grouping "${grouping}" is not exact or merged; using "exact".`);
+    grouping = 'exact';
+  }
+  const rawMin = c.get<number>('minTrainableTokens', 1);
+  const minTrainableTokens = Number.isInteger(rawMin) && rawMin >= 1 ? rawMin : 1;
+  if (minTrainableTokens !== rawMin) warn(`eagle3prep.minTrainableTokens ${JSON.stringify(rawMin)} is not a positive integer; using 1.`);
   return {
     tokenizerDir: resolveTokenizerDir(scope),
     mask,
     maxLength,
-    truncate: c.get<boolean>('truncate', false) === true,
+    truncate,
+    long,
+    grouping,
+    minTrainableTokens,
     templateKwargs: { ...(templateKwargs as Record<string, unknown>) },
     reasoning,
     outputDirectory: expandConfiguredPath(c.get<string>('outputDirectory', ''), wf),
@@ -199,6 +226,9 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
     mask: settings.mask,
     maxLength: settings.maxLength,
     truncate: settings.truncate,
+    long: settings.maxLength !== undefined ? settings.long : undefined,
+    grouping: settings.grouping,
+    minTrainableTokens: settings.minTrainableTokens,
     templateKwargs: settings.templateKwargs,
     reasoning: settings.reasoning,
   };
@@ -207,7 +237,7 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
   log(`[${new Date().toISOString()}] Prepare for EAGLE-3: ${inputs.join(', ')}`);
   log(
     `  tokenizer: ${tokenizerDisplayName(settings.tokenizerDir)}${settings.tokenizerDir ? ` (${settings.tokenizerDir})` : ' (embedded default)'}` +
-      `; mask: ${settings.mask}; max length: ${settings.maxLength ?? 'none'}${settings.truncate ? ' (truncate)' : ''}` +
+      `; mask: ${settings.mask}; grouping: ${settings.grouping}; max length: ${settings.maxLength ?? 'none'}${settings.maxLength !== undefined ? ` (longer records: ${settings.long})` : ''}` +
       `; template kwargs: ${JSON.stringify(settings.templateKwargs)}; reasoning: ${settings.reasoning}`,
   );
   log(`  output: ${outDir}`);

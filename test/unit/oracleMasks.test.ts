@@ -1,22 +1,31 @@
 /**
  * A second, deliberately naive implementation of the loss-mask rules
- * (shared/spec/loss-mask.md v1.3), written from the spec's words and sharing
- * no code with src/core (no ChatTemplate, no buildRecords, no OffsetAligner):
- * it renders every prefix with `@huggingface/jinja` directly, adapts messages
- * by hand-written per-family facts (not by probing), finds spans by the
- * spec's three cases, tokenizes with the Rust `tokenizers` oracle (our own
- * tiktoken loader for the Kimi stand-in, whose ids are checked against Python
- * tiktoken in tiktoken.test.ts) and masks by the first-character rule. Its
- * records must equal what `prepare` writes, id for id and mask bit for bit, on
- * ~30 varied conversations × Qwen3 (thinking on and off), DeepSeek-V3,
- * Gemma-3, Llama-3.1 and Kimi-K2 (instruct and thinking templates).
+ * (shared/spec/loss-mask.md v1.4), written from the spec's words and sharing
+ * no mask code with src/core (no ChatTemplate, no buildRecords, no probes, no
+ * OffsetAligner): it renders every prefix with the jinja engine alone
+ * (templates/jinjaCompat.ts CompiledTemplate, whose renders equal Python
+ * jinja2's on the conformance fixtures; raw `@huggingface/jinja` is not a usable
+ * reference: its `lstrip('\n')` strips every space, which Qwen3's template relies
+ * on), adapts messages by per-template facts that are written by hand or read
+ * from the Python reference's probe messages (never probed), finds completions by
+ * the spec's cases 1, 2, 2b and 3 (with reasoning put back after a pre-filled
+ * opener or into an empty wrapper, and the stop token a turn ends with when the
+ * next turn's render starts with it), tokenizes with the Rust `tokenizers`
+ * oracle (our own tiktoken loader for the Kimi stand-in, whose ids are checked
+ * against Python tiktoken in tiktoken.test.ts) and masks by the first-character
+ * rule. Its records must equal what `prepare` writes, id for id and mask bit for
+ * bit, with the same rows errored and set aside and the same v1.4 notes, on ~40
+ * varied conversations × Qwen3 (thinking on and off), DeepSeek-V3, Gemma-3,
+ * Llama-3.1, Kimi-K2 (instruct and thinking), and every fixture template of
+ * test/fixtures/templates the engine renders as Python does (thinking on/off,
+ * `--reasoning drop`, every policy). A deliberately wrong rule must show.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Template } from '@huggingface/jinja';
 import { prepare } from '../../src/core/run/pipeline';
+import { CompiledTemplate } from '../../src/core/templates/jinjaCompat';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { rng } from '../fuzzCorpus';
 import { fixtureModelFolder, kimiModelFolder, lenmlModelDir, oracleEncode, tempDir, TEMPLATE_FIXTURES } from '../helpers';
@@ -377,19 +386,19 @@ function fixtureFamily(template: string, kwargs: Record<string, unknown> = {}, r
   return folderFamily(`${template}${suffix}`, fixtureModelFolder(template), referenceFacts(template), kwargs, reasoning);
 }
 
-const compiled = new Map<string, Template>();
-/** The naive renderer: @huggingface/jinja directly, the variables `apply_chat_template` gets. */
+const compiled = new Map<string, CompiledTemplate>();
+/** The naive renderer: the jinja engine directly, with the variables `apply_chat_template` passes (`tools` None when there are none). */
 function renderer(f: Family, tools: any[] | undefined) {
   let tpl = compiled.get(f.template);
-  if (!tpl) compiled.set(f.template, (tpl = new Template(f.template)));
+  if (!tpl) compiled.set(f.template, (tpl = new CompiledTemplate(f.template)));
   return (messages: any[], gen: boolean): string =>
-    tpl.render({ ...f.vars, ...f.kwargs, messages, add_generation_prompt: gen, ...(tools?.length ? { tools } : {}) });
+    tpl.render({ ...f.vars, ...f.kwargs, messages, add_generation_prompt: gen, tools: tools?.length ? tools : null, documents: null });
 }
 
 /** Whether the naive renderer gives every reference render of a fixture template (the Python renders, errors included). */
 function rendersLikePython(template: string): string | null {
   const r = JSON.parse(readFileSync(join(TEMPLATE_FIXTURES, template, 'renders.json'), 'utf8'));
-  const tpl = new Template(readFileSync(join(TEMPLATE_FIXTURES, template, 'chat_template.jinja'), 'utf8'));
+  const tpl = new CompiledTemplate(readFileSync(join(TEMPLATE_FIXTURES, template, 'chat_template.jinja'), 'utf8'));
   for (const p of r.probes) {
     for (const x of p.renders) {
       let got: string | undefined;
@@ -474,7 +483,11 @@ interface NaiveRecord {
 }
 
 /** What the naive oracle says about one row. */
-type NaiveOutcome = { kind: 'records'; records: NaiveRecord[]; notes: Set<string> } | { kind: 'error' } | { kind: 'prompt' } | { kind: 'dropped' };
+type NaiveOutcome =
+  | { kind: 'records'; records: NaiveRecord[]; notes: Set<string> }
+  | { kind: 'error'; notes?: Set<string> }
+  | { kind: 'prompt' }
+  | { kind: 'dropped'; notes?: Set<string> };
 
 /** Rules the oracle can get wrong on purpose, to show that the comparison notices. */
 type Mistake = 'no-stop-token' | 'no-restore' | 'split-inline-always';
@@ -756,7 +769,8 @@ async function naive(f: Family, conv: Conv, policy: Policy = 'assistant', mistak
   }
   const out: NaiveRecord[] = [];
   for (const [k, rec] of records.entries()) out.push(...(await tokenize(records.length > 1 ? `${conv.id}#${k}` : conv.id, rec.text, rec.spans)));
-  if (out.length === 0) return unsupported > 0 ? { kind: 'error' } : { kind: 'dropped' };
+  // A row that writes nothing still had its notes (prepare counts them on every row).
+  if (out.length === 0) return unsupported > 0 ? { kind: 'error', notes } : { kind: 'dropped', notes };
   return { kind: 'records', records: out, notes };
 }
 
@@ -777,6 +791,7 @@ async function compare(f: Family, convs: Conv[], policy: Policy, mistake?: Mista
   const dir = tempDir(`oracle-run-`);
   const input = join(dir, 'convs.jsonl');
   writeFileSync(input, convs.map((c) => JSON.stringify(c)).join('\n') + '\n');
+  if (process.env.ORACLE_DEBUG) console.log(`# input ${input}`);
   const res = await prepare({
     inputs: [input],
     outDir: join(dir, 'out'),
@@ -798,10 +813,9 @@ async function compare(f: Family, convs: Conv[], policy: Policy, mistake?: Mista
   const notes: Record<string, number> = {};
   for (const c of convs) {
     const n = await naive(f, c, policy, mistake);
-    if (n.kind === 'records') {
-      for (const rec of n.records) expected.set(rec.id, rec);
-      for (const x of n.notes) notes[x] = (notes[x] ?? 0) + 1;
-    } else count[n.kind]++;
+    if (n.kind === 'records') for (const rec of n.records) expected.set(rec.id, rec);
+    else count[n.kind]++;
+    if ('notes' in n && n.notes) for (const x of n.notes) notes[x] = (notes[x] ?? 0) + 1;
   }
   const diffs: string[] = [];
   for (const id of new Set([...expected.keys(), ...got.keys()])) {
@@ -826,7 +840,7 @@ async function compare(f: Family, convs: Conv[], policy: Policy, mistake?: Mista
   if (file.rowsErrored !== count.error) diffs.push(`errored rows: naive ${count.error}, prepare ${file.rowsErrored}`);
   if (file.rowsSetAside !== count.prompt) diffs.push(`rows set aside: naive ${count.prompt}, prepare ${file.rowsSetAside}`);
   for (const code of COMPARED_NOTES) {
-    // prepare counts a note on every row that had it; the naive oracle only on rows it wrote.
+    // Both count a note once per row that had it, whatever the row's fate.
     const mine = notes[code] ?? 0;
     const theirs = file.notes[code] ?? 0;
     if (mine !== theirs) diffs.push(`note ${code}: naive ${mine} rows, prepare ${theirs}`);

@@ -27,8 +27,18 @@ export interface TextRecord {
 
 export type { ReasoningPolicy };
 
+/**
+ * How targets are grouped into records (spec loss-mask.md "Record grouping: exact or merged"):
+ * `exact` puts every target in exactly the context the server sends the model (a template that
+ * rewrites history costs one record per stable run); `merged` writes one record per conversation,
+ * `T = R(m[:j+1])`, each target trained where the template writes its turn in `T`.
+ */
+export type Grouping = 'exact' | 'merged';
+
 /** Options of {@link buildRecords}. */
 export interface BuildOptions {
+  /** Default `exact`. */
+  grouping?: Grouping;
   /** `drop` removes every turn's reasoning (its `reasoning_content` and reasoning written inline) before rendering; default `keep`. */
   reasoning?: ReasoningPolicy;
   /** The model's stop tokens (`TargetTokenizer.stopTokens`), for turns that end at the next role marker. */
@@ -39,10 +49,17 @@ export interface BuildOptions {
 export interface ConversationRecords {
   records: TextRecord[];
   /**
+   * `T`: the conversation rendered once through its last target, `R(m[:j+1], gen=False)` (the whole
+   * conversation under policy `non-system`); null when nothing is trained. The denominator of the
+   * amplification figure (spec "Record grouping"): record tokens ÷ tokens of `T`.
+   */
+  rendered: string | null;
+  /**
    * Record-level notes (spec codes, once each): `generation_prompt_mismatch`, `template_rewrites_history`,
    * `prefill_not_rendered`, `reasoning_restored`, `reasoning_missing_after_prefill`, `reasoning_not_rendered`,
    * `tool_calls_not_rendered`, `no_end_of_turn_token`, `stop_token_from_next_turn`, `inline_think_split`,
-   * `inline_think_kept`, `reasoning_dropped`, `generation_placeholder_removed`.
+   * `inline_think_kept`, `reasoning_dropped`, `generation_placeholder_removed`; grouping `merged`:
+   * `merged_history_form`, `merged_fallback_exact`.
    */
   notes: string[];
   /** Targets that could not be located (`template_unsupported`), with the message index and why. */
@@ -63,6 +80,14 @@ export interface ConversationRecords {
 /** A string as JSON, for messages. */
 const q = (s: string) => JSON.stringify(s);
 
+/** A located target of the exact rules: its prompt `P_i`, its candidate text `X_i = P_i + C_i` and its trainable span in `X_i`. */
+interface LocatedTarget {
+  index: number;
+  P: string;
+  X: string;
+  span: Span;
+}
+
 /**
  * Builds the records of one conversation (spec loss-mask.md v1.4).
  *
@@ -81,6 +106,13 @@ const q = (s: string) => JSON.stringify(s);
  * Policy `non-system` (spec "Policy non-system"): one record `R(m)` trainable from the end of the leading system
  * messages to the last special token.
  *
+ * Grouping `merged` (`options.grouping`, spec "Record grouping"): the targets
+ * are located by the same exact rules, then placed in one record `T` (see
+ * {@link mergedRecord}); a conversation the exact rules keep in one record is
+ * returned as is, so the two groupings agree byte for byte wherever the
+ * template is prefix-stable on the conversation. Policy `non-system` and
+ * templates with `{% generation %}` blocks give one record either way.
+ *
  * @throws TemplateRenderError when the template raises on this conversation (the row is then errored with that message)
  */
 export function buildRecords(
@@ -93,7 +125,7 @@ export function buildRecords(
   const pre = prepareTurns(conv.messages, options.reasoning ?? 'keep');
   const adapted = template.adaptTurns(pre.messages);
   const messages = adapted.messages;
-  const out: ConversationRecords = { records: [], notes: [], targetErrors: [], targetCount: 0, messages };
+  const out: ConversationRecords = { records: [], rendered: null, notes: [], targetErrors: [], targetCount: 0, messages };
   const notes = new Set<string>([...pre.notes, ...adapted.notes]);
   const finish = (): ConversationRecords => {
     out.notes = [...notes];
@@ -148,6 +180,7 @@ export function buildRecords(
     const eot = specials.lastEnd(full, start, full.length);
     const end = eot >= 0 ? eot : full.length;
     out.records.push({ text: full, spans: end > start ? [[start, end]] : [], targets: selectTargets(messages, 'assistant') });
+    out.rendered = full;
     return finish();
   }
 
@@ -161,13 +194,14 @@ export function buildRecords(
   const tags = reasoningTags(wrapper);
   const stops = new Set(options.stopTokens ?? []);
   let current: TextRecord | null = null;
+  const located: LocatedTarget[] = [];
   for (const i of targets) {
-    const located = locateCompletion(i, R, adapted, template, tags, specials, notes);
-    if (typeof located !== 'string') {
-      out.targetErrors.push({ index: i, reason: 'template_unsupported', message: located.error });
+    const found = locateCompletion(i, R, adapted, template, tags, specials, notes);
+    if (typeof found !== 'string') {
+      out.targetErrors.push({ index: i, reason: 'template_unsupported', message: found.error });
       continue;
     }
-    let C = located;
+    let C = found;
     const P = R(i, true);
     const m = messages[i];
     const reasoning = adapted.reasoning[i];
@@ -193,6 +227,7 @@ export function buildRecords(
     const X = P + C;
     const eot = specials.lastEnd(X, P.length, X.length);
     const span: Span = [P.length, eot >= 0 ? eot : X.length];
+    located.push({ index: i, P, X, span });
     if (current && P.startsWith(current.text)) {
       current.text = X;
       current.spans.push(span);
@@ -201,6 +236,12 @@ export function buildRecords(
       current = { text: X, spans: [span], targets: [i] };
       out.records.push(current);
     }
+  }
+  if (targets.length) out.rendered = R(targets[targets.length - 1] + 1, false);
+  if (options.grouping === 'merged' && out.records.length > 1) {
+    const merged = mergedRecord(located, out.rendered!, R, specials, notes);
+    if (merged) out.records = [merged];
+    else notes.add('merged_fallback_exact');
   }
   return finish();
 }
@@ -263,6 +304,54 @@ function locateCompletion(
 }
 
 /**
+ * The one record of grouping `merged` (spec "Record grouping: exact or merged"), from the targets
+ * the exact rules located. The text is `T` (extended to the last target's `X` when `X` continues
+ * `T`: a stop token the exact rules append to a turn that ends at the next role marker). Target
+ * `i` is trained from where `T` stops agreeing with `P_i` through its end-of-turn token:
+ * - when `T` there holds the exact trained text, that text (same span as `exact`);
+ * - otherwise the history form of the turn: up to the first occurrence of the exact span's final
+ *   special token (the model stops on it, so the turn holds no earlier one), accepted only when
+ *   that text is a suffix of the exact trained text (the history drops a leading part such as an
+ *   empty or earlier think block); noted `merged_history_form`.
+ * Returns null (the caller keeps the exact records, noted `merged_fallback_exact`) when a target
+ * cannot be placed that way, or when `T` disagrees with a target's history (Kimi-K2-Thinking drops
+ * earlier reasoning once a final answer follows): then where the turn starts in `T` is not known
+ * and nothing of another message may be trained.
+ */
+function mergedRecord(
+  located: readonly LocatedTarget[],
+  T: string,
+  R: (n: number, gen: boolean) => string,
+  specials: SpecialTokenFinder,
+  notes: Set<string>,
+): TextRecord | null {
+  if (located.length === 0) return null;
+  const last = located[located.length - 1];
+  const text = last.X.length > T.length && last.X.startsWith(T) ? last.X : T;
+  const spans: Span[] = [];
+  let historyForm = false;
+  for (const t of located) {
+    const start = commonPrefixLength(text, t.P);
+    // T must hold the whole history of P_i; only the header and a pre-filled generation prompt may differ.
+    if (start < t.P.length && start < commonPrefixLength(t.P, R(t.index, false))) return null;
+    const trained = t.X.slice(t.span[0], t.span[1]);
+    let end: number;
+    if (text.startsWith(trained, start)) end = start + trained.length;
+    else {
+      const eot = specials.tokenEndingAt(t.X, t.span[1]);
+      const at = eot ? text.indexOf(eot, start) : -1;
+      if (at < 0 || !trained.endsWith(text.slice(start, at + eot!.length))) return null;
+      end = at + eot!.length;
+      historyForm = true;
+    }
+    if (spans.length && start < spans[spans.length - 1][1]) return null;
+    if (end > start) spans.push([start, end]);
+  }
+  if (historyForm) notes.add('merged_history_form');
+  return { text, spans, targets: located.map((t) => t.index) };
+}
+
+/**
  * Records of a template with `{% generation %}` blocks (issue 4: spans come
  * from the blocks, as `transformers`' `return_assistant_tokens_mask` does):
  * one record, the render of the messages through the last target; the k-th
@@ -291,6 +380,7 @@ function fromGenerationBlocks(
     chosen = targets.length === 1 && spans.length ? [spans[spans.length - 1]] : spans;
   }
   out.records.push({ text, spans: chosen, targets });
+  out.rendered = text;
   return out;
 }
 

@@ -6,7 +6,7 @@
  *
  * Pure (no `vscode`); it reuses the pipeline's own steps, so what is shown is
  * what `prepare` writes: `normalizeDetailed` (formats/normalize.ts),
- * `buildRecords` / `maskFromSpans` (mask.ts, spec loss-mask.md v1.3) and the
+ * `buildRecords` / `maskFromSpans` (mask.ts, spec loss-mask.md v1.4) and the
  * tokenizer's `encode` (spec "Text to tokens"). Turn positions inside the line
  * come from `jsonc-parser`'s syntax tree.
  *
@@ -22,7 +22,7 @@ import { resolve } from 'node:path';
 import { type Node as JsonNode, parseTree } from 'jsonc-parser';
 import { applyMapping, mappingFor } from '../formats/mapping';
 import { normalizeDetailed } from '../formats/normalize';
-import { buildRecords, commonPrefixLength, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Span, type TextRecord } from './mask';
+import { buildRecords, commonPrefixLength, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Grouping, type Span, type TextRecord } from './mask';
 import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
 import { ChatTemplate, pickTemplate } from '../templates/template';
 import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from '../tokenizers/tokenizer';
@@ -43,6 +43,8 @@ export interface RowInput {
 export interface RecordViewOptions {
   /** Spec loss-mask.md "Targets"; default `assistant`. */
   mask?: MaskPolicy;
+  /** Spec loss-mask.md "Record grouping"; default `exact` — the records `prepare` writes with the same setting. */
+  grouping?: Grouping;
   /** Chat template variables (`enable_thinking`, …), as `apply_chat_template(**kwargs)` gets them. */
   templateKwargs?: Record<string, unknown>;
   /** `prepare --reasoning`: keep (default) or drop the data's reasoning before rendering. */
@@ -458,13 +460,14 @@ export class RecordViewer {
     try {
       template = this.templateFor((conv.tools?.length ?? 0) > 0, kwargs);
       view.template = template.named.name;
+      const grouping = options.grouping ?? 'exact';
       const reasoning = options.reasoning ?? 'keep';
-      const key = `${mask}\0${reasoning}\0${JSON.stringify(kwargs)}\0${shorten ? cap : ''}\0${template.named.name}\0${configKey}\0${text}`;
+      const key = `${mask}\0${grouping}\0${reasoning}\0${JSON.stringify(kwargs)}\0${shorten ? cap : ''}\0${template.named.name}\0${configKey}\0${text}`;
       let entry = this.builtCache.get(key);
       if (entry) this.builtCache.delete(key);
       else
         entry = {
-          built: buildRecords(renderConv, template, this.specials, mask, { reasoning, stopTokens: this.tokenizer.stopTokens }),
+          built: buildRecords(renderConv, template, this.specials, mask, { grouping, reasoning, stopTokens: this.tokenizer.stopTokens }),
           prefixRenders: new Map(),
         };
       this.builtCache.set(key, entry);

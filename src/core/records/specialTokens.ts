@@ -18,6 +18,19 @@ export class SpecialTokenFinder {
     this.maxLength = uniq.length ? uniq[0].length : 0;
   }
 
+  /** The special token that ends exactly at `end` in `text` (the longest when several do), or null. */
+  tokenEndingAt(text: string, end: number): string | null {
+    if (!this.re) return null;
+    const re = this.re;
+    re.lastIndex = Math.max(0, end - this.maxLength);
+    let best: string | null = null;
+    for (let m = re.exec(text); m && m.index < end; m = re.exec(text)) {
+      if (m.index + m[0].length === end && (best === null || m[0].length > best.length)) best = m[0];
+      re.lastIndex = m.index + 1;
+    }
+    return best;
+  }
+
   /** End index (exclusive) of the last special token lying within `text[from, to)`, or -1 when there is none. */
   lastEnd(text: string, from: number, to: number): number {
     if (!this.re) return -1;

@@ -4,8 +4,17 @@
  * run/workerProtocol.ts), the report writers, the CLI and the extension share.
  * Types only: this module imports nothing at run time.
  */
+import type { Grouping } from '../records/mask';
 import type { TemplateCheck } from '../templates/checkTemplate';
 import type { MaskPolicy, ReasoningPolicy } from '../types';
+import type { LengthStats } from './stats';
+
+/**
+ * What happens to a record longer than `maxLength` tokens: `drop` it (`too_long`, the default),
+ * `truncate` it to its first `maxLength` tokens, or `split` the conversation into pieces that each
+ * end with a target turn (records/split.ts).
+ */
+export type LongPolicy = 'drop' | 'truncate' | 'split';
 /** Options of one `prepare` run. All inputs of one run share one output folder. */
 export interface PrepareOptions {
   /** Input dataset files (absolute or relative to cwd). Folders are expanded by the caller (see `expandInputs`). */
@@ -18,8 +27,14 @@ export interface PrepareOptions {
   mask?: MaskPolicy;
   /** Maximum record length in tokens; undefined = no limit. */
   maxLength?: number;
-  /** Keep the first `maxLength` tokens instead of dropping `too_long` records. */
+  /** Keep the first `maxLength` tokens instead of dropping `too_long` records (the same as `long: 'truncate'`). */
   truncate?: boolean;
+  /** Records longer than `maxLength`: default `drop` (`truncate` when `truncate` is set). */
+  long?: LongPolicy;
+  /** Spec loss-mask.md "Record grouping"; default `exact`. */
+  grouping?: Grouping;
+  /** Records with fewer trainable tokens than this are dropped (`too_few_trainable_tokens`); default 1 (a record needs one). */
+  minTrainableTokens?: number;
   /** Extra variables for the chat template (`enable_thinking`, …). */
   templateKwargs?: Record<string, unknown>;
   /**
@@ -96,10 +111,21 @@ export interface FileReport {
   dropped: Record<string, { count: number; lines: number[] }>;
   /** First errors (at most 50) with line and message. */
   errors: { line: number; message: string }[];
+  /**
+   * Errors that have a reason code (`template_budget_exceeded`: the chat template ran past its render budget):
+   * code → { count, first line numbers (at most 10) }. Absent when there were none.
+   */
+  errorReasons?: Record<string, { count: number; lines: number[] }>;
   /** note code → count (e.g. template_rewrites_history). */
   notes: Record<string, number>;
   trainableTokens: number;
   totalTokens: number;
+  /**
+   * Length statistics of the written records (run/stats.ts): distributions of `seq_len`, of
+   * trainable tokens per record and of records per conversation, and the amplification (record
+   * tokens ÷ tokens of the conversations rendered once). Absent in reports of older versions.
+   */
+  lengths?: LengthStats;
   /** The input's size (bytes) and modification time (ms since the epoch) when the run read it (datasets tree: stale outputs). */
   input?: { size: number; mtimeMs: number };
   /** Sharded runs only: rows of the file across all shards (this shard read `rowsRead` of them). */
@@ -116,17 +142,29 @@ export interface PrepareResult {
   tokenizer: { dir: string; name: string; hash: string; embeddedDefault: boolean };
   templateKwargs: Record<string, unknown>;
   mask: MaskPolicy;
-  /** `--reasoning` of the run. */
-  reasoning: ReasoningPolicy;
+  /** `--reasoning` of the run; absent in reports of older versions (then `keep`). */
+  reasoning?: ReasoningPolicy;
   maxLength: number | null;
   truncate: boolean;
+  /** What was done with records longer than `maxLength` (`drop` when there is no limit). Absent in reports of older versions (then: `truncate` ? truncate : drop). */
+  long?: LongPolicy;
+  /** Record grouping (spec "Record grouping"); absent in reports of older versions (then `exact`). */
+  grouping?: Grouping;
+  /** Records with fewer trainable tokens were dropped; absent in reports of older versions (then 1). */
+  minTrainableTokens?: number;
+  /** `token_counts.json` beside the outputs (run/tokenCounts.ts); absent in reports of older versions. */
+  tokenCounts?: string;
   /**
    * The chat-template check run once per run (`eagle3-prep check-template`, issue 4):
    * its findings without the probe renders; null when the template could not be checked.
    */
   templateCheck: Omit<TemplateCheck, 'records' | 'turns'> | null;
   files: FileReport[];
-  totals: Omit<FileReport, 'file' | 'format' | 'evidence' | 'errors' | 'dropped' | 'notes' | 'rowsInFile'> & { dropped: Record<string, number> };
+  totals: Omit<FileReport, 'file' | 'format' | 'evidence' | 'errors' | 'errorReasons' | 'dropped' | 'notes' | 'rowsInFile' | 'input'> & {
+    dropped: Record<string, number>;
+    /** Errored rows per reason code (only errors that have one), when there were any. */
+    errorReasons?: Record<string, number>;
+  };
   elapsedMs: number;
   /** Set when the run was one shard (`--shard I/N`), or a merge of N shards (`merged: true`). */
   shard?: { index: number; count: number; merged?: boolean };
@@ -141,7 +179,7 @@ export interface RowResult {
   line: number;
   /** The row's fate (spec loss-mask.md "Records that are not written"). */
   fate: 'written' | 'setAside' | 'dropped' | 'errored';
-  /** Drop reason code when `fate` is `dropped`. */
+  /** Drop reason code when `fate` is `dropped`; for an `errored` row, the error's code when it has one (`template_budget_exceeded`). */
   reason?: string;
   /** Error message when `fate` is `errored`. */
   message?: string;
@@ -153,10 +191,28 @@ export interface RowResult {
   prompt?: string;
   trainableTokens: number;
   totalTokens: number;
+  /** `seq_len` of each written record, in record order. */
+  recordTokens: number[];
+  /** Trainable tokens of each written record, in record order. */
+  recordTrainable: number[];
+  /** Tokens of the conversation rendered once (`T`, spec "Record grouping") when the row is written, else 0. */
+  renderedTokens: number;
+  /** Token ids of the written records with their counts over all tokens and over trainable tokens (run/tokenCounts.ts). */
+  tokenCounts?: TokenCountDelta;
+}
+
+/** Counts of token ids in one row's written records: `ids` ascending and distinct, `all[k]` / `trained[k]` the counts of `ids[k]`. */
+export interface TokenCountDelta {
+  ids: Uint32Array;
+  all: Uint32Array;
+  trained: Uint32Array;
 }
 
 /** The settings a row processor needs; the same in every worker of a run. */
-export type RowSettings = Pick<PrepareOptions, 'tokenizerDir' | 'mask' | 'maxLength' | 'truncate' | 'templateKwargs' | 'reasoning'>;
+export type RowSettings = Pick<
+  PrepareOptions,
+  'tokenizerDir' | 'mask' | 'maxLength' | 'truncate' | 'long' | 'grouping' | 'minTrainableTokens' | 'templateKwargs' | 'reasoning'
+>;
 
 /** What a run reports about its tokenizer and chat template, found where the tokenizer is loaded (this thread or the first pool worker). */
 export interface RunSetup {

@@ -34,7 +34,7 @@ export interface InspectRecord {
   tools?: unknown[];
   /** Content parts that are not text (images, audio, …): not rendered. `message` indexes `messages`. */
   non_text_parts?: { message: number; type: string }[];
-  /** Normalization note codes (README "Input shapes"), e.g. `inline_think_split`, `tool_call_arguments_not_json`. */
+  /** Normalization note codes (README "Input shapes"), e.g. `thought_markers_split`, `tool_call_arguments_not_json`. */
   notes?: string[];
 }
 

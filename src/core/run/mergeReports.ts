@@ -16,6 +16,9 @@ import { AtomicOutput } from './output';
 import type { FileReport, PrepareResult } from './contract';
 import { computeTotals, runFailures } from './pipeline';
 import { writeReports } from './report';
+import { mergeLengthStats } from './stats';
+import { readTokenCounts, TokenCounter, tokenCountsJson } from './tokenCounts';
+import { writeFileAtomic } from './output';
 
 /** A problem that makes the shard reports not combine into one run. */
 export class MergeError extends Error {}
@@ -72,6 +75,9 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
       reasoning: x.reasoning ?? 'keep',
       maxLength: x.maxLength,
       truncate: x.truncate,
+      long: x.long,
+      grouping: x.grouping,
+      minTrainableTokens: x.minTrainableTokens,
       kwargs: x.templateKwargs,
     });
     if (!sameJson(settings(r), settings(first))) {
@@ -127,9 +133,15 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
         t.count += d.count;
         t.lines = [...t.lines, ...d.lines].sort((a, b) => a - b).slice(0, 10);
       }
+      for (const [reason, d] of Object.entries(p.errorReasons ?? {})) {
+        const t = ((m.errorReasons ??= {})[reason] ??= { count: 0, lines: [] });
+        t.count += d.count;
+        t.lines = [...t.lines, ...d.lines].sort((a, b) => a - b).slice(0, 10);
+      }
       m.errors = [...m.errors, ...p.errors].sort((a, b) => a.line - b.line).slice(0, 50);
     }
     if (m.rowsRead !== inFile) throw new MergeError(`${f0.file}: the shards read ${m.rowsRead} rows, the file has ${inFile}`);
+    if (parts.every((p) => p.lengths)) m.lengths = mergeLengthStats(parts.map((p) => p.lengths!));
     return m;
   });
   const out = resolve(outDir);
@@ -240,6 +252,15 @@ export async function mergeReports(paths: string[], outDir: string, opts: { data
     await data.commit();
     await prompts.commit();
   }
+  // token_counts.json: the shards' counts added (when every shard wrote one).
+  const countFiles = reports.map((r) => r.tokenCounts);
+  if (countFiles.every((f): f is string => typeof f === 'string' && existsSync(f))) {
+    const counter = new TokenCounter();
+    for (const f of countFiles) counter.addFile(readTokenCounts(f));
+    const first = readTokenCounts(countFiles[0]);
+    merged.tokenCounts = join(merged.outDir, 'token_counts.json');
+    await writeFileAtomic(merged.tokenCounts, tokenCountsJson(counter.result(first.tokenizer, first.modelVocabSize)));
+  } else delete merged.tokenCounts;
   await writeReports(merged);
   return merged;
 }

@@ -10,8 +10,9 @@
  * can go into `report.json` as is; {@link formatTemplateCheck} renders it for a
  * terminal.
  */
-import { buildRecords, commonPrefixLength, selectTargets, SpecialTokenFinder, type Span, type TextRecord } from '../records/mask';
-import { ChatTemplate, pickTemplate, TemplateRenderError } from './template';
+import { buildRecords, commonPrefixLength, selectTargets, SpecialTokenFinder, type Grouping, type Span, type TextRecord } from '../records/mask';
+import type { RenderBudget } from './renderBudget';
+import { ChatTemplate, pickTemplate, TemplateBudgetError, TemplateRenderError } from './template';
 import type { TemplateProbes } from './probes';
 import type { TargetTokenizer } from '../tokenizers/tokenizer';
 import { codeMeaning } from '../codes';
@@ -81,6 +82,9 @@ export interface CheckWarning {
    * - `probe_render_failed`: a render needed for a template-wide finding raised (the finding is then null);
    * - `reasoning_with_thinking_off`: the probe has reasoning and the template's thinking is off (the row is an error in a run);
    * - `reasoning_missing_after_prefill`, `no_end_of_turn_token`: record notes from {@link buildRecords} (spec v1.4).
+   * - `template_budget_exceeded`: a render ran past the render budget (templates/renderBudget.ts): the template
+   *   loops, recurses or grows its output without bound on this probe (a broken or hostile template); in
+   *   `prepare` its rows would be errored with that reason.
    */
   code:
     | 'reasoning_with_thinking_off'
@@ -92,7 +96,8 @@ export interface CheckWarning {
     | 'template_unsupported'
     | 'span_without_special_token'
     | 'empty_think_trained'
-    | 'probe_render_failed';
+    | 'probe_render_failed'
+    | 'template_budget_exceeded';
   message: string;
 }
 
@@ -190,6 +195,14 @@ export interface TemplateCheck {
   records: ProbeRecords[];
   /** Special tokens that occur in the probe renders (longest first), for highlighting. */
   specialTokensSeen: string[];
+  /** Grouping the displayed `records` were built with (spec "Record grouping"). */
+  grouping: Grouping;
+  /**
+   * What the records of the probes cost (probes the template renders, under the check's mask policy):
+   * tokens of the records under each grouping and of the probe conversations rendered once (`T`),
+   * and the amplification of each grouping (record tokens ÷ `renderedTokens`; null when nothing is trained).
+   */
+  amplification: { exactTokens: number; mergedTokens: number; renderedTokens: number; exact: number | null; merged: number | null };
 }
 
 /** Options of {@link checkTemplate}. */
@@ -198,6 +211,10 @@ export interface CheckTemplateOptions {
   templateKwargs?: Record<string, unknown>;
   /** Policy for the displayed records (default `assistant`); the per-turn findings do not depend on it. */
   mask?: MaskPolicy;
+  /** Grouping of the displayed records (default `exact`); the amplification is given for both. */
+  grouping?: Grouping;
+  /** Render budget of every probe render (templates/renderBudget.ts; default: its defaults). */
+  budget?: Partial<RenderBudget>;
 }
 
 /** Length of the excerpts in {@link PrefixBreak}, in characters. */
@@ -311,7 +328,8 @@ function byFrequency(values: string[]): string[] {
  * "One conversation, how many records", "Policy non-system".
  *
  * A template that raises on a probe does not fail the check: the probe gets
- * `error` and a `template_error` warning (Gemma-3 raises on `tool` turns).
+ * `error` and a `template_error` warning (Gemma-3 raises on `tool` turns), or a
+ * `template_budget_exceeded` warning when the render ran past its render budget.
  *
  * @throws TemplateRenderError when the tokenizer has no chat template or the template does not parse
  */
@@ -324,7 +342,7 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
     if (!named) throw new TemplateRenderError(`tokenizer ${tok.dir} has no chat template (tokenizer_config.json "chat_template" or chat_template.jinja)`);
     let t = compiled.get(named.name);
     if (!t) {
-      t = new ChatTemplate(named, tok.specialTokenVars, kwargs);
+      t = new ChatTemplate(named, tok.specialTokenVars, kwargs, { budget: opts.budget });
       compiled.set(named.name, t);
     }
     return t;
@@ -352,9 +370,12 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
     warnings: [],
     records: [],
     specialTokensSeen: [],
+    grouping: opts.grouping ?? 'exact',
+    amplification: { exactTokens: 0, mergedTokens: 0, renderedTokens: 0, exact: null, merged: null },
   };
   const fromNextTurn: string[] = [];
   const rendered: string[] = [];
+  const tokens = (texts: readonly string[]) => texts.reduce((a, t) => a + tok.encode(t).ids.length, 0);
 
   for (const probe of PROBES) {
     const hasTools = (probe.tools?.length ?? 0) > 0;
@@ -369,7 +390,13 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
     out.records.push(pr);
     try {
       const built = buildRecords(conv(probe.messages), template, specials, mask, { stopTokens: tok.stopTokens });
-      pr.records = built.records;
+      const merged = buildRecords(conv(probe.messages), template, specials, mask, { grouping: 'merged', stopTokens: tok.stopTokens });
+      if (built.rendered !== null) {
+        out.amplification.exactTokens += tokens(built.records.map((r) => r.text));
+        out.amplification.mergedTokens += tokens(merged.records.map((r) => r.text));
+        out.amplification.renderedTokens += tokens([built.rendered]);
+      }
+      pr.records = out.grouping === 'merged' ? merged.records : built.records;
       rendered.push(...built.records.map((r) => r.text));
       if (built.rowError) out.warnings.push({ probe: probe.name, code: built.rowError.code, message: built.rowError.message });
       for (const n of built.notes) {
@@ -445,8 +472,13 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
     } catch (e) {
       if (!(e instanceof TemplateRenderError)) throw e;
       pr.error = e.message;
-      out.warnings.push({ probe: probe.name, code: 'template_error', message: e.message });
+      out.warnings.push({ probe: probe.name, code: e instanceof TemplateBudgetError ? e.code : 'template_error', message: e.message });
     }
+  }
+  const a = out.amplification;
+  if (a.renderedTokens > 0) {
+    a.exact = a.exactTokens / a.renderedTokens;
+    a.merged = a.mergedTokens / a.renderedTokens;
   }
   out.endOfTurnTrained = byFrequency(out.turns.flatMap((t) => (t.endOfTurn ? [t.endOfTurn] : [])));
   out.stop_tokens.from_next_turn = byFrequency(fromNextTurn);
@@ -472,7 +504,7 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
       f();
     } catch (e) {
       if (!(e instanceof TemplateRenderError)) throw e;
-      out.warnings.push({ probe: null, code: 'probe_render_failed', message: `${what}: ${e.message}` });
+      out.warnings.push({ probe: null, code: e instanceof TemplateBudgetError ? e.code : 'probe_render_failed', message: `${what}: ${e.message}` });
     }
   };
   tryFinding('default system prompt', () => {
@@ -615,10 +647,21 @@ export function formatTemplateCheck(check: TemplateCheck, opts: FormatOptions): 
     lines.push(`    generation-prompt prefill: ${gp.prefill === null ? 'none' : q(gp.prefill)}, ${gpWhat} — ${gp.evidence}`);
   }
   lines.push(`  prefix stability:           ${check.prefix_stability.evidence}`);
+  const amp = check.amplification;
+  if (amp.exact !== null && amp.merged !== null) {
+    const ex = `${amp.exact.toFixed(2)}×`;
+    lines.push(
+      `  amplification (probes):     exact ${amp.exact > 2 ? c(ANSI.yellow, ex) : ex} (${amp.exactTokens} record tokens for ${amp.renderedTokens} tokens rendered once), merged ${amp.merged.toFixed(2)}×` +
+        (amp.exact > 2 ? ' — --grouping merged writes one record per conversation' : ''),
+    );
+  }
+  lines.push(`  records shown:              grouping ${check.grouping}`);
   if (check.warnings.length) {
     lines.push(`  warnings:`);
     for (const w of check.warnings)
-      lines.push(`    - ${w.probe ? `${w.probe}: ` : ''}${c(w.code === 'template_error' ? ANSI.red : ANSI.yellow, w.code)}: ${w.message.split('\n')[0]}`);
+      lines.push(
+        `    - ${w.probe ? `${w.probe}: ` : ''}${c(w.code === 'template_error' || w.code === 'template_budget_exceeded' ? ANSI.red : ANSI.yellow, w.code)}: ${w.message.split('\n')[0]}`,
+      );
   }
   lines.push('');
   lines.push(

@@ -1,0 +1,195 @@
+/**
+ * `eagle3-prep prepare`: its options (one table: flags, help, default, where
+ * the value goes) and the run: every input group through `prepare()`, progress
+ * on stderr, the summary on stdout, the exit code.
+ */
+import { expandInputs, type PrepareOptions } from '../core/run/pipeline';
+import type { MaskPolicy, ReasoningPolicy } from '../core/types';
+import { addOptions, applyOptions, Command, jsonObject, positiveInt, setUsageHint, shardSpec, usageError, type OptionSpec } from './command';
+import { runPrepare, type PrepareCliFlags } from './prepareRun';
+
+const MODEL = 'Target model:';
+const RECORDS = 'Records:';
+const RUN = 'Run:';
+const OUTPUT = 'Output and terminal:';
+
+/**
+ * The options of `prepare`. Options that feed the pipeline set a field of
+ * {@link PrepareOptions}; the others (terminal, run policy) are read by the CLI.
+ */
+export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
+  {
+    flags: '--tokenizer <dir>',
+    group: MODEL,
+    help: "Local Hugging Face model folder of the target model: tokenizer.json (or tiktoken.model) and tokenizer_config.json with its chat template (chat_template.jinja when the model ships one), and generation_config.json, whose eos_token_id names the model's stop tokens (else eos_token). The report names it and hashes its files.",
+    defaultText: 'the embedded Qwen3 tokenizer and template',
+    apply: (o, v: string) => (o.tokenizerDir = v),
+  },
+  {
+    flags: '--template-kwargs <json>',
+    group: MODEL,
+    help: 'Variables for the chat template, as apply_chat_template(**kwargs) gets them, e.g. \'{"enable_thinking": false}\'.',
+    defaultText: '{}',
+    parse: jsonObject,
+    apply: (o, v: Record<string, unknown>) => (o.templateKwargs = v),
+  },
+  {
+    flags: '--reasoning <policy>',
+    group: MODEL,
+    help:
+      "keep: train the data's reasoning where the model writes it. drop: remove every turn's reasoning (reasoning_content and inline <think> blocks) before rendering, to train a drafter for a model served with thinking off. " +
+      'With keep and a template whose generation prompt turns thinking off, a row with reasoning is an error (reasoning_with_thinking_off) naming both ways out.',
+    choices: ['keep', 'drop'],
+    default: 'keep',
+    apply: (o, v: ReasoningPolicy) => (o.reasoning = v),
+  },
+  {
+    flags: '--mask <policy>',
+    group: RECORDS,
+    help: 'Which tokens are trained (loss_mask 1): every assistant turn with its end-of-turn token; only the last assistant turn; or every turn but the system prompt (spec loss-mask.md "Targets").',
+    choices: ['assistant', 'last-assistant', 'non-system'],
+    default: 'assistant',
+    apply: (o, v: MaskPolicy) => (o.mask = v),
+  },
+  {
+    flags: '--grouping <grouping>',
+    group: RECORDS,
+    help:
+      'exact: every assistant turn in exactly the context the server sends it; a template that rewrites history (Qwen3, Kimi-K2-Thinking) then costs one record per turn. ' +
+      'merged: one record per conversation (the conversation rendered once), each turn trained where the template writes it there; about 1.0x the tokens. ' +
+      'The report and the summary state the amplification (spec loss-mask.md "Record grouping").',
+    choices: ['exact', 'merged'],
+    default: 'exact',
+    apply: (o, v: 'exact' | 'merged') => (o.grouping = v),
+  },
+  {
+    flags: '--max-length <tokens>',
+    group: RECORDS,
+    help: 'Longest record in tokens. A longer record is dropped (reason too_long), cut (--long truncate) or split (--long split).',
+    defaultText: 'no limit',
+    parse: positiveInt,
+    apply: (o, v: number) => (o.maxLength = v),
+  },
+  {
+    flags: '--long <policy>',
+    group: RECORDS,
+    help:
+      'What to do with a record longer than --max-length: drop it (too_long); truncate it to its first --max-length tokens; or split the conversation into records that each end with an assistant turn, ' +
+      'holding the system and first user turns plus as much recent history as fits, every turn trained once (noted context_window_cut; a turn that does not fit alone is not written, target_too_long). Needs --max-length.',
+    choices: ['drop', 'truncate', 'split'],
+    defaultText: 'drop',
+    apply: (o, v: 'drop' | 'truncate' | 'split') => (o.long = v),
+  },
+  {
+    flags: '--truncate',
+    group: RECORDS,
+    help: 'The same as --long truncate: keep the first --max-length tokens of a longer record (a record left with nothing to train is still dropped). Needs --max-length.',
+    apply: (o, v: boolean) => (o.truncate = v),
+  },
+  {
+    flags: '--min-trainable-tokens <n>',
+    group: RECORDS,
+    help: 'Drop records with fewer trainable tokens (reason too_few_trainable_tokens).',
+    defaultText: '1',
+    parse: positiveInt,
+    apply: (o, v: number) => (o.minTrainableTokens = v),
+  },
+  {
+    flags: '--mapping <file>',
+    group: RECORDS,
+    help: 'A JSONC field-mapping file for shapes the detector does not know (README "Project configuration").',
+    defaultText: 'the nearest eagle3prep.jsonc beside each input or in a parent folder',
+    apply: (o, v: string) => (o.mapping = v),
+  },
+  {
+    flags: '--out <dir>',
+    group: RUN,
+    help: 'Output folder shared by all inputs (created if missing).',
+    defaultText: '<input-name>.eagle3/ beside each input',
+  },
+  {
+    flags: '--workers <n>',
+    group: RUN,
+    help: 'Threads that render and tokenize. The outputs are the same for any number.',
+    defaultText: 'the available cores; 1 when the inputs add up to less than 4 MB',
+    parse: positiveInt,
+    apply: (o, v: number) => (o.workers = v),
+  },
+  {
+    flags: '--shard <i/n>',
+    group: RUN,
+    help: 'Process only shard I (0-based) of N: every N-th row across the inputs, for a cluster job array. Needs --out; combine the shards with merge-reports.',
+    defaultText: 'every row',
+    parse: shardSpec,
+    apply: (o, v: { index: number; count: number }) => (o.shard = v),
+  },
+  {
+    flags: '--allow-empty',
+    group: RUN,
+    help: 'Succeed even when an input yields no record and no prompt (by default that fails the run).',
+    apply: (o, v: boolean) => (o.allowEmpty = v),
+  },
+  {
+    flags: '--json',
+    group: OUTPUT,
+    help: 'Print the report (report.json schema, snake_case) on stdout instead of the summary; no progress line.',
+  },
+  {
+    flags: '--quiet',
+    group: OUTPUT,
+    help: 'No progress line and no step log on stderr; the summary is still printed.',
+  },
+  {
+    flags: '--verbose',
+    group: OUTPUT,
+    help: 'Log each step on stderr: tokenizer, chat template check, each file with its detected format and evidence.',
+  },
+];
+
+/** The CLI-only switches of `prepare` (not pipeline options). */
+function cliFlags(v: Record<string, unknown>): PrepareCliFlags {
+  return {
+    out: v.out as string | undefined,
+    json: v.json === true,
+    quiet: v.quiet === true,
+    verbose: v.verbose === true,
+  };
+}
+
+/** Declares `prepare` on the program. */
+export function registerPrepare(program: Command, done: (code: number) => void): void {
+  const cmd = program
+    .command('prepare')
+    .summary('render, tokenize and mask datasets into EAGLE-3 training records')
+    .description(
+      "Renders every conversation of the inputs with the target model's chat template, tokenizes it and writes, per output folder:\n" +
+        '  tokenized_data.jsonl       one record per line: input_ids, loss_mask, …\n' +
+        '  prompts_to_generate.jsonl  prompt-only rows, to answer with `generate`\n' +
+        '  report.json, report.md     what became of every row, per file; length statistics and amplification\n' +
+        '  token_counts.json          count of each token id, trainable and all (for draft-vocab)\n' +
+        'Inputs: .jsonl .ndjson .json .traj .parquet files (optionally .gz or .zst)\n' +
+        'or folders holding them.',
+    )
+    .argument('<inputs...>', 'dataset files or folders');
+  addOptions(cmd, PREPARE_OPTIONS as readonly OptionSpec<never>[]);
+  cmd.addHelpText(
+    'after',
+    '\nExit codes: 0 done; 1 the run failed (nothing written, the previous outputs kept); 2 usage error.\n' +
+      'Examples:\n' +
+      '  eagle3-prep prepare samples/\n' +
+      '  eagle3-prep prepare data/*.jsonl --tokenizer ~/models/Qwen3-8B --out prepared/ --max-length 8192',
+  );
+  setUsageHint(cmd);
+  cmd.action(async (inputs: string[], values: Record<string, unknown>, self: Command) => {
+    const base = applyOptions({ inputs: [], outDir: '' } as PrepareOptions, PREPARE_OPTIONS, values);
+    const flags = cliFlags(values);
+    if (base.truncate && base.maxLength === undefined) usageError(self, '--truncate needs --max-length');
+    if (base.long !== undefined && base.maxLength === undefined) usageError(self, '--long needs --max-length');
+    if (base.truncate && base.long !== undefined && base.long !== 'truncate')
+      usageError(self, `--truncate is --long truncate; it cannot go with --long ${base.long}`);
+    if (base.shard && !flags.out) usageError(self, '--shard needs --out (each shard writes its own output folder)');
+    const files = expandInputs(inputs);
+    if (files.length === 0) throw new Error(`no dataset files (.jsonl, .ndjson, .json, .traj, .parquet, optionally .gz/.zst) found in ${inputs.join(', ')}`);
+    done(await runPrepare(files, base, flags));
+  });
+}
