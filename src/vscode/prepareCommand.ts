@@ -10,7 +10,7 @@ import * as vscode from 'vscode';
 import { DATASET_EXTENSIONS, defaultOutDir, expandInputs, type PrepareOptions, type PrepareResult } from '../core/run/pipeline';
 import type { MaskPolicy, ReasoningPolicy } from '../core/types';
 import type { Grouping } from '../core/records/mask';
-import type { LongPolicy } from '../core/run/contract';
+import type { LongPolicy, OutputFormat } from '../core/run/contract';
 import { CONFIG_SECTION, expandConfiguredPath, resolveTokenizerDir, tokenizerDisplayName } from './tokenizerSelection';
 import { runPrepareInWorker } from './workerClient';
 
@@ -64,6 +64,8 @@ export interface PrepareSettings {
   /** Folder in which `<input-name>.eagle3/` is created instead of beside the input; undefined = beside it. */
   outputDirectory?: string;
   openReport: OpenReportMode;
+  /** The record files (`eagle3prep.outputFormat`, `PrepareOptions.format`). */
+  format: OutputFormat;
 }
 
 /**
@@ -95,6 +97,11 @@ export function readPrepareSettings(scope?: vscode.Uri, warn: (msg: string) => v
   }
   const wf = scope ? vscode.workspace.getWorkspaceFolder(scope) : undefined;
   const openReport = c.get<string>('openReport', 'preview');
+  let format = c.get<string>('outputFormat', 'jsonl') as OutputFormat;
+  if (!OUTPUT_FORMATS.includes(format)) {
+    warn(`eagle3prep.outputFormat "${format}" is not one of ${OUTPUT_FORMATS.join(', ')}; using "jsonl".`);
+    format = 'jsonl';
+  }
   const truncate = c.get<boolean>('truncate', false) === true;
   const rawLong = c.inspect<string>('longRecords');
   const longSet = rawLong?.workspaceFolderValue ?? rawLong?.workspaceValue ?? rawLong?.globalValue;
@@ -123,8 +130,11 @@ export function readPrepareSettings(scope?: vscode.Uri, warn: (msg: string) => v
     reasoning,
     outputDirectory: expandConfiguredPath(c.get<string>('outputDirectory', ''), wf),
     openReport: (['preview', 'editor', 'none'] as const).find((m) => m === openReport) ?? 'preview',
+    format,
   };
 }
+
+const OUTPUT_FORMATS: readonly OutputFormat[] = ['jsonl', 'parquet', 'both'];
 
 /**
  * The output folder of a run over `inputPaths`: `defaultOutDir(first input)` (`<input-name>.eagle3/`
@@ -165,9 +175,12 @@ function plural(n: number, word: string): string {
 /** One-line summary of a result's totals, e.g. `3 records from 3 rows (0 set aside, 0 dropped, 0 errored)`. */
 export function summarizeResult(result: PrepareResult): string {
   const t = result.totals;
+  // The status word and the data-changing warnings, as the CLI summary and report.md show them (core/run/status.ts).
+  const warnings = (result.warnings ?? []).map((w) => `${w.code} × ${w.count}`).join(', ');
   return (
-    `${plural(t.recordsWritten, 'record')} from ${plural(t.rowsRead, 'row')} ` +
-    `(${t.rowsSetAside} set aside for generation, ${t.rowsDropped} dropped, ${t.rowsErrored} errored)`
+    `${(result.status ?? (result.ok ? 'ok' : 'failed')).toUpperCase()}: ${plural(t.recordsWritten, 'record')} from ${plural(t.rowsRead, 'row')} ` +
+    `(${t.rowsSetAside} set aside for generation, ${t.rowsDropped} dropped, ${t.rowsErrored} errored)` +
+    (warnings ? `; data-changing warnings: ${warnings} (see report.md)` : '')
   );
 }
 
@@ -231,6 +244,7 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
     minTrainableTokens: settings.minTrainableTokens,
     templateKwargs: settings.templateKwargs,
     reasoning: settings.reasoning,
+    format: settings.format,
   };
   const names = inputs.map((i) => path.basename(i));
   log('');
@@ -287,7 +301,7 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
   for (const f of result.failures) log(`  failure: ${f}`);
   // A failed run writes nothing (the folder keeps its previous outputs), so there is no new report to open.
   if (result.ok) {
-    log(`  ${result.outputs.tokenizedData}\n  ${result.outputs.promptsToGenerate}\n  ${result.outputs.reportMd}`);
+    log((result.outputs.written ?? [result.outputs.tokenizedData, result.outputs.promptsToGenerate, result.outputs.reportMd]).map((f) => `  ${f}`).join('\n'));
     const active = vscode.window.activeTextEditor?.document.uri.toString();
     await openReport(
       result.outputs.reportMd,
@@ -300,7 +314,8 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
   const outName = path.basename(result.outDir);
   if (result.ok) {
     void vscode.window.showInformationMessage(`EAGLE-3 Prep: ${summarizeResult(result)} → ${outName}/`, 'Reveal in Explorer', 'Show Log').then((choice) => {
-      if (choice === 'Reveal in Explorer') void vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(result.outputs.tokenizedData));
+      if (choice === 'Reveal in Explorer')
+        void vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(result.outputs.written?.[0] ?? result.outputs.tokenizedData));
       else if (choice === 'Show Log') output.show(true);
     });
   } else {

@@ -151,25 +151,48 @@ test('prepare --reasoning: with thinking off, reasoning rows error naming both w
         { role: 'assistant', content: '' },
       ],
     },
+    {
+      // Reasoning only: with --reasoning drop nothing is left, so the turn is a trailing placeholder (buildRecords).
+      id: 'reasoning_only',
+      messages: [
+        { role: 'user', content: 'Think.' },
+        { role: 'assistant', reasoning_content: 'Hmm.', content: '' },
+      ],
+    },
   ];
   const file = writeJsonl(rows);
   const kwargs = { enable_thinking: false };
   const keep = await prepare({ inputs: [file], outDir: join(file, '..', 'keep'), templateKwargs: kwargs });
   const f = keep.files[0];
-  assert.deepEqual([f.rowsWritten, f.rowsSetAside, f.rowsErrored], [1, 1, 2]);
+  assert.deepEqual([f.rowsWritten, f.rowsSetAside, f.rowsErrored], [1, 1, 3]);
   for (const e of f.errors) {
     assert.match(e.message, /^reasoning_with_thinking_off: assistant turn 1 has reasoning, but thinking is off/);
     assert.match(e.message, /--reasoning drop/);
     assert.match(e.message, /turn thinking on/);
   }
   assert.equal(keep.reasoning, 'keep');
-  assert.equal(f.notes.generation_placeholder_removed, 1);
+  // A row with no answer at all is a prompt already when read (formats/rowEnd.ts finish, note empty_response).
+  assert.equal(f.notes.empty_response, 1);
+  assert.equal(f.notes.generation_placeholder_removed, undefined);
   assert.deepEqual(JSON.parse(readFileSync(keep.outputs.promptsToGenerate, 'utf8')).messages, [{ role: 'user', content: 'Write.' }]);
   for (const workers of [1, 2]) {
     const drop = await prepare({ inputs: [file], outDir: join(file, '..', `drop${workers}`), templateKwargs: kwargs, reasoning: 'drop', workers });
     const d = drop.files[0];
-    assert.deepEqual([d.rowsWritten, d.rowsSetAside, d.rowsErrored], [3, 1, 0], `workers ${workers}`);
-    assert.equal(d.notes.reasoning_dropped, 2);
+    assert.deepEqual([d.rowsWritten, d.rowsSetAside, d.rowsErrored], [3, 2, 0], `workers ${workers}`);
+    assert.equal(d.notes.reasoning_dropped, 3);
+    // The reasoning-only turn is empty once its reasoning is dropped: a trailing placeholder, so the row is a prompt.
+    assert.equal(d.notes.generation_placeholder_removed, 1);
+    const prompts = readFileSync(drop.outputs.promptsToGenerate, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(
+      prompts.map((p) => [p.id, p.messages]),
+      [
+        ['placeholder', [{ role: 'user', content: 'Write.' }]],
+        ['reasoning_only', [{ role: 'user', content: 'Think.' }]],
+      ],
+    );
     assert.equal(drop.reasoning, 'drop');
     // The three records are the same text: the answer after the empty think block the prompt pre-fills.
     const recs = readFileSync(drop.outputs.tokenizedData, 'utf8')

@@ -28,6 +28,7 @@ import { ChatTemplate, pickTemplate } from '../templates/template';
 import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from '../tokenizers/tokenizer';
 import type { Conversation, MaskPolicy, Message, ReasoningPolicy, Role } from '../types';
 import { codeMeaning, isDataChanging } from '../codes';
+import { jsonTextDepth, MAX_JSON_DEPTH, tooDeepMessage } from '../jsonDepth';
 
 /** One row of a dataset file: its JSON text (one JSONL line), and where it is. */
 export interface RowInput {
@@ -363,6 +364,12 @@ export class RecordViewer {
       view.warnings.push({ code: 'invalid_json', message: view.message });
       return view;
     }
+    // As readers.ts refuses it: later steps (jsonc-parser's tree below, templates) recurse once per level.
+    if (text.length > MAX_JSON_DEPTH && jsonTextDepth(text) > MAX_JSON_DEPTH) {
+      view.message = `line ${input.line}: ${tooDeepMessage()}`;
+      view.warnings.push({ code: 'invalid_json', message: view.message });
+      return view;
+    }
     // The eagle3prep.jsonc of the file, as readRows + inspect / prepare apply it: the field mapping
     // entry (formats/mapping.ts) first, then role aliases and field renames (projectConfig.ts).
     let configKey = '';
@@ -401,8 +408,19 @@ export class RecordViewer {
       );
       return view;
     }
-    const conv = outcome.conversation;
-    view.status = outcome.kind;
+    // A row holding several conversations (Self-Instruct instances, conversation lists): the first is shown.
+    const shown = outcome.kind === 'split' ? outcome.parts[0] : outcome;
+    if (outcome.kind === 'split') {
+      view.warnings.push({
+        code: 'several_conversations',
+        message: `the row holds ${outcome.parts.length} conversations (one record each); the first is shown`,
+      });
+    }
+    const conv = shown.conversation;
+    view.status = shown.kind;
+    if (conv.unreadFields?.length) {
+      view.warnings.push({ code: 'fields_not_read', message: `fields not read (neither a known field nor metadata): ${conv.unreadFields.join(', ')}` });
+    }
     view.id = conv.id;
     view.notes.push(...(conv.notes ?? []));
     const ranges = turnRanges(text, view.shape?.description, conv.messages, row, fieldSource);
@@ -448,7 +466,7 @@ export class RecordViewer {
     });
     check();
 
-    if (outcome.kind === 'prompt') {
+    if (shown.kind === 'prompt') {
       view.warnings.push({ code: 'set_aside', message: 'no assistant turn: the row is set aside in prompts_to_generate.jsonl for the target model to answer' });
       this.finishTotals(view);
       return view;

@@ -3,10 +3,11 @@
  * (normalize → render → mask → tokenize), the unit of work of `prepare`
  * in the run's own thread or in a pool worker.
  */
+import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
-import { normalizeRow } from '../formats/normalize';
+import { conversationsOf, normalizeRow, type NormalizeOptions } from '../formats/normalize';
 import type { RawRow } from '../read/readers';
-import type { LongPolicy, RowResult, RowSettings } from '../run/contract';
+import type { LongPolicy, RowResult, RowSettings, TokenCountDelta } from '../run/contract';
 import { ChatTemplate, pickTemplate, TemplateBudgetError } from '../templates/template';
 import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from '../tokenizers/tokenizer';
 import type { Conversation, MaskPolicy, TokenizedRecord } from '../types';
@@ -14,8 +15,37 @@ import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from './ge
 import { countRowTokens } from '../run/tokenCounts';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Grouping, type TextRecord } from './mask';
 import { splitConversation } from './split';
+import { isStackOverflow, MAX_JSON_DEPTH } from '../jsonDepth';
+import { errorMessage } from '../errors';
 
 const tokenizerCache = new Map<string, TargetTokenizer>();
+
+/** An empty think block (only whitespace inside), as reasoning templates write it for a turn without reasoning. */
+const EMPTY_THINK = /<think>\s*<\/think>/;
+
+/**
+ * The `--dedup` key of a normalized conversation: 16 bytes of the SHA-256 of
+ * what is rendered (roles, texts, reasoning, tool calls and results, tools,
+ * trainable flags), as a latin1 string; ids, sources and notes do not count.
+ */
+export function conversationKey(c: Conversation): string {
+  const h = createHash('sha256');
+  h.update(
+    JSON.stringify([
+      c.messages.map((m) => [
+        m.role,
+        m.content,
+        m.reasoning_content ?? null,
+        m.tool_calls ?? null,
+        m.tool_call_id ?? null,
+        m.name ?? null,
+        m.trainable ?? null,
+      ]),
+      c.tools ?? null,
+    ]),
+  );
+  return h.digest().subarray(0, 16).toString('latin1');
+}
 
 /**
  * Loads a tokenizer once per process: runs over several inputs (and the
@@ -74,34 +104,90 @@ export class RowProcessor {
   }
 
   /**
-   * Processes one row of `file` (`fileBase` = its basename, for default ids).
-   * Never throws for bad data: a row that cannot be used is `dropped` or `errored`.
+   * Processes one row of `file` (`fileBase` = its basename, for default ids;
+   * `normalize`: the file's reading options from `eagle3prep.jsonc`).
+   * Never throws: a row that cannot be used is `dropped` or `errored`, and so is
+   * a row on which the code fails (an `internal error …` message, or
+   * {@link unexpectedRowError}'s wording for a stack overflow).
+   * A row holding several conversations (`split`) writes the records of each and
+   * sets aside each prompt part; its fate is `written` when any record was
+   * written, else `setAside` when a part was set aside, else the first part's fate.
    */
-  processRow(row: Pick<RawRow, 'line' | 'element' | 'value' | 'error'>, file: string, fileBase: string): RowResult {
-    const res: RowResult = {
-      line: row.line,
-      fate: 'errored',
-      notes: [],
-      records: [],
-      trainableTokens: 0,
-      totalTokens: 0,
-      recordTokens: [],
-      recordTrainable: [],
-      renderedTokens: 0,
-    };
+  processRow(row: Pick<RawRow, 'line' | 'element' | 'value' | 'error'>, file: string, fileBase: string, normalize: NormalizeOptions = {}): RowResult {
+    try {
+      return this.processRowUnguarded(row, file, fileBase, normalize);
+    } catch (e) {
+      // A bug or an exhausted resource on odd data errors this row only; the message names what happened.
+      const res = emptyResult(row.line);
+      if (row.element !== undefined) res.element = row.element;
+      res.message = unexpectedRowError(e);
+      return res;
+    }
+  }
+
+  private processRowUnguarded(
+    row: Pick<RawRow, 'line' | 'element' | 'value' | 'error'>,
+    file: string,
+    fileBase: string,
+    normalize: NormalizeOptions,
+  ): RowResult {
+    const res: RowResult = emptyResult(row.line);
+    if (row.element !== undefined) res.element = row.element;
     if (row.error !== undefined) {
       res.message = row.error;
       return res;
     }
-    const outcome = normalizeRow(row.value, row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element }, fileBase);
+    const outcome = normalizeRow(
+      row.value,
+      row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element },
+      fileBase,
+      normalize,
+    );
     switch (outcome.kind) {
       case 'conversation':
-        res.notes.push(...(outcome.conversation.notes ?? []));
-        this.processConversation(res, outcome.conversation, generatedTurnsOf(row.value));
-        break;
       case 'prompt':
-        setAside(res, outcome.conversation);
+      case 'split': {
+        const parts = conversationsOf(outcome);
+        // --dedup: one key over the row's conversations (a row holding several is a duplicate only as a whole).
+        if (this.settings.dedup) res.dedupKey = parts.map((p) => conversationKey(p.conversation)).join('');
+        const unread = parts[0].conversation.unreadFields;
+        if (unread?.length) res.unreadFields = unread;
+        res.notes.push(...(parts[0].conversation.notes ?? []));
+        const prompts: string[] = [];
+        let first: Pick<RowResult, 'fate' | 'reason' | 'message'> | undefined;
+        for (const p of parts) {
+          if (p.kind === 'prompt') {
+            prompts.push(promptLine(p.conversation));
+            first ??= { fate: 'setAside' };
+            continue;
+          }
+          const part = emptyResult(row.line);
+          this.processConversation(part, p.conversation, generatedTurnsOf(row.value));
+          res.notes.push(...part.notes);
+          if (part.fate === 'setAside' && part.prompt !== undefined) {
+            // v1.4 "Empty turns": a trailing placeholder left no target, so this part is a prompt to generate.
+            prompts.push(part.prompt);
+            first ??= { fate: 'setAside' };
+            continue;
+          }
+          res.records.push(...part.records);
+          res.recordTokens.push(...part.recordTokens);
+          res.recordTrainable.push(...part.recordTrainable);
+          res.trainableTokens += part.trainableTokens;
+          res.totalTokens += part.totalTokens;
+          res.renderedTokens += part.renderedTokens;
+          if (part.tokenCounts) res.tokenCounts = res.tokenCounts ? mergeTokenCounts(res.tokenCounts, part.tokenCounts) : part.tokenCounts;
+          first ??= { fate: part.fate, reason: part.reason, message: part.message };
+        }
+        if (prompts.length) res.prompt = prompts.join('');
+        if (res.records.length > 0) res.fate = 'written';
+        else if (prompts.length) res.fate = 'setAside';
+        else Object.assign(res, first);
+        // Prompt lines beyond the one a set-aside row counts for (report.md counts prompts_to_generate.jsonl lines from them).
+        const extra = res.fate === 'setAside' ? prompts.length - 1 : prompts.length;
+        for (let k = 0; k < extra; k++) res.notes.push('split_part_set_aside');
         break;
+      }
       case 'dropped':
         res.fate = 'dropped';
         res.reason = outcome.reason;
@@ -136,7 +222,8 @@ export class RowProcessor {
     res.notes.push(...built.notes);
     if (built.prompt) {
       // A trailing generation placeholder and no target left: the row is a prompt to generate (spec "Empty turns").
-      setAside(res, { ...conv, messages: built.prompt });
+      res.prompt = promptLine({ ...conv, messages: built.prompt });
+      res.fate = 'setAside';
       return;
     }
     if (built.rowError) {
@@ -209,6 +296,8 @@ export class RowProcessor {
     }
     if (res.records.length > 0) {
       res.fate = 'written';
+      // A turn without reasoning trained with the empty think block the template writes for it (checkTemplate's finding, per row).
+      if (built.records.some((rec) => rec.spans.some(([a, b]) => EMPTY_THINK.test(rec.text.slice(a, b))))) res.notes.push('empty_think_trained');
       res.renderedTokens = renderedTokens;
       res.tokenCounts = countRowTokens(written);
     } else if (built.targetErrors.length > 0) {
@@ -284,10 +373,12 @@ function remapGenerated(generated: GeneratedTurnIds[], conv: Conversation, piece
 }
 
 /**
- * Sets a row aside for `generate`: its `prompts_to_generate.jsonl` line, with everything the server needs to
- * answer (tool calls and their results keep their ids and names; `null` content as `""`).
+ * A `prompts_to_generate.jsonl` line: `{"id", "source", "messages", "tools"?}` with everything the server
+ * needs to answer (tool calls and their results keep their ids and names; `null` content as `""`). Empty assistant turns between
+ * user turns (multi-turn prompt sets) stay as `{"role": "assistant", "content": ""}`: `generate` answers
+ * each in order, then the next user turn (generate/conversation.ts).
  */
-function setAside(res: RowResult, c: Conversation): void {
+export function promptLine(c: Conversation): string {
   const msgs = c.messages.map((m) => ({
     role: m.role,
     content: m.content ?? '',
@@ -296,6 +387,39 @@ function setAside(res: RowResult, c: Conversation): void {
     ...(m.tool_call_id ? { tool_call_id: m.tool_call_id } : {}),
     ...(m.name ? { name: m.name } : {}),
   }));
-  res.prompt = JSON.stringify({ id: c.id, source: c.source, messages: msgs, ...(c.tools?.length ? { tools: c.tools } : {}) }) + '\n';
-  res.fate = 'setAside';
+  return JSON.stringify({ id: c.id, source: c.source, messages: msgs, ...(c.tools?.length ? { tools: c.tools } : {}) }) + '\n';
+}
+
+/** A row's result before it is processed (fate `errored` until decided). */
+function emptyResult(line: number): RowResult {
+  return { line, fate: 'errored', notes: [], records: [], trainableTokens: 0, totalTokens: 0, recordTokens: [], recordTrainable: [], renderedTokens: 0 };
+}
+
+/** The token counts of two conversations of one row (a `split` row) together: ids ascending and distinct, counts summed. */
+function mergeTokenCounts(a: TokenCountDelta, b: TokenCountDelta): TokenCountDelta {
+  const all = new Map<number, number>();
+  const trained = new Map<number, number>();
+  for (const d of [a, b]) {
+    d.ids.forEach((id, k) => {
+      all.set(id, (all.get(id) ?? 0) + d.all[k]);
+      trained.set(id, (trained.get(id) ?? 0) + d.trained[k]);
+    });
+  }
+  const ids = Uint32Array.from([...all.keys()].sort((x, y) => x - y));
+  return { ids, all: Uint32Array.from(ids, (id) => all.get(id)!), trained: Uint32Array.from(ids, (id) => trained.get(id)!) };
+}
+
+/**
+ * The error message of a row whose processing threw: a JavaScript stack
+ * overflow (content nested too deep for a recursive step) is named as such;
+ * anything else is an internal error with its message. Never throws.
+ */
+export function unexpectedRowError(e: unknown): string {
+  try {
+    if (isStackOverflow(e))
+      return `the row is nested too deep to process (JavaScript stack overflow: ${(e as Error).message}); rows are read up to ${MAX_JSON_DEPTH} levels of arrays/objects, and JSON text inside string fields is parsed to that depth too`;
+    return `internal error processing the row: ${errorMessage(e)}`;
+  } catch {
+    return 'internal error processing the row';
+  }
 }

@@ -18,7 +18,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
 import { normalizeRow } from '../formats/normalize';
-import { defaultOutDir, type FileReport, type PrepareResult } from './pipeline';
+import { defaultOutDir } from './inputs';
+import type { FileReport, PrepareResult, RunStatus } from './contract';
+import { readReport, ReportReadError, REPORT_SCHEMA_VERSION } from './report';
 import { applyProjectConfig, loadProjectConfigFor, type ProjectConfig } from '../read/projectConfig';
 import { countRows, DATASET_FILE_RE, readRows } from '../read/readers';
 import { defaultTokenizerDir, tokenizerFilesHashOf, tokenizerFilesStamp } from '../tokenizers/tokenizer';
@@ -146,6 +148,8 @@ export interface OutputState {
   reportMd?: string;
   /** The run's `ok` (false: the report lists failures). */
   ok?: boolean;
+  /** The file's status in the last run (`run/status.ts`); undefined for reports of earlier versions. */
+  status?: RunStatus;
   failures?: string[];
   /** This file's entry of the report. */
   fileReport?: FileReport;
@@ -183,17 +187,22 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   const none: OutputState = { state: 'none', outDir, staleBecause: [] };
   let st: fs.Stats | undefined;
   let report: PrepareResult;
+  let schemaVersion: number;
   try {
     st = fs.statSync(reportJson, { throwIfNoEntry: false });
     if (!st) return none;
-    report = JSON.parse(fs.readFileSync(reportJson, 'utf8')) as PrepareResult;
+    ({ report, schemaVersion } = readReport(reportJson));
   } catch (e) {
-    return { ...none, staleBecause: [`${reportJson} cannot be read: ${(e as Error).message}`] };
+    return { ...none, staleBecause: [e instanceof ReportReadError ? e.message : `${reportJson} cannot be read: ${(e as Error).message}`] };
   }
   const fr = report.files?.find((f) => path.resolve(f.file) === abs);
   if (!fr) return none;
+  // The records file: the JSONL, or the Parquet file of a run with `format: parquet` (README "Outputs").
+  const parquetOnly = report.outputs?.format === 'parquet';
   const names: [string, string][] = [
-    ['tokenized_data.jsonl', report.outputs?.tokenizedData ?? path.join(outDir, 'tokenized_data.jsonl')],
+    parquetOnly
+      ? ['tokenized_data.parquet', report.outputs?.tokenizedDataParquet ?? path.join(outDir, 'tokenized_data.parquet')]
+      : ['tokenized_data.jsonl', report.outputs?.tokenizedData ?? path.join(outDir, 'tokenized_data.jsonl')],
     ['prompts_to_generate.jsonl', report.outputs?.promptsToGenerate ?? path.join(outDir, 'prompts_to_generate.jsonl')],
     ['report.md', report.outputs?.reportMd ?? path.join(outDir, 'report.md')],
   ];
@@ -213,13 +222,15 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   if (opts.tokenizerHash && report.tokenizer?.hash && opts.tokenizerHash !== report.tokenizer.hash) {
     why.push(`tokenizer changed (run: ${report.tokenizer.name} ${report.tokenizer.hash}, active: ${opts.tokenizerHash})`);
   }
-  if (!outputs[0].exists) why.push('tokenized_data.jsonl is missing');
+  if (!outputs[0].exists) why.push(`${outputs[0].name} is missing`);
+  if (schemaVersion < REPORT_SCHEMA_VERSION) why.push(`report.json was written by an earlier eagle3-prep (schema ${schemaVersion}, no status): prepare again`);
   return {
     state: why.length ? 'stale' : 'prepared',
     outDir,
     reportJson,
     reportMd: outputs[2].path,
     ok: report.ok,
+    status: fr.status,
     failures: report.failures,
     fileReport: fr,
     records: fr.recordsWritten,
@@ -386,8 +397,21 @@ export async function scanRowProblems(
   const base = path.basename(file);
   const problems: RowProblem[] = [];
   let rowsRead = 0;
+  // OpenAssistant flat exports are read whole by prepare (their message rows become trees, formats/oasst.ts): a message row is a
+  // problem only when the file's first rows are not such an export. Decided on the first rows, as prepare's detection does.
+  const firstValues: unknown[] = [];
+  let fragments: RowProblem[] | undefined = [];
+  let oasstFile = false;
+  const decideFragments = () => {
+    if (!fragments) return;
+    oasstFile = detectFormat(firstValues).format === 'oasst-messages';
+    if (!oasstFile) problems.push(...fragments);
+    fragments = undefined;
+    problems.sort((a, b) => a.line - b.line);
+  };
   for await (const row of scanRows(file, { signal: opts.signal })) {
     rowsRead++;
+    if (fragments && rowsRead > DETECT_SAMPLE_SIZE) decideFragments();
     if (yieldEvery > 0 && performance.now() - lastYield > yieldEvery) {
       await new Promise((r) => setImmediate(r));
       lastYield = performance.now();
@@ -395,8 +419,14 @@ export async function scanRowProblems(
     if (row.error !== undefined) {
       problems.push({ line: row.line, code: 'invalid_json', message: row.error, severity: 'error' });
     } else {
-      const outcome = normalizeRow(applyProjectConfig(row.value, cfg), { file, line: row.line }, base);
-      if (outcome.kind === 'dropped') {
+      const value = applyProjectConfig(row.value, cfg);
+      if (fragments) firstValues.push(value);
+      const outcome = normalizeRow(value, { file, line: row.line }, base, { conversationLists: cfg?.reading.conversationLists });
+      if (outcome.kind === 'dropped' && outcome.reason === 'message_fragment' && fragments) {
+        fragments.push({ line: row.line, code: outcome.reason, message: outcome.message, severity: 'warning' });
+      } else if (outcome.kind === 'dropped' && outcome.reason === 'message_fragment' && oasstFile) {
+        // a message row of an OpenAssistant export: rebuilt into trees by prepare
+      } else if (outcome.kind === 'dropped') {
         const p: RowProblem = { line: row.line, code: outcome.reason, message: outcome.message, severity: 'warning' };
         if (outcome.reason === 'unrecognized_shape' && row.value && typeof row.value === 'object' && !Array.isArray(row.value)) {
           p.fieldMappings = Object.entries(row.value as Record<string, unknown>)
@@ -411,7 +441,11 @@ export async function scanRowProblems(
         problems.push(p);
       }
     }
-    if (problems.length >= max) return { problems, rowsRead, truncated: true, projectConfig: cfg?.file };
+    if (problems.length >= max) {
+      decideFragments();
+      return { problems: problems.slice(0, max), rowsRead, truncated: true, projectConfig: cfg?.file };
+    }
   }
-  return { problems, rowsRead, truncated: false, projectConfig: cfg?.file };
+  decideFragments();
+  return { problems: problems.slice(0, max), rowsRead, truncated: problems.length > max, projectConfig: cfg?.file };
 }
