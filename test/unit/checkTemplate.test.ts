@@ -321,3 +321,58 @@ test('fixture templates: check-template shows the v1.4 decisions with their evid
   assert.deepEqual(o.stop_tokens, glm.stop_tokens);
   assert.deepEqual(Object.keys(o.probe_decisions[0].generation_prompt), ['text', 'prefill', 'opens_reasoning', 'thinking_off', 'evidence']);
 });
+
+test('every fixture template: check-template decides each v1.4 rule by probe and prints the decision with its evidence', async () => {
+  const { fixtureModelFolder, TEMPLATE_FIXTURES } = await import('../helpers');
+  const { readdirSync } = await import('node:fs');
+  const names = readdirSync(TEMPLATE_FIXTURES, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
+  assert.equal(names.length, 25);
+  const by = { stringArgs: [] as string[], wrapper: [] as string[], opensReasoning: [] as string[], thinkingOff: [] as string[], nextTurnStop: [] as string[] };
+  for (const name of names) {
+    const check = checkTemplate(loadTokenizer(fixtureModelFolder(name)));
+    assert.ok(check.probe_decisions.length >= 1, name);
+    const text = formatTemplateCheck(check, { color: false });
+    for (const d of check.probe_decisions) {
+      for (const ev of [d.tool_arguments.evidence, d.null_content.evidence, d.reasoning_rendered.evidence, d.generation_prompt.evidence])
+        assert.ok(ev.length > 10, `${name}: evidence "${ev}"`);
+      // The wrapper is known exactly when reasoning is rendered inside tags.
+      if (d.reasoning_wrapper) assert.ok(d.reasoning_rendered.rendered, name);
+      assert.ok(!(d.generation_prompt.opens_reasoning && d.generation_prompt.thinking_off), name);
+      assert.ok(text.includes(`decisions of template "${d.template}":`), name);
+      if (d.tool_arguments.form === 'string') by.stringArgs.push(name);
+      if (d.reasoning_wrapper) by.wrapper.push(`${name} ${d.reasoning_wrapper.open.trim()}`);
+      if (d.generation_prompt.opens_reasoning) by.opensReasoning.push(name);
+      if (d.generation_prompt.thinking_off) by.thinkingOff.push(name);
+    }
+    for (const line of [
+      'tool-call arguments:',
+      'no-text tool-call turn:',
+      'reasoning rendered:',
+      'reasoning wrapper:',
+      'generation-prompt prefill:',
+      'stop tokens:',
+      'prefix stability:',
+    ])
+      assert.ok(text.includes(line), `${name}: ${line}`);
+    assert.equal(check.stop_tokens.source, 'generation_config', name);
+    if (check.stop_tokens.from_next_turn.length) by.nextTurnStop.push(`${name} ${check.stop_tokens.from_next_turn.join(' ')}`);
+  }
+  // What the probes found on the 25 templates (default kwargs), as transformers' renders of them show.
+  assert.deepEqual(by, {
+    stringArgs: ['Kimi-K2-Instruct', 'meetkai-functionary-medium-v3.2'],
+    wrapper: [
+      'ByteDance-Seed-OSS <seed:think>',
+      'CohereForAI-c4ai-command-r7b-12-2024-tool_use <|START_THINKING|>',
+      'GLM-4.6 <think>',
+      'MiniMax-M2 <think>',
+      'Qwen-Qwen3-0.6B <think>',
+      'google-gemma-4-31B-it <|channel>thought',
+    ],
+    opensReasoning: ['MiniMax-M2', 'NVIDIA-Nemotron-Nano-v2'],
+    thinkingOff: ['Qwen-QwQ-32B', 'deepseek-ai-DeepSeek-R1-Distill-Qwen-32B', 'deepseek-ai-DeepSeek-V3.1', 'google-gemma-4-31B-it'],
+    nextTurnStop: ['Apertus-8B-Instruct <|assistant_end|>', 'GLM-4.6 <|user|> <|observation|>'],
+  });
+});

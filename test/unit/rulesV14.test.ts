@@ -180,6 +180,12 @@ test('prepare --reasoning: with thinking off, reasoning rows error naming both w
     const d = drop.files[0];
     assert.deepEqual([d.rowsWritten, d.rowsSetAside, d.rowsErrored], [3, 2, 0], `workers ${workers}`);
     assert.equal(d.notes.reasoning_dropped, 3);
+    // A data-changing note is a run warning with its count (summary, report.md, report.json "warnings").
+    assert.deepEqual(
+      (drop.warnings ?? []).filter((w) => w.code === 'reasoning_dropped').map((w) => [w.count, w.source]),
+      [[3, 'rows']],
+    );
+    assert.equal(drop.status, 'warnings');
     // The reasoning-only turn is empty once its reasoning is dropped: a trailing placeholder, so the row is a prompt.
     assert.equal(d.notes.generation_placeholder_removed, 1);
     const prompts = readFileSync(drop.outputs.promptsToGenerate, 'utf8')
