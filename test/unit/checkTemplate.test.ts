@@ -79,10 +79,10 @@ test('Qwen3 enable_thinking false: the generation prompt pre-fills an empty thin
   assert.match(w.message, /--reasoning drop/);
   assert.match(w.message, /turn thinking on/);
   assert.deepEqual(probe(c, 'reasoning').records, []);
-  const d = c.probe_decisions[0];
-  assert.equal(d.generation_prompt.thinking_off, true);
-  assert.equal(d.generation_prompt.opens_reasoning, false);
-  assert.equal(d.generation_prompt.prefill, '<think>\n\n</think>\n\n');
+  const d = c.probeDecisions[0];
+  assert.equal(d.generationPrompt.thinkingOff, true);
+  assert.equal(d.generationPrompt.opensReasoning, false);
+  assert.equal(d.generationPrompt.prefill, '<think>\n\n</think>\n\n');
 });
 
 test('DeepSeek-V3: prefix-stable, one record per probe, <｜end▁of▁sentence｜> trained with nothing after it', () => {
@@ -101,10 +101,10 @@ test('DeepSeek-V3: prefix-stable, one record per probe, <｜end▁of▁sentence�
   // Its tool-call turn ends at <｜tool▁call▁end｜>, which is not a special token, and the tool output that follows
   // starts with no stop token either (spec "A turn that ends at the next role marker"); reasoning_content is dropped.
   assert.deepEqual(codes(c, 'tool_call'), ['no_end_of_turn_token', 'span_without_special_token']);
-  assert.deepEqual(c.stop_tokens, {
+  assert.deepEqual(c.stopTokens, {
     tokens: ['<｜end▁of▁sentence｜>'],
     source: 'eos_token',
-    from_next_turn: [],
+    fromNextTurn: [],
     evidence: "stop tokens from the tokenizer's eos_token",
   });
   const call = c.turns.find((x) => x.probe === 'tool_call' && x.turn === 1)!;
@@ -193,10 +193,10 @@ test('Kimi-K2-Thinking: the agent step shows the rewrite (the tool-call turn los
     ['<think>Add two and two.</think>4<|im_end|>', '<think>Four times three is twelve.</think>12<|im_end|>'],
   );
   assert.ok(!c.warnings.some((w) => w.code === 'reasoning_not_rendered'));
-  const d = c.probe_decisions[0];
-  assert.deepEqual(d.reasoning_wrapper, { open: '<think>', close: '</think>', trims_newlines: false });
-  assert.equal(d.reasoning_rendered.rendered, true);
-  assert.equal(d.null_content.form, 'empty');
+  const d = c.probeDecisions[0];
+  assert.deepEqual(d.reasoningWrapper, { open: '<think>', close: '</think>', trimsNewlines: false });
+  assert.equal(d.reasoningRendered.rendered, true);
+  assert.equal(d.nullContent.form, 'empty');
   assert.equal(c.defaultSystemPrompt, '<|im_system|>system<|im_middle|>You are Kimi, an AI assistant created by Moonshot AI.<|im_end|>');
   assert.deepEqual(c.endOfTurnTrained, ['<|im_end|>']);
   assert.deepEqual(c.textAfterEndOfTurn, ['']);
@@ -281,16 +281,16 @@ test('fixture templates: check-template shows the v1.4 decisions with their evid
   const { fixtureModelFolder } = await import('../helpers');
   const glmDir = fixtureModelFolder('GLM-4.6');
   const glm = checkTemplate(loadTokenizer(glmDir));
-  assert.deepEqual(glm.stop_tokens.tokens, ['<|endoftext|>', '<|user|>', '<|observation|>']);
-  assert.equal(glm.stop_tokens.source, 'generation_config');
-  assert.deepEqual([...glm.stop_tokens.from_next_turn].sort(), ['<|observation|>', '<|user|>']);
+  assert.deepEqual(glm.stopTokens.tokens, ['<|endoftext|>', '<|user|>', '<|observation|>']);
+  assert.equal(glm.stopTokens.source, 'generation_config');
+  assert.deepEqual([...glm.stopTokens.fromNextTurn].sort(), ['<|observation|>', '<|user|>']);
   assert.deepEqual(glm.endOfTurnTrained.sort(), ['<|observation|>', '<|user|>']);
-  const d = glm.probe_decisions[0];
-  assert.equal(d.tool_arguments.form, 'object');
-  assert.equal(d.reasoning_rendered.rendered, true);
-  assert.deepEqual(d.reasoning_wrapper, { open: '<think>', close: '</think>\n', trims_newlines: true });
-  assert.equal(glm.prefix_stability.stable, false);
-  assert.match(glm.prefix_stability.evidence, /reasoning turn 3: record_split/);
+  const d = glm.probeDecisions[0];
+  assert.equal(d.toolArguments.form, 'object');
+  assert.equal(d.reasoningRendered.rendered, true);
+  assert.deepEqual(d.reasoningWrapper, { open: '<think>', close: '</think>\n', trimsNewlines: true });
+  assert.equal(glm.prefixStability.stable, false);
+  assert.match(glm.prefixStability.evidence, /reasoning turn 3: record_split/);
   const text = formatTemplateCheck(glm, { color: false });
   for (const line of [
     'stop tokens:',
@@ -302,8 +302,8 @@ test('fixture templates: check-template shows the v1.4 decisions with their evid
     assert.ok(text.includes(line), line);
   // QwQ with thinking on: the generation prompt opens reasoning; its records restore reasoning after it.
   const qwq = checkTemplate(loadTokenizer(fixtureModelFolder('Qwen-QwQ-32B')), { templateKwargs: { enable_thinking: true } });
-  assert.equal(qwq.probe_decisions[0].generation_prompt.opens_reasoning, true);
-  assert.equal(qwq.probe_decisions[0].generation_prompt.prefill, '<think>\n');
+  assert.equal(qwq.probeDecisions[0].generationPrompt.opensReasoning, true);
+  assert.equal(qwq.probeDecisions[0].generationPrompt.prefill, '<think>\n');
   assert.equal(qwq.turns.find((t) => t.probe === 'reasoning' && t.turn === 1)!.trained, 'Add two and two.\n</think>\n\n4<|im_end|>');
   assert.ok(qwq.warnings.some((w) => w.probe === 'single_turn' && w.code === 'reasoning_missing_after_prefill'));
   // The CLI prints the same fields.
@@ -318,7 +318,10 @@ test('fixture templates: check-template shows the v1.4 decisions with their evid
     'reasoning_wrapper',
     'generation_prompt',
   ]);
-  assert.deepEqual(o.stop_tokens, glm.stop_tokens);
+  const st = glm.stopTokens;
+  assert.deepEqual(o.stop_tokens, { tokens: st.tokens, source: st.source, from_next_turn: st.fromNextTurn, evidence: st.evidence });
+  assert.equal(o.prefix_stability.stable, false);
+  assert.equal(o.probe_decisions[0].reasoning_wrapper.trims_newlines, true);
   assert.deepEqual(Object.keys(o.probe_decisions[0].generation_prompt), ['text', 'prefill', 'opens_reasoning', 'thinking_off', 'evidence']);
 });
 
@@ -333,19 +336,19 @@ test('every fixture template: check-template decides each v1.4 rule by probe and
   const by = { stringArgs: [] as string[], wrapper: [] as string[], opensReasoning: [] as string[], thinkingOff: [] as string[], nextTurnStop: [] as string[] };
   for (const name of names) {
     const check = checkTemplate(loadTokenizer(fixtureModelFolder(name)));
-    assert.ok(check.probe_decisions.length >= 1, name);
+    assert.ok(check.probeDecisions.length >= 1, name);
     const text = formatTemplateCheck(check, { color: false });
-    for (const d of check.probe_decisions) {
-      for (const ev of [d.tool_arguments.evidence, d.null_content.evidence, d.reasoning_rendered.evidence, d.generation_prompt.evidence])
+    for (const d of check.probeDecisions) {
+      for (const ev of [d.toolArguments.evidence, d.nullContent.evidence, d.reasoningRendered.evidence, d.generationPrompt.evidence])
         assert.ok(ev.length > 10, `${name}: evidence "${ev}"`);
       // The wrapper is known exactly when reasoning is rendered inside tags.
-      if (d.reasoning_wrapper) assert.ok(d.reasoning_rendered.rendered, name);
-      assert.ok(!(d.generation_prompt.opens_reasoning && d.generation_prompt.thinking_off), name);
+      if (d.reasoningWrapper) assert.ok(d.reasoningRendered.rendered, name);
+      assert.ok(!(d.generationPrompt.opensReasoning && d.generationPrompt.thinkingOff), name);
       assert.ok(text.includes(`decisions of template "${d.template}":`), name);
-      if (d.tool_arguments.form === 'string') by.stringArgs.push(name);
-      if (d.reasoning_wrapper) by.wrapper.push(`${name} ${d.reasoning_wrapper.open.trim()}`);
-      if (d.generation_prompt.opens_reasoning) by.opensReasoning.push(name);
-      if (d.generation_prompt.thinking_off) by.thinkingOff.push(name);
+      if (d.toolArguments.form === 'string') by.stringArgs.push(name);
+      if (d.reasoningWrapper) by.wrapper.push(`${name} ${d.reasoningWrapper.open.trim()}`);
+      if (d.generationPrompt.opensReasoning) by.opensReasoning.push(name);
+      if (d.generationPrompt.thinkingOff) by.thinkingOff.push(name);
     }
     for (const line of [
       'tool-call arguments:',
@@ -357,8 +360,8 @@ test('every fixture template: check-template decides each v1.4 rule by probe and
       'prefix stability:',
     ])
       assert.ok(text.includes(line), `${name}: ${line}`);
-    assert.equal(check.stop_tokens.source, 'generation_config', name);
-    if (check.stop_tokens.from_next_turn.length) by.nextTurnStop.push(`${name} ${check.stop_tokens.from_next_turn.join(' ')}`);
+    assert.equal(check.stopTokens.source, 'generation_config', name);
+    if (check.stopTokens.fromNextTurn.length) by.nextTurnStop.push(`${name} ${check.stopTokens.fromNextTurn.join(' ')}`);
   }
   // What the probes found on the 25 templates (default kwargs), as transformers' renders of them show.
   assert.deepEqual(by, {

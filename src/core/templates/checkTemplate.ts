@@ -118,21 +118,21 @@ export interface ProbeRecords {
 
 /**
  * Every template-dependent decision of the rules (spec v1.4), with its evidence, for one chat template
- * (JSON keys in snake_case: `check-template --json` and `report.json`).
+ * (camelCase in memory; snake_case in `check-template --json` and `report.json`, run/jsonCase.ts).
  */
 export interface ProbeDecisions {
   /** The template's name (`default`, `tool_use`, …). */
   template: string;
-  /** Tool-call arguments: `object` or `string` (Python `json.dumps` form); `verbatim_strings`: a string is re-dumped, not parsed. */
-  tool_arguments: { form: 'object' | 'string'; verbatim_strings: boolean; evidence: string };
+  /** Tool-call arguments: `object` or `string` (Python `json.dumps` form); `verbatimStrings`: a string is re-dumped, not parsed. */
+  toolArguments: { form: 'object' | 'string'; verbatimStrings: boolean; evidence: string };
   /** What an assistant turn with tool calls and no text gets: `null` or `""`. */
-  null_content: { form: 'null' | 'empty'; evidence: string };
+  nullContent: { form: 'null' | 'empty'; evidence: string };
   /** Whether the template renders `reasoning_content` (inline `<think>` is split only then). */
-  reasoning_rendered: { rendered: boolean; evidence: string };
+  reasoningRendered: { rendered: boolean; evidence: string };
   /** The text around reasoning as the template writes it; null when it renders none (or no tag around it). */
-  reasoning_wrapper: { open: string; close: string; trims_newlines: boolean } | null;
+  reasoningWrapper: { open: string; close: string; trimsNewlines: boolean } | null;
   /** The generation prompt and what it pre-fills: an open reasoning block (case 2b restores reasoning after it), or an empty closed one (thinking off). */
-  generation_prompt: { text: string | null; prefill: string | null; opens_reasoning: boolean; thinking_off: boolean; evidence: string };
+  generationPrompt: { text: string | null; prefill: string | null; opensReasoning: boolean; thinkingOff: boolean; evidence: string };
 }
 
 /** The model's stop tokens and how turns end (spec "A turn that ends at the next role marker"). */
@@ -141,7 +141,7 @@ export interface StopTokenFindings {
   tokens: string[];
   source: 'generation_config' | 'eos_token' | 'none';
   /** The stop tokens the probes' turns end with because the next turn's render starts with them (GLM-4.x `<|user|>`, `<|observation|>`), trained; empty when turns hold their own end-of-turn token. */
-  from_next_turn: string[];
+  fromNextTurn: string[];
   evidence: string;
 }
 
@@ -185,11 +185,11 @@ export interface TemplateCheck {
    */
   generationPromptScaffold: string | null;
   /** The template-dependent decisions of the rules, per template the probes used (spec v1.4), with their evidence. */
-  probe_decisions: ProbeDecisions[];
+  probeDecisions: ProbeDecisions[];
   /** The model's stop tokens and which of them end turns from the next turn's render. */
-  stop_tokens: StopTokenFindings;
+  stopTokens: StopTokenFindings;
   /** Prefix stability with its evidence: where records split, by probe (the same as `prefixStable` / `prefixBreaks`). */
-  prefix_stability: { stable: boolean; evidence: string };
+  prefixStability: { stable: boolean; evidence: string };
   warnings: CheckWarning[];
   /** Per probe, the records as built (for display). */
   records: ProbeRecords[];
@@ -364,9 +364,9 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
     generationPrompt: null,
     assistantHeader: null,
     generationPromptScaffold: null,
-    probe_decisions: [],
-    stop_tokens: { tokens: tok.stopTokens, source: tok.stopTokensSource, from_next_turn: [], evidence: '' },
-    prefix_stability: { stable: true, evidence: '' },
+    probeDecisions: [],
+    stopTokens: { tokens: tok.stopTokens, source: tok.stopTokensSource, fromNextTurn: [], evidence: '' },
+    prefixStability: { stable: true, evidence: '' },
     warnings: [],
     records: [],
     specialTokensSeen: [],
@@ -481,17 +481,17 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
     a.merged = a.mergedTokens / a.renderedTokens;
   }
   out.endOfTurnTrained = byFrequency(out.turns.flatMap((t) => (t.endOfTurn ? [t.endOfTurn] : [])));
-  out.stop_tokens.from_next_turn = byFrequency(fromNextTurn);
-  out.stop_tokens.evidence =
-    out.stop_tokens.source === 'none'
+  out.stopTokens.fromNextTurn = byFrequency(fromNextTurn);
+  out.stopTokens.evidence =
+    out.stopTokens.source === 'none'
       ? 'the model folder names no stop token (no generation_config.json eos_token_id, no eos_token)'
-      : `stop tokens from ${out.stop_tokens.source === 'generation_config' ? 'generation_config.json eos_token_id' : "the tokenizer's eos_token"}` +
-        (out.stop_tokens.from_next_turn.length
-          ? `; turns hold no end-of-turn token and end at the next turn's ${out.stop_tokens.from_next_turn.map((x) => JSON.stringify(x)).join(', ')} (trained)`
+      : `stop tokens from ${out.stopTokens.source === 'generation_config' ? 'generation_config.json eos_token_id' : "the tokenizer's eos_token"}` +
+        (out.stopTokens.fromNextTurn.length
+          ? `; turns hold no end-of-turn token and end at the next turn's ${out.stopTokens.fromNextTurn.map((x) => JSON.stringify(x)).join(', ')} (trained)`
           : '');
-  for (const t of compiled.values()) out.probe_decisions.push(decisionsOf(t.named.name, t.probes));
+  for (const t of compiled.values()) out.probeDecisions.push(decisionsOf(t.named.name, t.probes));
   const splits = out.prefixBreaks.map((b) => `${b.probe} turn ${b.turn}: ${b.kind}`);
-  out.prefix_stability = {
+  out.prefixStability = {
     stable: out.prefixStable,
     evidence: splits.length ? splits.join('; ') : 'every probe gives one record per conversation, every completion found after its prompt (case 1)',
   };
@@ -534,17 +534,17 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
 function decisionsOf(template: string, p: TemplateProbes): ProbeDecisions {
   return {
     template,
-    tool_arguments: { form: p.toolArguments.form, verbatim_strings: p.toolArguments.verbatimStrings, evidence: p.toolArguments.evidence },
-    null_content: { form: p.nullContent.form, evidence: p.nullContent.evidence },
-    reasoning_rendered: { rendered: p.reasoning.rendered, evidence: p.reasoning.evidence },
-    reasoning_wrapper: p.reasoning.wrapper
-      ? { open: p.reasoning.wrapper.open, close: p.reasoning.wrapper.close, trims_newlines: p.reasoning.wrapper.trimsNewlines }
+    toolArguments: { form: p.toolArguments.form, verbatimStrings: p.toolArguments.verbatimStrings, evidence: p.toolArguments.evidence },
+    nullContent: { form: p.nullContent.form, evidence: p.nullContent.evidence },
+    reasoningRendered: { rendered: p.reasoning.rendered, evidence: p.reasoning.evidence },
+    reasoningWrapper: p.reasoning.wrapper
+      ? { open: p.reasoning.wrapper.open, close: p.reasoning.wrapper.close, trimsNewlines: p.reasoning.wrapper.trimsNewlines }
       : null,
-    generation_prompt: {
+    generationPrompt: {
       text: p.generationPrompt.text,
       prefill: p.generationPrompt.prefill,
-      opens_reasoning: p.generationPrompt.opensReasoning,
-      thinking_off: p.generationPrompt.thinkingOff,
+      opensReasoning: p.generationPrompt.opensReasoning,
+      thinkingOff: p.generationPrompt.thinkingOff,
       evidence: p.generationPrompt.evidence,
     },
   };
@@ -630,23 +630,23 @@ export function formatTemplateCheck(check: TemplateCheck, opts: FormatOptions): 
   lines.push(`  default system prompt:      ${check.defaultSystemPrompt === null ? 'none' : c(ANSI.yellow, q(check.defaultSystemPrompt))}`);
   lines.push(`  generation prompt:          ${check.generationPrompt === null ? '-' : q(check.generationPrompt)}`);
   lines.push(`  scaffold beyond header:     ${check.generationPromptScaffold === null ? 'none' : c(ANSI.yellow, q(check.generationPromptScaffold))}`);
-  const st = check.stop_tokens;
+  const st = check.stopTokens;
   lines.push(`  stop tokens:                ${st.tokens.length ? st.tokens.map(q).join(', ') : c(ANSI.yellow, 'none')} (${st.evidence})`);
-  for (const d of check.probe_decisions) {
+  for (const d of check.probeDecisions) {
     lines.push(`  decisions of template "${d.template}":`);
-    lines.push(`    tool-call arguments:      ${d.tool_arguments.form === 'object' ? 'objects' : 'JSON strings'} — ${d.tool_arguments.evidence}`);
-    lines.push(`    no-text tool-call turn:   ${d.null_content.form === 'null' ? 'content null' : 'content ""'} — ${d.null_content.evidence}`);
+    lines.push(`    tool-call arguments:      ${d.toolArguments.form === 'object' ? 'objects' : 'JSON strings'} — ${d.toolArguments.evidence}`);
+    lines.push(`    no-text tool-call turn:   ${d.nullContent.form === 'null' ? 'content null' : 'content ""'} — ${d.nullContent.evidence}`);
     lines.push(
-      `    reasoning rendered:       ${d.reasoning_rendered.rendered ? 'yes' : 'no (inline <think> kept as written)'} — ${d.reasoning_rendered.evidence}`,
+      `    reasoning rendered:       ${d.reasoningRendered.rendered ? 'yes' : 'no (inline <think> kept as written)'} — ${d.reasoningRendered.evidence}`,
     );
     lines.push(
-      `    reasoning wrapper:        ${d.reasoning_wrapper ? `${q(d.reasoning_wrapper.open)} … ${q(d.reasoning_wrapper.close)}${d.reasoning_wrapper.trims_newlines ? ' (newlines at its ends trimmed)' : ''}` : 'none'}`,
+      `    reasoning wrapper:        ${d.reasoningWrapper ? `${q(d.reasoningWrapper.open)} … ${q(d.reasoningWrapper.close)}${d.reasoningWrapper.trimsNewlines ? ' (newlines at its ends trimmed)' : ''}` : 'none'}`,
     );
-    const gp = d.generation_prompt;
-    const gpWhat = gp.opens_reasoning ? c(ANSI.yellow, 'opens reasoning (case 2b)') : gp.thinking_off ? c(ANSI.yellow, 'thinking off') : 'no reasoning prefill';
+    const gp = d.generationPrompt;
+    const gpWhat = gp.opensReasoning ? c(ANSI.yellow, 'opens reasoning (case 2b)') : gp.thinkingOff ? c(ANSI.yellow, 'thinking off') : 'no reasoning prefill';
     lines.push(`    generation-prompt prefill: ${gp.prefill === null ? 'none' : q(gp.prefill)}, ${gpWhat} — ${gp.evidence}`);
   }
-  lines.push(`  prefix stability:           ${check.prefix_stability.evidence}`);
+  lines.push(`  prefix stability:           ${check.prefixStability.evidence}`);
   const amp = check.amplification;
   if (amp.exact !== null && amp.merged !== null) {
     const ex = `${amp.exact.toFixed(2)}×`;
