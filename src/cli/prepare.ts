@@ -4,7 +4,7 @@
  * on stderr, the summary on stdout, the exit code.
  */
 import { DRY_RUN_SAMPLE_ROWS, expandInputs, type OutputFormat, type PrepareOptions } from '../core/run/pipeline';
-import type { MaskPolicy } from '../core/types';
+import type { MaskPolicy, ReasoningPolicy } from '../core/types';
 import { addOptions, applyOptions, Command, fraction, jsonObject, positiveInt, setUsageHint, shardSpec, usageError, type OptionSpec } from './command';
 import { runPrepare, type PrepareCliFlags } from './prepareRun';
 
@@ -21,7 +21,7 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
   {
     flags: '--tokenizer <dir>',
     group: MODEL,
-    help: 'Local Hugging Face model folder of the target model: tokenizer.json (or tiktoken.model) and tokenizer_config.json with its chat template (chat_template.jinja when the model ships one). The report names it and hashes its files.',
+    help: "Local Hugging Face model folder of the target model: tokenizer.json (or tiktoken.model) and tokenizer_config.json with its chat template (chat_template.jinja when the model ships one), and generation_config.json, whose eos_token_id names the model's stop tokens (else eos_token). The report names it and hashes its files.",
     defaultText: 'the embedded Qwen3 tokenizer and template',
     apply: (o, v: string) => (o.tokenizerDir = v),
   },
@@ -32,6 +32,16 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
     defaultText: '{}',
     parse: jsonObject,
     apply: (o, v: Record<string, unknown>) => (o.templateKwargs = v),
+  },
+  {
+    flags: '--reasoning <policy>',
+    group: MODEL,
+    help:
+      "keep: train the data's reasoning where the model writes it. drop: remove every turn's reasoning (reasoning_content and inline <think> blocks) before rendering, to train a drafter for a model served with thinking off. " +
+      'With keep and a template whose generation prompt turns thinking off, a row with reasoning is an error (reasoning_with_thinking_off) naming both ways out.',
+    choices: ['keep', 'drop'],
+    default: 'keep',
+    apply: (o, v: ReasoningPolicy) => (o.reasoning = v),
   },
   {
     flags: '--mask <policy>',

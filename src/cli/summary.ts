@@ -125,7 +125,7 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
   if (r0) {
     const secs = Math.max(...results.map((r) => r.elapsedMs)) / 1000;
     out.push(
-      `tokenizer ${r0.tokenizer.name} · mask ${r0.mask}${r0.maxLength ? ` · max length ${r0.maxLength}${r0.truncate ? ' (truncate)' : ''}` : ''}` +
+      `tokenizer ${r0.tokenizer.name} · mask ${r0.mask}${r0.reasoning === 'drop' ? ' · reasoning dropped' : ''}${r0.maxLength ? ` · max length ${r0.maxLength}${r0.truncate ? ' (truncate)' : ''}` : ''}` +
         `${Object.keys(r0.templateKwargs).length ? ` · template kwargs ${JSON.stringify(r0.templateKwargs)}` : ''} · ${secs.toFixed(1)} s`,
       '',
     );

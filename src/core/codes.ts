@@ -125,7 +125,14 @@ export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
   glaive_functioncall_converted: { kind: 'note', meaning: 'Glaive "<functioncall>" converted to a tool call (arguments kept as written)' },
   hermes_tool_calls_parsed: { kind: 'note', meaning: 'Hermes <tool_call>{json}</tool_call> blocks in assistant text converted to tool calls' },
   history_pairs_used: { kind: 'note', meaning: 'Alpaca / LLaMA-Factory "history" pairs placed before the current exchange' },
-  inline_think_split: { kind: 'note', meaning: 'inline <think>…</think> (or a lone </think>) split into reasoning_content + content' },
+  inline_think_split: {
+    kind: 'note',
+    meaning: 'inline <think>…</think> (or a lone </think>) split into reasoning_content + content: the chat template renders reasoning_content',
+  },
+  inline_think_kept: {
+    kind: 'note',
+    meaning: 'inline <think>…</think> reasoning kept in the content exactly as written: the chat template does not render reasoning_content',
+  },
   thought_markers_split: {
     kind: 'note',
     meaning: '<|begin_of_thought|>…<|end_of_thought|> split into reasoning_content; the <|begin_of_solution|> text kept as content',
@@ -274,6 +281,48 @@ export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
     kind: 'note',
     meaning: 'token offsets could not be aligned exactly to the text',
     remedy: 'the tokenizer normalizer changes text: masks at token edges may be off by a token',
+    changesData: true,
+  },
+  prefill_not_rendered: {
+    kind: 'note',
+    meaning:
+      'the generation prompt pre-fills text (e.g. "<think>\\n") that the template does not write into a finished turn: the turn is trained from where it leaves the prompt',
+  },
+  reasoning_restored: {
+    kind: 'note',
+    meaning:
+      "the turn's reasoning was put back where the model writes it (after a pre-filled reasoning opener, or into the empty reasoning block the template writes): later turns start a new record",
+  },
+  reasoning_missing_after_prefill: {
+    kind: 'note',
+    meaning: 'the generation prompt opens a reasoning block but the turn has no reasoning: the record trains the answer right after the opener',
+    remedy: 'the data was not written by this model in thinking mode: regenerate it, or pass the template kwargs that turn thinking off',
+    changesData: true,
+  },
+  reasoning_with_thinking_off: {
+    kind: 'error',
+    meaning: 'a turn has reasoning but thinking is off (the generation prompt pre-fills an empty, closed reasoning block): the model never writes it',
+    remedy: 'pass --reasoning drop to train on the answers without their reasoning, or turn thinking on with the template kwargs',
+    changesData: true,
+  },
+  reasoning_dropped: {
+    kind: 'note',
+    meaning: 'reasoning removed before rendering (--reasoning drop): reasoning_content and inline <think> blocks',
+    changesData: true,
+  },
+  generation_placeholder_removed: {
+    kind: 'note',
+    meaning: 'a trailing empty assistant turn (a generation placeholder) removed; with no target left the row is a prompt to generate',
+  },
+  stop_token_from_next_turn: {
+    kind: 'note',
+    meaning:
+      "the turn ends at the next turn's role marker, one of the model's stop tokens (generation_config.json eos_token_id): that token is trained after the turn",
+  },
+  no_end_of_turn_token: {
+    kind: 'note',
+    meaning: "a trained turn holds no special token and is not followed by one of the model's stop tokens: it is trained to its end, the model's stop is not",
+    remedy: "put the model's generation_config.json (eos_token_id) in the model folder, or check the tokenizer's special tokens",
     changesData: true,
   },
   template_budget_exceeded: {

@@ -117,6 +117,12 @@ export interface FormatDetection {
 /** Mask policies, spec loss-mask.md "Targets". */
 export type MaskPolicy = 'assistant' | 'last-assistant' | 'non-system';
 
+/**
+ * What `prepare` does with the reasoning in the data (`--reasoning`): `keep` it (default), or `drop` it before
+ * rendering — to train a drafter of a model served with thinking off from data that has reasoning.
+ */
+export type ReasoningPolicy = 'keep' | 'drop';
+
 /** One training record as written to `tokenized_data.jsonl`. */
 export interface TokenizedRecord {
   id: string;

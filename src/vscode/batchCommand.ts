@@ -118,6 +118,7 @@ export async function prepareAll(context: vscode.ExtensionContext, output: vscod
               grouping: g.settings.grouping,
               minTrainableTokens: g.settings.minTrainableTokens,
               templateKwargs: g.settings.templateKwargs,
+              reasoning: g.settings.reasoning,
               format: g.settings.format,
             },
             { token, onLog: (l) => log(`    ${l}`) },

@@ -142,6 +142,7 @@ export function viewForLine(doc: vscode.TextDocument, line: number): Promise<Rec
     settings.mask,
     settings.grouping,
     settings.templateKwargs,
+    settings.reasoning,
     settings.maxLength,
     maxTokenizedChars,
   ]);
@@ -151,7 +152,14 @@ export function viewForLine(doc: vscode.TextDocument, line: number): Promise<Rec
       op: 'view',
       row: { text, file: doc.uri.fsPath, line: line + 1 },
       tokenizerDir: settings.tokenizerDir,
-      options: { mask: settings.mask, grouping: settings.grouping, templateKwargs: settings.templateKwargs, maxLength: settings.maxLength, maxTokenizedChars },
+      options: {
+        mask: settings.mask,
+        grouping: settings.grouping,
+        templateKwargs: settings.templateKwargs,
+        reasoning: settings.reasoning,
+        maxLength: settings.maxLength,
+        maxTokenizedChars,
+      },
     },
     HOVER_BUDGET_MS,
   );

@@ -241,6 +241,7 @@ class MaskViewPanel {
               mask: this.state.mask,
               grouping: settings.grouping,
               templateKwargs: kwargs,
+              reasoning: settings.reasoning,
               maxLength: settings.maxLength,
               detailRecord: this.state.record,
               maxTokenizedChars: MASK_VIEW_TOTALS_CAP,

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { DATASET_EXTENSIONS, defaultOutDir, expandInputs, type PrepareOptions, type PrepareResult } from '../core/run/pipeline';
-import type { MaskPolicy } from '../core/types';
+import type { MaskPolicy, ReasoningPolicy } from '../core/types';
 import type { Grouping } from '../core/records/mask';
 import type { LongPolicy, OutputFormat } from '../core/run/contract';
 import { CONFIG_SECTION, expandConfiguredPath, resolveTokenizerDir, tokenizerDisplayName } from './tokenizerSelection';
@@ -63,6 +63,8 @@ export interface PrepareSettings {
   /** `eagle3prep.minTrainableTokens` (CLI `--min-trainable-tokens`). */
   minTrainableTokens: number;
   templateKwargs: Record<string, unknown>;
+  /** `eagle3prep.reasoning`: keep (default) or drop the data's reasoning before rendering. */
+  reasoning: ReasoningPolicy;
   /** Folder in which `<input-name>.eagle3/` is created instead of beside the input; undefined = beside it. */
   outputDirectory?: string;
   openReport: OpenReportMode;
@@ -91,6 +93,11 @@ export function readPrepareSettings(scope?: vscode.Uri, warn: (msg: string) => v
   if (typeof templateKwargs !== 'object' || templateKwargs === null || Array.isArray(templateKwargs)) {
     warn('eagle3prep.templateKwargs must be an object; ignored.');
     templateKwargs = {};
+  }
+  let reasoning = c.get<string>('reasoning', 'keep') as ReasoningPolicy;
+  if (reasoning !== 'keep' && reasoning !== 'drop') {
+    warn(`eagle3prep.reasoning "${reasoning}" is not keep or drop; using "keep".`);
+    reasoning = 'keep';
   }
   const wf = scope ? vscode.workspace.getWorkspaceFolder(scope) : undefined;
   const openReport = c.get<string>('openReport', 'preview');
@@ -124,6 +131,7 @@ export function readPrepareSettings(scope?: vscode.Uri, warn: (msg: string) => v
     grouping,
     minTrainableTokens,
     templateKwargs: { ...(templateKwargs as Record<string, unknown>) },
+    reasoning,
     outputDirectory: expandConfiguredPath(c.get<string>('outputDirectory', ''), wf),
     openReport: (['preview', 'editor', 'none'] as const).find((m) => m === openReport) ?? 'preview',
     format,
@@ -297,6 +305,7 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
     grouping: settings.grouping,
     minTrainableTokens: settings.minTrainableTokens,
     templateKwargs: settings.templateKwargs,
+    reasoning: settings.reasoning,
     format: settings.format,
   };
   const names = inputs.map((i) => path.basename(i));
@@ -305,7 +314,7 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
   log(
     `  tokenizer: ${tokenizerDisplayName(settings.tokenizerDir)}${settings.tokenizerDir ? ` (${settings.tokenizerDir})` : ' (embedded default)'}` +
       `; mask: ${settings.mask}; grouping: ${settings.grouping}; max length: ${settings.maxLength ?? 'none'}${settings.maxLength !== undefined ? ` (longer records: ${settings.long})` : ''}` +
-      `; template kwargs: ${JSON.stringify(settings.templateKwargs)}`,
+      `; template kwargs: ${JSON.stringify(settings.templateKwargs)}; reasoning: ${settings.reasoning}`,
   );
   log(`  output: ${outDir}`);
 

@@ -63,7 +63,7 @@ test('Qwen3 default: not prefix-stable (earlier turns lose their think block), <
   assert.deepEqual(JSON.parse(JSON.stringify(c)), c);
 });
 
-test('Qwen3 enable_thinking false: the generation prompt pre-fills an empty think block; reasoning data cannot be located', () => {
+test('Qwen3 enable_thinking false: the generation prompt pre-fills an empty think block (thinking off); reasoning data is an error naming both ways out', () => {
   const c = checkTemplate(qwen, { templateKwargs: { enable_thinking: false } });
   assert.deepEqual(c.templateKwargs, { enable_thinking: false });
   assert.equal(c.assistantHeader, '<|im_start|>assistant\n');
@@ -72,19 +72,18 @@ test('Qwen3 enable_thinking false: the generation prompt pre-fills an empty thin
   // The scaffold is prompt: trained text starts at the answer.
   assert.equal(c.turns.find((x) => x.probe === 'single_turn')!.trained, 'Paris.<|im_end|>');
   assert.ok(!c.warnings.some((w) => w.code === 'empty_think_trained'));
-  // Reasoning in the data with thinking off: the template writes it where the prompt has the empty block.
-  assert.deepEqual(codes(c, 'reasoning'), ['template_unsupported', 'template_unsupported']);
-  const br = c.prefixBreaks.filter((b) => b.probe === 'reasoning');
-  assert.deepEqual(
-    br.map((b) => [b.turn, b.kind]),
-    [
-      [1, 'template_unsupported'],
-      [3, 'template_unsupported'],
-    ],
-  );
-  assert.equal(br[0].expected, '\n</think>\n\n');
-  assert.ok(br[0].actual.startsWith('Add two and two.\n</think>'), br[0].actual);
+  // Reasoning in the data with thinking off: the model never writes it; the row is an error that says so.
+  assert.deepEqual(codes(c, 'reasoning'), ['reasoning_with_thinking_off']);
+  assert.deepEqual(codes(c, 'agent_reasoning'), ['reasoning_with_thinking_off']);
+  const w = c.warnings.find((x) => x.probe === 'reasoning')!;
+  assert.match(w.message, /thinking is off/);
+  assert.match(w.message, /--reasoning drop/);
+  assert.match(w.message, /turn thinking on/);
   assert.deepEqual(probe(c, 'reasoning').records, []);
+  const d = c.probeDecisions[0];
+  assert.equal(d.generationPrompt.thinkingOff, true);
+  assert.equal(d.generationPrompt.opensReasoning, false);
+  assert.equal(d.generationPrompt.prefill, '<think>\n\n</think>\n\n');
 });
 
 test('DeepSeek-V3: prefix-stable, one record per probe, <｜end▁of▁sentence｜> trained with nothing after it', () => {
@@ -100,8 +99,15 @@ test('DeepSeek-V3: prefix-stable, one record per probe, <｜end▁of▁sentence�
   assert.equal(c.defaultSystemPrompt, null); // the BOS is not a system prompt
   assert.equal(c.generationPrompt, '<｜Assistant｜>');
   assert.equal(c.generationPromptScaffold, null);
-  // Its tool-call turn ends at <｜tool▁call▁end｜>, which is not a special token; reasoning_content is dropped.
-  assert.deepEqual(codes(c, 'tool_call'), ['span_without_special_token']);
+  // Its tool-call turn ends at <｜tool▁call▁end｜>, which is not a special token, and the tool output that follows
+  // starts with no stop token either (spec "A turn that ends at the next role marker"); reasoning_content is dropped.
+  assert.deepEqual(codes(c, 'tool_call'), ['no_end_of_turn_token', 'span_without_special_token']);
+  assert.deepEqual(c.stopTokens, {
+    tokens: ['<｜end▁of▁sentence｜>'],
+    source: 'eos_token',
+    fromNextTurn: [],
+    evidence: "stop tokens from the tokenizer's eos_token",
+  });
   const call = c.turns.find((x) => x.probe === 'tool_call' && x.turn === 1)!;
   assert.equal(call.endOfTurn, null);
   assert.ok(call.trained.endsWith('<｜tool▁call▁end｜>'));
@@ -164,14 +170,14 @@ test('Kimi-K2 instruct: the default system prompt "You are a helpful assistant" 
   assert.deepEqual(c.specialTokensSeen.sort(), ['<|im_assistant|>', '<|im_end|>', '<|im_middle|>', '<|im_system|>', '<|im_user|>']);
 });
 
-test('Kimi-K2-Thinking: the agent step shows the rewrite (the tool-call turn loses its reasoning once a final answer follows); reasoning trained only in the tool-call turn', () => {
+test('Kimi-K2-Thinking: the agent step shows the rewrite (the tool-call turn loses its reasoning once a final answer follows); every answer trains its reasoning, restored into the empty wrapper (spec v1.4)', () => {
   const c = checkTemplate(withTemplate(qwen, join(FIX, 'kimi', 'kimi-k2-thinking.chat_template.jinja'), KIMI_SPECIALS));
   assert.equal(c.prefixStable, false);
   assert.deepEqual(
     c.prefixBreaks.map((b) => `${b.probe}:${b.turn}:${b.kind}`),
-    ['agent_reasoning:3:template_rewrites_history'],
+    ['reasoning:3:record_split', 'agent_reasoning:3:template_rewrites_history'],
   );
-  const br = c.prefixBreaks[0];
+  const br = c.prefixBreaks[1];
   // Excerpts from the first difference, just after "<think>": the reasoning vs. the empty block.
   assert.ok(br.expected.startsWith('Call the weather tool.</think>'), br.expected);
   assert.ok(br.actual.startsWith('</think><|tool_calls_section_begin|>'), br.actual);
@@ -180,11 +186,18 @@ test('Kimi-K2-Thinking: the agent step shows the rewrite (the tool-call turn los
     agent.map((t) => t.trained),
     [
       '<think>Call the weather tool.</think><|tool_calls_section_begin|><|tool_call_begin|>call_0<|tool_call_argument_begin|>{"city": "Oslo"}<|tool_call_end|><|tool_calls_section_end|><|im_end|>',
-      '<think></think>It is 4 °C in Oslo.<|im_end|>',
+      '<think>The tool says 4.</think>It is 4 °C in Oslo.<|im_end|>',
     ],
   );
-  assert.ok(codes(c, 'agent_reasoning').includes('reasoning_not_rendered'));
-  assert.ok(codes(c, 'reasoning').includes('reasoning_not_rendered'));
+  assert.deepEqual(
+    c.turns.filter((t) => t.probe === 'reasoning').map((t) => t.trained),
+    ['<think>Add two and two.</think>4<|im_end|>', '<think>Four times three is twelve.</think>12<|im_end|>'],
+  );
+  assert.ok(!c.warnings.some((w) => w.code === 'reasoning_not_rendered'));
+  const d = c.probeDecisions[0];
+  assert.deepEqual(d.reasoningWrapper, { open: '<think>', close: '</think>', trimsNewlines: false });
+  assert.equal(d.reasoningRendered.rendered, true);
+  assert.equal(d.nullContent.form, 'empty');
   assert.equal(c.defaultSystemPrompt, '<|im_system|>system<|im_middle|>You are Kimi, an AI assistant created by Moonshot AI.<|im_end|>');
   assert.deepEqual(c.endOfTurnTrained, ['<|im_end|>']);
   assert.deepEqual(c.textAfterEndOfTurn, ['']);
@@ -263,4 +276,107 @@ test('CLI check-template without --json: text report, no color when stdout is no
   const missing = cli('check-template', '--tokenizer', join(ROOT, 'no-such-folder'));
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /tokenizer folder not found/);
+});
+
+test('fixture templates: check-template shows the v1.4 decisions with their evidence, printed and in --json (snake_case)', async () => {
+  const { fixtureModelFolder } = await import('../helpers');
+  const glmDir = fixtureModelFolder('GLM-4.6');
+  const glm = checkTemplate(loadTokenizer(glmDir));
+  assert.deepEqual(glm.stopTokens.tokens, ['<|endoftext|>', '<|user|>', '<|observation|>']);
+  assert.equal(glm.stopTokens.source, 'generation_config');
+  assert.deepEqual([...glm.stopTokens.fromNextTurn].sort(), ['<|observation|>', '<|user|>']);
+  assert.deepEqual(glm.endOfTurnTrained.sort(), ['<|observation|>', '<|user|>']);
+  const d = glm.probeDecisions[0];
+  assert.equal(d.toolArguments.form, 'object');
+  assert.equal(d.reasoningRendered.rendered, true);
+  assert.deepEqual(d.reasoningWrapper, { open: '<think>', close: '</think>\n', trimsNewlines: true });
+  assert.equal(glm.prefixStability.stable, false);
+  assert.match(glm.prefixStability.evidence, /reasoning turn 3: record_split/);
+  const text = formatTemplateCheck(glm, { color: false });
+  for (const line of [
+    'stop tokens:',
+    'tool-call arguments:      objects',
+    'reasoning wrapper:        "<think>" … "</think>\\n"',
+    'generation-prompt prefill:',
+    'prefix stability:',
+  ])
+    assert.ok(text.includes(line), line);
+  // QwQ with thinking on: the generation prompt opens reasoning; its records restore reasoning after it.
+  const qwq = checkTemplate(loadTokenizer(fixtureModelFolder('Qwen-QwQ-32B')), { templateKwargs: { enable_thinking: true } });
+  assert.equal(qwq.probeDecisions[0].generationPrompt.opensReasoning, true);
+  assert.equal(qwq.probeDecisions[0].generationPrompt.prefill, '<think>\n');
+  assert.equal(qwq.turns.find((t) => t.probe === 'reasoning' && t.turn === 1)!.trained, 'Add two and two.\n</think>\n\n4<|im_end|>');
+  assert.ok(qwq.warnings.some((w) => w.probe === 'single_turn' && w.code === 'reasoning_missing_after_prefill'));
+  // The CLI prints the same fields.
+  const r = cli('check-template', '--tokenizer', glmDir, '--json');
+  assert.equal(r.code, 0, r.stderr);
+  const o = JSON.parse(r.stdout);
+  assert.deepEqual(Object.keys(o.probe_decisions[0]), [
+    'template',
+    'tool_arguments',
+    'null_content',
+    'reasoning_rendered',
+    'reasoning_wrapper',
+    'generation_prompt',
+  ]);
+  const st = glm.stopTokens;
+  assert.deepEqual(o.stop_tokens, { tokens: st.tokens, source: st.source, from_next_turn: st.fromNextTurn, evidence: st.evidence });
+  assert.equal(o.prefix_stability.stable, false);
+  assert.equal(o.probe_decisions[0].reasoning_wrapper.trims_newlines, true);
+  assert.deepEqual(Object.keys(o.probe_decisions[0].generation_prompt), ['text', 'prefill', 'opens_reasoning', 'thinking_off', 'evidence']);
+});
+
+test('every fixture template: check-template decides each v1.4 rule by probe and prints the decision with its evidence', async () => {
+  const { fixtureModelFolder, TEMPLATE_FIXTURES } = await import('../helpers');
+  const { readdirSync } = await import('node:fs');
+  const names = readdirSync(TEMPLATE_FIXTURES, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
+  assert.equal(names.length, 25);
+  const by = { stringArgs: [] as string[], wrapper: [] as string[], opensReasoning: [] as string[], thinkingOff: [] as string[], nextTurnStop: [] as string[] };
+  for (const name of names) {
+    const check = checkTemplate(loadTokenizer(fixtureModelFolder(name)));
+    assert.ok(check.probeDecisions.length >= 1, name);
+    const text = formatTemplateCheck(check, { color: false });
+    for (const d of check.probeDecisions) {
+      for (const ev of [d.toolArguments.evidence, d.nullContent.evidence, d.reasoningRendered.evidence, d.generationPrompt.evidence])
+        assert.ok(ev.length > 10, `${name}: evidence "${ev}"`);
+      // The wrapper is known exactly when reasoning is rendered inside tags.
+      if (d.reasoningWrapper) assert.ok(d.reasoningRendered.rendered, name);
+      assert.ok(!(d.generationPrompt.opensReasoning && d.generationPrompt.thinkingOff), name);
+      assert.ok(text.includes(`decisions of template "${d.template}":`), name);
+      if (d.toolArguments.form === 'string') by.stringArgs.push(name);
+      if (d.reasoningWrapper) by.wrapper.push(`${name} ${d.reasoningWrapper.open.trim()}`);
+      if (d.generationPrompt.opensReasoning) by.opensReasoning.push(name);
+      if (d.generationPrompt.thinkingOff) by.thinkingOff.push(name);
+    }
+    for (const line of [
+      'tool-call arguments:',
+      'no-text tool-call turn:',
+      'reasoning rendered:',
+      'reasoning wrapper:',
+      'generation-prompt prefill:',
+      'stop tokens:',
+      'prefix stability:',
+    ])
+      assert.ok(text.includes(line), `${name}: ${line}`);
+    assert.equal(check.stopTokens.source, 'generation_config', name);
+    if (check.stopTokens.fromNextTurn.length) by.nextTurnStop.push(`${name} ${check.stopTokens.fromNextTurn.join(' ')}`);
+  }
+  // What the probes found on the 25 templates (default kwargs), as transformers' renders of them show.
+  assert.deepEqual(by, {
+    stringArgs: ['Kimi-K2-Instruct', 'meetkai-functionary-medium-v3.2'],
+    wrapper: [
+      'ByteDance-Seed-OSS <seed:think>',
+      'CohereForAI-c4ai-command-r7b-12-2024-tool_use <|START_THINKING|>',
+      'GLM-4.6 <think>',
+      'MiniMax-M2 <think>',
+      'Qwen-Qwen3-0.6B <think>',
+      'google-gemma-4-31B-it <|channel>thought',
+    ],
+    opensReasoning: ['MiniMax-M2', 'NVIDIA-Nemotron-Nano-v2'],
+    thinkingOff: ['Qwen-QwQ-32B', 'deepseek-ai-DeepSeek-R1-Distill-Qwen-32B', 'deepseek-ai-DeepSeek-V3.1', 'google-gemma-4-31B-it'],
+    nextTurnStop: ['Apertus-8B-Instruct <|assistant_end|>', 'GLM-4.6 <|user|> <|observation|>'],
+  });
 });

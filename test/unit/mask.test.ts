@@ -200,7 +200,7 @@ test('SpecialTokenFinder finds the end of the last special token within a range'
   assert.equal(f.lastEnd(s, 12, 20), -1);
 });
 
-test('Kimi-K2-Thinking drops earlier reasoning once a final answer exists: completion found after the last generation prompt (template_rewrites_history)', () => {
+test('Kimi-K2-Thinking drops earlier reasoning once a final answer exists: completion found after the last generation prompt (template_rewrites_history), the answer reasoning restored into its empty wrapper', () => {
   const { readFileSync } = require('node:fs');
   const { join } = require('node:path');
   const source = readFileSync(join(__dirname, '..', 'fixtures', 'kimi', 'kimi-k2-thinking.chat_template.jinja'), 'utf8');
@@ -226,7 +226,7 @@ test('Kimi-K2-Thinking drops earlier reasoning once a final answer exists: compl
   ];
   const r = buildRecords({ id: 'k', source: { file: 'f', line: 1 }, messages: msgs }, ct, kimiSpecials, 'assistant');
   assert.deepEqual(r.targetErrors, []);
-  assert.ok(r.notes.includes('template_rewrites_history'));
+  assert.deepEqual([...r.notes].sort(), ['reasoning_restored', 'template_rewrites_history']);
   assert.equal(r.records.length, 1);
   const rec = r.records[0];
   assert.deepEqual(rec.targets, [1, 3]);
@@ -234,11 +234,11 @@ test('Kimi-K2-Thinking drops earlier reasoning once a final answer exists: compl
     rec.spans.map(([a, b]) => rec.text.slice(a, b)),
     [
       '<think>List them.</think><|tool_calls_section_begin|><|tool_call_begin|>functions.ls:0<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|><|im_end|>',
-      '<think></think>a.py<|im_end|>',
+      '<think>One file.</think>a.py<|im_end|>',
     ],
   );
-  // The record text is what the server saw for the last turn: the tool-call turn keeps its reasoning.
-  assert.ok(rec.text.endsWith('## Return of functions.ls:0\na.py<|im_end|><|im_assistant|>assistant<|im_middle|><think></think>a.py<|im_end|>'));
+  // The record text is what the server saw for the last turn (the tool-call turn keeps its reasoning), then the answer as the model writes it.
+  assert.ok(rec.text.endsWith('## Return of functions.ls:0\na.py<|im_end|><|im_assistant|>assistant<|im_middle|><think>One file.</think>a.py<|im_end|>'));
 });
 
 test('{% generation %} blocks: trainable spans come from the blocks', () => {
@@ -400,7 +400,8 @@ test('DeepSeek-V3: tool call, result and answer in one record; reasoning it does
     { role: 'assistant', content: '4 °C.' },
   ];
   const r = records(deepseek, msgs);
-  assert.deepEqual(r.notes, ['reasoning_not_rendered']);
+  // The single call ends with no special token and the tool output after it starts with no stop token.
+  assert.deepEqual(r.notes, ['reasoning_not_rendered', 'no_end_of_turn_token']);
   assert.equal(r.records.length, 1);
   await assertRecord(
     deepseek,
@@ -498,7 +499,7 @@ function kimiStandin(templateFile: string): TargetTokenizer {
 
 const KIMI_THINKING_SYS = '<|im_system|>system<|im_middle|>You are Kimi, an AI assistant created by Moonshot AI.<|im_end|>';
 
-test('Kimi-K2-Thinking: reasoning trained only where the template renders it (a tool-call turn after the last answer); reasoning_not_rendered elsewhere', async () => {
+test('Kimi-K2-Thinking: every turn trains its reasoning where the model writes it; answers the template renders as history restore it into the empty <think></think> and start a new record (spec v1.4)', async () => {
   const kimi = kimiStandin(joinPath(FIXTURES, 'kimi', 'kimi-k2-thinking.chat_template.jinja'));
   const calls: ToolCall[] = [{ id: 'functions.ls:0', type: 'function', function: { name: 'ls', arguments: '{"path": "."}' } }];
   const msgs: Message[] = [
@@ -510,23 +511,26 @@ test('Kimi-K2-Thinking: reasoning trained only where the template renders it (a 
     { role: 'assistant', reasoning_content: 'One file.', content: 'a.py' },
   ];
   const r = records(kimi, msgs);
-  assert.deepEqual([...r.notes].sort(), ['reasoning_not_rendered', 'template_rewrites_history']);
-  assert.equal(r.records.length, 1);
+  assert.deepEqual([...r.notes].sort(), ['reasoning_restored', 'template_rewrites_history']);
+  assert.equal(r.records.length, 2);
   const A = '<|im_assistant|>assistant<|im_middle|>';
   await assertRecord(kimi, r.records[0], [
     [KIMI_THINKING_SYS + '<|im_user|>user<|im_middle|>q1<|im_end|>' + A, 0],
-    // The final answer is history in its own render: its think block is empty (r1 not rendered).
-    ['<think></think>a1<|im_end|>', 1],
-    ['<|im_user|>user<|im_middle|>files?<|im_end|>' + A, 0],
+    // The answer is history in its own render (an empty think block): r1 is put back where the model writes it.
+    ['<think>r1</think>a1<|im_end|>', 1],
+  ]);
+  await assertRecord(kimi, r.records[1], [
+    // Later prompts show the first answer as the template renders history: a new record.
+    [KIMI_THINKING_SYS + '<|im_user|>user<|im_middle|>q1<|im_end|>' + A + '<think></think>a1<|im_end|><|im_user|>user<|im_middle|>files?<|im_end|>' + A, 0],
     [
       '<think>List them.</think><|tool_calls_section_begin|><|tool_call_begin|>functions.ls:0<|tool_call_argument_begin|>{"path": "."}<|tool_call_end|><|tool_calls_section_end|><|im_end|>',
       1,
     ],
     ['<|im_system|>tool<|im_middle|>## Return of functions.ls:0\na.py<|im_end|>' + A, 0],
-    ['<think></think>a.py<|im_end|>', 1],
+    ['<think>One file.</think>a.py<|im_end|>', 1],
   ]);
   // Exact ids of a few tokens: the special tokens keep their Kimi ids.
-  const enc = kimi.encode(r.records[0].text);
+  const enc = kimi.encode(r.records[1].text);
   assert.equal(kimi.idToToken(enc.ids.at(-1)!), '<|im_end|>');
   assert.equal(enc.ids.at(-1), JSON.parse(readFixture(joinPath(FIXTURES, 'kimi-format-standin', 'expected_ids.json'), 'utf8')).n_base + 2);
 });

@@ -557,7 +557,7 @@ test('shape table is shared and ordered', () => {
   ]);
 });
 
-test('inline <think> reasoning and a lone closing </think> are split into reasoning_content + content', () => {
+test('inline <think> reasoning is found (and a lone closing </think>), but kept in the content as written: the template adapter splits it (spec v1.4)', () => {
   const { splitInlineThink } = require('../../src/core/formats/normalize');
   assert.deepEqual(splitInlineThink('<think>\nadd them\n</think>\n\n4'), { reasoning: 'add them', content: '4' });
   assert.deepEqual(splitInlineThink('add them\n</think>\n\n4'), { reasoning: 'add them', content: '4' });
@@ -576,6 +576,7 @@ test('inline <think> reasoning and a lone closing </think> are split into reason
   );
   assert.equal(out.kind, 'conversation');
   if (out.kind !== 'conversation') return;
-  assert.deepEqual(out.conversation.messages[1], { role: 'assistant', content: 'a', reasoning_content: 'r' });
+  assert.deepEqual(out.conversation.messages[1], { role: 'assistant', content: '<think>r</think>a' });
   assert.equal(out.conversation.messages[2].content, '<think>not mine</think>');
+  assert.deepEqual(out.conversation.notes ?? [], []);
 });

@@ -28,11 +28,11 @@ function commonPrefixLength(a: string, b: string): number {
 function reference(conv: Conversation, template: ChatTemplate, specials: SpecialTokenFinder): ConversationRecords {
   const messages = template.adaptMessages(conv.messages);
   const R = (n: number, gen: boolean) => template.render(messages.slice(0, n), conv.tools, { addGenerationPrompt: gen });
-  const out: ConversationRecords = { records: [], rendered: null, notes: [], targetErrors: [], targetCount: 0 };
+  const out: ConversationRecords = { records: [], rendered: null, notes: [], targetErrors: [], targetCount: 0, messages };
   const targets = messages.flatMap((m, i) =>
     m.role === 'assistant' &&
     m.trainable !== false &&
-    ((m.content ?? '').length > 0 || (m.reasoning_content ?? '').length > 0 || (m.tool_calls?.length ?? 0) > 0)
+    ((m.content ?? '').trim().length > 0 || (m.reasoning_content ?? '').trim().length > 0 || (m.tool_calls?.length ?? 0) > 0)
       ? [i]
       : [],
   );
@@ -64,7 +64,7 @@ function reference(conv: Conversation, template: ChatTemplate, specials: Special
     }
     const m = messages[i];
     if ((m.reasoning_content ?? '').trim() && !C.includes(m.reasoning_content!.trim())) notes.add('reasoning_not_rendered');
-    if (m.tool_calls?.some((tc) => !C.includes(tc.function.name))) notes.add('tool_calls_not_rendered');
+    if (m.tool_calls?.some((tc) => !C.includes(tc.function.name) && !(tc.id && C.includes(tc.id)))) notes.add('tool_calls_not_rendered');
     const X = P + C;
     const eot = specials.lastEnd(X, P.length, X.length);
     const span: Span = [P.length, eot >= 0 ? eot : X.length];
@@ -128,10 +128,14 @@ for (const name of ['qwen3', 'deepseek_v3', 'llama3_1', 'gemma3'] as const) {
         continue;
       }
       assert.ok(!(got instanceof Error), `${conv.id}: ${(got as Error).message}`);
-      const strip = ({ prefixRenders: _counts, ...r }: ConversationRecords) => ({
-        ...r,
+      // The notes of the three cases and of what the template dropped; the v1.4 additions (2b, restored reasoning,
+      // stop tokens) do not occur with these four templates, whose turns hold their own end-of-turn token.
+      const CASE_NOTES = ['generation_prompt_mismatch', 'template_rewrites_history', 'reasoning_not_rendered', 'tool_calls_not_rendered'];
+      const strip = (r: ConversationRecords) => ({
+        records: r.records,
+        targetCount: r.targetCount,
         targetErrors: r.targetErrors.map((e) => e.index),
-        notes: [...r.notes].sort(),
+        notes: r.notes.filter((n) => CASE_NOTES.includes(n)).sort(),
       });
       assert.deepEqual(strip(got), strip(want), conv.id);
       proven += got.prefixRenders!.proven;

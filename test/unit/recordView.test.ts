@@ -427,3 +427,49 @@ test('eagle3prep.jsonc: the view applies the mapping entry and the role aliases 
   assert.equal(x.status, 'errored');
   assert.match(x.message ?? '', /eagle3prep\.jsonc.*narrator/);
 });
+
+test('v1.4 rules flow into the view: GLM-4.6 stop tokens trained (note), thinking off + reasoning is an error naming both ways out, a placeholder makes a prompt, data-changing notes are warnings', async () => {
+  const { fixtureModelFolder } = await import('../helpers');
+  const glm = new RecordViewer(loadTokenizer(fixtureModelFolder('GLM-4.6')));
+  const file = join(tempDir(), 'rows.jsonl');
+  const row = (messages: object[]) => JSON.stringify({ messages });
+  const chat = glm.view(
+    {
+      text: row([
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: 'Hello!' },
+      ]),
+      file,
+      line: 1,
+    },
+    { detailRecord: 0 },
+  );
+  assert.equal(chat.status, 'conversation');
+  assert.ok(chat.notes.includes('stop_token_from_next_turn'), JSON.stringify(chat.notes));
+  const trained = chat.detail!.tokens.filter((t) => t.trainable).map((t) => t.text);
+  assert.equal(trained.at(-1), '<|user|>');
+  const reasoning = row([
+    { role: 'user', content: 'Hi' },
+    { role: 'assistant', content: 'Hello!', reasoning_content: 'Greet back.' },
+  ]);
+  const off = glm.view({ text: reasoning, file, line: 2 }, { templateKwargs: { enable_thinking: false } });
+  assert.equal(off.status, 'errored');
+  assert.match(off.message!, /^reasoning_with_thinking_off: .*--reasoning drop.*turn thinking on/);
+  assert.deepEqual(
+    off.warnings.map((w) => w.code),
+    ['reasoning_with_thinking_off'],
+  );
+  const dropped = glm.view({ text: reasoning, file, line: 2 }, { templateKwargs: { enable_thinking: false }, reasoning: 'drop' });
+  assert.equal(dropped.status, 'conversation');
+  assert.ok(dropped.warnings.some((w) => w.code === 'reasoning_dropped' && /--reasoning drop/.test(w.message)));
+  const placeholder = glm.view({
+    text: row([
+      { role: 'user', content: 'Write.' },
+      { role: 'assistant', content: '' },
+    ]),
+    file,
+    line: 3,
+  });
+  assert.equal(placeholder.status, 'prompt');
+  assert.ok(placeholder.warnings.some((w) => w.code === 'set_aside'));
+});

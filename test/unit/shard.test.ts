@@ -106,6 +106,7 @@ test('merge-reports refuses shards that do not add up', () => {
       tokenizer: { dir: '/t', name: 't', hash: 'h', embeddedDefault: false },
       templateKwargs: {},
       mask: 'assistant',
+      reasoning: 'keep',
       maxLength: null,
       truncate: false,
       long: 'drop',

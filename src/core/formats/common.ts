@@ -88,8 +88,8 @@ function holdsText(v: unknown): boolean {
  * (`reasoning_content`, `reasoning`, `thinking`, `thoughts`); OpenAI
  * `tool_calls`, legacy `function_call`, `actions: [{API_name, API_params}]`;
  * LLaMA-Factory `function_call` turns (JSON text → tool calls); Hermes
- * `<tool_call>{json}</tool_call>` in assistant text; inline `<think>`; per-turn
- * training flags.
+ * `<tool_call>{json}</tool_call>` in assistant text; per-turn training flags.
+ * Inline `<think>` reasoning is kept in the content as written.
  */
 export function toMessages(turn: unknown, index: number, ctx: NormalizeContext, opts: TurnOptions = {}): Message[] | TurnError {
   if (!isObject(turn)) return { code: 'bad_turn', message: `message ${index} is ${describeJsonType(turn)}, not an object with a role` };
@@ -243,13 +243,10 @@ export function toMessages(turn: unknown, index: number, ctx: NormalizeContext, 
       );
     }
   }
-  if (role === 'assistant' && msg.reasoning_content === undefined && typeof msg.content === 'string') {
-    const split = splitInlineThink(msg.content);
-    if (split) {
-      msg.content = split.content;
-      if (split.reasoning !== '') msg.reasoning_content = split.reasoning;
-      ctx.note('inline_think_split', 'inline <think>…</think> (or a lone closing </think>) split into reasoning_content + content');
-    }
+  // Inline reasoning stays in the content as written: the template adapter splits it only for a template that
+  // renders reasoning_content (templates/template.ts adaptTurns; spec loss-mask.md v1.4 "Reasoning written inline").
+  if (role === 'assistant' && msg.reasoning_content === undefined && typeof msg.content === 'string' && splitInlineThink(msg.content)) {
+    ctx.fact('inline <think>…</think> reasoning in assistant content (kept as written; split at render time only for a template that renders reasoning)');
   }
   if (role === 'assistant' && !toolCalls && typeof msg.content === 'string' && msg.content.includes('<tool_call>')) {
     const h = hermesToolCalls(msg.content, ctx);

@@ -1,11 +1,18 @@
 /**
  * Trainable spans from the target model's own chat template, rendered prefix by
  * prefix — the rules of `shared/spec/loss-mask.md` (v1.4). No per-model regexes:
- * everything is derived from renders of message prefixes.
+ * everything is derived from renders of message prefixes and from the template's
+ * probe decisions (templates/probes.ts).
  */
 import { PrefixRenderer, type PrefixRenderStats } from '../templates/prefixRenderer';
-import { ChatTemplate, TemplateRenderError } from '../templates/template';
-import type { Conversation, MaskPolicy, Message } from '../types';
+import { ChatTemplate, TemplateRenderError, type AdaptedTurns } from '../templates/template';
+import { DEFAULT_REASONING_CLOSE, endsWithReasoningOpener, reasoningTags } from '../templates/probes';
+import type { Conversation, MaskPolicy, Message, ReasoningPolicy } from '../types';
+import { commonPrefixLength, SpecialTokenFinder, tokenBoundary } from './specialTokens';
+import { prepareTurns, reasoningShown, restoreInline, restoreIntoWrapper, selectTargets, stopTokenAfter, trimNewlines } from './turns';
+
+export { commonPrefixLength, SpecialTokenFinder, tokenBoundary } from './specialTokens';
+export { isEmptyAssistantTurn, prepareTurns, restoreIntoWrapper, selectTargets } from './turns';
 
 /** A half-open character range `[start, end)` in a record's text (JS string indices). */
 export type Span = [start: number, end: number];
@@ -19,6 +26,8 @@ export interface TextRecord {
   targets: number[];
 }
 
+export type { ReasoningPolicy };
+
 /**
  * How targets are grouped into records (spec loss-mask.md "Record grouping: exact or merged"):
  * `exact` puts every target in exactly the context the server sends the model (a template that
@@ -31,6 +40,10 @@ export type Grouping = 'exact' | 'merged';
 export interface BuildOptions {
   /** Default `exact`. */
   grouping?: Grouping;
+  /** `drop` removes every turn's reasoning (its `reasoning_content` and reasoning written inline) before rendering; default `keep`. */
+  reasoning?: ReasoningPolicy;
+  /** The model's stop tokens (`TargetTokenizer.stopTokens`), for turns that end at the next role marker. */
+  stopTokens?: readonly string[];
 }
 
 /** What one conversation becomes. */
@@ -42,7 +55,13 @@ export interface ConversationRecords {
    * amplification figure (spec "Record grouping"): record tokens ÷ tokens of `T`.
    */
   rendered: string | null;
-  /** Record-level notes (spec codes): `generation_prompt_mismatch`, `template_rewrites_history`, `reasoning_not_rendered`, `tool_calls_not_rendered`. */
+  /**
+   * Record-level notes (spec codes, once each): `generation_prompt_mismatch`, `template_rewrites_history`,
+   * `prefill_not_rendered`, `reasoning_restored`, `reasoning_missing_after_prefill`, `reasoning_not_rendered`,
+   * `tool_calls_not_rendered`, `no_end_of_turn_token`, `stop_token_from_next_turn`, `inline_think_split`,
+   * `inline_think_kept`, `reasoning_dropped`, `generation_placeholder_removed`; grouping `merged`:
+   * `merged_history_form`, `merged_fallback_exact`.
+   */
   notes: string[];
   /** Targets that could not be located (`template_unsupported`), with the message index and why. */
   targetErrors: { index: number; reason: 'template_unsupported'; message: string }[];
@@ -50,7 +69,19 @@ export interface ConversationRecords {
   targetCount: number;
   /** How the prefix renders were obtained: from the conversation's one traced render (proven) or rendered for real (templates/prefixRenderer.ts). */
   prefixRenders?: PrefixRenderStats;
+  /** The messages as the template was given them (after `--reasoning` and placeholder removal, adapted); indices match `targets`. */
+  messages: Message[];
+  /**
+   * Set when a trailing generation placeholder was removed and no target is left (spec "Empty turns"): the row is
+   * a prompt to generate, these are its messages (normalized, not adapted); `records` is then empty.
+   */
+  prompt?: Message[];
+  /** Set when the row cannot be trained as it is (its reasoning with thinking off); `records` is then empty. */
+  rowError?: { code: 'reasoning_with_thinking_off'; message: string };
 }
+
+/** A string as JSON, for messages. */
+const q = (s: string) => JSON.stringify(s);
 
 /** A located target of the exact rules: its prompt `P_i`, its candidate text `X_i = P_i + C_i` and its trainable span in `X_i`. */
 interface LocatedTarget {
@@ -61,95 +92,22 @@ interface LocatedTarget {
 }
 
 /**
- * Finds the end of the last special token (an added token marked special,
- * e.g. `<|im_end|>`) inside a range of a text. Spec loss-mask.md "Trainable span".
- */
-export class SpecialTokenFinder {
-  private readonly re: RegExp | null;
-  private readonly maxLength: number;
-
-  /** @param specialTokens contents of the special added tokens */
-  constructor(specialTokens: readonly string[]) {
-    const uniq = [...new Set(specialTokens.filter((s) => s.length > 0))].sort((a, b) => b.length - a.length);
-    this.re = uniq.length ? new RegExp(uniq.map(escapeRegExp).join('|'), 'g') : null;
-    this.maxLength = uniq.length ? uniq[0].length : 0;
-  }
-
-  /** The special token that ends exactly at `end` in `text` (the longest when several do), or null. */
-  tokenEndingAt(text: string, end: number): string | null {
-    if (!this.re) return null;
-    const re = this.re;
-    re.lastIndex = Math.max(0, end - this.maxLength);
-    let best: string | null = null;
-    for (let m = re.exec(text); m && m.index < end; m = re.exec(text)) {
-      if (m.index + m[0].length === end && (best === null || m[0].length > best.length)) best = m[0];
-      re.lastIndex = m.index + 1;
-    }
-    return best;
-  }
-
-  /** End index (exclusive) of the last special token lying within `text[from, to)`, or -1 when there is none. */
-  lastEnd(text: string, from: number, to: number): number {
-    if (!this.re) return -1;
-    const re = this.re;
-    re.lastIndex = from;
-    let end = -1;
-    for (let m = re.exec(text); m && m.index + m[0].length <= to; m = re.exec(text)) {
-      end = m.index + m[0].length;
-      if (m[0].length === 0) re.lastIndex++;
-    }
-    return end;
-  }
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-/** Length of the longest common prefix of `a` and `b`, in UTF-16 code units. */
-export function commonPrefixLength(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  let i = 0;
-  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
-  return i;
-}
-
-/** Whether assistant turn `m` is a target under the `assistant` policy: it has content, reasoning or tool calls, and the source did not flag it. */
-function isTargetTurn(m: Message): boolean {
-  if (m.role !== 'assistant' || m.trainable === false) return false;
-  return (m.content ?? '').length > 0 || (m.reasoning_content ?? '').length > 0 || (m.tool_calls?.length ?? 0) > 0;
-}
-
-/**
- * Indices of the target turns under a policy (spec "Targets").
- * `last-assistant`: only the final assistant turn, none when the source flags it not trainable.
- */
-export function selectTargets(messages: readonly Message[], policy: MaskPolicy): number[] {
-  if (policy === 'last-assistant') {
-    for (let i = messages.length - 1; i >= 0; i--) {
-      if (messages[i].role === 'assistant') return isTargetTurn(messages[i]) ? [i] : [];
-    }
-    return [];
-  }
-  const out: number[] = [];
-  messages.forEach((m, i) => {
-    if (isTargetTurn(m)) out.push(i);
-  });
-  return out;
-}
-
-/**
- * Builds the records of one conversation.
+ * Builds the records of one conversation (spec loss-mask.md v1.4).
  *
- * Policy `assistant` / `last-assistant` (spec "One target" and "One
- * conversation, how many records"): for target `i`, `P = R(m[:i], gen)`,
- * `H = R(m[:i])`, `F = R(m[:i+1])`, completion `C` found by the three cases of
- * the spec, candidate `X = P + C`, span from `len(P)` to the end of the last
- * special token in `C`. Targets join the current record while its text is a
- * prefix of their `P`.
+ * Before rendering ({@link prepareTurns}, then {@link ChatTemplate.adaptTurns}): `--reasoning drop`, trailing
+ * generation placeholders removed (no target left → `prompt`), what the template is given. With thinking off (the
+ * generation prompt closes an empty reasoning block) a target with reasoning makes the row an error (`rowError`)
+ * that names both ways out.
  *
- * Policy `non-system` (spec "Policy non-system"): one record `R(m)` trainable
- * from the end of the leading system messages to the last special token.
+ * Policy `assistant` / `last-assistant` (spec "One target" and "One conversation, how many records"): for target
+ * `i`, `P = R(m[:i], gen)`, `H = R(m[:i])`, `F = R(m[:i+1])`, completion `C` by cases 1, 2, 2b (with reasoning put
+ * back after a pre-filled opener) and 3; reasoning the template drops from its own turn restored into its empty
+ * wrapper; a completion without a special token extended by the model's stop token that the next turn's render
+ * starts with. Candidate `X = P + C`, span from `len(P)` to the end of the last special token in `C`. Targets join
+ * the current record while its text is a prefix of their `P`.
+ *
+ * Policy `non-system` (spec "Policy non-system"): one record `R(m)` trainable from the end of the leading system
+ * messages to the last special token.
  *
  * Grouping `merged` (`options.grouping`, spec "Record grouping"): the targets
  * are located by the same exact rules, then placed in one record `T` (see
@@ -167,14 +125,46 @@ export function buildRecords(
   policy: MaskPolicy,
   options: BuildOptions = {},
 ): ConversationRecords {
-  const messages = template.adaptMessages(conv.messages);
+  const pre = prepareTurns(conv.messages, options.reasoning ?? 'keep');
+  const adapted = template.adaptTurns(pre.messages);
+  const messages = adapted.messages;
+  const out: ConversationRecords = { records: [], rendered: null, notes: [], targetErrors: [], targetCount: 0, messages };
+  const notes = new Set<string>([...pre.notes, ...adapted.notes]);
+  const finish = (): ConversationRecords => {
+    out.notes = [...notes];
+    return out;
+  };
+
+  const targets =
+    policy === 'non-system' ? (messages.some((m) => m.role === 'assistant' && m.trainable !== false) ? [-1] : []) : selectTargets(messages, policy);
+  if (targets.length === 0 && pre.placeholderRemoved) {
+    out.prompt = pre.messages;
+    return finish();
+  }
+  const reasoningTargets = policy === 'non-system' ? selectTargets(messages, 'assistant') : targets;
+  const gp = template.probes.generationPrompt;
+  if (gp.thinkingOff) {
+    const i = reasoningTargets.find((t) => adapted.reasoning[t] !== undefined);
+    if (i !== undefined) {
+      const kw = Object.keys(template.templateKwargs).length ? `template kwargs ${JSON.stringify(template.templateKwargs)}` : "the template's default";
+      out.rowError = {
+        code: 'reasoning_with_thinking_off',
+        message:
+          `assistant turn ${i} has reasoning, but thinking is off: the generation prompt pre-fills ${q(gp.prefill ?? gp.text ?? '')} ` +
+          `(an empty, closed reasoning block; ${kw}), so the model answers without reasoning and never writes this reasoning. ` +
+          `Pass --reasoning drop to train on the answers without their reasoning, or turn thinking on (the template kwargs that enable it)`,
+      };
+      return finish();
+    }
+  }
+
   // R(n, gen) = template.render(messages[:n], gen), each distinct one once, from one traced render where proven (templates/prefixRenderer.ts).
   const prefixes = new PrefixRenderer(template, messages, conv.tools);
   const R = (n: number, gen: boolean): string => prefixes.render(n, gen);
-  const out: ConversationRecords = { records: [], rendered: null, notes: [], targetErrors: [], targetCount: 0, prefixRenders: prefixes.stats };
+  out.prefixRenders = prefixes.stats;
 
   if (policy === 'non-system') {
-    if (!conv.messages.some((m) => m.role === 'assistant' && m.trainable !== false)) return out;
+    if (targets.length === 0) return finish();
     out.targetCount = 1;
     const full = R(messages.length, false);
     let k = 0;
@@ -188,47 +178,48 @@ export function buildRecords(
     const end = eot >= 0 ? eot : full.length;
     out.records.push({ text: full, spans: end > start ? [[start, end]] : [], targets: selectTargets(messages, 'assistant') });
     out.rendered = full;
-    return out;
+    return finish();
   }
 
-  const targets = selectTargets(messages, policy);
   out.targetCount = targets.length;
-  if (template.hasGenerationBlocks) return fromGenerationBlocks(conv, messages, template, targets, out);
+  if (template.hasGenerationBlocks) {
+    fromGenerationBlocks(conv, messages, template, targets, out);
+    for (const n of out.notes) notes.add(n);
+    return finish();
+  }
+  const wrapper = template.probes.reasoning.wrapper;
+  const tags = reasoningTags(wrapper);
+  const stops = new Set(options.stopTokens ?? []);
   let current: TextRecord | null = null;
-  const notes = new Set<string>();
   const located: LocatedTarget[] = [];
   for (const i of targets) {
+    const found = locateCompletion(i, R, adapted, template, tags, specials, notes);
+    if (typeof found !== 'string') {
+      out.targetErrors.push({ index: i, reason: 'template_unsupported', message: found.error });
+      continue;
+    }
+    let C = found;
     const P = R(i, true);
-    const F = R(i + 1, false);
-    let C: string;
-    if (F.startsWith(P)) {
-      // The common case needs neither H nor G: not rendering H saves a third of the renders.
-      C = F.slice(P.length);
-    } else {
-      const H = R(i, false);
-      const G = P.startsWith(H) ? P.slice(H.length) : P.slice(commonPrefixLength(P, H));
-      const L = commonPrefixLength(H, F);
-      const rest = F.slice(H.length);
-      if (L === H.length && (G.length === 0 || !rest.startsWith(G[0]))) {
-        C = rest;
-        notes.add('generation_prompt_mismatch');
-      } else {
-        const at = G.length ? F.lastIndexOf(G) : -1;
-        if (at < 0 || at < L) {
-          out.targetErrors.push({
-            index: i,
-            reason: 'template_unsupported',
-            message: `assistant turn ${i}: its completion cannot be located in the render (generation prompt ${JSON.stringify(G)} not found after the unchanged history)`,
-          });
-          continue;
-        }
-        C = F.slice(at + G.length);
-        notes.add('template_rewrites_history');
+    const m = messages[i];
+    const reasoning = adapted.reasoning[i];
+    // Reasoning the template drops from its own turn, put back into the empty wrapper it writes there.
+    if (reasoning !== undefined && !reasoningShown(C, reasoning, template, tags) && template.probes.reasoning.rendered && wrapper) {
+      const restored = restoreIntoWrapper(C, reasoning, wrapper);
+      if (restored !== null) {
+        C = restored;
+        notes.add('reasoning_restored');
       }
     }
-    const m = messages[i];
-    if ((m.reasoning_content ?? '').trim() && !C.includes(m.reasoning_content!.trim())) notes.add('reasoning_not_rendered');
-    if (m.tool_calls?.some((tc) => !C.includes(tc.function.name))) notes.add('tool_calls_not_rendered');
+    if (reasoning !== undefined && !reasoningShown(C, reasoning, template, tags)) notes.add('reasoning_not_rendered');
+    if (m.tool_calls?.some((tc) => !C.includes(tc.function.name) && !(tc.id && C.includes(tc.id)))) notes.add('tool_calls_not_rendered');
+    // A turn that ends at the next role marker: the stop token the next turn's render starts with is the turn's end.
+    if (specials.lastEnd(C, 0, C.length) < 0) {
+      const end = stopTokenAfter(i, C, R(i + 1, false), messages, template, conv.tools, specials, stops);
+      if (end !== null) {
+        C += end;
+        notes.add('stop_token_from_next_turn');
+      } else notes.add('no_end_of_turn_token');
+    }
 
     const X = P + C;
     const eot = specials.lastEnd(X, P.length, X.length);
@@ -249,8 +240,64 @@ export function buildRecords(
     if (merged) out.records = [merged];
     else notes.add('merged_fallback_exact');
   }
-  out.notes = [...notes];
-  return out;
+  return finish();
+}
+
+/**
+ * The completion `C_i` of target `i` by the cases of spec "One target" (1, 2, 2b with its reasoning
+ * restoration, 3), adding the case's notes; `{error}` when it cannot be located (`template_unsupported`).
+ */
+function locateCompletion(
+  i: number,
+  R: (n: number, gen: boolean) => string,
+  adapted: AdaptedTurns,
+  template: ChatTemplate,
+  tags: { open: string; close: string },
+  specials: SpecialTokenFinder,
+  notes: Set<string>,
+): string | { error: string } {
+  const P = R(i, true);
+  const F = R(i + 1, false);
+  // Case 1, the common case, needs neither H nor G: not rendering H saves a third of the renders.
+  if (F.startsWith(P)) return F.slice(P.length);
+  const H = R(i, false);
+  const G = P.startsWith(H) ? P.slice(H.length) : P.slice(commonPrefixLength(P, H));
+  const L = commonPrefixLength(H, F);
+  const rest = F.slice(H.length);
+  // Case 2: the history is intact and the template writes no header for this turn.
+  if (L === H.length && (G.length === 0 || !rest.startsWith(G[0]))) {
+    notes.add('generation_prompt_mismatch');
+    return rest;
+  }
+  // Case 2b: the generation prompt pre-fills text that the template does not write into a finished turn.
+  const M = tokenBoundary(P, commonPrefixLength(P, F), specials);
+  const prefill = P.slice(M);
+  if (L === H.length && M > H.length && F.indexOf(prefill, M) < 0) {
+    notes.add('prefill_not_rendered');
+    let C = F.slice(M);
+    if (endsWithReasoningOpener(prefill, tags)) {
+      const reasoning = adapted.reasoning[i];
+      const inline = adapted.inline[i];
+      if (reasoning === undefined) notes.add('reasoning_missing_after_prefill');
+      else if (!reasoningShown(C, reasoning, template, tags)) {
+        const fromInline = inline ? restoreInline(C, inline.written, prefill, tags.open) : null;
+        const wrapper = template.probes.reasoning.wrapper;
+        const close = wrapper ? wrapper.close : DEFAULT_REASONING_CLOSE;
+        C = fromInline ?? trimNewlines(reasoning) + close + C;
+        notes.add('reasoning_restored');
+      }
+    }
+    return C;
+  }
+  // Case 3: the template rewrote the history; the completion follows the last G at or after L.
+  const at = G.length ? F.lastIndexOf(G) : -1;
+  if (at < 0 || at < L) {
+    return {
+      error: `assistant turn ${i}: its completion cannot be located in the render (generation prompt ${q(G)} not found after the unchanged history)`,
+    };
+  }
+  notes.add('template_rewrites_history');
+  return F.slice(at + G.length);
 }
 
 /**
@@ -311,7 +358,7 @@ function mergedRecord(
  */
 function fromGenerationBlocks(
   conv: Conversation,
-  messages: Message[],
+  messages: readonly Message[],
   template: ChatTemplate,
   targets: number[],
   out: ConversationRecords,

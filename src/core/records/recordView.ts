@@ -6,7 +6,7 @@
  *
  * Pure (no `vscode`); it reuses the pipeline's own steps, so what is shown is
  * what `prepare` writes: `normalizeDetailed` (formats/normalize.ts),
- * `buildRecords` / `maskFromSpans` (mask.ts, spec loss-mask.md v1.3) and the
+ * `buildRecords` / `maskFromSpans` (mask.ts, spec loss-mask.md v1.4) and the
  * tokenizer's `encode` (spec "Text to tokens"). Turn positions inside the line
  * come from `jsonc-parser`'s syntax tree.
  *
@@ -26,7 +26,8 @@ import { buildRecords, commonPrefixLength, maskFromSpans, SpecialTokenFinder, Te
 import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
 import { ChatTemplate, pickTemplate } from '../templates/template';
 import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from '../tokenizers/tokenizer';
-import type { Conversation, MaskPolicy, Message, Role } from '../types';
+import type { Conversation, MaskPolicy, Message, ReasoningPolicy, Role } from '../types';
+import { codeMeaning, isDataChanging } from '../codes';
 import { jsonTextDepth, MAX_JSON_DEPTH, tooDeepMessage } from '../jsonDepth';
 
 /** One row of a dataset file: its JSON text (one JSONL line), and where it is. */
@@ -47,6 +48,8 @@ export interface RecordViewOptions {
   grouping?: Grouping;
   /** Chat template variables (`enable_thinking`, …), as `apply_chat_template(**kwargs)` gets them. */
   templateKwargs?: Record<string, unknown>;
+  /** `prepare --reasoning`: keep (default) or drop the data's reasoning before rendering. */
+  reasoning?: ReasoningPolicy;
   /** Records longer than this many tokens get a `too_long` warning (the pipeline drops or cuts them). */
   maxLength?: number;
   /** Work cap: characters tokenized per call (turn texts and record texts together); default Infinity (exact). */
@@ -539,10 +542,15 @@ export class RecordViewer {
       template = this.templateFor((conv.tools?.length ?? 0) > 0, kwargs);
       view.template = template.named.name;
       const grouping = options.grouping ?? 'exact';
-      const key = `${mask}\0${grouping}\0${JSON.stringify(kwargs)}\0${shorten ? cap : ''}\0${template.named.name}\0${configKey}\0${text}`;
+      const reasoning = options.reasoning ?? 'keep';
+      const key = `${mask}\0${grouping}\0${reasoning}\0${JSON.stringify(kwargs)}\0${shorten ? cap : ''}\0${template.named.name}\0${configKey}\0${text}`;
       let entry = this.builtCache.get(key);
       if (entry) this.builtCache.delete(key);
-      else entry = { built: buildRecords(renderConv, template, this.specials, mask, { grouping }), prefixRenders: new Map() };
+      else
+        entry = {
+          built: buildRecords(renderConv, template, this.specials, mask, { grouping, reasoning, stopTokens: this.tokenizer.stopTokens }),
+          prefixRenders: new Map(),
+        };
       this.builtCache.set(key, entry);
       while (this.builtCache.size > 8) this.builtCache.delete(this.builtCache.keys().next().value!);
       built = entry.built;
@@ -558,6 +566,24 @@ export class RecordViewer {
     }
     check();
     for (const n of built.notes) if (!view.notes.includes(n)) view.notes.push(n);
+    if (built.prompt) {
+      view.status = 'prompt';
+      view.warnings.push({
+        code: 'set_aside',
+        message:
+          'the trailing empty assistant turn is a generation placeholder and no turn is left to train: the row is set aside in prompts_to_generate.jsonl for the target model to answer',
+      });
+      this.finishTotals(view);
+      return view;
+    }
+    if (built.rowError) {
+      view.status = 'errored';
+      view.message = `${built.rowError.code}: ${built.rowError.message}`;
+      view.warnings.push({ code: built.rowError.code, message: view.message });
+      return view;
+    }
+    // Data-changing notes of the rules are warnings here, with their meaning (core/codes.ts).
+    for (const n of built.notes) if (isDataChanging(n)) view.warnings.push({ code: n, message: `${n}: ${codeMeaning(n)}` });
     for (const te of built.targetErrors) view.warnings.push({ code: te.reason, message: te.message, turn: te.index });
     if (built.targetCount === 0)
       view.warnings.push({ code: 'no_trainable_tokens', message: `no turn is a target under the "${mask}" policy: the row is dropped (no_trainable_tokens)` });
@@ -609,14 +635,25 @@ export class RecordViewer {
         });
       }
       if (trainable === 0) view.warnings.push({ code: 'no_trainable_tokens', message: `record ${r + 1} has no trainable token: prepare drops it` });
-      if (detail) view.detail = this.detailOf(r, rec, enc.ids, enc.starts, m, renderConv, template, view.turns, prefixRenders);
+      if (detail) view.detail = this.detailOf(r, rec, enc.ids, enc.starts, m, renderConv, built.messages, template, view.turns, prefixRenders);
     });
     if (options.detailRecord !== undefined && !view.detail && built.records.length > 0) {
       // Out of range: clamp to the last record.
       const r = Math.min(Math.max(0, options.detailRecord), built.records.length - 1);
       const rec = built.records[r];
       const enc = this.encodeExact(rec.text);
-      view.detail = this.detailOf(r, rec, enc.ids, enc.starts, maskFromSpans(enc.starts, rec.spans), renderConv, template, view.turns, prefixRenders);
+      view.detail = this.detailOf(
+        r,
+        rec,
+        enc.ids,
+        enc.starts,
+        maskFromSpans(enc.starts, rec.spans),
+        renderConv,
+        built.messages,
+        template,
+        view.turns,
+        prefixRenders,
+      );
     }
     this.finishTotals(view);
     if (view.totals.estimated && !shorten) {
@@ -656,11 +693,11 @@ export class RecordViewer {
     starts: number[],
     mask: number[],
     conv: Conversation,
+    messages: readonly Message[],
     template: ChatTemplate,
     turns: TurnView[],
     prefixRenders: Map<string, string>,
   ): RecordDetail {
-    const messages = template.adaptMessages(conv.messages);
     // Where turn k's header starts: render messages[:k] followed by a stand-in turn k (its role, a
     // placeholder text) and the same with another role; the two renders part where the role is
     // written, and the special tokens right before that point (`<|im_start|>`) open the header.

@@ -165,6 +165,12 @@ export class RowProcessor {
           const part = emptyResult(row.line);
           this.processConversation(part, p.conversation, generatedTurnsOf(row.value));
           res.notes.push(...part.notes);
+          if (part.fate === 'setAside' && part.prompt !== undefined) {
+            // v1.4 "Empty turns": a trailing placeholder left no target, so this part is a prompt to generate.
+            prompts.push(part.prompt);
+            first ??= { fate: 'setAside' };
+            continue;
+          }
           res.records.push(...part.records);
           res.recordTokens.push(...part.recordTokens);
           res.recordTrainable.push(...part.recordTrainable);
@@ -202,7 +208,11 @@ export class RowProcessor {
     let template: ChatTemplate | undefined;
     try {
       template = this.templateFor((conv.tools?.length ?? 0) > 0);
-      built = buildRecords(conv, template, this.specials, this.mask, { grouping: this.grouping });
+      built = buildRecords(conv, template, this.specials, this.mask, {
+        grouping: this.grouping,
+        reasoning: this.settings.reasoning,
+        stopTokens: this.tok.stopTokens,
+      });
     } catch (e) {
       if (e instanceof TemplateRenderError) {
         res.fate = 'errored';
@@ -214,6 +224,17 @@ export class RowProcessor {
       throw e;
     }
     res.notes.push(...built.notes);
+    if (built.prompt) {
+      // A trailing generation placeholder and no target left: the row is a prompt to generate (spec "Empty turns").
+      res.prompt = promptLine({ ...conv, messages: built.prompt });
+      res.fate = 'setAside';
+      return;
+    }
+    if (built.rowError) {
+      res.fate = 'errored';
+      res.message = `${built.rowError.code}: ${built.rowError.message}`;
+      return;
+    }
     for (const te of built.targetErrors) res.notes.push(te.reason);
     let lastDrop: string | null = built.targetCount === 0 ? 'no_trainable_tokens' : null;
     const max = this.settings.maxLength;
@@ -324,7 +345,11 @@ export class RowProcessor {
     const keep = records.filter((r) => r.ids.length <= max);
     const over = records.filter((r) => r.ids.length > max).flatMap((r) => r.targets);
     const build = (piece: Conversation) => {
-      const b = buildRecords(piece, template, this.specials, this.mask, { grouping: this.grouping });
+      const b = buildRecords(piece, template, this.specials, this.mask, {
+        grouping: this.grouping,
+        reasoning: this.settings.reasoning,
+        stopTokens: this.tok.stopTokens,
+      });
       return b.records.map((r) => this.tokenize(r, generated && remapGenerated(generated, conv, piece), []));
     };
     const cut = splitConversation(conv, over, max, build, rendered.length, renderedTokens);
@@ -354,7 +379,7 @@ function remapGenerated(generated: GeneratedTurnIds[], conv: Conversation, piece
 
 /**
  * A `prompts_to_generate.jsonl` line: `{"id", "source", "messages", "tools"?}` with everything the server
- * needs to answer (tool calls and their results keep their ids and names). Empty assistant turns between
+ * needs to answer (tool calls and their results keep their ids and names; `null` content as `""`). Empty assistant turns between
  * user turns (multi-turn prompt sets) stay as `{"role": "assistant", "content": ""}`: `generate` answers
  * each in order, then the next user turn (generate/conversation.ts).
  */

@@ -6,7 +6,7 @@
  */
 import type { Grouping } from '../records/mask';
 import type { TemplateCheck } from '../templates/checkTemplate';
-import type { MaskPolicy } from '../types';
+import type { MaskPolicy, ReasoningPolicy } from '../types';
 import type { LengthStats } from './stats';
 /** The status word of a file and of a run (`run/status.ts` decides it). */
 export type RunStatus = 'ok' | 'warnings' | 'degraded' | 'failed';
@@ -39,6 +39,11 @@ export interface PrepareOptions {
   minTrainableTokens?: number;
   /** Extra variables for the chat template (`enable_thinking`, …). */
   templateKwargs?: Record<string, unknown>;
+  /**
+   * `keep` (default): train the reasoning in the data where the model writes it; `drop`: remove every turn's
+   * reasoning before rendering (a drafter for a model served with thinking off, from data that has reasoning).
+   */
+  reasoning?: ReasoningPolicy;
   /** Exit 0 even when an input yields no record and no prompt. */
   allowEmpty?: boolean;
   /** A field-mapping file (issue 3, `formats/mapping.ts`); default: the nearest `eagle3prep.jsonc` beside each input. */
@@ -254,6 +259,8 @@ export interface PrepareResult {
   tokenizer: { dir: string; name: string; hash: string; embeddedDefault: boolean };
   templateKwargs: Record<string, unknown>;
   mask: MaskPolicy;
+  /** `--reasoning` of the run; absent in reports of older versions (then `keep`). */
+  reasoning?: ReasoningPolicy;
   maxLength: number | null;
   truncate: boolean;
   /** What was done with records longer than `maxLength` (`drop` when there is no limit). Absent in reports of older versions (then: `truncate` ? truncate : drop). */
@@ -354,7 +361,7 @@ export interface TokenCountDelta {
 /** The settings a row processor needs; the same in every worker of a run. */
 export type RowSettings = Pick<
   PrepareOptions,
-  'tokenizerDir' | 'mask' | 'maxLength' | 'truncate' | 'long' | 'grouping' | 'minTrainableTokens' | 'templateKwargs' | 'dedup'
+  'tokenizerDir' | 'mask' | 'maxLength' | 'truncate' | 'long' | 'grouping' | 'minTrainableTokens' | 'templateKwargs' | 'reasoning' | 'dedup'
 >;
 
 /** What a run reports about its tokenizer and chat template, found where the tokenizer is loaded (this thread or the first pool worker). */

@@ -36,7 +36,7 @@ export interface InspectRecord {
   tools?: unknown[];
   /** Content parts that are not text (images, audio, …): not rendered. `message` indexes `messages`. */
   non_text_parts?: { message: number; type: string }[];
-  /** Normalization note codes (README "Input shapes"), e.g. `inline_think_split`, `tool_call_arguments_not_json`. */
+  /** Normalization note codes (README "Input shapes"), e.g. `thought_markers_split`, `tool_call_arguments_not_json`. */
   notes?: string[];
   /** Fields of the row (or of its turns) that were neither read nor known metadata, as paths (`generated_patch`, `messages[].mask`). */
   unread_fields?: string[];

@@ -73,6 +73,7 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
     const settings = (x: PrepareResult) => ({
       hash: x.tokenizer.hash,
       mask: x.mask,
+      reasoning: x.reasoning ?? 'keep',
       maxLength: x.maxLength,
       truncate: x.truncate,
       long: x.long,

@@ -464,6 +464,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     tokenizer: tok,
     templateKwargs: opts.templateKwargs ?? {},
     mask: opts.mask,
+    reasoning: opts.reasoning ?? 'keep',
     maxLength: opts.maxLength ?? null,
     truncate: long === 'truncate',
     long,
@@ -588,6 +589,7 @@ function settingsOf(o: PrepareOptions): RowSettings {
     grouping: o.grouping,
     minTrainableTokens: o.minTrainableTokens,
     templateKwargs: o.templateKwargs,
+    reasoning: o.reasoning,
     dedup: o.dedup,
   };
 }
@@ -616,6 +618,7 @@ function parquetMetadata(tok: RunSetup['tokenizer'], opts: PrepareOptions & { ma
       max_length: opts.maxLength ?? null,
       long: opts.long ?? (opts.truncate ? 'truncate' : 'drop'),
       grouping: opts.grouping ?? 'exact',
+      reasoning: opts.reasoning ?? 'keep',
       template_kwargs: opts.templateKwargs ?? {},
     }),
   };

@@ -228,7 +228,7 @@ export function renderReportMarkdown(r: PrepareResult): string {
     ...(r.ok ? [] : [...r.failures.map((f) => `- ${f}`), '']),
     ...warningsSection(r),
     `- Tokenizer: ${r.tokenizer.name} — \`${r.tokenizer.dir}\` (sha256 ${r.tokenizer.hash})`,
-    `- Mask policy: \`${r.mask}\`; grouping: \`${r.grouping ?? 'exact'}\`; max length: ${r.maxLength ?? 'none'}${r.maxLength !== null ? ` (longer records: ${r.long ?? (r.truncate ? 'truncate' : 'drop')})` : ''}${(r.minTrainableTokens ?? 1) > 1 ? `; min trainable tokens per record: ${r.minTrainableTokens}` : ''}`,
+    `- Mask policy: \`${r.mask}\`; reasoning: \`${r.reasoning ?? 'keep'}\`; grouping: \`${r.grouping ?? 'exact'}\`; max length: ${r.maxLength ?? 'none'}${r.maxLength !== null ? ` (longer records: ${r.long ?? (r.truncate ? 'truncate' : 'drop')})` : ''}${(r.minTrainableTokens ?? 1) > 1 ? `; min trainable tokens per record: ${r.minTrainableTokens}` : ''}`,
     `- Template kwargs: \`${JSON.stringify(r.templateKwargs)}\``,
     `- Outputs: ${recordFiles(r)} (${t.recordsWritten} records), \`prompts_to_generate.jsonl\` (${promptLines(r)} prompts)${r.tokenCounts ? ', `token_counts.json` (token-id counts for `eagle3-prep draft-vocab`)' : ''}`,
     `- Time: ${(r.elapsedMs / 1000).toFixed(1)} s${r.shard?.merged ? ' (slowest shard)' : ''}`,

@@ -1,7 +1,9 @@
 /**
  * `check-template`: what a target model's chat template does to training
  * records, found by rendering a few probe conversations through the same code
- * the pipeline uses ({@link buildRecords}, spec `shared/spec/loss-mask.md` v1.3).
+ * the pipeline uses ({@link buildRecords}, spec `shared/spec/loss-mask.md` v1.4),
+ * and every template-dependent decision of the rules with its evidence
+ * ({@link ProbeDecisions}, from `templates/probes.ts`).
  *
  * Everything here is derived from renders; nothing is keyed on model names.
  * The result is plain data (JSON-serializable, no `undefined` values) so that it
@@ -11,7 +13,9 @@
 import { buildRecords, commonPrefixLength, selectTargets, SpecialTokenFinder, type Grouping, type Span, type TextRecord } from '../records/mask';
 import type { RenderBudget } from './renderBudget';
 import { ChatTemplate, pickTemplate, TemplateBudgetError, TemplateRenderError } from './template';
+import type { TemplateProbes } from './probes';
 import type { TargetTokenizer } from '../tokenizers/tokenizer';
+import { codeMeaning } from '../codes';
 import type { Conversation, MaskPolicy, Message } from '../types';
 
 /** Names of the probe conversations, in the order they are rendered. */
@@ -76,11 +80,16 @@ export interface CheckWarning {
    *   trainable text — the template writes it there, so it is trained (spec "One target", case 1); right when the
    *   data was generated with thinking on, wrong when it was generated with thinking off (then set the kwarg);
    * - `probe_render_failed`: a render needed for a template-wide finding raised (the finding is then null);
+   * - `reasoning_with_thinking_off`: the probe has reasoning and the template's thinking is off (the row is an error in a run);
+   * - `reasoning_missing_after_prefill`, `no_end_of_turn_token`: record notes from {@link buildRecords} (spec v1.4).
    * - `template_budget_exceeded`: a render ran past the render budget (templates/renderBudget.ts): the template
    *   loops, recurses or grows its output without bound on this probe (a broken or hostile template); in
    *   `prepare` its rows would be errored with that reason.
    */
   code:
+    | 'reasoning_with_thinking_off'
+    | 'reasoning_missing_after_prefill'
+    | 'no_end_of_turn_token'
     | 'reasoning_not_rendered'
     | 'tool_calls_not_rendered'
     | 'template_error'
@@ -110,6 +119,35 @@ export interface ProbeRecords {
    * (proven equal, templates/prefixRenderer.ts) rather than a render of their own; null when the template raised.
    */
   prefixRenders: { fromOnePass: number; total: number } | null;
+}
+
+/**
+ * Every template-dependent decision of the rules (spec v1.4), with its evidence, for one chat template
+ * (camelCase in memory; snake_case in `check-template --json` and `report.json`, run/jsonCase.ts).
+ */
+export interface ProbeDecisions {
+  /** The template's name (`default`, `tool_use`, …). */
+  template: string;
+  /** Tool-call arguments: `object` or `string` (Python `json.dumps` form); `verbatimStrings`: a string is re-dumped, not parsed. */
+  toolArguments: { form: 'object' | 'string'; verbatimStrings: boolean; evidence: string };
+  /** What an assistant turn with tool calls and no text gets: `null` or `""`. */
+  nullContent: { form: 'null' | 'empty'; evidence: string };
+  /** Whether the template renders `reasoning_content` (inline `<think>` is split only then). */
+  reasoningRendered: { rendered: boolean; evidence: string };
+  /** The text around reasoning as the template writes it; null when it renders none (or no tag around it). */
+  reasoningWrapper: { open: string; close: string; trimsNewlines: boolean } | null;
+  /** The generation prompt and what it pre-fills: an open reasoning block (case 2b restores reasoning after it), or an empty closed one (thinking off). */
+  generationPrompt: { text: string | null; prefill: string | null; opensReasoning: boolean; thinkingOff: boolean; evidence: string };
+}
+
+/** The model's stop tokens and how turns end (spec "A turn that ends at the next role marker"). */
+export interface StopTokenFindings {
+  /** The stop tokens (`generation_config.json` `eos_token_id`, else `eos_token`). */
+  tokens: string[];
+  source: 'generation_config' | 'eos_token' | 'none';
+  /** The stop tokens the probes' turns end with because the next turn's render starts with them (GLM-4.x `<|user|>`, `<|observation|>`), trained; empty when turns hold their own end-of-turn token. */
+  fromNextTurn: string[];
+  evidence: string;
 }
 
 /** Result of {@link checkTemplate}. JSON-serializable. */
@@ -151,6 +189,12 @@ export interface TemplateCheck {
    * there is none. Part of the prompt, never trained.
    */
   generationPromptScaffold: string | null;
+  /** The template-dependent decisions of the rules, per template the probes used (spec v1.4), with their evidence. */
+  probeDecisions: ProbeDecisions[];
+  /** The model's stop tokens and which of them end turns from the next turn's render. */
+  stopTokens: StopTokenFindings;
+  /** Prefix stability with its evidence: where records split, by probe (the same as `prefixStable` / `prefixBreaks`). */
+  prefixStability: { stable: boolean; evidence: string };
   warnings: CheckWarning[];
   /** Per probe, the records as built (for display). */
   records: ProbeRecords[];
@@ -325,12 +369,16 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
     generationPrompt: null,
     assistantHeader: null,
     generationPromptScaffold: null,
+    probeDecisions: [],
+    stopTokens: { tokens: tok.stopTokens, source: tok.stopTokensSource, fromNextTurn: [], evidence: '' },
+    prefixStability: { stable: true, evidence: '' },
     warnings: [],
     records: [],
     specialTokensSeen: [],
     grouping: opts.grouping ?? 'exact',
     amplification: { exactTokens: 0, mergedTokens: 0, renderedTokens: 0, exact: null, merged: null },
   };
+  const fromNextTurn: string[] = [];
   const rendered: string[] = [];
   const tokens = (texts: readonly string[]) => texts.reduce((a, t) => a + tok.encode(t).ids.length, 0);
 
@@ -354,8 +402,8 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
     };
     out.records.push(pr);
     try {
-      const built = buildRecords(conv(probe.messages), template, specials, mask);
-      const merged = buildRecords(conv(probe.messages), template, specials, mask, { grouping: 'merged' });
+      const built = buildRecords(conv(probe.messages), template, specials, mask, { stopTokens: tok.stopTokens });
+      const merged = buildRecords(conv(probe.messages), template, specials, mask, { grouping: 'merged', stopTokens: tok.stopTokens });
       if (built.rendered !== null) {
         out.amplification.exactTokens += tokens(built.records.map((r) => r.text));
         out.amplification.mergedTokens += tokens(merged.records.map((r) => r.text));
@@ -364,7 +412,9 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
       pr.records = out.grouping === 'merged' ? merged.records : built.records;
       if (built.prefixRenders) pr.prefixRenders = { fromOnePass: built.prefixRenders.proven, total: built.prefixRenders.proven + built.prefixRenders.fallback };
       rendered.push(...built.records.map((r) => r.text));
+      if (built.rowError) out.warnings.push({ probe: probe.name, code: built.rowError.code, message: built.rowError.message });
       for (const n of built.notes) {
+        if (n === 'reasoning_missing_after_prefill' || n === 'no_end_of_turn_token') out.warnings.push({ probe: probe.name, code: n, message: codeMeaning(n) });
         if (n === 'reasoning_not_rendered')
           out.warnings.push({
             probe: probe.name,
@@ -391,10 +441,12 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
           stable = false;
           continue;
         }
-        const one = buildRecords(conv(probe.messages.slice(0, i + 1)), template, specials, 'last-assistant');
+        const one = buildRecords(conv(probe.messages.slice(0, i + 1)), template, specials, 'last-assistant', { stopTokens: tok.stopTokens });
         const rec = one.records[0];
+        if (!rec) continue;
         const [start, end]: Span = rec.spans[0];
         const tokenAtEnd = endToken(rec.text, end);
+        if (one.notes.includes('stop_token_from_next_turn') && tokenAtEnd) fromNextTurn.push(tokenAtEnd);
         out.turns.push({ probe: probe.name, turn: i, endOfTurn: tokenAtEnd, textAfter: rec.text.slice(end), trained: rec.text.slice(start, end) });
         if (!tokenAtEnd)
           out.warnings.push({
@@ -443,6 +495,20 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
     a.merged = a.mergedTokens / a.renderedTokens;
   }
   out.endOfTurnTrained = byFrequency(out.turns.flatMap((t) => (t.endOfTurn ? [t.endOfTurn] : [])));
+  out.stopTokens.fromNextTurn = byFrequency(fromNextTurn);
+  out.stopTokens.evidence =
+    out.stopTokens.source === 'none'
+      ? 'the model folder names no stop token (no generation_config.json eos_token_id, no eos_token)'
+      : `stop tokens from ${out.stopTokens.source === 'generation_config' ? 'generation_config.json eos_token_id' : "the tokenizer's eos_token"}` +
+        (out.stopTokens.fromNextTurn.length
+          ? `; turns hold no end-of-turn token and end at the next turn's ${out.stopTokens.fromNextTurn.map((x) => JSON.stringify(x)).join(', ')} (trained)`
+          : '');
+  for (const t of compiled.values()) out.probeDecisions.push(decisionsOf(t.named.name, t.probes));
+  const splits = out.prefixBreaks.map((b) => `${b.probe} turn ${b.turn}: ${b.kind}`);
+  out.prefixStability = {
+    stable: out.prefixStable,
+    evidence: splits.length ? splits.join('; ') : 'every probe gives one record per conversation, every completion found after its prompt (case 1)',
+  };
   out.textAfterEndOfTurn = byFrequency(out.turns.filter((t) => t.endOfTurn).map((t) => t.textAfter));
 
   const plain = templateFor(false);
@@ -476,6 +542,26 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
   });
   out.specialTokensSeen = specialList.filter((s) => rendered.some((t) => t.includes(s)));
   return out;
+}
+
+/** The probe decisions of one compiled template in the snake_case JSON form. */
+function decisionsOf(template: string, p: TemplateProbes): ProbeDecisions {
+  return {
+    template,
+    toolArguments: { form: p.toolArguments.form, verbatimStrings: p.toolArguments.verbatimStrings, evidence: p.toolArguments.evidence },
+    nullContent: { form: p.nullContent.form, evidence: p.nullContent.evidence },
+    reasoningRendered: { rendered: p.reasoning.rendered, evidence: p.reasoning.evidence },
+    reasoningWrapper: p.reasoning.wrapper
+      ? { open: p.reasoning.wrapper.open, close: p.reasoning.wrapper.close, trimsNewlines: p.reasoning.wrapper.trimsNewlines }
+      : null,
+    generationPrompt: {
+      text: p.generationPrompt.text,
+      prefill: p.generationPrompt.prefill,
+      opensReasoning: p.generationPrompt.opensReasoning,
+      thinkingOff: p.generationPrompt.thinkingOff,
+      evidence: p.generationPrompt.evidence,
+    },
+  };
 }
 
 /**

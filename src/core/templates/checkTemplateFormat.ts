@@ -56,6 +56,23 @@ export function formatTemplateCheck(check: TemplateCheck, opts: FormatOptions): 
   lines.push(`  default system prompt:      ${check.defaultSystemPrompt === null ? 'none' : c(ANSI.yellow, q(check.defaultSystemPrompt))}`);
   lines.push(`  generation prompt:          ${check.generationPrompt === null ? '-' : q(check.generationPrompt)}`);
   lines.push(`  scaffold beyond header:     ${check.generationPromptScaffold === null ? 'none' : c(ANSI.yellow, q(check.generationPromptScaffold))}`);
+  const st = check.stopTokens;
+  lines.push(`  stop tokens:                ${st.tokens.length ? st.tokens.map(q).join(', ') : c(ANSI.yellow, 'none')} (${st.evidence})`);
+  for (const d of check.probeDecisions) {
+    lines.push(`  decisions of template "${d.template}":`);
+    lines.push(`    tool-call arguments:      ${d.toolArguments.form === 'object' ? 'objects' : 'JSON strings'} — ${d.toolArguments.evidence}`);
+    lines.push(`    no-text tool-call turn:   ${d.nullContent.form === 'null' ? 'content null' : 'content ""'} — ${d.nullContent.evidence}`);
+    lines.push(
+      `    reasoning rendered:       ${d.reasoningRendered.rendered ? 'yes' : 'no (inline <think> kept as written)'} — ${d.reasoningRendered.evidence}`,
+    );
+    lines.push(
+      `    reasoning wrapper:        ${d.reasoningWrapper ? `${q(d.reasoningWrapper.open)} … ${q(d.reasoningWrapper.close)}${d.reasoningWrapper.trimsNewlines ? ' (newlines at its ends trimmed)' : ''}` : 'none'}`,
+    );
+    const gp = d.generationPrompt;
+    const gpWhat = gp.opensReasoning ? c(ANSI.yellow, 'opens reasoning (case 2b)') : gp.thinkingOff ? c(ANSI.yellow, 'thinking off') : 'no reasoning prefill';
+    lines.push(`    generation-prompt prefill: ${gp.prefill === null ? 'none' : q(gp.prefill)}, ${gpWhat} — ${gp.evidence}`);
+  }
+  lines.push(`  prefix stability:           ${check.prefixStability.evidence}`);
   const amp = check.amplification;
   if (amp.exact !== null && amp.merged !== null) {
     const ex = `${amp.exact.toFixed(2)}×`;

@@ -4,12 +4,14 @@
  * budget), and the adaptation of normalized messages to what a particular
  * template reads.
  */
+import { splitInlineThink } from '../formats/common';
 import { CompiledTemplate } from './jinja';
 import { TemplateRenderError } from './errors';
 import { pythonFloatRepr } from './jinja';
 import type { RenderBudget } from './renderBudget';
 import type { Message } from '../types';
 import type { NamedTemplate, SpecialTokenVars } from '../tokenizers/tokenizer';
+import { probeTemplate, type TemplateProbes } from './probes';
 import { jsonTextDepth, MAX_JSON_DEPTH, parseJsonLimited } from '../jsonDepth';
 
 export { TemplateBudgetError, TemplateRenderError } from './errors';
@@ -67,17 +69,11 @@ export class ChatTemplate {
    * `return_assistant_tokens_mask`); trainable spans then come from those blocks.
    */
   readonly hasGenerationBlocks: boolean;
-  /** Whether an assistant turn with tool calls and no text keeps `content: null` (spec loss-mask.md "Content that is null"). */
-  readonly keepNullToolCallContent: boolean;
-  /** Whether tool-call `arguments` are given as objects (the template serializes them itself) rather than JSON strings. */
-  readonly objectToolArguments: boolean;
   /**
-   * Whether the template also writes a string `arguments` verbatim (Qwen3's and Kimi-K2's `is string` branch).
-   * Such a template gets a JSON-string `arguments` re-serialized the way Python's `tojson` writes the parsed
-   * object ({@link pythonJsonRedump}): the same text as an object would give, but numbers as Python writes
-   * them (`1.0` stays `1.0`, big integers stay exact), which a JS object cannot carry.
+   * What this template is given and how it writes reasoning, decided once by probe renders
+   * (probes.ts; spec loss-mask.md v1.4 "What the template is given").
    */
-  readonly verbatimStringArguments: boolean;
+  readonly probes: TemplateProbes;
 
   /**
    * @param named the template source and its name
@@ -102,9 +98,32 @@ export class ChatTemplate {
     } catch (e) {
       throw new TemplateRenderError(`chat template "${named.name}" does not parse: ${(e as Error).message}`, (e as TemplateRenderError).pythonType);
     }
-    this.keepNullToolCallContent = this.probeNullContent();
-    this.objectToolArguments = this.probeObjectArguments();
-    this.verbatimStringArguments = this.objectToolArguments && this.probeVerbatimStringArguments();
+    this.probes = probeTemplate((messages, gen) => this.render(messages, undefined, { addGenerationPrompt: gen }));
+  }
+
+  /** The template kwargs every render gets (`enable_thinking`, …). */
+  get templateKwargs(): Readonly<Record<string, unknown>> {
+    return this.kwargs;
+  }
+
+  /** Whether an assistant turn with tool calls and no text keeps `content: null` (spec loss-mask.md "No text"). */
+  get keepNullToolCallContent(): boolean {
+    return this.probes.nullContent.form === 'null';
+  }
+
+  /** Whether tool-call `arguments` are given as objects rather than JSON strings (spec "Tool-call arguments"). */
+  get objectToolArguments(): boolean {
+    return this.probes.toolArguments.form === 'object';
+  }
+
+  /**
+   * Whether the template also writes a string `arguments` verbatim (Qwen3's and Kimi-K2's `is string` branch).
+   * Such a template gets a JSON-string `arguments` re-serialized the way Python's `tojson` writes the parsed
+   * object ({@link pythonJsonRedump}): the same text as an object would give, but numbers as Python writes
+   * them (`1.0` stays `1.0`, big integers stay exact), which a JS object cannot carry.
+   */
+  get verbatimStringArguments(): boolean {
+    return this.probes.toolArguments.verbatimStrings;
   }
 
   /**
@@ -182,28 +201,62 @@ export class ChatTemplate {
   }
 
   /**
-   * Maps normalized messages to what this template is given: every `null`
-   * content becomes `""`, except an assistant turn with tool calls and no text,
-   * which keeps `null` when this template renders tool calls only that way
-   * (DeepSeek-V3). Spec loss-mask.md "Content that is null".
+   * Maps normalized messages to what this template is given (spec loss-mask.md v1.4 "What the template is
+   * given"), with the facts the loss-mask rules need per turn. See {@link adaptTurns}.
    */
   adaptMessages(messages: readonly Message[]): Message[] {
-    return messages.map((m) => {
-      const hasCalls = m.role === 'assistant' && (m.tool_calls?.length ?? 0) > 0;
-      let out = m;
-      if (hasCalls && !m.content) out = { ...m, content: this.keepNullToolCallContent ? null : '' };
-      else if (m.content === null) out = { ...m, content: '' };
-      if (hasCalls) {
-        out = {
-          ...out,
-          tool_calls: out.tool_calls!.map((tc) => ({ ...tc, function: { ...tc.function, arguments: this.argumentsForm(tc.function.arguments) } })),
-        };
-      }
-      return out;
-    });
+    return this.adaptTurns(messages).messages;
   }
 
-  /** Tool-call arguments in the form this template reads: an object, or a JSON string (Python `json.dumps` spacing). A string that is not JSON stays a string. */
+  /**
+   * Maps normalized messages to what this template is given (spec loss-mask.md v1.4 "What the template is given"):
+   * - an assistant turn with tool calls and no text (`null`, `""`, whitespace) gets `null` when this template
+   *   renders tool calls only that way, else `""`; every other `null` content becomes `""`;
+   * - tool-call arguments as objects, or as JSON strings for a template that cannot render objects (Python
+   *   `json.dumps` form); arguments that are not a JSON object stay the string they are;
+   * - reasoning written inline at the start of an assistant's content (`<think>R</think>C`, or `R</think>C`)
+   *   is split into `reasoning_content` and content only when this template renders `reasoning_content`;
+   *   otherwise the content stays exactly as written.
+   */
+  adaptTurns(messages: readonly Message[]): AdaptedTurns {
+    const notes = new Set<string>();
+    const reasoning: (string | undefined)[] = [];
+    const inline: (InlineReasoning | undefined)[] = [];
+    const out = messages.map((m) => {
+      let o: Message = m;
+      let r = nonBlank(m.reasoning_content);
+      let found: InlineReasoning | undefined;
+      if (m.role === 'assistant' && r === undefined && typeof m.content === 'string') {
+        const split = splitInlineThink(m.content);
+        if (split && split.reasoning.trim() !== '') {
+          found = { reasoning: split.reasoning, content: split.content, written: m.content };
+          r = split.reasoning;
+          if (this.probes.reasoning.rendered) {
+            o = { ...o, content: split.content, reasoning_content: split.reasoning };
+            notes.add('inline_think_split');
+          } else notes.add('inline_think_kept');
+        }
+      }
+      const hasCalls = o.role === 'assistant' && (o.tool_calls?.length ?? 0) > 0;
+      if (hasCalls && (o.content === null || o.content.trim() === '')) o = { ...o, content: this.keepNullToolCallContent ? null : '' };
+      else if (o.content === null) o = { ...o, content: '' };
+      if (hasCalls) {
+        o = {
+          ...o,
+          tool_calls: o.tool_calls!.map((tc) => ({ ...tc, function: { ...tc.function, arguments: this.argumentsForm(tc.function.arguments) } })),
+        };
+      }
+      reasoning.push(r);
+      inline.push(found && !this.probes.reasoning.rendered ? found : undefined);
+      return o;
+    });
+    return { messages: out, notes: [...notes], reasoning, inline };
+  }
+
+  /**
+   * Tool-call arguments in the form this template reads: an object, or a JSON string as Python's
+   * `json.dumps(obj, ensure_ascii=False)` writes it. A string that is not a JSON object stays that string.
+   */
   private argumentsForm(args: string | Record<string, unknown>): string | Record<string, unknown> {
     if (this.objectToolArguments) {
       if (typeof args !== 'string') return args;
@@ -215,80 +268,34 @@ export class ChatTemplate {
         return args;
       }
     }
-    return typeof args === 'string' ? args : pythonJsonDumps(args);
+    return typeof args === 'string' ? (pythonJsonRedump(args) ?? args) : pythonJsonDumps(args);
   }
+}
 
-  /**
-   * Renders a tool call whose `arguments` is an object; the template takes
-   * objects when the render shows them as JSON (it applies `tojson`), and
-   * JSON strings otherwise (it concatenates them, as DeepSeek-V3's does).
-   */
-  private probeObjectArguments(): boolean {
-    const call = { id: 'call_probe', type: 'function' as const, function: { name: 'probe_tool_name_7f3a', arguments: { q: 'x7f3a' } } };
-    for (const content of [null, '']) {
-      try {
-        const text = this.render(
-          [
-            { role: 'user', content: 'probe' },
-            { role: 'assistant', content, tool_calls: [call] },
-          ],
-          undefined,
-          { addGenerationPrompt: false },
-        );
-        // The call is rendered when its name or its arguments show (Kimi-K2 writes the call id, not the name).
-        if (text.includes('probe_tool_name_7f3a') || text.includes('x7f3a')) return /\{\s*"q"\s*:\s*"x7f3a"\s*\}/.test(text);
-      } catch {
-        /* try the other content form */
-      }
-    }
-    return false;
-  }
+/** Reasoning written inline in an assistant's content that the template was given as written (it does not render `reasoning_content`). */
+export interface InlineReasoning {
+  /** The reasoning R (newlines trimmed at its ends). */
+  reasoning: string;
+  /** The content after the reasoning block (leading newlines trimmed). */
+  content: string;
+  /** The content exactly as written. */
+  written: string;
+}
 
-  /** Renders a tool call whose `arguments` is a JSON string with unusual spacing; true when that string appears in the render as is. */
-  private probeVerbatimStringArguments(): boolean {
-    const args = '{"q":  "x7f3a"}';
-    const call = { id: 'call_probe', type: 'function' as const, function: { name: 'probe_tool_name_7f3a', arguments: args } };
-    for (const content of [null, '']) {
-      try {
-        const text = this.render(
-          [
-            { role: 'user', content: 'probe' },
-            { role: 'assistant', content, tool_calls: [call] },
-          ],
-          undefined,
-          { addGenerationPrompt: false },
-        );
-        if (text.includes('probe_tool_name_7f3a') || text.includes('x7f3a')) return text.includes(args);
-      } catch {
-        /* try the other content form */
-      }
-    }
-    return false;
-  }
+/** Messages adapted to a template ({@link ChatTemplate.adaptTurns}) and what the loss-mask rules need to know per turn. */
+export interface AdaptedTurns {
+  /** What the template is given, one per input message (same indices). */
+  messages: Message[];
+  /** `inline_think_split` (inline reasoning moved to `reasoning_content`), `inline_think_kept` (kept in the content as written). */
+  notes: string[];
+  /** Per message: the turn's reasoning (its `reasoning_content`, or reasoning written inline at the start of its content), undefined when it has none. */
+  reasoning: (string | undefined)[];
+  /** Per message: inline reasoning kept in the content as written (the template does not render `reasoning_content`). */
+  inline: (InlineReasoning | undefined)[];
+}
 
-  /**
-   * Renders a probe turn (a tool call with `arguments` as a JSON string, the
-   * OpenAI wire form) with `content: null` and with `""`; keeps `null` only
-   * when the call's name appears in the `null` render and not in the `""` one.
-   */
-  private probeNullContent(): boolean {
-    const name = 'probe_tool_name_7f3a';
-    const call = { id: 'call_probe', type: 'function' as const, function: { name, arguments: '{"q": "x"}' } };
-    const turn = (content: string | null): Message[] => [
-      { role: 'user', content: 'probe' },
-      { role: 'assistant', content, tool_calls: [call] },
-    ];
-    const tryRender = (content: string | null): string | undefined => {
-      try {
-        return this.render(turn(content), undefined, { addGenerationPrompt: false });
-      } catch {
-        return undefined;
-      }
-    };
-    const withNull = tryRender(null);
-    const withEmpty = tryRender('');
-    return withNull !== undefined && withNull.includes(name) && !(withEmpty ?? '').includes(name);
-  }
+function nonBlank(s: string | undefined): string | undefined {
+  return s !== undefined && s.trim() !== '' ? s : undefined;
 }
 
 /** `JSON.stringify` with Python `json.dumps` default separators (`", "`, `": "`) and ASCII escaping off, the form `transformers` users produce. */

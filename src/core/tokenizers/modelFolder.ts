@@ -43,8 +43,12 @@ export function hashModelFiles(folder: string, files: readonly string[], hasher 
   return hasher.digest('hex').slice(0, 16);
 }
 
-/** The files besides the vocabulary that shape what a tokenizer folder renders: its config and chat templates. */
-const TEMPLATE_FILES = ['tokenizer_config.json', 'chat_template.jinja', 'chat_template.json'] as const;
+/**
+ * The files besides the vocabulary that shape what a tokenizer folder renders and trains: its config, chat
+ * templates and `generation_config.json` (the model's stop tokens, spec loss-mask.md "A turn that ends at the
+ * next role marker"). A missing file adds nothing to the hash, so folders without one keep their hash.
+ */
+const TEMPLATE_FILES = ['tokenizer_config.json', 'chat_template.jinja', 'chat_template.json', 'generation_config.json'] as const;
 
 /**
  * The tokenizer files hash a run records (`report.json` `tokenizer.hash`) for a model folder:
@@ -60,7 +64,14 @@ export function tokenizerFilesHashOf(folder: string, tiktokenSha256?: string): s
 }
 
 /** The files a model folder's tokenizer and chat templates are loaded from (`loadTokenizer`, `loadTiktokenTokenizer`). */
-export const TOKENIZER_FILES = ['tokenizer.json', 'tiktoken.model', 'tokenizer_config.json', 'chat_template.jinja', 'chat_template.json'] as const;
+export const TOKENIZER_FILES = [
+  'tokenizer.json',
+  'tiktoken.model',
+  'tokenizer_config.json',
+  'chat_template.jinja',
+  'chat_template.json',
+  'generation_config.json',
+] as const;
 
 /**
  * A cheap stamp of a model folder's tokenizer files ({@link TOKENIZER_FILES}): each one's
@@ -82,6 +93,49 @@ export function readJson(path: string): any {
   } catch (e) {
     throw new TokenizerLoadError(`${path}: cannot read JSON: ${(e as Error).message}`);
   }
+}
+
+/**
+ * The ids of the tokens the model stops generating at, from the model folder's `generation_config.json`
+ * `eos_token_id` (a number or a list of numbers, as `transformers`' `GenerationConfig` stores it; GLM-4.x lists
+ * `<|user|>` and `<|observation|>` there beside `<|endoftext|>`).
+ * @returns the ids in file order, or undefined when the file or the field is absent
+ * @throws TokenizerLoadError when the file is not JSON or `eos_token_id` is neither an integer nor a list of integers
+ */
+export function readGenerationStopIds(dir: string): number[] | undefined {
+  const path = join(dir, 'generation_config.json');
+  if (!existsSync(path)) return undefined;
+  const raw = readJson(path)?.eos_token_id;
+  if (raw === undefined || raw === null) return undefined;
+  const ids = Array.isArray(raw) ? raw : [raw];
+  if (!ids.every((x) => Number.isInteger(x) && x >= 0))
+    throw new TokenizerLoadError(`${path}: eos_token_id must be a token id or a list of token ids (got ${JSON.stringify(raw)})`);
+  return ids as number[];
+}
+
+/**
+ * The model's stop tokens as token strings (spec loss-mask.md "A turn that ends at the next role marker"):
+ * the tokens of `generation_config.json` `eos_token_id` when the folder has it, else the tokenizer's `eos_token`.
+ * @param idToToken the loaded vocabulary's id → token string (added tokens by their content)
+ * @returns the tokens (unknown ids left out) and where they came from
+ * @throws TokenizerLoadError as {@link readGenerationStopIds}, and when an id is not in the vocabulary
+ */
+export function stopTokensOf(
+  dir: string,
+  vars: SpecialTokenVars,
+  idToToken: (id: number) => string | undefined,
+): { tokens: string[]; source: 'generation_config' | 'eos_token' | 'none' } {
+  const ids = readGenerationStopIds(dir);
+  if (ids && ids.length > 0) {
+    const tokens: string[] = [];
+    for (const id of ids) {
+      const t = idToToken(id);
+      if (t === undefined) throw new TokenizerLoadError(`${join(dir, 'generation_config.json')}: eos_token_id ${id} is not a token of this tokenizer`);
+      if (!tokens.includes(t)) tokens.push(t);
+    }
+    return { tokens, source: 'generation_config' };
+  }
+  return vars.eos_token ? { tokens: [vars.eos_token], source: 'eos_token' } : { tokens: [], source: 'none' };
 }
 
 /**

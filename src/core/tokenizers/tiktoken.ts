@@ -30,7 +30,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { byteLevelDecoder, readChatTemplates, readJson, specialTokenVarsOf, tokenizerFilesHashOf } from './modelFolder';
+import { byteLevelDecoder, readChatTemplates, readJson, specialTokenVarsOf, stopTokensOf, tokenizerFilesHashOf } from './modelFolder';
 import { TokenizerLoadError, type EncodedText, type TargetTokenizer } from './types';
 
 /**
@@ -997,6 +997,11 @@ export function loadTiktokenTokenizer(dir: string, options: TiktokenLoadOptions 
 
   const byteToChar = new Map<number, string>();
   for (const [ch, b] of byteLevelDecoder()) byteToChar.set(b, ch);
+  const stops = stopTokensOf(
+    folder,
+    specialTokenVars,
+    (id) => enc.specialName(id) ?? (Number.isInteger(id) && id >= 0 && id < nBase ? enc.decode([id]) : undefined),
+  );
 
   return {
     dir: folder,
@@ -1006,6 +1011,8 @@ export function loadTiktokenTokenizer(dir: string, options: TiktokenLoadOptions 
     templates: readChatTemplates(folder, config),
     specialTokenVars,
     specialTokens,
+    stopTokens: stops.tokens,
+    stopTokensSource: stops.source,
     encode: (text: string): EncodedText => ({ ...enc.encode(text), exactOffsets: true }),
     decode: (ids: number[]) => enc.decode(ids),
     idToToken: (id: number) => {

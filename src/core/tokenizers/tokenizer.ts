@@ -12,7 +12,7 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { loadTiktokenTokenizer } from './tiktoken';
 import { installWordCache } from './wordCache';
 import { installLongWordBpe } from './longWordBpe';
-import { byteLevelDecoder, readChatTemplates, readJson, specialTokenVarsOf, tokenizerFilesHashOf } from './modelFolder';
+import { byteLevelDecoder, readChatTemplates, readJson, specialTokenVarsOf, stopTokensOf, tokenizerFilesHashOf } from './modelFolder';
 import { TokenizerLoadError, type TargetTokenizer } from './types';
 
 export * from './types';
@@ -66,6 +66,7 @@ export function loadTokenizer(dir?: string): TargetTokenizer {
   const specialTokens = added.filter((t) => t.special).map((t) => t.content);
 
   const aligner = new OffsetAligner(tok, tokenizerJson);
+  const stops = stopTokensOf(folder, specialTokenVars, (id) => added.find((t) => t.id === id)?.content ?? tok.id_to_token(id) ?? undefined);
   return {
     dir: folder,
     name: embeddedDefault ? 'Qwen3 (embedded default)' : basename(folder),
@@ -74,6 +75,8 @@ export function loadTokenizer(dir?: string): TargetTokenizer {
     templates: readChatTemplates(folder, config),
     specialTokenVars,
     specialTokens,
+    stopTokens: stops.tokens,
+    stopTokensSource: stops.source,
     encode: (text) => {
       // Lone surrogates reach a Rust tokenizer as U+FFFD (same UTF-16 length, so offsets are unchanged).
       const wellFormed = toWellFormed(text);

@@ -36,6 +36,13 @@ export interface TargetTokenizer {
   specialTokenVars: SpecialTokenVars;
   /** Contents of the added tokens marked `special: true` (end-of-turn tokens and the like), spec loss-mask.md "Trainable span". */
   specialTokens: string[];
+  /**
+   * The tokens the model stops generating at (spec loss-mask.md "A turn that ends at the next role marker"):
+   * `generation_config.json` `eos_token_id` (a number or a list) mapped to token strings, else `[eos_token]`.
+   */
+  stopTokens: string[];
+  /** Where {@link stopTokens} came from: the folder's `generation_config.json`, the tokenizer's `eos_token`, or neither. */
+  stopTokensSource: 'generation_config' | 'eos_token' | 'none';
   /** Encodes text as a serving stack does: special tokens in the text matched as special tokens, no BOS/EOS added by a post-processor. */
   encode(text: string): EncodedText;
   /** Decodes ids to text, special tokens kept. */
