@@ -147,12 +147,20 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
       for (const f of w.files) e.files.add(f);
       warnings.set(w.code, e);
     }
-  if (warnings.size) {
+  // Template findings for row shapes no file has are notes: listed, but they changed no record.
+  const noteOf = (w: { source: string; files: Set<string> }) => w.source === 'template' && w.files.size === 0;
+  const changing = [...warnings].filter(([, w]) => !noteOf(w));
+  const notes = [...warnings].filter(([, w]) => noteOf(w));
+  if (changing.length) {
     out.push('', 'Data-changing warnings (the records differ from what the source holds):');
-    for (const [code, w] of [...warnings].sort((a, b) => b[1].count - a[1].count)) {
+    for (const [code, w] of changing.sort((a, b) => b[1].count - a[1].count)) {
       let where = '';
-      if (w.source === 'template') where = ' (found by the chat template check; applies to every record of that shape)';
-      else if (files.length > 1) {
+      if (w.source === 'template') {
+        where = ' (found by the chat template check; applies to every record of that shape)';
+        const names = [...w.files].map((f) => basename(f));
+        if (files.length > 1)
+          where = ` (found by the chat template check; applies to every record of that shape in ${names.length > 3 ? `${names.slice(0, 3).join(', ')}, … ${names.length - 3} more files` : names.join(', ')})`;
+      } else if (files.length > 1) {
         const per = files.flatMap(({ f }) => {
           const n = (f.notes[code] ?? 0) + (f.dropped[code]?.count ?? 0);
           return n && !f.skipped ? [`${basename(f.file)} ${num(n)}`] : [];
@@ -160,6 +168,13 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
         where = ` (${per.length > 3 ? `${per.slice(0, 3).join(', ')}, … ${per.length - 3} more files` : per.join(', ')})`;
       }
       out.push(`  ${code} × ${num(w.count)}${where}`, `      ${w.meaning}`);
+      if (w.remedy) out.push(`      → ${w.remedy}`);
+    }
+  }
+  if (notes.length) {
+    out.push('', 'Chat template notes (shapes no input row has, e.g. tool calls or reasoning; no record changed, not a --strict failure):');
+    for (const [code, w] of notes.sort((a, b) => b[1].count - a[1].count)) {
+      out.push(`  ${code} × ${num(w.count)} (found by the chat template check)`, `      ${w.meaning}`);
       if (w.remedy) out.push(`      → ${w.remedy}`);
     }
   }

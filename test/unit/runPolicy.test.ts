@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { checkOutputDir, OutputError } from '../../src/core/run/output';
 import { prepare } from '../../src/core/run/pipeline';
 import { readReport } from '../../src/core/run/report';
-import { tempDir, writeJsonl } from '../helpers';
+import { lenmlModelDir, tempDir, writeJsonl } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
 function cli(args: string[], opts: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv } = {}) {
@@ -332,4 +332,48 @@ test('checkOutputDir names the folder and the reason for each failing step (inje
       () => checkOutputDir('/x', ops),
       (e: unknown) => e instanceof OutputError && re.test((e as Error).message),
     );
+});
+
+test('a chat template finding counts against a file only when it has rows of the probe shape (--strict passes plain chat)', async () => {
+  // DeepSeek-V3 ends tool-call turns without a special token (probes tool_call, agent_reasoning, trailing_tool_result) and
+  // Gemma-3 raises on tool turns: neither concerns a plain chat or a preference file.
+  const dir = tempDir();
+  const plain = writeJsonl([{ messages: [{ role: 'system', content: 'Be brief.' }, ...chat(1).messages] }, chat(2)], 'plain.jsonl', dir);
+  const pref = writeJsonl([{ prompt: 'Q?', chosen: 'Good.', rejected: 'Bad.' }], 'pref.jsonl', dir);
+  const tools = writeJsonl(
+    [
+      {
+        messages: [
+          { role: 'user', content: 'W?' },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'w', arguments: '{}' } }] },
+          { role: 'tool', tool_call_id: 'c', content: '4' },
+          { role: 'assistant', content: '4.' },
+        ],
+      },
+    ],
+    'tools.jsonl',
+    dir,
+  );
+  for (const model of ['deepseek_v3', 'gemma3'] as const) {
+    const r = await prepare({ inputs: [plain, pref], outDir: join(dir, `${model}-plain`), workers: 1, strict: true, tokenizerDir: lenmlModelDir(model) });
+    assert.equal(r.ok, true, `${model}: ${r.failures.join('; ')}`);
+    assert.deepEqual(
+      r.files.map((f) => f.status),
+      ['ok', 'ok'],
+    );
+    // still visible: listed as a template finding that concerns no file
+    const tw = r.warnings!.filter((w) => w.source === 'template');
+    assert.ok(tw.length > 0 && tw.every((w) => w.files.length === 0), JSON.stringify(r.warnings));
+    const c = cli(['prepare', plain, '--strict', '--tokenizer', lenmlModelDir(model), '--out', join(dir, `${model}-cli`)]);
+    assert.equal(c.code, 0, c.stdout + c.stderr);
+    assert.match(c.stdout, /Chat template notes/);
+  }
+  const r = await prepare({ inputs: [plain, tools], outDir: join(dir, 'ds-tools'), workers: 1, strict: true, tokenizerDir: lenmlModelDir('deepseek_v3') });
+  assert.equal(r.ok, false);
+  assert.deepEqual(
+    r.files.map((f) => f.status),
+    ['ok', 'failed'],
+  );
+  assert.match(r.failures.join('\n'), /tools\.jsonl: data-changing warnings \(--strict\): span_without_special_token/);
+  assert.deepEqual(r.warnings!.find((w) => w.code === 'span_without_special_token')!.files, [tools]);
 });

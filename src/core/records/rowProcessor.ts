@@ -13,6 +13,7 @@ import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from '../tok
 import type { Conversation, MaskPolicy, TokenizedRecord } from '../types';
 import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from './generatedIds';
 import { countRowTokens } from '../run/tokenCounts';
+import { conversationShapes } from '../run/shapes';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Grouping, type TextRecord } from './mask';
 import { splitConversation } from './split';
 import { isStackOverflow, MAX_JSON_DEPTH } from '../jsonDepth';
@@ -153,6 +154,8 @@ export class RowProcessor {
         const unread = parts[0].conversation.unreadFields;
         if (unread?.length) res.unreadFields = unread;
         res.notes.push(...(parts[0].conversation.notes ?? []));
+        const shapes = new Set(parts.flatMap((p) => conversationShapes(p.conversation)));
+        if (shapes.size) res.shapes = [...shapes];
         const prompts: string[] = [];
         let first: Pick<RowResult, 'fate' | 'reason' | 'message'> | undefined;
         for (const p of parts) {

@@ -23,6 +23,7 @@ export function emptyFileReport(file: string): FileReport {
     errors: [],
     notes: {},
     unreadFields: {},
+    shapes: {},
     trainableTokens: 0,
     totalTokens: 0,
   };
@@ -48,6 +49,7 @@ export function applyRowResult(rep: FileReport, res: RowResult, lengths?: Length
     u.count++;
     if (u.lines.length < 10) u.lines.push(res.line);
   }
+  for (const sh of res.shapes ?? []) (rep.shapes ??= {})[sh] = (rep.shapes[sh] ?? 0) + 1;
   switch (res.fate) {
     case 'written':
       rep.rowsWritten++;

@@ -8,6 +8,7 @@ import type { Grouping } from '../records/mask';
 import type { TemplateCheck } from '../templates/checkTemplate';
 import type { MaskPolicy } from '../types';
 import type { LengthStats } from './stats';
+import type { RowShape } from './shapes';
 /** The status word of a file and of a run (`run/status.ts` decides it). */
 export type RunStatus = 'ok' | 'warnings' | 'degraded' | 'failed';
 
@@ -177,6 +178,12 @@ export interface FileReport {
    * before it was counted. (Named as issue 12 names it.)
    */
   unreadFields?: Record<string, { count: number; lines: number[] }>;
+  /**
+   * Rows read of each shape a chat-template probe stands for (`run/shapes.ts`): a template
+   * finding counts against the file only when it has rows of the finding's shape. Absent in
+   * reports of older versions (then every finding counts).
+   */
+  shapes?: Partial<Record<RowShape, number>>;
   trainableTokens: number;
   totalTokens: number;
   /**
@@ -281,6 +288,7 @@ export interface PrepareResult {
     | 'failure'
     | 'skipped'
     | 'unreadFields'
+    | 'shapes'
   > & {
     dropped: Record<string, number>;
     /** Errored rows per reason code (only errors that have one), when there were any. */
@@ -320,6 +328,8 @@ export interface RowResult {
   notes: string[];
   /** Field paths of the row that were neither read nor known metadata (`Conversation.unreadFields`). */
   unreadFields?: string[];
+  /** The shapes of the row's conversations (`run/shapes.ts`), for the template findings that concern the file. */
+  shapes?: RowShape[];
   /** With `dedup`: a hash of the normalized conversation (roles, texts, reasoning, tool calls, tools), for written and set-aside rows. */
   dedupKey?: string;
   /** `tokenized_data.jsonl` lines (JSON of a {@link TokenizedRecord}, newline included), in record order. */
