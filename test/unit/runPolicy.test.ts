@@ -227,6 +227,37 @@ test('--dry-run writes nothing and estimates the whole file from its first rows'
   assert.equal(existsSync(out), false);
 });
 
+test('--dry-run N on a small file (every row read for format detection) scales from the bytes of the N rows', async () => {
+  const dir = tempDir();
+  for (const n of [16, 50]) {
+    const rows = [];
+    for (let i = 0; i < n; i++) rows.push(chat(i, ' padding text that is the same length'));
+    const file = writeJsonl(rows, `s${n}.jsonl`, dir);
+    const r = await prepare({
+      inputs: [file],
+      outDir: join(dir, `out${n}`),
+      workers: 1,
+      dryRun: { sampleRows: 5 },
+      templateKwargs: { enable_thinking: false },
+    });
+    const est = r.dryRun!.files[0];
+    assert.equal(est.rowsSampled, 5);
+    assert.equal(est.complete, false, `${n} rows: 5 sampled is not the whole file`);
+    assert.ok(est.bytesSampled < est.bytesTotal, JSON.stringify(est));
+    assert.ok(Math.abs(est.rows - n) <= 1, `${n} rows: estimated ${est.rows}`);
+    // a sample as large as the file is exact
+    const all = await prepare({
+      inputs: [file],
+      outDir: join(dir, `all${n}`),
+      workers: 1,
+      dryRun: { sampleRows: n },
+      templateKwargs: { enable_thinking: false },
+    });
+    assert.equal(all.dryRun!.files[0].complete, true);
+    assert.equal(all.dryRun!.files[0].rows, n);
+  }
+});
+
 /** The one line an unwritable output folder ends in: exit 1, nothing on stdout, no row read (no "reading" step logged). */
 function assertOneLineFailure(r: { code: number | null; stdout: string; stderr: string }, re: RegExp): void {
   assert.equal(r.code, 1, r.stderr);

@@ -325,6 +325,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       if (batch.rows.length >= BATCH_ROWS || batchBytes >= BATCH_BYTES) await flush();
     };
     const sampleDone = () => dryRun !== null && sampled >= dryRun.sampleRows;
+    let headLeft = false;
     try {
       if (oasst) {
         await runOasstFile({
@@ -354,7 +355,10 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
         });
       } else {
         for (const row of head) {
-          if (sampleDone()) break;
+          if (sampleDone()) {
+            headLeft = true; // the sample ended inside the rows read for detection: the file was not read to its end
+            break;
+          }
           await take(row, globalRow++);
         }
         head.length = 0;
@@ -369,8 +373,8 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       await rows.return(undefined); // closes the file when the run stops early
     }
     rep.lengths = lengths.result();
-    if (dryRun) estimates.push(estimate(rep, lastBytes, bytesTotal, it.done === true));
-    emit(it.done ? bytesTotal : lastBytes, true);
+    if (dryRun) estimates.push(estimate(rep, lastBytes, bytesTotal, it.done === true && !headLeft));
+    emit(it.done && !headLeft ? bytesTotal : lastBytes, true);
     hooks.log?.(
       `  rows ${rep.rowsRead}: written ${rep.rowsWritten} (${rep.recordsWritten} records), set aside ${rep.rowsSetAside}, dropped ${rep.rowsDropped}, errored ${rep.rowsErrored}`,
     );
