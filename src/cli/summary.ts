@@ -254,10 +254,19 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
     );
     const prompts = written.reduce((a, r) => a + r.totals.rowsSetAside, 0);
     if (prompts) {
-      const where = written.filter((r) => r.totals.rowsSetAside > 0).map((r) => show(r.outputs.promptsToGenerate, cwd));
-      lines.push(
-        `Next: ${num(prompts)} prompt-only rows await answers: eagle3-prep generate ${where[0]} --server URL${where.length > 1 ? ` (and ${where.length - 1} more)` : ''}`,
-      );
+      // Only a prompts file the command wrote is named (merge-reports without --data writes the reports only).
+      const wrote = (r: PrepareResult) => r.outputs.written === undefined || r.outputs.written.includes(r.outputs.promptsToGenerate);
+      const holders = written.filter((r) => r.totals.rowsSetAside > 0);
+      const where = holders.filter(wrote).map((r) => show(r.outputs.promptsToGenerate, cwd));
+      const elsewhere = holders.filter((r) => !wrote(r)).reduce((a, r) => a + r.totals.rowsSetAside, 0);
+      if (where.length)
+        lines.push(
+          `Next: ${num(prompts - elsewhere)} prompt-only rows await answers: eagle3-prep generate ${where[0]} --server URL${where.length > 1 ? ` (and ${where.length - 1} more)` : ''}`,
+        );
+      if (elsewhere)
+        lines.push(
+          `Next: ${num(elsewhere)} prompt-only rows await answers in prompts_to_generate.jsonl files this command did not write (the shards' folders; merge-reports --data merges them), then eagle3-prep generate <file> --server URL`,
+        );
     }
     const why =
       status === 'ok'
