@@ -147,6 +147,15 @@ test('a file that fails mid-way under --skip-failed-files leaves none of its row
   const damagedReport = r.files[1];
   assert.equal(damagedReport.skipped, true);
   assert.ok(damagedReport.rowsRead > 0, 'rows were read (and written to the temporary file) before the damage');
+  // none of its rows are in the outputs, so it reports none written; what it had written is under leftOut
+  assert.equal(damagedReport.rowsWritten, 0);
+  assert.equal(damagedReport.recordsWritten, 0);
+  assert.equal(damagedReport.totalTokens, 0);
+  assert.equal(damagedReport.leftOut!.rowsWritten, damagedReport.rowsRead);
+  assert.equal(damagedReport.leftOut!.recordsWritten, damagedReport.rowsRead);
+  const json = JSON.parse(readFileSync(join(dir, 'out', 'report.json'), 'utf8'));
+  assert.equal(json.files[1].rows_written, 0);
+  assert.equal(json.files[1].left_out.rows_written, damagedReport.rowsRead);
   assert.match(damagedReport.failure!, /damaged\.jsonl\.gz: cannot read: .*damaged/);
   const ids = readFileSync(join(dir, 'out', 'tokenized_data.jsonl'), 'utf8')
     .trim()

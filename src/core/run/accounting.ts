@@ -77,6 +77,18 @@ export function applyRowResult(rep: FileReport, res: RowResult, lengths?: Length
   }
 }
 
+/**
+ * Marks a file left out by `--skip-failed-files`: its written and set-aside counts (records, tokens, lengths)
+ * become 0, as none of its rows are in the outputs, and move to `leftOut`; rows read, dropped and errored stay.
+ */
+export function leaveOut(rep: FileReport): void {
+  rep.skipped = true;
+  const { rowsWritten, recordsWritten, rowsSetAside, trainableTokens, totalTokens } = rep;
+  rep.leftOut = { rowsWritten, recordsWritten, rowsSetAside, trainableTokens, totalTokens };
+  Object.assign(rep, { rowsWritten: 0, recordsWritten: 0, rowsSetAside: 0, trainableTokens: 0, totalTokens: 0 });
+  delete rep.lengths;
+}
+
 /** The run policy a file is judged by. */
 export type FailurePolicy = Pick<PrepareOptions, 'allowEmpty' | 'strict' | 'maxErrorRate'> & {
   /** Data-changing warning codes of the file with their counts (`status.ts` `fileWarnings`), for `strict`. */

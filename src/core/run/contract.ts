@@ -146,7 +146,11 @@ export interface PrepareHooks {
   dedup?: Set<string>;
 }
 
-/** Per-input-file accounting; `written + setAside + dropped + errored == rowsRead` always. */
+/**
+ * Per-input-file accounting; `written + setAside + dropped + errored == rowsRead` always, except for a file
+ * skipped by `--skip-failed-files`: its written and set-aside counts are 0 (none of its rows are in the outputs)
+ * and what it would have written is in `leftOut`.
+ */
 export interface FileReport {
   file: string;
   format: string;
@@ -202,6 +206,8 @@ export interface FileReport {
   failure?: string;
   /** The file failed and `--skip-failed-files` left it out: none of its rows are in the outputs or the totals. */
   skipped?: boolean;
+  /** A skipped file only: the rows written and set aside (records, tokens) before it was left out; none of them are in the outputs. */
+  leftOut?: Pick<FileReport, 'rowsWritten' | 'recordsWritten' | 'rowsSetAside' | 'trainableTokens' | 'totalTokens'>;
 }
 
 /** A data-changing warning of a run, with what it means and what to do. */
@@ -287,6 +293,7 @@ export interface PrepareResult {
     | 'status'
     | 'failure'
     | 'skipped'
+    | 'leftOut'
     | 'unreadFields'
     | 'shapes'
   > & {

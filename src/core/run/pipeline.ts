@@ -27,7 +27,7 @@ import { longPolicyOf } from '../records/rowProcessor';
 import { RowProcessor } from '../records/rowProcessor';
 import { TokenizerLoadError, type TargetTokenizer } from '../tokenizers/tokenizer';
 import type { MaskPolicy } from '../types';
-import { addDrop, applyRowResult, computeTotals, emptyFileReport, fileFailure, runFailures } from './accounting';
+import { addDrop, applyRowResult, computeTotals, emptyFileReport, fileFailure, leaveOut, runFailures } from './accounting';
 import { applyStatus, fileWarnings } from './status';
 import { defaultIdBases } from './inputs';
 import type { DryRunEstimate, FileReport, OutputFormat, PrepareHooks, PrepareOptions, PrepareResult, RowResult, RowSettings, RunSetup } from './contract';
@@ -408,7 +408,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       rep.failure = why;
       if (opts.skipFailedFiles) {
         // Left out: its rows are taken back out of the outputs and the dedup set.
-        rep.skipped = true;
+        leaveOut(rep);
         await records.rollback(marks[0]);
         await prompts.rollback(marks[1]);
         for (const k of addedKeys) seen?.delete(k);

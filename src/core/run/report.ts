@@ -146,7 +146,7 @@ function fileSection(f: FileReport, base: string, grouping: string): string {
   const lines = [
     `## ${rel}`,
     '',
-    `Status: **${statusWord(f.status)}**${f.skipped ? ' — skipped (--skip-failed-files): none of its rows are in the outputs' : ''}${f.failure ? `\n\n${f.failure}` : ''}`,
+    `Status: **${statusWord(f.status)}**${f.skipped ? ` — skipped (--skip-failed-files): none of its rows are in the outputs${f.leftOut ? ` (${f.leftOut.rowsWritten} rows, ${f.leftOut.recordsWritten} records and ${f.leftOut.rowsSetAside} prompts left out)` : ''}` : ''}${f.failure ? `\n\n${f.failure}` : ''}`,
     '',
     `Format: **${f.format}**`,
     '',
