@@ -292,7 +292,10 @@ export function jsonBreakDescription(text: string, opts: { lines?: boolean; json
   if (!errors.length) return 'it does not parse';
   const e = errors[0];
   const code = printParseErrorCode(e.error);
-  const what = (JSON_ERROR_WORDS[code] ?? code) + (text[e.offset] === "'" ? ' (a single quote: JSON strings take double quotes)' : '');
+  const what =
+    text[e.offset] === '\ufeff'
+      ? 'a byte-order mark (U+FEFF) in the middle of the file (files concatenated?)'
+      : (JSON_ERROR_WORDS[code] ?? code) + (text[e.offset] === "'" ? ' (a single quote: JSON strings take double quotes)' : '');
   const cut = e.offset >= text.trimEnd().length || code.startsWith('UnexpectedEndOf') ? ': the text ends too early (cut off?)' : '';
   if (opts.lines) {
     // A whole document: line and column of the break (1-based).
