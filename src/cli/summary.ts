@@ -215,6 +215,12 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
   }
   const dupes = files.reduce((a, { f }) => a + (f.dropped.duplicate?.count ?? 0), 0);
   if (dupes) out.push('', `Duplicates: ${num(dupes)} rows identical to an earlier conversation of the run were dropped (--dedup; lines in report.md).`);
+  const dupIds = files.reduce((a, { f }) => a + (f.skipped ? 0 : (f.notes.duplicate_id_renamed ?? 0)), 0);
+  if (dupIds)
+    out.push(
+      '',
+      `Duplicate ids: ${num(dupIds)} rows reuse an id used earlier in the run; their records and prompts are named <id>~2, <id>~3, … (note duplicate_id_renamed).`,
+    );
 
   // The first errors of files with errored rows.
   for (const { f } of files) {

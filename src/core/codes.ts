@@ -146,6 +146,10 @@ export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
     remedy: 'run eagle3-prep inspect to see the parts; map a text part written another way with eagle3prep.jsonc, or leave such rows out',
     changesData: true,
   },
+  duplicate_id_renamed: {
+    kind: 'note',
+    meaning: 'the row reuses an id used earlier in the run: its records and prompts are named <id>~2, <id>~3, … so ids stay unique',
+  },
   null_content: { kind: 'note', meaning: 'null content replaced by ""' },
   oasst_best_path: { kind: 'note', meaning: 'OpenAssistant tree read along its best-ranked replies' },
   openhands_events_converted: { kind: 'note', meaning: 'OpenHands events converted to turns and tool calls' },

@@ -417,3 +417,41 @@ test('a chat template finding counts against a file only when it has rows of the
   assert.match(r.failures.join('\n'), /tools\.jsonl: data-changing warnings \(--strict\): span_without_special_token/);
   assert.deepEqual(r.warnings!.find((w) => w.code === 'span_without_special_token')!.files, [tools]);
 });
+
+test('rows reusing an id get unique record and prompt ids (<id>~2, …) and a note counted in the summary', async () => {
+  const dir = tempDir();
+  const a = writeJsonl(
+    [
+      { id: 'a1', ...chat(1) },
+      { id: 'a1', ...chat(2) },
+      { id: 'p', prompt: 'q?' },
+    ],
+    'a.jsonl',
+    dir,
+  );
+  const b = writeJsonl(
+    [
+      { id: 'a1', ...chat(3) },
+      { id: 'p', prompt: 'r?' },
+    ],
+    'b.jsonl',
+    dir,
+  );
+  const out = join(dir, 'out');
+  const r = await prepare({ inputs: [a, b], outDir: out, workers: 1, templateKwargs: { enable_thinking: false } });
+  assert.equal(r.ok, true, r.failures.join('; '));
+  const ids = (f: string) =>
+    readFileSync(join(out, f), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).id);
+  assert.deepEqual(ids('tokenized_data.jsonl'), ['a1', 'a1~2', 'a1~3']);
+  assert.deepEqual(ids('prompts_to_generate.jsonl'), ['p', 'p~2']);
+  assert.deepEqual(
+    r.files.map((f) => f.notes.duplicate_id_renamed),
+    [1, 2],
+  );
+  const c = cli(['prepare', a, '--out', join(dir, 'cli'), ...KW]);
+  assert.equal(c.code, 0, c.stderr);
+  assert.match(c.stdout, /Duplicate ids: 1 rows reuse an id/);
+});

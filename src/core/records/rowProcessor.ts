@@ -157,10 +157,12 @@ export class RowProcessor {
         const shapes = new Set(parts.flatMap((p) => conversationShapes(p.conversation)));
         if (shapes.size) res.shapes = [...shapes];
         const prompts: string[] = [];
+        const promptIds: string[] = [];
         let first: Pick<RowResult, 'fate' | 'reason' | 'message'> | undefined;
         for (const p of parts) {
           if (p.kind === 'prompt') {
             prompts.push(promptLine(p.conversation));
+            promptIds.push(p.conversation.id);
             first ??= { fate: 'setAside' };
             continue;
           }
@@ -168,6 +170,7 @@ export class RowProcessor {
           this.processConversation(part, p.conversation, generatedTurnsOf(row.value));
           res.notes.push(...part.notes);
           res.records.push(...part.records);
+          if (part.recordConvIds) (res.recordConvIds ??= []).push(...part.recordConvIds);
           res.recordTokens.push(...part.recordTokens);
           res.recordTrainable.push(...part.recordTrainable);
           res.trainableTokens += part.trainableTokens;
@@ -176,7 +179,10 @@ export class RowProcessor {
           if (part.tokenCounts) res.tokenCounts = res.tokenCounts ? mergeTokenCounts(res.tokenCounts, part.tokenCounts) : part.tokenCounts;
           first ??= { fate: part.fate, reason: part.reason, message: part.message };
         }
-        if (prompts.length) res.prompt = prompts.join('');
+        if (prompts.length) {
+          res.prompt = prompts.join('');
+          res.promptIds = promptIds;
+        }
         if (res.records.length > 0) res.fate = 'written';
         else if (prompts.length) res.fate = 'setAside';
         else Object.assign(res, first);
@@ -270,6 +276,7 @@ export class RowProcessor {
         ...(pieces[r].idsSource ? { ids_source: pieces[r].idsSource } : {}),
       };
       res.records.push(JSON.stringify(out) + '\n');
+      (res.recordConvIds ??= []).push(conv.id);
       res.recordTokens.push(ids.length);
       res.recordTrainable.push(nResp);
       written.push({ ids, mask });

@@ -343,6 +343,10 @@ export interface RowResult {
   records: string[];
   /** The `prompts_to_generate.jsonl` line when `fate` is `setAside`. */
   prompt?: string;
+  /** The conversation id of each record line (its `id` is it, or it + `#k`), for unique ids across the run (`run/uniqueIds.ts`). */
+  recordConvIds?: string[];
+  /** The id of each line of `prompt`. */
+  promptIds?: string[];
   trainableTokens: number;
   totalTokens: number;
   /** `seq_len` of each written record, in record order. */

@@ -29,6 +29,7 @@ import { TokenizerLoadError, type TargetTokenizer } from '../tokenizers/tokenize
 import type { MaskPolicy } from '../types';
 import { addDrop, applyRowResult, computeTotals, emptyFileReport, fileFailure, leaveOut, runFailures } from './accounting';
 import { applyStatus, fileWarnings } from './status';
+import { UniqueIds } from './uniqueIds';
 import { defaultIdBases } from './inputs';
 import type { DryRunEstimate, FileReport, OutputFormat, PrepareHooks, PrepareOptions, PrepareResult, RowResult, RowSettings, RunSetup } from './contract';
 
@@ -273,6 +274,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
           seen.add(res.dedupKey);
           addedKeys.push(res.dedupKey);
         }
+        addedIds.push(...uniqueIds.apply(res));
         applyRowResult(rep, res, lengths, fileCounts);
         if (doomed) continue;
         for (const line of res.records) await records.write(line);
@@ -382,6 +384,9 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
 
   /** Dedup keys added by the current file (removed again when the file is skipped). */
   let addedKeys: string[] = [];
+  /** Ids of the current file's records and prompts (taken back when the file is skipped). */
+  let addedIds: string[] = [];
+  const uniqueIds = new UniqueIds();
   try {
     for (let fi = 0; fi < opts.inputs.length; fi++) {
       const rep = emptyFileReport(resolve(opts.inputs[fi]));
@@ -389,6 +394,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       files.push(rep);
       const marks = [records.bytesWritten, prompts.bytesWritten];
       addedKeys = [];
+      addedIds = [];
       lengths = new LengthStatsBuilder();
       fileCounts = new TokenCounter();
       try {
@@ -412,6 +418,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
         await records.rollback(marks[0]);
         await prompts.rollback(marks[1]);
         for (const k of addedKeys) seen?.delete(k);
+        uniqueIds.forget(addedIds);
         hooks.log?.(`  skipped (--skip-failed-files): ${why}`);
       } else doomed = true;
     }
