@@ -147,12 +147,20 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
       for (const f of w.files) e.files.add(f);
       warnings.set(w.code, e);
     }
-  if (warnings.size) {
+  // Template findings for row shapes no file has are notes: listed, but they changed no record.
+  const noteOf = (w: { source: string; files: Set<string> }) => w.source === 'template' && w.files.size === 0;
+  const changing = [...warnings].filter(([, w]) => !noteOf(w));
+  const notes = [...warnings].filter(([, w]) => noteOf(w));
+  if (changing.length) {
     out.push('', 'Data-changing warnings (the records differ from what the source holds):');
-    for (const [code, w] of [...warnings].sort((a, b) => b[1].count - a[1].count)) {
+    for (const [code, w] of changing.sort((a, b) => b[1].count - a[1].count)) {
       let where = '';
-      if (w.source === 'template') where = ' (found by the chat template check; applies to every record of that shape)';
-      else if (files.length > 1) {
+      if (w.source === 'template') {
+        where = ' (found by the chat template check; applies to every record of that shape)';
+        const names = [...w.files].map((f) => basename(f));
+        if (files.length > 1)
+          where = ` (found by the chat template check; applies to every record of that shape in ${names.length > 3 ? `${names.slice(0, 3).join(', ')}, … ${names.length - 3} more files` : names.join(', ')})`;
+      } else if (files.length > 1) {
         const per = files.flatMap(({ f }) => {
           const n = (f.notes[code] ?? 0) + (f.dropped[code]?.count ?? 0);
           return n && !f.skipped ? [`${basename(f.file)} ${num(n)}`] : [];
@@ -160,6 +168,13 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
         where = ` (${per.length > 3 ? `${per.slice(0, 3).join(', ')}, … ${per.length - 3} more files` : per.join(', ')})`;
       }
       out.push(`  ${code} × ${num(w.count)}${where}`, `      ${w.meaning}`);
+      if (w.remedy) out.push(`      → ${w.remedy}`);
+    }
+  }
+  if (notes.length) {
+    out.push('', 'Chat template notes (shapes no input row has, e.g. tool calls or reasoning; no record changed, not a --strict failure):');
+    for (const [code, w] of notes.sort((a, b) => b[1].count - a[1].count)) {
+      out.push(`  ${code} × ${num(w.count)} (found by the chat template check)`, `      ${w.meaning}`);
       if (w.remedy) out.push(`      → ${w.remedy}`);
     }
   }
@@ -200,6 +215,12 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
   }
   const dupes = files.reduce((a, { f }) => a + (f.dropped.duplicate?.count ?? 0), 0);
   if (dupes) out.push('', `Duplicates: ${num(dupes)} rows identical to an earlier conversation of the run were dropped (--dedup; lines in report.md).`);
+  const dupIds = files.reduce((a, { f }) => a + (f.skipped ? 0 : (f.notes.duplicate_id_renamed ?? 0)), 0);
+  if (dupIds)
+    out.push(
+      '',
+      `Duplicate ids: ${num(dupIds)} rows reuse an id used earlier in the run; their records and prompts are named <id>~2, <id>~3, … (note duplicate_id_renamed).`,
+    );
 
   // The first errors of files with errored rows.
   for (const { f } of files) {
@@ -239,10 +260,19 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
     );
     const prompts = written.reduce((a, r) => a + r.totals.rowsSetAside, 0);
     if (prompts) {
-      const where = written.filter((r) => r.totals.rowsSetAside > 0).map((r) => show(r.outputs.promptsToGenerate, cwd));
-      lines.push(
-        `Next: ${num(prompts)} prompt-only rows await answers: eagle3-prep generate ${where[0]} --server URL${where.length > 1 ? ` (and ${where.length - 1} more)` : ''}`,
-      );
+      // Only a prompts file the command wrote is named (merge-reports without --data writes the reports only).
+      const wrote = (r: PrepareResult) => r.outputs.written === undefined || r.outputs.written.includes(r.outputs.promptsToGenerate);
+      const holders = written.filter((r) => r.totals.rowsSetAside > 0);
+      const where = holders.filter(wrote).map((r) => show(r.outputs.promptsToGenerate, cwd));
+      const elsewhere = holders.filter((r) => !wrote(r)).reduce((a, r) => a + r.totals.rowsSetAside, 0);
+      if (where.length)
+        lines.push(
+          `Next: ${num(prompts - elsewhere)} prompt-only rows await answers: eagle3-prep generate ${where[0]} --server URL${where.length > 1 ? ` (and ${where.length - 1} more)` : ''}`,
+        );
+      if (elsewhere)
+        lines.push(
+          `Next: ${num(elsewhere)} prompt-only rows await answers in prompts_to_generate.jsonl files this command did not write (the shards' folders; merge-reports --data merges them), then eagle3-prep generate <file> --server URL`,
+        );
     }
     const why =
       status === 'ok'

@@ -142,9 +142,20 @@ export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
   no_task_prompt: { kind: 'note', meaning: 'a step list without a task field: the conversation starts with the first step' },
   non_text_parts_skipped: {
     kind: 'note',
-    meaning: 'non-text content parts (images, audio, files) not rendered; listed per record by inspect',
+    meaning: 'content parts that are not text (images, audio, files, or a part type not read as text) not rendered; listed per record by inspect',
     remedy: 'images/audio are not rendered: a text-only drafter trains on the text turns only',
     changesData: true,
+  },
+  text_part_content_read: { kind: 'note', meaning: 'a text content part with its text under "content" (no "text") read as text' },
+  turn_empty_after_skipped_parts: {
+    kind: 'note',
+    meaning: 'a turn whose every content part was skipped (not text) went out with no text',
+    remedy: 'run eagle3-prep inspect to see the parts; map a text part written another way with eagle3prep.jsonc, or leave such rows out',
+    changesData: true,
+  },
+  duplicate_id_renamed: {
+    kind: 'note',
+    meaning: 'the row reuses an id used earlier in the run: its records and prompts are named <id>~2, <id>~3, … so ids stay unique',
   },
   null_content: { kind: 'note', meaning: 'null content replaced by ""' },
   oasst_best_path: { kind: 'note', meaning: 'OpenAssistant tree read along its best-ranked replies' },

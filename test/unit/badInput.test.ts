@@ -286,3 +286,11 @@ test('the record view (hover, mask view) of a line nested thousands of levels de
   assert.equal(v.records.length, 0);
   assert.match(v.message ?? '', /^line 9: the row is nested more than 512 levels deep/);
 });
+
+test('a byte-order mark in the middle of a file (files concatenated) is named in the row error', async () => {
+  const row = '{"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}';
+  const rows = await all(file('bom.jsonl', `\ufeff${row}\n\ufeff${row}\n`));
+  assert.equal(rows[0].error, undefined, 'a BOM at the start of the file is stripped');
+  assert.match(rows[1].error ?? '', /byte-order mark \(U\+FEFF\) in the middle of the file/);
+  assert.doesNotMatch(rows[1].error ?? '', /a character that JSON does not allow/);
+});

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { normalizeRow, SHAPES } from '../../src/core/formats/normalize';
 import { mapRole } from '../../src/core/formats/roles';
 import type { Conversation, RowOutcome } from '../../src/core/types';
+import { isDataChanging } from '../../src/core/codes';
 
 const SAMPLES = path.join(__dirname, '..', '..', 'samples');
 const src = (line = 1) => ({ file: '/data/x.jsonl', line });
@@ -192,6 +193,33 @@ test('content parts: text parts joined, non-text parts skipped with a note, neve
   ]);
   assert.deepEqual(c.notes, ['content_parts_joined', 'non_text_parts_skipped']);
   assert.ok(!JSON.stringify(c.messages).includes('[object Object]'));
+});
+
+test('a text part with its text under "content" is read as text; a turn whose every part was skipped is noted (data-changing)', () => {
+  const c = conv(
+    norm({
+      messages: [
+        { role: 'user', content: [{ type: 'text', content: 'What is 2+2?' }] },
+        { role: 'assistant', content: [{ type: 'text', text: '4' }] },
+      ],
+    }),
+  );
+  assert.deepEqual(c.messages, [
+    { role: 'user', content: 'What is 2+2?' },
+    { role: 'assistant', content: '4' },
+  ]);
+  assert.deepEqual(c.notes, ['content_parts_joined', 'text_part_content_read']);
+  const d = conv(
+    norm({
+      messages: [
+        { role: 'user', content: [{ type: 'image_url', image_url: { url: 'http://x/y.png' } }] },
+        { role: 'assistant', content: 'A cat.' },
+      ],
+    }),
+  );
+  assert.equal(d.messages[0].content, '');
+  assert.ok(d.notes?.includes('turn_empty_after_skipped_parts'), JSON.stringify(d.notes));
+  assert.equal(isDataChanging('turn_empty_after_skipped_parts'), true);
 });
 
 test('numbers, booleans and objects where text belongs are stringified; null never becomes "None"', () => {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { checkOutputDir, OutputError } from '../../src/core/run/output';
 import { prepare } from '../../src/core/run/pipeline';
 import { readReport } from '../../src/core/run/report';
-import { tempDir, writeJsonl } from '../helpers';
+import { lenmlModelDir, tempDir, writeJsonl } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
 function cli(args: string[], opts: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv } = {}) {
@@ -147,6 +147,15 @@ test('a file that fails mid-way under --skip-failed-files leaves none of its row
   const damagedReport = r.files[1];
   assert.equal(damagedReport.skipped, true);
   assert.ok(damagedReport.rowsRead > 0, 'rows were read (and written to the temporary file) before the damage');
+  // none of its rows are in the outputs, so it reports none written; what it had written is under leftOut
+  assert.equal(damagedReport.rowsWritten, 0);
+  assert.equal(damagedReport.recordsWritten, 0);
+  assert.equal(damagedReport.totalTokens, 0);
+  assert.equal(damagedReport.leftOut!.rowsWritten, damagedReport.rowsRead);
+  assert.equal(damagedReport.leftOut!.recordsWritten, damagedReport.rowsRead);
+  const json = JSON.parse(readFileSync(join(dir, 'out', 'report.json'), 'utf8'));
+  assert.equal(json.files[1].rows_written, 0);
+  assert.equal(json.files[1].left_out.rows_written, damagedReport.rowsRead);
   assert.match(damagedReport.failure!, /damaged\.jsonl\.gz: cannot read: .*damaged/);
   const ids = readFileSync(join(dir, 'out', 'tokenized_data.jsonl'), 'utf8')
     .trim()
@@ -225,6 +234,37 @@ test('--dry-run writes nothing and estimates the whole file from its first rows'
   assert.match(text.stdout, /Estimates for the whole files \(the first 1,000 rows of each, scaled by bytes\):\n.*\n {2}.*big\.jsonl +400 +300 .* whole file/);
   assert.match(text.stdout, /^Dry run: nothing written/m);
   assert.equal(existsSync(out), false);
+});
+
+test('--dry-run N on a small file (every row read for format detection) scales from the bytes of the N rows', async () => {
+  const dir = tempDir();
+  for (const n of [16, 50]) {
+    const rows = [];
+    for (let i = 0; i < n; i++) rows.push(chat(i, ' padding text that is the same length'));
+    const file = writeJsonl(rows, `s${n}.jsonl`, dir);
+    const r = await prepare({
+      inputs: [file],
+      outDir: join(dir, `out${n}`),
+      workers: 1,
+      dryRun: { sampleRows: 5 },
+      templateKwargs: { enable_thinking: false },
+    });
+    const est = r.dryRun!.files[0];
+    assert.equal(est.rowsSampled, 5);
+    assert.equal(est.complete, false, `${n} rows: 5 sampled is not the whole file`);
+    assert.ok(est.bytesSampled < est.bytesTotal, JSON.stringify(est));
+    assert.ok(Math.abs(est.rows - n) <= 1, `${n} rows: estimated ${est.rows}`);
+    // a sample as large as the file is exact
+    const all = await prepare({
+      inputs: [file],
+      outDir: join(dir, `all${n}`),
+      workers: 1,
+      dryRun: { sampleRows: n },
+      templateKwargs: { enable_thinking: false },
+    });
+    assert.equal(all.dryRun!.files[0].complete, true);
+    assert.equal(all.dryRun!.files[0].rows, n);
+  }
 });
 
 /** The one line an unwritable output folder ends in: exit 1, nothing on stdout, no row read (no "reading" step logged). */
@@ -332,4 +372,86 @@ test('checkOutputDir names the folder and the reason for each failing step (inje
       () => checkOutputDir('/x', ops),
       (e: unknown) => e instanceof OutputError && re.test((e as Error).message),
     );
+});
+
+test('a chat template finding counts against a file only when it has rows of the probe shape (--strict passes plain chat)', async () => {
+  // DeepSeek-V3 ends tool-call turns without a special token (probes tool_call, agent_reasoning, trailing_tool_result) and
+  // Gemma-3 raises on tool turns: neither concerns a plain chat or a preference file.
+  const dir = tempDir();
+  const plain = writeJsonl([{ messages: [{ role: 'system', content: 'Be brief.' }, ...chat(1).messages] }, chat(2)], 'plain.jsonl', dir);
+  const pref = writeJsonl([{ prompt: 'Q?', chosen: 'Good.', rejected: 'Bad.' }], 'pref.jsonl', dir);
+  const tools = writeJsonl(
+    [
+      {
+        messages: [
+          { role: 'user', content: 'W?' },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'w', arguments: '{}' } }] },
+          { role: 'tool', tool_call_id: 'c', content: '4' },
+          { role: 'assistant', content: '4.' },
+        ],
+      },
+    ],
+    'tools.jsonl',
+    dir,
+  );
+  for (const model of ['deepseek_v3', 'gemma3'] as const) {
+    const r = await prepare({ inputs: [plain, pref], outDir: join(dir, `${model}-plain`), workers: 1, strict: true, tokenizerDir: lenmlModelDir(model) });
+    assert.equal(r.ok, true, `${model}: ${r.failures.join('; ')}`);
+    assert.deepEqual(
+      r.files.map((f) => f.status),
+      ['ok', 'ok'],
+    );
+    // still visible: listed as a template finding that concerns no file
+    const tw = r.warnings!.filter((w) => w.source === 'template');
+    assert.ok(tw.length > 0 && tw.every((w) => w.files.length === 0), JSON.stringify(r.warnings));
+    const c = cli(['prepare', plain, '--strict', '--tokenizer', lenmlModelDir(model), '--out', join(dir, `${model}-cli`)]);
+    assert.equal(c.code, 0, c.stdout + c.stderr);
+    assert.match(c.stdout, /Chat template notes/);
+  }
+  const r = await prepare({ inputs: [plain, tools], outDir: join(dir, 'ds-tools'), workers: 1, strict: true, tokenizerDir: lenmlModelDir('deepseek_v3') });
+  assert.equal(r.ok, false);
+  assert.deepEqual(
+    r.files.map((f) => f.status),
+    ['ok', 'failed'],
+  );
+  assert.match(r.failures.join('\n'), /tools\.jsonl: data-changing warnings \(--strict\): .*span_without_special_token/);
+  assert.deepEqual(r.warnings!.find((w) => w.code === 'span_without_special_token')!.files, [tools]);
+});
+
+test('rows reusing an id get unique record and prompt ids (<id>~2, …) and a note counted in the summary', async () => {
+  const dir = tempDir();
+  const a = writeJsonl(
+    [
+      { id: 'a1', ...chat(1) },
+      { id: 'a1', ...chat(2) },
+      { id: 'p', prompt: 'q?' },
+    ],
+    'a.jsonl',
+    dir,
+  );
+  const b = writeJsonl(
+    [
+      { id: 'a1', ...chat(3) },
+      { id: 'p', prompt: 'r?' },
+    ],
+    'b.jsonl',
+    dir,
+  );
+  const out = join(dir, 'out');
+  const r = await prepare({ inputs: [a, b], outDir: out, workers: 1, templateKwargs: { enable_thinking: false } });
+  assert.equal(r.ok, true, r.failures.join('; '));
+  const ids = (f: string) =>
+    readFileSync(join(out, f), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).id);
+  assert.deepEqual(ids('tokenized_data.jsonl'), ['a1', 'a1~2', 'a1~3']);
+  assert.deepEqual(ids('prompts_to_generate.jsonl'), ['p', 'p~2']);
+  assert.deepEqual(
+    r.files.map((f) => f.notes.duplicate_id_renamed),
+    [1, 2],
+  );
+  const c = cli(['prepare', a, '--out', join(dir, 'cli'), ...KW]);
+  assert.equal(c.code, 0, c.stderr);
+  assert.match(c.stdout, /Duplicate ids: 1 rows reuse an id/);
 });

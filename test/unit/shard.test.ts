@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mergeShardResults, MergeError } from '../../src/core/run/mergeReports';
 import type { PrepareResult } from '../../src/core/run/pipeline';
@@ -91,6 +91,13 @@ test('3 shards in 3 processes, merged, equal one run: records, prompts and repor
   assert.equal(readFileSync(join(merged, 'tokenized_data.jsonl'), 'utf8'), readFileSync(join(single, 'tokenized_data.jsonl'), 'utf8'));
   assert.equal(readFileSync(join(merged, 'prompts_to_generate.jsonl'), 'utf8'), readFileSync(join(single, 'prompts_to_generate.jsonl'), 'utf8'));
   assert.match(readFileSync(join(merged, 'report.md'), 'utf8'), /Merged from 3 shards/);
+  // Without --data only the reports are written: the summary names no prompts file in --out.
+  const reportsOnly = tempDir('eagle3-merged-reports-');
+  const r = await run(['merge-reports', ...shardDirs, '--out', reportsOnly]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(existsSync(join(reportsOnly, 'prompts_to_generate.jsonl')), false);
+  assert.doesNotMatch(r.stdout, /generate \S*prompts_to_generate\.jsonl/);
+  assert.match(r.stdout, /prompt-only rows await answers in prompts_to_generate\.jsonl files this command did not write/);
   // Length statistics (in totals and files above) and token-id counts add up to the single run's.
   assert.ok(a.totals.lengths && a.totals.lengths.seqLen.count === a.totals.recordsWritten);
   assert.deepEqual(JSON.parse(readFileSync(join(merged, 'token_counts.json'), 'utf8')), JSON.parse(readFileSync(join(single, 'token_counts.json'), 'utf8')));

@@ -13,13 +13,36 @@ import { jsonTextDepth, MAX_JSON_DEPTH, parseJsonLimited, tooDeepMessage } from 
 /** Content-part types whose `text` is rendered (OpenAI chat + Responses API, Anthropic spellings). */
 const TEXT_PART_TYPES = new Set(['text', 'input_text', 'output_text']);
 
+/**
+ * The text of a text content part, or undefined: `text` of a part typed as text (or untyped); a text-typed part
+ * without `text` whose text is under `content` (`{"type": "text", "content": "…"}`, as some exporters write it).
+ */
+function textOfPart(part: Record<string, unknown>, ctx: NormalizeContext): string | undefined {
+  const typed = part.type === undefined || TEXT_PART_TYPES.has(String(part.type));
+  if (!typed) return undefined;
+  if (typeof part.text === 'string') return part.text;
+  if (part.text === undefined && part.type !== undefined && typeof part.content === 'string') {
+    ctx.note('text_part_content_read', 'text content parts with their text under "content" (no "text") read as text');
+    return part.content;
+  }
+  return undefined;
+}
+
+/** Notes a turn whose every content part was skipped as non-text: it goes out with no text. */
+function noteEmptiedTurn(parts: number, skipped: number, kept: boolean, ctx: NormalizeContext): void {
+  if (parts > 0 && skipped === parts && !kept)
+    ctx.note('turn_empty_after_skipped_parts', 'a turn whose every content part was skipped (not text) goes out with empty text');
+}
+
 /** Anthropic Messages API content blocks → text, reasoning, tool calls and tool-result messages. */
 export function contentBlocks(blocks: unknown[], ctx: NormalizeContext): { text: string; reasoning?: string; toolCalls: ToolCall[]; toolResults: Message[] } {
   const texts: string[] = [];
   const reasoning: string[] = [];
   const toolCalls: ToolCall[] = [];
   const toolResults: Message[] = [];
+  let skipped = 0;
   for (const b of blocks) {
+    const partText = isObject(b) ? textOfPart(b, ctx) : undefined;
     if (typeof b === 'string') texts.push(b);
     else if (isObject(b) && b.type === 'thinking' && typeof b.thinking === 'string') reasoning.push(b.thinking);
     else if (isObject(b) && b.thought === true && typeof b.text === 'string')
@@ -53,9 +76,13 @@ export function contentBlocks(blocks: unknown[], ctx: NormalizeContext): { text:
       ctx.current = saved;
       if (typeof b.tool_use_id === 'string') m.tool_call_id = b.tool_use_id;
       toolResults.push(m);
-    } else if (isObject(b) && typeof b.text === 'string' && (b.type === undefined || TEXT_PART_TYPES.has(String(b.type)))) texts.push(b.text);
-    else reportNonText(b, ctx);
+    } else if (partText !== undefined) texts.push(partText);
+    else {
+      reportNonText(b, ctx);
+      skipped++;
+    }
   }
+  noteEmptiedTurn(blocks.length, skipped, reasoning.length + toolCalls.length + toolResults.length > 0, ctx);
   return { text: texts.join('\n'), reasoning: reasoning.length ? reasoning.join('\n') : undefined, toolCalls, toolResults };
 }
 
@@ -205,12 +232,17 @@ export function toText(value: unknown, ctx: NormalizeContext): string {
   if (Array.isArray(value)) {
     const texts: string[] = [];
     ctx.note('content_parts_joined', 'content given as a list of parts (text parts joined with "\\n")');
+    let skipped = 0;
     for (const part of value) {
+      const partText = isObject(part) ? textOfPart(part, ctx) : undefined;
       if (typeof part === 'string') texts.push(part);
-      else if (isObject(part) && typeof part.text === 'string' && (part.type === undefined || TEXT_PART_TYPES.has(String(part.type)))) {
-        texts.push(part.text);
-      } else reportNonText(part, ctx);
+      else if (partText !== undefined) texts.push(partText);
+      else {
+        reportNonText(part, ctx);
+        skipped++;
+      }
     }
+    noteEmptiedTurn(value.length, skipped, false, ctx);
     return texts.join('\n');
   }
   if (isObject(value) && typeof value.text === 'string') return value.text;
@@ -260,7 +292,10 @@ export function jsonBreakDescription(text: string, opts: { lines?: boolean; json
   if (!errors.length) return 'it does not parse';
   const e = errors[0];
   const code = printParseErrorCode(e.error);
-  const what = (JSON_ERROR_WORDS[code] ?? code) + (text[e.offset] === "'" ? ' (a single quote: JSON strings take double quotes)' : '');
+  const what =
+    text[e.offset] === '\ufeff'
+      ? 'a byte-order mark (U+FEFF) in the middle of the file (files concatenated?)'
+      : (JSON_ERROR_WORDS[code] ?? code) + (text[e.offset] === "'" ? ' (a single quote: JSON strings take double quotes)' : '');
   const cut = e.offset >= text.trimEnd().length || code.startsWith('UnexpectedEndOf') ? ': the text ends too early (cut off?)' : '';
   if (opts.lines) {
     // A whole document: line and column of the break (1-based).

@@ -13,6 +13,7 @@ import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from '../tok
 import type { Conversation, MaskPolicy, TokenizedRecord } from '../types';
 import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from './generatedIds';
 import { countRowTokens } from '../run/tokenCounts';
+import { conversationShapes } from '../run/shapes';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Grouping, type TextRecord } from './mask';
 import { splitConversation } from './split';
 import { isStackOverflow, MAX_JSON_DEPTH } from '../jsonDepth';
@@ -154,11 +155,15 @@ export class RowProcessor {
         const unread = parts[0].conversation.unreadFields;
         if (unread?.length) res.unreadFields = unread;
         res.notes.push(...(parts[0].conversation.notes ?? []));
+        const shapes = new Set(parts.flatMap((p) => conversationShapes(p.conversation)));
+        if (shapes.size) res.shapes = [...shapes];
         const prompts: string[] = [];
+        const promptIds: string[] = [];
         let first: Pick<RowResult, 'fate' | 'reason' | 'message'> | undefined;
         for (const p of parts) {
           if (p.kind === 'prompt') {
             prompts.push(promptLine(p.conversation));
+            promptIds.push(p.conversation.id);
             first ??= { fate: 'setAside' };
             continue;
           }
@@ -172,6 +177,7 @@ export class RowProcessor {
             continue;
           }
           res.records.push(...part.records);
+          if (part.recordConvIds) (res.recordConvIds ??= []).push(...part.recordConvIds);
           res.recordTokens.push(...part.recordTokens);
           res.recordTrainable.push(...part.recordTrainable);
           res.trainableTokens += part.trainableTokens;
@@ -180,7 +186,10 @@ export class RowProcessor {
           if (part.tokenCounts) res.tokenCounts = res.tokenCounts ? mergeTokenCounts(res.tokenCounts, part.tokenCounts) : part.tokenCounts;
           first ??= { fate: part.fate, reason: part.reason, message: part.message };
         }
-        if (prompts.length) res.prompt = prompts.join('');
+        if (prompts.length) {
+          res.prompt = prompts.join('');
+          res.promptIds = promptIds;
+        }
         if (res.records.length > 0) res.fate = 'written';
         else if (prompts.length) res.fate = 'setAside';
         else Object.assign(res, first);
@@ -292,6 +301,7 @@ export class RowProcessor {
         ...(pieces[r].idsSource ? { ids_source: pieces[r].idsSource } : {}),
       };
       res.records.push(JSON.stringify(out) + '\n');
+      (res.recordConvIds ??= []).push(conv.id);
       res.recordTokens.push(ids.length);
       res.recordTrainable.push(nResp);
       written.push({ ids, mask });

@@ -24,6 +24,7 @@ export function emptyFileReport(file: string): FileReport {
     errors: [],
     notes: {},
     unreadFields: {},
+    shapes: {},
     trainableTokens: 0,
     totalTokens: 0,
   };
@@ -49,6 +50,7 @@ export function applyRowResult(rep: FileReport, res: RowResult, lengths?: Length
     u.count++;
     if (u.lines.length < 10) u.lines.push(res.line);
   }
+  for (const sh of res.shapes ?? []) (rep.shapes ??= {})[sh] = (rep.shapes[sh] ?? 0) + 1;
   switch (res.fate) {
     case 'written':
       rep.rowsWritten++;
@@ -74,6 +76,18 @@ export function applyRowResult(rep: FileReport, res: RowResult, lengths?: Length
       }
       break;
   }
+}
+
+/**
+ * Marks a file left out by `--skip-failed-files`: its written and set-aside counts (records, tokens, lengths)
+ * become 0, as none of its rows are in the outputs, and move to `leftOut`; rows read, dropped and errored stay.
+ */
+export function leaveOut(rep: FileReport): void {
+  rep.skipped = true;
+  const { rowsWritten, recordsWritten, rowsSetAside, trainableTokens, totalTokens } = rep;
+  rep.leftOut = { rowsWritten, recordsWritten, rowsSetAside, trainableTokens, totalTokens };
+  Object.assign(rep, { rowsWritten: 0, recordsWritten: 0, rowsSetAside: 0, trainableTokens: 0, totalTokens: 0 });
+  delete rep.lengths;
 }
 
 /** The run policy a file is judged by. */

@@ -8,6 +8,7 @@ import type { Grouping } from '../records/mask';
 import type { TemplateCheck } from '../templates/checkTemplate';
 import type { MaskPolicy, ReasoningPolicy } from '../types';
 import type { LengthStats } from './stats';
+import type { RowShape } from './shapes';
 /** The status word of a file and of a run (`run/status.ts` decides it). */
 export type RunStatus = 'ok' | 'warnings' | 'degraded' | 'failed';
 
@@ -150,7 +151,11 @@ export interface PrepareHooks {
   dedup?: Set<string>;
 }
 
-/** Per-input-file accounting; `written + setAside + dropped + errored == rowsRead` always. */
+/**
+ * Per-input-file accounting; `written + setAside + dropped + errored == rowsRead` always, except for a file
+ * skipped by `--skip-failed-files`: its written and set-aside counts are 0 (none of its rows are in the outputs)
+ * and what it would have written is in `leftOut`.
+ */
 export interface FileReport {
   file: string;
   format: string;
@@ -182,6 +187,12 @@ export interface FileReport {
    * before it was counted. (Named as issue 12 names it.)
    */
   unreadFields?: Record<string, { count: number; lines: number[] }>;
+  /**
+   * Rows read of each shape a chat-template probe stands for (`run/shapes.ts`): a template
+   * finding counts against the file only when it has rows of the finding's shape. Absent in
+   * reports of older versions (then every finding counts).
+   */
+  shapes?: Partial<Record<RowShape, number>>;
   trainableTokens: number;
   totalTokens: number;
   /**
@@ -200,6 +211,8 @@ export interface FileReport {
   failure?: string;
   /** The file failed and `--skip-failed-files` left it out: none of its rows are in the outputs or the totals. */
   skipped?: boolean;
+  /** A skipped file only: the rows written and set aside (records, tokens) before it was left out; none of them are in the outputs. */
+  leftOut?: Pick<FileReport, 'rowsWritten' | 'recordsWritten' | 'rowsSetAside' | 'trainableTokens' | 'totalTokens'>;
 }
 
 /** A data-changing warning of a run, with what it means and what to do. */
@@ -291,7 +304,9 @@ export interface PrepareResult {
     | 'status'
     | 'failure'
     | 'skipped'
+    | 'leftOut'
     | 'unreadFields'
+    | 'shapes'
   > & {
     dropped: Record<string, number>;
     /** Errored rows per reason code (only errors that have one), when there were any. */
@@ -333,12 +348,18 @@ export interface RowResult {
   notes: string[];
   /** Field paths of the row that were neither read nor known metadata (`Conversation.unreadFields`). */
   unreadFields?: string[];
+  /** The shapes of the row's conversations (`run/shapes.ts`), for the template findings that concern the file. */
+  shapes?: RowShape[];
   /** With `dedup`: a hash of the normalized conversation (roles, texts, reasoning, tool calls, tools), for written and set-aside rows. */
   dedupKey?: string;
   /** `tokenized_data.jsonl` lines (JSON of a {@link TokenizedRecord}, newline included), in record order. */
   records: string[];
   /** The `prompts_to_generate.jsonl` line when `fate` is `setAside`. */
   prompt?: string;
+  /** The conversation id of each record line (its `id` is it, or it + `#k`), for unique ids across the run (`run/uniqueIds.ts`). */
+  recordConvIds?: string[];
+  /** The id of each line of `prompt`. */
+  promptIds?: string[];
   trainableTokens: number;
   totalTokens: number;
   /** `seq_len` of each written record, in record order. */

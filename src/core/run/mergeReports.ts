@@ -16,6 +16,7 @@ import { AtomicOutput } from './output';
 import { ParquetRecordsOutput, readParquetRecords, removeStaleRecordFiles } from './parquetOutput';
 import type { TokenizedRecord } from '../types';
 import type { FileReport, PrepareResult } from './contract';
+import type { RowShape } from './shapes';
 import { computeTotals, runFailures } from './accounting';
 import { readReport, writeReports } from './report';
 import { applyStatus } from './status';
@@ -119,6 +120,7 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
       errors: [],
       notes: {},
       unreadFields: {},
+      ...(parts.every((q) => q.shapes) ? { shapes: {} } : {}),
       trainableTokens: 0,
       totalTokens: 0,
       ...(f0.input ? { input: f0.input } : {}),
@@ -133,6 +135,9 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
         m[k] += p[k];
       for (const [code, c] of Object.entries(p.notes)) m.notes[code] = (m.notes[code] ?? 0) + c;
       // Reports written before unread fields were counted have none.
+      // Shapes: summed while every shard counted them; a shard of an older version leaves them uncounted (every template finding counts).
+      if (parts.every((q) => q.shapes))
+        for (const [sh, n] of Object.entries(p.shapes!)) (m.shapes ??= {})[sh as RowShape] = (m.shapes[sh as RowShape] ?? 0) + (n ?? 0);
       for (const [field, u] of Object.entries(p.unreadFields ?? {})) {
         const t = ((m.unreadFields ??= {})[field] ??= { count: 0, lines: [] });
         t.count += u.count;

@@ -27,8 +27,9 @@ import { longPolicyOf } from '../records/rowProcessor';
 import { RowProcessor } from '../records/rowProcessor';
 import { TokenizerLoadError, type TargetTokenizer } from '../tokenizers/tokenizer';
 import type { MaskPolicy } from '../types';
-import { addDrop, applyRowResult, computeTotals, emptyFileReport, fileFailure, PROBLEMS_FILE, problemLine, runFailures } from './accounting';
+import { addDrop, applyRowResult, computeTotals, emptyFileReport, fileFailure, leaveOut, PROBLEMS_FILE, problemLine, runFailures } from './accounting';
 import { applyStatus, fileWarnings } from './status';
+import { UniqueIds } from './uniqueIds';
 import { defaultIdBases } from './inputs';
 import type { DryRunEstimate, FileReport, OutputFormat, PrepareHooks, PrepareOptions, PrepareResult, RowResult, RowSettings, RunSetup } from './contract';
 
@@ -288,6 +289,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
           seen.add(res.dedupKey);
           addedKeys.push(res.dedupKey);
         }
+        addedIds.push(...uniqueIds.apply(res));
         applyRowResult(rep, res, lengths, fileCounts);
         if (doomed) continue;
         for (const line of res.records) await records.write(line);
@@ -343,6 +345,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     const sampleDone = () => dryRun !== null && sampled >= dryRun.sampleRows;
     /** problems.jsonl lines of OpenAssistant message rows whose fate follows their paths' (applied after the paths). */
     const partProblems: string[] = [];
+    let headLeft = false;
     try {
       if (oasst) {
         await runOasstFile({
@@ -376,7 +379,10 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
         if (!doomed) for (const line of partProblems) await problems.write(line);
       } else {
         for (const row of head) {
-          if (sampleDone()) break;
+          if (sampleDone()) {
+            headLeft = true; // the sample ended inside the rows read for detection: the file was not read to its end
+            break;
+          }
           await take(row, globalRow++);
         }
         head.length = 0;
@@ -391,8 +397,8 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       await rows.return(undefined); // closes the file when the run stops early
     }
     rep.lengths = lengths.result();
-    if (dryRun) estimates.push(estimate(rep, lastBytes, bytesTotal, it.done === true));
-    emit(it.done ? bytesTotal : lastBytes, true);
+    if (dryRun) estimates.push(estimate(rep, lastBytes, bytesTotal, it.done === true && !headLeft));
+    emit(it.done && !headLeft ? bytesTotal : lastBytes, true);
     hooks.log?.(
       `  rows ${rep.rowsRead}: written ${rep.rowsWritten} (${rep.recordsWritten} records), set aside ${rep.rowsSetAside}, dropped ${rep.rowsDropped}, errored ${rep.rowsErrored}`,
     );
@@ -400,6 +406,9 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
 
   /** Dedup keys added by the current file (removed again when the file is skipped). */
   let addedKeys: string[] = [];
+  /** Ids of the current file's records and prompts (taken back when the file is skipped). */
+  let addedIds: string[] = [];
+  const uniqueIds = new UniqueIds();
   try {
     for (let fi = 0; fi < opts.inputs.length; fi++) {
       const rep = emptyFileReport(resolve(opts.inputs[fi]));
@@ -407,6 +416,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       files.push(rep);
       const marks = [records.bytesWritten, prompts.bytesWritten, problems.bytesWritten];
       addedKeys = [];
+      addedIds = [];
       lengths = new LengthStatsBuilder();
       fileCounts = new TokenCounter();
       try {
@@ -426,11 +436,12 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       rep.failure = why;
       if (opts.skipFailedFiles) {
         // Left out: its rows are taken back out of the outputs and the dedup set.
-        rep.skipped = true;
+        leaveOut(rep);
         await records.rollback(marks[0]);
         await prompts.rollback(marks[1]);
         await problems.rollback(marks[2]);
         for (const k of addedKeys) seen?.delete(k);
+        uniqueIds.forget(addedIds);
         hooks.log?.(`  skipped (--skip-failed-files): ${why}`);
       } else doomed = true;
     }

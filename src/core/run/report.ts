@@ -7,7 +7,8 @@ import { relative } from 'node:path';
 import { CODES } from '../codes';
 import { writeFileAtomic } from './output';
 import { fromSnakeJson, toSnakeJson } from './jsonCase';
-import type { FileReport, PrepareResult, RunStatus } from './contract';
+import type { FileReport, PrepareResult, RunStatus, RunWarning } from './contract';
+import { isTemplateNote } from './status';
 import type { Distribution, LengthStats } from './stats';
 
 /**
@@ -145,7 +146,7 @@ function fileSection(f: FileReport, base: string, grouping: string): string {
   const lines = [
     `## ${rel}`,
     '',
-    `Status: **${statusWord(f.status)}**${f.skipped ? ' — skipped (--skip-failed-files): none of its rows are in the outputs' : ''}${f.failure ? `\n\n${f.failure}` : ''}`,
+    `Status: **${statusWord(f.status)}**${f.skipped ? ` — skipped (--skip-failed-files): none of its rows are in the outputs${f.leftOut ? ` (${f.leftOut.rowsWritten} rows, ${f.leftOut.recordsWritten} records and ${f.leftOut.rowsSetAside} prompts left out)` : ''}` : ''}${f.failure ? `\n\n${f.failure}` : ''}`,
     '',
     `Format: **${f.format}**`,
     '',
@@ -259,13 +260,13 @@ function warningsSection(r: PrepareResult): string[] {
     for (const s of r.skippedFiles) out.push(`- ${s.reason}`);
     out.push('');
   }
-  if (!r.warnings?.length) return out;
-  out.push('Data-changing warnings (the records differ from what the source holds):', '');
-  for (const w of r.warnings)
-    out.push(
-      `- \`${w.code}\` × ${w.count}${w.source === 'template' ? ' (chat template check, probes)' : ''}: ${w.meaning}${w.remedy ? `. **What to do:** ${w.remedy}` : ''}`,
-    );
-  out.push('');
+  const line = (w: RunWarning) =>
+    `- \`${w.code}\` × ${w.count}${w.source === 'template' ? ' (chat template check, probes)' : ''}: ${w.meaning}${w.remedy ? `. **What to do:** ${w.remedy}` : ''}`;
+  const warnings = (r.warnings ?? []).filter((w) => !isTemplateNote(w));
+  const notes = (r.warnings ?? []).filter(isTemplateNote);
+  if (warnings.length) out.push('Data-changing warnings (the records differ from what the source holds):', '', ...warnings.map(line), '');
+  if (notes.length)
+    out.push('Chat template notes (found by the template check for row shapes none of these files has; no record changed):', '', ...notes.map(line), '');
   return out;
 }
 

@@ -16,6 +16,7 @@
  */
 import { CODES, codeMeaning, isDataChanging } from '../codes';
 import type { FileReport, PrepareResult, RunStatus, RunWarning } from './contract';
+import { probeConcerns } from './shapes';
 
 export type { RunStatus } from './contract';
 
@@ -30,25 +31,31 @@ export function dataChangingCodes(f: Pick<FileReport, 'notes' | 'dropped'>): { c
   return [...out].map(([code, count]) => ({ code, count })).sort((a, b) => b.count - a.count || a.code.localeCompare(b.code));
 }
 
-/** The chat template check's data-changing findings (`core/codes.ts` kind `template`), with the probes that showed each. */
-export function templateWarnings(check: PrepareResult['templateCheck']): { code: string; count: number }[] {
+/**
+ * The chat template check's data-changing findings (`core/codes.ts` kind `template`), with the probes that showed each;
+ * with `shapes` (a file's rows per shape, `FileReport.shapes`) only the findings of probes that stand for a shape the
+ * file has rows of (`run/shapes.ts`).
+ */
+export function templateWarnings(check: PrepareResult['templateCheck'], shapes?: FileReport['shapes'] | 'all'): { code: string; count: number }[] {
   const out = new Map<string, number>();
-  for (const w of check?.warnings ?? []) if (CODES[w.code]?.kind === 'template' && isDataChanging(w.code)) out.set(w.code, (out.get(w.code) ?? 0) + 1);
+  for (const w of check?.warnings ?? [])
+    if (CODES[w.code]?.kind === 'template' && isDataChanging(w.code) && (shapes === 'all' || probeConcerns(w.probe, shapes)))
+      out.set(w.code, (out.get(w.code) ?? 0) + 1);
   return [...out].map(([code, count]) => ({ code, count }));
 }
 
 /**
  * The data-changing warnings of one file: its own (rows) and the template
- * check's when the file wrote records.
+ * check's that concern rows the file has, when the file wrote records.
  */
 export function fileWarnings(f: FileReport, check: PrepareResult['templateCheck']): { code: string; count: number }[] {
-  return [...dataChangingCodes(f), ...(f.recordsWritten > 0 ? templateWarnings(check) : [])];
+  return [...dataChangingCodes(f), ...(f.recordsWritten > 0 ? templateWarnings(check, f.shapes) : [])];
 }
 
 /**
  * The status of one input file of a run.
  * @param failed whether the run's failures name this file (`accounting.ts` `fileFailure`)
- * @param templateFindings data-changing findings of the template check (count only when the file wrote records)
+ * @param templateFindings data-changing findings of the template check that concern the file's rows (count only when the file wrote records)
  */
 export function fileStatus(
   f: Pick<FileReport, 'rowsErrored' | 'rowsDropped' | 'notes' | 'dropped' | 'recordsWritten'>,
@@ -80,13 +87,21 @@ export function runWarnings(r: Pick<PrepareResult, 'files' | 'templateCheck'>): 
       byCode.set(code, w);
     }
   }
-  const writers = r.files.filter((f) => !f.skipped && f.recordsWritten > 0).map((f) => f.file);
+  // A template finding is listed whenever files wrote records; `files` names those with rows of its shape (none: a note, it changes no record).
+  const writers = r.files.filter((f) => !f.skipped && f.recordsWritten > 0);
   if (writers.length)
-    for (const { code, count } of templateWarnings(r.templateCheck))
-      byCode.set(code, { code, count, source: 'template', meaning: codeMeaning(code), remedy: CODES[code]?.remedy, files: writers });
+    for (const { code, count } of templateWarnings(r.templateCheck, 'all')) {
+      const files = writers.filter((f) => templateWarnings(r.templateCheck, f.shapes).some((w) => w.code === code)).map((f) => f.file);
+      byCode.set(code, { code, count, source: 'template', meaning: codeMeaning(code), remedy: CODES[code]?.remedy, files });
+    }
   return [...byCode.values()]
     .map((w) => (w.remedy === undefined ? (({ remedy: _r, ...rest }) => rest)(w) : w))
     .sort((a, b) => b.count - a.count || a.code.localeCompare(b.code));
+}
+
+/** A chat template finding that concerns no row of the run's files (no row of its shape): shown as a note; it changes no record and fails nothing. */
+export function isTemplateNote(w: Pick<RunWarning, 'source' | 'files'>): boolean {
+  return w.source === 'template' && w.files.length === 0;
 }
 
 /**
@@ -94,8 +109,7 @@ export function runWarnings(r: Pick<PrepareResult, 'files' | 'templateCheck'>): 
  * @param failedFiles files the run's failures name (absolute paths)
  */
 export function applyStatus(r: PrepareResult, failedFiles: ReadonlySet<string>): void {
-  const tw = templateWarnings(r.templateCheck);
-  for (const f of r.files) f.status = fileStatus(f, failedFiles.has(f.file) || f.skipped === true, tw);
+  for (const f of r.files) f.status = fileStatus(f, failedFiles.has(f.file) || f.skipped === true, templateWarnings(r.templateCheck, f.shapes));
   r.warnings = runWarnings(r);
   const kept = r.files.filter((f) => !f.skipped).map((f) => f.status!);
   r.status = r.ok ? worstStatus(kept) : 'failed';
