@@ -367,7 +367,7 @@ export async function generate(options: GenerateOptions, hooks: GenerateHooks = 
       if (row.error !== undefined) fail('invalid_row', `line ${row.line}: ${row.error}`);
       else {
         const o = normalizeRow(row.value, { file: input, line: row.line }, fileBase);
-        if (o.kind === 'conversation' || o.kind === 'prompt') await handle(o.conversation, (row.value as any)?.source);
+        if (o.kind === 'conversation' || o.kind === 'prompt') await handle(o.conversation, (row.value as { source?: unknown } | null)?.source);
         else fail(o.kind === 'dropped' ? o.reason : 'invalid_row', `line ${row.line}: ${o.message}`);
       }
       emit();
@@ -417,7 +417,8 @@ export async function generate(options: GenerateOptions, hooks: GenerateHooks = 
 }
 
 function isSource(v: unknown): v is { file: string; line: number } {
-  return !!v && typeof v === 'object' && typeof (v as any).file === 'string' && typeof (v as any).line === 'number';
+  const o = v as { file?: unknown; line?: unknown } | null;
+  return !!o && typeof o === 'object' && typeof o.file === 'string' && typeof o.line === 'number';
 }
 
 /** The report as text lines (CLI and output channel). */

@@ -39,7 +39,7 @@ export type GeneratedIdsResult =
  * when the row was not written by `generate`.
  */
 export function generatedTurnsOf(row: unknown): GeneratedTurnIds[] | undefined {
-  const turns = (row as any)?.generation?.turns;
+  const turns = (row as { generation?: { turns?: unknown } } | null)?.generation?.turns;
   if (!Array.isArray(turns)) return undefined;
   return turns
     .filter((t) => Number.isInteger(t?.message_index))
