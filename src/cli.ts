@@ -12,7 +12,7 @@ import { inspectFile } from './core/run/inspect';
 import { mergeReports } from './core/run/mergeReports';
 import { defaultWorkerCount, expandInputs, groupByDefaultOutDir, prepare, type PrepareOptions, type PrepareResult } from './core/run/pipeline';
 import { loadTokenizer } from './core/tokenizers/tokenizer';
-import type { MaskPolicy } from './core/types';
+import { isMaskPolicy, type MaskPolicy } from './core/types';
 
 const USAGE = `eagle3-prep — EAGLE-3 draft-model training data from chat and agent datasets
 
@@ -84,7 +84,7 @@ class UsageError extends Error {}
 
 function parseMask(v: string | undefined): MaskPolicy {
   if (v === undefined) return 'assistant';
-  if (v === 'assistant' || v === 'last-assistant' || v === 'non-system') return v;
+  if (isMaskPolicy(v)) return v;
   throw new UsageError(`--mask must be assistant, last-assistant or non-system (got "${v}")`);
 }
 

@@ -89,8 +89,19 @@ export interface FormatDetection {
   evidence: string[];
 }
 
-/** Mask policies, spec loss-mask.md "Targets". */
-export type MaskPolicy = 'assistant' | 'last-assistant' | 'non-system';
+/**
+ * The mask policies (which turns are trained), in the order the settings, the CLI help and the mask
+ * view offer them; the default first. docs/loss-mask-rules.md "Targets".
+ */
+export const MASK_POLICIES = ['assistant', 'last-assistant', 'non-system'] as const;
+
+/** One of {@link MASK_POLICIES}. */
+export type MaskPolicy = (typeof MASK_POLICIES)[number];
+
+/** Whether `v` names a mask policy. */
+export function isMaskPolicy(v: unknown): v is MaskPolicy {
+  return (MASK_POLICIES as readonly unknown[]).includes(v);
+}
 
 /** One training record as written to `tokenized_data.jsonl`. */
 export interface TokenizedRecord {

@@ -10,12 +10,12 @@ import * as vscode from 'vscode';
 import { readOutputState, tokenizerFilesHash } from '../core/run/datasetScan';
 import { groupByDefaultOutDir, type PrepareResult } from '../core/run/pipeline';
 import { findDatasetFiles } from './datasetsTree';
-import { outDirFor, readPrepareSettings, summarizeResult } from './prepareCommand';
-import { resolveTokenizerDir, tokenizerDisplayName } from './tokenizerSelection';
+import { readPrepareSettings, resolveTokenizerDir } from './config';
+import { COMMANDS } from './ids';
+import { outDirFor } from './paths';
+import { summarizeResult } from './prepareCommand';
+import { tokenizerDisplayName } from './tokenizerSelection';
 import { runPrepareInWorker } from './workerClient';
-
-/** Command id of "Prepare all datasets in workspace". */
-export const PREPARE_ALL_COMMAND = 'eagle3prep.prepareAll';
 
 /** The outcome of one run of a batch. */
 export interface BatchRun {
@@ -145,5 +145,5 @@ export async function prepareAll(context: vscode.ExtensionContext, output: vscod
 
 /** Registers `eagle3prep.prepareAll`. */
 export function registerBatchCommand(context: vscode.ExtensionContext, output: vscode.OutputChannel): vscode.Disposable {
-  return vscode.commands.registerCommand(PREPARE_ALL_COMMAND, (arg?: unknown) => prepareAll(context, output, arg));
+  return vscode.commands.registerCommand(COMMANDS.prepareAll, (arg?: unknown) => prepareAll(context, output, arg));
 }

@@ -4,18 +4,16 @@
  * tokenizer never blocks the extension host), then shows the findings — prefix stability, the
  * end-of-turn token trained and what follows it, a default system prompt, the generation prompt's
  * scaffold, warnings, and the probe renders with their trainable spans — in a read-only text
- * document, with a notification summarizing them. The rules checked are the spec's
- * (`shared/spec/loss-mask.md`); the check itself is `src/core/templates/checkTemplate.ts`.
+ * document, with a notification summarizing them. The rules checked are docs/loss-mask-rules.md;
+ * the check itself is `src/core/templates/checkTemplate.ts`.
  */
 import { fork } from 'node:child_process';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { formatTemplateCheck, type TemplateCheck } from '../core/templates/checkTemplate';
-import { readPrepareSettings } from './prepareCommand';
+import { readPrepareSettings } from './config';
+import { COMMANDS } from './ids';
 import { tokenizerDisplayName } from './tokenizerSelection';
-
-/** Command id of "Check chat template". */
-export const CHECK_TEMPLATE_COMMAND = 'eagle3prep.checkTemplate';
 
 /**
  * Runs `dist/cli.js check-template --json` and resolves with its parsed {@link TemplateCheck}.
@@ -102,5 +100,5 @@ export async function checkTemplateCommand(context: vscode.ExtensionContext, out
 
 /** Registers `eagle3prep.checkTemplate`. */
 export function registerCheckTemplateCommand(context: vscode.ExtensionContext, output: vscode.OutputChannel): vscode.Disposable {
-  return vscode.commands.registerCommand(CHECK_TEMPLATE_COMMAND, (arg?: unknown) => checkTemplateCommand(context, output, arg));
+  return vscode.commands.registerCommand(COMMANDS.checkTemplate, (arg?: unknown) => checkTemplateCommand(context, output, arg));
 }

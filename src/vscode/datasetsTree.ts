@@ -14,49 +14,21 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { datasetKind, scanDataset, tokenizerFilesHash, type DatasetScan } from '../core/run/datasetScan';
+import { OUTPUT_FILES } from '../core/run/outputFiles';
 import { REASON_TEXT } from '../core/run/report';
 import { PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
-import { outDirFor, readPrepareSettings } from './prepareCommand';
-import { CONFIG_SECTION, resolveTokenizerDir, tokenizerDisplayName } from './tokenizerSelection';
+import { affectsSettings, readDatasetDiscovery, readPrepareSettings, resolveTokenizerDir } from './config';
+import { expandBraces, joinGlobs } from './globs';
+import { COMMANDS, datasetContextValue, DATASETS_VIEW, DETAIL_CONTEXT } from './ids';
+import { outDirFor } from './paths';
+import { tokenizerDisplayName } from './tokenizerSelection';
 
-/** Id of the view (package.json `contributes.views`). */
-export const DATASETS_VIEW = 'eagle3prep.datasets';
 /** Files scanned at once (streams are I/O bound; the byte loop yields between 1 MiB chunks). */
 export const SCAN_CONCURRENCY = 4;
-/** Command id of the mask view (registered by src/vscode/maskView.ts): `(uri: Uri, line: number /* 1-based *\/)`. */
-export const OPEN_MASK_VIEW_COMMAND = 'eagle3prep.openMaskView';
-
-/** Default discovery globs (also the package.json setting defaults). */
-export const DEFAULT_INCLUDE = ['**/*.{jsonl,ndjson,json,parquet}', '**/*.{jsonl,ndjson,json}.{gz,zst}'];
-export const DEFAULT_EXCLUDE = [
-  '**/node_modules/**',
-  '**/.git/**',
-  '**/.vscode/**',
-  '**/*.eagle3/**',
-  '**/{package,package-lock,tsconfig,jsconfig,tokenizer,tokenizer_config,special_tokens_map,generation_config,added_tokens,launch,settings}.json',
-];
-
-/**
- * Expands the brace groups of a glob into plain globs (`a/*.{x,y}` → `a/*.x`, `a/*.y`), so that
- * several patterns can be joined into one `{p1,p2,…}` group (VS Code globs do not nest braces).
- * Groups are not nested themselves; a pattern without braces is returned as is.
- */
-export function expandBraces(pattern: string): string[] {
-  const m = /\{([^{}]*)\}/.exec(pattern);
-  if (!m) return [pattern];
-  const head = pattern.slice(0, m.index);
-  const tail = pattern.slice(m.index + m[0].length);
-  return m[1].split(',').flatMap((alt) => expandBraces(head + alt + tail));
-}
-
-function globList(key: 'include' | 'exclude', fallback: string[]): string[] {
-  const v = vscode.workspace.getConfiguration(CONFIG_SECTION).get<unknown>(`datasets.${key}`, fallback);
-  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x.trim() !== '') : fallback;
-}
 
 /** Whether `uri` matches an `eagle3prep.datasets.exclude` glob (output folders, configuration JSON files, …). */
 export function isExcludedDataset(uri: vscode.Uri): boolean {
-  const exclude = globList('exclude', DEFAULT_EXCLUDE).flatMap(expandBraces);
+  const exclude = readDatasetDiscovery().exclude.flatMap(expandBraces);
   // languages.match scores a glob DocumentFilter against the Uri alone.
   return exclude.some((g) => vscode.languages.match({ pattern: g }, { uri, languageId: '' } as unknown as vscode.TextDocument) > 0);
 }
@@ -67,10 +39,8 @@ export function isExcludedDataset(uri: vscode.Uri): boolean {
  * at most `eagle3prep.datasets.maxFiles`.
  */
 export async function findDatasetFiles(token?: vscode.CancellationToken): Promise<vscode.Uri[]> {
-  const include = globList('include', DEFAULT_INCLUDE);
-  const exclude = globList('exclude', DEFAULT_EXCLUDE).flatMap(expandBraces);
-  const max = vscode.workspace.getConfiguration(CONFIG_SECTION).get<number>('datasets.maxFiles', 5000);
-  const excludeGlob = exclude.length ? `{${exclude.join(',')}}` : null;
+  const { include, exclude, maxFiles: max } = readDatasetDiscovery();
+  const excludeGlob = joinGlobs(exclude);
   const found = new Map<string, vscode.Uri>();
   for (const inc of include) {
     for (const u of await vscode.workspace.findFiles(inc, excludeGlob, max, token)) {
@@ -147,9 +117,8 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     this.disposables.push(
       this.changed,
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration(`${CONFIG_SECTION}.datasets`)) void this.rediscover();
-        else if (e.affectsConfiguration(`${CONFIG_SECTION}.tokenizerPath`) || e.affectsConfiguration(`${CONFIG_SECTION}.outputDirectory`))
-          this.refreshOutputs();
+        if (affectsSettings(e, 'datasets')) void this.rediscover();
+        else if (affectsSettings(e, 'tokenizerPath', 'outputDirectory')) this.refreshOutputs();
       }),
       vscode.workspace.onDidChangeWorkspaceFolders(() => void this.rediscover()),
     );
@@ -159,7 +128,7 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
   private createWatchers(): void {
     for (const w of this.watchers) w.dispose();
     this.watchers = [];
-    for (const inc of globList('include', DEFAULT_INCLUDE)) {
+    for (const inc of readDatasetDiscovery().include) {
       const w = vscode.workspace.createFileSystemWatcher(inc);
       this.watchers.push(
         w,
@@ -380,7 +349,7 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     item.resourceUri = n.resourceUri;
     item.description = this.describe(n);
     const state = !s ? (n.pending ? 'pending' : 'none') : s.error ? 'error' : s.output.state;
-    item.contextValue = `eagle3prep.dataset.${state}${s && s.kind.container === 'jsonl' && !s.kind.compression ? '.lines' : ''}`;
+    item.contextValue = datasetContextValue(state, !!s && s.kind.container === 'jsonl' && !s.kind.compression);
     item.iconPath =
       state === 'pending'
         ? new vscode.ThemeIcon('loading~spin')
@@ -436,7 +405,7 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     if (opts.uri) item.resourceUri = opts.uri;
     item.tooltip = opts.tooltip;
     item.command = opts.command;
-    item.contextValue = opts.context ?? 'eagle3prep.detail';
+    item.contextValue = opts.context ?? DETAIL_CONTEXT.detail;
     return { kind: 'detail', parent, item, resourceUri: opts.uri };
   }
 
@@ -474,7 +443,7 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
           color: 'problemsWarningIcon.foreground',
           tooltip: REASON_TEXT[reason] ?? reason,
           command: d.lines.length ? goto(d.lines[0]) : undefined,
-          context: 'eagle3prep.detail.reason',
+          context: DETAIL_CONTEXT.reason,
         }),
       );
     }
@@ -489,7 +458,7 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
             .map((e) => `line ${e.line}: ${e.message}`)
             .join('\n'),
           command: fr.errors[0] ? goto(fr.errors[0].line) : undefined,
-          context: 'eagle3prep.detail.reason',
+          context: DETAIL_CONTEXT.reason,
         }),
       );
     }
@@ -513,7 +482,7 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
               ? { command: 'markdown.showPreview', title: 'Open report', arguments: [uri] }
               : { command: 'vscode.open', title: 'Open', arguments: [uri] },
           // prompts_to_generate.jsonl gets the "Generate answers with the target model" action (issue 6).
-          context: f.name === 'prompts_to_generate.jsonl' ? 'eagle3prep.outputFile.prompts' : 'eagle3prep.outputFile',
+          context: f.name === OUTPUT_FILES.promptsToGenerate ? DETAIL_CONTEXT.promptsFile : DETAIL_CONTEXT.outputFile,
         }),
       );
     }
@@ -573,19 +542,19 @@ export function registerDatasetsTree(): vscode.Disposable[] {
     provider,
     view,
     view.onDidChangeVisibility((e) => provider.setActive(e.visible)),
-    vscode.commands.registerCommand('eagle3prep.datasets.refresh', () => provider.rediscover()),
-    vscode.commands.registerCommand('eagle3prep.datasets.state', () => provider.state()),
-    vscode.commands.registerCommand('eagle3prep.datasets.openMaskView', (arg?: unknown) => {
+    vscode.commands.registerCommand(COMMANDS.datasetsRefresh, () => provider.rediscover()),
+    vscode.commands.registerCommand(COMMANDS.datasetsState, () => provider.state()),
+    vscode.commands.registerCommand(COMMANDS.datasetsOpenMaskView, (arg?: unknown) => {
       const u = nodeUri(arg);
-      if (u) return vscode.commands.executeCommand(OPEN_MASK_VIEW_COMMAND, u, 1);
+      if (u) return vscode.commands.executeCommand(COMMANDS.openMaskView, u, 1);
       return undefined;
     }),
-    vscode.commands.registerCommand('eagle3prep.datasets.openReport', async (arg?: unknown) => {
+    vscode.commands.registerCommand(COMMANDS.datasetsOpenReport, async (arg?: unknown) => {
       const { output } = outputState(arg);
       if (!output?.reportMd) return void vscode.window.showInformationMessage('This dataset has no report yet: prepare it first.');
       await vscode.commands.executeCommand('markdown.showPreview', vscode.Uri.file(output.reportMd));
     }),
-    vscode.commands.registerCommand('eagle3prep.datasets.revealOutput', async (arg?: unknown) => {
+    vscode.commands.registerCommand(COMMANDS.datasetsRevealOutput, async (arg?: unknown) => {
       const { output } = outputState(arg);
       if (!output || output.state === 'none') return void vscode.window.showInformationMessage('This dataset has no output yet: prepare it first.');
       const target = output.outputs?.find((f) => f.exists)?.path ?? output.outDir;

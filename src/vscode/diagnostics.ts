@@ -18,15 +18,12 @@ import { datasetKind, readOutputState, scanRowProblems, tokenizerFilesHash, type
 import { ALIAS_TARGET_ROLES, findProjectConfig, PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
 import { REASON_TEXT } from '../core/run/report';
 import { isExcludedDataset } from './datasetsTree';
-import { outDirFor, readPrepareSettings } from './prepareCommand';
-import { CONFIG_SECTION, resolveTokenizerDir } from './tokenizerSelection';
+import { readDiagnosticsSettings, readPrepareSettings, resolveTokenizerDir } from './config';
+import { COMMANDS, DIAGNOSTICS_COLLECTION } from './ids';
+import { outDirFor } from './paths';
 
 /** Diagnostic source of every entry. */
-export const DIAGNOSTIC_SOURCE = 'eagle3-prep';
-/** Command: check a dataset's rows now (explorer / tree / palette); resolves with the problems set. */
-export const CHECK_ROWS_COMMAND = 'eagle3prep.checkRows';
-/** Hidden command used by the quick fixes: `(datasetUri, 'roleAliases' | 'fieldMappings', key, value)`. */
-export const ADD_TO_PROJECT_CONFIG_COMMAND = 'eagle3prep.addToProjectConfig';
+export const DIAGNOSTIC_SOURCE = DIAGNOSTICS_COLLECTION;
 
 /** Line length used for a diagnostic's range when the document is not open (VS Code clamps it). */
 const WHOLE_LINE = 10_000;
@@ -54,7 +51,7 @@ export function addToProjectConfig(dataset: string, section: 'roleAliases' | 'fi
 /** Diagnostics of the Problems panel and their quick fixes; see the module comment. */
 export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionProvider {
   static readonly providedCodeActionKinds = [vscode.CodeActionKind.QuickFix];
-  readonly collection = vscode.languages.createDiagnosticCollection('eagle3-prep');
+  readonly collection = vscode.languages.createDiagnosticCollection(DIAGNOSTICS_COLLECTION);
   /** The problems behind the diagnostics, per file path and line (code actions get copies of the diagnostics). */
   private problems = new Map<string, Map<number, RowProblem>>();
   private running = new Map<string, AbortController>();
@@ -64,7 +61,7 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
     if (uri.scheme !== 'file' || !datasetKind(uri.fsPath)) return false;
     if (datasetKind(uri.fsPath)?.container === 'parquet') return false; // no lines to put a diagnostic on
     if (isExcludedDataset(uri)) return false; // outputs, tokenizer.json, package.json, …
-    return vscode.workspace.getConfiguration(CONFIG_SECTION, uri).get<boolean>('diagnostics.enabled', true) !== false;
+    return readDiagnosticsSettings(uri).enabled;
   }
 
   /**
@@ -78,7 +75,7 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
     this.running.get(key)?.abort();
     const ac = new AbortController();
     this.running.set(key, ac);
-    const max = vscode.workspace.getConfiguration(CONFIG_SECTION, uri).get<number>('diagnostics.maxProblems', 1000);
+    const max = readDiagnosticsSettings(uri).maxProblems;
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
     const range = (line: number) => {
       const l = Math.max(0, line - 1);
@@ -169,7 +166,7 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
         for (const role of ['assistant', 'user', 'tool', 'system'].filter((r) => ALIAS_TARGET_ROLES.includes(r as never))) {
           const a = new vscode.CodeAction(`Add role alias "${p.role}" → ${role} to ${PROJECT_CONFIG_NAME}`, vscode.CodeActionKind.QuickFix);
           a.diagnostics = [diag];
-          a.command = { command: ADD_TO_PROJECT_CONFIG_COMMAND, title: a.title, arguments: [document.uri, 'roleAliases', p.role, role] };
+          a.command = { command: COMMANDS.addToProjectConfig, title: a.title, arguments: [document.uri, 'roleAliases', p.role, role] };
           actions.push(a);
         }
       }
@@ -177,7 +174,7 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
         const a = new vscode.CodeAction(`Map field "${m.from}" → "${m.to}" in ${PROJECT_CONFIG_NAME}`, vscode.CodeActionKind.QuickFix);
         a.diagnostics = [diag];
         a.isPreferred = (p.fieldMappings?.length ?? 0) === 1;
-        a.command = { command: ADD_TO_PROJECT_CONFIG_COMMAND, title: a.title, arguments: [document.uri, 'fieldMappings', m.from, m.to] };
+        a.command = { command: COMMANDS.addToProjectConfig, title: a.title, arguments: [document.uri, 'fieldMappings', m.from, m.to] };
         actions.push(a);
       }
     }
@@ -232,7 +229,7 @@ export function registerDiagnostics(): vscode.Disposable[] {
       diagnostics,
       { providedCodeActionKinds: DatasetDiagnostics.providedCodeActionKinds },
     ),
-    vscode.commands.registerCommand(CHECK_ROWS_COMMAND, async (arg?: unknown) => {
+    vscode.commands.registerCommand(COMMANDS.checkRows, async (arg?: unknown) => {
       const r = (arg as { resourceUri?: unknown } | undefined)?.resourceUri;
       const uri = arg instanceof vscode.Uri ? arg : r instanceof vscode.Uri ? r : vscode.window.activeTextEditor?.document.uri;
       if (!uri) return void vscode.window.showWarningMessage('Check dataset rows: open or select a dataset file.');
@@ -249,7 +246,7 @@ export function registerDiagnostics(): vscode.Disposable[] {
       return diags;
     }),
     vscode.commands.registerCommand(
-      ADD_TO_PROJECT_CONFIG_COMMAND,
+      COMMANDS.addToProjectConfig,
       async (uri: vscode.Uri, section: 'roleAliases' | 'fieldMappings', key: string, value: string) => {
         try {
           const file = addToProjectConfig(uri.fsPath, section, key, value);

@@ -11,47 +11,18 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { countRows, DATASET_FILE_RE } from '../core/read/readers';
-import { defaultGenerateOut, formatGenerateSummary, generate, type GenerateOptions } from '../core/generate/run';
-import type { ReasoningMode } from '../core/generate/client';
-import { serversFromSettings } from '../core/generate/trust';
+import { defaultGenerateOut, formatGenerateSummary, generate } from '../core/generate/run';
+import { readGenerateSettings } from './config';
+import { API_KEY_SECRET, COMMANDS } from './ids';
 import { urisFromCommandArgs } from './prepareCommand';
-import { CONFIG_SECTION } from './tokenizerSelection';
-
-export const GENERATE_COMMAND = 'eagle3prep.generate';
-export const SET_API_KEY_COMMAND = 'eagle3prep.setGenerateApiKey';
-/** SecretStorage key of the generation servers' API key. */
-export const API_KEY_SECRET = 'eagle3prep.generate.apiKey';
 
 /** Runs in progress, by output file. */
 const running = new Set<string>();
 
-/** The generation settings (`eagle3prep.generate.*`) for a dataset resource; servers per the trust rule. */
-function readSettings(scope: vscode.Uri): { opts: Omit<GenerateOptions, 'input' | 'servers' | 'apiKey'>; servers: string[]; ignored: string[] } {
-  const c = vscode.workspace.getConfiguration(CONFIG_SECTION, scope);
-  const { servers, ignoredWorkspaceServers } = serversFromSettings(c.inspect('generate.servers') ?? {}, vscode.workspace.isTrusted);
-  const num = (key: string) => {
-    const v = c.get<number | null>(key, null);
-    return typeof v === 'number' && v > 0 ? v : undefined;
-  };
-  const reasoning = c.get<string>('generate.reasoning', 'keep');
-  const timeout = num('generate.timeoutSeconds');
-  return {
-    servers,
-    ignored: ignoredWorkspaceServers,
-    opts: {
-      model: c.get<string>('generate.model', '') || undefined,
-      concurrency: num('generate.concurrency'),
-      maxTokens: num('generate.maxTokens'),
-      timeoutMs: timeout ? timeout * 1000 : undefined,
-      reasoning: (['keep', 'drop', 'disable'] as const).find((m) => m === reasoning) ?? ('keep' as ReasoningMode),
-    },
-  };
-}
-
 /** Registers both commands; returns their disposables. */
 export function registerGenerateCommand(context: vscode.ExtensionContext, output: vscode.OutputChannel): vscode.Disposable {
   const log = (l: string) => output.appendLine(l);
-  const setKey = vscode.commands.registerCommand(SET_API_KEY_COMMAND, async () => {
+  const setKey = vscode.commands.registerCommand(COMMANDS.setGenerateApiKey, async () => {
     const key = await vscode.window.showInputBox({
       title: 'API key of the generation servers',
       prompt: 'Stored in VS Code SecretStorage; empty removes it.',
@@ -63,7 +34,7 @@ export function registerGenerateCommand(context: vscode.ExtensionContext, output
     else await context.secrets.store(API_KEY_SECRET, key);
     void vscode.window.showInformationMessage(key === '' ? 'Generation API key removed.' : 'Generation API key stored.');
   });
-  const gen = vscode.commands.registerCommand(GENERATE_COMMAND, async (arg?: unknown, multi?: unknown) => {
+  const gen = vscode.commands.registerCommand(COMMANDS.generate, async (arg?: unknown, multi?: unknown) => {
     const uri = urisFromCommandArgs(arg, multi).find((u) => u.scheme === 'file' && DATASET_FILE_RE.test(u.fsPath));
     if (!uri) {
       void vscode.window.showErrorMessage(
@@ -71,7 +42,7 @@ export function registerGenerateCommand(context: vscode.ExtensionContext, output
       );
       return;
     }
-    const { opts, servers: configured, ignored } = readSettings(uri);
+    const { settings: opts, servers: configured, ignored } = readGenerateSettings(uri);
     if (ignored.length) log(`Restricted Mode: ignoring the servers named by this workspace's settings (${ignored.join(', ')}); only your user settings apply.`);
     let servers = configured;
     if (servers.length === 0) {

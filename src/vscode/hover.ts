@@ -12,13 +12,8 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { recordViewerFor, type RecordView } from '../core/records/recordView';
-import { readPrepareSettings } from './prepareCommand';
-import { CONFIG_SECTION } from './tokenizerSelection';
-
-/** Command id of "Open mask view" (arguments: file Uri, 1-based line). */
-export const OPEN_MASK_VIEW_COMMAND = 'eagle3prep.openMaskView';
-/** Default of `eagle3prep.hover.maxTokenizedCharacters`. */
-export const DEFAULT_HOVER_CAP = 8192;
+import { readHoverCap, readPrepareSettings } from './config';
+import { COMMANDS } from './ids';
 
 /** Thrown through the core's `checkCancelled` hook when VS Code cancels the hover. */
 class HoverCancelled extends Error {}
@@ -39,7 +34,7 @@ function md(s: string): string {
  */
 export function hoverMarkdown(view: RecordView, uri: vscode.Uri, hoverTurn?: number): vscode.MarkdownString {
   const out = new vscode.MarkdownString(undefined, true);
-  out.isTrusted = { enabledCommands: [OPEN_MASK_VIEW_COMMAND] };
+  out.isTrusted = { enabledCommands: [COMMANDS.openMaskView] };
   out.supportThemeIcons = true;
   const t = view.totals;
   const shape = view.shape ? `\`${view.shape.format}\` — ${md(view.shape.description)}` : 'no known shape';
@@ -64,7 +59,7 @@ export function hoverMarkdown(view: RecordView, uri: vscode.Uri, hoverTurn?: num
   out.appendMarkdown(
     `Tokenizer: ${md(view.tokenizer.name)} (\`${shortPath(view.tokenizer.dir).replace(/`/g, "'")}\`)${view.template ? ` · template \`${view.template}\`` : ''}` +
       `${Object.keys(view.templateKwargs).length ? ` · kwargs \`${JSON.stringify(view.templateKwargs)}\`` : ''}` +
-      ` · [$(eye) Open mask view](command:${OPEN_MASK_VIEW_COMMAND}?${args} "Show the tokens and the loss mask of this row")\n\n`,
+      ` · [$(eye) Open mask view](command:${COMMANDS.openMaskView}?${args} "Show the tokens and the loss mask of this row")\n\n`,
   );
   for (const w of view.warnings) out.appendMarkdown(`$(warning) ${md(w.message)}\n\n`);
   if (view.turns.length) {
@@ -112,8 +107,7 @@ export function viewForLine(doc: vscode.TextDocument, line: number, token?: vsco
   const text = doc.lineAt(line).text;
   if (text.trim() === '') return undefined;
   const settings = readPrepareSettings(doc.uri);
-  const cap = vscode.workspace.getConfiguration(CONFIG_SECTION, doc.uri).get<number>('hover.maxTokenizedCharacters', DEFAULT_HOVER_CAP);
-  const maxTokenizedChars = typeof cap === 'number' && cap > 0 ? cap : DEFAULT_HOVER_CAP;
+  const maxTokenizedChars = readHoverCap(doc.uri);
   const key = JSON.stringify([
     doc.uri.toString(),
     doc.version,

@@ -13,18 +13,16 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { recordViewerFor, type RecordView } from '../core/records/recordView';
 import { lineIndexFor } from './lineIndex';
-import { OPEN_MASK_VIEW_COMMAND, baseName } from './hover';
+import { readPrepareSettings } from './config';
+import { baseName } from './hover';
+import { COMMANDS, MASK_VIEW_TYPE } from './ids';
 import { type HostMessage, isWebviewMessage, MAX_TOKENS_SHOWN, type MaskViewState, type WebviewMessage } from './maskViewProtocol';
-import { readPrepareSettings } from './prepareCommand';
 
 /**
  * Work cap of the row totals in the mask view (characters tokenized for the records not shown);
  * the shown record is always tokenized whole. Keeps long agent trajectories (dozens of records) responsive.
  */
 export const MASK_VIEW_TOTALS_CAP = 262144;
-
-/** viewType of the panel. */
-export const MASK_VIEW_TYPE = 'eagle3prep.maskView';
 
 /** What `eagle3prep.openMaskView` resolves with. */
 export interface MaskViewResult {
@@ -286,7 +284,7 @@ function argsOf(arg?: unknown, line?: unknown): { uri: vscode.Uri; line: number 
 
 /** Registers `eagle3prep.openMaskView`. */
 export function registerMaskView(context: vscode.ExtensionContext): vscode.Disposable {
-  return vscode.commands.registerCommand(OPEN_MASK_VIEW_COMMAND, async (arg?: unknown, line?: unknown) => {
+  return vscode.commands.registerCommand(COMMANDS.openMaskView, async (arg?: unknown, line?: unknown) => {
     const a = argsOf(arg, line);
     if (!a) {
       void vscode.window.showWarningMessage('Open mask view: open a .jsonl dataset and put the cursor on a row.');

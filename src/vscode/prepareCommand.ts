@@ -7,19 +7,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { DATASET_EXTENSIONS, defaultOutDir, expandInputs, type PrepareOptions, type PrepareResult } from '../core/run/pipeline';
-import type { MaskPolicy } from '../core/types';
-import { CONFIG_SECTION, expandConfiguredPath, resolveTokenizerDir, tokenizerDisplayName } from './tokenizerSelection';
+import { DATASET_EXTENSIONS, expandInputs, type PrepareOptions, type PrepareResult } from '../core/run/pipeline';
+import { readPrepareSettings } from './config';
+import { COMMANDS } from './ids';
+import { outDirFor } from './paths';
+import type { OpenReportMode } from './settings';
+import { tokenizerDisplayName } from './tokenizerSelection';
 import { runPrepareInWorker } from './workerClient';
-
-/** Command id of "Prepare for EAGLE-3". */
-export const PREPARE_COMMAND = 'eagle3prep.prepare';
-/** Name of the output channel every run logs to. */
-export const OUTPUT_CHANNEL_NAME = 'EAGLE-3 Prep';
-const MASK_POLICIES: readonly MaskPolicy[] = ['assistant', 'last-assistant', 'non-system'];
-
-/** Where report.md is shown after a run (`eagle3prep.openReport`). */
-export type OpenReportMode = 'preview' | 'editor' | 'none';
 
 /**
  * Collects the dataset Uris a command invocation refers to. VS Code passes `(clicked, selected[])`
@@ -41,63 +35,6 @@ export function urisFromCommandArgs(arg?: unknown, multi?: unknown): vscode.Uri[
   else if (vscode.window.activeTextEditor) uris = [vscode.window.activeTextEditor.document.uri];
   const seen = new Set<string>();
   return uris.filter((u) => !seen.has(u.toString()) && !!seen.add(u.toString()));
-}
-
-/** The extension's settings that shape a run, read for one dataset resource. */
-export interface PrepareSettings {
-  tokenizerDir?: string;
-  mask: MaskPolicy;
-  /** undefined = no limit (setting null or 0). */
-  maxLength?: number;
-  truncate: boolean;
-  templateKwargs: Record<string, unknown>;
-  /** Folder in which `<input-name>.eagle3/` is created instead of beside the input; undefined = beside it. */
-  outputDirectory?: string;
-  openReport: OpenReportMode;
-}
-
-/**
- * Reads the `eagle3prep.*` settings for `scope` (a dataset Uri). Invalid values fall back to the
- * defaults (mask `assistant`, no max length, no template kwargs) and are reported through `warn`.
- */
-export function readPrepareSettings(scope?: vscode.Uri, warn: (msg: string) => void = () => {}): PrepareSettings {
-  const c = vscode.workspace.getConfiguration(CONFIG_SECTION, scope);
-  let mask = c.get<string>('maskPolicy', 'assistant') as MaskPolicy;
-  if (!MASK_POLICIES.includes(mask)) {
-    warn(`eagle3prep.maskPolicy "${mask}" is not one of ${MASK_POLICIES.join(', ')}; using "assistant".`);
-    mask = 'assistant';
-  }
-  const rawMax = c.get<number | null>('maxLength', null);
-  let maxLength: number | undefined;
-  if (rawMax !== null && rawMax !== undefined && rawMax !== 0) {
-    if (Number.isInteger(rawMax) && rawMax > 0) maxLength = rawMax;
-    else warn(`eagle3prep.maxLength ${JSON.stringify(rawMax)} is not a positive integer; no limit applied.`);
-  }
-  let templateKwargs = c.get<unknown>('templateKwargs', {});
-  if (typeof templateKwargs !== 'object' || templateKwargs === null || Array.isArray(templateKwargs)) {
-    warn('eagle3prep.templateKwargs must be an object; ignored.');
-    templateKwargs = {};
-  }
-  const wf = scope ? vscode.workspace.getWorkspaceFolder(scope) : undefined;
-  const openReport = c.get<string>('openReport', 'preview');
-  return {
-    tokenizerDir: resolveTokenizerDir(scope),
-    mask,
-    maxLength,
-    truncate: c.get<boolean>('truncate', false) === true,
-    templateKwargs: { ...(templateKwargs as Record<string, unknown>) },
-    outputDirectory: expandConfiguredPath(c.get<string>('outputDirectory', ''), wf),
-    openReport: (['preview', 'editor', 'none'] as const).find((m) => m === openReport) ?? 'preview',
-  };
-}
-
-/**
- * The output folder of a run over `inputPaths`: `defaultOutDir(first input)` (`<input-name>.eagle3/`
- * beside it), or the same folder name inside `outputDirectory` when that setting is set.
- */
-export function outDirFor(inputPaths: string[], outputDirectory?: string): string {
-  const def = defaultOutDir(inputPaths[0]);
-  return outputDirectory ? path.join(outputDirectory, path.basename(def)) : def;
 }
 
 /**
@@ -280,5 +217,5 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
  * `executeCommand('eagle3prep.prepare', uri)` resolves with the PrepareResult (see `prepareUris`).
  */
 export function registerPrepareCommand(context: vscode.ExtensionContext, output: vscode.OutputChannel): vscode.Disposable {
-  return vscode.commands.registerCommand(PREPARE_COMMAND, (arg?: unknown, multi?: unknown) => prepareUris(context, output, urisFromCommandArgs(arg, multi)));
+  return vscode.commands.registerCommand(COMMANDS.prepare, (arg?: unknown, multi?: unknown) => prepareUris(context, output, urisFromCommandArgs(arg, multi)));
 }

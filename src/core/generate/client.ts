@@ -19,8 +19,11 @@
 import { HttpStatusError, isTransient, requestJson } from './http';
 import type { Message, ToolCall } from '../types';
 
-/** `--reasoning`: keep the server's `reasoning_content`, drop it from the output, or ask the template to disable thinking. */
-export type ReasoningMode = 'keep' | 'drop' | 'disable';
+/** `--reasoning`: keep the server's `reasoning_content`, drop it from the output, or ask the template to disable thinking (the default first). */
+export const REASONING_MODES = ['keep', 'drop', 'disable'] as const;
+
+/** One of {@link REASONING_MODES}. */
+export type ReasoningMode = (typeof REASONING_MODES)[number];
 
 /** Options shared by every request of a run. */
 export interface ChatRequestOptions {

@@ -20,6 +20,7 @@ import { setMaxListeners } from 'node:events';
 import { basename, dirname, join, resolve } from 'node:path';
 import { normalizeRow } from '../formats/normalize';
 import { DATASET_FILE_RE, readRows } from '../read/readers';
+import { GENERATED_FILE, GENERATED_SUFFIX, OUTPUT_FILES } from '../run/outputFiles';
 import type { Conversation, Message } from '../types';
 import {
   BadResponseError,
@@ -134,8 +135,8 @@ export interface GenerateResult {
 export function defaultGenerateOut(input: string): string {
   const abs = resolve(input);
   const name = basename(abs);
-  if (name === 'prompts_to_generate.jsonl') return join(dirname(abs), 'generated.jsonl');
-  return join(dirname(abs), name.replace(DATASET_FILE_RE, '') + '.generated.jsonl');
+  if (name === OUTPUT_FILES.promptsToGenerate) return join(dirname(abs), GENERATED_FILE);
+  return join(dirname(abs), name.replace(DATASET_FILE_RE, '') + GENERATED_SUFFIX);
 }
 
 /** `http://h:1/v1/` → `http://h:1`. @throws Error for a URL that is not http(s) */

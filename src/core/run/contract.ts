@@ -6,6 +6,7 @@
  */
 import type { TemplateCheck } from '../templates/checkTemplate';
 import type { MaskPolicy } from '../types';
+import type { RunOutputPaths } from './outputFiles';
 /** Options of one `prepare` run. All inputs of one run share one output folder. */
 export interface PrepareOptions {
   /** Input dataset files (absolute or relative to cwd). Folders are expanded by the caller (see `expandInputs`). */
@@ -107,7 +108,7 @@ export interface PrepareResult {
   /** Why the run failed (e.g. `samples/x.jsonl yielded no record and no prompt`). */
   failures: string[];
   outDir: string;
-  outputs: { tokenizedData: string; promptsToGenerate: string; reportJson: string; reportMd: string };
+  outputs: RunOutputPaths;
   tokenizer: { dir: string; name: string; hash: string; embeddedDefault: boolean };
   templateKwargs: Record<string, unknown>;
   mask: MaskPolicy;

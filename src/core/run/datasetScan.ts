@@ -18,6 +18,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
 import { normalizeRow } from '../formats/normalize';
+import { OUTPUT_FILES } from './outputFiles';
 import { defaultOutDir, type FileReport, type PrepareResult } from './pipeline';
 import { applyProjectConfig, loadProjectConfigFor, type ProjectConfig } from '../read/projectConfig';
 import { countRows, DATASET_FILE_RE, readRows } from '../read/readers';
@@ -179,7 +180,7 @@ export interface OutputStateOptions {
 export function readOutputState(file: string, opts: OutputStateOptions = {}): OutputState {
   const abs = path.resolve(file);
   const outDir = opts.outDir ?? defaultOutDir(abs);
-  const reportJson = path.join(outDir, 'report.json');
+  const reportJson = path.join(outDir, OUTPUT_FILES.reportJson);
   const none: OutputState = { state: 'none', outDir, staleBecause: [] };
   let st: fs.Stats | undefined;
   let report: PrepareResult;
@@ -193,9 +194,9 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   const fr = report.files?.find((f) => path.resolve(f.file) === abs);
   if (!fr) return none;
   const names: [string, string][] = [
-    ['tokenized_data.jsonl', report.outputs?.tokenizedData ?? path.join(outDir, 'tokenized_data.jsonl')],
-    ['prompts_to_generate.jsonl', report.outputs?.promptsToGenerate ?? path.join(outDir, 'prompts_to_generate.jsonl')],
-    ['report.md', report.outputs?.reportMd ?? path.join(outDir, 'report.md')],
+    [OUTPUT_FILES.tokenizedData, report.outputs?.tokenizedData ?? path.join(outDir, OUTPUT_FILES.tokenizedData)],
+    [OUTPUT_FILES.promptsToGenerate, report.outputs?.promptsToGenerate ?? path.join(outDir, OUTPUT_FILES.promptsToGenerate)],
+    [OUTPUT_FILES.reportMd, report.outputs?.reportMd ?? path.join(outDir, OUTPUT_FILES.reportMd)],
   ];
   const outputs = names.map(([name, p]) => ({ name, path: p, exists: fs.existsSync(p) }));
   const why: string[] = [];
@@ -213,7 +214,7 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   if (opts.tokenizerHash && report.tokenizer?.hash && opts.tokenizerHash !== report.tokenizer.hash) {
     why.push(`tokenizer changed (run: ${report.tokenizer.name} ${report.tokenizer.hash}, active: ${opts.tokenizerHash})`);
   }
-  if (!outputs[0].exists) why.push('tokenized_data.jsonl is missing');
+  if (!outputs[0].exists) why.push(`${OUTPUT_FILES.tokenizedData} is missing`);
   return {
     state: why.length ? 'stale' : 'prepared',
     outDir,

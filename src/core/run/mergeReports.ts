@@ -13,6 +13,7 @@ import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { AtomicOutput } from './output';
+import { OUTPUT_FILES, outputPathsIn } from './outputFiles';
 import type { FileReport, PrepareResult } from './contract';
 import { computeTotals, runFailures } from './pipeline';
 import { writeReports } from './report';
@@ -25,7 +26,7 @@ export class MergeError extends Error {}
  * @throws MergeError naming the path when it is missing or not a report
  */
 export function readShardReport(path: string): PrepareResult {
-  const p = existsSync(path) && statSync(path).isDirectory() ? join(path, 'report.json') : path;
+  const p = existsSync(path) && statSync(path).isDirectory() ? join(path, OUTPUT_FILES.reportJson) : path;
   if (!existsSync(p)) throw new MergeError(`${p}: no such report (give a shard's output folder or its report.json)`);
   let r: PrepareResult;
   try {
@@ -132,12 +133,7 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
     ok: failures.length === 0,
     failures,
     outDir: out,
-    outputs: {
-      tokenizedData: join(out, 'tokenized_data.jsonl'),
-      promptsToGenerate: join(out, 'prompts_to_generate.jsonl'),
-      reportJson: join(out, 'report.json'),
-      reportMd: join(out, 'report.md'),
-    },
+    outputs: outputPathsIn(out),
     files,
     totals: computeTotals(files),
     elapsedMs: Math.max(...reports.map((r) => r.elapsedMs)),

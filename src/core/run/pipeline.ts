@@ -13,6 +13,7 @@ import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig'
 import { InlineExecutor, WorkerPool, type RowBatch, type RowExecutor } from './pool';
 import { checkTemplate } from '../templates/checkTemplate';
 import { AtomicOutput } from './output';
+import { OUTPUT_DIR_SUFFIX, OUTPUT_FILES, outputPathsIn } from './outputFiles';
 import { DATASET_FILE_RE, readRows, type RawRow } from '../read/readers';
 import { writeReports } from './report';
 import { RowProcessor } from '../records/rowProcessor';
@@ -84,13 +85,13 @@ export function defaultIdBases(files: readonly string[]): Map<string, string> {
 export function defaultOutDir(input: string): string {
   const abs = resolve(input);
   const name = basename(abs).replace(DATASET_FILE_RE, '');
-  return join(dirname(abs), `${name}.eagle3`);
+  return join(dirname(abs), `${name}${OUTPUT_DIR_SUFFIX}`);
 }
 
 /** The files a run writes; in a folder that holds a `report.json` beside them they are outputs, not datasets. */
-const OUTPUT_NAMES = ['tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'report.json'];
+const OUTPUT_NAMES: string[] = [OUTPUT_FILES.tokenizedData, OUTPUT_FILES.promptsToGenerate, OUTPUT_FILES.reportJson];
 function isRunOutput(dir: string, name: string): boolean {
-  return OUTPUT_NAMES.includes(name) && existsSync(join(dir, 'report.json'));
+  return OUTPUT_NAMES.includes(name) && existsSync(join(dir, OUTPUT_FILES.reportJson));
 }
 
 /**
@@ -122,7 +123,7 @@ export function expandInputs(paths: string[]): string[] {
       const p = join(dir, name);
       const st = statSync(p);
       if (st.isDirectory()) {
-        if (!name.startsWith('.') && name !== 'node_modules' && !name.endsWith('.eagle3')) walk(p);
+        if (!name.startsWith('.') && name !== 'node_modules' && !name.endsWith(OUTPUT_DIR_SUFFIX)) walk(p);
       } else if (isDatasetName(name) && !name.startsWith('.') && !isRunOutput(dir, name)) out.push(p);
     }
   };
@@ -214,12 +215,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
   const t0 = Date.now();
   const opts = { mask: 'assistant' as MaskPolicy, truncate: false, ...options };
   const outDir = resolve(opts.outDir);
-  const outputs = {
-    tokenizedData: join(outDir, 'tokenized_data.jsonl'),
-    promptsToGenerate: join(outDir, 'prompts_to_generate.jsonl'),
-    reportJson: join(outDir, 'report.json'),
-    reportMd: join(outDir, 'report.md'),
-  };
+  const outputs = outputPathsIn(outDir);
   const outputPaths = new Set(Object.values(outputs));
   for (const input of opts.inputs) {
     if (outputPaths.has(resolve(input)))

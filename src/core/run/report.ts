@@ -5,6 +5,7 @@
 import { relative } from 'node:path';
 import { CODES } from '../codes';
 import { writeFileAtomic } from './output';
+import { OUTPUT_FILES } from './outputFiles';
 import type { FileReport, PrepareResult } from './contract';
 
 /** What each drop reason, error and note code means, for the readable report (from the one code table, `core/codes.ts`). */
@@ -74,7 +75,7 @@ export function renderReportMarkdown(r: PrepareResult): string {
     `- Tokenizer: ${r.tokenizer.name} — \`${r.tokenizer.dir}\` (sha256 ${r.tokenizer.hash})`,
     `- Mask policy: \`${r.mask}\`; max length: ${r.maxLength ?? 'none'}${r.truncate ? ' (truncate)' : ''}`,
     `- Template kwargs: \`${JSON.stringify(r.templateKwargs)}\``,
-    `- Outputs: \`tokenized_data.jsonl\` (${t.recordsWritten} records), \`prompts_to_generate.jsonl\` (${t.rowsSetAside} prompts)`,
+    `- Outputs: \`${OUTPUT_FILES.tokenizedData}\` (${t.recordsWritten} records), \`${OUTPUT_FILES.promptsToGenerate}\` (${t.rowsSetAside} prompts)`,
     `- Time: ${(r.elapsedMs / 1000).toFixed(1)} s${r.shard?.merged ? ' (slowest shard)' : ''}`,
     ...(r.shard
       ? [
