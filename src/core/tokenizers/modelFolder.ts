@@ -1,6 +1,6 @@
 /**
  * Reading a Hugging Face model folder's tokenizer-side files, shared by both
- * tokenizer loaders (tokenizer.ts, tiktoken.ts): `tokenizer_config.json`
+ * tokenizer loaders (tokenizer.ts, tiktoken/): `tokenizer_config.json`
  * special-token variables, the chat templates in `transformers`' precedence,
  * and the files hash / stamp a run records and caches by.
  */
@@ -49,7 +49,7 @@ const TEMPLATE_FILES = ['tokenizer_config.json', 'chat_template.jinja', 'chat_te
 /**
  * The tokenizer files hash a run records (`report.json` `tokenizer.hash`) for a model folder:
  * `tokenizer.json` and the template files by their bytes ({@link hashModelFiles}), or, for a
- * tiktoken folder (Kimi, tiktoken.ts), `tiktoken.model` by its sha256 and then the template files.
+ * tiktoken folder (Kimi, tiktoken/), `tiktoken.model` by its sha256 and then the template files.
  * @param folder an absolute model folder
  * @param tiktokenSha256 hex sha256 of `tiktoken.model` for a tiktoken folder; omitted: a tokenizer.json folder
  * @returns 16 hex characters

@@ -1,7 +1,7 @@
 /**
  * The shapes a loaded target-model tokenizer exposes to the rest of the
  * pipeline (templates, records, run), whatever its file format
- * (`tokenizer.json` via tokenizer.ts, `tiktoken.model` via tiktoken.ts).
+ * (`tokenizer.json` via tokenizer.ts, `tiktoken.model` via tiktoken/).
  */
 /** A chat template source with its name (`default` when the config holds a single string). */
 export interface NamedTemplate {
