@@ -10,6 +10,7 @@ import type { RowResult, RowSettings } from '../run/contract';
 import { ChatTemplate, pickTemplate } from '../templates/template';
 import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from '../tokenizers/tokenizer';
 import type { Conversation, MaskPolicy, TokenizedRecord } from '../types';
+import { maskedRecordFate, rowFate, type RecordDrop } from './fate';
 import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from './generatedIds';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError } from './mask';
 
@@ -122,8 +123,7 @@ export class RowProcessor {
     res.notes.push(...built.notes);
     if (built.records.length > 1) res.notes.push('split_into_records');
     for (const te of built.targetErrors) res.notes.push(te.reason);
-    let lastDrop: string | null = built.targetCount === 0 ? 'no_trainable_tokens' : null;
-    const max = this.settings.maxLength;
+    const drops: RecordDrop[] = [];
     for (let r = 0; r < built.records.length; r++) {
       const rec = built.records[r];
       const enc = this.tok.encode(rec.text);
@@ -138,23 +138,18 @@ export class RowProcessor {
         idsSource = g.source;
         res.notes.push(g.source === 'generated' ? 'generated_token_ids_used' : `retokenized_${g.reason}`);
       }
-      if (max !== undefined && ids.length > max) {
-        if (!this.settings.truncate) {
-          lastDrop = 'too_long';
-          res.notes.push('record_dropped_too_long');
-          continue;
-        }
-        ids = ids.slice(0, max);
-        mask = mask.slice(0, max);
-        res.notes.push('record_truncated');
-      }
-      let nResp = 0;
-      for (const m of mask) nResp += m;
-      if (nResp === 0) {
-        lastDrop = 'no_trainable_tokens';
-        res.notes.push('record_dropped_no_trainable_tokens');
+      const fate = maskedRecordFate(mask, this.settings);
+      if (fate.truncated) res.notes.push('record_truncated');
+      if (!fate.written) {
+        drops.push(fate.reason);
+        res.notes.push(`record_dropped_${fate.reason}`);
         continue;
       }
+      if (fate.truncated) {
+        ids = ids.slice(0, fate.keep);
+        mask = mask.slice(0, fate.keep);
+      }
+      const nResp = fate.trainable;
       const out: TokenizedRecord = {
         id: built.records.length > 1 ? `${conv.id}#${r}` : conv.id,
         source:
@@ -172,14 +167,9 @@ export class RowProcessor {
       res.trainableTokens += nResp;
       res.totalTokens += ids.length;
     }
-    if (res.records.length > 0) res.fate = 'written';
-    else if (built.targetErrors.length > 0) {
-      const te = built.targetErrors[0];
-      res.fate = 'errored';
-      res.message = `${te.reason}: ${te.message}; template "${template.named.name}" of ${this.tok.dir}`;
-    } else {
-      res.fate = 'dropped';
-      res.reason = lastDrop ?? 'no_trainable_tokens';
-    }
+    const row = rowFate({ written: res.records.length, drops, targetErrors: built.targetErrors });
+    res.fate = row.fate;
+    if (row.fate === 'errored') res.message = `${row.targetError.reason}: ${row.targetError.message}; template "${template.named.name}" of ${this.tok.dir}`;
+    else if (row.fate === 'dropped') res.reason = row.reason;
   }
 }

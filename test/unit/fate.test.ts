@@ -1,0 +1,50 @@
+/** records/fate.ts: the one decision of a record's and a row's fate (written, too_long, truncated, no_trainable_tokens, errored). */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { maskedRecordFate, recordFate, rowFate } from '../../src/core/records/fate';
+
+test('maskedRecordFate: within the limit a record is written whole, with its trainable count', () => {
+  assert.deepEqual(maskedRecordFate([0, 0, 1, 1, 0], {}), { written: true, keep: 5, truncated: false, trainable: 2 });
+  assert.deepEqual(maskedRecordFate([0, 1, 1], { maxLength: 3 }), { written: true, keep: 3, truncated: false, trainable: 2 }, 'exactly max length: kept');
+});
+
+test('maskedRecordFate: over the limit, dropped as too_long, or cut when truncate is on', () => {
+  const mask = [0, 0, 0, 1, 1, 1, 0];
+  assert.deepEqual(maskedRecordFate(mask, { maxLength: 6 }), { written: false, reason: 'too_long', truncated: false });
+  assert.deepEqual(maskedRecordFate(mask, { maxLength: 6, truncate: false }), { written: false, reason: 'too_long', truncated: false });
+  assert.deepEqual(maskedRecordFate(mask, { maxLength: 5, truncate: true }), { written: true, keep: 5, truncated: true, trainable: 2 });
+});
+
+test('maskedRecordFate: no trainable token (before or after the cut) drops the record as no_trainable_tokens', () => {
+  assert.deepEqual(maskedRecordFate([0, 0, 0], {}), { written: false, reason: 'no_trainable_tokens', truncated: false });
+  assert.deepEqual(maskedRecordFate([], {}), { written: false, reason: 'no_trainable_tokens', truncated: false });
+  // The cut keeps only the prompt: the trainable tokens were all past max length.
+  assert.deepEqual(maskedRecordFate([0, 0, 0, 0, 1, 1], { maxLength: 4, truncate: true }), { written: false, reason: 'no_trainable_tokens', truncated: true });
+});
+
+test('recordFate on counts asks for the trainable tokens of the kept prefix only', () => {
+  const asked: number[] = [];
+  const fate = recordFate(
+    10_000,
+    (n) => {
+      asked.push(n);
+      return Math.floor(n / 2);
+    },
+    { maxLength: 4096, truncate: true },
+  );
+  assert.deepEqual(fate, { written: true, keep: 4096, truncated: true, trainable: 2048 });
+  assert.deepEqual(asked, [4096]);
+  assert.deepEqual(
+    recordFate(10_000, () => assert.fail('not asked when too long'), { maxLength: 4096 }),
+    { written: false, reason: 'too_long', truncated: false },
+  );
+});
+
+test('rowFate: written wins; else the first target error; else the last drop reason', () => {
+  const te = { reason: 'template_unsupported', message: 'turn 3 not found' };
+  assert.deepEqual(rowFate({ written: 1, drops: ['too_long'], targetErrors: [te] }), { fate: 'written' });
+  assert.deepEqual(rowFate({ written: 0, drops: ['too_long'], targetErrors: [te, { reason: 'x', message: 'y' }] }), { fate: 'errored', targetError: te });
+  assert.deepEqual(rowFate({ written: 0, drops: ['no_trainable_tokens', 'too_long'], targetErrors: [] }), { fate: 'dropped', reason: 'too_long' });
+  assert.deepEqual(rowFate({ written: 0, drops: ['too_long', 'no_trainable_tokens'], targetErrors: [] }), { fate: 'dropped', reason: 'no_trainable_tokens' });
+  assert.deepEqual(rowFate({ written: 0, drops: [], targetErrors: [] }), { fate: 'dropped', reason: 'no_trainable_tokens' }, 'no target, no record');
+});
