@@ -62,7 +62,7 @@ const folder = mkdtempSync(join(tmp, 'ws-'));
 const r = spawnSync(
   process.execPath,
   [
-    join(repo, '..', 'shared', 'tools', 'vscode-host', 'run-tests.mjs'),
+    join(repo, 'scripts', 'vscode-host', 'run-tests.mjs'),
     '--server',
     server,
     '--extension',

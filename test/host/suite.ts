@@ -1,7 +1,7 @@
 /**
  * Extension-host integration tests (bundled to dist-test/host-suite.js).
  *
- * Loaded by VS Code as `extensionTestsPath`: by ../shared/tools/vscode-host/run-tests.mjs
+ * Loaded by VS Code as `extensionTestsPath`: by scripts/vscode-host/run-tests.mjs
  * here (see vscode-host.test.ts) or by @vscode/test-electron's runTests elsewhere
  * (see runElectron.mjs). It needs a workspace folder it may write to; it copies
  * samples into it, runs `eagle3prep.prepare` on them and checks what was written.
