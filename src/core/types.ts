@@ -22,8 +22,8 @@ export interface Message {
   role: Role;
   /**
    * Text of the turn. `null` only for an assistant turn with tool calls and no
-   * text (the template adapter decides between `null` and `""`, spec
-   * loss-mask.md "Content that is null"); every other absent content is `""`.
+   * text (the template adapter decides between `null` and `""`,
+   * docs/loss-mask-rules.md "No text"); every other absent content is `""`.
    */
   content: string | null;
   reasoning_content?: string;

@@ -149,7 +149,7 @@ export async function run(): Promise<void> {
   assert.equal(result.totals.rowsWritten, 3, 'chat sample: all 3 rows (conversations) must be written');
   assert.equal(records.length, result.totals.recordsWritten, 'chat sample: lines in tokenized_data.jsonl != recordsWritten');
   assert.deepEqual([...new Set(records.map((r) => r.source.line))], [1, 2, 3], 'chat sample: every row yields records, in order');
-  // Each row has 2 assistant turns. Qwen3's template rewrites history (spec loss-mask.md: one
+  // Each row has 2 assistant turns. Qwen3's template rewrites history (docs/loss-mask-rules.md: one
   // record per stable run, for Qwen3 one per assistant turn), so the embedded default gives 6.
   assert.equal(records.length, 6, `chat sample with Qwen3: expected 6 records (3 conversations x 2 assistant turns), got ${records.length}`);
   console.log(

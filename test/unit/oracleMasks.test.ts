@@ -1,6 +1,6 @@
 /**
  * A second, deliberately naive implementation of the loss-mask rules
- * (shared/spec/loss-mask.md v1.3), written from the spec's words and sharing
+ * (docs/loss-mask-rules.md, v1.3), written from the rules' words and sharing
  * no code with src/core (no ChatTemplate, no buildRecords, no OffsetAligner):
  * it renders every prefix with `@huggingface/jinja` directly, adapts messages
  * by hand-written per-family facts (not by probing), finds spans by the

@@ -3,7 +3,7 @@
  * one source turn → messages, content → text, tool calls, the common end of a
  * row (system field, tools, id, conversation vs prompt vs dropped).
  *
- * Rules implemented (spec loss-mask.md "Content that is `null`" and "Targets"):
+ * Rules implemented (docs/loss-mask-rules.md "No text" and "Targets"):
  * - `null` content → `""`, except an assistant turn with tool calls and no text,
  *   which keeps `null` (the template adapter decides per template).
  * - A per-turn training flag (`weight: 0`, `loss: false`, `train: false`,

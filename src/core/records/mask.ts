@@ -1,6 +1,6 @@
 /**
  * Trainable spans from the target model's own chat template, rendered prefix by
- * prefix — the rules of `shared/spec/loss-mask.md` (v1.3). No per-model regexes:
+ * prefix — the rules of `docs/loss-mask-rules.md` (v1.3). No per-model regexes:
  * everything is derived from renders of message prefixes.
  */
 import { ChatTemplate, TemplateRenderError } from '../templates/template';
@@ -21,7 +21,7 @@ export interface TextRecord {
 /** What one conversation becomes. */
 export interface ConversationRecords {
   records: TextRecord[];
-  /** Record-level notes (spec codes): `generation_prompt_mismatch`, `template_rewrites_history`, `reasoning_not_rendered`, `tool_calls_not_rendered`. */
+  /** Record-level notes (codes of docs/loss-mask-rules.md): `generation_prompt_mismatch`, `template_rewrites_history`, `reasoning_not_rendered`, `tool_calls_not_rendered`. */
   notes: string[];
   /** Targets that could not be located (`template_unsupported`), with the message index and why. */
   targetErrors: { index: number; reason: 'template_unsupported'; message: string }[];
@@ -31,7 +31,7 @@ export interface ConversationRecords {
 
 /**
  * Finds the end of the last special token (an added token marked special,
- * e.g. `<|im_end|>`) inside a range of a text. Spec loss-mask.md "Trainable span".
+ * e.g. `<|im_end|>`) inside a range of a text. docs/loss-mask-rules.md "Trainable span".
  */
 export class SpecialTokenFinder {
   private readonly re: RegExp | null;
@@ -75,7 +75,7 @@ function isTargetTurn(m: Message): boolean {
 }
 
 /**
- * Indices of the target turns under a policy (spec "Targets").
+ * Indices of the target turns under a policy (docs/loss-mask-rules.md "Targets").
  * `last-assistant`: only the final assistant turn, none when the source flags it not trainable.
  */
 export function selectTargets(messages: readonly Message[], policy: MaskPolicy): number[] {
@@ -95,14 +95,14 @@ export function selectTargets(messages: readonly Message[], policy: MaskPolicy):
 /**
  * Builds the records of one conversation.
  *
- * Policy `assistant` / `last-assistant` (spec "One target" and "One
+ * Policy `assistant` / `last-assistant` (docs/loss-mask-rules.md "One target" and "One
  * conversation, how many records"): for target `i`, `P = R(m[:i], gen)`,
  * `H = R(m[:i])`, `F = R(m[:i+1])`, completion `C` found by the three cases of
- * the spec, candidate `X = P + C`, span from `len(P)` to the end of the last
+ * the rules, candidate `X = P + C`, span from `len(P)` to the end of the last
  * special token in `C`. Targets join the current record while its text is a
  * prefix of their `P`.
  *
- * Policy `non-system` (spec "Policy non-system"): one record `R(m)` trainable
+ * Policy `non-system` (docs/loss-mask-rules.md "Policy non-system"): one record `R(m)` trainable
  * from the end of the leading system messages to the last special token.
  *
  * @throws TemplateRenderError when the template raises on this conversation (the row is then errored with that message)
@@ -226,7 +226,7 @@ function fromGenerationBlocks(
 
 /**
  * Per-token loss mask: token `k` is trainable (1) when its first character
- * lies inside a trainable span (spec "Text to tokens").
+ * lies inside a trainable span (docs/loss-mask-rules.md "Text to tokens").
  * @param starts UTF-16 start index of each token
  * @param spans ascending, disjoint spans
  * @returns array of 0/1, same length as `starts`

@@ -6,8 +6,8 @@
  *
  * Pure (no `vscode`); it reuses the pipeline's own steps, so what is shown is
  * what `prepare` writes: `normalizeDetailed` (formats/normalize.ts),
- * `buildRecords` / `maskFromSpans` (mask.ts, spec loss-mask.md v1.3) and the
- * tokenizer's `encode` (spec "Text to tokens"). Turn positions inside the line
+ * `buildRecords` / `maskFromSpans` (mask.ts, docs/loss-mask-rules.md) and the
+ * tokenizer's `encode` (docs/loss-mask-rules.md "Text to tokens"). Turn positions inside the line
  * come from `jsonc-parser`'s syntax tree.
  *
  * Work cap: a hover must answer fast even on a 1 MB line, so at most
@@ -40,7 +40,7 @@ export interface RowInput {
 
 /** Options of {@link RecordViewer.view}. */
 export interface RecordViewOptions {
-  /** Spec loss-mask.md "Targets"; default `assistant`. */
+  /** docs/loss-mask-rules.md "Targets"; default `assistant`. */
   mask?: MaskPolicy;
   /** Chat template variables (`enable_thinking`, …), as `apply_chat_template(**kwargs)` gets them. */
   templateKwargs?: Record<string, unknown>;
@@ -115,7 +115,7 @@ export interface RecordDetail {
   tokens: TokenView[];
   /** `[start, end)` of the rendered text each turn occupies (same indexing as `turns`), from prefix renders; absent turns are not in this record. */
   turnRanges: { turn: number; role: Role; start: number; end: number }[];
-  /** Trainable character spans of the rendered text (spec "Trainable span"). */
+  /** Trainable character spans of the rendered text (docs/loss-mask-rules.md "Trainable span"). */
   spans: Span[];
 }
 

@@ -15,7 +15,7 @@ export interface PrepareOptions {
   outDir: string;
   /** Local Hugging Face model folder with tokenizer files; undefined = the embedded default (Qwen3). */
   tokenizerDir?: string;
-  /** Spec loss-mask.md "Targets"; default `assistant`. */
+  /** docs/loss-mask-rules.md "Targets"; default `assistant`. */
   mask?: MaskPolicy;
   /** Maximum record length in tokens; undefined = no limit. */
   maxLength?: number;
@@ -133,7 +133,7 @@ export interface PrepareResult {
  */
 export interface RowResult {
   line: number;
-  /** The row's fate (spec loss-mask.md "Records that are not written"). */
+  /** The row's fate (docs/loss-mask-rules.md "Records that are not written"). */
   fate: 'written' | 'setAside' | 'dropped' | 'errored';
   /** Drop reason code when `fate` is `dropped`. */
   reason?: string;

@@ -1,6 +1,6 @@
 /**
  * The `prepare` job: read → detect → normalize → render → mask → tokenize → write.
- * The option/result shapes are the run contract (`./contract.ts`). Accounting rule (spec loss-mask.md "Records that are not
+ * The option/result shapes are the run contract (`./contract.ts`). Accounting rule (docs/loss-mask-rules.md "Records that are not
  * written"): every row read ends written, set aside for generation, dropped
  * with a reason code, or errored; the four add up to the rows read, per file.
  */

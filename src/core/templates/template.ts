@@ -37,7 +37,7 @@ export class ChatTemplate {
    * `return_assistant_tokens_mask`); trainable spans then come from those blocks.
    */
   readonly hasGenerationBlocks: boolean;
-  /** Whether an assistant turn with tool calls and no text keeps `content: null` (spec loss-mask.md "Content that is null"). */
+  /** Whether an assistant turn with tool calls and no text keeps `content: null` (docs/loss-mask-rules.md "No text"). */
   readonly keepNullToolCallContent: boolean;
   /** Whether tool-call `arguments` are given as objects (the template serializes them itself) rather than JSON strings. */
   readonly objectToolArguments: boolean;
@@ -125,7 +125,7 @@ export class ChatTemplate {
    * Maps normalized messages to what this template is given: every `null`
    * content becomes `""`, except an assistant turn with tool calls and no text,
    * which keeps `null` when this template renders tool calls only that way
-   * (DeepSeek-V3). Spec loss-mask.md "Content that is null".
+   * (DeepSeek-V3). docs/loss-mask-rules.md "No text".
    */
   adaptMessages(messages: readonly Message[]): Message[] {
     return messages.map((m) => {

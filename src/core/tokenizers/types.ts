@@ -34,7 +34,7 @@ export interface TargetTokenizer {
   templates: NamedTemplate[];
   /** Variables for the chat template: bos_token, eos_token, pad_token, unk_token (strings; absent ones omitted). */
   specialTokenVars: SpecialTokenVars;
-  /** Contents of the added tokens marked `special: true` (end-of-turn tokens and the like), spec loss-mask.md "Trainable span". */
+  /** Contents of the added tokens marked `special: true` (end-of-turn tokens and the like), docs/loss-mask-rules.md "Trainable span". */
   specialTokens: string[];
   /** Encodes text as a serving stack does: special tokens in the text matched as special tokens, no BOS/EOS added by a post-processor. */
   encode(text: string): EncodedText;
