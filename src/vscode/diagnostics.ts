@@ -42,7 +42,7 @@ export function addToProjectConfig(dataset: string, section: 'roleAliases' | 'fi
   }
   const text = fs.existsSync(file)
     ? fs.readFileSync(file, 'utf8')
-    : '// eagle3-prep project configuration: how this project\'s datasets spell roles and fields.\n// See the README section "Problems and eagle3prep.jsonc".\n{}\n';
+    : '// eagle3-prep project configuration: how this project\'s datasets spell roles and fields.\n// See docs/formats.md "Project configuration" in the eagle3-prep repository.\n{}\n';
   const edits = modify(text, [section, key], value, { formattingOptions: { insertSpaces: true, tabSize: 2, eol: '\n' } });
   fs.writeFileSync(file, applyEdits(text, edits));
   return file;

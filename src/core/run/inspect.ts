@@ -34,7 +34,7 @@ export interface InspectRecord {
   tools?: unknown[];
   /** Content parts that are not text (images, audio, …): not rendered. `message` indexes `messages`. */
   non_text_parts?: { message: number; type: string }[];
-  /** Normalization note codes (README "Input shapes"), e.g. `inline_think_split`, `tool_call_arguments_not_json`. */
+  /** Normalization note codes (docs/formats.md "Input shapes"), e.g. `inline_think_split`, `tool_call_arguments_not_json`. */
   notes?: string[];
 }
 
@@ -51,7 +51,7 @@ export interface InspectSkipped {
   message: string;
 }
 
-/** The `inspect` result (CLI contract; README "inspect --json"). `rows_read == records.length + skipped.length`. */
+/** The `inspect` result (CLI contract; docs/cli.md "inspect --json"). `rows_read == records.length + skipped.length`. */
 export interface InspectResult {
   file: string;
   format: string;

@@ -486,7 +486,7 @@ function settingsOf(o: PrepareOptions): RowSettings {
  * Why a run (or a merge of shard runs) failed, per file: rows that do not add up
  * (`written + setAside + dropped + errored != rowsRead`), and, unless
  * `allowEmpty`, a file that yields no record and no prompt, or no record while
- * rows errored (README "Why").
+ * rows errored (docs/loss-mask-rules.md "Records that are not written").
  */
 export function runFailures(files: readonly FileReport[], opts: { allowEmpty?: boolean } = {}): string[] {
   const failures: string[] = [];
