@@ -45,20 +45,66 @@ test('prepare exits 1 naming the file when an input yields nothing', () => {
   assert.match(r.stdout, /FAILED/);
 });
 
-test('usage errors exit 2 with the reason', () => {
+test('usage errors exit 2 naming the option at fault, with the usage line of that command only', () => {
   const r = cli('prepare', 'samples/prompts-only.jsonl', '--mask', 'everything');
   assert.equal(r.code, 2);
-  assert.match(r.stderr, /--mask must be assistant, last-assistant or non-system/);
+  assert.match(r.stderr, /option '--mask <policy>' argument 'everything' is invalid\. Allowed choices are assistant, last-assistant, non-system/);
+  assert.match(r.stderr, /^Usage: eagle3-prep prepare \[options\] <inputs\.\.\.>$/m);
+  assert.ok(!r.stderr.includes('merge-reports'), 'a usage error prints the usage of its own command, not the global help');
+  assert.ok(r.stderr.split('\n').length <= 4, r.stderr);
   assert.equal(cli('frobnicate').code, 2);
-  assert.match(cli('prepare', 'samples/prompts-only.jsonl', '--template-kwargs', '{oops').stderr, /--template-kwargs is not valid JSON/);
+  assert.match(
+    cli('prepare', 'samples/prompts-only.jsonl', '--template-kwargs', '{oops').stderr,
+    /'--template-kwargs <json>' argument '\{oops' is invalid\. It is not valid JSON/,
+  );
   assert.equal(cli('prepare', 'no/such/file.jsonl').code, 1);
   const w = cli('prepare', 'samples/prompts-only.jsonl', '--workers', '0');
   assert.equal(w.code, 2);
-  assert.match(w.stderr, /--workers must be a positive integer \(got "0"\)/);
+  assert.match(w.stderr, /option '--workers <n>' argument '0' is invalid\. A whole number ≥ 1 is expected/);
   const s = cli('prepare', 'samples/prompts-only.jsonl', '--shard', '0/2');
   assert.equal(s.code, 2);
   assert.match(s.stderr, /--shard needs --out/);
-  assert.match(cli('merge-reports', tempDir()).stderr, /merge-reports needs --out DIR/);
+  const u = cli('prepare', 'samples/prompts-only.jsonl', '--frobnicate');
+  assert.equal(u.code, 2);
+  assert.match(u.stderr, /unknown option '--frobnicate'/);
+  const m = cli('merge-reports', tempDir());
+  assert.equal(m.code, 2);
+  assert.match(m.stderr, /required option '--out <dir>' not specified/);
+  assert.match(m.stderr, /^Usage: eagle3-prep merge-reports /m);
+  const i = cli('inspect', 'a.jsonl', 'b.jsonl');
+  assert.equal(i.code, 2);
+  assert.match(i.stderr, /too many arguments for 'inspect'/);
+});
+
+test('every command has its own --help explaining each option with its default; --version', () => {
+  const help = (cmd: string) => {
+    const r = cli(cmd, '--help');
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`^Usage: eagle3-prep ${cmd} `, 'm'));
+    return r.stdout.replace(/\s+/g, ' ');
+  };
+  const p = help('prepare');
+  for (const [flag, dflt] of [
+    ['--tokenizer <dir>', 'the embedded Qwen3 tokenizer'],
+    ['--mask <policy>', 'assistant'],
+    ['--max-length <tokens>', 'no limit'],
+    ['--workers <n>', 'the available cores'],
+    ['--template-kwargs <json>', '{}'],
+  ])
+    assert.match(p, new RegExp(`${flag.replace(/[[\]{}.*+?()^$|\\]/g, '\\$&')} .*?default: ${dflt.replace(/[[\]{}.*+?()^$|\\]/g, '\\$&')}`), flag);
+  for (const flag of ['--truncate', '--allow-empty', '--json', '--quiet', '--out <dir>', '--shard <i/n>', '--mapping <file>'])
+    assert.ok(p.includes(flag), flag);
+  assert.ok(!p.includes('--server'), 'prepare --help does not list generate options');
+  assert.match(help('generate'), /--max-tokens <n> .*default: 8192/);
+  assert.match(help('inspect'), /--limit <rows>/);
+  assert.match(help('check-template'), /--template-kwargs <json>/);
+  assert.match(help('merge-reports'), /--data/);
+  const v = cli('--version');
+  assert.equal(v.code, 0);
+  assert.equal(v.stdout.trim(), JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version);
+  const none = cli();
+  assert.equal(none.code, 2);
+  assert.match(none.stderr, /Commands:[\s\S]*prepare[\s\S]*generate/);
 });
 
 test('merge-reports exits 1 naming a folder that holds no shard report', () => {

@@ -1,0 +1,39 @@
+/** `eagle3-prep check-template`: what the chat template does to training records, on probe conversations. */
+import { checkTemplate, formatTemplateCheck } from '../core/templates/checkTemplate';
+import { loadTokenizer } from '../core/tokenizers/tokenizer';
+import { addOptions, Command, EXIT, json, jsonObject, out, setUsageHint, type OptionSpec } from './command';
+
+const OPTIONS: readonly OptionSpec[] = [
+  {
+    flags: '--tokenizer <dir>',
+    help: 'Local Hugging Face model folder of the target model (tokenizer files and chat template).',
+    defaultText: 'the embedded Qwen3 tokenizer and template',
+  },
+  {
+    flags: '--template-kwargs <json>',
+    help: 'Variables for the chat template, e.g. \'{"enable_thinking": false}\'.',
+    defaultText: '{}',
+    parse: jsonObject,
+  },
+  { flags: '--json', help: 'Print the findings as one JSON object instead of the readable check.' },
+];
+
+/** Declares `check-template` on the program. */
+export function registerCheckTemplate(program: Command, done: (code: number) => void): void {
+  const cmd = program
+    .command('check-template')
+    .summary("check what the target model's chat template trains, on probe conversations")
+    .description(
+      'Renders probe conversations (single turn, multi-turn, tool call and result, reasoning, trailing tool result) with the chat template and reports: ' +
+        'prefix-stable or where not, the end-of-turn token trained, text after it, a default system prompt, a generation-prompt scaffold; ' +
+        'then the records with trainable spans highlighted (⟦…⟧ without color).',
+    );
+  addOptions(cmd, OPTIONS);
+  cmd.addHelpText('after', '\nExit codes: 0 checked; 1 the tokenizer or template cannot be loaded; 2 usage error.');
+  setUsageHint(cmd);
+  cmd.action(async (v: { tokenizer?: string; templateKwargs?: Record<string, unknown>; json?: boolean }) => {
+    const check = checkTemplate(loadTokenizer(v.tokenizer), { templateKwargs: v.templateKwargs ?? {} });
+    out(v.json ? json(check) : formatTemplateCheck(check, { color: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR }));
+    done(EXIT.ok);
+  });
+}

@@ -1,0 +1,35 @@
+/** `eagle3-prep merge-reports`: one report (and optionally one dataset) from the N shards of a job. */
+import { mergeReports } from '../core/run/mergeReports';
+import { addOptions, Command, EXIT, json, out, setUsageHint, type OptionSpec } from './command';
+import { formatRunSummary } from './summary';
+
+const OPTIONS: readonly OptionSpec[] = [
+  { flags: '--out <dir>', help: 'Folder of the merged report.json / report.md (and data with --data); not one of the shard folders. Required.' },
+  {
+    flags: '--data',
+    help: "Also merge the shards' tokenized_data.jsonl and prompts_to_generate.jsonl, in input order (the same bytes as one unsharded run).",
+  },
+  { flags: '--allow-empty', help: 'Succeed even when an input yields no record and no prompt across the shards.' },
+  { flags: '--json', help: 'Print the merged report (report.json schema) on stdout instead of the summary.' },
+];
+
+/** Declares `merge-reports` on the program. */
+export function registerMergeReports(program: Command, done: (code: number) => void): void {
+  const cmd = program
+    .command('merge-reports')
+    .summary('combine the reports (and data) of the shards of one --shard job')
+    .description(
+      'Combines the report.json of the N shards of one job (prepare --shard I/N) into one report, checking that they add up: ' +
+        'same settings and inputs, every row of every file in exactly one shard.',
+    )
+    .argument('<shards...>', "the shards' output folders (or their report.json files)");
+  addOptions(cmd, OPTIONS);
+  cmd.addHelpText('after', '\nExit codes: 0 merged; 1 the shards do not add up or the merged run failed; 2 usage error.');
+  setUsageHint(cmd);
+  cmd.action(async (shards: string[], v: { out?: string; data?: boolean; allowEmpty?: boolean; json?: boolean }, self: Command) => {
+    if (!v.out) self.error("error: required option '--out <dir>' not specified", { exitCode: EXIT.usage });
+    const r = await mergeReports(shards, v.out!, { data: v.data === true, allowEmpty: v.allowEmpty === true });
+    out(v.json ? json(r) : `merged ${r.shard!.count} shards\n${formatRunSummary(r)}\n`);
+    done(r.ok ? EXIT.ok : EXIT.failed);
+  });
+}

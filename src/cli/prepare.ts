@@ -1,0 +1,152 @@
+/**
+ * `eagle3-prep prepare`: its options (one table: flags, help, default, where
+ * the value goes) and the run: every input group through `prepare()`, progress
+ * on stderr, the summary on stdout, the exit code.
+ */
+import { expandInputs, type PrepareOptions } from '../core/run/pipeline';
+import { MASK_POLICIES, type MaskPolicy } from '../core/types';
+import { addOptions, applyOptions, Command, jsonObject, positiveInt, setUsageHint, shardSpec, usageError, type OptionSpec } from './command';
+import { runPrepare, type PrepareCliFlags } from './prepareRun';
+
+const MODEL = 'Target model:';
+const RECORDS = 'Records:';
+const RUN = 'Run:';
+const OUTPUT = 'Output and terminal:';
+
+/**
+ * The options of `prepare`. Options that feed the pipeline set a field of
+ * {@link PrepareOptions}; the others (terminal, run policy) are read by the CLI.
+ */
+export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
+  {
+    flags: '--tokenizer <dir>',
+    group: MODEL,
+    help: 'Local Hugging Face model folder of the target model: tokenizer.json (or tiktoken.model) and tokenizer_config.json with its chat template (chat_template.jinja when the model ships one). The report names it and hashes its files.',
+    defaultText: 'the embedded Qwen3 tokenizer and template',
+    apply: (o, v: string) => (o.tokenizerDir = v),
+  },
+  {
+    flags: '--template-kwargs <json>',
+    group: MODEL,
+    help: 'Variables for the chat template, as apply_chat_template(**kwargs) gets them, e.g. \'{"enable_thinking": false}\'.',
+    defaultText: '{}',
+    parse: jsonObject,
+    apply: (o, v: Record<string, unknown>) => (o.templateKwargs = v),
+  },
+  {
+    flags: '--mask <policy>',
+    group: RECORDS,
+    help: 'Which tokens are trained (loss_mask 1): every assistant turn with its end-of-turn token; only the last assistant turn; or every turn but the system prompt (docs/loss-mask-rules.md "Targets").',
+    choices: MASK_POLICIES,
+    default: MASK_POLICIES[0],
+    apply: (o, v: MaskPolicy) => (o.mask = v),
+  },
+  {
+    flags: '--max-length <tokens>',
+    group: RECORDS,
+    help: 'Longest record in tokens. A longer record is dropped (reason too_long), or cut with --truncate.',
+    defaultText: 'no limit',
+    parse: positiveInt,
+    apply: (o, v: number) => (o.maxLength = v),
+  },
+  {
+    flags: '--truncate',
+    group: RECORDS,
+    help: 'Keep the first --max-length tokens of a longer record instead of dropping it (a record left with nothing to train is still dropped). Needs --max-length.',
+    apply: (o, v: boolean) => (o.truncate = v),
+  },
+  {
+    flags: '--mapping <file>',
+    group: RECORDS,
+    help: 'A JSONC field-mapping file for shapes the detector does not know (docs/formats.md "Project configuration").',
+    defaultText: 'the nearest eagle3prep.jsonc beside each input or in a parent folder',
+    apply: (o, v: string) => (o.mapping = v),
+  },
+  {
+    flags: '--out <dir>',
+    group: RUN,
+    help: 'Output folder shared by all inputs (created if missing).',
+    defaultText: '<input-name>.eagle3/ beside each input',
+  },
+  {
+    flags: '--workers <n>',
+    group: RUN,
+    help: 'Threads that render and tokenize. The outputs are the same for any number.',
+    defaultText: 'the available cores; 1 when the inputs add up to less than 4 MB',
+    parse: positiveInt,
+    apply: (o, v: number) => (o.workers = v),
+  },
+  {
+    flags: '--shard <i/n>',
+    group: RUN,
+    help: 'Process only shard I (0-based) of N: every N-th row across the inputs, for a cluster job array. Needs --out; combine the shards with merge-reports.',
+    defaultText: 'every row',
+    parse: shardSpec,
+    apply: (o, v: { index: number; count: number }) => (o.shard = v),
+  },
+  {
+    flags: '--allow-empty',
+    group: RUN,
+    help: 'Succeed even when an input yields no record and no prompt (by default that fails the run).',
+    apply: (o, v: boolean) => (o.allowEmpty = v),
+  },
+  {
+    flags: '--json',
+    group: OUTPUT,
+    help: 'Print the report (report.json schema, snake_case) on stdout instead of the summary; no progress line.',
+  },
+  {
+    flags: '--quiet',
+    group: OUTPUT,
+    help: 'No progress line and no step log on stderr; the summary is still printed.',
+  },
+  {
+    flags: '--verbose',
+    group: OUTPUT,
+    help: 'Log each step on stderr: tokenizer, chat template check, each file with its detected format and evidence.',
+  },
+];
+
+/** The CLI-only switches of `prepare` (not pipeline options). */
+function cliFlags(v: Record<string, unknown>): PrepareCliFlags {
+  return {
+    out: v.out as string | undefined,
+    json: v.json === true,
+    quiet: v.quiet === true,
+    verbose: v.verbose === true,
+  };
+}
+
+/** Declares `prepare` on the program. */
+export function registerPrepare(program: Command, done: (code: number) => void): void {
+  const cmd = program
+    .command('prepare')
+    .summary('render, tokenize and mask datasets into EAGLE-3 training records')
+    .description(
+      "Renders every conversation of the inputs with the target model's chat template, tokenizes it and writes, per output folder:\n" +
+        '  tokenized_data.jsonl       one record per line: input_ids, loss_mask, …\n' +
+        '  prompts_to_generate.jsonl  prompt-only rows, to answer with `generate`\n' +
+        '  report.json, report.md     what became of every row, per file\n' +
+        'Inputs: .jsonl .ndjson .json .traj .parquet files (optionally .gz or .zst)\n' +
+        'or folders holding them.',
+    )
+    .argument('<inputs...>', 'dataset files or folders');
+  addOptions(cmd, PREPARE_OPTIONS as readonly OptionSpec<never>[]);
+  cmd.addHelpText(
+    'after',
+    '\nExit codes: 0 done; 1 the run failed (nothing written, the previous outputs kept); 2 usage error.\n' +
+      'Examples:\n' +
+      '  eagle3-prep prepare samples/\n' +
+      '  eagle3-prep prepare data/*.jsonl --tokenizer ~/models/Qwen3-8B --out prepared/ --max-length 8192',
+  );
+  setUsageHint(cmd);
+  cmd.action(async (inputs: string[], values: Record<string, unknown>, self: Command) => {
+    const base = applyOptions({ inputs: [], outDir: '' } as PrepareOptions, PREPARE_OPTIONS, values);
+    const flags = cliFlags(values);
+    if (base.truncate && base.maxLength === undefined) usageError(self, '--truncate needs --max-length');
+    if (base.shard && !flags.out) usageError(self, '--shard needs --out (each shard writes its own output folder)');
+    const files = expandInputs(inputs);
+    if (files.length === 0) throw new Error(`no dataset files (.jsonl, .ndjson, .json, .traj, .parquet, optionally .gz/.zst) found in ${inputs.join(', ')}`);
+    done(await runPrepare(files, base, flags));
+  });
+}
