@@ -116,6 +116,7 @@ export function viewForLine(doc: vscode.TextDocument, line: number, token?: vsco
     settings.mask,
     settings.templateKwargs,
     settings.maxLength,
+    settings.truncate,
     maxTokenizedChars,
   ]);
   if (last?.key === key) return last.view;
@@ -126,6 +127,7 @@ export function viewForLine(doc: vscode.TextDocument, line: number, token?: vsco
       mask: settings.mask,
       templateKwargs: settings.templateKwargs,
       maxLength: settings.maxLength,
+      truncate: settings.truncate,
       maxTokenizedChars,
       checkCancelled: () => {
         if (token?.isCancellationRequested) throw new HoverCancelled();

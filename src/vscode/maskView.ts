@@ -208,6 +208,7 @@ class MaskViewPanel {
           mask: this.state.mask,
           templateKwargs: kwargs,
           maxLength: settings.maxLength,
+          truncate: settings.truncate,
           detailRecord: this.state.record,
           maxTokenizedChars: MASK_VIEW_TOTALS_CAP,
         },

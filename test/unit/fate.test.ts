@@ -1,7 +1,12 @@
-/** records/fate.ts: the one decision of a record's and a row's fate (written, too_long, truncated, no_trainable_tokens, errored). */
+/** records/fate.ts: the one decision of a record's and a row's fate (written, too_long, truncated, no_trainable_tokens, errored), used by prepare and the record view. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { maskedRecordFate, recordFate, rowFate } from '../../src/core/records/fate';
+import { recordViewerFor } from '../../src/core/records/recordView';
+import { prepare } from '../../src/core/run/pipeline';
+import { tempDir, writeJsonl } from '../helpers';
 
 test('maskedRecordFate: within the limit a record is written whole, with its trainable count', () => {
   assert.deepEqual(maskedRecordFate([0, 0, 1, 1, 0], {}), { written: true, keep: 5, truncated: false, trainable: 2 });
@@ -47,4 +52,48 @@ test('rowFate: written wins; else the first target error; else the last drop rea
   assert.deepEqual(rowFate({ written: 0, drops: ['no_trainable_tokens', 'too_long'], targetErrors: [] }), { fate: 'dropped', reason: 'too_long' });
   assert.deepEqual(rowFate({ written: 0, drops: ['too_long', 'no_trainable_tokens'], targetErrors: [] }), { fate: 'dropped', reason: 'no_trainable_tokens' });
   assert.deepEqual(rowFate({ written: 0, drops: [], targetErrors: [] }), { fate: 'dropped', reason: 'no_trainable_tokens' }, 'no target, no record');
+});
+
+test('prepare and the record view decide the same fates: too_long, cut, and cut to nothing trainable, on the chat sample', async () => {
+  const row = readFileSync(join(__dirname, '..', '..', 'samples', 'chat-sharegpt-human-gpt.jsonl'), 'utf8').split('\n')[0];
+  const input = writeJsonl([JSON.parse(row)], 'one.jsonl');
+  const viewer = recordViewerFor(undefined);
+  // The row renders as 2 records of 46 and 68 tokens (Qwen3 rewrites history); the second one's
+  // 14 trainable tokens are its last ones.
+  const cases = [
+    { maxLength: 60, truncate: false, seqLens: [46], notes: { record_dropped_too_long: 1 }, warnings: ['too_long'] },
+    { maxLength: 60, truncate: true, seqLens: [46, 60], notes: { record_truncated: 1 }, warnings: ['record_truncated'] },
+    {
+      maxLength: 50,
+      truncate: true,
+      seqLens: [46],
+      notes: { record_truncated: 1, record_dropped_no_trainable_tokens: 1 },
+      warnings: ['record_truncated', 'no_trainable_tokens'],
+    },
+  ];
+  for (const c of cases) {
+    const res = await prepare({ inputs: [input], outDir: tempDir('e3p-fate-out-'), maxLength: c.maxLength, truncate: c.truncate });
+    const records = readFileSync(res.outputs.tokenizedData, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const view = viewer.view({ text: row, file: input, line: 1 }, { maxLength: c.maxLength, truncate: c.truncate });
+    const what = JSON.stringify(c);
+    assert.deepEqual(
+      view.records.map((r) => r.tokens),
+      [46, 68],
+      what,
+    );
+    assert.deepEqual(
+      records.map((r) => r.seq_len),
+      c.seqLens,
+      what,
+    );
+    for (const [note, n] of Object.entries(c.notes)) assert.equal(res.files[0].notes[note], n, `${what}: ${note}`);
+    assert.deepEqual(
+      view.warnings.map((w) => w.code),
+      c.warnings,
+      what,
+    );
+  }
 });

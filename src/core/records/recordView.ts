@@ -22,6 +22,7 @@ import { resolve } from 'node:path';
 import { type Node as JsonNode, parseTree } from 'jsonc-parser';
 import { applyMapping, mappingFor } from '../formats/mapping';
 import { normalizeDetailed } from '../formats/normalize';
+import { recordFate } from './fate';
 import { buildRecords, commonPrefixLength, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Span, type TextRecord } from './mask';
 import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
 import { ChatTemplate, pickTemplate } from '../templates/template';
@@ -44,8 +45,10 @@ export interface RecordViewOptions {
   mask?: MaskPolicy;
   /** Chat template variables (`enable_thinking`, …), as `apply_chat_template(**kwargs)` gets them. */
   templateKwargs?: Record<string, unknown>;
-  /** Records longer than this many tokens get a `too_long` warning (the pipeline drops or cuts them). */
+  /** Records longer than this many tokens get a `too_long` warning (prepare drops them), or a `record_truncated` one with `truncate`. */
   maxLength?: number;
+  /** Whether prepare keeps the first `maxLength` tokens of a longer record (`truncate` setting) instead of dropping it. */
+  truncate?: boolean;
   /** Work cap: characters tokenized per call (turn texts and record texts together); default Infinity (exact). */
   maxTokenizedChars?: number;
   /** Index of the record whose tokens are returned in `detail` (the mask view); undefined = none. */
@@ -56,7 +59,7 @@ export interface RecordViewOptions {
 
 /** A warning about the row, with the turn (index into `turns`) it concerns when there is one. */
 export interface RowWarning {
-  /** `unknown_role`, `empty_assistant_turn`, `too_long`, `invalid_json`, `errored`, `dropped`, `no_trainable_tokens`, `estimated`, `template_error`, or a mask note code (`template_rewrites_history`, …). */
+  /** `unknown_role`, `empty_assistant_turn`, `too_long`, `record_truncated`, `invalid_json`, `errored`, `dropped`, `no_trainable_tokens`, `estimated`, `template_error`, or a mask note code (`template_rewrites_history`, …). */
   code: string;
   message: string;
   turn?: number;
@@ -518,13 +521,28 @@ export class RecordViewer {
         targets: [...rec.targets],
         chars: rec.text.length,
       });
-      if (options.maxLength !== undefined && tokens > options.maxLength) {
+      // The record's fate as prepare decides it (records/fate.ts), from these counts: the trainable
+      // tokens of a cut record from the mask where it was tokenized, in proportion past that.
+      const trainableIn = (n: number): number =>
+        n >= tokens ? trainable : n <= m.length ? m.slice(0, n).reduce((a, b) => a + b, 0) : Math.round((trainable * n) / tokens);
+      const fate = recordFate(tokens, trainableIn, { maxLength: options.maxLength, truncate: options.truncate });
+      const count = `${estimated ? '≈' : ''}${tokens.toLocaleString('en-US')}`;
+      if (!fate.written && fate.reason === 'too_long') {
         view.warnings.push({
           code: 'too_long',
-          message: `record ${r + 1} has ${estimated ? '≈' : ''}${tokens.toLocaleString('en-US')} tokens, over the max length ${options.maxLength.toLocaleString('en-US')}: prepare drops it (too_long) unless truncate is set`,
+          message: `record ${r + 1} has ${count} tokens, over the max length ${options.maxLength!.toLocaleString('en-US')}: prepare drops it (too_long) unless truncate is set`,
+        });
+      } else if (fate.truncated) {
+        view.warnings.push({
+          code: 'record_truncated',
+          message: `record ${r + 1} has ${count} tokens: prepare keeps its first ${options.maxLength!.toLocaleString('en-US')} (truncate)`,
         });
       }
-      if (trainable === 0) view.warnings.push({ code: 'no_trainable_tokens', message: `record ${r + 1} has no trainable token: prepare drops it` });
+      if (!fate.written && fate.reason === 'no_trainable_tokens')
+        view.warnings.push({
+          code: 'no_trainable_tokens',
+          message: `record ${r + 1} has no trainable token${fate.truncated ? ' after the cut' : ''}: prepare drops it`,
+        });
       if (detail) view.detail = this.detailOf(r, rec, enc.ids, enc.starts, m, renderConv, template, view.turns, prefixRenders);
     });
     if (options.detailRecord !== undefined && !view.detail && built.records.length > 0) {
