@@ -120,6 +120,13 @@ export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
     remedy: 'the tokenizer normalizer changes text: masks at token edges may be off by a token',
     changesData: true,
   },
+  template_budget_exceeded: {
+    kind: 'error',
+    meaning:
+      'the chat template ran past its render budget (loop iterations, range size, output length, call depth or time; see the message): a broken or hostile template, or a conversation far longer than any the budget was set for',
+    remedy:
+      'run eagle3-prep check-template on the model folder; if the template is sound and the conversation very long, raise the budget (ChatTemplate options "budget")',
+  },
   split_into_records: {
     kind: 'note',
     meaning:

@@ -71,7 +71,7 @@ export type RowOutcome =
   | { kind: 'errored'; source: Source; message: string; code?: ErrorCode };
 
 /**
- * Why a row in a recognized shape could not be normalized (stable codes, README "inspect --json").
+ * Why a row in a recognized shape could not be normalized (stable codes, docs/cli.md "inspect --json").
  * - `unknown_role`: a turn's role is not in the alias table (never guessed, never trained as assistant);
  * - `missing_role`: a turn has no role field;
  * - `bad_turn`: a turn is not an object;

@@ -1,8 +1,11 @@
 /**
  * A second, deliberately naive implementation of the loss-mask rules
  * (docs/loss-mask-rules.md, v1.3), written from the rules' words and sharing
- * no code with src/core (no ChatTemplate, no buildRecords, no OffsetAligner):
- * it renders every prefix with `@huggingface/jinja` directly, adapts messages
+ * no mask code with src/core (no ChatTemplate, no buildRecords, no OffsetAligner):
+ * it renders every prefix with the jinja engine alone (templates/jinjaCompat.ts
+ * CompiledTemplate, whose renders equal Python jinja2's on the conformance
+ * fixtures; raw `@huggingface/jinja` is not a usable reference: its
+ * `lstrip('\n')` strips every space, which Qwen3's template relies on), adapts messages
  * by hand-written per-family facts (not by probing), finds spans by the
  * spec's three cases, tokenizes with the Rust `tokenizers` oracle (our own
  * tiktoken loader for the Kimi stand-in, whose ids are checked against Python
@@ -15,8 +18,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Template } from '@huggingface/jinja';
 import { prepare } from '../../src/core/run/pipeline';
+import { CompiledTemplate } from '../../src/core/templates/jinjaCompat';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { rng } from '../fuzzCorpus';
 import { lenmlModelDir, oracleEncode, tempDir } from '../helpers';
@@ -317,7 +320,7 @@ interface NaiveRecord {
  * the row then ends errored, not dropped).
  */
 async function naive(f: Family, conv: Conv, policy: Policy = 'assistant'): Promise<NaiveRecord[] | 'error'> {
-  const tpl = new Template(f.template);
+  const tpl = new CompiledTemplate(f.template);
   const msgs = adapt(f, conv.messages);
   const R = (n: number, gen: boolean): string =>
     tpl.render({ ...f.vars, ...f.kwargs, messages: msgs.slice(0, n), add_generation_prompt: gen, ...(conv.tools?.length ? { tools: conv.tools } : {}) });

@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { normalizeRow } from '../formats/normalize';
 import type { RawRow } from '../read/readers';
 import type { RowResult, RowSettings } from '../run/contract';
-import { ChatTemplate, pickTemplate } from '../templates/template';
+import { ChatTemplate, pickTemplate, TemplateBudgetError } from '../templates/template';
 import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from '../tokenizers/tokenizer';
 import type { Conversation, MaskPolicy, TokenizedRecord } from '../types';
 import { maskedRecordFate, rowFate, type RecordDrop } from './fate';
@@ -116,6 +116,7 @@ export class RowProcessor {
       if (e instanceof TemplateRenderError) {
         res.fate = 'errored';
         res.message = `chat template error: ${e.message}`;
+        if (e instanceof TemplateBudgetError) res.reason = e.code;
         return;
       }
       throw e;

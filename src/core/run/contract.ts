@@ -92,6 +92,11 @@ export interface FileReport {
   dropped: Record<string, { count: number; lines: number[] }>;
   /** First errors (at most 50) with line and message. */
   errors: { line: number; message: string }[];
+  /**
+   * Errors that have a reason code (`template_budget_exceeded`: the chat template ran past its render budget):
+   * code → { count, first line numbers (at most 10) }. Absent when there were none.
+   */
+  errorReasons?: Record<string, { count: number; lines: number[] }>;
   /** note code → count (e.g. template_rewrites_history). */
   notes: Record<string, number>;
   trainableTokens: number;
@@ -120,7 +125,11 @@ export interface PrepareResult {
    */
   templateCheck: Omit<TemplateCheck, 'records' | 'turns'> | null;
   files: FileReport[];
-  totals: Omit<FileReport, 'file' | 'format' | 'evidence' | 'errors' | 'dropped' | 'notes' | 'rowsInFile'> & { dropped: Record<string, number> };
+  totals: Omit<FileReport, 'file' | 'format' | 'evidence' | 'errors' | 'errorReasons' | 'dropped' | 'notes' | 'rowsInFile'> & {
+    dropped: Record<string, number>;
+    /** Errored rows per reason code (only errors that have one), when there were any. */
+    errorReasons?: Record<string, number>;
+  };
   elapsedMs: number;
   /** Set when the run was one shard (`--shard I/N`), or a merge of N shards (`merged: true`). */
   shard?: { index: number; count: number; merged?: boolean };
@@ -135,7 +144,7 @@ export interface RowResult {
   line: number;
   /** The row's fate (docs/loss-mask-rules.md "Records that are not written"). */
   fate: 'written' | 'setAside' | 'dropped' | 'errored';
-  /** Drop reason code when `fate` is `dropped`. */
+  /** Drop reason code when `fate` is `dropped`; for an `errored` row, the error's code when it has one (`template_budget_exceeded`). */
   reason?: string;
   /** Error message when `fate` is `errored`. */
   message?: string;

@@ -121,6 +121,11 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
         t.count += d.count;
         t.lines = [...t.lines, ...d.lines].sort((a, b) => a - b).slice(0, 10);
       }
+      for (const [reason, d] of Object.entries(p.errorReasons ?? {})) {
+        const t = ((m.errorReasons ??= {})[reason] ??= { count: 0, lines: [] });
+        t.count += d.count;
+        t.lines = [...t.lines, ...d.lines].sort((a, b) => a - b).slice(0, 10);
+      }
       m.errors = [...m.errors, ...p.errors].sort((a, b) => a.line - b.line).slice(0, 50);
     }
     if (m.rowsRead !== inFile) throw new MergeError(`${f0.file}: the shards read ${m.rowsRead} rows, the file has ${inFile}`);

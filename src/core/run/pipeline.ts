@@ -165,9 +165,14 @@ function drop(rep: FileReport, line: number, reason: string) {
   if (d.lines.length < 10) d.lines.push(line);
 }
 
-function error(rep: FileReport, line: number, message: string) {
+function error(rep: FileReport, line: number, message: string, reason?: string) {
   rep.rowsErrored++;
   if (rep.errors.length < 50) rep.errors.push({ line, message });
+  if (reason) {
+    const r = ((rep.errorReasons ??= {})[reason] ??= { count: 0, lines: [] });
+    r.count++;
+    if (r.lines.length < 10) r.lines.push(line);
+  }
 }
 
 function note(rep: FileReport, code: string) {
@@ -192,7 +197,7 @@ export function applyRowResult(rep: FileReport, res: RowResult): void {
       drop(rep, res.line, res.reason ?? 'no_trainable_tokens');
       break;
     case 'errored':
-      error(rep, res.line, res.message ?? 'error');
+      error(rep, res.line, res.message ?? 'error', res.reason);
       break;
   }
 }
@@ -507,11 +512,12 @@ export function runFailures(files: readonly FileReport[], opts: { allowEmpty?: b
   return failures;
 }
 
-/** Run totals: the sum of the file reports' counters, and drop counts per reason. */
+/** Run totals: the sum of the file reports' counters, and drop (and coded error) counts per reason. */
 export function computeTotals(files: readonly FileReport[]): PrepareResult['totals'] {
   const sumKeys = ['rowsRead', 'rowsWritten', 'recordsWritten', 'rowsSetAside', 'rowsDropped', 'rowsErrored', 'trainableTokens', 'totalTokens'] as const;
   const totals = { dropped: {} as Record<string, number> } as PrepareResult['totals'];
   for (const k of sumKeys) totals[k] = files.reduce((a, f) => a + f[k], 0);
   for (const f of files) for (const [k, v] of Object.entries(f.dropped)) totals.dropped[k] = (totals.dropped[k] ?? 0) + v.count;
+  for (const f of files) for (const [k, v] of Object.entries(f.errorReasons ?? {})) (totals.errorReasons ??= {})[k] = (totals.errorReasons[k] ?? 0) + v.count;
   return totals;
 }

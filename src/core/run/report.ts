@@ -37,6 +37,8 @@ function fileSection(f: FileReport, base: string): string {
   }
   if (f.errors.length) {
     lines.push(`Errored (${f.rowsErrored}${f.rowsErrored > f.errors.length ? `, first ${f.errors.length}` : ''}):`, '');
+    for (const [k, v] of Object.entries(f.errorReasons ?? {}))
+      lines.push(`- \`${k}\` × ${v.count} (lines ${v.lines.join(', ')}${v.count > v.lines.length ? ', …' : ''}): ${REASON_TEXT[k] ?? ''}`);
     for (const e of f.errors) lines.push(`- line ${e.line}: ${e.message.replace(/\n/g, ' ')}`);
     lines.push('');
   }

@@ -9,7 +9,8 @@
  * terminal.
  */
 import { buildRecords, commonPrefixLength, selectTargets, SpecialTokenFinder, type Span, type TextRecord } from '../records/mask';
-import { ChatTemplate, pickTemplate, TemplateRenderError } from './template';
+import type { RenderBudget } from './renderBudget';
+import { ChatTemplate, pickTemplate, TemplateBudgetError, TemplateRenderError } from './template';
 import type { TargetTokenizer } from '../tokenizers/tokenizer';
 import type { Conversation, MaskPolicy, Message } from '../types';
 
@@ -54,7 +55,7 @@ export interface TurnFinding {
   probe: ProbeName;
   /** Message index of the assistant turn. */
   turn: number;
-  /** The special token that ends the trainable span (spec "Trainable span"), or null when the completion has none (then the span runs to its end). */
+  /** The special token that ends the trainable span (docs/loss-mask-rules.md "Trainable span"), or null when the completion has none (then the span runs to its end). */
   endOfTurn: string | null;
   /** Text the template writes after that token inside the turn's completion `C_i` (not trainable); `""` when none. */
   textAfter: string;
@@ -74,7 +75,10 @@ export interface CheckWarning {
    * - `empty_think_trained`: a turn without `reasoning_content` has an empty `<think>…</think>` block in its
    *   trainable text — the template writes it there, so it is trained (docs/loss-mask-rules.md "One target", case 1); right when the
    *   data was generated with thinking on, wrong when it was generated with thinking off (then set the kwarg);
-   * - `probe_render_failed`: a render needed for a template-wide finding raised (the finding is then null).
+   * - `probe_render_failed`: a render needed for a template-wide finding raised (the finding is then null);
+   * - `template_budget_exceeded`: a render ran past the render budget (templates/renderBudget.ts): the template
+   *   loops, recurses or grows its output without bound on this probe (a broken or hostile template); in
+   *   `prepare` its rows would be errored with that reason.
    */
   code:
     | 'reasoning_not_rendered'
@@ -83,7 +87,8 @@ export interface CheckWarning {
     | 'template_unsupported'
     | 'span_without_special_token'
     | 'empty_think_trained'
-    | 'probe_render_failed';
+    | 'probe_render_failed'
+    | 'template_budget_exceeded';
   message: string;
 }
 
@@ -154,6 +159,8 @@ export interface CheckTemplateOptions {
   templateKwargs?: Record<string, unknown>;
   /** Policy for the displayed records (default `assistant`); the per-turn findings do not depend on it. */
   mask?: MaskPolicy;
+  /** Render budget of every probe render (templates/renderBudget.ts; default: its defaults). */
+  budget?: Partial<RenderBudget>;
 }
 
 /** Length of the excerpts in {@link PrefixBreak}, in characters. */
@@ -267,7 +274,8 @@ function byFrequency(values: string[]): string[] {
  * "One conversation, how many records", "Policy non-system".
  *
  * A template that raises on a probe does not fail the check: the probe gets
- * `error` and a `template_error` warning (Gemma-3 raises on `tool` turns).
+ * `error` and a `template_error` warning (Gemma-3 raises on `tool` turns), or a
+ * `template_budget_exceeded` warning when the render ran past its render budget.
  *
  * @throws TemplateRenderError when the tokenizer has no chat template or the template does not parse
  */
@@ -280,7 +288,7 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
     if (!named) throw new TemplateRenderError(`tokenizer ${tok.dir} has no chat template (tokenizer_config.json "chat_template" or chat_template.jinja)`);
     let t = compiled.get(named.name);
     if (!t) {
-      t = new ChatTemplate(named, tok.specialTokenVars, kwargs);
+      t = new ChatTemplate(named, tok.specialTokenVars, kwargs, { budget: opts.budget });
       compiled.set(named.name, t);
     }
     return t;
@@ -393,7 +401,7 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
     } catch (e) {
       if (!(e instanceof TemplateRenderError)) throw e;
       pr.error = e.message;
-      out.warnings.push({ probe: probe.name, code: 'template_error', message: e.message });
+      out.warnings.push({ probe: probe.name, code: e instanceof TemplateBudgetError ? e.code : 'template_error', message: e.message });
     }
   }
   out.endOfTurnTrained = byFrequency(out.turns.flatMap((t) => (t.endOfTurn ? [t.endOfTurn] : [])));
@@ -406,7 +414,7 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
       f();
     } catch (e) {
       if (!(e instanceof TemplateRenderError)) throw e;
-      out.warnings.push({ probe: null, code: 'probe_render_failed', message: `${what}: ${e.message}` });
+      out.warnings.push({ probe: null, code: e instanceof TemplateBudgetError ? e.code : 'probe_render_failed', message: `${what}: ${e.message}` });
     }
   };
   tryFinding('default system prompt', () => {
@@ -515,7 +523,9 @@ export function formatTemplateCheck(check: TemplateCheck, opts: FormatOptions): 
   if (check.warnings.length) {
     lines.push(`  warnings:`);
     for (const w of check.warnings)
-      lines.push(`    - ${w.probe ? `${w.probe}: ` : ''}${c(w.code === 'template_error' ? ANSI.red : ANSI.yellow, w.code)}: ${w.message.split('\n')[0]}`);
+      lines.push(
+        `    - ${w.probe ? `${w.probe}: ` : ''}${c(w.code === 'template_error' || w.code === 'template_budget_exceeded' ? ANSI.red : ANSI.yellow, w.code)}: ${w.message.split('\n')[0]}`,
+      );
   }
   lines.push('');
   lines.push(

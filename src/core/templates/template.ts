@@ -1,13 +1,26 @@
 /**
- * Chat-template rendering with `@huggingface/jinja`, and the adaptation of
- * normalized messages to what a particular template reads.
+ * Chat-template rendering with Python jinja2's semantics (jinjaCompat.ts: our
+ * evaluator over `@huggingface/jinja`'s lexer and parser, under a render
+ * budget), and the adaptation of normalized messages to what a particular
+ * template reads.
  */
-import { Template } from '@huggingface/jinja';
+import { CompiledTemplate } from './jinjaCompat';
+import { TemplateRenderError } from './errors';
+import { pythonFloatRepr } from './pyValues';
+import type { RenderBudget } from './renderBudget';
 import type { Message } from '../types';
 import type { NamedTemplate, SpecialTokenVars } from '../tokenizers/tokenizer';
 
-/** Raised when the template itself raises or fails; `message` is the template's own message. */
-export class TemplateRenderError extends Error {}
+export { TemplateBudgetError, TemplateRenderError } from './errors';
+export { pythonFloatRepr } from './pyValues';
+
+/** Options of a {@link ChatTemplate}. */
+export interface ChatTemplateOptions {
+  /** Limits of one render (renderBudget.ts; unset fields keep their defaults). */
+  budget?: Partial<RenderBudget>;
+  /** The clock `strftime_now` reads (default: the current local time); fixed for reproducible renders in tests. */
+  now?: () => Date;
+}
 
 /** Options of one render. */
 export interface RenderOptions {
@@ -20,9 +33,11 @@ export interface RenderOptions {
  * template kwargs and (optionally) a record's tools.
  *
  * Rendering follows `transformers` `apply_chat_template(tokenize=False)`:
- * variables `messages`, `tools` (absent when the record has none or an empty
- * list), `add_generation_prompt`, the special tokens (`bos_token`, `eos_token`, …)
- * and the template kwargs (`enable_thinking`, …) at top level.
+ * variables `messages`, `tools` (None when the record has none or an empty
+ * list), `documents` (None), `add_generation_prompt`, the special tokens
+ * (`bos_token`, `eos_token`, …) and the template kwargs (`enable_thinking`, …)
+ * at top level, rendered by the engine of `jinjaCompat.ts` (jinja2's
+ * semantics) within a render budget (`renderBudget.ts`).
  */
 /** Markers the `{% generation %}` / `{% endgeneration %}` tags are rewritten to (Unicode private-use characters, never in real text). */
 const GEN_START = '\uE000';
@@ -30,7 +45,7 @@ const GEN_END = '\uE001';
 const GEN_TAG = /\{%(-?)\s*(end)?generation\s*(-?)%\}/g;
 
 export class ChatTemplate {
-  private readonly template: Template;
+  private readonly template: CompiledTemplate;
   /**
    * Whether the template marks the assistant's output with `{% generation %}` …
    * `{% endgeneration %}` (a `transformers` extension behind
@@ -53,22 +68,24 @@ export class ChatTemplate {
    * @param named the template source and its name
    * @param specialTokenVars `bos_token`, `eos_token`, … strings
    * @param kwargs template kwargs of the run
+   * @param options the render budget
    * @throws TemplateRenderError when the template does not parse
    */
   constructor(
     readonly named: NamedTemplate,
     private readonly specialTokenVars: SpecialTokenVars,
     private readonly kwargs: Record<string, unknown> = {},
+    private readonly options: ChatTemplateOptions = {},
   ) {
     this.hasGenerationBlocks = /\{%-?\s*generation\s*-?%\}/.test(named.source);
-    // @huggingface/jinja drops generation tags; rewrite them to marker outputs so their positions survive rendering.
+    // The parser (@huggingface/jinja's) drops generation tags; rewrite them to marker outputs so their positions survive rendering.
     const source = this.hasGenerationBlocks
       ? named.source.replace(GEN_TAG, (_m, l: string, end: string | undefined, r: string) => `{{${l} '${end ? GEN_END : GEN_START}' ${r}}}`)
       : named.source;
     try {
-      this.template = new Template(source);
+      this.template = new CompiledTemplate(source);
     } catch (e) {
-      throw new TemplateRenderError(`chat template "${named.name}" does not parse: ${(e as Error).message}`);
+      throw new TemplateRenderError(`chat template "${named.name}" does not parse: ${(e as Error).message}`, (e as TemplateRenderError).pythonType);
     }
     this.keepNullToolCallContent = this.probeNullContent();
     this.objectToolArguments = this.probeObjectArguments();
@@ -79,6 +96,7 @@ export class ChatTemplate {
    * Renders messages (already adapted with {@link adaptMessages}) to text.
    * @param tools the record's tool definitions, or undefined
    * @throws TemplateRenderError with the template's own message when it raises
+   * @throws TemplateBudgetError (a TemplateRenderError) when the render runs past the render budget
    */
   render(messages: readonly Message[], tools: unknown[] | undefined, opts: RenderOptions): string {
     const raw = this.renderRaw(messages, tools, opts);
@@ -107,18 +125,16 @@ export class ChatTemplate {
   }
 
   private renderRaw(messages: readonly Message[], tools: unknown[] | undefined, opts: RenderOptions): string {
+    // As transformers' render_jinja_template: `tools` and `documents` are always passed, None when absent.
     const vars: Record<string, unknown> = {
       ...this.specialTokenVars,
       ...this.kwargs,
       messages: messages.map(toTemplateMessage),
+      tools: tools && tools.length > 0 ? tools : null,
+      documents: null,
       add_generation_prompt: opts.addGenerationPrompt,
     };
-    if (tools && tools.length > 0) vars.tools = tools;
-    try {
-      return this.template.render(vars);
-    } catch (e) {
-      throw new TemplateRenderError((e as Error).message);
-    }
+    return this.template.render(vars, { budget: this.options.budget, now: this.options.now });
   }
 
   /**
@@ -329,25 +345,6 @@ export function pythonJsonRedump(text: string): string | null {
   } catch {
     return null;
   }
-}
-
-/** Python's `repr(float)`: the shortest round-trip digits, fixed notation for exponents -4…15 (with `.0` when integral), else `d.ddde±XX`. */
-export function pythonFloatRepr(x: number): string {
-  if (Number.isNaN(x)) return 'NaN';
-  if (!Number.isFinite(x)) return x > 0 ? 'Infinity' : '-Infinity';
-  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
-  const [mant, expText] = x.toExponential().split('e');
-  const exp = Number(expText);
-  const sign = mant.startsWith('-') ? '-' : '';
-  const digits = mant.replace('-', '').replace('.', '');
-  if (exp >= -4 && exp < 16) {
-    if (exp < 0) return `${sign}0.${'0'.repeat(-exp - 1)}${digits}`;
-    const intPart = digits.slice(0, exp + 1).padEnd(exp + 1, '0');
-    const frac = digits.slice(exp + 1);
-    return `${sign}${intPart}.${frac || '0'}`;
-  }
-  const e = Math.abs(exp);
-  return `${sign}${digits[0]}${digits.length > 1 ? '.' + digits.slice(1) : ''}e${exp < 0 ? '-' : '+'}${e < 10 ? '0' + e : e}`;
 }
 
 /** The plain object a template sees for one message: only the fields that are set (templates test `is defined`). */
