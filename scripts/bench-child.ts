@@ -29,21 +29,26 @@ interface Task {
   out: string;
   /** host task: pool workers at lower priority, as the extension runs them (default true). */
   lowPriority?: boolean;
+  /** prepare task: record grouping (default exact). */
+  grouping?: 'exact' | 'merged';
 }
 
 const task: Task = JSON.parse(process.argv[2]);
 const ROOT = join(__dirname, '..');
 
 /** Wraps the tokenizer library's encode to total its time and output tokens. */
-function instrumentEncode(): { ms: number; tokens: number; calls: number } {
-  const stats = { ms: 0, tokens: 0, calls: 0 };
+function instrumentEncode(): { ms: number; cpuMs: number; tokens: number; calls: number } {
+  const stats = { ms: 0, cpuMs: 0, tokens: 0, calls: 0 };
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { Tokenizer } = require('@huggingface/tokenizers');
   const orig = Tokenizer.prototype.encode;
   Tokenizer.prototype.encode = function (this: unknown, ...args: unknown[]) {
     const t = performance.now();
+    const c = process.cpuUsage();
     const r = orig.apply(this, args);
+    const d = process.cpuUsage(c);
     stats.ms += performance.now() - t;
+    stats.cpuMs += (d.user + d.system) / 1000;
     stats.tokens += r.ids.length;
     stats.calls++;
     return r;
@@ -65,11 +70,15 @@ async function main() {
     const cli = fromSource ? null : (require(join(ROOT, 'dist', 'cli.js')) as { main(argv: string[]): Promise<number> });
     const series: { t: number; rss: number }[] = [];
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     const sampler = setInterval(() => series.push({ t: performance.now() - t0, rss: process.memoryUsage().rss }), 250);
     lag.enable();
-    let r: { ok: boolean; totals: { rowsRead: number; recordsWritten: number; totalTokens: number } };
+    let r: {
+      ok: boolean;
+      totals: { rowsRead: number; recordsWritten: number; totalTokens: number; trainableTokens: number; lengths?: { renderedTokens: number } };
+    };
     if (prepare) {
-      r = await prepare({ inputs: [task.input], outDir: task.out, tokenizerDir: task.tokenizerDir, workers: task.workers });
+      r = await prepare({ inputs: [task.input], outDir: task.out, tokenizerDir: task.tokenizerDir, workers: task.workers, grouping: task.grouping });
     } else {
       const code = await cli!.main([
         'prepare',
@@ -79,12 +88,14 @@ async function main() {
         '--workers',
         String(task.workers),
         '--quiet',
+        ...(task.grouping ? ['--grouping', task.grouping] : []),
         ...(task.tokenizerDir ? ['--tokenizer', task.tokenizerDir] : []),
       ]);
       r = JSON.parse(readFileSync(join(task.out, 'report.json'), 'utf8'));
       if (code !== 0) r.ok = false;
     }
     const ms = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
     lag.disable();
     clearInterval(sampler);
     // RSS at each quarter of the run's time (the input is read at a steady pace).
@@ -96,13 +107,16 @@ async function main() {
       JSON.stringify({
         ok: r.ok,
         ms,
+        cpuMs: (cpu.user + cpu.system) / 1000,
         rows: r.totals.rowsRead,
         records: r.totals.recordsWritten,
         tokens: r.totals.totalTokens,
+        trainable: r.totals.trainableTokens,
+        rendered: r.totals.lengths?.renderedTokens ?? null,
         peakRssMB: mb(process.resourceUsage().maxRSS),
         lagMaxMs: lag.max / 1e6,
         lagP99Ms: lag.percentile(99) / 1e6,
-        raw: raw && { ms: raw.ms, tokens: raw.tokens, calls: raw.calls },
+        raw: raw && { ms: raw.ms, cpuMs: raw.cpuMs, tokens: raw.tokens, calls: raw.calls },
         rssQuartersMB: quarters,
         fromSource,
       }) + '\n',

@@ -134,13 +134,13 @@ function reasoningRow(t, i) {
   };
 }
 
-function agentRow(t, i) {
+function agentRow(t, i, pairs = 41) {
   const messages = [
     { role: 'system', content: null },
     { role: 'user', content: `Fix the failing test in repo ${t.ident()}-${i}: ${t.sentence()}` },
   ];
-  // 84 messages: system, user, then 41 assistant/tool-result pairs.
-  for (let k = 0; k < 41; k++) {
+  // 84 messages by default: system, user, then 41 assistant/tool-result pairs.
+  for (let k = 0; k < pairs; k++) {
     const tool = t.pick(['execute_bash', 'str_replace_editor', 'str_replace_editor']);
     const params =
       tool === 'execute_bash'
@@ -196,6 +196,26 @@ export async function writeDataset(file, shape, { rows = Infinity, maxBytes = In
   out.end();
   await once(out, 'close');
   return { rows: n, bytes };
+}
+
+/**
+ * Agent runs of `messages` messages each (system, user, then assistant / tool-result pairs), as many
+ * as make `totalMessages` messages in all: datasets of the same size (about the same tokens) whose
+ * conversations differ in length only (per-token cost as a conversation grows). Resolves to { rows, bytes }.
+ */
+export async function writeAgentRuns(file, messages, totalMessages, seed = 7) {
+  const t = textSource(prng(seed));
+  const out = createWriteStream(file);
+  let bytes = 0;
+  const runs = Math.max(1, Math.round(totalMessages / messages));
+  for (let i = 0; i < runs; i++) {
+    const line = JSON.stringify(agentRow(t, i, Math.max(1, Math.round((messages - 2) / 2)))) + '\n';
+    bytes += Buffer.byteLength(line);
+    if (!out.write(line)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'close');
+  return { rows: runs, bytes };
 }
 
 /** "2G", "500M", "64k", or a number of bytes. */

@@ -12,8 +12,15 @@
 // then the extension host's view (prepare in a worker thread, 2 pool workers): the
 // host thread's max event-loop delay (target < 50 ms).
 //
-// Usage: npm run bench [-- --rows N] [--shapes chat,reasoning,agent] [--tokenizers qwen3,deepseek_v3]
-//                      [--workers 1,2] [--memory 2G] [--keep DIR]
+// Then the cost of long conversations (issue 13), one core, from source with the tokenizer timed:
+// agent runs of 10, 40, 80 and 160 messages with the same total (--scaling N messages, default 1,600),
+// with DeepSeek-V3 (prefix-stable) and Qwen3 (rewrites history) under grouping exact and merged:
+// tokens written, the conversations' tokens rendered once, amplification, seconds, microseconds per
+// rendered token (its growth from 10 to 160 messages), raw tokenizer tok/s on the same record texts
+// and the pipeline / raw ratio.
+//
+// Usage: npm run bench [-- --rows N] [--shapes chat,reasoning,agent|none] [--tokenizers qwen3,deepseek_v3]
+//                      [--workers 1,2] [--memory 2G] [--scaling N|0] [--keep DIR]
 //   --rows N      chat rows (default 10000); reasoning rows N/10, agent runs N/500 (at least 8);
 //                 the extension-host view runs on the first N/5 chats
 //   --memory SIZE also prepare a generated mixed file of SIZE (e.g. 2G) with 2 workers and
@@ -21,12 +28,12 @@
 // Prints a Markdown table ready for the README, with the command line and the machine.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { cpus, tmpdir, totalmem, availableParallelism } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem, availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { parseBytes, writeDataset } from './bench-data.mjs';
+import { parseBytes, writeAgentRuns, writeDataset } from './bench-data.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -37,6 +44,7 @@ const { values } = parseArgs({
     tokenizers: { type: 'string', default: 'qwen3,deepseek_v3' },
     workers: { type: 'string', default: '1,2' },
     memory: { type: 'string' },
+    scaling: { type: 'string', default: '1600' },
     keep: { type: 'string' },
   },
 });
@@ -70,7 +78,7 @@ const fmt = (n, d = 0) =>
 const t0 = Date.now();
 const rowsOut = [];
 const hostOut = [];
-for (const shape of values.shapes.split(',')) {
+for (const shape of values.shapes === 'none' ? [] : values.shapes.split(',')) {
   const input = join(work, `${shape}.jsonl`);
   const g = await writeDataset(input, shape, { rows: counts[shape] });
   log(`data: ${shape} ${g.rows} rows, ${(g.bytes / 1e6).toFixed(1)} MB`);
@@ -118,6 +126,45 @@ for (const shape of values.shapes.split(',')) {
   }
 }
 
+// Long conversations: the same total messages in runs of 10 … 160 messages, one core.
+const scaling = [];
+const scalingTotal = Number(values.scaling);
+if (scalingTotal > 0) {
+  for (const n of [10, 40, 80, 160]) {
+    const input = join(work, `agent-${n}.jsonl`);
+    const g = await writeAgentRuns(input, n, scalingTotal);
+    log(`data: ${g.rows} agent runs of ${n} messages, ${(g.bytes / 1e6).toFixed(2)} MB`);
+    for (const [tk, grouping] of [
+      ['deepseek_v3', 'exact'],
+      ['qwen3', 'exact'],
+      ['qwen3', 'merged'],
+    ]) {
+      const out = join(work, `out-scaling-${n}-${tk}-${grouping}`);
+      const r = child({ task: 'prepare', input, tokenizerDir: tokDir(tk), workers: 1, out, grouping });
+      rmSync(out, { recursive: true, force: true });
+      // CPU time of the process (one thread does all the work): robust to other load on the machine.
+      const rawTps = r.raw ? r.raw.tokens / (r.raw.cpuMs / 1000) : NaN;
+      const pipeTps = r.tokens / (r.cpuMs / 1000);
+      scaling.push({
+        n,
+        tokenizer: tokName(tk),
+        grouping,
+        rows: r.rows,
+        records: r.records,
+        tokens: r.tokens,
+        rendered: r.rendered,
+        ms: r.ms,
+        cpuMs: r.cpuMs,
+        rawTps,
+        pipeTps,
+      });
+      log(
+        `  ${n} messages, ${tk} ${grouping}: ${(r.cpuMs / 1000).toFixed(1)} s CPU (${(r.ms / 1000).toFixed(1)} s wall), ${fmt(r.tokens)} tokens written (${fmt(r.rendered)} rendered once), ${fmt(pipeTps)} tok per CPU s, raw ${fmt(rawTps)}`,
+      );
+    }
+  }
+}
+
 let memory = null;
 if (values.memory) {
   const input = join(work, 'memory.jsonl');
@@ -141,6 +188,24 @@ const lines = [
       `| ${r.tokenizer} | ${r.shape} | ${fmt(r.rows)} | ${fmt(r.records)} | ${fmt(r.tokens)} | ${fmt(r.rawTps)} | ${fmt(r.pipeTps)} | ${fmt(100 * r.ratio)} % | ${fmt(r.rps1, 1)} | ${fmt(r.rps2, 1)} | ${fmt(r.rps2 / r.rps1, 2)}× | ${r.rss1} / ${r.rss2 ?? '–'} MB | ${r.lag2 === undefined ? '–' : fmt(r.lag2, 0) + ' ms'} |`,
   ),
 ];
+if (scaling.length) {
+  const base = (r) => scaling.find((x) => x.n === 10 && x.tokenizer === r.tokenizer && x.grouping === r.grouping);
+  lines.push(
+    '',
+    `Long conversations, one core: agent runs of 10 … 160 messages, ${fmt(scalingTotal)} messages per dataset (about the same tokens); load average ${loadavg()[0].toFixed(1)} at the end. ` +
+      'Times are CPU seconds of the run (tokenizer load included; wall seconds beside them), so other load on the machine does not count. ' +
+      'µs per token = CPU time ÷ the tokens of the conversations rendered once; growth = that figure ÷ the 10-message one; ' +
+      'ratio = tokens written per CPU second ÷ the raw tokenizer encode on the same record texts.',
+    '',
+    '| messages per run | tokenizer | grouping | runs | records | tokens written | rendered once | amplification | CPU s (wall s) | µs per token | growth vs 10 | raw tokenizer tok/s | pipeline tok/s | ratio |',
+    '| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...scaling.map((r) => {
+      const us = (1000 * r.cpuMs) / r.rendered;
+      const b = base(r);
+      return `| ${r.n} | ${r.tokenizer} | ${r.grouping} | ${fmt(r.rows)} | ${fmt(r.records)} | ${fmt(r.tokens)} | ${fmt(r.rendered)} | ${fmt(r.tokens / r.rendered, 2)}× | ${fmt(r.cpuMs / 1000, 1)} (${fmt(r.ms / 1000, 1)}) | ${fmt(us, 1)} | ${b ? fmt(us / ((1000 * b.cpuMs) / b.rendered), 2) + '×' : '–'} | ${fmt(r.rawTps)} | ${fmt(r.pipeTps)} | ${fmt(100 * (r.pipeTps / r.rawTps))} % |`;
+    }),
+  );
+}
 if (hostOut.length) {
   lines.push('', 'Extension host view (prepare in a worker thread with 2 pool workers, the host thread idle):', '');
   for (const h of hostOut)

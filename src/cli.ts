@@ -10,6 +10,7 @@
 import { CommanderError } from 'commander';
 import { Command, EXIT, err, oneLine, packageVersion } from './cli/command';
 import { registerCheckTemplate } from './cli/checkTemplate';
+import { registerDraftVocab } from './cli/draftVocab';
 import { registerGenerate } from './cli/generate';
 import { registerInspect } from './cli/inspect';
 import { registerMergeReports } from './cli/mergeReports';
@@ -28,6 +29,7 @@ export function buildProgram(done: (code: number) => void): Command {
   // Commands inherit exitOverride and the output settings from the program (set above).
   registerPrepare(program, done);
   registerMergeReports(program, done);
+  registerDraftVocab(program, done);
   registerInspect(program, done);
   registerCheckTemplate(program, done);
   registerGenerate(program, done);

@@ -1,4 +1,5 @@
 /** `eagle3-prep check-template`: what the chat template does to training records, on probe conversations. */
+import { GROUPINGS, type Grouping } from '../core/records/mask';
 import { checkTemplate, formatTemplateCheck } from '../core/templates/checkTemplate';
 import { loadTokenizer } from '../core/tokenizers/tokenizer';
 import { addOptions, Command, EXIT, json, jsonObject, out, setUsageHint, type OptionSpec } from './command';
@@ -14,6 +15,12 @@ const OPTIONS: readonly OptionSpec[] = [
     help: 'Variables for the chat template, e.g. \'{"enable_thinking": false}\'.',
     defaultText: '{}',
     parse: jsonObject,
+  },
+  {
+    flags: '--grouping <grouping>',
+    help: 'Grouping of the records shown (exact or merged, as prepare --grouping); the amplification of both is reported.',
+    choices: GROUPINGS,
+    default: 'exact',
   },
   { flags: '--json', help: 'Print the findings as one JSON object instead of the readable check.' },
 ];
@@ -31,8 +38,8 @@ export function registerCheckTemplate(program: Command, done: (code: number) => 
   addOptions(cmd, OPTIONS);
   cmd.addHelpText('after', '\nExit codes: 0 checked; 1 the tokenizer or template cannot be loaded; 2 usage error.');
   setUsageHint(cmd);
-  cmd.action(async (v: { tokenizer?: string; templateKwargs?: Record<string, unknown>; json?: boolean }) => {
-    const check = checkTemplate(loadTokenizer(v.tokenizer), { templateKwargs: v.templateKwargs ?? {} });
+  cmd.action(async (v: { tokenizer?: string; templateKwargs?: Record<string, unknown>; grouping?: Grouping; json?: boolean }) => {
+    const check = checkTemplate(loadTokenizer(v.tokenizer), { templateKwargs: v.templateKwargs ?? {}, grouping: v.grouping ?? 'exact' });
     out(v.json ? json(check) : formatTemplateCheck(check, { color: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR }));
     done(EXIT.ok);
   });

@@ -4,6 +4,8 @@
  * on stderr, the summary on stdout, the exit code.
  */
 import { expandInputs, type PrepareOptions } from '../core/run/pipeline';
+import { GROUPINGS, type Grouping } from '../core/records/mask';
+import { LONG_POLICIES, type LongPolicy } from '../core/run/contract';
 import { MASK_POLICIES, type MaskPolicy } from '../core/types';
 import { addOptions, applyOptions, Command, jsonObject, positiveInt, setUsageHint, shardSpec, usageError, type OptionSpec } from './command';
 import { runPrepare, type PrepareCliFlags } from './prepareRun';
@@ -42,18 +44,47 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
     apply: (o, v: MaskPolicy) => (o.mask = v),
   },
   {
+    flags: '--grouping <grouping>',
+    group: RECORDS,
+    help:
+      'exact: every assistant turn in exactly the context the server sends it; a template that rewrites history (Qwen3, Kimi-K2-Thinking) then costs one record per turn. ' +
+      'merged: one record per conversation (the conversation rendered once), each turn trained where the template writes it there; about 1.0x the tokens. ' +
+      'The report and the summary state the amplification (docs/loss-mask-rules.md "Record grouping").',
+    choices: GROUPINGS,
+    default: 'exact',
+    apply: (o, v: Grouping) => (o.grouping = v),
+  },
+  {
     flags: '--max-length <tokens>',
     group: RECORDS,
-    help: 'Longest record in tokens. A longer record is dropped (reason too_long), or cut with --truncate.',
+    help: 'Longest record in tokens. A longer record is dropped (reason too_long), cut (--long truncate) or split (--long split).',
     defaultText: 'no limit',
     parse: positiveInt,
     apply: (o, v: number) => (o.maxLength = v),
   },
   {
+    flags: '--long <policy>',
+    group: RECORDS,
+    help:
+      'What to do with a record longer than --max-length: drop it (too_long); truncate it to its first --max-length tokens; or split the conversation into records that each end with an assistant turn, ' +
+      'holding the system and first user turns plus as much recent history as fits, every turn trained once (noted context_window_cut; a turn that does not fit alone is not written, target_too_long). Needs --max-length.',
+    choices: LONG_POLICIES,
+    defaultText: LONG_POLICIES[0],
+    apply: (o, v: LongPolicy) => (o.long = v),
+  },
+  {
     flags: '--truncate',
     group: RECORDS,
-    help: 'Keep the first --max-length tokens of a longer record instead of dropping it (a record left with nothing to train is still dropped). Needs --max-length.',
+    help: 'The same as --long truncate: keep the first --max-length tokens of a longer record (a record left with nothing to train is still dropped). Needs --max-length.',
     apply: (o, v: boolean) => (o.truncate = v),
+  },
+  {
+    flags: '--min-trainable-tokens <n>',
+    group: RECORDS,
+    help: 'Drop records with fewer trainable tokens (reason too_few_trainable_tokens).',
+    defaultText: '1',
+    parse: positiveInt,
+    apply: (o, v: number) => (o.minTrainableTokens = v),
   },
   {
     flags: '--mapping <file>',
@@ -126,7 +157,8 @@ export function registerPrepare(program: Command, done: (code: number) => void):
       "Renders every conversation of the inputs with the target model's chat template, tokenizes it and writes, per output folder:\n" +
         '  tokenized_data.jsonl       one record per line: input_ids, loss_mask, …\n' +
         '  prompts_to_generate.jsonl  prompt-only rows, to answer with `generate`\n' +
-        '  report.json, report.md     what became of every row, per file\n' +
+        '  report.json, report.md     what became of every row, per file; length statistics and amplification\n' +
+        '  token_counts.json          count of each token id, trainable and all (for draft-vocab)\n' +
         'Inputs: .jsonl .ndjson .json .traj .parquet files (optionally .gz or .zst)\n' +
         'or folders holding them.',
     )
@@ -144,6 +176,9 @@ export function registerPrepare(program: Command, done: (code: number) => void):
     const base = applyOptions({ inputs: [], outDir: '' } as PrepareOptions, PREPARE_OPTIONS, values);
     const flags = cliFlags(values);
     if (base.truncate && base.maxLength === undefined) usageError(self, '--truncate needs --max-length');
+    if (base.long !== undefined && base.maxLength === undefined) usageError(self, '--long needs --max-length');
+    if (base.truncate && base.long !== undefined && base.long !== 'truncate')
+      usageError(self, `--truncate is --long truncate; it cannot go with --long ${base.long}`);
     if (base.shard && !flags.out) usageError(self, '--shard needs --out (each shard writes its own output folder)');
     const files = expandInputs(inputs);
     if (files.length === 0) throw new Error(`no dataset files (.jsonl, .ndjson, .json, .traj, .parquet, optionally .gz/.zst) found in ${inputs.join(', ')}`);

@@ -2,6 +2,7 @@
  * The terminal summary of `prepare` and `merge-reports`.
  */
 import type { PrepareResult } from '../core/run/pipeline';
+import { amplificationLine } from '../core/run/report';
 
 /** One run's summary: status, folder, per-file accounting and failures. */
 export function formatRunSummary(r: PrepareResult): string {
@@ -14,6 +15,8 @@ export function formatRunSummary(r: PrepareResult): string {
       `  ${f.file}\n    format ${f.format}; rows ${f.rowsRead}: written ${f.rowsWritten} (${f.recordsWritten} records, ${f.trainableTokens}/${f.totalTokens} tokens trainable), ` +
         `to generate ${f.rowsSetAside}, dropped ${f.rowsDropped}${drops ? ` (${drops})` : ''}, errored ${f.rowsErrored}`,
     );
+    const amp = amplificationLine(f.lengths, r.grouping ?? 'exact', f.totalTokens);
+    if (amp) lines.push(`    ${amp}`);
     for (const e of f.errors.slice(0, 5)) lines.push(`    line ${e.line}: ${e.message.split('\n')[0]}`);
   }
   for (const fl of r.failures) lines.push(`  error: ${fl}`);

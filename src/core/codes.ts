@@ -80,7 +80,12 @@ export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
   turns_json_string: { kind: 'note', meaning: 'the turn list given as a JSON string (parsed)' },
   untrainable_turn: { kind: 'note', meaning: 'turns flagged not trainable by the source (weight: 0, loss: false, train: false, trainable: false)' },
   no_trainable_tokens: { kind: 'drop', meaning: 'no token left to train on (no assistant turn with content, all flagged not trainable, or truncated away)' },
-  too_long: { kind: 'drop', meaning: 'longer than --max-length (use --truncate to keep the first tokens)' },
+  too_long: {
+    kind: 'drop',
+    meaning: 'longer than --max-length',
+    remedy: '--long split keeps every assistant turn in records that fit (recent history kept); --long truncate keeps the first tokens',
+  },
+  too_few_trainable_tokens: { kind: 'drop', meaning: 'every record had fewer trainable tokens than --min-trainable-tokens' },
   empty_conversation: { kind: 'drop', meaning: 'the row holds a conversation with no messages' },
   no_assistant_turn: { kind: 'drop', meaning: 'no assistant turn' },
   unrecognized_shape: { kind: 'drop', meaning: 'no conversation recognized in the row' },
@@ -112,6 +117,35 @@ export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
     meaning: 'a record of a written row was longer than --max-length and dropped',
     remedy: 'raise --max-length, or use --truncate',
     changesData: true,
+  },
+  record_dropped_few_trainable_tokens: {
+    kind: 'note',
+    meaning: 'a record of a written row had fewer trainable tokens than --min-trainable-tokens and was dropped',
+    changesData: true,
+  },
+  context_window_cut: {
+    kind: 'note',
+    meaning:
+      'a record of --long split: the conversation rendered with its system and first user turns and the most recent history that fits --max-length; earlier turns left out',
+    changesData: true,
+  },
+  target_too_long: {
+    kind: 'note',
+    meaning: 'an assistant turn that does not fit --max-length even with no history (--long split); not written',
+    remedy: 'raise --max-length, or use --long truncate to keep the first tokens',
+    changesData: true,
+  },
+  merged_history_form: {
+    kind: 'note',
+    meaning:
+      'grouping merged: a turn is trained in the form the template gives it once later turns follow (e.g. without an earlier think block), which differs from its exact completion',
+    remedy: 'use --grouping exact to train every turn exactly as the model writes it (costs one record per turn on this template)',
+    changesData: true,
+  },
+  merged_fallback_exact: {
+    kind: 'note',
+    meaning:
+      'grouping merged: a turn could not be placed safely in the conversation rendered once (the template rewrites its history); the conversation was written with exact grouping',
   },
   record_dropped_no_trainable_tokens: { kind: 'note', meaning: 'a record of a written row kept no trainable token after truncation', changesData: true },
   offsets_approximate: {

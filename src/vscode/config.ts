@@ -17,6 +17,7 @@ import {
   SETTING_DEFAULTS,
   type DatasetDiscoverySettings,
   type DiagnosticsSettingValues,
+  type ExplicitSettings,
   type GenerateSettingValues,
   type OpenReportMode,
   type SettingGroup,
@@ -24,12 +25,23 @@ import {
   type SettingsSource,
   type SettingWarning,
 } from './settings';
+import type { Grouping } from '../core/records/mask';
+import type { LongPolicy } from '../core/run/contract';
 import type { MaskPolicy } from '../core/types';
 
 /** The raw settings of `scope` (a resource, for folder-specific values), each falling back to its default. */
 function settingsOf(scope?: vscode.Uri): SettingsSource {
   const c = vscode.workspace.getConfiguration(CONFIG_SECTION, scope);
   return (key) => c.get<unknown>(key, SETTING_DEFAULTS[key]);
+}
+
+/** The values the settings files of `scope` give (folder, else workspace, else user); undefined where only the default applies. */
+function explicitOf(scope?: vscode.Uri): ExplicitSettings {
+  const c = vscode.workspace.getConfiguration(CONFIG_SECTION, scope);
+  return (key) => {
+    const i = c.inspect<unknown>(key);
+    return i?.workspaceFolderValue ?? i?.workspaceValue ?? i?.globalValue;
+  };
 }
 
 /**
@@ -63,6 +75,12 @@ export interface PrepareSettings {
   /** undefined = no limit (setting null or 0). */
   maxLength?: number;
   truncate: boolean;
+  /** `eagle3prep.longRecords` (CLI `--long`); `truncate` when the legacy `eagle3prep.truncate` is set and this one is not. */
+  long: LongPolicy;
+  /** `eagle3prep.grouping` (CLI `--grouping`). */
+  grouping: Grouping;
+  /** `eagle3prep.minTrainableTokens` (CLI `--min-trainable-tokens`). */
+  minTrainableTokens: number;
   templateKwargs: Record<string, unknown>;
   /** Folder in which `<input-name>.eagle3/` is created instead of beside the input; undefined = beside it. */
   outputDirectory?: string;
@@ -74,13 +92,16 @@ export interface PrepareSettings {
  * defaults (mask `assistant`, no max length, no template kwargs) and are reported through `warn`.
  */
 export function readPrepareSettings(scope?: vscode.Uri, warn: SettingWarning = () => {}): PrepareSettings {
-  const s = prepareSettingsFrom(settingsOf(scope), warn);
+  const s = prepareSettingsFrom(settingsOf(scope), warn, explicitOf(scope));
   const wf = folderOf(scope);
   return {
     tokenizerDir: expandConfiguredPath(s.tokenizerPath, wf),
     mask: s.mask,
     maxLength: s.maxLength,
     truncate: s.truncate,
+    long: s.long,
+    grouping: s.grouping,
+    minTrainableTokens: s.minTrainableTokens,
     templateKwargs: s.templateKwargs,
     outputDirectory: expandConfiguredPath(s.outputDirectory, wf),
     openReport: s.openReport,

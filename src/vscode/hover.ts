@@ -114,9 +114,11 @@ export function viewForLine(doc: vscode.TextDocument, line: number, token?: vsco
     line,
     settings.tokenizerDir,
     settings.mask,
+    settings.grouping,
     settings.templateKwargs,
     settings.maxLength,
-    settings.truncate,
+    settings.long,
+    settings.minTrainableTokens,
     maxTokenizedChars,
   ]);
   if (last?.key === key) return last.view;
@@ -125,9 +127,11 @@ export function viewForLine(doc: vscode.TextDocument, line: number, token?: vsco
     { text, file: doc.uri.fsPath, line: line + 1 },
     {
       mask: settings.mask,
+      grouping: settings.grouping,
       templateKwargs: settings.templateKwargs,
       maxLength: settings.maxLength,
-      truncate: settings.truncate,
+      long: settings.long,
+      minTrainableTokens: settings.minTrainableTokens,
       maxTokenizedChars,
       checkCancelled: () => {
         if (token?.isCancellationRequested) throw new HoverCancelled();

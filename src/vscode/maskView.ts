@@ -206,9 +206,11 @@ class MaskViewPanel {
         { text: row.text, file: uri.fsPath, line: this.state.line },
         {
           mask: this.state.mask,
+          grouping: settings.grouping,
           templateKwargs: kwargs,
           maxLength: settings.maxLength,
-          truncate: settings.truncate,
+          long: settings.long,
+          minTrainableTokens: settings.minTrainableTokens,
           detailRecord: this.state.record,
           maxTokenizedChars: MASK_VIEW_TOTALS_CAP,
         },

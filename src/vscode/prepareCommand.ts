@@ -128,6 +128,9 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
     mask: settings.mask,
     maxLength: settings.maxLength,
     truncate: settings.truncate,
+    long: settings.maxLength !== undefined ? settings.long : undefined,
+    grouping: settings.grouping,
+    minTrainableTokens: settings.minTrainableTokens,
     templateKwargs: settings.templateKwargs,
   };
   const names = inputs.map((i) => path.basename(i));
@@ -135,7 +138,7 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
   log(`[${new Date().toISOString()}] Prepare for EAGLE-3: ${inputs.join(', ')}`);
   log(
     `  tokenizer: ${tokenizerDisplayName(settings.tokenizerDir)}${settings.tokenizerDir ? ` (${settings.tokenizerDir})` : ' (embedded default)'}` +
-      `; mask: ${settings.mask}; max length: ${settings.maxLength ?? 'none'}${settings.truncate ? ' (truncate)' : ''}` +
+      `; mask: ${settings.mask}; grouping: ${settings.grouping}; max length: ${settings.maxLength ?? 'none'}${settings.maxLength !== undefined ? ` (longer records: ${settings.long})` : ''}` +
       `; template kwargs: ${JSON.stringify(settings.templateKwargs)}`,
   );
   log(`  output: ${outDir}`);

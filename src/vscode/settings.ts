@@ -7,6 +7,8 @@
  * Pure: no `vscode` import (unit-tested in plain node).
  */
 import { REASONING_MODES, type ReasoningMode } from '../core/generate/client';
+import { GROUPINGS, type Grouping } from '../core/records/mask';
+import { LONG_POLICIES, type LongPolicy } from '../core/run/contract';
 import { MASK_POLICIES, isMaskPolicy, type MaskPolicy } from '../core/types';
 
 /** Where report.md is shown after a run (`eagle3prep.openReport`); the default first. */
@@ -21,6 +23,9 @@ export interface SettingTypes {
   maskPolicy: MaskPolicy;
   maxLength: number | null;
   truncate: boolean;
+  longRecords: LongPolicy;
+  grouping: Grouping;
+  minTrainableTokens: number;
   templateKwargs: Record<string, unknown>;
   outputDirectory: string;
   openReport: OpenReportMode;
@@ -51,6 +56,9 @@ export const SETTING_DEFAULTS: Readonly<SettingTypes> = {
   maskPolicy: MASK_POLICIES[0],
   maxLength: null,
   truncate: false,
+  longRecords: LONG_POLICIES[0],
+  grouping: GROUPINGS[0],
+  minTrainableTokens: 1,
   templateKwargs: {},
   outputDirectory: '',
   openReport: OPEN_REPORT_MODES[0],
@@ -78,6 +86,8 @@ export const SETTING_DEFAULTS: Readonly<SettingTypes> = {
 /** The allowed values of the enumerated settings (package.json `enum`), in the order offered. */
 export const SETTING_CHOICES = {
   maskPolicy: MASK_POLICIES,
+  longRecords: LONG_POLICIES,
+  grouping: GROUPINGS,
   openReport: OPEN_REPORT_MODES,
   'generate.reasoning': REASONING_MODES,
 } as const satisfies Partial<Record<SettingKey, readonly string[]>>;
@@ -85,6 +95,7 @@ export const SETTING_CHOICES = {
 /** The smallest value of the numeric settings (package.json `minimum`); a smaller one is not used. */
 export const SETTING_MINIMUMS = {
   maxLength: 1,
+  minTrainableTokens: 1,
   'generate.concurrency': 1,
   'generate.maxTokens': 1,
   'generate.timeoutSeconds': 1,
@@ -95,6 +106,9 @@ export const SETTING_MINIMUMS = {
 
 /** The raw value of a setting (VS Code's effective value: folder, workspace, user, else the default). */
 export type SettingsSource = (key: SettingKey) => unknown;
+
+/** The value a user, workspace or folder setting gives `key`, or undefined when none does (the default applies). */
+export type ExplicitSettings = (key: SettingKey) => unknown;
 
 /** Receives a message when a setting's value is invalid and a fallback is used. */
 export type SettingWarning = (message: string) => void;
@@ -141,6 +155,34 @@ export function templateKwargsSetting(value: unknown, warn: SettingWarning = () 
   return {};
 }
 
+/**
+ * `eagle3prep.longRecords` (CLI `--long`): when no setting gives it, the legacy `eagle3prep.truncate`
+ * decides (`truncate` when on, else `drop`); an invalid value keeps that with a warning.
+ */
+export function longRecordsSetting(explicit: unknown, truncate: boolean, warn: SettingWarning = () => {}): LongPolicy {
+  const fallback: LongPolicy = truncate ? 'truncate' : 'drop';
+  if (explicit === undefined) return fallback;
+  const v = LONG_POLICIES.find((p) => p === explicit);
+  if (v) return v;
+  warn(`eagle3prep.longRecords "${String(explicit)}" is not one of ${LONG_POLICIES.join(', ')}; using "${fallback}".`);
+  return fallback;
+}
+
+/** `eagle3prep.grouping`: `exact` or `merged`, else `exact` with a warning. */
+export function groupingSetting(value: unknown, warn: SettingWarning = () => {}): Grouping {
+  const v = GROUPINGS.find((g) => g === value);
+  if (v) return v;
+  warn(`eagle3prep.grouping "${String(value)}" is not exact or merged; using "exact".`);
+  return SETTING_DEFAULTS.grouping;
+}
+
+/** `eagle3prep.minTrainableTokens`: a positive integer, else 1 with a warning. */
+export function minTrainableTokensSetting(value: unknown, warn: SettingWarning = () => {}): number {
+  const v = integerAtLeast(value, SETTING_MINIMUMS.minTrainableTokens, SETTING_DEFAULTS.minTrainableTokens);
+  if (v !== value) warn(`eagle3prep.minTrainableTokens ${JSON.stringify(value)} is not a positive integer; using 1.`);
+  return v;
+}
+
 /** The settings that shape a prepare run (and the hover, mask view and row checks), validated; paths not yet expanded. */
 export interface PrepareSettingValues {
   /** `eagle3prep.tokenizerPath` as written (`''` = the embedded default). */
@@ -149,20 +191,34 @@ export interface PrepareSettingValues {
   /** undefined = no limit. */
   maxLength?: number;
   truncate: boolean;
+  /** `eagle3prep.longRecords` (CLI `--long`); `truncate` when the legacy `eagle3prep.truncate` is set and this one is not. */
+  long: LongPolicy;
+  /** `eagle3prep.grouping` (CLI `--grouping`). */
+  grouping: Grouping;
+  /** `eagle3prep.minTrainableTokens` (CLI `--min-trainable-tokens`). */
+  minTrainableTokens: number;
   templateKwargs: Record<string, unknown>;
   /** `eagle3prep.outputDirectory` as written (`''` = beside the input). */
   outputDirectory: string;
   openReport: OpenReportMode;
 }
 
-/** Reads and validates the prepare settings; invalid values fall back to the defaults and are reported through `warn`. */
-export function prepareSettingsFrom(get: SettingsSource, warn: SettingWarning = () => {}): PrepareSettingValues {
+/**
+ * Reads and validates the prepare settings; invalid values fall back to the defaults and are reported
+ * through `warn`. `explicit` tells whether a setting was given at all (only `longRecords` asks: unset,
+ * it follows the legacy `truncate`); by default nothing is.
+ */
+export function prepareSettingsFrom(get: SettingsSource, warn: SettingWarning = () => {}, explicit: ExplicitSettings = () => undefined): PrepareSettingValues {
   const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+  const truncate = get('truncate') === true;
   return {
     tokenizerPath: text(get('tokenizerPath')),
     mask: maskPolicySetting(get('maskPolicy'), warn),
     maxLength: maxLengthSetting(get('maxLength'), warn),
-    truncate: get('truncate') === true,
+    truncate,
+    long: longRecordsSetting(explicit('longRecords'), truncate, warn),
+    grouping: groupingSetting(get('grouping'), warn),
+    minTrainableTokens: minTrainableTokensSetting(get('minTrainableTokens'), warn),
     templateKwargs: templateKwargsSetting(get('templateKwargs'), warn),
     outputDirectory: text(get('outputDirectory')),
     openReport: oneOf(get('openReport'), OPEN_REPORT_MODES, SETTING_DEFAULTS.openReport),

@@ -45,6 +45,18 @@ test('recordFate on counts asks for the trainable tokens of the kept prefix only
   );
 });
 
+test('maskedRecordFate: fewer trainable tokens than the minimum drops the record as too_few_trainable_tokens', () => {
+  assert.deepEqual(maskedRecordFate([0, 1, 1, 0], { minTrainableTokens: 3 }), { written: false, reason: 'too_few_trainable_tokens', truncated: false });
+  assert.deepEqual(maskedRecordFate([0, 1, 1, 1], { minTrainableTokens: 3 }), { written: true, keep: 4, truncated: false, trainable: 3 });
+  assert.deepEqual(maskedRecordFate([0, 0, 1, 1, 1], { maxLength: 4, truncate: true, minTrainableTokens: 3 }), {
+    written: false,
+    reason: 'too_few_trainable_tokens',
+    truncated: true,
+  });
+  assert.deepEqual(maskedRecordFate([0, 0], { minTrainableTokens: 3 }), { written: false, reason: 'no_trainable_tokens', truncated: false }, 'none at all');
+  assert.deepEqual(maskedRecordFate([0, 1], { minTrainableTokens: 0 }), { written: true, keep: 2, truncated: false, trainable: 1 }, 'a minimum below 1 is 1');
+});
+
 test('rowFate: written wins; else the first target error; else the last drop reason', () => {
   const te = { reason: 'template_unsupported', message: 'turn 3 not found' };
   assert.deepEqual(rowFate({ written: 1, drops: ['too_long'], targetErrors: [te] }), { fate: 'written' });
@@ -70,14 +82,25 @@ test('prepare and the record view decide the same fates: too_long, cut, and cut 
       notes: { record_truncated: 1, record_dropped_no_trainable_tokens: 1 },
       warnings: ['record_truncated', 'no_trainable_tokens'],
     },
+    // 16 and 14 trainable tokens: a minimum of 15 drops the second record.
+    { minTrainableTokens: 15, seqLens: [46], notes: { record_dropped_few_trainable_tokens: 1 }, warnings: ['too_few_trainable_tokens'] },
   ];
   for (const c of cases) {
-    const res = await prepare({ inputs: [input], outDir: tempDir('e3p-fate-out-'), maxLength: c.maxLength, truncate: c.truncate });
+    const res = await prepare({
+      inputs: [input],
+      outDir: tempDir('e3p-fate-out-'),
+      maxLength: c.maxLength,
+      truncate: c.truncate,
+      minTrainableTokens: c.minTrainableTokens,
+    });
     const records = readFileSync(res.outputs.tokenizedData, 'utf8')
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l));
-    const view = viewer.view({ text: row, file: input, line: 1 }, { maxLength: c.maxLength, truncate: c.truncate });
+    const view = viewer.view(
+      { text: row, file: input, line: 1 },
+      { maxLength: c.maxLength, long: c.truncate ? 'truncate' : 'drop', minTrainableTokens: c.minTrainableTokens },
+    );
     const what = JSON.stringify(c);
     assert.deepEqual(
       view.records.map((r) => r.tokens),

@@ -27,7 +27,7 @@ function mixedRows(): (object | string)[] {
   return rows;
 }
 
-const strip = (r: PrepareResult) => ({ ...r, elapsedMs: 0, outDir: '', outputs: null });
+const strip = (r: PrepareResult) => ({ ...r, elapsedMs: 0, outDir: '', outputs: null, tokenCounts: r.tokenCounts ? 'token_counts.json' : undefined });
 
 test('1, 2 and 3 workers write byte-identical outputs and reports (input order)', async () => {
   const file = writeJsonl(mixedRows());
@@ -43,6 +43,9 @@ test('1, 2 and 3 workers write byte-identical outputs and reports (input order)'
   assert.equal(data[2], data[0]);
   const prompts = outs.map((o) => readFileSync(join(o, 'prompts_to_generate.jsonl'), 'utf8'));
   assert.equal(prompts[1], prompts[0]);
+  const counts = outs.map((o) => readFileSync(join(o, 'token_counts.json'), 'utf8'));
+  assert.equal(counts[1], counts[0]);
+  assert.equal(counts[2], counts[0]);
   assert.deepEqual(strip(results[1]), strip(results[0]));
   assert.deepEqual(strip(results[2]), strip(results[0]));
   // Input order: source lines never go down.

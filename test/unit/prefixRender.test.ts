@@ -28,7 +28,7 @@ function commonPrefixLength(a: string, b: string): number {
 function reference(conv: Conversation, template: ChatTemplate, specials: SpecialTokenFinder): ConversationRecords {
   const messages = template.adaptMessages(conv.messages);
   const R = (n: number, gen: boolean) => template.render(messages.slice(0, n), conv.tools, { addGenerationPrompt: gen });
-  const out: ConversationRecords = { records: [], notes: [], targetErrors: [], targetCount: 0 };
+  const out: ConversationRecords = { records: [], rendered: null, notes: [], targetErrors: [], targetCount: 0 };
   const targets = messages.flatMap((m, i) =>
     m.role === 'assistant' &&
     m.trainable !== false &&
@@ -78,6 +78,7 @@ function reference(conv: Conversation, template: ChatTemplate, specials: Special
     }
   }
   out.notes = [...notes];
+  if (targets.length) out.rendered = R(targets[targets.length - 1] + 1, false);
   return out;
 }
 

@@ -90,6 +90,9 @@ test('3 shards in 3 processes, merged, equal one run: records, prompts and repor
   assert.equal(readFileSync(join(merged, 'tokenized_data.jsonl'), 'utf8'), readFileSync(join(single, 'tokenized_data.jsonl'), 'utf8'));
   assert.equal(readFileSync(join(merged, 'prompts_to_generate.jsonl'), 'utf8'), readFileSync(join(single, 'prompts_to_generate.jsonl'), 'utf8'));
   assert.match(readFileSync(join(merged, 'report.md'), 'utf8'), /Merged from 3 shards/);
+  // Length statistics (in totals and files above) and token-id counts add up to the single run's.
+  assert.ok(a.totals.lengths && a.totals.lengths.seqLen.count === a.totals.recordsWritten);
+  assert.deepEqual(JSON.parse(readFileSync(join(merged, 'token_counts.json'), 'utf8')), JSON.parse(readFileSync(join(single, 'token_counts.json'), 'utf8')));
 });
 
 test('merge-reports refuses shards that do not add up', () => {
@@ -104,6 +107,9 @@ test('merge-reports refuses shards that do not add up', () => {
       mask: 'assistant',
       maxLength: null,
       truncate: false,
+      long: 'drop',
+      grouping: 'exact',
+      minTrainableTokens: 1,
       templateCheck: null,
       files: [
         {
@@ -150,5 +156,5 @@ test('--shard usage errors exit 2', () => {
     cwd: ROOT,
   });
   assert.equal(r.status, 2);
-  assert.match(r.stderr, /--shard must be I\/N with 0 <= I < N/);
+  assert.match(r.stderr, /--shard.*I\/N with 0 <= I < N/);
 });

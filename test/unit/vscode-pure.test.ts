@@ -146,6 +146,9 @@ test('prepareSettingsFrom: defaults, valid values, and invalid ones falling back
     mask: 'assistant',
     maxLength: undefined,
     truncate: false,
+    long: 'drop',
+    grouping: 'exact',
+    minTrainableTokens: 1,
     templateKwargs: {},
     outputDirectory: '',
     openReport: 'preview',
@@ -157,6 +160,8 @@ test('prepareSettingsFrom: defaults, valid values, and invalid ones falling back
         maskPolicy: 'last-assistant',
         maxLength: 2048,
         truncate: true,
+        grouping: 'merged',
+        minTrainableTokens: 8,
         templateKwargs: { enable_thinking: false },
         outputDirectory: '/out',
         openReport: 'none',
@@ -167,6 +172,9 @@ test('prepareSettingsFrom: defaults, valid values, and invalid ones falling back
       mask: 'last-assistant',
       maxLength: 2048,
       truncate: true,
+      long: 'truncate',
+      grouping: 'merged',
+      minTrainableTokens: 8,
       templateKwargs: { enable_thinking: false },
       outputDirectory: '/out',
       openReport: 'none',
@@ -179,6 +187,25 @@ test('prepareSettingsFrom: defaults, valid values, and invalid ones falling back
   assert.equal(s.openReport, 'preview');
   assert.equal(s.mask, 'assistant');
   assert.equal(warnings.length, 1);
+});
+
+test('long records: an explicit eagle3prep.longRecords wins, else the legacy truncate decides; grouping and minimum validated', () => {
+  const warnings: string[] = [];
+  const warn = (m: string) => warnings.push(m);
+  const explicit = (v: unknown) => (key: SettingKey) => (key === 'longRecords' ? v : undefined);
+  assert.equal(prepareSettingsFrom(source({ truncate: true }), warn).long, 'truncate', 'unset: truncate → truncate');
+  assert.equal(prepareSettingsFrom(source({ truncate: true }), warn, explicit('split')).long, 'split', 'set: it wins');
+  assert.equal(prepareSettingsFrom(source({}), warn, explicit('drop')).long, 'drop');
+  assert.equal(prepareSettingsFrom(source({ truncate: true }), warn, explicit('cut')).long, 'truncate', 'invalid: the legacy value');
+  assert.equal(prepareSettingsFrom(source({ grouping: 'both' }), warn).grouping, 'exact');
+  assert.equal(prepareSettingsFrom(source({ minTrainableTokens: 0 }), warn).minTrainableTokens, 1);
+  assert.equal(prepareSettingsFrom(source({ minTrainableTokens: 2.5 }), warn).minTrainableTokens, 1);
+  assert.deepEqual(warnings, [
+    'eagle3prep.longRecords "cut" is not one of drop, truncate, split; using "truncate".',
+    'eagle3prep.grouping "both" is not exact or merged; using "exact".',
+    'eagle3prep.minTrainableTokens 0 is not a positive integer; using 1.',
+    'eagle3prep.minTrainableTokens 2.5 is not a positive integer; using 1.',
+  ]);
 });
 
 test('generateSettingsFrom: positive numbers only, seconds to ms, reasoning mode', () => {

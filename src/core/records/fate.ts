@@ -1,8 +1,9 @@
 /**
  * The fate of a record and of a row, decided in one place (docs/loss-mask-rules.md "Records that
  * are not written"): a record over the max length is dropped as `too_long`, or cut to it when
- * truncation is on; a record left without a trainable token is dropped as `no_trainable_tokens`;
- * a row is written when one of its records is, errored when a target could not be located and
+ * truncation is on; a record left without a trainable token is dropped as `no_trainable_tokens`,
+ * one with fewer than the run's minimum as `too_few_trainable_tokens`; a row is written when one of
+ * its records is, errored when a target could not be located and
  * nothing was written, dropped otherwise (with the reason of its last dropped record).
  *
  * `prepare` (records/rowProcessor.ts) decides with the exact loss mask; the record view can ask the
@@ -10,7 +11,14 @@
  */
 
 /** Why a record is not written. */
-export type RecordDrop = 'too_long' | 'no_trainable_tokens';
+export type RecordDrop = 'too_long' | 'no_trainable_tokens' | 'too_few_trainable_tokens';
+
+/** The note a row gets for each record dropped, by reason (counted in the report). */
+export const RECORD_DROP_NOTES: Readonly<Record<RecordDrop, string>> = {
+  too_long: 'record_dropped_too_long',
+  no_trainable_tokens: 'record_dropped_no_trainable_tokens',
+  too_few_trainable_tokens: 'record_dropped_few_trainable_tokens',
+};
 
 /** The limits of a run that decide a record's fate. */
 export interface RecordLimits {
@@ -18,6 +26,8 @@ export interface RecordLimits {
   maxLength?: number;
   /** Keep the first `maxLength` tokens of a longer record instead of dropping it. */
   truncate?: boolean;
+  /** Fewest trainable tokens a written record has (`--min-trainable-tokens`); default 1. */
+  minTrainableTokens?: number;
 }
 
 /**
@@ -42,6 +52,7 @@ export function recordFate(tokens: number, trainableIn: (n: number) => number, l
   }
   const trainable = trainableIn(keep);
   if (trainable === 0) return { written: false, reason: 'no_trainable_tokens', truncated };
+  if (trainable < Math.max(1, limits.minTrainableTokens ?? 1)) return { written: false, reason: 'too_few_trainable_tokens', truncated };
   return { written: true, keep, truncated, trainable };
 }
 
@@ -74,7 +85,8 @@ export type RowFate = { fate: 'written' } | { fate: 'dropped'; reason: RecordDro
 /**
  * Decides a row's fate from its records: written when at least one record is; else errored with the
  * first target error when there is one; else dropped with the reason of the last dropped record
- * (`no_trainable_tokens` when the row had no record at all: no target under the mask policy).
+ * (`no_trainable_tokens` when the row had no record at all: no target under the mask policy; a
+ * conversation that `--long split` could not place anywhere counts as a `too_long` drop).
  */
 export function rowFate(o: RowRecordsOutcome): RowFate {
   if (o.written > 0) return { fate: 'written' };

@@ -1,6 +1,6 @@
 /**
  * Trainable spans from the target model's own chat template, rendered prefix by
- * prefix — the rules of `docs/loss-mask-rules.md` (v1.3). No per-model regexes:
+ * prefix — the rules of `docs/loss-mask-rules.md`. No per-model regexes:
  * everything is derived from renders of message prefixes.
  */
 import { ChatTemplate, TemplateRenderError } from '../templates/template';
@@ -18,9 +18,32 @@ export interface TextRecord {
   targets: number[];
 }
 
+/**
+ * How targets are grouped into records (docs/loss-mask-rules.md "Record grouping: exact or merged"):
+ * `exact` puts every target in exactly the context the server sends the model (a template that
+ * rewrites history costs one record per stable run); `merged` writes one record per conversation,
+ * `T = R(m[:j+1])`, each target trained where the template writes its turn in `T`. The default first.
+ */
+export const GROUPINGS = ['exact', 'merged'] as const;
+
+/** One of {@link GROUPINGS}. */
+export type Grouping = (typeof GROUPINGS)[number];
+
+/** Options of {@link buildRecords}. */
+export interface BuildOptions {
+  /** Default `exact`. */
+  grouping?: Grouping;
+}
+
 /** What one conversation becomes. */
 export interface ConversationRecords {
   records: TextRecord[];
+  /**
+   * `T`: the conversation rendered once through its last target, `R(m[:j+1], gen=False)` (the whole
+   * conversation under policy `non-system`); null when nothing is trained. The denominator of the
+   * amplification figure (docs/loss-mask-rules.md "Record grouping"): record tokens ÷ tokens of `T`.
+   */
+  rendered: string | null;
   /** Record-level notes (codes of docs/loss-mask-rules.md): `generation_prompt_mismatch`, `template_rewrites_history`, `reasoning_not_rendered`, `tool_calls_not_rendered`. */
   notes: string[];
   /** Targets that could not be located (`template_unsupported`), with the message index and why. */
@@ -29,17 +52,40 @@ export interface ConversationRecords {
   targetCount: number;
 }
 
+/** A located target of the exact rules: its prompt `P_i`, its candidate text `X_i = P_i + C_i` and its trainable span in `X_i`. */
+interface LocatedTarget {
+  index: number;
+  P: string;
+  X: string;
+  span: Span;
+}
+
 /**
  * Finds the end of the last special token (an added token marked special,
  * e.g. `<|im_end|>`) inside a range of a text. docs/loss-mask-rules.md "Trainable span".
  */
 export class SpecialTokenFinder {
   private readonly re: RegExp | null;
+  private readonly maxLength: number;
 
   /** @param specialTokens contents of the special added tokens */
   constructor(specialTokens: readonly string[]) {
     const uniq = [...new Set(specialTokens.filter((s) => s.length > 0))].sort((a, b) => b.length - a.length);
     this.re = uniq.length ? new RegExp(uniq.map(escapeRegExp).join('|'), 'g') : null;
+    this.maxLength = uniq.length ? uniq[0].length : 0;
+  }
+
+  /** The special token that ends exactly at `end` in `text` (the longest when several do), or null. */
+  tokenEndingAt(text: string, end: number): string | null {
+    if (!this.re) return null;
+    const re = this.re;
+    re.lastIndex = Math.max(0, end - this.maxLength);
+    let best: string | null = null;
+    for (let m = re.exec(text); m && m.index < end; m = re.exec(text)) {
+      if (m.index + m[0].length === end && (best === null || m[0].length > best.length)) best = m[0];
+      re.lastIndex = m.index + 1;
+    }
+    return best;
   }
 
   /** End index (exclusive) of the last special token lying within `text[from, to)`, or -1 when there is none. */
@@ -105,9 +151,22 @@ export function selectTargets(messages: readonly Message[], policy: MaskPolicy):
  * Policy `non-system` (docs/loss-mask-rules.md "Policy non-system"): one record `R(m)` trainable
  * from the end of the leading system messages to the last special token.
  *
+ * Grouping `merged` (`options.grouping`, docs/loss-mask-rules.md "Record grouping"): the targets
+ * are located by the same exact rules, then placed in one record `T` (see
+ * {@link mergedRecord}); a conversation the exact rules keep in one record is
+ * returned as is, so the two groupings agree byte for byte wherever the
+ * template is prefix-stable on the conversation. Policy `non-system` and
+ * templates with `{% generation %}` blocks give one record either way.
+ *
  * @throws TemplateRenderError when the template raises on this conversation (the row is then errored with that message)
  */
-export function buildRecords(conv: Conversation, template: ChatTemplate, specials: SpecialTokenFinder, policy: MaskPolicy): ConversationRecords {
+export function buildRecords(
+  conv: Conversation,
+  template: ChatTemplate,
+  specials: SpecialTokenFinder,
+  policy: MaskPolicy,
+  options: BuildOptions = {},
+): ConversationRecords {
   const messages = template.adaptMessages(conv.messages);
   const cache = new Map<string, string>();
   const R = (n: number, gen: boolean): string => {
@@ -119,7 +178,7 @@ export function buildRecords(conv: Conversation, template: ChatTemplate, special
     }
     return s;
   };
-  const out: ConversationRecords = { records: [], notes: [], targetErrors: [], targetCount: 0 };
+  const out: ConversationRecords = { records: [], rendered: null, notes: [], targetErrors: [], targetCount: 0 };
 
   if (policy === 'non-system') {
     if (!conv.messages.some((m) => m.role === 'assistant' && m.trainable !== false)) return out;
@@ -135,6 +194,7 @@ export function buildRecords(conv: Conversation, template: ChatTemplate, special
     const eot = specials.lastEnd(full, start, full.length);
     const end = eot >= 0 ? eot : full.length;
     out.records.push({ text: full, spans: end > start ? [[start, end]] : [], targets: selectTargets(messages, 'assistant') });
+    out.rendered = full;
     return out;
   }
 
@@ -143,6 +203,7 @@ export function buildRecords(conv: Conversation, template: ChatTemplate, special
   if (template.hasGenerationBlocks) return fromGenerationBlocks(conv, messages, template, targets, out);
   let current: TextRecord | null = null;
   const notes = new Set<string>();
+  const located: LocatedTarget[] = [];
   for (const i of targets) {
     const P = R(i, true);
     const F = R(i + 1, false);
@@ -179,6 +240,7 @@ export function buildRecords(conv: Conversation, template: ChatTemplate, special
     const X = P + C;
     const eot = specials.lastEnd(X, P.length, X.length);
     const span: Span = [P.length, eot >= 0 ? eot : X.length];
+    located.push({ index: i, P, X, span });
     if (current && P.startsWith(current.text)) {
       current.text = X;
       current.spans.push(span);
@@ -188,8 +250,62 @@ export function buildRecords(conv: Conversation, template: ChatTemplate, special
       out.records.push(current);
     }
   }
+  if (targets.length) out.rendered = R(targets[targets.length - 1] + 1, false);
+  if (options.grouping === 'merged' && out.records.length > 1) {
+    const merged = mergedRecord(located, out.rendered!, R, specials, notes);
+    if (merged) out.records = [merged];
+    else notes.add('merged_fallback_exact');
+  }
   out.notes = [...notes];
   return out;
+}
+
+/**
+ * The one record of grouping `merged` (docs/loss-mask-rules.md "Record grouping: exact or merged"), from the targets
+ * the exact rules located. The text is `T` (extended to the last target's `X` when `X` continues
+ * `T`: a stop token the exact rules append to a turn that ends at the next role marker). Target
+ * `i` is trained from where `T` stops agreeing with `P_i` through its end-of-turn token:
+ * - when `T` there holds the exact trained text, that text (same span as `exact`);
+ * - otherwise the history form of the turn: up to the first occurrence of the exact span's final
+ *   special token (the model stops on it, so the turn holds no earlier one), accepted only when
+ *   that text is a suffix of the exact trained text (the history drops a leading part such as an
+ *   empty or earlier think block); noted `merged_history_form`.
+ * Returns null (the caller keeps the exact records, noted `merged_fallback_exact`) when a target
+ * cannot be placed that way, or when `T` disagrees with a target's history (Kimi-K2-Thinking drops
+ * earlier reasoning once a final answer follows): then where the turn starts in `T` is not known
+ * and nothing of another message may be trained.
+ */
+function mergedRecord(
+  located: readonly LocatedTarget[],
+  T: string,
+  R: (n: number, gen: boolean) => string,
+  specials: SpecialTokenFinder,
+  notes: Set<string>,
+): TextRecord | null {
+  if (located.length === 0) return null;
+  const last = located[located.length - 1];
+  const text = last.X.length > T.length && last.X.startsWith(T) ? last.X : T;
+  const spans: Span[] = [];
+  let historyForm = false;
+  for (const t of located) {
+    const start = commonPrefixLength(text, t.P);
+    // T must hold the whole history of P_i; only the header and a pre-filled generation prompt may differ.
+    if (start < t.P.length && start < commonPrefixLength(t.P, R(t.index, false))) return null;
+    const trained = t.X.slice(t.span[0], t.span[1]);
+    let end: number;
+    if (text.startsWith(trained, start)) end = start + trained.length;
+    else {
+      const eot = specials.tokenEndingAt(t.X, t.span[1]);
+      const at = eot ? text.indexOf(eot, start) : -1;
+      if (at < 0 || !trained.endsWith(text.slice(start, at + eot!.length))) return null;
+      end = at + eot!.length;
+      historyForm = true;
+    }
+    if (spans.length && start < spans[spans.length - 1][1]) return null;
+    if (end > start) spans.push([start, end]);
+  }
+  if (historyForm) notes.add('merged_history_form');
+  return { text, spans, targets: located.map((t) => t.index) };
 }
 
 /**
@@ -221,6 +337,7 @@ function fromGenerationBlocks(
     chosen = targets.length === 1 && spans.length ? [spans[spans.length - 1]] : spans;
   }
   out.records.push({ text, spans: chosen, targets });
+  out.rendered = text;
   return out;
 }
 

@@ -22,8 +22,9 @@ import { resolve } from 'node:path';
 import { type Node as JsonNode, parseTree } from 'jsonc-parser';
 import { applyMapping, mappingFor } from '../formats/mapping';
 import { normalizeDetailed } from '../formats/normalize';
+import type { LongPolicy } from '../run/contract';
 import { recordFate } from './fate';
-import { buildRecords, commonPrefixLength, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Span, type TextRecord } from './mask';
+import { buildRecords, commonPrefixLength, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Grouping, type Span, type TextRecord } from './mask';
 import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
 import { ChatTemplate, pickTemplate } from '../templates/template';
 import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from '../tokenizers/tokenizer';
@@ -43,12 +44,16 @@ export interface RowInput {
 export interface RecordViewOptions {
   /** docs/loss-mask-rules.md "Targets"; default `assistant`. */
   mask?: MaskPolicy;
+  /** docs/loss-mask-rules.md "Record grouping"; default `exact` — the records `prepare` writes with the same setting. */
+  grouping?: Grouping;
   /** Chat template variables (`enable_thinking`, …), as `apply_chat_template(**kwargs)` gets them. */
   templateKwargs?: Record<string, unknown>;
-  /** Records longer than this many tokens get a `too_long` warning (prepare drops them), or a `record_truncated` one with `truncate`. */
+  /** Records longer than this many tokens get a warning saying what prepare does with them (see `long`). */
   maxLength?: number;
-  /** Whether prepare keeps the first `maxLength` tokens of a longer record (`truncate` setting) instead of dropping it. */
-  truncate?: boolean;
+  /** What prepare does with a record over `maxLength` (`eagle3prep.longRecords`, CLI `--long`); default `drop`. */
+  long?: LongPolicy;
+  /** Records with fewer trainable tokens are dropped by prepare (`too_few_trainable_tokens`); default 1. */
+  minTrainableTokens?: number;
   /** Work cap: characters tokenized per call (turn texts and record texts together); default Infinity (exact). */
   maxTokenizedChars?: number;
   /** Index of the record whose tokens are returned in `detail` (the mask view); undefined = none. */
@@ -59,7 +64,7 @@ export interface RecordViewOptions {
 
 /** A warning about the row, with the turn (index into `turns`) it concerns when there is one. */
 export interface RowWarning {
-  /** `unknown_role`, `empty_assistant_turn`, `too_long`, `record_truncated`, `invalid_json`, `errored`, `dropped`, `no_trainable_tokens`, `estimated`, `template_error`, or a mask note code (`template_rewrites_history`, …). */
+  /** `unknown_role`, `empty_assistant_turn`, `too_long`, `record_truncated`, `record_split`, `too_few_trainable_tokens`, `invalid_json`, `errored`, `dropped`, `no_trainable_tokens`, `estimated`, `template_error`, or a mask note code (`template_rewrites_history`, …). */
   code: string;
   message: string;
   turn?: number;
@@ -458,10 +463,11 @@ export class RecordViewer {
     try {
       template = this.templateFor((conv.tools?.length ?? 0) > 0, kwargs);
       view.template = template.named.name;
-      const key = `${mask}\0${JSON.stringify(kwargs)}\0${shorten ? cap : ''}\0${template.named.name}\0${configKey}\0${text}`;
+      const grouping = options.grouping ?? 'exact';
+      const key = `${mask}\0${grouping}\0${JSON.stringify(kwargs)}\0${shorten ? cap : ''}\0${template.named.name}\0${configKey}\0${text}`;
       let entry = this.builtCache.get(key);
       if (entry) this.builtCache.delete(key);
-      else entry = { built: buildRecords(renderConv, template, this.specials, mask), prefixRenders: new Map() };
+      else entry = { built: buildRecords(renderConv, template, this.specials, mask, { grouping }), prefixRenders: new Map() };
       this.builtCache.set(key, entry);
       while (this.builtCache.size > 8) this.builtCache.delete(this.builtCache.keys().next().value!);
       built = entry.built;
@@ -525,9 +531,19 @@ export class RecordViewer {
       // tokens of a cut record from the mask where it was tokenized, in proportion past that.
       const trainableIn = (n: number): number =>
         n >= tokens ? trainable : n <= m.length ? m.slice(0, n).reduce((a, b) => a + b, 0) : Math.round((trainable * n) / tokens);
-      const fate = recordFate(tokens, trainableIn, { maxLength: options.maxLength, truncate: options.truncate });
       const count = `${estimated ? '≈' : ''}${tokens.toLocaleString('en-US')}`;
-      if (!fate.written && fate.reason === 'too_long') {
+      const splits = options.long === 'split' && mask !== 'non-system';
+      const fate = recordFate(tokens, trainableIn, {
+        maxLength: splits ? undefined : options.maxLength,
+        truncate: options.long === 'truncate',
+        minTrainableTokens: options.minTrainableTokens,
+      });
+      if (splits && options.maxLength !== undefined && tokens > options.maxLength) {
+        view.warnings.push({
+          code: 'record_split',
+          message: `record ${r + 1} has ${count} tokens, over the max length ${options.maxLength.toLocaleString('en-US')}: prepare splits the conversation into records that fit (long records: split)`,
+        });
+      } else if (!fate.written && fate.reason === 'too_long') {
         view.warnings.push({
           code: 'too_long',
           message: `record ${r + 1} has ${count} tokens, over the max length ${options.maxLength!.toLocaleString('en-US')}: prepare drops it (too_long) unless truncate is set`,
@@ -542,6 +558,11 @@ export class RecordViewer {
         view.warnings.push({
           code: 'no_trainable_tokens',
           message: `record ${r + 1} has no trainable token${fate.truncated ? ' after the cut' : ''}: prepare drops it`,
+        });
+      if (!fate.written && fate.reason === 'too_few_trainable_tokens')
+        view.warnings.push({
+          code: 'too_few_trainable_tokens',
+          message: `record ${r + 1} has ${trainableIn(fate.truncated ? options.maxLength! : tokens)} trainable tokens, fewer than the minimum ${options.minTrainableTokens}: prepare drops it`,
         });
       if (detail) view.detail = this.detailOf(r, rec, enc.ids, enc.starts, m, renderConv, template, view.turns, prefixRenders);
     });

@@ -6,13 +6,15 @@
 import { resolve } from 'node:path';
 import { normalizeRow } from '../formats/normalize';
 import type { RawRow } from '../read/readers';
-import type { RowResult, RowSettings } from '../run/contract';
+import type { LongPolicy, RowResult, RowSettings } from '../run/contract';
 import { ChatTemplate, pickTemplate, TemplateBudgetError } from '../templates/template';
 import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from '../tokenizers/tokenizer';
 import type { Conversation, MaskPolicy, TokenizedRecord } from '../types';
-import { maskedRecordFate, rowFate, type RecordDrop } from './fate';
+import { maskedRecordFate, RECORD_DROP_NOTES, rowFate, type RecordDrop } from './fate';
 import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from './generatedIds';
-import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError } from './mask';
+import { countRowTokens } from '../run/tokenCounts';
+import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Grouping, type TextRecord } from './mask';
+import { splitConversation } from './split';
 
 const tokenizerCache = new Map<string, TargetTokenizer>();
 
@@ -33,6 +35,11 @@ export function cachedTokenizer(dir: string | undefined): TargetTokenizer {
   return tok;
 }
 
+/** The long-record policy of settings: `long`, else `truncate` when the legacy flag is set, else `drop`. */
+export function longPolicyOf(s: Pick<RowSettings, 'long' | 'truncate'>): LongPolicy {
+  return s.long ?? (s.truncate ? 'truncate' : 'drop');
+}
+
 /**
  * Turns raw rows into {@link RowResult}s: normalize → render → mask → tokenize.
  * Synchronous and self-contained (one per thread); it loads the tokenizer once
@@ -44,12 +51,16 @@ export class RowProcessor {
   private readonly specials: SpecialTokenFinder;
   private readonly templates = new Map<string, ChatTemplate>();
   private readonly mask: MaskPolicy;
+  private readonly grouping: Grouping;
+  private readonly long: LongPolicy;
 
   /** @throws TokenizerLoadError for an unusable tokenizer folder */
   constructor(readonly settings: RowSettings) {
     this.tok = cachedTokenizer(settings.tokenizerDir);
     this.specials = new SpecialTokenFinder(this.tok.specialTokens);
     this.mask = settings.mask ?? 'assistant';
+    this.grouping = settings.grouping ?? 'exact';
+    this.long = longPolicyOf(settings);
   }
 
   private templateFor(hasTools: boolean): ChatTemplate {
@@ -68,7 +79,17 @@ export class RowProcessor {
    * Never throws for bad data: a row that cannot be used is `dropped` or `errored`.
    */
   processRow(row: Pick<RawRow, 'line' | 'element' | 'value' | 'error'>, file: string, fileBase: string): RowResult {
-    const res: RowResult = { line: row.line, fate: 'errored', notes: [], records: [], trainableTokens: 0, totalTokens: 0 };
+    const res: RowResult = {
+      line: row.line,
+      fate: 'errored',
+      notes: [],
+      records: [],
+      trainableTokens: 0,
+      totalTokens: 0,
+      recordTokens: [],
+      recordTrainable: [],
+      renderedTokens: 0,
+    };
     if (row.error !== undefined) {
       res.message = row.error;
       return res;
@@ -111,7 +132,7 @@ export class RowProcessor {
     let template: ChatTemplate | undefined;
     try {
       template = this.templateFor((conv.tools?.length ?? 0) > 0);
-      built = buildRecords(conv, template, this.specials, this.mask);
+      built = buildRecords(conv, template, this.specials, this.mask, { grouping: this.grouping });
     } catch (e) {
       if (e instanceof TemplateRenderError) {
         res.fate = 'errored';
@@ -122,28 +143,32 @@ export class RowProcessor {
       throw e;
     }
     res.notes.push(...built.notes);
-    if (built.records.length > 1) res.notes.push('split_into_records');
     for (const te of built.targetErrors) res.notes.push(te.reason);
     const drops: RecordDrop[] = [];
-    for (let r = 0; r < built.records.length; r++) {
-      const rec = built.records[r];
-      const enc = this.tok.encode(rec.text);
-      if (!enc.exactOffsets) res.notes.push('offsets_approximate');
-      let ids = enc.ids;
-      let mask = maskFromSpans(enc.starts, rec.spans);
-      // Rows written by `generate` carry the generated token ids (src/core/records/generatedIds.ts).
-      let idsSource: 'generated' | 'retokenized' | undefined;
-      if (generated) {
-        const g = applyGeneratedIds(rec, enc, mask, generated, (x) => this.tok.decode(x));
-        ({ ids, mask } = g);
-        idsSource = g.source;
-        res.notes.push(g.source === 'generated' ? 'generated_token_ids_used' : `retokenized_${g.reason}`);
-      }
-      const fate = maskedRecordFate(mask, this.settings);
+    const max = this.settings.maxLength;
+    const long = this.long;
+    let renderedTokens = 0;
+    let pieces: Tokenized[] = [];
+    for (const rec of built.records) {
+      const t = this.tokenize(rec, generated, res.notes);
+      if (rec.text === built.rendered) renderedTokens = t.ids.length;
+      pieces.push(t);
+    }
+    if (built.rendered !== null && renderedTokens === 0 && pieces.length) renderedTokens = this.tok.encode(built.rendered).ids.length;
+    if (max !== undefined && long === 'split' && this.mask !== 'non-system' && pieces.some((p) => p.ids.length > max)) {
+      pieces = this.split(conv, template, pieces, max, built.rendered ?? '', renderedTokens, generated, res.notes);
+      if (pieces.length === 0) drops.push('too_long');
+    }
+    if (pieces.length > 1) res.notes.push('split_into_records');
+    const written: { ids: number[]; mask: number[] }[] = [];
+    const limits = { maxLength: max, truncate: long === 'truncate', minTrainableTokens: this.settings.minTrainableTokens };
+    for (let r = 0; r < pieces.length; r++) {
+      let { ids, mask } = pieces[r];
+      const fate = maskedRecordFate(mask, limits);
       if (fate.truncated) res.notes.push('record_truncated');
       if (!fate.written) {
         drops.push(fate.reason);
-        res.notes.push(`record_dropped_${fate.reason}`);
+        res.notes.push(RECORD_DROP_NOTES[fate.reason]);
         continue;
       }
       if (fate.truncated) {
@@ -152,7 +177,7 @@ export class RowProcessor {
       }
       const nResp = fate.trainable;
       const out: TokenizedRecord = {
-        id: built.records.length > 1 ? `${conv.id}#${r}` : conv.id,
+        id: pieces.length > 1 ? `${conv.id}#${r}` : conv.id,
         source:
           conv.source.element === undefined
             ? { file: conv.source.file, line: conv.source.line }
@@ -162,15 +187,83 @@ export class RowProcessor {
         seq_len: ids.length,
         n_prompt_tokens: ids.length - nResp,
         n_response_tokens: nResp,
-        ...(idsSource ? { ids_source: idsSource } : {}),
+        ...(pieces[r].idsSource ? { ids_source: pieces[r].idsSource } : {}),
       };
       res.records.push(JSON.stringify(out) + '\n');
+      res.recordTokens.push(ids.length);
+      res.recordTrainable.push(nResp);
+      written.push({ ids, mask });
       res.trainableTokens += nResp;
       res.totalTokens += ids.length;
     }
     const row = rowFate({ written: res.records.length, drops, targetErrors: built.targetErrors });
-    res.fate = row.fate;
-    if (row.fate === 'errored') res.message = `${row.targetError.reason}: ${row.targetError.message}; template "${template.named.name}" of ${this.tok.dir}`;
-    else if (row.fate === 'dropped') res.reason = row.reason;
+    if (row.fate === 'written') {
+      res.fate = 'written';
+      res.renderedTokens = renderedTokens;
+      res.tokenCounts = countRowTokens(written);
+    } else if (row.fate === 'errored') {
+      res.fate = 'errored';
+      res.message = `${row.targetError.reason}: ${row.targetError.message}; template "${template.named.name}" of ${this.tok.dir}`;
+    } else {
+      res.fate = 'dropped';
+      res.reason = row.reason;
+    }
   }
+
+  /** Tokenizes one text record and masks it; rows written by `generate` carry the generated token ids (src/core/records/generatedIds.ts). */
+  private tokenize(rec: TextRecord, generated: GeneratedTurnIds[] | undefined, notes: string[]): Tokenized {
+    const enc = this.tok.encode(rec.text);
+    if (!enc.exactOffsets) notes.push('offsets_approximate');
+    const mask = maskFromSpans(enc.starts, rec.spans);
+    if (!generated) return { ids: enc.ids, mask, targets: rec.targets };
+    const g = applyGeneratedIds(rec, enc, mask, generated, (x) => this.tok.decode(x));
+    notes.push(g.source === 'generated' ? 'generated_token_ids_used' : `retokenized_${g.reason}`);
+    return { ids: g.ids, mask: g.mask, targets: rec.targets, idsSource: g.source };
+  }
+
+  /**
+   * `--long split` (records/split.ts): records that fit stay as they are; the targets of the
+   * others are placed in pieces of at most `max` tokens, each noted `context_window_cut` when
+   * messages were left out; targets that fit nowhere are noted `target_too_long`.
+   * @returns every record, ordered by its first target
+   */
+  private split(
+    conv: Conversation,
+    template: ChatTemplate,
+    records: Tokenized[],
+    max: number,
+    rendered: string,
+    renderedTokens: number,
+    generated: GeneratedTurnIds[] | undefined,
+    notes: string[],
+  ): Tokenized[] {
+    const keep = records.filter((r) => r.ids.length <= max);
+    const over = records.filter((r) => r.ids.length > max).flatMap((r) => r.targets);
+    const build = (piece: Conversation) => {
+      const b = buildRecords(piece, template, this.specials, this.mask, { grouping: this.grouping });
+      return b.records.map((r) => this.tokenize(r, generated && remapGenerated(generated, conv, piece), []));
+    };
+    const cut = splitConversation(conv, over, max, build, rendered.length, renderedTokens);
+    for (let k = 0; k < cut.tooLong.length; k++) notes.push('target_too_long');
+    for (const p of cut.records) if (p.cut) notes.push('context_window_cut');
+    return [...keep, ...cut.records.map((p) => ({ ids: p.ids, mask: p.mask, targets: p.targets }))].sort((a, b) => a.targets[0] - b.targets[0]);
+  }
+}
+
+/** A record's tokens and mask, with its targets (message indices). */
+interface Tokenized {
+  ids: number[];
+  mask: number[];
+  targets: number[];
+  idsSource?: 'generated' | 'retokenized';
+}
+
+/** A generated row's turn ids, renumbered for a piece whose messages are objects of the original conversation (the others are copies of them, flagged untrainable). */
+function remapGenerated(generated: GeneratedTurnIds[], conv: Conversation, piece: Conversation): GeneratedTurnIds[] {
+  const out: GeneratedTurnIds[] = [];
+  for (const g of generated) {
+    const k = piece.messages.indexOf(conv.messages[g.message_index]);
+    if (k >= 0) out.push({ ...g, message_index: k });
+  }
+  return out;
 }

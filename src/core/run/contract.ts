@@ -2,11 +2,23 @@
  * The run contract: the option, progress, report and per-row result shapes
  * that `prepare` (run/pipeline.ts), its worker pool (run/pool.ts and
  * run/workerProtocol.ts), the report writers, the CLI and the extension share.
- * Types only: this module imports nothing at run time.
+ * Types (and the one list of long-record policies): this module imports nothing at run time.
  */
+import type { Grouping } from '../records/mask';
 import type { TemplateCheck } from '../templates/checkTemplate';
 import type { MaskPolicy } from '../types';
 import type { RunOutputPaths } from './outputFiles';
+import type { LengthStats } from './stats';
+
+/**
+ * What happens to a record longer than `maxLength` tokens: `drop` it (`too_long`, the default),
+ * `truncate` it to its first `maxLength` tokens, or `split` the conversation into pieces that each
+ * end with a target turn (records/split.ts). The default first.
+ */
+export const LONG_POLICIES = ['drop', 'truncate', 'split'] as const;
+
+/** One of {@link LONG_POLICIES}. */
+export type LongPolicy = (typeof LONG_POLICIES)[number];
 /** Options of one `prepare` run. All inputs of one run share one output folder. */
 export interface PrepareOptions {
   /** Input dataset files (absolute or relative to cwd). Folders are expanded by the caller (see `expandInputs`). */
@@ -19,8 +31,14 @@ export interface PrepareOptions {
   mask?: MaskPolicy;
   /** Maximum record length in tokens; undefined = no limit. */
   maxLength?: number;
-  /** Keep the first `maxLength` tokens instead of dropping `too_long` records. */
+  /** Keep the first `maxLength` tokens instead of dropping `too_long` records (the same as `long: 'truncate'`). */
   truncate?: boolean;
+  /** Records longer than `maxLength`: default `drop` (`truncate` when `truncate` is set). */
+  long?: LongPolicy;
+  /** docs/loss-mask-rules.md "Record grouping"; default `exact`. */
+  grouping?: Grouping;
+  /** Records with fewer trainable tokens than this are dropped (`too_few_trainable_tokens`); default 1 (a record needs one). */
+  minTrainableTokens?: number;
   /** Extra variables for the chat template (`enable_thinking`, …). */
   templateKwargs?: Record<string, unknown>;
   /** Exit 0 even when an input yields no record and no prompt. */
@@ -101,6 +119,12 @@ export interface FileReport {
   notes: Record<string, number>;
   trainableTokens: number;
   totalTokens: number;
+  /**
+   * Length statistics of the written records (run/stats.ts): distributions of `seq_len`, of
+   * trainable tokens per record and of records per conversation, and the amplification (record
+   * tokens ÷ tokens of the conversations rendered once). Absent in reports of older versions.
+   */
+  lengths?: LengthStats;
   /** The input's size (bytes) and modification time (ms since the epoch) when the run read it (datasets tree: stale outputs). */
   input?: { size: number; mtimeMs: number };
   /** Sharded runs only: rows of the file across all shards (this shard read `rowsRead` of them). */
@@ -119,13 +143,21 @@ export interface PrepareResult {
   mask: MaskPolicy;
   maxLength: number | null;
   truncate: boolean;
+  /** What was done with records longer than `maxLength` (`drop` when there is no limit). Absent in reports of older versions (then: `truncate` ? truncate : drop). */
+  long?: LongPolicy;
+  /** Record grouping (docs/loss-mask-rules.md "Record grouping"); absent in reports of older versions (then `exact`). */
+  grouping?: Grouping;
+  /** Records with fewer trainable tokens were dropped; absent in reports of older versions (then 1). */
+  minTrainableTokens?: number;
+  /** `token_counts.json` beside the outputs (run/tokenCounts.ts); absent in reports of older versions. */
+  tokenCounts?: string;
   /**
    * The chat-template check run once per run (`eagle3-prep check-template`, issue 4):
    * its findings without the probe renders; null when the template could not be checked.
    */
   templateCheck: Omit<TemplateCheck, 'records' | 'turns'> | null;
   files: FileReport[];
-  totals: Omit<FileReport, 'file' | 'format' | 'evidence' | 'errors' | 'errorReasons' | 'dropped' | 'notes' | 'rowsInFile'> & {
+  totals: Omit<FileReport, 'file' | 'format' | 'evidence' | 'errors' | 'errorReasons' | 'dropped' | 'notes' | 'rowsInFile' | 'input'> & {
     dropped: Record<string, number>;
     /** Errored rows per reason code (only errors that have one), when there were any. */
     errorReasons?: Record<string, number>;
@@ -156,10 +188,28 @@ export interface RowResult {
   prompt?: string;
   trainableTokens: number;
   totalTokens: number;
+  /** `seq_len` of each written record, in record order. */
+  recordTokens: number[];
+  /** Trainable tokens of each written record, in record order. */
+  recordTrainable: number[];
+  /** Tokens of the conversation rendered once (`T`, docs/loss-mask-rules.md "Record grouping") when the row is written, else 0. */
+  renderedTokens: number;
+  /** Token ids of the written records with their counts over all tokens and over trainable tokens (run/tokenCounts.ts). */
+  tokenCounts?: TokenCountDelta;
+}
+
+/** Counts of token ids in one row's written records: `ids` ascending and distinct, `all[k]` / `trained[k]` the counts of `ids[k]`. */
+export interface TokenCountDelta {
+  ids: Uint32Array;
+  all: Uint32Array;
+  trained: Uint32Array;
 }
 
 /** The settings a row processor needs; the same in every worker of a run. */
-export type RowSettings = Pick<PrepareOptions, 'tokenizerDir' | 'mask' | 'maxLength' | 'truncate' | 'templateKwargs'>;
+export type RowSettings = Pick<
+  PrepareOptions,
+  'tokenizerDir' | 'mask' | 'maxLength' | 'truncate' | 'long' | 'grouping' | 'minTrainableTokens' | 'templateKwargs'
+>;
 
 /** What a run reports about its tokenizer and chat template, found where the tokenizer is loaded (this thread or the first pool worker). */
 export interface RunSetup {

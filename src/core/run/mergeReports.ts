@@ -13,10 +13,13 @@ import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { AtomicOutput } from './output';
-import { OUTPUT_FILES, outputPathsIn } from './outputFiles';
+import { OUTPUT_FILES, outputPathsIn, TOKEN_COUNTS_FILE } from './outputFiles';
 import type { FileReport, PrepareResult } from './contract';
 import { computeTotals, runFailures } from './pipeline';
 import { writeReports } from './report';
+import { mergeLengthStats } from './stats';
+import { readTokenCounts, TokenCounter, tokenCountsJson } from './tokenCounts';
+import { writeFileAtomic } from './output';
 
 /** A problem that makes the shard reports not combine into one run. */
 export class MergeError extends Error {}
@@ -67,7 +70,16 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
     const dup = seen.get(r.shard.index);
     if (dup) throw new MergeError(`shard ${r.shard.index}/${n} given twice (${dup}, ${r.outDir})`);
     seen.set(r.shard.index, r.outDir);
-    const settings = (x: PrepareResult) => ({ hash: x.tokenizer.hash, mask: x.mask, maxLength: x.maxLength, truncate: x.truncate, kwargs: x.templateKwargs });
+    const settings = (x: PrepareResult) => ({
+      hash: x.tokenizer.hash,
+      mask: x.mask,
+      maxLength: x.maxLength,
+      truncate: x.truncate,
+      long: x.long,
+      grouping: x.grouping,
+      minTrainableTokens: x.minTrainableTokens,
+      kwargs: x.templateKwargs,
+    });
     if (!sameJson(settings(r), settings(first))) {
       throw new MergeError(`${r.outDir}: made with other settings than ${first.outDir} (${JSON.stringify(settings(r))} vs ${JSON.stringify(settings(first))})`);
     }
@@ -129,6 +141,7 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
       m.errors = [...m.errors, ...p.errors].sort((a, b) => a.line - b.line).slice(0, 50);
     }
     if (m.rowsRead !== inFile) throw new MergeError(`${f0.file}: the shards read ${m.rowsRead} rows, the file has ${inFile}`);
+    if (parts.every((p) => p.lengths)) m.lengths = mergeLengthStats(parts.map((p) => p.lengths!));
     return m;
   });
   const out = resolve(outDir);
@@ -234,6 +247,15 @@ export async function mergeReports(paths: string[], outDir: string, opts: { data
     await data.commit();
     await prompts.commit();
   }
+  // token_counts.json: the shards' counts added (when every shard wrote one).
+  const countFiles = reports.map((r) => r.tokenCounts);
+  if (countFiles.every((f): f is string => typeof f === 'string' && existsSync(f))) {
+    const counter = new TokenCounter();
+    for (const f of countFiles) counter.addFile(readTokenCounts(f));
+    const first = readTokenCounts(countFiles[0]);
+    merged.tokenCounts = join(merged.outDir, TOKEN_COUNTS_FILE);
+    await writeFileAtomic(merged.tokenCounts, tokenCountsJson(counter.result(first.tokenizer, first.modelVocabSize)));
+  } else delete merged.tokenCounts;
   await writeReports(merged);
   return merged;
 }

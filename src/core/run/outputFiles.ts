@@ -17,6 +17,9 @@ export const OUTPUT_FILES = {
   reportMd: 'report.md',
 } as const;
 
+/** Token-id counts of the written records (run/tokenCounts.ts), beside the outputs when the run succeeds. */
+export const TOKEN_COUNTS_FILE = 'token_counts.json';
+
 /** Absolute paths of a run's outputs, keyed like {@link OUTPUT_FILES}. */
 export type RunOutputPaths = { [K in keyof typeof OUTPUT_FILES]: string };
 

@@ -13,9 +13,13 @@ import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig'
 import { InlineExecutor, WorkerPool, type RowBatch, type RowExecutor } from './pool';
 import { checkTemplate } from '../templates/checkTemplate';
 import { AtomicOutput } from './output';
-import { OUTPUT_DIR_SUFFIX, OUTPUT_FILES, outputPathsIn } from './outputFiles';
+import { OUTPUT_DIR_SUFFIX, OUTPUT_FILES, outputPathsIn, TOKEN_COUNTS_FILE } from './outputFiles';
 import { DATASET_FILE_RE, readRows, type RawRow } from '../read/readers';
 import { writeReports } from './report';
+import { LengthStatsBuilder, mergeLengthStats } from './stats';
+import { modelVocabSizeOf, TokenCounter, tokenCountsJson } from './tokenCounts';
+import { longPolicyOf } from '../records/rowProcessor';
+import { writeFileAtomic } from './output';
 import { RowProcessor } from '../records/rowProcessor';
 import { TokenizerLoadError, type TargetTokenizer } from '../tokenizers/tokenizer';
 import type { MaskPolicy } from '../types';
@@ -89,7 +93,7 @@ export function defaultOutDir(input: string): string {
 }
 
 /** The files a run writes; in a folder that holds a `report.json` beside them they are outputs, not datasets. */
-const OUTPUT_NAMES: string[] = [OUTPUT_FILES.tokenizedData, OUTPUT_FILES.promptsToGenerate, OUTPUT_FILES.reportJson];
+const OUTPUT_NAMES: string[] = [OUTPUT_FILES.tokenizedData, OUTPUT_FILES.promptsToGenerate, OUTPUT_FILES.reportJson, TOKEN_COUNTS_FILE];
 function isRunOutput(dir: string, name: string): boolean {
   return OUTPUT_NAMES.includes(name) && existsSync(join(dir, OUTPUT_FILES.reportJson));
 }
@@ -179,8 +183,11 @@ function note(rep: FileReport, code: string) {
   rep.notes[code] = (rep.notes[code] ?? 0) + 1;
 }
 
-/** Adds a row's result to its file's report (counts, first lines, notes, tokens). */
-export function applyRowResult(rep: FileReport, res: RowResult): void {
+/**
+ * Adds a row's result to its file's report (counts, first lines, notes, tokens), its record
+ * lengths to `lengths` and its token-id counts to `counts` when given.
+ */
+export function applyRowResult(rep: FileReport, res: RowResult, lengths?: LengthStatsBuilder, counts?: TokenCounter): void {
   rep.rowsRead++;
   for (const n of res.notes) note(rep, n);
   switch (res.fate) {
@@ -189,6 +196,8 @@ export function applyRowResult(rep: FileReport, res: RowResult): void {
       rep.recordsWritten += res.records.length;
       rep.trainableTokens += res.trainableTokens;
       rep.totalTokens += res.totalTokens;
+      lengths?.addRow(res.recordTokens, res.recordTrainable, res.renderedTokens);
+      if (res.tokenCounts) counts?.add(res.tokenCounts, res.records.length);
       break;
     case 'setAside':
       rep.rowsSetAside++;
@@ -218,9 +227,13 @@ export function applyRowResult(rep: FileReport, res: RowResult): void {
  */
 export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {}): Promise<PrepareResult> {
   const t0 = Date.now();
-  const opts = { mask: 'assistant' as MaskPolicy, truncate: false, ...options };
+  const opts = { mask: 'assistant' as MaskPolicy, truncate: false, grouping: 'exact' as const, ...options };
+  const long = longPolicyOf(opts);
+  if (opts.minTrainableTokens !== undefined && (!Number.isInteger(opts.minTrainableTokens) || opts.minTrainableTokens < 1))
+    throw new Error(`minTrainableTokens must be a positive integer (got ${opts.minTrainableTokens})`);
   const outDir = resolve(opts.outDir);
   const outputs = outputPathsIn(outDir);
+  const tokenCountsPath = join(outDir, TOKEN_COUNTS_FILE);
   const outputPaths = new Set(Object.values(outputs));
   for (const input of opts.inputs) {
     if (outputPaths.has(resolve(input)))
@@ -272,6 +285,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
   const data = new AtomicOutput(outputs.tokenizedData);
   const prompts = new AtomicOutput(outputs.promptsToGenerate);
   const files: FileReport[] = [];
+  const counts = new TokenCounter();
   const largeRowBytes = opts.largeRowBytes ?? 2 * 1024 * 1024;
   /** Processes large rows in this thread when the others go to a pool (loaded on the first one). */
   let inline: InlineExecutor | undefined;
@@ -282,6 +296,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
     for (let fi = 0; fi < opts.inputs.length; fi++) {
       const file = resolve(opts.inputs[fi]);
       const rep = emptyFileReport(file);
+      const lengths = new LengthStatsBuilder();
       if (shard) rep.rowsInFile = 0;
       files.push(rep);
       const inputStat = statSync(file);
@@ -331,7 +346,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
         const { batch: p, bytes } = inFlight.shift()!;
         const results = await untilAborted(p, hooks.signal);
         for (const res of results) {
-          applyRowResult(rep, res);
+          applyRowResult(rep, res, lengths, counts);
           for (const line of res.records) await data.write(line);
           if (res.prompt) await prompts.write(res.prompt);
         }
@@ -392,6 +407,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
         await rows.return(undefined); // closes the file when the run stops early
       }
       emit(bytesTotal, true);
+      rep.lengths = lengths.result();
       hooks.log?.(
         `  rows ${rep.rowsRead}: written ${rep.rowsWritten} (${rep.recordsWritten} records), set aside ${rep.rowsSetAside}, dropped ${rep.rowsDropped}, errored ${rep.rowsErrored}`,
       );
@@ -412,6 +428,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
   } else {
     await data.commit();
     await prompts.commit();
+    await writeFileAtomic(tokenCountsPath, tokenCountsJson(counts.result({ name: tok.name, hash: tok.hash }, modelVocabSizeOf(opts.tokenizerDir))));
   }
   // A file that yielded nothing gets the same explanation as `inspect` (empty, CSV, tokenized, no conversation).
   for (let i = 0; i < failures.length; i++) {
@@ -428,7 +445,11 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
     templateKwargs: opts.templateKwargs ?? {},
     mask: opts.mask,
     maxLength: opts.maxLength ?? null,
-    truncate: opts.truncate,
+    truncate: long === 'truncate',
+    long,
+    grouping: opts.grouping,
+    minTrainableTokens: opts.minTrainableTokens ?? 1,
+    ...(failures.length ? {} : { tokenCounts: tokenCountsPath }),
     templateCheck,
     files,
     totals: computeTotals(files),
@@ -440,7 +461,7 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
 }
 
 /** Runs the chat-template check once for a run (`eagle3-prep check-template`, without the probe renders). */
-export function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templateKwargs' | 'mask'>): RunSetup {
+export function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templateKwargs' | 'mask' | 'grouping'>): RunSetup {
   const setup: RunSetup = {
     tokenizer: { dir: tok.dir, name: tok.name, hash: tok.hash, embeddedDefault: tok.embeddedDefault },
     hasTemplates: tok.templates.length > 0,
@@ -448,7 +469,7 @@ export function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templ
   };
   if (!setup.hasTemplates) return setup;
   try {
-    const { records: _r, turns: _t, ...findings } = checkTemplate(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask });
+    const { records: _r, turns: _t, ...findings } = checkTemplate(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask, grouping: opts.grouping });
     setup.templateCheck = findings;
   } catch (e) {
     setup.checkError = (e as Error).message;
@@ -484,7 +505,16 @@ const BATCH_ROWS = 16;
 const BATCH_BYTES = 64 * 1024;
 
 function settingsOf(o: PrepareOptions): RowSettings {
-  return { tokenizerDir: o.tokenizerDir, mask: o.mask, maxLength: o.maxLength, truncate: o.truncate, templateKwargs: o.templateKwargs };
+  return {
+    tokenizerDir: o.tokenizerDir,
+    mask: o.mask,
+    maxLength: o.maxLength,
+    truncate: o.truncate,
+    long: o.long,
+    grouping: o.grouping,
+    minTrainableTokens: o.minTrainableTokens,
+    templateKwargs: o.templateKwargs,
+  };
 }
 
 /**
@@ -519,5 +549,6 @@ export function computeTotals(files: readonly FileReport[]): PrepareResult['tota
   for (const k of sumKeys) totals[k] = files.reduce((a, f) => a + f[k], 0);
   for (const f of files) for (const [k, v] of Object.entries(f.dropped)) totals.dropped[k] = (totals.dropped[k] ?? 0) + v.count;
   for (const f of files) for (const [k, v] of Object.entries(f.errorReasons ?? {})) (totals.errorReasons ??= {})[k] = (totals.errorReasons[k] ?? 0) + v.count;
+  if (files.length && files.every((f) => f.lengths)) totals.lengths = mergeLengthStats(files.map((f) => f.lengths!));
   return totals;
 }

@@ -5,8 +5,59 @@
 import { relative } from 'node:path';
 import { CODES } from '../codes';
 import { writeFileAtomic } from './output';
-import { OUTPUT_FILES } from './outputFiles';
+import { OUTPUT_FILES, TOKEN_COUNTS_FILE } from './outputFiles';
 import type { FileReport, PrepareResult } from './contract';
+import type { Distribution, LengthStats } from './stats';
+
+/** Exact grouping costing more than this many times the conversations rendered once gets the merged figure named (issue 13). */
+export const AMPLIFICATION_WARN = 2;
+
+/**
+ * One line on what the records cost: the amplification (record tokens ÷ tokens of the
+ * conversations rendered once) and, when grouping `exact` costs more than {@link AMPLIFICATION_WARN}×,
+ * what `--grouping merged` would write. Empty when nothing was written.
+ */
+export function amplificationLine(l: LengthStats | undefined, grouping: string, totalTokens: number): string {
+  if (!l || l.amplification === null) return '';
+  const a = l.amplification;
+  let s = `amplification ${a.toFixed(2)}× (${fmtInt(totalTokens)} record tokens for ${fmtInt(l.renderedTokens)} tokens of the conversations rendered once)`;
+  if (grouping !== 'merged' && a > AMPLIFICATION_WARN)
+    s += `; --grouping merged would write about ${fmtInt(l.renderedTokens)} tokens (1.0×): one record per conversation, each turn in its final history form`;
+  return s;
+}
+
+function fmtInt(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+function distRow(name: string, d: Distribution): string {
+  const v = (x: number | null) => (x === null ? '–' : fmtInt(x));
+  return `| ${name} | ${fmtInt(d.count)} | ${d.mean === null ? '–' : d.mean.toFixed(1)} | ${v(d.p50)} | ${v(d.p90)} | ${v(d.p99)} | ${v(d.max)} |`;
+}
+
+/** The lengths section of a file or of the totals (Markdown lines). */
+function lengthSection(l: LengthStats | undefined, grouping: string, totalTokens: number): string[] {
+  if (!l || l.seqLen.count === 0) return [];
+  const hist = (d: Distribution) =>
+    d.histogram.counts
+      .map((c, k) => (c ? `${d.histogram.edges[k]}${k + 1 < d.histogram.edges.length ? `–${d.histogram.edges[k + 1] - 1}` : '+'}: ${fmtInt(c)}` : ''))
+      .filter(Boolean)
+      .join(', ');
+  return [
+    `Lengths (${amplificationLine(l, grouping, totalTokens)}):`,
+    '',
+    '| per record / conversation | count | mean | p50 | p90 | p99 | max |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+    distRow('tokens per record (seq_len)', l.seqLen),
+    distRow('trainable tokens per record', l.trainableTokens),
+    distRow('records per conversation', l.recordsPerConversation),
+    '',
+    `- seq_len histogram: ${hist(l.seqLen)}`,
+    `- trainable tokens histogram: ${hist(l.trainableTokens)}`,
+    '- percentiles: nearest rank, read from fixed buckets (exact below 64, at most 1/32 above the exact value), so shard reports merge exactly',
+    '',
+  ];
+}
 
 /** What each drop reason, error and note code means, for the readable report (from the one code table, `core/codes.ts`). */
 export const REASON_TEXT: Readonly<Record<string, string>> = Object.freeze(Object.fromEntries(Object.entries(CODES).map(([k, v]) => [k, v.meaning])));
@@ -15,7 +66,7 @@ function pct(a: number, b: number): string {
   return b === 0 ? '–' : `${((100 * a) / b).toFixed(1)} %`;
 }
 
-function fileSection(f: FileReport, base: string): string {
+function fileSection(f: FileReport, base: string, grouping: string): string {
   const rel = relative(base, f.file) || f.file;
   const lines = [
     `## ${rel}`,
@@ -29,6 +80,7 @@ function fileSection(f: FileReport, base: string): string {
     `| ${f.rowsRead} | ${f.rowsWritten} | ${f.rowsSetAside} | ${f.rowsDropped} | ${f.rowsErrored} | ${f.recordsWritten} | ${f.totalTokens} | ${f.trainableTokens} (${pct(f.trainableTokens, f.totalTokens)}) |`,
     '',
   ];
+  lines.push(...lengthSection(f.lengths, grouping, f.totalTokens));
   if (Object.keys(f.dropped).length) {
     lines.push('Dropped:', '');
     for (const [k, v] of Object.entries(f.dropped))
@@ -61,6 +113,11 @@ function templateCheckSection(r: PrepareResult): string[] {
     `- Default system prompt injected: ${c.defaultSystemPrompt ? `\`${JSON.stringify(c.defaultSystemPrompt)}\`` : 'none'}`,
     `- Generation prompt scaffold (never trained): ${c.generationPromptScaffold ? `\`${JSON.stringify(c.generationPromptScaffold)}\`` : 'none'}`,
   ];
+  const a = c.amplification;
+  if (a && a.exact !== null && a.merged !== null)
+    out.push(
+      `- Amplification on the probe conversations: exact ${a.exact.toFixed(2)}×, merged ${a.merged.toFixed(2)}× (record tokens ÷ the conversations rendered once)`,
+    );
   for (const w of c.warnings) out.push(`- ⚠ ${w.probe ? `${w.probe}: ` : ''}\`${w.code}\` ${w.message.replace(/\n/g, ' ')}`);
   out.push('', 'Details: `eagle3-prep check-template --tokenizer <dir>` shows the probe renders with their trainable spans.', '');
   return out;
@@ -75,9 +132,9 @@ export function renderReportMarkdown(r: PrepareResult): string {
     r.ok ? '**Status: OK**' : `**Status: FAILED**\n\n${r.failures.map((f) => `- ${f}`).join('\n')}`,
     '',
     `- Tokenizer: ${r.tokenizer.name} — \`${r.tokenizer.dir}\` (sha256 ${r.tokenizer.hash})`,
-    `- Mask policy: \`${r.mask}\`; max length: ${r.maxLength ?? 'none'}${r.truncate ? ' (truncate)' : ''}`,
+    `- Mask policy: \`${r.mask}\`; grouping: \`${r.grouping ?? 'exact'}\`; max length: ${r.maxLength ?? 'none'}${r.maxLength !== null ? ` (longer records: ${r.long ?? (r.truncate ? 'truncate' : 'drop')})` : ''}${(r.minTrainableTokens ?? 1) > 1 ? `; min trainable tokens per record: ${r.minTrainableTokens}` : ''}`,
     `- Template kwargs: \`${JSON.stringify(r.templateKwargs)}\``,
-    `- Outputs: \`${OUTPUT_FILES.tokenizedData}\` (${t.recordsWritten} records), \`${OUTPUT_FILES.promptsToGenerate}\` (${t.rowsSetAside} prompts)`,
+    `- Outputs: \`${OUTPUT_FILES.tokenizedData}\` (${t.recordsWritten} records), \`${OUTPUT_FILES.promptsToGenerate}\` (${t.rowsSetAside} prompts)${r.tokenCounts ? `, \`${TOKEN_COUNTS_FILE}\` (token-id counts for \`eagle3-prep draft-vocab\`)` : ''}`,
     `- Time: ${(r.elapsedMs / 1000).toFixed(1)} s${r.shard?.merged ? ' (slowest shard)' : ''}`,
     ...(r.shard
       ? [
@@ -94,8 +151,9 @@ export function renderReportMarkdown(r: PrepareResult): string {
     '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     `| ${r.files.length} | ${t.rowsRead} | ${t.rowsWritten} | ${t.rowsSetAside} | ${t.rowsDropped} | ${t.rowsErrored} | ${t.recordsWritten} | ${t.totalTokens} | ${t.trainableTokens} (${pct(t.trainableTokens, t.totalTokens)}) |`,
     '',
+    ...lengthSection(t.lengths, r.grouping ?? 'exact', t.totalTokens),
   ];
-  return head.join('\n') + '\n' + r.files.map((f) => fileSection(f, r.outDir + '/..')).join('\n') + '\n';
+  return head.join('\n') + '\n' + r.files.map((f) => fileSection(f, r.outDir + '/..', r.grouping ?? 'exact')).join('\n') + '\n';
 }
 
 /** Writes `report.json` (the {@link PrepareResult}, 2-space JSON) and `report.md`, atomically. */

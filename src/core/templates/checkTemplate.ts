@@ -8,7 +8,7 @@
  * can go into `report.json` as is; {@link formatTemplateCheck} renders it for a
  * terminal.
  */
-import { buildRecords, commonPrefixLength, selectTargets, SpecialTokenFinder, type Span, type TextRecord } from '../records/mask';
+import { buildRecords, commonPrefixLength, selectTargets, SpecialTokenFinder, type Grouping, type Span, type TextRecord } from '../records/mask';
 import type { RenderBudget } from './renderBudget';
 import { ChatTemplate, pickTemplate, TemplateBudgetError, TemplateRenderError } from './template';
 import type { TargetTokenizer } from '../tokenizers/tokenizer';
@@ -151,6 +151,14 @@ export interface TemplateCheck {
   records: ProbeRecords[];
   /** Special tokens that occur in the probe renders (longest first), for highlighting. */
   specialTokensSeen: string[];
+  /** Grouping the displayed `records` were built with (docs/loss-mask-rules.md "Record grouping"). */
+  grouping: Grouping;
+  /**
+   * What the records of the probes cost (probes the template renders, under the check's mask policy):
+   * tokens of the records under each grouping and of the probe conversations rendered once (`T`),
+   * and the amplification of each grouping (record tokens ÷ `renderedTokens`; null when nothing is trained).
+   */
+  amplification: { exactTokens: number; mergedTokens: number; renderedTokens: number; exact: number | null; merged: number | null };
 }
 
 /** Options of {@link checkTemplate}. */
@@ -159,6 +167,8 @@ export interface CheckTemplateOptions {
   templateKwargs?: Record<string, unknown>;
   /** Policy for the displayed records (default `assistant`); the per-turn findings do not depend on it. */
   mask?: MaskPolicy;
+  /** Grouping of the displayed records (default `exact`); the amplification is given for both. */
+  grouping?: Grouping;
   /** Render budget of every probe render (templates/renderBudget.ts; default: its defaults). */
   budget?: Partial<RenderBudget>;
 }
@@ -313,8 +323,11 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
     warnings: [],
     records: [],
     specialTokensSeen: [],
+    grouping: opts.grouping ?? 'exact',
+    amplification: { exactTokens: 0, mergedTokens: 0, renderedTokens: 0, exact: null, merged: null },
   };
   const rendered: string[] = [];
+  const tokens = (texts: readonly string[]) => texts.reduce((a, t) => a + tok.encode(t).ids.length, 0);
 
   for (const probe of PROBES) {
     const hasTools = (probe.tools?.length ?? 0) > 0;
@@ -329,7 +342,13 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
     out.records.push(pr);
     try {
       const built = buildRecords(conv(probe.messages), template, specials, mask);
-      pr.records = built.records;
+      const merged = buildRecords(conv(probe.messages), template, specials, mask, { grouping: 'merged' });
+      if (built.rendered !== null) {
+        out.amplification.exactTokens += tokens(built.records.map((r) => r.text));
+        out.amplification.mergedTokens += tokens(merged.records.map((r) => r.text));
+        out.amplification.renderedTokens += tokens([built.rendered]);
+      }
+      pr.records = out.grouping === 'merged' ? merged.records : built.records;
       rendered.push(...built.records.map((r) => r.text));
       for (const n of built.notes) {
         if (n === 'reasoning_not_rendered')
@@ -403,6 +422,11 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
       pr.error = e.message;
       out.warnings.push({ probe: probe.name, code: e instanceof TemplateBudgetError ? e.code : 'template_error', message: e.message });
     }
+  }
+  const a = out.amplification;
+  if (a.renderedTokens > 0) {
+    a.exact = a.exactTokens / a.renderedTokens;
+    a.merged = a.mergedTokens / a.renderedTokens;
   }
   out.endOfTurnTrained = byFrequency(out.turns.flatMap((t) => (t.endOfTurn ? [t.endOfTurn] : [])));
   out.textAfterEndOfTurn = byFrequency(out.turns.filter((t) => t.endOfTurn).map((t) => t.textAfter));
@@ -520,6 +544,15 @@ export function formatTemplateCheck(check: TemplateCheck, opts: FormatOptions): 
   lines.push(`  default system prompt:      ${check.defaultSystemPrompt === null ? 'none' : c(ANSI.yellow, q(check.defaultSystemPrompt))}`);
   lines.push(`  generation prompt:          ${check.generationPrompt === null ? '-' : q(check.generationPrompt)}`);
   lines.push(`  scaffold beyond header:     ${check.generationPromptScaffold === null ? 'none' : c(ANSI.yellow, q(check.generationPromptScaffold))}`);
+  const amp = check.amplification;
+  if (amp.exact !== null && amp.merged !== null) {
+    const ex = `${amp.exact.toFixed(2)}×`;
+    lines.push(
+      `  amplification (probes):     exact ${amp.exact > 2 ? c(ANSI.yellow, ex) : ex} (${amp.exactTokens} record tokens for ${amp.renderedTokens} tokens rendered once), merged ${amp.merged.toFixed(2)}×` +
+        (amp.exact > 2 ? ' — --grouping merged writes one record per conversation' : ''),
+    );
+  }
+  lines.push(`  records shown:              grouping ${check.grouping}`);
   if (check.warnings.length) {
     lines.push(`  warnings:`);
     for (const w of check.warnings)

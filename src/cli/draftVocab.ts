@@ -1,0 +1,63 @@
+/** `eagle3-prep draft-vocab`: the d2t / t2d mapping of a reduced draft vocabulary, from prepare's token counts. */
+import { buildDraftVocab, trainableCounts, writeDraftVocab } from '../core/run/draftVocab';
+import { TOKEN_COUNTS_FILE } from '../core/run/outputFiles';
+import { readTokenCounts } from '../core/run/tokenCounts';
+import { addOptions, Command, EXIT, json, out, positiveInt, setUsageHint, usageError, type OptionSpec } from './command';
+
+const OPTIONS: readonly OptionSpec[] = [
+  { flags: '--size <k>', help: 'Draft vocabulary size K (e.g. 32000). Required.', parse: positiveInt },
+  {
+    flags: '--counts <file...>',
+    help: 'token_counts.json files of prepare runs (or their output folders); several (the shards of a job) add up. They must come from the same tokenizer.',
+    defaultText: './token_counts.json',
+  },
+  {
+    flags: '--target-vocab-size <v>',
+    help: "The target model's vocabulary size (config.json vocab_size): the length of t2d.",
+    defaultText: 'from config.json in the tokenizer folder of the run, when it had one',
+    parse: positiveInt,
+  },
+  { flags: '--out <dir>', help: 'Folder for d2t.npy, t2d.npy and draft_vocab.json (created). Required.' },
+  { flags: '--json', help: 'Print the result as JSON.' },
+];
+
+/** Declares `draft-vocab` on the program. */
+export function registerDraftVocab(program: Command, done: (code: number) => void): void {
+  const cmd = program
+    .command('draft-vocab')
+    .summary('top-K draft vocabulary (d2t / t2d) from the trained tokens of prepared data')
+    .description(
+      'Takes the K token ids trained most often (ties: the smaller id; fewer than K seen: the smallest unused ids fill up) and writes the mapping ' +
+        'speculators and SpecForge train EAGLE-3 drafters with:\n' +
+        '  d2t.npy  int64 [K]: d2t[i] = target_id - i (target_id = i + d2t[i])\n' +
+        '  t2d.npy  bool [V]: t2d[target_id] is true for the K ids\n' +
+        '  draft_vocab.json  the ids, their counts and the share of trained tokens they cover\n' +
+        'speculators: train.py --d2t-path d2t.npy --t2d-path t2d.npy. SpecForge: torch.save({"d2t": torch.from_numpy(np.load("d2t.npy")), "t2d": torch.from_numpy(np.load("t2d.npy"))}, "vocab_mapping.pt").',
+    );
+  addOptions(cmd, OPTIONS);
+  cmd.addHelpText('after', '\nExit codes: 0 written; 1 unreadable counts or a bad size; 2 usage error.');
+  setUsageHint(cmd);
+  cmd.action(async (v: { size?: number; counts?: string[]; targetVocabSize?: number; out?: string; json?: boolean }, self: Command) => {
+    if (v.size === undefined) usageError(self, "required option '--size <k>' not specified");
+    if (!v.out) usageError(self, "required option '--out <dir>' not specified");
+    const paths = v.counts?.length ? v.counts : [TOKEN_COUNTS_FILE];
+    const files = paths.map(readTokenCounts);
+    const vocabSize = v.targetVocabSize ?? files[0].modelVocabSize;
+    if (vocabSize === null || vocabSize === undefined)
+      usageError(
+        self,
+        '--target-vocab-size is needed: the counts do not name the model vocabulary size (no config.json in the tokenizer folder); give config.json "vocab_size"',
+      );
+    const dv = buildDraftVocab(trainableCounts(files), v.size!, vocabSize);
+    const written = await writeDraftVocab(dv, v.out!, { tokenizer: files[0].tokenizer, countFiles: paths });
+    const result = { draftVocabSize: dv.size, targetVocabSize: dv.targetVocabSize, coverage: dv.coverage, filled: dv.filled, outputs: written };
+    out(
+      v.json
+        ? json(result)
+        : `draft vocabulary: ${dv.size} of ${dv.targetVocabSize} target ids, covering ${(100 * dv.coverage).toFixed(2)} % of the trained tokens` +
+            (dv.filled ? `; ${dv.filled} never-trained ids added to fill it` : '') +
+            `\n${written.map((w) => `  ${w}`).join('\n')}\n`,
+    );
+    done(EXIT.ok);
+  });
+}

@@ -1,0 +1,154 @@
+/**
+ * Token-id counts of a run's written records (`token_counts.json` beside the outputs), the data
+ * EAGLE-3 trainers build a reduced draft vocabulary from: speculators writes a token-frequency
+ * file (`{token_id: count}` over the tokens with `loss_mask == 1`) and SpecForge counts the same
+ * from its dataset. `eagle3-prep draft-vocab` turns the counts into the `d2t` / `t2d` mapping
+ * (`./draftVocab.ts`).
+ *
+ * File format (JSON, written atomically):
+ * ```
+ * { "format": "eagle3-prep-token-counts", "version": 1,
+ *   "tokenizer": { "name", "hash" }, "modelVocabSize": 151936 | null,
+ *   "records": 1234, "tokens": 567890, "trainableTokens": 123456,
+ *   "ids": [ascending token ids seen], "all": [count of ids[k] over all tokens],
+ *   "trainable": [count of ids[k] over trainable tokens (loss_mask 1)] }
+ * ```
+ * Python: `d = json.load(open("token_counts.json")); freq = {i: c for i, c in zip(d["ids"], d["trainable"]) if c}`
+ * is speculators' token-frequency dict (`torch.save(freq, "token_freq.pt")`).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TokenCountDelta } from './contract';
+import { TOKEN_COUNTS_FILE } from './outputFiles';
+
+export const TOKEN_COUNTS_FORMAT = 'eagle3-prep-token-counts';
+
+/** The content of `token_counts.json`. */
+export interface TokenCountsFile {
+  format: typeof TOKEN_COUNTS_FORMAT;
+  version: 1;
+  tokenizer: { name: string; hash: string };
+  /** `vocab_size` of the model's `config.json` in the tokenizer folder (the size of `t2d`), or null when there is none. */
+  modelVocabSize: number | null;
+  records: number;
+  tokens: number;
+  trainableTokens: number;
+  ids: number[];
+  all: number[];
+  trainable: number[];
+}
+
+/**
+ * Counts one row's records into a {@link TokenCountDelta} (structured-clone data for the pool).
+ * @param records `[input_ids, loss_mask]` of each written record
+ */
+export function countRowTokens(records: readonly { ids: readonly number[]; mask: readonly number[] }[]): TokenCountDelta {
+  const all = new Map<number, number>();
+  const trained = new Map<number, number>();
+  for (const r of records) {
+    for (let k = 0; k < r.ids.length; k++) {
+      const id = r.ids[k];
+      all.set(id, (all.get(id) ?? 0) + 1);
+      if (r.mask[k]) trained.set(id, (trained.get(id) ?? 0) + 1);
+    }
+  }
+  const ids = Uint32Array.from([...all.keys()].sort((a, b) => a - b));
+  return { ids, all: ids.map((id) => all.get(id)!), trained: ids.map((id) => trained.get(id) ?? 0) };
+}
+
+/** Run-wide counts, in dense arrays that grow with the largest id seen. */
+export class TokenCounter {
+  private all = new Float64Array(0);
+  private trained = new Float64Array(0);
+  records = 0;
+
+  private grow(n: number): void {
+    if (n <= this.all.length) return;
+    const size = Math.max(n, this.all.length * 2, 1024);
+    const a = new Float64Array(size);
+    a.set(this.all);
+    const t = new Float64Array(size);
+    t.set(this.trained);
+    this.all = a;
+    this.trained = t;
+  }
+
+  /** Adds a row's counts. */
+  add(d: TokenCountDelta, records: number): void {
+    this.records += records;
+    if (d.ids.length) this.grow(d.ids[d.ids.length - 1] + 1);
+    for (let k = 0; k < d.ids.length; k++) {
+      this.all[d.ids[k]] += d.all[k];
+      this.trained[d.ids[k]] += d.trained[k];
+    }
+  }
+
+  /** Adds counts read from a file (a shard's `token_counts.json`). */
+  addFile(f: TokenCountsFile): void {
+    this.records += f.records;
+    if (f.ids.length) this.grow(Math.max(...f.ids) + 1);
+    f.ids.forEach((id, k) => {
+      this.all[id] += f.all[k];
+      this.trained[id] += f.trainable[k];
+    });
+  }
+
+  /** The file content. */
+  result(tokenizer: { name: string; hash: string }, modelVocabSize: number | null): TokenCountsFile {
+    const ids: number[] = [];
+    const all: number[] = [];
+    const trainable: number[] = [];
+    let tokens = 0;
+    let trainableTokens = 0;
+    for (let id = 0; id < this.all.length; id++) {
+      if (this.all[id] === 0) continue;
+      ids.push(id);
+      all.push(this.all[id]);
+      trainable.push(this.trained[id]);
+      tokens += this.all[id];
+      trainableTokens += this.trained[id];
+    }
+    return { format: TOKEN_COUNTS_FORMAT, version: 1, tokenizer, modelVocabSize, records: this.records, tokens, trainableTokens, ids, all, trainable };
+  }
+}
+
+/** JSON text of a counts file: one key per line, the arrays on one line each. */
+export function tokenCountsJson(f: TokenCountsFile): string {
+  return (
+    '{\n' +
+    Object.entries(f)
+      .map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+      .join(',\n') +
+    '\n}\n'
+  );
+}
+
+/**
+ * Reads a `token_counts.json` (a file, or the output folder holding it).
+ * @throws Error naming the path when it is missing or not a counts file
+ */
+export function readTokenCounts(path: string): TokenCountsFile {
+  const p = existsSync(join(path, TOKEN_COUNTS_FILE)) ? join(path, TOKEN_COUNTS_FILE) : path;
+  if (!existsSync(p)) throw new Error(`${p}: no such token counts file (give token_counts.json or the output folder holding it)`);
+  let f: TokenCountsFile;
+  try {
+    f = JSON.parse(readFileSync(p, 'utf8'));
+  } catch (e) {
+    throw new Error(`${p}: not JSON: ${(e as Error).message}`, { cause: e });
+  }
+  if (f?.format !== TOKEN_COUNTS_FORMAT || !Array.isArray(f.ids) || f.ids.length !== f.all?.length || f.ids.length !== f.trainable?.length)
+    throw new Error(`${p}: not an eagle3-prep token_counts.json`);
+  return f;
+}
+
+/** The model's vocabulary size from `config.json` (`vocab_size`, or `text_config.vocab_size`) in a model folder; null when absent. */
+export function modelVocabSizeOf(dir: string | undefined): number | null {
+  if (!dir) return null;
+  try {
+    const c = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+    const v = c?.vocab_size ?? c?.text_config?.vocab_size;
+    return Number.isInteger(v) && v > 0 ? v : null;
+  } catch {
+    return null;
+  }
+}
