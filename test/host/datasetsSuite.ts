@@ -13,7 +13,8 @@ import type { DatasetStateSummary } from '../../src/vscode/datasetsTree';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20000): Promise<T> {
+// 60 s: CI machines are shared; with a load average above 10 on 2 cores the re-scans after "Prepare all" took over 20 s there.
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 60000): Promise<T> {
   const t0 = Date.now();
   let last: unknown;
   for (;;) {
