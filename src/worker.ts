@@ -93,7 +93,7 @@ function rowsWorker(port: NonNullable<typeof parentPort>, data: PoolWorkerData):
   port.on('message', (m: unknown) => {
     if (!isRowBatchMessage(m)) return;
     try {
-      send({ type: 'results', id: m.id, results: m.rows.map((r) => processor.processRow(r, m.file, m.fileBase)) });
+      send({ type: 'results', id: m.id, results: m.rows.map((r) => processor.processRow(r, m.file, m.fileBase, m.normalize)) });
     } catch (e) {
       const err = e instanceof Error ? e : new Error(String(e));
       send({ type: 'failed', id: m.id, message: `${m.file}: ${err.message}`, stack: err.stack });

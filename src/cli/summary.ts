@@ -17,6 +17,15 @@ export function formatRunSummary(r: PrepareResult): string {
     );
     const amp = amplificationLine(f.lengths, r.grouping ?? 'exact', f.totalTokens);
     if (amp) lines.push(`    ${amp}`);
+    // Fields no shape read (issue 12): never dropped in silence, named here and in report.md.
+    const unread = Object.entries(f.unread_fields ?? {});
+    if (unread.length)
+      lines.push(
+        `    fields not read: ${unread
+          .slice(0, 8)
+          .map(([k, v]) => `${k} (${v.count} rows, first line ${v.lines[0]})`)
+          .join(', ')}${unread.length > 8 ? ', …' : ''} — see report.md`,
+      );
     for (const e of f.errors.slice(0, 5)) lines.push(`    line ${e.line}: ${e.message.split('\n')[0]}`);
   }
   for (const fl of r.failures) lines.push(`  error: ${fl}`);

@@ -20,7 +20,27 @@ export interface CodeInfo {
 }
 
 export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
-  message_fragment: { kind: 'drop', meaning: 'the row is one message of a message tree (OpenAssistant flat export), not a conversation; use the trees export' },
+  message_fragment: {
+    kind: 'drop',
+    meaning: 'the row is one message of a message tree (OpenAssistant flat export) read on its own; a file of such rows is rebuilt into trees',
+    remedy: 'give the whole file to prepare / inspect: its message rows are grouped by message_tree_id',
+  },
+  kto_undesirable: {
+    kind: 'drop',
+    meaning: 'a KTO row labelled undesirable ("label": false): its completion is what the model should not write, never trained',
+  },
+  oasst_excluded: { kind: 'drop', meaning: 'an OpenAssistant message marked deleted or failing review (or below one that is): not in any conversation' },
+  oasst_not_best_path: {
+    kind: 'drop',
+    meaning: 'an OpenAssistant message off the best-ranked path of its tree ("oasstPaths": "best-ranked")',
+    remedy: 'set "oasstPaths": "all" in eagle3prep.jsonc to write one record per root-to-leaf path',
+  },
+  oasst_orphan: { kind: 'drop', meaning: 'an OpenAssistant message whose parent_id is not in the file: its conversation cannot be rebuilt' },
+  oasst_duplicate: { kind: 'drop', meaning: 'an OpenAssistant message whose message_id appeared earlier in the file: the first row is used' },
+  oasst_path_not_written: {
+    kind: 'drop',
+    meaning: 'an OpenAssistant message whose every conversation (root-to-leaf path) was dropped or errored; see the rows of its leaves',
+  },
   unknown_role: { kind: 'error', meaning: 'a turn role not in the alias table (add it to a field mapping); never trained as assistant' },
   missing_role: { kind: 'error', meaning: 'a turn without a role field' },
   bad_turn: { kind: 'error', meaning: 'a turn that is not an object' },
@@ -37,6 +57,64 @@ export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
   content_stringified: { kind: 'note', meaning: 'a number, boolean or object where text belongs, converted to text', changesData: true },
   empty_response: { kind: 'note', meaning: 'an empty response field: the row is a prompt to answer' },
   field_mapping_used: { kind: 'note', meaning: 'fields read through a field-mapping file' },
+  fields_not_read: {
+    kind: 'note',
+    meaning: 'fields of the row or its turns that are neither read nor known metadata (listed under unread_fields)',
+    remedy: 'check the listed fields: if one holds what the model wrote, name it in a field mapping in eagle3prep.jsonc, or report the shape',
+    changesData: true,
+  },
+  text_field_fallback: { kind: 'note', meaning: "a turn's usual text field was empty and another text field held the text (read)" },
+  refusal_as_content: { kind: 'note', meaning: 'an assistant turn without content whose text is in "refusal" (OpenAI): the refusal is the content' },
+  turn_system_prompt_used: {
+    kind: 'note',
+    meaning: 'a system turn without text whose prompt is in its own "system_prompt" field (SWE-agent runs) used as its content',
+  },
+  api_actions_converted: { kind: 'note', meaning: '"actions" [{API_name, API_params}] beside a turn\'s text converted to tool calls' },
+  llamafactory_parts_read: {
+    kind: 'note',
+    meaning: 'LLaMA-Factory v1 content parts read: "text" values joined as written, "reasoning" → reasoning_content, "tool_call" → tool calls',
+  },
+  fractional_loss_weight: {
+    kind: 'note',
+    meaning: 'a "loss_weight" between 0 and 1: the turn is trained with weight 1 (a loss mask has no fractional weights)',
+    changesData: true,
+  },
+  context_turns_not_trained: {
+    kind: 'note',
+    meaning: 'assistant turns inside the prompt part of a prompt/completion or preference row are context, not targets (spec "Context turns")',
+  },
+  multi_turn_prompt: {
+    kind: 'note',
+    meaning: 'a prompt with several user turns: generate answers them in order (empty assistant turns between them mark where)',
+  },
+  conversation_found: { kind: 'note', meaning: 'no known shape: the conversation was found by searching the row (its path and keys are in the evidence)' },
+  several_conversations_found: {
+    kind: 'note',
+    meaning: 'several places in the row look like a conversation: the most complete one was read, the others are listed under unread_fields',
+    remedy: 'name the right one in a field mapping in eagle3prep.jsonc ("turns": "<path>")',
+    changesData: true,
+  },
+  longest_conversation_kept: {
+    kind: 'note',
+    meaning: 'a list of conversations of which only the longest is read ("conversationLists": "longest")',
+    changesData: true,
+  },
+  split_part_dropped: { kind: 'note', meaning: 'a row holding several conversations: some had no user or assistant turn and were left out', changesData: true },
+  split_part_set_aside: {
+    kind: 'note',
+    meaning: 'a row holding several conversations wrote a prompt to generate besides its records or its first prompt (counted once per extra prompt line)',
+  },
+  instances_as_examples: { kind: 'note', meaning: 'Self-Instruct task: each of its "instances" {input, output} is one example (instruction + input → output)' },
+  kto_desirable: { kind: 'note', meaning: 'a KTO row labelled desirable ("label": true): its completion is trained' },
+  reference_answers_not_used: { kind: 'note', meaning: 'reference answers of a benchmark question (MT-bench "reference") not used: the target model answers' },
+  oasst_tree_rebuilt: {
+    kind: 'note',
+    meaning: 'OpenAssistant message rows grouped by message_tree_id and rebuilt into conversations (one per root-to-leaf path)',
+  },
+  oasst_shared_turns_trained_once: {
+    kind: 'note',
+    meaning: 'OpenAssistant paths that share earlier replies: a shared assistant turn is trained in the first path only (context in the others)',
+  },
   function_call_converted: { kind: 'note', meaning: 'legacy OpenAI "function_call" converted to tool calls' },
   function_call_parts_converted: { kind: 'note', meaning: 'Gemini "functionCall" parts converted to tool calls' },
   function_call_turn_converted: { kind: 'note', meaning: 'LLaMA-Factory "function_call" turns (JSON text) converted to tool calls' },
@@ -63,7 +141,7 @@ export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
   pairs_to_turns: { kind: 'note', meaning: '{input, output} exchanges read as user / assistant turns' },
   question_context_joined: { kind: 'note', meaning: '"context" placed before the question (blank line between)' },
   reasoning_field_used: { kind: 'note', meaning: 'a "reasoning" / "thinking" turn field used as reasoning_content' },
-  rejected_not_used: { kind: 'note', meaning: 'preference row: trained on "chosen"; "rejected" not used' },
+  rejected_not_used: { kind: 'note', meaning: 'preference row: trained on the preferred answer ("chosen", "preferred_output"); the other one not used' },
   row_json_string: { kind: 'note', meaning: 'the row is a JSON string holding the object (decoded)' },
   steps_to_turns: { kind: 'note', meaning: 'role-less steps read as assistant turns with observations as user turns' },
   swe_agent_history_used: { kind: 'note', meaning: 'SWE-agent "history" (the messages the model saw) used' },

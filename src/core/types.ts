@@ -57,16 +57,41 @@ export interface Conversation {
    * `message` is the 0-based index into `messages` of the turn that held the part; `type` the part's `type`.
    */
   nonTextParts?: { message: number; type: string }[];
+  /**
+   * Fields of the row or of its turns that were neither read nor known metadata
+   * (`formats/fields.ts`), as paths: `generated_patch`, `messages[].mask`,
+   * `input.seed`. Reported per file (`FileReport.unread_fields`) and per record
+   * (`inspect --json`), never dropped in silence.
+   */
+  unreadFields?: string[];
 }
 
 /** Reason codes for rows that are dropped (never written, never an error). */
 export type DropReason =
-  'no_trainable_tokens' | 'too_long' | 'empty_conversation' | 'no_assistant_turn' | 'invalid_json' | 'unrecognized_shape' | 'message_fragment';
+  | 'no_trainable_tokens'
+  | 'too_long'
+  | 'empty_conversation'
+  | 'no_assistant_turn'
+  | 'invalid_json'
+  | 'unrecognized_shape'
+  | 'message_fragment'
+  | 'kto_undesirable'
+  | 'oasst_excluded'
+  | 'oasst_not_best_path'
+  | 'oasst_orphan'
+  | 'oasst_path_not_written'
+  | 'oasst_duplicate';
 
 /** What normalizing one row produced. Exactly one of these per row read. */
 export type RowOutcome =
   | { kind: 'conversation'; conversation: Conversation }
   | { kind: 'prompt'; conversation: Conversation } // needs the target model to answer (no assistant turn)
+  /**
+   * A row that holds several conversations (Self-Instruct `instances`, a list of
+   * conversation lists): one part each, in order, each with its own id
+   * (`<row id>/<k>`, 1-based) and the row's source.
+   */
+  | { kind: 'split'; source: Source; parts: { kind: 'conversation' | 'prompt'; conversation: Conversation }[] }
   | { kind: 'dropped'; source: Source; reason: DropReason; message: string }
   | { kind: 'errored'; source: Source; message: string; code?: ErrorCode };
 

@@ -26,7 +26,10 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined | fal
   }
 }
 
-/** A damaged dataset: good rows, a truncated line, an unknown role, a row with its turns under an unknown key, an empty conversation. */
+/**
+ * A damaged dataset: good rows, a truncated line, an unknown role, a row with its turns under an unknown key
+ * and an unknown speaker (a turn list under any key is read when every speaker is known, issue 12), an empty conversation.
+ */
 export const DAMAGED_ROWS = [
   JSON.stringify({
     conversations: [
@@ -44,7 +47,7 @@ export const DAMAGED_ROWS = [
   JSON.stringify({
     dialogue_turns: [
       { role: 'user', content: 'Hi' },
-      { role: 'assistant', content: 'Hello!' },
+      { role: 'narrator', content: 'Hello!' },
     ],
   }),
   JSON.stringify({ conversations: [] }),
@@ -155,7 +158,8 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
   ]);
   console.log(`[host-suite] ok: Problems lists damaged.jsonl rows ${got.map((g) => `${g[0]}:${g[1]}`).join(', ')}`);
 
-  // 4. Quick fix: add the role alias to eagle3prep.jsonc; the unknown_role entry goes away.
+  // 4. Quick fixes (both offered before either is applied: the alias alone already makes line 4 readable):
+  // add the role alias to eagle3prep.jsonc, map the unknown field; the unknown_role and unrecognized_shape entries go away.
   const roleDiag = diags.find((d) => d.code === 'unknown_role')!;
   const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
     'vscode.executeCodeActionProvider',
@@ -166,10 +170,6 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
   const titles = actions.map((a) => a.title);
   const alias = actions.find((a) => a.title === 'Add role alias "narrator" → assistant to eagle3prep.jsonc');
   assert.ok(alias?.command, `quick fixes offered: ${titles.join(' | ')}`);
-  await vscode.commands.executeCommand(alias.command.command, ...(alias.command.arguments ?? []));
-  const config = path.join(ws, 'eagle3prep.jsonc');
-  assert.ok(fs.existsSync(config), 'eagle3prep.jsonc was not created in the workspace folder');
-  assert.match(fs.readFileSync(config, 'utf8'), /"roleAliases":\s*\{\s*"narrator":\s*"assistant"\s*\}/);
   const fieldDiag = diags.find((d) => d.code === 'unrecognized_shape')!;
   const fieldActions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
     'vscode.executeCodeActionProvider',
@@ -179,6 +179,10 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
   );
   const mapping = fieldActions.find((a) => a.title === 'Map field "dialogue_turns" → "messages" in eagle3prep.jsonc');
   assert.ok(mapping?.command, `quick fixes offered: ${fieldActions.map((a) => a.title).join(' | ')}`);
+  await vscode.commands.executeCommand(alias.command.command, ...(alias.command.arguments ?? []));
+  const config = path.join(ws, 'eagle3prep.jsonc');
+  assert.ok(fs.existsSync(config), 'eagle3prep.jsonc was not created in the workspace folder');
+  assert.match(fs.readFileSync(config, 'utf8'), /"roleAliases":\s*\{\s*"narrator":\s*"assistant"\s*\}/);
   await vscode.commands.executeCommand(mapping.command.command, ...(mapping.command.arguments ?? []));
   const after = await waitFor('the fixed rows to leave Problems', () => {
     const d = vscode.languages.getDiagnostics(damagedUri).filter((x) => x.source === 'eagle3-prep');

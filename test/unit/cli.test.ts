@@ -118,7 +118,7 @@ test('inspect --json prints the contract shape', () => {
   const r = cli('inspect', 'samples/swe-agent-trajectory-field.jsonl', '--json');
   assert.equal(r.code, 0, r.stderr);
   const o = JSON.parse(r.stdout);
-  assert.deepEqual(Object.keys(o).sort(), ['evidence', 'file', 'format', 'records', 'rows_read', 'skipped']);
+  assert.deepEqual(Object.keys(o).sort(), ['evidence', 'file', 'format', 'records', 'rows_read', 'skipped', 'unread_fields']);
   assert.equal(o.format, 'role-text-trajectory');
   assert.equal(o.records.length, 2);
   assert.deepEqual(o.records[0].source, { line: 1 });

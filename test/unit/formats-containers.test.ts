@@ -232,10 +232,12 @@ test('Python NaN/Infinity values, a JSONL line holding a conversation list or se
       ['Say C', 'C'],
     ],
   );
-  // An OpenAssistant flat export saved as a .json array stays one message per row.
+  // An OpenAssistant flat export saved as a .json array stays one message per row, and its tree is rebuilt: a lone prompt is a prompt.
   const oa = await inspectFile(file('oa.json', JSON.stringify([{ message_id: 'm1', parent_id: null, role: 'prompter', text: 'Hi' }]))).catch((e: Error) => e);
   assert.ok(!(oa instanceof Error));
-  assert.equal((oa as any).skipped[0].reason, 'message_fragment');
+  assert.equal((oa as any).format, 'oasst-messages');
+  assert.deepEqual((oa as any).records[0].messages, [{ role: 'user', content: 'Hi' }]);
+  assert.equal((oa as any).records[0].needs_generation, true);
 });
 
 test('CLI: inspect --json exits 1 naming the file on clear failures and on files whose rows all fail; 0 with the JSON otherwise', async () => {

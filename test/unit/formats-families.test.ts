@@ -252,13 +252,6 @@ test('chat families: UltraChat, LMSYS conversation, OASST tree (best-ranked path
   ]);
 });
 
-test('OASST flat message rows: dropped as message_fragment, saying what would work', async () => {
-  const r = await inspectFile(fx('oasst-messages.jsonl'));
-  assert.deepEqual(r.records, []);
-  assert.equal(r.skipped[0].reason, 'message_fragment');
-  assert.match(r.skipped[0].message, /trees export/);
-});
-
 test('instruction families: Alpaca (input, history, system), Dolly context, question/answer, query/response, prompt/completion|response', async () => {
   const a = await inspectFile(fx('alpaca.jsonl'));
   assert.deepEqual(msgs(a, 0), [
@@ -455,9 +448,10 @@ test('containers of rows: double-encoded JSON Lines, records keyed by id, datase
 });
 
 test('HH transcript as the prompt of a preference row (TRL-processed HH), Llama-2 [INST] strings, Alpaca template strings', async () => {
+  // The prompt's assistant turn is context (spec "Context turns"): only "chosen" is the answer taught.
   assert.deepEqual(msgs(await inspectFile(fx('hh-prompt-chosen.jsonl'))), [
     { role: 'user', content: 'What is tea?' },
-    { role: 'assistant', content: 'A drink.' },
+    { role: 'assistant', content: 'A drink.', trainable: false },
     { role: 'user', content: 'Hot or cold?' },
     { role: 'assistant', content: 'Both.' },
   ]);
@@ -486,7 +480,8 @@ test('prepare over every fixture file (Qwen3): written + set aside + dropped + e
     assert.equal(f.format, ins.format, f.file);
   }
   const by = Object.fromEntries(res.files.map((f) => [f.file.split('/').pop()!, f]));
-  assert.equal(by['oasst-messages.jsonl'].dropped.message_fragment.count, 1);
+  // OpenAssistant flat exports are rebuilt into trees (formats-round2.test.ts): no message_fragment in a file of them.
+  assert.equal(by['oasst-flat.jsonl'].dropped.message_fragment, undefined);
   assert.equal(by['damaged-values.jsonl'].rowsErrored, 1);
   assert.equal(by['damaged-values.jsonl'].rowsWritten, 3);
   assert.equal(by['hermes.jsonl'].rowsWritten, 2);

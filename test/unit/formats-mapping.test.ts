@@ -39,15 +39,19 @@ test('--mapping FILE applies to a file elsewhere; without it the file is unrecog
   const data = join(dir, 'support-2.jsonl');
   copyFileSync(join(DIR, 'support.jsonl'), data);
   await assert.rejects(inspectFile(data), (e: Error) => {
+    // One paragraph (issue 12): the file, what was found — the candidate conversation and its unknown speaker —, and what would read it.
     assert.ok(e.message.includes(data));
-    assert.match(e.message, /suggested from the first row/);
-    const json = JSON.parse(e.message.slice(e.message.indexOf('\n{')));
+    assert.ok(!e.message.includes('\n'), e.message);
+    assert.match(e.message, /"dialogue\[\]\.speaker\/utterance" \(4 turns\) \(speakers not known: "customer"\)/);
+    assert.match(e.message, /suggested from the first row \(fill in what is marked\): \{"mappings"/);
+    const json = JSON.parse(e.message.slice(e.message.indexOf('{"mappings"')));
+    // Known spellings ("agent") need no entry; the unknown one is left to fill in, never guessed.
     assert.deepEqual(json.mappings[0], {
       files: 'support-2.jsonl',
       turns: 'dialogue',
       role: 'speaker',
       content: 'utterance',
-      roles: { customer: 'user', agent: 'assistant' },
+      roles: { customer: 'user|assistant|tool|system (fill in)' },
     });
     return true;
   });
@@ -63,7 +67,7 @@ test('mapping files: JSONC comments and trailing commas; errors name file and li
   writeFileSync(bad, '{\n  "mappings": [\n    {"files": "*.jsonl" "turns": "x"}\n  ]\n}\n');
   assert.throws(
     () => loadMappingFile(bad),
-    (e: Error) => e.message === `mapping file ${bad}, line 3: CommaExpected`,
+    (e: Error) => e.message === `mapping file ${bad}, line 3: not valid JSONC (a "," was expected at line 3, column 25)`,
   );
   writeFileSync(bad, '{"mappings": [{"files": "*.jsonl", "turns": "t", "roles": {"bot": "robot"}}]}');
   assert.throws(() => loadMappingFile(bad), /entry 1: role "bot" maps to "robot"/);

@@ -40,7 +40,9 @@ test('every sample yields records', async () => {
 test('agentic sample: record JSON shape (CLI contract)', async () => {
   const r = await inspectFile(path.join(SAMPLES, 'agentic-trajectories.jsonl'));
   const first = r.records[0];
-  assert.deepEqual(Object.keys(r), ['file', 'format', 'evidence', 'rows_read', 'records', 'skipped']);
+  assert.deepEqual(Object.keys(r), ['file', 'format', 'evidence', 'rows_read', 'records', 'skipped', 'unread_fields']);
+  // Every field of the sample is read or known metadata.
+  assert.deepEqual(r.unread_fields, {});
   assert.equal(r.rows_read, 3);
   assert.deepEqual(Object.keys(first), ['source', 'id', 'shape', 'messages', 'needs_generation', 'notes']);
   assert.equal(first.shape, 'openai-messages');

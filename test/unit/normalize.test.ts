@@ -309,7 +309,7 @@ test('unknown role → errored with the role, the message index and the known sp
   assert.equal(o.kind, 'errored');
   const msg = (o as { message: string }).message;
   assert.match(msg, /^unknown role "narrator" in message 3 \(known: user, human, prompter, assistant, gpt/);
-  assert.match(msg, /; add a role alias$/);
+  assert.match(msg, /; add it to "roleAliases" in eagle3prep\.jsonc$/);
   assert.deepEqual((o as { source: unknown }).source, src(7));
   // A turn without any role key is an error too, not dropped.
   const o2 = norm({ conversations: [{ from: 'human', value: 'a' }, { value: 'b' }] });
@@ -496,8 +496,13 @@ test('shape table is shared and ordered', () => {
     SHAPES.map((h) => h.name),
     [
       'mapped',
+      'oasst-messages',
+      'kto',
+      'openai-preference',
+      'llamafactory-preference',
       'preference',
       'swe-agent-traj',
+      'messages-completion',
       'openai-messages',
       'sharegpt',
       'openhands-events',
@@ -509,6 +514,7 @@ test('shape table is shared and ordered', () => {
       'prompt-turns-completion',
       'chat-completions-log',
       'ultrachat',
+      'question-turns',
       'oasst-tree',
       'query-tools-answers',
       'glaive',
@@ -516,10 +522,12 @@ test('shape table is shared and ordered', () => {
       'llama2-transcript',
       'human-assistant-transcript',
       'hh-transcript',
+      'self-instruct-task',
       'prompt-response',
       'prompt-only',
       'alpaca-transcript',
       'oasst-messages',
+      'found-conversation',
     ],
   );
   // `conversations` with role/content (not from/value) goes to the role/text handler.

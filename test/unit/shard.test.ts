@@ -125,6 +125,7 @@ test('merge-reports refuses shards that do not add up', () => {
           dropped: {},
           errors: [],
           notes: {},
+          unread_fields: { 'turns[].mask': { count: 1, lines: [index + 1] } },
           trainableTokens: 1,
           totalTokens: 2,
           rowsInFile,
@@ -134,7 +135,10 @@ test('merge-reports refuses shards that do not add up', () => {
       elapsedMs: 1,
       shard: { index, count },
     }) as PrepareResult;
-  assert.equal(mergeShardResults([base(0, 2, 5), base(1, 2, 5)], tempDir()).totals.rowsRead, 10);
+  const merged = mergeShardResults([base(0, 2, 5), base(1, 2, 5)], tempDir());
+  assert.equal(merged.totals.rowsRead, 10);
+  // Unread fields of the shards add up, their first lines merged in order.
+  assert.deepEqual(merged.files[0].unread_fields, { 'turns[].mask': { count: 2, lines: [1, 2] } });
   assert.throws(() => mergeShardResults([base(0, 2, 5)], tempDir()), /1 reports given for 2 shards/);
   assert.throws(() => mergeShardResults([base(0, 2, 5), base(0, 2, 5)], tempDir()), /shard 0\/2 given twice/);
   assert.throws(

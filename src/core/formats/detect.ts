@@ -8,7 +8,7 @@
  * system turn). No key check is duplicated here.
  */
 import type { FormatDetection } from '../types';
-import { describeJsonType, normalizeDetailed, type Row } from './normalize';
+import { conversationsOf, describeJsonType, normalizeDetailed, type Row } from './normalize';
 
 /** How many rows detection looks at by default. */
 export const DETECT_SAMPLE_SIZE = 50;
@@ -50,6 +50,7 @@ export function detectFormat(sampleRows: unknown[]): FormatDetection {
   let unmatched = 0;
   const errors: string[] = [];
   const drops = new Map<string, number>();
+  const unread = new Map<string, number>(); // field path → rows
 
   rows.forEach((value, i) => {
     const { outcome, handler, facts, row: readRow } = normalizeDetailed(value, { file: '', line: i + 1 }, 'sample');
@@ -73,6 +74,8 @@ export function detectFormat(sampleRows: unknown[]): FormatDetection {
       bump(shapeCounts, `the ${handler.name} shape`);
     }
     for (const f of facts) bump(factCounts, f);
+    const convs = conversationsOf(outcome);
+    for (const f of convs[0]?.conversation.unreadFields ?? []) bump(unread, f);
     switch (outcome.kind) {
       case 'prompt':
         prompts++;
@@ -84,7 +87,13 @@ export function detectFormat(sampleRows: unknown[]): FormatDetection {
         errors.push(outcome.message);
         break;
       case 'dropped':
-        bump(drops, `${outcome.reason}: ${outcome.message}`);
+        // OpenAssistant message rows are not dropped in a file of them: the file pass rebuilds their trees (oasst.ts).
+        if (outcome.reason === 'message_fragment')
+          bump(factCounts, 'OpenAssistant message rows: the file is read whole and its trees rebuilt (one conversation per root-to-leaf path)');
+        else bump(drops, `${outcome.reason}: ${outcome.message}`);
+        break;
+      case 'split':
+        conversations++;
         break;
     }
   });
@@ -93,6 +102,9 @@ export function detectFormat(sampleRows: unknown[]): FormatDetection {
   for (const [shape, n] of shapeCounts) evidence.push(`${n}/${total} rows have ${shape}`);
   if (roles.length) evidence.push(`roles seen: ${roles.join(', ')}`);
   for (const [fact, n] of factCounts) evidence.push(`${n}/${total} rows: ${fact}`);
+  if (unread.size) {
+    evidence.push(`fields not read (neither read by the shape nor known metadata): ${[...unread].map(([f, n]) => `${f} (${n}/${total} rows)`).join(', ')}`);
+  }
   if (prompts) evidence.push(`${prompts}/${total} rows have no assistant turn: prompts for the target model to answer first`);
   for (const [d, n] of drops) evidence.push(`${n}/${total} rows dropped (${d})`);
   if (errors.length) evidence.push(`${errors.length}/${total} rows errored (first: ${errors[0]})`);

@@ -18,14 +18,19 @@
  * ```
  *
  * A mapped row is rewritten to `{"$mapping", "messages", "system"?, "tools"?,
- * "id"?}` and read by the `mapped` shape handler (same turn rules as every
+ * "id"?, "$unread"?}` (`$unread`: the source fields the entry does not name,
+ * reported as unread fields unless they are known metadata) and read by the `mapped` shape handler (same turn rules as every
  * shape: roles through `roles` then the built-in aliases, unknown roles errored).
  * Parsed with `jsonc-parser` (comments and trailing commas allowed).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { parse, type ParseError } from 'jsonc-parser';
 import { findProjectConfig, PROJECT_CONFIG_NAME } from '../read/projectConfig';
+import { jsonBreakDescription } from './content';
+import { findConversations } from './discovery';
+import { isMetadataField } from './fields';
+import { mapRole } from './roles';
 
 /** One mapping entry. All keys but `files` and `turns` are optional. */
 export interface FieldMapping {
@@ -66,7 +71,7 @@ export function loadMappingFile(file: string): MappingFile {
   const doc = parse(text, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true });
   if (errors.length) {
     const line = text.slice(0, errors[0].offset).split('\n').length;
-    throw new Error(`mapping file ${file}, line ${line}: ${printParseErrorCode(errors[0].error)}`);
+    throw new Error(`mapping file ${file}, line ${line}: not valid JSONC (${jsonBreakDescription(text, { lines: true, jsonc: true })})`);
   }
   // The same file may carry only the project config's `roleAliases` / `fieldMappings` (projectConfig.ts): no entries then.
   const list =
@@ -135,6 +140,12 @@ export function globMatch(glob: string, p: string): boolean {
   return new RegExp(`^${re}$`).test(p);
 }
 
+function isEmptyValue(v: unknown): boolean {
+  return (
+    v === null || v === undefined || v === '' || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && v !== null && Object.keys(v).length === 0)
+  );
+}
+
 function get(row: unknown, dotted: string): unknown {
   let v: unknown = row;
   for (const k of dotted.split('.')) {
@@ -162,10 +173,17 @@ export function applyMapping(value: unknown, m: FieldMapping, source: string): u
   if (turns === undefined) return value;
   const roleKey = m.role ?? 'role';
   const contentKey = m.content ?? 'content';
+  // Fields the mapping does not name are reported as unread (fields.ts), never dropped in silence.
+  const unread: string[] = [];
+  const turnLabel = `${m.turns}[].`;
+  const turnRead = new Set([roleKey, contentKey, m.reasoning, m.tool_calls, m.train, 'tool_call_id', 'name'].filter((k): k is string => k !== undefined));
   const messages = Array.isArray(turns)
     ? turns.map((t) => {
         if (t === null || typeof t !== 'object' || Array.isArray(t)) return t;
         const turn = t as Record<string, unknown>;
+        for (const [k, v] of Object.entries(turn)) {
+          if (!turnRead.has(k) && !isMetadataField(k, v) && !isEmptyValue(v) && !unread.includes(turnLabel + k)) unread.push(turnLabel + k);
+        }
         const spelled = turn[roleKey];
         const out: Record<string, unknown> = {
           role: typeof spelled === 'string' && m.roles && Object.prototype.hasOwnProperty.call(m.roles, spelled) ? m.roles[spelled] : spelled,
@@ -178,7 +196,12 @@ export function applyMapping(value: unknown, m: FieldMapping, source: string): u
         return out;
       })
     : turns;
+  const rowRead = new Set([m.turns, m.system, m.tools, m.id ?? 'id', 'generation'].filter((k): k is string => k !== undefined).map((k) => k.split('.')[0]));
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    if (!rowRead.has(k) && !isMetadataField(k, v) && !isEmptyValue(v)) unread.push(k);
+  }
   const row: Record<string, unknown> = { $mapping: source, messages };
+  if (unread.length) row.$unread = unread;
   if (m.system && get(value, m.system) !== undefined) row.system = get(value, m.system);
   if (m.tools && get(value, m.tools) !== undefined) row.tools = get(value, m.tools);
   const id = m.id ? get(value, m.id) : (value as Record<string, unknown>).id;
@@ -190,14 +213,23 @@ export function applyMapping(value: unknown, m: FieldMapping, source: string): u
 }
 
 /**
- * A suggested mapping (JSONC text) for a row no shape recognizes, built from
- * its first list of objects: the key whose values repeat as short strings is
- * the role, the text key present in the most turns (then the longest) is the content; the first speaker is
- * guessed `user`, the second `assistant`, others must be filled in.
+ * A suggested mapping entry for a row no shape recognizes, from the first list
+ * of turn objects found in it (`discovery.ts`): its path (dotted, list indexes
+ * as numbers), its speaker and text keys, and a `roles` entry for every
+ * speaker spelling that is not a known role (to fill in; known spellings need
+ * none). Falls back to the first list of objects with a key holding short
+ * repeated strings (the speaker) and the longest text key.
  * @returns undefined when the row has no list of objects
  */
-export function suggestMapping(row: unknown, fileName: string): string | undefined {
+export function suggestMappingEntry(row: unknown, fileName: string): FieldMapping | undefined {
   if (row === null || typeof row !== 'object' || Array.isArray(row)) return undefined;
+  const c = findConversations(row as Record<string, unknown>).find((x) => x.kind === 'turns' || x.kind === 'turn-lists');
+  if (c && c.roleKey && c.textKey) {
+    const path = c.kind === 'turn-lists' ? `${c.path.replace(/\[\]$/, '')}[0]` : c.path;
+    const entry: FieldMapping = { files: fileName, turns: path.replace(/\[(\d+)\]/g, '.$1'), role: c.roleKey, content: c.textKey };
+    if (c.unknownRoles.length) entry.roles = Object.fromEntries(c.unknownRoles.map((r) => [r, 'user|assistant|tool|system (fill in)']));
+    return entry;
+  }
   const r = row as Record<string, unknown>;
   const turnsKey = Object.keys(r).find(
     (k) => Array.isArray(r[k]) && (r[k] as unknown[]).length > 0 && (r[k] as unknown[]).every((t) => t !== null && typeof t === 'object' && !Array.isArray(t)),
@@ -213,10 +245,23 @@ export function suggestMapping(row: unknown, fileName: string): string | undefin
     .filter((k) => k !== roleKey && strVals(k).length > 0)
     .sort((a, b) => strVals(b).length - strVals(a).length || avgLen(strVals(b)) - avgLen(strVals(a)))[0];
   if (!roleKey || !contentKey) return undefined;
-  const speakers = [...new Set(strVals(roleKey))];
-  const roles = Object.fromEntries(speakers.map((s, i) => [s, i === 0 ? 'user' : i === 1 ? 'assistant' : 'user|assistant|tool|system (fill in)']));
-  const entry = { files: fileName, turns: turnsKey, role: roleKey, content: contentKey, roles };
-  return `// ${WORKSPACE_MAPPING_FILE} (beside the data, or pass it with prepare --mapping FILE); check the role guesses\n${JSON.stringify({ mappings: [entry] }, null, 2)}`;
+  const unknown = [...new Set(strVals(roleKey))].filter((s) => mapRole(s) === undefined).slice(0, 8);
+  const entry: FieldMapping = { files: fileName, turns: turnsKey, role: roleKey, content: contentKey };
+  if (unknown.length) entry.roles = Object.fromEntries(unknown.map((s) => [s, 'user|assistant|tool|system (fill in)']));
+  return entry;
+}
+
+/** {@link suggestMappingEntry} as one line of JSON (`{"mappings": [{…}]}`), for error messages; undefined when there is none. */
+export function suggestMappingLine(row: unknown, fileName: string): string | undefined {
+  const e = suggestMappingEntry(row, fileName);
+  return e ? JSON.stringify({ mappings: [e] }) : undefined;
+}
+
+/** {@link suggestMappingEntry} as a commented, indented `eagle3prep.jsonc` text; undefined when there is none. */
+export function suggestMapping(row: unknown, fileName: string): string | undefined {
+  const e = suggestMappingEntry(row, fileName);
+  if (!e) return undefined;
+  return `// ${WORKSPACE_MAPPING_FILE} (beside the data, or pass it with prepare --mapping FILE); fill in the roles marked "(fill in)"\n${JSON.stringify({ mappings: [e] }, null, 2)}`;
 }
 
 function avgLen(v: string[]): number {

@@ -12,8 +12,12 @@
  * The shared turn conversion (roles, content parts, tool calls, reasoning,
  * training flags) is `common.ts`; its rules are documented there.
  */
-import type { RowOutcome, Source } from '../types';
-import { describeJsonType, drop, type NormalizeContext, type Row, type ShapeHandler } from './common';
+import type { Conversation, RowOutcome, Source } from '../types';
+import { describeJsonType, drop, type NormalizeContext, type NormalizeOptions, type Row, type ShapeHandler } from './common';
+import { describeCandidate, findConversations } from './discovery';
+import { FieldTracker } from './fields';
+import { suggestMappingLine } from './mapping';
+import { foundConversationHandler } from './shapes-found';
 import { atifHandler, openHandsEventsHandler, sweAgentTrajHandler, trajectoryStepsHandler } from './shapes-agent';
 import {
   alpacaTextHandler,
@@ -30,16 +34,19 @@ import {
   ultrachatHandler,
 } from './shapes-chat';
 import {
+  messagesCompletionHandler,
   pairListHandler,
-  preferenceHandler,
   promptOnlyHandler,
   promptResponseHandler,
   promptTurnsHandler,
   queryToolsAnswersHandler,
   requestResponseHandler,
 } from './shapes-instruct';
+import { oasstPathHandler } from './oasst';
+import { ktoHandler, llamaFactoryPreferenceHandler, openAiPreferenceHandler, preferenceHandler } from './shapes-preference';
+import { questionTurnsHandler, selfInstructHandler } from './shapes-prompts';
 
-export { describeJsonType, ID_KEYS, splitInlineThink, type NormalizeContext, type Row, type ShapeHandler } from './common';
+export { describeJsonType, ID_KEYS, splitInlineThink, type NormalizeContext, type NormalizeOptions, type Row, type ShapeHandler } from './common';
 
 /** Result of {@link normalizeDetailed}: the outcome plus what detection needs to explain it. */
 export interface DetailedOutcome {
@@ -54,19 +61,31 @@ export interface DetailedOutcome {
 
 /**
  * The shape table, in match order. Earlier handlers win: rows rewritten by a
- * field-mapping file → preference rows (`chosen` decides, even beside `messages`) → SWE-agent
- * `.traj` → OpenAI `messages` → ShareGPT `conversations` (from/value) →
+ * field-mapping file → rows of the OpenAssistant file pass → KTO rows →
+ * preference rows (OpenAI `preferred_output`, LLaMA-Factory `chosen_messages`,
+ * `chosen`, even beside `messages`) → SWE-agent `.traj` → `messages` +
+ * `completion` → OpenAI `messages` → ShareGPT `conversations` (from/value) →
  * OpenHands events → ATIF steps → {input, output} pair lists → other
  * role/text turn lists → role-less step lists → prompt turn list + completion
- * → chat-completions request/response logs → UltraChat → OpenAssistant trees → xLAM query/tools/answers → marker
- * transcripts (Glaive, ChatML, Guanaco, HH) → prompt + response → prompt only
- * → OpenAssistant single-message rows (dropped, explained).
+ * → chat-completions request/response logs → UltraChat → MT-bench question
+ * turns → OpenAssistant trees → xLAM query/tools/answers → marker transcripts
+ * (Glaive, ChatML, Guanaco, HH) → Self-Instruct tasks → prompt + response →
+ * prompt only → OpenAssistant single-message rows (dropped, explained) → a
+ * conversation found anywhere in the row (`discovery.ts`).
  */
 export const SHAPES: ShapeHandler[] = [
   // Rows rewritten by a field-mapping file (eagle3prep.jsonc / --mapping) come first: the user said how to read them.
   mappedHandler,
+  // Rows written by the OpenAssistant file pass (oasst.ts): a root-to-leaf path, or a message row dropped with its reason.
+  oasstPathHandler,
+  // KTO (boolean "label": false rows are never trained), then the preference layouts: only the preferred answer is trained.
+  ktoHandler,
+  openAiPreferenceHandler,
+  llamaFactoryPreferenceHandler,
   preferenceHandler,
   sweAgentTrajHandler,
+  // "messages" + "completion": the messages are the prompt (its assistant turns are context).
+  messagesCompletionHandler,
   // OpenAI chat-completions `messages` (platform.openai.com/docs/api-reference/chat); also Anthropic content blocks, mini-swe-agent runs.
   turnListHandler('openai-messages', ['messages'], 'role'),
   // ShareGPT: `conversations` of {from, value} (FastChat / LLaMA-Factory sharegpt format, incl. function_call / observation turns).
@@ -85,6 +104,8 @@ export const SHAPES: ShapeHandler[] = [
   promptTurnsHandler,
   requestResponseHandler,
   ultrachatHandler,
+  // MT-bench style "turns": ["q1", "q2"]: a prompt whose user turns are answered in order.
+  questionTurnsHandler,
   oasstTreeHandler,
   queryToolsAnswersHandler,
   glaiveHandler,
@@ -92,40 +113,59 @@ export const SHAPES: ShapeHandler[] = [
   llama2Handler,
   guanacoHandler,
   hhTextHandler,
+  // Self-Instruct tasks: "instruction" + "instances" [{input, output}] (before the instruction/output rows).
+  selfInstructHandler,
   promptResponseHandler,
   promptOnlyHandler,
   // A `text` written in the Alpaca template, only when no instruction/output fields exist (tatsu-lab/alpaca has both).
   alpacaTextHandler,
   oasstMessageHandler,
+  // No known shape: the conversation found by searching the row's structure (discovery.ts), named in the evidence.
+  foundConversationHandler,
 ];
 
 /**
  * Normalize one row (a parsed JSON value) into an outcome.
  *
- * - `conversation`: messages with at least one assistant turn.
- * - `prompt`: no assistant turn yet (prompt-only rows, user-only message lists);
- *   the target model must answer first.
+ * - `conversation`: messages with at least one assistant turn that says something.
+ * - `prompt`: no answer yet (prompt-only rows, user-only message lists, MT-bench
+ *   question turns); the target model must answer first.
+ * - `split`: several conversations in one row (Self-Instruct instances, a list
+ *   of conversation lists), one part each.
  * - `dropped`: `empty_conversation` (zero turns), `no_assistant_turn` (neither a
- *   user nor an assistant turn), `unrecognized_shape` (message names the keys),
- *   `message_fragment` (one message of a tree, not a conversation).
+ *   user nor an assistant turn), `unrecognized_shape` (message names the keys
+ *   and the candidate conversations seen), `message_fragment` (one message of a
+ *   tree read outside its file), `kto_undesirable` (a KTO row labelled
+ *   undesirable: never trained).
  * - `errored`: bad data in a recognized shape, with a code (`unknown_role`,
  *   `bad_tool_calls`, …), e.g.
- *   `unknown role "narrator" in message 3 (known: …); add a role alias`.
+ *   `unknown role "narrator" in message 3 (known: …); add it to "roleAliases" in eagle3prep.jsonc`.
  *
- * The id is the row's own id field (`ID_KEYS`) when it is a string or
- * number, else `${fileBase}:${source.line}`. Never throws.
+ * Conversations carry the row's unread fields (`Conversation.unreadFields`,
+ * `fields.ts`). The id is the row's own id field (`ID_KEYS`) when it is a
+ * string or number, else `${fileBase}:${source.line}`. Never throws.
  */
-export function normalizeRow(value: unknown, source: Source, fileBase: string): RowOutcome {
-  return normalizeDetailed(value, source, fileBase).outcome;
+export function normalizeRow(value: unknown, source: Source, fileBase: string, options: NormalizeOptions = {}): RowOutcome {
+  return normalizeDetailed(value, source, fileBase, options).outcome;
+}
+
+/** The conversations of an outcome (one, the parts of a split, or none). */
+export function conversationsOf(o: RowOutcome): { kind: 'conversation' | 'prompt'; conversation: Conversation }[] {
+  if (o.kind === 'conversation' || o.kind === 'prompt') return [{ kind: o.kind, conversation: o.conversation }];
+  if (o.kind === 'split') return o.parts;
+  return [];
 }
 
 /** {@link normalizeRow} plus the owning handler and the facts observed (used by format detection). Never throws. */
-export function normalizeDetailed(value: unknown, source: Source, fileBase: string): DetailedOutcome {
+export function normalizeDetailed(value: unknown, source: Source, fileBase: string, options: NormalizeOptions = {}): DetailedOutcome {
   const notes: string[] = [];
   const facts: string[] = [];
+  const fields = new FieldTracker();
   const ctx: NormalizeContext = {
     source,
     fileBase,
+    options,
+    fields,
     nonText: [],
     note(code, fact) {
       if (!notes.includes(code)) notes.push(code);
@@ -140,10 +180,9 @@ export function normalizeDetailed(value: unknown, source: Source, fileBase: stri
     try {
       const inner: unknown = JSON.parse(value);
       if (isRow(inner)) {
-        const d = normalizeDetailed(inner, source, fileBase);
+        const d = normalizeDetailed(inner, source, fileBase, options);
         d.facts.push('row is a JSON string holding the object (decoded)');
-        if (d.outcome.kind === 'conversation' || d.outcome.kind === 'prompt')
-          d.outcome.conversation.notes = [...(d.outcome.conversation.notes ?? []), 'row_json_string'];
+        for (const { conversation } of conversationsOf(d.outcome)) conversation.notes = [...(conversation.notes ?? []), 'row_json_string'];
         return d;
       }
     } catch {
@@ -154,15 +193,27 @@ export function normalizeDetailed(value: unknown, source: Source, fileBase: stri
     return { outcome: drop(source, 'unrecognized_shape', `row is ${describeJsonType(value)}, not an object`), facts };
   }
   const handler = findHandler(value);
-  if (!handler) return { outcome: drop(source, 'unrecognized_shape', unrecognizedMessage(value)), facts };
+  if (!handler) return { outcome: drop(source, 'unrecognized_shape', unrecognizedMessage(value, fileBase)), facts };
+  fields.track(value, '');
   let outcome: RowOutcome;
   try {
     outcome = handler.normalize(value, ctx);
   } catch (err) {
-    outcome = { kind: 'errored', source, message: `internal error normalizing ${handler.name} row: ${(err as Error).message}`, code: 'internal_error' };
+    outcome = {
+      kind: 'errored',
+      source,
+      message: `internal error normalizing ${handler.name} row: ${(err as Error).message} (please report it with the row's shape)`,
+      code: 'internal_error',
+    };
   }
-  if ((outcome.kind === 'conversation' || outcome.kind === 'prompt') && notes.length) {
-    outcome.conversation.notes = [...(outcome.conversation.notes ?? []), ...notes.filter((n) => !outcome.conversation.notes?.includes(n))];
+  const convs = conversationsOf(outcome);
+  if (convs.length) {
+    const unread = fields.unread();
+    if (unread.length) ctx.note('fields_not_read'); // detect.ts sums them per field for the evidence
+    for (const { conversation } of convs) {
+      if (notes.length) conversation.notes = [...(conversation.notes ?? []), ...notes.filter((n) => !conversation.notes?.includes(n))];
+      if (unread.length) conversation.unreadFields = unread;
+    }
   }
   return { outcome, handler, facts, row: value };
 }
@@ -184,10 +235,13 @@ export function findHandler(row: unknown): ShapeHandler | undefined {
 }
 
 /**
- * Why a row is not recognized, naming the keys found and what would work, e.g.
- * `unrecognized row shape; keys found: input_ids, labels — the row is already tokenized …`.
+ * Why a row is not recognized, in one paragraph: the keys found, the places
+ * that looked like a conversation but could not be read (with why), and what
+ * would work (a field mapping in `eagle3prep.jsonc`, suggested from the row on
+ * one line), e.g. `unrecognized row shape; keys found: input_ids, labels — the
+ * row is already tokenized …`. Never quotes the row's values.
  */
-export function unrecognizedMessage(row: Row): string {
+export function unrecognizedMessage(row: Row, fileName = '<this file>'): string {
   const keys = Object.keys(row);
   const found = keys.length ? `keys found: ${keys.slice(0, 20).join(', ')}${keys.length > 20 ? ', …' : ''}` : 'the object is empty';
   if ('input_ids' in row) {
@@ -196,9 +250,19 @@ export function unrecognizedMessage(row: Row): string {
   if (typeof row.text === 'string' && keys.every((k) => k === 'text' || !(typeof row[k] === 'object' && row[k] !== null))) {
     return `unrecognized row shape; ${found} — "text" is plain text without speaker markers (pretraining-style text, not a conversation); ${EXPECTED_SHAPES}`;
   }
-  return `unrecognized row shape; ${found} — ${EXPECTED_SHAPES}`;
+  const seen = findConversations(row);
+  const cands = seen.length
+    ? `; places that look like a conversation but were not read: ${seen
+        .slice(0, 5)
+        .map(
+          (c) =>
+            `${describeCandidate(c)}${c.unknownRoles.length ? ` with unknown speakers ${c.unknownRoles.map((r) => `"${r}"`).join(', ')}` : c.kind === 'strings' ? ' (strings under a key not named like a conversation)' : ''}`,
+        )
+        .join(', ')}`
+    : '';
+  const suggestion = suggestMappingLine(row, fileName);
+  return `unrecognized row shape; ${found}${cands} — ${suggestion ? `a field mapping in eagle3prep.jsonc reads it, e.g. ${suggestion}; ` : ''}${EXPECTED_SHAPES}`;
 }
-
 /** What a recognizable row looks like, for error messages. */
 export const EXPECTED_SHAPES =
   'expected "messages" (list of {role, content}), "conversations" (list of {from, value}), a list of {role, text|content} under ' +

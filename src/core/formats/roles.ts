@@ -7,8 +7,9 @@
  * (`human`, `gpt`, `system`, plus `chatgpt`/`bing`/`bard` in scraped dumps),
  * OpenAssistant (`prompter`), Gemini (`model`, `function_response`), Llama 3
  * (`ipython`), SWE-agent / agent trajectories (`ai`, `agent`, `observation`),
- * function-calling sets (`function_response`, `tool_response`), Cohere chat history
- * (`USER`, `CHATBOT`, `SYSTEM`).
+ * function-calling sets (`function_response`, `tool_response`; function-calling
+ * ShareGPT sets spell them with a hyphen: `function-response`), Cohere chat
+ * history (`USER`, `CHATBOT`, `SYSTEM`).
  */
 import type { Role } from '../types';
 
@@ -44,13 +45,14 @@ export const ROLE_ALIASES: Readonly<Record<string, Role>> = Object.freeze({
 /**
  * Map a source role spelling to a normalized role.
  *
- * Case-insensitive, surrounding whitespace ignored (`" GPT "` → `assistant`).
+ * Case-insensitive, surrounding whitespace ignored (`" GPT "` → `assistant`);
+ * hyphens read as underscores (`function-response` → `tool`).
  * Returns `undefined` for a spelling not in {@link ROLE_ALIASES} (and for a
  * non-string); the caller must turn that into an error, never guess.
  */
 export function mapRole(spelling: unknown): Role | undefined {
   if (typeof spelling !== 'string') return undefined;
-  const key = spelling.trim().toLowerCase();
+  const key = spelling.trim().toLowerCase().replace(/-/g, '_');
   return Object.prototype.hasOwnProperty.call(ROLE_ALIASES, key) ? ROLE_ALIASES[key] : undefined;
 }
 

@@ -41,9 +41,12 @@ export const sweAgentTrajHandler: ShapeHandler = {
   roles: (row) => rolesOf(row.history as unknown[]),
   normalize(row, ctx) {
     const list = row.history as unknown[];
+    // `trajectory` steps and `info` repeat what `history` holds (the parsed thought / action / observation, the run's outcome).
+    ctx.fields.use(row, 'history', 'trajectory', 'info', 'environment', 'replay_config');
     if (!list.length) return drop(ctx.source, 'empty_conversation', '"history" is an empty list');
     ctx.note('swe_agent_history_used', 'SWE-agent "history" (the messages the model saw) used; observations stay in the role they were sent with');
-    const messages = convertTurns(list, ctx);
+    // A history turn's `thought` / `action` are parsed out of its `content` (SWE-agent's own parser): read through the content.
+    const messages = convertTurns(list, ctx, { label: 'history[]', derived: ['thought', 'action', 'agent', 'message_type'] });
     if (isTurnError(messages)) return errored(ctx, messages.code, `"history": ${messages.message}`);
     return finish(row, messages, ctx);
   },
@@ -79,6 +82,13 @@ export const trajectoryStepsHandler: ShapeHandler = {
     const steps = fieldValue(row, f) as Row[];
     const messages: Message[] = [];
     const task = TASK_KEYS.find((k) => nonEmptyString(row[k]));
+    ctx.fields.use(row, f);
+    if (task) ctx.fields.use(row, task);
+    for (const s of steps) {
+      ctx.fields.track(s, `${f}[].`);
+      // A step's `response` is the model's raw output: its `thought` and `action` are parsed out of it.
+      ctx.fields.use(s, ...STEP_KEYS);
+    }
     if (task) messages.push({ role: 'user', content: row[task] as string });
     else ctx.note('no_task_prompt', 'no task field found: the conversation starts with the first step');
     for (const s of steps) {
@@ -115,7 +125,10 @@ function eventField(row: Row): string | undefined {
 }
 
 /**
- * OpenHands event streams: `message` actions become user / assistant turns by
+ * OpenHands event streams (events are not field-tracked one by one: besides the
+ * fields read here they carry OpenHands bookkeeping — `id`, `timestamp`,
+ * `cause`, `extras`, `llm_metrics`, an action's `message` summary of its args):
+ * `message` actions become user / assistant turns by
  * `source`; the `system` action is the system message (and its `args.tools`
  * the tools); other agent actions become assistant tool calls (name =
  * `tool_call_metadata.function_name` or the action, arguments = `args` without
@@ -129,7 +142,9 @@ export const openHandsEventsHandler: ShapeHandler = {
   describe: (row) => `"${eventField(row)}": OpenHands events {source, action|observation, args, content}`,
   roles: (row) => [...new Set((fieldValue(row, eventField(row)!) as unknown[]).filter(isEvent).map((e) => String(e.source)))],
   normalize(row, ctx) {
-    const events = (fieldValue(row, eventField(row)!) as unknown[]).filter(isEvent);
+    const field = eventField(row)!;
+    ctx.fields.use(row, field);
+    const events = (fieldValue(row, field) as unknown[]).filter(isEvent);
     const messages: Message[] = [];
     let tools: unknown;
     let n = 0;
@@ -196,7 +211,10 @@ export const atifHandler: ShapeHandler = {
   roles: (row) => [...new Set((row.steps as Row[]).map((s) => String(s.source)))],
   normalize(row, ctx) {
     const messages: Message[] = [];
+    ctx.fields.use(row, 'steps', 'schema_version', 'agent', 'final_metrics');
     for (const [i, s] of (row.steps as Row[]).entries()) {
+      ctx.fields.track(s, 'steps[].');
+      ctx.fields.use(s, 'source', 'message', 'reasoning_content', 'tool_calls', 'observation');
       const text = typeof s.message === 'string' ? s.message : toText(s.message, ctx);
       if (s.source === 'system') messages.push({ role: 'system', content: text });
       else if (s.source === 'user') messages.push({ role: 'user', content: text });

@@ -81,9 +81,10 @@ export function turnListHandler(name: string, fields: string[], turnKey: string)
     normalize(row, ctx) {
       const f = listField(row)!;
       const list = fieldValue(row, f) as unknown[];
+      ctx.fields.use(row, f);
       if (wasJsonString(row, f)) ctx.note('turns_json_string', `"${f}" given as a JSON string (parsed)`);
       if (list.length === 0) return drop(ctx.source, 'empty_conversation', `"${f}" is an empty list`);
-      const messages = convertTurns(list, ctx);
+      const messages = convertTurns(list, ctx, { label: `${f}[]` });
       if (isTurnError(messages)) return errored(ctx, messages.code, messages.message);
       return finish(row, messages, ctx);
     },
@@ -107,6 +108,7 @@ export const ultrachatHandler: ShapeHandler = {
   roles: () => [],
   normalize(row, ctx) {
     const data = row.data as unknown[];
+    ctx.fields.use(row, 'data');
     ctx.note('alternating_strings', '"data" strings alternate user / assistant, user first');
     const messages: Message[] = data.map((t, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: toText(t, ctx) }));
     return finish(row, messages, ctx);
@@ -131,8 +133,9 @@ export const oasstTreeHandler: ShapeHandler = {
   normalize(row, ctx) {
     const list: Row[] = [];
     for (let n: Row | undefined = oasstRoot(row); n; n = bestReply(n)) list.push(n);
+    if (isObject(row.prompt)) ctx.fields.use(row, 'prompt');
     ctx.note('oasst_best_path', 'OpenAssistant tree: the best-ranked reply path is the conversation (other branches not used)');
-    const messages = convertTurns(list, ctx);
+    const messages = convertTurns(list, ctx, { label: isObject(row.prompt) ? 'prompt[]' : 'tree[]', derived: ['replies'] });
     if (isTurnError(messages)) return errored(ctx, messages.code, messages.message);
     return finish(row, messages, ctx);
   },
@@ -152,21 +155,28 @@ function bestReply(n: Row): Row | undefined {
 
 /**
  * One message of an OpenAssistant flat export (`message_id`, `parent_id`,
- * `role`, `text`): not a conversation on its own — dropped with
- * `message_fragment`, saying what would work.
+ * `role`, `text`), met on its own: not a conversation. A file of such rows is
+ * rebuilt into trees by a file-level pass (`oasst.ts`, used by `prepare` and
+ * `inspect` when the file's format is `oasst-messages`); a row read here (a
+ * mixed file, the mask view) is dropped with `message_fragment`, saying so.
  */
 export const oasstMessageHandler: ShapeHandler = {
   name: 'oasst-messages',
-  matches: (row) => 'message_id' in row && 'parent_id' in row && typeof row.text === 'string' && typeof row.role === 'string',
+  matches: (row) => isOasstMessage(row),
   describe: () => 'one message per row {message_id, parent_id, role, text} (OpenAssistant flat export)',
   roles: (row) => [String(row.role)],
   normalize: (row, ctx) =>
     drop(
       ctx.source,
       'message_fragment',
-      `the row is one message (role "${String(row.role)}") of an OpenAssistant message tree, not a conversation; use the trees export (*.trees.jsonl, one tree per row) or a conversation per row`,
+      `the row is one message (role "${String(row.role)}") of an OpenAssistant message tree; its conversations are rebuilt when the file is read as a whole and its rows are OpenAssistant messages (format "oasst-messages"); this row was read on its own`,
     ),
 };
+
+/** A row of an OpenAssistant flat export: `message_id`, a `parent_id` key (null for a root), `text` and `role` strings. */
+export function isOasstMessage(row: Row): boolean {
+  return 'message_id' in row && 'parent_id' in row && typeof row.text === 'string' && typeof row.role === 'string';
+}
 
 /** String fields that may hold a whole conversation with speaker markers. */
 const TRANSCRIPT_FIELDS = ['text', 'chat', 'sample', 'conversation', 'dialogue', 'dialog', 'transcript', 'content'];
@@ -184,6 +194,8 @@ export function markerTranscriptHandler(name: string, set: MarkerSet): ShapeHand
     roles: (row) => splitByMarkers(row[transcriptField(row, set)!] as string, set)!.turns.map((t) => t.role),
     normalize(row, ctx) {
       const f = transcriptField(row, set)!;
+      ctx.fields.use(row, f);
+      if (set === GLAIVE_MARKERS && 'system' in row) ctx.fields.use(row, 'system');
       return transcriptOutcome(row, row[f] as string, set, ctx, `"${f}"`);
     },
   };
@@ -239,6 +251,7 @@ export const llama2Handler: ShapeHandler = {
   roles: (row) => splitLlama2(row[llama2Field(row)!] as string)!.map((t) => t.role),
   normalize(row, ctx) {
     const f = llama2Field(row)!;
+    ctx.fields.use(row, f);
     ctx.note('transcript_split', `"${f}" split into turns at Llama-2 [INST] markers`);
     return finish(
       row,
@@ -260,9 +273,10 @@ export const chatmlHandler: ShapeHandler = {
   roles: (row) => splitChatMl(row[chatmlField(row)!] as string)!.map((t) => t.role),
   normalize(row, ctx) {
     const f = chatmlField(row)!;
+    ctx.fields.use(row, f);
     const turns = splitChatMl(row[f] as string)!.map((t) => ({ role: t.role, content: t.content }));
     ctx.note('transcript_split', `"${f}" split into turns at ChatML <|im_start|> markers`);
-    const messages = convertTurns(turns, ctx);
+    const messages = convertTurns(turns, ctx, { label: `${f}[]` });
     if (isTurnError(messages)) return errored(ctx, messages.code, messages.message);
     return finish(row, messages, ctx);
   },
@@ -283,7 +297,11 @@ export const mappedHandler: ShapeHandler = (() => {
     describe: (row: Row) => `fields mapped by ${String(row.$mapping)}: ${inner.describe(row)}`,
     normalize(row: Row, ctx: NormalizeContext) {
       ctx.note('field_mapping_used', `fields mapped by ${String(row.$mapping)}`);
-      return inner.normalize(row, ctx);
+      // The mapping named the fields it reads; the ones it does not name were listed by applyMapping (`$unread`).
+      ctx.fields.useAll(row);
+      if (Array.isArray(row.$unread)) ctx.fields.report(row.$unread.filter((x): x is string => typeof x === 'string'));
+      const out = inner.normalize(row, ctx);
+      return out;
     },
   };
 })();

@@ -1,13 +1,14 @@
 /**
- * Shape handlers for instruction and single-exchange data: preference rows
- * (`chosen`/`rejected`), xLAM-style `query`/`tools`/`answers`, prompt +
+ * Shape handlers for instruction and single-exchange data: xLAM-style
+ * `query`/`tools`/`answers`, prompt +
  * response rows (Alpaca `instruction`/`input`/`output` with `history`, Dolly
  * `instruction`/`context`/`response`, `question`/`answer`, `query`/`response`,
  * `prompt`/`completion`) and prompt-only rows.
  */
-import type { Message } from '../types';
+import type { Message, RowOutcome } from '../types';
 import {
   convertTurns,
+  markContextTurns,
   errored,
   fieldValue,
   finish,
@@ -21,97 +22,13 @@ import {
   type NormalizeContext,
   type Row,
   type ShapeHandler,
-  type TurnError,
 } from './common';
-import { HH_MARKERS, hhPromptTurns, splitByMarkers } from './transcript';
+import { hhPromptTurns } from './transcript';
 
 /** Single-prompt fields (Alpaca `instruction`, plain `prompt`, QA `question`, `query`). */
 export const PROMPT_KEYS = ['prompt', 'instruction', 'question', 'query', 'problem', 'input_text'];
 /** Response fields paired with a prompt field. */
 export const RESPONSE_KEYS = ['response', 'completion', 'output', 'answer', 'solution', 'generated_solution', 'output_text'];
-
-// ------------------------------------------------------------------ preference rows
-
-/**
- * Preference rows (DPO/RLHF; TRL "preference" datasets, LLaMA-Factory ranking
- * data, Anthropic HH-RLHF, UltraFeedback binarized): the conversation is the
- * prompt followed by `chosen`; `rejected` is never trained on (noted).
- *
- * `chosen` may be: a string (the answer; or an HH transcript with
- * `\n\nHuman:`/`\n\nAssistant:` markers holding the whole conversation), one
- * turn object (`{from, value}` / `{role, content}`), or a list of turns — the
- * whole conversation when it starts with a user/system turn, else the answer
- * turns appended to the prompt. The prompt comes from `prompt` (string or turn
- * list), `messages`/`conversations` turn lists, or `instruction` (+ `input`) /
- * `question` / `query`.
- */
-export const preferenceHandler: ShapeHandler = {
-  name: 'preference',
-  matches: (row) => 'chosen' in row && (typeof row.chosen === 'string' || isObject(row.chosen) || Array.isArray(fieldValue(row, 'chosen'))),
-  describe(row) {
-    const c = fieldValue(row, 'chosen');
-    const kind = typeof c === 'string' ? (isHh(c) ? 'HH transcript string' : 'string') : Array.isArray(c) ? 'list of turns' : 'turn object';
-    const p = preferencePromptField(row);
-    return `"chosen" (${kind})${'rejected' in row ? ' + "rejected"' : ''}${p ? ` with prompt in "${p}"` : ''}`;
-  },
-  roles(row) {
-    const c = fieldValue(row, 'chosen');
-    return Array.isArray(c) ? c.filter(isObject).map((t) => String(roleSpelling(t))) : [];
-  },
-  normalize(row, ctx) {
-    if ('rejected' in row) ctx.note('rejected_not_used', 'preference row: trained on "chosen"; "rejected" not used');
-    const chosen = fieldValue(row, 'chosen');
-    if (typeof chosen === 'string' && isHh(chosen)) {
-      const split = splitByMarkers(chosen, HH_MARKERS)!;
-      const messages: Message[] = split.turns.map((t) => ({ role: t.role, content: t.content }));
-      if (split.preamble) messages.unshift({ role: 'system', content: split.preamble });
-      ctx.note('transcript_split', '"chosen" split into turns at Human:/Assistant: markers');
-      return finish(row, messages, ctx);
-    }
-    const prompt = preferencePrompt(row, ctx);
-    if (isTurnError(prompt)) return errored(ctx, prompt.code, prompt.message);
-    let answer: Message[];
-    if (typeof chosen === 'string') answer = [{ role: 'assistant', content: hhPrompt.has(prompt) ? chosen.trim() : chosen }];
-    else {
-      const list = Array.isArray(chosen) ? chosen : [chosen];
-      const conv = convertTurns(list, ctx);
-      if (isTurnError(conv)) return errored(ctx, conv.code, `"chosen": ${conv.message}`);
-      answer = conv;
-      if (answer.length && answer[0].role !== 'assistant') {
-        ctx.note('chosen_is_whole_conversation', '"chosen" holds the whole conversation (prompt turns included)');
-        return finish(row, answer, ctx);
-      }
-    }
-    return finish(row, [...prompt, ...answer], ctx);
-  },
-};
-
-function isHh(s: string): boolean {
-  return /(^|\n)\s*Human:/.test(s) && /\n\s*Assistant:/.test(s);
-}
-
-function preferencePromptField(row: Row): string | undefined {
-  return ['prompt', 'messages', 'conversations', 'instruction', 'question', 'query', 'input'].find(
-    (k) => nonEmptyString(row[k]) || (Array.isArray(fieldValue(row, k)) && (fieldValue(row, k) as unknown[]).length > 0),
-  );
-}
-
-function preferencePrompt(row: Row, ctx: NormalizeContext): Message[] | TurnError {
-  const f = preferencePromptField(row);
-  if (!f) return [];
-  const v = fieldValue(row, f);
-  if (Array.isArray(v)) {
-    const m = convertTurns(v, ctx);
-    if (isTurnError(m)) return { code: m.code, message: `"${f}": ${m.message}` };
-    return m;
-  }
-  const turns = promptText(row, f, ctx);
-  if (typeof v === 'string' && hhPromptTurns(v)) hhPrompt.add(turns);
-  return turns;
-}
-
-/** Prompts that were HH transcripts (their answers are trimmed: HH answers start with the space after "Assistant:"). */
-const hhPrompt = new WeakSet<object>();
 
 // ------------------------------------------------------------------ xLAM-style function calling
 
@@ -127,6 +44,7 @@ export const queryToolsAnswersHandler: ShapeHandler = {
   describe: (row) => `"query" + "tools" + "answers"${wasJsonString(row, 'answers') ? ' (JSON strings)' : ''}: one user query, one tool-calling answer`,
   roles: () => [],
   normalize(row, ctx) {
+    ctx.fields.use(row, 'query', 'answers');
     const calls = parseToolCalls(fieldValue(row, 'answers'), 2, ctx);
     if (isTurnError(calls)) return errored(ctx, calls.code, `"answers": ${calls.message}`);
     if (wasJsonString(row, 'answers')) ctx.note('answers_json_string', '"answers" given as a JSON string (parsed into tool calls)');
@@ -177,17 +95,32 @@ export const promptResponseHandler: ShapeHandler = {
   normalize(row, ctx) {
     const user = promptText(row, promptField(row)!, ctx);
     const field = responseField(row)!;
+    ctx.fields.use(row, field);
     const value = row[field];
     if (isTurnValue(value)) {
-      const turns = convertTurns(Array.isArray(value) ? value : [value], ctx);
+      const turns = convertTurns(Array.isArray(value) ? value : [value], ctx, { label: `${field}[]` });
       if (isTurnError(turns)) return errored(ctx, turns.code, `"${field}": ${turns.message}`);
       return finish(row, [...historyTurns(row, ctx), ...user, ...turns], ctx);
     }
     const raw = String(value);
-    const answer = user.length > 1 ? raw.trim() : raw; // after an HH transcript prompt
-    return finish(row, [...historyTurns(row, ctx), ...user, { role: 'assistant', content: answer }], ctx);
+    const text = user.length > 1 ? raw.trim() : raw; // after an HH transcript prompt
+    const answer = convertTurns([{ role: 'assistant', content: text, ...rowReasoning(row, ctx) }], ctx, { label: `${field}.` });
+    if (isTurnError(answer)) return errored(ctx, answer.code, `"${field}": ${answer.message}`);
+    return finish(row, [...historyTurns(row, ctx), ...user, ...answer], ctx);
   },
 };
+
+/** Row-level fields that hold the answer's reasoning beside a prompt and a response (`{question, reasoning, answer}`); a one-word switch (Nemotron `"reasoning": "on"`) is not reasoning. */
+const ROW_REASONING_KEYS = ['reasoning_content', 'reasoning', 'thinking'];
+
+/** The answer's reasoning given at the row level, as a turn field (`{reasoning_content}`), marked read; `{}` when there is none. */
+function rowReasoning(row: Row, ctx: NormalizeContext): { reasoning_content?: string } {
+  const k = ROW_REASONING_KEYS.find((x) => typeof row[x] === 'string' && /\s/.test((row[x] as string).trim()));
+  if (!k) return {};
+  ctx.fields.use(row, k);
+  if (k !== 'reasoning_content') ctx.note('reasoning_field_used', `"${k}" row field used as the answer's reasoning_content`);
+  return { reasoning_content: row[k] as string };
+}
 
 export const promptOnlyHandler: ShapeHandler = {
   name: 'prompt-only',
@@ -196,7 +129,10 @@ export const promptOnlyHandler: ShapeHandler = {
   roles: () => [],
   normalize(row, ctx) {
     const present = RESPONSE_KEYS.find((k) => k in row);
-    if (present) ctx.note('empty_response', `empty "${present}" treated as no response (prompt to answer)`);
+    if (present) {
+      ctx.fields.use(row, present);
+      ctx.note('empty_response', `empty "${present}" treated as no response (prompt to answer)`);
+    }
     return finish(row, [...historyTurns(row, ctx), ...promptText(row, promptField(row)!, ctx)], ctx);
   },
 };
@@ -204,6 +140,7 @@ export const promptOnlyHandler: ShapeHandler = {
 /** Alpaca / LLaMA-Factory `history`: `[[prompt, response], …]` before the current exchange. */
 function historyTurns(row: Row, ctx: NormalizeContext): Message[] {
   if (!Array.isArray(row.history)) return [];
+  ctx.fields.use(row, 'history');
   const out: Message[] = [];
   for (const pair of row.history) {
     if (Array.isArray(pair) && pair.length >= 1) {
@@ -222,7 +159,8 @@ function historyTurns(row: Row, ctx: NormalizeContext): Message[] {
  * layout); a prompt that is an HH transcript ending in an open `Assistant:`
  * becomes its turns; anything else is the field's text.
  */
-function promptText(row: Row, field: string, ctx: NormalizeContext): Message[] {
+export function promptText(row: Row, field: string, ctx: NormalizeContext): Message[] {
+  ctx.fields.use(row, field);
   let text = row[field] as string;
   const hh = hhPromptTurns(text);
   if (hh && hh.length) {
@@ -231,6 +169,7 @@ function promptText(row: Row, field: string, ctx: NormalizeContext): Message[] {
   }
   if (field === 'instruction') {
     for (const k of ['input', 'context']) {
+      if (k in row) ctx.fields.use(row, k);
       if (nonEmptyString(row[k])) {
         text = `${text}\n\n${row[k]}`;
         ctx.note(
@@ -240,6 +179,7 @@ function promptText(row: Row, field: string, ctx: NormalizeContext): Message[] {
       }
     }
   } else if (field === 'question' && nonEmptyString(row.context)) {
+    ctx.fields.use(row, 'context');
     text = `${row.context}\n\n${text}`;
     ctx.note('question_context_joined', '"context" and "question" joined into the user turn (context first, blank line between)');
   }
@@ -263,6 +203,8 @@ function turnPromptField(row: Row): string | undefined {
  * "prompt-completion" conversational rows (`prompt` list + `completion` list
  * of assistant turns), Nemotron post-training rows (`input` list + `output`
  * string), `prompt` list + `response`. Without a completion the row is a prompt.
+ * Context turns (spec "Context turns"): the prompt's assistant turns are not
+ * trained; only the completion is the answer being taught.
  */
 export const promptTurnsHandler: ShapeHandler = {
   name: 'prompt-turns-completion',
@@ -273,30 +215,49 @@ export const promptTurnsHandler: ShapeHandler = {
     return `"${p}": list of turns${c ? ` + "${c}"` : ', no completion'}`;
   },
   roles: (row) => (fieldValue(row, turnPromptField(row)!) as Row[]).map((t) => String(roleSpelling(t))),
-  normalize(row, ctx) {
-    const p = turnPromptField(row)!;
-    const prompt = convertTurns(fieldValue(row, p) as unknown[], ctx);
-    if (isTurnError(prompt)) return errored(ctx, prompt.code, `"${p}": ${prompt.message}`);
-    const c = TURN_COMPLETION_KEYS.find((k) => k in row && row[k] !== null && row[k] !== '');
-    if (!c) return finish(row, prompt, ctx);
-    const v = fieldValue(row, c);
-    let answer: Message[];
-    if (typeof v === 'string' || typeof v === 'number') {
-      const m = toMessagesFromText(String(v), ctx);
-      answer = [m];
-    } else {
-      const turns = convertTurns(Array.isArray(v) ? v : [v], ctx);
-      if (isTurnError(turns)) return errored(ctx, turns.code, `"${c}": ${turns.message}`);
-      answer = turns;
-    }
-    return finish(row, [...prompt, ...answer], ctx);
-  },
+  normalize: (row, ctx) => promptCompletion(row, turnPromptField(row)!, ctx),
 };
 
-/** An assistant answer given as plain text: inline `<think>` split, Hermes `<tool_call>` blocks read (same rules as turn lists). */
-function toMessagesFromText(text: string, ctx: NormalizeContext): Message {
-  const m = convertTurns([{ role: 'assistant', content: text }], ctx) as Message[];
-  return m[0];
+/**
+ * OpenAI-style `messages` with a `completion` beside them (the messages are the
+ * prompt, the completion the answer: prompt-completion rows written with the
+ * chat field name). Same rules as {@link promptTurnsHandler}.
+ */
+export const messagesCompletionHandler: ShapeHandler = {
+  name: 'messages-completion',
+  matches: (row) =>
+    Array.isArray(fieldValue(row, 'messages')) &&
+    (fieldValue(row, 'messages') as unknown[]).length > 0 &&
+    row.completion !== undefined &&
+    row.completion !== null &&
+    row.completion !== '',
+  describe: () => '"messages": list of turns + "completion"',
+  roles: (row) => (fieldValue(row, 'messages') as unknown[]).filter(isObject).map((t) => String(roleSpelling(t))),
+  normalize: (row, ctx) => promptCompletion(row, 'messages', ctx),
+};
+
+function promptCompletion(row: Row, p: string, ctx: NormalizeContext): RowOutcome {
+  ctx.fields.use(row, p);
+  const prompt = convertTurns(fieldValue(row, p) as unknown[], ctx, { label: `${p}[]` });
+  if (isTurnError(prompt)) return errored(ctx, prompt.code, `"${p}": ${prompt.message}`);
+  const c = TURN_COMPLETION_KEYS.find((k) => k in row && row[k] !== null && row[k] !== '');
+  for (const k of TURN_COMPLETION_KEYS) if (k in row && (row[k] === null || row[k] === '')) ctx.fields.use(row, k);
+  if (!c) return finish(row, prompt, ctx);
+  ctx.fields.use(row, c);
+  markContextTurns(prompt, ctx, `"${p}" (the prompt of a prompt/completion row)`);
+  const v = fieldValue(row, c);
+  let answer: Message[];
+  if (typeof v === 'string' || typeof v === 'number') {
+    // An answer given as plain text: inline `<think>` split, Hermes `<tool_call>` blocks read (same rules as turn lists).
+    const m = convertTurns([{ role: 'assistant', content: String(v), ...rowReasoning(row, ctx) }], ctx, { label: `${c}.` });
+    if (isTurnError(m)) return errored(ctx, m.code, `"${c}": ${m.message}`);
+    answer = m;
+  } else {
+    const turns = convertTurns(Array.isArray(v) ? v : [v], ctx, { label: `${c}[]` });
+    if (isTurnError(turns)) return errored(ctx, turns.code, `"${c}": ${turns.message}`);
+    answer = turns;
+  }
+  return finish(row, [...prompt, ...answer], ctx);
 }
 
 // ------------------------------------------------------------------ request / response logs
@@ -332,12 +293,14 @@ export const requestResponseHandler: ShapeHandler = {
   roles: (row) => rolesOfList(requestMessages(row)!.list),
   normalize(row, ctx) {
     const req = requestMessages(row)!;
-    const prompt = convertTurns(req.list, ctx);
+    ctx.fields.use(row, req.path.split('.')[0]);
+    for (const k of ['response', 'output']) if (k in row && responseMessage(row) !== undefined) ctx.fields.use(row, k);
+    const prompt = convertTurns(req.list, ctx, { label: `${req.path}[]` });
     if (isTurnError(prompt)) return errored(ctx, prompt.code, `"${req.path}": ${prompt.message}`);
     const resp = responseMessage(row);
     let answer: Message[] = [];
     if (resp) {
-      const a = convertTurns([{ role: 'assistant', ...(resp as Row) }], ctx);
+      const a = convertTurns([{ role: 'assistant', ...(resp as Row) }], ctx, { label: 'response.choices[0].message.' });
       if (isTurnError(a)) return errored(ctx, a.code, `response message: ${a.message}`);
       answer = a;
     }
@@ -370,6 +333,7 @@ export const pairListHandler: ShapeHandler = {
   roles: () => [],
   normalize(row, ctx) {
     const messages: Message[] = [];
+    ctx.fields.use(row, pairField(row)!);
     for (const p of fieldValue(row, pairField(row)!) as Row[]) {
       messages.push({ role: 'user', content: toText(p.input, ctx) });
       if (p.output !== null && p.output !== undefined && p.output !== '') messages.push({ role: 'assistant', content: toText(p.output, ctx) });

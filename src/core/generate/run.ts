@@ -369,7 +369,11 @@ export async function generate(options: GenerateOptions, hooks: GenerateHooks = 
       else {
         const o = normalizeRow(row.value, { file: input, line: row.line }, fileBase);
         if (o.kind === 'conversation' || o.kind === 'prompt') await handle(o.conversation, (row.value as { source?: unknown } | null)?.source);
-        else fail(o.kind === 'dropped' ? o.reason : 'invalid_row', `line ${row.line}: ${o.message}`);
+        else if (o.kind === 'split') {
+          // One row holding several conversations (Self-Instruct instances, …): each is generated and counted as a row of its own.
+          r.rowsRead += o.parts.length - 1;
+          for (const p of o.parts) await handle(p.conversation, (row.value as { source?: unknown } | null)?.source);
+        } else fail(o.kind === 'dropped' ? o.reason : 'invalid_row', `line ${row.line}: ${o.message}`);
       }
       emit();
     }

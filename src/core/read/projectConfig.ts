@@ -7,7 +7,12 @@
  *   // source role spelling (case-insensitive) → one of system, user, assistant, tool
  *   "roleAliases": { "narrator": "assistant", "customer": "user" },
  *   // top-level row field → the field name a known shape uses (messages, conversations, prompt, …)
- *   "fieldMappings": { "dialogue_turns": "messages" }
+ *   "fieldMappings": { "dialogue_turns": "messages" },
+ *   // how some shapes are read (both optional; defaults shown)
+ *   "reading": {
+ *     "oasstPaths": "all",          // OpenAssistant flat exports: one record per root-to-leaf path, or "best-ranked"
+ *     "conversationLists": "each"   // a row holding a list of conversations (found by search): one record each, or "longest"
+ *   }
  * }
  * ```
  *
@@ -23,7 +28,8 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, parse as parsePath, resolve } from 'node:path';
-import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { parse, type ParseError } from 'jsonc-parser';
+import { jsonBreakDescription } from '../formats/content';
 import type { Role } from '../types';
 
 /** File name of the project configuration. */
@@ -40,7 +46,22 @@ export interface ProjectConfig {
   roleAliases: Record<string, Role>;
   /** Source top-level field → field name a known shape reads. */
   fieldMappings: Record<string, string>;
+  /** How some shapes are read ("reading"); absent keys take their defaults. */
+  reading: ReadingSettings;
 }
+
+/** `eagle3prep.jsonc` "reading": choices the readers cannot make from the data. */
+export interface ReadingSettings {
+  /** OpenAssistant flat exports: every root-to-leaf path is a record (`all`, default) or only each tree's best-ranked path. */
+  oasstPaths?: 'all' | 'best-ranked';
+  /** A row holding a list of conversations (found by searching it): one record each (`each`, default) or the longest only. */
+  conversationLists?: 'each' | 'longest';
+}
+
+const READING_CHOICES: Record<keyof ReadingSettings, readonly string[]> = {
+  oasstPaths: ['all', 'best-ranked'],
+  conversationLists: ['each', 'longest'],
+};
 
 /** Thrown for an unreadable or invalid `eagle3prep.jsonc`; the message names the file, line and reason. */
 export class ProjectConfigError extends Error {
@@ -67,9 +88,11 @@ export function parseProjectConfig(text: string, file = ''): ProjectConfig {
   const doc = parse(text, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true });
   if (errors.length) {
     const e = errors[0];
-    throw new ProjectConfigError(`${file || PROJECT_CONFIG_NAME}:${lineOf(text, e.offset)}: ${printParseErrorCode(e.error)}`);
+    throw new ProjectConfigError(
+      `${file || PROJECT_CONFIG_NAME}:${lineOf(text, e.offset)}: not valid JSONC (${jsonBreakDescription(text, { lines: true, jsonc: true })})`,
+    );
   }
-  const cfg: ProjectConfig = { file, roleAliases: {}, fieldMappings: {} };
+  const cfg: ProjectConfig = { file, roleAliases: {}, fieldMappings: {}, reading: {} };
   if (doc === undefined) return cfg;
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
     throw new ProjectConfigError(`${file || PROJECT_CONFIG_NAME}: the root must be an object like {"roleAliases": {"bot": "assistant"}}`);
@@ -94,6 +117,18 @@ export function parseProjectConfig(text: string, file = ''): ProjectConfig {
       if (typeof to !== 'string' || to.trim() === '')
         throw new ProjectConfigError(`${where('fieldMappings')}: "${from}" must map to a field name, got ${JSON.stringify(to)}`);
       cfg.fieldMappings[from] = to;
+    }
+  }
+  const rd = (doc as Record<string, unknown>).reading;
+  if (rd !== undefined) {
+    if (rd === null || typeof rd !== 'object' || Array.isArray(rd))
+      throw new ProjectConfigError(`${where('reading')} must be an object like {"oasstPaths": "best-ranked"}`);
+    for (const [k, v] of Object.entries(rd)) {
+      const choices = READING_CHOICES[k as keyof ReadingSettings];
+      if (!choices) throw new ProjectConfigError(`${where('reading')}: unknown setting "${k}" (known: ${Object.keys(READING_CHOICES).join(', ')})`);
+      if (typeof v !== 'string' || !choices.includes(v))
+        throw new ProjectConfigError(`${where('reading')}: "${k}" must be ${choices.map((c) => `"${c}"`).join(' or ')}, got ${JSON.stringify(v)}`);
+      (cfg.reading as Record<string, string>)[k] = v;
     }
   }
   return cfg;
@@ -122,7 +157,7 @@ const cache = new Map<string, { mtimeMs: number; size: number; cfg: ProjectConfi
 /**
  * Reads the `eagle3prep.jsonc` that applies to `datasetFile` (see {@link findProjectConfig}),
  * cached by path, modification time and size.
- * @returns undefined when no such file exists, or when it maps nothing.
+ * @returns undefined when no such file exists, or when it maps nothing and sets no "reading" choice.
  * @throws ProjectConfigError when the file is unreadable or invalid (see {@link parseProjectConfig}).
  */
 export function loadProjectConfigFor(datasetFile: string): ProjectConfig | undefined {
@@ -141,7 +176,7 @@ export function loadProjectConfigFor(datasetFile: string): ProjectConfig | undef
     if (e instanceof ProjectConfigError) throw e;
     throw new ProjectConfigError(`cannot read ${file}: ${(e as Error).message}`);
   }
-  return Object.keys(cfg.roleAliases).length || Object.keys(cfg.fieldMappings).length ? cfg : undefined;
+  return Object.keys(cfg.roleAliases).length || Object.keys(cfg.fieldMappings).length || Object.keys(cfg.reading).length ? cfg : undefined;
 }
 
 /** Keys naming a turn's speaker (the same as `formats/normalize.ts` reads). */

@@ -27,6 +27,7 @@ import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { Decompress as ZstdDecompress, decompress as zstdDecompress } from 'fzstd';
 import { parse, visit, type ParseError } from 'jsonc-parser';
+import { jsonBreakDescription } from '../formats/content';
 import { applyMapping, mappingFor } from '../formats/mapping';
 
 /** One row read from a file. */
@@ -41,7 +42,7 @@ export interface RawRow {
   element?: number;
   /** The parsed JSON value; absent when `error` is set. */
   value?: unknown;
-  /** Why the row could not be parsed, e.g. `invalid JSON: Unexpected token '}', …`. */
+  /** Why the row could not be parsed, in words that never quote the input, e.g. `invalid JSON: a "," was expected at character 14 of 40`. */
   error?: string;
   /** Bytes of the file consumed so far (through the end of this row), for progress. */
   bytes: number;
@@ -82,7 +83,7 @@ const CHUNK = 1 << 20;
  * `fs.createReadStream`, split on `\n` at the byte level; a UTF-8 BOM at the
  * start is ignored, a trailing `\r` (CRLF) is stripped, blank / whitespace-only
  * lines are skipped (they are not rows but still count for line numbers), a line
- * that is not valid JSON yields `{line, error: "invalid JSON: <parser message>"}`
+ * that is not valid JSON yields `{line, error: "invalid JSON: <what broke, and where>"}` (never a fragment of the line)
  * and reading continues, a last line without a newline is still a row.
  *
  * JSON document (`.json`, or a JSONL-named file whose first non-blank line is a
@@ -334,21 +335,17 @@ function isBlank(s: string): boolean {
 function parseLine(text: string, line: number, bytes: number): RawRow {
   try {
     return { line, value: JSON.parse(text), bytes };
-  } catch (err) {
+  } catch {
     const fixed = pythonNonFinite(text);
     if (fixed !== undefined) {
       try {
         return { line, value: JSON.parse(fixed), bytes };
       } catch {
-        /* still invalid: report the original error */
+        /* still invalid: report the original text's break */
       }
     }
-    const msg = (err as Error).message;
-    if (/position \d+/.test(msg)) return { line, error: `invalid JSON: ${msg}`, bytes };
-    const errors: ParseError[] = [];
-    parse(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
-    const at = errors.length ? ` at position ${errors[0].offset}` : '';
-    return { line, error: `invalid JSON: ${msg}${at}`, bytes };
+    // What broke and where, in words: the parser's own message quotes the line, which an error must never repeat.
+    return { line, error: `invalid JSON: ${jsonBreakDescription(text)}`, bytes };
   }
 }
 
@@ -486,7 +483,7 @@ function parseJsonDocument(text: string, size: number): RawRow[] | 'jsonl' {
     if (isBlank(text)) return [];
     const values = splitConcatenated(text, size);
     if (values) return values;
-    return [{ line: errorLine(text), error: `invalid JSON: ${(err as Error).message}`, bytes: size }];
+    return [{ line: errorLine(text), error: `invalid JSON: the document does not parse (${jsonBreakDescription(text, { lines: true })})`, bytes: size }];
   }
   // A root array that is one conversation (turn objects) or one OpenHands event stream: one row.
   if (Array.isArray(doc) && doc.length > 0) {
@@ -673,7 +670,11 @@ function splitConcatenated(text: string, size: number): RawRow[] | undefined {
     try {
       rows.push({ line: l, value: JSON.parse(text.slice(sp.start, sp.end)), bytes: bytesAt(sp.end) });
     } catch (err) {
-      rows.push({ line: l, error: `invalid JSON: ${(err as Error).message}`, bytes: bytesAt(sp.end) });
+      rows.push({
+        line: l,
+        error: `invalid JSON: ${jsonBreakDescription(text.slice(sp.start, sp.end), { lines: true })} (counted from this object's first line)`,
+        bytes: bytesAt(sp.end),
+      });
     }
   }
   if (truncated >= 0) {

@@ -404,8 +404,19 @@ export class RecordViewer {
       );
       return view;
     }
-    const conv = outcome.conversation;
-    view.status = outcome.kind;
+    // A row holding several conversations (Self-Instruct instances, conversation lists): the first is shown.
+    const shown = outcome.kind === 'split' ? outcome.parts[0] : outcome;
+    if (outcome.kind === 'split') {
+      view.warnings.push({
+        code: 'several_conversations',
+        message: `the row holds ${outcome.parts.length} conversations (one record each); the first is shown`,
+      });
+    }
+    const conv = shown.conversation;
+    view.status = shown.kind;
+    if (conv.unreadFields?.length) {
+      view.warnings.push({ code: 'fields_not_read', message: `fields not read (neither a known field nor metadata): ${conv.unreadFields.join(', ')}` });
+    }
     view.id = conv.id;
     view.notes.push(...(conv.notes ?? []));
     const ranges = turnRanges(text, view.shape?.description, conv.messages, row, fieldSource);
@@ -451,7 +462,7 @@ export class RecordViewer {
     });
     check();
 
-    if (outcome.kind === 'prompt') {
+    if (shown.kind === 'prompt') {
       view.warnings.push({ code: 'set_aside', message: 'no assistant turn: the row is set aside in prompts_to_generate.jsonl for the target model to answer' });
       this.finishTotals(view);
       return view;

@@ -4,9 +4,9 @@
  * in the run's own thread or in a pool worker.
  */
 import { resolve } from 'node:path';
-import { normalizeRow } from '../formats/normalize';
+import { conversationsOf, normalizeRow, type NormalizeOptions } from '../formats/normalize';
 import type { RawRow } from '../read/readers';
-import type { LongPolicy, RowResult, RowSettings } from '../run/contract';
+import type { LongPolicy, RowResult, RowSettings, TokenCountDelta } from '../run/contract';
 import { ChatTemplate, pickTemplate, TemplateBudgetError } from '../templates/template';
 import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from '../tokenizers/tokenizer';
 import type { Conversation, MaskPolicy, TokenizedRecord } from '../types';
@@ -75,44 +75,61 @@ export class RowProcessor {
   }
 
   /**
-   * Processes one row of `file` (`fileBase` = its basename, for default ids).
+   * Processes one row of `file` (`fileBase` = its basename, for default ids;
+   * `normalize`: the file's reading options from `eagle3prep.jsonc`).
    * Never throws for bad data: a row that cannot be used is `dropped` or `errored`.
+   * A row holding several conversations (`split`) writes the records of each and
+   * sets aside each prompt part; its fate is `written` when any record was
+   * written, else `setAside` when a part was set aside, else the first part's fate.
    */
-  processRow(row: Pick<RawRow, 'line' | 'element' | 'value' | 'error'>, file: string, fileBase: string): RowResult {
-    const res: RowResult = {
-      line: row.line,
-      fate: 'errored',
-      notes: [],
-      records: [],
-      trainableTokens: 0,
-      totalTokens: 0,
-      recordTokens: [],
-      recordTrainable: [],
-      renderedTokens: 0,
-    };
+  processRow(row: Pick<RawRow, 'line' | 'element' | 'value' | 'error'>, file: string, fileBase: string, normalize: NormalizeOptions = {}): RowResult {
+    const res: RowResult = emptyResult(row.line);
+    if (row.element !== undefined) res.element = row.element;
     if (row.error !== undefined) {
       res.message = row.error;
       return res;
     }
-    const outcome = normalizeRow(row.value, row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element }, fileBase);
+    const outcome = normalizeRow(
+      row.value,
+      row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element },
+      fileBase,
+      normalize,
+    );
     switch (outcome.kind) {
       case 'conversation':
-        res.notes.push(...(outcome.conversation.notes ?? []));
-        this.processConversation(res, outcome.conversation, generatedTurnsOf(row.value));
-        break;
-      case 'prompt': {
-        const c = outcome.conversation;
-        // Everything the server needs to answer: tool calls and their results keep their ids and names.
-        const msgs = c.messages.map((m) => ({
-          role: m.role,
-          content: m.content ?? '',
-          ...(m.reasoning_content ? { reasoning_content: m.reasoning_content } : {}),
-          ...(m.tool_calls?.length ? { tool_calls: m.tool_calls } : {}),
-          ...(m.tool_call_id ? { tool_call_id: m.tool_call_id } : {}),
-          ...(m.name ? { name: m.name } : {}),
-        }));
-        res.prompt = JSON.stringify({ id: c.id, source: c.source, messages: msgs, ...(c.tools?.length ? { tools: c.tools } : {}) }) + '\n';
-        res.fate = 'setAside';
+      case 'prompt':
+      case 'split': {
+        const parts = conversationsOf(outcome);
+        const unread = parts[0].conversation.unreadFields;
+        if (unread?.length) res.unreadFields = unread;
+        res.notes.push(...(parts[0].conversation.notes ?? []));
+        const prompts: string[] = [];
+        let first: Pick<RowResult, 'fate' | 'reason' | 'message'> | undefined;
+        for (const p of parts) {
+          if (p.kind === 'prompt') {
+            prompts.push(promptLine(p.conversation));
+            first ??= { fate: 'setAside' };
+            continue;
+          }
+          const part = emptyResult(row.line);
+          this.processConversation(part, p.conversation, generatedTurnsOf(row.value));
+          res.notes.push(...part.notes);
+          res.records.push(...part.records);
+          res.recordTokens.push(...part.recordTokens);
+          res.recordTrainable.push(...part.recordTrainable);
+          res.trainableTokens += part.trainableTokens;
+          res.totalTokens += part.totalTokens;
+          res.renderedTokens += part.renderedTokens;
+          if (part.tokenCounts) res.tokenCounts = res.tokenCounts ? mergeTokenCounts(res.tokenCounts, part.tokenCounts) : part.tokenCounts;
+          first ??= { fate: part.fate, reason: part.reason, message: part.message };
+        }
+        if (prompts.length) res.prompt = prompts.join('');
+        if (res.records.length > 0) res.fate = 'written';
+        else if (prompts.length) res.fate = 'setAside';
+        else Object.assign(res, first);
+        // Prompt lines beyond the one a set-aside row counts for (report.md counts prompts_to_generate.jsonl lines from them).
+        const extra = res.fate === 'setAside' ? prompts.length - 1 : prompts.length;
+        for (let k = 0; k < extra; k++) res.notes.push('split_part_set_aside');
         break;
       }
       case 'dropped':
@@ -266,4 +283,41 @@ function remapGenerated(generated: GeneratedTurnIds[], conv: Conversation, piece
     if (k >= 0) out.push({ ...g, message_index: k });
   }
   return out;
+}
+
+/**
+ * A `prompts_to_generate.jsonl` line: `{"id", "source", "messages", "tools"?}` with everything the server
+ * needs to answer (tool calls and their results keep their ids and names). Empty assistant turns between
+ * user turns (multi-turn prompt sets) stay as `{"role": "assistant", "content": ""}`: `generate` answers
+ * each in order, then the next user turn (generate/conversation.ts).
+ */
+export function promptLine(c: Conversation): string {
+  const msgs = c.messages.map((m) => ({
+    role: m.role,
+    content: m.content ?? '',
+    ...(m.reasoning_content ? { reasoning_content: m.reasoning_content } : {}),
+    ...(m.tool_calls?.length ? { tool_calls: m.tool_calls } : {}),
+    ...(m.tool_call_id ? { tool_call_id: m.tool_call_id } : {}),
+    ...(m.name ? { name: m.name } : {}),
+  }));
+  return JSON.stringify({ id: c.id, source: c.source, messages: msgs, ...(c.tools?.length ? { tools: c.tools } : {}) }) + '\n';
+}
+
+/** A row's result before it is processed (fate `errored` until decided). */
+function emptyResult(line: number): RowResult {
+  return { line, fate: 'errored', notes: [], records: [], trainableTokens: 0, totalTokens: 0, recordTokens: [], recordTrainable: [], renderedTokens: 0 };
+}
+
+/** The token counts of two conversations of one row (a `split` row) together: ids ascending and distinct, counts summed. */
+function mergeTokenCounts(a: TokenCountDelta, b: TokenCountDelta): TokenCountDelta {
+  const all = new Map<number, number>();
+  const trained = new Map<number, number>();
+  for (const d of [a, b]) {
+    d.ids.forEach((id, k) => {
+      all.set(id, (all.get(id) ?? 0) + d.all[k]);
+      trained.set(id, (trained.get(id) ?? 0) + d.trained[k]);
+    });
+  }
+  const ids = Uint32Array.from([...all.keys()].sort((x, y) => x - y));
+  return { ids, all: Uint32Array.from(ids, (id) => all.get(id)!), trained: Uint32Array.from(ids, (id) => trained.get(id)!) };
 }

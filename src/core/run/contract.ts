@@ -117,6 +117,14 @@ export interface FileReport {
   errorReasons?: Record<string, { count: number; lines: number[] }>;
   /** note code → count (e.g. template_rewrites_history). */
   notes: Record<string, number>;
+  /**
+   * Fields of the rows (or of their turns) that were neither read nor known
+   * metadata (`formats/fields.ts`): field path (`generated_patch`,
+   * `trajectory[].mask`) → { rows that have it, first line numbers (at most 10) }.
+   * Empty when every field of the file is understood; absent in reports written
+   * before it was counted. (Named as issue 12 names it.)
+   */
+  unread_fields?: Record<string, { count: number; lines: number[] }>;
   trainableTokens: number;
   totalTokens: number;
   /**
@@ -157,7 +165,7 @@ export interface PrepareResult {
    */
   templateCheck: Omit<TemplateCheck, 'records' | 'turns'> | null;
   files: FileReport[];
-  totals: Omit<FileReport, 'file' | 'format' | 'evidence' | 'errors' | 'errorReasons' | 'dropped' | 'notes' | 'rowsInFile' | 'input'> & {
+  totals: Omit<FileReport, 'file' | 'format' | 'evidence' | 'errors' | 'errorReasons' | 'dropped' | 'notes' | 'rowsInFile' | 'input' | 'unread_fields'> & {
     dropped: Record<string, number>;
     /** Errored rows per reason code (only errors that have one), when there were any. */
     errorReasons?: Record<string, number>;
@@ -174,6 +182,8 @@ export interface PrepareResult {
  */
 export interface RowResult {
   line: number;
+  /** The row's index among the rows sharing its line, when several do (`RawRow.element`). */
+  element?: number;
   /** The row's fate (docs/loss-mask-rules.md "Records that are not written"). */
   fate: 'written' | 'setAside' | 'dropped' | 'errored';
   /** Drop reason code when `fate` is `dropped`; for an `errored` row, the error's code when it has one (`template_budget_exceeded`). */
@@ -182,6 +192,8 @@ export interface RowResult {
   message?: string;
   /** Note codes observed for the row, one entry per occurrence. */
   notes: string[];
+  /** Field paths of the row that were neither read nor known metadata (`Conversation.unreadFields`). */
+  unreadFields?: string[];
   /** `tokenized_data.jsonl` lines (JSON of a {@link TokenizedRecord}, newline included), in record order. */
   records: string[];
   /** The `prompts_to_generate.jsonl` line when `fate` is `setAside`. */

@@ -387,8 +387,21 @@ export async function scanRowProblems(
   const base = path.basename(file);
   const problems: RowProblem[] = [];
   let rowsRead = 0;
+  // OpenAssistant flat exports are read whole by prepare (their message rows become trees, formats/oasst.ts): a message row is a
+  // problem only when the file's first rows are not such an export. Decided on the first rows, as prepare's detection does.
+  const firstValues: unknown[] = [];
+  let fragments: RowProblem[] | undefined = [];
+  let oasstFile = false;
+  const decideFragments = () => {
+    if (!fragments) return;
+    oasstFile = detectFormat(firstValues).format === 'oasst-messages';
+    if (!oasstFile) problems.push(...fragments);
+    fragments = undefined;
+    problems.sort((a, b) => a.line - b.line);
+  };
   for await (const row of scanRows(file, { signal: opts.signal })) {
     rowsRead++;
+    if (fragments && rowsRead > DETECT_SAMPLE_SIZE) decideFragments();
     if (yieldEvery > 0 && performance.now() - lastYield > yieldEvery) {
       await new Promise((r) => setImmediate(r));
       lastYield = performance.now();
@@ -396,8 +409,14 @@ export async function scanRowProblems(
     if (row.error !== undefined) {
       problems.push({ line: row.line, code: 'invalid_json', message: row.error, severity: 'error' });
     } else {
-      const outcome = normalizeRow(applyProjectConfig(row.value, cfg), { file, line: row.line }, base);
-      if (outcome.kind === 'dropped') {
+      const value = applyProjectConfig(row.value, cfg);
+      if (fragments) firstValues.push(value);
+      const outcome = normalizeRow(value, { file, line: row.line }, base, { conversationLists: cfg?.reading.conversationLists });
+      if (outcome.kind === 'dropped' && outcome.reason === 'message_fragment' && fragments) {
+        fragments.push({ line: row.line, code: outcome.reason, message: outcome.message, severity: 'warning' });
+      } else if (outcome.kind === 'dropped' && outcome.reason === 'message_fragment' && oasstFile) {
+        // a message row of an OpenAssistant export: rebuilt into trees by prepare
+      } else if (outcome.kind === 'dropped') {
         const p: RowProblem = { line: row.line, code: outcome.reason, message: outcome.message, severity: 'warning' };
         if (outcome.reason === 'unrecognized_shape' && row.value && typeof row.value === 'object' && !Array.isArray(row.value)) {
           p.fieldMappings = Object.entries(row.value as Record<string, unknown>)
@@ -412,7 +431,11 @@ export async function scanRowProblems(
         problems.push(p);
       }
     }
-    if (problems.length >= max) return { problems, rowsRead, truncated: true, projectConfig: cfg?.file };
+    if (problems.length >= max) {
+      decideFragments();
+      return { problems: problems.slice(0, max), rowsRead, truncated: true, projectConfig: cfg?.file };
+    }
   }
-  return { problems, rowsRead, truncated: false, projectConfig: cfg?.file };
+  decideFragments();
+  return { problems: problems.slice(0, max), rowsRead, truncated: problems.length > max, projectConfig: cfg?.file };
 }

@@ -8,9 +8,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
-import { EXPECTED_SHAPES, normalizeDetailed } from '../formats/normalize';
-import { suggestMapping } from '../formats/mapping';
-import { readRows } from '../read/readers';
+import { describeCandidate, findConversations } from '../formats/discovery';
+import { conversationsOf, EXPECTED_SHAPES, normalizeDetailed } from '../formats/normalize';
+import { suggestMappingLine } from '../formats/mapping';
+import { OasstFilePass } from '../formats/oasst';
+import { readRows, type RawRow } from '../read/readers';
 import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
 import type { Message } from '../types';
 
@@ -36,12 +38,26 @@ export interface InspectRecord {
   non_text_parts?: { message: number; type: string }[];
   /** Normalization note codes (docs/formats.md "Input shapes"), e.g. `inline_think_split`, `tool_call_arguments_not_json`. */
   notes?: string[];
+  /** Fields of the row (or of its turns) that were neither read nor known metadata, as paths (`generated_patch`, `messages[].mask`). */
+  unread_fields?: string[];
+}
+
+/**
+ * A row that holds no conversation of its own but is part of others: an
+ * OpenAssistant message inside root-to-leaf paths whose conversations the
+ * rows at `in_records_of` (their lines) carry.
+ */
+export interface InspectPart {
+  line: number;
+  element?: number;
+  in_records_of: number[];
 }
 
 /**
  * A row that yields no record. `reason`: `invalid_json`, a drop reason
  * (`empty_conversation`, `no_assistant_turn`, `unrecognized_shape`,
- * `message_fragment`) or `errored`; for `errored`, `code` says why
+ * `message_fragment`, `kto_undesirable`, `oasst_excluded`, `oasst_orphan`,
+ * `oasst_duplicate`, `oasst_not_best_path`) or `errored`; for `errored`, `code` says why
  * (`unknown_role`, `missing_role`, `bad_turn`, `bad_tool_calls`, `bad_field`, `internal_error`).
  */
 export interface InspectSkipped {
@@ -51,7 +67,11 @@ export interface InspectSkipped {
   message: string;
 }
 
-/** The `inspect` result (CLI contract; docs/cli.md "inspect --json"). `rows_read == records.length + skipped.length`. */
+/**
+ * The `inspect` result (CLI contract; docs/cli.md "inspect --json"). Every row read is
+ * in exactly one of `records` (by its `source`; a row holding several
+ * conversations has one record per conversation), `skipped`, or `part_of`.
+ */
 export interface InspectResult {
   file: string;
   format: string;
@@ -59,6 +79,10 @@ export interface InspectResult {
   rows_read: number;
   records: InspectRecord[];
   skipped: InspectSkipped[];
+  /** Rows that are part of other rows' records (OpenAssistant flat exports); present only when there are some. */
+  part_of?: InspectPart[];
+  /** Field path → rows that have it, over the rows read (empty when every field is understood). */
+  unread_fields: Record<string, { count: number; lines: number[] }>;
 }
 
 /** Options of {@link inspectFile}. */
@@ -73,16 +97,22 @@ export interface InspectOptions {
  * Inspect a dataset file (JSONL or JSON; see `readers.ts`).
  *
  * Reads the rows (at most `opts.limit`), detects the format from the first
- * {@link DETECT_SAMPLE_SIZE} valid rows (`formats/detect.ts`), and normalizes
- * every row (`formats/normalize.ts`): conversations and prompts become
- * `records` (prompts with `needs_generation: true`), everything else goes to
- * `skipped` with `line`, `reason` (`invalid_json`, a drop reason, or
- * `errored`) and `message`. Row order is kept in both lists.
+ * {@link DETECT_SAMPLE_SIZE} rows (`formats/detect.ts`), and normalizes every
+ * row (`formats/normalize.ts`) with the file's `eagle3prep.jsonc`:
+ * conversations and prompts become `records` (prompts with
+ * `needs_generation: true`; a row holding several conversations gives one each),
+ * everything else goes to `skipped` with `line`, `reason` (`invalid_json`, a
+ * drop reason, or `errored`) and `message`. An OpenAssistant flat export is read
+ * whole and its trees rebuilt (`formats/oasst.ts`): the message rows inside other
+ * rows' conversations go to `part_of`. Fields nobody read are listed per record
+ * and per file (`unread_fields`). Row order is kept in every list.
  *
  * @throws Error when the file cannot be read (message names the file), and when
- *   no row read has a recognizable conversational shape: the message names the
- *   file, what was found (empty file, lines that are not JSON — e.g. CSV —,
- *   already tokenized rows with `input_ids`, the keys seen) and what would work.
+ *   no row read has a recognizable conversational shape: the message, one
+ *   paragraph, names the file, what was found (empty file, lines that are not
+ *   JSON — e.g. CSV —, already tokenized rows with `input_ids`, the keys seen,
+ *   the places that look like a conversation and why they were not read) and
+ *   what would work (the shapes read, a field mapping suggested from the first row).
  */
 export async function inspectFile(file: string, opts: InspectOptions = {}): Promise<InspectResult> {
   const limit = opts.limit ?? Infinity;
@@ -90,6 +120,8 @@ export async function inspectFile(file: string, opts: InspectOptions = {}): Prom
   const sample: unknown[] = [];
   const records: InspectRecord[] = [];
   const skipped: InspectSkipped[] = [];
+  const partOf: InspectPart[] = [];
+  const unreadFields: InspectResult['unread_fields'] = {};
   let rowsRead = 0;
   let recognized = 0;
   let invalid = 0;
@@ -98,71 +130,134 @@ export async function inspectFile(file: string, opts: InspectOptions = {}): Prom
   const keysSeen = new Map<string, number>();
   let firstUnrecognized: unknown;
 
-  // The same eagle3prep.jsonc role aliases / field mappings that prepare applies (projectConfig.ts).
+  // The same eagle3prep.jsonc role aliases / field mappings / reading choices that prepare applies (projectConfig.ts).
   const project = loadProjectConfigFor(file);
+  const normalizeOptions = { conversationLists: project?.reading.conversationLists };
+
+  /** Normalizes one row (or the value an OpenAssistant pass planned for it) into records / skipped. */
+  const take = (row: RawRow, value: unknown) => {
+    if (row.error !== undefined) {
+      invalid++;
+      firstInvalid ??= `line ${row.line}: ${row.error}`;
+      skipped.push({ line: row.line, reason: 'invalid_json', message: row.error });
+      return;
+    }
+    const source = row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element };
+    const { outcome, handler } = normalizeDetailed(value, source, fileBase, normalizeOptions);
+    if (handler) recognized++;
+    else if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      firstUnrecognized ??= value;
+      const keys = Object.keys(value);
+      if (keys.includes('input_ids')) tokenized++;
+      for (const k of keys) keysSeen.set(k, (keysSeen.get(k) ?? 0) + 1);
+    }
+    const convs = conversationsOf(outcome);
+    for (const { kind, conversation: c } of convs) {
+      const rec: InspectRecord = {
+        source: row.element === undefined ? { line: row.line } : { line: row.line, element: row.element },
+        id: c.id,
+        shape: handler?.name ?? 'unknown',
+        messages: c.messages.map(toInspectMessage),
+        needs_generation: kind === 'prompt',
+      };
+      if (c.tools?.length) rec.tools = c.tools;
+      if (c.nonTextParts?.length) rec.non_text_parts = c.nonTextParts;
+      if (c.notes?.length) rec.notes = c.notes;
+      if (c.unreadFields?.length) rec.unread_fields = c.unreadFields;
+      records.push(rec);
+    }
+    for (const f of convs[0]?.conversation.unreadFields ?? []) {
+      const u = (unreadFields[f] ??= { count: 0, lines: [] });
+      u.count++;
+      if (u.lines.length < 10) u.lines.push(row.line);
+    }
+    if (outcome.kind === 'dropped') skipped.push({ line: row.line, reason: outcome.reason, message: outcome.message });
+    else if (outcome.kind === 'errored')
+      skipped.push({ line: row.line, reason: 'errored', ...(outcome.code ? { code: outcome.code } : {}), message: outcome.message });
+  };
+
   if (limit > 0) {
-    for await (const raw of readRows(file, { mapping: opts.mapping })) {
-      const row = raw.error === undefined ? { ...raw, value: applyProjectConfig(raw.value, project) } : raw;
-      rowsRead++;
-      if (row.error !== undefined) {
-        invalid++;
-        firstInvalid ??= `line ${row.line}: ${row.error}`;
-        skipped.push({ line: row.line, reason: 'invalid_json', message: row.error });
-      } else {
-        if (sample.length < DETECT_SAMPLE_SIZE) sample.push(row.value);
-        const { outcome, handler } = normalizeDetailed(
-          row.value,
-          row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element },
-          fileBase,
-        );
-        if (handler) recognized++;
-        else if (row.value !== null && typeof row.value === 'object' && !Array.isArray(row.value)) {
-          firstUnrecognized ??= row.value;
-          const keys = Object.keys(row.value);
-          if (keys.includes('input_ids')) tokenized++;
-          for (const k of keys) keysSeen.set(k, (keysSeen.get(k) ?? 0) + 1);
-        }
-        switch (outcome.kind) {
-          case 'conversation':
-          case 'prompt': {
-            const c = outcome.conversation;
-            const rec: InspectRecord = {
-              source: row.element === undefined ? { line: row.line } : { line: row.line, element: row.element },
-              id: c.id,
-              shape: handler?.name ?? 'unknown',
-              messages: c.messages.map(toInspectMessage),
-              needs_generation: outcome.kind === 'prompt',
-            };
-            if (c.tools?.length) rec.tools = c.tools;
-            if (c.nonTextParts?.length) rec.non_text_parts = c.nonTextParts;
-            if (c.notes?.length) rec.notes = c.notes;
-            records.push(rec);
-            break;
-          }
-          case 'dropped':
-            skipped.push({ line: row.line, reason: outcome.reason, message: outcome.message });
-            break;
-          case 'errored':
-            skipped.push({ line: row.line, reason: 'errored', ...(outcome.code ? { code: outcome.code } : {}), message: outcome.message });
-            break;
-        }
+    // The first rows decide the format; an OpenAssistant flat export is then read whole and rebuilt into trees (formats/oasst.ts).
+    const head: RawRow[] = [];
+    const rows = readRows(file, { mapping: opts.mapping });
+    let oasst: OasstFilePass | undefined;
+    const held: RawRow[] = []; // in OpenAssistant mode: every row, message rows without their value (the pass keeps what it needs)
+    const hold = (row: RawRow) => {
+      const i = held.length;
+      held.push(row.error === undefined && oasst!.add(i, row.value) ? { ...row, value: undefined } : row);
+    };
+    let decided = false;
+    const decide = () => {
+      decided = true;
+      // Detection reads the first rows as prepare does (detect.ts), before any file-level pass.
+      for (const h of head) if (h.error === undefined) sample.push(h.value);
+      oasst = startOasst(head);
+      for (const h of head.splice(0)) {
+        if (oasst) hold(h);
+        else take(h, h.value);
       }
-      if (rowsRead >= limit) break;
+    };
+    try {
+      for await (const raw of rows) {
+        const row = raw.error === undefined ? { ...raw, value: applyProjectConfig(raw.value, project) } : raw;
+        rowsRead++;
+        if (!decided) {
+          head.push(row);
+          if (head.length >= DETECT_SAMPLE_SIZE) decide();
+        } else if (oasst) hold(row);
+        else take(row, row.value);
+        if (rowsRead >= limit) break;
+      }
+    } finally {
+      await rows.return(undefined);
+    }
+    if (!decided) decide();
+    if (oasst) {
+      const plans = oasst.plan(project?.reading.oasstPaths ?? 'all');
+      const lineOf = (i: number) => held[i].line;
+      held.forEach((row, i) => {
+        const plan = plans.get(i);
+        if (!plan) take(row, row.value);
+        else if (plan.kind === 'part') {
+          recognized++;
+          partOf.push({ line: row.line, ...(row.element === undefined ? {} : { element: row.element }), in_records_of: plan.leaves.map(lineOf) });
+        } else take(row, plan.value);
+      });
     }
   }
 
   if (recognized === 0) {
-    const suggestion = firstUnrecognized !== undefined ? suggestMapping(firstUnrecognized, path.basename(file)) : undefined;
     const why = await explainNothingFound(file, { rowsRead, invalid, firstInvalid, tokenized, keysSeen, limited: rowsRead >= limit });
-    throw new Error(
-      suggestion && tokenized === 0
-        ? `${why}\nIf the rows hold a conversation in fields of their own, a field mapping reads them; suggested from the first row:\n${suggestion}`
-        : why,
-    );
+    throw new Error(tokenized === 0 && firstUnrecognized !== undefined ? `${why}${whatWouldRead(firstUnrecognized, path.basename(file))}` : why);
   }
   const { format, evidence } = detectFormat(sample);
   if (invalid) evidence.push(`${invalid}/${rowsRead} rows are not valid JSON (first: ${firstInvalid})`);
-  return { file, format, evidence, rows_read: rowsRead, records, skipped };
+  if (partOf.length)
+    evidence.push(`${partOf.length}/${rowsRead} rows are messages inside other rows' conversations (OpenAssistant trees rebuilt across the file)`);
+  return { file, format, evidence, rows_read: rowsRead, records, skipped, ...(partOf.length ? { part_of: partOf } : {}), unread_fields: unreadFields };
+}
+
+/** Whether the first rows of a file are an OpenAssistant flat export (formats/oasst.ts): then a pass over the whole file starts. */
+function startOasst(head: RawRow[]): OasstFilePass | undefined {
+  const valid = head.filter((r) => r.error === undefined).map((r) => r.value);
+  return valid.length && detectFormat(valid).format === 'oasst-messages' ? new OasstFilePass() : undefined;
+}
+
+/**
+ * The end of the "nothing recognizable" message, on one line: the places in the
+ * first unrecognized row that look like a conversation, and a field mapping that
+ * would read it (suggested from that row, as one line of JSON).
+ */
+function whatWouldRead(row: unknown, fileName: string): string {
+  const seen = row !== null && typeof row === 'object' && !Array.isArray(row) ? findConversations(row as Record<string, unknown>) : [];
+  const places = seen.length
+    ? ` Places in the first such row that look like a conversation: ${seen
+        .slice(0, 5)
+        .map((c) => `${describeCandidate(c)}${c.unknownRoles.length ? ` (speakers not known: ${c.unknownRoles.map((r) => `"${r}"`).join(', ')})` : ''}`)
+        .join(', ')}.`
+    : '';
+  const suggestion = suggestMappingLine(row, fileName);
+  return `${places}${suggestion ? ` If the rows hold a conversation in fields of their own, a field mapping in eagle3prep.jsonc reads them; suggested from the first row (fill in what is marked): ${suggestion}` : ''}`;
 }
 
 function toInspectMessage(m: Message): InspectMessage {

@@ -50,7 +50,8 @@ function sameJson(a: unknown, b: unknown): boolean {
  *
  * Counters are summed; drop lines and error lines are merged in line order and
  * cut to the first 10 per reason and the first 50 errors (as one run keeps
- * them); notes are summed; `elapsedMs` is the slowest shard's.
+ * them); notes and unread fields are summed (their lines merged like drop lines);
+ * `elapsedMs` is the slowest shard's.
  *
  * @param reports the N shard reports, in any order
  * @param outDir the merged run's output folder (where `report.json` goes)
@@ -115,6 +116,7 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
       dropped: {},
       errors: [],
       notes: {},
+      unread_fields: {},
       trainableTokens: 0,
       totalTokens: 0,
       ...(f0.input ? { input: f0.input } : {}),
@@ -128,6 +130,12 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
       for (const k of ['rowsRead', 'rowsWritten', 'recordsWritten', 'rowsSetAside', 'rowsDropped', 'rowsErrored', 'trainableTokens', 'totalTokens'] as const)
         m[k] += p[k];
       for (const [code, c] of Object.entries(p.notes)) m.notes[code] = (m.notes[code] ?? 0) + c;
+      // Reports written before unread fields were counted have none.
+      for (const [field, u] of Object.entries(p.unread_fields ?? {})) {
+        const t = ((m.unread_fields ??= {})[field] ??= { count: 0, lines: [] });
+        t.count += u.count;
+        t.lines = [...t.lines, ...u.lines].sort((a, b) => a - b).slice(0, 10);
+      }
       for (const [reason, d] of Object.entries(p.dropped)) {
         const t = (m.dropped[reason] ??= { count: 0, lines: [] });
         t.count += d.count;

@@ -8,6 +8,9 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
+import type { NormalizeOptions } from '../formats/normalize';
+import { OasstFilePass } from '../formats/oasst';
+import { runOasstFile } from './oasstRun';
 import { explainUnusableInput } from './inspect';
 import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
 import { InlineExecutor, WorkerPool, type RowBatch, type RowExecutor } from './pool';
@@ -157,6 +160,7 @@ function emptyFileReport(file: string): FileReport {
     dropped: {},
     errors: [],
     notes: {},
+    unread_fields: {},
     trainableTokens: 0,
     totalTokens: 0,
   };
@@ -190,6 +194,11 @@ function note(rep: FileReport, code: string) {
 export function applyRowResult(rep: FileReport, res: RowResult, lengths?: LengthStatsBuilder, counts?: TokenCounter): void {
   rep.rowsRead++;
   for (const n of res.notes) note(rep, n);
+  for (const f of res.unreadFields ?? []) {
+    const u = ((rep.unread_fields ??= {})[f] ??= { count: 0, lines: [] });
+    u.count++;
+    if (u.lines.length < 10) u.lines.push(res.line);
+  }
   switch (res.fate) {
     case 'written':
       rep.rowsWritten++;
@@ -329,6 +338,13 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
         it = await rows.next();
       }
       const det = detectFormat(head.filter((r) => r.error === undefined).map((r) => applyProjectConfig(r.value, project)));
+      // The file's reading choices (eagle3prep.jsonc "reading"), sent with every batch to where rows are normalized.
+      const normalize: NormalizeOptions = project?.reading.conversationLists ? { conversationLists: project.reading.conversationLists } : {};
+      // OpenAssistant flat exports need the whole file before any row: their trees span it.
+      const oasst = det.format === 'oasst-messages' ? new OasstFilePass() : undefined;
+      /** Rows of the OpenAssistant pass that carry a path (line/element key → held index), and their fates once applied. */
+      const leafRows = new Map<string, number>();
+      const leafFates = new Map<number, RowResult['fate']>();
       rep.format = det.format;
       rep.evidence = det.evidence;
       hooks.log?.(`  format: ${det.format} — ${det.evidence.join('; ')}`);
@@ -346,6 +362,10 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
         const { batch: p, bytes } = inFlight.shift()!;
         const results = await untilAborted(p, hooks.signal);
         for (const res of results) {
+          if (leafRows.size) {
+            const i = leafRows.get(rowKey(res));
+            if (i !== undefined) leafFates.set(i, res.fate);
+          }
           applyRowResult(rep, res, lengths, counts);
           for (const line of res.records) await data.write(line);
           if (res.prompt) await prompts.write(res.prompt);
@@ -361,9 +381,12 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
         batchBytes = 0;
         while (inFlight.length >= window) await settleOldest();
       };
-      const take = async (row: RawRow) => {
+      /**
+       * Sends row `row` (run-wide index `k`, the shard key) to be processed. `mapped`: its value is already the
+       * one to normalize (eagle3prep.jsonc applied, or a row the OpenAssistant pass wrote).
+       */
+      const take = async (row: RawRow, k: number, mapped = false) => {
         hooks.signal?.throwIfAborted();
-        const k = globalRow++;
         if (shard) {
           rep.rowsInFile!++;
           if (k % shard.count !== shard.index) {
@@ -372,14 +395,14 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
           }
         }
         // eagle3prep.jsonc role aliases / field mappings, applied here so every worker sees the mapped row.
-        if (project && row.error === undefined) row = { ...row, value: applyProjectConfig(row.value, project) };
+        if (project && !mapped && row.error === undefined) row = { ...row, value: applyProjectConfig(row.value, project) };
         const rowBytes = Math.max(0, row.bytes - lastBytes);
         if (workers > 1 && rowBytes > largeRowBytes) {
           // A large row: processed here, in order (the batches before it stay in flight).
           await flush();
           lastBytes = row.bytes;
           inline ??= new InlineExecutor(new RowProcessor(opts));
-          batch = { file, fileBase, rows: [{ line: row.line, element: row.element, value: row.value, error: row.error }] };
+          batch = { file, fileBase, normalize, rows: [{ line: row.line, element: row.element, value: row.value, error: row.error }] };
           const b = batch;
           batch = null;
           const p = Promise.resolve().then(() => inline!.run(b));
@@ -388,18 +411,46 @@ export async function prepare(options: PrepareOptions, hooks: PrepareHooks = {})
           while (inFlight.length >= window) await settleOldest();
           return;
         }
-        batch ??= { file, fileBase, rows: [] };
+        batch ??= { file, fileBase, normalize, rows: [] };
         batch.rows.push({ line: row.line, element: row.element, value: row.value, error: row.error });
         batchBytes += rowBytes;
         lastBytes = row.bytes;
         if (batch.rows.length >= BATCH_ROWS || batchBytes >= BATCH_BYTES) await flush();
       };
       try {
-        for (const row of head) await take(row);
-        head.length = 0;
-        while (!it.done) {
-          await take(it.value);
-          it = await rows.next();
+        if (oasst) {
+          await runOasstFile({
+            pass: oasst,
+            head,
+            next: async () => {
+              if (it.done) return undefined;
+              const row = it.value;
+              it = await rows.next();
+              return row;
+            },
+            project,
+            nextK: () => globalRow++,
+            take,
+            drain: async () => {
+              await flush();
+              while (inFlight.length) await settleOldest();
+            },
+            apply: (res) => applyRowResult(rep, res),
+            leafRows,
+            leafFates,
+            rowKey,
+            rep,
+            shard,
+            signal: hooks.signal,
+            log: hooks.log,
+          });
+        } else {
+          for (const row of head) await take(row, globalRow++);
+          head.length = 0;
+          while (!it.done) {
+            await take(it.value, globalRow++);
+            it = await rows.next();
+          }
         }
         await flush();
         while (inFlight.length) await settleOldest();
@@ -498,6 +549,11 @@ function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promis
       },
     );
   });
+}
+
+/** A row's place in its file: its line, and its index on that line when several rows share it. */
+function rowKey(r: { line: number; element?: number }): string {
+  return r.element === undefined ? String(r.line) : `${r.line}[${r.element}]`;
 }
 
 /** Rows per batch sent to a worker, and the input bytes at which a batch is sent early (a large row goes alone). */

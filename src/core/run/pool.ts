@@ -9,6 +9,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import type { NormalizeOptions } from '../formats/normalize';
 import type { RowProcessor } from '../records/rowProcessor';
 import type { RowResult, RowSettings, RunSetup } from './contract';
 import { isFromPoolWorkerMessage, type PoolWorkerData, type RowBatchMessage } from './workerProtocol';
@@ -18,6 +19,8 @@ export interface RowBatch {
   file: string;
   /** Basename of `file` (default record ids are `<fileBase>:<line>`). */
   fileBase: string;
+  /** The file's reading choices (`eagle3prep.jsonc` "reading"). */
+  normalize?: NormalizeOptions;
   rows: { line: number; element?: number; value?: unknown; error?: string }[];
 }
 
@@ -35,7 +38,7 @@ export class InlineExecutor implements RowExecutor {
 
   run(batch: RowBatch): Promise<RowResult[]> {
     try {
-      return Promise.resolve(batch.rows.map((r) => this.processor.processRow(r, batch.file, batch.fileBase)));
+      return Promise.resolve(batch.rows.map((r) => this.processor.processRow(r, batch.file, batch.fileBase, batch.normalize)));
     } catch (e) {
       return Promise.reject(e);
     }

@@ -94,6 +94,12 @@ function fileSection(f: FileReport, base: string, grouping: string): string {
     for (const e of f.errors) lines.push(`- line ${e.line}: ${e.message.replace(/\n/g, ' ')}`);
     lines.push('');
   }
+  const unread = Object.entries(f.unread_fields ?? {});
+  if (unread.length) {
+    lines.push('Fields not read (neither read by the shape nor known metadata: check whether one holds what the model wrote):', '');
+    for (const [k, v] of unread) lines.push(`- \`${k}\` in ${v.count} rows (lines ${v.lines.join(', ')}${v.count > v.lines.length ? ', …' : ''})`);
+    lines.push('');
+  }
   if (Object.keys(f.notes).length) {
     lines.push('Notes:', '');
     for (const [k, v] of Object.entries(f.notes)) lines.push(`- \`${k}\` × ${v}${REASON_TEXT[k] ? `: ${REASON_TEXT[k]}` : ''}`);
@@ -123,6 +129,11 @@ function templateCheckSection(r: PrepareResult): string[] {
   return out;
 }
 
+/** Lines of `prompts_to_generate.jsonl`: one per set-aside row, plus the extra prompts of rows holding several conversations (`split_part_set_aside`). */
+function promptLines(r: PrepareResult): number {
+  return r.totals.rowsSetAside + r.files.reduce((a, f) => a + (f.notes.split_part_set_aside ?? 0), 0);
+}
+
 /** Renders the readable report (Markdown) of a run. */
 export function renderReportMarkdown(r: PrepareResult): string {
   const t = r.totals;
@@ -134,7 +145,7 @@ export function renderReportMarkdown(r: PrepareResult): string {
     `- Tokenizer: ${r.tokenizer.name} — \`${r.tokenizer.dir}\` (sha256 ${r.tokenizer.hash})`,
     `- Mask policy: \`${r.mask}\`; grouping: \`${r.grouping ?? 'exact'}\`; max length: ${r.maxLength ?? 'none'}${r.maxLength !== null ? ` (longer records: ${r.long ?? (r.truncate ? 'truncate' : 'drop')})` : ''}${(r.minTrainableTokens ?? 1) > 1 ? `; min trainable tokens per record: ${r.minTrainableTokens}` : ''}`,
     `- Template kwargs: \`${JSON.stringify(r.templateKwargs)}\``,
-    `- Outputs: \`${OUTPUT_FILES.tokenizedData}\` (${t.recordsWritten} records), \`${OUTPUT_FILES.promptsToGenerate}\` (${t.rowsSetAside} prompts)${r.tokenCounts ? `, \`${TOKEN_COUNTS_FILE}\` (token-id counts for \`eagle3-prep draft-vocab\`)` : ''}`,
+    `- Outputs: \`${OUTPUT_FILES.tokenizedData}\` (${t.recordsWritten} records), \`${OUTPUT_FILES.promptsToGenerate}\` (${promptLines(r)} prompts)${r.tokenCounts ? `, \`${TOKEN_COUNTS_FILE}\` (token-id counts for \`eagle3-prep draft-vocab\`)` : ''}`,
     `- Time: ${(r.elapsedMs / 1000).toFixed(1)} s${r.shard?.merged ? ' (slowest shard)' : ''}`,
     ...(r.shard
       ? [

@@ -112,6 +112,8 @@ export interface RowBatchMessage {
   id: number;
   file: string;
   fileBase: string;
+  /** The file's reading choices (`eagle3prep.jsonc` "reading", `formats/base.ts` NormalizeOptions). */
+  normalize?: { conversationLists?: 'each' | 'longest' };
   rows: { line: number; element?: number; value?: unknown; error?: string }[];
 }
 

@@ -1,0 +1,90 @@
+/**
+ * `prepare`'s side of the OpenAssistant file pass (`formats/oasst.ts`): a file
+ * whose first rows are OpenAssistant messages is read whole (message rows kept
+ * compact), its trees rebuilt, then every row is processed in file order —
+ * a leaf row carries its path's conversation, a dropped message its reason,
+ * other rows are processed as usual — and a message inside paths takes their
+ * fate once they are settled. A whole tree goes to the shard of its root row,
+ * so every row is still processed by exactly one shard.
+ */
+import type { OasstFilePass, OasstPaths } from '../formats/oasst';
+import { applyProjectConfig, type ProjectConfig } from '../read/projectConfig';
+import type { RawRow } from '../read/readers';
+import type { FileReport, RowResult } from './contract';
+
+/** What the run lends the pass: its row stream, its row sender and the report of the file. */
+export interface OasstRunIO {
+  pass: OasstFilePass;
+  /** Rows already read (for detection), then the rest one by one (undefined at the end). */
+  head: RawRow[];
+  next: () => Promise<RawRow | undefined>;
+  project: ProjectConfig | undefined;
+  /** The run-wide index of the next row read (the shard key). */
+  nextK: () => number;
+  /** Sends a row to be processed (`mapped`: its value is final, eagle3prep.jsonc already applied). */
+  take: (row: RawRow, k: number, mapped: boolean) => Promise<void>;
+  /** Waits until every row sent is processed and applied. */
+  drain: () => Promise<void>;
+  /** Adds a row's result to the file's report. */
+  apply: (res: RowResult) => void;
+  /** Leaf rows (line/element key → held index) and the fates the run applied to them. */
+  leafRows: Map<string, number>;
+  leafFates: ReadonlyMap<number, RowResult['fate']>;
+  rowKey: (r: { line: number; element?: number }) => string;
+  rep: FileReport;
+  shard: { index: number; count: number } | null;
+  signal?: AbortSignal;
+  log?: (line: string) => void;
+}
+
+/** Runs one OpenAssistant flat export through the pass (see the module comment). */
+export async function runOasstFile(io: OasstRunIO): Promise<void> {
+  const { pass, project, shard, rep } = io;
+  const held: { row: RawRow; k: number }[] = [];
+  const hold = (row: RawRow) => {
+    io.signal?.throwIfAborted();
+    const value = row.error === undefined ? applyProjectConfig(row.value, project) : undefined;
+    held.push({ row: row.error === undefined && pass.add(held.length, value) ? { ...row, value: undefined } : row, k: io.nextK() });
+  };
+  for (const row of io.head) hold(row);
+  io.head.length = 0;
+  for (let row = await io.next(); row; row = await io.next()) hold(row);
+  const paths: OasstPaths = project?.reading.oasstPaths ?? 'all';
+  const plans = pass.plan(paths);
+  io.log?.(`  OpenAssistant trees rebuilt over ${pass.size} message rows ("oasstPaths": "${paths}")`);
+  const parts: { row: RawRow; leaves: number[] }[] = [];
+  for (let i = 0; i < held.length; i++) {
+    const { row, k } = held[i];
+    const plan = plans.get(i);
+    if (!plan) await io.take(row, k, false);
+    else if (plan.kind === 'part') {
+      if (shard) {
+        rep.rowsInFile!++;
+        if (held[plan.root].k % shard.count !== shard.index) continue;
+      }
+      parts.push({ row, leaves: plan.leaves });
+    } else {
+      if (plan.kind === 'path') io.leafRows.set(io.rowKey(row), i);
+      await io.take({ ...row, value: plan.value }, held[plan.root].k, true);
+    }
+  }
+  await io.drain();
+  // A message inside paths takes their fate: written when one was written, else set aside, else dropped.
+  for (const { row, leaves } of parts) {
+    const fates = leaves.map((l) => io.leafFates.get(l));
+    const fate = fates.includes('written') ? 'written' : fates.includes('setAside') ? 'setAside' : 'dropped';
+    io.apply({
+      line: row.line,
+      ...(row.element === undefined ? {} : { element: row.element }),
+      fate,
+      ...(fate === 'dropped' ? { reason: 'oasst_path_not_written' } : {}),
+      notes: ['oasst_tree_rebuilt'],
+      records: [],
+      trainableTokens: 0,
+      totalTokens: 0,
+      recordTokens: [],
+      recordTrainable: [],
+      renderedTokens: 0,
+    });
+  }
+}
