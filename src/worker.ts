@@ -14,6 +14,7 @@
 import { setPriority } from 'node:os';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { prepare, RowProcessor, runSetup } from './core/run/pipeline';
+import { errorMessage } from './core/errors';
 import {
   assertPrepareWorkerData,
   isRowBatchMessage,
@@ -53,8 +54,7 @@ async function main(): Promise<void> {
     });
     post(port, { type: 'done', result });
   } catch (e) {
-    const err = e instanceof Error ? e : new Error(String(e));
-    post(port, { type: 'error', message: err.message, stack: err.stack, aborted: controller.signal.aborted });
+    post(port, { type: 'error', message: errorMessage(e), stack: stackOf(e), aborted: controller.signal.aborted });
   } finally {
     // Without a 'message' listener the port no longer keeps the worker alive:
     // it exits once the messages above are flushed.
@@ -85,8 +85,7 @@ function rowsWorker(port: NonNullable<typeof parentPort>, data: PoolWorkerData):
   try {
     processor = new RowProcessor(data.settings);
   } catch (e) {
-    const err = e instanceof Error ? e : new Error(String(e));
-    send({ type: 'failed', id: -1, message: err.message, stack: err.stack });
+    send({ type: 'failed', id: -1, message: errorMessage(e), stack: stackOf(e) });
     return;
   }
   send({ type: 'ready', ...(data.setup ? { setup: runSetup(processor.tok, data.settings) } : {}) });
@@ -95,10 +94,18 @@ function rowsWorker(port: NonNullable<typeof parentPort>, data: PoolWorkerData):
     try {
       send({ type: 'results', id: m.id, results: m.rows.map((r) => processor.processRow(r, m.file, m.fileBase, m.normalize)) });
     } catch (e) {
-      const err = e instanceof Error ? e : new Error(String(e));
-      send({ type: 'failed', id: m.id, message: `${m.file}: ${err.message}`, stack: err.stack });
+      send({ type: 'failed', id: m.id, message: `${m.file}: ${errorMessage(e)}`, stack: stackOf(e) });
     }
   });
+}
+
+/** The stack of a thrown Error, if it has a readable one. Never throws. */
+function stackOf(e: unknown): string | undefined {
+  try {
+    return e instanceof Error && typeof e.stack === 'string' ? e.stack : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 void main();

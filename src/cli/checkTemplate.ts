@@ -1,7 +1,11 @@
 /** `eagle3-prep check-template`: what the chat template does to training records, on probe conversations. */
 import { GROUPINGS, type Grouping } from '../core/records/mask';
 import { checkTemplate, formatTemplateCheck } from '../core/templates/checkTemplate';
+import { toSnakeJson } from '../core/run/jsonCase';
 import { loadTokenizer } from '../core/tokenizers/tokenizer';
+
+/** Version of the `check-template --json` document (snake_case; README "JSON outputs"). */
+export const CHECK_TEMPLATE_SCHEMA_VERSION = 1;
 import { addOptions, Command, EXIT, json, jsonObject, out, setUsageHint, type OptionSpec } from './command';
 
 const OPTIONS: readonly OptionSpec[] = [
@@ -40,7 +44,11 @@ export function registerCheckTemplate(program: Command, done: (code: number) => 
   setUsageHint(cmd);
   cmd.action(async (v: { tokenizer?: string; templateKwargs?: Record<string, unknown>; grouping?: Grouping; json?: boolean }) => {
     const check = checkTemplate(loadTokenizer(v.tokenizer), { templateKwargs: v.templateKwargs ?? {}, grouping: v.grouping ?? 'exact' });
-    out(v.json ? json(check) : formatTemplateCheck(check, { color: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR }));
+    out(
+      v.json
+        ? json(toSnakeJson(check, CHECK_TEMPLATE_SCHEMA_VERSION))
+        : formatTemplateCheck(check, { color: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR }),
+    );
     done(EXIT.ok);
   });
 }

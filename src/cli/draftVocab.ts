@@ -2,7 +2,11 @@
 import { buildDraftVocab, trainableCounts, writeDraftVocab } from '../core/run/draftVocab';
 import { TOKEN_COUNTS_FILE } from '../core/run/outputFiles';
 import { readTokenCounts } from '../core/run/tokenCounts';
+import { toSnakeJson } from '../core/run/jsonCase';
 import { addOptions, Command, EXIT, json, out, positiveInt, setUsageHint, usageError, type OptionSpec } from './command';
+
+/** Version of the `draft-vocab --json` document (snake_case; README "report.json"). */
+export const DRAFT_VOCAB_SCHEMA_VERSION = 1;
 
 const OPTIONS: readonly OptionSpec[] = [
   { flags: '--size <k>', help: 'Draft vocabulary size K (e.g. 32000). Required.', parse: positiveInt },
@@ -53,7 +57,7 @@ export function registerDraftVocab(program: Command, done: (code: number) => voi
     const result = { draftVocabSize: dv.size, targetVocabSize: dv.targetVocabSize, coverage: dv.coverage, filled: dv.filled, outputs: written };
     out(
       v.json
-        ? json(result)
+        ? json(toSnakeJson(result, DRAFT_VOCAB_SCHEMA_VERSION))
         : `draft vocabulary: ${dv.size} of ${dv.targetVocabSize} target ids, covering ${(100 * dv.coverage).toFixed(2)} % of the trained tokens` +
             (dv.filled ? `; ${dv.filled} never-trained ids added to fill it` : '') +
             `\n${written.map((w) => `  ${w}`).join('\n')}\n`,

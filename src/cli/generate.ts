@@ -19,6 +19,10 @@ import {
   type OptionSpec,
 } from './command';
 import { abortOnSignals } from './signals';
+import { toSnakeJson } from '../core/run/jsonCase';
+
+/** Version of the `generate --json` document (snake_case; README "JSON outputs"). */
+export const GENERATE_SCHEMA_VERSION = 1;
 
 const OPTIONS: readonly OptionSpec<GenerateOptions>[] = [
   {
@@ -130,7 +134,7 @@ export function registerGenerate(program: Command, done: (code: number) => void)
     try {
       const r = await generate(opts, { log, onProgress, signal: cancel.signal });
       if (onProgress) process.stderr.write('\n');
-      out(v.json ? json(r) : formatGenerateSummary(r) + '\n');
+      out(v.json ? json(toSnakeJson(r, GENERATE_SCHEMA_VERSION)) : formatGenerateSummary(r) + '\n');
       done(r.ok ? EXIT.ok : EXIT.failed);
     } finally {
       cancel.dispose();

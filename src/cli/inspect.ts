@@ -2,6 +2,9 @@
 import { inspectFile } from '../core/run/inspect';
 import { addOptions, Command, EXIT, err, out, positiveInt, setUsageHint, type OptionSpec } from './command';
 
+/** Version of the `inspect --json` document (README "inspect --json"). */
+export const INSPECT_SCHEMA_VERSION = 1;
+
 const OPTIONS: readonly OptionSpec[] = [
   { flags: '--json', help: 'Print the result as one JSON object (docs/cli.md "inspect --json") instead of a short text summary.' },
   { flags: '--limit <rows>', help: 'Read at most this many rows.', defaultText: 'every row', parse: positiveInt },
@@ -24,7 +27,7 @@ export function registerInspect(program: Command, done: (code: number) => void):
   setUsageHint(cmd);
   cmd.action(async (file: string, v: { json?: boolean; limit?: number; mapping?: string }) => {
     const r = await inspectFile(file, { limit: v.limit, mapping: v.mapping });
-    if (v.json) out(JSON.stringify(r) + '\n');
+    if (v.json) out(JSON.stringify({ schema_version: INSPECT_SCHEMA_VERSION, ...r }) + '\n');
     else {
       out(`${file}: ${r.format}\n${r.evidence.map((e) => `  - ${e}`).join('\n')}\n`);
       out(`  ${r.records.length} records (${r.records.filter((x) => x.needs_generation).length} need generation), ${r.skipped.length} skipped\n`);

@@ -1,5 +1,6 @@
 /** `eagle3-prep merge-reports`: one report (and optionally one dataset) from the N shards of a job. */
 import { mergeReports } from '../core/run/mergeReports';
+import { reportToJson } from '../core/run/report';
 import { addOptions, Command, EXIT, json, out, setUsageHint, type OptionSpec } from './command';
 import { formatRunSummary } from './summary';
 
@@ -7,7 +8,7 @@ const OPTIONS: readonly OptionSpec[] = [
   { flags: '--out <dir>', help: 'Folder of the merged report.json / report.md (and data with --data); not one of the shard folders. Required.' },
   {
     flags: '--data',
-    help: "Also merge the shards' tokenized_data.jsonl and prompts_to_generate.jsonl, in input order (the same bytes as one unsharded run).",
+    help: "Also merge the shards' tokenized_data.jsonl / tokenized_data.parquet (each format every shard wrote) and prompts_to_generate.jsonl, in input order (the same records as one unsharded run).",
   },
   { flags: '--allow-empty', help: 'Succeed even when an input yields no record and no prompt across the shards.' },
   { flags: '--json', help: 'Print the merged report (report.json schema) on stdout instead of the summary.' },
@@ -29,7 +30,7 @@ export function registerMergeReports(program: Command, done: (code: number) => v
   cmd.action(async (shards: string[], v: { out?: string; data?: boolean; allowEmpty?: boolean; json?: boolean }, self: Command) => {
     if (!v.out) self.error("error: required option '--out <dir>' not specified", { exitCode: EXIT.usage });
     const r = await mergeReports(shards, v.out!, { data: v.data === true, allowEmpty: v.allowEmpty === true });
-    out(v.json ? json(r) : `merged ${r.shard!.count} shards\n${formatRunSummary(r)}\n`);
+    out(v.json ? json(reportToJson(r)) : `merged ${r.shard!.count} shards\n${formatRunSummary(r)}\n`);
     done(r.ok ? EXIT.ok : EXIT.failed);
   });
 }

@@ -3,11 +3,11 @@
  * the value goes) and the run: every input group through `prepare()`, progress
  * on stderr, the summary on stdout, the exit code.
  */
-import { expandInputs, type PrepareOptions } from '../core/run/pipeline';
+import { DRY_RUN_SAMPLE_ROWS, expandInputs, type PrepareOptions } from '../core/run/pipeline';
 import { GROUPINGS, type Grouping } from '../core/records/mask';
-import { LONG_POLICIES, type LongPolicy } from '../core/run/contract';
+import { LONG_POLICIES, OUTPUT_FORMATS, type LongPolicy, type OutputFormat } from '../core/run/contract';
 import { MASK_POLICIES, type MaskPolicy } from '../core/types';
-import { addOptions, applyOptions, Command, jsonObject, positiveInt, setUsageHint, shardSpec, usageError, type OptionSpec } from './command';
+import { addOptions, applyOptions, Command, fraction, jsonObject, positiveInt, setUsageHint, shardSpec, usageError, type OptionSpec } from './command';
 import { runPrepare, type PrepareCliFlags } from './prepareRun';
 
 const MODEL = 'Target model:';
@@ -94,6 +94,14 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
     apply: (o, v: string) => (o.mapping = v),
   },
   {
+    flags: '--format <format>',
+    group: RECORDS,
+    help: 'The records file: tokenized_data.jsonl; tokenized_data.parquet (input_ids list<int32>, loss_mask list<int8>, source a struct: loads with datasets.load_dataset("parquet", data_files=…), pandas, pyarrow; docs/outputs.md "Parquet"); or both (the same records in the same order). prompts_to_generate.jsonl stays JSONL.',
+    choices: OUTPUT_FORMATS,
+    default: OUTPUT_FORMATS[0],
+    apply: (o, v: OutputFormat) => (o.format = v),
+  },
+  {
     flags: '--out <dir>',
     group: RUN,
     help: 'Output folder shared by all inputs (created if missing).',
@@ -120,6 +128,40 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
     group: RUN,
     help: 'Succeed even when an input yields no record and no prompt (by default that fails the run).',
     apply: (o, v: boolean) => (o.allowEmpty = v),
+  },
+  {
+    flags: '--strict',
+    group: RUN,
+    help: 'Fail the run (nothing written) when any row errored or any data-changing warning fired (dropped rows, empty_think_trained, truncated records, …; see the summary).',
+    apply: (o, v: boolean) => (o.strict = v),
+  },
+  {
+    flags: '--max-error-rate <r>',
+    group: RUN,
+    help: "Fail the run (nothing written) when a file's errored rows exceed this share of its rows: a fraction (0.01) or a percentage (1%); 0 fails on any errored row.",
+    defaultText: 'no limit: errored rows make the file DEGRADED, the run still succeeds',
+    parse: fraction,
+    apply: (o, v: number) => (o.maxErrorRate = v),
+  },
+  {
+    flags: '--skip-failed-files',
+    group: RUN,
+    help: 'When a file fails (unreadable, nothing usable, over --max-error-rate, --strict), write the other files and list the failed ones as skipped, instead of failing the run.',
+    apply: (o, v: boolean) => (o.skipFailedFiles = v),
+  },
+  {
+    flags: '--dedup',
+    group: RECORDS,
+    help: 'Write conversations that are identical after normalization once, across all files of the run; the others are dropped with reason duplicate (line numbers in the report). Within one shard only with --shard.',
+    apply: (o, v: boolean) => (o.dedup = v),
+  },
+  {
+    flags: '--dry-run [rows]',
+    group: RUN,
+    help: 'Process only the first rows of each file and write nothing: detection, row accounting, warnings, and record and token estimates for the whole files.',
+    defaultText: `off; ${DRY_RUN_SAMPLE_ROWS} rows when given without a number`,
+    parse: positiveInt,
+    apply: (o, v: number | boolean) => (o.dryRun = { sampleRows: v === true ? DRY_RUN_SAMPLE_ROWS : (v as number) }),
   },
   {
     flags: '--json',

@@ -1,11 +1,16 @@
 /**
  * The run behind `eagle3-prep prepare`: groups the inputs by output folder,
- * runs `prepare()` on each, prints the summary and returns the exit code.
+ * stages every group's outputs (`prepareStaged`), then commits all of them or
+ * none — a failing file fails the command and no output folder is replaced,
+ * unless `--skip-failed-files` — and prints the progress line, the summary and
+ * returns the exit code.
  */
-import { defaultWorkerCount, groupByDefaultOutDir, prepare, type PrepareOptions, type PrepareResult } from '../core/run/pipeline';
+import { defaultWorkerCount, groupByDefaultOutDir, prepareStaged, type PrepareOptions, type PrepareResult, type StagedRun } from '../core/run/pipeline';
+import { reportToJson } from '../core/run/report';
 import { EXIT, err, json, out } from './command';
+import { ProgressLine } from './progress';
 import { abortOnSignals } from './signals';
-import { formatSummary } from './summary';
+import { commandStatus, formatSummary, type SummaryContext } from './summary';
 
 /** The switches of `prepare` the CLI itself acts on. */
 export interface PrepareCliFlags {
@@ -17,20 +22,57 @@ export interface PrepareCliFlags {
 
 /**
  * Runs `prepare` over the expanded input files.
- * @returns the exit code: 0 done, 1 a run failed
+ * @returns the exit code: 0 done, 1 the run failed (nothing written) or was cancelled
+ * @throws the run's error (tokenizer, unwritable output folder, cancel): the caller prints it in one line
  */
 export async function runPrepare(files: string[], base: PrepareOptions, flags: PrepareCliFlags): Promise<number> {
   base.workers ??= defaultWorkerCount(files);
   const groups = flags.out ? [{ inputs: files, outDir: flags.out }] : groupByDefaultOutDir(files);
   const cancel = abortOnSignals();
-  const log = flags.verbose && !flags.json && !flags.quiet ? (l: string) => err(l) : undefined;
-  const results: PrepareResult[] = [];
+  const progress = flags.json || flags.quiet ? undefined : new ProgressLine(groups.flatMap((g) => g.inputs));
+  const log = flags.verbose && !flags.json && !flags.quiet ? (l: string) => (progress ? progress.log(l) : err(l)) : undefined;
+  const dedup = base.dedup ? new Set<string>() : undefined;
+  const staged: StagedRun[] = [];
   try {
-    for (const g of groups) results.push(await prepare({ ...base, ...g }, { log, signal: cancel.signal }));
+    for (const g of groups)
+      staged.push(await prepareStaged({ ...base, ...g }, { log, signal: cancel.signal, onProgress: progress && ((p) => progress.update(p)), dedup }));
+  } catch (e) {
+    progress?.stop();
+    for (const s of staged) await s.abort();
+    cancel.dispose();
+    const sig = cancel.received();
+    if (sig) throw new Error(`cancelled (${sig}): nothing was written; the output folders keep their previous files`, { cause: e });
+    throw e;
+  }
+  progress?.stop();
+  const results = staged.map((s) => s.result);
+  const ctx: SummaryContext = { dryRun: base.dryRun !== undefined, skipFailedFiles: base.skipFailedFiles === true, heldBack: [], skippedRuns: [] };
+  const anyFailed = results.some((r) => !r.ok);
+  try {
+    for (const s of staged) {
+      const r = s.result;
+      if (ctx.dryRun) await s.abort();
+      else if (!r.ok && base.skipFailedFiles) {
+        // The whole folder's inputs failed: left out like a failed file, its previous outputs kept.
+        await s.abort();
+        ctx.skippedRuns!.push(r.outDir);
+        for (const f of r.files) f.skipped = true;
+        r.skippedFiles = r.files.map((f) => ({ file: f.file, reason: f.failure ?? `${f.file}: ${r.failures.join('; ')}` }));
+      } else if (anyFailed && !base.skipFailedFiles) {
+        // One folder failed: none is replaced (all or nothing), so a rerun sees the same state.
+        await s.abort();
+        if (r.ok) ctx.heldBack!.push(r.outDir);
+      } else await s.commit();
+    }
   } finally {
     cancel.dispose();
   }
-  if (flags.json) out(json(results.length === 1 ? results[0] : results));
-  else out(formatSummary(results) + '\n');
-  return results.every((r) => r.ok) ? EXIT.ok : EXIT.failed;
+  const status = commandStatus(results, ctx);
+  if (flags.json) {
+    const docs = results.map((r) => reportToJson(r));
+    out(json(docs.length === 1 ? docs[0] : docs));
+  } else out(formatSummary(results, ctx) + '\n');
+  return status === 'failed' ? EXIT.failed : EXIT.ok;
 }
+
+export type { PrepareResult };

@@ -6,8 +6,12 @@
  * Datasets view and Problems all read this table. Adding a code: add it here.
  */
 
-/** What a code stands for in a run's accounting. */
-export type CodeKind = 'drop' | 'error' | 'note';
+/**
+ * What a code stands for in a run's accounting: a row's drop reason, error or
+ * note, or (`template`) a finding of the chat template check that applies to
+ * every record of the shape it was found on.
+ */
+export type CodeKind = 'drop' | 'error' | 'note' | 'template';
 
 export interface CodeInfo {
   kind: CodeKind;
@@ -168,6 +172,31 @@ export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
   no_assistant_turn: { kind: 'drop', meaning: 'no assistant turn' },
   unrecognized_shape: { kind: 'drop', meaning: 'no conversation recognized in the row' },
   invalid_json: { kind: 'drop', meaning: 'the line is not valid JSON' },
+  duplicate: {
+    kind: 'drop',
+    meaning: 'the same conversation as an earlier row of the run (identical after normalization); written once (--dedup)',
+    changesData: false,
+  },
+  empty_think_trained: {
+    kind: 'note',
+    meaning: 'an assistant turn without reasoning is trained with the empty think block the template writes for it',
+    remedy:
+      'right if the data was generated with thinking on; if it was generated with thinking off, pass --template-kwargs \'{"enable_thinking": false}\' (the empty block then becomes prompt)',
+    changesData: true,
+  },
+  span_without_special_token: {
+    kind: 'template',
+    meaning: 'the chat template ends an assistant turn without a special token: the drafter never learns where a turn ends',
+    remedy: "run eagle3-prep check-template to see the renders; use the model's own tokenizer_config.json / chat_template.jinja",
+    changesData: true,
+  },
+  template_error: {
+    kind: 'template',
+    meaning: 'the chat template raised on a probe conversation: rows of that shape are errored',
+    remedy: 'run eagle3-prep check-template to see which shape; check --template-kwargs and the template',
+    changesData: true,
+  },
+  probe_render_failed: { kind: 'template', meaning: 'a render needed for a template-wide finding raised (the finding is unknown)' },
   template_rewrites_history: { kind: 'note', meaning: 'the chat template rewrites earlier turns when a turn is added (records split per stable run)' },
   generation_prompt_mismatch: { kind: 'note', meaning: 'the template writes no generation-prompt header for some turns (completion taken after the history)' },
   template_unsupported: {
@@ -195,6 +224,20 @@ export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
     meaning: 'a record of a written row was longer than --max-length and dropped',
     remedy: 'raise --max-length, or use --truncate',
     changesData: true,
+  },
+  record_truncated: {
+    kind: 'note',
+    meaning: 'a record longer than --max-length was cut to its first --max-length tokens (--truncate)',
+    remedy: 'raise --max-length if the cut turns matter',
+    changesData: true,
+  },
+  generated_token_ids_used: { kind: 'note', meaning: 'the token ids the server generated were used for the trained turns (generate wrote them)' },
+  retokenized_no_token_ids: { kind: 'note', meaning: 'generated row without token ids: re-tokenized from the text' },
+  retokenized_spans_not_per_turn: { kind: 'note', meaning: 'generated token ids could not be matched turn by turn: re-tokenized from the text' },
+  retokenized_token_boundary: { kind: 'note', meaning: 'generated token ids do not start at a token boundary of the render: re-tokenized from the text' },
+  retokenized_text_differs: {
+    kind: 'note',
+    meaning: 'the render differs from the generated text (e.g. the template re-renders reasoning): re-tokenized from the text',
   },
   record_dropped_few_trainable_tokens: {
     kind: 'note',
@@ -251,8 +294,19 @@ export function codeMeaning(code: string): string {
   return CODES[code]?.meaning ?? '';
 }
 
-/** Whether a code marks data-changing output ({@link CodeInfo.changesData}). Drops and errors always count. */
+/**
+ * Whether a code marks data-changing output ({@link CodeInfo.changesData}).
+ * Drops and errors count unless their entry says `changesData: false` (a drop
+ * the user asked for, such as `duplicate` under --dedup).
+ */
 export function isDataChanging(code: string): boolean {
   const c = CODES[code];
-  return c !== undefined && (c.changesData === true || c.kind === 'drop' || c.kind === 'error');
+  if (c === undefined) return false;
+  if (c.changesData !== undefined) return c.changesData;
+  return c.kind === 'drop' || c.kind === 'error';
+}
+
+/** The one-line remedy of a code, or '' when there is none. */
+export function codeRemedy(code: string): string {
+  return CODES[code]?.remedy ?? '';
 }

@@ -116,6 +116,7 @@ export async function prepareAll(context: vscode.ExtensionContext, output: vscod
               grouping: g.settings.grouping,
               minTrainableTokens: g.settings.minTrainableTokens,
               templateKwargs: g.settings.templateKwargs,
+              format: g.settings.format,
             },
             { token, onLog: (l) => log(`    ${l}`) },
           );

@@ -26,7 +26,7 @@ import {
   type SettingWarning,
 } from './settings';
 import type { Grouping } from '../core/records/mask';
-import type { LongPolicy } from '../core/run/contract';
+import type { LongPolicy, OutputFormat } from '../core/run/contract';
 import type { MaskPolicy } from '../core/types';
 
 /** The raw settings of `scope` (a resource, for folder-specific values), each falling back to its default. */
@@ -85,6 +85,8 @@ export interface PrepareSettings {
   /** Folder in which `<input-name>.eagle3/` is created instead of beside the input; undefined = beside it. */
   outputDirectory?: string;
   openReport: OpenReportMode;
+  /** The record files (`eagle3prep.outputFormat`, `PrepareOptions.format`). */
+  format: OutputFormat;
 }
 
 /**
@@ -105,6 +107,7 @@ export function readPrepareSettings(scope?: vscode.Uri, warn: SettingWarning = (
     templateKwargs: s.templateKwargs,
     outputDirectory: expandConfiguredPath(s.outputDirectory, wf),
     openReport: s.openReport,
+    format: s.format,
   };
 }
 

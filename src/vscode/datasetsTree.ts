@@ -431,7 +431,7 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
       this.detail(n, `${plural(fr.recordsWritten, 'record')} written`, {
         description: `${plural(fr.rowsWritten, 'row')}, ${fmt(fr.trainableTokens)} of ${fmt(fr.totalTokens)} tokens trainable`,
         icon: 'check',
-        tooltip: 'Open tokenized_data.jsonl',
+        tooltip: `Open ${o.outputs?.[0]?.name ?? 'tokenized_data.jsonl'}`,
         command: o.outputs?.[0]?.exists ? { command: 'vscode.open', title: 'Open', arguments: [vscode.Uri.file(o.outputs[0].path)] } : undefined,
       }),
     );

@@ -67,9 +67,12 @@ function plural(n: number, word: string): string {
 /** One-line summary of a result's totals, e.g. `3 records from 3 rows (0 set aside, 0 dropped, 0 errored)`. */
 export function summarizeResult(result: PrepareResult): string {
   const t = result.totals;
+  // The status word and the data-changing warnings, as the CLI summary and report.md show them (core/run/status.ts).
+  const warnings = (result.warnings ?? []).map((w) => `${w.code} × ${w.count}`).join(', ');
   return (
-    `${plural(t.recordsWritten, 'record')} from ${plural(t.rowsRead, 'row')} ` +
-    `(${t.rowsSetAside} set aside for generation, ${t.rowsDropped} dropped, ${t.rowsErrored} errored)`
+    `${(result.status ?? (result.ok ? 'ok' : 'failed')).toUpperCase()}: ${plural(t.recordsWritten, 'record')} from ${plural(t.rowsRead, 'row')} ` +
+    `(${t.rowsSetAside} set aside for generation, ${t.rowsDropped} dropped, ${t.rowsErrored} errored)` +
+    (warnings ? `; data-changing warnings: ${warnings} (see report.md)` : '')
   );
 }
 
@@ -132,6 +135,7 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
     grouping: settings.grouping,
     minTrainableTokens: settings.minTrainableTokens,
     templateKwargs: settings.templateKwargs,
+    format: settings.format,
   };
   const names = inputs.map((i) => path.basename(i));
   log('');
@@ -188,7 +192,7 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
   for (const f of result.failures) log(`  failure: ${f}`);
   // A failed run writes nothing (the folder keeps its previous outputs), so there is no new report to open.
   if (result.ok) {
-    log(`  ${result.outputs.tokenizedData}\n  ${result.outputs.promptsToGenerate}\n  ${result.outputs.reportMd}`);
+    log((result.outputs.written ?? [result.outputs.tokenizedData, result.outputs.promptsToGenerate, result.outputs.reportMd]).map((f) => `  ${f}`).join('\n'));
     const active = vscode.window.activeTextEditor?.document.uri.toString();
     await openReport(
       result.outputs.reportMd,
@@ -201,7 +205,8 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
   const outName = path.basename(result.outDir);
   if (result.ok) {
     void vscode.window.showInformationMessage(`EAGLE-3 Prep: ${summarizeResult(result)} → ${outName}/`, 'Reveal in Explorer', 'Show Log').then((choice) => {
-      if (choice === 'Reveal in Explorer') void vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(result.outputs.tokenizedData));
+      if (choice === 'Reveal in Explorer')
+        void vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(result.outputs.written?.[0] ?? result.outputs.tokenizedData));
       else if (choice === 'Show Log') output.show(true);
     });
   } else {

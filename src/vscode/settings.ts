@@ -2,13 +2,13 @@
  * The extension's settings as data: every `eagle3prep.*` key with its type and default, the allowed
  * values of the enumerations, the minimums, and the validation that turns a raw value (whatever a
  * settings.json holds) into a typed one. `config.ts` reads VS Code's configuration through this;
- * test/unit/vscode-settings.test.ts checks it against package.json `contributes.configuration`.
+ * test/unit/vscode-manifest.test.ts checks it against package.json `contributes.configuration`.
  *
  * Pure: no `vscode` import (unit-tested in plain node).
  */
 import { REASONING_MODES, type ReasoningMode } from '../core/generate/client';
 import { GROUPINGS, type Grouping } from '../core/records/mask';
-import { LONG_POLICIES, type LongPolicy } from '../core/run/contract';
+import { LONG_POLICIES, OUTPUT_FORMATS, type LongPolicy, type OutputFormat } from '../core/run/contract';
 import { MASK_POLICIES, isMaskPolicy, type MaskPolicy } from '../core/types';
 
 /** Where report.md is shown after a run (`eagle3prep.openReport`); the default first. */
@@ -29,6 +29,7 @@ export interface SettingTypes {
   templateKwargs: Record<string, unknown>;
   outputDirectory: string;
   openReport: OpenReportMode;
+  outputFormat: OutputFormat;
   modelFolders: string[];
   'generate.servers': string[];
   'generate.model': string;
@@ -62,6 +63,7 @@ export const SETTING_DEFAULTS: Readonly<SettingTypes> = {
   templateKwargs: {},
   outputDirectory: '',
   openReport: OPEN_REPORT_MODES[0],
+  outputFormat: OUTPUT_FORMATS[0],
   modelFolders: [],
   'generate.servers': [],
   'generate.model': '',
@@ -89,6 +91,7 @@ export const SETTING_CHOICES = {
   longRecords: LONG_POLICIES,
   grouping: GROUPINGS,
   openReport: OPEN_REPORT_MODES,
+  outputFormat: OUTPUT_FORMATS,
   'generate.reasoning': REASONING_MODES,
 } as const satisfies Partial<Record<SettingKey, readonly string[]>>;
 
@@ -183,6 +186,14 @@ export function minTrainableTokensSetting(value: unknown, warn: SettingWarning =
   return v;
 }
 
+/** `eagle3prep.outputFormat` (CLI `--format`): one of jsonl, parquet, both, else `jsonl` with a warning. */
+export function outputFormatSetting(value: unknown, warn: SettingWarning = () => {}): OutputFormat {
+  const v = OUTPUT_FORMATS.find((f) => f === value);
+  if (v) return v;
+  warn(`eagle3prep.outputFormat "${String(value)}" is not one of ${OUTPUT_FORMATS.join(', ')}; using "${SETTING_DEFAULTS.outputFormat}".`);
+  return SETTING_DEFAULTS.outputFormat;
+}
+
 /** The settings that shape a prepare run (and the hover, mask view and row checks), validated; paths not yet expanded. */
 export interface PrepareSettingValues {
   /** `eagle3prep.tokenizerPath` as written (`''` = the embedded default). */
@@ -201,6 +212,8 @@ export interface PrepareSettingValues {
   /** `eagle3prep.outputDirectory` as written (`''` = beside the input). */
   outputDirectory: string;
   openReport: OpenReportMode;
+  /** The record files (`eagle3prep.outputFormat`, `PrepareOptions.format`). */
+  format: OutputFormat;
 }
 
 /**
@@ -222,6 +235,7 @@ export function prepareSettingsFrom(get: SettingsSource, warn: SettingWarning = 
     templateKwargs: templateKwargsSetting(get('templateKwargs'), warn),
     outputDirectory: text(get('outputDirectory')),
     openReport: oneOf(get('openReport'), OPEN_REPORT_MODES, SETTING_DEFAULTS.openReport),
+    format: outputFormatSetting(get('outputFormat'), warn),
   };
 }
 

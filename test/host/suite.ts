@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { PrepareResult } from '../../src/core/run/pipeline';
+import { readReport, REPORT_SCHEMA_VERSION } from '../../src/core/run/report';
 import { checkTokenizerFolder, findCachedTokenizers, tokenizerDisplayName } from '../../src/vscode/tokenizerSelection';
 import { runPrepareInWorker } from '../../src/vscode/workerClient';
 import { runDatasetsChecks } from './datasetsSuite';
@@ -77,7 +78,9 @@ function checkReport(result: PrepareResult): void {
   const reportJson = result.outputs.reportJson;
   assert.ok(fs.existsSync(reportJson), `${reportJson} was not written`);
   assert.ok(fs.existsSync(result.outputs.reportMd), `${result.outputs.reportMd} was not written`);
-  const report = JSON.parse(fs.readFileSync(reportJson, 'utf8')) as PrepareResult;
+  const { report, schemaVersion } = readReport(reportJson);
+  assert.equal(schemaVersion, REPORT_SCHEMA_VERSION, 'report.json is written with the current schema');
+  assert.equal(report.status, result.status, 'report.json and the command result disagree on the status');
   for (const f of [...report.files, { ...report.totals, file: 'totals' }]) {
     const sum = f.rowsWritten + f.rowsSetAside + f.rowsDropped + f.rowsErrored;
     assert.equal(

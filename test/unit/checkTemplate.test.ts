@@ -234,16 +234,18 @@ test('CLI check-template --json prints the TemplateCheck of the given tokenizer'
   const r = cli('check-template', '--tokenizer', lenmlModelDir('deepseek_v3'), '--json');
   assert.equal(r.code, 0, r.stderr);
   const o = JSON.parse(r.stdout);
+  assert.equal(o.schema_version, 1);
   assert.equal(o.tokenizer.dir, lenmlModelDir('deepseek_v3'));
-  assert.equal(o.prefixStable, true);
-  assert.deepEqual(o.endOfTurnTrained, ['<｜end▁of▁sentence｜>']);
+  assert.equal(o.prefix_stable, true);
+  assert.deepEqual(o.end_of_turn_trained, ['<｜end▁of▁sentence｜>']);
   assert.deepEqual(
     o.records.map((p: any) => p.probe),
     ['single_turn', 'multi_turn', 'tool_call', 'reasoning', 'agent_reasoning', 'trailing_tool_result'],
   );
   const k = cli('check-template', '--json', '--template-kwargs', '{"enable_thinking": false}');
   assert.equal(k.code, 0, k.stderr);
-  assert.equal(JSON.parse(k.stdout).generationPromptScaffold, '<think>\n\n</think>\n\n');
+  assert.equal(JSON.parse(k.stdout).generation_prompt_scaffold, '<think>\n\n</think>\n\n');
+  assert.deepEqual(JSON.parse(k.stdout).template_kwargs, { enable_thinking: false });
 });
 
 test('CLI check-template without --json: text report, no color when stdout is not a TTY, spans marked', () => {
@@ -255,7 +257,7 @@ test('CLI check-template without --json: text report, no color when stdout is no
   assert.ok(r.stdout.includes('probe reasoning'));
   const bad = cli('check-template', '--template-kwargs', '{oops');
   assert.equal(bad.code, 2);
-  assert.match(bad.stderr, /--template-kwargs.*not valid JSON/);
+  assert.match(bad.stderr, /option '--template-kwargs <json>' argument '\{oops' is invalid\. It is not valid JSON/);
   assert.equal(cli('check-template', 'extra').code, 2);
   const missing = cli('check-template', '--tokenizer', join(ROOT, 'no-such-folder'));
   assert.equal(missing.code, 1);

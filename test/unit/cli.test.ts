@@ -26,10 +26,15 @@ test('prepare --out writes the four outputs and exits 0; --json prints the repor
   );
   assert.equal(r.code, 0, r.stderr);
   const rep = JSON.parse(r.stdout);
+  assert.equal(rep.schema_version, 2);
   assert.equal(rep.ok, true);
-  assert.deepEqual(rep.templateKwargs, { enable_thinking: false });
-  assert.equal(rep.totals.recordsWritten, 6);
-  assert.equal(rep.totals.rowsSetAside, 4);
+  // Thinking off: no empty think block is trained, nothing else changes the data.
+  assert.equal(rep.status, 'ok');
+  assert.deepEqual(rep.warnings, []);
+  assert.deepEqual(rep.template_kwargs, { enable_thinking: false });
+  assert.equal(rep.totals.records_written, 6);
+  assert.equal(rep.totals.rows_set_aside, 4);
+  assert.deepEqual(rep, JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')));
   for (const f of ['tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'report.json', 'report.md']) assert.ok(existsSync(join(out, f)), f);
   // Thinking off: the pre-filled empty think block is prompt, not trained.
   const first = JSON.parse(readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8').split('\n')[0]);
@@ -118,7 +123,8 @@ test('inspect --json prints the contract shape', () => {
   const r = cli('inspect', 'samples/swe-agent-trajectory-field.jsonl', '--json');
   assert.equal(r.code, 0, r.stderr);
   const o = JSON.parse(r.stdout);
-  assert.deepEqual(Object.keys(o).sort(), ['evidence', 'file', 'format', 'records', 'rows_read', 'skipped', 'unread_fields']);
+  assert.deepEqual(Object.keys(o).sort(), ['evidence', 'file', 'format', 'records', 'rows_read', 'schema_version', 'skipped', 'unread_fields']);
+  assert.equal(o.schema_version, 1);
   assert.equal(o.format, 'role-text-trajectory');
   assert.equal(o.records.length, 2);
   assert.deepEqual(o.records[0].source, { line: 1 });

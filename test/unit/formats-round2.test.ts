@@ -467,7 +467,7 @@ test('unread fields: a turn field and a row field nobody reads are reported per 
   assert.deepEqual(r.unread_fields, { judge_rationale: { count: 1, lines: [1] }, 'messages[].critique': { count: 1, lines: [1] } });
   const out = tempDir();
   const res = await prepare({ inputs: [fx('unknown-fields.jsonl')], outDir: out });
-  assert.deepEqual(res.files[0].unread_fields, r.unread_fields);
+  assert.deepEqual(res.files[0].unreadFields, r.unread_fields);
   assert.equal(res.files[0].notes.fields_not_read, 1);
   const json = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
   assert.deepEqual(json.files[0].unread_fields, r.unread_fields);
@@ -638,7 +638,7 @@ test('prepare over every fixture (Qwen3): rows add up per file; unread_fields em
   for (const f of res.files) {
     const name = f.file.split('/').pop()!;
     assert.equal(f.rowsWritten + f.rowsSetAside + f.rowsDropped + f.rowsErrored, f.rowsRead, name);
-    if (!UNREAD_ON_PURPOSE.has(name)) assert.deepEqual(f.unread_fields, {}, name);
+    if (!UNREAD_ON_PURPOSE.has(name)) assert.deepEqual(f.unreadFields, {}, name);
     const want = ROUND2[name];
     if (want) assert.deepEqual([f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored], want, name);
   }
@@ -660,8 +660,9 @@ test('CLI: prepare and inspect --json over the issue 12 fixtures; accounting add
   const rep = JSON.parse(r.stdout);
   for (const f of rep.files) {
     const name = f.file.split('/').pop();
-    assert.deepEqual([f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored], ROUND2[name], name);
-    assert.equal(f.rowsWritten + f.rowsSetAside + f.rowsDropped + f.rowsErrored, f.rowsRead, name);
+    // --json prints the report's on-disk schema (snake_case)
+    assert.deepEqual([f.rows_written, f.rows_set_aside, f.rows_dropped, f.rows_errored], ROUND2[name], name);
+    assert.equal(f.rows_written + f.rows_set_aside + f.rows_dropped + f.rows_errored, f.rows_read, name);
   }
   const prompts = readFileSync(join(out, 'prompts_to_generate.jsonl'), 'utf8').trim().split('\n');
   assert.equal(prompts.length, 4); // 3 MT-bench questions + the unanswered OpenAssistant prompt

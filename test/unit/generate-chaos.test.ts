@@ -59,9 +59,9 @@ test('kill -9 mid-run and restart: every row present exactly once', async () => 
     const rep = JSON.parse(last.stdout);
     const written = lines(out).map((l) => JSON.parse(l).id);
     // Rows done before the last start are skipped, not re-sent.
-    assert.equal(rep.alreadyDone, second);
-    assert.equal(rep.alreadyDone + rep.generated, N);
-    assert.ok(srv.requests.length - requestsBefore >= N - rep.alreadyDone);
+    assert.equal(rep.already_done, second);
+    assert.equal(rep.already_done + rep.generated, N);
+    assert.ok(srv.requests.length - requestsBefore >= N - rep.already_done);
     const counts = new Map<string, number>();
     for (const id of written) counts.set(id, (counts.get(id) ?? 0) + 1);
     assert.deepEqual(

@@ -5,6 +5,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultOutDir, expandInputs, prepare, type PrepareResult } from '../../src/core/run/pipeline';
 import type { TokenizedRecord } from '../../src/core/types';
+import { readReport } from '../../src/core/run/report';
 import { lenmlModelDir, tempDir, writeJsonl } from '../helpers';
 
 const SAMPLES = join(__dirname, '..', '..', 'samples');
@@ -71,10 +72,30 @@ test('DeepSeek-V3 (prefix-stable): the 84-message trajectory is one record with 
   assert.deepEqual(prompts[0].messages, [{ role: 'user', content: 'Write a haiku about compilers.' }]);
   assert.deepEqual(prompts[3].messages, [{ role: 'user', content: 'Summarize the plot of a heist movie you invent.' }]);
   // report.json on disk is the result.
-  const onDisk = JSON.parse(readFileSync(res.outputs.reportJson, 'utf8'));
+  const raw = JSON.parse(readFileSync(res.outputs.reportJson, 'utf8'));
+  assert.equal(raw.schema_version, 2);
+  assert.equal(raw.totals.rows_read, 15);
+  const onDisk = readReport(res.outputs.reportJson).report;
   assert.equal(onDisk.totals.rowsRead, 15);
   assert.equal(onDisk.tokenizer.hash, res.tokenizer.hash);
-  assert.match(readFileSync(res.outputs.reportMd, 'utf8'), /\*\*Status: OK\*\*/);
+  // DeepSeek-V3's template does not write the reasoning of the reasoning sample: a data-changing warning, so not OK.
+  assert.equal(res.status, 'warnings');
+  assert.equal(onDisk.status, 'warnings');
+  assert.equal(byFile['reasoning-sharegpt.jsonl'].status, 'warnings');
+  assert.equal(byFile['prompts-only.jsonl'].status, 'ok');
+  assert.deepEqual(
+    res.warnings?.find((w) => w.code === 'reasoning_not_rendered'),
+    {
+      code: 'reasoning_not_rendered',
+      count: 3,
+      source: 'rows',
+      meaning: 'reasoning_content the template does not render (check template kwargs)',
+      remedy:
+        'the template does not write this reasoning: check template kwargs (enable_thinking, preserve_thinking) or pass --reasoning drop to train without it',
+      files: [byFile['reasoning-sharegpt.jsonl'].file],
+    },
+  );
+  assert.match(readFileSync(res.outputs.reportMd, 'utf8'), /\*\*Status: WARNINGS\*\*[\s\S]*`reasoning_not_rendered` × 3/);
 });
 
 test('Qwen3 default (rewrites history): each of the 41 assistant turns of the trajectory is trainable in exactly one record', async () => {

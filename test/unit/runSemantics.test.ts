@@ -128,7 +128,10 @@ test('a truncated .jsonl.gz fails naming the file and the damage, and leaves no 
   const file = join(dir, 'trunc.jsonl.gz');
   writeFileSync(file, gz.subarray(0, gz.length >> 1));
   const out = join(dir, 'out');
-  await assert.rejects(prepare({ inputs: [file], outDir: out, workers: 1 }), /trunc\.jsonl\.gz: the gzip data is damaged/);
+  const r = await prepare({ inputs: [file], outDir: out, workers: 1 });
+  assert.equal(r.ok, false);
+  assert.match(r.failures.join('\n'), /trunc\.jsonl\.gz: cannot read: .*the gzip data is damaged/);
+  assert.equal(r.files[0].status, 'failed');
   assert.deepEqual(
     readdirSync(out).filter((f) => f.includes('.tmp-')),
     [],

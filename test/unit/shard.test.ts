@@ -10,6 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mergeShardResults, MergeError } from '../../src/core/run/mergeReports';
 import type { PrepareResult } from '../../src/core/run/pipeline';
+import { readReport } from '../../src/core/run/report';
 import { lenmlModelDir, tempDir } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
@@ -68,8 +69,8 @@ test('3 shards in 3 processes, merged, equal one run: records, prompts and repor
   const m = await run(['merge-reports', ...shardDirs.reverse(), '--out', merged, '--data', '--json']);
   assert.equal(m.code, 0, m.stderr);
 
-  const a: PrepareResult = JSON.parse(readFileSync(join(single, 'report.json'), 'utf8'));
-  const b: PrepareResult = JSON.parse(readFileSync(join(merged, 'report.json'), 'utf8'));
+  const a: PrepareResult = readReport(join(single, 'report.json')).report;
+  const b: PrepareResult = readReport(join(merged, 'report.json')).report;
   assert.deepEqual(b.totals, a.totals);
   assert.equal(a.totals.rowsRead, 15 + 23);
   assert.ok(a.totals.rowsErrored > 0 && a.totals.rowsDropped > 0 && a.totals.rowsSetAside > 0);
@@ -81,7 +82,7 @@ test('3 shards in 3 processes, merged, equal one run: records, prompts and repor
   }
   assert.deepEqual(b.shard, { index: 0, count: N, merged: true });
   // Each shard holds a third of the rows (by run-wide row index).
-  const shardReports = shardDirs.map((d) => JSON.parse(readFileSync(join(d, 'report.json'), 'utf8')) as PrepareResult);
+  const shardReports = shardDirs.map((d) => readReport(join(d, 'report.json')).report);
   assert.deepEqual(shardReports.map((r) => r.totals.rowsRead).sort(), [12, 13, 13]);
   // tokenized_data.jsonl: the shards' lines together are the single run's lines (order-insensitive) …
   const shardLines = shardDirs.flatMap((d) => readLines(join(d, 'tokenized_data.jsonl')));
@@ -125,7 +126,7 @@ test('merge-reports refuses shards that do not add up', () => {
           dropped: {},
           errors: [],
           notes: {},
-          unread_fields: { 'turns[].mask': { count: 1, lines: [index + 1] } },
+          unreadFields: { 'turns[].mask': { count: 1, lines: [index + 1] } },
           trainableTokens: 1,
           totalTokens: 2,
           rowsInFile,
@@ -138,7 +139,7 @@ test('merge-reports refuses shards that do not add up', () => {
   const merged = mergeShardResults([base(0, 2, 5), base(1, 2, 5)], tempDir());
   assert.equal(merged.totals.rowsRead, 10);
   // Unread fields of the shards add up, their first lines merged in order.
-  assert.deepEqual(merged.files[0].unread_fields, { 'turns[].mask': { count: 2, lines: [1, 2] } });
+  assert.deepEqual(merged.files[0].unreadFields, { 'turns[].mask': { count: 2, lines: [1, 2] } });
   assert.throws(() => mergeShardResults([base(0, 2, 5)], tempDir()), /1 reports given for 2 shards/);
   assert.throws(() => mergeShardResults([base(0, 2, 5), base(0, 2, 5)], tempDir()), /shard 0\/2 given twice/);
   assert.throws(
@@ -160,5 +161,5 @@ test('--shard usage errors exit 2', () => {
     cwd: ROOT,
   });
   assert.equal(r.status, 2);
-  assert.match(r.stderr, /--shard.*I\/N with 0 <= I < N/);
+  assert.match(r.stderr, /option '--shard <i\/n>' argument '3\/3' is invalid\. I\/N with 0 <= I < N is expected/);
 });

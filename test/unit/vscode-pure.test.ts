@@ -152,6 +152,7 @@ test('prepareSettingsFrom: defaults, valid values, and invalid ones falling back
     templateKwargs: {},
     outputDirectory: '',
     openReport: 'preview',
+    format: 'jsonl',
   });
   assert.deepEqual(
     prepareSettingsFrom(
@@ -165,6 +166,7 @@ test('prepareSettingsFrom: defaults, valid values, and invalid ones falling back
         templateKwargs: { enable_thinking: false },
         outputDirectory: '/out',
         openReport: 'none',
+        outputFormat: 'both',
       }),
     ),
     {
@@ -178,15 +180,22 @@ test('prepareSettingsFrom: defaults, valid values, and invalid ones falling back
       templateKwargs: { enable_thinking: false },
       outputDirectory: '/out',
       openReport: 'none',
+      format: 'both',
     },
   );
   const warnings: string[] = [];
-  const s = prepareSettingsFrom(source({ tokenizerPath: 7, truncate: 'yes', openReport: 'popup', maskPolicy: 'x' }), (m) => warnings.push(m));
+  const s = prepareSettingsFrom(source({ tokenizerPath: 7, truncate: 'yes', openReport: 'popup', maskPolicy: 'x', outputFormat: 'csv' }), (m) =>
+    warnings.push(m),
+  );
   assert.equal(s.tokenizerPath, '');
   assert.equal(s.truncate, false, 'only true turns truncation on');
   assert.equal(s.openReport, 'preview');
   assert.equal(s.mask, 'assistant');
-  assert.equal(warnings.length, 1);
+  assert.equal(s.format, 'jsonl');
+  assert.deepEqual(warnings, [
+    'eagle3prep.maskPolicy "x" is not one of assistant, last-assistant, non-system; using "assistant".',
+    'eagle3prep.outputFormat "csv" is not one of jsonl, parquet, both; using "jsonl".',
+  ]);
 });
 
 test('long records: an explicit eagle3prep.longRecords wins, else the legacy truncate decides; grouping and minimum validated', () => {

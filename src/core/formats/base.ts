@@ -5,6 +5,7 @@
  */
 import type { DropReason, ErrorCode, Message, RowOutcome, Source } from '../types';
 import type { FieldTracker } from './fields';
+import { parseJsonLimited } from '../jsonDepth';
 
 /** A row that is a JSON object. */
 export type Row = Record<string, unknown>;
@@ -133,7 +134,7 @@ export function fieldValue(row: Row, field: string): unknown {
   if (cache.has(field)) return cache.get(field);
   let out: unknown = v;
   try {
-    out = JSON.parse(v);
+    out = parseJsonLimited(v);
   } catch {
     /* not JSON: the string itself */
   }

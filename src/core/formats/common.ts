@@ -40,6 +40,7 @@ import {
 } from './base';
 import { contentBlocks, hermesToolCalls, isPartList, partListContent, parseToolCalls, splitInlineThink, splitThoughtMarkers, toText } from './content';
 import { knownRoleSpellings, mapRole } from './roles';
+import { parseJsonLimited } from '../jsonDepth';
 
 export * from './base';
 export { finish, isAnswer, markContextTurns, splitOutcome } from './rowEnd';
@@ -304,7 +305,7 @@ function functionCallTurn(turn: Row, index: number, ctx: NormalizeContext): Mess
   let value: unknown = raw;
   if (typeof raw === 'string') {
     try {
-      value = JSON.parse(raw);
+      value = parseJsonLimited(raw);
     } catch {
       ctx.note('tool_call_text_not_json', 'a function-call turn whose text is not valid JSON is kept verbatim as assistant text');
       return [{ role: 'assistant', content: raw }];

@@ -8,6 +8,7 @@
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import type { Message, ToolCall } from '../types';
 import { describeJsonType, isObject, type NormalizeContext, type TurnError } from './base';
+import { jsonTextDepth, MAX_JSON_DEPTH, parseJsonLimited, tooDeepMessage } from '../jsonDepth';
 
 /** Content-part types whose `text` is rendered (OpenAI chat + Responses API, Anthropic spellings). */
 const TEXT_PART_TYPES = new Set(['text', 'input_text', 'output_text']);
@@ -76,7 +77,7 @@ export function hermesToolCalls(text: string, ctx: NormalizeContext): { calls: T
   for (let m = re.exec(text); m; m = re.exec(text)) {
     let v: unknown;
     try {
-      v = JSON.parse(m[1]);
+      v = parseJsonLimited(m[1]);
     } catch {
       ctx.note('tool_call_text_not_json', 'a <tool_call> block whose JSON does not parse is kept verbatim as assistant text');
       return null;
@@ -144,7 +145,7 @@ export function parseToolCalls(value: unknown, index: number, ctx: NormalizeCont
   if (typeof list === 'string') {
     if (list.trim() === '') return [];
     try {
-      list = JSON.parse(list);
+      list = parseJsonLimited(list);
     } catch {
       return {
         code: 'bad_tool_calls',
@@ -180,7 +181,7 @@ export function parseToolCalls(value: unknown, index: number, ctx: NormalizeCont
 
 function isJson(s: string): boolean {
   try {
-    JSON.parse(s);
+    parseJsonLimited(s);
     return true;
   } catch {
     return false;
@@ -247,9 +248,15 @@ const JSON_ERROR_WORDS: Record<string, string> = {
  */
 export function jsonBreakDescription(text: string, opts: { lines?: boolean; jsonc?: boolean } = {}): string {
   if (text.trim() === '' && !opts.jsonc) return 'it is empty';
+  // jsonc-parser recurses once per nesting level: a text nested deeper than any row may be is described, not parsed.
+  if (text.length > MAX_JSON_DEPTH && jsonTextDepth(text) > MAX_JSON_DEPTH) return tooDeepMessage();
   const errors: ParseError[] = [];
-  // JSONC (eagle3prep.jsonc, mapping files): comments and trailing commas allowed, empty content too.
-  parse(text, errors, { disallowComments: !opts.jsonc, allowTrailingComma: !!opts.jsonc, allowEmptyContent: !!opts.jsonc });
+  try {
+    // JSONC (eagle3prep.jsonc, mapping files): comments and trailing commas allowed, empty content too.
+    parse(text, errors, { disallowComments: !opts.jsonc, allowTrailingComma: !!opts.jsonc, allowEmptyContent: !!opts.jsonc });
+  } catch {
+    return 'it does not parse'; // a stack overflow on a stack already deep: no position rather than no message
+  }
   if (!errors.length) return 'it does not parse';
   const e = errors[0];
   const code = printParseErrorCode(e.error);
@@ -304,7 +311,7 @@ export function partListContent(
       let v: unknown = value;
       if (typeof value === 'string') {
         try {
-          v = JSON.parse(value);
+          v = parseJsonLimited(value);
         } catch {
           return {
             code: type === 'tools' ? 'bad_field' : 'bad_tool_calls',

@@ -24,6 +24,7 @@ import { isObject, TEXT_KEYS, type Row } from './base';
 import { isMetadataField } from './fields';
 import { mapRole } from './roles';
 import { GUANACO_MARKERS, HH_MARKERS, splitByMarkers, splitChatMl } from './transcript';
+import { parseJsonLimited } from '../jsonDepth';
 
 /** Key names that say "the speaker", in preference order (when values are not all known roles, only these are read). */
 const ROLE_NAMES = ['role', 'from', 'speaker', 'author', 'sender', 'who', 'participant', 'actor', 'user_type', 'persona'];
@@ -91,7 +92,7 @@ export function findConversations(row: Row): ConversationCandidate[] {
       const t = v.trimStart();
       if ((t.startsWith('[') || t.startsWith('{')) && v.length < 8 * 1024 * 1024) {
         try {
-          visit(JSON.parse(v), path, key, depth + 1);
+          visit(parseJsonLimited(v), path, key, depth + 1);
           return;
         } catch {
           /* a string, not JSON */

@@ -31,6 +31,7 @@ import { jsonBreakDescription } from './content';
 import { findConversations } from './discovery';
 import { isMetadataField } from './fields';
 import { mapRole } from './roles';
+import { isStackOverflow, jsonTextDepth, MAX_JSON_DEPTH, parseJsonLimited, tooDeepMessage } from '../jsonDepth';
 
 /** One mapping entry. All keys but `files` and `turns` are optional. */
 export interface FieldMapping {
@@ -68,7 +69,16 @@ export function loadMappingFile(file: string): MappingFile {
     throw new Error(`cannot read mapping file ${file}: ${(e as Error).message}`, { cause: e });
   }
   const errors: ParseError[] = [];
-  const doc = parse(text, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true });
+  // jsonc-parser recurses once per nesting level: a text nested deeper than any mapping is refused first.
+  const tooDeep = () => new Error(`mapping file ${file}: ${tooDeepMessage('the file', MAX_JSON_DEPTH)}`);
+  if (jsonTextDepth(text) > MAX_JSON_DEPTH) throw tooDeep();
+  let doc: unknown;
+  try {
+    doc = parse(text, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true });
+  } catch (e) {
+    if (isStackOverflow(e)) throw tooDeep();
+    throw e;
+  }
   if (errors.length) {
     const line = text.slice(0, errors[0].offset).split('\n').length;
     throw new Error(`mapping file ${file}, line ${line}: not valid JSONC (${jsonBreakDescription(text, { lines: true, jsonc: true })})`);
@@ -165,7 +175,7 @@ export function applyMapping(value: unknown, m: FieldMapping, source: string): u
   let turns = get(value, m.turns);
   if (typeof turns === 'string') {
     try {
-      turns = JSON.parse(turns);
+      turns = parseJsonLimited(turns);
     } catch {
       /* left as is: the mapped handler reports it */
     }

@@ -45,6 +45,7 @@ import {
 import { oasstPathHandler } from './oasst';
 import { ktoHandler, llamaFactoryPreferenceHandler, openAiPreferenceHandler, preferenceHandler } from './shapes-preference';
 import { questionTurnsHandler, selfInstructHandler } from './shapes-prompts';
+import { isStackOverflow, parseJsonLimited } from '../jsonDepth';
 
 export { describeJsonType, ID_KEYS, splitInlineThink, type NormalizeContext, type NormalizeOptions, type Row, type ShapeHandler } from './common';
 
@@ -178,7 +179,7 @@ export function normalizeDetailed(value: unknown, source: Source, fileBase: stri
   if (typeof value === 'string' && /^\s*\{/.test(value)) {
     // A row stored as a JSON string holding the object (double-encoded JSON Lines).
     try {
-      const inner: unknown = JSON.parse(value);
+      const inner: unknown = parseJsonLimited(value);
       if (isRow(inner)) {
         const d = normalizeDetailed(inner, source, fileBase, options);
         d.facts.push('row is a JSON string holding the object (decoded)');
@@ -199,12 +200,10 @@ export function normalizeDetailed(value: unknown, source: Source, fileBase: stri
   try {
     outcome = handler.normalize(value, ctx);
   } catch (err) {
-    outcome = {
-      kind: 'errored',
-      source,
-      message: `internal error normalizing ${handler.name} row: ${(err as Error).message} (please report it with the row's shape)`,
-      code: 'internal_error',
-    };
+    const why = isStackOverflow(err)
+      ? `the row is nested too deep to normalize (JavaScript stack overflow: ${(err as Error).message})`
+      : `internal error normalizing ${handler.name} row: ${err instanceof Error ? err.message : String(err)} (please report it with the row's shape)`;
+    outcome = { kind: 'errored', source, message: why, code: 'internal_error' };
   }
   const convs = conversationsOf(outcome);
   if (convs.length) {

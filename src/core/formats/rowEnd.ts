@@ -7,6 +7,7 @@
 import type { Conversation, Message, RowOutcome } from '../types';
 import { describeJsonType, drop, errored, ID_KEYS, isObject, nonEmptyString, nullSourced, type NormalizeContext, type Row } from './base';
 import { jsonBreakDescription, toText } from './content';
+import { parseJsonLimited } from '../jsonDepth';
 
 /** Top-level fields that carry the system prompt, in priority order. */
 const SYSTEM_KEYS = ['system_prompt', 'system', 'systemInstruction', 'system_instruction'];
@@ -79,7 +80,7 @@ export function finish(row: Row, messages: Message[], ctx: NormalizeContext, opt
       if (t.trim() === '') t = [];
       else {
         try {
-          t = JSON.parse(t);
+          t = parseJsonLimited(t) as typeof t;
           ctx.note('tools_json_string', '"tools" given as a JSON string (parsed)');
         } catch {
           return errored(

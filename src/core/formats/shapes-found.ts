@@ -11,6 +11,7 @@ import type { Message, RowOutcome } from '../types';
 import { convertTurns, errored, finish, isTurnError, splitOutcome, type NormalizeContext, type Row, type ShapeHandler } from './common';
 import { describeCandidate, findConversations, topKey, type ConversationCandidate } from './discovery';
 import { GUANACO_MARKERS, HH_MARKERS, splitByMarkers, splitChatMl } from './transcript';
+import { parseJsonLimited } from '../jsonDepth';
 
 function best(row: Row): ConversationCandidate | undefined {
   return findConversations(row).find((c) => c.usable);
@@ -87,7 +88,7 @@ function valueAt(row: Row, path: string): unknown {
     for (const idx of m[2].match(/\d+/g) ?? []) v = Array.isArray(v) ? v[Number(idx)] : undefined;
     if (typeof v === 'string' && /^\s*[[{]/.test(v)) {
       try {
-        v = JSON.parse(v);
+        v = parseJsonLimited(v);
       } catch {
         /* the string itself */
       }

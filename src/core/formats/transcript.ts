@@ -12,6 +12,7 @@
  */
 import type { Message, Role, ToolCall } from '../types';
 import { type NormalizeContext } from './common';
+import { parseJsonLimited } from '../jsonDepth';
 
 /** One marker family: label (as written, including the colon) → role. */
 export interface MarkerSet {
@@ -101,7 +102,7 @@ export function glaiveAssistant(content: string, ctx: NormalizeContext): Message
 
 function readGlaiveCall(s: string): ToolCall | null {
   try {
-    const v = JSON.parse(s) as { name?: unknown; arguments?: unknown };
+    const v = parseJsonLimited(s) as { name?: unknown; arguments?: unknown };
     if (typeof v.name === 'string') {
       const a = v.arguments;
       return {

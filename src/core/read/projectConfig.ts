@@ -31,6 +31,7 @@ import { dirname, join, parse as parsePath, resolve } from 'node:path';
 import { parse, type ParseError } from 'jsonc-parser';
 import { jsonBreakDescription } from '../formats/content';
 import type { Role } from '../types';
+import { isStackOverflow, jsonTextDepth, MAX_JSON_DEPTH, tooDeepMessage } from '../jsonDepth';
 
 /** File name of the project configuration. */
 export const PROJECT_CONFIG_NAME = 'eagle3prep.jsonc';
@@ -85,7 +86,16 @@ function lineOf(text: string, offset: number): number {
  */
 export function parseProjectConfig(text: string, file = ''): ProjectConfig {
   const errors: ParseError[] = [];
-  const doc = parse(text, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true });
+  // jsonc-parser recurses once per nesting level: a text nested deeper than any config is refused first.
+  const tooDeep = () => new ProjectConfigError(`${file || PROJECT_CONFIG_NAME}: ${tooDeepMessage('the file', MAX_JSON_DEPTH)}`);
+  if (jsonTextDepth(text) > MAX_JSON_DEPTH) throw tooDeep();
+  let doc: unknown;
+  try {
+    doc = parse(text, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true });
+  } catch (e) {
+    if (isStackOverflow(e)) throw tooDeep();
+    throw e;
+  }
   if (errors.length) {
     const e = errors[0];
     throw new ProjectConfigError(

@@ -26,9 +26,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { Decompress as ZstdDecompress, decompress as zstdDecompress } from 'fzstd';
-import { parse, visit, type ParseError } from 'jsonc-parser';
+import { parse, type ParseError } from 'jsonc-parser';
 import { jsonBreakDescription } from '../formats/content';
 import { applyMapping, mappingFor } from '../formats/mapping';
+import { jsonTextDepth, MAX_JSON_DEPTH, tooDeepMessage } from '../jsonDepth';
 
 /** One row read from a file. */
 export interface RawRow {
@@ -334,7 +335,10 @@ function isBlank(s: string): boolean {
 
 function parseLine(text: string, line: number, bytes: number): RawRow {
   try {
-    return { line, value: JSON.parse(text), bytes };
+    const value = JSON.parse(text);
+    // Fewer characters than the limit cannot nest deeper than it: only longer lines are scanned.
+    if (text.length > MAX_JSON_DEPTH && jsonTextDepth(text) > MAX_JSON_DEPTH) return { line, error: `invalid row: ${tooDeepMessage()}`, bytes };
+    return { line, value, bytes };
   } catch {
     const fixed = pythonNonFinite(text);
     if (fixed !== undefined) {
@@ -365,8 +369,23 @@ async function* streamLines(file: string, kind: ContainerKind, signal?: AbortSig
         consumed = 3;
       }
     }
-    let nl = chunk.indexOf(NL, start);
-    while (nl !== -1) {
+    for (;;) {
+      if (pending.length === 0) {
+        // Blank lines (only spaces, tabs, CR) are skipped here, byte by byte: no string, no row, just the line count.
+        let i = start;
+        while (i < chunk.length) {
+          const b = chunk[i];
+          if (b === NL) {
+            lineNo++;
+            consumed += i - start + 1;
+            start = ++i;
+          } else if (b === 0x20 || b === 0x09 || b === CR) i++;
+          else break;
+        }
+        if (i >= chunk.length) break; // the rest of the chunk (blank so far) is kept as pending below
+      }
+      const nl = chunk.indexOf(NL, start);
+      if (nl === -1) break;
       const piece = chunk.subarray(start, nl);
       const buf = pending.length ? Buffer.concat([...pending, piece]) : piece;
       pending = [];
@@ -376,7 +395,6 @@ async function* streamLines(file: string, kind: ContainerKind, signal?: AbortSig
       held = { text: decodeLine(buf), line: lineNo, bytes: kind === 'plain' ? consumed : rawBytes, newline: true };
       throwIfAborted(signal);
       start = nl + 1;
-      nl = chunk.indexOf(NL, start);
     }
     if (start < chunk.length) pending.push(Buffer.from(chunk.subarray(start)));
   }
@@ -410,7 +428,9 @@ async function readWhole(file: string, kind: ContainerKind = 'plain'): Promise<s
     const text = buf.toString('utf8');
     return text.startsWith(BOM) ? text.slice(1) : text;
   } catch (err) {
-    if (kind !== 'plain' && !(err as NodeJS.ErrnoException).code?.match(/^E[A-Z]/)) {
+    // fzstd's errors carry a numeric `code`, zlib's a `Z_…` string, node's I/O errors an `E…` string.
+    const code = (err as { code?: unknown })?.code;
+    if (kind !== 'plain' && !(typeof code === 'string' && /^E[A-Z]/.test(code))) {
       throw new Error(`cannot read ${file}: the ${kind} data is damaged (${(err as Error).message})`, { cause: err });
     }
     throw wrapIoError(file, err);
@@ -471,7 +491,7 @@ function parseJsonDocument(text: string, size: number): RawRow[] | 'jsonl' {
   try {
     doc = JSON.parse(text);
   } catch (err) {
-    const firstLine = text.split('\n').find((l) => !isBlank(l));
+    const firstLine = firstNonBlankLine(text);
     if (firstLine !== undefined && !/^\s*[[{]\s*$/.test(firstLine)) {
       try {
         JSON.parse(firstLine);
@@ -486,9 +506,13 @@ function parseJsonDocument(text: string, size: number): RawRow[] | 'jsonl' {
     return [{ line: errorLine(text), error: `invalid JSON: the document does not parse (${jsonBreakDescription(text, { lines: true })})`, bytes: size }];
   }
   // A root array that is one conversation (turn objects) or one OpenHands event stream: one row.
+  const firstLineNo = () => lineAt(text, Math.max(0, text.search(/\S/)));
+  /** One row made of the whole document (or its columns): refused when the document nests too deep. */
+  const wholeRows = (rows: RawRow[]): RawRow[] =>
+    jsonTextDepth(text) > MAX_JSON_DEPTH ? [{ line: firstLineNo(), error: `invalid row: ${tooDeepMessage()}`, bytes: size }] : rows;
   if (Array.isArray(doc) && doc.length > 0) {
     const whole = wholeArrayRow(doc);
-    if (whole) return [{ line: lineAt(text, Math.max(0, text.search(/\S/))), value: whole, bytes: size }];
+    if (whole) return wholeRows([{ line: firstLineNo(), value: whole, bytes: size }]);
   }
 
   // Which array holds the rows: the root, a wrapper key, or none (one object = one row).
@@ -510,61 +534,108 @@ function parseJsonDocument(text: string, size: number): RawRow[] | 'jsonl' {
   }
   if (!container && doc !== null && typeof doc === 'object' && !Array.isArray(doc)) {
     const cols = columnarRows(doc as Record<string, unknown>);
-    if (cols) return cols.map((value, i) => ({ line: i + 1, value, bytes: Math.round((size * (i + 1)) / cols.length) }));
+    if (cols) return wholeRows(cols.map((value, i) => ({ line: i + 1, value, bytes: Math.round((size * (i + 1)) / cols.length) })));
   }
   if (!container && doc !== null && typeof doc === 'object' && !Array.isArray(doc) && isRecordMap(doc as Record<string, unknown>)) {
     // An object keyed by record id (`{"conv-1": {...}, "conv-2": {...}}`): one row per value.
     container = [];
     elements = Object.values(doc as Record<string, unknown>);
   }
-  if (!container || !elements) {
-    const start = text.search(/\S/);
-    return [{ line: lineAt(text, Math.max(0, start)), value: doc, bytes: size }];
-  }
+  if (!container || !elements) return wholeRows([{ line: firstLineNo(), value: doc, bytes: size }]);
 
-  // Element start lines and end offsets via jsonc-parser's visitor (children skipped).
-  const starts: number[] = [];
-  const ends: number[] = [];
-  const depthOfElements = container.length + 1;
-  let depth = 0;
-  const atElement = (pathSupplier: () => (string | number)[]): boolean => {
-    if (depth !== depthOfElements) return false;
-    const p = pathSupplier();
-    return p.length === depthOfElements && container!.every((k, i) => p[i] === k);
-  };
-  const begin = (offset: number, _len: number, startLine: number, _c: number, ps: () => (string | number)[]) => {
-    const isEl = atElement(ps);
-    if (isEl) starts.push(startLine + 1);
-    depth++;
-    if (isEl) {
-      ends.push(-1); // filled at the matching end
-      return false; // skip the element's children
-    }
-    // Descend only into the container and its ancestors (pre-increment depth <= container depth).
-    return depth <= depthOfElements;
-  };
-  const end = (offset: number, length: number) => {
-    depth--;
-    if (depth === depthOfElements && ends.length && ends[ends.length - 1] === -1) ends[ends.length - 1] = offset + length;
-  };
-  visit(text, {
-    onObjectBegin: begin,
-    onArrayBegin: begin,
-    onObjectEnd: end,
-    onArrayEnd: end,
-    onLiteralValue: (_v, offset, length, startLine, _c, ps) => {
-      if (atElement(ps)) {
-        starts.push(startLine + 1);
-        ends.push(offset + length);
-      }
-    },
+  // Element start lines, end offsets and nesting depths, by an iterative scan of the text (no recursion: any depth).
+  const { starts, ends, depths } = scanElements(text, container);
+  return elements.map((value, i) => {
+    const line = starts[i] ?? 1;
+    const bytes = Math.min(size, Math.round((size * (ends[i] ?? text.length)) / Math.max(1, text.length)));
+    // A row nested deeper than later walks (stringify, structured clone, templates) survive is refused here, with its line.
+    if ((depths[i] ?? 0) > MAX_JSON_DEPTH) return { line, error: `invalid row: ${tooDeepMessage()}`, bytes };
+    return { line, value: datasetsServerRow(value), bytes };
   });
+}
 
-  return elements.map((value, i) => ({
-    line: starts[i] ?? 1,
-    value: datasetsServerRow(value),
-    bytes: Math.min(size, Math.round((size * (ends[i] ?? text.length)) / Math.max(1, text.length))),
-  }));
+/**
+ * Where the elements of the row container of a JSON document start and end:
+ * the root array or the root object's values (`container` = []) or the array under a key of the root
+ * object (`container` = [key]; of a duplicated key the last occurrence, which
+ * `JSON.parse` keeps). One iterative pass over the text (any nesting depth);
+ * the text must be valid JSON.
+ * @returns per element: its 1-based start line, its end offset (UTF-16), and its
+ *   nesting depth (the element itself is level 1; capped at `MAX_JSON_DEPTH + 1`)
+ */
+export function scanElements(text: string, container: string[]): { starts: number[]; ends: number[]; depths: number[] } {
+  let starts: number[] = [];
+  let ends: number[] = [];
+  let depths: number[] = [];
+  const keyed = container.length > 0;
+  const elementDepth = keyed ? 2 : 1; // bracket depth at which the elements sit
+  let depth = 0;
+  let line = 1;
+  let inContainer = !keyed;
+  const rootIsObject = text.charCodeAt(text.search(/\S/)) === 0x7b;
+  let lastKey: string | undefined; // the last key read at depth 1 of the root object
+  let expectKey = false;
+  let current = -1; // index of the element being scanned; -1 between elements
+  const end = (at: number) => {
+    ends[current] = at;
+    current = -1;
+  };
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x0a) {
+      line++;
+      continue;
+    }
+    if (c === 0x20 || c === 0x09 || c === 0x0d) continue;
+    if (inContainer && current < 0 && depth === elementDepth && c !== 0x2c && c !== 0x5d && c !== 0x7d && c !== 0x3a && !(depth === 1 && expectKey)) {
+      // an element starts here (an object, an array or a literal)
+      current = starts.length;
+      starts.push(line);
+      ends.push(-1);
+      depths.push(0);
+    }
+    if (c === 0x22) {
+      const from = i;
+      for (i++; i < n; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 0x5c) i++;
+        else if (d === 0x22) break;
+      }
+      if (depth === 1 && expectKey) {
+        if (keyed) lastKey = JSON.parse(text.slice(from, i + 1)) as string;
+        expectKey = false;
+      }
+    } else if (c === 0x5b || c === 0x7b) {
+      depth++;
+      if (current >= 0) depths[current] = Math.max(depths[current], Math.min(depth - elementDepth, MAX_JSON_DEPTH + 1));
+      if (depth === 1) expectKey = c === 0x7b; // the root object's first key follows
+      if (keyed && depth === 2 && c === 0x5b && lastKey === container[0]) {
+        inContainer = true; // the container (again: JSON.parse keeps the last duplicate key)
+        starts = [];
+        ends = [];
+        depths = [];
+      }
+    } else if (c === 0x5d || c === 0x7d) {
+      if (current >= 0 && depth === elementDepth) end(i); // a literal ended by the container's close
+      depth--;
+      if (current >= 0 && depth === elementDepth) end(i + 1);
+      if (depth < elementDepth) inContainer = false;
+    } else if (c === 0x2c) {
+      if (current >= 0 && depth === elementDepth) end(i);
+      if (depth === 1) expectKey = rootIsObject; // the root object's next key follows
+    }
+  }
+  return { starts, ends, depths };
+}
+
+/** The first line of a text that holds a non-blank character, found without splitting the whole text. */
+function firstNonBlankLine(text: string): string | undefined {
+  const at = text.search(/[^\s\ufeff]/);
+  if (at < 0) return undefined;
+  const from = text.lastIndexOf('\n', at) + 1;
+  const to = text.indexOf('\n', at);
+  return text.slice(from, to < 0 ? text.length : to);
 }
 
 function onlyArrayOfObjectsKey(obj: Record<string, unknown>): string | undefined {
@@ -585,11 +656,26 @@ function lineAt(text: string, offset: number): number {
   return n;
 }
 
-/** Line of the first syntax error of a JSON document (jsonc-parser's error offset, strict JSON options); 1 when none is found. */
-function errorLine(text: string): number {
+/**
+ * Offset of the first syntax error of a JSON text (jsonc-parser, strict JSON
+ * options), or undefined when none is found. jsonc-parser recurses once per
+ * nesting level, so a text nested deeper than {@link MAX_JSON_DEPTH} is not given to it.
+ */
+function firstSyntaxErrorOffset(text: string): number | undefined {
+  if (text.length > MAX_JSON_DEPTH && jsonTextDepth(text) > MAX_JSON_DEPTH) return undefined;
   const errors: ParseError[] = [];
-  parse(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
-  return errors.length ? lineAt(text, errors[0].offset) : 1;
+  try {
+    parse(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+  } catch {
+    return undefined; // a stack overflow on a stack already deep: no position rather than no row
+  }
+  return errors.length ? errors[0].offset : undefined;
+}
+
+/** Line of the first syntax error of a JSON document; 1 when none is found. */
+function errorLine(text: string): number {
+  const offset = firstSyntaxErrorOffset(text);
+  return offset === undefined ? 1 : lineAt(text, offset);
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -668,7 +754,11 @@ function splitConcatenated(text: string, size: number): RawRow[] | undefined {
   for (const sp of spans) {
     const l = lineOf(sp.start);
     try {
-      rows.push({ line: l, value: JSON.parse(text.slice(sp.start, sp.end)), bytes: bytesAt(sp.end) });
+      const piece = text.slice(sp.start, sp.end);
+      const value = JSON.parse(piece);
+      if (piece.length > MAX_JSON_DEPTH && jsonTextDepth(piece) > MAX_JSON_DEPTH)
+        rows.push({ line: l, error: `invalid row: ${tooDeepMessage()}`, bytes: bytesAt(sp.end) });
+      else rows.push({ line: l, value, bytes: bytesAt(sp.end) });
     } catch (err) {
       rows.push({
         line: l,

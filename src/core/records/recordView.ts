@@ -29,6 +29,7 @@ import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig'
 import { ChatTemplate, pickTemplate } from '../templates/template';
 import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from '../tokenizers/tokenizer';
 import type { Conversation, MaskPolicy, Message, Role } from '../types';
+import { jsonTextDepth, MAX_JSON_DEPTH, tooDeepMessage } from '../jsonDepth';
 
 /** One row of a dataset file: its JSON text (one JSONL line), and where it is. */
 export interface RowInput {
@@ -363,6 +364,12 @@ export class RecordViewer {
       value = JSON.parse(text);
     } catch (e) {
       view.message = `line ${input.line} is not valid JSON: ${(e as Error).message}`;
+      view.warnings.push({ code: 'invalid_json', message: view.message });
+      return view;
+    }
+    // As readers.ts refuses it: later steps (jsonc-parser's tree below, templates) recurse once per level.
+    if (text.length > MAX_JSON_DEPTH && jsonTextDepth(text) > MAX_JSON_DEPTH) {
+      view.message = `line ${input.line}: ${tooDeepMessage()}`;
       view.warnings.push({ code: 'invalid_json', message: view.message });
       return view;
     }

@@ -3,6 +3,7 @@
  * (normalize → render → mask → tokenize), the unit of work of `prepare`
  * in the run's own thread or in a pool worker.
  */
+import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { conversationsOf, normalizeRow, type NormalizeOptions } from '../formats/normalize';
 import type { RawRow } from '../read/readers';
@@ -15,8 +16,37 @@ import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from './ge
 import { countRowTokens } from '../run/tokenCounts';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Grouping, type TextRecord } from './mask';
 import { splitConversation } from './split';
+import { isStackOverflow, MAX_JSON_DEPTH } from '../jsonDepth';
+import { errorMessage } from '../errors';
 
 const tokenizerCache = new Map<string, TargetTokenizer>();
+
+/** An empty think block (only whitespace inside), as reasoning templates write it for a turn without reasoning. */
+const EMPTY_THINK = /<think>\s*<\/think>/;
+
+/**
+ * The `--dedup` key of a normalized conversation: 16 bytes of the SHA-256 of
+ * what is rendered (roles, texts, reasoning, tool calls and results, tools,
+ * trainable flags), as a latin1 string; ids, sources and notes do not count.
+ */
+export function conversationKey(c: Conversation): string {
+  const h = createHash('sha256');
+  h.update(
+    JSON.stringify([
+      c.messages.map((m) => [
+        m.role,
+        m.content,
+        m.reasoning_content ?? null,
+        m.tool_calls ?? null,
+        m.tool_call_id ?? null,
+        m.name ?? null,
+        m.trainable ?? null,
+      ]),
+      c.tools ?? null,
+    ]),
+  );
+  return h.digest().subarray(0, 16).toString('latin1');
+}
 
 /**
  * Loads a tokenizer once per process: runs over several inputs (and the
@@ -77,12 +107,31 @@ export class RowProcessor {
   /**
    * Processes one row of `file` (`fileBase` = its basename, for default ids;
    * `normalize`: the file's reading options from `eagle3prep.jsonc`).
-   * Never throws for bad data: a row that cannot be used is `dropped` or `errored`.
+   * Never throws: a row that cannot be used is `dropped` or `errored`, and so is
+   * a row on which the code fails (an `internal error …` message, or
+   * {@link unexpectedRowError}'s wording for a stack overflow).
    * A row holding several conversations (`split`) writes the records of each and
    * sets aside each prompt part; its fate is `written` when any record was
    * written, else `setAside` when a part was set aside, else the first part's fate.
    */
   processRow(row: Pick<RawRow, 'line' | 'element' | 'value' | 'error'>, file: string, fileBase: string, normalize: NormalizeOptions = {}): RowResult {
+    try {
+      return this.processRowUnguarded(row, file, fileBase, normalize);
+    } catch (e) {
+      // A bug or an exhausted resource on odd data errors this row only; the message names what happened.
+      const res = emptyResult(row.line);
+      if (row.element !== undefined) res.element = row.element;
+      res.message = unexpectedRowError(e);
+      return res;
+    }
+  }
+
+  private processRowUnguarded(
+    row: Pick<RawRow, 'line' | 'element' | 'value' | 'error'>,
+    file: string,
+    fileBase: string,
+    normalize: NormalizeOptions,
+  ): RowResult {
     const res: RowResult = emptyResult(row.line);
     if (row.element !== undefined) res.element = row.element;
     if (row.error !== undefined) {
@@ -100,6 +149,8 @@ export class RowProcessor {
       case 'prompt':
       case 'split': {
         const parts = conversationsOf(outcome);
+        // --dedup: one key over the row's conversations (a row holding several is a duplicate only as a whole).
+        if (this.settings.dedup) res.dedupKey = parts.map((p) => conversationKey(p.conversation)).join('');
         const unread = parts[0].conversation.unreadFields;
         if (unread?.length) res.unreadFields = unread;
         res.notes.push(...(parts[0].conversation.notes ?? []));
@@ -216,6 +267,8 @@ export class RowProcessor {
     const row = rowFate({ written: res.records.length, drops, targetErrors: built.targetErrors });
     if (row.fate === 'written') {
       res.fate = 'written';
+      // A turn without reasoning trained with the empty think block the template writes for it (checkTemplate's finding, per row).
+      if (built.records.some((rec) => rec.spans.some(([a, b]) => EMPTY_THINK.test(rec.text.slice(a, b))))) res.notes.push('empty_think_trained');
       res.renderedTokens = renderedTokens;
       res.tokenCounts = countRowTokens(written);
     } else if (row.fate === 'errored') {
@@ -320,4 +373,19 @@ function mergeTokenCounts(a: TokenCountDelta, b: TokenCountDelta): TokenCountDel
   }
   const ids = Uint32Array.from([...all.keys()].sort((x, y) => x - y));
   return { ids, all: Uint32Array.from(ids, (id) => all.get(id)!), trained: Uint32Array.from(ids, (id) => trained.get(id)!) };
+}
+
+/**
+ * The error message of a row whose processing threw: a JavaScript stack
+ * overflow (content nested too deep for a recursive step) is named as such;
+ * anything else is an internal error with its message. Never throws.
+ */
+export function unexpectedRowError(e: unknown): string {
+  try {
+    if (isStackOverflow(e))
+      return `the row is nested too deep to process (JavaScript stack overflow: ${(e as Error).message}); rows are read up to ${MAX_JSON_DEPTH} levels of arrays/objects, and JSON text inside string fields is parsed to that depth too`;
+    return `internal error processing the row: ${errorMessage(e)}`;
+  } catch {
+    return 'internal error processing the row';
+  }
 }

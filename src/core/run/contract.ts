@@ -9,6 +9,8 @@ import type { TemplateCheck } from '../templates/checkTemplate';
 import type { MaskPolicy } from '../types';
 import type { RunOutputPaths } from './outputFiles';
 import type { LengthStats } from './stats';
+/** The status word of a file and of a run (`run/status.ts` decides it). */
+export type RunStatus = 'ok' | 'warnings' | 'degraded' | 'failed';
 
 /**
  * What happens to a record longer than `maxLength` tokens: `drop` it (`too_long`, the default),
@@ -72,7 +74,50 @@ export interface PrepareOptions {
    * `rowsInFile`, and `eagle3-prep merge-reports` combines the N reports.
    */
   shard?: { index: number; count: number };
+  /**
+   * Fail the run (nothing written) when any row errored or any data-changing
+   * warning fired (`core/codes.ts` `changesData`, drops included, and the chat
+   * template check's data-changing findings such as `empty_think_trained`).
+   */
+  strict?: boolean;
+  /**
+   * Fail the run when a file's errored rows exceed this share of its rows read
+   * (0 to 1; 0 = any errored row fails). Default: no limit (errored rows make the
+   * file `degraded`, the run still succeeds).
+   */
+  maxErrorRate?: number;
+  /**
+   * When a file fails (unreadable, nothing usable, over `maxErrorRate`, strict),
+   * write the other files and list the failed ones as skipped in the report,
+   * instead of failing the run.
+   */
+  skipFailedFiles?: boolean;
+  /**
+   * Write conversations that are identical after normalization once: the later
+   * ones are dropped with reason `duplicate`, across all files of the run (and
+   * of the runs sharing {@link PrepareHooks.dedup}); first occurrence in input order wins.
+   */
+  dedup?: boolean;
+  /**
+   * Process only the first `sampleRows` rows of each file, write nothing (no
+   * output folder is created), and estimate the whole run from the sample
+   * (`PrepareResult.dryRun`).
+   */
+  dryRun?: { sampleRows: number };
+  /**
+   * Files the records are written to (docs/outputs.md): `jsonl` (default)
+   * `tokenized_data.jsonl`; `parquet` `tokenized_data.parquet` (schema in
+   * `parquetOutput.ts`); `both` the two, with the same records in the same order.
+   * `prompts_to_generate.jsonl` is JSONL whatever the format (`generate` reads it).
+   */
+  format?: OutputFormat;
 }
+
+/** The record file formats of a run (`--format`, the `eagle3prep.outputFormat` setting); the first is the default. */
+export const OUTPUT_FORMATS = ['jsonl', 'parquet', 'both'] as const;
+
+/** One of {@link OUTPUT_FORMATS}. */
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 /** Progress event, emitted at most every ~100 ms and once at each file end. */
 export interface PrepareProgress {
@@ -84,6 +129,13 @@ export interface PrepareProgress {
   /** Bytes of the current file consumed so far and its size, for a percentage. */
   bytesRead: number;
   bytesTotal: number;
+  /** Tokens of the records written so far in the current file, and trainable ones among them. */
+  tokensWritten: number;
+  /** Rows processed but not written (dropped or errored) in the current file so far. */
+  rowsDropped: number;
+  rowsErrored: number;
+  /** Worker threads of the run (1 = the run's own thread). */
+  workers: number;
 }
 
 export interface PrepareHooks {
@@ -91,6 +143,13 @@ export interface PrepareHooks {
   /** Log lines for an output channel / stderr. */
   log?: (line: string) => void;
   signal?: AbortSignal;
+  /**
+   * The conversations already written (`RowResult.dedupKey`: 16 bytes of a
+   * SHA-256 as a latin1 string, one per written or set-aside conversation),
+   * shared by the runs of one command (`--dedup` across output folders);
+   * default: a fresh set per run.
+   */
+  dedup?: Set<string>;
 }
 
 /** Per-input-file accounting; `written + setAside + dropped + errored == rowsRead` always. */
@@ -124,7 +183,7 @@ export interface FileReport {
    * Empty when every field of the file is understood; absent in reports written
    * before it was counted. (Named as issue 12 names it.)
    */
-  unread_fields?: Record<string, { count: number; lines: number[] }>;
+  unreadFields?: Record<string, { count: number; lines: number[] }>;
   trainableTokens: number;
   totalTokens: number;
   /**
@@ -137,6 +196,41 @@ export interface FileReport {
   input?: { size: number; mtimeMs: number };
   /** Sharded runs only: rows of the file across all shards (this shard read `rowsRead` of them). */
   rowsInFile?: number;
+  /** The file's status (`run/status.ts`); the run's is the worst of its files'. */
+  status?: RunStatus;
+  /** Why the file failed (set when `status` is `failed`). */
+  failure?: string;
+  /** The file failed and `--skip-failed-files` left it out: none of its rows are in the outputs or the totals. */
+  skipped?: boolean;
+}
+
+/** A data-changing warning of a run, with what it means and what to do. */
+export interface RunWarning {
+  code: string;
+  /** Rows (or records) it fired for; for a chat template finding, the probes that showed it. */
+  count: number;
+  /** `rows`: noted per row (`core/codes.ts`); `template`: found by the chat template check, applies to every record of that shape. */
+  source: 'rows' | 'template';
+  meaning: string;
+  remedy?: string;
+  /** Files it fired in (absolute paths); all files that wrote records for a template finding. */
+  files: string[];
+}
+
+/** What a dry run estimates for one file from its sampled rows. */
+export interface DryRunEstimate {
+  file: string;
+  /** Rows processed (the sample) and the input bytes they took. */
+  rowsSampled: number;
+  bytesSampled: number;
+  bytesTotal: number;
+  /** True when the sample is the whole file (the numbers are exact). */
+  complete: boolean;
+  /** Whole-file estimates, extrapolated by bytes. */
+  rows: number;
+  records: number;
+  tokens: number;
+  trainableTokens: number;
 }
 
 /** The result of a run, also written as `report.json`. */
@@ -145,7 +239,17 @@ export interface PrepareResult {
   /** Why the run failed (e.g. `samples/x.jsonl yielded no record and no prompt`). */
   failures: string[];
   outDir: string;
-  outputs: RunOutputPaths;
+  /**
+   * The output paths. `tokenizedData` is the JSONL's path, written unless
+   * `format` is `parquet`; `tokenizedDataParquet` is set when the run wrote
+   * Parquet; `written` lists every file the run wrote (empty when it failed:
+   * a failed run changes nothing in its output folder).
+   */
+  outputs: RunOutputPaths & {
+    tokenizedDataParquet?: string;
+    format?: OutputFormat;
+    written?: string[];
+  };
   tokenizer: { dir: string; name: string; hash: string; embeddedDefault: boolean };
   templateKwargs: Record<string, unknown>;
   mask: MaskPolicy;
@@ -165,7 +269,22 @@ export interface PrepareResult {
    */
   templateCheck: Omit<TemplateCheck, 'records' | 'turns'> | null;
   files: FileReport[];
-  totals: Omit<FileReport, 'file' | 'format' | 'evidence' | 'errors' | 'errorReasons' | 'dropped' | 'notes' | 'rowsInFile' | 'input' | 'unread_fields'> & {
+  totals: Omit<
+    FileReport,
+    | 'file'
+    | 'format'
+    | 'evidence'
+    | 'errors'
+    | 'errorReasons'
+    | 'dropped'
+    | 'notes'
+    | 'rowsInFile'
+    | 'input'
+    | 'status'
+    | 'failure'
+    | 'skipped'
+    | 'unreadFields'
+  > & {
     dropped: Record<string, number>;
     /** Errored rows per reason code (only errors that have one), when there were any. */
     errorReasons?: Record<string, number>;
@@ -173,6 +292,16 @@ export interface PrepareResult {
   elapsedMs: number;
   /** Set when the run was one shard (`--shard I/N`), or a merge of N shards (`merged: true`). */
   shard?: { index: number; count: number; merged?: boolean };
+  /** The run's status: the worst of its files' (`run/status.ts`); `failed` when `ok` is false. */
+  status?: RunStatus;
+  /** Every data-changing warning of the run, most frequent first. */
+  warnings?: RunWarning[];
+  /** Files left out by `skipFailedFiles`, with why. */
+  skippedFiles?: { file: string; reason: string }[];
+  /** The run policy: strict, error-rate limit, dedup. */
+  policy?: { strict: boolean; maxErrorRate: number | null; skipFailedFiles: boolean; dedup: boolean };
+  /** Set for a dry run: nothing was written; estimates from the first rows of each file. */
+  dryRun?: { sampleRows: number; files: DryRunEstimate[] };
 }
 
 /**
@@ -194,6 +323,8 @@ export interface RowResult {
   notes: string[];
   /** Field paths of the row that were neither read nor known metadata (`Conversation.unreadFields`). */
   unreadFields?: string[];
+  /** With `dedup`: a hash of the normalized conversation (roles, texts, reasoning, tool calls, tools), for written and set-aside rows. */
+  dedupKey?: string;
   /** `tokenized_data.jsonl` lines (JSON of a {@link TokenizedRecord}, newline included), in record order. */
   records: string[];
   /** The `prompts_to_generate.jsonl` line when `fate` is `setAside`. */
@@ -220,7 +351,7 @@ export interface TokenCountDelta {
 /** The settings a row processor needs; the same in every worker of a run. */
 export type RowSettings = Pick<
   PrepareOptions,
-  'tokenizerDir' | 'mask' | 'maxLength' | 'truncate' | 'long' | 'grouping' | 'minTrainableTokens' | 'templateKwargs'
+  'tokenizerDir' | 'mask' | 'maxLength' | 'truncate' | 'long' | 'grouping' | 'minTrainableTokens' | 'templateKwargs' | 'dedup'
 >;
 
 /** What a run reports about its tokenizer and chat template, found where the tokenizer is loaded (this thread or the first pool worker). */

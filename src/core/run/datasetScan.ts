@@ -18,8 +18,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
 import { normalizeRow } from '../formats/normalize';
-import { OUTPUT_FILES } from './outputFiles';
-import { defaultOutDir, type FileReport, type PrepareResult } from './pipeline';
+import { OUTPUT_FILES, TOKENIZED_DATA_PARQUET } from './outputFiles';
+import { defaultOutDir } from './inputs';
+import type { FileReport, PrepareResult, RunStatus } from './contract';
+import { readReport, ReportReadError, REPORT_SCHEMA_VERSION } from './report';
 import { applyProjectConfig, loadProjectConfigFor, type ProjectConfig } from '../read/projectConfig';
 import { countRows, DATASET_FILE_RE, readRows } from '../read/readers';
 import { defaultTokenizerDir, tokenizerFilesHashOf, tokenizerFilesStamp } from '../tokenizers/tokenizer';
@@ -147,6 +149,8 @@ export interface OutputState {
   reportMd?: string;
   /** The run's `ok` (false: the report lists failures). */
   ok?: boolean;
+  /** The file's status in the last run (`run/status.ts`); undefined for reports of earlier versions. */
+  status?: RunStatus;
   failures?: string[];
   /** This file's entry of the report. */
   fileReport?: FileReport;
@@ -184,17 +188,22 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   const none: OutputState = { state: 'none', outDir, staleBecause: [] };
   let st: fs.Stats | undefined;
   let report: PrepareResult;
+  let schemaVersion: number;
   try {
     st = fs.statSync(reportJson, { throwIfNoEntry: false });
     if (!st) return none;
-    report = JSON.parse(fs.readFileSync(reportJson, 'utf8')) as PrepareResult;
+    ({ report, schemaVersion } = readReport(reportJson));
   } catch (e) {
-    return { ...none, staleBecause: [`${reportJson} cannot be read: ${(e as Error).message}`] };
+    return { ...none, staleBecause: [e instanceof ReportReadError ? e.message : `${reportJson} cannot be read: ${(e as Error).message}`] };
   }
   const fr = report.files?.find((f) => path.resolve(f.file) === abs);
   if (!fr) return none;
+  // The records file: the JSONL, or the Parquet file of a run with `format: parquet` (docs/outputs.md).
+  const parquetOnly = report.outputs?.format === 'parquet';
   const names: [string, string][] = [
-    [OUTPUT_FILES.tokenizedData, report.outputs?.tokenizedData ?? path.join(outDir, OUTPUT_FILES.tokenizedData)],
+    parquetOnly
+      ? [TOKENIZED_DATA_PARQUET, report.outputs?.tokenizedDataParquet ?? path.join(outDir, TOKENIZED_DATA_PARQUET)]
+      : [OUTPUT_FILES.tokenizedData, report.outputs?.tokenizedData ?? path.join(outDir, OUTPUT_FILES.tokenizedData)],
     [OUTPUT_FILES.promptsToGenerate, report.outputs?.promptsToGenerate ?? path.join(outDir, OUTPUT_FILES.promptsToGenerate)],
     [OUTPUT_FILES.reportMd, report.outputs?.reportMd ?? path.join(outDir, OUTPUT_FILES.reportMd)],
   ];
@@ -214,13 +223,15 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   if (opts.tokenizerHash && report.tokenizer?.hash && opts.tokenizerHash !== report.tokenizer.hash) {
     why.push(`tokenizer changed (run: ${report.tokenizer.name} ${report.tokenizer.hash}, active: ${opts.tokenizerHash})`);
   }
-  if (!outputs[0].exists) why.push(`${OUTPUT_FILES.tokenizedData} is missing`);
+  if (!outputs[0].exists) why.push(`${outputs[0].name} is missing`);
+  if (schemaVersion < REPORT_SCHEMA_VERSION) why.push(`report.json was written by an earlier eagle3-prep (schema ${schemaVersion}, no status): prepare again`);
   return {
     state: why.length ? 'stale' : 'prepared',
     outDir,
     reportJson,
     reportMd: outputs[2].path,
     ok: report.ok,
+    status: fr.status,
     failures: report.failures,
     fileReport: fr,
     records: fr.recordsWritten,

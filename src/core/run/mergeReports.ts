@@ -9,14 +9,17 @@
  * the shards' `tokenized_data.jsonl` and `prompts_to_generate.jsonl` back into
  * input order (a k-way merge on each line's `source` file and line).
  */
-import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { AtomicOutput } from './output';
-import { OUTPUT_FILES, outputPathsIn, TOKEN_COUNTS_FILE } from './outputFiles';
+import { OUTPUT_FILES, outputPathsIn, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
+import { ParquetRecordsOutput, readParquetRecords, removeStaleRecordFiles } from './parquetOutput';
+import type { TokenizedRecord } from '../types';
 import type { FileReport, PrepareResult } from './contract';
-import { computeTotals, runFailures } from './pipeline';
-import { writeReports } from './report';
+import { computeTotals, runFailures } from './accounting';
+import { readReport, writeReports } from './report';
+import { applyStatus } from './status';
 import { mergeLengthStats } from './stats';
 import { readTokenCounts, TokenCounter, tokenCountsJson } from './tokenCounts';
 import { writeFileAtomic } from './output';
@@ -31,14 +34,11 @@ export class MergeError extends Error {}
 export function readShardReport(path: string): PrepareResult {
   const p = existsSync(path) && statSync(path).isDirectory() ? join(path, OUTPUT_FILES.reportJson) : path;
   if (!existsSync(p)) throw new MergeError(`${p}: no such report (give a shard's output folder or its report.json)`);
-  let r: PrepareResult;
   try {
-    r = JSON.parse(readFileSync(p, 'utf8'));
+    return readReport(p).report;
   } catch (e) {
-    throw new MergeError(`${p}: not JSON: ${(e as Error).message}`);
+    throw new MergeError((e as Error).message);
   }
-  if (!r || !Array.isArray(r.files) || !r.totals || !r.outputs) throw new MergeError(`${p}: not an eagle3-prep report.json`);
-  return r;
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
@@ -92,6 +92,8 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
     ) {
       throw new MergeError(`${r.outDir}: other input files than ${first.outDir}`);
     }
+    if (r.skippedFiles?.length)
+      throw new MergeError(`${r.outDir}: the shard skipped files (--skip-failed-files): ${r.skippedFiles.map((x) => x.file).join(', ')}`);
     const bad = runFailures(r.files, { allowEmpty: true });
     if (bad.length) throw new MergeError(`${r.outDir}: ${bad.join('; ')}`);
   }
@@ -116,7 +118,7 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
       dropped: {},
       errors: [],
       notes: {},
-      unread_fields: {},
+      unreadFields: {},
       trainableTokens: 0,
       totalTokens: 0,
       ...(f0.input ? { input: f0.input } : {}),
@@ -131,8 +133,8 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
         m[k] += p[k];
       for (const [code, c] of Object.entries(p.notes)) m.notes[code] = (m.notes[code] ?? 0) + c;
       // Reports written before unread fields were counted have none.
-      for (const [field, u] of Object.entries(p.unread_fields ?? {})) {
-        const t = ((m.unread_fields ??= {})[field] ??= { count: 0, lines: [] });
+      for (const [field, u] of Object.entries(p.unreadFields ?? {})) {
+        const t = ((m.unreadFields ??= {})[field] ??= { count: 0, lines: [] });
         t.count += u.count;
         t.lines = [...t.lines, ...u.lines].sort((a, b) => a - b).slice(0, 10);
       }
@@ -154,8 +156,10 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
   });
   const out = resolve(outDir);
   const failures = runFailures(files, opts);
-  return {
-    ...first,
+  const failed = new Set(files.filter((f) => runFailures([f], opts).length > 0).map((f) => f.file));
+  const { status: _s, warnings: _w, ...base } = first;
+  const merged: PrepareResult = {
+    ...base,
     ok: failures.length === 0,
     failures,
     outDir: out,
@@ -165,6 +169,8 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
     elapsedMs: Math.max(...reports.map((r) => r.elapsedMs)),
     shard: { index: 0, count: n, merged: true },
   };
+  applyStatus(merged, failed);
+  return merged;
 }
 
 /** The `source` of a record or prompt line, read without parsing the whole line. */
@@ -174,6 +180,38 @@ async function* lines(path: string): AsyncGenerator<string> {
   if (!existsSync(path)) return;
   const rl = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
   for await (const l of rl) if (l.length) yield l;
+}
+
+/** Input order of a row: (file index, line, element on that line; -1 when the row has the line to itself). */
+type OrderKey = [number, number, number];
+
+function before(a: OrderKey, b: OrderKey): boolean {
+  return a[0] !== b[0] ? a[0] < b[0] : a[1] !== b[1] ? a[1] < b[1] : a[2] < b[2];
+}
+
+/**
+ * A k-way merge of sequences that are each in input order: repeatedly emits the
+ * item with the smallest key among the sequences' next items (a row lives in one
+ * shard, so this restores the order of a single run).
+ * @returns the number of items emitted
+ */
+async function mergeInOrder<T>(its: AsyncIterator<T>[], key: (item: T, from: number) => OrderKey, emit: (item: T) => Promise<void>): Promise<number> {
+  const heads: ({ item: T; key: OrderKey } | null)[] = [];
+  for (let i = 0; i < its.length; i++) {
+    const r = await its[i].next();
+    heads.push(r.done ? null : { item: r.value, key: key(r.value, i) });
+  }
+  let count = 0;
+  for (;;) {
+    let best = -1;
+    for (let i = 0; i < heads.length; i++) if (heads[i] && (best < 0 || before(heads[i]!.key, heads[best]!.key))) best = i;
+    if (best < 0) break;
+    await emit(heads[best]!.item);
+    count++;
+    const r = await its[best].next();
+    heads[best] = r.done ? null : { item: r.value, key: key(r.value, best) };
+  }
+  return count;
 }
 
 /**
@@ -186,31 +224,45 @@ async function* lines(path: string): AsyncGenerator<string> {
  */
 export async function mergeOutputLines(shardFiles: string[], fileOrder: string[], out: AtomicOutput): Promise<number> {
   const fileIndex = new Map(fileOrder.map((f, i) => [f, i]));
-  const its = shardFiles.map((f) => lines(f));
-  // Input order: (file index, line, element on that line; -1 when the row has the line to itself).
-  const key = (l: string, from: string): [number, number, number] => {
+  const key = (l: string, from: number): OrderKey => {
     const m = SOURCE_RE.exec(l);
     const fi = m ? fileIndex.get(JSON.parse(m[1])) : undefined;
-    if (!m || fi === undefined) throw new MergeError(`${from}: a line without a known "source" (${l.slice(0, 80)}…)`);
+    if (!m || fi === undefined) throw new MergeError(`${shardFiles[from]}: a line without a known "source" (${l.slice(0, 80)}…)`);
     return [fi, Number(m[2]), m[3] === undefined ? -1 : Number(m[3])];
   };
-  const before = (a: [number, number, number], b: [number, number, number]) => (a[0] !== b[0] ? a[0] < b[0] : a[1] !== b[1] ? a[1] < b[1] : a[2] < b[2]);
-  const heads: ({ line: string; key: [number, number, number] } | null)[] = [];
-  for (let i = 0; i < its.length; i++) {
-    const r = await its[i].next();
-    heads.push(r.done ? null : { line: r.value, key: key(r.value, shardFiles[i]) });
-  }
-  let count = 0;
-  for (;;) {
-    let best = -1;
-    for (let i = 0; i < heads.length; i++) if (heads[i] && (best < 0 || before(heads[i]!.key, heads[best]!.key))) best = i;
-    if (best < 0) break;
-    await out.write(heads[best]!.line + '\n');
-    count++;
-    const r = await its[best].next();
-    heads[best] = r.done ? null : { line: r.value, key: key(r.value, shardFiles[best]) };
-  }
-  return count;
+  return mergeInOrder(
+    shardFiles.map((f) => lines(f)),
+    key,
+    (l) => out.write(l + '\n'),
+  );
+}
+
+/**
+ * Merges the shards' `tokenized_data.parquet` files into `out` in input order,
+ * record by record (read back with hyparquet row group by row group, so memory
+ * holds one row group per shard plus the row group being written).
+ * @returns the number of records written
+ */
+export async function mergeParquetRecords(shardFiles: string[], fileOrder: string[], out: ParquetRecordsOutput): Promise<number> {
+  const fileIndex = new Map(fileOrder.map((f, i) => [f, i]));
+  const key = (r: TokenizedRecord, from: number): OrderKey => {
+    const fi = fileIndex.get(r.source?.file);
+    if (fi === undefined) throw new MergeError(`${shardFiles[from]}: a record without a known "source" (${String(r.id).slice(0, 80)})`);
+    return [fi, r.source.line, r.source.element ?? -1];
+  };
+  return mergeInOrder(
+    shardFiles.map((f) => (existsSync(f) ? readParquetRecords(f) : emptyRecords())),
+    key,
+    (r) => out.write(r),
+  );
+}
+
+async function* emptyRecords(): AsyncGenerator<TokenizedRecord> {}
+
+/** The record formats every shard wrote (`outputs.format`; reports made before it wrote JSONL). */
+function commonFormats(reports: PrepareResult[]): { jsonl: boolean; parquet: boolean } {
+  const has = (r: PrepareResult, f: 'jsonl' | 'parquet') => (r.outputs.format ?? 'jsonl') === f || r.outputs.format === 'both';
+  return { jsonl: reports.every((r) => has(r, 'jsonl')), parquet: reports.every((r) => has(r, 'parquet') && r.outputs.tokenizedDataParquet) };
 }
 
 /**
@@ -227,33 +279,70 @@ export async function mergeReports(paths: string[], outDir: string, opts: { data
     if (resolve(r.outDir) === merged.outDir)
       throw new MergeError(`--out ${outDir} is the output folder of shard ${r.shard?.index}; merge into a folder of its own`);
   }
+  merged.outputs.written = [merged.outputs.reportJson, merged.outputs.reportMd];
   if (opts.data) {
     const order = merged.files.map((f) => f.file);
-    // Both files are checked against the reports before either replaces anything in --out.
-    const data = new AtomicOutput(merged.outputs.tokenizedData);
+    // Each record format every shard wrote is merged; shards that share no format cannot be merged.
+    const formats = commonFormats(reports);
+    if (!formats.jsonl && !formats.parquet)
+      throw new MergeError('the shards wrote their records in different formats (--format): merge needs one format every shard wrote');
+    merged.outputs.format = formats.jsonl && formats.parquet ? 'both' : formats.parquet ? 'parquet' : 'jsonl';
+    if (formats.parquet) merged.outputs.tokenizedDataParquet = join(merged.outDir, TOKENIZED_DATA_PARQUET);
+    else delete merged.outputs.tokenizedDataParquet;
+    // Every file is checked against the reports before any replaces anything in --out.
+    const data = formats.jsonl ? new AtomicOutput(merged.outputs.tokenizedData) : null;
+    const parquet = formats.parquet ? new ParquetRecordsOutput(merged.outputs.tokenizedDataParquet!, { createdBy: 'eagle3-prep merge-reports' }) : null;
     const prompts = new AtomicOutput(merged.outputs.promptsToGenerate);
+    const abortAll = async () => {
+      for (const o of [data, parquet, prompts]) await o?.abort().catch(() => {});
+    };
     try {
-      const nRec = await mergeOutputLines(
-        reports.map((r) => r.outputs.tokenizedData),
-        order,
-        data,
-      );
+      if (data) {
+        const nRec = await mergeOutputLines(
+          reports.map((r) => r.outputs.tokenizedData),
+          order,
+          data,
+        );
+        if (nRec !== merged.totals.recordsWritten)
+          throw new MergeError(`the shards' tokenized_data.jsonl hold ${nRec} records, their reports ${merged.totals.recordsWritten}`);
+      }
+      if (parquet) {
+        const nRec = await mergeParquetRecords(
+          reports.map((r) => r.outputs.tokenizedDataParquet!),
+          order,
+          parquet,
+        );
+        if (nRec !== merged.totals.recordsWritten)
+          throw new MergeError(`the shards' tokenized_data.parquet hold ${nRec} records, their reports ${merged.totals.recordsWritten}`);
+        await parquet.finish();
+      }
       const nPrompt = await mergeOutputLines(
         reports.map((r) => r.outputs.promptsToGenerate),
         order,
         prompts,
       );
-      if (nRec !== merged.totals.recordsWritten)
-        throw new MergeError(`the shards' tokenized_data.jsonl hold ${nRec} records, their reports ${merged.totals.recordsWritten}`);
       if (nPrompt !== merged.totals.rowsSetAside)
         throw new MergeError(`the shards' prompts_to_generate.jsonl hold ${nPrompt} prompts, their reports ${merged.totals.rowsSetAside}`);
+      await parquet?.commit();
+      await data?.commit();
+      await prompts.commit();
+      // A record file of the other format left by an earlier merge into --out would not match these records.
+      removeStaleRecordFiles(merged.outDir, merged.outputs.format);
     } catch (e) {
-      await data.abort();
-      await prompts.abort();
+      await abortAll();
       throw e;
     }
-    await data.commit();
-    await prompts.commit();
+    merged.outputs.written = [
+      ...(data ? [data.path] : []),
+      ...(parquet ? [parquet.path] : []),
+      prompts.path,
+      merged.outputs.reportJson,
+      merged.outputs.reportMd,
+    ];
+  } else {
+    // Without --data only the reports are written here; the records stay in the shards' folders.
+    delete merged.outputs.format;
+    delete merged.outputs.tokenizedDataParquet;
   }
   // token_counts.json: the shards' counts added (when every shard wrote one).
   const countFiles = reports.map((r) => r.tokenCounts);
@@ -263,6 +352,7 @@ export async function mergeReports(paths: string[], outDir: string, opts: { data
     const first = readTokenCounts(countFiles[0]);
     merged.tokenCounts = join(merged.outDir, TOKEN_COUNTS_FILE);
     await writeFileAtomic(merged.tokenCounts, tokenCountsJson(counter.result(first.tokenizer, first.modelVocabSize)));
+    merged.outputs.written.splice(merged.outputs.written.length - 2, 0, merged.tokenCounts);
   } else delete merged.tokenCounts;
   await writeReports(merged);
   return merged;

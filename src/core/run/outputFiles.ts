@@ -17,6 +17,9 @@ export const OUTPUT_FILES = {
   reportMd: 'report.md',
 } as const;
 
+/** The records as Parquet (`--format parquet|both`, run/parquetOutput.ts): the same records as {@link OUTPUT_FILES}.tokenizedData. */
+export const TOKENIZED_DATA_PARQUET = 'tokenized_data.parquet';
+
 /** Token-id counts of the written records (run/tokenCounts.ts), beside the outputs when the run succeeds. */
 export const TOKEN_COUNTS_FILE = 'token_counts.json';
 

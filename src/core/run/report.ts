@@ -2,12 +2,87 @@
  * `report.json` and `report.md`: what a run read, wrote, set aside, dropped
  * and errored, per input file, with the settings that produced it.
  */
+import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { CODES } from '../codes';
 import { writeFileAtomic } from './output';
-import { OUTPUT_FILES, TOKEN_COUNTS_FILE } from './outputFiles';
-import type { FileReport, PrepareResult } from './contract';
+import { OUTPUT_FILES, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
+import { fromSnakeJson, toSnakeJson } from './jsonCase';
+import type { FileReport, PrepareResult, RunStatus } from './contract';
 import type { Distribution, LengthStats } from './stats';
+
+/**
+ * Version of the `report.json` schema (docs/outputs.md "report.json"): 2 = snake_case
+ * keys with `schema_version`, `status`, `warnings`. Reports without
+ * `schema_version` are version 1 (camelCase, written before 0.2).
+ */
+export const REPORT_SCHEMA_VERSION = 2;
+
+/** The `report.json` document of a run: snake_case, `schema_version` first. The CLI's `--json` prints the same. */
+export function reportToJson(r: PrepareResult): Record<string, unknown> {
+  return toSnakeJson(r, REPORT_SCHEMA_VERSION);
+}
+
+/** A `report.json` that cannot be read or is not a report; the message names the file. */
+export class ReportReadError extends Error {}
+
+/** A report read back: the in-memory shape, and the schema version it was written with. */
+export interface ReadReport {
+  report: PrepareResult;
+  /** 1 for reports of earlier versions (camelCase, no status): readable, but older than this version's runs. */
+  schemaVersion: number;
+}
+
+/**
+ * Turns parsed `report.json` data into the in-memory {@link PrepareResult}:
+ * schema 2 (snake_case) converted at this boundary; schema 1 (camelCase, no
+ * `schema_version`) taken as it is. The one reader of reports: merge-reports,
+ * the Datasets view, Problems and the tests all go through it.
+ * @param where the file, for error messages
+ * @throws ReportReadError when the data is not an eagle3-prep report
+ */
+export function parseReport(data: unknown, where = 'report.json'): ReadReport {
+  if (!data || typeof data !== 'object' || Array.isArray(data)) throw new ReportReadError(`${where}: not an eagle3-prep report.json (not a JSON object)`);
+  const o = data as Record<string, unknown>;
+  const v = o.schema_version;
+  let report: PrepareResult;
+  let schemaVersion: number;
+  if (v === undefined) {
+    report = o as unknown as PrepareResult;
+    schemaVersion = 1;
+  } else if (typeof v === 'number' && Number.isInteger(v) && v >= 2) {
+    report = fromSnakeJson<PrepareResult>(o);
+    schemaVersion = v;
+  } else throw new ReportReadError(`${where}: unknown schema_version ${JSON.stringify(v)}`);
+  if (!Array.isArray(report.files) || !report.totals || !report.outputs || typeof report.ok !== 'boolean')
+    throw new ReportReadError(`${where}: not an eagle3-prep report.json (no files, totals or outputs)`);
+  return { report, schemaVersion };
+}
+
+/**
+ * Reads a `report.json` file (see {@link parseReport}).
+ * @throws ReportReadError naming the file when it cannot be read, is not JSON or not a report
+ */
+export function readReport(path: string): ReadReport {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ReportReadError(`${path}: cannot be read: ${(e as Error).message}`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new ReportReadError(`${path}: not JSON: ${(e as Error).message}`);
+  }
+  return parseReport(data, path);
+}
+
+/** The word a status is shown as: `OK`, `WARNINGS`, `DEGRADED`, `FAILED`. */
+export function statusWord(s: RunStatus | undefined): string {
+  return (s ?? 'ok').toUpperCase();
+}
 
 /** Exact grouping costing more than this many times the conversations rendered once gets the merged figure named (issue 13). */
 export const AMPLIFICATION_WARN = 2;
@@ -71,6 +146,8 @@ function fileSection(f: FileReport, base: string, grouping: string): string {
   const lines = [
     `## ${rel}`,
     '',
+    `Status: **${statusWord(f.status)}**${f.skipped ? ' — skipped (--skip-failed-files): none of its rows are in the outputs' : ''}${f.failure ? `\n\n${f.failure}` : ''}`,
+    '',
     `Format: **${f.format}**`,
     '',
     ...f.evidence.map((e) => `- ${e}`),
@@ -94,7 +171,7 @@ function fileSection(f: FileReport, base: string, grouping: string): string {
     for (const e of f.errors) lines.push(`- line ${e.line}: ${e.message.replace(/\n/g, ' ')}`);
     lines.push('');
   }
-  const unread = Object.entries(f.unread_fields ?? {});
+  const unread = Object.entries(f.unreadFields ?? {});
   if (unread.length) {
     lines.push('Fields not read (neither read by the shape nor known metadata: check whether one holds what the model wrote):', '');
     for (const [k, v] of unread) lines.push(`- \`${k}\` in ${v.count} rows (lines ${v.lines.join(', ')}${v.count > v.lines.length ? ', …' : ''})`);
@@ -134,18 +211,27 @@ function promptLines(r: PrepareResult): number {
   return r.totals.rowsSetAside + r.files.reduce((a, f) => a + (f.notes.split_part_set_aside ?? 0), 0);
 }
 
+/** The record files of a run's format, as Markdown code spans (`tokenized_data.jsonl` for reports made before `format`). */
+function recordFiles(r: PrepareResult): string {
+  const f = r.outputs.format ?? 'jsonl';
+  const names = [...(f !== 'parquet' ? [OUTPUT_FILES.tokenizedData] : []), ...(f !== 'jsonl' ? [TOKENIZED_DATA_PARQUET] : [])];
+  return names.map((n) => `\`${n}\``).join(' and ');
+}
+
 /** Renders the readable report (Markdown) of a run. */
 export function renderReportMarkdown(r: PrepareResult): string {
   const t = r.totals;
   const head = [
     '# EAGLE-3 prepare report',
     '',
-    r.ok ? '**Status: OK**' : `**Status: FAILED**\n\n${r.failures.map((f) => `- ${f}`).join('\n')}`,
+    `**Status: ${statusWord(r.status ?? (r.ok ? 'ok' : 'failed'))}**`,
     '',
+    ...(r.ok ? [] : [...r.failures.map((f) => `- ${f}`), '']),
+    ...warningsSection(r),
     `- Tokenizer: ${r.tokenizer.name} — \`${r.tokenizer.dir}\` (sha256 ${r.tokenizer.hash})`,
     `- Mask policy: \`${r.mask}\`; grouping: \`${r.grouping ?? 'exact'}\`; max length: ${r.maxLength ?? 'none'}${r.maxLength !== null ? ` (longer records: ${r.long ?? (r.truncate ? 'truncate' : 'drop')})` : ''}${(r.minTrainableTokens ?? 1) > 1 ? `; min trainable tokens per record: ${r.minTrainableTokens}` : ''}`,
     `- Template kwargs: \`${JSON.stringify(r.templateKwargs)}\``,
-    `- Outputs: \`${OUTPUT_FILES.tokenizedData}\` (${t.recordsWritten} records), \`${OUTPUT_FILES.promptsToGenerate}\` (${promptLines(r)} prompts)${r.tokenCounts ? `, \`${TOKEN_COUNTS_FILE}\` (token-id counts for \`eagle3-prep draft-vocab\`)` : ''}`,
+    `- Outputs: ${recordFiles(r)} (${t.recordsWritten} records), \`${OUTPUT_FILES.promptsToGenerate}\` (${promptLines(r)} prompts)${r.tokenCounts ? `, \`${TOKEN_COUNTS_FILE}\` (token-id counts for \`eagle3-prep draft-vocab\`)` : ''}`,
     `- Time: ${(r.elapsedMs / 1000).toFixed(1)} s${r.shard?.merged ? ' (slowest shard)' : ''}`,
     ...(r.shard
       ? [
@@ -167,8 +253,25 @@ export function renderReportMarkdown(r: PrepareResult): string {
   return head.join('\n') + '\n' + r.files.map((f) => fileSection(f, r.outDir + '/..', r.grouping ?? 'exact')).join('\n') + '\n';
 }
 
-/** Writes `report.json` (the {@link PrepareResult}, 2-space JSON) and `report.md`, atomically. */
+function warningsSection(r: PrepareResult): string[] {
+  const out: string[] = [];
+  if (r.skippedFiles?.length) {
+    out.push('Skipped files (--skip-failed-files; not in the outputs):', '');
+    for (const s of r.skippedFiles) out.push(`- ${s.reason}`);
+    out.push('');
+  }
+  if (!r.warnings?.length) return out;
+  out.push('Data-changing warnings (the records differ from what the source holds):', '');
+  for (const w of r.warnings)
+    out.push(
+      `- \`${w.code}\` × ${w.count}${w.source === 'template' ? ' (chat template check, probes)' : ''}: ${w.meaning}${w.remedy ? `. **What to do:** ${w.remedy}` : ''}`,
+    );
+  out.push('');
+  return out;
+}
+
+/** Writes `report.json` ({@link reportToJson}, 2-space JSON) and `report.md`, atomically. */
 export async function writeReports(r: PrepareResult): Promise<void> {
-  await writeFileAtomic(r.outputs.reportJson, JSON.stringify(r, null, 2) + '\n');
+  await writeFileAtomic(r.outputs.reportJson, JSON.stringify(reportToJson(r), null, 2) + '\n');
   await writeFileAtomic(r.outputs.reportMd, renderReportMarkdown(r));
 }

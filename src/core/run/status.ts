@@ -2,17 +2,22 @@
  * The one status word of a file and of a run, shared by the terminal summary,
  * `report.md` / `report.json`, the Datasets view, the toast and Problems:
  *
- * - `failed`: the file could not be used (a run failure names it: nothing written
- *   and nothing set aside, rows that do not add up, an unreadable file);
+ * - `failed`: the file could not be used or broke the run's policy (a run failure
+ *   names it: unreadable, nothing written and nothing set aside, rows that do not
+ *   add up, over `--max-error-rate`, a warning or error under `--strict`);
  * - `degraded`: rows were errored (the data the file holds is not all in the output);
- * - `warnings`: nothing errored, but rows were dropped or a data-changing note fired
- *   (`core/codes.ts` `isDataChanging`): the output differs from what the source holds;
- * - `ok`: every row written or set aside, and nothing changed the data.
+ * - `warnings`: nothing errored, but a data-changing warning fired: rows dropped
+ *   (except drops the user asked for, such as `duplicate`), a data-changing note
+ *   (`core/codes.ts` `isDataChanging`), or a data-changing finding of the chat
+ *   template check on a file that wrote records: the output differs from what the source holds;
+ * - `ok`: every row written or set aside as it is, and nothing changed the data.
+ *
+ * "OK" is only ever said for `ok`.
  */
-import { isDataChanging } from '../codes';
-import type { FileReport } from './contract';
+import { CODES, codeMeaning, isDataChanging } from '../codes';
+import type { FileReport, PrepareResult, RunStatus, RunWarning } from './contract';
 
-export type RunStatus = 'ok' | 'warnings' | 'degraded' | 'failed';
+export type { RunStatus } from './contract';
 
 /** Status order, best first: the run's status is the worst of its files'. */
 export const STATUS_ORDER: readonly RunStatus[] = ['ok', 'warnings', 'degraded', 'failed'];
@@ -21,18 +26,38 @@ export const STATUS_ORDER: readonly RunStatus[] = ['ok', 'warnings', 'degraded',
 export function dataChangingCodes(f: Pick<FileReport, 'notes' | 'dropped'>): { code: string; count: number }[] {
   const out = new Map<string, number>();
   for (const [code, n] of Object.entries(f.notes)) if (isDataChanging(code)) out.set(code, (out.get(code) ?? 0) + n);
-  for (const [code, d] of Object.entries(f.dropped)) out.set(code, (out.get(code) ?? 0) + d.count);
+  for (const [code, d] of Object.entries(f.dropped)) if (isDataChanging(code) || !CODES[code]) out.set(code, (out.get(code) ?? 0) + d.count);
   return [...out].map(([code, count]) => ({ code, count })).sort((a, b) => b.count - a.count || a.code.localeCompare(b.code));
+}
+
+/** The chat template check's data-changing findings (`core/codes.ts` kind `template`), with the probes that showed each. */
+export function templateWarnings(check: PrepareResult['templateCheck']): { code: string; count: number }[] {
+  const out = new Map<string, number>();
+  for (const w of check?.warnings ?? []) if (CODES[w.code]?.kind === 'template' && isDataChanging(w.code)) out.set(w.code, (out.get(w.code) ?? 0) + 1);
+  return [...out].map(([code, count]) => ({ code, count }));
+}
+
+/**
+ * The data-changing warnings of one file: its own (rows) and the template
+ * check's when the file wrote records.
+ */
+export function fileWarnings(f: FileReport, check: PrepareResult['templateCheck']): { code: string; count: number }[] {
+  return [...dataChangingCodes(f), ...(f.recordsWritten > 0 ? templateWarnings(check) : [])];
 }
 
 /**
  * The status of one input file of a run.
- * @param failed whether the run's failures name this file (`runFailures`)
+ * @param failed whether the run's failures name this file (`accounting.ts` `fileFailure`)
+ * @param templateFindings data-changing findings of the template check (count only when the file wrote records)
  */
-export function fileStatus(f: Pick<FileReport, 'rowsErrored' | 'rowsDropped' | 'notes' | 'dropped'>, failed: boolean): RunStatus {
+export function fileStatus(
+  f: Pick<FileReport, 'rowsErrored' | 'rowsDropped' | 'notes' | 'dropped' | 'recordsWritten'>,
+  failed: boolean,
+  templateFindings: readonly unknown[] = [],
+): RunStatus {
   if (failed) return 'failed';
   if (f.rowsErrored > 0) return 'degraded';
-  if (f.rowsDropped > 0 || dataChangingCodes(f).length > 0) return 'warnings';
+  if (dataChangingCodes(f).length > 0 || (f.recordsWritten > 0 && templateFindings.length > 0)) return 'warnings';
   return 'ok';
 }
 
@@ -41,4 +66,38 @@ export function worstStatus(statuses: Iterable<RunStatus>): RunStatus {
   let worst = 0;
   for (const s of statuses) worst = Math.max(worst, STATUS_ORDER.indexOf(s));
   return STATUS_ORDER[worst];
+}
+
+/** Every data-changing warning of a run (skipped files left out), with meaning, remedy and files; most frequent first. */
+export function runWarnings(r: Pick<PrepareResult, 'files' | 'templateCheck'>): RunWarning[] {
+  const byCode = new Map<string, RunWarning>();
+  for (const f of r.files) {
+    if (f.skipped) continue;
+    for (const { code, count } of dataChangingCodes(f)) {
+      const w = byCode.get(code) ?? { code, count: 0, source: 'rows' as const, meaning: codeMeaning(code), remedy: CODES[code]?.remedy, files: [] };
+      w.count += count;
+      w.files.push(f.file);
+      byCode.set(code, w);
+    }
+  }
+  const writers = r.files.filter((f) => !f.skipped && f.recordsWritten > 0).map((f) => f.file);
+  if (writers.length)
+    for (const { code, count } of templateWarnings(r.templateCheck))
+      byCode.set(code, { code, count, source: 'template', meaning: codeMeaning(code), remedy: CODES[code]?.remedy, files: writers });
+  return [...byCode.values()]
+    .map((w) => (w.remedy === undefined ? (({ remedy: _r, ...rest }) => rest)(w) : w))
+    .sort((a, b) => b.count - a.count || a.code.localeCompare(b.code));
+}
+
+/**
+ * Sets the status of every file and of the run, and the run's warnings.
+ * @param failedFiles files the run's failures name (absolute paths)
+ */
+export function applyStatus(r: PrepareResult, failedFiles: ReadonlySet<string>): void {
+  const tw = templateWarnings(r.templateCheck);
+  for (const f of r.files) f.status = fileStatus(f, failedFiles.has(f.file) || f.skipped === true, tw);
+  r.warnings = runWarnings(r);
+  const kept = r.files.filter((f) => !f.skipped).map((f) => f.status!);
+  r.status = r.ok ? worstStatus(kept) : 'failed';
+  if (r.ok && r.status === 'ok' && r.skippedFiles?.length) r.status = 'warnings';
 }

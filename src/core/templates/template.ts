@@ -10,6 +10,7 @@ import { pythonFloatRepr } from './pyValues';
 import type { RenderBudget } from './renderBudget';
 import type { Message } from '../types';
 import type { NamedTemplate, SpecialTokenVars } from '../tokenizers/tokenizer';
+import { jsonTextDepth, MAX_JSON_DEPTH, parseJsonLimited } from '../jsonDepth';
 
 export { TemplateBudgetError, TemplateRenderError } from './errors';
 export { pythonFloatRepr } from './pyValues';
@@ -165,8 +166,8 @@ export class ChatTemplate {
       if (typeof args !== 'string') return args;
       if (this.verbatimStringArguments) return pythonJsonRedump(args) ?? args;
       try {
-        const v = JSON.parse(args);
-        return v && typeof v === 'object' && !Array.isArray(v) ? v : args;
+        const v = parseJsonLimited(args);
+        return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : args;
       } catch {
         return args;
       }
@@ -265,6 +266,8 @@ export function pythonJsonDumps(v: unknown): string {
  * @returns the text, or null when `text` is not a JSON object
  */
 export function pythonJsonRedump(text: string): string | null {
+  // The re-serializer recurses once per level: a text nested deeper than rows may be stays as it is.
+  if (text.length > MAX_JSON_DEPTH && jsonTextDepth(text) > MAX_JSON_DEPTH) return null;
   let i = 0;
   const ws = () => {
     while (i < text.length && ' \t\n\r'.includes(text[i])) i++;

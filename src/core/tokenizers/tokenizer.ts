@@ -11,6 +11,7 @@ import { basename, join, resolve } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { loadTiktokenTokenizer } from './tiktoken';
 import { installWordCache } from './wordCache';
+import { installLongWordBpe } from './longWordBpe';
 import { byteLevelDecoder, readChatTemplates, readJson, specialTokenVarsOf, tokenizerFilesHashOf } from './modelFolder';
 import { TokenizerLoadError, type TargetTokenizer } from './types';
 
@@ -57,6 +58,8 @@ export function loadTokenizer(dir?: string): TargetTokenizer {
   const tok = new Tokenizer(tokConfig, config);
   // Same ids, fewer BPE runs (wordCache.ts); EAGLE3_NO_WORD_CACHE=1 turns it off for comparisons.
   if (!process.env.EAGLE3_NO_WORD_CACHE) installWordCache(tok, tokConfig);
+  // Long pre-tokens (a 5 MiB run of one character) in O(n log n) with the same merges (longWordBpe.ts); EAGLE3_NO_LONG_WORD_BPE=1 turns it off for comparisons.
+  if (!process.env.EAGLE3_NO_LONG_WORD_BPE) installLongWordBpe(tok);
 
   const specialTokenVars = specialTokenVarsOf(config);
   const added: { id: number; content: string; special: boolean }[] = tokenizerJson.added_tokens ?? [];

@@ -1,0 +1,237 @@
+/**
+ * BPE for long pre-tokens in time and memory proportional to their length,
+ * patched onto a `@huggingface/tokenizers` (tokenizers.js 0.2) BPE model.
+ *
+ * Why: a pre-token is the unit BPE works on, and a pre-tokenizer does not
+ * split a run of one letter (or one long URL, base64 blob, minified line…):
+ * an assistant turn of 5 MiB of one character is one 5 MiB pre-token.
+ * tokenizers.js merges it with a priority queue too, but over one JS object
+ * per symbol (copied at every merge), boxed float priorities and a
+ * `JSON.stringify` per pair lookup: ~1 KB of garbage per character, so the
+ * garbage collector's work grows with the live heap and the whole grows faster
+ * than the length (1 MiB: 22 s and 0.9 GB; 2 MiB: 141 s and 1.5 GB, measured
+ * on the embedded Qwen3 tokenizer).
+ *
+ * The algorithm is the one the Hugging Face `tokenizers` library (Rust,
+ * `models/bpe/word.rs` `merge_all`) runs: the symbols of the word form a
+ * doubly linked list; a binary min-heap holds the candidate merges of adjacent
+ * pairs keyed by (merge rank, position of the left symbol); the lowest rank is
+ * merged first and, among equal ranks, the leftmost; an entry whose pair has
+ * changed since it was pushed is skipped when popped (its pair no longer has
+ * that rank); each merge pushes the two new pairs it forms. Every merge is a
+ * heap pop plus at most two pushes: O(n log n) time for n characters, and
+ * typed arrays only (about 40 bytes per character). The merged tokens are the
+ * same as tokenizers.js's (and the Rust library's): they are checked against
+ * the Rust `tokenizers` package on long random and repetitive words in
+ * test/unit/longWordBpe.test.ts.
+ *
+ * Symbols are the word's code points (with the model's `end_of_word_suffix` on
+ * the last), as tokenizers.js starts; strings are interned to numbers once per
+ * model (vocabulary ids, then the merge parts outside the vocabulary).
+ */
+
+/** Pre-tokens of at least this many UTF-16 units go to {@link heapBpe}; shorter ones keep the library's BPE (and its cache). */
+export const LONG_WORD_CHARS = 256;
+
+/**
+ * The merges of a BPE model over interned symbol ids: an open-addressing hash
+ * table keyed by the (left, right) id pair (typed arrays; no boxed keys).
+ */
+export interface MergeTable {
+  /** Symbol string → id: vocabulary ids, then merge parts and results outside the vocabulary. */
+  readonly ids: Map<string, number>;
+  /** Id → symbol string. */
+  readonly strings: string[];
+  /** Slot count − 1 (a power of two minus one). */
+  readonly mask: number;
+  /** Per slot: left id (-1 = empty), right id, rank, merged id. */
+  readonly left: Int32Array;
+  readonly right: Int32Array;
+  readonly rank: Int32Array;
+  readonly merged: Int32Array;
+}
+
+/** Heap keys are `rank * POS_SPACE + position`: positions below 2^31 and ranks below 2^22 keep them exact (< 2^53). */
+const POS_SPACE = 2 ** 31;
+const MAX_RANKS = 2 ** 22;
+
+function slotOf(l: number, r: number, mask: number): number {
+  return ((Math.imul(l, 0x9e3779b1) ^ Math.imul(r + 0x7f4a7c15, 0x85ebca77)) >>> 0) & mask;
+}
+
+/** The slot of pair (l, r) in `t`, or -1 when the pair has no merge. */
+function findMerge(t: MergeTable, l: number, r: number): number {
+  for (let i = slotOf(l, r, t.mask); ; i = (i + 1) & t.mask) {
+    const k = t.left[i];
+    if (k === -1) return -1;
+    if (k === l && t.right[i] === r) return i;
+  }
+}
+
+/**
+ * Interns the merges of a tokenizers.js BPE model (`merges` as `[a, b]` pairs
+ * in rank order; `tokens_to_ids`). As tokenizers.js's `bpe_ranks` map, a pair
+ * listed twice keeps its last rank.
+ * @returns undefined when the model has more merges than the packed heap keys allow (2^22; never for current vocabularies)
+ */
+export function buildMergeTable(merges: readonly (readonly [string, string])[], vocab: ReadonlyMap<string, number>): MergeTable | undefined {
+  if (merges.length >= MAX_RANKS) return undefined;
+  const ids = new Map<string, number>();
+  const strings: string[] = [];
+  let next = 0;
+  for (const [s, id] of vocab) {
+    if (!Number.isInteger(id) || id < 0 || id >= 2 ** 30) return undefined;
+    ids.set(s, id);
+    strings[id] = s;
+    if (id >= next) next = id + 1;
+  }
+  const intern = (s: string): number => {
+    let id = ids.get(s);
+    if (id === undefined) {
+      id = next++;
+      ids.set(s, id);
+      strings[id] = s;
+    }
+    return id;
+  };
+  let cap = 16;
+  while (cap < merges.length * 2) cap *= 2;
+  const t: MergeTable = {
+    ids,
+    strings,
+    mask: cap - 1,
+    left: new Int32Array(cap).fill(-1),
+    right: new Int32Array(cap),
+    rank: new Int32Array(cap),
+    merged: new Int32Array(cap),
+  };
+  for (let rank = 0; rank < merges.length; rank++) {
+    const [a, b] = merges[rank];
+    const l = intern(a);
+    const r = intern(b);
+    const m = intern(a + b);
+    let i = slotOf(l, r, t.mask);
+    while (t.left[i] !== -1 && !(t.left[i] === l && t.right[i] === r)) i = (i + 1) & t.mask;
+    t.left[i] = l;
+    t.right[i] = r;
+    t.rank[i] = rank;
+    t.merged[i] = m;
+  }
+  return t;
+}
+
+/**
+ * Byte-pair encodes one word (a pre-token already mapped to the model's
+ * alphabet) with the merges of `table`: the lowest-ranked adjacent pair first,
+ * the leftmost among equal ranks, until no adjacent pair has a merge.
+ * @param endOfWordSuffix appended to the last character before merging (tokenizers.js `end_of_word_suffix`)
+ * @param continuingSubwordSuffix appended to every token but the last after merging (`continuing_subword_suffix`)
+ * @returns the tokens as strings, in order (tokenizers.js `BPE.bpe`'s result)
+ */
+export function heapBpe(word: string, table: MergeTable, endOfWordSuffix?: string | null, continuingSubwordSuffix?: string | null): string[] {
+  const chars = Array.from(word);
+  if (endOfWordSuffix && chars.length) chars[chars.length - 1] += endOfWordSuffix;
+  const n = chars.length;
+  if (n === 0) return [];
+  if (n >= POS_SPACE) throw new RangeError(`a pre-token of ${n} characters is too long to encode`);
+  const { ids, strings } = table;
+  // sym[k]: interned id of the symbol starting at character k (-1: a character no merge knows).
+  const sym = new Int32Array(n);
+  for (let k = 0; k < n; k++) sym[k] = ids.get(chars[k]) ?? -1;
+  const next = new Int32Array(n);
+  const prev = new Int32Array(n);
+  const alive = new Uint8Array(n).fill(1);
+  for (let k = 0; k < n; k++) {
+    next[k] = k + 1 < n ? k + 1 : -1;
+    prev[k] = k - 1;
+  }
+  /** The merge-table slot of the pair starting at symbol p, or -1. */
+  const mergeAt = (p: number): number => {
+    const q = next[p];
+    if (q < 0 || sym[p] < 0 || sym[q] < 0) return -1;
+    return findMerge(table, sym[p], sym[q]);
+  };
+
+  let heap = new Float64Array(Math.max(16, n));
+  let size = 0;
+  const push = (key: number) => {
+    if (size === heap.length) {
+      const bigger = new Float64Array(heap.length * 2);
+      bigger.set(heap);
+      heap = bigger;
+    }
+    let k = size++;
+    while (k > 0) {
+      const parent = (k - 1) >> 1;
+      if (heap[parent] <= key) break;
+      heap[k] = heap[parent];
+      k = parent;
+    }
+    heap[k] = key;
+  };
+  const pop = (): number => {
+    const top = heap[0];
+    const last = heap[--size];
+    let k = 0;
+    for (;;) {
+      const l = 2 * k + 1;
+      if (l >= size) break;
+      const r = l + 1;
+      const c = r < size && heap[r] < heap[l] ? r : l;
+      if (heap[c] >= last) break;
+      heap[k] = heap[c];
+      k = c;
+    }
+    heap[k] = last;
+    return top;
+  };
+  const candidate = (p: number) => {
+    const m = mergeAt(p);
+    if (m >= 0) push(table.rank[m] * POS_SPACE + p);
+  };
+
+  for (let p = 0; p < n - 1; p++) candidate(p);
+  while (size > 0) {
+    const key = pop();
+    const rank = Math.floor(key / POS_SPACE);
+    const p = key - rank * POS_SPACE;
+    if (!alive[p]) continue;
+    const m = mergeAt(p);
+    // Stale: the pair at p changed since this entry was pushed (a changed pair never has the same rank).
+    if (m < 0 || table.rank[m] !== rank) continue;
+    const q = next[p];
+    sym[p] = table.merged[m];
+    alive[q] = 0;
+    next[p] = next[q];
+    if (next[q] >= 0) prev[next[q]] = p;
+    if (prev[p] >= 0) candidate(prev[p]);
+    candidate(p);
+  }
+
+  const out: string[] = [];
+  for (let p = 0; p >= 0; p = next[p]) out.push(sym[p] >= 0 ? strings[sym[p]] : chars[p]);
+  if (continuingSubwordSuffix) for (let k = 0; k < out.length - 1; k++) out[k] += continuingSubwordSuffix;
+  return out;
+}
+
+/**
+ * Routes the long words of a tokenizers.js BPE model (`tok.model` with
+ * `bpe(token)`, `merges`, `tokens_to_ids`) to {@link heapBpe}; shorter words
+ * keep the library's own `bpe` (and its cache). The merge table is built on the
+ * first long word. Everything around `bpe` (pre-tokenizing, `ignore_merges`,
+ * byte fallback, unknown tokens, id lookup) is unchanged.
+ * @returns whether the model has that shape (else it is left unchanged)
+ */
+export function installLongWordBpe(tok: any): boolean {
+  const model = tok?.model;
+  if (typeof model?.bpe !== 'function' || !Array.isArray(model.merges) || !(model.tokens_to_ids instanceof Map)) return false;
+  const original = model.bpe.bind(model) as (token: string) => string[];
+  let table: MergeTable | null | undefined;
+  model.bpe = (token: string): string[] => {
+    if (token.length < LONG_WORD_CHARS) return original(token);
+    if (table === undefined) table = buildMergeTable(model.merges, model.tokens_to_ids) ?? null;
+    if (table === null) return original(token);
+    return heapBpe(token, table, model.end_of_word_suffix, model.continuing_subword_suffix);
+  };
+  return true;
+}

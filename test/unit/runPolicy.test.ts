@@ -1,0 +1,335 @@
+/**
+ * The run policies of `prepare` through the CLI: status words and exit codes
+ * (a 50 %-errored file is DEGRADED, exit 0), --strict, --max-error-rate,
+ * --skip-failed-files (multi-file runs), --dedup accounting, --dry-run, and
+ * output folders that cannot be written (one line, exit 1, before any row is read).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { checkOutputDir, OutputError } from '../../src/core/run/output';
+import { prepare } from '../../src/core/run/pipeline';
+import { readReport } from '../../src/core/run/report';
+import { tempDir, writeJsonl } from '../helpers';
+
+const ROOT = join(__dirname, '..', '..');
+function cli(args: string[], opts: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv } = {}) {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args], { encoding: 'utf8', cwd: ROOT, ...opts });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+const chat = (i: number, extra = '') => ({
+  messages: [
+    { role: 'user', content: `q${i}${extra}` },
+    { role: 'assistant', content: `a${i}${extra}` },
+  ],
+});
+/** A row that errors (a role outside the alias table). */
+const bad = (i: number) => ({
+  messages: [
+    { role: 'wizard', content: `w${i}` },
+    { role: 'assistant', content: `a${i}` },
+  ],
+});
+const KW = ['--template-kwargs', '{"enable_thinking": false}'];
+
+test('a 50 %-errored file is DEGRADED and exits 0; --max-error-rate and --strict fail it and write nothing', () => {
+  const dir = tempDir();
+  const file = writeJsonl([chat(1), bad(2), chat(3), bad(4)], 'half.jsonl', dir);
+  const out = join(dir, 'out');
+  const r = cli(['prepare', file, '--out', out, ...KW]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^ {2}DEGRADED {2}.*half\.jsonl .* {2}4 {2,}2 {2,}0 {2,}0 {2,}2 /m);
+  assert.match(r.stdout, /Errored rows in .*half\.jsonl \(2\):\n {2}line 2: .*wizard/);
+  assert.match(r.stdout, /^Status: DEGRADED — rows errored/m);
+  const rep = readReport(join(out, 'report.json')).report;
+  assert.equal(rep.status, 'degraded');
+  assert.equal(rep.files[0].status, 'degraded');
+  assert.match(readFileSync(join(out, 'report.md'), 'utf8'), /\*\*Status: DEGRADED\*\*/);
+  const before = readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8');
+
+  const m = cli(['prepare', file, '--out', out, ...KW, '--max-error-rate', '0.25']);
+  assert.equal(m.code, 1);
+  assert.match(m.stdout, /half\.jsonl: 2 of 4 rows errored \(50\.0 %\), over --max-error-rate 0\.25/);
+  assert.match(m.stdout, /^FAILED: nothing was written/m);
+  const ok = cli(['prepare', file, '--out', out, ...KW, '--max-error-rate', '50%']);
+  assert.equal(ok.code, 0, 'a rate equal to the limit is within it');
+
+  const s = cli(['prepare', file, '--out', out, ...KW, '--strict']);
+  assert.equal(s.code, 1);
+  assert.match(s.stdout, /half\.jsonl: 2 rows errored \(--strict\)/);
+  assert.equal(readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8'), before, 'a failed run replaces nothing');
+  assert.equal(cli(['prepare', file, '--out', out, '--max-error-rate', '1.5']).code, 2);
+});
+
+test('--strict fails on a data-changing warning alone (the default Qwen3 template trains empty think blocks)', () => {
+  const dir = tempDir();
+  const file = writeJsonl([chat(1), chat(2)], 'clean.jsonl', dir);
+  const plain = cli(['prepare', file, '--out', join(dir, 'o1')]);
+  assert.equal(plain.code, 0, plain.stderr);
+  assert.match(plain.stdout, /^ {2}WARNINGS {2}/m);
+  assert.match(plain.stdout, /empty_think_trained × 2\n {6}an assistant turn without reasoning .*\n {6}→ .*enable_thinking/);
+  assert.match(plain.stdout, /^Status: WARNINGS — 1 data-changing warning/m);
+  const strict = cli(['prepare', file, '--out', join(dir, 'o2'), '--strict']);
+  assert.equal(strict.code, 1);
+  assert.match(strict.stdout, /clean\.jsonl: data-changing warnings \(--strict\): empty_think_trained × 2/);
+  assert.equal(existsSync(join(dir, 'o2', 'tokenized_data.jsonl')), false);
+  // With thinking off nothing changes the data: OK, and --strict passes.
+  const off = cli(['prepare', file, '--out', join(dir, 'o3'), '--strict', ...KW]);
+  assert.equal(off.code, 0, off.stdout);
+  assert.match(off.stdout, /^ {2}OK {2}/m);
+  assert.match(off.stdout, /^Status: OK — every row written or set aside as it is/m);
+});
+
+test('a failing file fails a multi-file run, naming it and the way out; --skip-failed-files writes the rest and lists it', () => {
+  const dir = tempDir();
+  const good = writeJsonl([chat(1), chat(2)], 'good.jsonl', dir);
+  const empty = join(dir, 'empty.jsonl');
+  writeFileSync(empty, '');
+  const out = join(dir, 'out');
+  const first = cli(['prepare', good, '--out', out, ...KW]);
+  assert.equal(first.code, 0);
+  const before = readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8');
+  writeFileSync(good, [chat(5), chat(6), chat(7)].map((x) => JSON.stringify(x)).join('\n') + '\n');
+
+  const r = cli(['prepare', good, empty, '--out', out, ...KW]);
+  assert.equal(r.code, 1);
+  assert.match(r.stdout, /Failed:\n {2}.*empty\.jsonl: no record written and no prompt set aside \(0 rows read/);
+  assert.match(r.stdout, /FAILED: nothing was written; the output folders keep their previous files\. Run again with --skip-failed-files/);
+  assert.equal(readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8'), before, "the good file's records are not written either");
+
+  const s = cli(['prepare', good, empty, '--out', out, ...KW, '--skip-failed-files']);
+  assert.equal(s.code, 0, s.stdout);
+  assert.match(s.stdout, /^ {2}SKIPPED {2}.*empty\.jsonl/m);
+  assert.match(s.stdout, /Skipped \(--skip-failed-files; not in the outputs\):\n {2}.*empty\.jsonl: no record written/);
+  const rep = readReport(join(out, 'report.json')).report;
+  assert.deepEqual(
+    rep.skippedFiles?.map((x) => x.file),
+    [empty],
+  );
+  assert.equal(rep.status, 'warnings');
+  assert.equal(rep.totals.rowsRead, 3);
+  assert.equal(readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8').trim().split('\n').length, 3);
+
+  // Without --out, each input has its own folder: one failing folder holds back the others (none replaced).
+  const g2 = writeJsonl([chat(8)], 'g2.jsonl', dir);
+  const r2 = cli(['prepare', g2, empty, ...KW]);
+  assert.equal(r2.code, 1);
+  assert.equal(existsSync(join(dir, 'g2.eagle3', 'tokenized_data.jsonl')), false);
+  const s2 = cli(['prepare', g2, empty, ...KW, '--skip-failed-files']);
+  assert.equal(s2.code, 0, s2.stdout);
+  assert.equal(existsSync(join(dir, 'g2.eagle3', 'tokenized_data.jsonl')), true);
+  assert.equal(existsSync(join(dir, 'empty.eagle3', 'tokenized_data.jsonl')), false);
+  // Everything skipped: a run that writes nothing fails.
+  assert.equal(cli(['prepare', empty, ...KW, '--skip-failed-files']).code, 1);
+});
+
+test('a file that fails mid-way under --skip-failed-files leaves none of its rows in the outputs (rollback)', async () => {
+  const { gzipSync } = await import('node:zlib');
+  const dir = tempDir();
+  const good = writeJsonl([chat(1), chat(2)], 'good.jsonl', dir);
+  let text = '';
+  for (let i = 0; i < 20000; i++) text += JSON.stringify(chat(i, ` ${(i * 7919) % 10007}`)) + '\n';
+  const gz = gzipSync(text);
+  const damaged = join(dir, 'damaged.jsonl.gz');
+  writeFileSync(damaged, gz.subarray(0, gz.length >> 1));
+  const tail = writeJsonl([chat(3)], 'tail.jsonl', dir);
+  const r = await prepare({
+    inputs: [good, damaged, tail],
+    outDir: join(dir, 'out'),
+    workers: 1,
+    skipFailedFiles: true,
+    templateKwargs: { enable_thinking: false },
+  });
+  assert.equal(r.ok, true, r.failures.join('; '));
+  const damagedReport = r.files[1];
+  assert.equal(damagedReport.skipped, true);
+  assert.ok(damagedReport.rowsRead > 0, 'rows were read (and written to the temporary file) before the damage');
+  assert.match(damagedReport.failure!, /damaged\.jsonl\.gz: cannot read: .*damaged/);
+  const ids = readFileSync(join(dir, 'out', 'tokenized_data.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l).id);
+  assert.deepEqual(ids, ['good.jsonl:1', 'good.jsonl:2', 'tail.jsonl:1']);
+  assert.equal(r.totals.rowsRead, 3);
+});
+
+test('--dedup writes identical conversations once, across files and with the worker pool; the others are dropped as duplicate', async () => {
+  const dir = tempDir();
+  // Same conversation in two shapes (ShareGPT and OpenAI messages): identical after normalization.
+  const a = writeJsonl([chat(1), chat(2), chat(1), { prompt: 'p' }, { prompt: 'p' }], 'a.jsonl', dir);
+  const b = writeJsonl(
+    [
+      {
+        conversations: [
+          { from: 'human', value: 'q2' },
+          { from: 'gpt', value: 'a2' },
+        ],
+      },
+      {
+        conversations: [
+          { from: 'human', value: 'q9' },
+          { from: 'gpt', value: 'a9' },
+        ],
+      },
+    ],
+    'b.jsonl',
+    dir,
+  );
+  for (const workers of [1, 2]) {
+    const r = await prepare({ inputs: [a, b], outDir: join(dir, `out${workers}`), workers, dedup: true, templateKwargs: { enable_thinking: false } });
+    assert.equal(r.ok, true, r.failures.join('; '));
+    const [fa, fb] = r.files;
+    assert.deepEqual(fa.dropped.duplicate, { count: 2, lines: [3, 5] });
+    assert.equal(fa.rowsWritten, 2);
+    assert.equal(fa.rowsSetAside, 1);
+    assert.deepEqual(fb.dropped.duplicate, { count: 1, lines: [1] });
+    assert.equal(fb.rowsWritten, 1);
+    for (const f of r.files) assert.equal(f.rowsWritten + f.rowsSetAside + f.rowsDropped + f.rowsErrored, f.rowsRead);
+    // A drop the user asked for: not a data-changing warning.
+    assert.equal(r.status, 'ok');
+    const ids = readFileSync(join(dir, `out${workers}`, 'tokenized_data.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).id);
+    assert.deepEqual(ids, ['a.jsonl:1', 'a.jsonl:2', 'b.jsonl:2']);
+  }
+  const plain = await prepare({ inputs: [a, b], outDir: join(dir, 'plain'), workers: 1, templateKwargs: { enable_thinking: false } });
+  assert.equal(plain.totals.recordsWritten, 5, 'without --dedup every row is written');
+  const c = cli(['prepare', a, b, '--out', join(dir, 'cli'), '--dedup', ...KW]);
+  assert.equal(c.code, 0, c.stderr);
+  assert.match(c.stdout, /Duplicates: 3 rows identical to an earlier conversation of the run were dropped/);
+});
+
+test('--dry-run writes nothing and estimates the whole file from its first rows', () => {
+  const dir = tempDir();
+  const rows = [];
+  for (let i = 0; i < 400; i++) rows.push(i % 4 === 3 ? bad(i) : chat(i, ' padding text that is the same length'));
+  const file = writeJsonl(rows, 'big.jsonl', dir);
+  const out = join(dir, 'out');
+  const r = cli(['prepare', file, '--out', out, '--dry-run', '100', '--json', ...KW]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(existsSync(out), false, 'a dry run creates nothing');
+  const rep = JSON.parse(r.stdout);
+  assert.equal(rep.files[0].rows_read, 100);
+  assert.equal(rep.files[0].rows_errored, 25);
+  const est = rep.dry_run.files[0];
+  assert.equal(est.rows_sampled, 100);
+  assert.equal(est.complete, false);
+  assert.ok(Math.abs(est.rows - 400) <= 8, `estimated rows ${est.rows}`);
+  assert.ok(Math.abs(est.records - 300) <= 8, `estimated records ${est.records}`);
+  const text = cli(['prepare', file, '--out', out, '--dry-run', ...KW]);
+  assert.equal(text.code, 0);
+  assert.match(text.stdout, /Estimates for the whole files \(the first 1,000 rows of each, scaled by bytes\):\n.*\n {2}.*big\.jsonl +400 +300 .* whole file/);
+  assert.match(text.stdout, /^Dry run: nothing written/m);
+  assert.equal(existsSync(out), false);
+});
+
+/** The one line an unwritable output folder ends in: exit 1, nothing on stdout, no row read (no "reading" step logged). */
+function assertOneLineFailure(r: { code: number | null; stdout: string; stderr: string }, re: RegExp): void {
+  assert.equal(r.code, 1, r.stderr);
+  assert.equal(r.stdout, '');
+  const lines = r.stderr.trim().split('\n');
+  assert.equal(lines.length, 1, r.stderr);
+  assert.match(lines[0], re);
+  assert.doesNotMatch(r.stderr, /reading |Error: |\n {4}at /);
+}
+
+test('an output folder with a file in the way fails in one line before any row is read', () => {
+  const dir = tempDir();
+  const file = writeJsonl([chat(1)], 'd.jsonl', dir);
+  const blocker = join(dir, 'blocker');
+  writeFileSync(blocker, 'x');
+  assertOneLineFailure(
+    cli(['prepare', file, '--out', join(blocker, 'out'), '--verbose']),
+    /^eagle3-prep: cannot create the output folder .*blocker\/out: a file is in the way \(not a folder\) \(ENOTDIR\)$/,
+  );
+  assertOneLineFailure(
+    cli(['prepare', file, '--out', blocker, '--verbose']),
+    /^eagle3-prep: cannot create the output folder .*blocker: a file is in the way \(not a folder\) \(EEXIST\)$/,
+  );
+});
+
+test('a folder the user may not write (EACCES) fails in one line before any row is read', (t) => {
+  const dir = tempDir();
+  chmodSync(dir, 0o755);
+  const file = writeJsonl([chat(1)], 'd.jsonl', dir);
+  const locked = join(dir, 'locked');
+  mkdirSync(locked);
+  chmodSync(locked, 0o555);
+  // root bypasses permission bits: run the CLI as an unprivileged user then (proves the real EACCES path, not a simulation).
+  const asUser = process.getuid?.() === 0 ? { uid: 65534, gid: 65534, env: { ...process.env, HOME: dir, TMPDIR: dir } } : {};
+  if (process.getuid?.() === 0) chmodSync(dir, 0o777);
+  const r = cli(['prepare', file, '--out', join(locked, 'out'), '--verbose'], asUser);
+  if (r.code !== 1 && /EPERM|setuid|uid/i.test(r.stderr)) return t.skip(`cannot run as an unprivileged user here: ${r.stderr.split('\n')[0]}`);
+  assertOneLineFailure(r, /^eagle3-prep: cannot create the output folder .*locked\/out: permission denied \(EACCES\)$/);
+  const r2 = cli(['prepare', file, '--out', locked, '--verbose'], asUser);
+  assertOneLineFailure(r2, /^eagle3-prep: cannot write to the output folder .*locked: permission denied \(EACCES\)$/);
+  assert.deepEqual(readdirSync(locked), []);
+});
+
+test('a full disk (ENOSPC) and a read-only file system (EROFS) fail in one line before any row is read (real tmpfs mounts)', (t) => {
+  const dir = tempDir();
+  const file = writeJsonl([chat(1)], 'd.jsonl', dir);
+  const mnt = join(dir, 'mnt');
+  mkdirSync(mnt);
+  const m = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=32k', 'tmpfs', mnt], { encoding: 'utf8' });
+  if (m.status !== 0) return t.skip(`cannot mount a tmpfs here (${(m.stderr || m.error?.message || '').trim()}); covered by the injected-error test below`);
+  try {
+    assertOneLineFailure(
+      cli(['prepare', file, '--out', mnt, '--verbose']),
+      /^eagle3-prep: cannot write to the output folder .*mnt: no space left on device \(ENOSPC\)$/,
+    );
+    assert.deepEqual(readdirSync(mnt), [], 'the write check leaves nothing behind');
+    // Room for the write check but not for the records: the disk fills mid-run; one line still, and no temporary file left.
+    assert.equal(spawnSync('mount', ['-o', 'remount,size=256k', mnt]).status, 0);
+    const rows = [];
+    for (let i = 0; i < 3000; i++) rows.push(chat(i, ` and a longer text so that the records need more room than the disk has ${i}`));
+    const big = writeJsonl(rows, 'big.jsonl', dir);
+    const full = cli(['prepare', big, '--out', mnt, '--workers', '1']);
+    assert.equal(full.code, 1, full.stdout);
+    assert.equal(full.stderr.trim().split('\n').pop(), `eagle3-prep: cannot write ${join(mnt, 'tokenized_data.jsonl')}: no space left on device (ENOSPC)`);
+    assert.doesNotMatch(full.stderr, /\n {4}at |Unhandled/);
+    assert.deepEqual(readdirSync(mnt), []);
+    assert.equal(spawnSync('mount', ['-o', 'remount,ro', mnt]).status, 0);
+    assertOneLineFailure(
+      cli(['prepare', file, '--out', join(mnt, 'sub'), '--verbose']),
+      /^eagle3-prep: cannot create the output folder .*mnt\/sub: read-only file system \(EROFS\)$/,
+    );
+  } finally {
+    spawnSync('umount', [mnt]);
+    rmSync(mnt, { recursive: true, force: true });
+  }
+});
+
+test('checkOutputDir names the folder and the reason for each failing step (injected errors: create, write, rename)', () => {
+  const fail = (code: string) => () => {
+    throw Object.assign(new Error(`${code}: simulated`), { code });
+  };
+  const ok = () => undefined;
+  const cases: [Parameters<typeof checkOutputDir>[1], RegExp][] = [
+    [
+      { mkdirSync: fail('EROFS'), writeFileSync: ok, renameSync: ok, rmSync: ok } as never,
+      /^cannot create the output folder \/x: read-only file system \(EROFS\)$/,
+    ],
+    [
+      { mkdirSync: ok, writeFileSync: fail('ENOSPC'), renameSync: ok, rmSync: ok } as never,
+      /^cannot write to the output folder \/x: no space left on device \(ENOSPC\)$/,
+    ],
+    [
+      { mkdirSync: ok, writeFileSync: ok, renameSync: fail('EACCES'), rmSync: ok } as never,
+      /^cannot write to the output folder \/x: permission denied \(EACCES\)$/,
+    ],
+    [
+      { mkdirSync: ok, writeFileSync: fail('EDQUOT'), renameSync: ok, rmSync: ok } as never,
+      /^cannot write to the output folder \/x: disk quota exceeded \(EDQUOT\)$/,
+    ],
+  ];
+  for (const [ops, re] of cases)
+    assert.throws(
+      () => checkOutputDir('/x', ops),
+      (e: unknown) => e instanceof OutputError && re.test((e as Error).message),
+    );
+});
