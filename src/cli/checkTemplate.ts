@@ -4,7 +4,7 @@ import { checkTemplate, formatTemplateCheck } from '../core/templates/checkTempl
 import { toSnakeJson } from '../core/run/jsonCase';
 import { loadTokenizer } from '../core/tokenizers/tokenizer';
 
-/** Version of the `check-template --json` document (snake_case; README "JSON outputs"). */
+/** Version of the `check-template --json` document (snake_case; docs/outputs.md "report.json"). */
 export const CHECK_TEMPLATE_SCHEMA_VERSION = 1;
 import { addOptions, Command, EXIT, json, jsonObject, out, setUsageHint, type OptionSpec } from './command';
 

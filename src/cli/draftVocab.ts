@@ -5,7 +5,7 @@ import { readTokenCounts } from '../core/run/tokenCounts';
 import { toSnakeJson } from '../core/run/jsonCase';
 import { addOptions, Command, EXIT, json, out, positiveInt, setUsageHint, usageError, type OptionSpec } from './command';
 
-/** Version of the `draft-vocab --json` document (snake_case; README "report.json"). */
+/** Version of the `draft-vocab --json` document (snake_case; docs/outputs.md "report.json"). */
 export const DRAFT_VOCAB_SCHEMA_VERSION = 1;
 
 const OPTIONS: readonly OptionSpec[] = [

@@ -21,7 +21,7 @@ import {
 import { abortOnSignals } from './signals';
 import { toSnakeJson } from '../core/run/jsonCase';
 
-/** Version of the `generate --json` document (snake_case; README "JSON outputs"). */
+/** Version of the `generate --json` document (snake_case; docs/outputs.md "report.json"). */
 export const GENERATE_SCHEMA_VERSION = 1;
 
 const OPTIONS: readonly OptionSpec<GenerateOptions>[] = [

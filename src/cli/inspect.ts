@@ -2,7 +2,7 @@
 import { inspectFile } from '../core/run/inspect';
 import { addOptions, Command, EXIT, err, out, positiveInt, setUsageHint, type OptionSpec } from './command';
 
-/** Version of the `inspect --json` document (README "inspect --json"). */
+/** Version of the `inspect --json` document (docs/cli.md "inspect --json"). */
 export const INSPECT_SCHEMA_VERSION = 1;
 
 const OPTIONS: readonly OptionSpec[] = [

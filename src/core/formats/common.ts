@@ -22,7 +22,7 @@
  *   reported as unread unless they are known metadata.
  * - A row without any answer (no assistant turn with text, reasoning or tool
  *   calls) is a prompt; empty assistant turns between its user turns stay as the
- *   places `generate` answers, in order (spec "Empty turns": at the end they are
+ *   places `generate` answers, in order (docs/loss-mask-rules.md "Empty turns": at the end they are
  *   generation placeholders and are removed).
  */
 import type { Message, Role, ToolCall } from '../types';
