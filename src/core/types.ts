@@ -38,7 +38,7 @@ export interface Message {
 export interface Source {
   file: string;
   line: number;
-  /** Index among the rows that start on the same line, when several do (readers.ts `RawRow.element`). */
+  /** Index among the rows that start on the same line, when several do (`read/readers` `RawRow.element`). */
   element?: number;
 }
 

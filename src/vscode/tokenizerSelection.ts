@@ -266,7 +266,7 @@ export async function selectTokenizer(): Promise<string | undefined> {
 
 /**
  * Creates the status bar item naming the active tokenizer (click = `eagle3prep.selectTokenizer`).
- * It is shown while a dataset file (`readers.ts` `DATASET_FILE_RE`) is visible in an editor or a tokenizer is configured,
+ * It is shown while a dataset file (`read/readers` `DATASET_FILE_RE`) is visible in an editor or a tokenizer is configured,
  * and follows setting changes. Returns disposables to push onto `context.subscriptions`.
  */
 export function createTokenizerStatusBar(): vscode.Disposable[] {

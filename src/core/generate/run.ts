@@ -131,7 +131,7 @@ export interface GenerateResult {
   tornBytesCut: number;
 }
 
-/** `x/prompts_to_generate.jsonl` → `x/generated.jsonl`; `x/data.jsonl` (or `.json.gz`, `.parquet`, … — `readers.ts` `DATASET_FILE_RE`) → `x/data.generated.jsonl`. */
+/** `x/prompts_to_generate.jsonl` → `x/generated.jsonl`; `x/data.jsonl` (or `.json.gz`, `.parquet`, … — `read/readers` `DATASET_FILE_RE`) → `x/data.generated.jsonl`. */
 export function defaultGenerateOut(input: string): string {
   const abs = resolve(input);
   const name = basename(abs);

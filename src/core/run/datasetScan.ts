@@ -5,7 +5,7 @@
  * of its prepared output (none / prepared with N records / stale, and why), and
  * the rows that normalization will drop or error.
  *
- * Rules used: rows and line numbers as `readers.ts` defines them (non-blank
+ * Rules used: rows and line numbers as `read/readers` defines them (non-blank
  * lines of JSONL); format detection of `formats/detect.ts` on the first
  * {@link DETECT_SAMPLE_SIZE} rows; the output folder and `report.json` of
  * `pipeline.ts` (`defaultOutDir`, `PrepareResult`); the tokenizer files hash of
@@ -54,7 +54,7 @@ export interface ScannedRow {
 }
 
 /**
- * Rows of a dataset file, in order, as `readers.ts` `readRows` reads them (container found by
+ * Rows of a dataset file, in order, as `read/readers` `readRows` reads them (container found by
  * magic bytes: plain / gzip / zstd JSONL or JSON document, Parquet through hyparquet; the field
  * mapping of `eagle3prep.jsonc` applied when one matches).
  * @param limit stop after this many rows (default: all).
@@ -72,7 +72,7 @@ export async function* scanRows(file: string, opts: { limit?: number; signal?: A
 
 /**
  * Counts the rows of a dataset file without holding it whole (except a JSON document):
- * `readers.ts` `countRows` — JSONL (plain, gzip or zstd) by jumping between newlines (non-blank
+ * `read/readers` `countRows` — JSONL (plain, gzip or zstd) by jumping between newlines (non-blank
  * lines), Parquet from its footer (`num_rows`), a JSON document by reading its rows.
  * @throws Error naming the file when it cannot be read; the abort reason.
  */

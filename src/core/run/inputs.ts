@@ -9,7 +9,7 @@ import { availableParallelism } from 'node:os';
 import { DATASET_FILE_RE } from '../read/readers';
 import { OUTPUT_DIR_SUFFIX, OUTPUT_FILES, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
 
-/** File extensions `prepare` reads when given a folder (each also gzip- or zstd-compressed, `readers.ts` DATASET_FILE_RE). */
+/** File extensions `prepare` reads when given a folder (each also gzip- or zstd-compressed, `read/readers` DATASET_FILE_RE). */
 export const DATASET_EXTENSIONS = ['.jsonl', '.ndjson', '.json', '.traj', '.parquet'];
 
 /** Whether folder expansion takes a file of this name as a dataset (`x.jsonl`, `x.jsonl.gz`, `run.traj`, …). */

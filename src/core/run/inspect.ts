@@ -94,7 +94,7 @@ export interface InspectOptions {
 }
 
 /**
- * Inspect a dataset file (JSONL or JSON; see `readers.ts`).
+ * Inspect a dataset file (JSONL or JSON; see `read/readers`).
  *
  * Reads the rows (at most `opts.limit`), detects the format from the first
  * {@link DETECT_SAMPLE_SIZE} rows (`formats/detect.ts`), and normalizes every
