@@ -11,12 +11,14 @@ import { fork } from 'node:child_process';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { formatTemplateCheck, type TemplateCheck } from '../core/templates/checkTemplate';
+import { parseCheckTemplateJson } from '../core/templates/checkTemplateJson';
 import { readPrepareSettings } from './config';
 import { COMMANDS } from './ids';
 import { tokenizerDisplayName } from './tokenizerSelection';
 
 /**
- * Runs `dist/cli.js check-template --json` and resolves with its parsed {@link TemplateCheck}.
+ * Runs `dist/cli.js check-template --json` and resolves with its {@link TemplateCheck} (the snake_case
+ * document read back by `parseCheckTemplateJson`).
  * @param cliPath path of the bundled CLI.
  * @throws Error with the CLI's stderr when it exits non-zero or prints no JSON; vscode.CancellationError when cancelled (the child is killed).
  */
@@ -44,7 +46,7 @@ export function runCheckTemplate(
       if (token?.isCancellationRequested) return reject(new vscode.CancellationError());
       if (code !== 0) return reject(new Error(err.trim() || `check-template exited with code ${code}`));
       try {
-        resolve(JSON.parse(out) as TemplateCheck);
+        resolve(parseCheckTemplateJson(out));
       } catch (e) {
         reject(new Error(`check-template printed no JSON: ${(e as Error).message}; ${err.trim()}`));
       }
