@@ -31,6 +31,10 @@ interface Task {
   lowPriority?: boolean;
   /** prepare task: record grouping (default exact). */
   grouping?: 'exact' | 'merged';
+  /** prepare task from source: false renders every prefix on its own (EAGLE3_NO_LINEAR_PREFIXES), the path before linear-time rendering. */
+  linear?: boolean;
+  /** prepare task from source: load the tokenizer before the clock starts (its CPU time is reported apart as loadCpuMs). */
+  warm?: boolean;
 }
 
 const task: Task = JSON.parse(process.argv[2]);
@@ -56,6 +60,24 @@ function instrumentEncode(): { ms: number; cpuMs: number; tokens: number; calls:
   return stats;
 }
 
+/** Counts the prefix renders served from a conversation's one traced render (proven) and those rendered on their own. */
+async function countPrefixRenders(): Promise<{ proven: number; fallback: number }> {
+  const counts = { proven: 0, fallback: 0 };
+  const { PrefixRenderer } = await import('../src/core/templates/prefixRenderer');
+  const orig = PrefixRenderer.prototype.render;
+  PrefixRenderer.prototype.render = function (this: InstanceType<typeof PrefixRenderer>, n: number, gen: boolean) {
+    const p = this.stats.proven;
+    const f = this.stats.fallback;
+    try {
+      return orig.call(this, n, gen);
+    } finally {
+      counts.proven += this.stats.proven - p;
+      counts.fallback += this.stats.fallback - f;
+    }
+  };
+  return counts;
+}
+
 const mb = (kb: number) => Math.round(kb / 1024);
 
 async function main() {
@@ -65,6 +87,16 @@ async function main() {
     // ~40 MB RSS); runs with a pool, and the memory run, use the built CLI (dist/cli.js) as shipped.
     const raw = task.task === 'prepare' && task.workers <= 1 ? instrumentEncode() : null;
     const fromSource = raw !== null;
+    if (task.linear === false) process.env.EAGLE3_NO_LINEAR_PREFIXES = '1';
+    const prefixes = fromSource ? await countPrefixRenders() : null;
+    let loadCpuMs = 0;
+    if (fromSource && task.warm) {
+      const { cachedTokenizer } = await import('../src/core/records/rowProcessor');
+      const c = process.cpuUsage();
+      cachedTokenizer(task.tokenizerDir);
+      const d = process.cpuUsage(c);
+      loadCpuMs = (d.user + d.system) / 1000;
+    }
     const { prepare } = fromSource ? await import('../src/core/run/pipeline') : { prepare: null };
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const cli = fromSource ? null : (require(join(ROOT, 'dist', 'cli.js')) as { main(argv: string[]): Promise<number> });
@@ -108,6 +140,8 @@ async function main() {
         ok: r.ok,
         ms,
         cpuMs: (cpu.user + cpu.system) / 1000,
+        loadCpuMs,
+        prefixes,
         rows: r.totals.rowsRead,
         records: r.totals.recordsWritten,
         tokens: r.totals.totalTokens,

@@ -14,13 +14,15 @@
 //
 // Then the cost of long conversations (issue 13), one core, from source with the tokenizer timed:
 // agent runs of 10, 40, 80 and 160 messages with the same total (--scaling N messages, default 1,600),
-// with DeepSeek-V3 (prefix-stable) and Qwen3 (rewrites history) under grouping exact and merged:
-// tokens written, the conversations' tokens rendered once, amplification, seconds, microseconds per
-// rendered token (its growth from 10 to 160 messages), raw tokenizer tok/s on the same record texts
-// and the pipeline / raw ratio.
+// with DeepSeek-V3 and Llama-3.1 (prefix-stable) and Qwen3 (rewrites history) under grouping exact and
+// merged: tokens written, the conversations' tokens rendered once, amplification, CPU seconds (the
+// tokenizer's load excluded, reported apart), microseconds per rendered token (its growth from 10 to 160
+// messages), raw tokenizer tok/s on the same record texts, the pipeline / raw ratio, and the share of
+// prefix renders served from each conversation's one traced render. --linear on,off also runs the path
+// before linear-time rendering (every prefix rendered on its own) for comparison.
 //
 // Usage: npm run bench [-- --rows N] [--shapes chat,reasoning,agent|none] [--tokenizers qwen3,deepseek_v3]
-//                      [--workers 1,2] [--memory 2G] [--scaling N|0] [--keep DIR]
+//                      [--workers 1,2] [--memory 2G] [--scaling N|0] [--linear on|off|on,off] [--keep DIR]
 //   --rows N      chat rows (default 10000); reasoning rows N/10, agent runs N/500 (at least 8);
 //                 the extension-host view runs on the first N/5 chats
 //   --memory SIZE also prepare a generated mixed file of SIZE (e.g. 2G) with 2 workers and
@@ -45,6 +47,7 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '1,2' },
     memory: { type: 'string' },
     scaling: { type: 'string', default: '1600' },
+    linear: { type: 'string', default: 'on' },
     keep: { type: 'string' },
   },
 });
@@ -53,7 +56,7 @@ const counts = { chat: rows, reasoning: Math.max(1, Math.round(rows / 10)), agen
 const workerCounts = values.workers.split(',').map(Number);
 const tokenizers = values.tokenizers.split(',');
 const tokDir = (t) => (t === 'qwen3' ? undefined : join(dirname(require.resolve(`@lenml/tokenizer-${t}`)), '..', 'models'));
-const tokName = (t) => ({ qwen3: 'Qwen3 (embedded)', deepseek_v3: 'DeepSeek-V3' })[t] ?? t;
+const tokName = (t) => ({ qwen3: 'Qwen3 (embedded)', deepseek_v3: 'DeepSeek-V3', llama3_1: 'Llama-3.1' })[t] ?? t;
 
 // Pool workers run dist/worker.js, as the shipped CLI does.
 const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'inherit' });
@@ -134,13 +137,14 @@ if (scalingTotal > 0) {
     const input = join(work, `agent-${n}.jsonl`);
     const g = await writeAgentRuns(input, n, scalingTotal);
     log(`data: ${g.rows} agent runs of ${n} messages, ${(g.bytes / 1e6).toFixed(2)} MB`);
-    for (const [tk, grouping] of [
+    for (const [tk, grouping, linear] of [
       ['deepseek_v3', 'exact'],
+      ['llama3_1', 'exact'],
       ['qwen3', 'exact'],
       ['qwen3', 'merged'],
-    ]) {
-      const out = join(work, `out-scaling-${n}-${tk}-${grouping}`);
-      const r = child({ task: 'prepare', input, tokenizerDir: tokDir(tk), workers: 1, out, grouping });
+    ].flatMap(([tk, g]) => values.linear.split(',').map((l) => [tk, g, l]))) {
+      const out = join(work, `out-scaling-${n}-${tk}-${grouping}-${linear}`);
+      const r = child({ task: 'prepare', input, tokenizerDir: tokDir(tk), workers: 1, out, grouping, linear: linear !== 'off', warm: true });
       rmSync(out, { recursive: true, force: true });
       // CPU time of the process (one thread does all the work): robust to other load on the machine.
       const rawTps = r.raw ? r.raw.tokens / (r.raw.cpuMs / 1000) : NaN;
@@ -149,17 +153,20 @@ if (scalingTotal > 0) {
         n,
         tokenizer: tokName(tk),
         grouping,
+        linear,
         rows: r.rows,
         records: r.records,
         tokens: r.tokens,
         rendered: r.rendered,
         ms: r.ms,
         cpuMs: r.cpuMs,
+        loadCpuMs: r.loadCpuMs,
+        prefixes: r.prefixes,
         rawTps,
         pipeTps,
       });
       log(
-        `  ${n} messages, ${tk} ${grouping}: ${(r.cpuMs / 1000).toFixed(1)} s CPU (${(r.ms / 1000).toFixed(1)} s wall), ${fmt(r.tokens)} tokens written (${fmt(r.rendered)} rendered once), ${fmt(pipeTps)} tok per CPU s, raw ${fmt(rawTps)}`,
+        `  ${n} messages, ${tk} ${grouping}, linear ${linear}: ${(r.cpuMs / 1000).toFixed(1)} s CPU (${(r.ms / 1000).toFixed(1)} s wall; tokenizer load ${(r.loadCpuMs / 1000).toFixed(1)} s apart), ${fmt(r.tokens)} tokens written (${fmt(r.rendered)} rendered once), ${fmt(pipeTps)} tok per CPU s, raw ${fmt(rawTps)}; prefix renders from one pass ${r.prefixes.proven}/${r.prefixes.proven + r.prefixes.fallback}`,
       );
     }
   }
@@ -189,20 +196,23 @@ const lines = [
   ),
 ];
 if (scaling.length) {
-  const base = (r) => scaling.find((x) => x.n === 10 && x.tokenizer === r.tokenizer && x.grouping === r.grouping);
+  const base = (r) => scaling.find((x) => x.n === 10 && x.tokenizer === r.tokenizer && x.grouping === r.grouping && x.linear === r.linear);
   lines.push(
     '',
     `Long conversations, one core: agent runs of 10 … 160 messages, ${fmt(scalingTotal)} messages per dataset (about the same tokens); load average ${loadavg()[0].toFixed(1)} at the end. ` +
-      'Times are CPU seconds of the run (tokenizer load included; wall seconds beside them), so other load on the machine does not count. ' +
+      'Times are CPU seconds of the run after the tokenizer is loaded (wall seconds beside them), so other load on the machine does not count. ' +
       'µs per token = CPU time ÷ the tokens of the conversations rendered once; growth = that figure ÷ the 10-message one; ' +
-      'ratio = tokens written per CPU second ÷ the raw tokenizer encode on the same record texts.',
+      'ratio = tokens written per CPU second ÷ the raw tokenizer encode on the same record texts; one pass = prefix renders served from the ' +
+      "conversation's one traced render (linear on) ÷ all the prefix renders the records needed (linear off: every prefix rendered on its own).",
     '',
-    '| messages per run | tokenizer | grouping | runs | records | tokens written | rendered once | amplification | CPU s (wall s) | µs per token | growth vs 10 | raw tokenizer tok/s | pipeline tok/s | ratio |',
-    '| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| messages per run | tokenizer | grouping | linear | runs | records | tokens written | rendered once | amplification | CPU s (wall s) | µs per token | growth vs 10 | raw tokenizer tok/s | pipeline tok/s | ratio | one pass |',
+    '| ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...scaling.map((r) => {
       const us = (1000 * r.cpuMs) / r.rendered;
       const b = base(r);
-      return `| ${r.n} | ${r.tokenizer} | ${r.grouping} | ${fmt(r.rows)} | ${fmt(r.records)} | ${fmt(r.tokens)} | ${fmt(r.rendered)} | ${fmt(r.tokens / r.rendered, 2)}× | ${fmt(r.cpuMs / 1000, 1)} (${fmt(r.ms / 1000, 1)}) | ${fmt(us, 1)} | ${b ? fmt(us / ((1000 * b.cpuMs) / b.rendered), 2) + '×' : '–'} | ${fmt(r.rawTps)} | ${fmt(r.pipeTps)} | ${fmt(100 * (r.pipeTps / r.rawTps))} % |`;
+      const p = r.prefixes;
+      const onePass = p && p.proven + p.fallback > 0 ? `${fmt((100 * p.proven) / (p.proven + p.fallback))} %` : '–';
+      return `| ${r.n} | ${r.tokenizer} | ${r.grouping} | ${r.linear} | ${fmt(r.rows)} | ${fmt(r.records)} | ${fmt(r.tokens)} | ${fmt(r.rendered)} | ${fmt(r.tokens / r.rendered, 2)}× | ${fmt(r.cpuMs / 1000, 1)} (${fmt(r.ms / 1000, 1)}) | ${fmt(us, 1)} | ${b ? fmt(us / ((1000 * b.cpuMs) / b.rendered), 2) + '×' : '–'} | ${fmt(r.rawTps)} | ${fmt(r.pipeTps)} | ${fmt(100 * (r.pipeTps / r.rawTps))} % | ${onePass} |`;
     }),
   );
 }

@@ -22,14 +22,17 @@ const builds = [
   { ...common, entryPoints: { extension: 'src/extension.ts' }, outdir: 'dist', external: ['vscode'] },
 ];
 if (existsSync('webview/main.ts')) {
+  // The webviews' pages (mask view, dashboard with Chart.js, template check), minified: no CDN, strict CSP.
   builds.push({
     bundle: true,
     platform: 'browser',
     target: 'es2022',
     format: 'esm',
     ...shape,
+    // Always minified (the pages load in every webview); a development build keeps their source maps.
+    minify: true,
     logLevel: 'info',
-    entryPoints: { webview: 'webview/main.ts' },
+    entryPoints: { webview: 'webview/main.ts', dashboard: 'webview/dashboard.ts', templateCheck: 'webview/templateCheck.ts' },
     outdir: 'dist',
   });
 }

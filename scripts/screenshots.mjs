@@ -1,7 +1,9 @@
-// Takes the README screenshots of the Datasets view and the Problems panel in a real VS Code
-// (the VS Code server here + headless Chromium driven by Playwright, as a person would use it).
+// Takes the README screenshots in a real VS Code (the VS Code server here + headless Chromium
+// driven by Playwright, as a person would use it).
 //   node scripts/build.mjs && node scripts/screenshots.mjs [--out docs/screenshots] [--server SERVER_MAIN_JS]
-// Writes datasets-tree-problems.png and quick-fix.png.
+// Writes datasets-tree-problems.png, quick-fix.png, and for each theme (light, dark, hc):
+// datasets-<theme>.png (Datasets view + Problems), mask-view-<theme>.png (a multi-record row, record #1),
+// dashboard-<theme>.png (a damaged dataset), template-check-<theme>.png; dashboard-workspace-dark.png.
 import { execFileSync, spawn } from 'node:child_process';
 import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -163,6 +165,116 @@ try {
   await page.keyboard.press('Control+.');
   await page.waitForTimeout(2000);
   await page.screenshot({ path: join(out, 'quick-fix.png') });
+  await page.keyboard.press('Escape');
+  await page.waitForTimeout(500);
+
+  const frameWith = async (selector, timeoutMs = 60000) => {
+    const t0 = Date.now();
+    for (;;) {
+      for (const f of page.frames()) {
+        try {
+          if (await f.$(selector)) return f;
+        } catch {
+          /* detached */
+        }
+      }
+      if (Date.now() - t0 > timeoutMs) throw new Error(`no webview frame with ${selector}`);
+      await page.waitForTimeout(300);
+    }
+  };
+  const palette = async (title) => {
+    await page.keyboard.press('F1');
+    await page.waitForSelector('.quick-input-widget input', { state: 'visible' });
+    await page.keyboard.type(title, { delay: 5 });
+    await page.waitForTimeout(800);
+    await page.keyboard.press('Enter');
+  };
+  const openFile = async (name) => {
+    await page.keyboard.press('Control+P');
+    await page.waitForSelector('.quick-input-widget input', { state: 'visible' });
+    await page.keyboard.type(name, { delay: 5 });
+    await page.waitForTimeout(1000);
+    await page.keyboard.press('Enter');
+    await page.waitForTimeout(1000);
+  };
+  const tab = async (label) => {
+    await page.locator(`.tabs-container .tab:has-text("${label}")`).first().click();
+    await page.mouse.move(700, 600); // no tab tooltip in the shot
+    await page.waitForTimeout(1500);
+  };
+
+  // The three webviews, opened once (they follow the theme).
+  await page.locator('.monaco-editor .view-lines').first().click();
+  await palette('EAGLE-3 Prep: Check chat template');
+  await frameWith('table.decisions');
+  await openFile('agentic-trajectories.jsonl');
+  await palette('EAGLE-3 Prep: Open dataset dashboard');
+  await frameWith('.kpis');
+  await openFile('chat-sharegpt-human-gpt.jsonl');
+  await page.keyboard.press('Control+Home');
+  await palette('EAGLE-3 Prep: Open mask view');
+  const mask = await frameWith('.tokens .tok');
+  await mask.locator('#record').click();
+  await page.waitForTimeout(300);
+  await mask.locator('#record').press('ArrowDown');
+  await mask.locator('#record').press('Enter');
+  await mask
+    .waitForFunction(() => document.querySelector('.turn-label')?.parentElement?.parentElement?.textContent?.includes('context here'), null, { timeout: 30000 })
+    .catch(() => {});
+  await page.waitForTimeout(1000);
+
+  const themes = [
+    ['light', null],
+    ['dark', 'Dark Modern'],
+    ['hc', 'Dark High Contrast'],
+  ];
+  for (const [name, theme] of themes) {
+    if (theme) {
+      await page
+        .locator('.monaco-editor .view-lines')
+        .first()
+        .click()
+        .catch(() => {});
+      await page.keyboard.press('Control+K');
+      await page.keyboard.press('Control+T');
+      await page.waitForSelector('.quick-input-widget input', { state: 'visible' });
+      await page.waitForTimeout(600);
+      await page.keyboard.type(theme, { delay: 5 });
+      await page.waitForTimeout(800);
+      await page.keyboard.press('Enter');
+      await page.waitForTimeout(2500);
+    }
+    // Datasets view + Problems beside the damaged file.
+    await tab('damaged.jsonl');
+    await page.waitForTimeout(800);
+    await page.screenshot({ path: join(out, `datasets-${name}.png`) });
+    // The webviews, their editor group maximized (side bar and panel hidden).
+    const maximized = async (label, file) => {
+      await tab(label);
+      await page.keyboard.press('Control+K');
+      await page.keyboard.press('Control+M');
+      await page.waitForTimeout(1500);
+      await page.screenshot({ path: join(out, file) });
+      await page.keyboard.press('Control+K');
+      await page.keyboard.press('Control+M');
+      await page.waitForTimeout(800);
+    };
+    await page.keyboard.press('Control+B');
+    await page.keyboard.press('Control+J');
+    await page.waitForTimeout(800);
+    await maximized('Mask: chat-sharegpt-human-gpt.jsonl', `mask-view-${name}.png`);
+    await maximized('Dashboard: agentic-trajectories.jsonl', `dashboard-${name}.png`);
+    await maximized('Chat template', `template-check-${name}.png`);
+    if (name === 'dark') {
+      await palette('EAGLE-3 Prep: Open workspace dashboard');
+      await frameWith('table.datasets');
+      await page.waitForTimeout(1500);
+      await maximized('Dashboard: workspace', 'dashboard-workspace-dark.png');
+    }
+    await page.keyboard.press('Control+B');
+    await page.keyboard.press('Control+J');
+    await page.waitForTimeout(800);
+  }
   console.log(`screenshots in ${out} (workspace ${ws})`);
 } catch (e) {
   const pages = browser.contexts().flatMap((c) => c.pages());

@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import { registerBatchCommand } from './vscode/batchCommand';
 import { registerCheckTemplateCommand } from './vscode/checkTemplateCommand';
+import { registerDashboard } from './vscode/dashboard';
 import { registerDatasetsTree } from './vscode/datasetsTree';
 import { registerDiagnostics } from './vscode/diagnostics';
 import { OUTPUT_CHANNEL_NAME } from './vscode/ids';
@@ -12,12 +13,15 @@ import { registerPrepareCommand } from './vscode/prepareCommand';
 import { registerTokenizerSelection } from './vscode/tokenizerSelection';
 import { registerGenerateCommand } from './vscode/generateCommand';
 import { registerRecordHover } from './vscode/hover';
+import { registerLargeFiles } from './vscode/largeFiles';
 import { registerMaskView } from './vscode/maskView';
+import { registerNotifications } from './vscode/notify';
+import { initServiceClient } from './vscode/serviceClient';
 
 /** Called by VS Code on the first activation event; registers every feature once (their disposables go to `context.subscriptions`). */
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel(OUTPUT_CHANNEL_NAME);
-  context.subscriptions.push(output);
+  context.subscriptions.push(output, initServiceClient(context.extensionUri), registerNotifications());
   context.subscriptions.push(registerPrepareCommand(context, output));
   context.subscriptions.push(...registerTokenizerSelection());
   context.subscriptions.push(...registerDatasetsTree());
@@ -25,7 +29,7 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(registerBatchCommand(context, output));
   context.subscriptions.push(registerCheckTemplateCommand(context, output));
   context.subscriptions.push(registerGenerateCommand(context, output));
-  context.subscriptions.push(registerRecordHover(), registerMaskView(context));
+  context.subscriptions.push(registerRecordHover(), registerMaskView(context), registerDashboard(context), ...registerLargeFiles());
 }
 
 /** Nothing to release beyond `context.subscriptions` (running workers end with their runs). */

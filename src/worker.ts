@@ -10,11 +10,18 @@
  * The same script is the row pool's worker (`src/core/run/pool.ts`): with
  * `workerData` = `{ job: 'rows', settings }` it loads the tokenizer once and
  * answers each `batch` message with a `results` message (or `failed`).
+ *
+ * With `workerData` = `{ job: 'service' }` it is one of the extension's service
+ * workers (src/core/run/serviceProtocol.ts): it answers `call` messages (a row's
+ * view for the hover and the mask view, row checks, the template check, output
+ * statistics) until it is terminated.
  */
 import { setPriority } from 'node:os';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { prepare, RowProcessor, runSetup } from './core/run/pipeline';
 import { errorMessage } from './core/errors';
+import { handleServiceRequest } from './core/run/service';
+import { isServiceCall, type ServiceReply, type ServiceWorkerData } from './core/run/serviceProtocol';
 import {
   assertPrepareWorkerData,
   isRowBatchMessage,
@@ -36,6 +43,7 @@ async function main(): Promise<void> {
   }
   const port = parentPort;
   if ((workerData as { job?: unknown } | null)?.job === 'rows') return rowsWorker(port, workerData as PoolWorkerData);
+  if ((workerData as { job?: unknown } | null)?.job === 'service') return serviceWorker(port, workerData as ServiceWorkerData);
   const controller = new AbortController();
   const onMessage = (message: unknown): void => {
     if (isToWorkerMessage(message) && message.type === 'cancel' && !controller.signal.aborted) {
@@ -96,6 +104,22 @@ function rowsWorker(port: NonNullable<typeof parentPort>, data: PoolWorkerData):
     } catch (e) {
       send({ type: 'failed', id: m.id, message: `${m.file}: ${errorMessage(e)}`, stack: stackOf(e) });
     }
+  });
+}
+
+/** A service worker: answers each `call` with one `reply`; calls that await I/O interleave. */
+function serviceWorker(port: NonNullable<typeof parentPort>, data: ServiceWorkerData): void {
+  lowerThreadPriority(data.lowPriority);
+  port.on('message', (m: unknown) => {
+    if (!isServiceCall(m)) return;
+    const reply = (r: ServiceReply) => port.postMessage(r);
+    handleServiceRequest(m.request, () => reply({ type: 'started', id: m.id })).then(
+      (result) => reply({ type: 'reply', id: m.id, result }),
+      (e: unknown) => {
+        const name = e instanceof Error ? (e.constructor?.name ?? 'Error') : 'Error';
+        reply({ type: 'reply', id: m.id, error: { name, message: errorMessage(e) } });
+      },
+    );
   });
 }
 

@@ -12,7 +12,17 @@ import '@vscode-elements/elements/dist/vscode-badge/index.js';
 import '@vscode-elements/elements/dist/vscode-divider/index.js';
 import './style.css';
 import type { RecordView, TokenView } from '../src/core/records/recordView';
-import { type HostMessage, isHostMessage, MASK_POLICIES, type MaskViewState, type ThinkingChoice, type WebviewMessage } from '../src/vscode/maskViewProtocol';
+import {
+  type ExactCounts,
+  type HostMessage,
+  isHostMessage,
+  MASK_POLICIES,
+  MASK_POLICY_DESCRIPTIONS,
+  turnLabel,
+  type MaskViewState,
+  type ThinkingChoice,
+  type WebviewMessage,
+} from '../src/vscode/maskViewProtocol';
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void; setState(s: unknown): void; getState(): unknown };
 const vscode = acquireVsCodeApi();
@@ -29,10 +39,10 @@ function h(tag: string, attrs: Record<string, string> = {}, ...children: (Node |
 
 const fmt = (n: number, est = false): string => `${est ? '≈' : ''}${n.toLocaleString('en-US')}`;
 
-function select(id: string, label: string, options: [string, string][], value: string, onChange: (v: string) => void): HTMLElement {
+function select(id: string, label: string, options: [string, string, string?][], value: string, onChange: (v: string) => void): HTMLElement {
   const sel = h('vscode-single-select', { id, 'aria-label': label }) as El;
-  for (const [v, text] of options) {
-    const o = h('vscode-option', { value: v }, text);
+  for (const [v, text, description] of options) {
+    const o = h('vscode-option', description ? { value: v, description } : { value: v }, text);
     if (v === value) o.setAttribute('selected', '');
     sel.append(o);
   }
@@ -57,7 +67,30 @@ function visible(text: string): string {
 const app = document.getElementById('app')!;
 let busy: HTMLElement | undefined;
 
-function render(state: MaskViewState, view: RecordView, truncated: number, elapsedMs: number): number {
+/** Text of the counts line: exact from the output, computed from the line, or an estimate. */
+function countsLine(view: RecordView, exact: ExactCounts): { text: string; source: string; title: string } {
+  const t = view.totals;
+  if ('records' in exact)
+    return {
+      text: `${fmt(exact.tokens)} tokens, ${fmt(exact.trainableTokens)} trainable in ${exact.records.length} record${exact.records.length === 1 ? '' : 's'}`,
+      source: 'exact',
+      title: `From the current prepared output ${exact.tokenizedData}`,
+    };
+  return {
+    text: `${fmt(t.tokens, t.estimated)} tokens, ${fmt(t.trainableTokens, t.estimated)} trainable in ${t.records} record${t.records === 1 ? '' : 's'}`,
+    source: t.estimated ? 'estimate' : 'computed',
+    title: `Not from a prepared output: ${exact.none}`,
+  };
+}
+
+function render(
+  state: MaskViewState,
+  view: RecordView,
+  truncated: number,
+  elapsedMs: number,
+  exact: ExactCounts,
+  because?: string,
+): { drawn: number; labels: string[] } {
   const toolbar = h('div', { class: 'toolbar', role: 'toolbar' });
   const lineField = h('vscode-textfield', { id: 'line', type: 'number', value: String(state.line), 'aria-label': 'Line', size: '6' }) as El;
   const go = (): void => {
@@ -68,56 +101,74 @@ function render(state: MaskViewState, view: RecordView, truncated: number, elaps
     if ((e as KeyboardEvent).key === 'Enter') go();
   });
   toolbar.append(
-    button('◀ Previous row', 'Previous non-blank row', () => send({ type: 'step', direction: -1 }), state.line <= 1),
-    button('Next row ▶', 'Next non-blank row', () => send({ type: 'step', direction: 1 }), state.lineCount > 0 && state.line >= state.lineCount),
+    button('◀ Row', 'Previous non-blank row', () => send({ type: 'step', direction: -1 }), state.line <= 1),
+    button('Row ▶', 'Next non-blank row', () => send({ type: 'step', direction: 1 }), state.lineCount > 0 && state.line >= state.lineCount),
     h('label', { class: 'field' }, h('span', { class: 'field-label' }, 'Line'), lineField),
     button('Go', 'Show the row on this line', go),
+    button('Reveal', 'Show this line in the editor', () => send({ type: 'reveal' })),
     h(
       'span',
       { class: 'where' },
       `${state.fileName} · line ${state.line} of ${fmt(state.lineCount)} · read from ${state.source === 'editor' ? 'the editor' : 'disk'}`,
     ),
-    button('Reveal', 'Show this line in the editor', () => send({ type: 'reveal' })),
   );
-  const controls = h('div', { class: 'toolbar' });
+  const controls = h('div', { class: 'toolbar controls' });
+  const policy = select(
+    'mask',
+    'Mask policy',
+    MASK_POLICIES.map((p) => [p, p, MASK_POLICY_DESCRIPTIONS[p]]),
+    state.mask,
+    (v) => send({ type: 'setMask', mask: v as MaskViewState['mask'] }),
+  );
   controls.append(
-    select(
-      'mask',
-      'Mask policy',
-      MASK_POLICIES.map((p) => [p, p]),
-      state.mask,
-      (v) => send({ type: 'setMask', mask: v as MaskViewState['mask'] }),
+    h(
+      'div',
+      { class: 'control' },
+      policy,
+      h(
+        'span',
+        { class: 'hint', id: 'mask-desc' },
+        `${MASK_POLICY_DESCRIPTIONS[state.mask]}${state.maskFromSettings ? ' (from settings)' : ' (this view only)'}`,
+      ),
     ),
-    select(
-      'thinking',
-      'enable_thinking',
-      [
-        ['settings', `from settings${view.templateKwargs.enable_thinking === undefined ? '' : ` (${String(view.templateKwargs.enable_thinking)})`}`],
-        ['on', 'true (thinking on)'],
-        ['off', 'false (thinking off)'],
-      ],
-      state.thinking,
-      (v) => send({ type: 'setThinking', thinking: v as ThinkingChoice }),
+    h(
+      'div',
+      { class: 'control' },
+      select(
+        'thinking',
+        'enable_thinking',
+        [
+          ['settings', `from settings${view.templateKwargs.enable_thinking === undefined ? '' : ` (${String(view.templateKwargs.enable_thinking)})`}`],
+          ['on', 'true (thinking on)'],
+          ['off', 'false (thinking off)'],
+        ],
+        state.thinking,
+        (v) => send({ type: 'setThinking', thinking: v as ThinkingChoice }),
+      ),
     ),
   );
   if (view.records.length > 0) {
     controls.append(
-      select(
-        'record',
-        `Record (${view.records.length})`,
-        view.records.map((r) => [
-          String(r.index),
-          `#${r.index} ${r.id} — ${fmt(r.tokens, r.estimated)} tokens, ${fmt(r.trainableTokens, r.estimated)} trainable`,
-        ]),
-        String(state.record),
-        (v) => send({ type: 'record', index: Number(v) }),
+      h(
+        'div',
+        { class: 'control' },
+        select(
+          'record',
+          `Record (${view.records.length})`,
+          view.records.map((r) => [
+            String(r.index),
+            `#${r.index} · ${fmt(r.tokens, r.estimated)} tokens · ${fmt(r.trainableTokens, r.estimated)} trainable`,
+            `${r.id}: trains turn${r.targets.length === 1 ? '' : 's'} ${r.targets.map((x) => x + 1).join(', ') || '–'}`,
+          ]),
+          String(state.record),
+          (v) => send({ type: 'record', index: Number(v) }),
+        ),
       ),
     );
   }
 
-  const t = view.totals;
   const summary = h('div', { class: 'summary' });
-  const badge = (text: string, cls = ''): HTMLElement => h('span', { class: `pill ${cls}` }, text);
+  const badge = (text: string, cls = '', title = ''): HTMLElement => h('span', { class: `pill ${cls}`, title }, text);
   summary.append(
     badge(view.shape ? view.shape.format : 'unknown shape', 'shape'),
     h('span', {}, view.shape?.description ?? ''),
@@ -125,13 +176,8 @@ function render(state: MaskViewState, view: RecordView, truncated: number, elaps
     h('span', {}, `${view.turns.length} turns`),
   );
   if (view.status === 'conversation') {
-    summary.append(
-      h('span', { class: 'sep' }, '·'),
-      h('strong', {}, `${fmt(t.tokens, t.estimated)} tokens`),
-      h('span', {}, ', '),
-      h('strong', { class: 'trainable-text' }, `${fmt(t.trainableTokens, t.estimated)} trainable`),
-      h('span', {}, ` in ${t.records} record${t.records === 1 ? '' : 's'}`),
-    );
+    const c = countsLine(view, exact);
+    summary.append(h('span', { class: 'sep' }, '·'), h('strong', { class: 'counts' }, c.text), badge(c.source, `source source-${c.source}`, c.title));
   } else {
     summary.append(
       h('span', { class: 'sep' }, '·'),
@@ -147,66 +193,119 @@ function render(state: MaskViewState, view: RecordView, truncated: number, elaps
     h('span', { class: 'tok prompt' }, 'prompt (not trained)'),
     h('span', { class: 'tok special prompt' }, '<|special|>'),
     h('span', { class: 'tok special trainable' }, '<|special|> trained'),
-    h('span', { class: 'muted' }, `rendered in ${elapsedMs} ms`),
+    h('span', { class: 'muted' }, `rendered in ${elapsedMs} ms · click a token to reveal its source`),
   );
 
   const warnings = h('ul', { class: 'warnings' });
   for (const w of view.warnings) warnings.append(h('li', {}, h('span', { class: 'warn-code' }, w.code), ' ', w.message));
   if (view.message && !view.warnings.length) warnings.append(h('li', {}, view.message));
 
-  const status = h('div', { class: 'status', 'aria-live': 'polite' }, 'Hover a token for its id and position.');
+  const status = h(
+    'div',
+    { class: 'status', 'aria-live': 'polite' },
+    'Hover a token for its id and position; click it to reveal its turn and field in the JSON source.',
+  );
   const body = h('div', { class: 'tokens', role: 'document' });
   const detail = view.detail;
   let drawn = 0;
+  const labels: string[] = [];
+  const spanStarts: HTMLElement[] = [];
   if (detail) {
     const frag = document.createDocumentFragment();
-    let group: HTMLElement | undefined;
-    let groupTurn = Number.NaN;
     const tokens: TokenView[] = detail.tokens;
+    // Groups of consecutive tokens of one turn; a group is "trained here" when one of its tokens is.
+    const groups: { turn: number; from: number; to: number; trained: boolean }[] = [];
     tokens.forEach((tok, k) => {
-      if (tok.turn !== groupTurn) {
-        groupTurn = tok.turn;
-        const turn = view.turns[tok.turn];
-        const role = turn ? turn.role : 'template';
-        group = h('section', { class: `turn role-${role}${turn?.target ? ' target' : ''}` });
-        const label = turn ? `turn ${turn.index + 1} · ${turn.role}${turn.target ? ' · trained' : ''}` : 'template text';
-        group.append(h('div', { class: 'turn-label' }, h('vscode-badge', { variant: turn?.target ? 'counter' : 'default' }, label)));
-        group.append(h('div', { class: 'turn-text' }));
-        frag.append(group);
+      const g = groups[groups.length - 1];
+      if (!g || g.turn !== tok.turn) groups.push({ turn: tok.turn, from: k, to: k + 1, trained: tok.trainable });
+      else {
+        g.to = k + 1;
+        g.trained ||= tok.trainable;
       }
-      const cls = `tok ${tok.trainable ? 'trainable' : 'prompt'}${tok.special ? ' special' : ''}${k % 2 ? ' odd' : ''}`;
-      const span = h('span', { class: cls, 'data-k': String(k) }, visible(tok.text));
-      span.title = `token ${k} · id ${tok.id} · offset ${tok.start}${tok.special ? ' · special' : ''} · ${tok.trainable ? 'trainable (loss_mask 1)' : 'prompt (loss_mask 0)'}`;
-      group!.lastElementChild!.append(span);
-      drawn++;
     });
+    for (const g of groups) {
+      const turn = view.turns[g.turn];
+      const role = turn ? turn.role : 'template';
+      const label = turnLabel(view, g.turn, g.trained);
+      labels.push(label);
+      const section = h('section', { class: `turn role-${role}${g.trained ? ' target' : ''}` });
+      section.append(h('div', { class: 'turn-label' }, h('vscode-badge', { variant: g.trained ? 'counter' : 'default' }, label)));
+      const textEl = h('div', { class: 'turn-text' });
+      for (let k = g.from; k < g.to; k++) {
+        const tok = tokens[k];
+        const cls = `tok ${tok.trainable ? 'trainable' : 'prompt'}${tok.special ? ' special' : ''}${k % 2 ? ' odd' : ''}`;
+        const span = h('span', { class: cls, 'data-k': String(k) }, visible(tok.text));
+        span.title = `token ${k} · id ${tok.id} · offset ${tok.start}${tok.special ? ' · special' : ''} · ${tok.trainable ? 'trainable (loss_mask 1)' : 'prompt (loss_mask 0)'}`;
+        if (tok.trainable && (k === 0 || !tokens[k - 1].trainable)) spanStarts.push(span);
+        if (k > g.from) textEl.append(document.createElement('wbr'));
+        textEl.append(span);
+        drawn++;
+      }
+      section.append(textEl);
+      frag.append(section);
+    }
     body.append(frag);
     if (truncated > 0) body.append(h('p', { class: 'muted' }, `… ${fmt(truncated)} more tokens not shown.`));
+    const fieldOf = (tok: TokenView) => detail.fieldSpans?.find((f) => f.turn === tok.turn && tok.start >= f.start && tok.start < f.end)?.field;
     body.addEventListener('mouseover', (e) => {
       const target = (e.target as HTMLElement).closest('.tok') as HTMLElement | null;
       if (!target?.dataset.k) return;
       const k = Number(target.dataset.k);
       const tok = tokens[k];
       const turn = view.turns[tok.turn];
+      const field = fieldOf(tok);
       status.textContent =
         `token ${k} of ${fmt(tokens.length + truncated)} · id ${tok.id} · ${JSON.stringify(tok.text)} · character offset ${tok.start}` +
         `${tok.special ? ' · special token' : ''} · ${tok.trainable ? 'trainable (loss_mask 1)' : 'prompt (loss_mask 0)'}` +
-        ` · ${turn ? `turn ${turn.index + 1} (${turn.role})` : 'template text'}`;
+        ` · ${turn ? `turn ${turn.index + 1} (${turn.role})${field ? `, ${field}` : ''}` : 'template text'}`;
+    });
+    body.addEventListener('click', (e) => {
+      const target = (e.target as HTMLElement).closest('.tok') as HTMLElement | null;
+      if (!target?.dataset.k) return;
+      const tok = tokens[Number(target.dataset.k)];
+      if (tok.turn < 0) return;
+      const field = fieldOf(tok);
+      send(field ? { type: 'revealToken', turn: tok.turn, field } : { type: 'revealToken', turn: tok.turn });
     });
   } else if (view.status === 'conversation') {
     body.append(h('p', { class: 'muted' }, 'This row yields no record under this policy.'));
   }
 
-  app.replaceChildren(toolbar, controls, h('vscode-divider', {}), summary, legend, warnings, body, status);
+  // Previous / next trained span: relative to the last one jumped to.
+  let at = -1;
+  const where = h(
+    'span',
+    { class: 'muted', id: 'span-pos' },
+    spanStarts.length ? `${spanStarts.length} trained span${spanStarts.length === 1 ? '' : 's'}` : 'no trained span',
+  );
+  const jump = (dir: 1 | -1) => {
+    if (!spanStarts.length) return;
+    at = at < 0 ? (dir === 1 ? 0 : spanStarts.length - 1) : Math.min(spanStarts.length - 1, Math.max(0, at + dir));
+    const el = spanStarts[at];
+    el.scrollIntoView({ block: 'center' });
+    body.querySelectorAll('.flash').forEach((f) => f.classList.remove('flash'));
+    el.classList.add('flash');
+    where.textContent = `trained span ${at + 1} of ${spanStarts.length}`;
+  };
+  const spans = h(
+    'div',
+    { class: 'toolbar spans' },
+    button('◀ Trained span', 'Scroll to the previous trained span', () => jump(-1), spanStarts.length === 0),
+    button('Trained span ▶', 'Scroll to the next trained span', () => jump(1), spanStarts.length === 0),
+    where,
+  );
+
+  const notice = because ? h('div', { class: 'notice', role: 'status' }, because) : '';
+  app.replaceChildren(toolbar, controls, h('vscode-divider', {}), notice, summary, legend, warnings, spans, body, status);
   busy = undefined;
-  return drawn;
+  return { drawn, labels };
 }
 
 function showError(state: MaskViewState, message: string): void {
   const toolbar = h('div', { class: 'toolbar' });
   toolbar.append(
-    button('◀ Previous row', 'Previous non-blank row', () => send({ type: 'step', direction: -1 }), state.line <= 1),
-    button('Next row ▶', 'Next non-blank row', () => send({ type: 'step', direction: 1 })),
+    button('◀ Row', 'Previous non-blank row', () => send({ type: 'step', direction: -1 }), state.line <= 1),
+    button('Row ▶', 'Next non-blank row', () => send({ type: 'step', direction: 1 })),
     h('span', { class: 'where' }, `${state.fileName} · line ${state.line}`),
   );
   app.replaceChildren(toolbar, h('p', { class: 'error' }, message));
@@ -224,9 +323,9 @@ window.addEventListener('message', (e: MessageEvent) => {
       } else busy.textContent = msg.message;
       break;
     case 'render': {
-      const tokens = render(msg.state, msg.view, msg.truncatedTokens, msg.elapsedMs);
+      const { drawn, labels } = render(msg.state, msg.view, msg.truncatedTokens, msg.elapsedMs, msg.exact, msg.because);
       vscode.setState(msg.state);
-      send({ type: 'rendered', line: msg.state.line, record: msg.state.record, tokens });
+      send({ type: 'rendered', line: msg.state.line, record: msg.state.record, tokens: drawn, labels });
       break;
     }
     case 'error':

@@ -192,7 +192,8 @@ export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
   },
   template_error: {
     kind: 'template',
-    meaning: 'the chat template raised on a probe conversation: rows of that shape are errored',
+    // Also the error code of a row whose render raised (problems.jsonl, the dashboard): the same cause, seen on a row.
+    meaning: 'the chat template raised while rendering (a row, or a probe conversation of the check: rows of that shape are errored)',
     remedy: 'run eagle3-prep check-template to see which shape; check --template-kwargs and the template',
     changesData: true,
   },

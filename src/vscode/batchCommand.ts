@@ -10,10 +10,12 @@ import * as vscode from 'vscode';
 import { readOutputState, tokenizerFilesHash } from '../core/run/datasetScan';
 import { groupByDefaultOutDir, type PrepareResult } from '../core/run/pipeline';
 import { findDatasetFiles } from './datasetsTree';
+import { worstStatus, type RunStatus } from '../core/run/status';
 import { readPrepareSettings, resolveTokenizerDir } from './config';
 import { COMMANDS } from './ids';
+import { notify } from './notify';
 import { outDirFor } from './paths';
-import { summarizeResult } from './prepareCommand';
+import { runStatusOf, summarizeResult } from './prepareCommand';
 import { tokenizerDisplayName } from './tokenizerSelection';
 import { runPrepareInWorker } from './workerClient';
 
@@ -138,11 +140,25 @@ export async function prepareAll(context: vscode.ExtensionContext, output: vscod
   const ok = runs.filter((r) => r.result?.ok).length;
   const records = runs.reduce((a, r) => a + (r.result?.totals.recordsWritten ?? 0), 0);
   const failed = runs.length - ok;
-  const summary = `EAGLE-3 Prep: ${ok}/${groups.length} dataset run${groups.length === 1 ? '' : 's'} done, ${records.toLocaleString('en-US')} records${failed ? `, ${failed} failed` : ''}${cancelled ? ' (cancelled)' : ''}.`;
+  // Per-file statuses (the CLI's words): how many files lost rows or changed.
+  const statuses = runs.flatMap((r) => (r.result ? runStatusOf(r.result).files.map((f) => f.status) : ['failed' as RunStatus]));
+  const count = (s: RunStatus) => statuses.filter((x) => x === s).length;
+  const notOk = (['warnings', 'degraded', 'failed'] as const).filter((s) => count(s) > 0).map((s) => `${count(s)} ${s}`);
+  const worst = worstStatus(statuses);
+  const summary = `EAGLE-3 Prep: ${ok}/${groups.length} dataset run${groups.length === 1 ? '' : 's'} done, ${records.toLocaleString('en-US')} records${notOk.length ? ` — ${notOk.join(', ')}` : ' — all ok'}${cancelled ? ' (cancelled)' : ''}.`;
   log(summary);
-  const show = failed || cancelled ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
-  void show(summary, 'Show Log').then((c) => {
-    if (c) output.show(true);
+  for (const r of runs) {
+    if (!r.result?.ok) continue;
+    const uris = r.result.files.map((f) => vscode.Uri.file(f.file));
+    await vscode.commands.executeCommand(COMMANDS.problemsFromReport, uris).then(undefined, () => undefined);
+    for (const u of uris) void vscode.commands.executeCommand(COMMANDS.datasetsInvalidate, u).then(undefined, () => undefined);
+  }
+  const severity = worst === 'failed' || failed ? 'error' : worst !== 'ok' || cancelled ? 'warning' : 'info';
+  const actions = worst === 'ok' ? ['Open dashboard', 'Show log'] : ['Show problems', 'Open dashboard', 'Show log'];
+  void notify(severity, summary, ...actions).then((c) => {
+    if (c === 'Show log') output.show(true);
+    else if (c === 'Show problems') void vscode.commands.executeCommand('workbench.actions.view.problems');
+    else if (c === 'Open dashboard') void vscode.commands.executeCommand(COMMANDS.openDashboard);
   });
   return { runs, cancelled };
 }

@@ -1,58 +1,26 @@
 /**
- * "Check chat template" (`eagle3prep.checkTemplate`): runs `eagle3-prep check-template --json` for
- * the active tokenizer and template kwargs in a child process (`dist/cli.js`, so loading the
- * tokenizer never blocks the extension host), then shows the findings — prefix stability, the
- * end-of-turn token trained and what follows it, a default system prompt, the generation prompt's
- * scaffold, warnings, and the probe renders with their trainable spans — in a read-only text
- * document, with a notification summarizing them. The rules checked are docs/loss-mask-rules.md;
+ * "Check chat template" (`eagle3prep.checkTemplate`): runs `check-template` for the active
+ * tokenizer and template kwargs in the interactive service worker (`serviceClient.ts`, so loading
+ * the tokenizer never blocks the extension host and a hostile template is stopped at its budget),
+ * then shows a webview: the probe decisions — prefix stability and where it breaks, the end-of-turn
+ * token trained and what follows it, a default system prompt, the generation prompt and its
+ * scaffold, warnings, and any further decisions the check reports — and each probe's records with
+ * their trainable text coloured like the mask view. The rules checked are docs/loss-mask-rules.md;
  * the check itself is `src/core/templates/checkTemplate.ts`.
  */
-import { fork } from 'node:child_process';
-import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { formatTemplateCheck, type TemplateCheck } from '../core/templates/checkTemplate';
-import { parseCheckTemplateJson } from '../core/templates/checkTemplateJson';
+import type { TemplateCheck } from '../core/templates/checkTemplate';
+import { recordSegments } from '../core/templates/checkTemplateFormat';
 import { readPrepareSettings } from './config';
-import { COMMANDS } from './ids';
+import { COMMANDS, CONFIG_SECTION, TEMPLATE_CHECK_VIEW_TYPE } from './ids';
+import { notify } from './notify';
+import { ServiceBudgetError, serviceClient } from './serviceClient';
+import { isTemplateCheckWebviewMessage, type TemplateCheckHostMessage, type TemplateCheckModel } from './templateCheckProtocol';
 import { tokenizerDisplayName } from './tokenizerSelection';
+import { webviewHtml, webviewOptions } from './webviewHtml';
 
-/**
- * Runs `dist/cli.js check-template --json` and resolves with its {@link TemplateCheck} (the snake_case
- * document read back by `parseCheckTemplateJson`).
- * @param cliPath path of the bundled CLI.
- * @throws Error with the CLI's stderr when it exits non-zero or prints no JSON; vscode.CancellationError when cancelled (the child is killed).
- */
-export function runCheckTemplate(
-  cliPath: string,
-  tokenizerDir: string | undefined,
-  templateKwargs: Record<string, unknown>,
-  token?: vscode.CancellationToken,
-): Promise<TemplateCheck> {
-  const args = ['check-template', '--json', '--template-kwargs', JSON.stringify(templateKwargs)];
-  if (tokenizerDir) args.push('--tokenizer', tokenizerDir);
-  return new Promise((resolve, reject) => {
-    const child = fork(cliPath, args, { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
-    let out = '';
-    let err = '';
-    child.stdout!.on('data', (d) => (out += d));
-    child.stderr!.on('data', (d) => (err += d));
-    const sub = token?.onCancellationRequested(() => child.kill());
-    child.on('error', (e) => {
-      sub?.dispose();
-      reject(new Error(`could not run ${cliPath}: ${e.message}`));
-    });
-    child.on('close', (code) => {
-      sub?.dispose();
-      if (token?.isCancellationRequested) return reject(new vscode.CancellationError());
-      if (code !== 0) return reject(new Error(err.trim() || `check-template exited with code ${code}`));
-      try {
-        resolve(parseCheckTemplateJson(out));
-      } catch (e) {
-        reject(new Error(`check-template printed no JSON: ${(e as Error).message}; ${err.trim()}`));
-      }
-    });
-  });
-}
+/** Time budget of one check in the worker, ms. */
+export const CHECK_TEMPLATE_BUDGET_MS = 60_000;
 
 /** One-line summary of a check, e.g. `prefix-stable, trains <|im_end|>, no default system prompt, 0 warnings`. */
 export function summarizeCheck(c: TemplateCheck): string {
@@ -67,37 +35,109 @@ export function summarizeCheck(c: TemplateCheck): string {
     .join(', ');
 }
 
+/** The page's model of a check: the findings and each probe's records cut into coloured segments. */
+export function templateCheckModel(check: TemplateCheck, scope: string): TemplateCheckModel {
+  const { records, ...rest } = check;
+  return {
+    check: rest,
+    scope,
+    probes: records.map((p) => ({
+      probe: p.probe,
+      title: p.title,
+      template: p.template,
+      error: p.error,
+      prefixStable: p.prefixStable,
+      records: p.records.map((r) => ({ targets: r.targets, segments: recordSegments(r.text, r.spans, check.specialTokensSeen) })),
+    })),
+  };
+}
+
+/** What the command resolves with: the check, and what the page drew (undefined when it did not answer within 15 s). */
+export type CheckTemplateResult = TemplateCheck & { drawn?: { probes: number; trainedSegments: number; decisions: string[] } };
+
+let panel: vscode.WebviewPanel | undefined;
+let ready: Promise<void> | undefined;
+let drawnWaiter: ((d: CheckTemplateResult['drawn']) => void) | undefined;
+
+function ensurePanel(context: vscode.ExtensionContext, output: vscode.OutputChannel): vscode.WebviewPanel {
+  if (panel) {
+    panel.reveal(undefined, true);
+    return panel;
+  }
+  const p = vscode.window.createWebviewPanel(
+    TEMPLATE_CHECK_VIEW_TYPE,
+    'Chat template check',
+    { viewColumn: vscode.ViewColumn.Active },
+    webviewOptions(context.extensionUri),
+  );
+  p.webview.html = webviewHtml(p.webview, context.extensionUri, 'templateCheck', 'EAGLE-3 chat template check');
+  let markReady: () => void = () => {};
+  ready = new Promise((r) => (markReady = r));
+  const sub = p.webview.onDidReceiveMessage((m: unknown) => {
+    if (!isTemplateCheckWebviewMessage(m)) return;
+    if (m.type === 'ready') markReady();
+    else if (m.type === 'drawn') {
+      drawnWaiter?.({ probes: m.probes, trainedSegments: m.trainedSegments, decisions: m.decisions });
+      drawnWaiter = undefined;
+    } else if (m.action === 'recheck') void checkTemplateCommand(context, output);
+    else if (m.action === 'selectTokenizer') void vscode.commands.executeCommand(COMMANDS.selectTokenizer);
+    else void vscode.commands.executeCommand('workbench.action.openSettings', `${CONFIG_SECTION}.templateKwargs`);
+  });
+  p.onDidDispose(() => {
+    sub.dispose();
+    panel = undefined;
+    drawnWaiter?.(undefined);
+    drawnWaiter = undefined;
+  });
+  panel = p;
+  return p;
+}
+
 /**
  * The command: checks the tokenizer and template kwargs of the settings (for `arg`'s folder when a
- * dataset Uri is given), shows the findings in a text document and a notification, logs them.
- * @returns the TemplateCheck, or undefined when it failed or was cancelled (the error is shown).
+ * dataset Uri is given), shows the findings and probe renders in the webview and a notification.
+ * @returns the TemplateCheck with what the page drew, or undefined when the check failed (the error is shown).
  */
-export async function checkTemplateCommand(context: vscode.ExtensionContext, output: vscode.OutputChannel, arg?: unknown): Promise<TemplateCheck | undefined> {
+export async function checkTemplateCommand(
+  context: vscode.ExtensionContext,
+  output: vscode.OutputChannel,
+  arg?: unknown,
+): Promise<CheckTemplateResult | undefined> {
   const scope = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
   const settings = readPrepareSettings(scope);
   const name = tokenizerDisplayName(settings.tokenizerDir);
-  const cli = path.join(context.extensionPath, 'dist', 'cli.js');
+  const p = ensurePanel(context, output);
+  await ready;
+  const post = (m: TemplateCheckHostMessage) => void p.webview.postMessage(m);
+  post({ type: 'busy', message: `Checking the chat template of ${name}…` });
   let check: TemplateCheck;
   try {
-    check = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `EAGLE-3 Prep: checking the chat template of ${name}…`, cancellable: true },
-      (_p, token) => runCheckTemplate(cli, settings.tokenizerDir, settings.templateKwargs, token),
+    check = await serviceClient().call(
+      { op: 'checkTemplate', tokenizerDir: settings.tokenizerDir, templateKwargs: settings.templateKwargs },
+      CHECK_TEMPLATE_BUDGET_MS,
     );
   } catch (e) {
-    if (e instanceof vscode.CancellationError) return undefined;
-    const msg = (e as Error).message;
+    const msg = e instanceof ServiceBudgetError ? `the check ${e.message}: the template may loop` : (e as Error).message;
     output.appendLine(`Check chat template (${name}) failed: ${msg}`);
-    void vscode.window.showErrorMessage(`Check chat template (${name}): ${msg.split('\n')[0]}`);
+    post({ type: 'error', message: `Check chat template (${name}): ${msg}` });
+    void notify('error', `Check chat template (${name}): ${msg.split('\n')[0]}`);
     return undefined;
   }
-  const text = formatTemplateCheck(check, { color: false });
   output.appendLine('');
   output.appendLine(`[${new Date().toISOString()}] Check chat template: ${summarizeCheck(check)}`);
-  const doc = await vscode.workspace.openTextDocument({ content: text, language: 'plaintext' });
-  await vscode.window.showTextDocument(doc, { preview: true });
+  const kw = Object.keys(settings.templateKwargs).length ? `, template kwargs ${JSON.stringify(settings.templateKwargs)}` : '';
+  const drawn = new Promise<CheckTemplateResult['drawn']>((resolve) => {
+    const t = setTimeout(() => resolve(undefined), 15_000);
+    drawnWaiter = (d) => {
+      clearTimeout(t);
+      resolve(d);
+    };
+  });
+  post({ type: 'model', model: templateCheckModel(check, `${settings.tokenizerDir ?? 'embedded default'}${kw}`) });
+  p.title = `Chat template: ${check.tokenizer.name}`;
   const msg = `Chat template of ${check.tokenizer.name}: ${summarizeCheck(check)}.`;
-  void (check.warnings.length || !check.prefixStable ? vscode.window.showWarningMessage(msg) : vscode.window.showInformationMessage(msg));
-  return check;
+  void notify(check.warnings.length || !check.prefixStable ? 'warning' : 'info', msg);
+  return { ...check, drawn: await drawn };
 }
 
 /** Registers `eagle3prep.checkTemplate`. */

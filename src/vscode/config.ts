@@ -158,6 +158,11 @@ export async function writeTokenizerPath(dir: string): Promise<void> {
   await config.update('tokenizerPath' satisfies SettingKey, dir, target);
 }
 
+/** The settings among `keys` that a configuration change touches for `scope` (a resource, for folder-specific values). */
+export function changedSettings(e: vscode.ConfigurationChangeEvent, keys: readonly SettingKey[], scope?: vscode.Uri): SettingKey[] {
+  return keys.filter((k) => e.affectsConfiguration(`${CONFIG_SECTION}.${k}`, scope));
+}
+
 /** Whether a configuration change touches one of `keys` (a setting, or a group such as `datasets`). */
 export function affectsSettings(e: vscode.ConfigurationChangeEvent, ...keys: (SettingKey | SettingGroup)[]): boolean {
   return keys.some((k) => e.affectsConfiguration(`${CONFIG_SECTION}.${k}`));

@@ -13,13 +13,13 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { datasetKind, scanDataset, tokenizerFilesHash, type DatasetScan } from '../core/run/datasetScan';
-import { OUTPUT_FILES } from '../core/run/outputFiles';
-import { REASON_TEXT } from '../core/run/report';
+import { datasetKind, scanDataset, tokenizerFilesHash } from '../core/run/datasetScan';
+import type { RunStatus } from '../core/run/status';
+import { datasetDetails, datasetTreeItem, describe, nodeIcon, plural, type DatasetNode, type DetailNode } from './datasetItems';
 import { PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
 import { affectsSettings, readDatasetDiscovery, readPrepareSettings, resolveTokenizerDir } from './config';
 import { expandBraces, joinGlobs } from './globs';
-import { COMMANDS, datasetContextValue, DATASETS_VIEW, DETAIL_CONTEXT } from './ids';
+import { COMMANDS, DATASETS_VIEW } from './ids';
 import { outDirFor } from './paths';
 import { tokenizerDisplayName } from './tokenizerSelection';
 
@@ -50,23 +50,7 @@ export async function findDatasetFiles(token?: vscode.CancellationToken): Promis
   return [...found.values()].sort((a, b) => a.fsPath.localeCompare(b.fsPath)).slice(0, max);
 }
 
-/** A dataset file of the tree. `resourceUri` lets commands such as `eagle3prep.prepare` take the node as their argument. */
-export interface DatasetNode {
-  kind: 'dataset';
-  resourceUri: vscode.Uri;
-  scan?: DatasetScan;
-  /** A scan is queued or running. */
-  pending: boolean;
-}
-
-/** A child row of a dataset: a drop reason, an error count, a stale reason, or an output file. */
-export interface DetailNode {
-  kind: 'detail';
-  parent: DatasetNode;
-  item: vscode.TreeItem;
-  resourceUri?: vscode.Uri;
-}
-
+export type { DatasetNode, DetailNode };
 export type DatasetsTreeNode = DatasetNode | DetailNode;
 
 /** What `eagle3prep.datasets.state` returns per dataset (for tests and scripts). */
@@ -75,21 +59,15 @@ export interface DatasetStateSummary {
   format?: string;
   rows?: number;
   state: 'none' | 'prepared' | 'stale' | 'error' | 'pending';
+  /** The last run's status for the file (`core/run/status.ts`), when prepared. */
+  status?: RunStatus;
+  /** The icon drawn: codicon id and theme colour. */
+  icon: { id: string; color?: string };
   records?: number;
   staleBecause: string[];
   description: string;
   children: string[];
   error?: string;
-}
-
-const fmt = (n: number) => n.toLocaleString('en-US');
-const plural = (n: number, w: string) => `${fmt(n)} ${w}${n === 1 ? '' : 's'}`;
-
-function sizeText(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 ** 2) return `${(bytes / 1024).toFixed(1)} KB`;
-  if (bytes < 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(1)} MB`;
-  return `${(bytes / 1024 ** 3).toFixed(2)} GB`;
 }
 
 /** Tree data provider of the Datasets view; see the module comment. */
@@ -183,10 +161,12 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     for (const n of this.nodes.values()) if (n.scan?.output.outDir && u.fsPath.startsWith(n.scan.output.outDir)) this.enqueue(n);
   }
 
-  /** Re-scans one file (its format and row count only when its size or mtime changed). */
-  invalidate(u: vscode.Uri): void {
+  /** Re-scans one file (its format and row count only when its size or mtime changed, or `full`). */
+  invalidate(u: vscode.Uri, full = false): void {
     const n = this.nodes.get(u.fsPath);
-    if (n) this.enqueue(n);
+    if (!n) return;
+    if (full && n.scan) n.scan = { ...n.scan, mtimeMs: -1 };
+    this.enqueue(n);
   }
 
   /** Re-reads every dataset's output state (tokenizer or output folder setting changed); no dataset is re-read. */
@@ -298,6 +278,11 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     if (active) void this.discover().then(() => this.pump());
   }
 
+  /** Whether the files were discovered (the view was shown or its state asked for). */
+  isDiscovered(): boolean {
+    return this.discovered;
+  }
+
   /** Dataset nodes, in path order. */
   datasets(): DatasetNode[] {
     return [...this.nodes.values()];
@@ -321,172 +306,18 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     return element.kind === 'detail' ? element.parent : undefined;
   }
 
-  /** One-line description of a dataset: `sharegpt · 3 rows · 6 records`. */
+  /** One-line description of a dataset (datasetItems.ts `describe`). */
   describe(n: DatasetNode): string {
-    const s = n.scan;
-    if (!s) return n.pending ? 'scanning…' : 'not scanned';
-    if (s.error) return 'unreadable';
-    const parts = [s.format ?? '?', s.rows === undefined ? '? rows' : plural(s.rows, 'row')];
-    const o = s.output;
-    const setAside = o.fileReport?.rowsSetAside ? `, ${fmt(o.fileReport.rowsSetAside)} to generate` : '';
-    if (o.state === 'none') parts.push('not prepared');
-    else if (o.state === 'prepared')
-      parts.push(o.ok === false ? `${plural(o.records ?? 0, 'record')}${setAside} (run failed)` : `${plural(o.records ?? 0, 'record')}${setAside}`);
-    else parts.push(`stale: ${plural(o.records ?? 0, 'record')}${setAside}`);
-    return parts.join(' · ');
+    return describe(n);
   }
 
   getTreeItem(element: DatasetsTreeNode): vscode.TreeItem {
-    if (element.kind === 'detail') return element.item;
-    const n = element;
-    const s = n.scan;
-    const rel = vscode.workspace.asRelativePath(n.resourceUri, true);
-    const item = new vscode.TreeItem(
-      path.basename(n.resourceUri.fsPath),
-      s && s.output.state !== 'none' ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
-    );
-    item.id = n.resourceUri.toString();
-    item.resourceUri = n.resourceUri;
-    item.description = this.describe(n);
-    const state = !s ? (n.pending ? 'pending' : 'none') : s.error ? 'error' : s.output.state;
-    item.contextValue = datasetContextValue(state, !!s && s.kind.container === 'jsonl' && !s.kind.compression);
-    item.iconPath =
-      state === 'pending'
-        ? new vscode.ThemeIcon('loading~spin')
-        : state === 'error'
-          ? new vscode.ThemeIcon('error', new vscode.ThemeColor('problemsErrorIcon.foreground'))
-          : state === 'prepared'
-            ? new vscode.ThemeIcon(
-                s?.output.ok === false ? 'error' : 'pass-filled',
-                new vscode.ThemeColor(s?.output.ok === false ? 'problemsErrorIcon.foreground' : 'testing.iconPassed'),
-              )
-            : state === 'stale'
-              ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'))
-              : new vscode.ThemeIcon('circle-large-outline');
-    const md = new vscode.MarkdownString('', true);
-    md.appendMarkdown(`**${path.basename(n.resourceUri.fsPath)}** — \`${rel}\`\n\n`);
-    if (s) {
-      md.appendMarkdown(`${sizeText(s.size)}, ${s.kind.container}${s.kind.compression ? ` (${s.kind.compression})` : ''}`);
-      if (s.error) md.appendMarkdown(`\n\n$(error) ${s.error}`);
-      else {
-        md.appendMarkdown(`, **${s.rows === undefined ? '?' : fmt(s.rows)} rows** (counted by streaming)\n\nFormat **${s.format}**\n`);
-        for (const e of s.evidence.slice(0, 6)) md.appendText(`\n- ${e}`);
-        md.appendMarkdown('\n\n');
-        const o = s.output;
-        if (o.state === 'none') md.appendMarkdown(`Not prepared (no report in \`${o.outDir}\`).`);
-        else {
-          const fr = o.fileReport!;
-          md.appendMarkdown(
-            `Output \`${o.outDir}\`: **${plural(fr.recordsWritten, 'record')}** from ${plural(fr.rowsRead, 'row')} ` +
-              `(${fr.rowsSetAside} set aside, ${fr.rowsDropped} dropped, ${fr.rowsErrored} errored), tokenizer ${o.tokenizer?.name ?? '?'}` +
-              (o.reportTimeMs ? `, ${new Date(o.reportTimeMs).toLocaleString()}` : ''),
-          );
-          if (o.state === 'stale') for (const w of o.staleBecause) md.appendMarkdown(`\n\n$(warning) Stale: ${w}`);
-        }
-        md.appendMarkdown(`\n\nActive tokenizer: ${this.tokenizerName}`);
-      }
-    }
-    item.tooltip = md;
-    // Click opens the file, up to the size VS Code syncs to extensions (larger: "Check dataset rows").
-    if (s && s.size <= 50 * 1024 * 1024)
-      item.command = { command: 'vscode.open', title: 'Open', arguments: [n.resourceUri, { preview: true } satisfies vscode.TextDocumentShowOptions] };
-    return item;
+    return element.kind === 'detail' ? element.item : datasetTreeItem(element, this.tokenizerName);
   }
 
-  private detail(
-    parent: DatasetNode,
-    label: string,
-    opts: { description?: string; icon?: string; color?: string; tooltip?: string; command?: vscode.Command; uri?: vscode.Uri; context?: string },
-  ): DetailNode {
-    const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
-    item.id = `${parent.resourceUri.toString()}#${label}`;
-    item.description = opts.description;
-    if (opts.icon) item.iconPath = new vscode.ThemeIcon(opts.icon, opts.color ? new vscode.ThemeColor(opts.color) : undefined);
-    if (opts.uri) item.resourceUri = opts.uri;
-    item.tooltip = opts.tooltip;
-    item.command = opts.command;
-    item.contextValue = opts.context ?? DETAIL_CONTEXT.detail;
-    return { kind: 'detail', parent, item, resourceUri: opts.uri };
-  }
-
-  /** Children of a prepared dataset: stale reasons, drop reasons and errors (click: the first line), set-aside rows, output files. */
+  /** Children of a prepared dataset (datasetItems.ts `datasetDetails`). */
   details(n: DatasetNode): DetailNode[] {
-    const o = n.scan?.output;
-    if (!o || o.state === 'none' || !o.fileReport) return [];
-    const fr = o.fileReport;
-    const out: DetailNode[] = [];
-    const goto = (line: number): vscode.Command => ({
-      command: 'vscode.open',
-      title: 'Go to line',
-      arguments: [n.resourceUri, { selection: new vscode.Range(line - 1, 0, line - 1, 0) } satisfies vscode.TextDocumentShowOptions],
-    });
-    for (const w of o.staleBecause)
-      out.push(
-        this.detail(n, `stale: ${w}`, { icon: 'warning', color: 'problemsWarningIcon.foreground', tooltip: `${w}. Prepare again to update the output.` }),
-      );
-    for (const f of o.failures ?? [])
-      if (f.includes(path.basename(n.resourceUri.fsPath)))
-        out.push(this.detail(n, `run failed: ${f}`, { icon: 'error', color: 'problemsErrorIcon.foreground', tooltip: f }));
-    out.push(
-      this.detail(n, `${plural(fr.recordsWritten, 'record')} written`, {
-        description: `${plural(fr.rowsWritten, 'row')}, ${fmt(fr.trainableTokens)} of ${fmt(fr.totalTokens)} tokens trainable`,
-        icon: 'check',
-        tooltip: `Open ${o.outputs?.[0]?.name ?? 'tokenized_data.jsonl'}`,
-        command: o.outputs?.[0]?.exists ? { command: 'vscode.open', title: 'Open', arguments: [vscode.Uri.file(o.outputs[0].path)] } : undefined,
-      }),
-    );
-    for (const [reason, d] of Object.entries(fr.dropped)) {
-      out.push(
-        this.detail(n, `dropped: ${reason} × ${fmt(d.count)}`, {
-          description: `line${d.lines.length === 1 ? '' : 's'} ${d.lines.join(', ')}${d.count > d.lines.length ? ', …' : ''}`,
-          icon: 'circle-slash',
-          color: 'problemsWarningIcon.foreground',
-          tooltip: REASON_TEXT[reason] ?? reason,
-          command: d.lines.length ? goto(d.lines[0]) : undefined,
-          context: DETAIL_CONTEXT.reason,
-        }),
-      );
-    }
-    if (fr.rowsErrored) {
-      out.push(
-        this.detail(n, `errored × ${fmt(fr.rowsErrored)}`, {
-          description: fr.errors[0] ? `line ${fr.errors[0].line}: ${fr.errors[0].message.split('\n')[0]}` : undefined,
-          icon: 'error',
-          color: 'problemsErrorIcon.foreground',
-          tooltip: fr.errors
-            .slice(0, 10)
-            .map((e) => `line ${e.line}: ${e.message}`)
-            .join('\n'),
-          command: fr.errors[0] ? goto(fr.errors[0].line) : undefined,
-          context: DETAIL_CONTEXT.reason,
-        }),
-      );
-    }
-    if (fr.rowsSetAside)
-      out.push(
-        this.detail(n, `set aside for generation × ${fmt(fr.rowsSetAside)}`, {
-          icon: 'comment-discussion',
-          tooltip: 'Prompt-only rows: in prompts_to_generate.jsonl for the target model to answer',
-        }),
-      );
-    for (const f of o.outputs ?? []) {
-      if (!f.exists) continue;
-      const uri = vscode.Uri.file(f.path);
-      out.push(
-        this.detail(n, f.name, {
-          description: path.basename(o.outDir),
-          uri,
-          icon: f.name.endsWith('.md') ? 'book' : 'file',
-          command:
-            f.name === 'report.md'
-              ? { command: 'markdown.showPreview', title: 'Open report', arguments: [uri] }
-              : { command: 'vscode.open', title: 'Open', arguments: [uri] },
-          // prompts_to_generate.jsonl gets the "Generate answers with the target model" action (issue 6).
-          context: f.name === OUTPUT_FILES.promptsToGenerate ? DETAIL_CONTEXT.promptsFile : DETAIL_CONTEXT.outputFile,
-        }),
-      );
-    }
-    return out;
+    return datasetDetails(n);
   }
 
   /** Summaries of every dataset after discovery and all scans (activates scanning). */
@@ -497,6 +328,8 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
       format: n.scan?.format,
       rows: n.scan?.rows,
       state: !n.scan ? 'pending' : n.scan.error ? 'error' : n.scan.output.state,
+      status: n.scan?.output.status,
+      icon: nodeIcon(n),
       records: n.scan?.output.records,
       staleBecause: n.scan?.output.staleBecause ?? [],
       description: this.describe(n),
@@ -509,6 +342,13 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     if (this.fireTimer) clearTimeout(this.fireTimer);
     for (const d of [...this.disposables, ...this.watchers]) d.dispose();
   }
+}
+
+let currentProvider: DatasetsTreeProvider | undefined;
+
+/** The Datasets view's provider (its dataset nodes and scans), once registered. */
+export function datasetsProvider(): DatasetsTreeProvider | undefined {
+  return currentProvider;
 }
 
 function nodeUri(arg: unknown): vscode.Uri | undefined {
@@ -532,6 +372,7 @@ export function registerDatasetsTree(): vscode.Disposable[] {
     view.badge = stale ? { value: stale, tooltip: `${plural(stale, 'dataset')} with stale output` } : undefined;
   };
   provider.onScanned = updateBadge;
+  currentProvider = provider;
   provider.setActive(view.visible);
   const outputState = (arg: unknown) => {
     const u = nodeUri(arg);
@@ -544,6 +385,12 @@ export function registerDatasetsTree(): vscode.Disposable[] {
     view.onDidChangeVisibility((e) => provider.setActive(e.visible)),
     vscode.commands.registerCommand(COMMANDS.datasetsRefresh, () => provider.rediscover()),
     vscode.commands.registerCommand(COMMANDS.datasetsState, () => provider.state()),
+    vscode.commands.registerCommand(COMMANDS.datasetsInvalidate, async (u: vscode.Uri) => {
+      // Before the view discovered its files there is nothing to re-read (discovery reads everything).
+      if (!provider.isDiscovered()) return;
+      provider.invalidate(u, true);
+      await provider.whenIdle();
+    }),
     vscode.commands.registerCommand(COMMANDS.datasetsOpenMaskView, (arg?: unknown) => {
       const u = nodeUri(arg);
       if (u) return vscode.commands.executeCommand(COMMANDS.openMaskView, u, 1);

@@ -1,26 +1,33 @@
 /**
- * Problems panel: the rows of a dataset that `prepare` will drop or error, as diagnostics on their
- * line (code = the reason code, source `eagle3-prep`), refreshed when the file is opened or saved
- * and when an `eagle3prep.jsonc` changes; plus quick fixes that add a role alias or a field mapping
- * to `eagle3prep.jsonc` (see src/core/read/projectConfig.ts).
+ * Problems panel: the rows of a dataset that `prepare` drops or errors, as diagnostics on their
+ * line (code = the reason code, source `eagle3-prep`); plus quick fixes that add a role alias or a
+ * field mapping to `eagle3prep.jsonc` (see src/core/read/projectConfig.ts), after which the dataset
+ * is re-checked, its output marked stale, and the inserted entry shown.
  *
- * What is found without a tokenizer comes from `core/run/datasetScan.ts` `scanRowProblems` (invalid
- * JSON, unrecognized shapes, unknown roles, empty conversations, …, read from the saved file, so
- * files over VS Code's 50 MB sync limit work through "Check dataset rows"); what needs the tokenizer
- * (`too_long`, `no_trainable_tokens`, chat template errors) comes from the last run's report.json
- * when it is current (its first lines per reason).
+ * Two sources, merged per file (one entry per line):
+ * - the last run, for EVERY prepared file whose output is current, open or not: every dropped and
+ *   errored row from the output's `problems.jsonl` (`readReport.ts` `readRowProblems`; older
+ *   outputs: the lines report.json keeps). Filled at activation, when a report.json is written, and
+ *   after a run;
+ * - a scan without tokenizer (`datasetScan.ts` `scanRowProblems`, in the background service worker)
+ *   when a dataset is opened or saved, an `eagle3prep.jsonc` changes, or "Check dataset rows" is run
+ *   (files over VS Code's 50 MB sync limit included): invalid JSON, unrecognized shapes, unknown
+ *   roles, empty conversations — also for files never prepared or changed since.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { applyEdits, modify } from 'jsonc-parser';
 import * as vscode from 'vscode';
-import { datasetKind, readOutputState, scanRowProblems, tokenizerFilesHash, type RowProblem } from '../core/run/datasetScan';
+import { applyEdits, findNodeAtLocation, modify, parseTree } from 'jsonc-parser';
+import { codeMeaning, codeRemedy } from '../core/codes';
+import type { RowProblemLine } from '../core/run/contract';
+import { datasetKind, readOutputState, tokenizerFilesHash, type RowProblem } from '../core/run/datasetScan';
+import { readRowProblems, readRunReport } from '../core/run/readReport';
 import { ALIAS_TARGET_ROLES, findProjectConfig, PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
-import { REASON_TEXT } from '../core/run/report';
 import { isExcludedDataset } from './datasetsTree';
 import { readDiagnosticsSettings, readPrepareSettings, resolveTokenizerDir } from './config';
 import { COMMANDS, DIAGNOSTICS_COLLECTION } from './ids';
 import { outDirFor } from './paths';
+import { serviceClient } from './serviceClient';
 
 /** Diagnostic source of every entry. */
 export const DIAGNOSTIC_SOURCE = DIAGNOSTICS_COLLECTION;
@@ -34,7 +41,12 @@ const WHOLE_LINE = 10_000;
  * there is none. Comments and formatting are kept (jsonc-parser `modify`). Returns the file's path.
  * @throws Error naming the file when it cannot be read or written.
  */
-export function addToProjectConfig(dataset: string, section: 'roleAliases' | 'fieldMappings', key: string, value: string): string {
+export function addToProjectConfig(
+  dataset: string,
+  section: 'roleAliases' | 'fieldMappings',
+  key: string,
+  value: string,
+): { file: string; offset: number; length: number } {
   let file = findProjectConfig(dataset);
   if (!file) {
     const wf = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(dataset));
@@ -44,8 +56,25 @@ export function addToProjectConfig(dataset: string, section: 'roleAliases' | 'fi
     ? fs.readFileSync(file, 'utf8')
     : '// eagle3-prep project configuration: how this project\'s datasets spell roles and fields.\n// See docs/formats.md "Project configuration" in the eagle3-prep repository.\n{}\n';
   const edits = modify(text, [section, key], value, { formattingOptions: { insertSpaces: true, tabSize: 2, eol: '\n' } });
-  fs.writeFileSync(file, applyEdits(text, edits));
-  return file;
+  const next = applyEdits(text, edits);
+  fs.writeFileSync(file, next);
+  // The inserted property (key and value), to reveal it.
+  const prop = findNodeAtLocation(parseTree(next)!, [section, key])?.parent;
+  return { file, offset: prop?.offset ?? 0, length: prop?.length ?? 0 };
+}
+
+/** What the last run says about one file: its dropped and errored rows. */
+interface FromReport {
+  problems: RowProblemLine[];
+  complete: boolean;
+  missing: number;
+  reportJson: string;
+  reportMd: string;
+  /**
+   * The file's data-changing warnings that no row lists (notes such as `empty_think_trained`, the
+   * template check's findings): one entry each, on line 1, so a `warnings` file is never clean in Problems.
+   */
+  fileWarnings: { code: string; count: number }[];
 }
 
 /** Diagnostics of the Problems panel and their quick fixes; see the module comment. */
@@ -54,6 +83,10 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
   readonly collection = vscode.languages.createDiagnosticCollection(DIAGNOSTICS_COLLECTION);
   /** The problems behind the diagnostics, per file path and line (code actions get copies of the diagnostics). */
   private problems = new Map<string, Map<number, RowProblem>>();
+  /** The scan's result per file (pre-tokenizer), and the scan's notes (truncation, unreadable file). */
+  private scanned = new Map<string, { problems: RowProblem[]; extra: vscode.Diagnostic[] }>();
+  /** The last run's rows per file, when its output is current. */
+  private fromReport = new Map<string, FromReport>();
   private running = new Map<string, AbortController>();
 
   /** Whether `uri` is a dataset this feature looks at (local, dataset name, setting on). */
@@ -64,10 +97,135 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
     return readDiagnosticsSettings(uri).enabled;
   }
 
+  private maxProblems(uri: vscode.Uri): number {
+    return readDiagnosticsSettings(uri).maxProblems;
+  }
+
+  /** A line's range: the document's line when it is open, else the whole line (VS Code clamps it). */
+  private rangeFn(uri: vscode.Uri): (line: number) => vscode.Range {
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    return (line: number) => {
+      const l = Math.max(0, line - 1);
+      return doc && l < doc.lineCount ? doc.lineAt(l).range : new vscode.Range(l, 0, l, WHOLE_LINE);
+    };
+  }
+
+  /** Sets the file's diagnostics from both sources (one entry per line: the scan's, which carries the quick fixes, first). */
+  private compose(uri: vscode.Uri): vscode.Diagnostic[] {
+    const key = uri.fsPath;
+    const range = this.rangeFn(uri);
+    const diags: vscode.Diagnostic[] = [];
+    const byLine = new Map<number, RowProblem>();
+    const scan = this.scanned.get(key);
+    for (const p of scan?.problems ?? []) {
+      const d = new vscode.Diagnostic(
+        range(p.line),
+        `${p.message} (row ${p.line} will be ${p.severity === 'error' ? 'errored' : 'dropped'})`,
+        p.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning,
+      );
+      d.code = p.code;
+      d.source = DIAGNOSTIC_SOURCE;
+      diags.push(d);
+      byLine.set(p.line, p);
+    }
+    const rep = this.fromReport.get(key);
+    if (rep) {
+      const target = vscode.Uri.file(rep.reportMd);
+      for (const p of rep.problems) {
+        if (byLine.has(p.line)) continue;
+        const d = new vscode.Diagnostic(
+          range(p.line),
+          `${p.message === p.code ? p.code : `${p.code}: ${p.message}`} (row ${p.line} was ${p.fate} by the last run)`,
+          p.fate === 'errored' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning,
+        );
+        d.code = { value: p.code, target };
+        d.source = DIAGNOSTIC_SOURCE;
+        diags.push(d);
+      }
+      for (const w of rep.fileWarnings) {
+        const remedy = codeRemedy(w.code);
+        const d = new vscode.Diagnostic(
+          range(1),
+          `${w.code} × ${w.count.toLocaleString('en-US')}: ${codeMeaning(w.code) || w.code}${remedy ? `. What to do: ${remedy}` : ''} (data-changing warning of the last run)`,
+          vscode.DiagnosticSeverity.Warning,
+        );
+        d.code = { value: w.code, target };
+        d.source = DIAGNOSTIC_SOURCE;
+        diags.push(d);
+      }
+      if (rep.missing > 0) {
+        const d = new vscode.Diagnostic(
+          range(1),
+          `${rep.missing} more dropped or errored rows of the last run are not listed: this output has no problems.jsonl (prepare again to list every row).`,
+          vscode.DiagnosticSeverity.Information,
+        );
+        d.source = DIAGNOSTIC_SOURCE;
+        diags.push(d);
+      }
+    }
+    diags.push(...(scan?.extra ?? []));
+    this.problems.set(key, byLine);
+    if (diags.length) this.collection.set(uri, diags);
+    else this.collection.delete(uri);
+    return diags;
+  }
+
   /**
-   * Scans `uri` (its saved content) and replaces its diagnostics. A `.json` file in which no row is
-   * recognized (package.json, settings, …) is left alone unless `force`. Resolves with the
-   * diagnostics set; an unreadable file gets one diagnostic on line 1 saying why.
+   * Reads the last run's dropped and errored rows of `uri` when its output is current (Datasets view
+   * rule) and updates its diagnostics; clears them when the output is missing or stale.
+   * Resolves with the rows listed.
+   */
+  async refreshFromReport(uri: vscode.Uri): Promise<RowProblemLine[]> {
+    if (!this.applies(uri)) return [];
+    const key = uri.fsPath;
+    const settings = readPrepareSettings(uri);
+    const out = readOutputState(key, { outDir: outDirFor([key], settings.outputDirectory), tokenizerHash: tokenizerFilesHash(resolveTokenizerDir(uri)) });
+    let rep: FromReport | undefined;
+    if (out.state === 'prepared' && out.reportJson) {
+      try {
+        const { report } = readRunReport(out.reportJson);
+        const r = await readRowProblems(report, key, this.maxProblems(uri));
+        // Drops are listed per row already; the rest of the file's data-changing warnings get one entry each.
+        const dropped = out.fileReport?.dropped ?? {};
+        const fileWarnings = (out.warnings ?? []).filter((w) => !(w.code in dropped));
+        rep = { ...r, reportJson: out.reportJson, reportMd: report.outputs.reportMd, fileWarnings };
+      } catch {
+        rep = undefined;
+      }
+    }
+    if (rep) this.fromReport.set(key, rep);
+    else this.fromReport.delete(key);
+    this.compose(uri);
+    return rep?.problems ?? [];
+  }
+
+  /**
+   * Fills Problems from every report.json of the workspace (at activation): each input file the
+   * report lists whose current output it is.
+   */
+  async refreshAllReports(token?: vscode.CancellationToken): Promise<void> {
+    const reports = await vscode.workspace.findFiles('**/report.json', '{**/node_modules/**,**/.git/**}', 500, token);
+    const seen = new Set<string>();
+    for (const r of reports) {
+      let files: string[];
+      try {
+        files = readRunReport(r.fsPath).report.files.map((f) => f.file);
+      } catch {
+        continue;
+      }
+      for (const f of files) {
+        if (seen.has(f) || !fs.existsSync(f)) continue;
+        seen.add(f);
+        await this.refreshFromReport(vscode.Uri.file(f));
+      }
+    }
+  }
+
+  /**
+   * Scans `uri` (its saved content, in the background worker) and replaces the scan's part of its
+   * diagnostics (the last run's part is re-read too). A `.json` file in which no row is recognized
+   * (package.json, settings, …) is left alone unless `force`. Resolves with the file's diagnostics;
+   * an unreadable file gets one diagnostic on line 1 saying why.
    */
   async refresh(uri: vscode.Uri, force = false): Promise<vscode.Diagnostic[]> {
     if (!force && !this.applies(uri)) return [];
@@ -75,35 +233,22 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
     this.running.get(key)?.abort();
     const ac = new AbortController();
     this.running.set(key, ac);
-    const max = readDiagnosticsSettings(uri).maxProblems;
-    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
-    const range = (line: number) => {
-      const l = Math.max(0, line - 1);
-      return doc && l < doc.lineCount ? doc.lineAt(l).range : new vscode.Range(l, 0, l, WHOLE_LINE);
-    };
-    const diags: vscode.Diagnostic[] = [];
-    const byLine = new Map<number, RowProblem>();
+    const max = this.maxProblems(uri);
+    const range = this.rangeFn(uri);
+    const extra: vscode.Diagnostic[] = [];
+    let problems: RowProblem[] = [];
     try {
-      const r = await scanRowProblems(key, { maxProblems: max, signal: ac.signal });
+      const r = await serviceClient().call({ op: 'rowProblems', file: key, maxProblems: max });
       if (ac.signal.aborted) return [];
       const kind = datasetKind(key);
       const allBad = r.problems.length === r.rowsRead && r.problems.every((p) => p.code === 'unrecognized_shape' || p.code === 'invalid_json');
       if (!force && kind?.container === 'json' && allBad) {
         this.collection.delete(uri);
         this.problems.delete(key);
+        this.scanned.delete(key);
         return [];
       }
-      for (const p of r.problems) {
-        const d = new vscode.Diagnostic(
-          range(p.line),
-          `${p.message} (row ${p.line} will be ${p.severity === 'error' ? 'errored' : 'dropped'})`,
-          p.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning,
-        );
-        d.code = p.code;
-        d.source = DIAGNOSTIC_SOURCE;
-        diags.push(d);
-        byLine.set(p.line, p);
-      }
+      problems = r.problems;
       if (r.truncated) {
         const d = new vscode.Diagnostic(
           range(1),
@@ -111,45 +256,26 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
           vscode.DiagnosticSeverity.Information,
         );
         d.source = DIAGNOSTIC_SOURCE;
-        diags.push(d);
-      }
-      // Token-level outcomes from the last run, when it is current.
-      const settings = readPrepareSettings(uri);
-      const out = readOutputState(key, { outDir: outDirFor([key], settings.outputDirectory), tokenizerHash: tokenizerFilesHash(resolveTokenizerDir(uri)) });
-      if (out.state === 'prepared' && out.fileReport) {
-        for (const [reason, d] of Object.entries(out.fileReport.dropped)) {
-          for (const line of d.lines) {
-            if (byLine.has(line)) continue;
-            const diag = new vscode.Diagnostic(
-              range(line),
-              `${reason}: ${REASON_TEXT[reason] ?? reason} (last run; report.json lists the first ${d.lines.length} of ${d.count})`,
-              vscode.DiagnosticSeverity.Warning,
-            );
-            diag.code = reason;
-            diag.source = DIAGNOSTIC_SOURCE;
-            diags.push(diag);
-          }
-        }
-        for (const e of out.fileReport.errors) {
-          if (byLine.has(e.line)) continue;
-          const diag = new vscode.Diagnostic(range(e.line), `${e.message} (last run)`, vscode.DiagnosticSeverity.Error);
-          diag.code = 'errored';
-          diag.source = DIAGNOSTIC_SOURCE;
-          diags.push(diag);
-        }
+        extra.push(d);
       }
     } catch (e) {
       if (ac.signal.aborted) return [];
       const d = new vscode.Diagnostic(range(1), (e as Error).message, vscode.DiagnosticSeverity.Error);
       d.source = DIAGNOSTIC_SOURCE;
-      d.code = (e as Error).name === 'ProjectConfigError' ? 'project_config' : 'unreadable';
-      diags.push(d);
+      d.code = /ProjectConfigError/.test((e as { errorName?: string }).errorName ?? (e as Error).name) ? 'project_config' : 'unreadable';
+      extra.push(d);
     } finally {
       if (this.running.get(key) === ac) this.running.delete(key);
     }
-    this.problems.set(key, byLine);
-    this.collection.set(uri, diags);
-    return diags;
+    this.scanned.set(key, { problems, extra });
+    await this.refreshFromReport(uri);
+    return this.compose(uri);
+  }
+
+  /** Forgets the scan of a closed file (the last run's entries stay). */
+  forgetScan(uri: vscode.Uri): void {
+    if (!this.scanned.delete(uri.fsPath)) return;
+    this.compose(uri);
   }
 
   /** Quick fixes: add a role alias / field mapping to eagle3prep.jsonc for the problem on the diagnostic's line. */
@@ -186,7 +312,10 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
     const uris = new Map<string, vscode.Uri>();
     for (const d of vscode.workspace.textDocuments) if (this.applies(d.uri)) uris.set(d.uri.fsPath, d.uri);
     this.collection.forEach((u) => void uris.set(u.fsPath, u));
-    for (const u of uris.values()) void this.refresh(u);
+    for (const u of uris.values()) {
+      if (this.scanned.has(u.fsPath) || vscode.workspace.textDocuments.some((d) => d.uri.fsPath === u.fsPath)) void this.refresh(u);
+      else void this.refreshFromReport(u);
+    }
   }
 
   dispose(): void {
@@ -210,11 +339,25 @@ export function registerDiagnostics(): vscode.Disposable[] {
     const open = vscode.workspace.textDocuments.some((d) => d.uri.fsPath === u.fsPath);
     if (open || diagnostics.collection.has(u)) void diagnostics.refresh(u);
   };
+  // A run's report.json: the files it lists get the run's rows (or lose them when it is gone).
+  const reports = vscode.workspace.createFileSystemWatcher('**/report.json');
+  const onReport = (u: vscode.Uri) => {
+    try {
+      for (const f of readRunReport(u.fsPath).report.files) void diagnostics.refreshFromReport(vscode.Uri.file(f.file));
+    } catch {
+      diagnostics.collection.forEach((d) => void diagnostics.refreshFromReport(d));
+    }
+  };
   for (const d of vscode.workspace.textDocuments) void diagnostics.refresh(d.uri);
+  void diagnostics.refreshAllReports();
   return [
     diagnostics,
     watcher,
     datasets,
+    reports,
+    reports.onDidCreate(onReport),
+    reports.onDidChange(onReport),
+    reports.onDidDelete(onReport),
     datasets.onDidChange(onDataset),
     datasets.onDidCreate(onDataset),
     datasets.onDidDelete((u) => diagnostics.collection.delete(u)),
@@ -223,7 +366,7 @@ export function registerDiagnostics(): vscode.Disposable[] {
     watcher.onDidDelete(() => diagnostics.refreshAll()),
     vscode.workspace.onDidOpenTextDocument((d) => void diagnostics.refresh(d.uri)),
     vscode.workspace.onDidSaveTextDocument((d) => void diagnostics.refresh(d.uri)),
-    vscode.workspace.onDidCloseTextDocument((d) => diagnostics.collection.delete(d.uri)),
+    vscode.workspace.onDidCloseTextDocument((d) => diagnostics.forgetScan(d.uri)),
     vscode.languages.registerCodeActionsProvider(
       [{ scheme: 'file', pattern: '**/*.{jsonl,ndjson,json}' }, { language: 'jsonl' }, { language: 'json' }],
       diagnostics,
@@ -245,16 +388,27 @@ export function registerDiagnostics(): vscode.Disposable[] {
       );
       return diags;
     }),
+    vscode.commands.registerCommand(COMMANDS.problemsFromReport, async (uris: vscode.Uri[]) => {
+      const out: Record<string, number> = {};
+      for (const u of uris) out[u.fsPath] = (await diagnostics.refreshFromReport(u)).length;
+      return out;
+    }),
     vscode.commands.registerCommand(
       COMMANDS.addToProjectConfig,
       async (uri: vscode.Uri, section: 'roleAliases' | 'fieldMappings', key: string, value: string) => {
         try {
-          const file = addToProjectConfig(uri.fsPath, section, key, value);
+          const added = addToProjectConfig(uri.fsPath, section, key, value);
+          // The dataset's output (if any) is now stale: the Datasets view re-reads it; then re-check
+          // the rows and show the entry written.
+          await vscode.commands.executeCommand(COMMANDS.datasetsInvalidate, uri);
+          const diags = await diagnostics.refresh(uri, true);
+          const doc = await vscode.workspace.openTextDocument(added.file);
+          const sel = new vscode.Range(doc.positionAt(added.offset), doc.positionAt(added.offset + added.length));
+          await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true, preserveFocus: true, selection: sel });
           void vscode.window.showInformationMessage(
-            `${path.basename(file)}: ${section === 'roleAliases' ? `role "${key}" → ${value}` : `field "${key}" → "${value}"`}.`,
+            `${path.basename(added.file)}: ${section === 'roleAliases' ? `role "${key}" → ${value}` : `field "${key}" → "${value}"`}; ${path.basename(uri.fsPath)} re-checked (${diags.filter((d) => d.severity !== vscode.DiagnosticSeverity.Information).length} problem rows); prepare it again to update its output.`,
           );
-          await diagnostics.refresh(uri, true);
-          return file;
+          return { file: added.file, selection: sel, diagnostics: diags.length };
         } catch (e) {
           void vscode.window.showErrorMessage(`Could not update ${PROJECT_CONFIG_NAME}: ${(e as Error).message}`);
           return undefined;

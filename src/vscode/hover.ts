@@ -2,21 +2,28 @@
  * Hover on a `.jsonl` line: what `prepare` makes of that row — its shape, its
  * turns (role, characters, tokens), total and trainable tokens, how many
  * records it becomes, the tokenizer that counted, and warnings. Hovering a
- * turn's text marks that turn. Work is capped by
- * `eagle3prep.hover.maxTokenizedCharacters` (counts past it are estimated) and
- * stops when VS Code cancels the hover.
+ * turn's text marks that turn.
+ *
+ * The row is rendered and tokenized in the interactive service worker
+ * (`serviceClient.ts`), never on the extension host's thread, within a time
+ * budget ({@link HOVER_BUDGET_MS}). Counts say where they come from: exact from
+ * the current prepared output (`exactCounts.ts`), computed from the line, or
+ * an estimate past `eagle3prep.hover.maxTokenizedCharacters`.
  *
  * VS Code does not sync files over 50 MB to extensions, so no hover is asked
- * for there; the mask view reads such files through `lineIndex.ts`.
+ * for there; `largeFiles.ts` offers the mask view on a line instead.
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { recordViewerFor, type RecordView } from '../core/records/recordView';
+import type { RecordView } from '../core/records/recordView';
+import { OUTPUT_FILES } from '../core/run/outputFiles';
 import { readHoverCap, readPrepareSettings } from './config';
+import { exactRecordsFor, type ExactRecords, type NoExactReason } from './exactCounts';
 import { COMMANDS } from './ids';
+import { ServiceBudgetError, serviceClient } from './serviceClient';
 
-/** Thrown through the core's `checkCancelled` hook when VS Code cancels the hover. */
-class HoverCancelled extends Error {}
+/** Time budget of one hover's render in the worker, ms (a slower template is stopped and the hover says so). */
+export const HOVER_BUDGET_MS = 5000;
 
 function fmt(n: number, estimated = false): string {
   return `${estimated ? '≈' : ''}${n.toLocaleString('en-US')}`;
@@ -32,7 +39,7 @@ function md(s: string): string {
  * the mouse, marked ▶ and summarized first. The "Open mask view" link runs the command with
  * (file Uri, line).
  */
-export function hoverMarkdown(view: RecordView, uri: vscode.Uri, hoverTurn?: number): vscode.MarkdownString {
+export function hoverMarkdown(view: RecordView, uri: vscode.Uri, hoverTurn?: number, exact?: ExactRecords | { none: NoExactReason }): vscode.MarkdownString {
   const out = new vscode.MarkdownString(undefined, true);
   out.isTrusted = { enabledCommands: [COMMANDS.openMaskView] };
   out.supportThemeIcons = true;
@@ -45,13 +52,20 @@ export function hoverMarkdown(view: RecordView, uri: vscode.Uri, hoverTurn?: num
       `$(arrow-right) **turn ${hoverTurn + 1} · ${tv.role}** — ${fmt(tv.chars)} characters, ${fmt(tv.tokens, tv.estimated)} tokens, ${tv.target ? '**trained**' : 'not trained'}\n\n`,
     );
   }
-  if (view.status === 'conversation') {
+  const ex = exact && 'records' in exact ? exact : undefined;
+  if (view.status === 'conversation' && ex) {
+    out.appendMarkdown(
+      `**${fmt(ex.tokens)} tokens**, **${fmt(ex.trainableTokens)} trainable**, ` +
+        `${ex.records.length === 1 ? '1 record' : `${ex.records.length} records`} · mask \`${view.mask}\` · exact, from \`${OUTPUT_FILES.tokenizedData}\`\n\n`,
+    );
+  } else if (view.status === 'conversation') {
+    const why = exact && 'none' in exact ? ` (${exact.none})` : '';
     out.appendMarkdown(
       `**${fmt(t.tokens, t.estimated)} tokens**, **${fmt(t.trainableTokens, t.estimated)} trainable**, ` +
-        `${t.records === 1 ? '1 record' : `${t.records} records`} · mask \`${view.mask}\`\n\n`,
+        `${t.records === 1 ? '1 record' : `${t.records} records`} · mask \`${view.mask}\` · ${t.estimated ? 'estimate' : 'computed from this line'}${why}\n\n`,
     );
   } else if (view.status === 'prompt') {
-    out.appendMarkdown(`**prompt only** — set aside for the target model to answer (prompts_to_generate.jsonl)\n\n`);
+    out.appendMarkdown(`**prompt only** — set aside for the target model to answer (${OUTPUT_FILES.promptsToGenerate})\n\n`);
   } else {
     out.appendMarkdown(`**${view.status}**${view.reason ? ` (\`${view.reason}\`)` : ''}: ${md(view.message ?? '')}\n\n`);
   }
@@ -76,7 +90,14 @@ export function hoverMarkdown(view: RecordView, uri: vscode.Uri, hoverTurn?: num
     }
     out.appendMarkdown('\n');
   }
-  if (view.records.length > 1) {
+  if (ex && ex.records.length > 1) {
+    out.appendMarkdown(
+      `Records: ${ex.records
+        .slice(0, 8)
+        .map((r, i) => `\`#${i}\` ${fmt(r.tokens)} (${fmt(r.trainableTokens)} trainable)`)
+        .join(' · ')}${ex.records.length > 8 ? ` · … ${ex.records.length - 8} more` : ''}\n\n`,
+    );
+  } else if (!ex && view.records.length > 1) {
     out.appendMarkdown(
       `Records: ${view.records
         .slice(0, 8)
@@ -96,16 +117,16 @@ function shortPath(p: string): string {
 }
 
 /** The last answer, reused while the same line of the same document version is hovered with the same settings. */
-let last: { key: string; view: RecordView } | undefined;
+let last: { key: string; view: Promise<RecordView> } | undefined;
 
 /**
  * Computes the row view for a line of `doc` with the current settings (mask policy, template kwargs,
- * max length, tokenizer, work cap). Returns undefined for a blank line.
- * @throws the core's errors (TokenizerLoadError, NoChatTemplateError) and HoverCancelled
+ * max length, tokenizer, work cap) in the interactive service worker. Resolves with undefined for a blank line.
+ * @throws ServiceError with the core's errors (TokenizerLoadError, NoChatTemplateError), ServiceBudgetError
  */
-export function viewForLine(doc: vscode.TextDocument, line: number, token?: vscode.CancellationToken): RecordView | undefined {
+export function viewForLine(doc: vscode.TextDocument, line: number): Promise<RecordView | undefined> {
   const text = doc.lineAt(line).text;
-  if (text.trim() === '') return undefined;
+  if (text.trim() === '') return Promise.resolve(undefined);
   const settings = readPrepareSettings(doc.uri);
   const maxTokenizedChars = readHoverCap(doc.uri);
   const key = JSON.stringify([
@@ -122,44 +143,60 @@ export function viewForLine(doc: vscode.TextDocument, line: number, token?: vsco
     maxTokenizedChars,
   ]);
   if (last?.key === key) return last.view;
-  const viewer = recordViewerFor(settings.tokenizerDir);
-  const view = viewer.view(
-    { text, file: doc.uri.fsPath, line: line + 1 },
+  const view = serviceClient().call(
     {
-      mask: settings.mask,
-      grouping: settings.grouping,
-      templateKwargs: settings.templateKwargs,
-      maxLength: settings.maxLength,
-      long: settings.long,
-      minTrainableTokens: settings.minTrainableTokens,
-      maxTokenizedChars,
-      checkCancelled: () => {
-        if (token?.isCancellationRequested) throw new HoverCancelled();
+      op: 'view',
+      row: { text, file: doc.uri.fsPath, line: line + 1 },
+      tokenizerDir: settings.tokenizerDir,
+      options: {
+        mask: settings.mask,
+        grouping: settings.grouping,
+        templateKwargs: settings.templateKwargs,
+        maxLength: settings.maxLength,
+        long: settings.long,
+        minTrainableTokens: settings.minTrainableTokens,
+        maxTokenizedChars,
       },
     },
+    HOVER_BUDGET_MS,
   );
-  last = { key, view };
+  const entry = { key, view };
+  last = entry;
+  view.catch(() => {
+    if (last === entry) last = undefined;
+  });
   return view;
 }
 
 /** The hover provider for JSONL documents. */
 export class RecordHoverProvider implements vscode.HoverProvider {
-  provideHover(doc: vscode.TextDocument, position: vscode.Position, token: vscode.CancellationToken): vscode.Hover | undefined {
+  async provideHover(doc: vscode.TextDocument, position: vscode.Position, token: vscode.CancellationToken): Promise<vscode.Hover | undefined> {
     let view: RecordView | undefined;
     try {
-      view = viewForLine(doc, position.line, token);
+      view = await viewForLine(doc, position.line);
     } catch (e) {
-      if (e instanceof HoverCancelled) return undefined;
+      if (token.isCancellationRequested) return undefined;
       const m = new vscode.MarkdownString();
-      m.appendMarkdown(`**EAGLE-3** · $(error) ${md(e instanceof Error ? e.message : String(e))}`);
+      const msg =
+        e instanceof ServiceBudgetError
+          ? `rendering this row ${e.message}; open the mask view to try without the hover's budget`
+          : e instanceof Error
+            ? e.message
+            : String(e);
+      m.appendMarkdown(`**EAGLE-3** · $(error) ${md(msg)}`);
       m.supportThemeIcons = true;
       return new vscode.Hover(m, doc.lineAt(position.line).range);
     }
     if (!view || token.isCancellationRequested) return undefined;
+    const exact =
+      view.status === 'conversation'
+        ? await exactRecordsFor(doc.uri, position.line + 1, readPrepareSettings(doc.uri), { dirty: doc.isDirty, wait: true, budgetMs: 1500 })
+        : undefined;
+    if (token.isCancellationRequested) return undefined;
     const offset = position.character;
     const turn = view.turns.find((t) => t.range && offset >= t.range[0] && offset < t.range[1]);
     const range = turn?.range ? new vscode.Range(position.line, turn.range[0], position.line, turn.range[1]) : doc.lineAt(position.line).range;
-    return new vscode.Hover(hoverMarkdown(view, doc.uri, turn?.index), range);
+    return new vscode.Hover(hoverMarkdown(view, doc.uri, turn?.index, exact), range);
   }
 }
 

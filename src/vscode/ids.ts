@@ -40,6 +40,24 @@ export const COMMANDS = {
   addToProjectConfig: 'eagle3prep.addToProjectConfig',
   /** The mask view: `(uri, 1-based line)`. */
   openMaskView: 'eagle3prep.openMaskView',
+  /** The mask view at the cursor's line (large files: the status bar item, the palette). */
+  openMaskViewAtLine: 'eagle3prep.openMaskViewAtLine',
+  /** The mask view: reveal a token `(record, token index)` (hidden; the hover's links). */
+  maskViewRevealToken: 'eagle3prep.maskView.revealToken',
+  /** The mask view: show a record `(index)` (hidden). */
+  maskViewShowRecord: 'eagle3prep.maskView.showRecord',
+  /** The dashboard of one dataset `(uri)`. */
+  openDashboard: 'eagle3prep.openDashboard',
+  /** The dashboard of every dataset of the workspace. */
+  openWorkspaceDashboard: 'eagle3prep.openWorkspaceDashboard',
+  /** Prepare the first rows of a dataset (a sample run). */
+  prepareSample: 'eagle3prep.prepareSample',
+  /** Datasets view: read a dataset's state again `(uri)` (hidden; after a run). */
+  datasetsInvalidate: 'eagle3prep.datasets.invalidate',
+  /** Refill Problems from the last run's problems.jsonl for `(uris[])` (hidden; after a run). */
+  problemsFromReport: 'eagle3prep.problemsFromReport',
+  /** The extension's notification history. */
+  notifications: 'eagle3prep.notifications',
 } as const;
 
 /** One of the extension's command ids. */
@@ -53,6 +71,15 @@ export const DATASETS_VIEW = 'eagle3prep.datasets';
 
 /** viewType of the mask view's webview panel. */
 export const MASK_VIEW_TYPE = 'eagle3prep.maskView';
+
+/** viewType of the dashboard's webview panel. */
+export const DASHBOARD_VIEW_TYPE = 'eagle3prep.dashboard';
+
+/** viewType of the "Check chat template" webview panel. */
+export const TEMPLATE_CHECK_VIEW_TYPE = 'eagle3prep.templateCheck';
+
+/** Id of the status bar item offering the mask view in a file too large for the hover. */
+export const LARGE_FILE_STATUS_ITEM = 'eagle3prep.largeFile';
 
 /** Id of the status bar item naming the active tokenizer. */
 export const TOKENIZER_STATUS_ITEM = 'eagle3prep.tokenizer';

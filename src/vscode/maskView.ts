@@ -1,22 +1,33 @@
 /**
  * The mask view: a webview panel that shows one record of one row at a time —
  * the rendered text as tokens, trainable tokens marked, turns and roles
- * labelled, special tokens shown as such — with row navigation, the mask
- * policy and `enable_thinking` switchable live. The page is `dist/webview.js`
- * (built from webview/main.ts); the messages are those of maskViewProtocol.ts.
+ * labelled per record, special tokens shown as such — with row navigation, the
+ * mask policy and `enable_thinking` switchable live; clicking a token reveals
+ * the turn and field it came from in the JSON source. The row is rendered in
+ * the interactive service worker (`serviceClient.ts`) within
+ * {@link MASK_VIEW_BUDGET_MS}; the row's counts come from the current prepared
+ * output when there is one (`exactCounts.ts`). An open view re-renders when
+ * the tokenizer, mask policy, template kwargs or max length settings change.
+ * The page is `dist/webview.js` (built from webview/main.ts); the messages are
+ * those of maskViewProtocol.ts.
  *
  * Command `eagle3prep.openMaskView` (file Uri or its string, 1-based line; with
  * no arguments the active editor's file and cursor line). It resolves with what
  * was shown ({@link MaskViewResult}) once the webview has drawn it (or after 10 s).
  */
-import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import { recordViewerFor, type RecordView } from '../core/records/recordView';
+import type { RecordView, TurnField } from '../core/records/recordView';
+import { exactRecordsFor } from './exactCounts';
 import { lineIndexFor } from './lineIndex';
-import { readPrepareSettings } from './config';
+import { changedSettings, readPrepareSettings } from './config';
 import { baseName } from './hover';
-import { COMMANDS, MASK_VIEW_TYPE } from './ids';
+import { COMMANDS, CONFIG_SECTION, MASK_VIEW_TYPE } from './ids';
 import { type HostMessage, isWebviewMessage, MAX_TOKENS_SHOWN, type MaskViewState, type WebviewMessage } from './maskViewProtocol';
+import { ServiceBudgetError, serviceClient } from './serviceClient';
+import { webviewHtml, webviewOptions } from './webviewHtml';
+
+/** Time budget of one render of the mask view in the worker, ms. */
+export const MASK_VIEW_BUDGET_MS = 30_000;
 
 /**
  * Work cap of the row totals in the mask view (characters tokenized for the records not shown);
@@ -31,8 +42,10 @@ export interface MaskViewResult {
   view?: RecordView;
   /** Error shown instead of a row. */
   error?: string;
-  /** The webview's acknowledgement: how many tokens it drew; undefined when it did not answer within 10 s. */
-  drawn?: { line: number; record: number; tokens: number };
+  /** The webview's acknowledgement: how many tokens it drew and the turn labels it wrote; undefined when it did not answer within 10 s. */
+  drawn?: { line: number; record: number; tokens: number; labels: string[] };
+  /** The row's counts from the current output, or why there are none. */
+  exact?: import('./maskViewProtocol').ExactCounts;
 }
 
 /** A line of a dataset, from the open editor when there is one, else from disk through the line index. */
@@ -55,6 +68,8 @@ class MaskViewPanel {
   private ready = false;
   private readyWaiters: (() => void)[] = [];
   private drawnWaiters: ((d: MaskViewResult['drawn']) => void)[] = [];
+  /** The view last posted (for "reveal in source"). */
+  private lastView: RecordView | undefined;
   private generation = 0;
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -65,20 +80,38 @@ class MaskViewPanel {
     onDispose: () => void,
   ) {
     const settings = readPrepareSettings(uri);
-    this.state = { uri: uri.toString(), fileName: baseName(uri), line, lineCount: 0, record: 0, mask: settings.mask, thinking: 'settings', source: 'disk' };
+    this.state = {
+      uri: uri.toString(),
+      fileName: baseName(uri),
+      line,
+      lineCount: 0,
+      record: 0,
+      mask: settings.mask,
+      maskFromSettings: true,
+      thinking: 'settings',
+      source: 'disk',
+    };
     this.panel = vscode.window.createWebviewPanel(
       MASK_VIEW_TYPE,
       this.title(),
       { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
-      {
-        enableScripts: true,
-        retainContextWhenHidden: true,
-        localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist')],
-      },
+      webviewOptions(extensionUri),
     );
-    this.panel.webview.html = this.html();
+    this.panel.webview.html = webviewHtml(this.panel.webview, extensionUri, 'webview', 'EAGLE-3 mask view');
     this.disposables.push(
       this.panel.webview.onDidReceiveMessage((m: unknown) => this.onMessage(m)),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        const uri = vscode.Uri.parse(this.state.uri);
+        const changed = changedSettings(
+          e,
+          ['tokenizerPath', 'maskPolicy', 'templateKwargs', 'maxLength', 'truncate', 'longRecords', 'grouping', 'minTrainableTokens', 'outputDirectory'],
+          uri,
+        );
+        if (!changed.length) return;
+        const change: Partial<MaskViewState> = {};
+        if (this.state.maskFromSettings) change.mask = readPrepareSettings(uri).mask;
+        void this.show(change, `settings changed (${changed.map((k) => `${CONFIG_SECTION}.${k}`).join(', ')}): re-rendered`);
+      }),
       this.panel.onDidDispose(() => {
         for (const d of this.disposables) d.dispose();
         for (const w of this.drawnWaiters) w(undefined);
@@ -89,34 +122,6 @@ class MaskViewPanel {
 
   private title(): string {
     return `Mask: ${this.state.fileName}:${this.state.line}`;
-  }
-
-  private html(): string {
-    const webview = this.panel.webview;
-    const nonce = randomBytes(16).toString('base64');
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview.js'));
-    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview.css'));
-    const csp = [
-      "default-src 'none'",
-      `script-src 'nonce-${nonce}'`,
-      `style-src ${webview.cspSource} 'nonce-${nonce}'`,
-      `font-src ${webview.cspSource}`,
-      `img-src ${webview.cspSource} data:`,
-    ].join('; ');
-    return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${style}">
-<title>EAGLE-3 mask view</title>
-</head>
-<body>
-<div id="app" data-nonce="${nonce}"><p class="loading">Loading the mask view…</p></div>
-<script type="module" nonce="${nonce}" src="${script}"></script>
-</body>
-</html>`;
   }
 
   private post(m: HostMessage): void {
@@ -136,7 +141,7 @@ class MaskViewPanel {
         for (const w of this.readyWaiters.splice(0)) w();
         break;
       case 'rendered':
-        for (const w of this.drawnWaiters.splice(0)) w({ line: m.line, record: m.record, tokens: m.tokens });
+        for (const w of this.drawnWaiters.splice(0)) w({ line: m.line, record: m.record, tokens: m.tokens, labels: m.labels ?? [] });
         break;
       case 'goToLine':
         await this.show({ line: m.line, record: 0 });
@@ -148,7 +153,7 @@ class MaskViewPanel {
         await this.show({ record: m.index });
         break;
       case 'setMask':
-        await this.show({ mask: m.mask, record: 0 });
+        await this.show({ mask: m.mask, maskFromSettings: false, record: 0 });
         break;
       case 'setThinking':
         await this.show({ thinking: m.thinking, record: 0 });
@@ -161,6 +166,29 @@ class MaskViewPanel {
         });
         break;
       }
+      case 'revealToken':
+        await this.revealToken(m.turn, m.field);
+        break;
+    }
+  }
+
+  /**
+   * Opens the dataset at the row and selects what turn `turn` (and its `field`) came from in the
+   * JSON line: the field's value, else the turn's object. Resolves with the selected range.
+   */
+  async revealToken(turn: number, field?: TurnField): Promise<vscode.Range | undefined> {
+    const t = this.lastView?.turns[turn];
+    const r = (field && t?.fields?.find((f) => f.field === field)?.range) ?? t?.range;
+    const uri = vscode.Uri.parse(this.state.uri);
+    const line = this.state.line - 1;
+    const range = r ? new vscode.Range(line, r[0], line, r[1]) : new vscode.Range(line, 0, line, 0);
+    try {
+      const editor = await vscode.window.showTextDocument(uri, { viewColumn: vscode.ViewColumn.One, selection: range, preserveFocus: false });
+      editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+      return range;
+    } catch (e) {
+      void vscode.window.showErrorMessage(`Cannot open ${this.state.fileName}: ${e instanceof Error ? e.message : String(e)}`);
+      return undefined;
     }
   }
 
@@ -185,7 +213,7 @@ class MaskViewPanel {
    * Reads the row, builds its view with the current settings and the view's own choices, and
    * posts it. Resolves with what was shown and the webview's acknowledgement.
    */
-  async show(change: Partial<Pick<MaskViewState, 'line' | 'record' | 'mask' | 'thinking'>>): Promise<MaskViewResult> {
+  async show(change: Partial<Pick<MaskViewState, 'line' | 'record' | 'mask' | 'maskFromSettings' | 'thinking'>>, because?: string): Promise<MaskViewResult> {
     const gen = ++this.generation;
     this.state = { ...this.state, ...change };
     this.panel.title = this.title();
@@ -202,20 +230,36 @@ class MaskViewPanel {
       const settings = readPrepareSettings(uri);
       const kwargs = { ...settings.templateKwargs };
       if (this.state.thinking !== 'settings') kwargs.enable_thinking = this.state.thinking === 'on';
-      const view = recordViewerFor(settings.tokenizerDir).view(
-        { text: row.text, file: uri.fsPath, line: this.state.line },
-        {
-          mask: this.state.mask,
-          grouping: settings.grouping,
-          templateKwargs: kwargs,
-          maxLength: settings.maxLength,
-          long: settings.long,
-          minTrainableTokens: settings.minTrainableTokens,
-          detailRecord: this.state.record,
-          maxTokenizedChars: MASK_VIEW_TOTALS_CAP,
-        },
-      );
+      let view: RecordView;
+      try {
+        view = await serviceClient().call(
+          {
+            op: 'view',
+            row: { text: row.text, file: uri.fsPath, line: this.state.line },
+            tokenizerDir: settings.tokenizerDir,
+            options: {
+              mask: this.state.mask,
+              grouping: settings.grouping,
+              templateKwargs: kwargs,
+              maxLength: settings.maxLength,
+              long: settings.long,
+              minTrainableTokens: settings.minTrainableTokens,
+              detailRecord: this.state.record,
+              maxTokenizedChars: MASK_VIEW_TOTALS_CAP,
+            },
+          },
+          MASK_VIEW_BUDGET_MS,
+        );
+      } catch (e) {
+        throw e instanceof ServiceBudgetError ? new Error(`rendering line ${this.state.line} ${e.message}: the chat template or the row is too heavy`) : e;
+      }
       if (view.detail) this.state.record = view.detail.index;
+      // Exact counts apply to what the settings produce: the view's own policy / thinking choice must match them.
+      const dirty = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString())?.isDirty;
+      const sameAsSettings = this.state.mask === settings.mask && this.state.thinking === 'settings';
+      const exact = sameAsSettings
+        ? await exactRecordsFor(uri, this.state.line, settings, { dirty, wait: true, budgetMs: 10_000 })
+        : { none: "the view's policy or enable_thinking differ from the settings" as const };
       let truncatedTokens = 0;
       const posted =
         view.detail && view.detail.tokens.length > MAX_TOKENS_SHOWN
@@ -223,9 +267,10 @@ class MaskViewPanel {
           : view;
       if (view.detail && view.detail.tokens.length > MAX_TOKENS_SHOWN) truncatedTokens = view.detail.tokens.length - MAX_TOKENS_SHOWN;
       if (gen !== this.generation) return { state: this.state, view, error: 'superseded' };
+      this.lastView = view;
       const drawn = this.nextDrawn();
-      this.post({ type: 'render', state: this.state, view: posted, truncatedTokens, elapsedMs: Date.now() - t0 });
-      result = { state: { ...this.state }, view, drawn: await drawn };
+      this.post({ type: 'render', state: this.state, view: posted, truncatedTokens, elapsedMs: Date.now() - t0, exact, because });
+      result = { state: { ...this.state }, view, exact, drawn: await drawn };
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
       const drawn = this.nextDrawn();
@@ -285,14 +330,30 @@ function argsOf(arg?: unknown, line?: unknown): { uri: vscode.Uri; line: number 
   return { uri, line: n };
 }
 
-/** Registers `eagle3prep.openMaskView`. */
+/** Registers `eagle3prep.openMaskView` (and the hidden `eagle3prep.maskView.revealToken`: reveal in the source the turn / field of the open mask view's row, resolving with the selected range; `eagle3prep.maskView.showRecord`). */
 export function registerMaskView(context: vscode.ExtensionContext): vscode.Disposable {
-  return vscode.commands.registerCommand(COMMANDS.openMaskView, async (arg?: unknown, line?: unknown) => {
-    const a = argsOf(arg, line);
-    if (!a) {
-      void vscode.window.showWarningMessage('Open mask view: open a .jsonl dataset and put the cursor on a row.');
-      return undefined;
-    }
-    return openMaskView(context.extensionUri, a.uri, a.line);
-  });
+  return vscode.Disposable.from(
+    vscode.commands.registerCommand(COMMANDS.openMaskView, async (arg?: unknown, line?: unknown) => {
+      let a = argsOf(arg, line);
+      if (!a) {
+        // From the palette with no dataset editor: pick a dataset, then a line.
+        const picked = await vscode.window.showOpenDialog({
+          canSelectMany: false,
+          title: 'Open mask view: pick a JSONL dataset',
+          filters: { 'JSON Lines': ['jsonl', 'ndjson'] },
+        });
+        if (!picked?.[0]) return undefined;
+        const n = await vscode.window.showInputBox({
+          title: 'Open mask view: line',
+          value: '1',
+          validateInput: (v) => (/^[1-9]\d*$/.test(v) ? undefined : 'a line number (1, 2, …)'),
+        });
+        if (!n) return undefined;
+        a = { uri: picked[0], line: Number(n) };
+      }
+      return openMaskView(context.extensionUri, a.uri, a.line);
+    }),
+    vscode.commands.registerCommand(COMMANDS.maskViewRevealToken, (turn: number, field?: TurnField) => current?.revealToken(turn, field)),
+    vscode.commands.registerCommand(COMMANDS.maskViewShowRecord, (index: number) => current?.show({ record: index })),
+  );
 }

@@ -8,9 +8,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { DATASET_EXTENSIONS, expandInputs, type PrepareOptions, type PrepareResult } from '../core/run/pipeline';
+import { statusWord } from '../core/run/report';
+import { fileStatus, worstStatus, type RunStatus } from '../core/run/status';
 import { readPrepareSettings } from './config';
 import { COMMANDS } from './ids';
+import { notify } from './notify';
 import { outDirFor } from './paths';
+import { pickDataset } from './pickDataset';
 import type { OpenReportMode } from './settings';
 import { tokenizerDisplayName } from './tokenizerSelection';
 import { runPrepareInWorker } from './workerClient';
@@ -68,12 +72,70 @@ function plural(n: number, word: string): string {
 export function summarizeResult(result: PrepareResult): string {
   const t = result.totals;
   // The status word and the data-changing warnings, as the CLI summary and report.md show them (core/run/status.ts).
-  const warnings = (result.warnings ?? []).map((w) => `${w.code} × ${w.count}`).join(', ');
+  const warnings = warningsText(result);
   return (
-    `${(result.status ?? (result.ok ? 'ok' : 'failed')).toUpperCase()}: ${plural(t.recordsWritten, 'record')} from ${plural(t.rowsRead, 'row')} ` +
+    `${statusWord(runStatusOf(result).status)}: ${plural(t.recordsWritten, 'record')} from ${plural(t.rowsRead, 'row')} ` +
     `(${t.rowsSetAside} set aside for generation, ${t.rowsDropped} dropped, ${t.rowsErrored} errored)` +
-    (warnings ? `; data-changing warnings: ${warnings} (see report.md)` : '')
+    (warnings ? `; ${warnings}` : '')
   );
+}
+
+/**
+ * The status of a run's files and of the run (`core/run/status.ts`, the CLI summary's words): as the
+ * run set them (`status` in the result and report.json), else worked out from the counts (results of
+ * earlier versions).
+ */
+export function runStatusOf(result: PrepareResult): { status: RunStatus; files: { file: string; status: RunStatus }[] } {
+  const files = result.files.map((f) => ({
+    file: f.file,
+    status: f.status ?? fileStatus(f, f.skipped === true || result.failures.some((x) => x.includes(f.file))),
+  }));
+  return { status: result.status ?? (result.ok ? worstStatus(files.map((f) => f.status)) : 'failed'), files };
+}
+
+/** `data-changing warnings: truncated × 3, … (see report.md)`, or '' when the run has none. */
+function warningsText(result: PrepareResult): string {
+  const warnings = (result.warnings ?? []).map((w) => `${w.code} × ${w.count}`).join(', ');
+  return warnings ? `data-changing warnings: ${warnings} (see report.md)` : '';
+}
+
+/** `damaged.jsonl: 4 of 10 rows kept (3 errored, 3 dropped)` for each file that is not ok. */
+function lossText(result: PrepareResult): string {
+  return result.files
+    .filter((f) => f.rowsErrored + f.rowsDropped > 0)
+    .map((f) => {
+      const lost = [f.rowsErrored ? `${f.rowsErrored} errored` : '', f.rowsDropped ? `${f.rowsDropped} dropped` : ''].filter(Boolean).join(', ');
+      return `${path.basename(f.file)}: ${f.rowsWritten + f.rowsSetAside} of ${plural(f.rowsRead, 'row')} kept (${lost})`;
+    })
+    .join('; ');
+}
+
+/**
+ * The toast after a run, by status: `ok` informs; `warnings` / `degraded` warn with the rows lost and
+ * "Show problems" / "Open report" / "Open dashboard"; `failed` is an error with the failures.
+ */
+export async function showRunOutcome(result: PrepareResult, output: vscode.OutputChannel, names: string[]): Promise<void> {
+  const { status } = runStatusOf(result);
+  const outName = path.basename(result.outDir);
+  const dashboardArg = result.files.length === 1 ? vscode.Uri.file(result.files[0].file) : undefined;
+  const act = async (choice: string | undefined) => {
+    if (choice === 'Show problems') await vscode.commands.executeCommand('workbench.actions.view.problems');
+    else if (choice === 'Open report') await openReport(result.outputs.reportMd, 'preview', (l) => output.appendLine(l));
+    else if (choice === 'Open dashboard') await vscode.commands.executeCommand(COMMANDS.openDashboard, dashboardArg);
+    else if (choice === 'Reveal in Explorer')
+      await vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(result.outputs.written?.[0] ?? result.outputs.tokenizedData));
+    else if (choice === 'Show log') output.show(true);
+  };
+  if (status === 'failed') {
+    const failing = result.files.filter((f) => result.failures.some((x) => x.includes(path.basename(f.file))));
+    const which = (failing.length ? failing.map((f) => path.basename(f.file)) : names).join(', ');
+    return act(await notify('error', `EAGLE-3 Prep failed for ${which}: ${result.failures.join('; ') || 'see the log'}`, 'Show log'));
+  }
+  if (status === 'ok')
+    return act(await notify('info', `EAGLE-3 Prep: ${summarizeResult(result)} → ${outName}/`, 'Open dashboard', 'Reveal in Explorer', 'Show log'));
+  // The rows lost and the data-changing warnings (status.ts), so the toast says what changed, not only that something did.
+  const changed = [lossText(result), warningsText(result)].filter(Boolean).join('; ') || 'the output differs from the source (see Problems and the report)';
+  return act(await notify('warning', `EAGLE-3 Prep: ${statusWord(status)} — ${changed} → ${outName}/`, 'Show problems', 'Open report', 'Open dashboard'));
 }
 
 /** Runs in progress, by output folder: a second run into the same folder is refused. */
@@ -202,28 +264,49 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
     );
   } else log('  nothing written: the output folder keeps its previous outputs');
 
-  const outName = path.basename(result.outDir);
+  // Problems and the Datasets view from this run's report, before the toast that points at them.
+  const inputUris = result.files.map((f) => vscode.Uri.file(f.file));
   if (result.ok) {
-    void vscode.window.showInformationMessage(`EAGLE-3 Prep: ${summarizeResult(result)} → ${outName}/`, 'Reveal in Explorer', 'Show Log').then((choice) => {
-      if (choice === 'Reveal in Explorer')
-        void vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(result.outputs.written?.[0] ?? result.outputs.tokenizedData));
-      else if (choice === 'Show Log') output.show(true);
-    });
-  } else {
-    const failing = result.files.filter((f) => result.failures.some((x) => x.includes(path.basename(f.file))));
-    const which = (failing.length ? failing.map((f) => path.basename(f.file)) : names).join(', ');
-    void vscode.window.showErrorMessage(`EAGLE-3 Prep failed for ${which}: ${result.failures.join('; ') || 'see report.md'}`, 'Show Log').then((choice) => {
-      if (choice) output.show(true);
-    });
+    await vscode.commands.executeCommand(COMMANDS.problemsFromReport, inputUris).then(undefined, () => undefined);
+    for (const u of inputUris) void vscode.commands.executeCommand(COMMANDS.datasetsInvalidate, u).then(undefined, () => undefined);
   }
+  void showRunOutcome(result, output, names);
   return result;
 }
 
 /**
- * Registers `eagle3prep.prepare`. Handler arguments: an explorer Uri plus the multi-selection
- * Uri[], an editor-menu Uri, a Uri[] (programmatic), or none (the active editor's file).
+ * Registers `eagle3prep.prepare` and `eagle3prep.prepareSample` (the walkthrough's "Prepare a sample":
+ * copies a bundled sample into the workspace and prepares it). Handler arguments: an explorer Uri plus
+ * the multi-selection Uri[], an editor-menu Uri, a Uri[] (programmatic), or none (the active editor's
+ * file; from the palette with no dataset open, a pick list of the workspace's datasets).
  * `executeCommand('eagle3prep.prepare', uri)` resolves with the PrepareResult (see `prepareUris`).
  */
 export function registerPrepareCommand(context: vscode.ExtensionContext, output: vscode.OutputChannel): vscode.Disposable {
-  return vscode.commands.registerCommand(COMMANDS.prepare, (arg?: unknown, multi?: unknown) => prepareUris(context, output, urisFromCommandArgs(arg, multi)));
+  return vscode.Disposable.from(
+    vscode.commands.registerCommand(COMMANDS.prepare, async (arg?: unknown, multi?: unknown) => {
+      let uris = urisFromCommandArgs(arg, multi);
+      if (uris.length === 0 && arg === undefined) {
+        const picked = await pickDataset('Prepare for EAGLE-3');
+        if (!picked) return undefined;
+        uris = [picked];
+      }
+      return prepareUris(context, output, uris);
+    }),
+    vscode.commands.registerCommand(COMMANDS.prepareSample, async () => {
+      const folder = vscode.workspace.workspaceFolders?.[0];
+      if (!folder || folder.uri.scheme !== 'file') {
+        void vscode.window.showWarningMessage('Prepare a sample: open a folder first (the sample is copied into it).');
+        return undefined;
+      }
+      const name = 'chat-sharegpt-human-gpt.jsonl';
+      const dest = path.join(folder.uri.fsPath, 'eagle3-sample', name);
+      if (!fs.existsSync(dest)) {
+        fs.mkdirSync(path.dirname(dest), { recursive: true });
+        fs.copyFileSync(path.join(context.extensionPath, 'samples', name), dest);
+      }
+      const uri = vscode.Uri.file(dest);
+      await vscode.window.showTextDocument(uri, { preview: true });
+      return prepareUris(context, output, [uri]);
+    }),
+  );
 }

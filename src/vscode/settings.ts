@@ -37,6 +37,7 @@ export interface SettingTypes {
   'generate.maxTokens': number | null;
   'generate.timeoutSeconds': number | null;
   'generate.reasoning': ReasoningMode;
+  'generate.preflightSeconds': number;
   'datasets.include': string[];
   'datasets.exclude': string[];
   'datasets.maxFiles': number;
@@ -71,6 +72,7 @@ export const SETTING_DEFAULTS: Readonly<SettingTypes> = {
   'generate.maxTokens': null,
   'generate.timeoutSeconds': null,
   'generate.reasoning': REASONING_MODES[0],
+  'generate.preflightSeconds': 3,
   'datasets.include': ['**/*.{jsonl,ndjson,json,traj,parquet}', '**/*.{jsonl,ndjson,json,traj}.{gz,zst}'],
   'datasets.exclude': [
     '**/node_modules/**',
@@ -102,6 +104,7 @@ export const SETTING_MINIMUMS = {
   'generate.concurrency': 1,
   'generate.maxTokens': 1,
   'generate.timeoutSeconds': 1,
+  'generate.preflightSeconds': 1,
   'datasets.maxFiles': 1,
   'diagnostics.maxProblems': 1,
   'hover.maxTokenizedCharacters': 1024,
@@ -247,6 +250,8 @@ export interface GenerateSettingValues {
   maxTokens?: number;
   timeoutMs?: number;
   reasoning: ReasoningMode;
+  /** `eagle3prep.generate.preflightSeconds`: how long the preflight waits for each server, s. */
+  preflightSeconds: number;
 }
 
 /** Reads the generation settings; a value that is not a positive number means "not set". */
@@ -259,6 +264,7 @@ export function generateSettingsFrom(get: SettingsSource): GenerateSettingValues
     maxTokens: positiveNumber(get('generate.maxTokens')),
     timeoutMs: timeout ? timeout * 1000 : undefined,
     reasoning: oneOf(get('generate.reasoning'), REASONING_MODES, SETTING_DEFAULTS['generate.reasoning']),
+    preflightSeconds: positiveNumber(get('generate.preflightSeconds')) ?? SETTING_DEFAULTS['generate.preflightSeconds'],
   };
 }
 

@@ -7,7 +7,9 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { TemplateCheck } from '../../src/core/templates/checkTemplate';
+import type { PrepareResult } from '../../src/core/run/pipeline';
+import type { CheckTemplateResult } from '../../src/vscode/checkTemplateCommand';
+import { runHonestStatesChecks } from './honestStatesSuite';
 import type { BatchResult } from '../../src/vscode/batchCommand';
 import type { DatasetStateSummary } from '../../src/vscode/datasetsTree';
 
@@ -76,8 +78,12 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
   // 1. The Datasets view: every sample with its format, streamed row count and output state.
   await vscode.commands.executeCommand('eagle3prep.datasets.focus');
   let t = Date.now();
-  let state = await treeState();
   const byName = (s: DatasetStateSummary[], n: string) => s.find((d) => path.basename(d.file) === n);
+  // Files created after the view's discovery arrive through its file watcher.
+  let state = await waitFor('the six samples in the Datasets view', async () => {
+    const s = await treeState();
+    return s.length >= 6 ? s : undefined;
+  });
   const names = state.map((d) => path.basename(d.file)).sort();
   assert.deepEqual(
     names,
@@ -142,14 +148,23 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
   );
   console.log(`[host-suite] ok: appending a row made chat-sharegpt-human-gpt.jsonl stale in ${Date.now() - t} ms (${stale.staleBecause.join('; ')})`);
 
-  // 3. Problems: the damaged file's bad rows on their lines, with reason codes.
+  // 2b. Issue 15: a damaged file prepared without opening it — icon, toast, Problems, dashboard; generate's preflight.
+  await runHonestStatesChecks(ws);
   const damagedUri = vscode.Uri.file(damaged);
+  const prepDamaged = await vscode.commands.executeCommand<PrepareResult | undefined>('eagle3prep.prepare', damagedUri);
+  assert.ok(prepDamaged?.ok, 'prepare damaged.jsonl');
+  await waitFor('damaged.jsonl prepared in the Datasets view', async () => byName(await treeState(), 'damaged.jsonl')?.state === 'prepared');
+
+  // 3. Problems: the damaged file's bad rows on their lines, with reason codes.
   await vscode.window.showTextDocument(damagedUri);
+  const codeOf = (d: vscode.Diagnostic) => (typeof d.code === 'object' ? String(d.code.value) : String(d.code));
+  // Row entries (the file-level data-changing warnings of the last run, on line 1, are checked in honestStatesSuite.ts).
+  const rowEntry = (x: vscode.Diagnostic) => x.source === 'eagle3-prep' && /\(row \d+ (will be|was) \w+/.test(x.message);
   const diags = await waitFor('diagnostics on damaged.jsonl', () => {
-    const d = vscode.languages.getDiagnostics(damagedUri).filter((x) => x.source === 'eagle3-prep');
+    const d = vscode.languages.getDiagnostics(damagedUri).filter(rowEntry);
     return d.length >= 4 ? d : undefined;
   });
-  const got = diags.map((d) => [d.range.start.line + 1, String(d.code), vscode.DiagnosticSeverity[d.severity]]).sort((a, b) => Number(a[0]) - Number(b[0]));
+  const got = diags.map((d) => [d.range.start.line + 1, codeOf(d), vscode.DiagnosticSeverity[d.severity]]).sort((a, b) => Number(a[0]) - Number(b[0]));
   assert.deepEqual(got, [
     [2, 'invalid_json', 'Error'],
     [3, 'unknown_role', 'Error'],
@@ -179,16 +194,41 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
   );
   const mapping = fieldActions.find((a) => a.title === 'Map field "dialogue_turns" → "messages" in eagle3prep.jsonc');
   assert.ok(mapping?.command, `quick fixes offered: ${fieldActions.map((a) => a.title).join(' | ')}`);
-  await vscode.commands.executeCommand(alias.command.command, ...(alias.command.arguments ?? []));
+  t = Date.now();
+  const fixed = await vscode.commands.executeCommand<{ file: string; selection: vscode.Range } | undefined>(
+    alias.command.command,
+    ...(alias.command.arguments ?? []),
+  );
   const config = path.join(ws, 'eagle3prep.jsonc');
   assert.ok(fs.existsSync(config), 'eagle3prep.jsonc was not created in the workspace folder');
   assert.match(fs.readFileSync(config, 'utf8'), /"roleAliases":\s*\{\s*"narrator":\s*"assistant"\s*\}/);
+  // Issue 15: the dataset's output is now stale, its rows re-checked, and the entry shown in eagle3prep.jsonc.
+  assert.equal(fixed?.file, config);
+  const staleDamaged = byName(await treeState(), 'damaged.jsonl')!;
+  assert.equal(staleDamaged.state, 'stale', `damaged.jsonl after the quick fix: ${staleDamaged.description}`);
+  assert.ok(
+    staleDamaged.staleBecause.some((w) => /eagle3prep\.jsonc changed since the run/.test(w)),
+    staleDamaged.staleBecause.join('; '),
+  );
+  assert.equal(staleDamaged.icon.id, 'history');
+  const rechecked = vscode.languages.getDiagnostics(damagedUri).filter((x) => x.source === 'eagle3-prep');
+  assert.ok(!rechecked.some((d) => codeOf(d) === 'unknown_role'), `re-checked: the unknown role is gone (${rechecked.map(codeOf).join(', ')})`);
+  assert.ok(
+    ['invalid_json', 'empty_conversation'].every((c) => rechecked.some((d) => codeOf(d) === c)),
+    rechecked.map(codeOf).join(', '),
+  );
+  const shownConfig = vscode.window.visibleTextEditors.find((e) => e.document.uri.fsPath === config);
+  assert.ok(shownConfig, 'eagle3prep.jsonc is shown');
+  assert.equal(shownConfig.document.getText(shownConfig.selection), '"narrator": "assistant"', 'the inserted entry is selected');
+  console.log(
+    `[host-suite] ok: quick fix → damaged.jsonl stale (${staleDamaged.staleBecause.join('; ')}), re-checked (${rechecked.map(codeOf).join(', ')}), entry revealed in eagle3prep.jsonc (${Date.now() - t} ms)`,
+  );
   await vscode.commands.executeCommand(mapping.command.command, ...(mapping.command.arguments ?? []));
   const after = await waitFor('the fixed rows to leave Problems', () => {
-    const d = vscode.languages.getDiagnostics(damagedUri).filter((x) => x.source === 'eagle3-prep');
+    const d = vscode.languages.getDiagnostics(damagedUri).filter(rowEntry);
     return d.length === 2 ? d : undefined;
   });
-  assert.deepEqual(after.map((d) => String(d.code)).sort(), ['empty_conversation', 'invalid_json']);
+  assert.deepEqual(after.map(codeOf).sort(), ['empty_conversation', 'invalid_json']);
   console.log(
     `[host-suite] ok: quick fixes "${alias.title}" and "${mapping.title}" wrote eagle3prep.jsonc; Problems now ${after.map((d) => d.code).join(', ')}`,
   );
@@ -203,7 +243,16 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
   const ran = br.runs.map((r) => path.basename(r.inputs[0])).sort();
   assert.deepEqual(
     ran,
-    ['chat-sharegpt-human-gpt.jsonl', 'damaged.jsonl', 'prompts-only.jsonl', 'reasoning-sharegpt.jsonl', 'swe-agent-trajectory-field.jsonl'],
+    // eagle3prep.jsonc (the quick fixes) is newer than every report: each prepared file is stale too.
+    [
+      'agentic-trajectories.jsonl',
+      'big-damage.jsonl',
+      'chat-sharegpt-human-gpt.jsonl',
+      'damaged.jsonl',
+      'prompts-only.jsonl',
+      'reasoning-sharegpt.jsonl',
+      'swe-agent-trajectory-field.jsonl',
+    ],
     'files picked by default',
   );
   for (const r of br.runs) {
@@ -231,12 +280,19 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
 
   // 6. Check chat template (the embedded Qwen3): rewrites history, trains <|im_end|>.
   t = Date.now();
-  const check = await vscode.commands.executeCommand<TemplateCheck | undefined>('eagle3prep.checkTemplate');
+  const check = await vscode.commands.executeCommand<CheckTemplateResult | undefined>('eagle3prep.checkTemplate');
   assert.ok(check, 'eagle3prep.checkTemplate returned nothing (see the output channel)');
   assert.equal(check.prefixStable, false, 'Qwen3 rewrites history');
   assert.deepEqual(check.endOfTurnTrained, ['<|im_end|>']);
-  const shown = vscode.window.activeTextEditor?.document.getText() ?? '';
-  assert.match(shown, /Chat template check: Qwen3/);
+  // Issue 15: a webview with the decisions and the probe renders coloured (trained segments drawn).
+  assert.ok(check.drawn, 'the template check webview did not acknowledge');
+  assert.equal(check.drawn.probes, check.records.length);
+  assert.ok(check.drawn.trainedSegments > 0, 'trained text is coloured');
+  assert.deepEqual(check.drawn.decisions.slice(0, 3), ['Prefix-stable', 'End-of-turn token trained', 'Text after it (not trained)']);
+  const tab = vscode.window.tabGroups.all
+    .flatMap((g) => g.tabs)
+    .find((x) => x.input instanceof vscode.TabInputWebview && x.input.viewType.includes('eagle3prep.templateCheck'));
+  assert.equal(tab?.label, 'Chat template: Qwen3 (embedded default)');
   console.log(
     `[host-suite] ok: Check chat template in ${Date.now() - t} ms: prefix-stable ${check.prefixStable}, end of turn ${check.endOfTurnTrained.join(', ')}, ${check.warnings.length} warnings`,
   );

@@ -22,7 +22,8 @@ interface MaskViewResult {
     detail?: { index: number; tokens: { id: number; trainable: boolean; special: boolean; turn: number }[] };
   };
   error?: string;
-  drawn?: { line: number; record: number; tokens: number };
+  drawn?: { line: number; record: number; tokens: number; labels: string[] };
+  exact?: { records: { id: string; tokens: number; trainableTokens: number }[]; tokens: number; trainableTokens: number } | { none: string };
 }
 
 function hoverText(hovers: vscode.Hover[]): { text: string; hover?: vscode.Hover } {
@@ -104,7 +105,11 @@ export async function runRecordViewChecks(ws: string): Promise<void> {
   assert.equal(mv.state.source, 'editor', 'an open document is read from the editor');
   assert.equal(mv.view.records.length, 2);
   assert.ok(mv.drawn, 'the webview did not acknowledge the render within 10 s (protocol round trip)');
-  assert.deepEqual(mv.drawn, { line: 1, record: 0, tokens: mv.view.detail.tokens.length }, 'the webview drew another row/record than the host sent');
+  assert.deepEqual(
+    { line: mv.drawn.line, record: mv.drawn.record, tokens: mv.drawn.tokens },
+    { line: 1, record: 0, tokens: mv.view.detail.tokens.length },
+    'the webview drew another row/record than the host sent',
+  );
   const written = fs
     .readFileSync(path.join(ws, 'chat-sharegpt-human-gpt.eagle3', 'tokenized_data.jsonl'), 'utf8')
     .split('\n')
@@ -126,6 +131,36 @@ export async function runRecordViewChecks(ws: string): Promise<void> {
   assert.equal(maskViewTabs().length, 1, 'one mask view tab');
   console.log(
     `[host-suite] ok: mask view opened on line 1: webview drew ${mv.drawn.tokens} tokens of record ${mv.view.records[0].id}, equal to tokenized_data.jsonl (ids and loss_mask), ${Date.now() - t} ms`,
+  );
+
+  // Issue 15: turn labels are true for the record shown. Record #0 trains turn 3; record #1 trains
+  // turn 5 and holds turn 3 as context.
+  assert.deepEqual(mv.drawn.labels, ['turn 1 · system', 'turn 2 · user', 'turn 3 · assistant · trained']);
+  // Record #1, as the webview's record picker asks for it.
+  const rec1 = await vscode.commands.executeCommand<MaskViewResult | undefined>('eagle3prep.maskView.showRecord', 1);
+  assert.equal(rec1?.drawn?.record, 1);
+  assert.deepEqual(rec1?.drawn?.labels, [
+    'turn 1 · system',
+    'turn 2 · user',
+    'turn 3 · assistant · context here (trained in record #0)',
+    'turn 4 · user',
+    'turn 5 · assistant · trained',
+  ]);
+  // Counts from the current prepared output (exact), equal to tokenized_data.jsonl.
+  assert.ok(mv.exact && 'records' in mv.exact, `exact counts: ${JSON.stringify(mv.exact)}`);
+  const fromFile = written.filter((w) => w.id.startsWith('chat-0#'));
+  assert.deepEqual(
+    mv.exact.records.map((r) => [r.id, r.tokens, r.trainableTokens]),
+    fromFile.map((w) => [w.id, w.input_ids.length, w.loss_mask.reduce((a, b) => a + b, 0)]),
+  );
+  // Clicking a token of turn 3's content reveals that field's value in the JSON line.
+  const sel = await vscode.commands.executeCommand<vscode.Range | undefined>('eagle3prep.maskView.revealToken', 2, 'content');
+  assert.ok(sel, 'reveal returned no range');
+  const revealed = vscode.window.activeTextEditor;
+  assert.equal(revealed?.document.uri.fsPath, chat.fsPath);
+  assert.equal(revealed?.document.getText(revealed.selection), '"Water only when the top inch of soil is dry."');
+  console.log(
+    `[host-suite] ok: mask view labels per record (#1: ${rec1.drawn.labels.slice(2, 5).join(' | ')}); exact counts from tokenized_data.jsonl; token → source field ${sel.start.character}-${sel.end.character}`,
   );
 
   // Same panel, another row, the Uri given as a string (the hover link's form).
@@ -157,4 +192,34 @@ export async function runRecordViewChecks(ws: string): Promise<void> {
   await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   fs.rmSync(copy); // the workspace is shared with later checks (the Datasets view lists its files)
   console.log('[host-suite] ok: a line past the end shows an error in the mask view');
+
+  // Issue 15: a hostile chat template (a loop of 10^9 steps) in a model folder neither freezes nor
+  // crashes the extension host: the hover is rendered in a worker and stopped at its budget.
+  const hostile = fs.mkdtempSync(path.join(os.tmpdir(), 'eagle3-hostile-'));
+  const qwen = path.join(vscode.extensions.getExtension('eagle3-prep.eagle3-prep')!.extensionPath, 'dist', 'default-tokenizer', 'qwen3');
+  fs.copyFileSync(path.join(qwen, 'tokenizer.json'), path.join(hostile, 'tokenizer.json'));
+  const cfg = JSON.parse(fs.readFileSync(path.join(qwen, 'tokenizer_config.json'), 'utf8'));
+  cfg.chat_template = '{% for i in range(1000000000) %}{{ i }}{% endfor %}';
+  fs.writeFileSync(path.join(hostile, 'tokenizer_config.json'), JSON.stringify(cfg));
+  await config.update('tokenizerPath', hostile, vscode.ConfigurationTarget.Global);
+  try {
+    await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.One });
+    t = Date.now();
+    const timer = Date.now();
+    let ticks = 0;
+    const tick = setInterval(() => ticks++, 100); // the extension host's event loop keeps running meanwhile
+    const hh = hoverText(await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', chat, new vscode.Position(0, col)));
+    clearInterval(tick);
+    const took = Date.now() - t;
+    assert.match(hh.text, /longer than|budget|template|worker/i, `hostile template hover: ${hh.text}`);
+    assert.ok(took < 30000, `the hover took ${took} ms`);
+    // A blocked thread would tick ~0 times; timers drift under load, so half the expected count is the bar.
+    assert.ok(ticks >= Math.floor((Date.now() - timer) / 200), `the extension host's event loop stalled (${ticks} ticks in ${took} ms)`);
+    console.log(
+      `[host-suite] ok: a looping chat template: hover answered in ${took} ms ("${hh.text.split('\n')[0].slice(0, 120)}"), event loop ticked ${ticks}×`,
+    );
+  } finally {
+    await config.update('tokenizerPath', undefined, vscode.ConfigurationTarget.Global);
+  }
+  await vscode.commands.executeCommand('workbench.action.closeAllEditors');
 }

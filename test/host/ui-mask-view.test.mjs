@@ -192,7 +192,7 @@ test('UI: hover a row, open the mask view, navigate and switch the policy (scree
     await frame.locator('#record').press('ArrowDown');
     await frame.locator('#record').press('Enter');
     await frame.waitForFunction(() => document.querySelectorAll('.tokens .tok').length === 68, null, { timeout: 30000 });
-    await frame.locator('vscode-button', { hasText: 'Next row' }).click();
+    await frame.locator('vscode-button', { hasText: 'Row ▶' }).click();
     await frame.waitForFunction(() => document.querySelector('.where')?.textContent?.includes('line 2 of'), null, { timeout: 30000 });
     await frame.locator('#mask').click();
     await sleep(300);

@@ -44,7 +44,7 @@ function findServer(): string | undefined {
   return undefined;
 }
 
-test('extension in a real VS Code: eagle3prep.prepare on the samples', { timeout: 11 * 60_000 }, async (t) => {
+test('extension in a real VS Code: eagle3prep.prepare on the samples', { timeout: 17 * 60_000 }, async (t) => {
   const server = findServer();
   if (!server) {
     if (required) assert.fail(`VS Code host not installed (CI / EAGLE3_REQUIRE_VSCODE_HOST is set): ${installHint}`);
@@ -59,7 +59,7 @@ test('extension in a real VS Code: eagle3prep.prepare on the samples', { timeout
   const folder = join(tmp, 'ws');
   mkdirSync(folder);
   const screenshot = join(tmp, 'shot.png');
-  const args = [runner, '--server', server, '--extension', repo, '--tests', suite, '--folder', folder, '--screenshot', screenshot, '--timeout-s', '540'];
+  const args = [runner, '--server', server, '--extension', repo, '--tests', suite, '--folder', folder, '--screenshot', screenshot, '--timeout-s', '900'];
   const t0 = Date.now();
   const { code, output } = await new Promise<{ code: number | null; output: string }>((done, fail) => {
     const child = spawn(process.execPath, args, { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -67,9 +67,9 @@ test('extension in a real VS Code: eagle3prep.prepare on the samples', { timeout
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
     const timer = setTimeout(() => {
-      out += '\n[vscode-host.test] killed after 600 s\n';
+      out += '\n[vscode-host.test] killed after 960 s\n';
       child.kill('SIGTERM');
-    }, 600_000);
+    }, 960_000);
     child.on('error', fail);
     child.on('close', (c) => {
       clearTimeout(timer);

@@ -1,17 +1,29 @@
 /**
- * `check-template --json` read back as the VS Code command reads it: the snake_case document the
- * CLI prints becomes the same TemplateCheck the core returns, and renders the same findings.
+ * `check-template --json` read back, as a script reading the CLI would: the snake_case document the
+ * CLI prints (`run/jsonCase.ts`, docs/outputs.md) becomes the same TemplateCheck the core returns, and
+ * renders the same findings. (The VS Code command calls the core in the service worker instead.)
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
-import { checkTemplate, formatTemplateCheck } from '../../src/core/templates/checkTemplate';
-import { parseCheckTemplateJson } from '../../src/core/templates/checkTemplateJson';
+import { fromSnakeJson } from '../../src/core/run/jsonCase';
+import { checkTemplate, type TemplateCheck } from '../../src/core/templates/checkTemplate';
+import { formatTemplateCheck } from '../../src/core/templates/checkTemplateFormat';
 import { lenmlModelDir } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
+
+/** The TemplateCheck of a `check-template --json` output; throws when the text is not one. */
+function parseCheckTemplateJson(text: string): TemplateCheck {
+  const data: unknown = JSON.parse(text);
+  if (!data || typeof data !== 'object' || Array.isArray(data)) throw new Error('not a JSON object');
+  const check = fromSnakeJson<TemplateCheck>(data as Record<string, unknown>);
+  if (typeof check.prefixStable !== 'boolean' || !Array.isArray(check.warnings) || !check.tokenizer || !check.templateKwargs)
+    throw new Error('not a check-template document (no prefix_stable, warnings, tokenizer or template_kwargs)');
+  return check;
+}
 
 test('check-template --json read back: the TemplateCheck of the core, with the same readable findings', () => {
   const dir = lenmlModelDir('qwen3');

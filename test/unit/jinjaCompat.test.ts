@@ -1,5 +1,5 @@
 /**
- * The renderer's Jinja semantics against Python jinja2, one test per gap of `src/core/templates/jinjaCompat.ts`
+ * The renderer's Jinja semantics against Python jinja2, one test per gap of `src/core/templates/jinja/compiledTemplate.ts`
  * (its table names them). Each case is a small template; its expected text, or the Python exception it raises,
  * was produced by real jinja2 3.1.6 configured as transformers configures it
  * (`ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)`, `tojson` with `ensure_ascii=False`,
@@ -19,7 +19,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TemplateBudgetError, TemplateRenderError } from '../../src/core/templates/errors';
-import { CompiledTemplate } from '../../src/core/templates/jinjaCompat';
+import { CompiledTemplate } from '../../src/core/templates/jinja';
 
 interface Case {
   gap: string;

@@ -2,7 +2,7 @@
  * A second, deliberately naive implementation of the loss-mask rules
  * (docs/loss-mask-rules.md, v1.3), written from the rules' words and sharing
  * no mask code with src/core (no ChatTemplate, no buildRecords, no OffsetAligner):
- * it renders every prefix with the jinja engine alone (templates/jinjaCompat.ts
+ * it renders every prefix with the jinja engine alone (templates/jinja/
  * CompiledTemplate, whose renders equal Python jinja2's on the conformance
  * fixtures; raw `@huggingface/jinja` is not a usable reference: its
  * `lstrip('\n')` strips every space, which Qwen3's template relies on), adapts messages
@@ -19,7 +19,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { prepare } from '../../src/core/run/pipeline';
-import { CompiledTemplate } from '../../src/core/templates/jinjaCompat';
+import { CompiledTemplate } from '../../src/core/templates/jinja';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { rng } from '../fuzzCorpus';
 import { lenmlModelDir, oracleEncode, tempDir } from '../helpers';

@@ -65,6 +65,7 @@ test('prepare --format both on the samples: tokenized_data.parquet equals tokeni
       join(out, 'tokenized_data.jsonl'),
       join(out, 'tokenized_data.parquet'),
       join(out, 'prompts_to_generate.jsonl'),
+      join(out, 'problems.jsonl'),
       join(out, 'token_counts.json'),
       join(out, 'report.json'),
       join(out, 'report.md'),
@@ -97,6 +98,7 @@ test('arrow-rs reads the file with the documented Arrow types and the same value
   assert.deepEqual(res.outputs.written, [
     join(out, 'tokenized_data.parquet'),
     join(out, 'prompts_to_generate.jsonl'),
+    join(out, 'problems.jsonl'),
     join(out, 'token_counts.json'),
     join(out, 'report.json'),
     join(out, 'report.md'),

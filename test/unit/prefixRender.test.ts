@@ -106,6 +106,8 @@ for (const name of ['qwen3', 'deepseek_v3', 'llama3_1', 'gemma3'] as const) {
     const tok = loadTokenizer(lenmlModelDir(name));
     const specials = new SpecialTokenFinder(tok.specialTokens);
     let compared = 0;
+    let proven = 0;
+    let fallback = 0;
     for (const conv of await conversations()) {
       const template = new ChatTemplate(pickTemplate(tok.templates, (conv.tools?.length ?? 0) > 0)!, tok.specialTokenVars, {});
       let want: ConversationRecords | Error;
@@ -126,10 +128,19 @@ for (const name of ['qwen3', 'deepseek_v3', 'llama3_1', 'gemma3'] as const) {
         continue;
       }
       assert.ok(!(got instanceof Error), `${conv.id}: ${(got as Error).message}`);
-      const strip = (r: ConversationRecords) => ({ ...r, targetErrors: r.targetErrors.map((e) => e.index), notes: [...r.notes].sort() });
+      const strip = ({ prefixRenders: _counts, ...r }: ConversationRecords) => ({
+        ...r,
+        targetErrors: r.targetErrors.map((e) => e.index),
+        notes: [...r.notes].sort(),
+      });
       assert.deepEqual(strip(got), strip(want), conv.id);
+      proven += got.prefixRenders!.proven;
+      fallback += got.prefixRenders!.fallback;
       compared++;
     }
     assert.ok(compared >= (name === 'gemma3' ? 10 : 20), `compared ${compared}`);
+    console.log(`${name}: ${proven} prefix renders from one traced render per conversation, ${fallback} rendered on their own`);
+    // Prefix-stable templates: every prefix render comes from the conversation's one traced render.
+    if (name !== 'qwen3') assert.equal(fallback, 0, `${name}: prefix renders not proven`);
   });
 }

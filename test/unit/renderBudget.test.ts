@@ -14,7 +14,7 @@ import { mergeShardResults } from '../../src/core/run/mergeReports';
 import { prepare, type PrepareResult } from '../../src/core/run/pipeline';
 import { ChatTemplate } from '../../src/core/templates/template';
 import { TemplateBudgetError, TemplateRenderError, type BudgetLimit } from '../../src/core/templates/errors';
-import { CompiledTemplate } from '../../src/core/templates/jinjaCompat';
+import { CompiledTemplate } from '../../src/core/templates/jinja';
 import { DEFAULT_RENDER_BUDGET, type RenderBudget } from '../../src/core/templates/renderBudget';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import type { Message } from '../../src/core/types';

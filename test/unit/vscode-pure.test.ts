@@ -224,6 +224,7 @@ test('generateSettingsFrom: positive numbers only, seconds to ms, reasoning mode
     maxTokens: undefined,
     timeoutMs: undefined,
     reasoning: 'keep',
+    preflightSeconds: 3,
   });
   assert.deepEqual(
     generateSettingsFrom(
@@ -233,14 +234,21 @@ test('generateSettingsFrom: positive numbers only, seconds to ms, reasoning mode
         'generate.maxTokens': 4096,
         'generate.timeoutSeconds': 90,
         'generate.reasoning': 'drop',
+        'generate.preflightSeconds': 10,
       }),
     ),
-    { model: 'Qwen/Qwen3-8B', concurrency: 32, maxTokens: 4096, timeoutMs: 90_000, reasoning: 'drop' },
+    { model: 'Qwen/Qwen3-8B', concurrency: 32, maxTokens: 4096, timeoutMs: 90_000, reasoning: 'drop', preflightSeconds: 10 },
   );
   const bad = generateSettingsFrom(
-    source({ 'generate.concurrency': 0, 'generate.maxTokens': -1, 'generate.timeoutSeconds': '60', 'generate.reasoning': 'hide' }),
+    source({
+      'generate.concurrency': 0,
+      'generate.maxTokens': -1,
+      'generate.timeoutSeconds': '60',
+      'generate.reasoning': 'hide',
+      'generate.preflightSeconds': 0,
+    }),
   );
-  assert.deepEqual(bad, { model: undefined, concurrency: undefined, maxTokens: undefined, timeoutMs: undefined, reasoning: 'keep' });
+  assert.deepEqual(bad, { model: undefined, concurrency: undefined, maxTokens: undefined, timeoutMs: undefined, reasoning: 'keep', preflightSeconds: 3 });
 });
 
 test('discovery, diagnostics, hover and model-folder settings fall back on invalid values', () => {

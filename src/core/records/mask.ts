@@ -3,6 +3,7 @@
  * prefix — the rules of `docs/loss-mask-rules.md`. No per-model regexes:
  * everything is derived from renders of message prefixes.
  */
+import { PrefixRenderer, type PrefixRenderStats } from '../templates/prefixRenderer';
 import { ChatTemplate, TemplateRenderError } from '../templates/template';
 import type { Conversation, MaskPolicy, Message } from '../types';
 
@@ -50,6 +51,8 @@ export interface ConversationRecords {
   targetErrors: { index: number; reason: 'template_unsupported'; message: string }[];
   /** Number of targets the policy selected (0 = nothing to train on). */
   targetCount: number;
+  /** How the prefix renders were obtained: from the conversation's one traced render (proven) or rendered for real (templates/prefixRenderer.ts). */
+  prefixRenders?: PrefixRenderStats;
 }
 
 /** A located target of the exact rules: its prompt `P_i`, its candidate text `X_i = P_i + C_i` and its trainable span in `X_i`. */
@@ -168,17 +171,10 @@ export function buildRecords(
   options: BuildOptions = {},
 ): ConversationRecords {
   const messages = template.adaptMessages(conv.messages);
-  const cache = new Map<string, string>();
-  const R = (n: number, gen: boolean): string => {
-    const key = `${n}:${gen ? 1 : 0}`;
-    let s = cache.get(key);
-    if (s === undefined) {
-      s = template.render(messages.slice(0, n), conv.tools, { addGenerationPrompt: gen });
-      cache.set(key, s);
-    }
-    return s;
-  };
-  const out: ConversationRecords = { records: [], rendered: null, notes: [], targetErrors: [], targetCount: 0 };
+  // R(n, gen) = template.render(messages[:n], gen), each distinct one once, from one traced render where proven (templates/prefixRenderer.ts).
+  const prefixes = new PrefixRenderer(template, messages, conv.tools);
+  const R = (n: number, gen: boolean): string => prefixes.render(n, gen);
+  const out: ConversationRecords = { records: [], rendered: null, notes: [], targetErrors: [], targetCount: 0, prefixRenders: prefixes.stats };
 
   if (policy === 'non-system') {
     if (!conv.messages.some((m) => m.role === 'assistant' && m.trainable !== false)) return out;

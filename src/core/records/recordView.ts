@@ -86,7 +86,12 @@ export interface TurnView {
   target: boolean;
   /** `[start, end)` character offsets of the turn inside the JSON line (the source object, or the field it came from); undefined when the turn has no source text (e.g. synthesized). */
   range?: [number, number];
+  /** Where each field of the turn lies inside the JSON line (the source property's value), when found. */
+  fields?: { field: TurnField; range: [number, number] }[];
 }
+
+/** A field of a normalized turn whose text the template renders. */
+export type TurnField = 'content' | 'reasoning_content' | 'tool_calls';
 
 /** One record the row becomes (one line of tokenized_data.jsonl). */
 export interface RecordSummary {
@@ -126,6 +131,8 @@ export interface RecordDetail {
   turnRanges: { turn: number; role: Role; start: number; end: number }[];
   /** Trainable character spans of the rendered text (docs/loss-mask-rules.md "Trainable span"). */
   spans: Span[];
+  /** Where the text of each turn's fields lies in the rendered text (found by search inside the turn's range), for "reveal in source". */
+  fieldSpans: { turn: number; field: TurnField; start: number; end: number }[];
 }
 
 /** Everything the hover and the mask view show about one row. */
@@ -288,6 +295,50 @@ function turnRanges(
       out[i] = sys ? range(prop(sys)) : undefined;
     }
   });
+  return out;
+}
+
+/** The string value of a property node, or undefined. */
+function stringValue(n: JsonNode | undefined): string | undefined {
+  return n?.type === 'string' && typeof n.value === 'string' ? n.value : undefined;
+}
+
+/**
+ * Where each field of a normalized turn lies in the JSON line: the property of the turn's source
+ * object whose string value is (or holds) the field's text; tool calls: the first property holding
+ * a list or object named like a tool-call field.
+ */
+function fieldRanges(root: JsonNode | undefined, range: [number, number] | undefined, m: Message): TurnView['fields'] {
+  if (!range || !root) return undefined;
+  let node: JsonNode | undefined = root;
+  // The node spanning exactly `range`.
+  while (node && !(node.offset === range[0] && node.length === range[1] - range[0])) {
+    node = node.children?.find((c) => c.offset <= range[0] && c.offset + c.length >= range[1]);
+  }
+  if (!node) return undefined;
+  const out: NonNullable<TurnView['fields']> = [];
+  const at = (n: JsonNode): [number, number] => [n.offset, n.offset + n.length];
+  if (node.type === 'string') {
+    // A prompt / response field: the turn is the field.
+    out.push({ field: 'content', range: at(node) });
+    return out;
+  }
+  const props = node.type === 'object' ? (node.children ?? []).map((p) => ({ key: String(p.children?.[0]?.value ?? ''), value: p.children?.[1] })) : [];
+  const find = (want: string | null | undefined): JsonNode | undefined => {
+    if (!want) return undefined;
+    const exact = props.find((p) => stringValue(p.value) === want)?.value;
+    return exact ?? props.find((p) => (stringValue(p.value) ?? '').includes(want))?.value;
+  };
+  const c = find(m.content);
+  if (c) out.push({ field: 'content', range: at(c) });
+  const r = find(m.reasoning_content);
+  if (r) out.push({ field: 'reasoning_content', range: at(r) });
+  if (m.tool_calls?.length) {
+    const t = props.find(
+      (p) => /^(tool_calls|function_call|functionCall|tool_use|calls|actions?)$/i.test(p.key) && p.value && p.value.type !== 'string',
+    )?.value;
+    if (t) out.push({ field: 'tool_calls', range: at(t) });
+  }
   return out;
 }
 
@@ -455,10 +506,22 @@ export class RecordViewer {
       });
     }
 
+    // Field positions are for the mask view's "reveal in source" (one parse of the line).
+    const tree = options.detailRecord !== undefined ? parseTree(text) : undefined;
     conv.messages.forEach((m, i) => {
       const t = turnText(m);
       const c = budget.count(t);
-      view.turns.push({ index: i, role: m.role, chars: t.length, tokens: c.tokens, estimated: c.estimated, target: false, range: ranges[i] });
+      const fields = tree ? fieldRanges(tree, ranges[i], m) : undefined;
+      view.turns.push({
+        index: i,
+        role: m.role,
+        chars: t.length,
+        tokens: c.tokens,
+        estimated: c.estimated,
+        target: false,
+        range: ranges[i],
+        ...(fields ? { fields } : {}),
+      });
       if (m.role === 'assistant' && !(m.content ?? '').trim() && !(m.reasoning_content ?? '').trim() && !m.tool_calls?.length) {
         view.warnings.push({
           code: 'empty_assistant_turn',
@@ -715,7 +778,29 @@ export class RecordViewer {
       const content = this.tokenizer.idToToken(id);
       return { id, text: surface, start, trainable: mask[k] === 1, special: content !== undefined && this.specialSet.has(content), turn };
     });
-    return { index, tokens, turnRanges, spans: rec.spans.map((s) => [s[0], s[1]] as Span) };
+    // Each field's text inside its turn's rendered range (templates write content verbatim; a field not found is left out).
+    const fieldSpans: RecordDetail['fieldSpans'] = [];
+    for (const tr of turnRanges) {
+      const m = conv.messages[tr.turn];
+      if (!m) continue;
+      const look = (field: TurnField, t: string | null | undefined) => {
+        if (!t) return;
+        const i = rec.text.indexOf(t, tr.start);
+        if (i >= 0 && i + t.length <= tr.end) fieldSpans.push({ turn: tr.turn, field, start: i, end: i + t.length });
+      };
+      look('reasoning_content', m.reasoning_content);
+      look('content', m.content);
+      for (const tc of m.tool_calls ?? []) {
+        const args = typeof tc.function.arguments === 'string' ? tc.function.arguments : JSON.stringify(tc.function.arguments);
+        const i = rec.text.indexOf(tc.function.name, tr.start);
+        if (i >= 0 && i < tr.end) {
+          const j = args ? rec.text.indexOf(args.slice(0, 40), i) : -1;
+          const end = j >= 0 ? Math.min(tr.end, j + args.length) : i + tc.function.name.length;
+          fieldSpans.push({ turn: tr.turn, field: 'tool_calls', start: i, end });
+        }
+      }
+    }
+    return { index, tokens, turnRanges, spans: rec.spans.map((s) => [s[0], s[1]] as Span), fieldSpans };
   }
 }
 

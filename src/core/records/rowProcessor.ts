@@ -136,6 +136,7 @@ export class RowProcessor {
     if (row.element !== undefined) res.element = row.element;
     if (row.error !== undefined) {
       res.message = row.error;
+      res.code = 'invalid_json';
       return res;
     }
     const outcome = normalizeRow(
@@ -186,9 +187,11 @@ export class RowProcessor {
       case 'dropped':
         res.fate = 'dropped';
         res.reason = outcome.reason;
+        res.message = outcome.message;
         break;
       case 'errored':
         res.message = outcome.message;
+        res.code = outcome.code;
         break;
     }
     return res;
@@ -205,7 +208,8 @@ export class RowProcessor {
       if (e instanceof TemplateRenderError) {
         res.fate = 'errored';
         res.message = `chat template error: ${e.message}`;
-        if (e instanceof TemplateBudgetError) res.reason = e.code;
+        res.code = 'template_error';
+        if (e instanceof TemplateBudgetError) res.reason = res.code = e.code;
         return;
       }
       throw e;
@@ -274,6 +278,7 @@ export class RowProcessor {
     } else if (row.fate === 'errored') {
       res.fate = 'errored';
       res.message = `${row.targetError.reason}: ${row.targetError.message}; template "${template.named.name}" of ${this.tok.dir}`;
+      res.code = row.targetError.reason;
     } else {
       res.fate = 'dropped';
       res.reason = row.reason;

@@ -3,7 +3,8 @@
  * every row read ends written, set aside, dropped with a reason code, or
  * errored, and the four add up per file; why a file fails the run; the totals.
  */
-import type { FileReport, PrepareOptions, PrepareResult, RowResult } from './contract';
+import { codeMeaning } from '../codes';
+import type { FileReport, PrepareOptions, PrepareResult, RowProblemLine, RowResult } from './contract';
 import { mergeLengthStats, type LengthStatsBuilder } from './stats';
 import type { TokenCounter } from './tokenCounts';
 
@@ -137,4 +138,24 @@ export function computeTotals(files: readonly FileReport[]): PrepareResult['tota
   for (const f of kept) for (const [k, v] of Object.entries(f.errorReasons ?? {})) (totals.errorReasons ??= {})[k] = (totals.errorReasons[k] ?? 0) + v.count;
   if (kept.length && kept.every((f) => f.lengths)) totals.lengths = mergeLengthStats(kept.map((f) => f.lengths!));
   return totals;
+}
+
+/** Name of the sidecar listing every dropped and errored row of a run (see {@link RowProblemLine}); defined in outputFiles.ts. */
+export { PROBLEMS_FILE } from './outputFiles';
+
+/** The `problems.jsonl` line (newline included) of a dropped or errored row. */
+export function problemLine(file: string, res: Pick<RowResult, 'fate' | 'line' | 'element' | 'reason' | 'code' | 'message'>): string {
+  const el = res.element === undefined ? {} : { element: res.element };
+  const p: RowProblemLine =
+    res.fate === 'dropped'
+      ? {
+          file,
+          line: res.line,
+          ...el,
+          fate: 'dropped',
+          code: res.reason ?? 'no_trainable_tokens',
+          message: res.message ?? codeMeaning(res.reason ?? 'no_trainable_tokens'),
+        }
+      : { file, line: res.line, ...el, fate: 'errored', code: res.code ?? res.reason ?? 'errored', message: res.message ?? 'error' };
+  return JSON.stringify(p) + '\n';
 }

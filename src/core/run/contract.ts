@@ -243,10 +243,14 @@ export interface PrepareResult {
    * The output paths. `tokenizedData` is the JSONL's path, written unless
    * `format` is `parquet`; `tokenizedDataParquet` is set when the run wrote
    * Parquet; `written` lists every file the run wrote (empty when it failed:
-   * a failed run changes nothing in its output folder).
+   * a failed run changes nothing in its output folder). `problems`
+   * (`problems.jsonl`, one {@link RowProblemLine} per dropped or errored row,
+   * every one of them; the report keeps only the first lines) is absent from
+   * reports written before it existed and from merged shard reports.
    */
   outputs: RunOutputPaths & {
     tokenizedDataParquet?: string;
+    problems?: string;
     format?: OutputFormat;
     written?: string[];
   };
@@ -317,8 +321,10 @@ export interface RowResult {
   fate: 'written' | 'setAside' | 'dropped' | 'errored';
   /** Drop reason code when `fate` is `dropped`; for an `errored` row, the error's code when it has one (`template_budget_exceeded`). */
   reason?: string;
-  /** Error message when `fate` is `errored`. */
+  /** Error message when `fate` is `errored`; the normalizer's message when `dropped` (when it gave one). */
   message?: string;
+  /** Error code (`core/codes.ts`) when `fate` is `errored`: `invalid_json`, `unknown_role`, `template_unsupported`, `template_error`, …. */
+  code?: string;
   /** Note codes observed for the row, one entry per occurrence. */
   notes: string[];
   /** Field paths of the row that were neither read nor known metadata (`Conversation.unreadFields`). */
@@ -362,4 +368,21 @@ export interface RunSetup {
   templateCheck: PrepareResult['templateCheck'];
   /** Why the template check failed, when it did. */
   checkError?: string;
+}
+
+/**
+ * One line of `problems.jsonl`: a row that was dropped or errored, with where it is and why.
+ * Every such row of the run is listed, in input order (the report keeps the first lines only).
+ */
+export interface RowProblemLine {
+  /** The input file (absolute path). */
+  file: string;
+  /** 1-based line (row index + 1 for Parquet). */
+  line: number;
+  /** Element index when the row is one element of a JSON array line. */
+  element?: number;
+  fate: 'dropped' | 'errored';
+  /** Drop reason or error code (`core/codes.ts`). */
+  code: string;
+  message: string;
 }

@@ -21,8 +21,10 @@ import { normalizeRow } from '../formats/normalize';
 import { OUTPUT_FILES, TOKENIZED_DATA_PARQUET } from './outputFiles';
 import { defaultOutDir } from './inputs';
 import type { FileReport, PrepareResult, RunStatus } from './contract';
-import { readReport, ReportReadError, REPORT_SCHEMA_VERSION } from './report';
-import { applyProjectConfig, loadProjectConfigFor, type ProjectConfig } from '../read/projectConfig';
+import { REPORT_SCHEMA_VERSION } from './report';
+import { fileReportOf, readRunReport, ReportReadError } from './readReport';
+import { fileStatus, fileWarnings } from './status';
+import { applyProjectConfig, findProjectConfig, loadProjectConfigFor, type ProjectConfig } from '../read/projectConfig';
 import { countRows, DATASET_FILE_RE, readRows } from '../read/readers';
 import { defaultTokenizerDir, tokenizerFilesHashOf, tokenizerFilesStamp } from '../tokenizers/tokenizer';
 import type { FormatDetection } from '../types';
@@ -149,11 +151,24 @@ export interface OutputState {
   reportMd?: string;
   /** The run's `ok` (false: the report lists failures). */
   ok?: boolean;
-  /** The file's status in the last run (`run/status.ts`); undefined for reports of earlier versions. */
-  status?: RunStatus;
   failures?: string[];
   /** This file's entry of the report. */
   fileReport?: FileReport;
+  /** The file's status in that run (`run/status.ts`: ok / warnings / degraded / failed). */
+  status?: RunStatus;
+  /** The file's data-changing warnings in that run (`run/status.ts` `fileWarnings`: its rows' and the template check's), most frequent first. */
+  warnings?: { code: string; count: number }[];
+  /** The settings of that run (what the output's token counts depend on besides the tokenizer and the input). */
+  settings?: {
+    mask: PrepareResult['mask'];
+    templateKwargs: Record<string, unknown>;
+    maxLength: number | null;
+    truncate: boolean;
+    /** Absent in older reports: `exact`, `truncate ? truncate : drop`, 0. */
+    grouping: string;
+    long: string;
+    minTrainableTokens: number;
+  };
   /** Records written for this file. */
   records?: number;
   tokenizer?: PrepareResult['tokenizer'];
@@ -178,8 +193,8 @@ export interface OutputStateOptions {
  * Reads `report.json` in the dataset's output folder and says whether it covers the file and is
  * still current. Stale when: the input's size or mtime differ from those the run recorded
  * (`FileReport.input`; for reports without them, the input is newer than report.json); the row
- * count differs from the report's `rowsRead`; the tokenizer hash differs from `tokenizerHash`.
- * A report.json that cannot be parsed counts as none (with the reason in `staleBecause`). Never throws.
+ * count differs from the report's `rowsRead`; the tokenizer hash differs from `tokenizerHash`; the
+ * `eagle3prep.jsonc` that covers the file is newer than report.json. A report.json that cannot be parsed counts as none (with the reason in `staleBecause`). Never throws.
  */
 export function readOutputState(file: string, opts: OutputStateOptions = {}): OutputState {
   const abs = path.resolve(file);
@@ -192,11 +207,11 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   try {
     st = fs.statSync(reportJson, { throwIfNoEntry: false });
     if (!st) return none;
-    ({ report, schemaVersion } = readReport(reportJson));
+    ({ report, schemaVersion } = readRunReport(reportJson));
   } catch (e) {
     return { ...none, staleBecause: [e instanceof ReportReadError ? e.message : `${reportJson} cannot be read: ${(e as Error).message}`] };
   }
-  const fr = report.files?.find((f) => path.resolve(f.file) === abs);
+  const fr = fileReportOf(report, abs);
   if (!fr) return none;
   // The records file: the JSONL, or the Parquet file of a run with `format: parquet` (docs/outputs.md).
   const parquetOnly = report.outputs?.format === 'parquet';
@@ -210,7 +225,7 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   const outputs = names.map(([name, p]) => ({ name, path: p, exists: fs.existsSync(p) }));
   const why: string[] = [];
   const input = fs.statSync(abs, { throwIfNoEntry: false });
-  const rec = (fr as FileReport & { input?: { size: number; mtimeMs: number } }).input;
+  const rec = fr.input;
   if (!input) why.push('the input file no longer exists');
   else if (rec) {
     if (rec.size !== input.size)
@@ -223,19 +238,35 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   if (opts.tokenizerHash && report.tokenizer?.hash && opts.tokenizerHash !== report.tokenizer.hash) {
     why.push(`tokenizer changed (run: ${report.tokenizer.name} ${report.tokenizer.hash}, active: ${opts.tokenizerHash})`);
   }
+  // eagle3prep.jsonc (role aliases, field mappings) decides how rows are read: a newer one makes the output stale.
+  const config = findProjectConfig(abs);
+  const cst = config ? fs.statSync(config, { throwIfNoEntry: false }) : undefined;
+  if (config && cst && cst.mtimeMs > st.mtimeMs) why.push(`${path.basename(config)} changed since the run (${config})`);
   if (!outputs[0].exists) why.push(`${outputs[0].name} is missing`);
   if (schemaVersion < REPORT_SCHEMA_VERSION) why.push(`report.json was written by an earlier eagle3-prep (schema ${schemaVersion}, no status): prepare again`);
+  // Reports of earlier versions carry no status: it is worked out from the counts as the run would have.
+  const failed = !report.ok && (report.failures ?? []).some((f) => f.includes(abs) || f.includes(path.basename(abs)));
   return {
     state: why.length ? 'stale' : 'prepared',
     outDir,
     reportJson,
     reportMd: outputs[2].path,
     ok: report.ok,
-    status: fr.status,
+    status: fr.status ?? fileStatus(fr, failed || fr.skipped === true),
     failures: report.failures,
     fileReport: fr,
+    warnings: fileWarnings(fr, report.templateCheck),
     records: fr.recordsWritten,
     tokenizer: report.tokenizer,
+    settings: {
+      mask: report.mask,
+      templateKwargs: report.templateKwargs ?? {},
+      maxLength: report.maxLength ?? null,
+      truncate: report.truncate === true,
+      grouping: report.grouping ?? 'exact',
+      long: report.long ?? (report.truncate ? 'truncate' : 'drop'),
+      minTrainableTokens: report.minTrainableTokens ?? 0,
+    },
     reportTimeMs: st.mtimeMs,
     outputs,
     staleBecause: why,

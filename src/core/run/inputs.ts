@@ -7,7 +7,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { DATASET_FILE_RE } from '../read/readers';
-import { OUTPUT_DIR_SUFFIX, OUTPUT_FILES, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
+import { OUTPUT_DIR_SUFFIX, OUTPUT_FILES, PROBLEMS_FILE, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
 
 /** File extensions `prepare` reads when given a folder (each also gzip- or zstd-compressed, `read/readers` DATASET_FILE_RE). */
 export const DATASET_EXTENSIONS = ['.jsonl', '.ndjson', '.json', '.traj', '.parquet'];
@@ -74,7 +74,7 @@ export function defaultOutDir(input: string): string {
 }
 
 /** The files a run writes; in a folder that holds a `report.json` beside them they are outputs, not datasets. */
-const OUTPUT_NAMES: string[] = [...Object.values(OUTPUT_FILES), TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET];
+const OUTPUT_NAMES: string[] = [...Object.values(OUTPUT_FILES), TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET, PROBLEMS_FILE];
 function isRunOutput(dir: string, name: string): boolean {
   return OUTPUT_NAMES.includes(name) && existsSync(join(dir, OUTPUT_FILES.reportJson));
 }

@@ -20,6 +20,12 @@ export const OUTPUT_FILES = {
 /** The records as Parquet (`--format parquet|both`, run/parquetOutput.ts): the same records as {@link OUTPUT_FILES}.tokenizedData. */
 export const TOKENIZED_DATA_PARQUET = 'tokenized_data.parquet';
 
+/**
+ * Every dropped and errored row of a run, one `RowProblemLine` a line (run/accounting.ts);
+ * `outputs.problems` of the report, absent from reports written before it existed and from merged shard reports.
+ */
+export const PROBLEMS_FILE = 'problems.jsonl';
+
 /** Token-id counts of the written records (run/tokenCounts.ts), beside the outputs when the run succeeds. */
 export const TOKEN_COUNTS_FILE = 'token_counts.json';
 

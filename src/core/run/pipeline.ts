@@ -17,7 +17,7 @@ import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig'
 import { InlineExecutor, WorkerPool, type RowBatch, type RowExecutor } from './pool';
 import { checkTemplate } from '../templates/checkTemplate';
 import { AtomicOutput, checkOutputDir, OutputError, removeStaleTemps, writeFileAtomic } from './output';
-import { outputPathsIn, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
+import { outputPathsIn, PROBLEMS_FILE, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
 import { readRows, type RawRow } from '../read/readers';
 import { ParquetRecordsOutput, removeStaleRecordFiles } from './parquetOutput';
 import { version as PACKAGE_VERSION } from '../../../package.json';
@@ -28,16 +28,27 @@ import { longPolicyOf } from '../records/rowProcessor';
 import { RowProcessor } from '../records/rowProcessor';
 import { TokenizerLoadError, type TargetTokenizer } from '../tokenizers/tokenizer';
 import type { MaskPolicy } from '../types';
-import { addDrop, applyRowResult, computeTotals, emptyFileReport, fileFailure, runFailures } from './accounting';
+import { addDrop, applyRowResult, computeTotals, emptyFileReport, fileFailure, problemLine, runFailures } from './accounting';
 import { applyStatus, fileWarnings } from './status';
 import { defaultIdBases } from './inputs';
 import { OUTPUT_FORMATS } from './contract';
 import type { DryRunEstimate, FileReport, OutputFormat, PrepareHooks, PrepareOptions, PrepareResult, RowResult, RowSettings, RunSetup } from './contract';
 
-export type { FileReport, OutputFormat, PrepareHooks, PrepareOptions, PrepareProgress, PrepareResult, RowResult, RowSettings, RunSetup } from './contract';
+export type {
+  FileReport,
+  OutputFormat,
+  PrepareHooks,
+  PrepareOptions,
+  PrepareProgress,
+  PrepareResult,
+  RowProblemLine,
+  RowResult,
+  RowSettings,
+  RunSetup,
+} from './contract';
 export { RowProcessor } from '../records/rowProcessor';
 export { DATASET_EXTENSIONS, SMALL_INPUT_BYTES, defaultWorkerCount, defaultIdBases, defaultOutDir, groupByDefaultOutDir, expandInputs } from './inputs';
-export { applyRowResult, computeTotals, fileFailure, runFailures } from './accounting';
+export { applyRowResult, computeTotals, fileFailure, PROBLEMS_FILE, problemLine, runFailures } from './accounting';
 
 /** Rows sampled from the start of a file to detect its format. */
 const DETECT_SAMPLE = DETECT_SAMPLE_SIZE;
@@ -99,7 +110,11 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
   const format = opts.format ?? OUTPUT_FORMATS[0];
   if (!OUTPUT_FORMATS.includes(format)) throw new Error(`format must be one of ${OUTPUT_FORMATS.join(', ')} (got "${String(format)}")`);
   const parquetPath = join(outDir, TOKENIZED_DATA_PARQUET);
-  const outputs: PrepareResult['outputs'] = { ...outputPathsIn(outDir), ...(format !== 'jsonl' ? { tokenizedDataParquet: parquetPath } : {}) };
+  const outputs: PrepareResult['outputs'] = {
+    ...outputPathsIn(outDir),
+    ...(format !== 'jsonl' ? { tokenizedDataParquet: parquetPath } : {}),
+    problems: join(outDir, PROBLEMS_FILE),
+  };
   const tokenCountsPath = join(outDir, TOKEN_COUNTS_FILE);
   const outputPaths = new Set([...Object.values(outputs), parquetPath, tokenCountsPath].filter((x): x is string => typeof x === 'string'));
   for (const input of opts.inputs) {
@@ -160,6 +175,8 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     ? NULL_SINK
     : new RecordOutputs(outputs, format, { createdBy: `eagle3-prep ${PACKAGE_VERSION}`, metadata: parquetMetadata(tok, opts) });
   const prompts: Sink = dryRun ? NULL_SINK : new AtomicOutput(outputs.promptsToGenerate);
+  /** problems.jsonl: every dropped and errored row (the report keeps only the first lines of each). */
+  const problems: Sink = dryRun ? NULL_SINK : new AtomicOutput(outputs.problems!);
   const files: FileReport[] = [];
   /** Token-id counts of the files kept (token_counts.json); each file counts on its own until it is known to be kept. */
   const counts = new TokenCounter();
@@ -263,6 +280,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
             rep.rowsRead++;
             for (const n of res.notes) rep.notes[n] = (rep.notes[n] ?? 0) + 1;
             addDrop(rep, res.line, 'duplicate');
+            if (!doomed) await problems.write(problemLine(file, { ...res, fate: 'dropped', reason: 'duplicate', message: undefined }));
             continue;
           }
           seen.add(res.dedupKey);
@@ -272,6 +290,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
         if (doomed) continue;
         for (const line of res.records) await records.write(line);
         if (res.prompt) await prompts.write(res.prompt);
+        if (res.fate === 'dropped' || res.fate === 'errored') await problems.write(problemLine(file, res));
       }
       emit(bytes);
     };
@@ -320,6 +339,8 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       if (batch.rows.length >= BATCH_ROWS || batchBytes >= BATCH_BYTES) await flush();
     };
     const sampleDone = () => dryRun !== null && sampled >= dryRun.sampleRows;
+    /** problems.jsonl lines of OpenAssistant message rows whose fate follows their paths' (applied after the paths). */
+    const partProblems: string[] = [];
     try {
       if (oasst) {
         await runOasstFile({
@@ -338,7 +359,10 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
             await flush();
             while (inFlight.length) await settleOldest();
           },
-          apply: (res) => applyRowResult(rep, res),
+          apply: (res) => {
+            applyRowResult(rep, res);
+            if (res.fate === 'dropped' || res.fate === 'errored') partProblems.push(problemLine(file, res));
+          },
           leafRows,
           leafFates,
           rowKey,
@@ -347,6 +371,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
           signal: hooks.signal,
           log: hooks.log,
         });
+        if (!doomed) for (const line of partProblems) await problems.write(line);
       } else {
         for (const row of head) {
           if (sampleDone()) break;
@@ -378,7 +403,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       const rep = emptyFileReport(resolve(opts.inputs[fi]));
       if (shard) rep.rowsInFile = 0;
       files.push(rep);
-      const marks = [records.bytesWritten, prompts.bytesWritten];
+      const marks = [records.bytesWritten, prompts.bytesWritten, problems.bytesWritten];
       addedKeys = [];
       lengths = new LengthStatsBuilder();
       fileCounts = new TokenCounter();
@@ -402,6 +427,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
         rep.skipped = true;
         await records.rollback(marks[0]);
         await prompts.rollback(marks[1]);
+        await problems.rollback(marks[2]);
         for (const k of addedKeys) seen?.delete(k);
         hooks.log?.(`  skipped (--skip-failed-files): ${why}`);
       } else doomed = true;
@@ -413,6 +439,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     await settle(executor.close());
     await records.abort();
     await settle(prompts.abort());
+    await settle(problems.abort());
     throw e;
   }
   await executor.close();
@@ -459,7 +486,9 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
   outputs.format = format;
   // What a commit writes (a failed or dry run writes nothing).
   outputs.written =
-    result.ok && !dryRun ? [...(records as RecordOutputs).paths(), outputs.promptsToGenerate, tokenCountsPath, outputs.reportJson, outputs.reportMd] : [];
+    result.ok && !dryRun
+      ? [...(records as RecordOutputs).paths(), outputs.promptsToGenerate, outputs.problems!, tokenCountsPath, outputs.reportJson, outputs.reportMd]
+      : [];
   let settled = false;
   return {
     result,
@@ -469,6 +498,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       if (!result.ok || dryRun) throw new Error('a failed or dry run cannot be committed');
       await records.commit();
       await prompts.commit();
+      await problems.commit();
       for (const p of removeStaleRecordFiles(outDir, format)) hooks.log?.(`  removed ${p}: a previous run's records in the format this run does not write`);
       await writeFileAtomic(tokenCountsPath, tokenCountsJson(counts.result({ name: tok.name, hash: tok.hash }, modelVocabSizeOf(opts.tokenizerDir))));
       await writeReports(result);
@@ -478,6 +508,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       settled = true;
       await records.abort();
       await settle(prompts.abort());
+      await settle(problems.abort());
     },
   };
 }

@@ -5,8 +5,8 @@
  *
  * Everything here is derived from renders; nothing is keyed on model names.
  * The result is plain data (JSON-serializable, no `undefined` values) so that it
- * can go into `report.json` as is; {@link formatTemplateCheck} renders it for a
- * terminal.
+ * can go into `report.json` as is; `formatTemplateCheck` (checkTemplateFormat.ts)
+ * renders it for a terminal.
  */
 import { buildRecords, commonPrefixLength, selectTargets, SpecialTokenFinder, type Grouping, type Span, type TextRecord } from '../records/mask';
 import type { RenderBudget } from './renderBudget';
@@ -105,6 +105,11 @@ export interface ProbeRecords {
   prefixStable: boolean | null;
   /** Records with their trainable spans (`[start, end)` character offsets into `text`) and target message indices. */
   records: TextRecord[];
+  /**
+   * The distinct prefix renders the probe's records needed, and how many came from the probe's one traced render
+   * (proven equal, templates/prefixRenderer.ts) rather than a render of their own; null when the template raised.
+   */
+  prefixRenders: { fromOnePass: number; total: number } | null;
 }
 
 /** Result of {@link checkTemplate}. JSON-serializable. */
@@ -338,7 +343,15 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
       messages,
       tools: probe.tools,
     });
-    const pr: ProbeRecords = { probe: probe.name, title: probe.title, template: template.named.name, error: null, prefixStable: null, records: [] };
+    const pr: ProbeRecords = {
+      probe: probe.name,
+      title: probe.title,
+      template: template.named.name,
+      error: null,
+      prefixStable: null,
+      records: [],
+      prefixRenders: null,
+    };
     out.records.push(pr);
     try {
       const built = buildRecords(conv(probe.messages), template, specials, mask);
@@ -349,6 +362,7 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
         out.amplification.renderedTokens += tokens([built.rendered]);
       }
       pr.records = out.grouping === 'merged' ? merged.records : built.records;
+      if (built.prefixRenders) pr.prefixRenders = { fromOnePass: built.prefixRenders.proven, total: built.prefixRenders.proven + built.prefixRenders.fallback };
       rendered.push(...built.records.map((r) => r.text));
       for (const n of built.notes) {
         if (n === 'reasoning_not_rendered')
@@ -491,134 +505,4 @@ function detectDefaultSystemPrompt(R: (m: Message[]) => string, bos: string | un
     injected = U.slice(p, U.length - q);
   }
   return injected.length ? injected : null;
-}
-
-const ANSI = {
-  reset: '\x1b[0m',
-  bold: '\x1b[1m',
-  dim: '\x1b[2m',
-  underline: '\x1b[4m',
-  green: '\x1b[32m',
-  yellow: '\x1b[33m',
-  red: '\x1b[31m',
-  trainBg: '\x1b[42m\x1b[30m',
-};
-
-/** Options of {@link formatTemplateCheck}. */
-export interface FormatOptions {
-  /** ANSI colors (trainable spans on a green background, special tokens bold/dim); false: spans marked with `⟦` `⟧`. */
-  color: boolean;
-}
-
-/**
- * Renders a {@link TemplateCheck} for a terminal: the findings as lines, then
- * each probe's record texts (every line behind a `│` gutter) with the trainable
- * spans highlighted — green background when `color`, else wrapped in `⟦` `⟧`.
- * Special tokens are bold inside spans and dim outside them when `color`.
- * @returns text ending with a newline
- */
-export function formatTemplateCheck(check: TemplateCheck, opts: FormatOptions): string {
-  const c = (code: string, s: string) => (opts.color ? `${code}${s}${ANSI.reset}` : s);
-  const q = (s: string) => JSON.stringify(s);
-  const lines: string[] = [];
-  const kw = Object.keys(check.templateKwargs).length ? ` kwargs ${JSON.stringify(check.templateKwargs)}` : '';
-  lines.push(c(ANSI.bold, `Chat template check: ${check.tokenizer.name}`) + ` (${check.tokenizer.dir}, hash ${check.tokenizer.hash})${kw}`);
-  lines.push(`  prefix-stable:              ${check.prefixStable ? c(ANSI.green, 'yes') : c(ANSI.yellow, 'no')}`);
-  for (const b of check.prefixBreaks) {
-    const what =
-      b.kind === 'record_split'
-        ? 'record split: the earlier turn is rendered differently in this prompt'
-        : b.kind === 'template_rewrites_history'
-          ? 'template_rewrites_history: the history changes when this turn is added'
-          : b.kind === 'generation_prompt_mismatch'
-            ? 'generation_prompt_mismatch: the template writes no assistant header for this turn'
-            : 'template_unsupported: the completion cannot be located (prompt vs. rendered turn)';
-    lines.push(`    ${b.probe}, turn ${b.turn}: ${what}`);
-    lines.push(`      at char ${b.at}: expected ${q(b.expected)}`);
-    lines.push(`      ${' '.repeat(String(b.at).length + 9)}rendered ${q(b.actual)}`);
-  }
-  lines.push(
-    `  end of turn trained:        ${check.endOfTurnTrained.length ? check.endOfTurnTrained.map(q).join(', ') : c(ANSI.yellow, 'none (spans end without a special token)')}`,
-  );
-  lines.push(`  text after it (not trained): ${check.textAfterEndOfTurn.length ? check.textAfterEndOfTurn.map(q).join(', ') : '-'}`);
-  lines.push(`  default system prompt:      ${check.defaultSystemPrompt === null ? 'none' : c(ANSI.yellow, q(check.defaultSystemPrompt))}`);
-  lines.push(`  generation prompt:          ${check.generationPrompt === null ? '-' : q(check.generationPrompt)}`);
-  lines.push(`  scaffold beyond header:     ${check.generationPromptScaffold === null ? 'none' : c(ANSI.yellow, q(check.generationPromptScaffold))}`);
-  const amp = check.amplification;
-  if (amp.exact !== null && amp.merged !== null) {
-    const ex = `${amp.exact.toFixed(2)}×`;
-    lines.push(
-      `  amplification (probes):     exact ${amp.exact > 2 ? c(ANSI.yellow, ex) : ex} (${amp.exactTokens} record tokens for ${amp.renderedTokens} tokens rendered once), merged ${amp.merged.toFixed(2)}×` +
-        (amp.exact > 2 ? ' — --grouping merged writes one record per conversation' : ''),
-    );
-  }
-  lines.push(`  records shown:              grouping ${check.grouping}`);
-  if (check.warnings.length) {
-    lines.push(`  warnings:`);
-    for (const w of check.warnings)
-      lines.push(
-        `    - ${w.probe ? `${w.probe}: ` : ''}${c(w.code === 'template_error' || w.code === 'template_budget_exceeded' ? ANSI.red : ANSI.yellow, w.code)}: ${w.message.split('\n')[0]}`,
-      );
-  }
-  lines.push('');
-  lines.push(
-    opts.color
-      ? `Trainable text: ${c(ANSI.trainBg, 'like this')}; special tokens ${c(ANSI.dim, 'dim')} / ${c(ANSI.bold, 'bold')} when trained.`
-      : 'Trainable text: ⟦like this⟧.',
-  );
-  for (const p of check.records) {
-    lines.push('');
-    lines.push(c(ANSI.bold, `probe ${p.probe}`) + ` — ${p.title} (template "${p.template}")`);
-    if (p.error !== null) {
-      lines.push(`  ${c(ANSI.red, 'template error')}: ${p.error}`);
-      continue;
-    }
-    if (p.records.length === 0) lines.push('  (no records)');
-    p.records.forEach((r, k) => {
-      lines.push(`  record ${k + 1}/${p.records.length}, targets: turn${r.targets.length > 1 ? 's' : ''} ${r.targets.join(', ')}`);
-      for (const l of highlight(r.text, r.spans, check.specialTokensSeen, opts.color).split('\n')) lines.push(`  │ ${l}`);
-    });
-  }
-  return lines.join('\n') + '\n';
-}
-
-/**
- * A record's text with its spans marked. With color every line's styles are
- * closed before the newline and reopened after it, so a background never
- * bleeds to the end of the terminal line; a trained line break shows as `↵`.
- */
-function highlight(text: string, spans: readonly Span[], specialTokens: readonly string[], color: boolean): string {
-  // Cut points: span boundaries and special-token boundaries.
-  const cuts = new Set<number>([0, text.length]);
-  for (const [a, b] of spans) cuts.add(a).add(b);
-  const specialAt = new Map<number, number>();
-  if (specialTokens.length) {
-    const re = new RegExp(specialTokens.map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
-    for (let m = re.exec(text); m; m = re.exec(text)) {
-      specialAt.set(m.index, m.index + m[0].length);
-      cuts.add(m.index).add(m.index + m[0].length);
-    }
-  }
-  const points = [...cuts].sort((x, y) => x - y);
-  const inSpan = (p: number) => spans.some(([a, b]) => p >= a && p < b);
-  let out = '';
-  let specialEnd = -1;
-  for (let k = 0; k + 1 < points.length; k++) {
-    const [a, b] = [points[k], points[k + 1]];
-    if (specialAt.has(a)) specialEnd = specialAt.get(a)!;
-    const special = a < specialEnd;
-    const trained = inSpan(a);
-    const piece = text.slice(a, b);
-    if (!color) {
-      const opens = trained && !inSpan(a - 1);
-      const closes = trained && !inSpan(b);
-      out += (opens ? '⟦' : '') + piece + (closes ? '⟧' : '');
-      continue;
-    }
-    const style = (trained ? ANSI.trainBg : '') + (special ? (trained ? ANSI.bold : ANSI.dim) : '');
-    // A trained line break is shown as a highlighted `↵` so that trained blank lines stay visible.
-    const lines = piece.split('\n').map((s) => (s && style ? style + s + ANSI.reset : s));
-    out += lines.join(trained ? `${ANSI.trainBg}${ANSI.dim}↵${ANSI.reset}\n` : '\n');
-  }
-  return out;
 }

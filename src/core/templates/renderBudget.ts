@@ -60,8 +60,21 @@ export class BudgetMeter {
   private depth = 0;
   private readonly deadline: number;
 
-  constructor(readonly budget: Readonly<RenderBudget>) {
+  /**
+   * @param iterations loop iterations already counted (a resumed render continues the count of the render it
+   *   resumes; the wall clock starts now)
+   */
+  constructor(
+    readonly budget: Readonly<RenderBudget>,
+    iterations = 0,
+  ) {
+    this.iterations = iterations;
     this.deadline = Date.now() + budget.maxMillis;
+  }
+
+  /** Loop iterations and macro calls counted so far. */
+  get count(): number {
+    return this.iterations;
   }
 
   /**

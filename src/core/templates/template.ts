@@ -1,19 +1,19 @@
 /**
- * Chat-template rendering with Python jinja2's semantics (jinjaCompat.ts: our
+ * Chat-template rendering with Python jinja2's semantics (jinja/: our
  * evaluator over `@huggingface/jinja`'s lexer and parser, under a render
  * budget), and the adaptation of normalized messages to what a particular
  * template reads.
  */
-import { CompiledTemplate } from './jinjaCompat';
+import { CompiledTemplate } from './jinja';
 import { TemplateRenderError } from './errors';
-import { pythonFloatRepr } from './pyValues';
+import { pythonFloatRepr } from './jinja';
 import type { RenderBudget } from './renderBudget';
 import type { Message } from '../types';
 import type { NamedTemplate, SpecialTokenVars } from '../tokenizers/tokenizer';
 import { jsonTextDepth, MAX_JSON_DEPTH, parseJsonLimited } from '../jsonDepth';
 
 export { TemplateBudgetError, TemplateRenderError } from './errors';
-export { pythonFloatRepr } from './pyValues';
+export { pythonFloatRepr } from './jinja';
 
 /** Options of a {@link ChatTemplate}. */
 export interface ChatTemplateOptions {
@@ -21,6 +21,20 @@ export interface ChatTemplateOptions {
   budget?: Partial<RenderBudget>;
   /** The clock `strftime_now` reads (default: the current local time); fixed for reproducible renders in tests. */
   now?: () => Date;
+  /**
+   * Prefix renders of a conversation (prefixRenderer.ts) from one traced render where proven equal (default true,
+   * unless the environment sets `EAGLE3_NO_LINEAR_PREFIXES=1`); false renders every prefix on its own (the reference
+   * path, for comparisons).
+   */
+  linearPrefixes?: boolean;
+}
+
+/** The prefix renders one traced render serves ({@link ChatTemplate.tracePrefixes}). */
+export interface TracedPrefixes {
+  /** The text {@link ChatTemplate.render} gives for `messages.slice(0, n)`, or undefined when not proven. */
+  render(n: number, addGenerationPrompt: boolean): string | undefined;
+  /** The template read `add_generation_prompt` before its message loop: renders with the other value need a trace of their own. */
+  readonly flagReadEarly: boolean;
 }
 
 /** Options of one render. */
@@ -37,7 +51,7 @@ export interface RenderOptions {
  * variables `messages`, `tools` (None when the record has none or an empty
  * list), `documents` (None), `add_generation_prompt`, the special tokens
  * (`bos_token`, `eos_token`, …) and the template kwargs (`enable_thinking`, …)
- * at top level, rendered by the engine of `jinjaCompat.ts` (jinja2's
+ * at top level, rendered by the engine of `jinja/` (jinja2's
  * semantics) within a render budget (`renderBudget.ts`).
  */
 /** Markers the `{% generation %}` / `{% endgeneration %}` tags are rewritten to (Unicode private-use characters, never in real text). */
@@ -126,16 +140,45 @@ export class ChatTemplate {
   }
 
   private renderRaw(messages: readonly Message[], tools: unknown[] | undefined, opts: RenderOptions): string {
-    // As transformers' render_jinja_template: `tools` and `documents` are always passed, None when absent.
-    const vars: Record<string, unknown> = {
+    return this.template.render(this.variables(messages, tools, opts.addGenerationPrompt), { budget: this.options.budget, now: this.options.now });
+  }
+
+  /** The template's variables, as transformers' render_jinja_template passes them: `tools` and `documents` always, None when absent. */
+  private variables(messages: readonly Message[], tools: unknown[] | undefined, addGenerationPrompt: boolean): Record<string, unknown> {
+    return {
       ...this.specialTokenVars,
       ...this.kwargs,
       messages: messages.map(toTemplateMessage),
       tools: tools && tools.length > 0 ? tools : null,
       documents: null,
-      add_generation_prompt: opts.addGenerationPrompt,
+      add_generation_prompt: addGenerationPrompt,
     };
-    return this.template.render(vars, { budget: this.options.budget, now: this.options.now });
+  }
+
+  /** Whether prefix renders come from one traced render where proven ({@link ChatTemplateOptions.linearPrefixes}). */
+  get linearPrefixes(): boolean {
+    return this.options.linearPrefixes ?? !process.env.EAGLE3_NO_LINEAR_PREFIXES;
+  }
+
+  /**
+   * Renders `messages` once, traced, with `add_generation_prompt` = `addGenerationPrompt`, and serves the renders of
+   * its prefixes (jinja/prefixTrace.ts: each proven equal to {@link render} of `messages.slice(0, n)`, or not
+   * served). Use it through prefixRenderer.ts, which falls back to {@link render} where this cannot serve.
+   */
+  tracePrefixes(messages: readonly Message[], tools: unknown[] | undefined, addGenerationPrompt = false): TracedPrefixes {
+    const trace = this.template.tracePrefixes(this.variables(messages, tools, addGenerationPrompt), 'messages', 'add_generation_prompt', {
+      budget: this.options.budget,
+      now: this.options.now,
+    });
+    return {
+      render: (n, gen) => {
+        const raw = trace.render(n, gen);
+        return raw !== undefined && this.hasGenerationBlocks ? raw.replace(/[\uE000\uE001]/g, '') : raw;
+      },
+      get flagReadEarly() {
+        return trace.flagReadEarly;
+      },
+    };
   }
 
   /**

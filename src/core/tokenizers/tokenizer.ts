@@ -265,7 +265,7 @@ class OffsetAligner {
     let exact = true;
     for (let k = 0; k < ids.length; k++) {
       const cands = this.surfaces(ids[k]);
-      let s = cands.find((c) => bytes.subarray(cursor, cursor + c.length).equals(c));
+      let s = cands.find((c) => bytesAt(bytes, cursor, c));
       starts[k] = byteToUnit[Math.min(cursor, bytes.length)];
       if (s === undefined && !this.byteLevel) {
         // A vocabulary `▁` stands for a space the normalizer replaced or for a literal `▁` in the text (Gemma-3: " ▁ " → `▁▁▁`).
@@ -278,12 +278,19 @@ class OffsetAligner {
       s ??= cands[0];
       // A SentencePiece prefix space that the text does not have (add_dummy_prefix) belongs to no character.
       if (k === 0 && !this.byteLevel && s[0] === 0x20 && bytes[cursor] !== 0x20) s = s.subarray(1);
-      if (exact && !bytes.subarray(cursor, cursor + s.length).equals(s)) exact = false;
+      if (exact && !bytesAt(bytes, cursor, s)) exact = false;
       cursor += s.length;
     }
     if (cursor !== bytes.length) exact = false;
     return { starts, exactOffsets: exact };
   }
+}
+
+/** Whether `bytes` holds `s` at `at` (no allocation: this runs once per token). */
+function bytesAt(bytes: Uint8Array, at: number, s: Uint8Array): boolean {
+  if (at + s.length > bytes.length) return false;
+  for (let j = 0; j < s.length; j++) if (bytes[at + j] !== s[j]) return false;
+  return true;
 }
 
 /**

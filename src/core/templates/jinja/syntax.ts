@@ -24,7 +24,7 @@
  *   else one primary expression with its postfixes unless the next word is `else`, `or` or `and`). A filter
  *   binds like a test here: both are postfixes of the operand, and a filter after the test applies to its result.
  */
-import { PyError } from './pyValues';
+import { PyError } from './values';
 
 /** A token of `@huggingface/jinja`'s lexer (`Token`: the parser reads only `type` and `value`). */
 export interface LexToken {

@@ -1,0 +1,68 @@
+/**
+ * Messages between the extension host and its long-lived service workers
+ * (`dist/worker.js` with `workerData` `{ job: 'service' }`): the work the
+ * editor asks for while a person looks at a dataset — a row's records and
+ * tokens (hover, mask view), the rows normalization drops (Problems), the
+ * chat-template check, the length statistics and exact counts of an output.
+ * Run off the extension host's thread so a huge row or a hostile template can
+ * neither freeze nor crash it. Plain structured-clone data; no `vscode`.
+ */
+import type { RecordView, RecordViewOptions, RowInput } from '../records/recordView';
+import type { TemplateCheck } from '../templates/checkTemplate';
+import type { OutputStats } from './outputStats';
+import type { RowProblems } from './datasetScan';
+
+/** `workerData` of a service worker. */
+export interface ServiceWorkerData {
+  job: 'service';
+  /** Lower this thread's OS priority (Linux). */
+  lowPriority?: boolean;
+}
+
+/** Every request, by operation. */
+export type ServiceRequest =
+  /** A row's view (records, totals, tokens of `options.detailRecord`) with the tokenizer of `tokenizerDir` ('' / undefined = embedded). */
+  | { op: 'view'; row: RowInput; tokenizerDir?: string; options: Omit<RecordViewOptions, 'checkCancelled'>; budgetMs?: number }
+  /** The rows normalization drops or errors (`datasetScan.ts` `scanRowProblems`). */
+  | { op: 'rowProblems'; file: string; maxProblems?: number }
+  /** `check-template` for a tokenizer and template kwargs. */
+  | { op: 'checkTemplate'; tokenizerDir?: string; templateKwargs: Record<string, unknown> }
+  /** Length statistics of the records of `inputs` (all when omitted) in each `tokenized_data.jsonl`. */
+  | { op: 'stats'; parts: { tokenizedData: string; inputs?: string[] }[] }
+  /** The records row `line` of `input` became in `tokenizedData` (exact counts); `null` when the output is not indexed yet and `wait` is false (indexing starts). */
+  | { op: 'rowRecords'; tokenizedData: string; input: string; line: number; wait?: boolean };
+
+/** What each operation answers. */
+export interface ServiceResults {
+  view: RecordView;
+  rowProblems: RowProblems;
+  checkTemplate: TemplateCheck;
+  stats: OutputStats;
+  rowRecords: { id: string; tokens: number; trainableTokens: number }[] | null;
+}
+
+/** Host → worker. */
+export interface ServiceCall {
+  type: 'call';
+  id: number;
+  request: ServiceRequest;
+}
+
+/**
+ * Worker → host: the answer to call `id`, or why it failed (`name` = the error class, e.g. `TokenizerLoadError`);
+ * `started`: the worker began the call's own work (for `view`: the tokenizer is loaded) — its time budget runs from here.
+ */
+export type ServiceReply =
+  { type: 'reply'; id: number; result: unknown } | { type: 'reply'; id: number; error: { name: string; message: string } } | { type: 'started'; id: number };
+
+/** Narrows a message received by a service worker. */
+export function isServiceCall(m: unknown): m is ServiceCall {
+  const o = m as Partial<ServiceCall> | null;
+  return !!o && typeof o === 'object' && o.type === 'call' && typeof o.id === 'number' && !!o.request && typeof o.request === 'object';
+}
+
+/** Narrows a message received from a service worker. */
+export function isServiceReply(m: unknown): m is ServiceReply {
+  const o = m as Partial<ServiceReply> | null;
+  return !!o && typeof o === 'object' && (o.type === 'reply' || o.type === 'started') && typeof o.id === 'number';
+}

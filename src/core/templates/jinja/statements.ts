@@ -1,0 +1,259 @@
+/**
+ * The evaluator's statements: output, `if`, `for`, `set`, macros, `call` and `filter` blocks.
+ */
+import { BudgetMeter } from '../renderBudget';
+import { MISSING } from './args';
+import { findRefs, MacroRefs, N, tupleItems } from './ast';
+import { ExprEvaluator } from './expressions';
+import { isIterable, toList, truthy } from './protocols';
+import { pyStr } from './repr';
+import { journaledMapSet } from './journal';
+import { Control, LoopCtx, Scope } from './scope';
+import type { Frame, LoopRun } from './traceHooks';
+import { viewOf } from './tracedList';
+import { makeDict, Namespace, PyCallable, PyError, PyTuple, typeName, Undef } from './values';
+
+// ---------------------------------------------------------------------------------------------------------------
+// Evaluation
+
+/** One render's evaluator: {@link ExprEvaluator} plus the statements. */
+export class Renderer extends ExprEvaluator {
+  constructor(
+    meter: BudgetMeter,
+    now: () => Date,
+    private readonly macroRefs: WeakMap<object, MacroRefs>,
+  ) {
+    super(meter, now);
+  }
+
+  /** Frames of the top-level chain, during the main run of a traced render only. */
+  frames: Frame[] | null = null;
+
+  /** Renders statements; stops early when a `break`/`continue` is pending. */
+  block(nodes: N[], scope: Scope): string {
+    if (this.frames !== null && this.hooks!.resumableBlocks.has(nodes)) return this.frameBlock(nodes, scope);
+    let out = '';
+    for (const n of nodes) {
+      out += this.stmt(n, scope);
+      if (out.length > 65536) this.meter.length(out.length);
+      if (this.control !== Control.None) break;
+    }
+    return out;
+  }
+
+  /** {@link block} for a block of the top-level chain in a traced render: keeps its frame (where a resumed tail continues). */
+  private frameBlock(nodes: N[], scope: Scope): string {
+    const f: Frame = { nodes, scope, index: 0, out: '' };
+    this.frames!.push(f);
+    try {
+      for (; f.index < nodes.length; f.index++) {
+        f.out += this.stmt(nodes[f.index], scope);
+        if (f.out.length > 65536) this.meter.length(f.out.length);
+        if (this.control !== Control.None) break;
+      }
+      return f.out;
+    } finally {
+      this.frames!.pop();
+    }
+  }
+
+  /**
+   * The tail of a resumed render (prefixTrace.ts): the loop of `run` from its iteration `i` (with the traced list
+   * cut at the prefix, and the state restored to that boundary), then the rest of every frame around it, innermost
+   * first, exactly as {@link block} would have continued them.
+   * @returns the output from the boundary to the end of the render
+   */
+  resumeFrom(run: LoopRun, i: number): string {
+    let out = this.loopFrom(run.node, run.scope, run.loop, i, null);
+    for (let d = run.frames.length - 1; d >= 0 && this.control === Control.None; d--) {
+      const f = run.frames[d];
+      for (let k = f.index + 1; k < f.nodes.length; k++) {
+        out += this.stmt(f.nodes[k], f.scope);
+        if (out.length > 65536) this.meter.length(out.length);
+        if (this.control !== Control.None) break;
+      }
+    }
+    return out;
+  }
+
+  private stmt(n: N, scope: Scope): string {
+    switch (n.type) {
+      case 'StringLiteral':
+        return n.value;
+      case 'Comment':
+        return '';
+      case 'If':
+        return this.block(truthy(this.expr(n.test, scope)) ? n.body : n.alternate, scope);
+      case 'For':
+        return this.forStmt(n, scope);
+      case 'Set': {
+        const value = n.value ? this.expr(n.value, scope) : this.block(n.body, new Scope(scope));
+        this.assign(n.assignee, value, scope, true);
+        return '';
+      }
+      case 'Macro':
+        scope.set(n.name.value, this.makeMacro(n.name.value, n.args, n.body, scope));
+        return '';
+      case 'Break':
+        this.control = Control.Break;
+        return '';
+      case 'Continue':
+        this.control = Control.Continue;
+        return '';
+      case 'CallStatement': {
+        const caller = this.makeMacro('caller', n.callerArgs ?? [], n.body, scope);
+        const fn = this.expr(n.call.callee, scope);
+        const [args, kwargs] = this.args(n.call.args, scope);
+        kwargs.set('caller', caller);
+        return pyStr(this.call(fn, args, kwargs));
+      }
+      case 'FilterStatement': {
+        const body = this.block(n.body, new Scope(scope));
+        return pyStr(this.filterNode(n.filter, body, scope));
+      }
+      default:
+        return pyStr(this.expr(n, scope));
+    }
+  }
+
+  private forStmt(n: N, scope: Scope): string {
+    let iterNode: N = n.iterable;
+    let filter: N | null = null;
+    if (iterNode.type === 'SelectExpression') {
+      filter = iterNode.test;
+      iterNode = iterNode.lhs;
+    }
+    const iterable = this.expr(iterNode, scope);
+    // A traced list is walked lazily, each step observed (tracedList.ts); everything else is materialized first.
+    const view = filter === null && this.hooks !== null ? viewOf(iterable) : undefined;
+    let loop: LoopCtx;
+    if (view) loop = new LoopCtx(view);
+    else {
+      let items = toList(iterable);
+      if (filter) {
+        const f = filter;
+        items = items.filter((item) => {
+          this.meter.step();
+          const s = new Scope(scope);
+          this.assign(n.loopvar, item, s, false);
+          return truthy(this.expr(f, s));
+        });
+      }
+      loop = new LoopCtx(items);
+    }
+    const run = view && this.frames !== null && this.hooks!.resumableFors.has(n) ? this.hooks!.beginLoop(n, scope, loop, this.frames) : null;
+    return this.loopFrom(n, scope, loop, 0, run);
+  }
+
+  /**
+   * Iterations `start`, `start + 1`, … of a `for` (the `else` block when the list is empty). With `run` (a resumable
+   * loop of the main traced run) each boundary is a checkpoint and the test for the next item an exit observation.
+   */
+  private loopFrom(n: N, scope: Scope, loop: LoopCtx, start: number, run: LoopRun | null): string {
+    let out = '';
+    for (let i = start; ; i++) {
+      if (run) this.hooks!.boundary(run, i, out);
+      if (!(run ? this.hooks!.exitHas(run, i) : loop.hasItem(i))) {
+        if (i === 0) out = this.block(n.defaultBlock, scope);
+        break;
+      }
+      this.meter.step();
+      loop.index0 = i;
+      // jinja2: each iteration starts from the enclosing scope; a `set` inside the body is gone next iteration.
+      const s = new Scope(scope);
+      s.vars.set('loop', loop);
+      this.assign(n.loopvar, loop.item(i), s, false);
+      out += this.block(n.body, s);
+      this.meter.length(out.length);
+      if (this.control === Control.Break) {
+        this.control = Control.None;
+        break;
+      }
+      this.control = Control.None;
+    }
+    if (run) this.hooks!.endLoop(run, out);
+    return out;
+  }
+
+  /** `{% set target = value %}` / loop targets: names, tuples (nested), namespace attributes (set only). */
+  private assign(target: N, value: unknown, scope: Scope, isSet: boolean): void {
+    switch (target.type) {
+      case 'Identifier':
+        scope.set(target.value, value);
+        return;
+      case 'TupleLiteral': {
+        const targets = tupleItems(target);
+        if (!isIterable(value)) throw new PyError('TypeError', `cannot unpack non-iterable ${typeName(value)} object`);
+        const items = toList(value);
+        if (items.length !== targets.length) {
+          throw new PyError(
+            'ValueError',
+            items.length > targets.length
+              ? `too many values to unpack (expected ${targets.length})`
+              : `not enough values to unpack (expected ${targets.length}, got ${items.length})`,
+          );
+        }
+        targets.forEach((t, i) => this.assign(t, items[i], scope, isSet));
+        return;
+      }
+      case 'MemberExpression': {
+        if (!isSet || target.computed || target.property.type !== 'Identifier') break;
+        const obj = this.expr(target.object, scope);
+        if (!(obj instanceof Namespace)) throw new PyError('TemplateRuntimeError', 'cannot assign attribute on non-namespace object');
+        journaledMapSet(obj, obj.attrs, target.property.value as string, value);
+        return;
+      }
+    }
+    throw new PyError('TemplateSyntaxError', `cannot assign to ${target.type}`);
+  }
+
+  private makeMacro(name: string, params: N[], body: N[], defScope: Scope): PyCallable {
+    let refs = this.macroRefs.get(body);
+    if (!refs) {
+      refs = findRefs(body);
+      this.macroRefs.set(body, refs);
+    }
+    const r = refs;
+    const names = params.map((p) => (p.type === 'Identifier' ? p.value : p.key.value) as string);
+    return new PyCallable(name, 'macro', (args, kwargs) => {
+      this.meter.enter();
+      try {
+        const s = new Scope(defScope);
+        const kw = new Map(kwargs);
+        const given: unknown[] = args.slice(0, names.length);
+        let foundCaller = false;
+        if (given.length !== names.length) {
+          for (const p of names.slice(given.length)) {
+            if (kw.has(p)) {
+              given.push(kw.get(p));
+              kw.delete(p);
+            } else given.push(MISSING);
+            if (p === 'caller') foundCaller = true;
+          }
+        }
+        if (r.caller && !foundCaller) {
+          s.vars.set('caller', kw.has('caller') ? kw.get('caller') : new Undef('No caller defined'));
+          kw.delete('caller');
+        }
+        if (r.kwargs) s.vars.set('kwargs', makeDict(kw));
+        else if (kw.size) {
+          if (kw.has('caller'))
+            throw new PyError('TypeError', `macro '${name}' was invoked with two values for the special caller argument. This is most likely a bug.`);
+          throw new PyError('TypeError', `macro '${name}' takes no keyword argument '${kw.keys().next().value}'`);
+        }
+        if (r.varargs) s.vars.set('varargs', new PyTuple(args.slice(names.length)));
+        else if (args.length > names.length) throw new PyError('TypeError', `macro '${name}' takes not more than ${names.length} argument(s)`);
+        params.forEach((p, i) => {
+          let v = given[i];
+          if (v === MISSING) v = p.type === 'KeywordArgumentExpression' ? this.expr(p.value, s) : new Undef(`parameter '${names[i]}' was not provided`);
+          s.vars.set(names[i], v);
+        });
+        const out = this.block(body, s);
+        this.control = Control.None;
+        return out;
+      } finally {
+        this.meter.leave();
+      }
+    });
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * What the evaluator tells the prefix tracer (prefixTrace.ts) during the main traced run. The evaluator holds a
+ * {@link TraceHooks} only in that run; plain renders and resumed tails run without one.
+ */
+import type { N } from './ast';
+import type { LoopCtx, Scope } from './scope';
+
+/**
+ * Stands for a boolean input (`add_generation_prompt`) in the root scope of a traced render: reading the variable
+ * is an observation (both values are served from one run), and the evaluator answers it with its `flagValue`.
+ */
+export const INPUT_FLAG: object = Object.freeze({ inputFlag: true });
+
+/** A block of the top-level chain being rendered: the template body, or a branch of an `if` in that chain. */
+export interface Frame {
+  nodes: N[];
+  scope: Scope;
+  /** The statement being rendered. */
+  index: number;
+  /** The block's output so far (statements before `index`). */
+  out: string;
+}
+
+/** One run of a resumable loop (a top-level `for` over a traced list): everything needed to resume it. */
+export interface LoopRun {
+  readonly node: N;
+  readonly scope: Scope;
+  readonly loop: LoopCtx;
+  /** The frames around the loop, innermost last; `out` is not used. */
+  readonly frames: readonly Readonly<Frame>[];
+  /** The render's output before the loop. */
+  readonly baseText: string;
+}
+
+/** The tracer as the evaluator sees it. */
+export interface TraceHooks {
+  /** Blocks of the top-level chain: the body and, recursively, the branches of `if`s in them. */
+  readonly resumableBlocks: ReadonlySet<N[]>;
+  /** `for` statements directly in those blocks. */
+  readonly resumableFors: ReadonlySet<N>;
+  /** A resumable loop over a traced list starts; `frames` are the live frames around it. */
+  beginLoop(node: N, scope: Scope, loop: LoopCtx, frames: readonly Frame[]): LoopRun;
+  /** Boundary before iteration `i` of `run` (a checkpoint); `out` the loop's output so far. */
+  boundary(run: LoopRun, i: number, out: string): void;
+  /** The loop's own test whether iteration `i` exists (an exit for the prefixes whose list ends there). */
+  exitHas(run: LoopRun, i: number): boolean;
+  /** The loop ended (its list ran out or `break`); `out` its whole output. */
+  endLoop(run: LoopRun, out: string): void;
+  /** The boolean input was read. */
+  readInput(): void;
+  /** Something the journal cannot restore happened (a loop context escaped into state): no checkpoint from here on. */
+  poison(): void;
+}

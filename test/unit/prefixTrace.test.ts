@@ -1,0 +1,296 @@
+/**
+ * Prefix renders from one traced render (src/core/templates/jinja/prefixTrace.ts, served by
+ * templates/prefixRenderer.ts) equal the renders of each prefix on their own, wherever the trace claims them:
+ * - every fixture template (test/fixtures/templates, templates-extra) × every probe conversation × every prefix
+ *   length (0 … all) × both `add_generation_prompt` values, with the number proven per template pinned (a change
+ *   in coverage shows here, in either direction);
+ * - small templates built to break a wrong tail: state changed in the loop and read after it (namespaces,
+ *   cyclers, joiners, `loop.changed`, macros), `loop.last`/`length`/`nextitem`, `else` on an empty list, `break`,
+ *   the loop inside `if`s, sliced lists, a pre-scan over all messages (DeepSeek-V3), the generation flag read
+ *   early, in the loop and only as `is defined`, one-pass iterators consumed across iterations, an escaped loop
+ *   context, errors and the render budget;
+ * - agent runs of 10, 40, 80 and 160 messages with real templates.
+ * The reference is `ChatTemplate.render` of `messages.slice(0, n)`: the path every prefix took before.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { normalizeRow } from '../../src/core/formats/normalize';
+import { PrefixRenderer } from '../../src/core/templates/prefixRenderer';
+import { ChatTemplate, pickTemplate, type ChatTemplateOptions } from '../../src/core/templates/template';
+import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
+import type { Message } from '../../src/core/types';
+import { lenmlModelDir } from '../helpers';
+
+const FIX = join(__dirname, '..', 'fixtures');
+
+/** Renders every (n, gen) through a PrefixRenderer and on its own; asserts equality (or the same error); returns how many the trace served. */
+function compareAll(ct: ChatTemplate, messages: Message[], tools: unknown[] | undefined, where: string, ns?: number[]): { proven: number; renderable: number } {
+  const pr = new PrefixRenderer(ct, messages, tools);
+  let proven = 0;
+  let renderable = 0;
+  for (const n of ns ?? Array.from({ length: messages.length + 1 }, (_, k) => k)) {
+    for (const gen of [false, true]) {
+      let want: string | Error;
+      try {
+        want = ct.render(messages.slice(0, n), tools, { addGenerationPrompt: gen });
+        renderable++;
+      } catch (e) {
+        want = e as Error;
+      }
+      const before = pr.stats.proven;
+      let got: string | Error;
+      try {
+        got = pr.render(n, gen);
+      } catch (e) {
+        got = e as Error;
+      }
+      const served = pr.stats.proven > before;
+      if (served) proven++;
+      if (want instanceof Error) {
+        assert.ok(!served, `${where} n=${n} gen=${gen}: served a render whose own render raises ${want.message}`);
+        assert.ok(got instanceof Error && got.message === want.message, `${where} n=${n} gen=${gen}: expected the error ${want.message}`);
+      } else assert.equal(got, want, `${where} n=${n} gen=${gen}${served ? ' (served from the trace)' : ''}`);
+    }
+  }
+  return { proven, renderable };
+}
+
+// Prefix renders served from one traced render, of the renders that do not raise, over the 9 probes × (len + 1) × 2.
+// k = 0 (no message) is cut before the loop wherever the template reads messages[0] or tests the list: then
+// proven = renderable − 18. Left to real renders: Qwen3 and its kind (messages|length, a reversed pre-pass),
+// Gemma-4 (range over the length), Mistral (selectattr over the list), Kimi-K2-Thinking (range over the length).
+const EXPECTED: Record<string, [proven: number, renderable: number]> = {
+  'Apertus-8B-Instruct': [70, 88],
+  'ByteDance-Seed-OSS': [70, 70],
+  'CohereForAI-c4ai-command-r7b-12-2024-tool_use': [70, 88],
+  'GLM-4.6': [88, 88],
+  'HuggingFaceTB-SmolLM3-3B': [70, 70],
+  'Kimi-K2-Instruct': [72, 72],
+  'LFM2-8B-A1B': [70, 70],
+  'MiniMax-M2': [70, 88],
+  'NVIDIA-Nemotron-Nano-v2': [66, 66],
+  'Qwen-QwQ-32B': [70, 70],
+  'Qwen-Qwen2.5-7B-Instruct': [70, 70],
+  'Qwen-Qwen3-0.6B': [18, 70],
+  'Qwen3-Coder': [70, 70],
+  'deepseek-ai-DeepSeek-R1-Distill-Qwen-32B': [88, 88],
+  'deepseek-ai-DeepSeek-V3.1': [88, 88],
+  'google-gemma-2-2b-it': [36, 36],
+  'google-gemma-4-31B-it': [18, 70],
+  'ibm-granite-granite-3.3-2B-Instruct': [70, 70],
+  'llama-cpp-rwkv-world': [88, 88],
+  'meetkai-functionary-medium-v3.2': [88, 88],
+  'meta-llama-Llama-3.2-3B-Instruct': [54, 70],
+  'microsoft-Phi-3.5-mini-instruct': [88, 88],
+  'mistralai-Mistral-Nemo-Instruct-2407': [12, 54],
+  'openai-gpt-oss-120b': [70, 70],
+  'unsloth-mistral-Devstral-Small-2507': [70, 70],
+  'Apriel-1.6-15b-Thinker-fixed': [18, 88],
+  'DeepSeek-V3.2-llamacpp': [88, 88],
+  'GigaChat3-10B-A1.8B': [70, 88],
+  'Kimi-K3': [88, 88],
+  'LFM2.5-8B-A1B': [70, 70],
+  'StepFun3.7-Flash': [18, 70],
+  'glm-4.5-llamacpp': [88, 88],
+  'meta-llama-Llama-4-transformers': [54, 70],
+  'microsoft-Phi-4-mini-instruct-llamacpp': [22, 22],
+  'mistralai-Mistral-Small-3.1-24B-Instruct-2503': [18, 70],
+  'moonshotai-Kimi-K2-Thinking': [18, 88],
+  'nvidia-Llama-3_3-Nemotron-Super-49B-v1_5': [70, 70],
+  'unsloth-Apriel-1.5': [18, 70],
+  'unsloth-MiniMax-M2': [70, 88],
+  'vllm-tool_chat_template_deepseekr1': [88, 88],
+  'vllm-tool_chat_template_gemma3_pythonic': [18, 70],
+  'vllm-tool_chat_template_granite': [88, 88],
+  'vllm-tool_chat_template_hermes': [88, 88],
+  'vllm-tool_chat_template_hunyuan_a13b': [88, 88],
+  'vllm-tool_chat_template_internlm2_tool': [70, 70],
+  'vllm-tool_chat_template_llama3.1_json': [54, 70],
+  'vllm-tool_chat_template_minicpm3': [70, 70],
+  'vllm-tool_chat_template_olmo3': [70, 70],
+  'vllm-tool_chat_template_phi4_mini': [66, 88],
+};
+
+for (const set of ['templates', 'templates-extra']) {
+  const dir = join(FIX, set);
+  for (const name of readdirSync(dir)
+    .filter((d) => statSync(join(dir, d)).isDirectory())
+    .sort()) {
+    const ref = JSON.parse(readFileSync(join(dir, name, 'renders.json'), 'utf8'));
+    if (ref.compile_error !== undefined) continue;
+    test(`${name}: every prefix served from one traced render equals its own render (all probes, both generation flags)`, () => {
+      const source = readFileSync(join(dir, name, 'chat_template.jinja'), 'utf8');
+      const now = ref.clock ? () => new Date(ref.clock) : undefined;
+      const ct = new ChatTemplate({ name: 'default', source }, ref.variables, {}, { now });
+      let proven = 0;
+      let renderable = 0;
+      for (const p of ref.probes) {
+        const r = compareAll(ct, p.messages, p.tools ?? undefined, `${name} ${p.id}`);
+        proven += r.proven;
+        renderable += r.renderable;
+      }
+      console.log(`${name}: ${proven}/${renderable} prefix renders from one traced render`);
+      assert.deepEqual([proven, renderable], EXPECTED[name], `${name}: [proven, renderable]`);
+    });
+  }
+}
+
+test('every fixture template has its expected counts', () => {
+  const names = ['templates', 'templates-extra'].flatMap((s) =>
+    readdirSync(join(FIX, s)).filter(
+      (d) => statSync(join(FIX, s, d)).isDirectory() && !JSON.parse(readFileSync(join(FIX, s, d, 'renders.json'), 'utf8')).compile_error,
+    ),
+  );
+  assert.deepEqual(names.sort(), Object.keys(EXPECTED).sort());
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Templates built to break a wrong tail
+
+const chat = (...turns: [string, string][]): Message[] => turns.map(([role, content]) => ({ role, content }) as Message);
+const CONV = chat(
+  ['system', 'S'],
+  ['user', 'u1'],
+  ['assistant', 'a1'],
+  ['user', 'u2'],
+  ['assistant', 'a2'],
+  ['tool', 't1'],
+  ['tool', 't2'],
+  ['assistant', 'a3'],
+);
+
+function templateOf(source: string, options: ChatTemplateOptions = {}): ChatTemplate {
+  return new ChatTemplate({ name: 'default', source }, { bos_token: '<s>', eos_token: '</s>' }, {}, options);
+}
+
+/** compareAll over CONV (and a few more conversations), returning the served count over all of them. */
+function check(source: string, convs: Message[][] = [CONV], options: ChatTemplateOptions = {}): number {
+  const ct = templateOf(source, options);
+  return convs.reduce((sum, c, i) => sum + compareAll(ct, c, undefined, `conversation ${i}`).proven, 0);
+}
+
+test('state changed in the loop and read after it: namespaces, macros, cyclers, joiners, loop.changed', () => {
+  const src = `{%- set ns = namespace(count=0, roles=[]) -%}{%- set cyc = cycler('a', 'b', 'c') -%}{%- set j = joiner('|') -%}
+{%- macro tag(m) -%}<{{ m.role }}:{{ cyc.next() }}>{%- set ns.count = ns.count + 1 -%}{%- endmacro -%}
+{%- for m in messages -%}{{ j() }}{{ tag(m) }}{{ m.content }}{%- if loop.changed(m.role) %}*{% endif -%}{%- set ns.roles = ns.roles + [m.role[0]] -%}
+{%- if not loop.last %}>{{ loop.nextitem.role[0] }}{% endif -%}{%- if loop.previtem is defined %}<{{ loop.previtem.role[0] }}{% endif -%}
+{%- endfor -%}#{{ ns.count }} {{ ns.roles|join(',') }} {{ cyc.current }}{{ j() }}{%- if add_generation_prompt %}<gen>{% endif -%}`;
+  // Every prefix comes from the trace, the empty one too (the loop's first test is after its first checkpoint).
+  assert.equal(check(src), 18);
+});
+
+test('loop.length and loop.revindex observe the whole list: every prefix resumes at the loop start, still equal', () => {
+  const src = `{%- for m in messages -%}{{ m.content }}{{ loop.revindex }}/{{ loop.length }};{%- endfor -%}{{ add_generation_prompt }}`;
+  assert.equal(check(src), 18);
+});
+
+test('a loop inside if branches, else on an empty list, break, and statements after it in every frame', () => {
+  const src = `{%- if messages[0].role == 'system' -%}{%- set sys = messages[0].content -%}{%- set loop_messages = messages[1:] -%}
+{%- else -%}{%- set sys = 'none' -%}{%- set loop_messages = messages -%}{%- endif -%}S={{ sys }};
+{%- if true -%}A{%- if loop_messages is defined -%}
+{%- for m in loop_messages -%}{%- if m.content == 'STOP' -%}{%- break -%}{%- endif -%}{{ loop.index }}:{{ m.content }};{%- else -%}(none){%- endfor -%}B
+{%- endif -%}C{%- endif -%}{%- if add_generation_prompt -%}GEN{%- endif -%}D`;
+  const stop = chat(['user', 'u1'], ['assistant', 'a1'], ['user', 'STOP'], ['assistant', 'a2'], ['user', 'u3']);
+  assert.equal(check(src, [CONV, stop, chat(['system', 'only'])]), 16 + 10 + 2);
+});
+
+test('sliced lists: messages[1:], messages[:3], messages[2:4] are views; messages[-1] and messages[::-1] observe the length', () => {
+  const views = `{%- for m in messages[1:] -%}{{ m.content }}{%- endfor -%}|{%- for m in messages[:3] -%}{{ m.content }}{%- endfor -%}|{{ messages[2:4]|length }}|{{ add_generation_prompt }}`;
+  // messages[2:4]|length observes the length of a view that ends at 4: prefixes of 4 or more are unaffected.
+  assert.ok(check(views) >= 8);
+  const last = `{{ messages[-1].content }}{%- for m in messages -%}{{ m.content }}{%- endfor -%}`;
+  assert.equal(check(last), 2); // only the full conversation (both flags: the flag is never read)
+  const reversed = `{%- for m in messages[::-1] -%}{{ m.content }}{%- endfor -%}{{ add_generation_prompt }}`;
+  assert.equal(check(reversed), 2); // the full conversation: one trace per flag value (the flag is read after no checkpoint)
+});
+
+test('a pre-scan over all messages rejoins the render only where its state is the same (DeepSeek-V3 system prompts)', () => {
+  const src = `{%- set ns = namespace(sp='') -%}{%- for m in messages -%}{%- if m.role == 'system' -%}{%- set ns.sp = ns.sp + m.content -%}{%- endif -%}{%- endfor -%}
+<{{ ns.sp }}>{%- for m in messages -%}{%- if m.role != 'system' -%}{{ m.role }}:{{ m.content }};{%- endif -%}{%- endfor -%}{%- if add_generation_prompt -%}A:{%- endif -%}`;
+  const late = chat(['user', 'u1'], ['assistant', 'a1'], ['system', 'late'], ['user', 'u2'], ['assistant', 'a2']);
+  // CONV: all 18. late: every prefix too (before the late system message, the scan's state differs from the full
+  // render's and the prefix resumes in the scan; after it, it rejoins).
+  assert.equal(check(src, [CONV, late]), 18 + 12);
+  const printing = `{%- for m in messages -%}{%- if m.role == 'system' -%}[{{ m.content }}]{%- endif -%}{%- endfor -%}|{%- for m in messages -%}{{ m.content }}{%- endfor -%}{{ add_generation_prompt }}`;
+  assert.equal(check(printing, [late]), 12);
+  // An empty list runs the scan's else block, which the full render never runs: the empty prefix must not rejoin.
+  const withElse = `{%- for m in messages -%}{%- else -%}EMPTY{%- endfor -%}|{%- for m in messages -%}{{ m.content }}{%- endfor -%}`;
+  assert.equal(check(withElse), 18);
+});
+
+test('the generation flag: read only as `is defined`, read in the loop, read before the loop (a second trace)', () => {
+  const inLoop = `{%- if add_generation_prompt is not defined -%}{%- set add_generation_prompt = false -%}{%- endif -%}
+{%- for m in messages -%}{{ m.content }}{%- if loop.last and add_generation_prompt %}<last-gen>{%- endif -%};{%- endfor -%}{%- set g = add_generation_prompt -%}[{{ g }}]
+{%- if add_generation_prompt is true %}(true){% endif -%}{%- if add_generation_prompt is boolean %}(bool){% endif -%}`;
+  assert.equal(check(inLoop), 18);
+  const early = `{%- set g = add_generation_prompt -%}{%- for m in messages -%}{{ m.content }};{%- endfor -%}[{{ g }}]`;
+  assert.equal(check(early), 18);
+});
+
+test('a one-pass iterator consumed across loop iterations: checkpoints before its last use are not used', () => {
+  const src = `{%- set it = range(1000)|map('string') -%}{%- for m in messages -%}{{ m.content }}{%- if loop.index0 == 2 -%}({{ it|first }}){%- endif -%};{%- endfor -%}{{ add_generation_prompt }}`;
+  // Prefixes of 3 messages or more resume after the iterator's use; shorter ones are rendered on their own.
+  assert.equal(check(src), 12); // k = 3 … 8, both flags
+});
+
+test('a loop context that escapes into a namespace: no checkpoint after it, every prefix still equal', () => {
+  const src = `{%- set ns = namespace(l=none) -%}{%- for m in messages -%}{%- set ns.l = loop -%}{{ m.content }};{%- endfor -%}{{ ns.l.index }}{{ add_generation_prompt }}`;
+  assert.equal(check(src), 18); // all from the loop's first checkpoint
+});
+
+test('errors: a full render that raises still serves the prefixes cut before the error; the budget holds in tails', () => {
+  const raising = `{%- for m in messages -%}{%- if m.role == 'tool' and loop.last -%}{{ raise_exception('trailing tool') }}{%- endif -%}{{ m.content }};{%- endfor -%}{{ add_generation_prompt }}`;
+  const trailing = chat(['user', 'u1'], ['assistant', 'a1'], ['tool', 't1']);
+  assert.equal(check(raising, [trailing]), 6); // k = 0 … 2, both flags; k = 3 raises
+  const heavy = `{%- for m in messages -%}{%- for i in range(300) -%}{%- endfor -%}{{ m.content }};{%- endfor -%}{{ add_generation_prompt }}`;
+  const five = chat(['user', '1'], ['assistant', '2'], ['user', '3'], ['assistant', '4'], ['user', '5']);
+  // 301 iterations per message against a budget of 1,000: prefixes of 3 messages fit, longer ones raise (compared as errors).
+  assert.equal(check(heavy, [five], { budget: { maxLoopIterations: 1000 } }), 8);
+});
+
+test('linearPrefixes: false renders every prefix on its own', () => {
+  const ct = templateOf(`{%- for m in messages -%}{{ m.content }}{%- endfor -%}`, { linearPrefixes: false });
+  const pr = new PrefixRenderer(ct, CONV, undefined);
+  for (let n = 0; n <= CONV.length; n++) pr.render(n, n % 2 === 0);
+  assert.deepEqual(pr.stats, { proven: 0, fallback: CONV.length + 1 });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Agent runs
+
+test('agent runs of 10, 40, 80 and 160 messages: real templates, every prefix, both flags', async () => {
+  const { generateRows } = await import('../../scripts/bench-data.mjs');
+  const rows = [...generateRows('agent', 4, 5)] as { messages: unknown[] }[];
+  const pairs = rows.flatMap((r) => r.messages.slice(2));
+  const convs = [10, 40, 80, 160].map((n) => {
+    const o = normalizeRow({ ...rows[0], messages: [...rows[0].messages.slice(0, 2), ...pairs].slice(0, n) }, { file: 'agent.jsonl', line: 1 }, 'agent.jsonl');
+    assert.equal(o.kind, 'conversation');
+    return o.kind === 'conversation' ? o.conversation : null!;
+  });
+  const served: Record<string, number[]> = {};
+  for (const name of ['deepseek_v3', 'qwen3', 'llama3_1', 'gemma3'] as const) {
+    const tok = loadTokenizer(lenmlModelDir(name));
+    const ct = new ChatTemplate(pickTemplate(tok.templates, false)!, tok.specialTokenVars, {});
+    served[name] = convs.map((c) => {
+      const messages = ct.adaptMessages(c.messages);
+      // Every prefix for the shorter runs; every third one (and the last few) for the long ones.
+      const ns = Array.from({ length: messages.length + 1 }, (_, k) => k).filter((k) => messages.length <= 40 || k % 3 === 0 || k > messages.length - 4);
+      return compareAll(ct, messages, c.tools, `${name} ${messages.length} messages`, ns).proven;
+    });
+  }
+  console.log('served from the trace per run of 10/40/80/160 messages:', JSON.stringify(served));
+  const all = (n: number) => 2 * (n <= 40 ? n + 1 : Math.floor(n / 3) + 1 + 3);
+  for (const name of ['deepseek_v3', 'llama3_1']) assert.deepEqual(served[name], [10, 40, 80, 160].map(all), name);
+  // Gemma-3 reads messages[0] before its loop: all but the empty prefix.
+  assert.deepEqual(
+    served.gemma3,
+    [10, 40, 80, 160].map((n) => all(n) - 2),
+    'gemma3',
+  );
+  assert.ok(
+    served.qwen3.every((x) => x <= 2),
+    'qwen3 reads messages|length first: only the full render is served',
+  );
+});

@@ -1,0 +1,529 @@
+/**
+ * The dataset dashboard's page (bundled to dist/dashboard.js, styles to dist/dashboard.css).
+ * Draws the model the host sends (dashboardProtocol.ts): figures as text, charts with Chart.js
+ * (bundled; canvas only, so the strict CSP holds), coloured from VS Code's theme variables and
+ * redrawn when the theme changes. Every chart has its numbers in text beside it (percentiles, a
+ * caption) and an aria-label, so nothing is only in a picture. All text is inserted as text.
+ */
+import '@vscode-elements/elements/dist/vscode-button/index.js';
+import '@vscode-elements/elements/dist/vscode-badge/index.js';
+import '@vscode-elements/elements/dist/vscode-divider/index.js';
+import './dashboard.css';
+import {
+  ArcElement,
+  BarController,
+  BarElement,
+  CategoryScale,
+  Chart,
+  DoughnutController,
+  Legend,
+  LinearScale,
+  Tooltip,
+  type ChartConfiguration,
+} from 'chart.js';
+import type { DatasetDashboard, ReasonCount, WorkspaceDashboard } from '../src/core/run/dashboardModel';
+import type { Distribution, OutputStats } from '../src/core/run/outputStats';
+import {
+  isDashboardHostMessage,
+  type DashboardAction,
+  type DashboardDrawn,
+  type DashboardHostMessage,
+  type DashboardWebviewMessage,
+} from '../src/vscode/dashboardProtocol';
+import type { DashboardModel } from '../src/core/run/dashboardModel';
+
+Chart.register(BarController, BarElement, CategoryScale, LinearScale, Tooltip, Legend, DoughnutController, ArcElement);
+
+declare function acquireVsCodeApi(): { postMessage(m: unknown): void; setState(s: unknown): void; getState(): unknown };
+const vscode = acquireVsCodeApi();
+const send = (m: DashboardWebviewMessage): void => vscode.postMessage(m);
+
+const app = document.getElementById('app')!;
+const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 2 });
+const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
+
+function h(tag: string, attrs: Record<string, string> = {}, ...children: (Node | string)[]): HTMLElement {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  for (const c of children) e.append(c);
+  return e;
+}
+
+// ------------------------------------------------------------------ theme
+
+/** Colours from VS Code's theme variables (read at draw time: they change with the theme). */
+function theme() {
+  const css = getComputedStyle(document.body);
+  const v = (name: string, fallback: string) => css.getPropertyValue(name).trim() || fallback;
+  const hc = document.body.classList.contains('vscode-high-contrast') || document.body.classList.contains('vscode-high-contrast-light');
+  return {
+    hc,
+    fg: v('--vscode-foreground', '#888'),
+    muted: v('--vscode-descriptionForeground', '#888'),
+    grid: v('--vscode-editorWidget-border', v('--vscode-panel-border', '#8884')),
+    border: hc ? v('--vscode-contrastBorder', '#fff') : 'transparent',
+    font: v('--vscode-font-family', 'sans-serif'),
+    size: parseFloat(v('--vscode-font-size', '13')) || 13,
+    blue: v('--vscode-charts-blue', '#3794ff'),
+    green: v('--vscode-charts-green', '#89d185'),
+    red: v('--vscode-charts-red', '#f14c4c'),
+    yellow: v('--vscode-charts-yellow', '#cca700'),
+    orange: v('--vscode-charts-orange', '#d18616'),
+    purple: v('--vscode-charts-purple', '#b180d7'),
+    bg: v('--vscode-editor-background', '#1e1e1e'),
+  };
+}
+
+const charts: Chart[] = [];
+let drawnCharts: string[] = [];
+
+function baseOptions(t: ReturnType<typeof theme>, xTitle: string, yTitle: string, horizontal = false): ChartConfiguration<'bar'>['options'] {
+  const axis = (title: string) => ({
+    // precision 0: counts are whole numbers (a chart of 1s must not tick 0.2, 0.4, …); category axes ignore it.
+    ticks: { color: t.fg, font: { family: t.font, size: t.size - 1 }, precision: 0 },
+    grid: { color: t.grid },
+    border: { color: t.grid },
+    title: { display: true, text: title, color: t.muted, font: { family: t.font, size: t.size - 1 } },
+  });
+  return {
+    indexAxis: horizontal ? 'y' : 'x',
+    responsive: true,
+    maintainAspectRatio: false,
+    animation: false,
+    plugins: {
+      legend: { display: false },
+      tooltip: { titleFont: { family: t.font }, bodyFont: { family: t.font } },
+    },
+    scales: { x: axis(xTitle), y: { ...axis(yTitle), beginAtZero: true } },
+  };
+}
+
+/** A chart card: title, canvas (with an aria-label), caption with the numbers. */
+function card(id: string, title: string, caption: string, make: (canvas: HTMLCanvasElement) => void, label: string, wide = false): HTMLElement {
+  const canvas = h('canvas', { role: 'img', 'aria-label': label, id: `chart-${id}` }) as HTMLCanvasElement;
+  const box = h('div', { class: 'chart-box' }, canvas);
+  const el = h('section', { class: `card${wide ? ' wide' : ''}`, 'data-chart': id }, h('h3', {}, title), box, h('p', { class: 'caption' }, caption));
+  queueMicrotask(() => {
+    make(canvas);
+    drawnCharts.push(id);
+  });
+  return el;
+}
+
+function notComputed(title: string, what: string): HTMLElement {
+  return h('section', { class: 'card not-computed' }, h('h3', {}, title), h('p', { class: 'muted' }, `Not computed by this run: ${what}.`));
+}
+
+const binLabel = (from: number, to: number, integer: boolean) => (integer && to - from === 1 ? fmt(from) : `${fmt(from)}–${fmt(to)}`);
+
+function histogramCard(id: string, title: string, d: Distribution, unit: string, color: string, integer = true): HTMLElement {
+  const t = theme();
+  const caption = `${fmt(d.count)} values · min ${fmt(d.min)} · p50 ${fmt(d.p50)} · mean ${fmt(d.mean)} · p90 ${fmt(d.p90)} · p99 ${fmt(d.p99)} · max ${fmt(d.max)}`;
+  return card(
+    id,
+    title,
+    caption,
+    (canvas) => {
+      charts.push(
+        new Chart(canvas, {
+          type: 'bar',
+          data: {
+            labels: d.histogram.map((b) => binLabel(b.from, b.to, integer)),
+            datasets: [
+              {
+                label: 'count',
+                data: d.histogram.map((b) => b.count),
+                backgroundColor: color,
+                borderColor: t.hc ? t.border : color,
+                borderWidth: t.hc ? 1 : 0,
+                barPercentage: 1,
+                categoryPercentage: 0.95,
+              },
+            ],
+          },
+          options: baseOptions(t, unit, 'count'),
+        }),
+      );
+    },
+    `${title}: histogram of ${d.count} values; ${caption}`,
+  );
+}
+
+function reasonsCard(reasons: ReasonCount[], complete: boolean): HTMLElement {
+  if (reasons.length === 0)
+    return h(
+      'section',
+      { class: 'card' },
+      h('h3', {}, 'Drop and error reasons'),
+      h('p', { class: 'ok-text' }, 'No row dropped or errored, no data-changing note.'),
+    );
+  const t = theme();
+  const color = (r: ReasonCount) => (r.kind === 'error' ? t.red : r.kind === 'drop' ? t.orange : t.yellow);
+  const list = h('ul', { class: 'reasons' });
+  for (const r of reasons)
+    list.append(
+      h(
+        'li',
+        {},
+        h('span', { class: `kind kind-${r.kind}` }, r.kind),
+        ' ',
+        h('code', {}, r.code),
+        ` × ${fmt(r.count)} — ${r.meaning}`,
+        ...(r.remedy ? [h('div', { class: 'muted' }, `What to do: ${r.remedy}`)] : []),
+      ),
+    );
+  const el = card(
+    'reasons',
+    'Drop and error reasons',
+    !reasons.some((r) => r.kind === 'error')
+      ? 'no row errored; drops and data-changing notes of the run'
+      : complete
+        ? 'errors by code (every errored row, from problems.jsonl)'
+        : 'errors by code as far as the report lists them',
+    (canvas) => {
+      charts.push(
+        new Chart(canvas, {
+          type: 'bar',
+          data: {
+            labels: reasons.map((r) => `${r.code} (${r.kind})`),
+            datasets: [
+              {
+                label: 'rows / occurrences',
+                data: reasons.map((r) => r.count),
+                backgroundColor: reasons.map(color),
+                borderColor: t.border,
+                borderWidth: t.hc ? 1 : 0,
+              },
+            ],
+          },
+          options: baseOptions(t, 'rows (notes: occurrences)', '', true),
+        }),
+      );
+    },
+    `Drop and error reasons: ${reasons.map((r) => `${r.code} ${r.count}`).join(', ')}`,
+  );
+  el.querySelector('.chart-box')!.classList.add(`rows-${Math.min(reasons.length, 12)}`);
+  el.append(list);
+  return el;
+}
+
+function shareCard(trainable: number, total: number): HTMLElement {
+  const t = theme();
+  return card(
+    'share',
+    'Trainable share',
+    `${fmt(trainable)} of ${fmt(total)} tokens trainable (${pct(total ? trainable / total : 0)}); the rest is prompt and context`,
+    (canvas) => {
+      charts.push(
+        new Chart(canvas, {
+          type: 'doughnut',
+          data: {
+            labels: ['trainable (loss_mask 1)', 'prompt / context (loss_mask 0)'],
+            datasets: [
+              { data: [trainable, total - trainable], backgroundColor: [t.green, t.grid], borderColor: t.hc ? t.border : t.bg, borderWidth: t.hc ? 2 : 1 },
+            ],
+          },
+          options: {
+            responsive: true,
+            maintainAspectRatio: false,
+            animation: false,
+            plugins: { legend: { position: 'bottom', labels: { color: t.fg, font: { family: t.font } } } },
+          },
+        }),
+      );
+    },
+    `Trainable share ${pct(total ? trainable / total : 0)}`,
+  );
+}
+
+// ------------------------------------------------------------------ sections
+
+const figures: Record<string, string> = {};
+let notComputedCount = 0;
+
+function kpi(id: string, label: string, value: string, sub = ''): HTMLElement {
+  figures[id] = value;
+  return h(
+    'div',
+    { class: 'kpi', 'data-figure': id },
+    h('div', { class: 'kpi-value' }, value),
+    h('div', { class: 'kpi-label' }, label),
+    ...(sub ? [h('div', { class: 'kpi-sub' }, sub)] : []),
+  );
+}
+
+function actionButton(label: string, action: DashboardAction, file?: string): HTMLElement {
+  const b = h('vscode-button', { secondary: '' }, label);
+  b.addEventListener('click', () => send(file ? { type: 'action', action, file } : { type: 'action', action }));
+  return b;
+}
+
+function statsCards(stats: OutputStats | null, source: string | null): HTMLElement[] {
+  const t = theme();
+  if (!stats) {
+    notComputedCount += 4;
+    return [
+      notComputed('seq_len per record', 'tokenized_data.jsonl is missing, so record lengths are unknown'),
+      notComputed('Trainable tokens per record', 'record lengths are unknown'),
+      notComputed('Records per conversation', 'record lengths are unknown'),
+      notComputed('Amplification', 'record lengths are unknown'),
+    ];
+  }
+  const from = source === 'report' ? 'from report.json' : 'from tokenized_data.jsonl';
+  figures.amplification = `${fmt(stats.amplificationOverall)}×`;
+  return [
+    histogramCard('seqLen', `seq_len per record (${from})`, stats.seqLen, 'tokens per record', t.blue),
+    histogramCard('trainablePerRecord', 'Trainable tokens per record', stats.trainablePerRecord, 'trainable tokens per record', t.green),
+    histogramCard('recordsPerConversation', 'Records per conversation', stats.recordsPerConversation, 'records per source row', t.purple),
+    stats.amplification
+      ? histogramCard(
+          'amplification',
+          `Amplification per conversation (overall ${fmt(stats.amplificationOverall)}×)`,
+          stats.amplification,
+          'tokens written ÷ longest record',
+          t.orange,
+          false,
+        )
+      : amplificationCard(stats),
+  ];
+}
+
+/** Amplification as one figure (the report's): records' tokens ÷ the conversations rendered once. */
+function amplificationCard(stats: OutputStats): HTMLElement {
+  notComputedCount++;
+  return h(
+    'section',
+    { class: 'card', 'data-chart': 'amplification' },
+    h('h3', {}, 'Amplification'),
+    h('div', { class: 'big-figure' }, `${fmt(stats.amplificationOverall)}×`),
+    h(
+      'p',
+      { class: 'caption' },
+      `${fmt(stats.totalTokens)} tokens written for ${fmt(stats.conversations)} conversations that render to ${fmt(stats.renderedTokens ?? 0)} tokens once (report.json). Per-conversation distribution: not computed by this run.`,
+    ),
+  );
+}
+
+function groupingTable(d: DatasetDashboard): HTMLElement {
+  const row = (name: string, g: DatasetDashboard['grouping']['exact'], used: boolean) =>
+    h(
+      'tr',
+      {},
+      h('th', { scope: 'row' }, `${name}${used ? ' (this run)' : ''}`),
+      ...(g
+        ? [h('td', {}, fmt(g.records)), h('td', {}, fmt(g.tokens)), h('td', {}, fmt(g.trainableTokens))]
+        : [h('td', { colspan: '3', class: 'muted' }, 'not computed by this run')]),
+    );
+  if (!d.grouping.exact || !d.grouping.merged) notComputedCount++;
+  return h(
+    'section',
+    { class: 'card' },
+    h('h3', {}, 'Record grouping: exact vs merged'),
+    h(
+      'table',
+      { class: 'grid' },
+      h('thead', {}, h('tr', {}, h('th', {}, 'grouping'), h('th', {}, 'records'), h('th', {}, 'tokens'), h('th', {}, 'trainable'))),
+      h('tbody', {}, row('exact', d.grouping.exact, d.grouping.used === 'exact'), row('merged', d.grouping.merged, d.grouping.used === 'merged')),
+    ),
+  );
+}
+
+function datasetView(d: DatasetDashboard): HTMLElement[] {
+  const head = h(
+    'header',
+    { class: 'head' },
+    h('h2', {}, d.name),
+    h('span', { class: `status status-${d.status}`, 'data-figure': 'status' }, d.status),
+    h(
+      'span',
+      { class: 'muted' },
+      `${d.outDir} · tokenizer ${d.tokenizer.name} · mask ${d.settings.mask}${d.settings.maxLength ? ` · max length ${fmt(d.settings.maxLength)}` : ''}`,
+    ),
+    h(
+      'span',
+      { class: 'actions' },
+      actionButton('Refresh', 'refresh'),
+      actionButton('Open report', 'openReport'),
+      actionButton('Show problems', 'showProblems'),
+      actionButton('Mask view', 'openMaskView'),
+    ),
+  );
+  figures.status = d.status;
+  const stale = d.staleBecause.length
+    ? h('div', { class: 'stale', role: 'status' }, `Stale output: ${d.staleBecause.join('; ')}. `, actionButton('Prepare again', 'prepare'))
+    : '';
+  const kpis = h(
+    'div',
+    { class: 'kpis' },
+    kpi(
+      'rowsRead',
+      'rows read',
+      fmt(d.rows.read),
+      `${fmt(d.rows.written)} written · ${fmt(d.rows.setAside)} set aside · ${fmt(d.rows.dropped)} dropped · ${fmt(d.rows.errored)} errored`,
+    ),
+    kpi('rowsKept', 'rows kept', pct(d.rowsKeptShare)),
+    kpi('records', 'records', fmt(d.records)),
+    kpi('tokens', 'tokens', fmt(d.tokens.total)),
+    kpi('trainable', 'trainable tokens', fmt(d.tokens.trainable)),
+    kpi('share', 'trainable share', pct(d.tokens.share)),
+  );
+  const format = h(
+    'section',
+    { class: 'card' },
+    h('h3', {}, `Detected format: ${d.format.name}`),
+    h('ul', { class: 'evidence' }, ...d.format.evidence.map((e) => h('li', {}, e))),
+  );
+  const grid = h(
+    'div',
+    { class: 'cards' },
+    ...statsCards(d.stats, d.statsSource),
+    shareCard(d.tokens.trainable, d.tokens.total),
+    reasonsCard(d.reasons, d.errorCodesComplete),
+    format,
+    groupingTable(d),
+  );
+  return [head, ...(stale ? [stale] : []), kpis, grid];
+}
+
+function workspaceView(w: WorkspaceDashboard): HTMLElement[] {
+  const t = theme();
+  figures.status = w.status;
+  const head = h(
+    'header',
+    { class: 'head' },
+    h('h2', {}, 'Workspace'),
+    h('span', { class: `status status-${w.status}` }, w.status),
+    h(
+      'span',
+      { class: 'muted' },
+      `${w.datasets.length} prepared dataset${w.datasets.length === 1 ? '' : 's'}${w.notPrepared.length ? ` · not prepared: ${w.notPrepared.join(', ')}` : ''}`,
+    ),
+    h('span', { class: 'actions' }, actionButton('Refresh', 'refresh'), actionButton('Show problems', 'showProblems')),
+  );
+  const kpis = h(
+    'div',
+    { class: 'kpis' },
+    kpi('rowsRead', 'rows read', fmt(w.rows.read), `${fmt(w.rows.dropped)} dropped · ${fmt(w.rows.errored)} errored`),
+    kpi('records', 'records', fmt(w.records)),
+    kpi('tokens', 'tokens', fmt(w.tokens.total)),
+    kpi('trainable', 'trainable tokens', fmt(w.tokens.trainable)),
+    kpi('share', 'trainable share', pct(w.tokens.share)),
+  );
+  const table = h(
+    'table',
+    { class: 'grid datasets' },
+    h('thead', {}, h('tr', {}, ...['dataset', 'status', 'format', 'rows', 'kept', 'records', 'tokens', 'trainable', ''].map((c) => h('th', {}, c)))),
+    h(
+      'tbody',
+      {},
+      ...w.datasets.map((d) => {
+        const open = h('vscode-button', { secondary: '' }, 'Open');
+        open.addEventListener('click', () => send({ type: 'action', action: 'openDataset', file: d.file }));
+        return h(
+          'tr',
+          {},
+          h('th', { scope: 'row' }, d.name),
+          h('td', {}, h('span', { class: `status status-${d.status}` }, d.staleBecause.length ? `${d.status} · stale` : d.status)),
+          h('td', {}, d.format.name),
+          h('td', {}, fmt(d.rows.read)),
+          h('td', {}, pct(d.rowsKeptShare)),
+          h('td', {}, fmt(d.records)),
+          h('td', {}, fmt(d.tokens.total)),
+          h('td', {}, `${fmt(d.tokens.trainable)} (${pct(d.tokens.share)})`),
+          h('td', {}, open),
+        );
+      }),
+    ),
+  );
+  const perDataset = card(
+    'datasets',
+    'Tokens per dataset',
+    'trainable vs prompt / context tokens written for each dataset',
+    (canvas) => {
+      const o = baseOptions(t, 'dataset', 'tokens');
+      charts.push(
+        new Chart(canvas, {
+          type: 'bar',
+          data: {
+            labels: w.datasets.map((d) => d.name),
+            datasets: [
+              {
+                label: 'trainable',
+                data: w.datasets.map((d) => d.tokens.trainable),
+                backgroundColor: t.green,
+                borderColor: t.border,
+                borderWidth: t.hc ? 1 : 0,
+              },
+              {
+                label: 'prompt / context',
+                data: w.datasets.map((d) => d.tokens.total - d.tokens.trainable),
+                backgroundColor: t.grid,
+                borderColor: t.border,
+                borderWidth: t.hc ? 1 : 0,
+              },
+            ],
+          },
+          options: {
+            ...o,
+            plugins: { ...o!.plugins, legend: { display: true, labels: { color: t.fg, font: { family: t.font } } } },
+            scales: { x: { ...o!.scales!.x, stacked: true }, y: { ...o!.scales!.y, stacked: true } },
+          },
+        }),
+      );
+    },
+    `Tokens per dataset: ${w.datasets.map((d) => `${d.name} ${d.tokens.total}`).join(', ')}`,
+    true,
+  );
+  const grid = h(
+    'div',
+    { class: 'cards' },
+    perDataset,
+    ...statsCards(w.stats, 'tokenized_data.jsonl'),
+    shareCard(w.tokens.trainable, w.tokens.total),
+    reasonsCard(w.reasons, true),
+  );
+  return [head, kpis, h('section', { class: 'card wide' }, h('h3', {}, 'Datasets'), table), grid];
+}
+
+// ------------------------------------------------------------------ drawing
+
+let current: DashboardModel | undefined;
+
+function draw(model: DashboardModel): Promise<DashboardDrawn> {
+  for (const c of charts.splice(0)) c.destroy();
+  drawnCharts = [];
+  notComputedCount = 0;
+  for (const k of Object.keys(figures)) delete figures[k];
+  current = model;
+  const parts = model.kind === 'dataset' ? datasetView(model.dataset) : workspaceView(model.workspace);
+  app.replaceChildren(...parts);
+  // Charts are created in microtasks after the cards are in the page (they measure their box).
+  return new Promise((resolve) =>
+    requestAnimationFrame(() => resolve({ kind: model.kind, charts: [...drawnCharts], figures: { ...figures }, notComputed: notComputedCount })),
+  );
+}
+
+// The theme changes the body's classes and the CSS variables: redraw with the new colours.
+new MutationObserver(() => {
+  if (current) void draw(current);
+}).observe(document.body, { attributes: true, attributeFilter: ['class'] });
+
+window.addEventListener('message', (e: MessageEvent) => {
+  const m: unknown = e.data;
+  if (!isDashboardHostMessage(m)) return;
+  const msg: DashboardHostMessage = m;
+  switch (msg.type) {
+    case 'busy':
+      if (!current) app.replaceChildren(h('p', { class: 'muted' }, msg.message));
+      break;
+    case 'error':
+      app.replaceChildren(h('p', { class: 'error' }, msg.message));
+      send({ type: 'drawn', drawn: { kind: 'dataset', charts: [], figures: {}, notComputed: 0 } });
+      break;
+    case 'model':
+      void draw(msg.model).then((drawn) => send({ type: 'drawn', drawn }));
+      break;
+  }
+});
+
+send({ type: 'ready' });
