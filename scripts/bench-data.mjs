@@ -1,4 +1,4 @@
-// Generates benchmark datasets in the seed shapes of ../shared/samples (all text made up,
+// Generates benchmark datasets in the seed shapes of samples/ (all text made up,
 // deterministic for a given seed):
 //   chat       ShareGPT `conversations` with system/human/gpt spellings, 2–3 exchanges
 //   reasoning  ShareGPT user/assistant with a top-level `system` and inline

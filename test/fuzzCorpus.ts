@@ -95,7 +95,7 @@ export const SCRIPTS = [
  * U+A7D2 LATIN CAPITAL LETTER DOUBLE THORN): `\p{L}` in a pre-tokenizer
  * pattern splits differently on them. Found by running every code point
  * `a{ch}a` through the oracle's DeepSeek-V3 pre-tokenizer; left out of the
- * corpus (see the README's tokenizer fidelity section).
+ * corpus (see docs/fidelity.md).
  */
 export const UNICODE_17_LETTERS: [number, number][] = [
   [0x88f, 0x88f],

@@ -1,10 +1,11 @@
 /** `eagle3-prep check-template`: what the chat template does to training records, on probe conversations. */
+import { GROUPINGS, type Grouping } from '../core/records/mask';
 import { checkTemplate } from '../core/templates/checkTemplate';
 import { formatTemplateCheck } from '../core/templates/checkTemplateFormat';
 import { toSnakeJson } from '../core/run/jsonCase';
 import { loadTokenizer } from '../core/tokenizers/tokenizer';
 
-/** Version of the `check-template --json` document (snake_case; README "JSON outputs"). */
+/** Version of the `check-template --json` document (snake_case; docs/outputs.md "report.json"). */
 export const CHECK_TEMPLATE_SCHEMA_VERSION = 1;
 import { addOptions, Command, EXIT, json, jsonObject, out, setUsageHint, type OptionSpec } from './command';
 
@@ -23,7 +24,7 @@ const OPTIONS: readonly OptionSpec[] = [
   {
     flags: '--grouping <grouping>',
     help: 'Grouping of the records shown (exact or merged, as prepare --grouping); the amplification of both is reported.',
-    choices: ['exact', 'merged'],
+    choices: GROUPINGS,
     default: 'exact',
   },
   { flags: '--json', help: 'Print the findings as one JSON object instead of the readable check.' },
@@ -44,7 +45,7 @@ export function registerCheckTemplate(program: Command, done: (code: number) => 
   addOptions(cmd, OPTIONS);
   cmd.addHelpText('after', '\nExit codes: 0 checked; 1 the tokenizer or template cannot be loaded; 2 usage error.');
   setUsageHint(cmd);
-  cmd.action(async (v: { tokenizer?: string; templateKwargs?: Record<string, unknown>; grouping?: 'exact' | 'merged'; json?: boolean }) => {
+  cmd.action(async (v: { tokenizer?: string; templateKwargs?: Record<string, unknown>; grouping?: Grouping; json?: boolean }) => {
     const check = checkTemplate(loadTokenizer(v.tokenizer), { templateKwargs: v.templateKwargs ?? {}, grouping: v.grouping ?? 'exact' });
     out(
       v.json

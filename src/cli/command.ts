@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { errorMessage } from '../core/errors';
 
-/** Exit codes of every command (README "CLI"). */
+/** Exit codes of every command (docs/cli.md). */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
 /**

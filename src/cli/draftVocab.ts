@@ -1,10 +1,11 @@
 /** `eagle3-prep draft-vocab`: the d2t / t2d mapping of a reduced draft vocabulary, from prepare's token counts. */
 import { buildDraftVocab, trainableCounts, writeDraftVocab } from '../core/run/draftVocab';
+import { TOKEN_COUNTS_FILE } from '../core/run/outputFiles';
 import { readTokenCounts } from '../core/run/tokenCounts';
 import { toSnakeJson } from '../core/run/jsonCase';
 import { addOptions, Command, EXIT, json, out, positiveInt, setUsageHint, usageError, type OptionSpec } from './command';
 
-/** Version of the `draft-vocab --json` document (snake_case; README "report.json"). */
+/** Version of the `draft-vocab --json` document (snake_case; docs/outputs.md "report.json"). */
 export const DRAFT_VOCAB_SCHEMA_VERSION = 1;
 
 const OPTIONS: readonly OptionSpec[] = [
@@ -43,7 +44,7 @@ export function registerDraftVocab(program: Command, done: (code: number) => voi
   cmd.action(async (v: { size?: number; counts?: string[]; targetVocabSize?: number; out?: string; json?: boolean }, self: Command) => {
     if (v.size === undefined) usageError(self, "required option '--size <k>' not specified");
     if (!v.out) usageError(self, "required option '--out <dir>' not specified");
-    const paths = v.counts?.length ? v.counts : ['token_counts.json'];
+    const paths = v.counts?.length ? v.counts : [TOKEN_COUNTS_FILE];
     const files = paths.map(readTokenCounts);
     const vocabSize = v.targetVocabSize ?? files[0].modelVocabSize;
     if (vocabSize === null || vocabSize === undefined)

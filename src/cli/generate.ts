@@ -1,6 +1,6 @@
 /** `eagle3-prep generate`: answers prompt-only conversations with the target model on OpenAI-compatible servers. */
 import { formatGenerateSummary, generate, type GenerateOptions } from '../core/generate/run';
-import type { ReasoningMode } from '../core/generate/client';
+import { REASONING_MODES, type ReasoningMode } from '../core/generate/client';
 import {
   addOptions,
   applyOptions,
@@ -21,7 +21,7 @@ import {
 import { abortOnSignals } from './signals';
 import { toSnakeJson } from '../core/run/jsonCase';
 
-/** Version of the `generate --json` document (snake_case; README "JSON outputs"). */
+/** Version of the `generate --json` document (snake_case; docs/outputs.md "report.json"). */
 export const GENERATE_SCHEMA_VERSION = 1;
 
 const OPTIONS: readonly OptionSpec<GenerateOptions>[] = [
@@ -83,7 +83,7 @@ const OPTIONS: readonly OptionSpec<GenerateOptions>[] = [
   {
     flags: '--reasoning <mode>',
     help: "What to do with the model's reasoning: keep reasoning_content in the written turns; drop it; or disable thinking (chat_template_kwargs enable_thinking false).",
-    choices: ['keep', 'drop', 'disable'],
+    choices: REASONING_MODES,
     default: 'keep',
     apply: (o, v: ReasoningMode) => (o.reasoning = v),
   },

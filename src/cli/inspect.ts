@@ -2,11 +2,11 @@
 import { inspectFile } from '../core/run/inspect';
 import { addOptions, Command, EXIT, err, out, positiveInt, setUsageHint, type OptionSpec } from './command';
 
-/** Version of the `inspect --json` document (README "inspect --json"). */
+/** Version of the `inspect --json` document (docs/cli.md "inspect --json"). */
 export const INSPECT_SCHEMA_VERSION = 1;
 
 const OPTIONS: readonly OptionSpec[] = [
-  { flags: '--json', help: 'Print the result as one JSON object (README "inspect --json") instead of a short text summary.' },
+  { flags: '--json', help: 'Print the result as one JSON object (docs/cli.md "inspect --json") instead of a short text summary.' },
   { flags: '--limit <rows>', help: 'Read at most this many rows.', defaultText: 'every row', parse: positiveInt },
   {
     flags: '--mapping <file>',

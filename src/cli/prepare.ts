@@ -3,8 +3,10 @@
  * the value goes) and the run: every input group through `prepare()`, progress
  * on stderr, the summary on stdout, the exit code.
  */
-import { DRY_RUN_SAMPLE_ROWS, expandInputs, type OutputFormat, type PrepareOptions } from '../core/run/pipeline';
-import type { MaskPolicy, ReasoningPolicy } from '../core/types';
+import { DRY_RUN_SAMPLE_ROWS, expandInputs, type PrepareOptions } from '../core/run/pipeline';
+import { GROUPINGS, type Grouping } from '../core/records/mask';
+import { LONG_POLICIES, OUTPUT_FORMATS, type LongPolicy, type OutputFormat } from '../core/run/contract';
+import { MASK_POLICIES, REASONING_POLICIES, type MaskPolicy, type ReasoningPolicy } from '../core/types';
 import { addOptions, applyOptions, Command, fraction, jsonObject, positiveInt, setUsageHint, shardSpec, usageError, type OptionSpec } from './command';
 import { runPrepare, type PrepareCliFlags } from './prepareRun';
 
@@ -39,16 +41,16 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
     help:
       "keep: train the data's reasoning where the model writes it. drop: remove every turn's reasoning (reasoning_content and inline <think> blocks) before rendering, to train a drafter for a model served with thinking off. " +
       'With keep and a template whose generation prompt turns thinking off, a row with reasoning is an error (reasoning_with_thinking_off) naming both ways out.',
-    choices: ['keep', 'drop'],
-    default: 'keep',
+    choices: REASONING_POLICIES,
+    default: REASONING_POLICIES[0],
     apply: (o, v: ReasoningPolicy) => (o.reasoning = v),
   },
   {
     flags: '--mask <policy>',
     group: RECORDS,
-    help: 'Which tokens are trained (loss_mask 1): every assistant turn with its end-of-turn token; only the last assistant turn; or every turn but the system prompt (spec loss-mask.md "Targets").',
-    choices: ['assistant', 'last-assistant', 'non-system'],
-    default: 'assistant',
+    help: 'Which tokens are trained (loss_mask 1): every assistant turn with its end-of-turn token; only the last assistant turn; or every turn but the system prompt (docs/loss-mask-rules.md "Targets").',
+    choices: MASK_POLICIES,
+    default: MASK_POLICIES[0],
     apply: (o, v: MaskPolicy) => (o.mask = v),
   },
   {
@@ -57,10 +59,10 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
     help:
       'exact: every assistant turn in exactly the context the server sends it; a template that rewrites history (Qwen3, Kimi-K2-Thinking) then costs one record per turn. ' +
       'merged: one record per conversation (the conversation rendered once), each turn trained where the template writes it there; about 1.0x the tokens. ' +
-      'The report and the summary state the amplification (spec loss-mask.md "Record grouping").',
-    choices: ['exact', 'merged'],
+      'The report and the summary state the amplification (docs/loss-mask-rules.md "Record grouping").',
+    choices: GROUPINGS,
     default: 'exact',
-    apply: (o, v: 'exact' | 'merged') => (o.grouping = v),
+    apply: (o, v: Grouping) => (o.grouping = v),
   },
   {
     flags: '--max-length <tokens>',
@@ -76,9 +78,9 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
     help:
       'What to do with a record longer than --max-length: drop it (too_long); truncate it to its first --max-length tokens; or split the conversation into records that each end with an assistant turn, ' +
       'holding the system and first user turns plus as much recent history as fits, every turn trained once (noted context_window_cut; a turn that does not fit alone is not written, target_too_long). Needs --max-length.',
-    choices: ['drop', 'truncate', 'split'],
-    defaultText: 'drop',
-    apply: (o, v: 'drop' | 'truncate' | 'split') => (o.long = v),
+    choices: LONG_POLICIES,
+    defaultText: LONG_POLICIES[0],
+    apply: (o, v: LongPolicy) => (o.long = v),
   },
   {
     flags: '--truncate',
@@ -97,16 +99,16 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
   {
     flags: '--mapping <file>',
     group: RECORDS,
-    help: 'A JSONC field-mapping file for shapes the detector does not know (README "Project configuration").',
+    help: 'A JSONC field-mapping file for shapes the detector does not know (docs/formats.md "Project configuration").',
     defaultText: 'the nearest eagle3prep.jsonc beside each input or in a parent folder',
     apply: (o, v: string) => (o.mapping = v),
   },
   {
     flags: '--format <format>',
     group: RECORDS,
-    help: 'The records file: tokenized_data.jsonl; tokenized_data.parquet (input_ids list<int32>, loss_mask list<int8>, source a struct: loads with datasets.load_dataset("parquet", data_files=…), pandas, pyarrow; README "Parquet"); or both (the same records in the same order). prompts_to_generate.jsonl stays JSONL.',
-    choices: ['jsonl', 'parquet', 'both'],
-    default: 'jsonl',
+    help: 'The records file: tokenized_data.jsonl; tokenized_data.parquet (input_ids list<int32>, loss_mask list<int8>, source a struct: loads with datasets.load_dataset("parquet", data_files=…), pandas, pyarrow; docs/outputs.md "Parquet"); or both (the same records in the same order). prompts_to_generate.jsonl stays JSONL.',
+    choices: OUTPUT_FORMATS,
+    default: OUTPUT_FORMATS[0],
     apply: (o, v: OutputFormat) => (o.format = v),
   },
   {

@@ -85,7 +85,7 @@ export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
   },
   context_turns_not_trained: {
     kind: 'note',
-    meaning: 'assistant turns inside the prompt part of a prompt/completion or preference row are context, not targets (spec "Context turns")',
+    meaning: 'assistant turns inside the prompt part of a prompt/completion or preference row are context, not targets (docs/loss-mask-rules.md "Targets")',
   },
   multi_turn_prompt: {
     kind: 'note',

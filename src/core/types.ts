@@ -22,8 +22,8 @@ export interface Message {
   role: Role;
   /**
    * Text of the turn. `null` only for an assistant turn with tool calls and no
-   * text (the template adapter decides between `null` and `""`, spec
-   * loss-mask.md "Content that is null"); every other absent content is `""`.
+   * text (the template adapter decides between `null` and `""`,
+   * docs/loss-mask-rules.md "No text"); every other absent content is `""`.
    */
   content: string | null;
   reasoning_content?: string;
@@ -38,7 +38,7 @@ export interface Message {
 export interface Source {
   file: string;
   line: number;
-  /** Index among the rows that start on the same line, when several do (readers.ts `RawRow.element`). */
+  /** Index among the rows that start on the same line, when several do (`read/readers` `RawRow.element`). */
   element?: number;
 }
 
@@ -96,7 +96,7 @@ export type RowOutcome =
   | { kind: 'errored'; source: Source; message: string; code?: ErrorCode };
 
 /**
- * Why a row in a recognized shape could not be normalized (stable codes, README "inspect --json").
+ * Why a row in a recognized shape could not be normalized (stable codes, docs/cli.md "inspect --json").
  * - `unknown_role`: a turn's role is not in the alias table (never guessed, never trained as assistant);
  * - `missing_role`: a turn has no role field;
  * - `bad_turn`: a turn is not an object;
@@ -114,14 +114,26 @@ export interface FormatDetection {
   evidence: string[];
 }
 
-/** Mask policies, spec loss-mask.md "Targets". */
-export type MaskPolicy = 'assistant' | 'last-assistant' | 'non-system';
+/**
+ * The mask policies (which turns are trained), in the order the settings, the CLI help and the mask
+ * view offer them; the default first. docs/loss-mask-rules.md "Targets".
+ */
+export const MASK_POLICIES = ['assistant', 'last-assistant', 'non-system'] as const;
+
+/** One of {@link MASK_POLICIES}. */
+export type MaskPolicy = (typeof MASK_POLICIES)[number];
+
+/** Whether `v` names a mask policy. */
+export function isMaskPolicy(v: unknown): v is MaskPolicy {
+  return (MASK_POLICIES as readonly unknown[]).includes(v);
+}
 
 /**
  * What `prepare` does with the reasoning in the data (`--reasoning`): `keep` it (default), or `drop` it before
  * rendering — to train a drafter of a model served with thinking off from data that has reasoning.
  */
-export type ReasoningPolicy = 'keep' | 'drop';
+export const REASONING_POLICIES = ['keep', 'drop'] as const;
+export type ReasoningPolicy = (typeof REASONING_POLICIES)[number];
 
 /** One training record as written to `tokenized_data.jsonl`. */
 export interface TokenizedRecord {

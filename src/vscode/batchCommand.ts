@@ -11,13 +11,13 @@ import { readOutputState, tokenizerFilesHash } from '../core/run/datasetScan';
 import { groupByDefaultOutDir, type PrepareResult } from '../core/run/pipeline';
 import { findDatasetFiles } from './datasetsTree';
 import { worstStatus, type RunStatus } from '../core/run/status';
+import { readPrepareSettings, resolveTokenizerDir } from './config';
+import { COMMANDS } from './ids';
 import { notify } from './notify';
-import { outDirFor, readPrepareSettings, runStatusOf, summarizeResult } from './prepareCommand';
-import { resolveTokenizerDir, tokenizerDisplayName } from './tokenizerSelection';
+import { outDirFor } from './paths';
+import { runStatusOf, summarizeResult } from './prepareCommand';
+import { tokenizerDisplayName } from './tokenizerSelection';
 import { runPrepareInWorker } from './workerClient';
-
-/** Command id of "Prepare all datasets in workspace". */
-export const PREPARE_ALL_COMMAND = 'eagle3prep.prepareAll';
 
 /** The outcome of one run of a batch. */
 export interface BatchRun {
@@ -151,20 +151,20 @@ export async function prepareAll(context: vscode.ExtensionContext, output: vscod
   for (const r of runs) {
     if (!r.result?.ok) continue;
     const uris = r.result.files.map((f) => vscode.Uri.file(f.file));
-    await vscode.commands.executeCommand('eagle3prep.problemsFromReport', uris).then(undefined, () => undefined);
-    for (const u of uris) void vscode.commands.executeCommand('eagle3prep.datasets.invalidate', u).then(undefined, () => undefined);
+    await vscode.commands.executeCommand(COMMANDS.problemsFromReport, uris).then(undefined, () => undefined);
+    for (const u of uris) void vscode.commands.executeCommand(COMMANDS.datasetsInvalidate, u).then(undefined, () => undefined);
   }
   const severity = worst === 'failed' || failed ? 'error' : worst !== 'ok' || cancelled ? 'warning' : 'info';
   const actions = worst === 'ok' ? ['Open dashboard', 'Show log'] : ['Show problems', 'Open dashboard', 'Show log'];
   void notify(severity, summary, ...actions).then((c) => {
     if (c === 'Show log') output.show(true);
     else if (c === 'Show problems') void vscode.commands.executeCommand('workbench.actions.view.problems');
-    else if (c === 'Open dashboard') void vscode.commands.executeCommand('eagle3prep.openDashboard');
+    else if (c === 'Open dashboard') void vscode.commands.executeCommand(COMMANDS.openDashboard);
   });
   return { runs, cancelled };
 }
 
 /** Registers `eagle3prep.prepareAll`. */
 export function registerBatchCommand(context: vscode.ExtensionContext, output: vscode.OutputChannel): vscode.Disposable {
-  return vscode.commands.registerCommand(PREPARE_ALL_COMMAND, (arg?: unknown) => prepareAll(context, output, arg));
+  return vscode.commands.registerCommand(COMMANDS.prepareAll, (arg?: unknown) => prepareAll(context, output, arg));
 }

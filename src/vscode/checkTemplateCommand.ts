@@ -5,23 +5,20 @@
  * then shows a webview: the probe decisions — prefix stability and where it breaks, the end-of-turn
  * token trained and what follows it, a default system prompt, the generation prompt and its
  * scaffold, warnings, and any further decisions the check reports — and each probe's records with
- * their trainable text coloured like the mask view. The rules checked are the spec's
- * (`shared/spec/loss-mask.md`); the check itself is `src/core/templates/checkTemplate.ts`.
+ * their trainable text coloured like the mask view. The rules checked are docs/loss-mask-rules.md;
+ * the check itself is `src/core/templates/checkTemplate.ts`.
  */
 import * as vscode from 'vscode';
 import type { TemplateCheck } from '../core/templates/checkTemplate';
 import { recordSegments } from '../core/templates/checkTemplateFormat';
+import { readPrepareSettings } from './config';
+import { COMMANDS, CONFIG_SECTION, TEMPLATE_CHECK_VIEW_TYPE } from './ids';
 import { notify } from './notify';
-import { readPrepareSettings } from './prepareCommand';
 import { ServiceBudgetError, serviceClient } from './serviceClient';
 import { isTemplateCheckWebviewMessage, type TemplateCheckHostMessage, type TemplateCheckModel } from './templateCheckProtocol';
-import { SELECT_TOKENIZER_COMMAND, tokenizerDisplayName } from './tokenizerSelection';
+import { tokenizerDisplayName } from './tokenizerSelection';
 import { webviewHtml, webviewOptions } from './webviewHtml';
 
-/** Command id of "Check chat template". */
-export const CHECK_TEMPLATE_COMMAND = 'eagle3prep.checkTemplate';
-/** viewType of the panel. */
-export const TEMPLATE_CHECK_VIEW_TYPE = 'eagle3prep.templateCheck';
 /** Time budget of one check in the worker, ms. */
 export const CHECK_TEMPLATE_BUDGET_MS = 60_000;
 
@@ -83,8 +80,8 @@ function ensurePanel(context: vscode.ExtensionContext, output: vscode.OutputChan
       drawnWaiter?.({ probes: m.probes, trainedSegments: m.trainedSegments, decisions: m.decisions });
       drawnWaiter = undefined;
     } else if (m.action === 'recheck') void checkTemplateCommand(context, output);
-    else if (m.action === 'selectTokenizer') void vscode.commands.executeCommand(SELECT_TOKENIZER_COMMAND);
-    else void vscode.commands.executeCommand('workbench.action.openSettings', 'eagle3prep.templateKwargs');
+    else if (m.action === 'selectTokenizer') void vscode.commands.executeCommand(COMMANDS.selectTokenizer);
+    else void vscode.commands.executeCommand('workbench.action.openSettings', `${CONFIG_SECTION}.templateKwargs`);
   });
   p.onDidDispose(() => {
     sub.dispose();
@@ -145,5 +142,5 @@ export async function checkTemplateCommand(
 
 /** Registers `eagle3prep.checkTemplate`. */
 export function registerCheckTemplateCommand(context: vscode.ExtensionContext, output: vscode.OutputChannel): vscode.Disposable {
-  return vscode.commands.registerCommand(CHECK_TEMPLATE_COMMAND, (arg?: unknown) => checkTemplateCommand(context, output, arg));
+  return vscode.commands.registerCommand(COMMANDS.checkTemplate, (arg?: unknown) => checkTemplateCommand(context, output, arg));
 }

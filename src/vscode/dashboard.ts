@@ -13,18 +13,16 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { datasetDashboard, statsFromReport, workspaceDashboard, type DashboardModel, type DatasetDashboard } from '../core/run/dashboardModel';
 import { readOutputState, tokenizerFilesHash } from '../core/run/datasetScan';
+import { OUTPUT_FILES } from '../core/run/outputFiles';
 import type { OutputStats } from '../core/run/outputStats';
 import { fileReportOf, readRowProblems, readRunReport } from '../core/run/readReport';
-import { OPEN_DASHBOARD_COMMAND } from './datasetItems';
 import { isDashboardWebviewMessage, type DashboardDrawn, type DashboardHostMessage } from './dashboardProtocol';
 import { datasetsProvider, findDatasetFiles } from './datasetsTree';
-import { outDirFor, readPrepareSettings } from './prepareCommand';
+import { readPrepareSettings, resolveTokenizerDir } from './config';
+import { COMMANDS, DASHBOARD_VIEW_TYPE } from './ids';
+import { outDirFor } from './paths';
 import { serviceClient } from './serviceClient';
-import { resolveTokenizerDir } from './tokenizerSelection';
 import { webviewHtml, webviewOptions } from './webviewHtml';
-
-/** viewType of the panels. */
-export const DASHBOARD_VIEW_TYPE = 'eagle3prep.dashboard';
 
 /** What `eagle3prep.openDashboard` resolves with: the model posted and the webview's acknowledgement. */
 export interface DashboardResult {
@@ -78,7 +76,7 @@ export async function workspaceModel(): Promise<DashboardModel> {
     try {
       const d = await datasetModel(f);
       datasets.push(d);
-      const jsonl = path.join(d.outDir, 'tokenized_data.jsonl');
+      const jsonl = path.join(d.outDir, OUTPUT_FILES.tokenizedData);
       if (fs.existsSync(jsonl)) parts.push({ tokenizedData: jsonl, inputs: [f] });
     } catch {
       notPrepared.push(path.basename(f));
@@ -158,19 +156,19 @@ class DashboardPanel {
             await this.refresh();
             break;
           case 'openReport':
-            if (uri) await vscode.commands.executeCommand('eagle3prep.datasets.openReport', uri);
+            if (uri) await vscode.commands.executeCommand(COMMANDS.datasetsOpenReport, uri);
             break;
           case 'showProblems':
             await vscode.commands.executeCommand('workbench.actions.view.problems');
             break;
           case 'openMaskView':
-            if (uri) await vscode.commands.executeCommand('eagle3prep.openMaskView', uri, 1);
+            if (uri) await vscode.commands.executeCommand(COMMANDS.openMaskView, uri, 1);
             break;
           case 'prepare':
-            if (uri) await vscode.commands.executeCommand('eagle3prep.prepare', uri);
+            if (uri) await vscode.commands.executeCommand(COMMANDS.prepare, uri);
             break;
           case 'openDataset':
-            if (uri) await vscode.commands.executeCommand(OPEN_DASHBOARD_COMMAND, uri);
+            if (uri) await vscode.commands.executeCommand(COMMANDS.openDashboard, uri);
             break;
         }
         break;
@@ -239,7 +237,7 @@ export async function openDashboard(extensionUri: vscode.Uri, file?: string): Pr
 /** Registers `eagle3prep.openDashboard` (`(uri | tree node)`; none = the active dataset editor's file, else the workspace) and `eagle3prep.openWorkspaceDashboard`. */
 export function registerDashboard(context: vscode.ExtensionContext): vscode.Disposable {
   return vscode.Disposable.from(
-    vscode.commands.registerCommand(OPEN_DASHBOARD_COMMAND, (arg?: unknown) => {
+    vscode.commands.registerCommand(COMMANDS.openDashboard, (arg?: unknown) => {
       const r = (arg as { resourceUri?: unknown } | undefined)?.resourceUri;
       let uri = arg instanceof vscode.Uri ? arg : r instanceof vscode.Uri ? r : undefined;
       if (!uri && arg === undefined) {
@@ -252,6 +250,6 @@ export function registerDashboard(context: vscode.ExtensionContext): vscode.Disp
       }
       return openDashboard(context.extensionUri, uri?.fsPath);
     }),
-    vscode.commands.registerCommand('eagle3prep.openWorkspaceDashboard', () => openDashboard(context.extensionUri)),
+    vscode.commands.registerCommand(COMMANDS.openWorkspaceDashboard, () => openDashboard(context.extensionUri)),
   );
 }

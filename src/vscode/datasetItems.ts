@@ -9,8 +9,10 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { DatasetScan } from '../core/run/datasetScan';
+import { OUTPUT_FILES } from '../core/run/outputFiles';
 import { REASON_TEXT } from '../core/run/report';
 import type { RunStatus } from '../core/run/status';
+import { COMMANDS, datasetContextValue, DETAIL_CONTEXT, type DatasetItemState } from './ids';
 
 /** A dataset file of the tree. `resourceUri` lets commands such as `eagle3prep.prepare` take the node as their argument. */
 export interface DatasetNode {
@@ -29,9 +31,6 @@ export interface DetailNode {
   resourceUri?: vscode.Uri;
 }
 
-/** Command id of the dataset dashboard (registered by dashboard.ts): `(uri?)`; no argument = the workspace. */
-export const OPEN_DASHBOARD_COMMAND = 'eagle3prep.openDashboard';
-
 export const fmt = (n: number) => n.toLocaleString('en-US');
 export const plural = (n: number, w: string) => `${fmt(n)} ${w}${n === 1 ? '' : 's'}`;
 const pct = (a: number, b: number) => (b > 0 ? `${Math.round((100 * a) / b)} %` : '–');
@@ -44,7 +43,7 @@ function sizeText(bytes: number): string {
 }
 
 /** What the node's state is: not scanned yet, unreadable, or its output state. */
-export function nodeState(n: DatasetNode): 'pending' | 'none' | 'error' | 'prepared' | 'stale' {
+export function nodeState(n: DatasetNode): DatasetItemState {
   const s = n.scan;
   return !s ? (n.pending ? 'pending' : 'none') : s.error ? 'error' : s.output.state;
 }
@@ -113,7 +112,7 @@ export function datasetTreeItem(n: DatasetNode, tokenizerName: string): vscode.T
   item.resourceUri = n.resourceUri;
   item.description = describe(n);
   const state = nodeState(n);
-  item.contextValue = `eagle3prep.dataset.${state}${s && s.kind.container === 'jsonl' && !s.kind.compression ? '.lines' : ''}`;
+  item.contextValue = datasetContextValue(state, !!s && s.kind.container === 'jsonl' && !s.kind.compression);
   const icon = nodeIcon(n);
   item.iconPath = new vscode.ThemeIcon(icon.id, icon.color ? new vscode.ThemeColor(icon.color) : undefined);
   const md = new vscode.MarkdownString('', true);
@@ -162,7 +161,7 @@ function detail(
   if (opts.uri) item.resourceUri = opts.uri;
   item.tooltip = opts.tooltip;
   item.command = opts.command;
-  item.contextValue = opts.context ?? 'eagle3prep.detail';
+  item.contextValue = opts.context ?? DETAIL_CONTEXT.detail;
   return { kind: 'detail', parent, item, resourceUri: opts.uri };
 }
 
@@ -187,7 +186,7 @@ export function datasetDetails(n: DatasetNode): DetailNode[] {
     detail(n, `${plural(fr.recordsWritten, 'record')} written`, {
       description: `${plural(fr.rowsWritten, 'row')}, ${fmt(fr.trainableTokens)} of ${fmt(fr.totalTokens)} tokens trainable (${pct(fr.trainableTokens, fr.totalTokens)})`,
       icon: 'check',
-      tooltip: `Open ${o.outputs?.[0]?.name ?? 'tokenized_data.jsonl'}`,
+      tooltip: `Open ${o.outputs?.[0]?.name ?? OUTPUT_FILES.tokenizedData}`,
       command: o.outputs?.[0]?.exists ? { command: 'vscode.open', title: 'Open', arguments: [vscode.Uri.file(o.outputs[0].path)] } : undefined,
     }),
   );
@@ -199,7 +198,7 @@ export function datasetDetails(n: DatasetNode): DetailNode[] {
         color: 'problemsWarningIcon.foreground',
         tooltip: REASON_TEXT[reason] ?? reason,
         command: d.count > d.lines.length ? problems : d.lines.length ? goto(d.lines[0]) : undefined,
-        context: 'eagle3prep.detail.reason',
+        context: DETAIL_CONTEXT.reason,
       }),
     );
   }
@@ -214,7 +213,7 @@ export function datasetDetails(n: DatasetNode): DetailNode[] {
           .map((e) => `line ${e.line}: ${e.message}`)
           .join('\n'),
         command: fr.rowsErrored > 1 ? problems : fr.errors[0] ? goto(fr.errors[0].line) : undefined,
-        context: 'eagle3prep.detail.reason',
+        context: DETAIL_CONTEXT.reason,
       }),
     );
   }
@@ -222,7 +221,7 @@ export function datasetDetails(n: DatasetNode): DetailNode[] {
     out.push(
       detail(n, `set aside for generation × ${fmt(fr.rowsSetAside)}`, {
         icon: 'comment-discussion',
-        tooltip: 'Prompt-only rows: in prompts_to_generate.jsonl for the target model to answer',
+        tooltip: `Prompt-only rows: in ${OUTPUT_FILES.promptsToGenerate} for the target model to answer`,
       }),
     );
   out.push(
@@ -230,7 +229,7 @@ export function datasetDetails(n: DatasetNode): DetailNode[] {
       description: 'lengths, trainable share, reasons',
       icon: 'graph',
       tooltip: "Open this dataset's dashboard",
-      command: { command: OPEN_DASHBOARD_COMMAND, title: 'Open dashboard', arguments: [n.resourceUri] },
+      command: { command: COMMANDS.openDashboard, title: 'Open dashboard', arguments: [n.resourceUri] },
     }),
   );
   for (const f of o.outputs ?? []) {
@@ -242,11 +241,11 @@ export function datasetDetails(n: DatasetNode): DetailNode[] {
         uri,
         icon: f.name.endsWith('.md') ? 'book' : 'file',
         command:
-          f.name === 'report.md'
+          f.name === OUTPUT_FILES.reportMd
             ? { command: 'markdown.showPreview', title: 'Open report', arguments: [uri] }
             : { command: 'vscode.open', title: 'Open', arguments: [uri] },
         // prompts_to_generate.jsonl gets the "Generate answers with the target model" action (issue 6).
-        context: f.name === 'prompts_to_generate.jsonl' ? 'eagle3prep.outputFile.prompts' : 'eagle3prep.outputFile',
+        context: f.name === OUTPUT_FILES.promptsToGenerate ? DETAIL_CONTEXT.promptsFile : DETAIL_CONTEXT.outputFile,
       }),
     );
   }

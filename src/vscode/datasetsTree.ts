@@ -17,47 +17,18 @@ import { datasetKind, scanDataset, tokenizerFilesHash } from '../core/run/datase
 import type { RunStatus } from '../core/run/status';
 import { datasetDetails, datasetTreeItem, describe, nodeIcon, plural, type DatasetNode, type DetailNode } from './datasetItems';
 import { PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
-import { outDirFor, readPrepareSettings } from './prepareCommand';
-import { CONFIG_SECTION, resolveTokenizerDir, tokenizerDisplayName } from './tokenizerSelection';
+import { affectsSettings, readDatasetDiscovery, readPrepareSettings, resolveTokenizerDir } from './config';
+import { expandBraces, joinGlobs } from './globs';
+import { COMMANDS, DATASETS_VIEW } from './ids';
+import { outDirFor } from './paths';
+import { tokenizerDisplayName } from './tokenizerSelection';
 
-/** Id of the view (package.json `contributes.views`). */
-export const DATASETS_VIEW = 'eagle3prep.datasets';
 /** Files scanned at once (streams are I/O bound; the byte loop yields between 1 MiB chunks). */
 export const SCAN_CONCURRENCY = 4;
-/** Command id of the mask view (registered by src/vscode/maskView.ts): `(uri: Uri, line: number /* 1-based *\/)`. */
-export const OPEN_MASK_VIEW_COMMAND = 'eagle3prep.openMaskView';
-
-/** Default discovery globs (also the package.json setting defaults). */
-export const DEFAULT_INCLUDE = ['**/*.{jsonl,ndjson,json,parquet}', '**/*.{jsonl,ndjson,json}.{gz,zst}'];
-export const DEFAULT_EXCLUDE = [
-  '**/node_modules/**',
-  '**/.git/**',
-  '**/.vscode/**',
-  '**/*.eagle3/**',
-  '**/{package,package-lock,tsconfig,jsconfig,tokenizer,tokenizer_config,special_tokens_map,generation_config,added_tokens,launch,settings}.json',
-];
-
-/**
- * Expands the brace groups of a glob into plain globs (`a/*.{x,y}` → `a/*.x`, `a/*.y`), so that
- * several patterns can be joined into one `{p1,p2,…}` group (VS Code globs do not nest braces).
- * Groups are not nested themselves; a pattern without braces is returned as is.
- */
-export function expandBraces(pattern: string): string[] {
-  const m = /\{([^{}]*)\}/.exec(pattern);
-  if (!m) return [pattern];
-  const head = pattern.slice(0, m.index);
-  const tail = pattern.slice(m.index + m[0].length);
-  return m[1].split(',').flatMap((alt) => expandBraces(head + alt + tail));
-}
-
-function globList(key: 'include' | 'exclude', fallback: string[]): string[] {
-  const v = vscode.workspace.getConfiguration(CONFIG_SECTION).get<unknown>(`datasets.${key}`, fallback);
-  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x.trim() !== '') : fallback;
-}
 
 /** Whether `uri` matches an `eagle3prep.datasets.exclude` glob (output folders, configuration JSON files, …). */
 export function isExcludedDataset(uri: vscode.Uri): boolean {
-  const exclude = globList('exclude', DEFAULT_EXCLUDE).flatMap(expandBraces);
+  const exclude = readDatasetDiscovery().exclude.flatMap(expandBraces);
   // languages.match scores a glob DocumentFilter against the Uri alone.
   return exclude.some((g) => vscode.languages.match({ pattern: g }, { uri, languageId: '' } as unknown as vscode.TextDocument) > 0);
 }
@@ -68,10 +39,8 @@ export function isExcludedDataset(uri: vscode.Uri): boolean {
  * at most `eagle3prep.datasets.maxFiles`.
  */
 export async function findDatasetFiles(token?: vscode.CancellationToken): Promise<vscode.Uri[]> {
-  const include = globList('include', DEFAULT_INCLUDE);
-  const exclude = globList('exclude', DEFAULT_EXCLUDE).flatMap(expandBraces);
-  const max = vscode.workspace.getConfiguration(CONFIG_SECTION).get<number>('datasets.maxFiles', 5000);
-  const excludeGlob = exclude.length ? `{${exclude.join(',')}}` : null;
+  const { include, exclude, maxFiles: max } = readDatasetDiscovery();
+  const excludeGlob = joinGlobs(exclude);
   const found = new Map<string, vscode.Uri>();
   for (const inc of include) {
     for (const u of await vscode.workspace.findFiles(inc, excludeGlob, max, token)) {
@@ -126,9 +95,8 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     this.disposables.push(
       this.changed,
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration(`${CONFIG_SECTION}.datasets`)) void this.rediscover();
-        else if (e.affectsConfiguration(`${CONFIG_SECTION}.tokenizerPath`) || e.affectsConfiguration(`${CONFIG_SECTION}.outputDirectory`))
-          this.refreshOutputs();
+        if (affectsSettings(e, 'datasets')) void this.rediscover();
+        else if (affectsSettings(e, 'tokenizerPath', 'outputDirectory')) this.refreshOutputs();
       }),
       vscode.workspace.onDidChangeWorkspaceFolders(() => void this.rediscover()),
     );
@@ -138,7 +106,7 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
   private createWatchers(): void {
     for (const w of this.watchers) w.dispose();
     this.watchers = [];
-    for (const inc of globList('include', DEFAULT_INCLUDE)) {
+    for (const inc of readDatasetDiscovery().include) {
       const w = vscode.workspace.createFileSystemWatcher(inc);
       this.watchers.push(
         w,
@@ -415,25 +383,25 @@ export function registerDatasetsTree(): vscode.Disposable[] {
     provider,
     view,
     view.onDidChangeVisibility((e) => provider.setActive(e.visible)),
-    vscode.commands.registerCommand('eagle3prep.datasets.refresh', () => provider.rediscover()),
-    vscode.commands.registerCommand('eagle3prep.datasets.state', () => provider.state()),
-    vscode.commands.registerCommand('eagle3prep.datasets.invalidate', async (u: vscode.Uri) => {
+    vscode.commands.registerCommand(COMMANDS.datasetsRefresh, () => provider.rediscover()),
+    vscode.commands.registerCommand(COMMANDS.datasetsState, () => provider.state()),
+    vscode.commands.registerCommand(COMMANDS.datasetsInvalidate, async (u: vscode.Uri) => {
       // Before the view discovered its files there is nothing to re-read (discovery reads everything).
       if (!provider.isDiscovered()) return;
       provider.invalidate(u, true);
       await provider.whenIdle();
     }),
-    vscode.commands.registerCommand('eagle3prep.datasets.openMaskView', (arg?: unknown) => {
+    vscode.commands.registerCommand(COMMANDS.datasetsOpenMaskView, (arg?: unknown) => {
       const u = nodeUri(arg);
-      if (u) return vscode.commands.executeCommand(OPEN_MASK_VIEW_COMMAND, u, 1);
+      if (u) return vscode.commands.executeCommand(COMMANDS.openMaskView, u, 1);
       return undefined;
     }),
-    vscode.commands.registerCommand('eagle3prep.datasets.openReport', async (arg?: unknown) => {
+    vscode.commands.registerCommand(COMMANDS.datasetsOpenReport, async (arg?: unknown) => {
       const { output } = outputState(arg);
       if (!output?.reportMd) return void vscode.window.showInformationMessage('This dataset has no report yet: prepare it first.');
       await vscode.commands.executeCommand('markdown.showPreview', vscode.Uri.file(output.reportMd));
     }),
-    vscode.commands.registerCommand('eagle3prep.datasets.revealOutput', async (arg?: unknown) => {
+    vscode.commands.registerCommand(COMMANDS.datasetsRevealOutput, async (arg?: unknown) => {
       const { output } = outputState(arg);
       if (!output || output.state === 'none') return void vscode.window.showInformationMessage('This dataset has no output yet: prepare it first.');
       const target = output.outputs?.find((f) => f.exists)?.path ?? output.outDir;

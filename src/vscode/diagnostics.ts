@@ -24,18 +24,13 @@ import { datasetKind, readOutputState, tokenizerFilesHash, type RowProblem } fro
 import { readRowProblems, readRunReport } from '../core/run/readReport';
 import { ALIAS_TARGET_ROLES, findProjectConfig, PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
 import { isExcludedDataset } from './datasetsTree';
-import { outDirFor, readPrepareSettings } from './prepareCommand';
+import { readDiagnosticsSettings, readPrepareSettings, resolveTokenizerDir } from './config';
+import { COMMANDS, DIAGNOSTICS_COLLECTION } from './ids';
+import { outDirFor } from './paths';
 import { serviceClient } from './serviceClient';
-import { CONFIG_SECTION, resolveTokenizerDir } from './tokenizerSelection';
 
 /** Diagnostic source of every entry. */
-export const DIAGNOSTIC_SOURCE = 'eagle3-prep';
-/** Command: check a dataset's rows now (explorer / tree / palette); resolves with the problems set. */
-export const CHECK_ROWS_COMMAND = 'eagle3prep.checkRows';
-/** Hidden command used by the quick fixes: `(datasetUri, 'roleAliases' | 'fieldMappings', key, value)`. */
-export const ADD_TO_PROJECT_CONFIG_COMMAND = 'eagle3prep.addToProjectConfig';
-/** Hidden command: refill Problems from the last run for `(uris[])` (after a run); resolves with the entries per file. */
-export const PROBLEMS_FROM_REPORT_COMMAND = 'eagle3prep.problemsFromReport';
+export const DIAGNOSTIC_SOURCE = DIAGNOSTICS_COLLECTION;
 
 /** Line length used for a diagnostic's range when the document is not open (VS Code clamps it). */
 const WHOLE_LINE = 10_000;
@@ -59,7 +54,7 @@ export function addToProjectConfig(
   }
   const text = fs.existsSync(file)
     ? fs.readFileSync(file, 'utf8')
-    : '// eagle3-prep project configuration: how this project\'s datasets spell roles and fields.\n// See the README section "Problems and eagle3prep.jsonc".\n{}\n';
+    : '// eagle3-prep project configuration: how this project\'s datasets spell roles and fields.\n// See docs/formats.md "Project configuration" in the eagle3-prep repository.\n{}\n';
   const edits = modify(text, [section, key], value, { formattingOptions: { insertSpaces: true, tabSize: 2, eol: '\n' } });
   const next = applyEdits(text, edits);
   fs.writeFileSync(file, next);
@@ -85,7 +80,7 @@ interface FromReport {
 /** Diagnostics of the Problems panel and their quick fixes; see the module comment. */
 export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionProvider {
   static readonly providedCodeActionKinds = [vscode.CodeActionKind.QuickFix];
-  readonly collection = vscode.languages.createDiagnosticCollection('eagle3-prep');
+  readonly collection = vscode.languages.createDiagnosticCollection(DIAGNOSTICS_COLLECTION);
   /** The problems behind the diagnostics, per file path and line (code actions get copies of the diagnostics). */
   private problems = new Map<string, Map<number, RowProblem>>();
   /** The scan's result per file (pre-tokenizer), and the scan's notes (truncation, unreadable file). */
@@ -99,11 +94,11 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
     if (uri.scheme !== 'file' || !datasetKind(uri.fsPath)) return false;
     if (datasetKind(uri.fsPath)?.container === 'parquet') return false; // no lines to put a diagnostic on
     if (isExcludedDataset(uri)) return false; // outputs, tokenizer.json, package.json, …
-    return vscode.workspace.getConfiguration(CONFIG_SECTION, uri).get<boolean>('diagnostics.enabled', true) !== false;
+    return readDiagnosticsSettings(uri).enabled;
   }
 
   private maxProblems(uri: vscode.Uri): number {
-    return vscode.workspace.getConfiguration(CONFIG_SECTION, uri).get<number>('diagnostics.maxProblems', 1000);
+    return readDiagnosticsSettings(uri).maxProblems;
   }
 
   /** A line's range: the document's line when it is open, else the whole line (VS Code clamps it). */
@@ -297,7 +292,7 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
         for (const role of ['assistant', 'user', 'tool', 'system'].filter((r) => ALIAS_TARGET_ROLES.includes(r as never))) {
           const a = new vscode.CodeAction(`Add role alias "${p.role}" → ${role} to ${PROJECT_CONFIG_NAME}`, vscode.CodeActionKind.QuickFix);
           a.diagnostics = [diag];
-          a.command = { command: ADD_TO_PROJECT_CONFIG_COMMAND, title: a.title, arguments: [document.uri, 'roleAliases', p.role, role] };
+          a.command = { command: COMMANDS.addToProjectConfig, title: a.title, arguments: [document.uri, 'roleAliases', p.role, role] };
           actions.push(a);
         }
       }
@@ -305,7 +300,7 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
         const a = new vscode.CodeAction(`Map field "${m.from}" → "${m.to}" in ${PROJECT_CONFIG_NAME}`, vscode.CodeActionKind.QuickFix);
         a.diagnostics = [diag];
         a.isPreferred = (p.fieldMappings?.length ?? 0) === 1;
-        a.command = { command: ADD_TO_PROJECT_CONFIG_COMMAND, title: a.title, arguments: [document.uri, 'fieldMappings', m.from, m.to] };
+        a.command = { command: COMMANDS.addToProjectConfig, title: a.title, arguments: [document.uri, 'fieldMappings', m.from, m.to] };
         actions.push(a);
       }
     }
@@ -377,7 +372,7 @@ export function registerDiagnostics(): vscode.Disposable[] {
       diagnostics,
       { providedCodeActionKinds: DatasetDiagnostics.providedCodeActionKinds },
     ),
-    vscode.commands.registerCommand(CHECK_ROWS_COMMAND, async (arg?: unknown) => {
+    vscode.commands.registerCommand(COMMANDS.checkRows, async (arg?: unknown) => {
       const r = (arg as { resourceUri?: unknown } | undefined)?.resourceUri;
       const uri = arg instanceof vscode.Uri ? arg : r instanceof vscode.Uri ? r : vscode.window.activeTextEditor?.document.uri;
       if (!uri) return void vscode.window.showWarningMessage('Check dataset rows: open or select a dataset file.');
@@ -393,19 +388,19 @@ export function registerDiagnostics(): vscode.Disposable[] {
       );
       return diags;
     }),
-    vscode.commands.registerCommand(PROBLEMS_FROM_REPORT_COMMAND, async (uris: vscode.Uri[]) => {
+    vscode.commands.registerCommand(COMMANDS.problemsFromReport, async (uris: vscode.Uri[]) => {
       const out: Record<string, number> = {};
       for (const u of uris) out[u.fsPath] = (await diagnostics.refreshFromReport(u)).length;
       return out;
     }),
     vscode.commands.registerCommand(
-      ADD_TO_PROJECT_CONFIG_COMMAND,
+      COMMANDS.addToProjectConfig,
       async (uri: vscode.Uri, section: 'roleAliases' | 'fieldMappings', key: string, value: string) => {
         try {
           const added = addToProjectConfig(uri.fsPath, section, key, value);
           // The dataset's output (if any) is now stale: the Datasets view re-reads it; then re-check
           // the rows and show the entry written.
-          await vscode.commands.executeCommand('eagle3prep.datasets.invalidate', uri);
+          await vscode.commands.executeCommand(COMMANDS.datasetsInvalidate, uri);
           const diags = await diagnostics.refresh(uri, true);
           const doc = await vscode.workspace.openTextDocument(added.file);
           const sel = new vscode.Range(doc.positionAt(added.offset), doc.positionAt(added.offset + added.length));

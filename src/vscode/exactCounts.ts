@@ -10,7 +10,8 @@
  */
 import * as vscode from 'vscode';
 import { readOutputState, tokenizerFilesHash } from '../core/run/datasetScan';
-import { outDirFor, type PrepareSettings } from './prepareCommand';
+import type { PrepareSettings } from './config';
+import { outDirFor } from './paths';
 import { serviceClient } from './serviceClient';
 
 /** The records of a row as the current output holds them. */

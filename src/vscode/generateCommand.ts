@@ -16,18 +16,13 @@ import * as vscode from 'vscode';
 import * as fs from 'node:fs';
 import { countRows, DATASET_FILE_RE } from '../core/read/readers';
 import { preflightServers, type ServerCheck } from '../core/generate/preflight';
-import { defaultGenerateOut, formatGenerateSummary, generate, type GenerateOptions } from '../core/generate/run';
-import type { ReasoningMode } from '../core/generate/client';
-import { serversFromSettings } from '../core/generate/trust';
+import { defaultGenerateOut, formatGenerateSummary, generate } from '../core/generate/run';
+import { OUTPUT_FILES } from '../core/run/outputFiles';
+import { readGenerateSettings } from './config';
+import { API_KEY_SECRET, COMMANDS, CONFIG_SECTION } from './ids';
 import { notify } from './notify';
 import { pickDataset } from './pickDataset';
 import { urisFromCommandArgs } from './prepareCommand';
-import { CONFIG_SECTION } from './tokenizerSelection';
-
-export const GENERATE_COMMAND = 'eagle3prep.generate';
-export const SET_API_KEY_COMMAND = 'eagle3prep.setGenerateApiKey';
-/** SecretStorage key of the generation servers' API key. */
-export const API_KEY_SECRET = 'eagle3prep.generate.apiKey';
 
 /** What the command resolves with (for tests and scripts). */
 export interface GenerateCommandResult {
@@ -51,33 +46,10 @@ export function durationText(seconds: number): string {
 /** Runs in progress, by output file. */
 const running = new Set<string>();
 
-/** The generation settings (`eagle3prep.generate.*`) for a dataset resource; servers per the trust rule. */
-function readSettings(scope: vscode.Uri): { opts: Omit<GenerateOptions, 'input' | 'servers' | 'apiKey'>; servers: string[]; ignored: string[] } {
-  const c = vscode.workspace.getConfiguration(CONFIG_SECTION, scope);
-  const { servers, ignoredWorkspaceServers } = serversFromSettings(c.inspect('generate.servers') ?? {}, vscode.workspace.isTrusted);
-  const num = (key: string) => {
-    const v = c.get<number | null>(key, null);
-    return typeof v === 'number' && v > 0 ? v : undefined;
-  };
-  const reasoning = c.get<string>('generate.reasoning', 'keep');
-  const timeout = num('generate.timeoutSeconds');
-  return {
-    servers,
-    ignored: ignoredWorkspaceServers,
-    opts: {
-      model: c.get<string>('generate.model', '') || undefined,
-      concurrency: num('generate.concurrency'),
-      maxTokens: num('generate.maxTokens'),
-      timeoutMs: timeout ? timeout * 1000 : undefined,
-      reasoning: (['keep', 'drop', 'disable'] as const).find((m) => m === reasoning) ?? ('keep' as ReasoningMode),
-    },
-  };
-}
-
 /** Registers both commands; returns their disposables. */
 export function registerGenerateCommand(context: vscode.ExtensionContext, output: vscode.OutputChannel): vscode.Disposable {
   const log = (l: string) => output.appendLine(l);
-  const setKey = vscode.commands.registerCommand(SET_API_KEY_COMMAND, async () => {
+  const setKey = vscode.commands.registerCommand(COMMANDS.setGenerateApiKey, async () => {
     const key = await vscode.window.showInputBox({
       title: 'API key of the generation servers',
       prompt: 'Stored in VS Code SecretStorage; empty removes it.',
@@ -90,11 +62,11 @@ export function registerGenerateCommand(context: vscode.ExtensionContext, output
     void vscode.window.showInformationMessage(key === '' ? 'Generation API key removed.' : 'Generation API key stored.');
   });
   const gen = vscode.commands.registerCommand(
-    GENERATE_COMMAND,
+    COMMANDS.generate,
     async (arg?: unknown, multi?: unknown, opts?: { confirm?: boolean }): Promise<GenerateCommandResult | undefined> => {
       const t0 = Date.now();
       let uri = urisFromCommandArgs(arg, multi).find((u) => u.scheme === 'file' && DATASET_FILE_RE.test(u.fsPath));
-      if (!uri && arg === undefined) uri = await pickDataset('Generate answers with the target model', { outputs: ['prompts_to_generate.jsonl'] });
+      if (!uri && arg === undefined) uri = await pickDataset('Generate answers with the target model', { outputs: [OUTPUT_FILES.promptsToGenerate] });
       if (!uri) {
         if (arg !== undefined)
           void notify(
@@ -103,7 +75,8 @@ export function registerGenerateCommand(context: vscode.ExtensionContext, output
           );
         return undefined;
       }
-      const { opts: genOpts, servers: configured, ignored } = readSettings(uri);
+      const { settings, servers: configured, ignored } = readGenerateSettings(uri);
+      const { preflightSeconds: seconds, ...genOpts } = settings;
       if (ignored.length)
         log(`Restricted Mode: ignoring the servers named by this workspace's settings (${ignored.join(', ')}); only your user settings apply.`);
       let servers = configured;
@@ -125,7 +98,6 @@ export function registerGenerateCommand(context: vscode.ExtensionContext, output
       }
       const apiKey = (await context.secrets.get(API_KEY_SECRET)) || undefined;
       // 1. Preflight: each server once, a few seconds at most.
-      const seconds = vscode.workspace.getConfiguration(CONFIG_SECTION, uri).get<number>('generate.preflightSeconds', 3);
       const preflight = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: `Generate: checking ${servers.length === 1 ? servers[0] : `${servers.length} servers`}…` },
         () => preflightServers(servers, { apiKey, timeoutMs: Math.max(1, seconds) * 1000 }),
@@ -136,8 +108,8 @@ export function registerGenerateCommand(context: vscode.ExtensionContext, output
       if (bad.length) {
         const msg = `Generate: ${bad.map((c) => `${c.url} — ${c.error}`).join('; ')}`;
         void notify('error', msg, 'Retry', 'Open settings', 'Show log').then((pick) => {
-          if (pick === 'Retry') void vscode.commands.executeCommand(GENERATE_COMMAND, uri, undefined, opts);
-          else if (pick === 'Open settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'eagle3prep.generate');
+          if (pick === 'Retry') void vscode.commands.executeCommand(COMMANDS.generate, uri, undefined, opts);
+          else if (pick === 'Open settings') void vscode.commands.executeCommand('workbench.action.openSettings', `${CONFIG_SECTION}.generate`);
           else if (pick === 'Show log') output.show(true);
         });
         return { preflight, stopped: 'preflight', preflightMs };

@@ -16,15 +16,11 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RecordView } from '../core/records/recordView';
+import { OUTPUT_FILES } from '../core/run/outputFiles';
+import { readHoverCap, readPrepareSettings } from './config';
 import { exactRecordsFor, type ExactRecords, type NoExactReason } from './exactCounts';
-import { readPrepareSettings } from './prepareCommand';
+import { COMMANDS } from './ids';
 import { ServiceBudgetError, serviceClient } from './serviceClient';
-import { CONFIG_SECTION } from './tokenizerSelection';
-
-/** Command id of "Open mask view" (arguments: file Uri, 1-based line). */
-export const OPEN_MASK_VIEW_COMMAND = 'eagle3prep.openMaskView';
-/** Default of `eagle3prep.hover.maxTokenizedCharacters`. */
-export const DEFAULT_HOVER_CAP = 8192;
 
 /** Time budget of one hover's render in the worker, ms (a slower template is stopped and the hover says so). */
 export const HOVER_BUDGET_MS = 5000;
@@ -45,7 +41,7 @@ function md(s: string): string {
  */
 export function hoverMarkdown(view: RecordView, uri: vscode.Uri, hoverTurn?: number, exact?: ExactRecords | { none: NoExactReason }): vscode.MarkdownString {
   const out = new vscode.MarkdownString(undefined, true);
-  out.isTrusted = { enabledCommands: [OPEN_MASK_VIEW_COMMAND] };
+  out.isTrusted = { enabledCommands: [COMMANDS.openMaskView] };
   out.supportThemeIcons = true;
   const t = view.totals;
   const shape = view.shape ? `\`${view.shape.format}\` — ${md(view.shape.description)}` : 'no known shape';
@@ -60,7 +56,7 @@ export function hoverMarkdown(view: RecordView, uri: vscode.Uri, hoverTurn?: num
   if (view.status === 'conversation' && ex) {
     out.appendMarkdown(
       `**${fmt(ex.tokens)} tokens**, **${fmt(ex.trainableTokens)} trainable**, ` +
-        `${ex.records.length === 1 ? '1 record' : `${ex.records.length} records`} · mask \`${view.mask}\` · exact, from \`tokenized_data.jsonl\`\n\n`,
+        `${ex.records.length === 1 ? '1 record' : `${ex.records.length} records`} · mask \`${view.mask}\` · exact, from \`${OUTPUT_FILES.tokenizedData}\`\n\n`,
     );
   } else if (view.status === 'conversation') {
     const why = exact && 'none' in exact ? ` (${exact.none})` : '';
@@ -69,7 +65,7 @@ export function hoverMarkdown(view: RecordView, uri: vscode.Uri, hoverTurn?: num
         `${t.records === 1 ? '1 record' : `${t.records} records`} · mask \`${view.mask}\` · ${t.estimated ? 'estimate' : 'computed from this line'}${why}\n\n`,
     );
   } else if (view.status === 'prompt') {
-    out.appendMarkdown(`**prompt only** — set aside for the target model to answer (prompts_to_generate.jsonl)\n\n`);
+    out.appendMarkdown(`**prompt only** — set aside for the target model to answer (${OUTPUT_FILES.promptsToGenerate})\n\n`);
   } else {
     out.appendMarkdown(`**${view.status}**${view.reason ? ` (\`${view.reason}\`)` : ''}: ${md(view.message ?? '')}\n\n`);
   }
@@ -77,7 +73,7 @@ export function hoverMarkdown(view: RecordView, uri: vscode.Uri, hoverTurn?: num
   out.appendMarkdown(
     `Tokenizer: ${md(view.tokenizer.name)} (\`${shortPath(view.tokenizer.dir).replace(/`/g, "'")}\`)${view.template ? ` · template \`${view.template}\`` : ''}` +
       `${Object.keys(view.templateKwargs).length ? ` · kwargs \`${JSON.stringify(view.templateKwargs)}\`` : ''}` +
-      ` · [$(eye) Open mask view](command:${OPEN_MASK_VIEW_COMMAND}?${args} "Show the tokens and the loss mask of this row")\n\n`,
+      ` · [$(eye) Open mask view](command:${COMMANDS.openMaskView}?${args} "Show the tokens and the loss mask of this row")\n\n`,
   );
   for (const w of view.warnings) out.appendMarkdown(`$(warning) ${md(w.message)}\n\n`);
   if (view.turns.length) {
@@ -132,8 +128,7 @@ export function viewForLine(doc: vscode.TextDocument, line: number): Promise<Rec
   const text = doc.lineAt(line).text;
   if (text.trim() === '') return Promise.resolve(undefined);
   const settings = readPrepareSettings(doc.uri);
-  const cap = vscode.workspace.getConfiguration(CONFIG_SECTION, doc.uri).get<number>('hover.maxTokenizedCharacters', DEFAULT_HOVER_CAP);
-  const maxTokenizedChars = typeof cap === 'number' && cap > 0 ? cap : DEFAULT_HOVER_CAP;
+  const maxTokenizedChars = readHoverCap(doc.uri);
   const key = JSON.stringify([
     doc.uri.toString(),
     doc.version,
@@ -144,6 +139,8 @@ export function viewForLine(doc: vscode.TextDocument, line: number): Promise<Rec
     settings.templateKwargs,
     settings.reasoning,
     settings.maxLength,
+    settings.long,
+    settings.minTrainableTokens,
     maxTokenizedChars,
   ]);
   if (last?.key === key) return last.view;
@@ -158,6 +155,8 @@ export function viewForLine(doc: vscode.TextDocument, line: number): Promise<Rec
         templateKwargs: settings.templateKwargs,
         reasoning: settings.reasoning,
         maxLength: settings.maxLength,
+        long: settings.long,
+        minTrainableTokens: settings.minTrainableTokens,
         maxTokenizedChars,
       },
     },

@@ -8,12 +8,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { DATASET_FILE_RE } from '../core/read/readers';
-import { OPEN_MASK_VIEW_COMMAND } from './hover';
+import { COMMANDS, LARGE_FILE_STATUS_ITEM } from './ids';
 
 /** The size above which VS Code does not sync a file to extensions (bytes). */
 export const SYNC_LIMIT_BYTES = 50 * 1024 * 1024;
-/** Command: ask for a line, then open the mask view on it: `(uri?)`, default the active tab's file. */
-export const MASK_VIEW_AT_LINE_COMMAND = 'eagle3prep.openMaskViewAtLine';
 
 /** The active tab's file when it is a local dataset too large for VS Code to sync to extensions. */
 export function activeLargeDataset(): vscode.Uri | undefined {
@@ -25,12 +23,12 @@ export function activeLargeDataset(): vscode.Uri | undefined {
   return size > SYNC_LIMIT_BYTES ? uri : undefined;
 }
 
-/** Registers the status bar hint and `eagle3prep.openMaskViewAtLine`. */
+/** Registers the status bar hint and `eagle3prep.openMaskViewAtLine` (ask for a line, then open the mask view on it: `(uri?)`, default the active tab's file). */
 export function registerLargeFiles(): vscode.Disposable[] {
-  const item = vscode.window.createStatusBarItem('eagle3prep.largeFile', vscode.StatusBarAlignment.Right, 101);
+  const item = vscode.window.createStatusBarItem(LARGE_FILE_STATUS_ITEM, vscode.StatusBarAlignment.Right, 101);
   item.name = 'EAGLE-3 Prep large file';
   item.text = '$(eye) Mask view on a line…';
-  item.command = MASK_VIEW_AT_LINE_COMMAND;
+  item.command = COMMANDS.openMaskViewAtLine;
   const update = () => {
     const uri = activeLargeDataset();
     if (!uri) return item.hide();
@@ -46,7 +44,7 @@ export function registerLargeFiles(): vscode.Disposable[] {
     vscode.window.tabGroups.onDidChangeTabs(update),
     vscode.window.tabGroups.onDidChangeTabGroups(update),
     vscode.window.onDidChangeActiveTextEditor(update),
-    vscode.commands.registerCommand(MASK_VIEW_AT_LINE_COMMAND, async (arg?: unknown) => {
+    vscode.commands.registerCommand(COMMANDS.openMaskViewAtLine, async (arg?: unknown) => {
       const uri = arg instanceof vscode.Uri ? arg : (activeLargeDataset() ?? vscode.window.activeTextEditor?.document.uri);
       if (!uri) return undefined;
       const n = await vscode.window.showInputBox({
@@ -56,7 +54,7 @@ export function registerLargeFiles(): vscode.Disposable[] {
         validateInput: (v) => (/^[1-9]\d*$/.test(v.trim()) ? undefined : 'a line number (1, 2, …)'),
       });
       if (!n) return undefined;
-      return vscode.commands.executeCommand(OPEN_MASK_VIEW_COMMAND, uri, Number(n.trim()));
+      return vscode.commands.executeCommand(COMMANDS.openMaskView, uri, Number(n.trim()));
     }),
   ];
 }

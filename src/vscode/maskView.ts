@@ -19,12 +19,12 @@ import * as vscode from 'vscode';
 import type { RecordView, TurnField } from '../core/records/recordView';
 import { exactRecordsFor } from './exactCounts';
 import { lineIndexFor } from './lineIndex';
-import { OPEN_MASK_VIEW_COMMAND, baseName } from './hover';
+import { changedSettings, readPrepareSettings } from './config';
+import { baseName } from './hover';
+import { COMMANDS, CONFIG_SECTION, MASK_VIEW_TYPE } from './ids';
 import { type HostMessage, isWebviewMessage, MAX_TOKENS_SHOWN, type MaskViewState, type WebviewMessage } from './maskViewProtocol';
-import { readPrepareSettings } from './prepareCommand';
 import { ServiceBudgetError, serviceClient } from './serviceClient';
 import { webviewHtml, webviewOptions } from './webviewHtml';
-import { CONFIG_SECTION } from './tokenizerSelection';
 
 /** Time budget of one render of the mask view in the worker, ms. */
 export const MASK_VIEW_BUDGET_MS = 30_000;
@@ -34,9 +34,6 @@ export const MASK_VIEW_BUDGET_MS = 30_000;
  * the shown record is always tokenized whole. Keeps long agent trajectories (dozens of records) responsive.
  */
 export const MASK_VIEW_TOTALS_CAP = 262144;
-
-/** viewType of the panel. */
-export const MASK_VIEW_TYPE = 'eagle3prep.maskView';
 
 /** What `eagle3prep.openMaskView` resolves with. */
 export interface MaskViewResult {
@@ -105,8 +102,22 @@ class MaskViewPanel {
       this.panel.webview.onDidReceiveMessage((m: unknown) => this.onMessage(m)),
       vscode.workspace.onDidChangeConfiguration((e) => {
         const uri = vscode.Uri.parse(this.state.uri);
-        const keys = ['tokenizerPath', 'maskPolicy', 'templateKwargs', 'maxLength', 'truncate', 'outputDirectory'];
-        const changed = keys.filter((k) => e.affectsConfiguration(`${CONFIG_SECTION}.${k}`, uri));
+        const changed = changedSettings(
+          e,
+          [
+            'tokenizerPath',
+            'maskPolicy',
+            'templateKwargs',
+            'maxLength',
+            'truncate',
+            'longRecords',
+            'grouping',
+            'minTrainableTokens',
+            'reasoning',
+            'outputDirectory',
+          ],
+          uri,
+        );
         if (!changed.length) return;
         const change: Partial<MaskViewState> = {};
         if (this.state.maskFromSettings) change.mask = readPrepareSettings(uri).mask;
@@ -243,6 +254,8 @@ class MaskViewPanel {
               templateKwargs: kwargs,
               reasoning: settings.reasoning,
               maxLength: settings.maxLength,
+              long: settings.long,
+              minTrainableTokens: settings.minTrainableTokens,
               detailRecord: this.state.record,
               maxTokenizedChars: MASK_VIEW_TOTALS_CAP,
             },
@@ -329,13 +342,10 @@ function argsOf(arg?: unknown, line?: unknown): { uri: vscode.Uri; line: number 
   return { uri, line: n };
 }
 
-/** Hidden command (tests): reveal in the source the turn / field of the open mask view's row; resolves with the selected range. */
-export const MASK_VIEW_REVEAL_COMMAND = 'eagle3prep.maskView.revealToken';
-
-/** Registers `eagle3prep.openMaskView` (and the hidden `eagle3prep.maskView.revealToken`). */
+/** Registers `eagle3prep.openMaskView` (and the hidden `eagle3prep.maskView.revealToken`: reveal in the source the turn / field of the open mask view's row, resolving with the selected range; `eagle3prep.maskView.showRecord`). */
 export function registerMaskView(context: vscode.ExtensionContext): vscode.Disposable {
   return vscode.Disposable.from(
-    vscode.commands.registerCommand(OPEN_MASK_VIEW_COMMAND, async (arg?: unknown, line?: unknown) => {
+    vscode.commands.registerCommand(COMMANDS.openMaskView, async (arg?: unknown, line?: unknown) => {
       let a = argsOf(arg, line);
       if (!a) {
         // From the palette with no dataset editor: pick a dataset, then a line.
@@ -355,7 +365,7 @@ export function registerMaskView(context: vscode.ExtensionContext): vscode.Dispo
       }
       return openMaskView(context.extensionUri, a.uri, a.line);
     }),
-    vscode.commands.registerCommand(MASK_VIEW_REVEAL_COMMAND, (turn: number, field?: TurnField) => current?.revealToken(turn, field)),
-    vscode.commands.registerCommand('eagle3prep.maskView.showRecord', (index: number) => current?.show({ record: index })),
+    vscode.commands.registerCommand(COMMANDS.maskViewRevealToken, (turn: number, field?: TurnField) => current?.revealToken(turn, field)),
+    vscode.commands.registerCommand(COMMANDS.maskViewShowRecord, (index: number) => current?.show({ record: index })),
   );
 }

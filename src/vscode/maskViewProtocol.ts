@@ -4,13 +4,13 @@
  * types and guards only (no `vscode`, no DOM), so it bundles into either.
  */
 import type { RecordView, TurnField } from '../core/records/recordView';
-import type { MaskPolicy } from '../core/types';
+import { isMaskPolicy, type MaskPolicy } from '../core/types';
 
 /** Template kwarg `enable_thinking` as the view sets it: left to the settings, or forced on / off. */
 export type ThinkingChoice = 'settings' | 'on' | 'off';
 
-/** The mask policies, in the order the view offers them (spec loss-mask.md "Targets"). */
-export const MASK_POLICIES: readonly MaskPolicy[] = ['assistant', 'last-assistant', 'non-system'];
+/** The mask policies, in the order the view offers them (the core's one list). */
+export { MASK_POLICIES } from '../core/types';
 
 /** One line per policy: what it trains (the same words as the setting's descriptions). */
 export const MASK_POLICY_DESCRIPTIONS: Readonly<Record<MaskPolicy, string>> = {
@@ -126,7 +126,7 @@ export function isWebviewMessage(m: unknown): m is WebviewMessage {
     case 'record':
       return Number.isInteger(o.index) && (o.index as number) >= 0;
     case 'setMask':
-      return MASK_POLICIES.includes(o.mask as MaskPolicy);
+      return isMaskPolicy(o.mask);
     case 'setThinking':
       return o.thinking === 'settings' || o.thinking === 'on' || o.thinking === 'off';
     default:

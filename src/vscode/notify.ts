@@ -4,6 +4,7 @@
  * hidden command returning the last ones shown).
  */
 import * as vscode from 'vscode';
+import { COMMANDS } from './ids';
 
 /** One notification as shown. */
 export interface ShownNotification {
@@ -24,10 +25,7 @@ export function notify(severity: ShownNotification['severity'], message: string,
   return show(message, ...actions);
 }
 
-/** Command id of the hidden `eagle3prep.notifications` (tests): the notifications shown since `sinceMs`. */
-export const NOTIFICATIONS_COMMAND = 'eagle3prep.notifications';
-
-/** Registers the hidden command. */
+/** Registers the hidden `eagle3prep.notifications` (tests): the notifications shown since `sinceMs`. */
 export function registerNotifications(): vscode.Disposable {
-  return vscode.commands.registerCommand(NOTIFICATIONS_COMMAND, (sinceMs?: number) => shown.filter((n) => n.timeMs >= (sinceMs ?? 0)));
+  return vscode.commands.registerCommand(COMMANDS.notifications, (sinceMs?: number) => shown.filter((n) => n.timeMs >= (sinceMs ?? 0)));
 }

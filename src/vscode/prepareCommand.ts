@@ -7,25 +7,17 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { DATASET_EXTENSIONS, defaultOutDir, expandInputs, type PrepareOptions, type PrepareResult } from '../core/run/pipeline';
-import type { MaskPolicy, ReasoningPolicy } from '../core/types';
-import type { Grouping } from '../core/records/mask';
-import type { LongPolicy, OutputFormat } from '../core/run/contract';
-import { CONFIG_SECTION, expandConfiguredPath, resolveTokenizerDir, tokenizerDisplayName } from './tokenizerSelection';
-import { fileStatus, worstStatus, type RunStatus } from '../core/run/status';
+import { DATASET_EXTENSIONS, expandInputs, type PrepareOptions, type PrepareResult } from '../core/run/pipeline';
 import { statusWord } from '../core/run/report';
+import { fileStatus, worstStatus, type RunStatus } from '../core/run/status';
+import { readPrepareSettings } from './config';
+import { COMMANDS } from './ids';
 import { notify } from './notify';
+import { outDirFor } from './paths';
 import { pickDataset } from './pickDataset';
+import type { OpenReportMode } from './settings';
+import { tokenizerDisplayName } from './tokenizerSelection';
 import { runPrepareInWorker } from './workerClient';
-
-/** Command id of "Prepare for EAGLE-3". */
-export const PREPARE_COMMAND = 'eagle3prep.prepare';
-/** Name of the output channel every run logs to. */
-export const OUTPUT_CHANNEL_NAME = 'EAGLE-3 Prep';
-const MASK_POLICIES: readonly MaskPolicy[] = ['assistant', 'last-assistant', 'non-system'];
-
-/** Where report.md is shown after a run (`eagle3prep.openReport`). */
-export type OpenReportMode = 'preview' | 'editor' | 'none';
 
 /**
  * Collects the dataset Uris a command invocation refers to. VS Code passes `(clicked, selected[])`
@@ -47,106 +39,6 @@ export function urisFromCommandArgs(arg?: unknown, multi?: unknown): vscode.Uri[
   else if (vscode.window.activeTextEditor) uris = [vscode.window.activeTextEditor.document.uri];
   const seen = new Set<string>();
   return uris.filter((u) => !seen.has(u.toString()) && !!seen.add(u.toString()));
-}
-
-/** The extension's settings that shape a run, read for one dataset resource. */
-export interface PrepareSettings {
-  tokenizerDir?: string;
-  mask: MaskPolicy;
-  /** undefined = no limit (setting null or 0). */
-  maxLength?: number;
-  truncate: boolean;
-  /** `eagle3prep.longRecords` (CLI `--long`); `truncate` when the legacy `eagle3prep.truncate` is set and this one is not. */
-  long: LongPolicy;
-  /** `eagle3prep.grouping` (CLI `--grouping`). */
-  grouping: Grouping;
-  /** `eagle3prep.minTrainableTokens` (CLI `--min-trainable-tokens`). */
-  minTrainableTokens: number;
-  templateKwargs: Record<string, unknown>;
-  /** `eagle3prep.reasoning`: keep (default) or drop the data's reasoning before rendering. */
-  reasoning: ReasoningPolicy;
-  /** Folder in which `<input-name>.eagle3/` is created instead of beside the input; undefined = beside it. */
-  outputDirectory?: string;
-  openReport: OpenReportMode;
-  /** The record files (`eagle3prep.outputFormat`, `PrepareOptions.format`). */
-  format: OutputFormat;
-}
-
-/**
- * Reads the `eagle3prep.*` settings for `scope` (a dataset Uri). Invalid values fall back to the
- * defaults (mask `assistant`, no max length, no template kwargs) and are reported through `warn`.
- */
-export function readPrepareSettings(scope?: vscode.Uri, warn: (msg: string) => void = () => {}): PrepareSettings {
-  const c = vscode.workspace.getConfiguration(CONFIG_SECTION, scope);
-  let mask = c.get<string>('maskPolicy', 'assistant') as MaskPolicy;
-  if (!MASK_POLICIES.includes(mask)) {
-    warn(`eagle3prep.maskPolicy "${mask}" is not one of ${MASK_POLICIES.join(', ')}; using "assistant".`);
-    mask = 'assistant';
-  }
-  const rawMax = c.get<number | null>('maxLength', null);
-  let maxLength: number | undefined;
-  if (rawMax !== null && rawMax !== undefined && rawMax !== 0) {
-    if (Number.isInteger(rawMax) && rawMax > 0) maxLength = rawMax;
-    else warn(`eagle3prep.maxLength ${JSON.stringify(rawMax)} is not a positive integer; no limit applied.`);
-  }
-  let templateKwargs = c.get<unknown>('templateKwargs', {});
-  if (typeof templateKwargs !== 'object' || templateKwargs === null || Array.isArray(templateKwargs)) {
-    warn('eagle3prep.templateKwargs must be an object; ignored.');
-    templateKwargs = {};
-  }
-  let reasoning = c.get<string>('reasoning', 'keep') as ReasoningPolicy;
-  if (reasoning !== 'keep' && reasoning !== 'drop') {
-    warn(`eagle3prep.reasoning "${reasoning}" is not keep or drop; using "keep".`);
-    reasoning = 'keep';
-  }
-  const wf = scope ? vscode.workspace.getWorkspaceFolder(scope) : undefined;
-  const openReport = c.get<string>('openReport', 'preview');
-  let format = c.get<string>('outputFormat', 'jsonl') as OutputFormat;
-  if (!OUTPUT_FORMATS.includes(format)) {
-    warn(`eagle3prep.outputFormat "${format}" is not one of ${OUTPUT_FORMATS.join(', ')}; using "jsonl".`);
-    format = 'jsonl';
-  }
-  const truncate = c.get<boolean>('truncate', false) === true;
-  const rawLong = c.inspect<string>('longRecords');
-  const longSet = rawLong?.workspaceFolderValue ?? rawLong?.workspaceValue ?? rawLong?.globalValue;
-  let long: LongPolicy = truncate ? 'truncate' : 'drop';
-  if (longSet !== undefined) {
-    if (longSet === 'drop' || longSet === 'truncate' || longSet === 'split') long = longSet;
-    else warn(`eagle3prep.longRecords "${longSet}" is not one of drop, truncate, split; using "${long}".`);
-  }
-  let grouping = c.get<string>('grouping', 'exact') as Grouping;
-  if (grouping !== 'exact' && grouping !== 'merged') {
-    warn(`eagle3prep.grouping "${grouping}" is not exact or merged; using "exact".`);
-    grouping = 'exact';
-  }
-  const rawMin = c.get<number>('minTrainableTokens', 1);
-  const minTrainableTokens = Number.isInteger(rawMin) && rawMin >= 1 ? rawMin : 1;
-  if (minTrainableTokens !== rawMin) warn(`eagle3prep.minTrainableTokens ${JSON.stringify(rawMin)} is not a positive integer; using 1.`);
-  return {
-    tokenizerDir: resolveTokenizerDir(scope),
-    mask,
-    maxLength,
-    truncate,
-    long,
-    grouping,
-    minTrainableTokens,
-    templateKwargs: { ...(templateKwargs as Record<string, unknown>) },
-    reasoning,
-    outputDirectory: expandConfiguredPath(c.get<string>('outputDirectory', ''), wf),
-    openReport: (['preview', 'editor', 'none'] as const).find((m) => m === openReport) ?? 'preview',
-    format,
-  };
-}
-
-const OUTPUT_FORMATS: readonly OutputFormat[] = ['jsonl', 'parquet', 'both'];
-
-/**
- * The output folder of a run over `inputPaths`: `defaultOutDir(first input)` (`<input-name>.eagle3/`
- * beside it), or the same folder name inside `outputDirectory` when that setting is set.
- */
-export function outDirFor(inputPaths: string[], outputDirectory?: string): string {
-  const def = defaultOutDir(inputPaths[0]);
-  return outputDirectory ? path.join(outputDirectory, path.basename(def)) : def;
 }
 
 /**
@@ -229,7 +121,7 @@ export async function showRunOutcome(result: PrepareResult, output: vscode.Outpu
   const act = async (choice: string | undefined) => {
     if (choice === 'Show problems') await vscode.commands.executeCommand('workbench.actions.view.problems');
     else if (choice === 'Open report') await openReport(result.outputs.reportMd, 'preview', (l) => output.appendLine(l));
-    else if (choice === 'Open dashboard') await vscode.commands.executeCommand('eagle3prep.openDashboard', dashboardArg);
+    else if (choice === 'Open dashboard') await vscode.commands.executeCommand(COMMANDS.openDashboard, dashboardArg);
     else if (choice === 'Reveal in Explorer')
       await vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(result.outputs.written?.[0] ?? result.outputs.tokenizedData));
     else if (choice === 'Show log') output.show(true);
@@ -376,25 +268,23 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
   // Problems and the Datasets view from this run's report, before the toast that points at them.
   const inputUris = result.files.map((f) => vscode.Uri.file(f.file));
   if (result.ok) {
-    await vscode.commands.executeCommand('eagle3prep.problemsFromReport', inputUris).then(undefined, () => undefined);
-    for (const u of inputUris) void vscode.commands.executeCommand('eagle3prep.datasets.invalidate', u).then(undefined, () => undefined);
+    await vscode.commands.executeCommand(COMMANDS.problemsFromReport, inputUris).then(undefined, () => undefined);
+    for (const u of inputUris) void vscode.commands.executeCommand(COMMANDS.datasetsInvalidate, u).then(undefined, () => undefined);
   }
   void showRunOutcome(result, output, names);
   return result;
 }
 
-/** Command id of the walkthrough's "Prepare a sample": copies a bundled sample into the workspace and prepares it. */
-export const PREPARE_SAMPLE_COMMAND = 'eagle3prep.prepareSample';
-
 /**
- * Registers `eagle3prep.prepare` and `eagle3prep.prepareSample`. Handler arguments: an explorer Uri plus
+ * Registers `eagle3prep.prepare` and `eagle3prep.prepareSample` (the walkthrough's "Prepare a sample":
+ * copies a bundled sample into the workspace and prepares it). Handler arguments: an explorer Uri plus
  * the multi-selection Uri[], an editor-menu Uri, a Uri[] (programmatic), or none (the active editor's
  * file; from the palette with no dataset open, a pick list of the workspace's datasets).
  * `executeCommand('eagle3prep.prepare', uri)` resolves with the PrepareResult (see `prepareUris`).
  */
 export function registerPrepareCommand(context: vscode.ExtensionContext, output: vscode.OutputChannel): vscode.Disposable {
   return vscode.Disposable.from(
-    vscode.commands.registerCommand(PREPARE_COMMAND, async (arg?: unknown, multi?: unknown) => {
+    vscode.commands.registerCommand(COMMANDS.prepare, async (arg?: unknown, multi?: unknown) => {
       let uris = urisFromCommandArgs(arg, multi);
       if (uris.length === 0 && arg === undefined) {
         const picked = await pickDataset('Prepare for EAGLE-3');
@@ -403,7 +293,7 @@ export function registerPrepareCommand(context: vscode.ExtensionContext, output:
       }
       return prepareUris(context, output, uris);
     }),
-    vscode.commands.registerCommand(PREPARE_SAMPLE_COMMAND, async () => {
+    vscode.commands.registerCommand(COMMANDS.prepareSample, async () => {
       const folder = vscode.workspace.workspaceFolders?.[0];
       if (!folder || folder.uri.scheme !== 'file') {
         void vscode.window.showWarningMessage('Prepare a sample: open a folder first (the sample is copied into it).');

@@ -8,11 +8,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { DATASET_FILE_RE } from '../core/read/readers';
-
-/** Configuration section of every setting of the extension. */
-export const CONFIG_SECTION = 'eagle3prep';
-/** Command id of the tokenizer quick pick. */
-export const SELECT_TOKENIZER_COMMAND = 'eagle3prep.selectTokenizer';
+import { affectsSettings, expandConfiguredPath, readModelFolders, resolveTokenizerDir, writeTokenizerPath } from './config';
+import { COMMANDS, TOKENIZER_STATUS_ITEM } from './ids';
 /** Display name of the tokenizer `prepare` embeds (used when `eagle3prep.tokenizerPath` is empty). */
 export const EMBEDDED_TOKENIZER_NAME = 'Qwen3';
 
@@ -48,34 +45,6 @@ export function checkTokenizerFolder(dir: string): TokenizerFolderCheck {
     return { ok: false, files, problem: `${dir} has no tokenizer_config.json` };
   }
   return { ok: true, files };
-}
-
-/**
- * Expands `~`, `${userHome}` and `${workspaceFolder}` in a configured path and resolves a relative
- * path against the first workspace folder (or the home folder when none is open).
- * Returns undefined for an empty / whitespace-only value.
- */
-export function expandConfiguredPath(value: string | undefined, workspaceFolder?: vscode.WorkspaceFolder): string | undefined {
-  const raw = (value ?? '').trim();
-  if (!raw) return undefined;
-  const wf = workspaceFolder ?? vscode.workspace.workspaceFolders?.[0];
-  let p = raw
-    .replace(/^~(?=$|[\\/])/, os.homedir())
-    .replace(/\$\{userHome\}/g, os.homedir())
-    .replace(/\$\{workspaceFolder\}/g, wf?.uri.fsPath ?? '');
-  if (!path.isAbsolute(p)) p = path.resolve(wf?.uri.fsPath ?? os.homedir(), p);
-  return path.normalize(p);
-}
-
-/**
- * The tokenizer folder `prepare` should use, from `eagle3prep.tokenizerPath` (expanded with
- * `expandConfiguredPath`); undefined = the embedded default (Qwen3).
- * @param scope resource the settings are read for (a dataset Uri, for folder-specific settings).
- */
-export function resolveTokenizerDir(scope?: vscode.Uri): string | undefined {
-  const value = vscode.workspace.getConfiguration(CONFIG_SECTION, scope).get<string>('tokenizerPath', '');
-  const wf = scope ? vscode.workspace.getWorkspaceFolder(scope) : undefined;
-  return expandConfiguredPath(value, wf);
 }
 
 /**
@@ -126,8 +95,7 @@ export interface TokenizerCandidate {
  * Missing or unreadable entries are skipped; never throws.
  */
 export function findConfiguredTokenizers(entries?: string[]): TokenizerCandidate[] {
-  const raw = entries ?? vscode.workspace.getConfiguration(CONFIG_SECTION).get<unknown>('modelFolders', []);
-  const list = Array.isArray(raw) ? raw.filter((x): x is string => typeof x === 'string') : [];
+  const list = entries ?? readModelFolders();
   const out: TokenizerCandidate[] = [];
   const seen = new Set<string>();
   const add = (dir: string, check: TokenizerFolderCheck) => {
@@ -212,22 +180,6 @@ interface PickItem extends vscode.QuickPickItem {
 }
 
 /**
- * Writes `eagle3prep.tokenizerPath` (`''` = embedded default) where it takes effect: the workspace
- * settings when they already set it, else the user settings.
- */
-export async function setTokenizerPath(dir: string): Promise<void> {
-  const config = vscode.workspace.getConfiguration(CONFIG_SECTION);
-  const inspected = config.inspect<string>('tokenizerPath');
-  const target =
-    inspected?.workspaceFolderValue !== undefined
-      ? vscode.ConfigurationTarget.WorkspaceFolder
-      : inspected?.workspaceValue !== undefined
-        ? vscode.ConfigurationTarget.Workspace
-        : vscode.ConfigurationTarget.Global;
-  await config.update('tokenizerPath', dir, target);
-}
-
-/**
  * The `eagle3prep.selectTokenizer` command: a quick pick of the embedded default, "Browse…", and the
  * model folders listed in `eagle3prep.modelFolders`, found in the workspace, and in the Hugging Face cache; stores the choice in
  * `eagle3prep.tokenizerPath`. Resolves with the chosen folder (`''` for the embedded default) or
@@ -286,7 +238,7 @@ export async function selectTokenizer(): Promise<string | undefined> {
   qp.dispose();
   if (!picked) return undefined;
   if (picked.action === 'default') {
-    await setTokenizerPath('');
+    await writeTokenizerPath('');
     return '';
   }
   let dir = picked.dir;
@@ -308,19 +260,19 @@ export async function selectTokenizer(): Promise<string | undefined> {
     }
   }
   if (!dir) return undefined;
-  await setTokenizerPath(dir);
+  await writeTokenizerPath(dir);
   return dir;
 }
 
 /**
  * Creates the status bar item naming the active tokenizer (click = `eagle3prep.selectTokenizer`).
- * It is shown while a dataset file (`readers.ts` `DATASET_FILE_RE`) is visible in an editor or a tokenizer is configured,
+ * It is shown while a dataset file (`read/readers` `DATASET_FILE_RE`) is visible in an editor or a tokenizer is configured,
  * and follows setting changes. Returns disposables to push onto `context.subscriptions`.
  */
 export function createTokenizerStatusBar(): vscode.Disposable[] {
-  const item = vscode.window.createStatusBarItem('eagle3prep.tokenizer', vscode.StatusBarAlignment.Right, 100);
+  const item = vscode.window.createStatusBarItem(TOKENIZER_STATUS_ITEM, vscode.StatusBarAlignment.Right, 100);
   item.name = 'EAGLE-3 Prep tokenizer';
-  item.command = SELECT_TOKENIZER_COMMAND;
+  item.command = COMMANDS.selectTokenizer;
   const update = (): void => {
     const editor = vscode.window.activeTextEditor;
     const dir = resolveTokenizerDir(editor?.document.uri);
@@ -346,12 +298,12 @@ export function createTokenizerStatusBar(): vscode.Disposable[] {
     vscode.window.onDidChangeActiveTextEditor(update),
     vscode.window.onDidChangeVisibleTextEditors(update),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration(`${CONFIG_SECTION}.tokenizerPath`)) update();
+      if (affectsSettings(e, 'tokenizerPath')) update();
     }),
   ];
 }
 
 /** Registers `eagle3prep.selectTokenizer` and the status bar item. Returns their disposables. */
 export function registerTokenizerSelection(): vscode.Disposable[] {
-  return [vscode.commands.registerCommand(SELECT_TOKENIZER_COMMAND, selectTokenizer), ...createTokenizerStatusBar()];
+  return [vscode.commands.registerCommand(COMMANDS.selectTokenizer, selectTokenizer), ...createTokenizerStatusBar()];
 }

@@ -15,7 +15,8 @@ import type { DatasetStateSummary } from '../../src/vscode/datasetsTree';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20000): Promise<T> {
+// 60 s: CI machines are shared; with a load average above 10 on 2 cores the re-scans after "Prepare all" took over 20 s there.
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 60000): Promise<T> {
   const t0 = Date.now();
   let last: unknown;
   for (;;) {
@@ -159,9 +160,12 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
   const codeOf = (d: vscode.Diagnostic) => (typeof d.code === 'object' ? String(d.code.value) : String(d.code));
   // Row entries (the file-level data-changing warnings of the last run, on line 1, are checked in honestStatesSuite.ts).
   const rowEntry = (x: vscode.Diagnostic) => x.source === 'eagle3-prep' && /\(row \d+ (will be|was) \w+/.test(x.message);
+  // The quick fixes act on the scan's entries of the open file ("will be"); the last run's entries
+  // ("was … by the last run") can be there first, so wait for the scan's on the lines fixed below.
+  const scanned = (d: vscode.Diagnostic[], code: string) => d.some((x) => codeOf(x) === code && /\(row \d+ will be/.test(x.message));
   const diags = await waitFor('diagnostics on damaged.jsonl', () => {
     const d = vscode.languages.getDiagnostics(damagedUri).filter(rowEntry);
-    return d.length >= 4 ? d : undefined;
+    return d.length >= 4 && scanned(d, 'unknown_role') && scanned(d, 'unrecognized_shape') ? d : undefined;
   });
   const got = diags.map((d) => [d.range.start.line + 1, codeOf(d), vscode.DiagnosticSeverity[d.severity]]).sort((a, b) => Number(a[0]) - Number(b[0]));
   assert.deepEqual(got, [
@@ -174,7 +178,7 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
 
   // 4. Quick fixes (both offered before either is applied: the alias alone already makes line 4 readable):
   // add the role alias to eagle3prep.jsonc, map the unknown field; the unknown_role and unrecognized_shape entries go away.
-  const roleDiag = diags.find((d) => d.code === 'unknown_role')!;
+  const roleDiag = diags.find((d) => codeOf(d) === 'unknown_role')!;
   const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
     'vscode.executeCodeActionProvider',
     damagedUri,
@@ -184,7 +188,7 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
   const titles = actions.map((a) => a.title);
   const alias = actions.find((a) => a.title === 'Add role alias "narrator" → assistant to eagle3prep.jsonc');
   assert.ok(alias?.command, `quick fixes offered: ${titles.join(' | ')}`);
-  const fieldDiag = diags.find((d) => d.code === 'unrecognized_shape')!;
+  const fieldDiag = diags.find((d) => codeOf(d) === 'unrecognized_shape')!;
   const fieldActions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
     'vscode.executeCodeActionProvider',
     damagedUri,
@@ -302,6 +306,6 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
   await vscode.window.showTextDocument(damagedUri);
   await vscode.commands.executeCommand('eagle3prep.datasets.focus');
   await vscode.commands.executeCommand('workbench.actions.view.problems');
-  await waitFor('the new unknown role in Problems', () => vscode.languages.getDiagnostics(damagedUri).some((d) => d.code === 'unknown_role'));
+  await waitFor('the new unknown role in Problems', () => vscode.languages.getDiagnostics(damagedUri).some((d) => codeOf(d) === 'unknown_role'));
   await sleep(1000);
 }

@@ -1,7 +1,7 @@
 /**
  * Extension-host integration tests (bundled to dist-test/host-suite.js).
  *
- * Loaded by VS Code as `extensionTestsPath`: by ../shared/tools/vscode-host/run-tests.mjs
+ * Loaded by VS Code as `extensionTestsPath`: by scripts/vscode-host/run-tests.mjs
  * here (see vscode-host.test.ts) or by @vscode/test-electron's runTests elsewhere
  * (see runElectron.mjs). It needs a workspace folder it may write to; it copies
  * samples into it, runs `eagle3prep.prepare` on them and checks what was written.
@@ -152,7 +152,7 @@ export async function run(): Promise<void> {
   assert.equal(result.totals.rowsWritten, 3, 'chat sample: all 3 rows (conversations) must be written');
   assert.equal(records.length, result.totals.recordsWritten, 'chat sample: lines in tokenized_data.jsonl != recordsWritten');
   assert.deepEqual([...new Set(records.map((r) => r.source.line))], [1, 2, 3], 'chat sample: every row yields records, in order');
-  // Each row has 2 assistant turns. Qwen3's template rewrites history (spec loss-mask.md: one
+  // Each row has 2 assistant turns. Qwen3's template rewrites history (docs/loss-mask-rules.md: one
   // record per stable run, for Qwen3 one per assistant turn), so the embedded default gives 6.
   assert.equal(records.length, 6, `chat sample with Qwen3: expected 6 records (3 conversations x 2 assistant turns), got ${records.length}`);
   console.log(

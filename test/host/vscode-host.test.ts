@@ -1,11 +1,11 @@
 /**
  * Runs the extension-host suite (test/host/suite.ts → dist-test/host-suite.js) inside a real
- * VS Code: the VS Code server from ../shared/tools/vscode-host/install.sh, driven by headless
- * Chromium through ../shared/tools/vscode-host/run-tests.mjs. See test/host/README.md.
+ * VS Code: the VS Code server installed by scripts/vscode-host/install.mjs (`npm run host:install`),
+ * driven by headless Chromium through scripts/vscode-host/run-tests.mjs. See test/host/README.md.
  *
  * Env: EAGLE3_VSCODE_SERVER (path of server-main.js; default: found under .cache/vscode-host),
- * EAGLE3_SHARED (default <repo>/../shared), CI / EAGLE3_REQUIRE_VSCODE_HOST (missing host = failure,
- * not a skip). Expects `npm test` to have built dist/ and dist-test/ first.
+ * CI / EAGLE3_REQUIRE_VSCODE_HOST (missing host = failure, not a skip). Expects `npm test` to have
+ * built dist/ and dist-test/ first.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -15,11 +15,10 @@ import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 
 const repo = resolve(__dirname, '..', '..');
-const shared = resolve(process.env.EAGLE3_SHARED || join(repo, '..', 'shared'));
-const runner = join(shared, 'tools', 'vscode-host', 'run-tests.mjs');
+const runner = join(repo, 'scripts', 'vscode-host', 'run-tests.mjs');
 const suite = join(repo, 'dist-test', 'host-suite.js');
 const required = !!(process.env.CI || process.env.EAGLE3_REQUIRE_VSCODE_HOST);
-const installHint = `run ${join(shared, 'tools', 'vscode-host', 'install.sh')} "$PWD/.cache/vscode-host" and set EAGLE3_VSCODE_SERVER to the path it prints`;
+const installHint = 'run `npm run host:install` (it installs into .cache/vscode-host, where this test looks), or set EAGLE3_VSCODE_SERVER';
 
 /** server-main.js of the VS Code server: $EAGLE3_VSCODE_SERVER, else the first one under <repo>/.cache/vscode-host. */
 function findServer(): string | undefined {
@@ -49,10 +48,9 @@ test('extension in a real VS Code: eagle3prep.prepare on the samples', { timeout
   const server = findServer();
   if (!server) {
     if (required) assert.fail(`VS Code host not installed (CI / EAGLE3_REQUIRE_VSCODE_HOST is set): ${installHint}`);
-    t.skip('VS Code host not installed: run ../shared/tools/vscode-host/install.sh "$PWD/.cache/vscode-host"');
+    t.skip(`VS Code host not installed: ${installHint}`);
     return;
   }
-  assert.ok(existsSync(runner), `the VS Code host runner ${runner} is missing: set EAGLE3_SHARED to the shared/ folder`);
   assert.ok(existsSync(suite), `${suite} is missing: build first (npm test builds it; or node scripts/build.mjs)`);
   assert.ok(existsSync(join(repo, 'dist', 'extension.js')) && existsSync(join(repo, 'dist', 'worker.js')), 'dist/ is not built');
 
@@ -64,7 +62,6 @@ test('extension in a real VS Code: eagle3prep.prepare on the samples', { timeout
   const args = [runner, '--server', server, '--extension', repo, '--tests', suite, '--folder', folder, '--screenshot', screenshot, '--timeout-s', '900'];
   const t0 = Date.now();
   const { code, output } = await new Promise<{ code: number | null; output: string }>((done, fail) => {
-    // cwd = repo: run-tests.mjs resolves playwright-core from its current folder.
     const child = spawn(process.execPath, args, { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));

@@ -100,7 +100,7 @@ test('DeepSeek-V3: prefix-stable, one record per probe, <｜end▁of▁sentence�
   assert.equal(c.generationPrompt, '<｜Assistant｜>');
   assert.equal(c.generationPromptScaffold, null);
   // Its tool-call turn ends at <｜tool▁call▁end｜>, which is not a special token, and the tool output that follows
-  // starts with no stop token either (spec "A turn that ends at the next role marker"); reasoning_content is dropped.
+  // starts with no stop token either (docs/loss-mask-rules.md "A turn that ends at the next role marker"); reasoning_content is dropped.
   assert.deepEqual(codes(c, 'tool_call'), ['no_end_of_turn_token', 'span_without_special_token']);
   assert.deepEqual(c.stopTokens, {
     tokens: ['<｜end▁of▁sentence｜>'],

@@ -1,5 +1,5 @@
 /**
- * Hand-checked records of spec loss-mask.md v1.4 on today's model families, built
+ * Hand-checked records of docs/loss-mask-rules.md (v1.4) on today's model families, built
  * from real model folders (a real vocabulary plus the family's control tokens,
  * `buildModelFolder` in test/helpers.ts): GLM-4.6 (turns end at the next role
  * marker), QwQ and DeepSeek-R1-Distill (case 2b: a generation prompt that

@@ -448,7 +448,7 @@ test('containers of rows: double-encoded JSON Lines, records keyed by id, datase
 });
 
 test('HH transcript as the prompt of a preference row (TRL-processed HH), Llama-2 [INST] strings, Alpaca template strings', async () => {
-  // The prompt's assistant turn is context (spec "Context turns"): only "chosen" is the answer taught.
+  // The prompt's assistant turn is context (docs/loss-mask-rules.md "Targets"): only "chosen" is the answer taught.
   assert.deepEqual(msgs(await inspectFile(fx('hh-prompt-chosen.jsonl'))), [
     { role: 'user', content: 'What is tea?' },
     { role: 'assistant', content: 'A drink.', trainable: false },

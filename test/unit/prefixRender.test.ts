@@ -1,7 +1,7 @@
 /**
  * buildRecords renders the history without the generation prompt (H) only when
  * the completion is not simply what follows the prompt; this proves the result
- * equal to the straightforward path of spec loss-mask.md "One target" (P, H
+ * equal to the straightforward path of docs/loss-mask-rules.md "One target" (P, H
  * and F rendered for every target), on the seed samples and generated rows
  * (chats, reasoning, 84-message agent runs), for four real chat templates.
  */

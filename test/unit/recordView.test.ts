@@ -130,7 +130,7 @@ test('detail tokens: surfaces tile the rendered text, special tokens flagged, tu
   assert.equal(trainable[trainable.length - 1].id, QWEN_IM_END);
   // Qwen3 renders the final assistant turn with an empty think block: it is part of the completion.
   assert.equal(trainable.map((t) => t.text).join(''), '<think>\n\n</think>\n\nBright, indirect light suits most of them.<|im_end|>');
-  // The trailing "\n" after <|im_end|> is not trained (spec "Trainable span").
+  // The trailing "\n" after <|im_end|> is not trained (docs/loss-mask-rules.md "Trainable span").
   assert.equal(d.tokens[d.tokens.length - 1].text, '\n');
   assert.equal(d.tokens[d.tokens.length - 1].trainable, false);
   // The generation prompt of turn 5 ("<|im_start|>assistant\n") belongs to turn 5 and is not trained.

@@ -1,5 +1,5 @@
 /**
- * Spec loss-mask.md v1.4 around the masks: the model's stop tokens from
+ * docs/loss-mask-rules.md (v1.4) around the masks: the model's stop tokens from
  * `generation_config.json` (both tokenizer loaders), the probe decisions of
  * "What the template is given" on real templates (test/fixtures/templates), the
  * template adapter, and `prepare --reasoning` through the run (one thread and

@@ -6,7 +6,7 @@
  * References: `test/fixtures/templates/` (25 templates, rendered by transformers 5.17 `render_jinja_template`,
  * see its README) and `test/fixtures/templates-extra/` (more templates, rendered by local jinja2 3.1.6 configured
  * as transformers configures it, `scripts/jinja-reference.py`). Each template's `renders.json` holds the
- * messages exactly as the template is given them (spec v1.4 "What the template is given"), the tools, and the
+ * messages exactly as the template is given them (docs/loss-mask-rules.md "What the template is given"), the tools, and the
  * special-token variables.
  */
 import { test } from 'node:test';

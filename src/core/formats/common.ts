@@ -6,7 +6,7 @@
  * layouts are `content.ts`; the shared types and helpers `base.ts` (all
  * re-exported here, the one import of the shape files).
  *
- * Rules implemented (spec loss-mask.md "What the template is given" and "Targets"):
+ * Rules implemented (docs/loss-mask-rules.md "What the template is given" and "Targets"):
  * - `null` content → `""`, except an assistant turn with tool calls and no text,
  *   which keeps `null` (the template adapter decides per template).
  * - Before a turn is declared empty, the other fields that hold its text are
@@ -22,7 +22,7 @@
  *   reported as unread unless they are known metadata.
  * - A row without any answer (no assistant turn with text, reasoning or tool
  *   calls) is a prompt; empty assistant turns between its user turns stay as the
- *   places `generate` answers, in order (spec "Empty turns": at the end they are
+ *   places `generate` answers, in order (docs/loss-mask-rules.md "Empty turns": at the end they are
  *   generation placeholders and are removed).
  */
 import type { Message, Role, ToolCall } from '../types';
@@ -244,7 +244,7 @@ export function toMessages(turn: unknown, index: number, ctx: NormalizeContext, 
     }
   }
   // Inline reasoning stays in the content as written: the template adapter splits it only for a template that
-  // renders reasoning_content (templates/template.ts adaptTurns; spec loss-mask.md v1.4 "Reasoning written inline").
+  // renders reasoning_content (templates/template.ts adaptTurns; docs/loss-mask-rules.md "Reasoning written into the text").
   if (role === 'assistant' && msg.reasoning_content === undefined && typeof msg.content === 'string' && splitInlineThink(msg.content)) {
     ctx.fact('inline <think>…</think> reasoning in assistant content (kept as written; split at render time only for a template that renders reasoning)');
   }

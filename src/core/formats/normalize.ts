@@ -269,4 +269,4 @@ export const EXPECTED_SHAPES =
     .map((f) => `"${f}"`)
     .join('/') +
   ', a "prompt"/"instruction"/"question"/"query" string (with an optional "response"/"output"/"completion"/"answer"), ' +
-  '"chosen" (+ "rejected") preference rows, or a "text" transcript with Human:/Assistant: or ChatML markers (README "Input shapes")';
+  '"chosen" (+ "rejected") preference rows, or a "text" transcript with Human:/Assistant: or ChatML markers (docs/formats.md "Input shapes")';

@@ -30,7 +30,7 @@
  * text, ids, role and rank (the rest of each row is dropped once its unread
  * field names are noted) — about the size of the texts plus ~0.3 KB per
  * message; 135,000 messages with 95 MB of text: 132 MB of heap, 190 MB with
- * the paths built (README "Input shapes", OpenAssistant flat exports).
+ * the paths built (docs/formats.md "Input shapes", OpenAssistant flat exports).
  */
 import type { DropReason, Message, RowOutcome } from '../types';
 import { convertTurns, drop, errored, finish, isObject, isTurnError, splitOutcome, type Row, type ShapeHandler } from './common';

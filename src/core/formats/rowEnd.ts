@@ -33,7 +33,7 @@ export function splitOutcome(parts: RowOutcome[], ctx: NormalizeContext): RowOut
 }
 
 /**
- * Context turns (spec loss-mask.md "Targets", "Context turns"): in a row that
+ * Context turns (docs/loss-mask-rules.md "Targets"): in a row that
  * separates a prompt from its completion, the assistant turns of the prompt are
  * context, not targets: marked `trainable: false` (noted when there is one).
  */

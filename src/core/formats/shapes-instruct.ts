@@ -203,7 +203,7 @@ function turnPromptField(row: Row): string | undefined {
  * "prompt-completion" conversational rows (`prompt` list + `completion` list
  * of assistant turns), Nemotron post-training rows (`input` list + `output`
  * string), `prompt` list + `response`. Without a completion the row is a prompt.
- * Context turns (spec "Context turns"): the prompt's assistant turns are not
+ * Context turns (docs/loss-mask-rules.md "Targets"): the prompt's assistant turns are not
  * trained; only the completion is the answer being taught.
  */
 export const promptTurnsHandler: ShapeHandler = {

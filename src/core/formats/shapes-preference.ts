@@ -1,7 +1,7 @@
 /**
  * Shape handlers for preference and rated data — only the preferred answer is
- * ever trained, and the turns before it are context (spec loss-mask.md
- * "Context turns"):
+ * ever trained, and the turns before it are context (docs/loss-mask-rules.md
+ * "Targets"):
  * - `chosen` / `rejected` rows (TRL preference datasets, LLaMA-Factory ranking
  *   data, Anthropic HH-RLHF, UltraFeedback binarized);
  * - OpenAI preference fine-tuning rows: `input.messages` (+ `input.tools`),

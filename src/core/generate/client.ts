@@ -19,8 +19,11 @@
 import { HttpStatusError, isTransient, requestJson } from './http';
 import type { Message, ToolCall } from '../types';
 
-/** `--reasoning`: keep the server's `reasoning_content`, drop it from the output, or ask the template to disable thinking. */
-export type ReasoningMode = 'keep' | 'drop' | 'disable';
+/** `--reasoning`: keep the server's `reasoning_content`, drop it from the output, or ask the template to disable thinking (the default first). */
+export const REASONING_MODES = ['keep', 'drop', 'disable'] as const;
+
+/** One of {@link REASONING_MODES}. */
+export type ReasoningMode = (typeof REASONING_MODES)[number];
 
 /** Options shared by every request of a run. */
 export interface ChatRequestOptions {
@@ -88,20 +91,30 @@ export function buildChatBody(messages: Message[], tools: unknown[] | undefined,
   return body;
 }
 
+/** A JSON object's field by path (`field(o, 'a', 0, 'b')` = `o?.a?.[0]?.b`); undefined where the path leaves the JSON. */
+function field(v: unknown, ...path: (string | number)[]): unknown {
+  for (const k of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<string | number, unknown>)[k];
+  }
+  return v;
+}
+
 function intArray(v: unknown): number[] | undefined {
   return Array.isArray(v) && v.length > 0 && v.every((x) => Number.isInteger(x)) ? (v as number[]) : undefined;
 }
 
 /** Generated token ids from a choice, in the order the module doc lists; undefined when the server returned none. */
-export function extractTokenIds(choice: any): number[] | undefined {
-  const direct = intArray(choice?.token_ids);
+export function extractTokenIds(choice: unknown): number[] | undefined {
+  const direct = intArray(field(choice, 'token_ids'));
   if (direct) return direct;
-  const content = choice?.logprobs?.content;
-  if (Array.isArray(content) && content.length > 0 && content.every((c: any) => typeof c?.token === 'string' && c.token.startsWith('token_id:'))) {
-    return content.map((c: any) => Number(c.token.slice('token_id:'.length)));
+  const content = field(choice, 'logprobs', 'content');
+  if (Array.isArray(content) && content.length > 0) {
+    const tokens = content.map((c) => field(c, 'token'));
+    if (tokens.every((t) => typeof t === 'string' && t.startsWith('token_id:'))) return tokens.map((t) => Number((t as string).slice('token_id:'.length)));
   }
-  const meta = choice?.meta_info?.output_token_logprobs;
-  if (Array.isArray(meta) && meta.length > 0 && meta.every((t: any) => Array.isArray(t) && Number.isInteger(t[1]))) return meta.map((t: any) => t[1]);
+  const meta = field(choice, 'meta_info', 'output_token_logprobs');
+  if (Array.isArray(meta) && meta.length > 0 && meta.every((t) => Array.isArray(t) && Number.isInteger(t[1]))) return meta.map((t: number[]) => t[1]);
   return undefined;
 }
 
@@ -110,26 +123,29 @@ export function extractTokenIds(choice: any): number[] | undefined {
  * (SGLang, vLLM < 0.11) or `reasoning` (vLLM ≥ 0.11) becomes `reasoning_content`.
  * @throws BadResponseError when there is no `choices[0].message`
  */
-export function parseChatResponse(json: any): ChatTurnResult {
-  const choice = json?.choices?.[0];
-  const msg = choice?.message;
+export function parseChatResponse(json: unknown): ChatTurnResult {
+  const choice = field(json, 'choices', 0);
+  const msg = field(choice, 'message') as Record<string, unknown> | undefined;
   if (!msg || typeof msg !== 'object') throw new BadResponseError(`answer has no choices[0].message: ${JSON.stringify(json).slice(0, 200)}`);
   const message: Message = { role: 'assistant', content: typeof msg.content === 'string' ? msg.content : null };
   const reasoning = typeof msg.reasoning_content === 'string' ? msg.reasoning_content : typeof msg.reasoning === 'string' ? msg.reasoning : undefined;
   if (reasoning) message.reasoning_content = reasoning;
   if (Array.isArray(msg.tool_calls) && msg.tool_calls.length > 0) {
-    message.tool_calls = msg.tool_calls.map((c: any): ToolCall => {
-      const call: ToolCall = { type: 'function', function: { name: String(c?.function?.name ?? ''), arguments: c?.function?.arguments ?? '{}' } };
-      if (typeof c?.id === 'string') call.id = c.id;
+    message.tool_calls = msg.tool_calls.map((c: unknown): ToolCall => {
+      const args = (field(c, 'function', 'arguments') ?? '{}') as ToolCall['function']['arguments'];
+      const call: ToolCall = { type: 'function', function: { name: String(field(c, 'function', 'name') ?? ''), arguments: args } };
+      const id = field(c, 'id');
+      if (typeof id === 'string') call.id = id;
       return call;
     });
   }
   if (message.content === null && !message.tool_calls) message.content = '';
+  const finish = field(choice, 'finish_reason');
   const r: ChatTurnResult = {
     message,
-    finishReason: typeof choice.finish_reason === 'string' ? choice.finish_reason : 'unknown',
-    promptTokens: Number(json?.usage?.prompt_tokens ?? 0),
-    completionTokens: Number(json?.usage?.completion_tokens ?? 0),
+    finishReason: typeof finish === 'string' ? finish : 'unknown',
+    promptTokens: Number(field(json, 'usage', 'prompt_tokens') ?? 0),
+    completionTokens: Number(field(json, 'usage', 'completion_tokens') ?? 0),
   };
   const ids = extractTokenIds(choice);
   if (ids) r.tokenIds = ids;
@@ -186,8 +202,7 @@ export async function chatOnce(
  * @throws HttpStatusError / TransportError; Error when the list is empty
  */
 export async function fetchModelName(baseUrl: string, o: { apiKey?: string; timeoutMs: number; signal?: AbortSignal }): Promise<string> {
-  const j: any = await requestJson(`${baseUrl}/v1/models`, o);
-  const id = j?.data?.[0]?.id;
+  const id = field(await requestJson(`${baseUrl}/v1/models`, o), 'data', 0, 'id');
   if (typeof id !== 'string') throw new Error(`${baseUrl}/v1/models lists no model`);
   return id;
 }
@@ -200,9 +215,9 @@ export async function fetchModelName(baseUrl: string, o: { apiKey?: string; time
  */
 export async function fetchServerConcurrency(baseUrl: string, o: { apiKey?: string; timeoutMs: number; signal?: AbortSignal }): Promise<number | undefined> {
   try {
-    const j: any = await requestJson(`${baseUrl}/get_server_info`, o);
-    const n = j?.max_running_requests ?? j?.internal_states?.[0]?.max_running_requests;
-    return Number.isInteger(n) && n > 0 ? n : undefined;
+    const j = await requestJson(`${baseUrl}/get_server_info`, o);
+    const n = field(j, 'max_running_requests') ?? field(j, 'internal_states', 0, 'max_running_requests');
+    return typeof n === 'number' && Number.isInteger(n) && n > 0 ? n : undefined;
   } catch (e) {
     if (e instanceof HttpStatusError && !e.transient) return undefined;
     if (isTransient(e)) return undefined;

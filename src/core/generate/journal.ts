@@ -77,7 +77,7 @@ export class AppendLog {
 /** What an existing log held. */
 export interface LogScan {
   /** id → the parsed line, for every complete line. */
-  ids: Map<string, any>;
+  ids: Map<string, { id: string } & Record<string, unknown>>;
   /** Lines whose id appeared before (should never happen; reported). */
   duplicates: string[];
   /** Bytes of a torn last line that were cut off (0 when the file ended with a newline). */
@@ -107,15 +107,17 @@ export function openAppendLog(path: string, fsyncIntervalMs = 1000): { log: Appe
     lines.pop();
     lines.forEach((line, i) => {
       if (line.trim() === '') return;
-      let o: any;
+      let o: { id?: unknown } | null;
       try {
         o = JSON.parse(line);
       } catch (e) {
         throw new Error(`${path}:${i + 1}: not JSON (${(e as Error).message}); this file is not a generate output/journal, choose another --out`, { cause: e });
       }
-      if (typeof o?.id !== 'string') throw new Error(`${path}:${i + 1}: no string "id"; this file is not a generate output/journal, choose another --out`);
-      if (scan.ids.has(o.id)) scan.duplicates.push(o.id);
-      else scan.ids.set(o.id, o);
+      const id = o?.id;
+      if (o === null || typeof id !== 'string')
+        throw new Error(`${path}:${i + 1}: no string "id"; this file is not a generate output/journal, choose another --out`);
+      if (scan.ids.has(id)) scan.duplicates.push(id);
+      else scan.ids.set(id, o as { id: string } & Record<string, unknown>);
     });
   }
   const fd = openSync(path, 'a');

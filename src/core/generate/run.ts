@@ -20,6 +20,7 @@ import { setMaxListeners } from 'node:events';
 import { basename, dirname, join, resolve } from 'node:path';
 import { normalizeRow } from '../formats/normalize';
 import { DATASET_FILE_RE, readRows } from '../read/readers';
+import { GENERATED_FILE, GENERATED_SUFFIX, OUTPUT_FILES } from '../run/outputFiles';
 import type { Conversation, Message } from '../types';
 import {
   BadResponseError,
@@ -130,12 +131,12 @@ export interface GenerateResult {
   tornBytesCut: number;
 }
 
-/** `x/prompts_to_generate.jsonl` → `x/generated.jsonl`; `x/data.jsonl` (or `.json.gz`, `.parquet`, … — `readers.ts` `DATASET_FILE_RE`) → `x/data.generated.jsonl`. */
+/** `x/prompts_to_generate.jsonl` → `x/generated.jsonl`; `x/data.jsonl` (or `.json.gz`, `.parquet`, … — `read/readers` `DATASET_FILE_RE`) → `x/data.generated.jsonl`. */
 export function defaultGenerateOut(input: string): string {
   const abs = resolve(input);
   const name = basename(abs);
-  if (name === 'prompts_to_generate.jsonl') return join(dirname(abs), 'generated.jsonl');
-  return join(dirname(abs), name.replace(DATASET_FILE_RE, '') + '.generated.jsonl');
+  if (name === OUTPUT_FILES.promptsToGenerate) return join(dirname(abs), GENERATED_FILE);
+  return join(dirname(abs), name.replace(DATASET_FILE_RE, '') + GENERATED_SUFFIX);
 }
 
 /** `http://h:1/v1/` → `http://h:1`. @throws Error for a URL that is not http(s) */
@@ -367,11 +368,11 @@ export async function generate(options: GenerateOptions, hooks: GenerateHooks = 
       if (row.error !== undefined) fail('invalid_row', `line ${row.line}: ${row.error}`);
       else {
         const o = normalizeRow(row.value, { file: input, line: row.line }, fileBase);
-        if (o.kind === 'conversation' || o.kind === 'prompt') await handle(o.conversation, (row.value as any)?.source);
+        if (o.kind === 'conversation' || o.kind === 'prompt') await handle(o.conversation, (row.value as { source?: unknown } | null)?.source);
         else if (o.kind === 'split') {
           // One row holding several conversations (Self-Instruct instances, …): each is generated and counted as a row of its own.
           r.rowsRead += o.parts.length - 1;
-          for (const p of o.parts) await handle(p.conversation, (row.value as any)?.source);
+          for (const p of o.parts) await handle(p.conversation, (row.value as { source?: unknown } | null)?.source);
         } else fail(o.kind === 'dropped' ? o.reason : 'invalid_row', `line ${row.line}: ${o.message}`);
       }
       emit();
@@ -421,7 +422,8 @@ export async function generate(options: GenerateOptions, hooks: GenerateHooks = 
 }
 
 function isSource(v: unknown): v is { file: string; line: number } {
-  return !!v && typeof v === 'object' && typeof (v as any).file === 'string' && typeof (v as any).line === 'number';
+  const o = v as { file?: unknown; line?: unknown } | null;
+  return !!o && typeof o === 'object' && typeof o.file === 'string' && typeof o.line === 'number';
 }
 
 /** The report as text lines (CLI and output channel). */

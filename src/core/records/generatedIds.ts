@@ -9,7 +9,7 @@
  * trainable span is replaced by the generated ids of its turn when
  * - the record has exactly one span per target, and every target has `token_ids`;
  * - the span starts and ends on token boundaries of the re-tokenized text (the
- *   server tokenizes the rendered prompt the same way, spec loss-mask.md
+ *   server tokenizes the rendered prompt the same way, docs/loss-mask-rules.md
  *   "Tokens"), and
  * - `decode(token_ids)` is exactly the span's text (what the chat template
  *   renders for that turn, end-of-turn token included).
@@ -39,7 +39,7 @@ export type GeneratedIdsResult =
  * when the row was not written by `generate`.
  */
 export function generatedTurnsOf(row: unknown): GeneratedTurnIds[] | undefined {
-  const turns = (row as any)?.generation?.turns;
+  const turns = (row as { generation?: { turns?: unknown } } | null)?.generation?.turns;
   if (!Array.isArray(turns)) return undefined;
   return turns
     .filter((t) => Number.isInteger(t?.message_index))

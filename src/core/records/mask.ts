@@ -1,6 +1,6 @@
 /**
  * Trainable spans from the target model's own chat template, rendered prefix by
- * prefix — the rules of `shared/spec/loss-mask.md` (v1.4). No per-model regexes:
+ * prefix — the rules of `docs/loss-mask-rules.md` (v1.4). No per-model regexes:
  * everything is derived from renders of message prefixes and from the template's
  * probe decisions (templates/probes.ts).
  */
@@ -29,12 +29,15 @@ export interface TextRecord {
 export type { ReasoningPolicy };
 
 /**
- * How targets are grouped into records (spec loss-mask.md "Record grouping: exact or merged"):
+ * How targets are grouped into records (docs/loss-mask-rules.md "Record grouping: exact or merged"):
  * `exact` puts every target in exactly the context the server sends the model (a template that
  * rewrites history costs one record per stable run); `merged` writes one record per conversation,
- * `T = R(m[:j+1])`, each target trained where the template writes its turn in `T`.
+ * `T = R(m[:j+1])`, each target trained where the template writes its turn in `T`. The default first.
  */
-export type Grouping = 'exact' | 'merged';
+export const GROUPINGS = ['exact', 'merged'] as const;
+
+/** One of {@link GROUPINGS}. */
+export type Grouping = (typeof GROUPINGS)[number];
 
 /** Options of {@link buildRecords}. */
 export interface BuildOptions {
@@ -52,11 +55,11 @@ export interface ConversationRecords {
   /**
    * `T`: the conversation rendered once through its last target, `R(m[:j+1], gen=False)` (the whole
    * conversation under policy `non-system`); null when nothing is trained. The denominator of the
-   * amplification figure (spec "Record grouping"): record tokens ÷ tokens of `T`.
+   * amplification figure (docs/loss-mask-rules.md "Record grouping"): record tokens ÷ tokens of `T`.
    */
   rendered: string | null;
   /**
-   * Record-level notes (spec codes, once each): `generation_prompt_mismatch`, `template_rewrites_history`,
+   * Record-level notes (codes of docs/loss-mask-rules.md, once each): `generation_prompt_mismatch`, `template_rewrites_history`,
    * `prefill_not_rendered`, `reasoning_restored`, `reasoning_missing_after_prefill`, `reasoning_not_rendered`,
    * `tool_calls_not_rendered`, `no_end_of_turn_token`, `stop_token_from_next_turn`, `inline_think_split`,
    * `inline_think_kept`, `reasoning_dropped`, `generation_placeholder_removed`; grouping `merged`:
@@ -72,7 +75,7 @@ export interface ConversationRecords {
   /** The messages as the template was given them (after `--reasoning` and placeholder removal, adapted); indices match `targets`. */
   messages: Message[];
   /**
-   * Set when a trailing generation placeholder was removed and no target is left (spec "Empty turns"): the row is
+   * Set when a trailing generation placeholder was removed and no target is left (docs/loss-mask-rules.md "Empty turns"): the row is
    * a prompt to generate, these are its messages (normalized, not adapted); `records` is then empty.
    */
   prompt?: Message[];
@@ -92,24 +95,24 @@ interface LocatedTarget {
 }
 
 /**
- * Builds the records of one conversation (spec loss-mask.md v1.4).
+ * Builds the records of one conversation (docs/loss-mask-rules.md).
  *
  * Before rendering ({@link prepareTurns}, then {@link ChatTemplate.adaptTurns}): `--reasoning drop`, trailing
  * generation placeholders removed (no target left → `prompt`), what the template is given. With thinking off (the
  * generation prompt closes an empty reasoning block) a target with reasoning makes the row an error (`rowError`)
  * that names both ways out.
  *
- * Policy `assistant` / `last-assistant` (spec "One target" and "One conversation, how many records"): for target
+ * Policy `assistant` / `last-assistant` (docs/loss-mask-rules.md "One target" and "One conversation, how many records"): for target
  * `i`, `P = R(m[:i], gen)`, `H = R(m[:i])`, `F = R(m[:i+1])`, completion `C` by cases 1, 2, 2b (with reasoning put
  * back after a pre-filled opener) and 3; reasoning the template drops from its own turn restored into its empty
  * wrapper; a completion without a special token extended by the model's stop token that the next turn's render
  * starts with. Candidate `X = P + C`, span from `len(P)` to the end of the last special token in `C`. Targets join
  * the current record while its text is a prefix of their `P`.
  *
- * Policy `non-system` (spec "Policy non-system"): one record `R(m)` trainable from the end of the leading system
+ * Policy `non-system` (docs/loss-mask-rules.md "Policy non-system"): one record `R(m)` trainable from the end of the leading system
  * messages to the last special token.
  *
- * Grouping `merged` (`options.grouping`, spec "Record grouping"): the targets
+ * Grouping `merged` (`options.grouping`, docs/loss-mask-rules.md "Record grouping"): the targets
  * are located by the same exact rules, then placed in one record `T` (see
  * {@link mergedRecord}); a conversation the exact rules keep in one record is
  * returned as is, so the two groupings agree byte for byte wherever the
@@ -244,7 +247,7 @@ export function buildRecords(
 }
 
 /**
- * The completion `C_i` of target `i` by the cases of spec "One target" (1, 2, 2b with its reasoning
+ * The completion `C_i` of target `i` by the cases of docs/loss-mask-rules.md "One target" (1, 2, 2b with its reasoning
  * restoration, 3), adding the case's notes; `{error}` when it cannot be located (`template_unsupported`).
  */
 function locateCompletion(
@@ -301,7 +304,7 @@ function locateCompletion(
 }
 
 /**
- * The one record of grouping `merged` (spec "Record grouping: exact or merged"), from the targets
+ * The one record of grouping `merged` (docs/loss-mask-rules.md "Record grouping: exact or merged"), from the targets
  * the exact rules located. The text is `T` (extended to the last target's `X` when `X` continues
  * `T`: a stop token the exact rules append to a turn that ends at the next role marker). Target
  * `i` is trained from where `T` stops agreeing with `P_i` through its end-of-turn token:
@@ -383,7 +386,7 @@ function fromGenerationBlocks(
 
 /**
  * Per-token loss mask: token `k` is trainable (1) when its first character
- * lies inside a trainable span (spec "Text to tokens").
+ * lies inside a trainable span (docs/loss-mask-rules.md "Text to tokens").
  * @param starts UTF-16 start index of each token
  * @param spans ascending, disjoint spans
  * @returns array of 0/1, same length as `starts`

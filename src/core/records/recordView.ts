@@ -6,8 +6,8 @@
  *
  * Pure (no `vscode`); it reuses the pipeline's own steps, so what is shown is
  * what `prepare` writes: `normalizeDetailed` (formats/normalize.ts),
- * `buildRecords` / `maskFromSpans` (mask.ts, spec loss-mask.md v1.4) and the
- * tokenizer's `encode` (spec "Text to tokens"). Turn positions inside the line
+ * `buildRecords` / `maskFromSpans` (mask.ts, docs/loss-mask-rules.md) and the
+ * tokenizer's `encode` (docs/loss-mask-rules.md "Text to tokens"). Turn positions inside the line
  * come from `jsonc-parser`'s syntax tree.
  *
  * Work cap: a hover must answer fast even on a 1 MB line, so at most
@@ -22,6 +22,8 @@ import { resolve } from 'node:path';
 import { type Node as JsonNode, parseTree } from 'jsonc-parser';
 import { applyMapping, mappingFor } from '../formats/mapping';
 import { normalizeDetailed } from '../formats/normalize';
+import type { LongPolicy } from '../run/contract';
+import { recordFate } from './fate';
 import { buildRecords, commonPrefixLength, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Grouping, type Span, type TextRecord } from './mask';
 import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
 import { ChatTemplate, pickTemplate } from '../templates/template';
@@ -42,16 +44,20 @@ export interface RowInput {
 
 /** Options of {@link RecordViewer.view}. */
 export interface RecordViewOptions {
-  /** Spec loss-mask.md "Targets"; default `assistant`. */
+  /** docs/loss-mask-rules.md "Targets"; default `assistant`. */
   mask?: MaskPolicy;
-  /** Spec loss-mask.md "Record grouping"; default `exact` — the records `prepare` writes with the same setting. */
+  /** docs/loss-mask-rules.md "Record grouping"; default `exact` — the records `prepare` writes with the same setting. */
   grouping?: Grouping;
   /** Chat template variables (`enable_thinking`, …), as `apply_chat_template(**kwargs)` gets them. */
   templateKwargs?: Record<string, unknown>;
   /** `prepare --reasoning`: keep (default) or drop the data's reasoning before rendering. */
   reasoning?: ReasoningPolicy;
-  /** Records longer than this many tokens get a `too_long` warning (the pipeline drops or cuts them). */
+  /** Records longer than this many tokens get a warning saying what prepare does with them (see `long`). */
   maxLength?: number;
+  /** What prepare does with a record over `maxLength` (`eagle3prep.longRecords`, CLI `--long`); default `drop`. */
+  long?: LongPolicy;
+  /** Records with fewer trainable tokens are dropped by prepare (`too_few_trainable_tokens`); default 1. */
+  minTrainableTokens?: number;
   /** Work cap: characters tokenized per call (turn texts and record texts together); default Infinity (exact). */
   maxTokenizedChars?: number;
   /** Index of the record whose tokens are returned in `detail` (the mask view); undefined = none. */
@@ -62,7 +68,7 @@ export interface RecordViewOptions {
 
 /** A warning about the row, with the turn (index into `turns`) it concerns when there is one. */
 export interface RowWarning {
-  /** `unknown_role`, `empty_assistant_turn`, `too_long`, `invalid_json`, `errored`, `dropped`, `no_trainable_tokens`, `estimated`, `template_error`, or a mask note code (`template_rewrites_history`, …). */
+  /** `unknown_role`, `empty_assistant_turn`, `too_long`, `record_truncated`, `record_split`, `too_few_trainable_tokens`, `invalid_json`, `errored`, `dropped`, `no_trainable_tokens`, `estimated`, `template_error`, or a mask note code (`template_rewrites_history`, …). */
   code: string;
   message: string;
   turn?: number;
@@ -126,7 +132,7 @@ export interface RecordDetail {
   tokens: TokenView[];
   /** `[start, end)` of the rendered text each turn occupies (same indexing as `turns`), from prefix renders; absent turns are not in this record. */
   turnRanges: { turn: number; role: Role; start: number; end: number }[];
-  /** Trainable character spans of the rendered text (spec "Trainable span"). */
+  /** Trainable character spans of the rendered text (docs/loss-mask-rules.md "Trainable span"). */
   spans: Span[];
   /** Where the text of each turn's fields lies in the rendered text (found by search inside the turn's range), for "reveal in source". */
   fieldSpans: { turn: number; field: TurnField; start: number; end: number }[];
@@ -628,13 +634,43 @@ export class RecordViewer {
         targets: [...rec.targets],
         chars: rec.text.length,
       });
-      if (options.maxLength !== undefined && tokens > options.maxLength) {
+      // The record's fate as prepare decides it (records/fate.ts), from these counts: the trainable
+      // tokens of a cut record from the mask where it was tokenized, in proportion past that.
+      const trainableIn = (n: number): number =>
+        n >= tokens ? trainable : n <= m.length ? m.slice(0, n).reduce((a, b) => a + b, 0) : Math.round((trainable * n) / tokens);
+      const count = `${estimated ? '≈' : ''}${tokens.toLocaleString('en-US')}`;
+      const splits = options.long === 'split' && mask !== 'non-system';
+      const fate = recordFate(tokens, trainableIn, {
+        maxLength: splits ? undefined : options.maxLength,
+        truncate: options.long === 'truncate',
+        minTrainableTokens: options.minTrainableTokens,
+      });
+      if (splits && options.maxLength !== undefined && tokens > options.maxLength) {
+        view.warnings.push({
+          code: 'record_split',
+          message: `record ${r + 1} has ${count} tokens, over the max length ${options.maxLength.toLocaleString('en-US')}: prepare splits the conversation into records that fit (long records: split)`,
+        });
+      } else if (!fate.written && fate.reason === 'too_long') {
         view.warnings.push({
           code: 'too_long',
-          message: `record ${r + 1} has ${estimated ? '≈' : ''}${tokens.toLocaleString('en-US')} tokens, over the max length ${options.maxLength.toLocaleString('en-US')}: prepare drops it (too_long) unless truncate is set`,
+          message: `record ${r + 1} has ${count} tokens, over the max length ${options.maxLength!.toLocaleString('en-US')}: prepare drops it (too_long) unless truncate is set`,
+        });
+      } else if (fate.truncated) {
+        view.warnings.push({
+          code: 'record_truncated',
+          message: `record ${r + 1} has ${count} tokens: prepare keeps its first ${options.maxLength!.toLocaleString('en-US')} (truncate)`,
         });
       }
-      if (trainable === 0) view.warnings.push({ code: 'no_trainable_tokens', message: `record ${r + 1} has no trainable token: prepare drops it` });
+      if (!fate.written && fate.reason === 'no_trainable_tokens')
+        view.warnings.push({
+          code: 'no_trainable_tokens',
+          message: `record ${r + 1} has no trainable token${fate.truncated ? ' after the cut' : ''}: prepare drops it`,
+        });
+      if (!fate.written && fate.reason === 'too_few_trainable_tokens')
+        view.warnings.push({
+          code: 'too_few_trainable_tokens',
+          message: `record ${r + 1} has ${trainableIn(fate.truncated ? options.maxLength! : tokens)} trainable tokens, fewer than the minimum ${options.minTrainableTokens}: prepare drops it`,
+        });
       if (detail) view.detail = this.detailOf(r, rec, enc.ids, enc.starts, m, renderConv, built.messages, template, view.turns, prefixRenders);
     });
     if (options.detailRecord !== undefined && !view.detail && built.records.length > 0) {

@@ -11,6 +11,7 @@ import type { LongPolicy, RowResult, RowSettings, TokenCountDelta } from '../run
 import { ChatTemplate, pickTemplate, TemplateBudgetError } from '../templates/template';
 import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from '../tokenizers/tokenizer';
 import type { Conversation, MaskPolicy, TokenizedRecord } from '../types';
+import { maskedRecordFate, RECORD_DROP_NOTES, rowFate, type RecordDrop } from './fate';
 import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from './generatedIds';
 import { countRowTokens } from '../run/tokenCounts';
 import { conversationShapes } from '../run/shapes';
@@ -234,7 +235,7 @@ export class RowProcessor {
     }
     res.notes.push(...built.notes);
     if (built.prompt) {
-      // A trailing generation placeholder and no target left: the row is a prompt to generate (spec "Empty turns").
+      // A trailing generation placeholder and no target left: the row is a prompt to generate (docs/loss-mask-rules.md "Empty turns").
       res.prompt = promptLine({ ...conv, messages: built.prompt });
       res.fate = 'setAside';
       return;
@@ -245,7 +246,7 @@ export class RowProcessor {
       return;
     }
     for (const te of built.targetErrors) res.notes.push(te.reason);
-    let lastDrop: string | null = built.targetCount === 0 ? 'no_trainable_tokens' : null;
+    const drops: RecordDrop[] = [];
     const max = this.settings.maxLength;
     const long = this.long;
     let renderedTokens = 0;
@@ -258,35 +259,25 @@ export class RowProcessor {
     if (built.rendered !== null && renderedTokens === 0 && pieces.length) renderedTokens = this.tok.encode(built.rendered).ids.length;
     if (max !== undefined && long === 'split' && this.mask !== 'non-system' && pieces.some((p) => p.ids.length > max)) {
       pieces = this.split(conv, template, pieces, max, built.rendered ?? '', renderedTokens, generated, res.notes);
-      if (pieces.length === 0) lastDrop = 'too_long';
+      if (pieces.length === 0) drops.push('too_long');
     }
     if (pieces.length > 1) res.notes.push('split_into_records');
     const written: { ids: number[]; mask: number[] }[] = [];
-    const minTrainable = Math.max(1, this.settings.minTrainableTokens ?? 1);
+    const limits = { maxLength: max, truncate: long === 'truncate', minTrainableTokens: this.settings.minTrainableTokens };
     for (let r = 0; r < pieces.length; r++) {
       let { ids, mask } = pieces[r];
-      if (max !== undefined && ids.length > max) {
-        if (long !== 'truncate') {
-          lastDrop = 'too_long';
-          res.notes.push('record_dropped_too_long');
-          continue;
-        }
-        ids = ids.slice(0, max);
-        mask = mask.slice(0, max);
-        res.notes.push('record_truncated');
-      }
-      let nResp = 0;
-      for (const m of mask) nResp += m;
-      if (nResp === 0) {
-        lastDrop = 'no_trainable_tokens';
-        res.notes.push('record_dropped_no_trainable_tokens');
+      const fate = maskedRecordFate(mask, limits);
+      if (fate.truncated) res.notes.push('record_truncated');
+      if (!fate.written) {
+        drops.push(fate.reason);
+        res.notes.push(RECORD_DROP_NOTES[fate.reason]);
         continue;
       }
-      if (nResp < minTrainable) {
-        lastDrop = 'too_few_trainable_tokens';
-        res.notes.push('record_dropped_few_trainable_tokens');
-        continue;
+      if (fate.truncated) {
+        ids = ids.slice(0, fate.keep);
+        mask = mask.slice(0, fate.keep);
       }
+      const nResp = fate.trainable;
       const out: TokenizedRecord = {
         id: pieces.length > 1 ? `${conv.id}#${r}` : conv.id,
         source:
@@ -308,20 +299,20 @@ export class RowProcessor {
       res.trainableTokens += nResp;
       res.totalTokens += ids.length;
     }
-    if (res.records.length > 0) {
+    const row = rowFate({ written: res.records.length, drops, targetErrors: built.targetErrors });
+    if (row.fate === 'written') {
       res.fate = 'written';
       // A turn without reasoning trained with the empty think block the template writes for it (checkTemplate's finding, per row).
       if (built.records.some((rec) => rec.spans.some(([a, b]) => EMPTY_THINK.test(rec.text.slice(a, b))))) res.notes.push('empty_think_trained');
       res.renderedTokens = renderedTokens;
       res.tokenCounts = countRowTokens(written);
-    } else if (built.targetErrors.length > 0) {
-      const te = built.targetErrors[0];
+    } else if (row.fate === 'errored') {
       res.fate = 'errored';
-      res.message = `${te.reason}: ${te.message}; template "${template.named.name}" of ${this.tok.dir}`;
-      res.code = te.reason;
+      res.message = `${row.targetError.reason}: ${row.targetError.message}; template "${template.named.name}" of ${this.tok.dir}`;
+      res.code = row.targetError.reason;
     } else {
       res.fate = 'dropped';
-      res.reason = lastDrop ?? 'no_trainable_tokens';
+      res.reason = row.reason;
     }
   }
 

@@ -1,5 +1,5 @@
 /**
- * Special tokens and token edges in rendered text (spec `shared/spec/loss-mask.md` "Trainable span": an
+ * Special tokens and token edges in rendered text (docs/loss-mask-rules.md "Trainable span": an
  * added token marked special ends a turn; case 2b splits the prompt from the completion at a token edge).
  */
 

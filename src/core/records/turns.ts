@@ -1,5 +1,5 @@
 /**
- * The turn-level rules of `shared/spec/loss-mask.md` v1.4 that {@link buildRecords} applies around the three
+ * The turn-level rules of `docs/loss-mask-rules.md` that {@link buildRecords} applies around the three
  * cases of "One target": targets and empty turns, `--reasoning drop`, reasoning restored where the model writes
  * it (case 2b and "Reasoning the template drops from its own turn"), and the stop token of a turn that ends at
  * the next role marker.
@@ -10,23 +10,23 @@ import { reasoningTags, type ReasoningWrapper } from '../templates/probes';
 import type { MaskPolicy, Message, ReasoningPolicy } from '../types';
 import type { SpecialTokenFinder } from './specialTokens';
 
-/** Whether a turn has text: content that is not `null`, `""` or only whitespace (spec "No text"). */
+/** Whether a turn has text: content that is not `null`, `""` or only whitespace (docs/loss-mask-rules.md "No text"). */
 function hasText(m: Message): boolean {
   return (m.content ?? '').trim() !== '';
 }
 
-/** Whether an assistant turn is empty: no text, no reasoning, no tool calls (spec "Empty turns"). */
+/** Whether an assistant turn is empty: no text, no reasoning, no tool calls (docs/loss-mask-rules.md "Empty turns"). */
 export function isEmptyAssistantTurn(m: Message): boolean {
   return m.role === 'assistant' && !hasText(m) && (m.reasoning_content ?? '').trim() === '' && (m.tool_calls?.length ?? 0) === 0;
 }
 
-/** Whether assistant turn `m` is a target under the `assistant` policy: it has text, reasoning or tool calls, and the source did not flag it (spec "Targets", "Context turns"). */
+/** Whether assistant turn `m` is a target under the `assistant` policy: it has text, reasoning or tool calls, and the source did not flag it (docs/loss-mask-rules.md "Targets", "Context turns"). */
 function isTargetTurn(m: Message): boolean {
   return m.role === 'assistant' && m.trainable !== false && !isEmptyAssistantTurn(m);
 }
 
 /**
- * Indices of the target turns under a policy (spec "Targets").
+ * Indices of the target turns under a policy (docs/loss-mask-rules.md "Targets").
  * `last-assistant`: only the final assistant turn, none when the source flags it not trainable.
  */
 export function selectTargets(messages: readonly Message[], policy: MaskPolicy): number[] {
@@ -44,7 +44,7 @@ export function selectTargets(messages: readonly Message[], policy: MaskPolicy):
 }
 
 /**
- * The conversation as the rules see it before the template adapter (spec "Empty turns", `prepare --reasoning`):
+ * The conversation as the rules see it before the template adapter (docs/loss-mask-rules.md "Empty turns", `prepare --reasoning`):
  * with `drop`, every turn's reasoning removed (`reasoning_content`, and a reasoning block written inline at the
  * start of an assistant's content); trailing empty assistant turns (generation placeholders) removed.
  */
@@ -82,7 +82,7 @@ export function prepareTurns(
   return { messages: out, notes, placeholderRemoved };
 }
 
-/** Newlines trimmed at both ends (spec "Reasoning written inline"). */
+/** Newlines trimmed at both ends (docs/loss-mask-rules.md "Reasoning written into the text"). */
 export const trimNewlines = (s: string) => s.replace(/^\n+/, '').replace(/\n+$/, '');
 
 /**
@@ -98,7 +98,7 @@ export function reasoningShown(C: string, reasoning: string, template: ChatTempl
 }
 
 /**
- * Puts reasoning into the empty wrapper the template wrote in a completion (spec "Reasoning the template drops
+ * Puts reasoning into the empty wrapper the template wrote in a completion (docs/loss-mask-rules.md "Reasoning the template drops
  * from its own turn"): the first `open-tag whitespace close-tag` (and the whitespace the wrapper writes after its
  * closing tag, when present) becomes the wrapper as the template writes it around reasoning.
  * @returns the completion with the reasoning, or null when it has no empty wrapper

@@ -1,5 +1,5 @@
 /**
- * A run's accounting (spec loss-mask.md "Records that are not written"):
+ * A run's accounting (docs/loss-mask-rules.md "Records that are not written"):
  * every row read ends written, set aside, dropped with a reason code, or
  * errored, and the four add up per file; why a file fails the run; the totals.
  */
@@ -130,7 +130,7 @@ function pct(a: number, b: number): string {
  * Why a run (or a merge of shard runs) failed, per file: rows that do not add up
  * (`written + setAside + dropped + errored != rowsRead`), and, unless
  * `allowEmpty`, a file that yields no record and no prompt, or no record while
- * rows errored (README "Why"). Files skipped by `--skip-failed-files` are not failures.
+ * rows errored (docs/loss-mask-rules.md "Records that are not written"). Files skipped by `--skip-failed-files` are not failures.
  */
 export function runFailures(files: readonly FileReport[], opts: FailurePolicy = {}): string[] {
   const failures: string[] = [];
@@ -154,8 +154,8 @@ export function computeTotals(files: readonly FileReport[]): PrepareResult['tota
   return totals;
 }
 
-/** Name of the sidecar listing every dropped and errored row of a run (see {@link RowProblemLine}). */
-export const PROBLEMS_FILE = 'problems.jsonl';
+/** Name of the sidecar listing every dropped and errored row of a run (see {@link RowProblemLine}); defined in outputFiles.ts. */
+export { PROBLEMS_FILE } from './outputFiles';
 
 /** The `problems.jsonl` line (newline included) of a dropped or errored row. */
 export function problemLine(file: string, res: Pick<RowResult, 'fate' | 'line' | 'element' | 'reason' | 'code' | 'message'>): string {

@@ -2,11 +2,12 @@
  * The run contract: the option, progress, report and per-row result shapes
  * that `prepare` (run/pipeline.ts), its worker pool (run/pool.ts and
  * run/workerProtocol.ts), the report writers, the CLI and the extension share.
- * Types only: this module imports nothing at run time.
+ * Types (and the one list of long-record policies): this module imports nothing at run time.
  */
 import type { Grouping } from '../records/mask';
 import type { TemplateCheck } from '../templates/checkTemplate';
 import type { MaskPolicy, ReasoningPolicy } from '../types';
+import type { RunOutputPaths } from './outputFiles';
 import type { LengthStats } from './stats';
 import type { RowShape } from './shapes';
 /** The status word of a file and of a run (`run/status.ts` decides it). */
@@ -15,9 +16,12 @@ export type RunStatus = 'ok' | 'warnings' | 'degraded' | 'failed';
 /**
  * What happens to a record longer than `maxLength` tokens: `drop` it (`too_long`, the default),
  * `truncate` it to its first `maxLength` tokens, or `split` the conversation into pieces that each
- * end with a target turn (records/split.ts).
+ * end with a target turn (records/split.ts). The default first.
  */
-export type LongPolicy = 'drop' | 'truncate' | 'split';
+export const LONG_POLICIES = ['drop', 'truncate', 'split'] as const;
+
+/** One of {@link LONG_POLICIES}. */
+export type LongPolicy = (typeof LONG_POLICIES)[number];
 /** Options of one `prepare` run. All inputs of one run share one output folder. */
 export interface PrepareOptions {
   /** Input dataset files (absolute or relative to cwd). Folders are expanded by the caller (see `expandInputs`). */
@@ -26,7 +30,7 @@ export interface PrepareOptions {
   outDir: string;
   /** Local Hugging Face model folder with tokenizer files; undefined = the embedded default (Qwen3). */
   tokenizerDir?: string;
-  /** Spec loss-mask.md "Targets"; default `assistant`. */
+  /** docs/loss-mask-rules.md "Targets"; default `assistant`. */
   mask?: MaskPolicy;
   /** Maximum record length in tokens; undefined = no limit. */
   maxLength?: number;
@@ -34,7 +38,7 @@ export interface PrepareOptions {
   truncate?: boolean;
   /** Records longer than `maxLength`: default `drop` (`truncate` when `truncate` is set). */
   long?: LongPolicy;
-  /** Spec loss-mask.md "Record grouping"; default `exact`. */
+  /** docs/loss-mask-rules.md "Record grouping"; default `exact`. */
   grouping?: Grouping;
   /** Records with fewer trainable tokens than this are dropped (`too_few_trainable_tokens`); default 1 (a record needs one). */
   minTrainableTokens?: number;
@@ -107,7 +111,7 @@ export interface PrepareOptions {
    */
   dryRun?: { sampleRows: number };
   /**
-   * Files the records are written to (README "Outputs"): `jsonl` (default)
+   * Files the records are written to (docs/outputs.md): `jsonl` (default)
    * `tokenized_data.jsonl`; `parquet` `tokenized_data.parquet` (schema in
    * `parquetOutput.ts`); `both` the two, with the same records in the same order.
    * `prompts_to_generate.jsonl` is JSONL whatever the format (`generate` reads it).
@@ -115,8 +119,11 @@ export interface PrepareOptions {
   format?: OutputFormat;
 }
 
-/** The record file formats of a run (`--format`). */
-export type OutputFormat = 'jsonl' | 'parquet' | 'both';
+/** The record file formats of a run (`--format`, the `eagle3prep.outputFormat` setting); the first is the default. */
+export const OUTPUT_FORMATS = ['jsonl', 'parquet', 'both'] as const;
+
+/** One of {@link OUTPUT_FORMATS}. */
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 /** Progress event, emitted at most every ~100 ms and once at each file end. */
 export interface PrepareProgress {
@@ -259,12 +266,8 @@ export interface PrepareResult {
    * every one of them; the report keeps only the first lines) is absent from
    * reports written before it existed and from merged shard reports.
    */
-  outputs: {
-    tokenizedData: string;
+  outputs: RunOutputPaths & {
     tokenizedDataParquet?: string;
-    promptsToGenerate: string;
-    reportJson: string;
-    reportMd: string;
     problems?: string;
     format?: OutputFormat;
     written?: string[];
@@ -278,7 +281,7 @@ export interface PrepareResult {
   truncate: boolean;
   /** What was done with records longer than `maxLength` (`drop` when there is no limit). Absent in reports of older versions (then: `truncate` ? truncate : drop). */
   long?: LongPolicy;
-  /** Record grouping (spec "Record grouping"); absent in reports of older versions (then `exact`). */
+  /** Record grouping (docs/loss-mask-rules.md "Record grouping"); absent in reports of older versions (then `exact`). */
   grouping?: Grouping;
   /** Records with fewer trainable tokens were dropped; absent in reports of older versions (then 1). */
   minTrainableTokens?: number;
@@ -336,7 +339,7 @@ export interface RowResult {
   line: number;
   /** The row's index among the rows sharing its line, when several do (`RawRow.element`). */
   element?: number;
-  /** The row's fate (spec loss-mask.md "Records that are not written"). */
+  /** The row's fate (docs/loss-mask-rules.md "Records that are not written"). */
   fate: 'written' | 'setAside' | 'dropped' | 'errored';
   /** Drop reason code when `fate` is `dropped`; for an `errored` row, the error's code when it has one (`template_budget_exceeded`). */
   reason?: string;
@@ -366,7 +369,7 @@ export interface RowResult {
   recordTokens: number[];
   /** Trainable tokens of each written record, in record order. */
   recordTrainable: number[];
-  /** Tokens of the conversation rendered once (`T`, spec "Record grouping") when the row is written, else 0. */
+  /** Tokens of the conversation rendered once (`T`, docs/loss-mask-rules.md "Record grouping") when the row is written, else 0. */
   renderedTokens: number;
   /** Token ids of the written records with their counts over all tokens and over trainable tokens (run/tokenCounts.ts). */
   tokenCounts?: TokenCountDelta;

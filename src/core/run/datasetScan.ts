@@ -5,7 +5,7 @@
  * of its prepared output (none / prepared with N records / stale, and why), and
  * the rows that normalization will drop or error.
  *
- * Rules used: rows and line numbers as `readers.ts` defines them (non-blank
+ * Rules used: rows and line numbers as `read/readers` defines them (non-blank
  * lines of JSONL); format detection of `formats/detect.ts` on the first
  * {@link DETECT_SAMPLE_SIZE} rows; the output folder and `report.json` of
  * `pipeline.ts` (`defaultOutDir`, `PrepareResult`); the tokenizer files hash of
@@ -18,6 +18,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
 import { normalizeRow } from '../formats/normalize';
+import { OUTPUT_FILES, TOKENIZED_DATA_PARQUET } from './outputFiles';
 import { defaultOutDir } from './inputs';
 import type { FileReport, PrepareResult, RunStatus } from './contract';
 import { REPORT_SCHEMA_VERSION } from './report';
@@ -55,7 +56,7 @@ export interface ScannedRow {
 }
 
 /**
- * Rows of a dataset file, in order, as `readers.ts` `readRows` reads them (container found by
+ * Rows of a dataset file, in order, as `read/readers` `readRows` reads them (container found by
  * magic bytes: plain / gzip / zstd JSONL or JSON document, Parquet through hyparquet; the field
  * mapping of `eagle3prep.jsonc` applied when one matches).
  * @param limit stop after this many rows (default: all).
@@ -73,7 +74,7 @@ export async function* scanRows(file: string, opts: { limit?: number; signal?: A
 
 /**
  * Counts the rows of a dataset file without holding it whole (except a JSON document):
- * `readers.ts` `countRows` — JSONL (plain, gzip or zstd) by jumping between newlines (non-blank
+ * `read/readers` `countRows` — JSONL (plain, gzip or zstd) by jumping between newlines (non-blank
  * lines), Parquet from its footer (`num_rows`), a JSON document by reading its rows.
  * @throws Error naming the file when it cannot be read; the abort reason.
  */
@@ -198,7 +199,7 @@ export interface OutputStateOptions {
 export function readOutputState(file: string, opts: OutputStateOptions = {}): OutputState {
   const abs = path.resolve(file);
   const outDir = opts.outDir ?? defaultOutDir(abs);
-  const reportJson = path.join(outDir, 'report.json');
+  const reportJson = path.join(outDir, OUTPUT_FILES.reportJson);
   const none: OutputState = { state: 'none', outDir, staleBecause: [] };
   let st: fs.Stats | undefined;
   let report: PrepareResult;
@@ -212,14 +213,14 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   }
   const fr = fileReportOf(report, abs);
   if (!fr) return none;
-  // The records file: the JSONL, or the Parquet file of a run with `format: parquet` (README "Outputs").
+  // The records file: the JSONL, or the Parquet file of a run with `format: parquet` (docs/outputs.md).
   const parquetOnly = report.outputs?.format === 'parquet';
   const names: [string, string][] = [
     parquetOnly
-      ? ['tokenized_data.parquet', report.outputs.tokenizedDataParquet ?? path.join(outDir, 'tokenized_data.parquet')]
-      : ['tokenized_data.jsonl', report.outputs.tokenizedData],
-    ['prompts_to_generate.jsonl', report.outputs.promptsToGenerate],
-    ['report.md', report.outputs.reportMd],
+      ? [TOKENIZED_DATA_PARQUET, report.outputs?.tokenizedDataParquet ?? path.join(outDir, TOKENIZED_DATA_PARQUET)]
+      : [OUTPUT_FILES.tokenizedData, report.outputs?.tokenizedData ?? path.join(outDir, OUTPUT_FILES.tokenizedData)],
+    [OUTPUT_FILES.promptsToGenerate, report.outputs?.promptsToGenerate ?? path.join(outDir, OUTPUT_FILES.promptsToGenerate)],
+    [OUTPUT_FILES.reportMd, report.outputs?.reportMd ?? path.join(outDir, OUTPUT_FILES.reportMd)],
   ];
   const outputs = names.map(([name, p]) => ({ name, path: p, exists: fs.existsSync(p) }));
   const why: string[] = [];

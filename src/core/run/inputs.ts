@@ -7,8 +7,9 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { DATASET_FILE_RE } from '../read/readers';
+import { OUTPUT_DIR_SUFFIX, OUTPUT_FILES, PROBLEMS_FILE, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
 
-/** File extensions `prepare` reads when given a folder (each also gzip- or zstd-compressed, `readers.ts` DATASET_FILE_RE). */
+/** File extensions `prepare` reads when given a folder (each also gzip- or zstd-compressed, `read/readers` DATASET_FILE_RE). */
 export const DATASET_EXTENSIONS = ['.jsonl', '.ndjson', '.json', '.traj', '.parquet'];
 
 /** Whether folder expansion takes a file of this name as a dataset (`x.jsonl`, `x.jsonl.gz`, `run.traj`, …). */
@@ -69,21 +70,13 @@ export function defaultIdBases(files: readonly string[]): Map<string, string> {
 export function defaultOutDir(input: string): string {
   const abs = resolve(input);
   const name = basename(abs).replace(DATASET_FILE_RE, '');
-  return join(dirname(abs), `${name}.eagle3`);
+  return join(dirname(abs), `${name}${OUTPUT_DIR_SUFFIX}`);
 }
 
 /** The files a run writes; in a folder that holds a `report.json` beside them they are outputs, not datasets. */
-const OUTPUT_NAMES = [
-  'tokenized_data.jsonl',
-  'prompts_to_generate.jsonl',
-  'report.json',
-  'token_counts.json',
-  'tokenized_data.parquet',
-  'report.md',
-  'problems.jsonl',
-];
+const OUTPUT_NAMES: string[] = [...Object.values(OUTPUT_FILES), TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET, PROBLEMS_FILE];
 function isRunOutput(dir: string, name: string): boolean {
-  return OUTPUT_NAMES.includes(name) && existsSync(join(dir, 'report.json'));
+  return OUTPUT_NAMES.includes(name) && existsSync(join(dir, OUTPUT_FILES.reportJson));
 }
 
 /**
@@ -115,7 +108,7 @@ export function expandInputs(paths: string[]): string[] {
       const p = join(dir, name);
       const st = statSync(p);
       if (st.isDirectory()) {
-        if (!name.startsWith('.') && name !== 'node_modules' && !name.endsWith('.eagle3')) walk(p);
+        if (!name.startsWith('.') && name !== 'node_modules' && !name.endsWith(OUTPUT_DIR_SUFFIX)) walk(p);
       } else if (isDatasetName(name) && !name.startsWith('.') && !isRunOutput(dir, name)) out.push(p);
     }
   };

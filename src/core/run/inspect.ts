@@ -36,7 +36,7 @@ export interface InspectRecord {
   tools?: unknown[];
   /** Content parts that are not text (images, audio, …): not rendered. `message` indexes `messages`. */
   non_text_parts?: { message: number; type: string }[];
-  /** Normalization note codes (README "Input shapes"), e.g. `thought_markers_split`, `tool_call_arguments_not_json`. */
+  /** Normalization note codes (docs/formats.md "Input shapes"), e.g. `inline_think_split`, `tool_call_arguments_not_json`. */
   notes?: string[];
   /** Fields of the row (or of its turns) that were neither read nor known metadata, as paths (`generated_patch`, `messages[].mask`). */
   unread_fields?: string[];
@@ -68,7 +68,7 @@ export interface InspectSkipped {
 }
 
 /**
- * The `inspect` result (CLI contract; README "inspect --json"). Every row read is
+ * The `inspect` result (CLI contract; docs/cli.md "inspect --json"). Every row read is
  * in exactly one of `records` (by its `source`; a row holding several
  * conversations has one record per conversation), `skipped`, or `part_of`.
  */
@@ -94,7 +94,7 @@ export interface InspectOptions {
 }
 
 /**
- * Inspect a dataset file (JSONL or JSON; see `readers.ts`).
+ * Inspect a dataset file (JSONL or JSON; see `read/readers`).
  *
  * Reads the rows (at most `opts.limit`), detects the format from the first
  * {@link DETECT_SAMPLE_SIZE} rows (`formats/detect.ts`), and normalizes every

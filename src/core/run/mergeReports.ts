@@ -13,6 +13,7 @@ import { createReadStream, existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { AtomicOutput } from './output';
+import { OUTPUT_FILES, outputPathsIn, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
 import { ParquetRecordsOutput, readParquetRecords, removeStaleRecordFiles } from './parquetOutput';
 import type { TokenizedRecord } from '../types';
 import type { FileReport, PrepareResult } from './contract';
@@ -32,7 +33,7 @@ export class MergeError extends Error {}
  * @throws MergeError naming the path when it is missing or not a report
  */
 export function readShardReport(path: string): PrepareResult {
-  const p = existsSync(path) && statSync(path).isDirectory() ? join(path, 'report.json') : path;
+  const p = existsSync(path) && statSync(path).isDirectory() ? join(path, OUTPUT_FILES.reportJson) : path;
   if (!existsSync(p)) throw new MergeError(`${p}: no such report (give a shard's output folder or its report.json)`);
   try {
     return readReport(p).report;
@@ -168,12 +169,7 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
     ok: failures.length === 0,
     failures,
     outDir: out,
-    outputs: {
-      tokenizedData: join(out, 'tokenized_data.jsonl'),
-      promptsToGenerate: join(out, 'prompts_to_generate.jsonl'),
-      reportJson: join(out, 'report.json'),
-      reportMd: join(out, 'report.md'),
-    },
+    outputs: outputPathsIn(out),
     files,
     totals: computeTotals(files),
     elapsedMs: Math.max(...reports.map((r) => r.elapsedMs)),
@@ -297,7 +293,7 @@ export async function mergeReports(paths: string[], outDir: string, opts: { data
     if (!formats.jsonl && !formats.parquet)
       throw new MergeError('the shards wrote their records in different formats (--format): merge needs one format every shard wrote');
     merged.outputs.format = formats.jsonl && formats.parquet ? 'both' : formats.parquet ? 'parquet' : 'jsonl';
-    if (formats.parquet) merged.outputs.tokenizedDataParquet = join(merged.outDir, 'tokenized_data.parquet');
+    if (formats.parquet) merged.outputs.tokenizedDataParquet = join(merged.outDir, TOKENIZED_DATA_PARQUET);
     else delete merged.outputs.tokenizedDataParquet;
     // Every file is checked against the reports before any replaces anything in --out.
     const data = formats.jsonl ? new AtomicOutput(merged.outputs.tokenizedData) : null;
@@ -360,7 +356,7 @@ export async function mergeReports(paths: string[], outDir: string, opts: { data
     const counter = new TokenCounter();
     for (const f of countFiles) counter.addFile(readTokenCounts(f));
     const first = readTokenCounts(countFiles[0]);
-    merged.tokenCounts = join(merged.outDir, 'token_counts.json');
+    merged.tokenCounts = join(merged.outDir, TOKEN_COUNTS_FILE);
     await writeFileAtomic(merged.tokenCounts, tokenCountsJson(counter.result(first.tokenizer, first.modelVocabSize)));
     merged.outputs.written.splice(merged.outputs.written.length - 2, 0, merged.tokenCounts);
   } else delete merged.tokenCounts;

@@ -2,7 +2,7 @@
  * `tokenized_data.parquet`: the training records as an Apache Parquet file
  * that Hugging Face `datasets` (`load_dataset("parquet", data_files=…)`),
  * pandas and pyarrow read as they are. Written with `hyparquet-writer` (pure
- * JavaScript; README "Outputs" has the measurements that chose it), streamed
+ * JavaScript; docs/outputs.md "Parquet" has the measurements that chose it), streamed
  * one row group at a time, atomically (a temporary file renamed on commit, as
  * the JSONL: `output.ts`), records in the order they are given.
  *

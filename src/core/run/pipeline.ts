@@ -1,6 +1,6 @@
 /**
  * The `prepare` job: read → detect → normalize → render → mask → tokenize → write.
- * The option/result shapes are the run contract (`./contract.ts`). Accounting rule (spec loss-mask.md "Records that are not
+ * The option/result shapes are the run contract (`./contract.ts`). Accounting rule (docs/loss-mask-rules.md "Records that are not
  * written"): every row read ends written, set aside for generation, dropped
  * with a reason code, or errored; the four add up to the rows read, per file.
  */
@@ -17,6 +17,7 @@ import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig'
 import { InlineExecutor, WorkerPool, type RowBatch, type RowExecutor } from './pool';
 import { checkTemplate } from '../templates/checkTemplate';
 import { AtomicOutput, checkOutputDir, OutputError, removeStaleTemps, writeFileAtomic } from './output';
+import { outputPathsIn, PROBLEMS_FILE, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
 import { readRows, type RawRow } from '../read/readers';
 import { ParquetRecordsOutput, removeStaleRecordFiles } from './parquetOutput';
 import { version as PACKAGE_VERSION } from '../../../package.json';
@@ -27,10 +28,11 @@ import { longPolicyOf } from '../records/rowProcessor';
 import { RowProcessor } from '../records/rowProcessor';
 import { TokenizerLoadError, type TargetTokenizer } from '../tokenizers/tokenizer';
 import type { MaskPolicy } from '../types';
-import { addDrop, applyRowResult, computeTotals, emptyFileReport, fileFailure, leaveOut, PROBLEMS_FILE, problemLine, runFailures } from './accounting';
+import { addDrop, applyRowResult, computeTotals, emptyFileReport, fileFailure, leaveOut, problemLine, runFailures } from './accounting';
 import { applyStatus, fileWarnings } from './status';
 import { UniqueIds } from './uniqueIds';
 import { defaultIdBases } from './inputs';
+import { OUTPUT_FORMATS } from './contract';
 import type { DryRunEstimate, FileReport, OutputFormat, PrepareHooks, PrepareOptions, PrepareResult, RowResult, RowSettings, RunSetup } from './contract';
 
 export type {
@@ -106,20 +108,16 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
   if (opts.minTrainableTokens !== undefined && (!Number.isInteger(opts.minTrainableTokens) || opts.minTrainableTokens < 1))
     throw new Error(`minTrainableTokens must be a positive integer (got ${opts.minTrainableTokens})`);
   const outDir = resolve(opts.outDir);
-  const format = opts.format ?? 'jsonl';
-  if (format !== 'jsonl' && format !== 'parquet' && format !== 'both') throw new Error(`format must be jsonl, parquet or both (got "${String(format)}")`);
+  const format = opts.format ?? OUTPUT_FORMATS[0];
+  if (!OUTPUT_FORMATS.includes(format)) throw new Error(`format must be one of ${OUTPUT_FORMATS.join(', ')} (got "${String(format)}")`);
+  const parquetPath = join(outDir, TOKENIZED_DATA_PARQUET);
   const outputs: PrepareResult['outputs'] = {
-    tokenizedData: join(outDir, 'tokenized_data.jsonl'),
-    ...(format !== 'jsonl' ? { tokenizedDataParquet: join(outDir, 'tokenized_data.parquet') } : {}),
-    promptsToGenerate: join(outDir, 'prompts_to_generate.jsonl'),
-    reportJson: join(outDir, 'report.json'),
-    reportMd: join(outDir, 'report.md'),
+    ...outputPathsIn(outDir),
+    ...(format !== 'jsonl' ? { tokenizedDataParquet: parquetPath } : {}),
     problems: join(outDir, PROBLEMS_FILE),
   };
-  const tokenCountsPath = join(outDir, 'token_counts.json');
-  const outputPaths = new Set(
-    [...Object.values(outputs), join(outDir, 'tokenized_data.parquet'), tokenCountsPath].filter((x): x is string => typeof x === 'string'),
-  );
+  const tokenCountsPath = join(outDir, TOKEN_COUNTS_FILE);
+  const outputPaths = new Set([...Object.values(outputs), parquetPath, tokenCountsPath].filter((x): x is string => typeof x === 'string'));
   for (const input of opts.inputs) {
     if (outputPaths.has(resolve(input)))
       throw new Error(`${resolve(input)} is an output of this run (--out ${outDir}); inputs are never overwritten: choose another --out`);

@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import type { FileReport, PrepareResult, RowProblemLine } from './contract';
+import { OUTPUT_FILES, PROBLEMS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
 import { readReport, type ReadReport } from './report';
 
 export { ReportReadError, type ReadReport } from './report';
@@ -24,12 +25,12 @@ export function readRunReport(file: string): ReadReport {
   const here = (p: string | undefined, name: string) => path.join(outDir, p ? path.basename(p) : name);
   const outputs: PrepareResult['outputs'] = {
     ...r.outputs,
-    tokenizedData: here(r.outputs.tokenizedData, 'tokenized_data.jsonl'),
-    tokenizedDataParquet: r.outputs.tokenizedDataParquet ? here(r.outputs.tokenizedDataParquet, 'tokenized_data.parquet') : undefined,
-    promptsToGenerate: here(r.outputs.promptsToGenerate, 'prompts_to_generate.jsonl'),
+    tokenizedData: here(r.outputs.tokenizedData, OUTPUT_FILES.tokenizedData),
+    tokenizedDataParquet: r.outputs.tokenizedDataParquet ? here(r.outputs.tokenizedDataParquet, TOKENIZED_DATA_PARQUET) : undefined,
+    promptsToGenerate: here(r.outputs.promptsToGenerate, OUTPUT_FILES.promptsToGenerate),
     reportJson: file,
-    reportMd: here(r.outputs.reportMd, 'report.md'),
-    problems: r.outputs.problems ? here(r.outputs.problems, 'problems.jsonl') : undefined,
+    reportMd: here(r.outputs.reportMd, OUTPUT_FILES.reportMd),
+    problems: r.outputs.problems ? here(r.outputs.problems, PROBLEMS_FILE) : undefined,
     written: r.outputs.written?.map((w) => here(w, path.basename(w))),
   };
   return { report: { ...r, outputs }, schemaVersion };

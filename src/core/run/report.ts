@@ -6,13 +6,14 @@ import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { CODES } from '../codes';
 import { writeFileAtomic } from './output';
+import { OUTPUT_FILES, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
 import { fromSnakeJson, toSnakeJson } from './jsonCase';
 import type { FileReport, PrepareResult, RunStatus, RunWarning } from './contract';
 import { isTemplateNote } from './status';
 import type { Distribution, LengthStats } from './stats';
 
 /**
- * Version of the `report.json` schema (README "report.json"): 2 = snake_case
+ * Version of the `report.json` schema (docs/outputs.md "report.json"): 2 = snake_case
  * keys with `schema_version`, `status`, `warnings`. Reports without
  * `schema_version` are version 1 (camelCase, written before 0.2).
  */
@@ -214,7 +215,7 @@ function promptLines(r: PrepareResult): number {
 /** The record files of a run's format, as Markdown code spans (`tokenized_data.jsonl` for reports made before `format`). */
 function recordFiles(r: PrepareResult): string {
   const f = r.outputs.format ?? 'jsonl';
-  const names = [...(f !== 'parquet' ? ['tokenized_data.jsonl'] : []), ...(f !== 'jsonl' ? ['tokenized_data.parquet'] : [])];
+  const names = [...(f !== 'parquet' ? [OUTPUT_FILES.tokenizedData] : []), ...(f !== 'jsonl' ? [TOKENIZED_DATA_PARQUET] : [])];
   return names.map((n) => `\`${n}\``).join(' and ');
 }
 
@@ -231,7 +232,7 @@ export function renderReportMarkdown(r: PrepareResult): string {
     `- Tokenizer: ${r.tokenizer.name} — \`${r.tokenizer.dir}\` (sha256 ${r.tokenizer.hash})`,
     `- Mask policy: \`${r.mask}\`; reasoning: \`${r.reasoning ?? 'keep'}\`; grouping: \`${r.grouping ?? 'exact'}\`; max length: ${r.maxLength ?? 'none'}${r.maxLength !== null ? ` (longer records: ${r.long ?? (r.truncate ? 'truncate' : 'drop')})` : ''}${(r.minTrainableTokens ?? 1) > 1 ? `; min trainable tokens per record: ${r.minTrainableTokens}` : ''}`,
     `- Template kwargs: \`${JSON.stringify(r.templateKwargs)}\``,
-    `- Outputs: ${recordFiles(r)} (${t.recordsWritten} records), \`prompts_to_generate.jsonl\` (${promptLines(r)} prompts)${r.tokenCounts ? ', `token_counts.json` (token-id counts for `eagle3-prep draft-vocab`)' : ''}`,
+    `- Outputs: ${recordFiles(r)} (${t.recordsWritten} records), \`${OUTPUT_FILES.promptsToGenerate}\` (${promptLines(r)} prompts)${r.tokenCounts ? `, \`${TOKEN_COUNTS_FILE}\` (token-id counts for \`eagle3-prep draft-vocab\`)` : ''}`,
     `- Time: ${(r.elapsedMs / 1000).toFixed(1)} s${r.shard?.merged ? ' (slowest shard)' : ''}`,
     ...(r.shard
       ? [

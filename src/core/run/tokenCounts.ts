@@ -19,6 +19,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TokenCountDelta } from './contract';
+import { TOKEN_COUNTS_FILE } from './outputFiles';
 
 export const TOKEN_COUNTS_FORMAT = 'eagle3-prep-token-counts';
 
@@ -127,7 +128,7 @@ export function tokenCountsJson(f: TokenCountsFile): string {
  * @throws Error naming the path when it is missing or not a counts file
  */
 export function readTokenCounts(path: string): TokenCountsFile {
-  const p = existsSync(join(path, 'token_counts.json')) ? join(path, 'token_counts.json') : path;
+  const p = existsSync(join(path, TOKEN_COUNTS_FILE)) ? join(path, TOKEN_COUNTS_FILE) : path;
   if (!existsSync(p)) throw new Error(`${p}: no such token counts file (give token_counts.json or the output folder holding it)`);
   let f: TokenCountsFile;
   try {

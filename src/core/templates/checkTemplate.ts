@@ -1,7 +1,7 @@
 /**
  * `check-template`: what a target model's chat template does to training
  * records, found by rendering a few probe conversations through the same code
- * the pipeline uses ({@link buildRecords}, spec `shared/spec/loss-mask.md` v1.4),
+ * the pipeline uses ({@link buildRecords}, `docs/loss-mask-rules.md`),
  * and every template-dependent decision of the rules with its evidence
  * ({@link ProbeDecisions}, from `templates/probes.ts`).
  *
@@ -22,7 +22,7 @@ import type { Conversation, MaskPolicy, Message } from '../types';
 export type ProbeName = 'single_turn' | 'multi_turn' | 'tool_call' | 'reasoning' | 'agent_reasoning' | 'trailing_tool_result';
 
 /**
- * Where a conversation stops being one growing text (spec "One conversation,
+ * Where a conversation stops being one growing text (docs/loss-mask-rules.md "One conversation,
  * how many records" and the three cases of "One target").
  * - `record_split`: the record's text so far (through an earlier target) is not a
  *   prefix of this target's prompt `P_i`, so a new record starts here — the
@@ -59,7 +59,7 @@ export interface TurnFinding {
   probe: ProbeName;
   /** Message index of the assistant turn. */
   turn: number;
-  /** The special token that ends the trainable span (spec "Trainable span"), or null when the completion has none (then the span runs to its end). */
+  /** The special token that ends the trainable span (docs/loss-mask-rules.md "Trainable span"), or null when the completion has none (then the span runs to its end). */
   endOfTurn: string | null;
   /** Text the template writes after that token inside the turn's completion `C_i` (not trainable); `""` when none. */
   textAfter: string;
@@ -74,10 +74,10 @@ export interface CheckWarning {
   /**
    * - `reasoning_not_rendered`, `tool_calls_not_rendered`: record notes from {@link buildRecords};
    * - `template_error`: the template raised on the probe (`message` is the template's own message);
-   * - `template_unsupported`: a target whose completion cannot be located (spec "One target", case 3);
+   * - `template_unsupported`: a target whose completion cannot be located (docs/loss-mask-rules.md "One target", case 3);
    * - `span_without_special_token`: a trainable span ends without a special token (it runs to the end of the completion);
    * - `empty_think_trained`: a turn without `reasoning_content` has an empty `<think>…</think>` block in its
-   *   trainable text — the template writes it there, so it is trained (spec "One target", case 1); right when the
+   *   trainable text — the template writes it there, so it is trained (docs/loss-mask-rules.md "One target", case 1); right when the
    *   data was generated with thinking on, wrong when it was generated with thinking off (then set the kwarg);
    * - `probe_render_failed`: a render needed for a template-wide finding raised (the finding is then null);
    * - `reasoning_with_thinking_off`: the probe has reasoning and the template's thinking is off (the row is an error in a run);
@@ -140,7 +140,7 @@ export interface ProbeDecisions {
   generationPrompt: { text: string | null; prefill: string | null; opensReasoning: boolean; thinkingOff: boolean; evidence: string };
 }
 
-/** The model's stop tokens and how turns end (spec "A turn that ends at the next role marker"). */
+/** The model's stop tokens and how turns end (docs/loss-mask-rules.md "A turn that ends at the next role marker"). */
 export interface StopTokenFindings {
   /** The stop tokens (`generation_config.json` `eos_token_id`, else `eos_token`). */
   tokens: string[];
@@ -158,7 +158,7 @@ export interface TemplateCheck {
   mask: MaskPolicy;
   /**
    * True when every probe the template rendered gives one record per
-   * conversation with every completion found by case 1 (spec "One target");
+   * conversation with every completion found by case 1 (docs/loss-mask-rules.md "One target");
    * `prefixBreaks` says where not. Probes on which the template raised are not
    * counted (they are in `warnings` as `template_error`).
    */
@@ -175,10 +175,10 @@ export interface TemplateCheck {
    * no system message, minus a leading `bos_token` (e.g. Kimi-K2 instruct's
    * `<|im_system|>system<|im_middle|>You are a helpful assistant<|im_end|>`,
    * Llama-3.1's date header block); null when it writes nothing. Under policy
-   * `non-system` this text is trainable (spec "Policy non-system").
+   * `non-system` this text is trainable (docs/loss-mask-rules.md "Policy non-system").
    */
   defaultSystemPrompt: string | null;
-  /** `G` of the first assistant turn: `R([user], gen=True)` minus `R([user])` (spec "One target"); null when it could not be rendered. */
+  /** `G` of the first assistant turn: `R([user], gen=True)` minus `R([user])` (docs/loss-mask-rules.md "One target"); null when it could not be rendered. */
   generationPrompt: string | null;
   /** The header the template writes before an assistant turn that is in the history (not the last turn); null when it could not be rendered. */
   assistantHeader: string | null;
@@ -200,7 +200,7 @@ export interface TemplateCheck {
   records: ProbeRecords[];
   /** Special tokens that occur in the probe renders (longest first), for highlighting. */
   specialTokensSeen: string[];
-  /** Grouping the displayed `records` were built with (spec "Record grouping"). */
+  /** Grouping the displayed `records` were built with (docs/loss-mask-rules.md "Record grouping"). */
   grouping: Grouping;
   /**
    * What the records of the probes cost (probes the template renders, under the check's mask policy):
@@ -329,7 +329,7 @@ function byFrequency(values: string[]): string[] {
  * reports what the template does to training records: prefix stability (and
  * where it breaks), the end-of-turn token that ends each trainable span, text
  * after it, a default system prompt, the generation-prompt scaffold, notes and
- * template errors. Spec `loss-mask.md` sections "One target", "Trainable span",
+ * template errors. `docs/loss-mask-rules.md` sections "One target", "Trainable span",
  * "One conversation, how many records", "Policy non-system".
  *
  * A template that raises on a probe does not fail the check: the probe gets
@@ -478,7 +478,7 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
         out.warnings.push({
           probe: probe.name,
           code: 'empty_think_trained',
-          message: `${turns}: no reasoning in the data; the trainable text holds the empty think block the template writes for such a turn (trained, spec case 1); if the data was generated with thinking off, set the template kwargs that turn it off`,
+          message: `${turns}: no reasoning in the data; the trainable text holds the empty think block the template writes for such a turn (trained: case 1 of the loss-mask rules, docs/loss-mask-rules.md); if the data was generated with thinking off, set the template kwargs that turn it off`,
         });
       }
       pr.prefixStable = stable;

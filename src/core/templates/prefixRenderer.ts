@@ -1,5 +1,5 @@
 /**
- * `R(n, gen)` over one conversation — the prefix renders the loss-mask rules are defined over (spec loss-mask.md
+ * `R(n, gen)` over one conversation — the prefix renders the loss-mask rules are defined over (docs/loss-mask-rules.md
  * "One target": `P_i = R(m[:i], gen=True)`, `H_i = R(m[:i], gen=False)`, `F_i = R(m[:i+1], gen=False)`) — in
  * about the time of one render instead of one render per prefix: the conversation is rendered once, traced
  * (jinja/prefixTrace.ts), and every prefix render that trace proves equal to the real one is served from it; any

@@ -1,7 +1,7 @@
 /**
  * What a chat template is given and how it writes reasoning, decided once per
  * template by rendering small probe conversations — never by the template's or
- * the model's name (spec `shared/spec/loss-mask.md` v1.4, "What the template is
+ * the model's name (docs/loss-mask-rules.md "What the template is
  * given", case 2b, "Reasoning the template drops from its own turn").
  *
  * Every decision keeps its evidence (a short, human-readable fact taken from the

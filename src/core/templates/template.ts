@@ -71,7 +71,7 @@ export class ChatTemplate {
   readonly hasGenerationBlocks: boolean;
   /**
    * What this template is given and how it writes reasoning, decided once by probe renders
-   * (probes.ts; spec loss-mask.md v1.4 "What the template is given").
+   * (probes.ts; docs/loss-mask-rules.md "What the template is given").
    */
   readonly probes: TemplateProbes;
 
@@ -106,12 +106,12 @@ export class ChatTemplate {
     return this.kwargs;
   }
 
-  /** Whether an assistant turn with tool calls and no text keeps `content: null` (spec loss-mask.md "No text"). */
+  /** Whether an assistant turn with tool calls and no text keeps `content: null` (docs/loss-mask-rules.md "No text"). */
   get keepNullToolCallContent(): boolean {
     return this.probes.nullContent.form === 'null';
   }
 
-  /** Whether tool-call `arguments` are given as objects rather than JSON strings (spec "Tool-call arguments"). */
+  /** Whether tool-call `arguments` are given as objects rather than JSON strings (docs/loss-mask-rules.md "Tool-call arguments"). */
   get objectToolArguments(): boolean {
     return this.probes.toolArguments.form === 'object';
   }
@@ -201,7 +201,7 @@ export class ChatTemplate {
   }
 
   /**
-   * Maps normalized messages to what this template is given (spec loss-mask.md v1.4 "What the template is
+   * Maps normalized messages to what this template is given (docs/loss-mask-rules.md "What the template is
    * given"), with the facts the loss-mask rules need per turn. See {@link adaptTurns}.
    */
   adaptMessages(messages: readonly Message[]): Message[] {
@@ -209,7 +209,7 @@ export class ChatTemplate {
   }
 
   /**
-   * Maps normalized messages to what this template is given (spec loss-mask.md v1.4 "What the template is given"):
+   * Maps normalized messages to what this template is given (docs/loss-mask-rules.md "What the template is given"):
    * - an assistant turn with tool calls and no text (`null`, `""`, whitespace) gets `null` when this template
    *   renders tool calls only that way, else `""`; every other `null` content becomes `""`;
    * - tool-call arguments as objects, or as JSON strings for a template that cannot render objects (Python

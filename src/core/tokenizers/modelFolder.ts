@@ -1,6 +1,6 @@
 /**
  * Reading a Hugging Face model folder's tokenizer-side files, shared by both
- * tokenizer loaders (tokenizer.ts, tiktoken.ts): `tokenizer_config.json`
+ * tokenizer loaders (tokenizer.ts, tiktoken/): `tokenizer_config.json`
  * special-token variables, the chat templates in `transformers`' precedence,
  * and the files hash / stamp a run records and caches by.
  */
@@ -45,7 +45,7 @@ export function hashModelFiles(folder: string, files: readonly string[], hasher 
 
 /**
  * The files besides the vocabulary that shape what a tokenizer folder renders and trains: its config, chat
- * templates and `generation_config.json` (the model's stop tokens, spec loss-mask.md "A turn that ends at the
+ * templates and `generation_config.json` (the model's stop tokens, docs/loss-mask-rules.md "A turn that ends at the
  * next role marker"). A missing file adds nothing to the hash, so folders without one keep their hash.
  */
 const TEMPLATE_FILES = ['tokenizer_config.json', 'chat_template.jinja', 'chat_template.json', 'generation_config.json'] as const;
@@ -53,7 +53,7 @@ const TEMPLATE_FILES = ['tokenizer_config.json', 'chat_template.jinja', 'chat_te
 /**
  * The tokenizer files hash a run records (`report.json` `tokenizer.hash`) for a model folder:
  * `tokenizer.json` and the template files by their bytes ({@link hashModelFiles}), or, for a
- * tiktoken folder (Kimi, tiktoken.ts), `tiktoken.model` by its sha256 and then the template files.
+ * tiktoken folder (Kimi, tiktoken/), `tiktoken.model` by its sha256 and then the template files.
  * @param folder an absolute model folder
  * @param tiktokenSha256 hex sha256 of `tiktoken.model` for a tiktoken folder; omitted: a tokenizer.json folder
  * @returns 16 hex characters
@@ -114,7 +114,7 @@ export function readGenerationStopIds(dir: string): number[] | undefined {
 }
 
 /**
- * The model's stop tokens as token strings (spec loss-mask.md "A turn that ends at the next role marker"):
+ * The model's stop tokens as token strings (docs/loss-mask-rules.md "A turn that ends at the next role marker"):
  * the tokens of `generation_config.json` `eos_token_id` when the folder has it, else the tokenizer's `eos_token`.
  * @param idToToken the loaded vocabulary's id → token string (added tokens by their content)
  * @returns the tokens (unknown ids left out) and where they came from

@@ -47,7 +47,7 @@ export function loadTokenizer(dir?: string): TargetTokenizer {
   if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new TokenizerLoadError(`tokenizer folder not found: ${folder}`);
   const tjPath = join(folder, 'tokenizer.json');
   const tcPath = join(folder, 'tokenizer_config.json');
-  // A tiktoken rank file without tokenizer.json (Kimi-K2 / K2.5): see tiktoken.ts.
+  // A tiktoken rank file without tokenizer.json (Kimi-K2 / K2.5): see tiktoken/.
   if (!existsSync(tjPath) && existsSync(join(folder, 'tiktoken.model'))) return loadTiktokenTokenizer(folder);
   if (!existsSync(tjPath)) throw new TokenizerLoadError(`${folder}: no tokenizer.json (nor tiktoken.model)`);
   const tokenizerJson = readJson(tjPath);

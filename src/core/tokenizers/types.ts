@@ -1,7 +1,7 @@
 /**
  * The shapes a loaded target-model tokenizer exposes to the rest of the
  * pipeline (templates, records, run), whatever its file format
- * (`tokenizer.json` via tokenizer.ts, `tiktoken.model` via tiktoken.ts).
+ * (`tokenizer.json` via tokenizer.ts, `tiktoken.model` via tiktoken/).
  */
 /** A chat template source with its name (`default` when the config holds a single string). */
 export interface NamedTemplate {
@@ -34,10 +34,10 @@ export interface TargetTokenizer {
   templates: NamedTemplate[];
   /** Variables for the chat template: bos_token, eos_token, pad_token, unk_token (strings; absent ones omitted). */
   specialTokenVars: SpecialTokenVars;
-  /** Contents of the added tokens marked `special: true` (end-of-turn tokens and the like), spec loss-mask.md "Trainable span". */
+  /** Contents of the added tokens marked `special: true` (end-of-turn tokens and the like), docs/loss-mask-rules.md "Trainable span". */
   specialTokens: string[];
   /**
-   * The tokens the model stops generating at (spec loss-mask.md "A turn that ends at the next role marker"):
+   * The tokens the model stops generating at (docs/loss-mask-rules.md "A turn that ends at the next role marker"):
    * `generation_config.json` `eos_token_id` (a number or a list) mapped to token strings, else `[eos_token]`.
    */
   stopTokens: string[];

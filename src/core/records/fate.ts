@@ -1,0 +1,95 @@
+/**
+ * The fate of a record and of a row, decided in one place (docs/loss-mask-rules.md "Records that
+ * are not written"): a record over the max length is dropped as `too_long`, or cut to it when
+ * truncation is on; a record left without a trainable token is dropped as `no_trainable_tokens`,
+ * one with fewer than the run's minimum as `too_few_trainable_tokens`; a row is written when one of
+ * its records is, errored when a target could not be located and
+ * nothing was written, dropped otherwise (with the reason of its last dropped record).
+ *
+ * `prepare` (records/rowProcessor.ts) decides with the exact loss mask; the record view can ask the
+ * same question with its counts, exact or estimated.
+ */
+
+/** Why a record is not written. */
+export type RecordDrop = 'too_long' | 'no_trainable_tokens' | 'too_few_trainable_tokens';
+
+/** The note a row gets for each record dropped, by reason (counted in the report). */
+export const RECORD_DROP_NOTES: Readonly<Record<RecordDrop, string>> = {
+  too_long: 'record_dropped_too_long',
+  no_trainable_tokens: 'record_dropped_no_trainable_tokens',
+  too_few_trainable_tokens: 'record_dropped_few_trainable_tokens',
+};
+
+/** The limits of a run that decide a record's fate. */
+export interface RecordLimits {
+  /** Longest record in tokens; undefined = no limit. */
+  maxLength?: number;
+  /** Keep the first `maxLength` tokens of a longer record instead of dropping it. */
+  truncate?: boolean;
+  /** Fewest trainable tokens a written record has (`--min-trainable-tokens`); default 1. */
+  minTrainableTokens?: number;
+}
+
+/**
+ * A record's fate: written (its first `keep` tokens, `trainable` of them trainable), or dropped.
+ * `truncated`: the record was cut to the max length (a cut record may still be dropped, when the cut
+ * leaves it no trainable token).
+ */
+export type RecordFate = { written: true; keep: number; truncated: boolean; trainable: number } | { written: false; reason: RecordDrop; truncated: boolean };
+
+/**
+ * Decides a record's fate from its length and its trainable tokens.
+ * @param tokens the record's length in tokens
+ * @param trainableIn the number of trainable tokens among the record's first `n` tokens
+ */
+export function recordFate(tokens: number, trainableIn: (n: number) => number, limits: RecordLimits): RecordFate {
+  let keep = tokens;
+  let truncated = false;
+  if (limits.maxLength !== undefined && tokens > limits.maxLength) {
+    if (!limits.truncate) return { written: false, reason: 'too_long', truncated: false };
+    keep = limits.maxLength;
+    truncated = true;
+  }
+  const trainable = trainableIn(keep);
+  if (trainable === 0) return { written: false, reason: 'no_trainable_tokens', truncated };
+  if (trainable < Math.max(1, limits.minTrainableTokens ?? 1)) return { written: false, reason: 'too_few_trainable_tokens', truncated };
+  return { written: true, keep, truncated, trainable };
+}
+
+/** {@link recordFate} of a record with its loss mask (one 0 / 1 per token). */
+export function maskedRecordFate(mask: readonly number[], limits: RecordLimits): RecordFate {
+  return recordFate(
+    mask.length,
+    (n) => {
+      let sum = 0;
+      for (let i = 0; i < n; i++) sum += mask[i];
+      return sum;
+    },
+    limits,
+  );
+}
+
+/** What a row's records came to, for {@link rowFate}. */
+export interface RowRecordsOutcome {
+  /** Records written. */
+  written: number;
+  /** The drop reasons of the records not written, in record order. */
+  drops: readonly RecordDrop[];
+  /** Targets whose completion could not be located in the render (errored targets). */
+  targetErrors: readonly { reason: string; message: string }[];
+}
+
+/** A row's fate once its records are decided. */
+export type RowFate = { fate: 'written' } | { fate: 'dropped'; reason: RecordDrop } | { fate: 'errored'; targetError: { reason: string; message: string } };
+
+/**
+ * Decides a row's fate from its records: written when at least one record is; else errored with the
+ * first target error when there is one; else dropped with the reason of the last dropped record
+ * (`no_trainable_tokens` when the row had no record at all: no target under the mask policy; a
+ * conversation that `--long split` could not place anywhere counts as a `too_long` drop).
+ */
+export function rowFate(o: RowRecordsOutcome): RowFate {
+  if (o.written > 0) return { fate: 'written' };
+  if (o.targetErrors.length > 0) return { fate: 'errored', targetError: o.targetErrors[0] };
+  return { fate: 'dropped', reason: o.drops.length ? o.drops[o.drops.length - 1] : 'no_trainable_tokens' };
+}

@@ -1,0 +1,323 @@
+/**
+ * The extension's settings as data: every `eagle3prep.*` key with its type and default, the allowed
+ * values of the enumerations, the minimums, and the validation that turns a raw value (whatever a
+ * settings.json holds) into a typed one. `config.ts` reads VS Code's configuration through this;
+ * test/unit/vscode-manifest.test.ts checks it against package.json `contributes.configuration`.
+ *
+ * Pure: no `vscode` import (unit-tested in plain node).
+ */
+import { REASONING_MODES, type ReasoningMode } from '../core/generate/client';
+import { GROUPINGS, type Grouping } from '../core/records/mask';
+import { LONG_POLICIES, OUTPUT_FORMATS, type LongPolicy, type OutputFormat } from '../core/run/contract';
+import { MASK_POLICIES, REASONING_POLICIES, isMaskPolicy, type MaskPolicy, type ReasoningPolicy } from '../core/types';
+
+/** Where report.md is shown after a run (`eagle3prep.openReport`); the default first. */
+export const OPEN_REPORT_MODES = ['preview', 'editor', 'none'] as const;
+
+/** One of {@link OPEN_REPORT_MODES}. */
+export type OpenReportMode = (typeof OPEN_REPORT_MODES)[number];
+
+/** The type of each setting, by key without the `eagle3prep.` section. */
+export interface SettingTypes {
+  tokenizerPath: string;
+  maskPolicy: MaskPolicy;
+  maxLength: number | null;
+  truncate: boolean;
+  longRecords: LongPolicy;
+  grouping: Grouping;
+  minTrainableTokens: number;
+  templateKwargs: Record<string, unknown>;
+  reasoning: ReasoningPolicy;
+  outputDirectory: string;
+  openReport: OpenReportMode;
+  outputFormat: OutputFormat;
+  modelFolders: string[];
+  'generate.servers': string[];
+  'generate.model': string;
+  'generate.concurrency': number | null;
+  'generate.maxTokens': number | null;
+  'generate.timeoutSeconds': number | null;
+  'generate.reasoning': ReasoningMode;
+  'generate.preflightSeconds': number;
+  'datasets.include': string[];
+  'datasets.exclude': string[];
+  'datasets.maxFiles': number;
+  'diagnostics.enabled': boolean;
+  'diagnostics.maxProblems': number;
+  'hover.maxTokenizedCharacters': number;
+}
+
+/** A setting's key without the `eagle3prep.` section, e.g. `maskPolicy`, `datasets.include`. */
+export type SettingKey = keyof SettingTypes;
+
+/** The groups of dotted keys (`eagle3prep.datasets.*`, …), for configuration-change checks. */
+export type SettingGroup = 'generate' | 'datasets' | 'diagnostics' | 'hover';
+
+/** Every setting's default: the value used when the user set nothing, equal to package.json's `default`. */
+export const SETTING_DEFAULTS: Readonly<SettingTypes> = {
+  tokenizerPath: '',
+  maskPolicy: MASK_POLICIES[0],
+  maxLength: null,
+  truncate: false,
+  longRecords: LONG_POLICIES[0],
+  grouping: GROUPINGS[0],
+  minTrainableTokens: 1,
+  templateKwargs: {},
+  reasoning: REASONING_POLICIES[0],
+  outputDirectory: '',
+  openReport: OPEN_REPORT_MODES[0],
+  outputFormat: OUTPUT_FORMATS[0],
+  modelFolders: [],
+  'generate.servers': [],
+  'generate.model': '',
+  'generate.concurrency': null,
+  'generate.maxTokens': null,
+  'generate.timeoutSeconds': null,
+  'generate.reasoning': REASONING_MODES[0],
+  'generate.preflightSeconds': 3,
+  'datasets.include': ['**/*.{jsonl,ndjson,json,traj,parquet}', '**/*.{jsonl,ndjson,json,traj}.{gz,zst}'],
+  'datasets.exclude': [
+    '**/node_modules/**',
+    '**/.git/**',
+    '**/.vscode/**',
+    '**/*.eagle3/**',
+    '**/{package,package-lock,tsconfig,jsconfig,tokenizer,tokenizer_config,special_tokens_map,generation_config,added_tokens,launch,settings}.json',
+  ],
+  'datasets.maxFiles': 5000,
+  'diagnostics.enabled': true,
+  'diagnostics.maxProblems': 1000,
+  'hover.maxTokenizedCharacters': 8192,
+};
+
+/** The allowed values of the enumerated settings (package.json `enum`), in the order offered. */
+export const SETTING_CHOICES = {
+  maskPolicy: MASK_POLICIES,
+  longRecords: LONG_POLICIES,
+  grouping: GROUPINGS,
+  openReport: OPEN_REPORT_MODES,
+  outputFormat: OUTPUT_FORMATS,
+  reasoning: REASONING_POLICIES,
+  'generate.reasoning': REASONING_MODES,
+} as const satisfies Partial<Record<SettingKey, readonly string[]>>;
+
+/** The smallest value of the numeric settings (package.json `minimum`); a smaller one is not used. */
+export const SETTING_MINIMUMS = {
+  maxLength: 1,
+  minTrainableTokens: 1,
+  'generate.concurrency': 1,
+  'generate.maxTokens': 1,
+  'generate.timeoutSeconds': 1,
+  'generate.preflightSeconds': 1,
+  'datasets.maxFiles': 1,
+  'diagnostics.maxProblems': 1,
+  'hover.maxTokenizedCharacters': 1024,
+} as const satisfies Partial<Record<SettingKey, number>>;
+
+/** The raw value of a setting (VS Code's effective value: folder, workspace, user, else the default). */
+export type SettingsSource = (key: SettingKey) => unknown;
+
+/** The value a user, workspace or folder setting gives `key`, or undefined when none does (the default applies). */
+export type ExplicitSettings = (key: SettingKey) => unknown;
+
+/** Receives a message when a setting's value is invalid and a fallback is used. */
+export type SettingWarning = (message: string) => void;
+
+/** `value` when it is one of `choices`, else `fallback`. */
+export function oneOf<T extends string>(value: unknown, choices: readonly T[], fallback: T): T {
+  return choices.find((c) => c === value) ?? fallback;
+}
+
+/** The strings of a list setting with blanks left out; undefined when the value is not a list. */
+export function stringList(value: unknown): string[] | undefined {
+  return Array.isArray(value) ? value.filter((x): x is string => typeof x === 'string' && x.trim() !== '') : undefined;
+}
+
+/** A positive number, else undefined (null, 0, negatives and non-numbers alike). */
+export function positiveNumber(value: unknown): number | undefined {
+  return typeof value === 'number' && value > 0 ? value : undefined;
+}
+
+/** An integer at least `min`, else `fallback`. */
+export function integerAtLeast(value: unknown, min: number, fallback: number): number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= min ? value : fallback;
+}
+
+/** `eagle3prep.maskPolicy`: a known policy, else the default with a warning. */
+export function maskPolicySetting(value: unknown, warn: SettingWarning = () => {}): MaskPolicy {
+  if (isMaskPolicy(value)) return value;
+  warn(`eagle3prep.maskPolicy "${String(value)}" is not one of ${MASK_POLICIES.join(', ')}; using "${SETTING_DEFAULTS.maskPolicy}".`);
+  return SETTING_DEFAULTS.maskPolicy;
+}
+
+/** `eagle3prep.maxLength`: a positive integer; null, 0 or nothing = no limit (undefined); anything else is no limit with a warning. */
+export function maxLengthSetting(value: unknown, warn: SettingWarning = () => {}): number | undefined {
+  if (value === null || value === undefined || value === 0) return undefined;
+  if (typeof value === 'number' && Number.isInteger(value) && value >= SETTING_MINIMUMS.maxLength) return value;
+  warn(`eagle3prep.maxLength ${JSON.stringify(value)} is not a positive integer; no limit applied.`);
+  return undefined;
+}
+
+/** `eagle3prep.templateKwargs`: a copy of the object, else `{}` with a warning. */
+export function templateKwargsSetting(value: unknown, warn: SettingWarning = () => {}): Record<string, unknown> {
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return { ...(value as Record<string, unknown>) };
+  warn('eagle3prep.templateKwargs must be an object; ignored.');
+  return {};
+}
+
+/**
+ * `eagle3prep.longRecords` (CLI `--long`): when no setting gives it, the legacy `eagle3prep.truncate`
+ * decides (`truncate` when on, else `drop`); an invalid value keeps that with a warning.
+ */
+export function longRecordsSetting(explicit: unknown, truncate: boolean, warn: SettingWarning = () => {}): LongPolicy {
+  const fallback: LongPolicy = truncate ? 'truncate' : 'drop';
+  if (explicit === undefined) return fallback;
+  const v = LONG_POLICIES.find((p) => p === explicit);
+  if (v) return v;
+  warn(`eagle3prep.longRecords "${String(explicit)}" is not one of ${LONG_POLICIES.join(', ')}; using "${fallback}".`);
+  return fallback;
+}
+
+/** `eagle3prep.grouping`: `exact` or `merged`, else `exact` with a warning. */
+export function groupingSetting(value: unknown, warn: SettingWarning = () => {}): Grouping {
+  const v = GROUPINGS.find((g) => g === value);
+  if (v) return v;
+  warn(`eagle3prep.grouping "${String(value)}" is not exact or merged; using "exact".`);
+  return SETTING_DEFAULTS.grouping;
+}
+
+/** `eagle3prep.reasoning`: `keep` or `drop`, else `keep` with a warning. */
+export function reasoningSetting(value: unknown, warn: SettingWarning = () => {}): ReasoningPolicy {
+  const v = REASONING_POLICIES.find((r) => r === value);
+  if (v) return v;
+  warn(`eagle3prep.reasoning "${String(value)}" is not keep or drop; using "${SETTING_DEFAULTS.reasoning}".`);
+  return SETTING_DEFAULTS.reasoning;
+}
+
+/** `eagle3prep.minTrainableTokens`: a positive integer, else 1 with a warning. */
+export function minTrainableTokensSetting(value: unknown, warn: SettingWarning = () => {}): number {
+  const v = integerAtLeast(value, SETTING_MINIMUMS.minTrainableTokens, SETTING_DEFAULTS.minTrainableTokens);
+  if (v !== value) warn(`eagle3prep.minTrainableTokens ${JSON.stringify(value)} is not a positive integer; using 1.`);
+  return v;
+}
+
+/** `eagle3prep.outputFormat` (CLI `--format`): one of jsonl, parquet, both, else `jsonl` with a warning. */
+export function outputFormatSetting(value: unknown, warn: SettingWarning = () => {}): OutputFormat {
+  const v = OUTPUT_FORMATS.find((f) => f === value);
+  if (v) return v;
+  warn(`eagle3prep.outputFormat "${String(value)}" is not one of ${OUTPUT_FORMATS.join(', ')}; using "${SETTING_DEFAULTS.outputFormat}".`);
+  return SETTING_DEFAULTS.outputFormat;
+}
+
+/** The settings that shape a prepare run (and the hover, mask view and row checks), validated; paths not yet expanded. */
+export interface PrepareSettingValues {
+  /** `eagle3prep.tokenizerPath` as written (`''` = the embedded default). */
+  tokenizerPath: string;
+  mask: MaskPolicy;
+  /** undefined = no limit. */
+  maxLength?: number;
+  truncate: boolean;
+  /** `eagle3prep.longRecords` (CLI `--long`); `truncate` when the legacy `eagle3prep.truncate` is set and this one is not. */
+  long: LongPolicy;
+  /** `eagle3prep.grouping` (CLI `--grouping`). */
+  grouping: Grouping;
+  /** `eagle3prep.minTrainableTokens` (CLI `--min-trainable-tokens`). */
+  minTrainableTokens: number;
+  templateKwargs: Record<string, unknown>;
+  /** `eagle3prep.reasoning` (CLI `--reasoning`): keep (default) or drop the data's reasoning before rendering. */
+  reasoning: ReasoningPolicy;
+  /** `eagle3prep.outputDirectory` as written (`''` = beside the input). */
+  outputDirectory: string;
+  openReport: OpenReportMode;
+  /** The record files (`eagle3prep.outputFormat`, `PrepareOptions.format`). */
+  format: OutputFormat;
+}
+
+/**
+ * Reads and validates the prepare settings; invalid values fall back to the defaults and are reported
+ * through `warn`. `explicit` tells whether a setting was given at all (only `longRecords` asks: unset,
+ * it follows the legacy `truncate`); by default nothing is.
+ */
+export function prepareSettingsFrom(get: SettingsSource, warn: SettingWarning = () => {}, explicit: ExplicitSettings = () => undefined): PrepareSettingValues {
+  const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+  const truncate = get('truncate') === true;
+  return {
+    tokenizerPath: text(get('tokenizerPath')),
+    mask: maskPolicySetting(get('maskPolicy'), warn),
+    maxLength: maxLengthSetting(get('maxLength'), warn),
+    truncate,
+    long: longRecordsSetting(explicit('longRecords'), truncate, warn),
+    grouping: groupingSetting(get('grouping'), warn),
+    minTrainableTokens: minTrainableTokensSetting(get('minTrainableTokens'), warn),
+    templateKwargs: templateKwargsSetting(get('templateKwargs'), warn),
+    reasoning: reasoningSetting(get('reasoning'), warn),
+    outputDirectory: text(get('outputDirectory')),
+    openReport: oneOf(get('openReport'), OPEN_REPORT_MODES, SETTING_DEFAULTS.openReport),
+    format: outputFormatSetting(get('outputFormat'), warn),
+  };
+}
+
+/** The generation settings (`eagle3prep.generate.*` but the servers, which follow the trust rule). */
+export interface GenerateSettingValues {
+  /** undefined = the first model the server lists. */
+  model?: string;
+  concurrency?: number;
+  maxTokens?: number;
+  timeoutMs?: number;
+  reasoning: ReasoningMode;
+  /** `eagle3prep.generate.preflightSeconds`: how long the preflight waits for each server, s. */
+  preflightSeconds: number;
+}
+
+/** Reads the generation settings; a value that is not a positive number means "not set". */
+export function generateSettingsFrom(get: SettingsSource): GenerateSettingValues {
+  const model = get('generate.model');
+  const timeout = positiveNumber(get('generate.timeoutSeconds'));
+  return {
+    model: typeof model === 'string' && model ? model : undefined,
+    concurrency: positiveNumber(get('generate.concurrency')),
+    maxTokens: positiveNumber(get('generate.maxTokens')),
+    timeoutMs: timeout ? timeout * 1000 : undefined,
+    reasoning: oneOf(get('generate.reasoning'), REASONING_MODES, SETTING_DEFAULTS['generate.reasoning']),
+    preflightSeconds: positiveNumber(get('generate.preflightSeconds')) ?? SETTING_DEFAULTS['generate.preflightSeconds'],
+  };
+}
+
+/** Which files the Datasets view and "Prepare all" consider. */
+export interface DatasetDiscoverySettings {
+  include: string[];
+  exclude: string[];
+  maxFiles: number;
+}
+
+/** Reads the discovery settings; a value that is not a list of globs gives the default list. */
+export function datasetDiscoveryFrom(get: SettingsSource): DatasetDiscoverySettings {
+  return {
+    include: stringList(get('datasets.include')) ?? [...SETTING_DEFAULTS['datasets.include']],
+    exclude: stringList(get('datasets.exclude')) ?? [...SETTING_DEFAULTS['datasets.exclude']],
+    maxFiles: integerAtLeast(get('datasets.maxFiles'), SETTING_MINIMUMS['datasets.maxFiles'], SETTING_DEFAULTS['datasets.maxFiles']),
+  };
+}
+
+/** The Problems panel settings. */
+export interface DiagnosticsSettingValues {
+  enabled: boolean;
+  maxProblems: number;
+}
+
+/** Reads the Problems panel settings (on unless set to `false`). */
+export function diagnosticsSettingsFrom(get: SettingsSource): DiagnosticsSettingValues {
+  return {
+    enabled: get('diagnostics.enabled') !== false,
+    maxProblems: integerAtLeast(get('diagnostics.maxProblems'), SETTING_MINIMUMS['diagnostics.maxProblems'], SETTING_DEFAULTS['diagnostics.maxProblems']),
+  };
+}
+
+/** `eagle3prep.hover.maxTokenizedCharacters`: a positive number, else the default. */
+export function hoverCapFrom(get: SettingsSource): number {
+  return positiveNumber(get('hover.maxTokenizedCharacters')) ?? SETTING_DEFAULTS['hover.maxTokenizedCharacters'];
+}
+
+/** `eagle3prep.modelFolders`: the string entries (blanks left out), else none. */
+export function modelFoldersFrom(get: SettingsSource): string[] {
+  return stringList(get('modelFolders')) ?? [];
+}
