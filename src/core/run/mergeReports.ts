@@ -18,7 +18,7 @@ import { ParquetRecordsOutput, readParquetRecords, removeStaleRecordFiles } from
 import type { TokenizedRecord } from '../types';
 import type { FileReport, PrepareResult } from './contract';
 import type { RowShape } from './shapes';
-import { computeTotals, runFailures } from './accounting';
+import { computeTotals, emptyFileReport, runFailures } from './accounting';
 import { readReport, writeReports } from './report';
 import { applyStatus } from './status';
 import { mergeLengthStats } from './stats';
@@ -107,23 +107,13 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
       if (p.rowsInFile === undefined || p.rowsInFile !== inFile)
         throw new MergeError(`${f0.file}: the shards saw different row counts (${parts.map((x) => x.rowsInFile).join(', ')})`);
     }
+    const { shapes: _none, ...empty } = emptyFileReport(f0.file);
     const m: FileReport = {
-      file: f0.file,
+      ...empty,
       format: f0.format,
       evidence: f0.evidence,
-      rowsRead: 0,
-      rowsWritten: 0,
-      recordsWritten: 0,
-      rowsSetAside: 0,
-      rowsDropped: 0,
-      rowsErrored: 0,
-      dropped: {},
-      errors: [],
-      notes: {},
-      unreadFields: {},
+      // Shapes: summed while every shard counted them; a shard of an older version leaves them uncounted (every template finding counts).
       ...(parts.every((q) => q.shapes) ? { shapes: {} } : {}),
-      trainableTokens: 0,
-      totalTokens: 0,
       ...(f0.input ? { input: f0.input } : {}),
     };
     // Every shard must have read the same bytes of the input (size and mtime), or the rows were not one file.

@@ -156,37 +156,19 @@ export function recordSegments(text: string, spans: readonly Span[], specialToke
  * bleeds to the end of the terminal line; a trained line break shows as `↵`.
  */
 function highlight(text: string, spans: readonly Span[], specialTokens: readonly string[], color: boolean): string {
-  // Cut points: span boundaries and special-token boundaries.
-  const cuts = new Set<number>([0, text.length]);
-  for (const [a, b] of spans) cuts.add(a).add(b);
-  const specialAt = new Map<number, number>();
-  if (specialTokens.length) {
-    const re = new RegExp(specialTokens.map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
-    for (let m = re.exec(text); m; m = re.exec(text)) {
-      specialAt.set(m.index, m.index + m[0].length);
-      cuts.add(m.index).add(m.index + m[0].length);
-    }
-  }
-  const points = [...cuts].sort((x, y) => x - y);
-  const inSpan = (p: number) => spans.some(([a, b]) => p >= a && p < b);
+  const segments = recordSegments(text, spans, specialTokens);
   let out = '';
-  let specialEnd = -1;
-  for (let k = 0; k + 1 < points.length; k++) {
-    const [a, b] = [points[k], points[k + 1]];
-    if (specialAt.has(a)) specialEnd = specialAt.get(a)!;
-    const special = a < specialEnd;
-    const trained = inSpan(a);
-    const piece = text.slice(a, b);
+  segments.forEach(({ text: piece, trained, special }, k) => {
     if (!color) {
-      const opens = trained && !inSpan(a - 1);
-      const closes = trained && !inSpan(b);
+      const opens = trained && !segments[k - 1]?.trained;
+      const closes = trained && !segments[k + 1]?.trained;
       out += (opens ? '⟦' : '') + piece + (closes ? '⟧' : '');
-      continue;
+      return;
     }
     const style = (trained ? ANSI.trainBg : '') + (special ? (trained ? ANSI.bold : ANSI.dim) : '');
     // A trained line break is shown as a highlighted `↵` so that trained blank lines stay visible.
     const lines = piece.split('\n').map((s) => (s && style ? style + s + ANSI.reset : s));
     out += lines.join(trained ? `${ANSI.trainBg}${ANSI.dim}↵${ANSI.reset}\n` : '\n');
-  }
+  });
   return out;
 }
