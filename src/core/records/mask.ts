@@ -453,6 +453,9 @@ function fromGenerationBlocks(
   if (spans.length === assistants.length) {
     const want = new Set(targets);
     chosen = spans.filter((_, k) => want.has(assistants[k]));
+    // The turn's text in its own block (spec "When the template dropped something the source has").
+    if (assistants.some((i, k) => want.has(i) && !contentShown(messages[i].content ?? '', text.slice(spans[k][0], spans[k][1]))))
+      out.notes.push('content_not_rendered');
   } else {
     out.notes.push('generation_blocks_unmatched');
     chosen = targets.length === 1 && spans.length ? [spans[spans.length - 1]] : spans;
