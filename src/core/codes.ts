@@ -238,6 +238,29 @@ export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
       "the template has no tool-call support for this shape: use the target model's tool-use template (tokenizer_config.json chat_template list) or check the tool_calls fields",
     changesData: true,
   },
+  content_not_rendered: {
+    kind: 'note',
+    meaning:
+      "an assistant turn's text is not in its rendered completion: the chat template dropped or rewrote it (e.g. text beside tool calls, or text it splits at a </think> tag), so the record trains something else than the source turn",
+    remedy:
+      "run eagle3-prep check-template and inspect the record: if the model writes such text, use the model's own template (or its tool-use template); otherwise fix or filter these rows",
+    changesData: true,
+  },
+  stop_token_inside_turn: {
+    kind: 'note',
+    meaning:
+      'a trained turn spells out one of the model\'s stop tokens or its own end-of-turn token (e.g. "<|im_end|>") before its end: the tokenizer reads it as that token (as the server does), and the model stops there and never writes the rest',
+    remedy:
+      'rewrite the text so it does not spell the token (e.g. "< |im_end| >"), or filter these rows; the records are written as the server would tokenize them',
+    changesData: true,
+  },
+  prompt_not_renderable: {
+    kind: 'error',
+    meaning:
+      "an assistant turn whose prompt the chat template cannot render (it raises on the conversation before the turn, e.g. a greeting before any user turn): no server prompt leads to it, so it is not trained; the row's other turns are written, with it as history",
+    remedy: 'nothing to do for a scripted greeting (it stays context of later turns); otherwise start the conversation with a user turn',
+    changesData: true,
+  },
   record_dropped_too_long: {
     kind: 'note',
     meaning: 'a record of a written row was longer than --max-length and dropped',

@@ -339,3 +339,136 @@ test('Llama-3.1: inline <think> in the content is kept exactly as written (the t
     ['<think>\nAdd 3 and 4.\n</think>\n\n3+4 equals 7.<|eot_id|>', 1],
   ]);
 });
+
+// ---------------------------------------------------------------- what the template drops or cuts short
+
+const SEARCH_TOOLS = [
+  { type: 'function', function: { name: 'search', description: 'Search.', parameters: { type: 'object', properties: { q: { type: 'string' } } } } },
+];
+const SEARCH_ROW: Message[] = [
+  { role: 'user', content: 'find x' },
+  { role: 'assistant', content: "I'll search for x first.", tool_calls: [{ id: 'c1', type: 'function', function: { name: 'search', arguments: { q: 'x' } } }] },
+  { role: 'tool', tool_call_id: 'c1', content: 'x found' },
+  { role: 'assistant', content: 'Found x.' },
+];
+const trainedTexts = (r: ConversationRecords) => r.records.map((rec) => rec.spans.map(([a, b]) => rec.text.slice(a, b)));
+
+test('content_not_rendered: Llama-3.1 drops the text beside a tool call; Qwen3 splits an answer at a literal </think>; text a template writes (trimmed, beside calls) is not flagged', () => {
+  const llama = family(buildModelFolder({ base: 'llama3_1', template: readFileSync(join(FIX, 'llama3_1', 'chat_template.jinja'), 'utf8') }));
+  const l = llama.build(SEARCH_ROW, { tools: SEARCH_TOOLS });
+  assert.deepEqual(l.notes, ['content_not_rendered']);
+  assert.deepEqual(trainedTexts(l), [['{"name": "search", "parameters": {"q": "x"}}<|eot_id|>', 'Found x.<|eot_id|>']]);
+  const qwen3 = family(fixtureModelFolder('Qwen-Qwen3-0.6B'));
+  const q = qwen3.build([
+    { role: 'user', content: 'q' },
+    { role: 'assistant', content: 'Write <think> to open and </think> to close. That is all.' },
+  ]);
+  assert.deepEqual(q.notes, ['content_not_rendered']);
+  assert.deepEqual(trainedTexts(q), [['<think>\n to open and \n</think>\n\n to close. That is all.<|im_end|>']]);
+  // Qwen3 writes the text beside its calls; surrounding whitespace is compared trimmed.
+  const calls = qwen3.build(SEARCH_ROW, { tools: SEARCH_TOOLS });
+  assert.deepEqual(calls.notes, []);
+  assert.equal(
+    trainedTexts(calls)[0][0],
+    '<think>\n\n</think>\n\nI\'ll search for x first.\n<tool_call>\n{"name": "search", "arguments": {"q": "x"}}\n</tool_call><|im_end|>',
+  );
+  assert.deepEqual(
+    qwen3.build([
+      { role: 'user', content: 'q' },
+      { role: 'assistant', content: '\n\n  Paris.  \n\n' },
+    ]).notes,
+    [],
+  );
+});
+
+test('stop_token_inside_turn: a trained turn spelling <|im_end|> or <|endoftext|> (Qwen3 stop tokens) before its end is noted; other special tokens and a template ending "<|end|>\\n<|endoftext|>" are not', async () => {
+  const qwen3 = family(fixtureModelFolder('Qwen-Qwen3-0.6B'));
+  const off = { kwargs: { enable_thinking: false } };
+  const text = 'The token <|im_end|> ends a turn; <|endoftext|> ends the document.';
+  const r = qwen3.build(
+    [
+      { role: 'user', content: 'q' },
+      { role: 'assistant', content: text },
+    ],
+    off,
+  );
+  assert.deepEqual(r.notes, ['stop_token_inside_turn']);
+  // Matched as special tokens (as the server's tokenizer does): ids 151645 and 151643 inside the trained span.
+  await assertRecord(qwen3, r.records[0], [
+    ['<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n', 0],
+    [`${text}<|im_end|>`, 1],
+    ['\n', 0],
+  ]);
+  const ids = qwen3.tok.encode(r.records[0].text).ids;
+  assert.deepEqual([ids.filter((x) => x === 151645).length, ids.filter((x) => x === 151643).length], [3, 1]);
+  assert.deepEqual(
+    qwen3.build(
+      [
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: 'Write <|endoftext|> at the end.' },
+      ],
+      off,
+    ).notes,
+    ['stop_token_inside_turn'],
+  );
+  assert.deepEqual(
+    qwen3.build(
+      [
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: 'A <|vision_start|> and <tool_call> tag.' },
+      ],
+      off,
+    ).notes,
+    [],
+  );
+  const phi = family(fixtureModelFolder('microsoft-Phi-3.5-mini-instruct'));
+  const p = phi.build([
+    { role: 'user', content: 'q' },
+    { role: 'assistant', content: 'Paris.' },
+  ]);
+  assert.deepEqual([p.notes, trainedTexts(p)], [[], [['Paris.<|end|>\n<|endoftext|>']]]);
+});
+
+test('prompt_not_renderable: an assistant greeting before any user turn (the template raises on R([], gen)) is an errored target; the next turn is trained with the greeting as history', async () => {
+  const greeting: Message[] = [
+    { role: 'assistant', content: 'Hello! How can I help?' },
+    { role: 'user', content: 'q' },
+    { role: 'assistant', content: 'a' },
+  ];
+  const qwen3 = family(fixtureModelFolder('Qwen-Qwen3-0.6B'));
+  const r = qwen3.build(greeting);
+  assert.deepEqual(r.notes, []);
+  assert.deepEqual(
+    r.targetErrors.map((e) => [e.index, e.reason]),
+    [[0, 'prompt_not_renderable']],
+  );
+  assert.match(
+    r.targetErrors[0].message,
+    /^assistant turn 0: the chat template raises on the conversation before it with a generation prompt \(UndefinedError: list object has no element 0\)/,
+  );
+  assert.deepEqual([r.records.length, r.records[0].targets], [1, [2]]);
+  await assertRecord(qwen3, r.records[0], [
+    ['<|im_start|>assistant\nHello! How can I help?<|im_end|>\n<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n', 0],
+    ['<think>\n\n</think>\n\na<|im_end|>', 1],
+    ['\n', 0],
+  ]);
+  const llama = family(buildModelFolder({ base: 'llama3_1', template: readFileSync(join(FIX, 'llama3_1', 'chat_template.jinja'), 'utf8') }));
+  const l = llama.build(greeting);
+  assert.deepEqual([l.targetErrors.map((e) => e.reason), trainedTexts(l)], [['prompt_not_renderable'], [['a<|eot_id|>']]]);
+});
+
+test('tool rows with object arguments on Qwen3-Coder, GLM-4.6 and MiniMax-M2 render (no template error) and train the call', () => {
+  for (const [name, call] of [
+    ['Qwen3-Coder', '<function=search>\n<parameter=q>\nx\n</parameter>\n</function>'],
+    ['GLM-4.6', '<tool_call>search\n<arg_key>q</arg_key>\n<arg_value>x</arg_value>\n</tool_call>'],
+    ['MiniMax-M2', '<invoke name="search">\n<parameter name="q">x</parameter>\n</invoke>'],
+  ] as const) {
+    const f = family(fixtureModelFolder(name));
+    const r = f.build(SEARCH_ROW, { tools: SEARCH_TOOLS });
+    assert.deepEqual(r.targetErrors, [], name);
+    const trained = trainedTexts(r).flat();
+    assert.equal(trained.length, 2, name);
+    assert.ok(trained[0].includes(call), `${name}: ${JSON.stringify(trained[0])}`);
+    assert.ok(trained[0].includes("I'll search for x first."), name);
+  }
+});

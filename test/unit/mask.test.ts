@@ -266,6 +266,20 @@ test('{% generation %} blocks: trainable spans come from the blocks', () => {
     rec.spans.map(([a, b]) => rec.text.slice(a, b)),
     ['b<|im_end|>', 'd<|im_end|>'],
   );
+  assert.deepEqual(all.notes, []);
+  // A block that does not hold the turn's text (this one keeps the text before a marker) is noted.
+  const cut = new ChatTemplate({ name: 'default', source: source.replace('{{ m.content }}', "{{ m.content.split('##')[0] }}") }, {});
+  const cutRecs = buildRecords(
+    { id: 'g', source: { file: 'f', line: 1 }, messages: [msgs[0], { role: 'assistant', content: 'kept ## lost' }] },
+    cut,
+    sp,
+    'assistant',
+  );
+  assert.deepEqual(cutRecs.notes, ['content_not_rendered']);
+  assert.deepEqual(
+    cutRecs.records[0].spans.map(([a, b]) => cutRecs.records[0].text.slice(a, b)),
+    ['kept <|im_end|>'],
+  );
   const last = buildRecords({ id: 'g', source: { file: 'f', line: 1 }, messages: msgs }, ct, sp, 'last-assistant');
   assert.deepEqual(
     last.records[0].spans.map(([a, b]) => last.records[0].text.slice(a, b)),

@@ -13,7 +13,8 @@ import { prepare } from '../../src/core/run/pipeline';
 import { ChatTemplate } from '../../src/core/templates/template';
 import { loadTokenizer, TokenizerLoadError } from '../../src/core/tokenizers/tokenizer';
 import type { Message } from '../../src/core/types';
-import { CODES } from '../../src/core/codes';
+import { CODES, isDataChanging } from '../../src/core/codes';
+import { dataChangingCodes } from '../../src/core/run/status';
 import { buildModelFolder, fixtureModelFolder, kimiModelFolder, lenmlModelDir, TEMPLATE_FIXTURES, writeJsonl } from '../helpers';
 
 const FIX = join(__dirname, '..', 'fixtures');
@@ -208,6 +209,42 @@ test('prepare --reasoning: with thinking off, reasoning rows error naming both w
     assert.deepEqual(new Set(recs.map((r) => JSON.stringify(r.input_ids))).size, 1);
     assert.match(readFileSync(drop.outputs.reportMd, 'utf8'), /reasoning: `drop`/);
   }
+});
+
+test('prepare: a greeting before the first user turn is an errored target (the row is written, noted prompt_not_renderable); a row with only that turn is errored; content_not_rendered and stop_token_inside_turn are data-changing', async () => {
+  const greeting = { role: 'assistant', content: 'Hello! How can I help?' };
+  const file = writeJsonl([
+    { id: 'g', messages: [greeting, { role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }] },
+    { id: 'only', messages: [greeting, { role: 'user', content: 'q' }] },
+    {
+      id: 'stop',
+      messages: [
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: 'Say <|im_end|> then more.' },
+      ],
+    },
+    {
+      id: 'think',
+      messages: [
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: 'Write <think> to open and </think> to close.' },
+      ],
+    },
+  ]);
+  const r = await prepare({ inputs: [file], outDir: join(file, '..', 'out'), tokenizerDir: fixtureModelFolder('Qwen-Qwen3-0.6B') });
+  const f = r.files[0];
+  assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsErrored, f.recordsWritten], [4, 3, 1, 3]);
+  assert.equal(f.errors.length, 1);
+  assert.match(f.errors[0].message, /^prompt_not_renderable: assistant turn 0: the chat template raises on the conversation before it/);
+  // Noted on both rows (as template_unsupported is): the written one and the errored one.
+  assert.deepEqual([f.notes.prompt_not_renderable, f.notes.stop_token_inside_turn, f.notes.content_not_rendered], [2, 1, 1]);
+  const changing = dataChangingCodes(f).map((c) => c.code);
+  for (const code of ['prompt_not_renderable', 'stop_token_inside_turn', 'content_not_rendered']) {
+    assert.ok(changing.includes(code), code);
+    assert.ok(isDataChanging(code) && CODES[code].remedy, code);
+  }
+  // The remedy of reasoning_not_rendered names an option prepare has.
+  assert.match(CODES.reasoning_not_rendered.remedy!, /--reasoning drop/);
 });
 
 test('every note code the v1.4 rules write is in the code table with a meaning; the data-changing ones are flagged', () => {

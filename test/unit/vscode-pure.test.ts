@@ -150,6 +150,7 @@ test('prepareSettingsFrom: defaults, valid values, and invalid ones falling back
     grouping: 'exact',
     minTrainableTokens: 1,
     templateKwargs: {},
+    reasoning: 'keep',
     outputDirectory: '',
     openReport: 'preview',
     format: 'jsonl',
@@ -164,6 +165,7 @@ test('prepareSettingsFrom: defaults, valid values, and invalid ones falling back
         grouping: 'merged',
         minTrainableTokens: 8,
         templateKwargs: { enable_thinking: false },
+        reasoning: 'drop',
         outputDirectory: '/out',
         openReport: 'none',
         outputFormat: 'both',
@@ -178,22 +180,26 @@ test('prepareSettingsFrom: defaults, valid values, and invalid ones falling back
       grouping: 'merged',
       minTrainableTokens: 8,
       templateKwargs: { enable_thinking: false },
+      reasoning: 'drop',
       outputDirectory: '/out',
       openReport: 'none',
       format: 'both',
     },
   );
   const warnings: string[] = [];
-  const s = prepareSettingsFrom(source({ tokenizerPath: 7, truncate: 'yes', openReport: 'popup', maskPolicy: 'x', outputFormat: 'csv' }), (m) =>
-    warnings.push(m),
+  const s = prepareSettingsFrom(
+    source({ tokenizerPath: 7, truncate: 'yes', openReport: 'popup', maskPolicy: 'x', reasoning: 'sometimes', outputFormat: 'csv' }),
+    (m) => warnings.push(m),
   );
   assert.equal(s.tokenizerPath, '');
   assert.equal(s.truncate, false, 'only true turns truncation on');
   assert.equal(s.openReport, 'preview');
   assert.equal(s.mask, 'assistant');
   assert.equal(s.format, 'jsonl');
+  assert.equal(s.reasoning, 'keep');
   assert.deepEqual(warnings, [
     'eagle3prep.maskPolicy "x" is not one of assistant, last-assistant, non-system; using "assistant".',
+    'eagle3prep.reasoning "sometimes" is not keep or drop; using "keep".',
     'eagle3prep.outputFormat "csv" is not one of jsonl, parquet, both; using "jsonl".',
   ]);
 });

@@ -5,7 +5,7 @@
  * probe decisions (templates/probes.ts).
  */
 import { PrefixRenderer, type PrefixRenderStats } from '../templates/prefixRenderer';
-import { ChatTemplate, TemplateRenderError, type AdaptedTurns } from '../templates/template';
+import { ChatTemplate, TemplateBudgetError, TemplateRenderError, type AdaptedTurns } from '../templates/template';
 import { DEFAULT_REASONING_CLOSE, endsWithReasoningOpener, reasoningTags } from '../templates/probes';
 import type { Conversation, MaskPolicy, Message, ReasoningPolicy } from '../types';
 import { commonPrefixLength, SpecialTokenFinder, tokenBoundary } from './specialTokens';
@@ -61,13 +61,13 @@ export interface ConversationRecords {
   /**
    * Record-level notes (codes of docs/loss-mask-rules.md, once each): `generation_prompt_mismatch`, `template_rewrites_history`,
    * `prefill_not_rendered`, `reasoning_restored`, `reasoning_missing_after_prefill`, `reasoning_not_rendered`,
-   * `tool_calls_not_rendered`, `no_end_of_turn_token`, `stop_token_from_next_turn`, `inline_think_split`,
+   * `tool_calls_not_rendered`, `content_not_rendered`, `stop_token_inside_turn`, `no_end_of_turn_token`, `stop_token_from_next_turn`, `inline_think_split`,
    * `inline_think_kept`, `reasoning_dropped`, `generation_placeholder_removed`; grouping `merged`:
    * `merged_history_form`, `merged_fallback_exact`.
    */
   notes: string[];
-  /** Targets that could not be located (`template_unsupported`), with the message index and why. */
-  targetErrors: { index: number; reason: 'template_unsupported'; message: string }[];
+  /** Targets that could not be located (`template_unsupported`) or whose prompt the template cannot render (`prompt_not_renderable`), with the message index and why. */
+  targetErrors: { index: number; reason: TargetErrorReason; message: string }[];
   /** Number of targets the policy selected (0 = nothing to train on). */
   targetCount: number;
   /** How the prefix renders were obtained: from the conversation's one traced render (proven) or rendered for real (templates/prefixRenderer.ts). */
@@ -82,6 +82,13 @@ export interface ConversationRecords {
   /** Set when the row cannot be trained as it is (its reasoning with thinking off); `records` is then empty. */
   rowError?: { code: 'reasoning_with_thinking_off'; message: string };
 }
+
+/**
+ * Why a target is errored: `template_unsupported` (its completion cannot be located in the render),
+ * `prompt_not_renderable` (the template renders the conversation but raises on the prompt before the turn,
+ * e.g. a greeting before any user turn).
+ */
+export type TargetErrorReason = 'template_unsupported' | 'prompt_not_renderable';
 
 /** A string as JSON, for messages. */
 const q = (s: string) => JSON.stringify(s);
@@ -195,14 +202,32 @@ export function buildRecords(
   const stops = new Set(options.stopTokens ?? []);
   let current: TextRecord | null = null;
   const located: LocatedTarget[] = [];
+  // The conversation through its last target: a template that raises on it errors the row (docs/loss-mask-rules.md "Records that are not written").
+  if (targets.length) out.rendered = R(targets[targets.length - 1] + 1, false);
   for (const i of targets) {
-    const found = locateCompletion(i, R, adapted, template, tags, specials, notes);
+    let found: string | { error: string };
+    let P: string;
+    try {
+      found = locateCompletion(i, R, adapted, template, tags, specials, notes);
+      P = R(i, true);
+    } catch (e) {
+      // The template renders the whole conversation but not the prompt before this turn (an assistant greeting
+      // before any user turn: no server prompt leads to it). The turn is errored and stays history of later targets.
+      if (!(e instanceof TemplateRenderError) || e instanceof TemplateBudgetError) throw e;
+      out.targetErrors.push({
+        index: i,
+        reason: 'prompt_not_renderable',
+        message:
+          `assistant turn ${i}: the chat template raises on the conversation before it with a generation prompt (${e.message}), ` +
+          `so no server prompt leads to this turn; it is not trained (it stays in the history of later turns)`,
+      });
+      continue;
+    }
     if (typeof found !== 'string') {
       out.targetErrors.push({ index: i, reason: 'template_unsupported', message: found.error });
       continue;
     }
     let C = found;
-    const P = R(i, true);
     const m = messages[i];
     const reasoning = adapted.reasoning[i];
     // Reasoning the template drops from its own turn, put back into the empty wrapper it writes there.
@@ -215,6 +240,9 @@ export function buildRecords(
     }
     if (reasoning !== undefined && !reasoningShown(C, reasoning, template, tags)) notes.add('reasoning_not_rendered');
     if (m.tool_calls?.some((tc) => !C.includes(tc.function.name) && !(tc.id && C.includes(tc.id)))) notes.add('tool_calls_not_rendered');
+    // The turn's text as the template was given it (inline reasoning kept as written: the text after the block).
+    const content = adapted.inline[i]?.content ?? m.content ?? '';
+    if (!contentShown(content, C) && !contentShown(content, generationPromptOf(i, P, R) + C)) notes.add('content_not_rendered');
     // A turn that ends at the next role marker: the stop token the next turn's render starts with is the turn's end.
     if (specials.lastEnd(C, 0, C.length) < 0) {
       const end = stopTokenAfter(i, C, R(i + 1, false), messages, template, conv.tools, specials, stops);
@@ -227,6 +255,7 @@ export function buildRecords(
     const X = P + C;
     const eot = specials.lastEnd(X, P.length, X.length);
     const span: Span = [P.length, eot >= 0 ? eot : X.length];
+    if (stopTokenInside(X, span, specials, stops)) notes.add('stop_token_inside_turn');
     located.push({ index: i, P, X, span });
     if (current && P.startsWith(current.text)) {
       current.text = X;
@@ -237,13 +266,62 @@ export function buildRecords(
       out.records.push(current);
     }
   }
-  if (targets.length) out.rendered = R(targets[targets.length - 1] + 1, false);
   if (options.grouping === 'merged' && out.records.length > 1) {
     const merged = mergedRecord(located, out.rendered!, R, specials, notes);
     if (merged) out.records = [merged];
     else notes.add('merged_fallback_exact');
   }
   return finish();
+}
+
+/**
+ * Whether a turn's text shows in rendered text (docs/loss-mask-rules.md "What the template dropped"):
+ * the text trimmed, compared without whitespace (templates trim, strip newlines, re-indent) or JSON-escaped
+ * (templates that write the text with `tojson`). A turn without text shows trivially.
+ */
+export function contentShown(content: string, rendered: string): boolean {
+  const t = content.trim();
+  if (t === '' || rendered.includes(t)) return true;
+  const squeeze = (x: string) => x.replace(/\s+/g, '');
+  if (squeeze(rendered).includes(squeeze(t))) return true;
+  return rendered.includes(JSON.stringify(t).slice(1, -1));
+}
+
+/**
+ * The generation prompt `G_i` of target `i`: where `P_i` leaves the history `R(m[:i])` (text a pre-filled
+ * opener holds, e.g. `<think>\n` that inline reasoning kept as written starts with). '' when the history cannot be rendered.
+ */
+function generationPromptOf(i: number, P: string, R: (n: number, gen: boolean) => string): string {
+  try {
+    return P.slice(commonPrefixLength(P, R(i, false)));
+  } catch (e) {
+    if (!(e instanceof TemplateRenderError) || e instanceof TemplateBudgetError) throw e;
+    return '';
+  }
+}
+
+/**
+ * Whether the trainable span holds one of the model's stop tokens, or its own end-of-turn token (the span's final
+ * special token), followed by text before the span ends: the model stops at that token and never writes the text
+ * (special-token text in the source is matched as special tokens, as the server's tokenizer does; docs/loss-mask-rules.md "Text to
+ * tokens"). Only special tokens and whitespace after it (`<|end|>\n<|endoftext|>`) are the template's own ending.
+ */
+export function stopTokenInside(X: string, span: Span, specials: SpecialTokenFinder, stops: ReadonlySet<string>): boolean {
+  const [start, end] = span;
+  const final = specials.tokenEndingAt(X, end);
+  if (final === null) return false;
+  let t = specials.firstAt(X, start);
+  while (t && t.end < end && t.token !== final && !stops.has(t.token)) t = specials.firstAt(X, t.end);
+  if (!t || t.end >= end) return false;
+  // Text (not special tokens, not whitespace) between the stop token and the span's end.
+  for (let at = t.end; at < end;) {
+    const next = specials.firstAt(X, at);
+    const gapEnd = next && next.start < end ? next.start : end;
+    if (X.slice(at, gapEnd).trim() !== '') return true;
+    if (!next || next.start >= end) break;
+    at = next.end;
+  }
+  return false;
 }
 
 /**
@@ -375,6 +453,9 @@ function fromGenerationBlocks(
   if (spans.length === assistants.length) {
     const want = new Set(targets);
     chosen = spans.filter((_, k) => want.has(assistants[k]));
+    // The turn's text in its own block (docs/loss-mask-rules.md "What the template dropped").
+    if (assistants.some((i, k) => want.has(i) && !contentShown(messages[i].content ?? '', text.slice(spans[k][0], spans[k][1]))))
+      out.notes.push('content_not_rendered');
   } else {
     out.notes.push('generation_blocks_unmatched');
     chosen = targets.length === 1 && spans.length ? [spans[spans.length - 1]] : spans;

@@ -75,6 +75,9 @@ export interface CheckWarning {
    * - `reasoning_not_rendered`, `tool_calls_not_rendered`: record notes from {@link buildRecords};
    * - `template_error`: the template raised on the probe (`message` is the template's own message);
    * - `template_unsupported`: a target whose completion cannot be located (docs/loss-mask-rules.md "One target", case 3);
+   * - `prompt_not_renderable`: the template renders the probe but raises on the prompt before a target;
+   * - `content_not_rendered`, `stop_token_inside_turn`: record notes from {@link buildRecords} (a turn's text
+   *   missing from its completion; a stop / end-of-turn token inside a trained turn);
    * - `span_without_special_token`: a trainable span ends without a special token (it runs to the end of the completion);
    * - `empty_think_trained`: a turn without `reasoning_content` has an empty `<think>…</think>` block in its
    *   trainable text — the template writes it there, so it is trained (docs/loss-mask-rules.md "One target", case 1); right when the
@@ -94,6 +97,9 @@ export interface CheckWarning {
     | 'tool_calls_not_rendered'
     | 'template_error'
     | 'template_unsupported'
+    | 'prompt_not_renderable'
+    | 'content_not_rendered'
+    | 'stop_token_inside_turn'
     | 'span_without_special_token'
     | 'empty_think_trained'
     | 'probe_render_failed'
@@ -414,7 +420,8 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
       rendered.push(...built.records.map((r) => r.text));
       if (built.rowError) out.warnings.push({ probe: probe.name, code: built.rowError.code, message: built.rowError.message });
       for (const n of built.notes) {
-        if (n === 'reasoning_missing_after_prefill' || n === 'no_end_of_turn_token') out.warnings.push({ probe: probe.name, code: n, message: codeMeaning(n) });
+        if (n === 'reasoning_missing_after_prefill' || n === 'no_end_of_turn_token' || n === 'content_not_rendered' || n === 'stop_token_inside_turn')
+          out.warnings.push({ probe: probe.name, code: n, message: codeMeaning(n) });
         if (n === 'reasoning_not_rendered')
           out.warnings.push({
             probe: probe.name,
@@ -423,8 +430,9 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
           });
         if (n === 'tool_calls_not_rendered') out.warnings.push({ probe: probe.name, code: n, message: "a tool call's name is not in its rendered completion" });
       }
-      for (const e of built.targetErrors) out.warnings.push({ probe: probe.name, code: 'template_unsupported', message: e.message });
-      const unsupported = new Set(built.targetErrors.map((e) => e.index));
+      for (const e of built.targetErrors) out.warnings.push({ probe: probe.name, code: e.reason, message: e.message });
+      const unsupported = new Set(built.targetErrors.filter((e) => e.reason === 'template_unsupported').map((e) => e.index));
+      const noPrompt = new Set(built.targetErrors.filter((e) => e.reason === 'prompt_not_renderable').map((e) => e.index));
 
       // Per target: its own prompt/completion, found by building the prefix up to it alone.
       const adapted = template.adaptMessages(probe.messages);
@@ -433,6 +441,7 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
       let prevText: string | null = null;
       const emptyThink: number[] = [];
       for (const i of selectTargets(adapted, 'assistant')) {
+        if (noPrompt.has(i)) continue;
         const P = R(i, true);
         if (unsupported.has(i)) {
           const F = R(i + 1, false);
