@@ -1,0 +1,143 @@
+/** The record view's data: a row in, its options, and the view the hover and the mask view show (turns, records, token detail, warnings). */
+import type { LongPolicy } from '../run/contract';
+import type { MaskPolicy, ReasoningPolicy, Role } from '../types';
+import type { Grouping, Span } from './mask';
+
+/** One row of a dataset file: its JSON text (one JSONL line), and where it is. */
+export interface RowInput {
+  /** The row's JSON text (without the line break). */
+  text: string;
+  /** The dataset file (used for the record id fallback `<basename>:<line>` and in messages). */
+  file: string;
+  /** 1-based line number of the row. */
+  line: number;
+}
+
+/** Options of {@link RecordViewer.view}. */
+export interface RecordViewOptions {
+  /** docs/loss-mask-rules.md "Targets"; default `assistant`. */
+  mask?: MaskPolicy;
+  /** docs/loss-mask-rules.md "Record grouping"; default `exact` — the records `prepare` writes with the same setting. */
+  grouping?: Grouping;
+  /** Chat template variables (`enable_thinking`, …), as `apply_chat_template(**kwargs)` gets them. */
+  templateKwargs?: Record<string, unknown>;
+  /** `prepare --reasoning`: keep (default) or drop the data's reasoning before rendering. */
+  reasoning?: ReasoningPolicy;
+  /** Records longer than this many tokens get a warning saying what prepare does with them (see `long`). */
+  maxLength?: number;
+  /** What prepare does with a record over `maxLength` (`eagle3prep.longRecords`, CLI `--long`); default `drop`. */
+  long?: LongPolicy;
+  /** Records with fewer trainable tokens are dropped by prepare (`too_few_trainable_tokens`); default 1. */
+  minTrainableTokens?: number;
+  /** Work cap: characters tokenized per call (turn texts and record texts together); default Infinity (exact). */
+  maxTokenizedChars?: number;
+  /** Index of the record whose tokens are returned in `detail` (the mask view); undefined = none. */
+  detailRecord?: number;
+  /** Called between steps; throw from it to abandon the work (e.g. a cancelled hover). */
+  checkCancelled?: () => void;
+}
+
+/** A warning about the row, with the turn (index into `turns`) it concerns when there is one. */
+export interface RowWarning {
+  /** `unknown_role`, `empty_assistant_turn`, `too_long`, `record_truncated`, `record_split`, `too_few_trainable_tokens`, `invalid_json`, `errored`, `dropped`, `no_trainable_tokens`, `estimated`, `template_error`, or a mask note code (`template_rewrites_history`, …). */
+  code: string;
+  message: string;
+  turn?: number;
+}
+
+/** One turn of the row after normalization. */
+export interface TurnView {
+  /** Index into the normalized messages. */
+  index: number;
+  role: Role;
+  /** Characters of the turn's text: content + reasoning + tool-call names and arguments (UTF-16 units). */
+  chars: number;
+  /** Tokens of that text encoded on its own (no template markup). */
+  tokens: number;
+  /** True when `tokens` is extrapolated (work cap). */
+  estimated: boolean;
+  /** Whether the mask policy makes this turn a target (trained on). */
+  target: boolean;
+  /** `[start, end)` character offsets of the turn inside the JSON line (the source object, or the field it came from); undefined when the turn has no source text (e.g. synthesized). */
+  range?: [number, number];
+  /** Where each field of the turn lies inside the JSON line (the source property's value), when found. */
+  fields?: { field: TurnField; range: [number, number] }[];
+}
+
+/** A field of a normalized turn whose text the template renders. */
+export type TurnField = 'content' | 'reasoning_content' | 'tool_calls';
+
+/** One record the row becomes (one line of tokenized_data.jsonl). */
+export interface RecordSummary {
+  index: number;
+  /** The id `prepare` writes: the conversation id, `#r` appended when the row becomes several records. */
+  id: string;
+  tokens: number;
+  trainableTokens: number;
+  /** True when the counts are extrapolated (work cap). */
+  estimated: boolean;
+  /** Indices (into `turns`) of the assistant turns trained in this record. */
+  targets: number[];
+  /** Characters of the rendered text (of the shortened text when the line was over the cap). */
+  chars: number;
+}
+
+/** One token of the detail record. */
+export interface TokenView {
+  id: number;
+  /** The characters of the rendered text this token covers (`text.slice(start, nextStart)`). */
+  text: string;
+  /** UTF-16 offset of its first character in the rendered text. */
+  start: number;
+  /** `loss_mask` value. */
+  trainable: boolean;
+  /** True for an added token marked special (`<|im_start|>`, `<|im_end|>`, …). */
+  special: boolean;
+  /** Index of the turn whose rendering holds this token (the last target's turn includes the generation prompt before it); -1 for template text before the first turn. */
+  turn: number;
+}
+
+/** The tokens of one record, for the mask view. */
+export interface RecordDetail {
+  index: number;
+  tokens: TokenView[];
+  /** `[start, end)` of the rendered text each turn occupies (same indexing as `turns`), from prefix renders; absent turns are not in this record. */
+  turnRanges: { turn: number; role: Role; start: number; end: number }[];
+  /** Trainable character spans of the rendered text (docs/loss-mask-rules.md "Trainable span"). */
+  spans: Span[];
+  /** Where the text of each turn's fields lies in the rendered text (found by search inside the turn's range), for "reveal in source". */
+  fieldSpans: { turn: number; field: TurnField; start: number; end: number }[];
+}
+
+/** Everything the hover and the mask view show about one row. */
+export interface RecordView {
+  file: string;
+  line: number;
+  /** Characters of the JSON line. */
+  lineChars: number;
+  /** What the pipeline does with the row. */
+  status: 'conversation' | 'prompt' | 'dropped' | 'errored';
+  /** The normalizer's shape id (`openai-messages`, `sharegpt`, …) and description of the row; undefined when no shape matched. */
+  shape?: { format: string; description: string };
+  /** The conversation id (undefined when the row did not normalize). */
+  id?: string;
+  /** For `dropped`: the reason code; for `errored`: undefined. */
+  reason?: string;
+  /** For `dropped` / `errored`: the pipeline's message. */
+  message?: string;
+  turns: TurnView[];
+  records: RecordSummary[];
+  detail?: RecordDetail;
+  totals: { tokens: number; trainableTokens: number; records: number; estimated: boolean };
+  warnings: RowWarning[];
+  /** Notes of the normalizer and of the mask rules (codes). */
+  notes: string[];
+  tokenizer: { name: string; dir: string };
+  mask: MaskPolicy;
+  templateKwargs: Record<string, unknown>;
+  /** The template used (its name in the tokenizer's config). */
+  template?: string;
+}
+
+/** Thrown by {@link RecordViewer.view} when the tokenizer has no chat template. */
+export class NoChatTemplateError extends Error {}
