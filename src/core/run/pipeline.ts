@@ -4,36 +4,34 @@
  * written"): every row read ends written, set aside for generation, dropped
  * with a reason code, or errored; the four add up to the rows read, per file.
  */
-import { createReadStream, statSync } from 'node:fs';
-import { createInterface } from 'node:readline';
-import { basename, join, resolve } from 'node:path';
-import { availableParallelism } from 'node:os';
+import { statSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
 import type { NormalizeOptions } from '../formats/normalize';
 import { OasstFilePass } from '../formats/oasst';
 import { runOasstFile } from './oasstRun';
-import { explainUnusableInput } from './inspect';
 import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
-import { InlineExecutor, WorkerPool, type RowBatch, type RowExecutor } from './pool';
-import { checkTemplate } from '../templates/checkTemplate';
+import { InlineExecutor, type RowBatch } from './pool';
 import { AtomicOutput, checkOutputDir, OutputError, removeStaleTemps, writeFileAtomic } from './output';
-import { outputPathsIn, PROBLEMS_FILE, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
 import { readRows, type RawRow } from '../read/readers';
-import { ParquetRecordsOutput, removeStaleRecordFiles } from './parquetOutput';
+import { removeStaleRecordFiles } from './parquetOutput';
 import { version as PACKAGE_VERSION } from '../../../package.json';
 import { writeReports } from './report';
 import { LengthStatsBuilder } from './stats';
 import { modelVocabSizeOf, TokenCounter, tokenCountsJson } from './tokenCounts';
 import { longPolicyOf } from '../records/rowProcessor';
 import { RowProcessor } from '../records/rowProcessor';
-import { TokenizerLoadError, type TargetTokenizer } from '../tokenizers/tokenizer';
 import type { MaskPolicy } from '../types';
-import { addDrop, applyRowResult, computeTotals, emptyFileReport, fileFailure, leaveOut, problemLine, runFailures } from './accounting';
-import { applyStatus, fileWarnings } from './status';
+import { addDrop, applyRowResult, emptyFileReport, fileFailure, leaveOut, problemLine } from './accounting';
+import { fileWarnings } from './status';
 import { UniqueIds } from './uniqueIds';
 import { defaultIdBases } from './inputs';
-import { OUTPUT_FORMATS } from './contract';
-import type { DryRunEstimate, FileReport, OutputFormat, PrepareHooks, PrepareOptions, PrepareResult, RowResult, RowSettings, RunSetup } from './contract';
+import type { DryRunEstimate, FileReport, PrepareHooks, PrepareOptions, PrepareResult, RowResult } from './contract';
+import { NULL_SINK, parquetMetadata, planOutputs, RecordOutputs, settle, type Sink } from './runOutputs';
+import { settingsOf, startExecutor } from './runSetup';
+import { estimate } from './dryRun';
+import { BATCH_BYTES, BATCH_ROWS, rowKey, untilAborted } from './batches';
+import { assembleResult } from './runResult';
 
 export type {
   FileReport,
@@ -50,12 +48,11 @@ export type {
 export { RowProcessor } from '../records/rowProcessor';
 export { DATASET_EXTENSIONS, SMALL_INPUT_BYTES, defaultWorkerCount, defaultIdBases, defaultOutDir, groupByDefaultOutDir, expandInputs } from './inputs';
 export { applyRowResult, computeTotals, fileFailure, PROBLEMS_FILE, problemLine, runFailures } from './accounting';
+export { DRY_RUN_SAMPLE_ROWS } from './dryRun';
+export { runSetup } from './runSetup';
 
 /** Rows sampled from the start of a file to detect its format. */
 const DETECT_SAMPLE = DETECT_SAMPLE_SIZE;
-
-/** Rows of each file a dry run processes by default. */
-export const DRY_RUN_SAMPLE_ROWS = 1000;
 
 /** A run whose outputs are written to temporary files, not yet in place. */
 export interface StagedRun {
@@ -65,10 +62,6 @@ export interface StagedRun {
   /** Discards the temporary outputs; the output folder keeps its previous files. */
   abort(): Promise<void>;
 }
-
-/** An output the run writes to: an {@link AtomicOutput}, or nothing (dry run). */
-type Sink = Pick<AtomicOutput, 'write' | 'bytesWritten' | 'rollback' | 'commit' | 'abort'>;
-const NULL_SINK: Sink = { write: async () => {}, bytesWritten: 0, rollback: async () => {}, commit: async () => {}, abort: async () => {} };
 
 /** A failure reading one input (damaged compression, unreadable file, bad eagle3prep.jsonc): it fails that file, not the whole run. */
 class FileReadError extends Error {}
@@ -107,21 +100,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
   const long = longPolicyOf(opts);
   if (opts.minTrainableTokens !== undefined && (!Number.isInteger(opts.minTrainableTokens) || opts.minTrainableTokens < 1))
     throw new Error(`minTrainableTokens must be a positive integer (got ${opts.minTrainableTokens})`);
-  const outDir = resolve(opts.outDir);
-  const format = opts.format ?? OUTPUT_FORMATS[0];
-  if (!OUTPUT_FORMATS.includes(format)) throw new Error(`format must be one of ${OUTPUT_FORMATS.join(', ')} (got "${String(format)}")`);
-  const parquetPath = join(outDir, TOKENIZED_DATA_PARQUET);
-  const outputs: PrepareResult['outputs'] = {
-    ...outputPathsIn(outDir),
-    ...(format !== 'jsonl' ? { tokenizedDataParquet: parquetPath } : {}),
-    problems: join(outDir, PROBLEMS_FILE),
-  };
-  const tokenCountsPath = join(outDir, TOKEN_COUNTS_FILE);
-  const outputPaths = new Set([...Object.values(outputs), parquetPath, tokenCountsPath].filter((x): x is string => typeof x === 'string'));
-  for (const input of opts.inputs) {
-    if (outputPaths.has(resolve(input)))
-      throw new Error(`${resolve(input)} is an output of this run (--out ${outDir}); inputs are never overwritten: choose another --out`);
-  }
+  const { outDir, format, outputs, tokenCountsPath } = planOutputs(opts);
   const shard = opts.shard ?? null;
   if (shard && (!Number.isInteger(shard.count) || shard.count < 1 || !Number.isInteger(shard.index) || shard.index < 0 || shard.index >= shard.count)) {
     throw new Error(`shard ${shard.index}/${shard.count}: the index must be an integer in [0, count)`);
@@ -133,44 +112,9 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     const removed = removeStaleTemps(outDir);
     if (removed.length) hooks.log?.(`  removed ${removed.length} temporary file(s) left by an interrupted run: ${removed.map((p) => basename(p)).join(', ')}`);
   }
-  // More row workers than cores only adds tokenizer copies (~100 MB each) and start-up time: capped at the cores.
-  const requested = Math.max(1, Math.floor(opts.workers ?? 1));
-  const workers = Math.min(requested, availableParallelism());
-  if (workers < requested) hooks.log?.(`  workers: ${requested} requested, ${workers} used (the available cores)`);
-  // With a pool, this thread never loads the tokenizer: the first worker reports it and runs the template check.
-  let executor: RowExecutor;
-  let setup: RunSetup;
-  if (workers > 1) {
-    const pool = new WorkerPool(workers, settingsOf(opts), { script: opts.workerScript, lowPriority: opts.lowPriority });
-    executor = pool;
-    try {
-      setup = await pool.setup;
-    } catch (e) {
-      await pool.close();
-      throw e;
-    }
-  } else {
-    const processor = new RowProcessor(settingsOf(opts));
-    executor = new InlineExecutor(processor);
-    setup = runSetup(processor.tok, opts);
-  }
+  const { executor, setup, workers } = await startExecutor(opts, hooks);
   const tok = setup.tokenizer;
-  if (!setup.hasTemplates) {
-    await executor.close();
-    throw new TokenizerLoadError(
-      `${tok.dir}: no chat template (tokenizer_config.json "chat_template", chat_template.jinja or chat_template.json); records cannot be rendered as the target model serves them`,
-    );
-  }
-  hooks.log?.(`tokenizer: ${tok.name} (${tok.dir}, sha256 ${tok.hash})`);
   const templateCheck = setup.templateCheck;
-  if (templateCheck) {
-    hooks.log?.(
-      `chat template: ${templateCheck.prefixStable ? 'prefix-stable' : 'rewrites history'}; end of turn trained ${JSON.stringify(templateCheck.endOfTurnTrained)}` +
-        (templateCheck.defaultSystemPrompt ? `; injects a default system prompt` : '') +
-        (templateCheck.generationPromptScaffold ? `; generation prompt pre-fills ${JSON.stringify(templateCheck.generationPromptScaffold)}` : ''),
-    );
-  } else if (setup.checkError) hooks.log?.(`chat template check failed: ${setup.checkError}`);
-  if (workers > 1) hooks.log?.(`workers: ${workers} threads`);
   if (shard) hooks.log?.(`shard ${shard.index}/${shard.count}: rows whose run-wide index k has k mod ${shard.count} = ${shard.index}`);
   const records: Sink = dryRun
     ? NULL_SINK
@@ -455,47 +399,22 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
   }
   await executor.close();
 
-  const failures = runFailures(files, policy);
-  const skippedFiles = files.filter((f) => f.skipped).map((f) => ({ file: f.file, reason: f.failure ?? 'failed' }));
-  if (files.length > 0 && skippedFiles.length === files.length) failures.push(`every input failed; nothing to write (${skippedFiles.length} skipped)`);
-  // A file that yielded nothing gets the same explanation as `inspect` (empty, CSV, tokenized, no conversation).
-  for (let i = 0; i < failures.length; i++) {
-    const f = files.find((x) => failures[i].startsWith(`${x.file}: no record written and no prompt`));
-    // An explanation that cannot be made leaves the failure as it is (it must not replace it).
-    const unusable = f ? await explainUnusableInput(f.file, 1000, opts.mapping).catch(() => undefined) : undefined;
-    if (unusable) failures[i] += `. ${unusable}`;
-  }
-  const result: PrepareResult = {
-    ok: failures.length === 0,
-    failures,
-    outDir,
-    outputs,
-    tokenizer: tok,
-    templateKwargs: opts.templateKwargs ?? {},
-    mask: opts.mask,
-    reasoning: opts.reasoning ?? 'keep',
-    maxLength: opts.maxLength ?? null,
-    truncate: long === 'truncate',
+  const result = await assembleResult({
+    t0,
+    opts,
     long,
-    grouping: opts.grouping,
-    minTrainableTokens: opts.minTrainableTokens ?? 1,
-    ...(failures.length || dryRun ? {} : { tokenCounts: tokenCountsPath }),
+    outDir,
+    format,
+    outputs,
+    tokenCountsPath,
+    tok,
     templateCheck,
     files,
-    totals: computeTotals(files),
-    elapsedMs: Date.now() - t0,
-    ...(shard ? { shard: { index: shard.index, count: shard.count } } : {}),
-    policy: {
-      strict: opts.strict === true,
-      maxErrorRate: opts.maxErrorRate ?? null,
-      skipFailedFiles: opts.skipFailedFiles === true,
-      dedup: opts.dedup === true,
-    },
-    ...(skippedFiles.length ? { skippedFiles } : {}),
-    ...(dryRun ? { dryRun: { sampleRows: dryRun.sampleRows, files: estimates } } : {}),
-  };
-  applyStatus(result, new Set(files.filter((f) => f.failure && !f.skipped).map((f) => f.file)));
-  outputs.format = format;
+    policy,
+    shard,
+    dryRun,
+    estimates,
+  });
   // What a commit writes (a failed or dry run writes nothing).
   outputs.written =
     result.ok && !dryRun
@@ -525,169 +444,4 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
   };
 }
 
-/** Whole-file estimates from the rows a dry run processed: scaled by the input bytes they took. */
-function estimate(rep: FileReport, bytesSampled: number, bytesTotal: number, complete: boolean): DryRunEstimate {
-  const k = complete || bytesSampled <= 0 ? 1 : bytesTotal / bytesSampled;
-  const est = (n: number) => Math.round(n * k);
-  return {
-    file: rep.file,
-    rowsSampled: rep.rowsRead,
-    bytesSampled: complete ? bytesTotal : bytesSampled,
-    bytesTotal,
-    complete,
-    rows: est(rep.rowsRead),
-    records: est(rep.recordsWritten),
-    tokens: est(rep.totalTokens),
-    trainableTokens: est(rep.trainableTokens),
-  };
-}
-
 export { OutputError };
-
-/** Runs the chat-template check once for a run (`eagle3-prep check-template`, without the probe renders). */
-export function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templateKwargs' | 'mask' | 'grouping'>): RunSetup {
-  const setup: RunSetup = {
-    tokenizer: { dir: tok.dir, name: tok.name, hash: tok.hash, embeddedDefault: tok.embeddedDefault },
-    hasTemplates: tok.templates.length > 0,
-    templateCheck: null,
-  };
-  if (!setup.hasTemplates) return setup;
-  try {
-    const { records: _r, turns: _t, ...findings } = checkTemplate(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask, grouping: opts.grouping });
-    setup.templateCheck = findings;
-  } catch (e) {
-    setup.checkError = (e as Error).message;
-  }
-  return setup;
-}
-
-/**
- * Resolves as `p` does, or rejects with the signal's reason as soon as it
- * aborts (a cancel does not wait for a long batch; the pool is then closed).
- */
-function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return p;
-  signal.throwIfAborted();
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
-}
-
-/** Rows per batch sent to a worker, and the input bytes at which a batch is sent early (a large row goes alone). */
-const BATCH_ROWS = 16;
-const BATCH_BYTES = 64 * 1024;
-
-function settingsOf(o: PrepareOptions): RowSettings {
-  return {
-    tokenizerDir: o.tokenizerDir,
-    mask: o.mask,
-    maxLength: o.maxLength,
-    truncate: o.truncate,
-    long: o.long,
-    grouping: o.grouping,
-    minTrainableTokens: o.minTrainableTokens,
-    templateKwargs: o.templateKwargs,
-    reasoning: o.reasoning,
-    dedup: o.dedup,
-  };
-}
-
-/** A row's place in its file: its line, and its index on that line when several rows share it. */
-function rowKey(r: { line: number; element?: number }): string {
-  return r.element === undefined ? String(r.line) : `${r.line}[${r.element}]`;
-}
-
-/** Awaits a cleanup step, ignoring its failure (used on paths that already carry an error). Never rejects. */
-async function settle(p: Promise<unknown>): Promise<void> {
-  try {
-    await p;
-  } catch {
-    /* the run's own error is the one reported */
-  }
-}
-
-/** Key-value metadata of a Parquet records file: what made it (`eagle3_prep`, JSON). */
-function parquetMetadata(tok: RunSetup['tokenizer'], opts: PrepareOptions & { mask: MaskPolicy }): Record<string, string> {
-  return {
-    eagle3_prep: JSON.stringify({
-      version: PACKAGE_VERSION,
-      tokenizer: { name: tok.name, hash: tok.hash },
-      mask: opts.mask,
-      max_length: opts.maxLength ?? null,
-      long: opts.long ?? (opts.truncate ? 'truncate' : 'drop'),
-      grouping: opts.grouping ?? 'exact',
-      reasoning: opts.reasoning ?? 'keep',
-      template_kwargs: opts.templateKwargs ?? {},
-    }),
-  };
-}
-
-/**
- * The record files of a run in its `format`. Records always go to the JSONL
- * staging file (an {@link AtomicOutput}: it can take back a skipped file's rows
- * with `rollback`); at commit, `format` `parquet` / `both` stream that staged
- * file into `tokenized_data.parquet` (ParquetRecordsOutput, one row group in
- * memory), so both files hold the same records in the same order. With
- * `parquet` alone the staged JSONL is discarded after the Parquet file is made.
- */
-class RecordOutputs implements Sink {
-  private readonly jsonl: AtomicOutput;
-  private readonly parquet: ParquetRecordsOutput | null;
-
-  constructor(
-    outputs: PrepareResult['outputs'],
-    private readonly format: OutputFormat,
-    parquetOpts: { createdBy: string; metadata: Record<string, string> },
-  ) {
-    this.jsonl = new AtomicOutput(outputs.tokenizedData);
-    this.parquet = outputs.tokenizedDataParquet ? new ParquetRecordsOutput(outputs.tokenizedDataParquet, parquetOpts) : null;
-  }
-
-  /** Adds one record line (JSON of a TokenizedRecord, newline included). */
-  write(line: string): Promise<void> {
-    return this.jsonl.write(line);
-  }
-
-  get bytesWritten(): number {
-    return this.jsonl.bytesWritten;
-  }
-
-  rollback(mark: number): Promise<void> {
-    return this.jsonl.rollback(mark);
-  }
-
-  /** Makes the Parquet file from the staged records (when the format has one), then renames every record file into place. */
-  async commit(): Promise<void> {
-    if (this.parquet) {
-      const staged = await this.jsonl.closeForReading();
-      const lines = createInterface({ input: createReadStream(staged, { encoding: 'utf8' }), crlfDelay: Infinity });
-      for await (const line of lines) if (line) await this.parquet.write(line);
-      await this.parquet.finish();
-      await this.parquet.commit();
-    }
-    if (this.format === 'parquet') await this.jsonl.abort();
-    else await this.jsonl.commit();
-  }
-
-  /** Discards every temporary file. Never rejects. */
-  async abort(): Promise<void> {
-    await settle(this.parquet?.abort() ?? Promise.resolve());
-    await settle(this.jsonl.abort());
-  }
-
-  /** The final paths of the record files the format writes. */
-  paths(): string[] {
-    return [...(this.format !== 'parquet' ? [this.jsonl.path] : []), ...(this.parquet ? [this.parquet.path] : [])];
-  }
-}

@@ -17,9 +17,11 @@ import type { TemplateProbes } from './probes';
 import type { TargetTokenizer } from '../tokenizers/tokenizer';
 import { codeMeaning } from '../codes';
 import type { Conversation, MaskPolicy, Message } from '../types';
+import { PROBES, type ProbeName } from './probeConversations';
+import { breakOffset, byFrequency, detectDefaultSystemPrompt, EMPTY_THINK, excerpt } from './templateFindings';
 
-/** Names of the probe conversations, in the order they are rendered. */
-export type ProbeName = 'single_turn' | 'multi_turn' | 'tool_call' | 'reasoning' | 'agent_reasoning' | 'trailing_tool_result';
+export type { ProbeName } from './probeConversations';
+export { EXCERPT_BACKUP, EXCERPT_CHARS } from './templateFindings';
 
 /**
  * Where a conversation stops being one growing text (docs/loss-mask-rules.md "One conversation,
@@ -226,108 +228,6 @@ export interface CheckTemplateOptions {
   grouping?: Grouping;
   /** Render budget of every probe render (templates/renderBudget.ts; default: its defaults). */
   budget?: Partial<RenderBudget>;
-}
-
-/** Length of the excerpts in {@link PrefixBreak}, in characters. */
-export const EXCERPT_CHARS = 40;
-/** How far (characters) a {@link PrefixBreak} offset may move back to a line or tag boundary. */
-export const EXCERPT_BACKUP = 12;
-
-const WEATHER_TOOLS = [
-  {
-    type: 'function',
-    function: {
-      name: 'get_weather',
-      description: 'Get the current weather for a city.',
-      parameters: { type: 'object', properties: { city: { type: 'string', description: 'City name' } }, required: ['city'] },
-    },
-  },
-];
-const weatherCall = { id: 'call_0', type: 'function' as const, function: { name: 'get_weather', arguments: '{"city": "Oslo"}' } };
-
-/** The probe conversations (OpenAI message shape, tool-call arguments as JSON strings). */
-const PROBES: { name: ProbeName; title: string; messages: Message[]; tools?: unknown[] }[] = [
-  {
-    name: 'single_turn',
-    title: 'one user question, one answer, no system message',
-    messages: [
-      { role: 'user', content: 'What is the capital of France?' },
-      { role: 'assistant', content: 'Paris.' },
-    ],
-  },
-  {
-    name: 'multi_turn',
-    title: 'system message and two user/assistant turns',
-    messages: [
-      { role: 'system', content: 'Answer briefly.' },
-      { role: 'user', content: 'Capital of France?' },
-      { role: 'assistant', content: 'Paris.' },
-      { role: 'user', content: 'And of Spain?' },
-      { role: 'assistant', content: 'Madrid.' },
-    ],
-  },
-  {
-    name: 'tool_call',
-    title: 'tools list; a tool call, its result, then the final answer',
-    tools: WEATHER_TOOLS,
-    messages: [
-      { role: 'user', content: 'Weather in Oslo?' },
-      { role: 'assistant', content: null, tool_calls: [weatherCall] },
-      { role: 'tool', tool_call_id: 'call_0', content: '{"temp_c": 4}' },
-      { role: 'assistant', content: 'It is 4 °C in Oslo.' },
-    ],
-  },
-  {
-    name: 'reasoning',
-    title: 'reasoning_content in two assistant turns',
-    messages: [
-      { role: 'user', content: '2+2?' },
-      { role: 'assistant', reasoning_content: 'Add two and two.', content: '4' },
-      { role: 'user', content: 'Times 3?' },
-      { role: 'assistant', reasoning_content: 'Four times three is twelve.', content: '12' },
-    ],
-  },
-  {
-    // An agent step: templates that keep reasoning only after the last final answer (Kimi-K2-Thinking) rewrite the tool-call turn once the answer follows.
-    name: 'agent_reasoning',
-    title: 'reasoning in a tool-call turn, its result, then a final answer with reasoning',
-    tools: WEATHER_TOOLS,
-    messages: [
-      { role: 'user', content: 'Weather in Oslo?' },
-      { role: 'assistant', reasoning_content: 'Call the weather tool.', content: null, tool_calls: [weatherCall] },
-      { role: 'tool', tool_call_id: 'call_0', content: '{"temp_c": 4}' },
-      { role: 'assistant', reasoning_content: 'The tool says 4.', content: 'It is 4 °C in Oslo.' },
-    ],
-  },
-  {
-    name: 'trailing_tool_result',
-    title: 'ends with a tool result (belongs to no record)',
-    tools: WEATHER_TOOLS,
-    messages: [
-      { role: 'user', content: 'Weather in Oslo?' },
-      { role: 'assistant', content: null, tool_calls: [weatherCall] },
-      { role: 'tool', tool_call_id: 'call_0', content: '{"temp_c": 4}' },
-    ],
-  },
-];
-
-const excerpt = (s: string, at: number): string => s.slice(at, at + EXCERPT_CHARS);
-
-/** The first difference of `a` and `b`, moved back to just after a `\n` or `>` when one lies within {@link EXCERPT_BACKUP} characters. */
-function breakOffset(a: string, b: string): number {
-  const at = commonPrefixLength(a, b);
-  for (let k = at; k > 0 && k >= at - EXCERPT_BACKUP; k--) if (a[k - 1] === '\n' || a[k - 1] === '>') return k;
-  return at;
-}
-
-/** An empty think block (only whitespace inside), as reasoning templates write it for a turn without reasoning. */
-const EMPTY_THINK = /<think>\s*<\/think>/;
-
-/** Distinct values, most frequent first (ties: first seen first). */
-function byFrequency(values: string[]): string[] {
-  const counts = new Map<string, number>();
-  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
-  return [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([v]) => v);
 }
 
 /**
@@ -571,33 +471,4 @@ function decisionsOf(template: string, p: TemplateProbes): ProbeDecisions {
       evidence: p.generationPrompt.evidence,
     },
   };
-}
-
-/**
- * Text injected before the user's turn when there is no system message.
- * The user turn's own contribution is `R([system, user])` minus `R([system])`;
- * what `R([user])` writes before that contribution, minus a leading
- * `bos_token`, is the injected text. A template that folds the system message
- * into the first user turn (Gemma) has no separate contribution; then the
- * injected text is what `R([user])` writes in place of the system text
- * (the middle left after removing the common prefix and suffix of the two renders).
- */
-function detectDefaultSystemPrompt(R: (m: Message[]) => string, bos: string | undefined): string | null {
-  const sysText = 'Probe system text.';
-  const user: Message = { role: 'user', content: 'Probe question one.' };
-  const S = R([{ role: 'system', content: sysText }]);
-  const SU = R([{ role: 'system', content: sysText }, user]);
-  const U = R([user]);
-  const contribution = SU.startsWith(S) ? SU.slice(S.length) : null;
-  let injected: string;
-  if (contribution !== null && !contribution.includes(sysText) && U.endsWith(contribution)) {
-    injected = U.slice(0, U.length - contribution.length);
-    if (bos && injected.startsWith(bos)) injected = injected.slice(bos.length);
-  } else {
-    const p = commonPrefixLength(U, SU);
-    let q = 0;
-    while (q < U.length - p && q < SU.length - p && U.charCodeAt(U.length - 1 - q) === SU.charCodeAt(SU.length - 1 - q)) q++;
-    injected = U.slice(p, U.length - q);
-  }
-  return injected.length ? injected : null;
 }

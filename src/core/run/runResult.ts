@@ -1,0 +1,71 @@
+/** Assembles a `prepare` run's result (docs/outputs.md "report.json") from its file reports: failures, skipped files, totals, status. */
+import { explainUnusableInput } from './inspect';
+import { computeTotals, runFailures, type FailurePolicy } from './accounting';
+import { applyStatus } from './status';
+import type { DryRunEstimate, FileReport, LongPolicy, OutputFormat, PrepareOptions, PrepareResult, RunSetup } from './contract';
+import type { MaskPolicy } from '../types';
+
+/** What {@link assembleResult} reads: the run's options, its outputs and its file reports. */
+export interface RunOutcome {
+  t0: number;
+  opts: PrepareOptions & { mask: MaskPolicy; grouping: NonNullable<PrepareOptions['grouping']> };
+  long: LongPolicy;
+  outDir: string;
+  format: OutputFormat;
+  outputs: PrepareResult['outputs'];
+  tokenCountsPath: string;
+  tok: RunSetup['tokenizer'];
+  templateCheck: RunSetup['templateCheck'];
+  files: FileReport[];
+  policy: FailurePolicy;
+  shard: { index: number; count: number } | null;
+  dryRun: { sampleRows: number } | null;
+  estimates: DryRunEstimate[];
+}
+
+/** The run's {@link PrepareResult} (status applied; `outputs.format` set, `outputs.written` left to the caller). */
+export async function assembleResult(run: RunOutcome): Promise<PrepareResult> {
+  const { t0, opts, long, outDir, format, outputs, tokenCountsPath, tok, templateCheck, files, policy, shard, dryRun, estimates } = run;
+  const failures = runFailures(files, policy);
+  const skippedFiles = files.filter((f) => f.skipped).map((f) => ({ file: f.file, reason: f.failure ?? 'failed' }));
+  if (files.length > 0 && skippedFiles.length === files.length) failures.push(`every input failed; nothing to write (${skippedFiles.length} skipped)`);
+  // A file that yielded nothing gets the same explanation as `inspect` (empty, CSV, tokenized, no conversation).
+  for (let i = 0; i < failures.length; i++) {
+    const f = files.find((x) => failures[i].startsWith(`${x.file}: no record written and no prompt`));
+    // An explanation that cannot be made leaves the failure as it is (it must not replace it).
+    const unusable = f ? await explainUnusableInput(f.file, 1000, opts.mapping).catch(() => undefined) : undefined;
+    if (unusable) failures[i] += `. ${unusable}`;
+  }
+  const result: PrepareResult = {
+    ok: failures.length === 0,
+    failures,
+    outDir,
+    outputs,
+    tokenizer: tok,
+    templateKwargs: opts.templateKwargs ?? {},
+    mask: opts.mask,
+    reasoning: opts.reasoning ?? 'keep',
+    maxLength: opts.maxLength ?? null,
+    truncate: long === 'truncate',
+    long,
+    grouping: opts.grouping,
+    minTrainableTokens: opts.minTrainableTokens ?? 1,
+    ...(failures.length || dryRun ? {} : { tokenCounts: tokenCountsPath }),
+    templateCheck,
+    files,
+    totals: computeTotals(files),
+    elapsedMs: Date.now() - t0,
+    ...(shard ? { shard: { index: shard.index, count: shard.count } } : {}),
+    policy: {
+      strict: opts.strict === true,
+      maxErrorRate: opts.maxErrorRate ?? null,
+      skipFailedFiles: opts.skipFailedFiles === true,
+      dedup: opts.dedup === true,
+    },
+    ...(skippedFiles.length ? { skippedFiles } : {}),
+    ...(dryRun ? { dryRun: { sampleRows: dryRun.sampleRows, files: estimates } } : {}),
+  };
+  applyStatus(result, new Set(files.filter((f) => f.failure && !f.skipped).map((f) => f.file)));
+  outputs.format = format;
+  return result;
+}
