@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { ChatTemplate, pythonFloatRepr, pythonJsonDumps, pythonJsonRedump } from '../../src/core/templates/template';
+import { PyFloat } from '../../src/core/templates/jinja/values';
 import { lenmlModelDir } from '../helpers';
 
 const FIX = join(__dirname, '..', 'fixtures');
@@ -102,9 +103,32 @@ test('a JSON-string arguments is re-serialized as Python tojson writes the parse
   // Python: json.dumps(json.loads(args), ensure_ascii=False)
   const py = '{"amount": 10.0, "rate": 1e-07, "id": 12345678901234567890, "tags": ["a", "é"]}';
   assert.ok(q.render(q.adaptMessages(msgs), undefined, { addGenerationPrompt: false }).includes(`{"name": "pay", "arguments": ${py}}`));
-  // A template that reads objects only gets the object (its numbers as JS writes them).
-  assert.deepEqual(llama.adaptMessages(msgs)[1].tool_calls![0].function.arguments, JSON.parse(args));
+  // Object form (Llama-3.1 reads objects only): parsed as Python does — floats stay floats; an integer past 2^53 is the nearest number (the engine has no big integers).
+  assert.deepEqual(llama.adaptMessages(msgs)[1].tool_calls![0].function.arguments, {
+    amount: new PyFloat(10),
+    rate: new PyFloat(1e-7),
+    id: Number('12345678901234567890'),
+    tags: ['a', 'é'],
+  });
   assert.equal(pythonJsonRedump('[1]'), null);
   assert.equal(pythonJsonRedump('{"a":1,"a":2,"b":-0,"c":1e5}'), '{"a": 2, "b": 0, "c": 100000.0}');
   assert.deepEqual([1, 1e16, 1e-5, 0.0001, 1e15, -0].map(pythonFloatRepr), ['1.0', '1e+16', '1e-05', '0.0001', '1000000000000000.0', '-0.0']);
+});
+
+test('object tool-call arguments keep Python floats: 10.0 stays 10.0, 1e5 is 100000.0 (tojson and str), as a server that json.loads them renders', () => {
+  // Python reference: jinja2 with transformers' tojson (json.dumps) on json.loads('{"x": 10.0, "e": 1e5, "n": 3, "s": "a"}').
+  const source =
+    '{%- for m in messages %}<{{ m.role }}>{{ m.content or "" }}{%- for tc in m.tool_calls or [] %}[{{ tc.function.name }} {{ tc.function.arguments|tojson }}' +
+    '{% for k, v in tc.function.arguments|items %} {{ k }}={{ v }}{% endfor %}]{%- endfor %}</{{ m.role }}>{%- endfor %}{%- if add_generation_prompt %}<assistant>{%- endif %}';
+  const ct = new ChatTemplate({ name: 'default', source }, {});
+  assert.equal(ct.objectToolArguments, true);
+  const call = { id: 'c1', type: 'function' as const, function: { name: 'f', arguments: '{"x": 10.0, "e": 1e5, "n": 3, "s": "a", "l": [0.5, 2]}' } };
+  const msgs = ct.adaptMessages([
+    { role: 'user', content: 'q' },
+    { role: 'assistant', content: null, tool_calls: [call] },
+  ]);
+  assert.equal(
+    ct.render(msgs, undefined, { addGenerationPrompt: false }),
+    '<user>q</user><assistant>[f {"x": 10.0, "e": 100000.0, "n": 3, "s": "a", "l": [0.5, 2]} x=10.0 e=100000.0 n=3 s=a l=[0.5, 2]]</assistant>',
+  );
 });

@@ -8,11 +8,12 @@ import { splitInlineThink } from '../formats/common';
 import { CompiledTemplate } from './jinja';
 import { TemplateRenderError } from './errors';
 import { pythonFloatRepr } from './jinja';
+import { PyFloat } from './jinja/values';
 import type { RenderBudget } from './renderBudget';
 import type { Message } from '../types';
 import type { NamedTemplate, SpecialTokenVars } from '../tokenizers/tokenizer';
 import { probeTemplate, type TemplateProbes } from './probes';
-import { jsonTextDepth, MAX_JSON_DEPTH, parseJsonLimited } from '../jsonDepth';
+import { jsonTextDepth, MAX_JSON_DEPTH } from '../jsonDepth';
 
 export { TemplateBudgetError, TemplateRenderError } from './errors';
 export { pythonFloatRepr } from './jinja';
@@ -261,12 +262,9 @@ export class ChatTemplate {
     if (this.objectToolArguments) {
       if (typeof args !== 'string') return args;
       if (this.verbatimStringArguments) return pythonJsonRedump(args) ?? args;
-      try {
-        const v = parseJsonLimited(args);
-        return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : args;
-      } catch {
-        return args;
-      }
+      // Parsed as Python does (vLLM and SGLang parse with json.loads): `10.0` stays a float, `1e5` is `100000.0`.
+      const v = parsePythonJsonObject(args);
+      return v === null ? args : (engineValue(v) as Record<string, unknown>);
     }
     return typeof args === 'string' ? (pythonJsonRedump(args) ?? args) : pythonJsonDumps(args);
   }
@@ -300,11 +298,12 @@ function nonBlank(s: string | undefined): string | undefined {
 
 /** `JSON.stringify` with Python `json.dumps` default separators (`", "`, `": "`) and ASCII escaping off, the form `transformers` users produce. */
 export function pythonJsonDumps(v: unknown): string {
+  if (typeof v === 'bigint') return v.toString();
+  if (v instanceof PyFloat) return pythonFloatRepr(v.v);
   if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
   if (Array.isArray(v)) return `[${v.map(pythonJsonDumps).join(', ')}]`;
-  return `{${Object.entries(v as Record<string, unknown>)
-    .map(([k, x]) => `${JSON.stringify(k)}: ${pythonJsonDumps(x)}`)
-    .join(', ')}}`;
+  const entries = v instanceof Map ? [...(v as Map<string, unknown>)] : Object.entries(v as Record<string, unknown>);
+  return `{${entries.map(([k, x]) => `${JSON.stringify(k)}: ${pythonJsonDumps(x)}`).join(', ')}}`;
 }
 
 /**
@@ -316,7 +315,19 @@ export function pythonJsonDumps(v: unknown): string {
  * @returns the text, or null when `text` is not a JSON object
  */
 export function pythonJsonRedump(text: string): string | null {
-  // The re-serializer recurses once per level: a text nested deeper than rows may be stays as it is.
+  const v = parsePythonJsonObject(text);
+  return v === null ? null : pythonJsonDumps(v);
+}
+
+/**
+ * Parses a JSON object text the way Python's `json.loads` does, into values that keep what JavaScript's
+ * `JSON.parse` loses: a number with a fraction or an exponent is a float ({@link PyFloat}: `10.0` stays `10.0`,
+ * `1e5` is `100000.0`), an integer stays an integer (a `bigint` past 2^53, exact), an object is a `Map` in the
+ * order of its keys' first appearance (a repeated key keeps its first place and last value).
+ * @returns the object, or null when `text` is not a JSON object or is nested past {@link MAX_JSON_DEPTH}
+ */
+export function parsePythonJsonObject(text: string): Map<string, unknown> | null {
+  // The parser recurses once per level: a text nested deeper than rows may be is not parsed.
   if (text.length > MAX_JSON_DEPTH && jsonTextDepth(text) > MAX_JSON_DEPTH) return null;
   let i = 0;
   const ws = () => {
@@ -325,21 +336,27 @@ export function pythonJsonRedump(text: string): string | null {
   const fail = (): never => {
     throw new SyntaxError('not JSON');
   };
-  const value = (): string => {
+  const str = (): string => {
+    const start = i++;
+    while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+    if (i >= text.length) fail();
+    return JSON.parse(text.slice(start, ++i)) as string;
+  };
+  const value = (): unknown => {
     ws();
     const c = text[i];
     if (c === '{') {
       i++;
-      const entries = new Map<string, string>();
+      const entries = new Map<string, unknown>();
       ws();
       if (text[i] === '}') {
         i++;
-        return '{}';
+        return entries;
       }
       for (;;) {
         ws();
         if (text[i] !== '"') fail();
-        const key = JSON.parse(str());
+        const key = str();
         ws();
         if (text[i++] !== ':') fail();
         entries.set(key, value());
@@ -347,18 +364,17 @@ export function pythonJsonRedump(text: string): string | null {
         if (text[i] === ',') i++;
         else if (text[i] === '}') {
           i++;
-          break;
+          return entries;
         } else fail();
       }
-      return `{${[...entries].map(([k, v]) => `${JSON.stringify(k)}: ${v}`).join(', ')}}`;
     }
     if (c === '[') {
       i++;
-      const items: string[] = [];
+      const items: unknown[] = [];
       ws();
       if (text[i] === ']') {
         i++;
-        return '[]';
+        return items;
       }
       for (;;) {
         items.push(value());
@@ -366,38 +382,47 @@ export function pythonJsonRedump(text: string): string | null {
         if (text[i] === ',') i++;
         else if (text[i] === ']') {
           i++;
-          break;
+          return items;
         } else fail();
       }
-      return `[${items.join(', ')}]`;
     }
-    if (c === '"') return JSON.stringify(JSON.parse(str()));
-    for (const lit of ['true', 'false', 'null']) {
+    if (c === '"') return str();
+    for (const [lit, v] of [
+      ['true', true],
+      ['false', false],
+      ['null', null],
+    ] as const) {
       if (text.startsWith(lit, i)) {
         i += lit.length;
-        return lit;
+        return v;
       }
     }
     const m = /^-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
     if (!m) fail();
     i += m![0].length;
-    return m![1] === undefined && m![2] === undefined ? BigInt(m![0]).toString() : pythonFloatRepr(Number(m![0]));
-  };
-  const str = (): string => {
-    const start = i++;
-    while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
-    if (i >= text.length) fail();
-    return text.slice(start, ++i);
+    if (m![1] !== undefined || m![2] !== undefined) return new PyFloat(Number(m![0]));
+    const n = Number(m![0]);
+    return Number.isSafeInteger(n) ? (Object.is(n, -0) ? 0 : n) : BigInt(m![0]);
   };
   try {
     ws();
     if (text[i] !== '{') return null;
-    const out = value();
+    const out = value() as Map<string, unknown>;
     ws();
     return i === text.length ? out : null;
   } catch {
     return null;
   }
+}
+
+/**
+ * A value of {@link parsePythonJsonObject} as the template engine takes it: objects as plain objects, floats kept
+ * as {@link PyFloat}, integers past 2^53 as the nearest number (the engine has no big integers).
+ */
+function engineValue(v: unknown): unknown {
+  if (v instanceof Map) return Object.fromEntries([...v].map(([k, x]) => [k, engineValue(x)]));
+  if (Array.isArray(v)) return v.map(engineValue);
+  return typeof v === 'bigint' ? Number(v) : v;
 }
 
 /** The plain object a template sees for one message: only the fields that are set (templates test `is defined`). */

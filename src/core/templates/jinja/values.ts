@@ -41,6 +41,10 @@ export function unreproducible(what: string): never {
 /** A Python `float`. */
 export class PyFloat {
   constructor(readonly v: number) {}
+  /** In JSON.stringify (display of adapted messages): the number. */
+  toJSON(): number {
+    return this.v;
+  }
 }
 
 /** A Python `tuple`. */
