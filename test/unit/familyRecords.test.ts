@@ -472,21 +472,3 @@ test('tool rows with object arguments on Qwen3-Coder, GLM-4.6 and MiniMax-M2 ren
     assert.ok(trained[0].includes("I'll search for x first."), name);
   }
 });
-
-test('DeepSeek-V3.1, thinking on: the generation prompt pre-fills "<think>" and the template closes it empty ("</think>answer"); the reasoning is trained between them (reasoning_restored)', async () => {
-  const v31 = family(fixtureModelFolder('deepseek-ai-DeepSeek-V3.1'));
-  const prompt = '<｜begin▁of▁sentence｜><｜User｜>Is 17 prime?<｜Assistant｜><think>';
-  const r = v31.build([...PRIME], { kwargs: THINKING_ON });
-  assert.ok(r.notes.includes('reasoning_restored') && !r.notes.includes('reasoning_not_rendered'), JSON.stringify(r.notes));
-  await assertRecord(v31, r.records[0], [
-    [prompt, 0],
-    ['17 has no divisors other than 1 and 17.</think>Yes, 17 is prime.<｜end▁of▁sentence｜>', 1],
-  ]);
-  // Without reasoning the empty block stays as the template writes it; thinking off: "<think></think>" is prompt.
-  const plain = v31.build(NO_REASONING, { kwargs: THINKING_ON });
-  await assertRecord(v31, plain.records[0], [
-    [prompt, 0],
-    ['</think>Yes, 17 is prime.<｜end▁of▁sentence｜>', 1],
-  ]);
-  assert.ok(!plain.notes.includes('reasoning_restored'));
-});

@@ -238,18 +238,6 @@ export function buildRecords(
         notes.add('reasoning_restored');
       }
     }
-    // The generation prompt opens the reasoning block and the template closes it empty at the start of the turn
-    // (DeepSeek-V3.1 with thinking on: `<think>` in the prompt, `</think>answer` in the turn): the model writes its
-    // reasoning between them, as in case 2b (docs/loss-mask-rules.md "One target").
-    if (
-      reasoning !== undefined &&
-      !reasoningShown(C, reasoning, template, tags) &&
-      endsWithReasoningOpener(P, tags) &&
-      C.replace(/^\n+/, '').startsWith(tags.close)
-    ) {
-      C = trimNewlines(reasoning) + C;
-      notes.add('reasoning_restored');
-    }
     if (reasoning !== undefined && !reasoningShown(C, reasoning, template, tags)) notes.add('reasoning_not_rendered');
     if (m.tool_calls?.some((tc) => !C.includes(tc.function.name) && !(tc.id && C.includes(tc.id)))) notes.add('tool_calls_not_rendered');
     // The turn's text as the template was given it (inline reasoning kept as written: the text after the block).
@@ -376,9 +364,7 @@ function locateCompletion(
         const fromInline = inline ? restoreInline(C, inline.written, prefill, tags.open) : null;
         const wrapper = template.probes.reasoning.wrapper;
         const close = wrapper ? wrapper.close : DEFAULT_REASONING_CLOSE;
-        // A turn that starts with the closer (the template closes the pre-filled block empty) gets the reasoning before it.
-        const closesAtStart = C.replace(/^\n+/, '').startsWith(tags.close);
-        C = fromInline ?? (closesAtStart ? trimNewlines(reasoning) + C : trimNewlines(reasoning) + close + C);
+        C = fromInline ?? trimNewlines(reasoning) + close + C;
         notes.add('reasoning_restored');
       }
     }
