@@ -9,7 +9,7 @@
 import { REASONING_MODES, type ReasoningMode } from '../core/generate/client';
 import { GROUPINGS, type Grouping } from '../core/records/mask';
 import { LONG_POLICIES, OUTPUT_FORMATS, type LongPolicy, type OutputFormat } from '../core/run/contract';
-import { MASK_POLICIES, REASONING_POLICIES, isMaskPolicy, type MaskPolicy, type ReasoningPolicy } from '../core/types';
+import { MASK_POLICIES, REASONING_POLICIES, type MaskPolicy, type ReasoningPolicy } from '../core/types';
 
 /** Where report.md is shown after a run (`eagle3prep.openReport`); the default first. */
 export const OPEN_REPORT_MODES = ['preview', 'editor', 'none'] as const;
@@ -122,6 +122,18 @@ export type ExplicitSettings = (key: SettingKey) => unknown;
 /** Receives a message when a setting's value is invalid and a fallback is used. */
 export type SettingWarning = (message: string) => void;
 
+/**
+ * `value` when it is one of `choices`, else `fallback` with a warning naming the setting and what it allows
+ * (`is not keep or drop` for two choices, `is not one of a, b, c` for more).
+ */
+export function choiceSetting<T extends string>(key: SettingKey, value: unknown, choices: readonly T[], fallback: T, warn: SettingWarning): T {
+  const v = choices.find((c) => c === value);
+  if (v !== undefined) return v;
+  const allowed = choices.length === 2 ? `${choices[0]} or ${choices[1]}` : `one of ${choices.join(', ')}`;
+  warn(`eagle3prep.${key} "${String(value)}" is not ${allowed}; using "${fallback}".`);
+  return fallback;
+}
+
 /** `value` when it is one of `choices`, else `fallback`. */
 export function oneOf<T extends string>(value: unknown, choices: readonly T[], fallback: T): T {
   return choices.find((c) => c === value) ?? fallback;
@@ -144,9 +156,7 @@ export function integerAtLeast(value: unknown, min: number, fallback: number): n
 
 /** `eagle3prep.maskPolicy`: a known policy, else the default with a warning. */
 export function maskPolicySetting(value: unknown, warn: SettingWarning = () => {}): MaskPolicy {
-  if (isMaskPolicy(value)) return value;
-  warn(`eagle3prep.maskPolicy "${String(value)}" is not one of ${MASK_POLICIES.join(', ')}; using "${SETTING_DEFAULTS.maskPolicy}".`);
-  return SETTING_DEFAULTS.maskPolicy;
+  return choiceSetting('maskPolicy', value, MASK_POLICIES, SETTING_DEFAULTS.maskPolicy, warn);
 }
 
 /** `eagle3prep.maxLength`: a positive integer; null, 0 or nothing = no limit (undefined); anything else is no limit with a warning. */
@@ -170,27 +180,17 @@ export function templateKwargsSetting(value: unknown, warn: SettingWarning = () 
  */
 export function longRecordsSetting(explicit: unknown, truncate: boolean, warn: SettingWarning = () => {}): LongPolicy {
   const fallback: LongPolicy = truncate ? 'truncate' : 'drop';
-  if (explicit === undefined) return fallback;
-  const v = LONG_POLICIES.find((p) => p === explicit);
-  if (v) return v;
-  warn(`eagle3prep.longRecords "${String(explicit)}" is not one of ${LONG_POLICIES.join(', ')}; using "${fallback}".`);
-  return fallback;
+  return explicit === undefined ? fallback : choiceSetting('longRecords', explicit, LONG_POLICIES, fallback, warn);
 }
 
 /** `eagle3prep.grouping`: `exact` or `merged`, else `exact` with a warning. */
 export function groupingSetting(value: unknown, warn: SettingWarning = () => {}): Grouping {
-  const v = GROUPINGS.find((g) => g === value);
-  if (v) return v;
-  warn(`eagle3prep.grouping "${String(value)}" is not exact or merged; using "exact".`);
-  return SETTING_DEFAULTS.grouping;
+  return choiceSetting('grouping', value, GROUPINGS, SETTING_DEFAULTS.grouping, warn);
 }
 
 /** `eagle3prep.reasoning`: `keep` or `drop`, else `keep` with a warning. */
 export function reasoningSetting(value: unknown, warn: SettingWarning = () => {}): ReasoningPolicy {
-  const v = REASONING_POLICIES.find((r) => r === value);
-  if (v) return v;
-  warn(`eagle3prep.reasoning "${String(value)}" is not keep or drop; using "${SETTING_DEFAULTS.reasoning}".`);
-  return SETTING_DEFAULTS.reasoning;
+  return choiceSetting('reasoning', value, REASONING_POLICIES, SETTING_DEFAULTS.reasoning, warn);
 }
 
 /** `eagle3prep.minTrainableTokens`: a positive integer, else 1 with a warning. */
@@ -202,10 +202,7 @@ export function minTrainableTokensSetting(value: unknown, warn: SettingWarning =
 
 /** `eagle3prep.outputFormat` (CLI `--format`): one of jsonl, parquet, both, else `jsonl` with a warning. */
 export function outputFormatSetting(value: unknown, warn: SettingWarning = () => {}): OutputFormat {
-  const v = OUTPUT_FORMATS.find((f) => f === value);
-  if (v) return v;
-  warn(`eagle3prep.outputFormat "${String(value)}" is not one of ${OUTPUT_FORMATS.join(', ')}; using "${SETTING_DEFAULTS.outputFormat}".`);
-  return SETTING_DEFAULTS.outputFormat;
+  return choiceSetting('outputFormat', value, OUTPUT_FORMATS, SETTING_DEFAULTS.outputFormat, warn);
 }
 
 /** The settings that shape a prepare run (and the hover, mask view and row checks), validated; paths not yet expanded. */
