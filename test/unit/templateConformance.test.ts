@@ -66,6 +66,8 @@ for (const set of SETS) {
         assert.equal(index.templates.find((t) => t.template === name)?.compile_error, true);
         return;
       }
+      // A template that reads the clock renders the day it is run: its references must say which day they were made on.
+      assert.ok(ref.clock || !source.includes('strftime_now'), `${name} calls strftime_now: its renders.json needs the "clock" the references were made at`);
       const now = ref.clock ? () => new Date(ref.clock!) : undefined;
       const ct = new ChatTemplate({ name: 'default', source }, ref.variables, {}, { now });
       let compared = 0;
