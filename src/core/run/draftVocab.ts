@@ -33,7 +33,7 @@ import type { TokenCountsFile } from './tokenCounts';
 import { join } from 'node:path';
 import { writeFile, rename, mkdir } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import { boolTensor, int64Tensor, torchSaveBytes } from '../trainers/torchPt';
+import { boolTensor, int64Tensor, torchSaveBytes, type PtValue } from '../trainers/torchPt';
 
 /** The files {@link writeDraftVocab} writes, and the trainer that reads each. */
 export const DRAFT_VOCAB_FILES = {
@@ -185,8 +185,8 @@ export async function writeDraftVocab(
   await writeBytesAtomic(path('d2tNpy'), npyBytes('<i8', v.d2t));
   await writeBytesAtomic(path('t2dNpy'), npyBytes('|b1', v.t2d));
   await writeBytesAtomic(path('tokenFreq'), torchSaveBytes({ kind: 'intDict', entries: freq }, 'token_freq'));
-  await writeBytesAtomic(path('vocabMapping'), torchSaveBytes({ kind: 'dict', entries: [...mapping.entries] }, 'vocab_mapping'));
-  await writeBytesAtomic(path('eagleCache'), torchSaveBytes({ kind: 'dict', entries: [...mapping.entries] }, 'cache'));
+  await writeBytesAtomic(path('vocabMapping'), torchSaveBytes(mapping, 'vocab_mapping'));
+  await writeBytesAtomic(path('eagleCache'), torchSaveBytes(mapping, 'cache'));
   await writeBytesAtomic(path('modeloptD2t'), torchSaveBytes(int64Tensor(v.d2t), 'd2t'));
   const meta = {
     format: 'eagle3-prep-draft-vocab',
