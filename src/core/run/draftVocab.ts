@@ -174,13 +174,13 @@ export async function writeDraftVocab(
 ): Promise<string[]> {
   await mkdir(outDir, { recursive: true });
   const path = (k: keyof typeof DRAFT_VOCAB_FILES) => join(outDir, DRAFT_VOCAB_FILES[k]);
-  const mapping = {
+  const mapping: PtValue = {
     kind: 'dict',
     entries: [
       ['d2t', int64Tensor(v.d2t)],
       ['t2d', boolTensor(v.t2d)],
     ],
-  } as const;
+  };
   const freq = [...trainable].filter(([, c]) => c > 0).sort((a, b) => a[0] - b[0]);
   await writeBytesAtomic(path('d2tNpy'), npyBytes('<i8', v.d2t));
   await writeBytesAtomic(path('t2dNpy'), npyBytes('|b1', v.t2d));
