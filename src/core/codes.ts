@@ -23,7 +23,7 @@ export interface CodeInfo {
   changesData?: boolean;
 }
 
-export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
+const TABLE = {
   message_fragment: {
     kind: 'drop',
     meaning: 'the row is one message of a message tree (OpenAssistant flat export) read on its own; a file of such rows is rebuilt into trees',
@@ -238,6 +238,13 @@ export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
       "the template has no tool-call support for this shape: use the target model's tool-use template (tokenizer_config.json chat_template list) or check the tool_calls fields",
     changesData: true,
   },
+  generation_blocks_unmatched: {
+    kind: 'note',
+    meaning:
+      "the chat template's {% generation %} blocks do not pair up with the conversation's assistant turns (a different number of blocks than turns), so the trained spans were chosen by position: the last block for a single target, every block otherwise",
+    remedy: "run eagle3-prep check-template on this template and inspect a record; prefer the model's own (inference) chat template over a training template",
+    changesData: true,
+  },
   content_not_rendered: {
     kind: 'note',
     meaning:
@@ -371,7 +378,21 @@ export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze({
     meaning:
       'a conversation became several records: the template renders earlier turns differently once later turns follow (e.g. Qwen3 drops earlier reasoning / empty think blocks); each assistant turn is still trained exactly once',
   },
-});
+} satisfies Record<string, CodeInfo>;
+
+/**
+ * A code this table knows. Emitters take a `Code`, so a code with no meaning and remedy here
+ * does not compile.
+ */
+export type Code = keyof typeof TABLE;
+
+/** The table, looked up by any string (codes read back from reports and older runs). */
+export const CODES: Readonly<Record<string, CodeInfo>> = Object.freeze(TABLE);
+
+/** Whether `s` is a code of this table. */
+export function isCode(s: string): s is Code {
+  return Object.prototype.hasOwnProperty.call(TABLE, s);
+}
 
 /** The one-line meaning of a code, or '' for an unknown one. */
 export function codeMeaning(code: string): string {

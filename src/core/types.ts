@@ -6,6 +6,7 @@
  * assistant, tool) because that is what chat templates and OpenAI-compatible
  * servers (SGLang, vLLM) consume.
  */
+import type { Code } from './codes';
 
 /** A normalized role. Source spellings (`human`, `gpt`, `ai`, `observation`, …) are mapped by the normalizer. */
 export type Role = 'system' | 'user' | 'assistant' | 'tool';
@@ -51,7 +52,7 @@ export interface Conversation {
   /** Tool definitions (OpenAI `tools` shape) when the row carries them; an empty list is treated as none. */
   tools?: unknown[];
   /** Non-fatal observations made while normalizing (e.g. `system_prompt_field_used`). */
-  notes?: string[];
+  notes?: Code[];
   /**
    * Content parts that are not text (images, audio, files, …): not rendered, reported here.
    * `message` is the 0-based index into `messages` of the turn that held the part; `type` the part's `type`.

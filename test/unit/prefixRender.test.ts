@@ -5,6 +5,7 @@
  * and F rendered for every target), on the seed samples and generated rows
  * (chats, reasoning, 84-message agent runs), for four real chat templates.
  */
+import type { Code } from '../../src/core/codes';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -37,7 +38,7 @@ function reference(conv: Conversation, template: ChatTemplate, specials: Special
       : [],
   );
   out.targetCount = targets.length;
-  const notes = new Set<string>();
+  const notes = new Set<Code>();
   let current: TextRecord | null = null;
   for (const i of targets) {
     const P = R(i, true);

@@ -3,6 +3,7 @@
  * per-row context (notes, facts, read fields), the key tables, and small
  * helpers (JSON types, drops and errors, JSON strings inside fields).
  */
+import type { Code } from '../codes';
 import type { DropReason, ErrorCode, Message, RowOutcome, Source } from '../types';
 import type { FieldTracker } from './fields';
 import { parseJsonLimited } from '../jsonDepth';
@@ -27,7 +28,7 @@ export interface NormalizeContext {
   /** Which fields of the row and its turns were read (`fields.ts`): the rest is reported as unread. */
   readonly fields: FieldTracker;
   /** Record a note code on the conversation, and optionally a human-readable fact for detection evidence. */
-  note(code: string, fact?: string): void;
+  note(code: Code, fact?: string): void;
   /** Record a human-readable fact (evidence only, no note on the conversation). */
   fact(text: string): void;
   /** Non-text content parts met while converting turns; `message` is filled in by `finish` (index into the final messages). */

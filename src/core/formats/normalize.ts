@@ -12,6 +12,7 @@
  * The shared turn conversion (roles, content parts, tool calls, reasoning,
  * training flags) is `common.ts`; its rules are documented there.
  */
+import type { Code } from '../codes';
 import type { Conversation, RowOutcome, Source } from '../types';
 import { describeJsonType, drop, type NormalizeContext, type NormalizeOptions, type Row, type ShapeHandler } from './common';
 import { describeCandidate, findConversations } from './discovery';
@@ -159,7 +160,7 @@ export function conversationsOf(o: RowOutcome): { kind: 'conversation' | 'prompt
 
 /** {@link normalizeRow} plus the owning handler and the facts observed (used by format detection). Never throws. */
 export function normalizeDetailed(value: unknown, source: Source, fileBase: string, options: NormalizeOptions = {}): DetailedOutcome {
-  const notes: string[] = [];
+  const notes: Code[] = [];
   const facts: string[] = [];
   const fields = new FieldTracker();
   const ctx: NormalizeContext = {

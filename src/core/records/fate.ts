@@ -9,12 +9,13 @@
  * `prepare` (records/rowProcessor.ts) decides with the exact loss mask; the record view can ask the
  * same question with its counts, exact or estimated.
  */
+import type { Code } from '../codes';
 
 /** Why a record is not written. */
 export type RecordDrop = 'too_long' | 'no_trainable_tokens' | 'too_few_trainable_tokens';
 
 /** The note a row gets for each record dropped, by reason (counted in the report). */
-export const RECORD_DROP_NOTES: Readonly<Record<RecordDrop, string>> = {
+export const RECORD_DROP_NOTES: Readonly<Record<RecordDrop, Code>> = {
   too_long: 'record_dropped_too_long',
   no_trainable_tokens: 'record_dropped_no_trainable_tokens',
   too_few_trainable_tokens: 'record_dropped_few_trainable_tokens',

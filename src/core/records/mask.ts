@@ -4,6 +4,7 @@
  * everything is derived from renders of message prefixes and from the template's
  * probe decisions (templates/probes.ts).
  */
+import type { Code } from '../codes';
 import { PrefixRenderer, type PrefixRenderStats } from '../templates/prefixRenderer';
 import { ChatTemplate, TemplateBudgetError, TemplateRenderError, type AdaptedTurns } from '../templates/template';
 import { DEFAULT_REASONING_CLOSE, endsWithReasoningOpener, reasoningTags } from '../templates/probes';
@@ -65,7 +66,7 @@ export interface ConversationRecords {
    * `inline_think_kept`, `reasoning_dropped`, `generation_placeholder_removed`; grouping `merged`:
    * `merged_history_form`, `merged_fallback_exact`.
    */
-  notes: string[];
+  notes: Code[];
   /** Targets that could not be located (`template_unsupported`) or whose prompt the template cannot render (`prompt_not_renderable`), with the message index and why. */
   targetErrors: { index: number; reason: TargetErrorReason; message: string }[];
   /** Number of targets the policy selected (0 = nothing to train on). */
@@ -139,7 +140,7 @@ export function buildRecords(
   const adapted = template.adaptTurns(pre.messages);
   const messages = adapted.messages;
   const out: ConversationRecords = { records: [], rendered: null, notes: [], targetErrors: [], targetCount: 0, messages };
-  const notes = new Set<string>([...pre.notes, ...adapted.notes]);
+  const notes = new Set<Code>([...pre.notes, ...adapted.notes]);
   const finish = (): ConversationRecords => {
     out.notes = [...notes];
     return out;

@@ -1,4 +1,5 @@
 /** The record view's data: a row in, its options, and the view the hover and the mask view show (turns, records, token detail, warnings). */
+import type { Code } from '../codes';
 import type { LongPolicy } from '../run/contract';
 import type { MaskPolicy, ReasoningPolicy, Role } from '../types';
 import type { Grouping, Span } from './mask';
@@ -131,7 +132,7 @@ export interface RecordView {
   totals: { tokens: number; trainableTokens: number; records: number; estimated: boolean };
   warnings: RowWarning[];
   /** Notes of the normalizer and of the mask rules (codes). */
-  notes: string[];
+  notes: Code[];
   tokenizer: { name: string; dir: string };
   mask: MaskPolicy;
   templateKwargs: Record<string, unknown>;

@@ -3,6 +3,7 @@
  * (normalize → render → mask → tokenize), the unit of work of `prepare`
  * in the run's own thread or in a pool worker.
  */
+import type { Code } from '../codes';
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { conversationsOf, normalizeRow, type NormalizeOptions } from '../formats/normalize';
@@ -317,7 +318,7 @@ export class RowProcessor {
   }
 
   /** Tokenizes one text record and masks it; rows written by `generate` carry the generated token ids (src/core/records/generatedIds.ts). */
-  private tokenize(rec: TextRecord, generated: GeneratedTurnIds[] | undefined, notes: string[]): Tokenized {
+  private tokenize(rec: TextRecord, generated: GeneratedTurnIds[] | undefined, notes: Code[]): Tokenized {
     const enc = this.tok.encode(rec.text);
     if (!enc.exactOffsets) notes.push('offsets_approximate');
     const mask = maskFromSpans(enc.starts, rec.spans);
@@ -341,7 +342,7 @@ export class RowProcessor {
     rendered: string,
     renderedTokens: number,
     generated: GeneratedTurnIds[] | undefined,
-    notes: string[],
+    notes: Code[],
   ): Tokenized[] {
     const keep = records.filter((r) => r.ids.length <= max);
     const over = records.filter((r) => r.ids.length > max).flatMap((r) => r.targets);

@@ -4,6 +4,7 @@
  * it (case 2b and "Reasoning the template drops from its own turn"), and the stop token of a turn that ends at
  * the next role marker.
  */
+import type { Code } from '../codes';
 import { splitInlineThink } from '../formats/common';
 import type { ChatTemplate } from '../templates/template';
 import { reasoningTags, type ReasoningWrapper } from '../templates/probes';
@@ -51,8 +52,8 @@ export function selectTargets(messages: readonly Message[], policy: MaskPolicy):
 export function prepareTurns(
   messages: readonly Message[],
   reasoning: ReasoningPolicy = 'keep',
-): { messages: Message[]; notes: string[]; placeholderRemoved: boolean } {
-  const notes: string[] = [];
+): { messages: Message[]; notes: Code[]; placeholderRemoved: boolean } {
+  const notes: Code[] = [];
   let out = messages.slice();
   if (reasoning === 'drop') {
     let dropped = false;

@@ -4,6 +4,7 @@
  * run/workerProtocol.ts), the report writers, the CLI and the extension share.
  * Types (and the one list of long-record policies): this module imports nothing at run time.
  */
+import type { Code } from '../codes';
 import type { Grouping } from '../records/mask';
 import type { TemplateCheck } from '../templates/checkTemplate';
 import type { MaskPolicy, ReasoningPolicy } from '../types';
@@ -348,7 +349,7 @@ export interface RowResult {
   /** Error code (`core/codes.ts`) when `fate` is `errored`: `invalid_json`, `unknown_role`, `template_unsupported`, `template_error`, …. */
   code?: string;
   /** Note codes observed for the row, one entry per occurrence. */
-  notes: string[];
+  notes: Code[];
   /** Field paths of the row that were neither read nor known metadata (`Conversation.unreadFields`). */
   unreadFields?: string[];
   /** The shapes of the row's conversations (`run/shapes.ts`), for the template findings that concern the file. */

@@ -4,6 +4,7 @@
  * budget), and the adaptation of normalized messages to what a particular
  * template reads.
  */
+import type { Code } from '../codes';
 import { splitInlineThink } from '../formats/common';
 import { CompiledTemplate } from './jinja';
 import { TemplateRenderError } from './errors';
@@ -216,7 +217,7 @@ export class ChatTemplate {
    *   otherwise the content stays exactly as written.
    */
   adaptTurns(messages: readonly Message[]): AdaptedTurns {
-    const notes = new Set<string>();
+    const notes = new Set<Code>();
     const reasoning: (string | undefined)[] = [];
     const inline: (InlineReasoning | undefined)[] = [];
     const out = messages.map((m) => {
@@ -281,7 +282,7 @@ export interface AdaptedTurns {
   /** What the template is given, one per input message (same indices). */
   messages: Message[];
   /** `inline_think_split` (inline reasoning moved to `reasoning_content`), `inline_think_kept` (kept in the content as written). */
-  notes: string[];
+  notes: Code[];
   /** Per message: the turn's reasoning (its `reasoning_content`, or reasoning written inline at the start of its content), undefined when it has none. */
   reasoning: (string | undefined)[];
   /** Per message: inline reasoning kept in the content as written (the template does not render `reasoning_content`). */
