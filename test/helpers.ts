@@ -42,7 +42,7 @@ export async function oracleEncode(tokenizerJson: string, text: string): Promise
   return { ids: enc.getIds(), starts: enc.getOffsets().map((o: number[]) => cpToUnit[o[0]]) };
 }
 
-/** The project's copy of `shared/fixtures/templates/` (57 real chat templates with their model folders' configs). */
+/** The project's copy of `shared/fixtures/templates/` (25 real chat templates with their model folders' configs). */
 export const TEMPLATE_FIXTURES = join(__dirname, 'fixtures', 'templates');
 
 /** Options of {@link buildModelFolder}. */
