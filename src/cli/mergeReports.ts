@@ -10,7 +10,11 @@ const OPTIONS: readonly OptionSpec[] = [
     flags: '--data',
     help: "Also merge the shards' tokenized_data.jsonl / tokenized_data.parquet (each format every shard wrote) and prompts_to_generate.jsonl, in input order (the same records as one unsharded run).",
   },
-  { flags: '--allow-empty', help: 'Succeed even when an input yields no record and no prompt across the shards.' },
+  { flags: '--allow-empty', help: 'Succeed even when an input yields no record and no prompt across the shards (as prepare --allow-empty).' },
+  {
+    flags: '--skip-failed-files',
+    help: 'When a file fails the merge (nothing usable across the shards), write the other files and list the failed ones as skipped (as prepare --skip-failed-files).',
+  },
   { flags: '--json', help: 'Print the merged report (report.json schema) on stdout instead of the summary.' },
 ];
 
@@ -25,12 +29,15 @@ export function registerMergeReports(program: Command, done: (code: number) => v
     )
     .argument('<shards...>', "the shards' output folders (or their report.json files)");
   addOptions(cmd, OPTIONS);
-  cmd.addHelpText('after', '\nExit codes: 0 merged; 1 the shards do not add up or the merged run failed; 2 usage error.');
+  cmd.addHelpText('after', '\nExit codes: 0 merged; 1 the shards do not add up or the merged run failed (nothing written); 2 usage error.');
   setUsageHint(cmd);
-  cmd.action(async (shards: string[], v: { out?: string; data?: boolean; allowEmpty?: boolean; json?: boolean }, self: Command) => {
+  cmd.action(async (shards: string[], v: { out?: string; data?: boolean; allowEmpty?: boolean; skipFailedFiles?: boolean; json?: boolean }, self: Command) => {
     if (!v.out) self.error("error: required option '--out <dir>' not specified", { exitCode: EXIT.usage });
-    const r = await mergeReports(shards, v.out!, { data: v.data === true, allowEmpty: v.allowEmpty === true });
-    out(v.json ? json(reportToJson(r)) : `merged ${r.shard!.count} shards\n${formatRunSummary(r)}\n`);
+    const r = await mergeReports(shards, v.out!, { data: v.data === true, allowEmpty: v.allowEmpty === true, skipFailedFiles: v.skipFailedFiles === true });
+    const head = r.ok ? `merged ${r.shard!.count} shards` : `the merge of ${r.shard!.count} shards failed`;
+    out(
+      v.json ? json(reportToJson(r)) : `${head}\n${formatRunSummary(r, { skipFailedFiles: v.skipFailedFiles === true, allowEmpty: v.allowEmpty === true })}\n`,
+    );
     done(r.ok ? EXIT.ok : EXIT.failed);
   });
 }

@@ -21,6 +21,8 @@ export interface SummaryContext {
   dryRun?: boolean;
   /** Whether --skip-failed-files was given. */
   skipFailedFiles?: boolean;
+  /** Whether --allow-empty was given. */
+  allowEmpty?: boolean;
   /** Show paths relative to this folder (default: the current directory). */
   cwd?: string;
 }
@@ -243,16 +245,32 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
     for (const s of skipped) out.push(`  ${s.reason.split('\n')[0]}`);
   }
 
+  // A shard run accepts a file with nothing in its share of the rows; the merge fails it when no shard has any.
+  const emptyInShard = results.flatMap((r) =>
+    r.shard && !r.shard.merged && r.shard.count > 1
+      ? r.files.filter((f) => !f.skipped && !f.failure && f.rowsRead > 0 && f.recordsWritten === 0 && f.rowsSetAside === 0)
+      : [],
+  );
+  if (emptyInShard.length) {
+    out.push(
+      '',
+      'Nothing from these files in this shard (merge-reports fails a file no shard has a record or prompt of, unless --allow-empty or --skip-failed-files):',
+    );
+    for (const f of emptyInShard) out.push(`  ${show(f.file, cwd)}: ${num(f.rowsRead)} rows read, no record, no prompt`);
+  }
+
   const status = commandStatus(results, ctx);
   const lines = [...out, ''];
   const written = results.filter((r) => r.ok && !(ctx.heldBack ?? []).includes(r.outDir) && !(ctx.skippedRuns ?? []).includes(r.outDir));
   if (dry) lines.push('Dry run: nothing written. Estimates from the first rows of each file are above (report.json "dry_run" with --json).');
   else if (status === 'failed') {
     const others = results.length + skipped.length > 1 || files.length > 1;
-    lines.push(
-      `FAILED: nothing was written; the output folders keep their previous files.` +
-        (others && !ctx.skipFailedFiles ? ' Run again with --skip-failed-files to write the other files and list the failed ones as skipped.' : ''),
-    );
+    const empty = failures.some((f) => /: no record written and no prompt set aside/.test(f));
+    const ways = [
+      ...(others && !ctx.skipFailedFiles ? ['--skip-failed-files to write the other files and list the failed ones as skipped'] : []),
+      ...(empty && !ctx.allowEmpty ? ['--allow-empty to accept a file that yields nothing'] : []),
+    ];
+    lines.push(`FAILED: nothing was written; the output folders keep their previous files.` + (ways.length ? ` Run again with ${ways.join(', or ')}.` : ''));
   } else {
     const folders = written.map((r) => show(r.outDir, cwd));
     lines.push(
@@ -278,11 +296,20 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
       status === 'ok'
         ? 'every row written or set aside as it is'
         : status === 'warnings'
-          ? `${warnings.size} data-changing warning${warnings.size === 1 ? '' : 's'} (above)${skipped.length ? `, ${skipped.length} file(s) skipped` : ''}`
+          ? [
+              ...(changing.length ? [`${changing.length} data-changing warning${changing.length === 1 ? '' : 's'} (${warningCounts(changing)}; above)`] : []),
+              ...(skipped.length ? [`${skipped.length} file${skipped.length === 1 ? '' : 's'} skipped`] : []),
+            ].join(', ') || 'data-changing warnings (above)'
           : 'rows errored (above); they are not in the outputs';
     lines.push(`Status: ${status.toUpperCase()} — ${why}`);
   }
   return lines.join('\n');
+}
+
+/** `code × count` of the first 3 warnings, then how many more. */
+function warningCounts(ws: readonly [string, { count: number }][]): string {
+  const shown = ws.slice(0, 3).map(([code, w]) => `${code} × ${num(w.count)}`);
+  return ws.length > 3 ? `${shown.join(', ')}, … ${ws.length - 3} more` : shown.join(', ');
 }
 
 /** The status of a command's runs: `failed` when one failed and was not skipped, else the worst of the written runs'. */
@@ -296,6 +323,6 @@ export function commandStatus(results: readonly PrepareResult[], ctx: SummaryCon
 }
 
 /** One run's summary (merge-reports). */
-export function formatRunSummary(r: PrepareResult): string {
-  return formatSummary([r]);
+export function formatRunSummary(r: PrepareResult, ctx: SummaryContext = {}): string {
+  return formatSummary([r], ctx);
 }

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mergeShardResults, MergeError } from '../../src/core/run/mergeReports';
 import type { PrepareResult } from '../../src/core/run/pipeline';
@@ -170,4 +170,53 @@ test('--shard usage errors exit 2', () => {
   });
   assert.equal(r.status, 2);
   assert.match(r.stderr, /option '--shard <i\/n>' argument '3\/3' is invalid\. I\/N with 0 <= I < N is expected/);
+});
+
+test('merge-reports: a file no shard has anything of fails the merge and writes nothing; --skip-failed-files and --allow-empty as prepare', async () => {
+  const dir = tempDir('eagle3-shard-empty-');
+  const bad = join(dir, 'bad.jsonl');
+  writeFileSync(bad, [1, 2, 3, 4].map((i) => JSON.stringify({ foo: i })).join('\n') + '\n');
+  const ins = [join(ROOT, 'samples', 'chat-sharegpt-human-gpt.jsonl'), join(ROOT, 'samples', 'prompts-only.jsonl'), bad];
+  const tk = ['--tokenizer', lenmlModelDir('deepseek_v3')];
+  const shardDirs = [0, 1].map((i) => join(dir, `s${i}`));
+  const shards = await Promise.all(shardDirs.map((d, i) => run(['prepare', ...ins, ...tk, '--out', d, '--shard', `${i}/2`])));
+  for (const s of shards) {
+    assert.equal(s.code, 0, s.stderr);
+    // The shard says that this file has nothing in it, and what the merge will do about it.
+    assert.match(s.stdout, /Nothing from these files in this shard \(merge-reports fails a file no shard has a record or prompt of/);
+    assert.match(s.stdout, /^ {2}.*bad\.jsonl: 2 rows read, no record, no prompt$/m);
+  }
+  const out = join(dir, 'merged');
+  mkdirSync(out);
+  writeFileSync(join(out, 'previous.txt'), 'kept');
+  const failed = await run(['merge-reports', ...shardDirs, '--out', out, '--data']);
+  assert.equal(failed.code, 1, failed.stderr);
+  assert.match(failed.stdout, /^the merge of 2 shards failed$/m);
+  assert.match(
+    failed.stdout,
+    /^FAILED: nothing was written; the output folders keep their previous files\. Run again with --skip-failed-files to write the other files and list the failed ones as skipped, or --allow-empty to accept a file that yields nothing\.$/m,
+  );
+  // It said nothing was written, and nothing was.
+  assert.deepEqual(readdirSync(out), ['previous.txt']);
+
+  const skipped = await run(['merge-reports', ...shardDirs, '--out', out, '--data', '--skip-failed-files']);
+  assert.equal(skipped.code, 0, skipped.stderr);
+  assert.match(
+    skipped.stdout,
+    /^Skipped \(--skip-failed-files; not in the outputs\):\n {2}.*bad\.jsonl: no record written and no prompt set aside \(4 rows read: 4 unrecognized_shape/m,
+  );
+  const rep = readReport(join(out, 'report.json')).report;
+  assert.deepEqual(
+    rep.skippedFiles?.map((s) => s.file),
+    [bad],
+  );
+  assert.equal(rep.policy?.skipFailedFiles, true);
+  assert.equal(readLines(join(out, 'tokenized_data.jsonl')).length, rep.totals.recordsWritten);
+  assert.equal(readLines(join(out, 'prompts_to_generate.jsonl')).length, rep.totals.rowsSetAside);
+  assert.equal(rep.totals.rowsRead, 3 + 4);
+
+  const allowed = await run(['merge-reports', ...shardDirs, '--out', join(dir, 'merged2'), '--allow-empty']);
+  assert.equal(allowed.code, 0, allowed.stderr);
+  assert.match(allowed.stdout, /^merged 2 shards$/m);
+  rmSync(dir, { recursive: true, force: true });
 });

@@ -18,7 +18,7 @@ import { ParquetRecordsOutput, readParquetRecords, removeStaleRecordFiles } from
 import type { TokenizedRecord } from '../types';
 import type { FileReport, PrepareResult } from './contract';
 import type { RowShape } from './shapes';
-import { computeTotals, emptyFileReport, runFailures } from './accounting';
+import { computeTotals, emptyFileReport, fileFailure, leaveOut, runFailures } from './accounting';
 import { readReport, writeReports } from './report';
 import { applyStatus } from './status';
 import { mergeLengthStats } from './stats';
@@ -27,6 +27,14 @@ import { writeFileAtomic } from './output';
 
 /** A problem that makes the shard reports not combine into one run. */
 export class MergeError extends Error {}
+
+/** How a merge judges the merged files: prepare's `--allow-empty` and `--skip-failed-files`. */
+export interface MergePolicy {
+  /** A file that yields no record and no prompt across the shards does not fail the merge. */
+  allowEmpty?: boolean;
+  /** A failing file is left out of the merged outputs (listed as skipped) instead of failing the merge. */
+  skipFailedFiles?: boolean;
+}
 
 /**
  * Reads a shard's `report.json` from a path given as the report file or the shard's output folder.
@@ -54,12 +62,16 @@ function sameJson(a: unknown, b: unknown): boolean {
  * them); notes and unread fields are summed (their lines merged like drop lines);
  * `elapsedMs` is the slowest shard's.
  *
+ * The policy words are prepare's (`accounting.ts` `fileFailure`): a file that yields no record and no prompt
+ * across the shards fails the merge unless `allowEmpty`; with `skipFailedFiles` a failing file is left out
+ * (`skippedFiles`, its rows not in the merged outputs) and the merge fails only when every file failed.
+ *
  * @param reports the N shard reports, in any order
  * @param outDir the merged run's output folder (where `report.json` goes)
- * @returns the merged result; `ok` false with `failures` when a file yields nothing (unless `allowEmpty`)
+ * @returns the merged result; `ok` false with `failures` when a file fails and is not skipped
  * @throws MergeError when the reports are not the N shards of one job or their rows do not add up
  */
-export function mergeShardResults(reports: PrepareResult[], outDir: string, opts: { allowEmpty?: boolean } = {}): PrepareResult {
+export function mergeShardResults(reports: PrepareResult[], outDir: string, opts: MergePolicy = {}): PrepareResult {
   if (reports.length === 0) throw new MergeError('no report to merge');
   const first = reports[0];
   const n = first.shard?.count;
@@ -151,19 +163,31 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
     return m;
   });
   const out = resolve(outDir);
+  const skippedFiles: { file: string; reason: string }[] = [];
+  if (opts.skipFailedFiles)
+    for (const f of files) {
+      const why = fileFailure(f, opts);
+      if (!why) continue;
+      f.failure = why;
+      leaveOut(f);
+      skippedFiles.push({ file: f.file, reason: why });
+    }
   const failures = runFailures(files, opts);
+  if (files.length > 0 && skippedFiles.length === files.length) failures.push(`every input failed; nothing to write (${skippedFiles.length} skipped)`);
   const failed = new Set(files.filter((f) => runFailures([f], opts).length > 0).map((f) => f.file));
-  const { status: _s, warnings: _w, ...base } = first;
+  const { status: _s, warnings: _w, skippedFiles: _k, ...base } = first;
   const merged: PrepareResult = {
     ...base,
     ok: failures.length === 0,
     failures,
+    ...(skippedFiles.length ? { skippedFiles } : {}),
     outDir: out,
     outputs: outputPathsIn(out),
     files,
     totals: computeTotals(files),
     elapsedMs: Math.max(...reports.map((r) => r.elapsedMs)),
     shard: { index: 0, count: n, merged: true },
+    ...(base.policy ? { policy: { ...base.policy, skipFailedFiles: opts.skipFailedFiles === true } } : {}),
   };
   applyStatus(merged, failed);
   return merged;
@@ -191,7 +215,12 @@ function before(a: OrderKey, b: OrderKey): boolean {
  * shard, so this restores the order of a single run).
  * @returns the number of items emitted
  */
-async function mergeInOrder<T>(its: AsyncIterator<T>[], key: (item: T, from: number) => OrderKey, emit: (item: T) => Promise<void>): Promise<number> {
+async function mergeInOrder<T>(
+  its: AsyncIterator<T>[],
+  key: (item: T, from: number) => OrderKey,
+  emit: (item: T) => Promise<void>,
+  skipFile: ReadonlySet<number> = new Set(),
+): Promise<number> {
   const heads: ({ item: T; key: OrderKey } | null)[] = [];
   for (let i = 0; i < its.length; i++) {
     const r = await its[i].next();
@@ -202,8 +231,11 @@ async function mergeInOrder<T>(its: AsyncIterator<T>[], key: (item: T, from: num
     let best = -1;
     for (let i = 0; i < heads.length; i++) if (heads[i] && (best < 0 || before(heads[i]!.key, heads[best]!.key))) best = i;
     if (best < 0) break;
-    await emit(heads[best]!.item);
-    count++;
+    // A row of a file left out by --skip-failed-files is not in the merged outputs.
+    if (!skipFile.has(heads[best]!.key[0])) {
+      await emit(heads[best]!.item);
+      count++;
+    }
     const r = await its[best].next();
     heads[best] = r.done ? null : { item: r.value, key: key(r.value, best) };
   }
@@ -216,9 +248,10 @@ async function mergeInOrder<T>(its: AsyncIterator<T>[], key: (item: T, from: num
  * are already in input order and a row lives in one shard, so taking the line
  * with the smallest (file index, line) among the shards' next lines restores
  * the order of a single run. Written to `out`, which the caller commits (or aborts).
+ * Lines of the files in `skip` (left out by `--skip-failed-files`) are not written.
  * @returns the number of lines written
  */
-export async function mergeOutputLines(shardFiles: string[], fileOrder: string[], out: AtomicOutput): Promise<number> {
+export async function mergeOutputLines(shardFiles: string[], fileOrder: string[], out: AtomicOutput, skip: ReadonlySet<string> = new Set()): Promise<number> {
   const fileIndex = new Map(fileOrder.map((f, i) => [f, i]));
   const key = (l: string, from: number): OrderKey => {
     const m = SOURCE_RE.exec(l);
@@ -230,16 +263,22 @@ export async function mergeOutputLines(shardFiles: string[], fileOrder: string[]
     shardFiles.map((f) => lines(f)),
     key,
     (l) => out.write(l + '\n'),
+    skipIndexes(fileOrder, skip),
   );
 }
 
 /**
  * Merges the shards' `tokenized_data.parquet` files into `out` in input order,
  * record by record (read back with hyparquet row group by row group, so memory
- * holds one row group per shard plus the row group being written).
+ * holds one row group per shard plus the row group being written); records of the files in `skip` are not written.
  * @returns the number of records written
  */
-export async function mergeParquetRecords(shardFiles: string[], fileOrder: string[], out: ParquetRecordsOutput): Promise<number> {
+export async function mergeParquetRecords(
+  shardFiles: string[],
+  fileOrder: string[],
+  out: ParquetRecordsOutput,
+  skip: ReadonlySet<string> = new Set(),
+): Promise<number> {
   const fileIndex = new Map(fileOrder.map((f, i) => [f, i]));
   const key = (r: TokenizedRecord, from: number): OrderKey => {
     const fi = fileIndex.get(r.source?.file);
@@ -250,7 +289,12 @@ export async function mergeParquetRecords(shardFiles: string[], fileOrder: strin
     shardFiles.map((f) => (existsSync(f) ? readParquetRecords(f) : emptyRecords())),
     key,
     (r) => out.write(r),
+    skipIndexes(fileOrder, skip),
   );
+}
+
+function skipIndexes(fileOrder: string[], skip: ReadonlySet<string>): Set<number> {
+  return new Set(fileOrder.flatMap((f, i) => (skip.has(f) ? [i] : [])));
 }
 
 async function* emptyRecords(): AsyncGenerator<TokenizedRecord> {}
@@ -263,11 +307,13 @@ function commonFormats(reports: PrepareResult[]): { jsonl: boolean; parquet: boo
 
 /**
  * Merges shard reports (and with `data`, the shards' outputs) into `outDir`.
- * Writes `report.json` / `report.md` of the merged run atomically.
+ * Writes `report.json` / `report.md` of the merged run atomically. A merge that fails (`ok` false:
+ * a file fails and `skipFailedFiles` is off) writes nothing, as a failed `prepare`: `outDir` keeps
+ * its previous files and `outputs.written` is empty.
  * @param paths shard output folders or their `report.json` files
  * @throws MergeError as {@link mergeShardResults}; when `data` and a shard's line counts disagree with its report
  */
-export async function mergeReports(paths: string[], outDir: string, opts: { data?: boolean; allowEmpty?: boolean } = {}): Promise<PrepareResult> {
+export async function mergeReports(paths: string[], outDir: string, opts: MergePolicy & { data?: boolean } = {}): Promise<PrepareResult> {
   const reports = paths.map(readShardReport);
   const merged = mergeShardResults(reports, outDir, opts);
   // --out must not be one of the shards' folders: the merge would replace the outputs it reads.
@@ -275,9 +321,15 @@ export async function mergeReports(paths: string[], outDir: string, opts: { data
     if (resolve(r.outDir) === merged.outDir)
       throw new MergeError(`--out ${outDir} is the output folder of shard ${r.shard?.index}; merge into a folder of its own`);
   }
+  if (!merged.ok) {
+    merged.outputs.written = [];
+    delete merged.tokenCounts;
+    return merged;
+  }
   merged.outputs.written = [merged.outputs.reportJson, merged.outputs.reportMd];
   if (opts.data) {
     const order = merged.files.map((f) => f.file);
+    const skip = new Set(merged.files.filter((f) => f.skipped).map((f) => f.file));
     // Each record format every shard wrote is merged; shards that share no format cannot be merged.
     const formats = commonFormats(reports);
     if (!formats.jsonl && !formats.parquet)
@@ -298,6 +350,7 @@ export async function mergeReports(paths: string[], outDir: string, opts: { data
           reports.map((r) => r.outputs.tokenizedData),
           order,
           data,
+          skip,
         );
         if (nRec !== merged.totals.recordsWritten)
           throw new MergeError(`the shards' tokenized_data.jsonl hold ${nRec} records, their reports ${merged.totals.recordsWritten}`);
@@ -307,6 +360,7 @@ export async function mergeReports(paths: string[], outDir: string, opts: { data
           reports.map((r) => r.outputs.tokenizedDataParquet!),
           order,
           parquet,
+          skip,
         );
         if (nRec !== merged.totals.recordsWritten)
           throw new MergeError(`the shards' tokenized_data.parquet hold ${nRec} records, their reports ${merged.totals.recordsWritten}`);
