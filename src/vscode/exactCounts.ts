@@ -10,6 +10,7 @@
  */
 import * as vscode from 'vscode';
 import { readOutputState, tokenizerFilesHash } from '../core/run/datasetScan';
+import { differingSettings, resolveRunSettings } from '../core/run/runSettings';
 import type { PrepareSettings } from './config';
 import { outDirFor } from './paths';
 import { serviceClient } from './serviceClient';
@@ -26,17 +27,6 @@ export interface ExactRecords {
 /** Why no exact counts are shown (for the hover / mask view footnote). */
 export type NoExactReason =
   'not prepared' | 'output stale' | 'settings differ from the run' | 'unsaved edits' | 'output not indexed yet' | 'no record in the output';
-
-/** JSON with sorted keys (template kwargs compared by value). */
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object')
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  return JSON.stringify(v);
-}
 
 /**
  * The exact records of 1-based `line` of `uri` from its current output, or why there are none.
@@ -56,17 +46,7 @@ export async function exactRecordsFor(
   });
   if (out.state === 'none' || !out.outputs?.[0]) return { none: 'not prepared' };
   if (out.state === 'stale') return { none: 'output stale' };
-  const s = out.settings;
-  if (
-    !s ||
-    s.mask !== settings.mask ||
-    (s.maxLength ?? undefined) !== settings.maxLength ||
-    s.grouping !== settings.grouping ||
-    (s.maxLength !== null && s.long !== settings.long) ||
-    s.minTrainableTokens !== (settings.minTrainableTokens ?? 0) ||
-    canonical(s.templateKwargs) !== canonical(settings.templateKwargs)
-  )
-    return { none: 'settings differ from the run' };
+  if (!out.settings || differingSettings(out.settings, resolveRunSettings(settings)).length > 0) return { none: 'settings differ from the run' };
   let records;
   try {
     records = await serviceClient().call(

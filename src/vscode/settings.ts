@@ -9,6 +9,7 @@
 import { REASONING_MODES, type ReasoningMode } from '../core/generate/client';
 import { GROUPINGS, type Grouping } from '../core/records/mask';
 import { LONG_POLICIES, OUTPUT_FORMATS, type LongPolicy, type OutputFormat } from '../core/run/contract';
+import { DEFAULT_RUN_SETTINGS } from '../core/run/runSettings';
 import { MASK_POLICIES, REASONING_POLICIES, type MaskPolicy, type ReasoningPolicy } from '../core/types';
 
 /** Where report.md is shown after a run (`eagle3prep.openReport`); the default first. */
@@ -56,14 +57,14 @@ export type SettingGroup = 'generate' | 'datasets' | 'diagnostics' | 'hover';
 /** Every setting's default: the value used when the user set nothing, equal to package.json's `default`. */
 export const SETTING_DEFAULTS: Readonly<SettingTypes> = {
   tokenizerPath: '',
-  maskPolicy: MASK_POLICIES[0],
-  maxLength: null,
+  maskPolicy: DEFAULT_RUN_SETTINGS.mask,
+  maxLength: DEFAULT_RUN_SETTINGS.maxLength,
   truncate: false,
-  longRecords: LONG_POLICIES[0],
-  grouping: GROUPINGS[0],
-  minTrainableTokens: 1,
-  templateKwargs: {},
-  reasoning: REASONING_POLICIES[0],
+  longRecords: DEFAULT_RUN_SETTINGS.long,
+  grouping: DEFAULT_RUN_SETTINGS.grouping,
+  minTrainableTokens: DEFAULT_RUN_SETTINGS.minTrainableTokens,
+  templateKwargs: DEFAULT_RUN_SETTINGS.templateKwargs,
+  reasoning: DEFAULT_RUN_SETTINGS.reasoning,
   outputDirectory: '',
   openReport: OPEN_REPORT_MODES[0],
   outputFormat: OUTPUT_FORMATS[0],

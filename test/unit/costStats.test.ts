@@ -164,6 +164,9 @@ test('prepare writes token_counts.json that recounts its records; draft-vocab bu
   );
   const meta = JSON.parse(readFileSync(join(dv, 'draft_vocab.json'), 'utf8'));
   assert.deepEqual(meta.ids, top);
-  // Without a config.json in the tokenizer folder, the target vocabulary size must be given.
-  assert.equal(await main(['draft-vocab', '--size', '64', '--counts', out, '--out', dv]), 2);
+  // The embedded Qwen3 tokenizer knows its model's vocab_size (151,936) and its own length (151,669).
+  assert.equal(f.modelVocabSize, 151936);
+  assert.equal(f.tokenizerSize, 151669);
+  assert.equal(await main(['draft-vocab', '--size', '64', '--counts', out, '--out', dv]), 0);
+  assert.equal(parseNpy(readFileSync(join(dv, 't2d.npy'))).values.length, 151936);
 });

@@ -3,12 +3,13 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { tempDir } from '../helpers';
 import { inspectFile } from '../../src/core/run/inspect';
 
 const SAMPLES = path.join(__dirname, '..', '..', 'samples');
 
 function tmpFile(name: string, content: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'e3p-inspect-'));
+  const dir = tempDir('e3p-inspect-');
   const file = path.join(dir, name);
   fs.writeFileSync(file, content);
   return file;
@@ -190,7 +191,7 @@ test('recognized rows that are all errored do not throw: they are listed as skip
 });
 
 test('eagle3prep.jsonc with roleAliases, fieldMappings and mappings: all three apply through inspectFile', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'e3p-inspect-config-'));
+  const dir = tempDir('e3p-inspect-config-');
   fs.writeFileSync(
     path.join(dir, 'eagle3prep.jsonc'),
     `{

@@ -3,12 +3,13 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { tempDir } from '../helpers';
 import { countRows, readRows, type RawRow } from '../../src/core/read/readers';
 
 const SAMPLES = path.join(__dirname, '..', '..', 'samples');
 
 function tmpFile(name: string, content: string | Buffer): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'e3p-readers-'));
+  const dir = tempDir('e3p-readers-');
   const file = path.join(dir, name);
   fs.writeFileSync(file, content);
   return file;
@@ -130,7 +131,7 @@ test('pretty-printed JSON array under a .jsonl name is read as a document', asyn
 test('missing file and directory throw with the path in the message', async () => {
   const missing = path.join(os.tmpdir(), 'e3p-definitely-missing', 'nope.jsonl');
   await assert.rejects(all(missing), (err: Error) => err.message.includes(missing) && /no such file/.test(err.message));
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'e3p-dir-'));
+  const dir = tempDir('e3p-dir-');
   await assert.rejects(all(dir), (err: Error) => err.message.includes(dir) && /directory/.test(err.message));
   await assert.rejects(countRows(missing), (err: Error) => err.message.includes(missing));
 });

@@ -24,6 +24,7 @@ import type { FileReport, PrepareResult, RunStatus } from './contract';
 import { REPORT_SCHEMA_VERSION } from './report';
 import { fileReportOf, readRunReport, ReportReadError } from './readReport';
 import { fileStatus, fileWarnings } from './status';
+import { describeDifferences, differingSettings, runSettingsOfReport, type RunSettings } from './runSettings';
 import { applyProjectConfig, findProjectConfig, loadProjectConfigFor, type ProjectConfig } from '../read/projectConfig';
 import { countRows, DATASET_FILE_RE, readRows } from '../read/readers';
 import { defaultTokenizerDir, tokenizerFilesHashOf, tokenizerFilesStamp } from '../tokenizers/tokenizer';
@@ -158,17 +159,8 @@ export interface OutputState {
   status?: RunStatus;
   /** The file's data-changing warnings in that run (`run/status.ts` `fileWarnings`: its rows' and the template check's), most frequent first. */
   warnings?: { code: string; count: number }[];
-  /** The settings of that run (what the output's token counts depend on besides the tokenizer and the input). */
-  settings?: {
-    mask: PrepareResult['mask'];
-    templateKwargs: Record<string, unknown>;
-    maxLength: number | null;
-    truncate: boolean;
-    /** Absent in older reports: `exact`, `truncate ? truncate : drop`, 0. */
-    grouping: string;
-    long: string;
-    minTrainableTokens: number;
-  };
+  /** The record-deciding settings of that run (`runSettings.ts`; older reports get the defaults they ran with). */
+  settings?: RunSettings;
   /** Records written for this file. */
   records?: number;
   tokenizer?: PrepareResult['tokenizer'];
@@ -187,6 +179,8 @@ export interface OutputStateOptions {
   tokenizerHash?: string;
   /** Current streamed row count; compared with the report's `rowsRead` when given. */
   rowCount?: number;
+  /** The settings a run would use now; each one that differs from the run's makes the output stale. Undefined = not compared. */
+  settings?: RunSettings;
 }
 
 /**
@@ -194,7 +188,8 @@ export interface OutputStateOptions {
  * still current. Stale when: the input's size or mtime differ from those the run recorded
  * (`FileReport.input`; for reports without them, the input is newer than report.json); the row
  * count differs from the report's `rowsRead`; the tokenizer hash differs from `tokenizerHash`; the
- * `eagle3prep.jsonc` that covers the file is newer than report.json. A report.json that cannot be parsed counts as none (with the reason in `staleBecause`). Never throws.
+ * `eagle3prep.jsonc` that covers the file is newer than report.json; a record-deciding setting differs from
+ * `opts.settings` (`differingSettings`). A report.json that cannot be parsed counts as none (with the reason in `staleBecause`). Never throws.
  */
 export function readOutputState(file: string, opts: OutputStateOptions = {}): OutputState {
   const abs = path.resolve(file);
@@ -238,6 +233,8 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   if (opts.tokenizerHash && report.tokenizer?.hash && opts.tokenizerHash !== report.tokenizer.hash) {
     why.push(`tokenizer changed (run: ${report.tokenizer.name} ${report.tokenizer.hash}, active: ${opts.tokenizerHash})`);
   }
+  const runSettings = runSettingsOfReport(report);
+  if (opts.settings) why.push(...describeDifferences(differingSettings(runSettings, opts.settings)));
   // eagle3prep.jsonc (role aliases, field mappings) decides how rows are read: a newer one makes the output stale.
   const config = findProjectConfig(abs);
   const cst = config ? fs.statSync(config, { throwIfNoEntry: false }) : undefined;
@@ -258,15 +255,7 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
     warnings: fileWarnings(fr, report.templateCheck),
     records: fr.recordsWritten,
     tokenizer: report.tokenizer,
-    settings: {
-      mask: report.mask,
-      templateKwargs: report.templateKwargs ?? {},
-      maxLength: report.maxLength ?? null,
-      truncate: report.truncate === true,
-      grouping: report.grouping ?? 'exact',
-      long: report.long ?? (report.truncate ? 'truncate' : 'drop'),
-      minTrainableTokens: report.minTrainableTokens ?? 0,
-    },
+    settings: runSettings,
     reportTimeMs: st.mtimeMs,
     outputs,
     staleBecause: why,

@@ -1,34 +1,50 @@
 /**
  * `eagle3-prep draft-vocab`: the reduced draft vocabulary of an EAGLE-3 drafter, from the token
- * counts of prepared data (`token_counts.json`, `./tokenCounts.ts`), written in the form the
- * trainers load.
+ * counts of prepared data (`token_counts.json`, `./tokenCounts.ts`), written in the form each
+ * trainer loads.
  *
- * The mapping, as both reference trainers define it:
+ * The mapping, as the trainers define it:
  * - the draft vocabulary is the `K` target token ids trained most often (count of the id among
  *   tokens with `loss_mask == 1`), sorted ascending: `ids[0] < ids[1] < … < ids[K-1]`;
  * - `d2t[i] = ids[i] - i` (int64, length `K`): an offset, so `target_id = i + d2t[i]`;
- * - `t2d[t] = (t is one of ids)` (bool, length = the target model's vocabulary size).
- * Sources: vllm-project/speculators `src/speculators/data_generation/vocab_mapping.py`
+ * - `t2d[t] = (t is one of ids)` (bool, length `V` = the target model's `config.json` `vocab_size`,
+ *   the rows of its embedding — not the tokenizer's length).
+ * Sources: vllm-project/speculators `src/speculators/train/vocab_mapping.py`
  * (`build_vocab_mappings_from_distribution`: sort by count descending then id ascending, take `K`,
  * fill up with the smallest ids not taken when fewer than `K` ids were seen, sort ascending;
  * `scripts/build_vocab_mapping.py` saves `d2t.npy` and `t2d.npy`, which `scripts/train.py` reads
- * with `np.load` via `--d2t-path` / `--t2d-path`), and sgl-project/SpecForge
+ * with `np.load`, and `token_freq.pt` is `torch.save` of `{token_id: count}`); sgl-project/SpecForge
  * `specforge/data/preprocessing.py` (`process_token_dict_to_mappings`: the same `d2t` offsets and
- * `t2d` booleans, saved as `torch.save({"d2t": …, "t2d": …})` and read by the draft model's
- * `load_vocab_mapping`). Ties are broken by the smaller token id first (speculators' rule;
- * SpecForge's `Counter.most_common` keeps first-seen order, which depends on the data order).
+ * `t2d` booleans, saved as `torch.save({"d2t": …, "t2d": …})` and copied into the draft model's
+ * int64 / bool buffers by `load_vocab_mapping`); SafeAILab/EAGLE `eagle/traineagle3/cnets.py`
+ * (`scandata`: the same dict as `cache.pt` in the working folder); NVIDIA Model-Optimizer
+ * `modelopt/torch/speculative/plugins/hf_eagle.py` (`load_draft_vocab_cache`: a bare int64 `d2t`
+ * tensor of shape `(K,)`, `torch.load(weights_only=True)`, shape and dtype checked). Ties are broken
+ * by the smaller token id first (speculators' rule; `Counter.most_common` keeps first-seen order).
  *
- * Outputs: `d2t.npy` (`<i8`, shape `(K,)`), `t2d.npy` (`|b1`, shape `(V,)`) — NumPy format 1.0,
- * loadable by `numpy.load` and `torch.from_numpy` — and `draft_vocab.json` (`ids`, `d2t`, the ids'
- * trainable counts and the share of trained tokens they cover; `t2d` is true exactly at `ids`). For
- * SpecForge: `torch.save({"d2t": torch.from_numpy(np.load("d2t.npy")), "t2d":
- * torch.from_numpy(np.load("t2d.npy"))}, "vocab_mapping.pt")`.
+ * Outputs ({@link DRAFT_VOCAB_FILES}): `d2t.npy` (`<i8`, `(K,)`) and `t2d.npy` (`|b1`, `(V,)`), NumPy
+ * format 1.0; `vocab_mapping.pt` and `cache.pt` (`{"d2t": int64 (K,), "t2d": bool (V,)}`), `d2t.pt`
+ * (int64 `(K,)`) and `token_freq.pt` (`{id: trainable count}` of every trained id) in torch's format
+ * (`../trainers/torchPt.ts`); `draft_vocab.json` (`ids`, `d2t`, the ids' trainable counts and the share
+ * of trained tokens they cover; `t2d` is true exactly at `ids`).
  */
 import { writeFileAtomic } from './output';
 import type { TokenCountsFile } from './tokenCounts';
 import { join } from 'node:path';
 import { writeFile, rename, mkdir } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
+import { boolTensor, int64Tensor, torchSaveBytes, type PtValue } from '../trainers/torchPt';
+
+/** The files {@link writeDraftVocab} writes, and the trainer that reads each. */
+export const DRAFT_VOCAB_FILES = {
+  d2tNpy: 'd2t.npy', // speculators train.py --d2t-path
+  t2dNpy: 't2d.npy', // speculators train.py --t2d-path
+  tokenFreq: 'token_freq.pt', // speculators train.py --token-freq-path / build_vocab_mapping.py
+  vocabMapping: 'vocab_mapping.pt', // SpecForge model.vocab_mapping_path
+  eagleCache: 'cache.pt', // EAGLE traineagle3 (read from the working folder)
+  modeloptD2t: 'd2t.pt', // Model-Optimizer data.draft_vocab_cache
+  json: 'draft_vocab.json',
+} as const;
 
 /** The draft vocabulary and its mapping arrays. */
 export interface DraftVocab {
@@ -146,20 +162,32 @@ async function writeBytesAtomic(path: string, bytes: Buffer): Promise<void> {
 }
 
 /**
- * Writes `d2t.npy`, `t2d.npy` and `draft_vocab.json` into `outDir` (created), each atomically.
- * @returns the paths written
+ * Writes every file of {@link DRAFT_VOCAB_FILES} into `outDir` (created), each atomically.
+ * @param trainable id → trainable count of the data (the content of `token_freq.pt`; ids with count 0 left out)
+ * @returns the paths written, in {@link DRAFT_VOCAB_FILES} order
  */
 export async function writeDraftVocab(
   v: DraftVocab,
   outDir: string,
   source: { tokenizer: { name: string; hash: string }; countFiles: string[] },
+  trainable: ReadonlyMap<number, number> = new Map(),
 ): Promise<string[]> {
   await mkdir(outDir, { recursive: true });
-  const d2t = join(outDir, 'd2t.npy');
-  const t2d = join(outDir, 't2d.npy');
-  const json = join(outDir, 'draft_vocab.json');
-  await writeBytesAtomic(d2t, npyBytes('<i8', v.d2t));
-  await writeBytesAtomic(t2d, npyBytes('|b1', v.t2d));
+  const path = (k: keyof typeof DRAFT_VOCAB_FILES) => join(outDir, DRAFT_VOCAB_FILES[k]);
+  const mapping: PtValue = {
+    kind: 'dict',
+    entries: [
+      ['d2t', int64Tensor(v.d2t)],
+      ['t2d', boolTensor(v.t2d)],
+    ],
+  };
+  const freq = [...trainable].filter(([, c]) => c > 0).sort((a, b) => a[0] - b[0]);
+  await writeBytesAtomic(path('d2tNpy'), npyBytes('<i8', v.d2t));
+  await writeBytesAtomic(path('t2dNpy'), npyBytes('|b1', v.t2d));
+  await writeBytesAtomic(path('tokenFreq'), torchSaveBytes({ kind: 'intDict', entries: freq }, 'token_freq'));
+  await writeBytesAtomic(path('vocabMapping'), torchSaveBytes(mapping, 'vocab_mapping'));
+  await writeBytesAtomic(path('eagleCache'), torchSaveBytes(mapping, 'cache'));
+  await writeBytesAtomic(path('modeloptD2t'), torchSaveBytes(int64Tensor(v.d2t), 'd2t'));
   const meta = {
     format: 'eagle3-prep-draft-vocab',
     version: 1,
@@ -175,6 +203,37 @@ export async function writeDraftVocab(
     // t2d as the list of true positions (the same as `ids`): a JSON list of V booleans would be large.
     t2dTrue: v.ids,
   };
-  await writeFileAtomic(json, JSON.stringify(meta) + '\n');
-  return [d2t, t2d, json];
+  await writeFileAtomic(path('json'), JSON.stringify(meta) + '\n');
+  return (Object.keys(DRAFT_VOCAB_FILES) as (keyof typeof DRAFT_VOCAB_FILES)[]).map(path);
+}
+
+/**
+ * The target vocabulary size `V` (the length of `t2d`) for counts files: `given` when it agrees with what
+ * the files know, else the model's `vocab_size` they recorded.
+ * @throws Error (a usage problem, the message gives the right number) when `given` is missing and the files
+ * do not know the model's size; when `given` differs from the model's `vocab_size` (above all when it is the
+ * tokenizer's length, which SpecForge and speculators refuse when they copy `t2d` into the model); when
+ * `given` is below the tokenizer's length; when the files disagree on the model's size
+ */
+export function resolveTargetVocabSize(files: readonly Pick<TokenCountsFile, 'modelVocabSize' | 'tokenizerSize'>[], given: number | undefined): number {
+  const known = [...new Set(files.map((f) => f.modelVocabSize).filter((n): n is number => Number.isInteger(n)))];
+  if (known.length > 1) throw new Error(`the counts files name different model vocabulary sizes (${known.join(', ')}): give counts of one model`);
+  const model = known[0];
+  const tokLen = files.map((f) => f.tokenizerSize).find((n): n is number => Number.isInteger(n));
+  if (given === undefined) {
+    if (model !== undefined) return model;
+    throw new Error(
+      '--target-vocab-size is needed: the counts do not name the model\'s vocabulary size (no config.json in the tokenizer folder); give config.json "vocab_size"' +
+        (tokLen !== undefined ? ` (the rows of the model's embedding, often more than the tokenizer's ${tokLen} ids)` : ''),
+    );
+  }
+  if (model !== undefined && given !== model) {
+    const what = given === tokLen ? ` is the tokenizer's length (len(tokenizer)), not the model's embedding size` : ` differs from the model's vocabulary size`;
+    throw new Error(
+      `--target-vocab-size ${given}${what}: t2d must have config.json "vocab_size" = ${model} entries (use --target-vocab-size ${model}, or leave it out)`,
+    );
+  }
+  if (tokLen !== undefined && given < tokLen)
+    throw new Error(`--target-vocab-size ${given} is below the tokenizer's ${tokLen} ids: give config.json "vocab_size" (at least ${tokLen})`);
+  return given;
 }

@@ -401,7 +401,7 @@ export async function mergeReports(paths: string[], outDir: string, opts: MergeP
     for (const f of countFiles) counter.addFile(readTokenCounts(f));
     const first = readTokenCounts(countFiles[0]);
     merged.tokenCounts = join(merged.outDir, TOKEN_COUNTS_FILE);
-    await writeFileAtomic(merged.tokenCounts, tokenCountsJson(counter.result(first.tokenizer, first.modelVocabSize)));
+    await writeFileAtomic(merged.tokenCounts, tokenCountsJson(counter.result(first.tokenizer, first.modelVocabSize, first.tokenizerSize ?? null)));
     merged.outputs.written.splice(merged.outputs.written.length - 2, 0, merged.tokenCounts);
   } else delete merged.tokenCounts;
   await writeReports(merged);

@@ -18,7 +18,7 @@ import { removeStaleRecordFiles } from './parquetOutput';
 import { version as PACKAGE_VERSION } from '../../../package.json';
 import { writeReports } from './report';
 import { LengthStatsBuilder } from './stats';
-import { modelVocabSizeOf, TokenCounter, tokenCountsJson } from './tokenCounts';
+import { targetSizesOf, TokenCounter, tokenCountsJson } from './tokenCounts';
 import { longPolicyOf } from '../records/rowProcessor';
 import { RowProcessor } from '../records/rowProcessor';
 import type { MaskPolicy } from '../types';
@@ -431,7 +431,8 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       await prompts.commit();
       await problems.commit();
       for (const p of removeStaleRecordFiles(outDir, format)) hooks.log?.(`  removed ${p}: a previous run's records in the format this run does not write`);
-      await writeFileAtomic(tokenCountsPath, tokenCountsJson(counts.result({ name: tok.name, hash: tok.hash }, modelVocabSizeOf(opts.tokenizerDir))));
+      const sizes = targetSizesOf(tok);
+      await writeFileAtomic(tokenCountsPath, tokenCountsJson(counts.result({ name: tok.name, hash: tok.hash }, sizes.modelVocabSize, sizes.tokenizerSize)));
       await writeReports(result);
     },
     abort: async () => {

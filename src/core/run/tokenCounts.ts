@@ -30,6 +30,11 @@ export interface TokenCountsFile {
   tokenizer: { name: string; hash: string };
   /** `vocab_size` of the model's `config.json` in the tokenizer folder (the size of `t2d`), or null when there is none. */
   modelVocabSize: number | null;
+  /**
+   * The tokenizer's length (`len(tokenizer)`: the highest id of its vocabulary and added tokens + 1), often
+   * smaller than {@link modelVocabSize} (Qwen3: 151,669 vs 151,936); null when unknown, absent in older files.
+   */
+  tokenizerSize?: number | null;
   records: number;
   tokens: number;
   trainableTokens: number;
@@ -94,7 +99,7 @@ export class TokenCounter {
   }
 
   /** The file content. */
-  result(tokenizer: { name: string; hash: string }, modelVocabSize: number | null): TokenCountsFile {
+  result(tokenizer: { name: string; hash: string }, modelVocabSize: number | null, tokenizerSize: number | null = null): TokenCountsFile {
     const ids: number[] = [];
     const all: number[] = [];
     const trainable: number[] = [];
@@ -108,7 +113,19 @@ export class TokenCounter {
       tokens += this.all[id];
       trainableTokens += this.trained[id];
     }
-    return { format: TOKEN_COUNTS_FORMAT, version: 1, tokenizer, modelVocabSize, records: this.records, tokens, trainableTokens, ids, all, trainable };
+    return {
+      format: TOKEN_COUNTS_FORMAT,
+      version: 1,
+      tokenizer,
+      modelVocabSize,
+      tokenizerSize,
+      records: this.records,
+      tokens,
+      trainableTokens,
+      ids,
+      all,
+      trainable,
+    };
   }
 }
 
@@ -139,6 +156,37 @@ export function readTokenCounts(path: string): TokenCountsFile {
   if (f?.format !== TOKEN_COUNTS_FORMAT || !Array.isArray(f.ids) || f.ids.length !== f.all?.length || f.ids.length !== f.trainable?.length)
     throw new Error(`${p}: not an eagle3-prep token_counts.json`);
   return f;
+}
+
+/**
+ * `vocab_size` of the Qwen3 models the embedded default tokenizer belongs to (their `config.json`, every
+ * Qwen3 size: 151,936 embedding rows for a tokenizer of 151,669 ids).
+ */
+export const EMBEDDED_MODEL_VOCAB_SIZE = 151936;
+
+/**
+ * The target sizes a counts file records for a tokenizer: the model's `vocab_size` ({@link modelVocabSizeOf};
+ * the embedded default's is {@link EMBEDDED_MODEL_VOCAB_SIZE}) and the tokenizer's length ({@link tokenizerSizeOf}).
+ */
+export function targetSizesOf(tok: { dir: string; embeddedDefault: boolean }): { modelVocabSize: number | null; tokenizerSize: number | null } {
+  return { modelVocabSize: tok.embeddedDefault ? EMBEDDED_MODEL_VOCAB_SIZE : modelVocabSizeOf(tok.dir), tokenizerSize: tokenizerSizeOf(tok.dir) };
+}
+
+/**
+ * The tokenizer's length from `tokenizer.json` in a folder: the highest id of `model.vocab` (an object of
+ * token → id, or a Unigram list whose index is the id) and `added_tokens`, + 1; null without a readable file.
+ */
+export function tokenizerSizeOf(dir: string): number | null {
+  try {
+    const tj = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8'));
+    const vocab = tj?.model?.vocab;
+    let top = Array.isArray(vocab) ? vocab.length - 1 : -1;
+    if (vocab && !Array.isArray(vocab) && typeof vocab === 'object') for (const id of Object.values(vocab)) if (typeof id === 'number' && id > top) top = id;
+    for (const t of tj?.added_tokens ?? []) if (Number.isInteger(t?.id) && t.id > top) top = t.id;
+    return top >= 0 ? top + 1 : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The model's vocabulary size from `config.json` (`vocab_size`, or `text_config.vocab_size`) in a model folder; null when absent. */

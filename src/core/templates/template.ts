@@ -61,7 +61,6 @@ export interface RenderOptions {
 /** Markers the `{% generation %}` / `{% endgeneration %}` tags are rewritten to (Unicode private-use characters, never in real text). */
 const GEN_START = '\uE000';
 const GEN_END = '\uE001';
-const GEN_TAG = /\{%(-?)\s*(end)?generation\s*(-?)%\}/g;
 
 export class ChatTemplate {
   private readonly template: CompiledTemplate;
@@ -91,12 +90,9 @@ export class ChatTemplate {
     private readonly options: ChatTemplateOptions = {},
   ) {
     this.hasGenerationBlocks = /\{%-?\s*generation\s*-?%\}/.test(named.source);
-    // The parser (@huggingface/jinja's) drops generation tags; rewrite them to marker outputs so their positions survive rendering.
-    const source = this.hasGenerationBlocks
-      ? named.source.replace(GEN_TAG, (_m, l: string, end: string | undefined, r: string) => `{{${l} '${end ? GEN_END : GEN_START}' ${r}}}`)
-      : named.source;
     try {
-      this.template = new CompiledTemplate(source);
+      // Generation tags render nothing (jinja2's whitespace control) but write markers, so the blocks' positions survive rendering.
+      this.template = new CompiledTemplate(named.source, { generationMarkers: { start: GEN_START, end: GEN_END } });
     } catch (e) {
       throw new TemplateRenderError(`chat template "${named.name}" does not parse: ${(e as Error).message}`, (e as TemplateRenderError).pythonType);
     }

@@ -23,8 +23,8 @@
 export type PtValue =
   | { kind: 'int64'; values: readonly number[] }
   | { kind: 'bool'; values: readonly boolean[] }
-  | { kind: 'dict'; entries: readonly [string, PtValue][] }
-  | { kind: 'intDict'; entries: readonly [number, number][] };
+  | { kind: 'dict'; entries: readonly (readonly [string, PtValue])[] }
+  | { kind: 'intDict'; entries: readonly (readonly [number, number])[] };
 
 /** A 1-D int64 tensor (`torch.long`). */
 export const int64Tensor = (values: readonly number[]): PtValue => ({ kind: 'int64', values });
@@ -152,7 +152,7 @@ class PickleWriter {
     }
   }
 
-  private dict<K, V>(entries: readonly [K, V][], key: (k: K) => void, val: (v: V) => void): void {
+  private dict<K, V>(entries: readonly (readonly [K, V])[], key: (k: K) => void, val: (v: V) => void): void {
     this.byte(OP.EMPTY_DICT);
     for (let i = 0; i < entries.length; i += BATCH) {
       this.byte(OP.MARK);

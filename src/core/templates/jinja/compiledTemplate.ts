@@ -60,7 +60,7 @@ import { checkNames, MacroRefs, N } from './ast';
 import { PrefixTrace } from './prefixTrace';
 import { Scope } from './scope';
 import { Renderer } from './statements';
-import { rewriteConcat, rewriteLiterals, rewriteTests, rewriteTuples } from './syntax';
+import { rewriteConcat, rewriteGenerationTags, rewriteLiterals, rewriteTests, rewriteTuples, type GenerationMarkers } from './syntax';
 import { PyError } from './values';
 
 /** Options of one render. */
@@ -77,13 +77,18 @@ export class CompiledTemplate {
 
   /**
    * Compiles template source as jinja2 would: line endings `\r\n` and `\r` read as `\n` (jinja2's lexer
-   * normalizes them), `trim_blocks` and `lstrip_blocks` on, unknown filters and tests outside `if` refused.
+   * normalizes them), `trim_blocks` and `lstrip_blocks` on, unknown filters and tests outside `if` refused;
+   * `{% generation %}` tags render nothing, with jinja2's whitespace control (syntax.ts `rewriteGenerationTags`), or
+   * write `options.generationMarkers` where they stand.
    * @throws TemplateRenderError when the template does not compile (the message names the problem)
    */
-  constructor(readonly source: string) {
+  constructor(
+    readonly source: string,
+    options: { generationMarkers?: GenerationMarkers } = {},
+  ) {
     let program: N;
     try {
-      const src = rewriteLiterals(source.replace(/\r\n?/g, '\n'));
+      const src = rewriteLiterals(rewriteGenerationTags(source.replace(/\r\n?/g, '\n'), options.generationMarkers));
       const tokens = rewriteConcat(rewriteTuples(rewriteTests(tokenize(src, { lstrip_blocks: true, trim_blocks: true }))));
       program = parse(tokens as Parameters<typeof parse>[0]) as unknown as N;
       checkNames(program.body, false);

@@ -164,6 +164,27 @@ function numberAt(src: string, at: number): { text: string; end: number } | null
   return { text: n.toString(), end: at + m[0].length };
 }
 
+/** The text a {@link rewriteGenerationTags} marks a block's start and end with (Unicode private-use characters, never in real text). */
+export interface GenerationMarkers {
+  start: string;
+  end: string;
+}
+
+/**
+ * Rewrites `{% generation %}` / `{% endgeneration %}` (transformers' `AssistantTracker` extension) into block tags
+ * that render nothing: `{% if true %}{% endif %}`, the tag's own `-` flags kept on the outer sides. jinja2 lexes the
+ * generation tags as block tags, so `trim_blocks` drops the newline after them and `lstrip_blocks` the indentation
+ * before them, exactly as for this `if` (the library's own handling of the tags keeps that whitespace). With
+ * `markers`, the start / end marker is written inside the `if`, so a block's position survives rendering.
+ * @param src template source with `\n` line endings
+ */
+export function rewriteGenerationTags(src: string, markers?: GenerationMarkers): string {
+  return src.replace(
+    /\{%(-?)\s*(end)?generation\s*(-?)%\}/g,
+    (_m, l: string, end: string | undefined, r: string) => `{%${l} if true %}${markers ? (end ? markers.end : markers.start) : ''}{% endif ${r}%}`,
+  );
+}
+
 /**
  * Rewrites every string and number literal inside `{{ }}` and `{% %}` tags so that the library's lexer reads the
  * value jinja2 reads (see the module comment; numbers: `1e3`, `1_000`, `0x1F`). Text outside tags and comments
