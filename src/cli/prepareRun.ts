@@ -45,6 +45,13 @@ export async function runPrepare(files: string[], base: PrepareOptions, flags: P
     throw e;
   }
   progress?.stop();
+  // A signal after the last row but before any commit still cancels; once commits start they all finish (see signals.ts).
+  const early = cancel.received();
+  if (early) {
+    for (const s of staged) await s.abort();
+    cancel.dispose();
+    throw new Error(`cancelled (${early}): nothing was written; the output folders keep their previous files`);
+  }
   const results = staged.map((s) => s.result);
   const ctx: SummaryContext = { dryRun: base.dryRun !== undefined, skipFailedFiles: base.skipFailedFiles === true, heldBack: [], skippedRuns: [] };
   const anyFailed = results.some((r) => !r.ok);
@@ -67,6 +74,9 @@ export async function runPrepare(files: string[], base: PrepareOptions, flags: P
   } finally {
     cancel.dispose();
   }
+  const late = cancel.received();
+  if (late && !ctx.dryRun)
+    err(`eagle3-prep: ${late} arrived while the outputs were being put in place: they were completed, not interrupted (a rerun is not needed)`);
   const status = commandStatus(results, ctx);
   if (flags.json) {
     const docs = results.map((r) => reportToJson(r));

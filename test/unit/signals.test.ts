@@ -117,3 +117,97 @@ test('temporary files of a kill -9 run are removed by the next run on that folde
   assert.match(next.stderr, /removed \d+ temporary file\(s\) left by an interrupted run/);
   assert.deepEqual(temps(out), [live.split('/').pop()]);
 });
+
+/** A small deterministic PRNG (mulberry32), so a failing schedule can be replayed from its seed. */
+function rng(seed: number): () => number {
+  let t = seed >>> 0;
+  return () => {
+    t = (t + 0x6d2b79f5) >>> 0;
+    let x = Math.imul(t ^ (t >>> 15), 1 | t);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+test('repeated group signals of any kind at random points: the previous outputs or the new ones, never a temporary file', async () => {
+  const { dir, a, b, out } = setup();
+  // The outputs of an uncancelled run over the same inputs: what "the new ones" must equal.
+  const ref = join(dir, 'ref');
+  const full = spawnSync(process.execPath, [...CLI, 'prepare', a, b, '--out', ref, '--quiet'], { encoding: 'utf8', cwd: ROOT });
+  assert.equal(full.status, 0, full.stderr);
+  const DATA = ['tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'problems.jsonl'];
+  const fresh = DATA.map((f) => readFileSync(join(ref, f), 'utf8'));
+  let current = OUTPUTS.map((f) => readFileSync(join(out, f), 'utf8'));
+  const seed = Number(process.env.EAGLE3_SIGNAL_SEED ?? Date.now() % 100000);
+  const rand = rng(seed);
+  const kinds = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  let cancelled = 0;
+  for (let round = 0; round < 6; round++) {
+    // The first signal anywhere from start-up to the end of the run; then 1 to 3 more, 0-80 ms apart, to the whole group (as `timeout` does).
+    const firstAt = Math.round(300 + rand() * 4500);
+    const more = 1 + Math.floor(rand() * 3);
+    const plan = [kinds[Math.floor(rand() * 3)], ...Array.from({ length: more }, () => kinds[Math.floor(rand() * 3)])];
+    const gaps = plan.map((_, i) => (i === 0 ? firstAt : Math.round(rand() * 80)));
+    const where = `seed ${seed} round ${round}: ${plan.map((s, i) => `${s}+${gaps[i]}ms`).join(' ')}`;
+    const r = await new Promise<{ code: number | null; sig: NodeJS.Signals | null; stderr: string }>((resolve) => {
+      const p = spawn(process.execPath, [...CLI, 'prepare', a, b, '--out', out, '--workers', round % 2 ? '2' : '1', '--quiet'], {
+        cwd: ROOT,
+        detached: true,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let stderr = '';
+      p.stderr.on('data', (d) => (stderr += d));
+      let exited = false;
+      (async () => {
+        for (let i = 0; i < plan.length; i++) {
+          await new Promise((w) => setTimeout(w, gaps[i]));
+          if (exited) return;
+          try {
+            process.kill(-p.pid!, plan[i]);
+          } catch {
+            return; // the group is gone
+          }
+        }
+      })();
+      p.on('close', (code, sig) => {
+        exited = true;
+        resolve({ code, sig, stderr });
+      });
+    });
+    assert.deepEqual(temps(out), [], `${where}: temporary files left\n${r.stderr}`);
+    const now = OUTPUTS.map((f) => readFileSync(join(out, f), 'utf8'));
+    const kept = now.every((t, i) => t === current[i]);
+    const replaced = DATA.every((f, i) => readFileSync(join(out, f), 'utf8') === fresh[i]);
+    assert.ok(kept || replaced, `${where}: the outputs are neither the previous nor the new ones\n${r.stderr}`);
+    if (r.sig !== null) assert.ok(kept, `${where}: killed by ${r.sig} (before the handlers were installed) but the outputs changed`);
+    else if (r.code === 1) {
+      cancelled++;
+      assert.ok(kept, `${where}: exit 1 but the outputs changed`);
+      assert.match(
+        r.stderr.trim().split('\n').pop()!,
+        /^eagle3-prep: cancelled \(SIG(INT|TERM|HUP)\): nothing was written; the output folders keep their previous files$/,
+        where,
+      );
+    } else assert.equal(r.code, 0, `${where}: exit ${r.code}\n${r.stderr}`);
+    current = now;
+  }
+  assert.ok(cancelled > 0, `seed ${seed}: no round was cancelled mid-run; the schedule tested nothing`);
+});
+
+test('abortOnSignals: the first signal aborts; a repeated one (any kind) says the cleanup goes on, once, and does not end the process', async () => {
+  const { abortOnSignals } = await import('../../src/cli/signals');
+  const said: string[] = [];
+  const c = abortOnSignals({ graceMs: 60_000, say: (l) => said.push(l) });
+  try {
+    process.emit('SIGINT');
+    assert.equal(c.signal.aborted, true);
+    assert.equal((c.signal.reason as Error).message, 'cancelled (SIGINT)');
+    process.emit('SIGTERM');
+    process.emit('SIGINT');
+    assert.equal(c.received(), 'SIGINT');
+    assert.deepEqual(said, ['eagle3-prep: SIGTERM received; still cleaning up after SIGINT (at most 60 s more)']);
+  } finally {
+    c.dispose();
+  }
+  assert.equal(process.listenerCount('SIGINT'), 0);
+});
