@@ -19,6 +19,10 @@ import {
   type OptionSpec,
 } from './command';
 import { abortOnSignals } from './signals';
+import { awaitServers } from '../core/generate/preflight';
+
+/** Deadline of the check before a run (one GET /v1/models per server): a closed port or a silent server fails within it. */
+const PREFLIGHT_MS = 1500;
 import { toSnakeJson } from '../core/run/jsonCase';
 
 /** Version of the `generate --json` document (snake_case; docs/outputs.md "report.json"). */
@@ -98,6 +102,12 @@ const OPTIONS: readonly OptionSpec<GenerateOptions>[] = [
     parse: jsonObject,
     apply: (o, v: Record<string, unknown>) => (o.extraBody = v),
   },
+  {
+    flags: '--wait-for-server <seconds>',
+    help: 'Before the run, wait up to this long for every server to answer GET /v1/models (a server still loading); 0 checks once and fails within 1.5 s.',
+    defaultText: '0',
+    parse: nonNegativeNumber,
+  },
   { flags: '--json', help: 'Print the result as one JSON object instead of the summary.' },
   { flags: '--quiet', help: 'No progress line and no log on stderr.' },
 ];
@@ -132,6 +142,23 @@ export function registerGenerate(program: Command, done: (code: number) => void)
               `\r  read ${p.rowsRead}, generated ${p.generated}, failed ${p.failed}, in flight ${p.inFlight}, ${p.tokensPerSecond.toFixed(0)} tok/s   `,
             );
     try {
+      // Each server once before any row: a closed port or a server that answers nothing fails here, in seconds, not after the retries of every row.
+      const waitMs = ((v.waitForServer as number | undefined) ?? 0) * 1000;
+      const checks = await awaitServers(opts.servers, {
+        apiKey: opts.apiKey,
+        timeoutMs: PREFLIGHT_MS,
+        waitMs,
+        signal: cancel.signal,
+        keyHint: `set the key in the environment variable ${keyEnv}${v.apiKeyEnv === undefined ? ' (or name another with --api-key-env)' : ''}`,
+        log,
+      });
+      const bad = checks.filter((c) => !c.ok);
+      if (bad.length)
+        throw new Error(
+          `generate: ${bad.map((c) => `${c.url} — ${c.error}`).join('; ')}. Check --server (the SGLang / vLLM server's host and port)` +
+            `${waitMs ? '' : ', or wait for a server still starting with --wait-for-server SECONDS'}; nothing was written`,
+        );
+      for (const c of checks) log?.(`server ${c.url}: ${c.models.join(', ')} (${c.ms} ms)`);
       const r = await generate(opts, { log, onProgress, signal: cancel.signal });
       if (onProgress) process.stderr.write('\n');
       out(v.json ? json(toSnakeJson(r, GENERATE_SCHEMA_VERSION)) : formatGenerateSummary(r) + '\n');

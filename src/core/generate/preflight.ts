@@ -22,8 +22,11 @@ export interface ServerCheck {
   ms: number;
 }
 
+/** Where the editor keeps the API key (the CLI passes its own words: the environment variable). */
+const EDITOR_KEY_HINT = 'set it with "Set generation server API key…"';
+
 /** A failure's words, from the transport / status error. */
-function explain(url: string, e: unknown, timeoutMs: number): { code: string; error: string } {
+function explain(url: string, e: unknown, timeoutMs: number, keyHint: string): { code: string; error: string } {
   const host = (() => {
     try {
       return new URL(url).host;
@@ -39,7 +42,10 @@ function explain(url: string, e: unknown, timeoutMs: number): { code: string; er
       case 'EAI_AGAIN':
         return { code: e.code, error: `host not found: ${host}` };
       case 'timeout':
-        return { code: e.code, error: `no answer from ${host} within ${(timeoutMs / 1000).toFixed(0)} s (server still loading, or a firewall)` };
+        return {
+          code: e.code,
+          error: `no answer from ${host} within ${(timeoutMs / 1000).toFixed(1)} s: something accepts connections there but does not answer GET /v1/models (server still loading, a proxy or a firewall, or not an HTTP server)`,
+        };
       case 'invalid_json':
         return { code: e.code, error: `${url}/v1/models did not answer JSON: not an OpenAI-compatible server?` };
       default:
@@ -47,8 +53,7 @@ function explain(url: string, e: unknown, timeoutMs: number): { code: string; er
     }
   }
   if (e instanceof HttpStatusError) {
-    if (e.status === 401 || e.status === 403)
-      return { code: `http_${e.status}`, error: `the server refused the API key (HTTP ${e.status}): set it with "Set generation server API key…"` };
+    if (e.status === 401 || e.status === 403) return { code: `http_${e.status}`, error: `the server refused the API key (${e.message}): ${keyHint}` };
     if (e.status === 404) return { code: 'http_404', error: `${url}/v1/models not found (HTTP 404): not an OpenAI-compatible server root?` };
     return { code: `http_${e.status}`, error: `HTTP ${e.status}: ${e.serverMessage}` };
   }
@@ -58,8 +63,12 @@ function explain(url: string, e: unknown, timeoutMs: number): { code: string; er
 /**
  * Checks each server once, in parallel.
  * @param opts.timeoutMs deadline per server (default 3000)
+ * @param opts.keyHint what to do about a refused API key (default: the editor's command)
  */
-export async function preflightServers(servers: string[], opts: { apiKey?: string; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<ServerCheck[]> {
+export async function preflightServers(
+  servers: string[],
+  opts: { apiKey?: string; timeoutMs?: number; signal?: AbortSignal; keyHint?: string } = {},
+): Promise<ServerCheck[]> {
   const timeoutMs = opts.timeoutMs ?? 3000;
   return Promise.all(
     servers.map(async (given): Promise<ServerCheck> => {
@@ -77,8 +86,32 @@ export async function preflightServers(servers: string[], opts: { apiKey?: strin
         return { url, ok: true, models, ms: Date.now() - t0 };
       } catch (e) {
         if (opts.signal?.aborted) throw e;
-        return { url, ok: false, models: [], ...explain(url, e, timeoutMs), ms: Date.now() - t0 };
+        return { url, ok: false, models: [], ...explain(url, e, timeoutMs, opts.keyHint ?? EDITOR_KEY_HINT), ms: Date.now() - t0 };
       }
     }),
   );
+}
+
+/**
+ * {@link preflightServers} until every server passes or `waitMs` is over (a server still starting
+ * refuses connections or does not answer yet): checked again every `retryMs` (default 1000).
+ * `waitMs` 0 checks once. Resolves with the last round's checks.
+ */
+export async function awaitServers(
+  servers: string[],
+  opts: { apiKey?: string; timeoutMs?: number; signal?: AbortSignal; keyHint?: string; waitMs?: number; retryMs?: number; log?: (line: string) => void } = {},
+): Promise<ServerCheck[]> {
+  const until = Date.now() + (opts.waitMs ?? 0);
+  for (;;) {
+    const checks = await preflightServers(servers, opts);
+    const bad = checks.filter((c) => !c.ok);
+    // A refused key or a bad URL does not get better by waiting.
+    const hopeless = bad.some((c) => c.code === 'bad_url' || c.code === 'http_401' || c.code === 'http_403' || c.code === 'http_404');
+    if (bad.length === 0 || hopeless || Date.now() >= until) return checks;
+    opts.log?.(`waiting for ${bad.map((c) => `${c.url} (${c.code})`).join(', ')}: ${Math.ceil((until - Date.now()) / 1000)} s left`);
+    await new Promise<void>((ok, fail) => {
+      const t = setTimeout(ok, Math.min(opts.retryMs ?? 1000, Math.max(0, until - Date.now())));
+      opts.signal?.addEventListener('abort', () => (clearTimeout(t), fail(opts.signal!.reason)), { once: true });
+    });
+  }
 }

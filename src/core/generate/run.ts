@@ -17,6 +17,7 @@
  * without an answer, or failed with a reason; they add up to the rows read.
  */
 import { setMaxListeners } from 'node:events';
+import { existsSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { normalizeRow } from '../formats/normalize';
 import { DATASET_FILE_RE, readRows } from '../read/readers';
@@ -207,6 +208,8 @@ export async function generate(options: GenerateOptions, hooks: GenerateHooks = 
     extraBody: options.extraBody,
   };
 
+  // Files this run creates are removed again when it ends with nothing in them (a run that wrote nothing leaves nothing).
+  const fresh = [out, journalPath].filter((p) => !existsSync(p));
   const { log: outLog, scan: outScan } = openAppendLog(out, options.fsyncIntervalMs);
   const { log: jLog, scan: jScan } = openAppendLog(journalPath, options.fsyncIntervalMs);
   const done = new Set<string>([...outScan.ids.keys(), ...jScan.ids.keys()]);
@@ -399,6 +402,7 @@ export async function generate(options: GenerateOptions, hooks: GenerateHooks = 
     outLog.close();
     jLog.close();
     await rows.return(undefined);
+    removeEmpty(fresh);
   }
   if (fatal) throw fatal;
   r.cancelled = ac.signal.aborted;
@@ -419,6 +423,17 @@ export async function generate(options: GenerateOptions, hooks: GenerateHooks = 
   r.ok = r.failures.length === 0;
   emit(true);
   return r;
+}
+
+/** Removes the files of `paths` that exist and are empty (errors ignored: a file that stays is harmless). */
+function removeEmpty(paths: string[]): void {
+  for (const p of paths) {
+    try {
+      if (existsSync(p) && statSync(p).size === 0) unlinkSync(p);
+    } catch {
+      /* left as it is */
+    }
+  }
 }
 
 function isSource(v: unknown): v is { file: string; line: number } {
