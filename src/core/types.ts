@@ -94,7 +94,8 @@ export type RowOutcome =
    */
   | { kind: 'split'; source: Source; parts: { kind: 'conversation' | 'prompt'; conversation: Conversation }[] }
   | { kind: 'dropped'; source: Source; reason: DropReason; message: string }
-  | { kind: 'errored'; source: Source; message: string; code?: ErrorCode };
+  /** `role` (as the source spells it) and `turn` (0-based) when the error is a turn's, e.g. `unknown_role`. */
+  | { kind: 'errored'; source: Source; message: string; code?: ErrorCode; role?: string; turn?: number };
 
 /**
  * Why a row in a recognized shape could not be normalized (stable codes, docs/cli.md "inspect --json").

@@ -37,6 +37,8 @@ export interface NormalizeContext {
   current?: Message;
   /** Tool definitions found inside turns (LLaMA-Factory `tools` content parts), added to the row's tools by `finish`. */
   partTools?: unknown[];
+  /** The structured facts of the last turn error made (`unknown_role`: the role as written and its turn), carried onto the row's `errored` outcome. */
+  turnError?: TurnErrorDetail & { code: ErrorCode };
 }
 
 /** One recognized row shape. */
@@ -104,8 +106,26 @@ export function drop(source: Source, reason: DropReason, message: string): RowOu
   return { kind: 'dropped', source, reason, message };
 }
 
+/**
+ * A row that could not be normalized. When the error comes from a turn whose facts were recorded
+ * ({@link NormalizeContext.turnError}, same code), they go with it, so readers never parse them back out of the message.
+ */
 export function errored(ctx: NormalizeContext, code: ErrorCode, message: string): RowOutcome {
-  return { kind: 'errored', source: ctx.source, message, code };
+  const t = ctx.turnError?.code === code ? ctx.turnError : undefined;
+  return {
+    kind: 'errored',
+    source: ctx.source,
+    message,
+    code,
+    ...(t?.role !== undefined ? { role: t.role } : {}),
+    ...(t?.turn !== undefined ? { turn: t.turn } : {}),
+  };
+}
+
+/** What a turn error knows besides its message: the role as the source spells it, the 0-based turn. */
+export interface TurnErrorDetail {
+  role?: string;
+  turn?: number;
 }
 
 /** A turn-conversion failure: the error code and a message naming the 1-based source turn. */

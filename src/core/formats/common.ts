@@ -109,6 +109,7 @@ export function toMessages(turn: unknown, index: number, ctx: NormalizeContext, 
   const role: Role | undefined = mapRole(spelling);
   if (!role) {
     const shown = typeof spelling === 'string' ? `"${spelling}"` : JSON.stringify(spelling);
+    ctx.turnError = { code: 'unknown_role', role: typeof spelling === 'string' ? spelling : JSON.stringify(spelling), turn: index - 1 };
     return {
       code: 'unknown_role',
       message: `unknown role ${shown} in message ${index} (known: ${knownRoleSpellings()}, function_call); add it to "roleAliases" in eagle3prep.jsonc`,

@@ -129,9 +129,10 @@ export class RecordViewer {
     }
     if (outcome.kind === 'errored') {
       view.message = outcome.message;
-      const unknown = /^unknown role .* in message (\d+)/.exec(outcome.message);
       view.warnings.push(
-        unknown ? { code: 'unknown_role', message: outcome.message, turn: Number(unknown[1]) - 1 } : { code: 'errored', message: outcome.message },
+        outcome.code === 'unknown_role' && outcome.turn !== undefined
+          ? { code: 'unknown_role', message: outcome.message, turn: outcome.turn }
+          : { code: 'errored', message: outcome.message },
       );
       return view;
     }

@@ -394,8 +394,6 @@ export interface RowProblems {
   projectConfig?: string;
 }
 
-const UNKNOWN_ROLE_RE = /^unknown role "((?:[^"\\]|\\.)*)"/;
-
 /**
  * Reads every row of a dataset file and normalizes it as `prepare` does (after the project config,
  * `eagle3prep.jsonc`), collecting the rows that will be dropped or errored before any tokenizer
@@ -456,9 +454,9 @@ export async function scanRowProblems(
         }
         problems.push(p);
       } else if (outcome.kind === 'errored') {
-        const m = UNKNOWN_ROLE_RE.exec(outcome.message);
-        const p: RowProblem = { line: row.line, code: m ? 'unknown_role' : 'errored', message: outcome.message, severity: 'error' };
-        if (m) p.role = JSON.parse(`"${m[1]}"`);
+        const unknown = outcome.code === 'unknown_role';
+        const p: RowProblem = { line: row.line, code: unknown ? 'unknown_role' : 'errored', message: outcome.message, severity: 'error' };
+        if (unknown && outcome.role !== undefined) p.role = outcome.role;
         problems.push(p);
       }
     }
