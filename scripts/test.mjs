@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 const args = process.argv.slice(2);
 const only = args.includes('--checks') ? 'checks' : args.includes('--unit') ? 'unit' : args.includes('--host') ? 'host' : null;
@@ -53,9 +53,11 @@ const concurrency = Number(process.env.EAGLE3_TEST_CONCURRENCY) || Math.max(1, a
 // Caches are not leftovers: the tiktoken rank cache (eagle3-prep-cache) and tsx's compile cache (tsx-<uid>).
 const runTmp = mkdtempSync(join(tmpdir(), 'eagle3-tests-'));
 chmodSync(runTmp, 0o1777); // like /tmp: a test runs a child as another user (the EACCES case of runPolicy.test.ts)
+// The host tests' screenshots outlive the run: .cache/screenshots unless EAGLE3_SCREENSHOT_DIR says.
+const screenshots = resolve(process.env.EAGLE3_SCREENSHOT_DIR || join('.cache', 'screenshots'));
 const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...files], {
   stdio: 'inherit',
-  env: { ...process.env, TMPDIR: runTmp, TMP: runTmp, TEMP: runTmp },
+  env: { ...process.env, TMPDIR: runTmp, TMP: runTmp, TEMP: runTmp, EAGLE3_SCREENSHOT_DIR: screenshots },
 });
 const leftovers = readdirSync(runTmp).filter((n) => n !== 'eagle3-prep-cache' && !/^tsx-\d+$/.test(n));
 rmSync(runTmp, { recursive: true, force: true });

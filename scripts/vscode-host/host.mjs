@@ -2,7 +2,7 @@
 // host lives, a free loopback port, the VS Code server process, and the headless Chromium that
 // opens its web workbench. See scripts/vscode-host/README.md.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -73,13 +73,18 @@ export function freePort() {
 
 /**
  * Starts the VS Code server on a free loopback port with a throwaway data folder, without a
- * connection token, and resolves once its extension host agent listens.
- * @returns {Promise<{ port: number, url: string, output: () => string, stop: () => void }>}
- *   `stop` ends the server's whole process group (it starts helpers of its own).
+ * connection token, and resolves once its extension host agent listens. The server and everything
+ * it starts (extension host, tsserver) get a temp folder inside the data folder (TMPDIR), so their
+ * sockets and caches go away with it.
+ * @returns {Promise<{ port: number, url: string, output: () => string, stop: () => Promise<void> }>}
+ *   `stop` ends the server's whole process group (it starts helpers of its own), waits for the
+ *   server to exit (at most 5 s) and removes the data folder.
  */
-export async function startServer(serverMain, { timeoutMs = 120_000 } = {}) {
+export async function startServer(serverMain, { timeoutMs = 120_000, dataPrefix = 'eagle3-vscode-data-' } = {}) {
   const port = await freePort();
-  const dataDir = mkdtempSync(join(tmpdir(), 'eagle3-vscode-data-'));
+  const dataDir = mkdtempSync(join(tmpdir(), dataPrefix));
+  const serverTmp = join(dataDir, 'tmp');
+  mkdirSync(serverTmp);
   const child = spawn(
     process.execPath,
     [
@@ -94,17 +99,32 @@ export async function startServer(serverMain, { timeoutMs = 120_000 } = {}) {
       '--server-data-dir',
       dataDir,
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+    { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, TMPDIR: serverTmp, TMP: serverTmp, TEMP: serverTmp } },
   );
   let output = '';
-  const stop = () => {
+  let exited = false;
+  const gone = new Promise((done) => child.once('exit', () => ((exited = true), done())));
+  const kill = (signal) => {
     try {
-      process.kill(-child.pid, 'SIGTERM');
+      process.kill(-child.pid, signal);
     } catch {
       /* already gone */
     }
   };
-  process.once('exit', stop);
+  const removeData = () => rmSync(dataDir, { recursive: true, force: true, maxRetries: 3 });
+  const onExit = () => {
+    kill('SIGKILL');
+    removeData();
+  };
+  process.once('exit', onExit);
+  const stop = async () => {
+    process.off('exit', onExit);
+    kill('SIGTERM');
+    if (!exited) await Promise.race([gone, new Promise((done) => setTimeout(done, 5000))]);
+    kill('SIGKILL'); // helpers that outlived the server
+    await new Promise((done) => setTimeout(done, 200));
+    removeData();
+  };
   await new Promise((done, fail) => {
     const timer = setTimeout(() => fail(new Error(`the VS Code server did not start within ${timeoutMs / 1000} s:\n${output}`)), timeoutMs);
     const onData = (d) => {

@@ -64,7 +64,7 @@ async function main() {
     return result;
   } finally {
     await browser?.close().catch(() => {});
-    server.stop();
+    await server.stop();
   }
 }
 

@@ -190,7 +190,7 @@ export async function runRecordViewChecks(ws: string): Promise<void> {
   const past = await vscode.commands.executeCommand<MaskViewResult | undefined>('eagle3prep.openMaskView', vscode.Uri.file(copy), 99);
   assert.match(past?.error ?? '', /line 99 is outside 1\.\.3/);
   await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-  fs.rmSync(copy); // the workspace is shared with later checks (the Datasets view lists its files)
+  fs.rmSync(path.dirname(copy), { recursive: true, force: true }); // the workspace is shared with later checks (the Datasets view lists its files)
   console.log('[host-suite] ok: a line past the end shows an error in the mask view');
 
   // Issue 15: a hostile chat template (a loop of 10^9 steps) in a model folder neither freezes nor
@@ -220,6 +220,7 @@ export async function runRecordViewChecks(ws: string): Promise<void> {
     );
   } finally {
     await config.update('tokenizerPath', undefined, vscode.ConfigurationTarget.Global);
+    fs.rmSync(hostile, { recursive: true, force: true });
   }
   await vscode.commands.executeCommand('workbench.action.closeAllEditors');
 }

@@ -2,33 +2,22 @@
 // hover a turn (token counts shown), run "EAGLE-3 Prep: Open mask view" from the Command Palette
 // (trainable tokens highlighted), go to the next row and switch the mask policy inside the webview,
 // then switch to a light and a high-contrast theme. Screenshots are kept for a look:
-// $EAGLE3_SCREENSHOT_DIR, default <tmp>/eagle3-ui-*/ (the paths are printed).
+// $EAGLE3_SCREENSHOT_DIR (npm test: .cache/screenshots), else <tmp>/eagle3-ui-*/ (the paths are printed).
 //
 // Needs the VS Code host (test/host/README.md) and dist/ built (npm test builds it); skipped
 // without the host unless CI / EAGLE3_REQUIRE_VSCODE_HOST is set.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
+import { startServer } from '../../scripts/vscode-host/host.mjs';
 
 const repo = resolve(import.meta.dirname, '..', '..');
 const server = process.env.EAGLE3_VSCODE_SERVER || join(repo, '.cache', 'vscode-host', 'node_modules', 'code-server', 'lib', 'vscode', 'out', 'server-main.js');
 const required = !!(process.env.CI || process.env.EAGLE3_REQUIRE_VSCODE_HOST);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function freePort() {
-  return new Promise((ok) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = s.address().port;
-      s.close(() => ok(p));
-    });
-  });
-}
 
 /** The frame of the mask view's page (VS Code nests it in two iframes). */
 async function maskFrame(page, timeoutMs = 60000) {
@@ -69,34 +58,7 @@ test('UI: hover a row, open the mask view, navigate and switch the policy (scree
   mkdirSync(ws);
   for (const f of ['chat-sharegpt-human-gpt.jsonl', 'agentic-trajectories.jsonl']) copyFileSync(join(repo, 'samples', f), join(ws, f));
 
-  const port = await freePort();
-  const dataDir = mkdtempSync(join(tmpdir(), 'vscode-ui-'));
-  const srv = spawn(
-    process.execPath,
-    [
-      server,
-      '--host',
-      '127.0.0.1',
-      '--port',
-      String(port),
-      '--without-connection-token',
-      '--accept-server-license-terms',
-      '--server-data-dir',
-      dataDir,
-      '--disable-telemetry',
-    ],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    },
-  );
-  const stop = () => {
-    try {
-      process.kill(-srv.pid, 'SIGTERM');
-    } catch {
-      /* gone */
-    }
-  };
+  let srv;
   let browser;
   let page;
   const saved = [];
@@ -106,10 +68,7 @@ test('UI: hover a row, open the mask view, navigate and switch the policy (scree
     saved.push(p);
   };
   try {
-    await new Promise((ok, fail) => {
-      srv.stdout.on('data', (d) => String(d).includes('Extension host agent listening') && ok());
-      srv.on('exit', (c) => fail(new Error(`server exited with ${c}`)));
-    });
+    srv = await startServer(server, { dataPrefix: 'vscode-ui-' });
     browser = await chromium.launch({
       executablePath: '/usr/bin/chromium',
       args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
@@ -119,7 +78,7 @@ test('UI: hover a row, open the mask view, navigate and switch the policy (scree
     page.on('console', (m) => {
       if (/Content.Security.Policy/i.test(m.text())) cspErrors.push(m.text());
     });
-    const host = `127.0.0.1:${port}`;
+    const host = `127.0.0.1:${srv.port}`;
     const payload = [
       ['extensionDevelopmentPath', `vscode-remote://${host}${repo}`],
       ['skipWelcome', 'true'],
@@ -230,7 +189,8 @@ test('UI: hover a row, open the mask view, navigate and switch the policy (scree
     throw e;
   } finally {
     await browser?.close().catch(() => {});
-    stop();
-    if (!process.env.EAGLE3_KEEP_HOST_WS) rmSync(ws, { recursive: true, force: true });
+    await srv?.stop();
+    // The screenshots stay (in their own folder when one is given); the workspace copy goes unless kept.
+    if (!process.env.EAGLE3_KEEP_HOST_WS) rmSync(shots === tmp ? ws : tmp, { recursive: true, force: true });
   }
 });

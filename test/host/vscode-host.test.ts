@@ -54,11 +54,14 @@ test('extension in a real VS Code: eagle3prep.prepare on the samples', { timeout
   assert.ok(existsSync(suite), `${suite} is missing: build first (npm test builds it; or node scripts/build.mjs)`);
   assert.ok(existsSync(join(repo, 'dist', 'extension.js')) && existsSync(join(repo, 'dist', 'worker.js')), 'dist/ is not built');
 
-  // <tmp>/ws is the workspace folder the suite writes into; <tmp>/shot.png is kept for a look.
+  // <tmp>/ws is the workspace folder the suite writes into; the screenshot is kept for a look
+  // in $EAGLE3_SCREENSHOT_DIR (npm test: .cache/screenshots), else in <tmp>.
   const tmp = mkdtempSync(join(tmpdir(), 'eagle3-host-'));
   const folder = join(tmp, 'ws');
   mkdirSync(folder);
-  const screenshot = join(tmp, 'shot.png');
+  const shots = process.env.EAGLE3_SCREENSHOT_DIR;
+  if (shots) mkdirSync(shots, { recursive: true });
+  const screenshot = shots ? join(shots, 'host-suite.png') : join(tmp, 'shot.png');
   const args = [runner, '--server', server, '--extension', repo, '--tests', suite, '--folder', folder, '--screenshot', screenshot, '--timeout-s', '900'];
   const t0 = Date.now();
   const { code, output } = await new Promise<{ code: number | null; output: string }>((done, fail) => {
@@ -84,5 +87,5 @@ test('extension in a real VS Code: eagle3prep.prepare on the samples', { timeout
     `VS Code host run (${((Date.now() - t0) / 1000).toFixed(1)} s, exit ${code}; screenshot ${screenshot}):\n${(code === 0 ? relevant : lines).join('\n')}`,
   );
   assert.equal(code, 0, `the extension-host suite failed (exit ${code}; 1 = a test failed, 2 = harness trouble or time-out); output above`);
-  if (!process.env.EAGLE3_KEEP_HOST_WS) rmSync(folder, { recursive: true, force: true });
+  if (!process.env.EAGLE3_KEEP_HOST_WS) rmSync(shots ? tmp : folder, { recursive: true, force: true });
 });

@@ -13,7 +13,7 @@ import { LONG_POLICIES, type LongPolicy, type PrepareOptions, type PrepareResult
 
 /** The record-deciding settings of a run, resolved (no field left to a default). */
 export interface RunSettings {
-  /** docs/loss-mask-rules.md "Mask policies". */
+  /** docs/loss-mask-rules.md "Targets". */
   mask: MaskPolicy;
   /** keep or drop the data's reasoning before rendering. */
   reasoning: ReasoningPolicy;
