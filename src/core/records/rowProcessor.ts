@@ -45,6 +45,7 @@ export function conversationKey(c: Conversation): string {
         m.trainable ?? null,
       ]),
       c.tools ?? null,
+      ...(c.answerAfter?.length ? [c.answerAfter] : []),
     ]),
   );
   return h.digest().subarray(0, 16).toString('latin1');
@@ -381,19 +382,24 @@ function remapGenerated(generated: GeneratedTurnIds[], conv: Conversation, piece
 
 /**
  * A `prompts_to_generate.jsonl` line: `{"id", "source", "messages", "tools"?}` with everything the server
- * needs to answer (tool calls and their results keep their ids and names; `null` content as `""`). Empty assistant turns between
- * user turns (multi-turn prompt sets) stay as `{"role": "assistant", "content": ""}`: `generate` answers
- * each in order, then the next user turn (generate/conversation.ts).
+ * needs to answer (tool calls and their results keep their ids and names; `null` content as `""`). A multi-turn
+ * prompt's places to answer ({@link Conversation.answerAfter}) are written as empty assistant turns
+ * `{"role": "assistant", "content": ""}` after those turns: `generate` answers each in order, then asks the next
+ * user turn (generate/conversation.ts); reading the line back gives the same `answerAfter`.
  */
 export function promptLine(c: Conversation): string {
-  const msgs = c.messages.map((m) => ({
-    role: m.role,
-    content: m.content ?? '',
-    ...(m.reasoning_content ? { reasoning_content: m.reasoning_content } : {}),
-    ...(m.tool_calls?.length ? { tool_calls: m.tool_calls } : {}),
-    ...(m.tool_call_id ? { tool_call_id: m.tool_call_id } : {}),
-    ...(m.name ? { name: m.name } : {}),
-  }));
+  const after = new Set(c.answerAfter ?? []);
+  const msgs = c.messages.flatMap((m, i) => {
+    const line = {
+      role: m.role,
+      content: m.content ?? '',
+      ...(m.reasoning_content ? { reasoning_content: m.reasoning_content } : {}),
+      ...(m.tool_calls?.length ? { tool_calls: m.tool_calls } : {}),
+      ...(m.tool_call_id ? { tool_call_id: m.tool_call_id } : {}),
+      ...(m.name ? { name: m.name } : {}),
+    };
+    return after.has(i) && i < c.messages.length - 1 ? [line, { role: 'assistant' as const, content: '' }] : [line];
+  });
   return JSON.stringify({ id: c.id, source: c.source, messages: msgs, ...(c.tools?.length ? { tools: c.tools } : {}) }) + '\n';
 }
 
