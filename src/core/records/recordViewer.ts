@@ -304,6 +304,7 @@ export class RecordViewer {
         estimated,
         targets: [...rec.targets],
         chars: rec.text.length,
+        fate: 'written',
       });
       // The record's fate as prepare decides it (records/fate.ts), from these counts: the trainable
       // tokens of a cut record from the mask where it was tokenized, in proportion past that.
@@ -316,10 +317,12 @@ export class RecordViewer {
         truncate: options.long === 'truncate',
         minTrainableTokens: options.minTrainableTokens,
       });
-      if (splits && options.maxLength !== undefined && tokens > options.maxLength) {
+      const splitUp = splits && options.maxLength !== undefined && tokens > options.maxLength;
+      view.records[view.records.length - 1].fate = splitUp ? 'split' : fate.written ? (fate.truncated ? 'truncated' : 'written') : fate.reason;
+      if (splitUp) {
         view.warnings.push({
           code: 'record_split',
-          message: `record ${r + 1} has ${count} tokens, over the max length ${options.maxLength.toLocaleString('en-US')}: prepare splits the conversation into records that fit (long records: split)`,
+          message: `record ${r + 1} has ${count} tokens, over the max length ${options.maxLength!.toLocaleString('en-US')}: prepare splits the conversation into records that fit (long records: split)`,
         });
       } else if (!fate.written && fate.reason === 'too_long') {
         view.warnings.push({
