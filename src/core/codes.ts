@@ -163,6 +163,24 @@ const TABLE = {
   pairs_to_turns: { kind: 'note', meaning: '{input, output} exchanges read as user / assistant turns' },
   question_context_joined: { kind: 'note', meaning: '"context" placed before the question (blank line between)' },
   reasoning_field_used: { kind: 'note', meaning: 'a "reasoning" / "thinking" turn field used as reasoning_content' },
+  preferred_answer_used: {
+    kind: 'note',
+    meaning:
+      'several answers to one prompt (answer pair, answers list): the one the row prefers (preference field, best score) is trained, the others not used',
+  },
+  no_preferred_answer: {
+    kind: 'note',
+    meaning: 'several different answers to one prompt whose preference or scores pick none (a tie, null): the first one is trained',
+    remedy: 'check the rows listed: if another answer should be trained, fix their preference field, or map the answer field in eagle3prep.jsonc',
+  },
+  answers_as_records: {
+    kind: 'note',
+    meaning: 'several answers to one prompt and no preference or scores: each distinct answer is its own record with the shared prompt',
+  },
+  short_label_not_trained: {
+    kind: 'note',
+    meaning: 'a short label (a ground truth: a number, a letter, an option) beside the model-written answer of the row: read as a label, not trained',
+  },
   rejected_not_used: { kind: 'note', meaning: 'preference row: trained on the preferred answer ("chosen", "preferred_output"); the other one not used' },
   row_json_string: { kind: 'note', meaning: 'the row is a JSON string holding the object (decoded)' },
   steps_to_turns: { kind: 'note', meaning: 'role-less steps read as assistant turns with observations as user turns' },
