@@ -271,10 +271,11 @@ const TABLE = {
     changesData: true,
   },
   tool_calls_not_rendered: {
-    kind: 'note',
-    meaning: 'tool calls the template does not render',
+    kind: 'error',
+    meaning:
+      "an assistant turn's tool calls the chat template does not write (none of their names or ids in the rendered turn): trained, it would teach the model to end the turn (or stop) where it calls a tool, so the turn is not trained; the row's other turns are written, with it as history",
     remedy:
-      "the template has no tool-call support for this shape: use the target model's tool-use template (tokenizer_config.json chat_template list) or check the tool_calls fields",
+      "the template has no tool-call support for this shape: use the target model's tool-use template (tokenizer_config.json chat_template list, or its chat_template.jinja) or check the tool_calls fields",
     changesData: true,
   },
   generation_blocks_unmatched: {

@@ -162,7 +162,7 @@ export class RowProcessor {
         if (shapes.size) res.shapes = [...shapes];
         const prompts: string[] = [];
         const promptIds: string[] = [];
-        let first: Pick<RowResult, 'fate' | 'reason' | 'message'> | undefined;
+        let first: Pick<RowResult, 'fate' | 'reason' | 'message' | 'code'> | undefined;
         for (const p of parts) {
           if (p.kind === 'prompt') {
             prompts.push(promptLine(p.conversation));
@@ -187,7 +187,7 @@ export class RowProcessor {
           res.totalTokens += part.totalTokens;
           res.renderedTokens += part.renderedTokens;
           if (part.tokenCounts) res.tokenCounts = res.tokenCounts ? mergeTokenCounts(res.tokenCounts, part.tokenCounts) : part.tokenCounts;
-          first ??= { fate: part.fate, reason: part.reason, message: part.message };
+          first ??= { fate: part.fate, reason: part.reason, message: part.message, ...(part.code === undefined ? {} : { code: part.code }) };
         }
         if (prompts.length) {
           res.prompt = prompts.join('');
@@ -245,6 +245,7 @@ export class RowProcessor {
     if (built.rowError) {
       res.fate = 'errored';
       res.message = `${built.rowError.code}: ${built.rowError.message}`;
+      res.code = built.rowError.code;
       return;
     }
     for (const te of built.targetErrors) res.notes.push(te.reason);
