@@ -23,6 +23,7 @@ import {
   type ThinkingChoice,
   type WebviewMessage,
 } from '../src/vscode/maskViewProtocol';
+import type { TokenRange } from '../src/vscode/maskViewWindow';
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void; setState(s: unknown): void; getState(): unknown };
 const vscode = acquireVsCodeApi();
@@ -86,11 +87,12 @@ function countsLine(view: RecordView, exact: ExactCounts): { text: string; sourc
 function render(
   state: MaskViewState,
   view: RecordView,
+  shown: readonly TokenRange[],
   truncated: number,
   elapsedMs: number,
   exact: ExactCounts,
   because?: string,
-): { drawn: number; labels: string[] } {
+): { drawn: number; labels: string[]; trainedSpans: number } {
   const toolbar = h('div', { class: 'toolbar', role: 'toolbar' });
   const lineField = h('vscode-textfield', { id: 'line', type: 'number', value: String(state.line), 'aria-label': 'Line', size: '6' }) as El;
   const go = (): void => {
@@ -213,17 +215,23 @@ function render(
   if (detail) {
     const frag = document.createDocumentFragment();
     const tokens: TokenView[] = detail.tokens;
+    // The record index of each drawn token (a long record is drawn in ranges around its trained spans).
+    const index = shown.length ? shown.flatMap((r) => Array.from({ length: r.to - r.from }, (_, i) => r.from + i)) : tokens.map((_, k) => k);
+    const total = tokens.length + truncated;
     // Groups of consecutive tokens of one turn; a group is "trained here" when one of its tokens is.
     const groups: { turn: number; from: number; to: number; trained: boolean }[] = [];
     tokens.forEach((tok, k) => {
       const g = groups[groups.length - 1];
-      if (!g || g.turn !== tok.turn) groups.push({ turn: tok.turn, from: k, to: k + 1, trained: tok.trainable });
+      if (!g || g.turn !== tok.turn || index[k] !== index[k - 1] + 1) groups.push({ turn: tok.turn, from: k, to: k + 1, trained: tok.trainable });
       else {
         g.to = k + 1;
         g.trained ||= tok.trainable;
       }
     });
-    for (const g of groups) {
+    for (const [gi, g] of groups.entries()) {
+      // A gap in the drawn ranges: say how many tokens are not drawn there.
+      const gapBefore = gi === 0 ? index[0] : index[g.from] - index[g.from - 1] - 1;
+      if (gapBefore > 0) frag.append(h('p', { class: 'muted gap' }, `… ${fmt(gapBefore)} tokens not shown …`));
       const turn = view.turns[g.turn];
       const role = turn ? turn.role : 'template';
       const label = turnLabel(view, g.turn, g.trained);
@@ -235,8 +243,8 @@ function render(
         const tok = tokens[k];
         const cls = `tok ${tok.trainable ? 'trainable' : 'prompt'}${tok.special ? ' special' : ''}${k % 2 ? ' odd' : ''}`;
         const span = h('span', { class: cls, 'data-k': String(k) }, visible(tok.text));
-        span.title = `token ${k} · id ${tok.id} · offset ${tok.start}${tok.special ? ' · special' : ''} · ${tok.trainable ? 'trainable (loss_mask 1)' : 'prompt (loss_mask 0)'}`;
-        if (tok.trainable && (k === 0 || !tokens[k - 1].trainable)) spanStarts.push(span);
+        span.title = `token ${index[k]} · id ${tok.id} · offset ${tok.start}${tok.special ? ' · special' : ''} · ${tok.trainable ? 'trainable (loss_mask 1)' : 'prompt (loss_mask 0)'}`;
+        if (tok.trainable && (k === 0 || !tokens[k - 1].trainable || index[k] !== index[k - 1] + 1)) spanStarts.push(span);
         if (k > g.from) textEl.append(document.createElement('wbr'));
         textEl.append(span);
         drawn++;
@@ -245,7 +253,8 @@ function render(
       frag.append(section);
     }
     body.append(frag);
-    if (truncated > 0) body.append(h('p', { class: 'muted' }, `… ${fmt(truncated)} more tokens not shown.`));
+    const after = total - 1 - (index[index.length - 1] ?? -1);
+    if (after > 0) body.append(h('p', { class: 'muted gap' }, `… ${fmt(after)} more tokens not shown.`));
     const fieldOf = (tok: TokenView) => detail.fieldSpans?.find((f) => f.turn === tok.turn && tok.start >= f.start && tok.start < f.end)?.field;
     body.addEventListener('mouseover', (e) => {
       const target = (e.target as HTMLElement).closest('.tok') as HTMLElement | null;
@@ -255,7 +264,7 @@ function render(
       const turn = view.turns[tok.turn];
       const field = fieldOf(tok);
       status.textContent =
-        `token ${k} of ${fmt(tokens.length + truncated)} · id ${tok.id} · ${JSON.stringify(tok.text)} · character offset ${tok.start}` +
+        `token ${index[k]} of ${fmt(total)} · id ${tok.id} · ${JSON.stringify(tok.text)} · character offset ${tok.start}` +
         `${tok.special ? ' · special token' : ''} · ${tok.trainable ? 'trainable (loss_mask 1)' : 'prompt (loss_mask 0)'}` +
         ` · ${turn ? `turn ${turn.index + 1} (${turn.role})${field ? `, ${field}` : ''}` : 'template text'}`;
     });
@@ -297,8 +306,11 @@ function render(
 
   const notice = because ? h('div', { class: 'notice', role: 'status' }, because) : '';
   app.replaceChildren(toolbar, controls, h('vscode-divider', {}), notice, summary, legend, warnings, spans, body, status);
+  // The view opens where the training is: the first trained span, when it is below the fold.
+  const first = spanStarts[0];
+  if (first) requestAnimationFrame(() => first.getBoundingClientRect().top > window.innerHeight && first.scrollIntoView({ block: 'center' }));
   busy = undefined;
-  return { drawn, labels };
+  return { drawn, labels, trainedSpans: spanStarts.length };
 }
 
 function showError(state: MaskViewState, message: string): void {
@@ -323,9 +335,9 @@ window.addEventListener('message', (e: MessageEvent) => {
       } else busy.textContent = msg.message;
       break;
     case 'render': {
-      const { drawn, labels } = render(msg.state, msg.view, msg.truncatedTokens, msg.elapsedMs, msg.exact, msg.because);
+      const { drawn, labels, trainedSpans } = render(msg.state, msg.view, msg.shown ?? [], msg.truncatedTokens, msg.elapsedMs, msg.exact, msg.because);
       vscode.setState(msg.state);
-      send({ type: 'rendered', line: msg.state.line, record: msg.state.record, tokens: drawn, labels });
+      send({ type: 'rendered', line: msg.state.line, record: msg.state.record, tokens: drawn, labels, trainedSpans });
       break;
     }
     case 'error':

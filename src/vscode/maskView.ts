@@ -23,6 +23,7 @@ import { changedSettings, readPrepareSettings } from './config';
 import { baseName } from './hover';
 import { COMMANDS, CONFIG_SECTION, MASK_VIEW_TYPE } from './ids';
 import { type HostMessage, isWebviewMessage, MAX_TOKENS_SHOWN, type MaskViewState, type WebviewMessage } from './maskViewProtocol';
+import { pick, rangesToDraw } from './maskViewWindow';
 import { ServiceBudgetError, serviceClient } from './serviceClient';
 import { webviewHtml, webviewOptions } from './webviewHtml';
 
@@ -42,8 +43,8 @@ export interface MaskViewResult {
   view?: RecordView;
   /** Error shown instead of a row. */
   error?: string;
-  /** The webview's acknowledgement: how many tokens it drew and the turn labels it wrote; undefined when it did not answer within 10 s. */
-  drawn?: { line: number; record: number; tokens: number; labels: string[] };
+  /** The webview's acknowledgement: how many tokens and trained spans it drew and the turn labels it wrote; undefined when it did not answer within 10 s. */
+  drawn?: { line: number; record: number; tokens: number; labels: string[]; trainedSpans: number };
   /** The row's counts from the current output, or why there are none. */
   exact?: import('./maskViewProtocol').ExactCounts;
 }
@@ -152,7 +153,8 @@ class MaskViewPanel {
         for (const w of this.readyWaiters.splice(0)) w();
         break;
       case 'rendered':
-        for (const w of this.drawnWaiters.splice(0)) w({ line: m.line, record: m.record, tokens: m.tokens, labels: m.labels ?? [] });
+        for (const w of this.drawnWaiters.splice(0))
+          w({ line: m.line, record: m.record, tokens: m.tokens, labels: m.labels ?? [], trainedSpans: m.trainedSpans ?? 0 });
         break;
       case 'goToLine':
         await this.show({ line: m.line, record: 0 });
@@ -272,16 +274,20 @@ class MaskViewPanel {
       const exact = sameAsSettings
         ? await exactRecordsFor(uri, this.state.line, settings, { dirty, wait: true, budgetMs: 10_000 })
         : { none: "the view's policy or enable_thinking differ from the settings" as const };
-      let truncatedTokens = 0;
+      // A long record: every trained span with context around it (maskViewWindow.ts), the gaps counted.
+      const shown = view.detail
+        ? rangesToDraw(
+            view.detail.tokens.map((t) => t.trainable),
+            MAX_TOKENS_SHOWN,
+          )
+        : [];
       const posted =
-        view.detail && view.detail.tokens.length > MAX_TOKENS_SHOWN
-          ? { ...view, detail: { ...view.detail, tokens: view.detail.tokens.slice(0, MAX_TOKENS_SHOWN) } }
-          : view;
-      if (view.detail && view.detail.tokens.length > MAX_TOKENS_SHOWN) truncatedTokens = view.detail.tokens.length - MAX_TOKENS_SHOWN;
+        view.detail && view.detail.tokens.length > MAX_TOKENS_SHOWN ? { ...view, detail: { ...view.detail, tokens: pick(view.detail.tokens, shown) } } : view;
+      const truncatedTokens = view.detail ? view.detail.tokens.length - (posted.detail?.tokens.length ?? 0) : 0;
       if (gen !== this.generation) return { state: this.state, view, error: 'superseded' };
       this.lastView = view;
       const drawn = this.nextDrawn();
-      this.post({ type: 'render', state: this.state, view: posted, truncatedTokens, elapsedMs: Date.now() - t0, exact, because });
+      this.post({ type: 'render', state: this.state, view: posted, shown, truncatedTokens, elapsedMs: Date.now() - t0, exact, because });
       result = { state: { ...this.state }, view, exact, drawn: await drawn };
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);

@@ -5,6 +5,7 @@
  */
 import type { RecordView, TurnField } from '../core/records/recordView';
 import { isMaskPolicy, type MaskPolicy } from '../core/types';
+import type { TokenRange } from './maskViewWindow';
 
 /** Template kwarg `enable_thinking` as the view sets it: left to the settings, or forced on / off. */
 export type ThinkingChoice = 'settings' | 'on' | 'off';
@@ -45,11 +46,16 @@ export interface MaskViewState {
 
 /** Host → webview. */
 export type HostMessage =
-  /** A row to show: `view.detail` holds the tokens of record `state.record` (at most `maxTokens`; `truncatedTokens` more were left out). */
+  /**
+   * A row to show: `view.detail` holds tokens of record `state.record`, at most {@link MAX_TOKENS_SHOWN}:
+   * those of the index ranges `shown` (in order; the whole record when it fits), `truncatedTokens`
+   * more were left out (maskViewWindow.ts chooses: every trained span with context around it).
+   */
   | {
       type: 'render';
       state: MaskViewState;
       view: RecordView;
+      shown: TokenRange[];
       truncatedTokens: number;
       elapsedMs: number;
       /** Counts of the row from the current prepared output, or why there are none. */
@@ -79,7 +85,7 @@ export type WebviewMessage =
   /** Reveal in the JSON source the turn (and field) a clicked token came from. */
   | { type: 'revealToken'; turn: number; field?: TurnField }
   /** The webview drew a render (its acknowledgement: which row and record, how many tokens). */
-  | { type: 'rendered'; line: number; record: number; tokens: number; labels?: string[] };
+  | { type: 'rendered'; line: number; record: number; tokens: number; labels?: string[]; trainedSpans?: number };
 
 /** The label of a turn's group in the record shown: trained here, context here (trained in another record), or not trained. */
 /**
@@ -111,6 +117,7 @@ export function isWebviewMessage(m: unknown): m is WebviewMessage {
         Number.isInteger(o.line) &&
         Number.isInteger(o.record) &&
         Number.isInteger(o.tokens) &&
+        (o.trainedSpans === undefined || Number.isInteger(o.trainedSpans)) &&
         (o.labels === undefined || (Array.isArray(o.labels) && o.labels.every((l) => typeof l === 'string')))
       );
     case 'revealToken':

@@ -22,7 +22,7 @@ interface MaskViewResult {
     detail?: { index: number; tokens: { id: number; trainable: boolean; special: boolean; turn: number }[] };
   };
   error?: string;
-  drawn?: { line: number; record: number; tokens: number; labels: string[] };
+  drawn?: { line: number; record: number; tokens: number; labels: string[]; trainedSpans: number };
   exact?: { records: { id: string; tokens: number; trainableTokens: number }[]; tokens: number; trainableTokens: number } | { none: string };
 }
 
@@ -192,6 +192,37 @@ export async function runRecordViewChecks(ws: string): Promise<void> {
   await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   fs.rmSync(path.dirname(copy), { recursive: true, force: true }); // the workspace is shared with later checks (the Datasets view lists its files)
   console.log('[host-suite] ok: a line past the end shows an error in the mask view');
+
+  // Issue 24: a long agent record whose training starts past the 20,000 tokens the view draws:
+  // the view draws the trained span (with context), not the record's first 20,000 tokens.
+  const longDir = fs.mkdtempSync(path.join(os.tmpdir(), 'eagle3-long-'));
+  try {
+    const words = Array.from({ length: 26_000 }, (_, i) => `step${i % 997} ok`).join(' ');
+    const longRow = {
+      messages: [
+        { role: 'user', content: `Read this log and say whether it passed:\n${words}` },
+        { role: 'assistant', content: 'It passed: every step reports ok.' },
+      ],
+    };
+    const longFile = path.join(longDir, 'long-agent.jsonl');
+    fs.writeFileSync(longFile, JSON.stringify(longRow) + '\n');
+    t = Date.now();
+    const mvLong = await vscode.commands.executeCommand<MaskViewResult | undefined>('eagle3prep.openMaskView', vscode.Uri.file(longFile), 1);
+    const toks = mvLong?.view?.detail?.tokens ?? [];
+    const firstTrained = toks.findIndex((x) => x.trainable);
+    assert.ok(
+      toks.length > 20_000 && firstTrained > 20_000,
+      `a record trained past token 20,000 (${toks.length} tokens, first trained ${firstTrained}): ${mvLong?.error}`,
+    );
+    assert.ok(mvLong?.drawn && mvLong.drawn.tokens <= 20_000, `at most 20,000 tokens drawn (${mvLong?.drawn?.tokens})`);
+    assert.equal(mvLong.drawn.trainedSpans, 1, 'the trained span is drawn');
+    console.log(
+      `[host-suite] ok: a ${toks.length}-token record trained from token ${firstTrained}: ${mvLong.drawn.tokens} tokens drawn around its trained span (${Date.now() - t} ms)`,
+    );
+  } finally {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    fs.rmSync(longDir, { recursive: true, force: true });
+  }
 
   // Issue 15: a hostile chat template (a loop of 10^9 steps) in a model folder neither freezes nor
   // crashes the extension host: the hover is rendered in a worker and stopped at its budget.

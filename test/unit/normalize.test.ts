@@ -550,6 +550,7 @@ test('shape table is shared and ordered', () => {
       'llama2-transcript',
       'human-assistant-transcript',
       'hh-transcript',
+      'prompt-answers',
       'self-instruct-task',
       'prompt-response',
       'prompt-only',

@@ -46,6 +46,7 @@ import {
 import { oasstPathHandler } from './oasst';
 import { ktoHandler, llamaFactoryPreferenceHandler, openAiPreferenceHandler, preferenceHandler } from './shapes-preference';
 import { questionTurnsHandler, selfInstructHandler } from './shapes-prompts';
+import { answersHandler } from './shapes-answers';
 import { isStackOverflow, parseJsonLimited } from '../jsonDepth';
 
 export { describeJsonType, ID_KEYS, splitInlineThink, type NormalizeContext, type NormalizeOptions, type Row, type ShapeHandler } from './common';
@@ -71,7 +72,7 @@ export interface DetailedOutcome {
  * role/text turn lists → role-less step lists → prompt turn list + completion
  * → chat-completions request/response logs → UltraChat → MT-bench question
  * turns → OpenAssistant trees → xLAM query/tools/answers → marker transcripts
- * (Glaive, ChatML, Guanaco, HH) → Self-Instruct tasks → prompt + response →
+ * (Glaive, ChatML, Guanaco, HH) → a prompt with several answers → Self-Instruct tasks → prompt + response →
  * prompt only → OpenAssistant single-message rows (dropped, explained) → a
  * conversation found anywhere in the row (`discovery.ts`).
  */
@@ -115,6 +116,8 @@ export const SHAPES: ShapeHandler[] = [
   llama2Handler,
   guanacoHandler,
   hhTextHandler,
+  // A prompt with several answers (output_1/output_2 + preference, generations lists): the preferred one, else each its own record.
+  answersHandler,
   // Self-Instruct tasks: "instruction" + "instances" [{input, output}] (before the instruction/output rows).
   selfInstructHandler,
   promptResponseHandler,
@@ -256,7 +259,7 @@ export function unrecognizedMessage(row: Row, fileName = '<this file>'): string 
         .slice(0, 5)
         .map(
           (c) =>
-            `${describeCandidate(c)}${c.unknownRoles.length ? ` with unknown speakers ${c.unknownRoles.map((r) => `"${r}"`).join(', ')}` : c.kind === 'strings' ? ' (strings under a key not named like a conversation)' : ''}`,
+            `${describeCandidate(c)}${c.unknownRoles.length ? ` with unknown speakers ${c.unknownRoles.map((r) => `"${r}"`).join(', ')}` : c.why ? ` (${c.why})` : ''}`,
         )
         .join(', ')}`
     : '';

@@ -23,6 +23,7 @@ import {
   type Row,
   type ShapeHandler,
 } from './common';
+import { isLabelValue, outweighsLabel } from './labels';
 import { hhPromptTurns } from './transcript';
 
 /** Single-prompt fields (Alpaca `instruction`, plain `prompt`, QA `question`, `query`). */
@@ -61,8 +62,27 @@ export const queryToolsAnswersHandler: ShapeHandler = {
 function promptField(row: Row): string | undefined {
   return PROMPT_KEYS.find((k) => nonEmptyString(row[k]));
 }
+/**
+ * The response field: the first of {@link RESPONSE_KEYS} present, except that a short label there (`"answer": "27"`,
+ * `labels.ts`) never wins over a model-written answer in another response field of the row (`"solution"`).
+ */
 function responseField(row: Row): string | undefined {
-  return RESPONSE_KEYS.find((k) => nonEmptyString(row[k]) || typeof row[k] === 'number' || isTurnValue(row[k]));
+  const present = RESPONSE_KEYS.filter((k) => nonEmptyString(row[k]) || typeof row[k] === 'number' || isTurnValue(row[k]));
+  const first = present[0];
+  if (first !== undefined && isLabelValue(row[first])) return present.find((k) => outweighsLabel(row[k], row[first])) ?? first;
+  return first;
+}
+
+/** Marks the short labels left beside the chosen response field as read (noted: never trained). */
+function readLabels(row: Row, field: string, ctx: NormalizeContext): void {
+  for (const k of RESPONSE_KEYS) {
+    if (k === field || !isLabelValue(row[k])) continue;
+    ctx.fields.use(row, k);
+    ctx.note(
+      'short_label_not_trained',
+      `"${k}" holds a short label (a ground truth such as a number or a letter) beside the model-written answer "${field}": read as a label, not trained`,
+    );
+  }
 }
 
 /** A response given as one turn object or a list of turn objects (`{role, content}` / `{from, value}`). */
@@ -96,6 +116,7 @@ export const promptResponseHandler: ShapeHandler = {
     const user = promptText(row, promptField(row)!, ctx);
     const field = responseField(row)!;
     ctx.fields.use(row, field);
+    readLabels(row, field, ctx);
     const value = row[field];
     if (isTurnValue(value)) {
       const turns = convertTurns(Array.isArray(value) ? value : [value], ctx, { label: `${field}[]` });

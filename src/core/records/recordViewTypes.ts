@@ -1,4 +1,5 @@
 /** The record view's data: a row in, its options, and the view the hover and the mask view show (turns, records, token detail, warnings). */
+import type { RecordDrop } from './fate';
 import type { Code } from '../codes';
 import type { LongPolicy } from '../run/contract';
 import type { MaskPolicy, ReasoningPolicy, Role } from '../types';
@@ -81,6 +82,12 @@ export interface RecordSummary {
   targets: number[];
   /** Characters of the rendered text (of the shortened text when the line was over the cap). */
   chars: number;
+  /**
+   * What `prepare` does with the record under the view's options (records/fate.ts): written whole,
+   * written cut to the max length (`long: truncate`), split into records that fit (`long: split`),
+   * or not written for a drop reason.
+   */
+  fate: 'written' | 'truncated' | 'split' | RecordDrop;
 }
 
 /** One token of the detail record. */

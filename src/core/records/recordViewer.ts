@@ -2,6 +2,7 @@
 import { parseTree } from 'jsonc-parser';
 import { applyMapping, mappingFor } from '../formats/mapping';
 import { normalizeDetailed } from '../formats/normalize';
+import { rowsOfLineValue } from '../read/readers';
 import { recordFate } from './fate';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError } from './mask';
 import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
@@ -96,6 +97,16 @@ export class RecordViewer {
       view.message = `line ${input.line}: ${tooDeepMessage()}`;
       view.warnings.push({ code: 'invalid_json', message: view.message });
       return view;
+    }
+    // A line that is a list: its turns (one conversation), or several rows, as the readers read it.
+    const lineRows = rowsOfLineValue(value);
+    if (lineRows) {
+      value = lineRows[0].value;
+      if (lineRows.length > 1)
+        view.warnings.push({
+          code: 'line_holds_rows',
+          message: `line ${input.line} holds ${lineRows.length} rows (a list of objects): the view shows the first; prepare reads each as its own row`,
+        });
     }
     // The eagle3prep.jsonc of the file, as readRows + inspect / prepare apply it: the field mapping
     // entry (formats/mapping.ts) first, then role aliases and field renames (projectConfig.ts).
@@ -304,6 +315,7 @@ export class RecordViewer {
         estimated,
         targets: [...rec.targets],
         chars: rec.text.length,
+        fate: 'written',
       });
       // The record's fate as prepare decides it (records/fate.ts), from these counts: the trainable
       // tokens of a cut record from the mask where it was tokenized, in proportion past that.
@@ -316,10 +328,12 @@ export class RecordViewer {
         truncate: options.long === 'truncate',
         minTrainableTokens: options.minTrainableTokens,
       });
-      if (splits && options.maxLength !== undefined && tokens > options.maxLength) {
+      const splitUp = splits && options.maxLength !== undefined && tokens > options.maxLength;
+      view.records[view.records.length - 1].fate = splitUp ? 'split' : fate.written ? (fate.truncated ? 'truncated' : 'written') : fate.reason;
+      if (splitUp) {
         view.warnings.push({
           code: 'record_split',
-          message: `record ${r + 1} has ${count} tokens, over the max length ${options.maxLength.toLocaleString('en-US')}: prepare splits the conversation into records that fit (long records: split)`,
+          message: `record ${r + 1} has ${count} tokens, over the max length ${options.maxLength!.toLocaleString('en-US')}: prepare splits the conversation into records that fit (long records: split)`,
         });
       } else if (!fate.written && fate.reason === 'too_long') {
         view.warnings.push({

@@ -1,0 +1,190 @@
+/**
+ * Issue 20 ("Real datasets, round three"), several answers to one prompt and short labels beside the real answer.
+ * Synthetic rows written from the layouts' public documentation:
+ * - pairwise annotations (AlpacaEval `annotations.json`: `instruction`, `output_1`, `output_2`, `preference`
+ *   1 or 2 = which output the judge preferred; arena-style `response_a`/`response_b` + `winner` "model_a");
+ * - evaluation outputs with a generations list (`question`, `code: [generation]`, per-generation `score`,
+ *   the ground truth `answer` as a number), generations written with Sky-T1's
+ *   `<|begin_of_thought|>…<|end_of_thought|>` `<|begin_of_solution|>…<|end_of_solution|>` markers;
+ * - `{question, answer: "<label>", solution: "<worked solution>"}` (MATH-style rows).
+ * Exact roles and text, notes, and the row accounting of `prepare` (written + set aside + dropped + errored = rows read).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { inspectFile } from '../../src/core/run/inspect';
+import { prepare } from '../../src/core/run/pipeline';
+import { tempDir, writeJsonl } from '../helpers';
+
+const turns = (r: Awaited<ReturnType<typeof inspectFile>>) => r.records.map((x) => [x.id, x.messages.map((m) => [m.role, m.content, m.reasoning_content])]);
+
+test('pairwise preference: the preferred output is trained; a null preference trains the first (noted); no preference field: each answer its own record', async () => {
+  const file = writeJsonl(
+    [
+      { instruction: 'Name a prime number.', output_1: 'Nine is a prime number.', output_2: 'Seven is a prime number.', preference: 2, generator_1: 'm1' },
+      { instruction: 'Say hello politely.', output_1: 'Hello, nice to meet you.', output_2: 'hey', preference: 1.0 },
+      { instruction: 'Pick a colour.', output_1: 'I pick blue, like the sky.', output_2: 'Red is my pick today.', preference: null },
+      { prompt: 'Capital of France?', response_a: 'The capital of France is Paris.', response_b: 'It is Lyon.', winner: 'model_a' },
+      { question: 'Give a fruit.', response_j: 'An apple is a fruit.', response_k: 'A banana is a fruit.' },
+    ],
+    'pairs.jsonl',
+  );
+  const r = await inspectFile(file);
+  assert.equal(r.format, 'prompt-answers');
+  assert.deepEqual(turns(r), [
+    [
+      'pairs.jsonl:1',
+      [
+        ['user', 'Name a prime number.', undefined],
+        ['assistant', 'Seven is a prime number.', undefined],
+      ],
+    ],
+    [
+      'pairs.jsonl:2',
+      [
+        ['user', 'Say hello politely.', undefined],
+        ['assistant', 'Hello, nice to meet you.', undefined],
+      ],
+    ],
+    [
+      'pairs.jsonl:3',
+      [
+        ['user', 'Pick a colour.', undefined],
+        ['assistant', 'I pick blue, like the sky.', undefined],
+      ],
+    ],
+    [
+      'pairs.jsonl:4',
+      [
+        ['user', 'Capital of France?', undefined],
+        ['assistant', 'The capital of France is Paris.', undefined],
+      ],
+    ],
+    [
+      'pairs.jsonl:5/1',
+      [
+        ['user', 'Give a fruit.', undefined],
+        ['assistant', 'An apple is a fruit.', undefined],
+      ],
+    ],
+    [
+      'pairs.jsonl:5/2',
+      [
+        ['user', 'Give a fruit.', undefined],
+        ['assistant', 'A banana is a fruit.', undefined],
+      ],
+    ],
+  ]);
+  assert.deepEqual(
+    r.records.map((x) => x.notes ?? []),
+    [
+      ['preferred_answer_used', 'fields_not_read'],
+      ['preferred_answer_used'],
+      ['no_preferred_answer'],
+      ['preferred_answer_used'],
+      ['answers_as_records'],
+      ['answers_as_records'],
+    ],
+  );
+  assert.deepEqual(Object.keys(r.unread_fields), ['generator_1']);
+  assert.ok(
+    r.evidence.includes('3/5 rows have "instruction" + answers "output_1"/"output_2" + preference "preference": several answers to one prompt'),
+    r.evidence.join('\n'),
+  );
+  const res = await prepare({ inputs: [file], outDir: tempDir() });
+  const f = res.files[0];
+  assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored, f.recordsWritten], [5, 5, 0, 0, 0, 6]);
+  assert.equal(f.rowsWritten + f.rowsSetAside + f.rowsDropped + f.rowsErrored, f.rowsRead);
+});
+
+test('eval outputs: the generation in a list is the answer (thought markers split into reasoning), the numeric ground truth is a label; several unscored generations: one record each', async () => {
+  const gen =
+    '<|begin_of_thought|>\n\nTwo plus two: count two more from two.\n\n<|end_of_thought|>\n\n<|begin_of_solution|>\n\n2 + 2 = \\boxed{4}\n\n<|end_of_solution|>';
+  const file = writeJsonl(
+    [
+      { idx: 0, question: 'What is 2 + 2?', gt: '4', answer: 4.0, code: [gen], pred: ['4'], score: [true] },
+      {
+        idx: 1,
+        question: 'What is 3 + 3?',
+        answer: 6,
+        generations: ['Three and three make six, so the answer is 6.', 'Adding 3 to 3 gives 6; the answer is 6.'],
+      },
+      {
+        idx: 2,
+        question: 'What is 5 + 5?',
+        answer: 10,
+        code: ['<|begin_of_thought|>\n\nFive and five is', '<|begin_of_thought|>\n\nTen.<|end_of_thought|>\n\n<|begin_of_solution|>10<|end_of_solution|>'],
+        score: [false, true],
+      },
+    ],
+    'eval.jsonl',
+  );
+  const r = await inspectFile(file);
+  assert.deepEqual(turns(r), [
+    [
+      '0',
+      [
+        ['user', 'What is 2 + 2?', undefined],
+        ['assistant', '2 + 2 = \\boxed{4}', 'Two plus two: count two more from two.'],
+      ],
+    ],
+    [
+      '1/1',
+      [
+        ['user', 'What is 3 + 3?', undefined],
+        ['assistant', 'Three and three make six, so the answer is 6.', undefined],
+      ],
+    ],
+    [
+      '1/2',
+      [
+        ['user', 'What is 3 + 3?', undefined],
+        ['assistant', 'Adding 3 to 3 gives 6; the answer is 6.', undefined],
+      ],
+    ],
+    [
+      '2',
+      [
+        ['user', 'What is 5 + 5?', undefined],
+        ['assistant', '10', 'Ten.'],
+      ],
+    ],
+  ]);
+  assert.deepEqual(r.records[0].notes, ['short_label_not_trained', 'thought_markers_split', 'fields_not_read']);
+  assert.deepEqual(r.records[3].notes, ['short_label_not_trained', 'preferred_answer_used', 'thought_markers_split']);
+  // The ground truth "gt" and the graded prediction "pred" are reported, never trained.
+  assert.deepEqual(Object.keys(r.unread_fields), ['gt', 'pred']);
+  const res = await prepare({ inputs: [file], outDir: tempDir() });
+  const f = res.files[0];
+  assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored, f.recordsWritten], [3, 3, 0, 0, 0, 4]);
+});
+
+test('a short label never wins over a model-written answer in another response field of the same row', async () => {
+  const file = writeJsonl(
+    [
+      { problem: 'Compute 6 * 7.', answer: '42', solution: 'Six sevens: 7 + 7 + 7 + 7 + 7 + 7 = 42. The answer is 42.' },
+      // A long "answer" stays the answer.
+      { problem: 'Why is the sky blue?', answer: 'Sunlight scatters off air molecules, and blue light scatters the most.', solution: 'B' },
+    ],
+    'math.jsonl',
+  );
+  const r = await inspectFile(file);
+  assert.deepEqual(
+    r.records.map((x) => x.messages.map((m) => [m.role, m.content])),
+    [
+      [
+        ['user', 'Compute 6 * 7.'],
+        ['assistant', 'Six sevens: 7 + 7 + 7 + 7 + 7 + 7 = 42. The answer is 42.'],
+      ],
+      [
+        ['user', 'Why is the sky blue?'],
+        ['assistant', 'Sunlight scatters off air molecules, and blue light scatters the most.'],
+      ],
+    ],
+  );
+  assert.deepEqual(
+    r.records.map((x) => x.notes),
+    [['short_label_not_trained'], ['short_label_not_trained']],
+  );
+  assert.deepEqual(r.unread_fields, {});
+  assert.equal(r.records.length + r.skipped.length, r.rows_read);
+});
