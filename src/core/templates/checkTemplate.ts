@@ -74,7 +74,8 @@ export interface CheckWarning {
   /** The probe it came from, or null for a template-wide finding. */
   probe: ProbeName | null;
   /**
-   * - `reasoning_not_rendered`, `tool_calls_not_rendered`: record notes from {@link buildRecords};
+   * - `reasoning_not_rendered`: a record note from {@link buildRecords};
+   * - `tool_calls_not_rendered`: a target whose tool calls the template does not write (errored, not trained);
    * - `template_error`: the template raised on the probe (`message` is the template's own message);
    * - `template_unsupported`: a target whose completion cannot be located (docs/loss-mask-rules.md "One target", case 3);
    * - `prompt_not_renderable`: the template renders the probe but raises on the prompt before a target;
@@ -87,6 +88,8 @@ export interface CheckWarning {
    * - `probe_render_failed`: a render needed for a template-wide finding raised (the finding is then null);
    * - `reasoning_with_thinking_off`: the probe has reasoning and the template's thinking is off (the row is an error in a run);
    * - `reasoning_missing_after_prefill`, `no_end_of_turn_token`: record notes from {@link buildRecords} (spec v1.4).
+   * - `generation_blocks_disagree`: the template's `{% generation %}` blocks mark other text than the rules train on
+   *   this probe (a training template); `message` is the first difference (docs/loss-mask-rules.md "Generation blocks").
    * - `template_budget_exceeded`: a render ran past the render budget (templates/renderBudget.ts): the template
    *   loops, recurses or grows its output without bound on this probe (a broken or hostile template); in
    *   `prepare` its rows would be errored with that reason.
@@ -95,6 +98,7 @@ export interface CheckWarning {
     | 'reasoning_with_thinking_off'
     | 'reasoning_missing_after_prefill'
     | 'no_end_of_turn_token'
+    | 'generation_blocks_disagree'
     | 'reasoning_not_rendered'
     | 'tool_calls_not_rendered'
     | 'template_error'
@@ -319,6 +323,9 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
       if (built.prefixRenders) pr.prefixRenders = { fromOnePass: built.prefixRenders.proven, total: built.prefixRenders.proven + built.prefixRenders.fallback };
       rendered.push(...built.records.map((r) => r.text));
       if (built.rowError) out.warnings.push({ probe: probe.name, code: built.rowError.code, message: built.rowError.message });
+      // What a training template's blocks would have trained instead: the first difference on this probe.
+      if (built.generationBlocks !== undefined)
+        out.warnings.push({ probe: probe.name, code: 'generation_blocks_disagree', message: `${built.generationBlocks} (the records follow the rules)` });
       for (const n of built.notes) {
         if (n === 'reasoning_missing_after_prefill' || n === 'no_end_of_turn_token' || n === 'content_not_rendered' || n === 'stop_token_inside_turn')
           out.warnings.push({ probe: probe.name, code: n, message: codeMeaning(n) });
@@ -328,7 +335,6 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
             code: n,
             message: "an assistant turn's reasoning_content is not in its rendered completion (template kwargs such as preserve_thinking can change that)",
           });
-        if (n === 'tool_calls_not_rendered') out.warnings.push({ probe: probe.name, code: n, message: "a tool call's name is not in its rendered completion" });
       }
       for (const e of built.targetErrors) out.warnings.push({ probe: probe.name, code: e.reason, message: e.message });
       const unsupported = new Set(built.targetErrors.filter((e) => e.reason === 'template_unsupported').map((e) => e.index));
