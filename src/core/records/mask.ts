@@ -10,6 +10,7 @@ import { ChatTemplate, TemplateBudgetError, TemplateRenderError, type AdaptedTur
 import { DEFAULT_REASONING_CLOSE, endsWithReasoningOpener, reasoningTags } from '../templates/probes';
 import type { Conversation, MaskPolicy, Message, ReasoningPolicy } from '../types';
 import { commonPrefixLength, SpecialTokenFinder, tokenBoundary } from './specialTokens';
+import { asWrittenInline } from '../formats/common';
 import { prepareTurns, reasoningShown, restoreInline, restoreIntoWrapper, selectTargets, stopTokenAfter, trimNewlines } from './turns';
 
 export { commonPrefixLength, SpecialTokenFinder, tokenBoundary } from './specialTokens';
@@ -149,7 +150,7 @@ export function buildRecords(
   const targets =
     policy === 'non-system' ? (messages.some((m) => m.role === 'assistant' && m.trainable !== false) ? [-1] : []) : selectTargets(messages, policy);
   if (targets.length === 0 && pre.placeholderRemoved) {
-    out.prompt = pre.messages;
+    out.prompt = pre.messages.map(asWrittenInline); // a prompt is written out as the source wrote it
     return finish();
   }
   const reasoningTargets = policy === 'non-system' ? selectTargets(messages, 'assistant') : targets;
