@@ -31,7 +31,12 @@ const TABLE = {
   },
   kto_undesirable: {
     kind: 'drop',
-    meaning: 'a KTO row labelled undesirable ("label": false): its completion is what the model should not write, never trained',
+    meaning: 'a KTO row labelled undesirable ("label": false) with no user turn before its completion: nothing to answer; the completion is never trained',
+  },
+  kto_undesirable_set_aside: {
+    kind: 'note',
+    meaning:
+      'a KTO row labelled undesirable ("label": false): its completion is what the model should not write, never trained; its prompt is set aside in prompts_to_generate.jsonl for the target model to answer',
   },
   oasst_excluded: { kind: 'drop', meaning: 'an OpenAssistant message marked deleted or failing review (or below one that is): not in any conversation' },
   oasst_not_best_path: {
@@ -52,6 +57,15 @@ const TABLE = {
   bad_field: { kind: 'error', meaning: 'a field of the wrong type (e.g. "tools" not a list, a JSON string that does not parse)' },
   internal_error: { kind: 'error', meaning: 'a normalizer bug (please report)' },
   alternating_strings: { kind: 'note', meaning: 'a list of strings read as alternating user / assistant turns (UltraChat)' },
+  speaker_markers_split: {
+    kind: 'note',
+    meaning: 'a list of strings each opening with a speaker marker (User: …, Assistant: …): the marker gives the role and is removed from the text',
+  },
+  question_answer_lists: {
+    kind: 'note',
+    meaning:
+      'a questions list and an answers list of the same length side by side: each question a user turn, the answer at its position the assistant turn after it',
+  },
   answers_json_string: { kind: 'note', meaning: '"answers" given as a JSON string (parsed into tool calls)' },
   atif_steps_converted: { kind: 'note', meaning: 'ATIF steps converted: agent steps → assistant turns with tool calls, observation results → tool turns' },
   bookkeeping_events_skipped: { kind: 'note', meaning: 'OpenHands state-change / recall events skipped' },
@@ -89,7 +103,8 @@ const TABLE = {
   },
   multi_turn_prompt: {
     kind: 'note',
-    meaning: 'a prompt with several user turns: generate answers them in order (empty assistant turns between them mark where)',
+    meaning:
+      'a prompt with several user turns answered in order: generate answers each before asking the next (the record lists them as answer_after; prompts_to_generate.jsonl writes an empty assistant turn after each)',
   },
   conversation_found: { kind: 'note', meaning: 'no known shape: the conversation was found by searching the row (its path and keys are in the evidence)' },
   several_conversations_found: {
@@ -102,6 +117,12 @@ const TABLE = {
     kind: 'note',
     meaning: 'a list of conversations of which only the longest is read ("conversationLists": "longest")',
     changesData: true,
+  },
+  turn_lists_one_prompt: {
+    kind: 'note',
+    meaning:
+      'a list of turn lists holding user turns only (BFCL multi-turn "question"): the lists are the successive turns of one multi-turn prompt, answered in order, not separate conversations',
+    remedy: 'set "conversationLists": "each" in eagle3prep.jsonc to make one prompt of each list',
   },
   split_part_dropped: { kind: 'note', meaning: 'a row holding several conversations: some had no user or assistant turn and were left out', changesData: true },
   split_part_set_aside: {
@@ -254,10 +275,11 @@ const TABLE = {
     changesData: true,
   },
   tool_calls_not_rendered: {
-    kind: 'note',
-    meaning: 'tool calls the template does not render',
+    kind: 'error',
+    meaning:
+      "an assistant turn's tool calls the chat template does not write (none of their names or ids in the rendered turn): trained, it would teach the model to end the turn (or stop) where it calls a tool, so the turn is not trained; the row's other turns are written, with it as history",
     remedy:
-      "the template has no tool-call support for this shape: use the target model's tool-use template (tokenizer_config.json chat_template list) or check the tool_calls fields",
+      "the template has no tool-call support for this shape: use the target model's tool-use template (tokenizer_config.json chat_template list, or its chat_template.jinja) or check the tool_calls fields",
     changesData: true,
   },
   generation_blocks_unmatched: {

@@ -164,7 +164,7 @@ export async function prepareAll(context: vscode.ExtensionContext, output: vscod
   void notify(severity, summary, ...actions).then((c) => {
     if (c === 'Show log') output.show(true);
     else if (c === 'Show problems') void vscode.commands.executeCommand('workbench.actions.view.problems');
-    else if (c === 'Open dashboard') void vscode.commands.executeCommand(COMMANDS.openDashboard);
+    else if (c === 'Open dashboard') void vscode.commands.executeCommand(COMMANDS.openWorkspaceDashboard);
   });
   return { runs, cancelled };
 }

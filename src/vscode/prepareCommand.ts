@@ -121,7 +121,11 @@ export async function showRunOutcome(result: PrepareResult, output: vscode.Outpu
   const act = async (choice: string | undefined) => {
     if (choice === 'Show problems') await vscode.commands.executeCommand('workbench.actions.view.problems');
     else if (choice === 'Open report') await openReport(result.outputs.reportMd, 'preview', (l) => output.appendLine(l));
-    else if (choice === 'Open dashboard') await vscode.commands.executeCommand(COMMANDS.openDashboard, dashboardArg);
+    // A run of several files (a folder) opens the workspace dashboard, where each of its files is listed.
+    else if (choice === 'Open dashboard')
+      await (dashboardArg
+        ? vscode.commands.executeCommand(COMMANDS.openDashboard, dashboardArg)
+        : vscode.commands.executeCommand(COMMANDS.openWorkspaceDashboard));
     else if (choice === 'Reveal in Explorer')
       await vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(result.outputs.written?.[0] ?? result.outputs.tokenizedData));
     else if (choice === 'Show log') output.show(true);

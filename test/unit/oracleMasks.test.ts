@@ -439,6 +439,8 @@ function inlineReasoning(content: string | null): { reasoning: string; answer: s
 }
 
 const noText = (c: string | null | undefined) => c === null || c === undefined || c.trim() === '';
+/** Whether one of the turn's tool calls shows in `text` neither by its function name nor by its id. */
+const callsMissing = (m: Msg, text: string) => (m.tool_calls ?? []).some((c) => !text.includes(c.function.name) && !(c.id && text.includes(c.id)));
 const isEmptyTurn = (m: Msg) => m.role === 'assistant' && noText(m.content) && noText(m.reasoning_content) && !(m.tool_calls?.length ?? 0);
 
 /** What the template is given (docs/loss-mask-rules.md "What the template is given"), by the family's facts. */
@@ -625,6 +627,15 @@ async function naive(f: Family, conv: Conv, policy: Policy = 'assistant', mistak
       if (full.startsWith(sys)) start = sys.length;
       else while (start < sys.length && sys[start] === full[start]) start++;
     }
+    // A tool-call turn the template does not write (its part of the render lacks a call's name and id) errors the row.
+    for (let i = 0; i < messages.length; i++) {
+      if (messages[i].role !== 'assistant' || messages[i].weight === 0 || !messages[i].tool_calls?.length) continue;
+      const before = R(i, false);
+      const after = R(i + 1, false);
+      let at = 0;
+      while (at < before.length && before[at] === after[at]) at++;
+      if (callsMissing(messages[i], after.slice(at))) return { kind: 'error' };
+    }
     const end = lastSpecialEnd(full, start);
     const recs = await tokenize(conv.id, full, [[start, end >= 0 ? end : full.length]]);
     return recs.length ? { kind: 'records', records: recs, notes } : { kind: 'dropped' };
@@ -725,6 +736,11 @@ async function naive(f: Family, conv: Conv, policy: Policy = 'assistant', mistak
       }
     }
     if (reasoning !== undefined && !shows(C, reasoning)) notes.add('reasoning_not_rendered');
+    // A tool call whose name (and id) the completion does not hold: the target is errored, never trained.
+    if (callsMissing(messages[i], C)) {
+      unsupported++;
+      continue;
+    }
     // A turn without a special token ends with the stop token that the next turn's render starts with.
     if (lastSpecialEnd(C, 0) < 0 && mistake !== 'no-stop-token') {
       const m = messages[i];

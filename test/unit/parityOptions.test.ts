@@ -7,8 +7,9 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { recordViewerFor, type RecordView, type RecordViewOptions } from '../../src/core/records/recordView';
 import { prepare } from '../../src/core/run/pipeline';
-import type { PrepareOptions, TokenizedRecord } from '../../src/core/types';
-import { tempDir } from '../helpers';
+import type { PrepareOptions } from '../../src/core/run/contract';
+import type { TokenizedRecord } from '../../src/core/types';
+import { tempDir, writeJsonl } from '../helpers';
 
 const SAMPLES = join(__dirname, '..', '..', 'samples');
 const FILES = ['chat-sharegpt-human-gpt.jsonl', 'agentic-trajectories.jsonl', 'reasoning-sharegpt.jsonl'];
@@ -69,3 +70,60 @@ for (const c of CASES) {
     if (c.run.minTrainableTokens || c.run.long === 'drop') assert.ok(notWritten > 0, `${c.name}: the case drops some records (it tests the drop)`);
   });
 }
+
+test('a line that is a bare list of turns (XTuner-style OpenAI rows) is the same conversation in the view as in prepare', async () => {
+  const convs = [
+    [
+      { role: 'system', content: 'You answer in one sentence.' },
+      { role: 'user', content: 'What is the capital of France?' },
+      { role: 'assistant', content: 'Paris is the capital of France.' },
+    ],
+    [
+      { role: 'user', content: 'Name a prime number above 10.' },
+      { role: 'assistant', content: 'Eleven is a prime number above ten.' },
+    ],
+  ];
+  const file = writeJsonl(convs, 'list-rows.jsonl');
+  const res = await prepare({ inputs: [file], outDir: tempDir('e3p-parity-') });
+  const out = readFileSync(res.outputs.tokenizedData, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as TokenizedRecord);
+  assert.equal(out.length, 2);
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const fromViews = [0, 1].flatMap((i) =>
+    views(lines[i], file, i + 1, {}).map((v) => [
+      v.status,
+      v.records[v.detail!.index].id,
+      v.detail!.tokens.map((t) => t.id),
+      v.detail!.tokens.map((t) => (t.trainable ? 1 : 0)),
+    ]),
+  );
+  assert.deepEqual(
+    fromViews,
+    out.map((r) => ['conversation', r.id, r.input_ids, r.loss_mask]),
+  );
+});
+
+test('a line holding a list of row objects: the view shows the first row and says the line holds several', () => {
+  const row = (q: string, a: string) => ({
+    messages: [
+      { role: 'user', content: q },
+      { role: 'assistant', content: a },
+    ],
+  });
+  const text = JSON.stringify([row('One?', 'One.'), row('Two?', 'Two.')]);
+  const v = viewer.view({ text, file: '/nowhere/rows.jsonl', line: 1 });
+  assert.equal(v.status, 'conversation');
+  assert.deepEqual(
+    v.turns.map((t) => [t.role, t.chars]),
+    [
+      ['user', 4],
+      ['assistant', 4],
+    ],
+  );
+  assert.deepEqual(
+    v.warnings.filter((w) => w.code === 'line_holds_rows').map((w) => w.message),
+    ['line 1 holds 2 rows (a list of objects): the view shows the first; prepare reads each as its own row'],
+  );
+});

@@ -8,7 +8,7 @@ import type { Code } from '../codes';
 import { PrefixRenderer, type PrefixRenderStats } from '../templates/prefixRenderer';
 import { ChatTemplate, TemplateBudgetError, TemplateRenderError, type AdaptedTurns } from '../templates/template';
 import { DEFAULT_REASONING_CLOSE, endsWithReasoningOpener, reasoningTags } from '../templates/probes';
-import type { Conversation, MaskPolicy, Message, ReasoningPolicy } from '../types';
+import type { Conversation, MaskPolicy, Message, ReasoningPolicy, ToolCall } from '../types';
 import { commonPrefixLength, SpecialTokenFinder, tokenBoundary } from './specialTokens';
 import { asWrittenInline } from '../formats/common';
 import { prepareTurns, reasoningShown, restoreInline, restoreIntoWrapper, selectTargets, stopTokenAfter, trimNewlines } from './turns';
@@ -63,12 +63,15 @@ export interface ConversationRecords {
   /**
    * Record-level notes (codes of docs/loss-mask-rules.md, once each): `generation_prompt_mismatch`, `template_rewrites_history`,
    * `prefill_not_rendered`, `reasoning_restored`, `reasoning_missing_after_prefill`, `reasoning_not_rendered`,
-   * `tool_calls_not_rendered`, `content_not_rendered`, `stop_token_inside_turn`, `no_end_of_turn_token`, `stop_token_from_next_turn`, `inline_think_split`,
+   * `content_not_rendered`, `stop_token_inside_turn`, `no_end_of_turn_token`, `stop_token_from_next_turn`, `inline_think_split`,
    * `inline_think_kept`, `reasoning_dropped`, `generation_placeholder_removed`; grouping `merged`:
    * `merged_history_form`, `merged_fallback_exact`.
    */
   notes: Code[];
-  /** Targets that could not be located (`template_unsupported`) or whose prompt the template cannot render (`prompt_not_renderable`), with the message index and why. */
+  /**
+   * Targets that are not trained, with the message index and why: not located (`template_unsupported`), a prompt the
+   * template cannot render (`prompt_not_renderable`), tool calls the template does not write (`tool_calls_not_rendered`).
+   */
   targetErrors: { index: number; reason: TargetErrorReason; message: string }[];
   /** Number of targets the policy selected (0 = nothing to train on). */
   targetCount: number;
@@ -88,9 +91,31 @@ export interface ConversationRecords {
 /**
  * Why a target is errored: `template_unsupported` (its completion cannot be located in the render),
  * `prompt_not_renderable` (the template renders the conversation but raises on the prompt before the turn,
- * e.g. a greeting before any user turn).
+ * e.g. a greeting before any user turn), `tool_calls_not_rendered` (the turn's tool calls are not in its rendered
+ * completion: a template without tool-call support renders an empty or cut turn).
  */
-export type TargetErrorReason = 'template_unsupported' | 'prompt_not_renderable';
+export type TargetErrorReason = 'template_unsupported' | 'prompt_not_renderable' | 'tool_calls_not_rendered';
+
+/**
+ * The tool calls of an assistant turn that rendered text does not show: neither the call's function name nor its id
+ * occurs in `rendered` (docs/loss-mask-rules.md "What the template dropped"). Empty for a turn without tool calls.
+ */
+export function unrenderedToolCalls(m: Message, rendered: string): ToolCall[] {
+  return (m.tool_calls ?? []).filter((tc) => !rendered.includes(tc.function.name) && !(tc.id && rendered.includes(tc.id)));
+}
+
+/** The message of a `tool_calls_not_rendered` target error: which calls, what the template wrote instead, what to do. */
+function toolCallsNotRenderedMessage(i: number, m: Message, missing: readonly ToolCall[], C: string): string {
+  const all = m.tool_calls?.length ?? 0;
+  const names = missing.map((tc) => q(tc.function.name)).join(', ');
+  const which = missing.length === all ? (all === 1 ? 'its tool call' : `its ${all} tool calls`) : `${missing.length} of its ${all} tool calls`;
+  const shown = C.length > 80 ? q(C.slice(0, 80)) + '…' : q(C);
+  return (
+    `assistant turn ${i}: the chat template does not write ${which} (${names}) into the turn (it renders ${shown}), ` +
+    `so training it would teach the model to ${(m.content ?? '').trim() ? 'stop where it calls the tool' : 'end the turn at once'}; ` +
+    `it is not trained (a later turn keeps it as history). Use the target model's tool-use chat template`
+  );
+}
 
 /** A string as JSON, for messages. */
 const q = (s: string) => JSON.stringify(s);
@@ -186,6 +211,17 @@ export function buildRecords(
       const sys = R(k, false);
       start = full.startsWith(sys) ? sys.length : commonPrefixLength(sys, full);
     }
+    // A turn whose tool calls the template does not write would be trained as an empty or cut turn: the row is errored.
+    for (const i of selectTargets(messages, 'assistant')) {
+      if (!messages[i].tool_calls?.length) continue;
+      const H = R(i, false);
+      const F = R(i + 1, false);
+      const C = F.slice(F.startsWith(H) ? H.length : commonPrefixLength(H, F));
+      const missing = unrenderedToolCalls(messages[i], C);
+      if (missing.length)
+        out.targetErrors.push({ index: i, reason: 'tool_calls_not_rendered', message: toolCallsNotRenderedMessage(i, messages[i], missing, C) });
+    }
+    if (out.targetErrors.length) return finish();
     const eot = specials.lastEnd(full, start, full.length);
     const end = eot >= 0 ? eot : full.length;
     out.records.push({ text: full, spans: end > start ? [[start, end]] : [], targets: selectTargets(messages, 'assistant') });
@@ -241,7 +277,13 @@ export function buildRecords(
       }
     }
     if (reasoning !== undefined && !reasoningShown(C, reasoning, template, tags)) notes.add('reasoning_not_rendered');
-    if (m.tool_calls?.some((tc) => !C.includes(tc.function.name) && !(tc.id && C.includes(tc.id)))) notes.add('tool_calls_not_rendered');
+    // Tool calls the template does not write: the completion is not what the model writes (an empty turn, or text that stops
+    // where the model calls), so the target is errored, never trained (docs/loss-mask-rules.md "What the template dropped").
+    const missing = unrenderedToolCalls(m, C);
+    if (missing.length) {
+      out.targetErrors.push({ index: i, reason: 'tool_calls_not_rendered', message: toolCallsNotRenderedMessage(i, m, missing, C) });
+      continue;
+    }
     // The turn's text as the template was given it (inline reasoning kept as written: the text after the block).
     const content = adapted.inline[i]?.content ?? m.content ?? '';
     if (!contentShown(content, C) && !contentShown(content, generationPromptOf(i, P, R) + C)) notes.add('content_not_rendered');
@@ -452,8 +494,17 @@ function fromGenerationBlocks(
   const assistants: number[] = [];
   messages.slice(0, last + 1).forEach((m, i) => m.role === 'assistant' && assistants.push(i));
   let chosen: Span[];
+  const want = new Set(targets);
   if (spans.length === assistants.length) {
-    const want = new Set(targets);
+    // A target whose tool calls its block does not show is errored, not trained (docs/loss-mask-rules.md "What the template dropped").
+    assistants.forEach((i, k) => {
+      if (!want.has(i)) return;
+      const block = text.slice(spans[k][0], spans[k][1]);
+      const missing = unrenderedToolCalls(messages[i], block);
+      if (!missing.length) return;
+      want.delete(i);
+      out.targetErrors.push({ index: i, reason: 'tool_calls_not_rendered', message: toolCallsNotRenderedMessage(i, messages[i], missing, block) });
+    });
     chosen = spans.filter((_, k) => want.has(assistants[k]));
     // The turn's text in its own block (docs/loss-mask-rules.md "What the template dropped").
     if (assistants.some((i, k) => want.has(i) && !contentShown(messages[i].content ?? '', text.slice(spans[k][0], spans[k][1]))))
@@ -462,7 +513,7 @@ function fromGenerationBlocks(
     out.notes.push('generation_blocks_unmatched');
     chosen = targets.length === 1 && spans.length ? [spans[spans.length - 1]] : spans;
   }
-  out.records.push({ text, spans: chosen, targets });
+  out.records.push({ text, spans: chosen, targets: targets.filter((t) => want.has(t)) });
   out.rendered = text;
   return out;
 }

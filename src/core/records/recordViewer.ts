@@ -2,6 +2,7 @@
 import { parseTree } from 'jsonc-parser';
 import { applyMapping, mappingFor } from '../formats/mapping';
 import { normalizeDetailed } from '../formats/normalize';
+import { rowsOfLineValue } from '../read/readers';
 import { recordFate } from './fate';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError } from './mask';
 import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
@@ -96,6 +97,16 @@ export class RecordViewer {
       view.message = `line ${input.line}: ${tooDeepMessage()}`;
       view.warnings.push({ code: 'invalid_json', message: view.message });
       return view;
+    }
+    // A line that is a list: its turns (one conversation), or several rows, as the readers read it.
+    const lineRows = rowsOfLineValue(value);
+    if (lineRows) {
+      value = lineRows[0].value;
+      if (lineRows.length > 1)
+        view.warnings.push({
+          code: 'line_holds_rows',
+          message: `line ${input.line} holds ${lineRows.length} rows (a list of objects): the view shows the first; prepare reads each as its own row`,
+        });
     }
     // The eagle3prep.jsonc of the file, as readRows + inspect / prepare apply it: the field mapping
     // entry (formats/mapping.ts) first, then role aliases and field renames (projectConfig.ts).

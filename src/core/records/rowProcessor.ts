@@ -45,6 +45,7 @@ export function conversationKey(c: Conversation): string {
         m.trainable ?? null,
       ]),
       c.tools ?? null,
+      ...(c.answerAfter?.length ? [c.answerAfter] : []),
     ]),
   );
   return h.digest().subarray(0, 16).toString('latin1');
@@ -161,7 +162,7 @@ export class RowProcessor {
         if (shapes.size) res.shapes = [...shapes];
         const prompts: string[] = [];
         const promptIds: string[] = [];
-        let first: Pick<RowResult, 'fate' | 'reason' | 'message'> | undefined;
+        let first: Pick<RowResult, 'fate' | 'reason' | 'message' | 'code'> | undefined;
         for (const p of parts) {
           if (p.kind === 'prompt') {
             prompts.push(promptLine(p.conversation));
@@ -186,7 +187,7 @@ export class RowProcessor {
           res.totalTokens += part.totalTokens;
           res.renderedTokens += part.renderedTokens;
           if (part.tokenCounts) res.tokenCounts = res.tokenCounts ? mergeTokenCounts(res.tokenCounts, part.tokenCounts) : part.tokenCounts;
-          first ??= { fate: part.fate, reason: part.reason, message: part.message };
+          first ??= { fate: part.fate, reason: part.reason, message: part.message, ...(part.code === undefined ? {} : { code: part.code }) };
         }
         if (prompts.length) {
           res.prompt = prompts.join('');
@@ -244,6 +245,7 @@ export class RowProcessor {
     if (built.rowError) {
       res.fate = 'errored';
       res.message = `${built.rowError.code}: ${built.rowError.message}`;
+      res.code = built.rowError.code;
       return;
     }
     for (const te of built.targetErrors) res.notes.push(te.reason);
@@ -381,19 +383,24 @@ function remapGenerated(generated: GeneratedTurnIds[], conv: Conversation, piece
 
 /**
  * A `prompts_to_generate.jsonl` line: `{"id", "source", "messages", "tools"?}` with everything the server
- * needs to answer (tool calls and their results keep their ids and names; `null` content as `""`). Empty assistant turns between
- * user turns (multi-turn prompt sets) stay as `{"role": "assistant", "content": ""}`: `generate` answers
- * each in order, then the next user turn (generate/conversation.ts).
+ * needs to answer (tool calls and their results keep their ids and names; `null` content as `""`). A multi-turn
+ * prompt's places to answer ({@link Conversation.answerAfter}) are written as empty assistant turns
+ * `{"role": "assistant", "content": ""}` after those turns: `generate` answers each in order, then asks the next
+ * user turn (generate/conversation.ts); reading the line back gives the same `answerAfter`.
  */
 export function promptLine(c: Conversation): string {
-  const msgs = c.messages.map((m) => ({
-    role: m.role,
-    content: m.content ?? '',
-    ...(m.reasoning_content ? { reasoning_content: m.reasoning_content } : {}),
-    ...(m.tool_calls?.length ? { tool_calls: m.tool_calls } : {}),
-    ...(m.tool_call_id ? { tool_call_id: m.tool_call_id } : {}),
-    ...(m.name ? { name: m.name } : {}),
-  }));
+  const after = new Set(c.answerAfter ?? []);
+  const msgs = c.messages.flatMap((m, i) => {
+    const line = {
+      role: m.role,
+      content: m.content ?? '',
+      ...(m.reasoning_content ? { reasoning_content: m.reasoning_content } : {}),
+      ...(m.tool_calls?.length ? { tool_calls: m.tool_calls } : {}),
+      ...(m.tool_call_id ? { tool_call_id: m.tool_call_id } : {}),
+      ...(m.name ? { name: m.name } : {}),
+    };
+    return after.has(i) && i < c.messages.length - 1 ? [line, { role: 'assistant' as const, content: '' }] : [line];
+  });
   return JSON.stringify({ id: c.id, source: c.source, messages: msgs, ...(c.tools?.length ? { tools: c.tools } : {}) }) + '\n';
 }
 

@@ -19,7 +19,7 @@ import * as path from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
 import { normalizeRow } from '../formats/normalize';
 import { OUTPUT_FILES, TOKENIZED_DATA_PARQUET } from './outputFiles';
-import { defaultOutDir } from './inputs';
+import { locateOutDir } from './runLocation';
 import type { FileReport, PrepareResult, RunStatus } from './contract';
 import { REPORT_SCHEMA_VERSION } from './report';
 import { fileReportOf, readRunReport, ReportReadError } from './readReport';
@@ -173,7 +173,7 @@ export interface OutputState {
 
 /** Options of {@link readOutputState}. */
 export interface OutputStateOptions {
-  /** Output folder to look in; default `defaultOutDir(file)`. */
+  /** The file's own output folder (default `defaultOutDir(file)`); a newer folder run that lists the file wins (runLocation.ts). */
   outDir?: string;
   /** The tokenizer hash of the active tokenizer (see {@link tokenizerFilesHash}); undefined = not compared. */
   tokenizerHash?: string;
@@ -193,7 +193,7 @@ export interface OutputStateOptions {
  */
 export function readOutputState(file: string, opts: OutputStateOptions = {}): OutputState {
   const abs = path.resolve(file);
-  const outDir = opts.outDir ?? defaultOutDir(abs);
+  const outDir = locateOutDir(abs, opts.outDir);
   const reportJson = path.join(outDir, OUTPUT_FILES.reportJson);
   const none: OutputState = { state: 'none', outDir, staleBecause: [] };
   let st: fs.Stats | undefined;

@@ -74,7 +74,8 @@ export interface CheckWarning {
   /** The probe it came from, or null for a template-wide finding. */
   probe: ProbeName | null;
   /**
-   * - `reasoning_not_rendered`, `tool_calls_not_rendered`: record notes from {@link buildRecords};
+   * - `reasoning_not_rendered`: a record note from {@link buildRecords};
+   * - `tool_calls_not_rendered`: a target whose tool calls the template does not write (errored, not trained);
    * - `template_error`: the template raised on the probe (`message` is the template's own message);
    * - `template_unsupported`: a target whose completion cannot be located (docs/loss-mask-rules.md "One target", case 3);
    * - `prompt_not_renderable`: the template renders the probe but raises on the prompt before a target;
@@ -328,7 +329,6 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
             code: n,
             message: "an assistant turn's reasoning_content is not in its rendered completion (template kwargs such as preserve_thinking can change that)",
           });
-        if (n === 'tool_calls_not_rendered') out.warnings.push({ probe: probe.name, code: n, message: "a tool call's name is not in its rendered completion" });
       }
       for (const e of built.targetErrors) out.warnings.push({ probe: probe.name, code: e.reason, message: e.message });
       const unsupported = new Set(built.targetErrors.filter((e) => e.reason === 'template_unsupported').map((e) => e.index));

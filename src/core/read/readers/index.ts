@@ -103,16 +103,28 @@ async function* readRawRows(file: string, opts: ReadOptions): AsyncGenerator<Raw
   for await (const line of streamLines(file, kind, opts.signal)) {
     if (isBlank(line.text)) continue;
     const row = parseLine(line.text, line.line, line.bytes);
-    if (Array.isArray(row.value) && row.value.length > 0 && row.value.every(isPlainObject)) {
-      // A line holding a list: one conversation (turn objects) or several records (one row each, same line).
-      const whole = wholeArrayRow(row.value);
-      if (whole) yield { ...row, value: whole };
-      else for (let i = 0; i < row.value.length; i++) yield { line: row.line, element: i, value: row.value[i], bytes: row.bytes };
+    const rows = rowsOfLineValue(row.value);
+    if (rows) {
+      for (const r of rows)
+        yield r.element === undefined ? { ...row, value: r.value } : { line: row.line, element: r.element, value: r.value, bytes: row.bytes };
       continue;
     }
     if (row.error !== undefined && line.last && !line.newline) row.error += ' (the last line has no newline at its end: the file looks truncated)';
     yield row;
   }
+}
+
+/**
+ * The rows one JSON Lines line holds when it is a list: one conversation when the list is its turns
+ * ({@link wholeArrayRow}: `{"messages": list}`, or OpenHands events as `{"history": list}`), else one
+ * row per object (`element` = its 0-based index). Undefined for a line that is not a non-empty list of
+ * objects (it is one row as it is). The readers and the editor's row view both use it, so a line
+ * means the same rows in `prepare`, the hover and the mask view.
+ */
+export function rowsOfLineValue(value: unknown): { value: unknown; element?: number }[] | undefined {
+  if (!Array.isArray(value) || value.length === 0 || !value.every(isPlainObject)) return undefined;
+  const whole = wholeArrayRow(value);
+  return whole ? [{ value: whole }] : value.map((v, element) => ({ value: v, element }));
 }
 
 /**
