@@ -282,11 +282,12 @@ const TABLE = {
       "the template has no tool-call support for this shape: use the target model's tool-use template (tokenizer_config.json chat_template list, or its chat_template.jinja) or check the tool_calls fields",
     changesData: true,
   },
-  generation_blocks_unmatched: {
+  generation_blocks_disagree: {
     kind: 'note',
     meaning:
-      "the chat template's {% generation %} blocks do not pair up with the conversation's assistant turns (a different number of blocks than turns), so the trained spans were chosen by position: the last block for a single target, every block otherwise",
-    remedy: "run eagle3-prep check-template on this template and inspect a record; prefer the model's own (inference) chat template over a training template",
+      "the chat template's {% generation %} blocks mark other text than the rules train (e.g. the turn's header inside a block, or its end-of-turn token outside): the records follow the rules, which train what the model writes, not the blocks",
+    remedy:
+      "run eagle3-prep check-template to see the first difference; a training template's blocks are a claim, prefer the model's own (inference) chat template, which the server renders",
     changesData: true,
   },
   content_not_rendered: {
