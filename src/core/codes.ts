@@ -319,6 +319,14 @@ const TABLE = {
     remedy: 'raise --max-length, or use --truncate',
     changesData: true,
   },
+  trainer_length_cut: {
+    kind: 'note',
+    meaning:
+      'a written record longer than a trainer\'s default length: SpecForge (data.max_length 2048), speculators (--seq-length 8192) and Model-Optimizer (training.training_seq_len 2048) train only its first tokens, EAGLE (max_len 2048) leaves it out; the trainable tokens past the length are never trained (per trainer in the summary and report.md, "Trainer lengths")',
+    remedy:
+      "prepare with --trainer specforge|speculators|eagle|modelopt (that trainer's length with --long split), or with --max-length N --long split and set the trainer's length to N",
+    changesData: true,
+  },
   record_truncated: {
     kind: 'note',
     meaning: 'a record longer than --max-length was cut to its first --max-length tokens (--truncate)',
