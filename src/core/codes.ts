@@ -31,7 +31,12 @@ const TABLE = {
   },
   kto_undesirable: {
     kind: 'drop',
-    meaning: 'a KTO row labelled undesirable ("label": false): its completion is what the model should not write, never trained',
+    meaning: 'a KTO row labelled undesirable ("label": false) with no user turn before its completion: nothing to answer; the completion is never trained',
+  },
+  kto_undesirable_set_aside: {
+    kind: 'note',
+    meaning:
+      'a KTO row labelled undesirable ("label": false): its completion is what the model should not write, never trained; its prompt is set aside in prompts_to_generate.jsonl for the target model to answer',
   },
   oasst_excluded: { kind: 'drop', meaning: 'an OpenAssistant message marked deleted or failing review (or below one that is): not in any conversation' },
   oasst_not_best_path: {
@@ -52,6 +57,15 @@ const TABLE = {
   bad_field: { kind: 'error', meaning: 'a field of the wrong type (e.g. "tools" not a list, a JSON string that does not parse)' },
   internal_error: { kind: 'error', meaning: 'a normalizer bug (please report)' },
   alternating_strings: { kind: 'note', meaning: 'a list of strings read as alternating user / assistant turns (UltraChat)' },
+  speaker_markers_split: {
+    kind: 'note',
+    meaning: 'a list of strings each opening with a speaker marker (User: …, Assistant: …): the marker gives the role and is removed from the text',
+  },
+  question_answer_lists: {
+    kind: 'note',
+    meaning:
+      'a questions list and an answers list of the same length side by side: each question a user turn, the answer at its position the assistant turn after it',
+  },
   answers_json_string: { kind: 'note', meaning: '"answers" given as a JSON string (parsed into tool calls)' },
   atif_steps_converted: { kind: 'note', meaning: 'ATIF steps converted: agent steps → assistant turns with tool calls, observation results → tool turns' },
   bookkeeping_events_skipped: { kind: 'note', meaning: 'OpenHands state-change / recall events skipped' },
@@ -89,7 +103,8 @@ const TABLE = {
   },
   multi_turn_prompt: {
     kind: 'note',
-    meaning: 'a prompt with several user turns: generate answers them in order (empty assistant turns between them mark where)',
+    meaning:
+      'a prompt with several user turns answered in order: generate answers each before asking the next (the record lists them as answer_after; prompts_to_generate.jsonl writes an empty assistant turn after each)',
   },
   conversation_found: { kind: 'note', meaning: 'no known shape: the conversation was found by searching the row (its path and keys are in the evidence)' },
   several_conversations_found: {
@@ -102,6 +117,12 @@ const TABLE = {
     kind: 'note',
     meaning: 'a list of conversations of which only the longest is read ("conversationLists": "longest")',
     changesData: true,
+  },
+  turn_lists_one_prompt: {
+    kind: 'note',
+    meaning:
+      'a list of turn lists holding user turns only (BFCL multi-turn "question"): the lists are the successive turns of one multi-turn prompt, answered in order, not separate conversations',
+    remedy: 'set "conversationLists": "each" in eagle3prep.jsonc to make one prompt of each list',
   },
   split_part_dropped: { kind: 'note', meaning: 'a row holding several conversations: some had no user or assistant turn and were left out', changesData: true },
   split_part_set_aside: {
@@ -176,6 +197,10 @@ const TABLE = {
   answers_as_records: {
     kind: 'note',
     meaning: 'several answers to one prompt and no preference or scores: each distinct answer is its own record with the shared prompt',
+  },
+  chatml_end_removed: {
+    kind: 'note',
+    meaning: 'a response that follows a rendered ChatML prompt ended with the <|im_end|> marker: removed (the chat template writes the end of the turn)',
   },
   short_label_not_trained: {
     kind: 'note',
@@ -257,11 +282,12 @@ const TABLE = {
       "the template has no tool-call support for this shape: use the target model's tool-use template (tokenizer_config.json chat_template list, or its chat_template.jinja) or check the tool_calls fields",
     changesData: true,
   },
-  generation_blocks_unmatched: {
+  generation_blocks_disagree: {
     kind: 'note',
     meaning:
-      "the chat template's {% generation %} blocks do not pair up with the conversation's assistant turns (a different number of blocks than turns), so the trained spans were chosen by position: the last block for a single target, every block otherwise",
-    remedy: "run eagle3-prep check-template on this template and inspect a record; prefer the model's own (inference) chat template over a training template",
+      "the chat template's {% generation %} blocks mark other text than the rules train (e.g. the turn's header inside a block, or its end-of-turn token outside): the records follow the rules, which train what the model writes, not the blocks",
+    remedy:
+      "run eagle3-prep check-template to see the first difference; a training template's blocks are a claim, prefer the model's own (inference) chat template, which the server renders",
     changesData: true,
   },
   content_not_rendered: {
@@ -291,6 +317,14 @@ const TABLE = {
     kind: 'note',
     meaning: 'a record of a written row was longer than --max-length and dropped',
     remedy: 'raise --max-length, or use --truncate',
+    changesData: true,
+  },
+  trainer_length_cut: {
+    kind: 'note',
+    meaning:
+      'a written record longer than a trainer\'s default length: SpecForge (data.max_length 2048), speculators (--seq-length 8192) and Model-Optimizer (training.training_seq_len 2048) train only its first tokens, EAGLE (max_len 2048) leaves it out; the trainable tokens past the length are never trained (per trainer in the summary and report.md, "Trainer lengths")',
+    remedy:
+      "prepare with --trainer specforge|speculators|eagle|modelopt (that trainer's length with --long split), or with --max-length N --long split and set the trainer's length to N",
     changesData: true,
   },
   record_truncated: {

@@ -28,6 +28,13 @@ export interface Message {
    */
   content: string | null;
   reasoning_content?: string;
+  /**
+   * Set when `reasoning_content` was written inline at the start of the source's content (`<think>R</think>C`):
+   * the exact text around it, so the content as written is `open + reasoning_content + close + content`. The
+   * template adapter gives that text back to a template that does not render reasoning
+   * (docs/loss-mask-rules.md "Reasoning written into the text").
+   */
+  reasoning_inline?: { open: string; close: string };
   tool_calls?: ToolCall[];
   tool_call_id?: string;
   name?: string;
@@ -65,6 +72,14 @@ export interface Conversation {
    * (`inspect --json`), never dropped in silence.
    */
   unreadFields?: string[];
+  /**
+   * A prompt answered turn by turn (multi-turn prompt sets: MT-bench `turns`, BFCL `question[turn]`): 0-based
+   * indexes into `messages` of the turns after which the target model answers before the next turn is asked,
+   * ascending; the last turn is answered as in every prompt and is not listed. Set only on prompt outcomes
+   * (`formats/rowEnd.ts` `finish`). A `prompts_to_generate.jsonl` line writes an empty assistant turn after
+   * each (the placeholder form, `records/rowProcessor.ts` `promptLine`), which reads back into the same list.
+   */
+  answerAfter?: number[];
 }
 
 /** Reason codes for rows that are dropped (never written, never an error). */

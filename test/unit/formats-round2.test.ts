@@ -145,51 +145,56 @@ test('Self-Instruct seed tasks: every instance is an example (answers are target
   assert.deepEqual(r.unread_fields, {});
 });
 
-test('MT-bench question turns: a prompt whose later user turns follow empty assistant turns (multi_turn_prompt); reference not used', async () => {
+test('MT-bench question turns: a prompt of user turns answered in order (answer_after, multi_turn_prompt); reference not used', async () => {
   const r = await inspectFile(fx('mt-bench.jsonl'));
   assert.equal(r.format, 'prompt-only');
   assert.deepEqual(msgs(r, 0), [
     { role: 'user', content: 'Write a short travel blog post about a trip to Hawaii.' },
-    { role: 'assistant', content: '' },
     { role: 'user', content: 'Rewrite your previous response. Start every sentence with the letter A.' },
   ]);
   assert.deepEqual(
-    r.records.map((x) => [x.id, x.needs_generation, x.notes]),
+    r.records.map((x) => [x.id, x.needs_generation, x.answer_after, x.notes]),
     [
-      ['81', true, ['multi_turn_prompt']],
-      ['111', true, ['reference_answers_not_used', 'multi_turn_prompt']],
-      ['200', true, undefined],
+      ['81', true, [0], ['multi_turn_prompt']],
+      ['111', true, [0], ['reference_answers_not_used', 'multi_turn_prompt']],
+      ['200', true, undefined, undefined],
     ],
   );
   assert.deepEqual(msgs(r, 2), [{ role: 'user', content: 'Pretend you are a pirate and greet me.' }]);
   assert.ok(!JSON.stringify(r.records).includes('5pi'));
 });
 
-test('KTO: label false dropped (kto_undesirable), never trained; label true trained with the prompt as context', async () => {
+test('KTO: label false never trained, its prompt set aside to answer (kto_undesirable_set_aside); label true trained with the prompt as context', async () => {
   const r = await inspectFile(fx('kto.jsonl'));
   assert.equal(r.format, 'kto');
+  assert.deepEqual(r.skipped, []);
   assert.deepEqual(
-    r.skipped.map((s) => [s.line, s.reason]),
+    r.records.map((x) => [x.source.line, x.needs_generation, x.notes]),
     [
-      [2, 'kto_undesirable'],
-      [5, 'kto_undesirable'],
+      [1, false, ['kto_desirable']],
+      [2, true, ['kto_undesirable_set_aside']],
+      [3, false, ['kto_desirable', 'context_turns_not_trained']],
+      [4, false, ['kto_desirable']],
+      [5, true, ['kto_undesirable_set_aside']],
     ],
   );
   assert.deepEqual(msgs(r, 0), [
     { role: 'user', content: 'What color is the sky?' },
     { role: 'assistant', content: 'Blue on a clear day.' },
   ]);
-  assert.deepEqual(msgs(r, 1), [
+  assert.deepEqual(msgs(r, 1), [{ role: 'user', content: 'What is 2+2?' }]);
+  assert.deepEqual(msgs(r, 2), [
     { role: 'user', content: 'Hi' },
     { role: 'assistant', content: 'Hello!', trainable: false },
     { role: 'user', content: 'Name a fruit.' },
     { role: 'assistant', content: 'Apple.' },
   ]);
-  assert.deepEqual(msgs(r, 2), [
+  assert.deepEqual(msgs(r, 3), [
     { role: 'user', content: 'Capital of Italy?' },
     { role: 'assistant', content: 'Rome.' },
   ]);
-  assert.ok(r.records.every((x) => x.notes?.includes('kto_desirable')));
+  assert.deepEqual(msgs(r, 4), [{ role: 'user', content: 'Capital of Spain?' }]);
+  // The undesirable completions are never kept.
   assert.ok(!JSON.stringify(r.records).match(/"5"|Paris/));
 });
 
@@ -621,7 +626,7 @@ const ROUND2: Record<string, [number, number, number, number]> = {
   'sharegpt-thoughts-actions.jsonl': [1, 0, 0, 0],
   'self-instruct.jsonl': [2, 0, 0, 0],
   'mt-bench.jsonl': [0, 3, 0, 0],
-  'kto.jsonl': [3, 0, 2, 0],
+  'kto.jsonl': [3, 2, 0, 0],
   'oasst-flat.jsonl': [6, 1, 2, 0],
   'openai-preference.jsonl': [2, 0, 0, 0],
   'openai-refusal.jsonl': [2, 0, 0, 0],
@@ -643,7 +648,8 @@ test('prepare over every fixture (Qwen3): rows add up per file; unread_fields em
     if (want) assert.deepEqual([f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored], want, name);
   }
   const by = Object.fromEntries(res.files.map((f) => [f.file.split('/').pop()!, f]));
-  assert.deepEqual(by['kto.jsonl'].dropped, { kto_undesirable: { count: 2, lines: [2, 5] } });
+  assert.deepEqual(by['kto.jsonl'].dropped, {});
+  assert.equal(by['kto.jsonl'].notes.kto_undesirable_set_aside, 2);
   assert.deepEqual(by['oasst-flat.jsonl'].dropped, { oasst_excluded: { count: 1, lines: [7] }, oasst_orphan: { count: 1, lines: [9] } });
   assert.equal(by['oasst-flat.jsonl'].notes.oasst_tree_rebuilt, 7);
   assert.equal(by['self-instruct.jsonl'].recordsWritten >= 3, true);
@@ -665,7 +671,7 @@ test('CLI: prepare and inspect --json over the issue 12 fixtures; accounting add
     assert.equal(f.rows_written + f.rows_set_aside + f.rows_dropped + f.rows_errored, f.rows_read, name);
   }
   const prompts = readFileSync(join(out, 'prompts_to_generate.jsonl'), 'utf8').trim().split('\n');
-  assert.equal(prompts.length, 4); // 3 MT-bench questions + the unanswered OpenAssistant prompt
+  assert.equal(prompts.length, 6); // 3 MT-bench questions + 2 undesirable KTO rows' prompts + the unanswered OpenAssistant prompt
   const ins = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'inspect', fx('oasst-flat.jsonl'), '--json'], {
     encoding: 'utf8',
     cwd: ROOT,

@@ -7,8 +7,13 @@
  *   `utterance`, …, else the string field with the longest values);
  * - a list of such lists (one conversation each, `episodes[][]`), or such lists
  *   at the same place in each element of a list (`episodes[].turns`);
- * - a list of strings under a key named like a conversation (`dialog`,
- *   `utterances`, …): alternating user / assistant turns, user first;
+ * - a list of strings only with evidence of who speaks (issue 20 "Dialogues
+ *   from string lists"): every string opening with a known speaker marker
+ *   (`User: …`, `Assistant: …`), or two lists of the same length side by side
+ *   named like questions and answers (`questions` / `answers`: one user turn
+ *   then one assistant turn each). A list of strings without such evidence is
+ *   never read (which strings are the user's is not known): it is reported,
+ *   and named as answers when its path says so (`choices[].turns`);
  * - one string with speaker markers (`Human:`/`Assistant:`, `### Human:`,
  *   ChatML).
  * Every candidate is named by its path and keys (`traj[].speaker/utterance`)
@@ -30,8 +35,13 @@ import { parseJsonLimited } from '../jsonDepth';
 const ROLE_NAMES = ['role', 'from', 'speaker', 'author', 'sender', 'who', 'participant', 'actor', 'user_type', 'persona'];
 /** Key names that say "the text", in preference order (then the string field with the longest values). */
 const TEXT_NAMES = [...TEXT_KEYS, 'utterance', 'utt', 'body', 'msg', 'says', 'response', 'output', 'answer', 'question'];
-/** A list of plain strings is read as alternating turns only under a key named like a conversation. */
-const CONVERSATION_NAME_RE = /conv|dialog|turn|chat|messag|utteranc|histor|exchang|transcript/i;
+/** A path part that says its strings are model answers kept without their questions. */
+const ANSWER_PATH_RE = /choice|answer|respons|output|completion|generat|repl|candidate|prediction/i;
+/** Field names of the question side and the answer side of two side-by-side string lists. */
+const QUESTION_LIST_RE = /^(questions?|prompts?|quer(y|ies)|instructions?|inputs?|user_?(turns|messages)?|human)$/i;
+const ANSWER_LIST_RE = /^(answers?|responses?|outputs?|completions?|replies|reply|assistant_?(turns|messages)?|gpt)$/i;
+/** A speaker marker opening a string: `User:`, `Assistant:`, `### Human:`; the word must be a known role spelling. */
+export const SPEAKER_PREFIX_RE = /^\s*(?:#{1,6}\s*)?([A-Za-z][A-Za-z _-]{0,19}?)\s*:\s*/;
 /** Search limits: depth of nesting and values visited per row. */
 const MAX_DEPTH = 8;
 const MAX_NODES = 5000;
@@ -55,8 +65,19 @@ export interface ConversationCandidate {
   roles: Role[];
   /** Role spellings not in the alias table. */
   unknownRoles: string[];
-  /** Readable without a guess: every role known, some user or assistant turn, and for strings a conversation-like key. */
+  /** Readable without a guess: every role known, some user or assistant turn; for strings, speaker markers or a paired questions field. */
   usable: boolean;
+  /**
+   * `strings`: how the roles were found — `markers` (each string opens with a speaker marker, removed from the
+   * text) or `pairs` (a questions list and an answers list side by side; `lists[0]` holds them interleaved).
+   */
+  evidence?: 'markers' | 'pairs';
+  /** Strings found: the roles of `lists[0]`, in order. */
+  stringRoles?: Role[];
+  /** `pairs`: the paths of the questions list and of the answers list (`path` is the first). */
+  pairPaths?: [string, string];
+  /** Why an unusable candidate was not read, one clause (`no speaker markers and no questions field beside it`). */
+  why?: string;
 }
 
 /** `traj[].speaker/utterance (12 turns)`, `episodes[][].role/content (3 lists, 14 turns)`, `log: Human:/Assistant: transcript (4 turns)`. */
@@ -68,7 +89,8 @@ export function describeCandidate(c: ConversationCandidate): string {
     case 'turn-lists':
       return `"${c.path}[].${c.roleKey}/${c.textKey}" (${c.lists.length} lists, ${n})`;
     case 'strings':
-      return `"${c.path}[]" strings${c.usable ? ' (alternating user / assistant)' : ''} (${n})`;
+      if (c.pairPaths) return `"${c.pairPaths[0]}" + "${c.pairPaths[1]}" question / answer string lists (${n})`;
+      return `"${c.path}[]" strings${c.evidence === 'markers' ? ' opening with speaker markers' : ''} (${n})`;
     case 'transcript':
       return `"${c.path}": one string with ${c.markers} markers (${n})`;
   }
@@ -117,7 +139,7 @@ export function findConversations(row: Row): ConversationCandidate[] {
         }
       }
       if (v.length >= 2 && v.every((x) => typeof x === 'string')) {
-        found.push(stringsCandidate(v as string[], path, key));
+        found.push(stringsCandidate(v as string[], path));
         return;
       }
       // Containers: look inside (at most 50 elements); the same place in several elements is one list of conversations.
@@ -137,8 +159,10 @@ export function findConversations(row: Row): ConversationCandidate[] {
       return;
     }
     if (isObject(v)) {
+      const pairs = pairedStrings(v, path);
+      if (pairs) found.push(pairs);
       for (const [k, x] of Object.entries(v)) {
-        if (isMetadataField(k, x)) continue;
+        if (isMetadataField(k, x) || pairs?.pairPaths?.includes(path === '' ? k : `${path}.${k}`)) continue;
         visit(x, path === '' ? k : `${path}.${k}`, k, depth + 1);
       }
     }
@@ -205,17 +229,52 @@ function turnListCandidate(list: unknown[], path: string): ConversationCandidate
   };
 }
 
-function stringsCandidate(list: string[], path: string, key: string): ConversationCandidate {
-  const usable = CONVERSATION_NAME_RE.test(key);
+/**
+ * A list of strings: usable only when every string opens with a known speaker marker (`User: …`), some of them
+ * the user's or the assistant's; otherwise reported with why (its strings named as answers when a part of its
+ * path says so: `choices[0].turns`, `responses`).
+ */
+function stringsCandidate(list: string[], path: string): ConversationCandidate {
+  const base = { path, kind: 'strings' as const, lists: [list], turns: list.length, withText: list.filter((s) => s.trim() !== '').length, unknownRoles: [] };
+  const marked = list.map((s) => mapRole(SPEAKER_PREFIX_RE.exec(s)?.[1]));
+  if (marked.every((r) => r !== undefined) && marked.some((r) => r === 'user' || r === 'assistant')) {
+    const stringRoles = marked as Role[];
+    return { ...base, roles: [...new Set(stringRoles)], usable: true, evidence: 'markers', stringRoles };
+  }
+  const answers = path.split(/[.[\]]/).find((p) => ANSWER_PATH_RE.test(p));
+  const why =
+    answers !== undefined
+      ? `answers, by their path ("${answers}"), with no questions beside them: no prompt to pair them with`
+      : 'no speaker markers ("User: …") and no questions list beside them: which strings are the user’s is not known';
+  return { ...base, roles: [], usable: false, why };
+}
+
+/**
+ * Two string lists of the same length side by side in one object, one named like questions (`questions`,
+ * `prompts`, `inputs`, …) and one like answers (`answers`, `responses`, `outputs`, …): one user turn then one
+ * assistant turn per position (the `pairs` evidence), `lists[0]` holding them interleaved.
+ */
+function pairedStrings(o: Row, path: string): ConversationCandidate | undefined {
+  const strList = (k: string) => Array.isArray(o[k]) && (o[k] as unknown[]).length > 0 && (o[k] as unknown[]).every((x) => typeof x === 'string');
+  const q = Object.keys(o).find((k) => QUESTION_LIST_RE.test(k) && strList(k));
+  const a = Object.keys(o).find((k) => ANSWER_LIST_RE.test(k) && strList(k));
+  if (q === undefined || a === undefined || (o[q] as string[]).length !== (o[a] as string[]).length) return undefined;
+  const qs = o[q] as string[];
+  const as = o[a] as string[];
+  const list = qs.flatMap((x, i) => [x, as[i]]);
+  const at = (k: string) => (path === '' ? k : `${path}.${k}`);
   return {
-    path,
+    path: at(q),
     kind: 'strings',
     lists: [list],
     turns: list.length,
     withText: list.filter((s) => s.trim() !== '').length,
-    roles: usable ? ['user', 'assistant'] : [],
+    roles: ['user', 'assistant'],
     unknownRoles: [],
-    usable,
+    usable: true,
+    evidence: 'pairs',
+    stringRoles: list.map((_, i) => (i % 2 === 0 ? 'user' : 'assistant')),
+    pairPaths: [at(q), at(a)],
   };
 }
 

@@ -259,7 +259,7 @@ export function unrecognizedMessage(row: Row, fileName = '<this file>'): string 
         .slice(0, 5)
         .map(
           (c) =>
-            `${describeCandidate(c)}${c.unknownRoles.length ? ` with unknown speakers ${c.unknownRoles.map((r) => `"${r}"`).join(', ')}` : c.kind === 'strings' ? ' (strings under a key not named like a conversation)' : ''}`,
+            `${describeCandidate(c)}${c.unknownRoles.length ? ` with unknown speakers ${c.unknownRoles.map((r) => `"${r}"`).join(', ')}` : c.why ? ` (${c.why})` : ''}`,
         )
         .join(', ')}`
     : '';

@@ -63,8 +63,8 @@ export function isAnswer(m: Message): boolean {
  * - `prompt` when no assistant turn says anything (text, reasoning or tool
  *   calls): the target model answers first. Empty assistant turns at the end are
  *   generation placeholders and are removed; empty assistant turns between user
- *   turns stay, as the places where `generate` answers in order (noted
- *   `multi_turn_prompt`);
+ *   turns are removed too and their places kept as `answerAfter`, where
+ *   `generate` answers in order (noted `multi_turn_prompt`);
  * - `conversation` otherwise.
  * Marks the row fields it reads (system, tools, media).
  */
@@ -103,20 +103,23 @@ export function finish(row: Row, messages: Message[], ctx: NormalizeContext, opt
     return drop(ctx.source, 'no_assistant_turn', `no user or assistant turn (roles: ${[...new Set(messages.map((m) => m.role))].join(', ') || 'none'})`);
   }
   const answered = messages.some(isAnswer);
+  let answerAfter: number[] | undefined;
   if (!answered && hasAssistant) {
     // No answer anywhere: a prompt. Trailing empty assistant turns are placeholders; the ones between user turns are where generate answers.
     while (messages.length && messages[messages.length - 1].role === 'assistant') messages.pop();
     if (messages.some((m) => m.role === 'assistant')) {
+      answerAfter = removeAnswerPlaceholders(messages);
       ctx.note(
         'multi_turn_prompt',
-        'a prompt with several user turns: empty assistant turns between them mark where the target model answers, in order (generate asks each user turn after the previous answer)',
+        'a prompt with several user turns answered in order: generate answers each one before asking the next (empty assistant turns between them, or the turns of a multi-turn prompt set, mark where)',
       );
     } else ctx.note('empty_response', 'empty assistant turns only: the row is a prompt to answer');
   }
   const last = messages[messages.length - 1];
   if (answered && last.role !== 'assistant') ctx.fact(`conversation ends with a ${last.role} turn (trailing turns are context only)`);
   for (let i = 1; i < messages.length; i++) {
-    if (messages[i].role === messages[i - 1].role && messages[i].role !== 'tool') {
+    // A multi-turn prompt's user turns follow each other: the model answers between them (answerAfter).
+    if (messages[i].role === messages[i - 1].role && messages[i].role !== 'tool' && !answerAfter?.includes(i - 1)) {
       ctx.note('consecutive_same_role', 'consecutive turns of the same role kept as they are (not merged, not truncated)');
       break;
     }
@@ -124,10 +127,32 @@ export function finish(row: Row, messages: Message[], ctx: NormalizeContext, opt
 
   const conversation: Conversation = { id: recordId(row, ctx), source: ctx.source, messages };
   if (tools) conversation.tools = tools;
+  if (answerAfter?.length) conversation.answerAfter = answerAfter;
   const parts = ctx.nonText.map((p) => ({ message: p.message ? messages.indexOf(p.message) : -1, type: p.type })).filter((p) => p.message >= 0);
   parts.push(...mediaFields(row, messages, ctx));
   if (parts.length) conversation.nonTextParts = parts;
   return { kind: answered ? 'conversation' : 'prompt', conversation };
+}
+
+/**
+ * Removes the empty assistant turns of a prompt (none says anything, none is last) in place and returns where
+ * they were: the 0-based index, in the messages left, of the turn before each (ascending, no repeats). A
+ * placeholder before any other turn marks nothing and is only removed. Source: the multi-turn prompt form of
+ * `prompts_to_generate.jsonl` (docs/formats.md "question-turns").
+ */
+export function removeAnswerPlaceholders(messages: Message[]): number[] {
+  const kept: Message[] = [];
+  const after: number[] = [];
+  for (const m of messages) {
+    if (m.role === 'assistant') {
+      const i = kept.length - 1;
+      if (i >= 0 && after[after.length - 1] !== i) after.push(i);
+      continue;
+    }
+    kept.push(m);
+  }
+  messages.splice(0, messages.length, ...kept);
+  return after;
 }
 
 /** Top-level media lists of multimodal rows (LLaVA / LLaMA-Factory `images`, `videos`, `audios`). */

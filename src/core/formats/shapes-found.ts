@@ -9,7 +9,8 @@
  */
 import type { Message, RowOutcome } from '../types';
 import { convertTurns, errored, finish, isTurnError, splitOutcome, type NormalizeContext, type Row, type ShapeHandler } from './common';
-import { describeCandidate, findConversations, topKey, type ConversationCandidate } from './discovery';
+import { describeCandidate, findConversations, SPEAKER_PREFIX_RE, topKey, type ConversationCandidate } from './discovery';
+import { mapRole } from './roles';
 import { GUANACO_MARKERS, HH_MARKERS, splitByMarkers, splitChatMl } from './transcript';
 import { parseJsonLimited } from '../jsonDepth';
 
@@ -25,7 +26,7 @@ export const foundConversationHandler: ShapeHandler = {
   normalize(row, ctx) {
     const all = findConversations(row).filter((c) => c.usable);
     const c = all[0];
-    ctx.fields.use(row, topKey(c.path));
+    for (const p of c.pairPaths ?? [c.path]) ctx.fields.use(row, topKey(p));
     ctx.note('conversation_found', `no known shape: the conversation was read from ${describeCandidate(c)}`);
     if (all.length > 1) {
       ctx.note(
@@ -35,17 +36,15 @@ export const foundConversationHandler: ShapeHandler = {
       for (const o of all.slice(1)) ctx.fields.report([o.path]);
     }
     if (c.kind === 'transcript') return transcriptOutcome(row, c, ctx);
-    if (c.kind === 'strings') {
-      ctx.note('alternating_strings', `"${c.path}" strings read as alternating user / assistant turns, user first`);
-      const messages: Message[] = (c.lists[0] as unknown[]).map((t, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: String(t) }));
-      return finish(row, messages, ctx);
-    }
+    if (c.kind === 'strings') return stringsOutcome(row, c, ctx);
     const opts = { label: `${c.path.replace(/\[\d+\]/g, '[]')}${c.kind === 'turn-lists' ? '[]' : ''}[]`, roleKey: c.roleKey, textKey: c.textKey };
     if (c.kind === 'turns') {
       const messages = convertTurns(c.lists[0], ctx, opts);
       if (isTurnError(messages)) return errored(ctx, messages.code, `"${c.path}": ${messages.message}`);
       return finish(row, messages, ctx);
     }
+    // Lists of user turns only: the successive turns of one multi-turn prompt (unless the reading asks for each list).
+    if (ctx.options.conversationLists === undefined && userTurnsOnly(c)) return turnListsPrompt(row, c, ctx, opts);
     // A list of conversation lists: one record each, or the longest ("conversationLists": "longest").
     let lists = c.lists;
     if (ctx.options.conversationLists === 'longest') {
@@ -61,6 +60,56 @@ export const foundConversationHandler: ShapeHandler = {
     return splitOutcome(parts, ctx);
   },
 };
+
+/**
+ * A list of strings read with evidence of who speaks (`discovery.ts`): speaker markers opening every string
+ * (removed from the text, noted `speaker_markers_split`), or a questions list beside an answers list (one user
+ * turn then one assistant turn per position, noted `question_answer_lists`).
+ */
+function stringsOutcome(row: Row, c: ConversationCandidate, ctx: NormalizeContext): RowOutcome {
+  const strings = c.lists[0] as string[];
+  const roles = c.stringRoles ?? [];
+  if (c.evidence === 'pairs') {
+    ctx.note('question_answer_lists', `${describeCandidate(c)}: each question a user turn, the answer at the same position the assistant turn after it`);
+  } else {
+    ctx.note('speaker_markers_split', `"${c.path}" strings each open with a speaker marker: the marker gives the turn's role and is removed from its text`);
+  }
+  const messages: Message[] = strings.map((t, i) => ({
+    role: roles[i],
+    content: c.evidence === 'markers' ? t.replace(SPEAKER_PREFIX_RE, '') : t,
+  }));
+  return finish(row, messages, ctx);
+}
+
+/**
+ * Whether a list of turn lists holds several lists whose turns are all user turns (a system turn allowed): no
+ * answer anywhere, so the lists are the turns of one prompt asked in order (BFCL multi-turn `question[turn][msgs]`,
+ * github.com/ShishirPatil/gorilla berkeley-function-call-leaderboard data), not separate conversations.
+ */
+function userTurnsOnly(c: ConversationCandidate): boolean {
+  if (c.kind !== 'turn-lists' || c.lists.length < 2 || c.roleKey === undefined) return false;
+  const roles = c.lists.flatMap((l) => (l as Row[]).map((t) => mapRole(t[c.roleKey!])));
+  return roles.includes('user') && roles.every((r) => r === 'user' || r === 'system');
+}
+
+/**
+ * One prompt of user-only turn lists: each list's turns in order, the target model answering after each list
+ * (an empty assistant turn between lists, which `finish` keeps as `answerAfter`), noted `turn_lists_one_prompt`.
+ */
+function turnListsPrompt(row: Row, c: ConversationCandidate, ctx: NormalizeContext, opts: { label: string; roleKey?: string; textKey?: string }): RowOutcome {
+  ctx.note(
+    'turn_lists_one_prompt',
+    `"${c.path}" holds ${c.lists.length} lists of user turns only: one multi-turn prompt whose turns the target model answers in order`,
+  );
+  const messages: Message[] = [];
+  for (const [k, list] of c.lists.entries()) {
+    const turns = convertTurns(list, ctx, opts);
+    if (isTurnError(turns)) return errored(ctx, turns.code, `"${c.path}" turn ${k + 1}: ${turns.message}`);
+    if (k > 0) messages.push({ role: 'assistant', content: '' });
+    messages.push(...turns);
+  }
+  return finish(row, messages, ctx);
+}
 
 function transcriptOutcome(row: Row, c: ConversationCandidate, ctx: NormalizeContext): RowOutcome {
   const text = valueAt(row, c.path);

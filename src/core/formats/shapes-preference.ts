@@ -11,10 +11,11 @@
  *   (LLaMA-Factory `v1/extras/types.py` `DPOSample`);
  * - KTO rows (TRL "unpaired preference"): `prompt` (or `messages`) +
  *   `completion` + boolean `label`; `label: false` marks an undesirable
- *   completion, dropped with `kto_undesirable`, never trained. LLaMA-Factory's
+ *   completion, never trained: its prompt is set aside for the target model to
+ *   answer (`kto_undesirable_set_aside`). LLaMA-Factory's
  *   KTO layout (`messages` + `label`, the last assistant turn judged) too.
  */
-import type { Message } from '../types';
+import type { Message, RowOutcome } from '../types';
 import {
   convertTurns,
   drop,
@@ -223,8 +224,8 @@ function ktoPromptField(row: Row): string | undefined {
  * KTO rows (TRL unpaired preference: `prompt` + `completion` + `label`, prompt
  * and completion as strings or turn lists; also `messages` + `completion`, and
  * LLaMA-Factory's `messages` + `label` whose last assistant turn is the judged
- * completion). `label: false` → dropped `kto_undesirable` (the completion is
- * what the model should not write); `label: true` → the prompt (its assistant
+ * completion). `label: false` → the prompt set aside, the completion never used
+ * (`ktoUndesirable`); `label: true` → the prompt (its assistant
  * turns are context) then the completion, noted `kto_desirable`.
  */
 export const ktoHandler: ShapeHandler = {
@@ -238,16 +239,10 @@ export const ktoHandler: ShapeHandler = {
   normalize(row, ctx) {
     const p = ktoPromptField(row)!;
     ctx.fields.use(row, 'label', p, 'completion');
-    if (row.label === false) {
-      return drop(
-        ctx.source,
-        'kto_undesirable',
-        `KTO row labelled undesirable ("label": false): its completion is an example of what the model should not write; never trained`,
-      );
-    }
-    ctx.note('kto_desirable', 'KTO row labelled desirable ("label": true): its completion is trained, the prompt is context');
     const pv = fieldValue(row, p);
     const hasCompletion = 'completion' in row && row.completion !== null && row.completion !== '';
+    if (row.label === false) return ktoUndesirable(row, p, pv, hasCompletion, ctx);
+    ctx.note('kto_desirable', 'KTO row labelled desirable ("label": true): its completion is trained, the prompt is context');
     let prompt: Message[];
     if (Array.isArray(pv)) {
       // Without a "completion", the last assistant turn of the list is the judged one (LLaMA-Factory KTO).
@@ -271,6 +266,36 @@ export const ktoHandler: ShapeHandler = {
     return finish(row, [...prompt, ...answer], ctx);
   },
 };
+
+/**
+ * A KTO row labelled undesirable (`"label": false`): its completion (the `completion` field, else the last
+ * assistant turn of the list) is what the model should not write and is never trained or kept; its prompt
+ * (every turn before the completion, assistant turns as context) is set aside for the target model to answer
+ * (a `prompt` outcome, noted `kto_undesirable_set_aside`). A prompt with no user turn is dropped
+ * `kto_undesirable`.
+ */
+function ktoUndesirable(row: Row, p: string, pv: unknown, hasCompletion: boolean, ctx: NormalizeContext): RowOutcome {
+  const dropped = () =>
+    drop(
+      ctx.source,
+      'kto_undesirable',
+      'KTO row labelled undesirable ("label": false) with no user turn before its completion: nothing to answer, and the completion is never trained',
+    );
+  let prompt: Message[];
+  if (Array.isArray(pv)) {
+    const list = hasCompletion ? pv : pv.slice(0, lastAssistantIndex(pv));
+    const m = convertWithContext(list, list.length, ctx, { label: `${p}[]` }, 'the prompt of a KTO row');
+    if (isTurnError(m)) return errored(ctx, m.code, `"${p}": ${m.message}`);
+    prompt = m;
+  } else prompt = promptText(row, p, ctx);
+  if (!prompt.some((m) => m.role === 'user')) return dropped();
+  ctx.note(
+    'kto_undesirable_set_aside',
+    'KTO row labelled undesirable ("label": false): its completion is what the model should not write, never trained; its prompt is set aside for the target model to answer',
+  );
+  const out = finish(row, prompt, ctx);
+  return out.kind === 'conversation' ? { kind: 'prompt', conversation: out.conversation } : out;
+}
 
 function lastAssistantIndex(list: unknown[]): number {
   for (let i = list.length - 1; i >= 0; i--) {

@@ -3,7 +3,9 @@
  * every assistant turn is generated again, in order, from the history built so
  * far — the dataset's user/system/tool turns and the REGENERATED assistant
  * turns, never the original answers. A conversation that does not end with an
- * assistant turn (a prompt, a trailing tool result) gets one more turn at the end.
+ * assistant turn (a prompt, a trailing tool result) gets one more turn at the end;
+ * a multi-turn prompt (`Conversation.answerAfter`) gets one after each listed
+ * turn too, before the next turn is asked.
  *
  * Tool calls: after an original assistant turn with tool calls, the dataset's
  * tool results are kept only when the regenerated turn makes the same calls
@@ -129,13 +131,15 @@ export async function regenerateConversation(
         outcome: 'tool_call_diverged',
         messages: out,
         turns,
-        detail: `turn ${n}: the model called [${msg.tool_calls.map((c) => c.function.name).join(', ')}] after the dataset's last turn`,
+        detail: `turn ${n}: the model called [${msg.tool_calls.map((c) => c.function.name).join(', ')}] where the dataset has no answer (no tool results to follow)`,
       };
     }
     return null;
   };
 
-  for (const m of src) {
+  // A multi-turn prompt: the target model answers after each of these turns before the next is asked.
+  const answerAfter = new Set(conv.answerAfter ?? []);
+  for (const [i, m] of src.entries()) {
     if (m.role === 'assistant') {
       const stop = await generate(m);
       if (stop) return stop;
@@ -145,10 +149,14 @@ export async function regenerateConversation(
       const t: Message = stripForHistory(m);
       if (t.tool_call_id && idMap.has(t.tool_call_id)) t.tool_call_id = idMap.get(t.tool_call_id);
       out.push(t);
-      continue;
+    } else {
+      idMap.clear();
+      out.push(stripForHistory(m));
     }
-    idMap.clear();
-    out.push(stripForHistory(m));
+    if (answerAfter.has(i) && i < src.length - 1 && src[i + 1].role !== 'assistant') {
+      const stop = await generate(undefined);
+      if (stop) return stop;
+    }
   }
   if (out.length === 0 || out[out.length - 1].role !== 'assistant') {
     const stop = await generate(undefined);

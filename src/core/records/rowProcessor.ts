@@ -15,6 +15,7 @@ import type { Conversation, MaskPolicy, TokenizedRecord } from '../types';
 import { maskedRecordFate, RECORD_DROP_NOTES, rowFate, type RecordDrop } from './fate';
 import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from './generatedIds';
 import { countRowTokens } from '../run/tokenCounts';
+import { addRecordCut, addTrainerCuts, emptyTrainerCuts, SHORTEST_TRAINER_LENGTH } from '../trainers/trainers';
 import { conversationShapes } from '../run/shapes';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Grouping, type TextRecord } from './mask';
 import { splitConversation } from './split';
@@ -45,6 +46,7 @@ export function conversationKey(c: Conversation): string {
         m.trainable ?? null,
       ]),
       c.tools ?? null,
+      ...(c.answerAfter?.length ? [c.answerAfter] : []),
     ]),
   );
   return h.digest().subarray(0, 16).toString('latin1');
@@ -182,6 +184,7 @@ export class RowProcessor {
           if (part.recordConvIds) (res.recordConvIds ??= []).push(...part.recordConvIds);
           res.recordTokens.push(...part.recordTokens);
           res.recordTrainable.push(...part.recordTrainable);
+          if (part.trainerCuts) res.trainerCuts = addTrainerCuts(res.trainerCuts ?? emptyTrainerCuts(), part.trainerCuts);
           res.trainableTokens += part.trainableTokens;
           res.totalTokens += part.totalTokens;
           res.renderedTokens += part.renderedTokens;
@@ -297,6 +300,9 @@ export class RowProcessor {
       (res.recordConvIds ??= []).push(conv.id);
       res.recordTokens.push(ids.length);
       res.recordTrainable.push(nResp);
+      // What each trainer's default length does to the record (core/trainers/trainers.ts); noted when no --trainer chose the length.
+      if (ids.length > SHORTEST_TRAINER_LENGTH && addRecordCut((res.trainerCuts ??= emptyTrainerCuts()), mask) && !this.settings.trainer)
+        res.notes.push('trainer_length_cut');
       written.push({ ids, mask });
       res.trainableTokens += nResp;
       res.totalTokens += ids.length;
@@ -382,19 +388,24 @@ function remapGenerated(generated: GeneratedTurnIds[], conv: Conversation, piece
 
 /**
  * A `prompts_to_generate.jsonl` line: `{"id", "source", "messages", "tools"?}` with everything the server
- * needs to answer (tool calls and their results keep their ids and names; `null` content as `""`). Empty assistant turns between
- * user turns (multi-turn prompt sets) stay as `{"role": "assistant", "content": ""}`: `generate` answers
- * each in order, then the next user turn (generate/conversation.ts).
+ * needs to answer (tool calls and their results keep their ids and names; `null` content as `""`). A multi-turn
+ * prompt's places to answer ({@link Conversation.answerAfter}) are written as empty assistant turns
+ * `{"role": "assistant", "content": ""}` after those turns: `generate` answers each in order, then asks the next
+ * user turn (generate/conversation.ts); reading the line back gives the same `answerAfter`.
  */
 export function promptLine(c: Conversation): string {
-  const msgs = c.messages.map((m) => ({
-    role: m.role,
-    content: m.content ?? '',
-    ...(m.reasoning_content ? { reasoning_content: m.reasoning_content } : {}),
-    ...(m.tool_calls?.length ? { tool_calls: m.tool_calls } : {}),
-    ...(m.tool_call_id ? { tool_call_id: m.tool_call_id } : {}),
-    ...(m.name ? { name: m.name } : {}),
-  }));
+  const after = new Set(c.answerAfter ?? []);
+  const msgs = c.messages.flatMap((m, i) => {
+    const line = {
+      role: m.role,
+      content: m.content ?? '',
+      ...(m.reasoning_content ? { reasoning_content: m.reasoning_content } : {}),
+      ...(m.tool_calls?.length ? { tool_calls: m.tool_calls } : {}),
+      ...(m.tool_call_id ? { tool_call_id: m.tool_call_id } : {}),
+      ...(m.name ? { name: m.name } : {}),
+    };
+    return after.has(i) && i < c.messages.length - 1 ? [line, { role: 'assistant' as const, content: '' }] : [line];
+  });
   return JSON.stringify({ id: c.id, source: c.source, messages: msgs, ...(c.tools?.length ? { tools: c.tools } : {}) }) + '\n';
 }
 

@@ -32,6 +32,11 @@ export interface InspectRecord {
   shape: string;
   messages: InspectMessage[];
   needs_generation: boolean;
+  /**
+   * A multi-turn prompt answered turn by turn: 0-based indexes into `messages` of the turns after which the
+   * target model answers before the next is asked (the last turn is always answered). Absent otherwise.
+   */
+  answer_after?: number[];
   /** Tool definitions (OpenAI form) when the row has them. */
   tools?: unknown[];
   /** Content parts that are not text (images, audio, …): not rendered. `message` indexes `messages`. */
@@ -160,6 +165,7 @@ export async function inspectFile(file: string, opts: InspectOptions = {}): Prom
         messages: c.messages.map(toInspectMessage),
         needs_generation: kind === 'prompt',
       };
+      if (c.answerAfter?.length) rec.answer_after = c.answerAfter;
       if (c.tools?.length) rec.tools = c.tools;
       if (c.nonTextParts?.length) rec.non_text_parts = c.nonTextParts;
       if (c.notes?.length) rec.notes = c.notes;
@@ -253,7 +259,10 @@ function whatWouldRead(row: unknown, fileName: string): string {
   const places = seen.length
     ? ` Places in the first such row that look like a conversation: ${seen
         .slice(0, 5)
-        .map((c) => `${describeCandidate(c)}${c.unknownRoles.length ? ` (speakers not known: ${c.unknownRoles.map((r) => `"${r}"`).join(', ')})` : ''}`)
+        .map(
+          (c) =>
+            `${describeCandidate(c)}${c.unknownRoles.length ? ` (speakers not known: ${c.unknownRoles.map((r) => `"${r}"`).join(', ')})` : c.why ? ` (${c.why})` : ''}`,
+        )
         .join(', ')}.`
     : '';
   const suggestion = suggestMappingLine(row, fileName);

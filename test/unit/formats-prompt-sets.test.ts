@@ -1,0 +1,251 @@
+/**
+ * Issue 20 ("Real datasets, round three"), the prompt-set and string-list classes, on small synthetic rows
+ * written from each layout's public description (not copied from a real file):
+ * - multi-turn prompt sets — MT-bench `question.jsonl` (`question_id`, `category`, `turns: [q1, q2]`, FastChat
+ *   llm_judge) and BFCL multi-turn (`question: [[{role: user, content}], …]`, one list per turn, no answers,
+ *   Gorilla berkeley-function-call-leaderboard): one prompt of user turns whose answers the target model
+ *   writes in order (`answer_after`);
+ * - lists of strings read as a dialogue only with evidence (speaker markers, a questions list beside the
+ *   answers); answers kept without their questions (MT-bench `model_answer` files: `choices[].turns`) are a
+ *   loud failure naming the field;
+ * - KTO (`messages` + `label`, LLaMA-Factory; TRL `prompt` + `completion` + `label`): an undesirable
+ *   completion is never trained and its prompt is set aside to answer.
+ * Every case checks the row accounting: written + set aside + dropped + errored = rows read.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { generate } from '../../src/core/generate/run';
+import { inspectFile } from '../../src/core/run/inspect';
+import { prepare } from '../../src/core/run/pipeline';
+import { startFakeServer } from '../support/fakeOpenAIServer';
+import { tempDir, writeJsonl } from '../helpers';
+
+const ROOT = join(__dirname, '..', '..');
+
+/** Rows read and their fates, as [written, set aside, dropped, errored], from a prepare run over one file (in process). */
+async function fates(file: string, outDir = tempDir()): Promise<[number, number, number, number]> {
+  const res = await prepare({ inputs: [file], outDir, allowEmpty: true });
+  assert.equal(res.ok, true, res.failures.join('; '));
+  const f = res.files[0];
+  assert.equal(f.rowsWritten + f.rowsSetAside + f.rowsDropped + f.rowsErrored, f.rowsRead);
+  return [f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored];
+}
+
+const bfclRows = [
+  {
+    id: 'multi_turn_demo_0',
+    question: [
+      [{ role: 'user', content: 'Create a folder named reports in the current directory.' }],
+      [{ role: 'user', content: 'Now move notes.txt into it.' }],
+      [{ role: 'user', content: 'List what is inside reports.' }],
+    ],
+    involved_classes: ['FileSystem'],
+  },
+  { id: 'multi_turn_demo_1', question: [[{ role: 'user', content: 'Which directory am I in?' }]], involved_classes: ['FileSystem'] },
+];
+
+test('BFCL multi-turn prompts: the turn lists of a row are one prompt of user turns, answered after each turn (answer_after), not one record per turn', async () => {
+  const file = writeJsonl(bfclRows, 'multi_turn.json');
+  const r = await inspectFile(file);
+  assert.equal(r.format, 'prompt-only');
+  assert.equal(r.records.length, 2);
+  assert.deepEqual(
+    r.records.map((x) => [x.id, x.needs_generation, x.answer_after, x.messages.map((m) => m.role)]),
+    [
+      ['multi_turn_demo_0', true, [0, 1], ['user', 'user', 'user']],
+      ['multi_turn_demo_1', true, undefined, ['user']],
+    ],
+  );
+  assert.deepEqual(
+    r.records[0].messages.map((m) => m.content),
+    ['Create a folder named reports in the current directory.', 'Now move notes.txt into it.', 'List what is inside reports.'],
+  );
+  assert.deepEqual(r.records[0].notes, ['conversation_found', 'turn_lists_one_prompt', 'multi_turn_prompt', 'fields_not_read']);
+  assert.deepEqual(r.records[0].unread_fields, ['involved_classes']);
+  assert.ok(
+    r.evidence.includes('1/2 rows: "question[]" holds 3 lists of user turns only: one multi-turn prompt whose turns the target model answers in order'),
+  );
+  // Every row set aside; the prompt file writes an empty assistant turn where the model answers.
+  const out = tempDir();
+  assert.deepEqual(await fates(file, out), [0, 2, 0, 0]);
+  const lines = readFileSync(join(out, 'prompts_to_generate.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  assert.deepEqual(
+    lines[0].messages.map((m: { role: string; content: string }) => [m.role, m.content.slice(0, 12)]),
+    [
+      ['user', 'Create a fol'],
+      ['assistant', ''],
+      ['user', 'Now move not'],
+      ['assistant', ''],
+      ['user', 'List what is'],
+    ],
+  );
+  // Read back, the prompt line is the same record.
+  const back = await inspectFile(join(out, 'prompts_to_generate.jsonl'));
+  assert.deepEqual(back.records[0].answer_after, [0, 1]);
+  assert.deepEqual(back.records[0].messages, r.records[0].messages);
+});
+
+test('generate answers a BFCL multi-turn prompt turn by turn: each question is asked after the answer to the one before', async () => {
+  const file = writeJsonl([bfclRows[0]], 'multi_turn.json');
+  const srv = await startFakeServer();
+  try {
+    const res = await generate({ input: file, out: join(tempDir(), 'gen.jsonl'), servers: [srv.url], concurrency: 1, backoffBaseMs: 5, backoffCapMs: 50 });
+    assert.equal(res.generated, 1);
+    const rows = readFileSync(res.out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(
+      rows[0].messages.map((m: { role: string }) => m.role),
+      ['user', 'assistant', 'user', 'assistant', 'user', 'assistant'],
+    );
+    assert.deepEqual(
+      srv.requests.map((b: { messages: unknown[] }) => b.messages.length),
+      [1, 3, 5],
+    );
+    assert.equal(rows[0].messages[1].content, 'answer to: Create a folder named reports in the current directory.');
+  } finally {
+    await srv.close();
+  }
+});
+
+test('strings with speaker markers are a dialogue (markers removed); a questions list beside an answers list pairs them', async () => {
+  const file = writeJsonl(
+    [
+      { id: 's1', dialogue_log: ['User: How do I boil an egg?', 'Assistant: Simmer it for nine minutes.', 'User: And soft?', 'Assistant: Six minutes.'] },
+      { id: 's2', qa: { questions: ['What is 3+4?', 'And times 2?'], answers: ['7.', '14.'] } },
+    ],
+    'strings.jsonl',
+  );
+  const r = await inspectFile(file);
+  assert.deepEqual(r.records[0].messages, [
+    { role: 'user', content: 'How do I boil an egg?' },
+    { role: 'assistant', content: 'Simmer it for nine minutes.' },
+    { role: 'user', content: 'And soft?' },
+    { role: 'assistant', content: 'Six minutes.' },
+  ]);
+  assert.deepEqual(r.records[0].notes, ['conversation_found', 'speaker_markers_split']);
+  assert.deepEqual(r.records[1].messages, [
+    { role: 'user', content: 'What is 3+4?' },
+    { role: 'assistant', content: '7.' },
+    { role: 'user', content: 'And times 2?' },
+    { role: 'assistant', content: '14.' },
+  ]);
+  assert.deepEqual(r.records[1].notes, ['conversation_found', 'question_answer_lists']);
+  assert.deepEqual(r.unread_fields, {});
+  assert.deepEqual(await fates(file), [2, 0, 0, 0]);
+});
+
+test('strings without evidence of who speaks are never read as a dialogue: answers kept without questions fail loudly, naming the field', async () => {
+  // An MT-bench style model-answer file: the answers of a model to questions kept elsewhere.
+  const answers = writeJsonl(
+    [
+      { question_id: 7, answer_id: 'a7', model_id: 'some-model', choices: [{ index: 0, turns: ['First answer.', 'Second answer.'] }], tstamp: 1.5 },
+      { question_id: 8, answer_id: 'a8', model_id: 'some-model', choices: [{ index: 0, turns: ['Only answer.', 'Follow-up answer.'] }], tstamp: 2.5 },
+    ],
+    'model_answer.jsonl',
+  );
+  await assert.rejects(inspectFile(answers), (e: Error) => {
+    assert.match(e.message, /no recognizable conversational record in 2 rows/);
+    assert.ok(
+      e.message.includes(
+        '"choices[0].turns[]" strings (2 turns) (answers, by their path ("choices"), with no questions beside them: no prompt to pair them with)',
+      ),
+      e.message,
+    );
+    return true;
+  });
+  const cli = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'inspect', answers, '--json'], { encoding: 'utf8', cwd: ROOT });
+  assert.notEqual(cli.status, 0);
+  assert.match(cli.stderr, /choices\[0\]\.turns/);
+  // Plain strings under a conversation-like name, without markers: not read either (who speaks is not known).
+  const plain = writeJsonl([{ utterances: ['hello there', 'hi, how are you', 'fine'] }], 'plain.jsonl');
+  await assert.rejects(inspectFile(plain), /"utterances\[\]" strings \(3 turns\) \(no speaker markers \("User: …"\) and no questions list beside them/);
+  // In a file whose other rows are read, such a row is errored/dropped with the reason, and the rows add up.
+  const mixed = writeJsonl(
+    [
+      {
+        messages: [
+          { role: 'user', content: 'Hi' },
+          { role: 'assistant', content: 'Hello.' },
+        ],
+      },
+      { choices: [{ turns: ['An answer.', 'Another answer.'] }] },
+    ],
+    'mixed.jsonl',
+  );
+  const m = await inspectFile(mixed);
+  assert.equal(m.records.length, 1);
+  assert.deepEqual(
+    m.skipped.map((s) => [s.line, s.reason]),
+    [[2, 'unrecognized_shape']],
+  );
+  assert.match(m.skipped[0].message, /"choices\[0\]\.turns\[\]" strings \(2 turns\) \(answers, by their path/);
+  assert.deepEqual(await fates(mixed), [1, 0, 1, 0]);
+});
+
+test('KTO (messages + label): an undesirable multi-turn row is never trained; its prompt (context turns kept) is set aside to answer', async () => {
+  const file = writeJsonl(
+    [
+      {
+        messages: [
+          { role: 'user', content: 'Name a planet.' },
+          { role: 'assistant', content: 'Mars.' },
+          { role: 'user', content: 'Another one?' },
+          { role: 'assistant', content: 'The Moon.' },
+        ],
+        label: false,
+      },
+      {
+        messages: [
+          { role: 'user', content: 'Name a colour.' },
+          { role: 'assistant', content: 'Green.' },
+        ],
+        label: true,
+      },
+      { prompt: 'Spell cat.', completion: 'K-A-T.', label: false },
+      { prompt: [{ role: 'system', content: 'Be brief.' }], completion: 'Nothing asked.', label: false },
+    ],
+    'kto.jsonl',
+  );
+  const r = await inspectFile(file);
+  assert.equal(r.format, 'kto');
+  assert.deepEqual(
+    r.records.map((x) => [x.source.line, x.needs_generation, x.messages, x.notes]),
+    [
+      [
+        1,
+        true,
+        [
+          { role: 'user', content: 'Name a planet.' },
+          { role: 'assistant', content: 'Mars.', trainable: false },
+          { role: 'user', content: 'Another one?' },
+        ],
+        ['context_turns_not_trained', 'kto_undesirable_set_aside'],
+      ],
+      [
+        2,
+        false,
+        [
+          { role: 'user', content: 'Name a colour.' },
+          { role: 'assistant', content: 'Green.' },
+        ],
+        ['kto_desirable'],
+      ],
+      [3, true, [{ role: 'user', content: 'Spell cat.' }], ['kto_undesirable_set_aside']],
+    ],
+  );
+  // No user turn before the undesirable completion: nothing to answer, dropped with the KTO reason.
+  assert.deepEqual(
+    r.skipped.map((s) => [s.line, s.reason]),
+    [[4, 'kto_undesirable']],
+  );
+  assert.ok(!JSON.stringify(r.records).includes('Moon') && !JSON.stringify(r.records).includes('K-A-T'));
+  assert.deepEqual(await fates(file), [1, 2, 1, 0]);
+});
