@@ -198,6 +198,10 @@ const TABLE = {
     kind: 'note',
     meaning: 'several answers to one prompt and no preference or scores: each distinct answer is its own record with the shared prompt',
   },
+  chatml_end_removed: {
+    kind: 'note',
+    meaning: 'a response that follows a rendered ChatML prompt ended with the <|im_end|> marker: removed (the chat template writes the end of the turn)',
+  },
   short_label_not_trained: {
     kind: 'note',
     meaning: 'a short label (a ground truth: a number, a letter, an option) beside the model-written answer of the row: read as a label, not trained',
