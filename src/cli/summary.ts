@@ -10,6 +10,8 @@ import { codeMeaning, codeRemedy } from '../core/codes';
 import type { FileReport, PrepareResult, RunStatus } from '../core/run/contract';
 import { AMPLIFICATION_WARN, amplificationLine } from '../core/run/report';
 import { worstStatus } from '../core/run/status';
+import { nextStepsOfRun } from '../core/trainers/nextSteps';
+import { addTrainerCuts, emptyTrainerCuts, trainerCutLines } from '../core/trainers/trainers';
 
 /** How a command's runs ended, for the summary's last lines. */
 export interface SummaryContext {
@@ -173,6 +175,19 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
       if (w.remedy) out.push(`      → ${w.remedy}`);
     }
   }
+  // What each trainer's default length does to the records, when no --trainer chose the length (core/trainers/trainers.ts).
+  const untrainered = results.filter((r) => !r.trainer && r.totals.trainerCuts);
+  const cutLines = trainerCutLines(
+    untrainered.reduce((a, r) => addTrainerCuts(a, r.totals.trainerCuts!), emptyTrainerCuts()),
+    untrainered.reduce((a, r) => a + r.totals.trainableTokens, 0),
+  );
+  if (cutLines.length)
+    out.push(
+      '',
+      "Trainer lengths (each trainer at its default length would not train all of these records' trainable tokens):",
+      ...cutLines.map((l) => `  ${l}`),
+      "  → prepare with --trainer specforge|speculators|eagle|modelopt, or --max-length N --long split and set the trainer's length to N",
+    );
   if (notes.length) {
     out.push('', 'Chat template notes (shapes no input row has, e.g. tool calls or reasoning; no record changed, not a --strict failure):');
     for (const [code, w] of notes.sort((a, b) => b[1].count - a[1].count)) {
@@ -292,6 +307,8 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
           `Next: ${num(elsewhere)} prompt-only rows await answers in prompts_to_generate.jsonl files this command did not write (the shards' folders; merge-reports --data merges them), then eagle3-prep generate <file> --server URL`,
         );
     }
+    // The next command for the trainer the records were made for (--trainer).
+    for (const r of written) lines.push(...nextStepsOfRun(r));
     const why =
       status === 'ok'
         ? 'every row written or set aside as it is'

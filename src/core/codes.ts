@@ -198,6 +198,10 @@ const TABLE = {
     kind: 'note',
     meaning: 'several answers to one prompt and no preference or scores: each distinct answer is its own record with the shared prompt',
   },
+  chatml_end_removed: {
+    kind: 'note',
+    meaning: 'a response that follows a rendered ChatML prompt ended with the <|im_end|> marker: removed (the chat template writes the end of the turn)',
+  },
   short_label_not_trained: {
     kind: 'note',
     meaning: 'a short label (a ground truth: a number, a letter, an option) beside the model-written answer of the row: read as a label, not trained',
@@ -278,11 +282,12 @@ const TABLE = {
       "the template has no tool-call support for this shape: use the target model's tool-use template (tokenizer_config.json chat_template list, or its chat_template.jinja) or check the tool_calls fields",
     changesData: true,
   },
-  generation_blocks_unmatched: {
+  generation_blocks_disagree: {
     kind: 'note',
     meaning:
-      "the chat template's {% generation %} blocks do not pair up with the conversation's assistant turns (a different number of blocks than turns), so the trained spans were chosen by position: the last block for a single target, every block otherwise",
-    remedy: "run eagle3-prep check-template on this template and inspect a record; prefer the model's own (inference) chat template over a training template",
+      "the chat template's {% generation %} blocks mark other text than the rules train (e.g. the turn's header inside a block, or its end-of-turn token outside): the records follow the rules, which train what the model writes, not the blocks",
+    remedy:
+      "run eagle3-prep check-template to see the first difference; a training template's blocks are a claim, prefer the model's own (inference) chat template, which the server renders",
     changesData: true,
   },
   content_not_rendered: {
@@ -312,6 +317,14 @@ const TABLE = {
     kind: 'note',
     meaning: 'a record of a written row was longer than --max-length and dropped',
     remedy: 'raise --max-length, or use --truncate',
+    changesData: true,
+  },
+  trainer_length_cut: {
+    kind: 'note',
+    meaning:
+      'a written record longer than a trainer\'s default length: SpecForge (data.max_length 2048), speculators (--seq-length 8192) and Model-Optimizer (training.training_seq_len 2048) train only its first tokens, EAGLE (max_len 2048) leaves it out; the trainable tokens past the length are never trained (per trainer in the summary and report.md, "Trainer lengths")',
+    remedy:
+      "prepare with --trainer specforge|speculators|eagle|modelopt (that trainer's length with --long split), or with --max-length N --long split and set the trainer's length to N",
     changesData: true,
   },
   record_truncated: {

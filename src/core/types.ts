@@ -28,6 +28,13 @@ export interface Message {
    */
   content: string | null;
   reasoning_content?: string;
+  /**
+   * Set when `reasoning_content` was written inline at the start of the source's content (`<think>R</think>C`):
+   * the exact text around it, so the content as written is `open + reasoning_content + close + content`. The
+   * template adapter gives that text back to a template that does not render reasoning
+   * (docs/loss-mask-rules.md "Reasoning written into the text").
+   */
+  reasoning_inline?: { open: string; close: string };
   tool_calls?: ToolCall[];
   tool_call_id?: string;
   name?: string;

@@ -125,6 +125,7 @@ export async function prepareAll(context: vscode.ExtensionContext, output: vscod
               templateKwargs: g.settings.templateKwargs,
               reasoning: g.settings.reasoning,
               format: g.settings.format,
+              ...(g.settings.trainer ? { trainer: g.settings.trainer } : {}),
             },
             { token, onLog: (l) => log(`    ${l}`) },
           );

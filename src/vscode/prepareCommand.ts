@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { nextStepsOfRun } from '../core/trainers/nextSteps';
 import { DATASET_EXTENSIONS, expandInputs, type PrepareOptions, type PrepareResult } from '../core/run/pipeline';
 import { statusWord } from '../core/run/report';
 import { fileStatus, worstStatus, type RunStatus } from '../core/run/status';
@@ -203,6 +204,7 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
     templateKwargs: settings.templateKwargs,
     reasoning: settings.reasoning,
     format: settings.format,
+    ...(settings.trainer ? { trainer: settings.trainer } : {}),
   };
   const names = inputs.map((i) => path.basename(i));
   log('');
@@ -210,7 +212,7 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
   log(
     `  tokenizer: ${tokenizerDisplayName(settings.tokenizerDir)}${settings.tokenizerDir ? ` (${settings.tokenizerDir})` : ' (embedded default)'}` +
       `; mask: ${settings.mask}; grouping: ${settings.grouping}; max length: ${settings.maxLength ?? 'none'}${settings.maxLength !== undefined ? ` (longer records: ${settings.long})` : ''}` +
-      `; template kwargs: ${JSON.stringify(settings.templateKwargs)}; reasoning: ${settings.reasoning}`,
+      `; template kwargs: ${JSON.stringify(settings.templateKwargs)}; reasoning: ${settings.reasoning}${settings.trainer ? `; trainer: ${settings.trainer}` : ''}`,
   );
   log(`  output: ${outDir}`);
 
@@ -260,6 +262,8 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
   // A failed run writes nothing (the folder keeps its previous outputs), so there is no new report to open.
   if (result.ok) {
     log((result.outputs.written ?? [result.outputs.tokenizedData, result.outputs.promptsToGenerate, result.outputs.reportMd]).map((f) => `  ${f}`).join('\n'));
+    // A run made for a trainer (eagle3prep.trainer): the command that points it at the files (also in report.md).
+    for (const l of nextStepsOfRun(result)) log(l);
     const active = vscode.window.activeTextEditor?.document.uri.toString();
     await openReport(
       result.outputs.reportMd,

@@ -6,11 +6,15 @@
  * - evaluation outputs with a generations list (`question`, `code: [generation]`, per-generation `score`,
  *   the ground truth `answer` as a number), generations written with Sky-T1's
  *   `<|begin_of_thought|>…<|end_of_thought|>` `<|begin_of_solution|>…<|end_of_solution|>` markers;
- * - `{question, answer: "<label>", solution: "<worked solution>"}` (MATH-style rows).
+ * - `{question, answer: "<label>", solution: "<worked solution>"}` (MATH-style rows);
+ * - RL rollout dumps: a `prompt` rendered in ChatML (ending in the open assistant header) + the `response` the
+ *   model wrote after it (`<think>…</think>answer<|im_end|>`), pretty-printed objects back to back.
  * Exact roles and text, notes, and the row accounting of `prepare` (written + set aside + dropped + errored = rows read).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { inspectFile } from '../../src/core/run/inspect';
 import { prepare } from '../../src/core/run/pipeline';
 import { tempDir, writeJsonl } from '../helpers';
@@ -187,4 +191,45 @@ test('a short label never wins over a model-written answer in another response f
   );
   assert.deepEqual(r.unread_fields, {});
   assert.equal(r.records.length + r.skipped.length, r.rows_read);
+});
+
+test('a rendered ChatML prompt string + a response with a <think> block (concatenated pretty-printed objects): turns, reasoning_content, <|im_end|> removed', async () => {
+  const rows = [
+    {
+      prompt: '<|im_start|>system\nBe exact.<|im_end|>\n<|im_start|>user\nWhat is 9 - 4?<|im_end|>\n<|im_start|>assistant\n',
+      response: '<think>\nNine minus four is five.\n</think>\n\nThe answer is 5.<|im_end|>',
+      response_len: 20,
+    },
+    // A response cut at max length: the block never closes, the text is kept as written (no reasoning split).
+    { prompt: '<|im_start|>user\nWhat is 2 * 8?<|im_end|>\n<|im_start|>assistant\n', response: '<think>\nTwo times eight', response_len: 5 },
+  ];
+  const file = join(tempDir(), 'dapo.jsonl');
+  writeFileSync(file, rows.map((r) => JSON.stringify(r, null, 2)).join('\n'));
+  const r = await inspectFile(file);
+  assert.equal(r.rows_read, 2);
+  assert.deepEqual(
+    r.records.map((x) => x.messages),
+    [
+      [
+        { role: 'system', content: 'Be exact.' },
+        { role: 'user', content: 'What is 9 - 4?' },
+        { role: 'assistant', content: 'The answer is 5.', reasoning_content: 'Nine minus four is five.' },
+      ],
+      [
+        { role: 'user', content: 'What is 2 * 8?' },
+        { role: 'assistant', content: '<think>\nTwo times eight' },
+      ],
+    ],
+  );
+  assert.deepEqual(
+    r.records.map((x) => x.notes),
+    [
+      ['transcript_split', 'chatml_end_removed', 'fields_not_read'],
+      ['transcript_split', 'fields_not_read'],
+    ],
+  );
+  assert.deepEqual(Object.keys(r.unread_fields), ['response_len']);
+  const res = await prepare({ inputs: [file], outDir: tempDir() });
+  const f = res.files[0];
+  assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored], [2, 2, 0, 0, 0]);
 });

@@ -241,51 +241,7 @@ test('Kimi-K2-Thinking drops earlier reasoning once a final answer exists: compl
   assert.ok(rec.text.endsWith('## Return of functions.ls:0\na.py<|im_end|><|im_assistant|>assistant<|im_middle|><think>One file.</think>a.py<|im_end|>'));
 });
 
-test('{% generation %} blocks: trainable spans come from the blocks', () => {
-  // A ChatML template marking the assistant's output with generation blocks (as SmolLM3-style templates do).
-  const source =
-    "{%- for m in messages %}{%- if m.role == 'assistant' %}<|im_start|>assistant\n{% generation %}{{ m.content }}<|im_end|>{% endgeneration %}{{ '\\n' }}" +
-    "{%- else %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>{{ '\\n' }}{%- endif %}{%- endfor %}{%- if add_generation_prompt %}<|im_start|>assistant\n{%- endif %}";
-  const ct = new ChatTemplate({ name: 'default', source }, {});
-  assert.equal(ct.hasGenerationBlocks, true);
-  const msgs: Message[] = [
-    { role: 'user', content: 'a' },
-    { role: 'assistant', content: 'b' },
-    { role: 'user', content: 'c' },
-    { role: 'assistant', content: 'd' },
-    { role: 'user', content: 'trailing' },
-  ];
-  // Plain rendering carries no marker.
-  assert.equal(ct.render(msgs.slice(0, 2), undefined, { addGenerationPrompt: false }), '<|im_start|>user\na<|im_end|>\n<|im_start|>assistant\nb<|im_end|>\n');
-  const sp = new SpecialTokenFinder(['<|im_end|>', '<|im_start|>']);
-  const all = buildRecords({ id: 'g', source: { file: 'f', line: 1 }, messages: msgs }, ct, sp, 'assistant');
-  assert.equal(all.records.length, 1);
-  const rec = all.records[0];
-  assert.ok(!rec.text.includes('trailing'));
-  assert.deepEqual(
-    rec.spans.map(([a, b]) => rec.text.slice(a, b)),
-    ['b<|im_end|>', 'd<|im_end|>'],
-  );
-  assert.deepEqual(all.notes, []);
-  // A block that does not hold the turn's text (this one keeps the text before a marker) is noted.
-  const cut = new ChatTemplate({ name: 'default', source: source.replace('{{ m.content }}', "{{ m.content.split('##')[0] }}") }, {});
-  const cutRecs = buildRecords(
-    { id: 'g', source: { file: 'f', line: 1 }, messages: [msgs[0], { role: 'assistant', content: 'kept ## lost' }] },
-    cut,
-    sp,
-    'assistant',
-  );
-  assert.deepEqual(cutRecs.notes, ['content_not_rendered']);
-  assert.deepEqual(
-    cutRecs.records[0].spans.map(([a, b]) => cutRecs.records[0].text.slice(a, b)),
-    ['kept <|im_end|>'],
-  );
-  const last = buildRecords({ id: 'g', source: { file: 'f', line: 1 }, messages: msgs }, ct, sp, 'last-assistant');
-  assert.deepEqual(
-    last.records[0].spans.map(([a, b]) => last.records[0].text.slice(a, b)),
-    ['d<|im_end|>'],
-  );
-});
+// {% generation %} blocks (a claim checked against the rules, never the rule): test/unit/rulesV15.test.ts.
 
 // ---------------------------------------------------------------------------
 // Per-family masks, hand-checked: each record is written out as segments of

@@ -7,10 +7,55 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { buildRecords, maskFromSpans, SpecialTokenFinder, type ConversationRecords, type TextRecord } from '../../src/core/records/mask';
 import { ChatTemplate } from '../../src/core/templates/template';
+import { loadTokenizer, type TargetTokenizer } from '../../src/core/tokenizers/tokenizer';
 import type { Message } from '../../src/core/types';
+import { checkTemplate } from '../../src/core/templates/checkTemplate';
+import { buildModelFolder, fixtureModelFolder, TEMPLATE_FIXTURES } from '../helpers';
 
 const FIX = join(__dirname, '..', 'fixtures');
+
+/** A real fixture template (test/fixtures/templates), optionally edited (generation tags put in), on its model folder. */
+const tokenizers = new Map<string, TargetTokenizer>();
+function fixture(name: string, edit: (source: string) => string = (s) => s, kwargs: Record<string, unknown> = {}) {
+  let tok = tokenizers.get(name);
+  if (!tok) tokenizers.set(name, (tok = loadTokenizer(fixtureModelFolder(name))));
+  const ct = new ChatTemplate(
+    { name: 'default', source: edit(readFileSync(join(TEMPLATE_FIXTURES, name, 'chat_template.jinja'), 'utf8')) },
+    tok.specialTokenVars,
+    kwargs,
+  );
+  return {
+    tok,
+    ct,
+    build: (messages: Message[], tools?: unknown[]): ConversationRecords =>
+      buildRecords({ id: 't', source: { file: 'f', line: 1 }, messages, tools }, ct, new SpecialTokenFinder(tok.specialTokens), 'assistant', {
+        stopTokens: tok.stopTokens,
+      }),
+  };
+}
+
+/** `source` with `from` replaced by `to`; fails when `from` is not in it exactly once (the edit must hit the real template). */
+function edit(from: string, to: string): (source: string) => string {
+  return (source) => {
+    assert.equal(source.split(from).length, 2, `the template holds ${JSON.stringify(from)} once`);
+    return source.replace(from, to);
+  };
+}
+
+/** The texts of the tokens with loss_mask 1 (a token is trained when its first character lies in a span). */
+function trainedTokens(tok: TargetTokenizer, rec: TextRecord): string[] {
+  const enc = tok.encode(rec.text);
+  const mask = maskFromSpans(enc.starts, rec.spans);
+  const out: string[] = [];
+  enc.starts.forEach((s, k) => {
+    if (mask[k]) out.push(rec.text.slice(s, k + 1 < enc.starts.length ? enc.starts[k + 1] : rec.text.length));
+  });
+  return out;
+}
+
+const spanTexts = (rec: TextRecord) => rec.spans.map(([a, b]) => rec.text.slice(a, b));
 
 // ------------------------------------------------------------------------------ generation tags render as no-ops
 
@@ -37,4 +82,231 @@ test('generation tags through the chat-template path render as jinja2 renders th
     spans.map(([a, b]) => text.slice(a, b)),
     ['b<|im_end|>\n'],
   );
+});
+
+// ------------------------------------------------------------------- generation blocks are a claim, never the rule
+
+const CHAT: Message[] = [
+  { role: 'user', content: 'Capital of France?' },
+  { role: 'assistant', content: 'Paris.' },
+  { role: 'user', content: 'And of Italy?' },
+  { role: 'assistant', content: 'Rome.' },
+];
+/** Qwen2.5-7B-Instruct's line for a plain turn; the training forms below write an assistant turn with generation tags instead. */
+const QWEN25_TURN = "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}";
+const qwen25Training = (assistant: string) => edit(QWEN25_TURN, `{%- if message.role == 'assistant' %}${assistant}{%- else %}${QWEN25_TURN}{%- endif %}`);
+const QWEN25_SYSTEM = '<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n';
+
+test('generation blocks: three training forms of the real Qwen2.5 template train exactly what the inference template trains, each noted with its first difference', () => {
+  const plain = fixture('Qwen-Qwen2.5-7B-Instruct').build(CHAT);
+  assert.deepEqual(plain.notes, []);
+  assert.equal(plain.records.length, 1);
+  const text =
+    QWEN25_SYSTEM +
+    '<|im_start|>user\nCapital of France?<|im_end|>\n<|im_start|>assistant\nParis.<|im_end|>\n<|im_start|>user\nAnd of Italy?<|im_end|>\n<|im_start|>assistant\nRome.<|im_end|>\n';
+  assert.equal(plain.records[0].text, text);
+  assert.deepEqual(spanTexts(plain.records[0]), ['Paris.<|im_end|>', 'Rome.<|im_end|>']);
+  const forms: [kind: string, assistant: string, difference: string | undefined][] = [
+    [
+      // Model-Optimizer's kind: the end-of-turn token outside the block (the model would never learn to stop).
+      'end-of-turn token left out',
+      "{{- '<|im_start|>assistant\\n' }}{% generation %}{{- message.content }}{% endgeneration %}{{- '<|im_end|>\\n' }}",
+      'assistant turn 1: the rules train "<|im_end|>", which its generation blocks leave out',
+    ],
+    [
+      // TRL's Qwen3 kind: the newline after <|im_end|> inside the block (the model never writes it).
+      'newline after the end-of-turn token',
+      "{{- '<|im_start|>assistant\\n' }}{% generation %}{{- message.content + '<|im_end|>\\n' }}{% endgeneration %}",
+      `assistant turn 1: its generation blocks train "\\n", text the template writes after the turn's end-of-turn token, which the rules leave untrained`,
+    ],
+    [
+      // A vendor's kind: the turn's header inside the block (the server writes it, the model does not).
+      'header inside the block',
+      "{% generation %}{{- '<|im_start|>assistant\\n' + message.content + '<|im_end|>' }}{% endgeneration %}{{- '\\n' }}",
+      `assistant turn 1: its generation blocks train "<|im_start|>assistant\\n", part of the prompt the server sends (the turn's header or what the generation prompt pre-fills), which the rules leave untrained`,
+    ],
+    ['blocks that agree', "{{- '<|im_start|>assistant\\n' }}{% generation %}{{- message.content + '<|im_end|>' }}{% endgeneration %}{{- '\\n' }}", undefined],
+  ];
+  for (const [kind, assistant, difference] of forms) {
+    const f = fixture('Qwen-Qwen2.5-7B-Instruct', qwen25Training(assistant));
+    assert.equal(f.ct.hasGenerationBlocks, true, kind);
+    const r = f.build(CHAT);
+    assert.deepEqual(r.records, plain.records, `${kind}: the records are the inference template's`);
+    assert.deepEqual(r.notes, difference ? ['generation_blocks_disagree'] : [], kind);
+    assert.equal(r.generationBlocks, difference, kind);
+    assert.deepEqual(trainedTokens(f.tok, r.records[0]), ['Paris', '.', '<|im_end|>', 'R', 'ome', '.', '<|im_end|>'], kind);
+  }
+});
+
+test("generation blocks: a gpt-oss training form whose blocks skip the tool calls; the rules train the call through <|call|>, and the blocks' gap is the first difference", () => {
+  const tools = [
+    { type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+  ];
+  const messages: Message[] = [
+    { role: 'user', content: 'Weather in Paris?' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: { city: 'Paris' } } }] },
+    { role: 'tool', tool_call_id: 'c1', content: '{"temp_c": 18}' },
+    { role: 'assistant', content: 'It is 18 C.' },
+  ];
+  const finalReturn = '{{- "<|start|>assistant<|channel|>final<|message|>" + message.content + "<|return|>" }}';
+  const finalEnd = '{{- "<|start|>assistant<|channel|>final<|message|>" + message.content + "<|end|>" }}';
+  const block = (end: string) => `{{- "<|start|>assistant<|channel|>final<|message|>" }}{% generation %}{{- message.content + "${end}" }}{% endgeneration %}`;
+  const training = (s: string) => edit(finalEnd, block('<|end|>'))(edit(finalReturn, block('<|return|>'))(s));
+  const plain = fixture('openai-gpt-oss-120b').build(messages, tools);
+  const f = fixture('openai-gpt-oss-120b', training);
+  const r = f.build(messages, tools);
+  assert.deepEqual(r.records, plain.records);
+  assert.equal(r.records.length, 1);
+  assert.deepEqual(spanTexts(r.records[0]), [
+    ' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Paris"}<|call|>',
+    '<|channel|>final<|message|>It is 18 C.<|return|>',
+  ]);
+  // The prompt of the call ends with the generation prompt "<|start|>assistant"; the answer's with the tool result and "<|start|>assistant".
+  assert.ok(r.records[0].text.startsWith('<|start|>system<|message|>'));
+  assert.ok(r.records[0].text.includes('<|start|>user<|message|>Weather in Paris?<|end|><|start|>assistant to=functions.get_weather'));
+  assert.ok(
+    r.records[0].text.endsWith(
+      '<|start|>functions.get_weather to=assistant<|channel|>commentary<|message|>"{\\"temp_c\\": 18}"<|end|><|start|>assistant<|channel|>final<|message|>It is 18 C.<|return|>',
+    ),
+  );
+  assert.deepEqual(r.notes, ['generation_blocks_disagree']);
+  assert.equal(
+    r.generationBlocks,
+    'assistant turn 1: the rules train " to=functions.get_weather<|channel|>commentary json<|message…", which its generation blocks leave out',
+  );
+  const trained = trainedTokens(f.tok, r.records[0]);
+  // Mask 1 from the call's " to" (the prompt ends "<|start|>assistant") through <|call|>, then from the answer's channel through <|return|>.
+  assert.deepEqual(trained, [
+    ' to',
+    '=',
+    'functions',
+    '.get',
+    '_weather',
+    '<|channel|>',
+    'comment',
+    'ary',
+    ' json',
+    '<|message|>',
+    '{"',
+    'city',
+    '":',
+    ' "',
+    'Paris',
+    '"}',
+    '<|call|>',
+    '<|channel|>',
+    'final',
+    '<|message|>',
+    'It',
+    ' is',
+    ' ',
+    '1',
+    '8',
+    ' C',
+    '.',
+    '<|return|>',
+  ]);
+});
+
+test('generation blocks: an R1-Distill training form keeps the server prompt\'s pre-filled "<think>\\n" as prompt and trains the reasoning after it (case 2b), which its blocks never hold', () => {
+  // DeepSeek-R1-Distill-Qwen-32B's final-answer line, with the text after "<｜Assistant｜>" in a block.
+  const answer = "{{'<｜Assistant｜>' + content + '<｜end▁of▁sentence｜>'}}";
+  const f = fixture(
+    'deepseek-ai-DeepSeek-R1-Distill-Qwen-32B',
+    edit(answer, "{{'<｜Assistant｜>'}}{% generation %}{{content + '<｜end▁of▁sentence｜>'}}{% endgeneration %}"),
+    {
+      enable_thinking: true,
+    },
+  );
+  const r = f.build([
+    { role: 'user', content: 'Is 17 prime?' },
+    { role: 'assistant', content: '<think>\n17 has no divisors other than 1 and 17.\n</think>\n\nYes, 17 is prime.' },
+  ]);
+  assert.equal(r.records.length, 1);
+  assert.equal(
+    r.records[0].text,
+    '<｜begin▁of▁sentence｜><｜User｜>Is 17 prime?<｜Assistant｜><think>\n17 has no divisors other than 1 and 17.\n</think>\n\nYes, 17 is prime.<｜end▁of▁sentence｜>',
+  );
+  assert.deepEqual(spanTexts(r.records[0]), ['17 has no divisors other than 1 and 17.\n</think>\n\nYes, 17 is prime.<｜end▁of▁sentence｜>']);
+  // The template renders no reasoning_content: the inline block is kept as written (and this template drops it itself).
+  assert.deepEqual([...r.notes].sort(), ['generation_blocks_disagree', 'inline_think_kept', 'prefill_not_rendered', 'reasoning_restored']);
+  assert.equal(
+    r.generationBlocks,
+    'assistant turn 1: the rules train "17 has no divisors other than 1 and 17.\\n</think>\\n\\nYes, 17 is…" (its reasoning put back where the model writes it); its generation blocks hold "\\n\\nYes, 17 is prime.<｜end▁of▁sentence｜>"',
+  );
+});
+
+test('check-template on a training template: each probe where its blocks and the rules disagree is a warning with the first difference', () => {
+  const dir = join(TEMPLATE_FIXTURES, 'Qwen-Qwen2.5-7B-Instruct');
+  const source = qwen25Training("{{- '<|im_start|>assistant\\n' }}{% generation %}{{- message.content }}{% endgeneration %}{{- '<|im_end|>\\n' }}")(
+    readFileSync(join(dir, 'chat_template.jinja'), 'utf8'),
+  );
+  const folder = buildModelFolder({
+    template: source,
+    tokenizerConfig: JSON.parse(readFileSync(join(dir, 'tokenizer_config.json'), 'utf8')),
+    generationConfig: JSON.parse(readFileSync(join(dir, 'generation_config.json'), 'utf8')),
+  });
+  const check = checkTemplate(loadTokenizer(folder));
+  const found = check.warnings.filter((w) => w.code === 'generation_blocks_disagree');
+  const endLeftOut = (turn: number) =>
+    `assistant turn ${turn}: the rules train "<|im_end|>", which its generation blocks leave out (the records follow the rules)`;
+  // This template's tool-call branch has no block at all: the call is what the rules train and the blocks never do.
+  const callLeftOut =
+    'assistant turn 1: the rules train "<tool_call>\\n{\\"name\\": \\"get_weather\\", \\"arguments\\": {\\"city\\": \\"O…", which its generation blocks leave out (the records follow the rules)';
+  assert.deepEqual(
+    found.map((w) => [w.probe, w.message]),
+    [
+      ['single_turn', endLeftOut(1)],
+      ['multi_turn', endLeftOut(2)],
+      ['tool_call', callLeftOut],
+      ['reasoning', endLeftOut(1)],
+      ['agent_reasoning', callLeftOut],
+      ['trailing_tool_result', callLeftOut],
+    ],
+  );
+  // The trained text is the rules': through <|im_end|>, as the inference template gives.
+  assert.deepEqual(check.endOfTurnTrained, ['<|im_end|>']);
+});
+
+// ------------------------------------------------------------------------ a stop token inside a trained span
+
+test("GLM-4.6: a turn that quotes <|user|> (a stop token) ends where the template ends it, at the next turn's <|user|>, and is noted stop_token_inside_turn", () => {
+  const glm = fixture('GLM-4.6');
+  const prompt = '[gMASK]<sop><|user|>\nWhich marker?<|assistant|>';
+  const quoted = glm.build([
+    { role: 'user', content: 'Which marker?' },
+    { role: 'assistant', content: 'Type <|user|> to start a turn.' },
+  ]);
+  assert.deepEqual([...quoted.notes].sort(), ['stop_token_from_next_turn', 'stop_token_inside_turn']);
+  assert.equal(quoted.records[0].text, `${prompt}\n<think></think>\nType <|user|> to start a turn.<|user|>`);
+  assert.deepEqual(quoted.records[0].spans, [[prompt.length, quoted.records[0].text.length]]);
+  assert.deepEqual(trainedTokens(glm.tok, quoted.records[0]), [
+    '\n',
+    '<think>',
+    '</think>',
+    '\n',
+    'Type',
+    ' ',
+    '<|user|>',
+    ' to',
+    ' start',
+    ' a',
+    ' turn',
+    '.',
+    '<|user|>',
+  ]);
+  // <|assistant|> is no stop token: spelled in the text it is trained through, and the turn still ends at the next <|user|>.
+  const other = glm.build([
+    { role: 'user', content: 'Which marker?' },
+    { role: 'assistant', content: 'Type <|assistant|> for me.' },
+  ]);
+  assert.deepEqual(other.notes, ['stop_token_from_next_turn']);
+  assert.deepEqual(spanTexts(other.records[0]), ['\n<think></think>\nType <|assistant|> for me.<|user|>']);
+  // Without the quote nothing is noted, and the span is the same shape.
+  const clean = glm.build([
+    { role: 'user', content: 'Which marker?' },
+    { role: 'assistant', content: 'Type the role marker.' },
+  ]);
+  assert.deepEqual(clean.notes, ['stop_token_from_next_turn']);
+  assert.deepEqual(spanTexts(clean.records[0]), ['\n<think></think>\nType the role marker.<|user|>']);
 });

@@ -24,7 +24,7 @@ import {
   type ShapeHandler,
 } from './common';
 import { isLabelValue, outweighsLabel } from './labels';
-import { hhPromptTurns } from './transcript';
+import { chatMlPromptTurns, hhPromptTurns, withoutChatMlEnd } from './transcript';
 import { isMetadataField } from './fields';
 import { mapRole } from './roles';
 
@@ -125,8 +125,12 @@ export const promptResponseHandler: ShapeHandler = {
       if (isTurnError(turns)) return errored(ctx, turns.code, `"${field}": ${turns.message}`);
       return finish(row, [...historyTurns(row, ctx), ...user, ...turns], ctx);
     }
-    const raw = String(value);
-    const text = user.length > 1 ? raw.trim() : raw; // after an HH transcript prompt
+    let raw = String(value);
+    if (chatMlPrompt.has(user) && withoutChatMlEnd(raw) !== raw) {
+      raw = withoutChatMlEnd(raw);
+      ctx.note('chatml_end_removed', `the end-of-turn marker <|im_end|> written at the end of "${field}" removed (the template writes the turn's end)`);
+    }
+    const text = hhPrompt(user) ? raw.trim() : raw; // after an HH transcript prompt
     const answer = convertTurns([{ role: 'assistant', content: text, ...rowReasoning(row, ctx) }], ctx, { label: `${field}.` });
     if (isTurnError(answer)) return errored(ctx, answer.code, `"${field}": ${answer.message}`);
     return finish(row, [...historyTurns(row, ctx), ...user, ...answer], ctx);
@@ -175,12 +179,21 @@ function historyTurns(row: Row, ctx: NormalizeContext): Message[] {
   return out;
 }
 
+/** Prompt turns read from a rendered ChatML prompt string ({@link promptText}): their response may end with `<|im_end|>`. */
+const chatMlPrompt = new WeakSet<Message[]>();
+
+/** Whether prompt turns came from an HH transcript (several turns, not from ChatML): HH answers start with the space after "Assistant:". */
+function hhPrompt(user: Message[]): boolean {
+  return user.length > 1 && !chatMlPrompt.has(user);
+}
+
 /**
  * The user turn of a prompt row: `instruction` + `input` (Alpaca) or
  * `instruction` + `context` (Dolly) joined by a blank line, instruction first;
  * `question` with a `context` gets the context first (reading-comprehension
- * layout); a prompt that is an HH transcript ending in an open `Assistant:`
- * becomes its turns; anything else is the field's text.
+ * layout); a prompt that is an HH transcript ending in an open `Assistant:`, or a
+ * rendered ChatML prompt ending in an open assistant header, becomes its turns;
+ * anything else is the field's text.
  */
 export function promptText(row: Row, field: string, ctx: NormalizeContext): Message[] {
   ctx.fields.use(row, field);
@@ -189,6 +202,13 @@ export function promptText(row: Row, field: string, ctx: NormalizeContext): Mess
   if (hh && hh.length) {
     ctx.note('transcript_split', `"${field}" split into turns at Human:/Assistant: markers`);
     return hh.map((t) => ({ role: t.role, content: t.content }));
+  }
+  const chatMl = chatMlPromptTurns(text);
+  if (chatMl) {
+    ctx.note('transcript_split', `"${field}" split into turns at ChatML <|im_start|> markers (a rendered prompt ending in an open assistant turn)`);
+    const turns: Message[] = chatMl.map((t) => ({ role: t.role, content: t.content }));
+    chatMlPrompt.add(turns);
+    return turns;
   }
   if (field === 'instruction') {
     for (const k of ['input', 'context']) {

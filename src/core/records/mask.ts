@@ -1,6 +1,6 @@
 /**
  * Trainable spans from the target model's own chat template, rendered prefix by
- * prefix — the rules of `docs/loss-mask-rules.md` (v1.4). No per-model regexes:
+ * prefix — the rules of `docs/loss-mask-rules.md` (v1.5). No per-model regexes:
  * everything is derived from renders of message prefixes and from the template's
  * probe decisions (templates/probes.ts).
  */
@@ -9,7 +9,9 @@ import { PrefixRenderer, type PrefixRenderStats } from '../templates/prefixRende
 import { ChatTemplate, TemplateBudgetError, TemplateRenderError, type AdaptedTurns } from '../templates/template';
 import { DEFAULT_REASONING_CLOSE, endsWithReasoningOpener, reasoningTags } from '../templates/probes';
 import type { Conversation, MaskPolicy, Message, ReasoningPolicy, ToolCall } from '../types';
+import { templateTurnEnd } from './dataTokens';
 import { commonPrefixLength, SpecialTokenFinder, tokenBoundary } from './specialTokens';
+import { asWrittenInline } from '../formats/common';
 import { prepareTurns, reasoningShown, restoreInline, restoreIntoWrapper, selectTargets, stopTokenAfter, trimNewlines } from './turns';
 
 export { commonPrefixLength, SpecialTokenFinder, tokenBoundary } from './specialTokens';
@@ -83,6 +85,11 @@ export interface ConversationRecords {
    * a prompt to generate, these are its messages (normalized, not adapted); `records` is then empty.
    */
   prompt?: Message[];
+  /**
+   * Where the template's `{% generation %}` blocks disagree with the spans the rules derive (docs/loss-mask-rules.md
+   * "Generation blocks"): the first difference in the conversation, as a sentence (`generation_blocks_disagree`).
+   */
+  generationBlocks?: string;
   /** Set when the row cannot be trained as it is (its reasoning with thinking off); `records` is then empty. */
   rowError?: { code: 'reasoning_with_thinking_off'; message: string };
 }
@@ -149,8 +156,10 @@ interface LocatedTarget {
  * are located by the same exact rules, then placed in one record `T` (see
  * {@link mergedRecord}); a conversation the exact rules keep in one record is
  * returned as is, so the two groupings agree byte for byte wherever the
- * template is prefix-stable on the conversation. Policy `non-system` and
- * templates with `{% generation %}` blocks give one record either way.
+ * template is prefix-stable on the conversation. Policy `non-system` gives one
+ * record either way. A template's `{% generation %}` blocks never decide a span: the
+ * first place where they disagree with the derived spans is `generationBlocks`
+ * (docs/loss-mask-rules.md "Generation blocks").
  *
  * @throws TemplateRenderError when the template raises on this conversation (the row is then errored with that message)
  */
@@ -174,7 +183,7 @@ export function buildRecords(
   const targets =
     policy === 'non-system' ? (messages.some((m) => m.role === 'assistant' && m.trainable !== false) ? [-1] : []) : selectTargets(messages, policy);
   if (targets.length === 0 && pre.placeholderRemoved) {
-    out.prompt = pre.messages;
+    out.prompt = pre.messages.map(asWrittenInline); // a prompt is written out as the source wrote it
     return finish();
   }
   const reasoningTargets = policy === 'non-system' ? selectTargets(messages, 'assistant') : targets;
@@ -229,11 +238,6 @@ export function buildRecords(
   }
 
   out.targetCount = targets.length;
-  if (template.hasGenerationBlocks) {
-    fromGenerationBlocks(conv, messages, template, targets, out);
-    for (const n of out.notes) notes.add(n);
-    return finish();
-  }
   const wrapper = template.probes.reasoning.wrapper;
   const tags = reasoningTags(wrapper);
   const stops = new Set(options.stopTokens ?? []);
@@ -242,7 +246,7 @@ export function buildRecords(
   // The conversation through its last target: a template that raises on it errors the row (docs/loss-mask-rules.md "Records that are not written").
   if (targets.length) out.rendered = R(targets[targets.length - 1] + 1, false);
   for (const i of targets) {
-    let found: string | { error: string };
+    let found: Located | { error: string };
     let P: string;
     try {
       found = locateCompletion(i, R, adapted, template, tags, specials, notes);
@@ -260,11 +264,11 @@ export function buildRecords(
       });
       continue;
     }
-    if (typeof found !== 'string') {
+    if ('error' in found) {
       out.targetErrors.push({ index: i, reason: 'template_unsupported', message: found.error });
       continue;
     }
-    let C = found;
+    let C = found.C;
     const m = messages[i];
     const reasoning = adapted.reasoning[i];
     // Reasoning the template drops from its own turn, put back into the empty wrapper it writes there.
@@ -286,19 +290,34 @@ export function buildRecords(
     // The turn's text as the template was given it (inline reasoning kept as written: the text after the block).
     const content = adapted.inline[i]?.content ?? m.content ?? '';
     if (!contentShown(content, C) && !contentShown(content, generationPromptOf(i, P, R) + C)) notes.add('content_not_rendered');
+    // The turn's end-of-turn token: the last special token the template writes in C, found by position (a turn
+    // whose text spells a special token is rendered once more without it, dataTokens.ts).
+    const own = templateTurnEnd(i, C, found.from, R(i + 1, false), messages, conv.tools, template, specials);
+    let end = own ? own.end : specials.lastEnd(C, 0, C.length);
     // A turn that ends at the next role marker: the stop token the next turn's render starts with is the turn's end.
-    if (specials.lastEnd(C, 0, C.length) < 0) {
-      const end = stopTokenAfter(i, C, R(i + 1, false), messages, template, conv.tools, specials, stops);
-      if (end !== null) {
-        C += end;
+    if (end < 0) {
+      const next = stopTokenAfter(i, C, R(i + 1, false), messages, template, conv.tools, specials, stops);
+      if (next !== null) {
+        C += next;
         notes.add('stop_token_from_next_turn');
       } else notes.add('no_end_of_turn_token');
+      end = C.length;
     }
 
     const X = P + C;
-    const eot = specials.lastEnd(X, P.length, X.length);
-    const span: Span = [P.length, eot >= 0 ? eot : X.length];
-    if (stopTokenInside(X, span, specials, stops)) notes.add('stop_token_inside_turn');
+    const span: Span = [P.length, P.length + end];
+    // The model stops at the first stop token (or its own end-of-turn token) the turn's text spells: what follows is never written.
+    const final = specials.tokenEndingAt(X, span[1]);
+    const quoted = own?.dataTokens.some((t) => P.length + t.end < span[1] && (stops.has(t.token) || t.token === final)) ?? false;
+    if (quoted || stopTokenInside(X, span, specials, stops)) notes.add('stop_token_inside_turn');
+    // {% generation %} blocks are a claim, checked against the span the rules derive (the first difference is kept).
+    if (template.hasGenerationBlocks && out.generationBlocks === undefined) {
+      const diff = generationBlocksDiff(i, X.slice(span[0], span[1]), C, found, messages, conv.tools, template);
+      if (diff !== null) {
+        notes.add('generation_blocks_disagree');
+        out.generationBlocks = diff;
+      }
+    }
     located.push({ index: i, P, X, span });
     if (current && P.startsWith(current.text)) {
       current.text = X;
@@ -367,6 +386,12 @@ export function stopTokenInside(X: string, span: Span, specials: SpecialTokenFin
   return false;
 }
 
+/** A located completion: `C_i`, and where the template writes turn `i` from in `F_i` (`F_i.slice(from)` is `C_i` unless reasoning was restored). */
+interface Located {
+  C: string;
+  from: number;
+}
+
 /**
  * The completion `C_i` of target `i` by the cases of docs/loss-mask-rules.md "One target" (1, 2, 2b with its reasoning
  * restoration, 3), adding the case's notes; `{error}` when it cannot be located (`template_unsupported`).
@@ -379,11 +404,11 @@ function locateCompletion(
   tags: { open: string; close: string },
   specials: SpecialTokenFinder,
   notes: Set<string>,
-): string | { error: string } {
+): Located | { error: string } {
   const P = R(i, true);
   const F = R(i + 1, false);
   // Case 1, the common case, needs neither H nor G: not rendering H saves a third of the renders.
-  if (F.startsWith(P)) return F.slice(P.length);
+  if (F.startsWith(P)) return { C: F.slice(P.length), from: P.length };
   const H = R(i, false);
   const G = P.startsWith(H) ? P.slice(H.length) : P.slice(commonPrefixLength(P, H));
   const L = commonPrefixLength(H, F);
@@ -391,7 +416,7 @@ function locateCompletion(
   // Case 2: the history is intact and the template writes no header for this turn.
   if (L === H.length && (G.length === 0 || !rest.startsWith(G[0]))) {
     notes.add('generation_prompt_mismatch');
-    return rest;
+    return { C: rest, from: H.length };
   }
   // Case 2b: the generation prompt pre-fills text that the template does not write into a finished turn.
   const M = tokenBoundary(P, commonPrefixLength(P, F), specials);
@@ -411,7 +436,7 @@ function locateCompletion(
         notes.add('reasoning_restored');
       }
     }
-    return C;
+    return { C, from: M };
   }
   // Case 3: the template rewrote the history; the completion follows the last G at or after L.
   const at = G.length ? F.lastIndexOf(G) : -1;
@@ -421,7 +446,7 @@ function locateCompletion(
     };
   }
   notes.add('template_rewrites_history');
-  return F.slice(at + G.length);
+  return { C: F.slice(at + G.length), from: at + G.length };
 }
 
 /**
@@ -472,49 +497,61 @@ function mergedRecord(
   return { text, spans, targets: located.map((t) => t.index) };
 }
 
+/** Characters of a difference quoted in a message. */
+const DIFF_CHARS = 60;
+
+/** Text quoted in a message, cut to {@link DIFF_CHARS} characters. */
+const cut = (s: string) => (s.length > DIFF_CHARS ? `${s.slice(0, DIFF_CHARS)}…` : s);
+
 /**
- * Records of a template with `{% generation %}` blocks (issue 4: spans come
- * from the blocks, as `transformers`' `return_assistant_tokens_mask` does):
- * one record, the render of the messages through the last target; the k-th
- * block belongs to the k-th assistant turn when the counts agree (else every
- * block is kept under `assistant`, the last under `last-assistant`, noted as
- * `generation_blocks_unmatched`).
+ * docs/loss-mask-rules.md "Generation blocks": compares target `i`'s trained text as the rules derive it (`trained`,
+ * the start of its completion `C`) with the template's `{% generation %}` blocks of that turn: the blocks of
+ * `F_i = R(m[:i+1])` after those of `R(m[:i])`. Positions are compared in `F_i`, where the completion starts at
+ * `located.from`; when reasoning was restored (`C` is not `F_i`'s text) the two texts are compared.
+ * Two renders with the blocks' positions; called until the first difference of a conversation.
+ * @returns the first difference as one sentence, or null when the blocks hold exactly the trained text
+ * @throws TemplateRenderError as {@link ChatTemplate.render} (the renders are the rules' own, so they do not raise here)
  */
-function fromGenerationBlocks(
-  conv: Conversation,
+function generationBlocksDiff(
+  i: number,
+  trained: string,
+  C: string,
+  located: Located,
   messages: readonly Message[],
+  tools: unknown[] | undefined,
   template: ChatTemplate,
-  targets: number[],
-  out: ConversationRecords,
-): ConversationRecords {
-  if (targets.length === 0) return out;
-  const last = targets[targets.length - 1];
-  const { text, spans } = template.renderWithGenerationSpans(messages.slice(0, last + 1), conv.tools, { addGenerationPrompt: false });
-  const assistants: number[] = [];
-  messages.slice(0, last + 1).forEach((m, i) => m.role === 'assistant' && assistants.push(i));
-  let chosen: Span[];
-  const want = new Set(targets);
-  if (spans.length === assistants.length) {
-    // A target whose tool calls its block does not show is errored, not trained (docs/loss-mask-rules.md "What the template dropped").
-    assistants.forEach((i, k) => {
-      if (!want.has(i)) return;
-      const block = text.slice(spans[k][0], spans[k][1]);
-      const missing = unrenderedToolCalls(messages[i], block);
-      if (!missing.length) return;
-      want.delete(i);
-      out.targetErrors.push({ index: i, reason: 'tool_calls_not_rendered', message: toolCallsNotRenderedMessage(i, messages[i], missing, block) });
-    });
-    chosen = spans.filter((_, k) => want.has(assistants[k]));
-    // The turn's text in its own block (docs/loss-mask-rules.md "What the template dropped").
-    if (assistants.some((i, k) => want.has(i) && !contentShown(messages[i].content ?? '', text.slice(spans[k][0], spans[k][1]))))
-      out.notes.push('content_not_rendered');
-  } else {
-    out.notes.push('generation_blocks_unmatched');
-    chosen = targets.length === 1 && spans.length ? [spans[spans.length - 1]] : spans;
+): string | null {
+  const F = template.renderWithGenerationSpans(messages.slice(0, i + 1), tools, { addGenerationPrompt: false });
+  const before = template.renderWithGenerationSpans(messages.slice(0, i), tools, { addGenerationPrompt: false }).spans.length;
+  const blocks = F.spans.slice(before);
+  const blockText = blocks.map(([a, b]) => F.text.slice(a, b)).join('');
+  if (blockText === trained) return null;
+  const turn = `assistant turn ${i}`;
+  if (!C.startsWith(F.text.slice(located.from)))
+    return `${turn}: the rules train ${q(cut(trained))} (its reasoning put back where the model writes it); its generation blocks hold ${q(cut(blockText))}`;
+  const start = located.from;
+  const inF = Math.min(trained.length, F.text.length - start);
+  const end = start + inF;
+  const lo = Math.min(start, blocks.length ? blocks[0][0] : start);
+  const hi = Math.max(end, blocks.length ? blocks[blocks.length - 1][1] : end);
+  const inBlock = (p: number) => blocks.some(([a, b]) => p >= a && p < b);
+  const inRule = (p: number) => p >= start && p < end;
+  for (let p = lo; p < hi; p++) {
+    const b = inBlock(p);
+    if (b === inRule(p)) continue;
+    let e = p;
+    while (e < hi && inBlock(e) === b && inRule(e) !== b) e++;
+    const text = F.text.slice(p, e);
+    if (!b) return `${turn}: the rules train ${q(cut(text))}, which its generation blocks leave out`;
+    const where =
+      p < start
+        ? "part of the prompt the server sends (the turn's header or what the generation prompt pre-fills)"
+        : "text the template writes after the turn's end-of-turn token";
+    return `${turn}: its generation blocks train ${q(cut(text))}, ${where}, which the rules leave untrained`;
   }
-  out.records.push({ text, spans: chosen, targets: targets.filter((t) => want.has(t)) });
-  out.rendered = text;
-  return out;
+  if (trained.length > inF)
+    return `${turn}: the rules also train ${q(trained.slice(inF))}, the stop token the next turn's role marker ends it with; its generation blocks end before it`;
+  return null;
 }
 
 /**

@@ -15,6 +15,7 @@ import type { Conversation, MaskPolicy, TokenizedRecord } from '../types';
 import { maskedRecordFate, RECORD_DROP_NOTES, rowFate, type RecordDrop } from './fate';
 import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from './generatedIds';
 import { countRowTokens } from '../run/tokenCounts';
+import { addRecordCut, addTrainerCuts, emptyTrainerCuts, SHORTEST_TRAINER_LENGTH } from '../trainers/trainers';
 import { conversationShapes } from '../run/shapes';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Grouping, type TextRecord } from './mask';
 import { splitConversation } from './split';
@@ -183,6 +184,7 @@ export class RowProcessor {
           if (part.recordConvIds) (res.recordConvIds ??= []).push(...part.recordConvIds);
           res.recordTokens.push(...part.recordTokens);
           res.recordTrainable.push(...part.recordTrainable);
+          if (part.trainerCuts) res.trainerCuts = addTrainerCuts(res.trainerCuts ?? emptyTrainerCuts(), part.trainerCuts);
           res.trainableTokens += part.trainableTokens;
           res.totalTokens += part.totalTokens;
           res.renderedTokens += part.renderedTokens;
@@ -298,6 +300,9 @@ export class RowProcessor {
       (res.recordConvIds ??= []).push(conv.id);
       res.recordTokens.push(ids.length);
       res.recordTrainable.push(nResp);
+      // What each trainer's default length does to the record (core/trainers/trainers.ts); noted when no --trainer chose the length.
+      if (ids.length > SHORTEST_TRAINER_LENGTH && addRecordCut((res.trainerCuts ??= emptyTrainerCuts()), mask) && !this.settings.trainer)
+        res.notes.push('trainer_length_cut');
       written.push({ ids, mask });
       res.trainableTokens += nResp;
       res.totalTokens += ids.length;

@@ -11,6 +11,8 @@ import { fromSnakeJson, toSnakeJson } from './jsonCase';
 import type { FileReport, PrepareResult, RunStatus, RunWarning } from './contract';
 import { isTemplateNote } from './status';
 import type { Distribution, LengthStats } from './stats';
+import { nextStepsOfRun } from '../trainers/nextSteps';
+import { TRAINER_IDS, TRAINERS, type TrainerCuts } from '../trainers/trainers';
 
 /**
  * Version of the `report.json` schema (docs/outputs.md "report.json"): 2 = snake_case
@@ -250,8 +252,45 @@ export function renderReportMarkdown(r: PrepareResult): string {
     `| ${r.files.length} | ${t.rowsRead} | ${t.rowsWritten} | ${t.rowsSetAside} | ${t.rowsDropped} | ${t.rowsErrored} | ${t.recordsWritten} | ${t.totalTokens} | ${t.trainableTokens} (${pct(t.trainableTokens, t.totalTokens)}) |`,
     '',
     ...lengthSection(t.lengths, r.grouping ?? 'exact', t.totalTokens),
+    ...trainerSection(r),
   ];
   return head.join('\n') + '\n' + r.files.map((f) => fileSection(f, r.outDir + '/..', r.grouping ?? 'exact')).join('\n') + '\n';
+}
+
+const LENGTH_RULE_TEXT = {
+  'truncate-skip': 'keeps the first tokens; skips a record left with nothing to train',
+  'truncate-keep': 'keeps the first tokens; keeps a record left with nothing to train',
+  drop: 'leaves a longer record out',
+} as const;
+
+/**
+ * "Trainer lengths": what each trainer's default length does to the written records (a table), and
+ * for a run made for one trainer (`--trainer`) the commands that follow.
+ */
+function trainerSection(r: PrepareResult): string[] {
+  const cuts: TrainerCuts | undefined = r.totals.trainerCuts;
+  const out: string[] = [];
+  if (cuts) {
+    const trainable = r.totals.trainableTokens;
+    out.push(
+      '## Trainer lengths',
+      '',
+      r.trainer
+        ? `Made for ${TRAINERS[r.trainer].name} (\`--trainer ${r.trainer}\`, max length ${r.maxLength ?? 'none'}). What each trainer's default length would do to these records:`
+        : "What each trainer's default length does to these records (set the trainer's length, or prepare with `--trainer`, to train them whole):",
+      '',
+      '| trainer | length setting | default | at a longer record | records longer | records trained not at all | trainable tokens not trained |',
+      '| --- | --- | ---: | --- | ---: | ---: | ---: |',
+      ...TRAINER_IDS.map((id) => {
+        const c = cuts[id];
+        const tr = TRAINERS[id];
+        return `| ${tr.name} | \`${tr.lengthSetting}\` | ${c ? c.length : '–'} | ${LENGTH_RULE_TEXT[tr.rule]} | ${c ? fmtInt(c.recordsOver) : '–'} | ${c ? fmtInt(c.recordsUntrained) : '–'} | ${c ? `${fmtInt(c.trainableLost)} of ${fmtInt(trainable)} (${pct(c.trainableLost, trainable)})` : '–'} |`;
+      }),
+      '',
+    );
+  }
+  if (r.trainer && r.maxLength && r.ok) out.push(`## Train with ${TRAINERS[r.trainer].name}`, '', '```', ...nextStepsOfRun(r), '```', '');
+  return out;
 }
 
 function warningsSection(r: PrepareResult): string[] {

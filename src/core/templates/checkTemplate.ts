@@ -88,6 +88,8 @@ export interface CheckWarning {
    * - `probe_render_failed`: a render needed for a template-wide finding raised (the finding is then null);
    * - `reasoning_with_thinking_off`: the probe has reasoning and the template's thinking is off (the row is an error in a run);
    * - `reasoning_missing_after_prefill`, `no_end_of_turn_token`: record notes from {@link buildRecords} (spec v1.4).
+   * - `generation_blocks_disagree`: the template's `{% generation %}` blocks mark other text than the rules train on
+   *   this probe (a training template); `message` is the first difference (docs/loss-mask-rules.md "Generation blocks").
    * - `template_budget_exceeded`: a render ran past the render budget (templates/renderBudget.ts): the template
    *   loops, recurses or grows its output without bound on this probe (a broken or hostile template); in
    *   `prepare` its rows would be errored with that reason.
@@ -96,6 +98,7 @@ export interface CheckWarning {
     | 'reasoning_with_thinking_off'
     | 'reasoning_missing_after_prefill'
     | 'no_end_of_turn_token'
+    | 'generation_blocks_disagree'
     | 'reasoning_not_rendered'
     | 'tool_calls_not_rendered'
     | 'template_error'
@@ -320,6 +323,9 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
       if (built.prefixRenders) pr.prefixRenders = { fromOnePass: built.prefixRenders.proven, total: built.prefixRenders.proven + built.prefixRenders.fallback };
       rendered.push(...built.records.map((r) => r.text));
       if (built.rowError) out.warnings.push({ probe: probe.name, code: built.rowError.code, message: built.rowError.message });
+      // What a training template's blocks would have trained instead: the first difference on this probe.
+      if (built.generationBlocks !== undefined)
+        out.warnings.push({ probe: probe.name, code: 'generation_blocks_disagree', message: `${built.generationBlocks} (the records follow the rules)` });
       for (const n of built.notes) {
         if (n === 'reasoning_missing_after_prefill' || n === 'no_end_of_turn_token' || n === 'content_not_rendered' || n === 'stop_token_inside_turn')
           out.warnings.push({ probe: probe.name, code: n, message: codeMeaning(n) });
