@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expandInputs, prepare } from '../../src/core/run/pipeline';
+import { mergeShardResults } from '../../src/core/run/mergeReports';
 import { readReport } from '../../src/core/run/report';
 import { trainerNextSteps } from '../../src/core/trainers/nextSteps';
 import {
@@ -248,4 +249,25 @@ test('prepare --trainer: Parquet only is refused for a trainer that reads JSONL 
   );
   assert.equal(run.status, 2);
   assert.match(run.stderr, /SpecForge reads JSONL records, not Parquet: use --format jsonl or both with --trainer specforge/);
+});
+
+test('trainer cuts of shards add up to those of one run over all rows (merge-reports)', async () => {
+  const dir = tempDir();
+  const inputs = expandInputs([join(SAMPLES, 'agentic-trajectories.jsonl'), join(SAMPLES, 'chat-sharegpt-human-gpt.jsonl')]);
+  const whole = await prepare({ inputs, outDir: join(dir, 'whole'), workers: 1 });
+  const shards = [];
+  for (let i = 0; i < 2; i++) shards.push(await prepare({ inputs, outDir: join(dir, `s${i}`), workers: 1, shard: { index: i, count: 2 } }));
+  // The shards' cuts add up to the whole run's; the merge carries them per file and in the totals.
+  assert.equal(
+    shards.reduce((a, s) => a + s.totals.trainerCuts!.specforge.trainableLost, 0),
+    whole.totals.trainerCuts!.specforge.trainableLost,
+  );
+  const merged = mergeShardResults(shards, join(dir, 'merged'));
+  assert.deepEqual(merged.totals.trainerCuts, whole.totals.trainerCuts);
+  assert.deepEqual(
+    merged.files.map((f) => f.trainerCuts),
+    whole.files.map((f) => f.trainerCuts),
+  );
+  assert.equal(merged.files[0].notes.trainer_length_cut, whole.files[0].notes.trainer_length_cut);
+  assert.ok(whole.totals.trainerCuts!.eagle.trainableLost > 0);
 });

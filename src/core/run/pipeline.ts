@@ -12,7 +12,7 @@ import { OasstFilePass } from '../formats/oasst';
 import { runOasstFile } from './oasstRun';
 import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
 import { InlineExecutor, type RowBatch } from './pool';
-import { AtomicOutput, checkOutputDir, OutputError, removeStaleTemps, writeFileAtomic } from './output';
+import { AtomicOutput, checkOutputDir, OutputError, removeCreatedIfEmpty, removeStaleTemps, writeFileAtomic } from './output';
 import { readRows, type RawRow } from '../read/readers';
 import { removeStaleRecordFiles } from './parquetOutput';
 import { version as PACKAGE_VERSION } from '../../../package.json';
@@ -106,13 +106,22 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     throw new Error(`shard ${shard.index}/${shard.count}: the index must be an integer in [0, count)`);
   }
   const dryRun = opts.dryRun ?? null;
+  /** The first output folder this run created (removed again when the run writes nothing). */
+  let createdDir: string | undefined;
   if (!dryRun) {
     // Before anything else: an unwritable folder fails in one line, not after every row was processed.
-    checkOutputDir(outDir);
+    createdDir = checkOutputDir(outDir);
     const removed = removeStaleTemps(outDir);
     if (removed.length) hooks.log?.(`  removed ${removed.length} temporary file(s) left by an interrupted run: ${removed.map((p) => basename(p)).join(', ')}`);
   }
-  const { executor, setup, workers } = await startExecutor(opts, hooks);
+  let started: Awaited<ReturnType<typeof startExecutor>>;
+  try {
+    started = await startExecutor(opts, hooks);
+  } catch (e) {
+    removeCreatedIfEmpty(outDir, createdDir); // a tokenizer that does not load: no empty folder left
+    throw e;
+  }
+  const { executor, setup, workers } = started;
   const tok = setup.tokenizer;
   const templateCheck = setup.templateCheck;
   if (shard) hooks.log?.(`shard ${shard.index}/${shard.count}: rows whose run-wide index k has k mod ${shard.count} = ${shard.index}`);
@@ -395,6 +404,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     await records.abort();
     await settle(prompts.abort());
     await settle(problems.abort());
+    removeCreatedIfEmpty(outDir, createdDir);
     throw e;
   }
   await executor.close();
@@ -441,6 +451,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       await records.abort();
       await settle(prompts.abort());
       await settle(problems.abort());
+      removeCreatedIfEmpty(outDir, createdDir);
     },
   };
 }
