@@ -372,3 +372,51 @@ test('a suggested mapping is shown only when it reads the row: exchanges keyed b
     /suggested from the first row \(fill in what is marked\): \{"mappings":\[\{"files":"good\.jsonl","turns":"log","role":"who","content":"said","roles":\{"customer":"user\|assistant\|tool\|system \(fill in\)"\}\}\]\}/,
   );
 });
+
+test('CLI: prepare --json over the classes of this file; every row written, set aside, dropped or errored, and they add up', () => {
+  const dir = tempDir();
+  writeJsonl(bfclRows, 'multi_turn.json', dir);
+  writeJsonl(
+    [
+      {
+        messages: [
+          { role: 'user', content: 'Q?' },
+          { role: 'assistant', content: 'Bad answer.' },
+        ],
+        label: false,
+      },
+      {
+        messages: [
+          { role: 'user', content: 'Q2?' },
+          { role: 'assistant', content: 'Good answer.' },
+        ],
+        label: true,
+      },
+    ],
+    'kto.jsonl',
+    dir,
+  );
+  writeJsonl([{ query: 'Hi?', response: 'Hello.', history: [] }, { conversation: [{ human: 'Yo', assistant: 'Hey.' }] }], 'layouts.jsonl', dir);
+  const out = tempDir();
+  const names = ['multi_turn.json', 'kto.jsonl', 'layouts.jsonl'];
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'prepare', ...names.map((n) => join(dir, n)), '--out', out, '--json'],
+    {
+      encoding: 'utf8',
+      cwd: ROOT,
+    },
+  );
+  assert.equal(r.status, 0, r.stderr);
+  const rep = JSON.parse(r.stdout);
+  const got = Object.fromEntries(
+    rep.files.map((f: Record<string, number | string>) => {
+      assert.equal(Number(f.rows_written) + Number(f.rows_set_aside) + Number(f.rows_dropped) + Number(f.rows_errored), f.rows_read);
+      return [String(f.file).split('/').pop(), [f.rows_written, f.rows_set_aside, f.rows_dropped, f.rows_errored]];
+    }),
+  );
+  assert.deepEqual(got, { 'multi_turn.json': [0, 2, 0, 0], 'kto.jsonl': [1, 1, 0, 0], 'layouts.jsonl': [2, 0, 0, 0] });
+  const prompts = readFileSync(join(out, 'prompts_to_generate.jsonl'), 'utf8').trim().split('\n');
+  assert.equal(prompts.length, 3);
+  assert.ok(!prompts.join('').includes('Bad answer.'));
+});
