@@ -113,6 +113,16 @@ test('eagle3prep.trainer: sets the length and split unless given; none and inval
   assert.deepEqual(settings({ trainer: 'specforge' }), { maxLength: 2048, long: 'split', trainer: 'specforge', warnings: [] });
   assert.deepEqual(settings({ trainer: 'speculators', maxLength: 16384 }), { maxLength: 16384, long: 'split', trainer: 'speculators', warnings: [] });
   assert.deepEqual(settings({ trainer: 'eagle', longRecords: 'drop' }, 'drop'), { maxLength: 2048, long: 'drop', trainer: 'eagle', warnings: [] });
+  const parquet: string[] = [];
+  const s = prepareSettingsFrom(
+    (k) => (k === 'trainer' ? 'specforge' : k === 'outputFormat' ? 'parquet' : SETTING_DEFAULTS[k]),
+    (w) => parquet.push(w),
+  );
+  assert.equal(s.format, 'both');
+  assert.deepEqual(parquet, [
+    'eagle3prep.trainer specforge: SpecForge reads tokenized_data.jsonl, which eagle3prep.outputFormat "parquet" does not write; using "both".',
+  ]);
+  assert.equal(prepareSettingsFrom((k) => (k === 'trainer' ? 'eagle' : k === 'outputFormat' ? 'parquet' : SETTING_DEFAULTS[k])).format, 'parquet');
   assert.deepEqual(settings({ trainer: 'axolotl' }), {
     maxLength: undefined,
     long: 'drop',
