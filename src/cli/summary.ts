@@ -279,7 +279,7 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
   const written = results.filter((r) => r.ok && !(ctx.heldBack ?? []).includes(r.outDir) && !(ctx.skippedRuns ?? []).includes(r.outDir));
   if (dry) lines.push('Dry run: nothing written. Estimates from the first rows of each file are above (report.json "dry_run" with --json).');
   else if (status === 'failed') {
-    const others = results.length + skipped.length > 1 || files.length > 1;
+    const others = results.length + skipped.length > 1 || files.length > 1 || results.some((r) => r.notProcessed?.length);
     const empty = failures.some((f) => /: no record written and no prompt set aside/.test(f));
     const ways = [
       ...(others && !ctx.skipFailedFiles ? ['--skip-failed-files to write the other files and list the failed ones as skipped'] : []),

@@ -332,7 +332,7 @@ const TABLE = {
     meaning:
       'a written record longer than a trainer\'s default length: SpecForge (data.max_length 2048), speculators (--seq-length 8192) and Model-Optimizer (training.training_seq_len 2048) train only its first tokens, EAGLE (max_len 2048) leaves it out; the trainable tokens past the length are never trained (per trainer in the summary and report.md, "Trainer lengths")',
     remedy:
-      "prepare with --trainer specforge|speculators|eagle|modelopt (that trainer's length with --long split), or with --max-length N --long split and set the trainer's length to N",
+      "prepare with --trainer specforge|speculators|eagle|modelopt (that trainer's default length with --long split; add --max-length N when the trainer's length is set to N), or with --max-length N --long split and set the trainer's length to N",
     changesData: true,
   },
   record_truncated: {

@@ -341,6 +341,11 @@ export interface PrepareResult {
   warnings?: RunWarning[];
   /** Files left out by `skipFailedFiles`, with why. */
   skippedFiles?: { file: string; reason: string }[];
+  /**
+   * Files (absolute paths) not processed at all: the first look at every input (`run/preflight.ts`) found a file that
+   * fails the run, so without `skipFailedFiles` the run stopped before reading the others. They have no entry in `files`.
+   */
+  notProcessed?: string[];
   /** The run policy: strict, error-rate limit, dedup. */
   policy?: { strict: boolean; maxErrorRate: number | null; skipFailedFiles: boolean; dedup: boolean };
   /** Set for a dry run: nothing was written; estimates from the first rows of each file. */
