@@ -84,6 +84,14 @@ const TABLE = {
   content_stringified: { kind: 'note', meaning: 'a number, boolean or object where text belongs, converted to text', changesData: true },
   empty_response: { kind: 'note', meaning: 'an empty response field: the row is a prompt to answer' },
   field_mapping_used: { kind: 'note', meaning: 'fields read through a field-mapping file' },
+  model_text_not_read: {
+    kind: 'note',
+    meaning:
+      'a field that is not read looks written by a model (long prose or code): it may be the answer, its reasoning or its tool calls, which the records then lack or replace',
+    remedy:
+      'inspect the file: if the field holds what the model wrote, name it in a field mapping in eagle3prep.jsonc ("mappings"), or report the shape; if it is context or a judge\'s text, ignore this warning',
+    changesData: true,
+  },
   fields_not_read: {
     kind: 'note',
     meaning: 'fields of the row or its turns that are neither read nor known metadata (listed under unread_fields)',

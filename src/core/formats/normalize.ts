@@ -17,6 +17,7 @@ import type { Conversation, RowOutcome, Source } from '../types';
 import { describeJsonType, drop, type NormalizeContext, type NormalizeOptions, type Row, type ShapeHandler } from './common';
 import { describeCandidate, findConversations } from './discovery';
 import { FieldTracker } from './fields';
+import { modelTextFields } from './modelText';
 import { suggestMappingLine } from './mapping';
 import { foundConversationHandler } from './shapes-found';
 import { atifHandler, openHandsEventsHandler, sweAgentTrajHandler, trajectoryStepsHandler } from './shapes-agent';
@@ -219,6 +220,11 @@ export function normalizeDetailed(value: unknown, source: Source, fileBase: stri
   if (convs.length) {
     const unread = fields.unread();
     if (unread.length) ctx.note('fields_not_read'); // detect.ts sums them per field for the evidence
+    // An unread field that looks model-written is a data-changing warning of its own (modelText.ts).
+    const readTexts = unread.length ? convs.flatMap(({ conversation: c }) => c.messages.flatMap((m) => [m.content ?? '', m.reasoning_content ?? ''])) : [];
+    for (const { path } of unread.length ? modelTextFields(fields.unreadValues(), readTexts) : []) {
+      ctx.note('model_text_not_read', `"${path}" looks written by a model (long prose or code) and is not read`);
+    }
     for (const { conversation } of convs) {
       if (notes.length) conversation.notes = [...(conversation.notes ?? []), ...notes.filter((n) => !conversation.notes?.includes(n))];
       if (unread.length) conversation.unreadFields = unread;
