@@ -55,7 +55,16 @@ const TABLE = {
   bad_turn: { kind: 'error', meaning: 'a turn that is not an object' },
   bad_tool_calls: { kind: 'error', meaning: 'tool calls that cannot be read (not a list, no function name)' },
   bad_field: { kind: 'error', meaning: 'a field of the wrong type (e.g. "tools" not a list, a JSON string that does not parse)' },
+  answers_without_prompt: {
+    kind: 'error',
+    meaning: 'a batch output line holds answers (response.body.choices, response.candidates) without the request they answer: nothing to train them after',
+    remedy: 'join each output line with its request (OpenAI: the batch input line of the same custom_id, as {"custom_id", "body", "response"})',
+  },
   internal_error: { kind: 'error', meaning: 'a normalizer bug (please report)' },
+  batch_candidates_split: {
+    kind: 'note',
+    meaning: 'a batch prediction line with several candidate answers: one record each, the request shared',
+  },
   alternating_strings: { kind: 'note', meaning: 'a list of strings read as alternating user / assistant turns (UltraChat)' },
   speaker_markers_split: {
     kind: 'note',
@@ -75,6 +84,14 @@ const TABLE = {
   content_stringified: { kind: 'note', meaning: 'a number, boolean or object where text belongs, converted to text', changesData: true },
   empty_response: { kind: 'note', meaning: 'an empty response field: the row is a prompt to answer' },
   field_mapping_used: { kind: 'note', meaning: 'fields read through a field-mapping file' },
+  model_text_not_read: {
+    kind: 'note',
+    meaning:
+      'a field that is not read looks written by a model (long prose or code): it may be the answer, its reasoning or its tool calls, which the records then lack or replace',
+    remedy:
+      'inspect the file: if the field holds what the model wrote, name it in a field mapping in eagle3prep.jsonc ("mappings"), or report the shape; if it is context or a judge\'s text, ignore this warning',
+    changesData: true,
+  },
   fields_not_read: {
     kind: 'note',
     meaning: 'fields of the row or its turns that are neither read nor known metadata (listed under unread_fields)',

@@ -25,6 +25,7 @@ import {
   type ShapeHandler,
 } from './common';
 import { mapRole } from './roles';
+import { PROMPT_KEYS } from './shapes-instruct';
 import {
   ALPACA_MARKERS,
   GLAIVE_MARKERS,
@@ -58,10 +59,12 @@ export const TURN_LIST_FIELDS = [
  * one of its keys.
  */
 export function turnListHandler(name: string, fields: string[], turnKey: string): ShapeHandler {
+  // An empty list is the row's (empty) conversation only when nothing else in the row is a prompt: an
+  // Alpaca / LLaMA-Factory row with `"history": []` beside its `instruction` / `query` is a single-turn row.
   const listField = (row: Row): string | undefined =>
     fields.find((f) => {
       const v = fieldValue(row, f);
-      return Array.isArray(v) && (v.length === 0 || v.some((t) => isObject(t) && turnKey in t));
+      return Array.isArray(v) && (v.length === 0 ? !PROMPT_KEYS.some((k) => nonEmptyString(row[k])) : v.some((t) => isObject(t) && turnKey in t));
     });
   return {
     name,
