@@ -55,7 +55,16 @@ const TABLE = {
   bad_turn: { kind: 'error', meaning: 'a turn that is not an object' },
   bad_tool_calls: { kind: 'error', meaning: 'tool calls that cannot be read (not a list, no function name)' },
   bad_field: { kind: 'error', meaning: 'a field of the wrong type (e.g. "tools" not a list, a JSON string that does not parse)' },
+  answers_without_prompt: {
+    kind: 'error',
+    meaning: 'a batch output line holds answers (response.body.choices, response.candidates) without the request they answer: nothing to train them after',
+    remedy: 'join each output line with its request (OpenAI: the batch input line of the same custom_id, as {"custom_id", "body", "response"})',
+  },
   internal_error: { kind: 'error', meaning: 'a normalizer bug (please report)' },
+  batch_candidates_split: {
+    kind: 'note',
+    meaning: 'a batch prediction line with several candidate answers: one record each, the request shared',
+  },
   alternating_strings: { kind: 'note', meaning: 'a list of strings read as alternating user / assistant turns (UltraChat)' },
   speaker_markers_split: {
     kind: 'note',

@@ -420,3 +420,118 @@ test('CLI: prepare --json over the classes of this file; every row written, set 
   assert.equal(prompts.length, 3);
   assert.ok(!prompts.join('').includes('Bad answer.'));
 });
+
+test('batch results: a Gemini / Vertex AI line reads request then candidate (one record each); answers without their request are errored answers_without_prompt, naming the join', async () => {
+  const vertex = writeJsonl(
+    [
+      {
+        request: {
+          contents: [{ role: 'user', parts: [{ text: 'Name a river.' }] }],
+          systemInstruction: { parts: [{ text: 'Be brief.' }] },
+        },
+        response: { candidates: [{ content: { role: 'model', parts: [{ text: 'The Nile.' }] }, finishReason: 'STOP' }] },
+        status: '',
+      },
+      {
+        request: {
+          contents: [{ role: 'user', parts: [{ text: 'Weather in Oslo?' }] }],
+          tools: [{ functionDeclarations: [{ name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }] }],
+        },
+        response: {
+          candidates: [
+            { content: { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Oslo' } } }] } },
+            { content: { role: 'model', parts: [{ text: 'Let me look that up.' }] } },
+          ],
+        },
+      },
+      // Blocked: no candidate, the request is a prompt to answer.
+      {
+        request: { contents: [{ role: 'user', parts: [{ text: 'Something blocked.' }] }] },
+        response: { candidates: [], promptFeedback: { blockReason: 'SAFETY' } },
+      },
+    ],
+    'predictions.jsonl',
+  );
+  const r = await inspectFile(vertex);
+  assert.equal(r.format, 'gemini-batch');
+  assert.deepEqual(
+    r.records.map((x) => [x.id, x.needs_generation, x.messages]),
+    [
+      [
+        'predictions.jsonl:1',
+        false,
+        [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'Name a river.' },
+          { role: 'assistant', content: 'The Nile.' },
+        ],
+      ],
+      [
+        'predictions.jsonl:2/1',
+        false,
+        [
+          { role: 'user', content: 'Weather in Oslo?' },
+          { role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'get_weather', arguments: { city: 'Oslo' } } }] },
+        ],
+      ],
+      [
+        'predictions.jsonl:2/2',
+        false,
+        [
+          { role: 'user', content: 'Weather in Oslo?' },
+          { role: 'assistant', content: 'Let me look that up.' },
+        ],
+      ],
+      ['predictions.jsonl:3', true, [{ role: 'user', content: 'Something blocked.' }]],
+    ],
+  );
+  assert.deepEqual(r.records[1].tools, [
+    { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+  ]);
+  assert.ok(r.records[1].notes?.includes('batch_candidates_split'));
+  assert.deepEqual(await fates(vertex), [2, 1, 0, 0]);
+
+  // OpenAI Batch API output lines: the answers only. Never read as prompts or answers to nothing.
+  const out = {
+    custom_id: 'req-1',
+    response: { status_code: 200, body: { choices: [{ index: 0, message: { role: 'assistant', content: 'The Nile.' } }] } },
+    error: null,
+  };
+  const answersOnly = writeJsonl(
+    [out, { key: 'k1', response: { candidates: [{ content: { role: 'model', parts: [{ text: 'Hi.' }] } }] } }],
+    'batch_output.jsonl',
+  );
+  const a = await inspectFile(answersOnly);
+  assert.equal(a.records.length, 0);
+  assert.deepEqual(
+    a.skipped.map((s) => [s.line, s.reason, s.code, s.message]),
+    [
+      [
+        1,
+        'errored',
+        'answers_without_prompt',
+        'batch output without its request: the answer at "response.body.choices[].message" has no prompt in this row; join each line with the batch input line of the same "custom_id" into one row {"custom_id", "body": <the input line\'s body>, "response": <this line\'s response>} (read as a chat-completions log)',
+      ],
+      [
+        2,
+        'errored',
+        'answers_without_prompt',
+        'batch output without its request: the answer at "response.candidates[].content" has no prompt in this row; give lines that hold the request beside its response ({"request": {…}, "response": {…}})',
+      ],
+    ],
+  );
+  const res = await prepare({ inputs: [answersOnly], outDir: tempDir() });
+  assert.equal(res.ok, false);
+  assert.deepEqual([res.files[0].rowsRead, res.files[0].rowsErrored], [2, 2]);
+  // Joined as the message says, the line is read: the input line's messages, then the output's answer.
+  const joined = writeJsonl(
+    [{ custom_id: 'req-1', body: { model: 'm', messages: [{ role: 'user', content: 'Name a river.' }] }, response: out.response }],
+    'joined.jsonl',
+  );
+  const j = await inspectFile(joined);
+  assert.deepEqual(j.records[0].messages, [
+    { role: 'user', content: 'Name a river.' },
+    { role: 'assistant', content: 'The Nile.' },
+  ]);
+  assert.deepEqual(await fates(joined), [1, 0, 0, 0]);
+});

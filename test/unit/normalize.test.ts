@@ -541,6 +541,7 @@ test('shape table is shared and ordered', () => {
       'trajectory-steps',
       'prompt-turns-completion',
       'chat-completions-log',
+      'gemini-batch',
       'ultrachat',
       'question-turns',
       'oasst-tree',
@@ -556,6 +557,7 @@ test('shape table is shared and ordered', () => {
       'prompt-only',
       'alpaca-transcript',
       'oasst-messages',
+      'batch-output',
       'found-conversation',
     ],
   );

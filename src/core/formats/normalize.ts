@@ -47,6 +47,7 @@ import {
 import { oasstPathHandler } from './oasst';
 import { ktoHandler, llamaFactoryPreferenceHandler, openAiPreferenceHandler, preferenceHandler } from './shapes-preference';
 import { questionTurnsHandler, selfInstructHandler } from './shapes-prompts';
+import { answersWithoutPromptHandler, geminiBatchHandler } from './shapes-batch';
 import { answersHandler } from './shapes-answers';
 import { isStackOverflow, parseJsonLimited } from '../jsonDepth';
 
@@ -71,11 +72,12 @@ export interface DetailedOutcome {
  * `completion` → OpenAI `messages` → ShareGPT `conversations` (from/value) →
  * OpenHands events → ATIF steps → {input, output} pair lists → other
  * role/text turn lists → role-less step lists → prompt turn list + completion
- * → chat-completions request/response logs → UltraChat → MT-bench question
+ * → chat-completions request/response logs → Gemini batch prediction lines → UltraChat → MT-bench question
  * turns → OpenAssistant trees → xLAM query/tools/answers → marker transcripts
  * (Glaive, ChatML, Guanaco, HH) → a prompt with several answers → Self-Instruct tasks → prompt + response →
- * prompt only → OpenAssistant single-message rows (dropped, explained) → a
- * conversation found anywhere in the row (`discovery.ts`).
+ * prompt only → OpenAssistant single-message rows (dropped, explained) → batch
+ * output lines without their request (errored, explained) → a conversation
+ * found anywhere in the row (`discovery.ts`).
  */
 export const SHAPES: ShapeHandler[] = [
   // Rows rewritten by a field-mapping file (eagle3prep.jsonc / --mapping) come first: the user said how to read them.
@@ -107,6 +109,8 @@ export const SHAPES: ShapeHandler[] = [
   trajectoryStepsHandler,
   promptTurnsHandler,
   requestResponseHandler,
+  // Gemini / Vertex AI batch prediction lines: request.contents + response.candidates.
+  geminiBatchHandler,
   ultrachatHandler,
   // MT-bench style "turns": ["q1", "q2"]: a prompt whose user turns are answered in order.
   questionTurnsHandler,
@@ -126,6 +130,8 @@ export const SHAPES: ShapeHandler[] = [
   // A `text` written in the Alpaca template, only when no instruction/output fields exist (tatsu-lab/alpaca has both).
   alpacaTextHandler,
   oasstMessageHandler,
+  // Batch output lines holding answers without their request: errored, naming the join that reads them.
+  answersWithoutPromptHandler,
   // No known shape: the conversation found by searching the row's structure (discovery.ts), named in the evidence.
   foundConversationHandler,
 ];
