@@ -214,9 +214,14 @@ const TABLE = {
     meaning: 'several different answers to one prompt whose preference or scores pick none (a tie, null): the first one is trained',
     remedy: 'check the rows listed: if another answer should be trained, fix their preference field, or map the answer field in eagle3prep.jsonc',
   },
+  first_answer_used: {
+    kind: 'note',
+    meaning: 'several answers to one prompt: the first is trained ("reading": {"answers": "first"} in eagle3prep.jsonc), the others not used',
+  },
   answers_as_records: {
     kind: 'note',
-    meaning: 'several answers to one prompt and no preference or scores: each distinct answer is its own record with the shared prompt',
+    meaning:
+      'several answers to one prompt and no preference or scores (or "reading": {"answers": "all"}): each distinct answer is its own record with the shared prompt',
   },
   chatml_end_removed: {
     kind: 'note',

@@ -288,3 +288,38 @@ test('an unread field holding model-written text (prose or code) is a data-chang
   assert.equal(strict.ok, false);
   assert.match(strict.failures.join('\n'), /judged\.jsonl: data-changing warnings \(--strict\): .*model_text_not_read × 2/);
 });
+
+test('eagle3prep.jsonc "reading": {"answers"} chooses all / first / best; an invalid choice names the setting', async () => {
+  const dir = tempDir();
+  const file = writeJsonl(
+    [
+      { instruction: 'Name a prime number.', output_1: 'Nine is a prime number.', output_2: 'Seven is a prime number.', preference: 2 },
+      { question: 'Give a fruit.', responses: ['An apple is a fruit.', 'A banana is a fruit.'] },
+    ],
+    'answers.jsonl',
+    dir,
+  );
+  const read = async (answers: string) => {
+    writeFileSync(join(dir, 'eagle3prep.jsonc'), `{ "reading": { "answers": "${answers}" } }\n`);
+    const r = await inspectFile(file);
+    return r.records.map((x) => [x.id, x.messages[1].content, x.notes]);
+  };
+  assert.deepEqual(await read('all'), [
+    ['answers.jsonl:1/1', 'Nine is a prime number.', ['answers_as_records']],
+    ['answers.jsonl:1/2', 'Seven is a prime number.', ['answers_as_records']],
+    ['answers.jsonl:2/1', 'An apple is a fruit.', ['answers_as_records']],
+    ['answers.jsonl:2/2', 'A banana is a fruit.', ['answers_as_records']],
+  ]);
+  assert.deepEqual(await read('first'), [
+    ['answers.jsonl:1', 'Nine is a prime number.', ['first_answer_used']],
+    ['answers.jsonl:2', 'An apple is a fruit.', ['first_answer_used']],
+  ]);
+  // best: the preferred one; a row without a preference has no best, each answer is kept.
+  assert.deepEqual(await read('best'), [
+    ['answers.jsonl:1', 'Seven is a prime number.', ['preferred_answer_used']],
+    ['answers.jsonl:2/1', 'An apple is a fruit.', ['answers_as_records']],
+    ['answers.jsonl:2/2', 'A banana is a fruit.', ['answers_as_records']],
+  ]);
+  writeFileSync(join(dir, 'eagle3prep.jsonc'), '{ "reading": { "answers": "longest" } }\n');
+  await assert.rejects(inspectFile(file), /"reading": "answers" must be "best" or "all" or "first", got "longest"/);
+});

@@ -13,7 +13,7 @@ import { conversationsOf, EXPECTED_SHAPES, normalizeDetailed } from '../formats/
 import { suggestMappingLine } from '../formats/mapping';
 import { OasstFilePass } from '../formats/oasst';
 import { readRows, type RawRow } from '../read/readers';
-import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
+import { applyProjectConfig, loadProjectConfigFor, readingOptions } from '../read/projectConfig';
 import type { Message } from '../types';
 
 /**
@@ -137,7 +137,7 @@ export async function inspectFile(file: string, opts: InspectOptions = {}): Prom
 
   // The same eagle3prep.jsonc role aliases / field mappings / reading choices that prepare applies (projectConfig.ts).
   const project = loadProjectConfigFor(file);
-  const normalizeOptions = { conversationLists: project?.reading.conversationLists };
+  const normalizeOptions = readingOptions(project?.reading);
 
   /** Normalizes one row (or the value an OpenAssistant pass planned for it) into records / skipped. */
   const take = (row: RawRow, value: unknown) => {

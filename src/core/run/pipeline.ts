@@ -10,7 +10,7 @@ import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
 import type { NormalizeOptions } from '../formats/normalize';
 import { OasstFilePass } from '../formats/oasst';
 import { runOasstFile } from './oasstRun';
-import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
+import { applyProjectConfig, loadProjectConfigFor, readingOptions } from '../read/projectConfig';
 import { InlineExecutor, type RowBatch } from './pool';
 import { AtomicOutput, checkOutputDir, OutputError, removeCreatedIfEmpty, removeStaleTemps, writeFileAtomic } from './output';
 import { readRows, type RawRow } from '../read/readers';
@@ -205,7 +205,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     hooks.log?.(`  format: ${det.format} — ${det.evidence.join('; ')}`);
     const fileBase = idBases.get(file) ?? basename(file);
     // The file's reading choices (eagle3prep.jsonc "reading"), sent with every batch to where rows are normalized.
-    const normalize: NormalizeOptions = project?.reading.conversationLists ? { conversationLists: project.reading.conversationLists } : {};
+    const normalize: NormalizeOptions = readingOptions(project?.reading);
     // OpenAssistant flat exports need the whole file before any row: their trees span it.
     const oasst = det.format === 'oasst-messages' ? new OasstFilePass() : undefined;
     /** Rows of the OpenAssistant pass that carry a path (line/element key → held index), and their fates once applied. */

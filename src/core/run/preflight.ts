@@ -8,7 +8,7 @@ import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
 import { normalizeDetailed } from '../formats/normalize';
-import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
+import { applyProjectConfig, loadProjectConfigFor, readingOptions } from '../read/projectConfig';
 import { readRows, type RawRow } from '../read/readers';
 
 /** Rows of each file the first look reads: the rows `prepare` detects the format from (its first batch of decisions). */
@@ -57,7 +57,7 @@ export async function preflightFile(file: string, opts: PreflightOptions = {}): 
   } catch (e) {
     return unreadable(e);
   }
-  const options = project?.reading.conversationLists ? { conversationLists: project.reading.conversationLists } : {};
+  const options = readingOptions(project?.reading);
   const fileBase = basename(file);
   let read = 0;
   let invalid = 0;
