@@ -65,7 +65,10 @@ const TABLE = {
     kind: 'note',
     meaning: 'a batch prediction line with several candidate answers: one record each, the request shared',
   },
-  alternating_strings: { kind: 'note', meaning: 'a list of strings read as alternating user / assistant turns (UltraChat)' },
+  alternating_strings: {
+    kind: 'note',
+    meaning: 'a list of strings read as alternating user / assistant turns, as its documented layout says (UltraChat "data", LIMA "conversations")',
+  },
   speaker_markers_split: {
     kind: 'note',
     meaning: 'a list of strings each opening with a speaker marker (User: …, Assistant: …): the marker gives the role and is removed from the text',
