@@ -9,6 +9,7 @@ import { LONG_POLICIES, OUTPUT_FORMATS, type LongPolicy, type OutputFormat } fro
 import { MASK_POLICIES, REASONING_POLICIES, type MaskPolicy, type ReasoningPolicy } from '../core/types';
 import { addOptions, applyOptions, Command, fraction, jsonObject, positiveInt, setUsageHint, shardSpec, usageError, type OptionSpec } from './command';
 import { runPrepare, type PrepareCliFlags } from './prepareRun';
+import { TRAINER_IDS, TRAINERS, withTrainerDefaults, type TrainerId } from '../core/trainers/trainers';
 
 const MODEL = 'Target model:';
 const RECORDS = 'Records:';
@@ -87,6 +88,16 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
     group: RECORDS,
     help: 'The same as --long truncate: keep the first --max-length tokens of a longer record (a record left with nothing to train is still dropped). Needs --max-length.',
     apply: (o, v: boolean) => (o.truncate = v),
+  },
+  {
+    flags: '--trainer <trainer>',
+    group: RECORDS,
+    help:
+      `The trainer the records are for: sets --max-length to its default length (${TRAINER_IDS.map((id) => `${id} ${TRAINERS[id].defaultLength}`).join(', ')}; a --max-length given wins) with --long split, ` +
+      "so that the trainer cuts nothing, and prints the next command (the flags or YAML fields that point it at the files; docs/training.md). Without it, the summary and the report say what each trainer's default length would cut (trainer_length_cut).",
+    choices: TRAINER_IDS,
+    defaultText: 'none',
+    apply: (o, v: TrainerId) => (o.trainer = v),
   },
   {
     flags: '--min-trainable-tokens <n>',
@@ -225,8 +236,11 @@ export function registerPrepare(program: Command, done: (code: number) => void):
   );
   setUsageHint(cmd);
   cmd.action(async (inputs: string[], values: Record<string, unknown>, self: Command) => {
-    const base = applyOptions({ inputs: [], outDir: '' } as PrepareOptions, PREPARE_OPTIONS, values);
+    const given = applyOptions({ inputs: [], outDir: '' } as PrepareOptions, PREPARE_OPTIONS, values);
     const flags = cliFlags(values);
+    if (given.trainer && TRAINERS[given.trainer].readsRecords && given.format === 'parquet')
+      usageError(self, `${TRAINERS[given.trainer].name} reads JSONL records, not Parquet: use --format jsonl or both with --trainer ${given.trainer}`);
+    const base = withTrainerDefaults(given);
     if (base.truncate && base.maxLength === undefined) usageError(self, '--truncate needs --max-length');
     if (base.long !== undefined && base.maxLength === undefined) usageError(self, '--long needs --max-length');
     if (base.truncate && base.long !== undefined && base.long !== 'truncate')

@@ -10,6 +10,8 @@ import { codeMeaning, codeRemedy } from '../core/codes';
 import type { FileReport, PrepareResult, RunStatus } from '../core/run/contract';
 import { AMPLIFICATION_WARN, amplificationLine } from '../core/run/report';
 import { worstStatus } from '../core/run/status';
+import { nextStepsOfRun } from '../core/trainers/nextSteps';
+import { addTrainerCuts, emptyTrainerCuts, trainerCutLines } from '../core/trainers/trainers';
 
 /** How a command's runs ended, for the summary's last lines. */
 export interface SummaryContext {
@@ -173,6 +175,19 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
       if (w.remedy) out.push(`      → ${w.remedy}`);
     }
   }
+  // What each trainer's default length does to the records, when no --trainer chose the length (core/trainers/trainers.ts).
+  const untrainered = results.filter((r) => !r.trainer && r.totals.trainerCuts);
+  const cutLines = trainerCutLines(
+    untrainered.reduce((a, r) => addTrainerCuts(a, r.totals.trainerCuts!), emptyTrainerCuts()),
+    untrainered.reduce((a, r) => a + r.totals.trainableTokens, 0),
+  );
+  if (cutLines.length)
+    out.push(
+      '',
+      "Trainer lengths (each trainer at its default length would not train all of these records' trainable tokens):",
+      ...cutLines.map((l) => `  ${l}`),
+      "  → prepare with --trainer specforge|speculators|eagle|modelopt, or --max-length N --long split and set the trainer's length to N",
+    );
   if (notes.length) {
     out.push('', 'Chat template notes (shapes no input row has, e.g. tool calls or reasoning; no record changed, not a --strict failure):');
     for (const [code, w] of notes.sort((a, b) => b[1].count - a[1].count)) {
@@ -264,7 +279,7 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
   const written = results.filter((r) => r.ok && !(ctx.heldBack ?? []).includes(r.outDir) && !(ctx.skippedRuns ?? []).includes(r.outDir));
   if (dry) lines.push('Dry run: nothing written. Estimates from the first rows of each file are above (report.json "dry_run" with --json).');
   else if (status === 'failed') {
-    const others = results.length + skipped.length > 1 || files.length > 1;
+    const others = results.length + skipped.length > 1 || files.length > 1 || results.some((r) => r.notProcessed?.length);
     const empty = failures.some((f) => /: no record written and no prompt set aside/.test(f));
     const ways = [
       ...(others && !ctx.skipFailedFiles ? ['--skip-failed-files to write the other files and list the failed ones as skipped'] : []),
@@ -276,6 +291,11 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
     lines.push(
       `Outputs: ${folders.length === 1 ? `${folders[0]}/` : `<input-name>.eagle3/ beside each input (${folders.length} folders)`} — ${outputNames(written)}`,
     );
+    const removed = written.flatMap((r) => r.outputs.removed ?? []);
+    if (removed.length)
+      lines.push(
+        `Removed: ${removed.map((p) => show(p, cwd)).join(', ')} — a previous run's records in a format this run does not write (--format ${written[0].outputs.format}), so they are not taken for this run's`,
+      );
     const prompts = written.reduce((a, r) => a + r.totals.rowsSetAside, 0);
     if (prompts) {
       // Only a prompts file the command wrote is named (merge-reports without --data writes the reports only).
@@ -292,12 +312,16 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
           `Next: ${num(elsewhere)} prompt-only rows await answers in prompts_to_generate.jsonl files this command did not write (the shards' folders; merge-reports --data merges them), then eagle3-prep generate <file> --server URL`,
         );
     }
+    // The next command for the trainer the records were made for (--trainer).
+    for (const r of written) lines.push(...nextStepsOfRun(r));
+    const warningTotal = changing.reduce((a, [, w]) => a + w.count, 0);
     const why =
       status === 'ok'
         ? 'every row written or set aside as it is'
         : status === 'warnings'
           ? [
-              ...(changing.length ? [`${changing.length} data-changing warning${changing.length === 1 ? '' : 's'} (${warningCounts(changing)}; above)`] : []),
+              // Counted as the list above counts them (occurrences, the sum of the × counts), not as codes.
+              ...(changing.length ? [`${num(warningTotal)} data-changing warning${warningTotal === 1 ? '' : 's'} (${warningCounts(changing)}; above)`] : []),
               ...(skipped.length ? [`${skipped.length} file${skipped.length === 1 ? '' : 's'} skipped`] : []),
             ].join(', ') || 'data-changing warnings (above)'
           : 'rows errored (above); they are not in the outputs';

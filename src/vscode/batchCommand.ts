@@ -15,6 +15,7 @@ import { readPrepareSettings, resolveTokenizerDir } from './config';
 import { COMMANDS } from './ids';
 import { notify } from './notify';
 import { outDirFor } from './paths';
+import { noteRunOutcome } from './runFailures';
 import { runStatusOf, summarizeResult } from './prepareCommand';
 import { tokenizerDisplayName } from './tokenizerSelection';
 import { runPrepareInWorker } from './workerClient';
@@ -125,6 +126,7 @@ export async function prepareAll(context: vscode.ExtensionContext, output: vscod
               templateKwargs: g.settings.templateKwargs,
               reasoning: g.settings.reasoning,
               format: g.settings.format,
+              ...(g.settings.trainer ? { trainer: g.settings.trainer } : {}),
             },
             { token, onLog: (l) => log(`    ${l}`) },
           );
@@ -151,7 +153,17 @@ export async function prepareAll(context: vscode.ExtensionContext, output: vscod
   const count = (s: RunStatus) => statuses.filter((x) => x === s).length;
   const notOk = (['warnings', 'degraded', 'failed'] as const).filter((s) => count(s) > 0).map((s) => `${count(s)} ${s}`);
   const worst = worstStatus(statuses);
-  const summary = `EAGLE-3 Prep: ${ok}/${groups.length} dataset run${groups.length === 1 ? '' : 's'} done, ${records.toLocaleString('en-US')} records${notOk.length ? ` — ${notOk.join(', ')}` : ' — all ok'}${cancelled ? ' (cancelled)' : ''}.`;
+  // Which files failed, by name (a count alone sends the user looking).
+  const failedNames = runs.flatMap((r) =>
+    r.result ? r.result.files.filter((f) => f.status === 'failed').map((f) => path.basename(f.file)) : r.inputs.map((f) => path.basename(f)),
+  );
+  const failedText = failedNames.length
+    ? `; failed: ${failedNames.slice(0, 5).join(', ')}${failedNames.length > 5 ? ` and ${failedNames.length - 5} more` : ''}`
+    : '';
+  const summary = `EAGLE-3 Prep: ${ok}/${groups.length} dataset run${groups.length === 1 ? '' : 's'} done, ${records.toLocaleString('en-US')} records${notOk.length ? ` — ${notOk.join(', ')}` : ' — all ok'}${failedText}${cancelled ? ' (cancelled)' : ''}.`;
+  for (const r of runs)
+    for (const f of noteRunOutcome(r.inputs, r.result ? { result: r.result } : { error: r.error ?? 'the run failed' }))
+      void vscode.commands.executeCommand(COMMANDS.datasetsInvalidate, vscode.Uri.file(f)).then(undefined, () => undefined);
   log(summary);
   for (const r of runs) {
     if (!r.result?.ok) continue;

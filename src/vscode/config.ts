@@ -28,6 +28,7 @@ import {
 import type { Grouping } from '../core/records/mask';
 import type { LongPolicy, OutputFormat } from '../core/run/contract';
 import type { MaskPolicy, ReasoningPolicy } from '../core/types';
+import type { TrainerId } from '../core/trainers/trainers';
 
 /** The raw settings of `scope` (a resource, for folder-specific values), each falling back to its default. */
 function settingsOf(scope?: vscode.Uri): SettingsSource {
@@ -89,6 +90,8 @@ export interface PrepareSettings {
   openReport: OpenReportMode;
   /** The record files (`eagle3prep.outputFormat`, `PrepareOptions.format`). */
   format: OutputFormat;
+  /** `eagle3prep.trainer` (CLI `--trainer`); undefined = none. `maxLength` and `long` already carry its defaults. */
+  trainer?: TrainerId;
 }
 
 /**
@@ -111,6 +114,7 @@ export function readPrepareSettings(scope?: vscode.Uri, warn: SettingWarning = (
     outputDirectory: expandConfiguredPath(s.outputDirectory, wf),
     openReport: s.openReport,
     format: s.format,
+    ...(s.trainer ? { trainer: s.trainer } : {}),
   };
 }
 

@@ -13,6 +13,7 @@ import { OUTPUT_FILES } from '../core/run/outputFiles';
 import { REASON_TEXT } from '../core/run/report';
 import type { RunStatus } from '../core/run/status';
 import { COMMANDS, datasetContextValue, DETAIL_CONTEXT, type DatasetItemState } from './ids';
+import { failureOf, shortReason } from './runFailures';
 
 /** A dataset file of the tree. `resourceUri` lets commands such as `eagle3prep.prepare` take the node as their argument. */
 export interface DatasetNode {
@@ -45,7 +46,9 @@ function sizeText(bytes: number): string {
 /** What the node's state is: not scanned yet, unreadable, or its output state. */
 export function nodeState(n: DatasetNode): DatasetItemState {
   const s = n.scan;
-  return !s ? (n.pending ? 'pending' : 'none') : s.error ? 'error' : s.output.state;
+  if (!s) return n.pending ? 'pending' : 'none';
+  if (s.error) return 'error';
+  return s.output.state === 'none' && failureOf(n.resourceUri.fsPath) ? 'failed' : s.output.state;
 }
 
 /** Icon of each status (shape and colour differ, so high contrast and colour-blind readers tell them apart). */
@@ -62,6 +65,7 @@ export function nodeIcon(n: DatasetNode): { id: string; color?: string } {
   if (state === 'pending') return { id: 'loading~spin' };
   if (state === 'error') return { id: 'error', color: 'problemsErrorIcon.foreground' };
   if (state === 'none') return { id: 'circle-large-outline' };
+  if (state === 'failed') return STATUS_ICONS.failed;
   if (state === 'stale') return { id: 'history', color: 'problemsWarningIcon.foreground' };
   return STATUS_ICONS[n.scan?.output.status ?? 'ok'];
 }
@@ -91,6 +95,8 @@ export function describe(n: DatasetNode): string {
   const parts = [s.format ?? '?', s.rows === undefined ? '? rows' : plural(s.rows, 'row')];
   const o = s.output;
   const setAside = o.fileReport?.rowsSetAside ? `, ${fmt(o.fileReport.rowsSetAside)} to generate` : '';
+  const failure = o.state === 'none' ? failureOf(n.resourceUri.fsPath) : undefined;
+  if (failure) return [`failed: ${shortReason(failure.reason)}`, ...parts].join(' · ');
   if (o.state === 'none') parts.push('not prepared');
   else {
     parts.push(`${o.state === 'stale' ? 'stale: ' : ''}${plural(o.records ?? 0, 'record')}${setAside}`);
@@ -125,7 +131,12 @@ export function datasetTreeItem(n: DatasetNode, tokenizerName: string): vscode.T
       for (const e of s.evidence.slice(0, 6)) md.appendText(`\n- ${e}`);
       md.appendMarkdown('\n\n');
       const o = s.output;
-      if (o.state === 'none') md.appendMarkdown(`Not prepared (no report in \`${o.outDir}\`).`);
+      const failure = o.state === 'none' ? failureOf(n.resourceUri.fsPath) : undefined;
+      if (failure)
+        md.appendMarkdown(`$(circle-slash) **The last run failed** (${new Date(failure.atMs).toLocaleString()}), nothing was written:\n\n`).appendText(
+          failure.reason,
+        );
+      else if (o.state === 'none') md.appendMarkdown(`Not prepared (no report in \`${o.outDir}\`).`);
       else {
         const fr = o.fileReport!;
         const icon0 = o.status ? STATUS_ICONS[o.status].id : 'info';

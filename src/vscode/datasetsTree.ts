@@ -15,11 +15,11 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { datasetKind, scanDataset, tokenizerFilesHash } from '../core/run/datasetScan';
 import type { RunStatus } from '../core/run/status';
-import { datasetDetails, datasetTreeItem, describe, nodeIcon, plural, type DatasetNode, type DetailNode } from './datasetItems';
+import { datasetDetails, datasetTreeItem, describe, nodeIcon, nodeState, plural, type DatasetNode, type DetailNode } from './datasetItems';
 import { PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
 import { affectsSettings, readDatasetDiscovery, readPrepareSettings, resolveTokenizerDir } from './config';
 import { expandBraces, joinGlobs } from './globs';
-import { COMMANDS, DATASETS_VIEW } from './ids';
+import { COMMANDS, DATASETS_VIEW, type DatasetItemState } from './ids';
 import { outDirFor } from './paths';
 import { tokenizerDisplayName } from './tokenizerSelection';
 import { resolveRunSettings } from '../core/run/runSettings';
@@ -59,7 +59,7 @@ export interface DatasetStateSummary {
   file: string;
   format?: string;
   rows?: number;
-  state: 'none' | 'prepared' | 'stale' | 'error' | 'pending';
+  state: DatasetItemState;
   /** The last run's status for the file (`core/run/status.ts`), when prepared. */
   status?: RunStatus;
   /** The icon drawn: codicon id and theme colour. */
@@ -329,7 +329,7 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
       file: n.resourceUri.fsPath,
       format: n.scan?.format,
       rows: n.scan?.rows,
-      state: !n.scan ? 'pending' : n.scan.error ? 'error' : n.scan.output.state,
+      state: n.scan ? nodeState(n) : 'pending',
       status: n.scan?.output.status,
       icon: nodeIcon(n),
       records: n.scan?.output.records,

@@ -372,7 +372,8 @@ export function registerDiagnostics(): vscode.Disposable[] {
       diagnostics,
       { providedCodeActionKinds: DatasetDiagnostics.providedCodeActionKinds },
     ),
-    vscode.commands.registerCommand(COMMANDS.checkRows, async (arg?: unknown) => {
+    // `quiet`: no toast (after a failed run, whose own toast says what happened).
+    vscode.commands.registerCommand(COMMANDS.checkRows, async (arg?: unknown, opts?: { quiet?: boolean }) => {
       const r = (arg as { resourceUri?: unknown } | undefined)?.resourceUri;
       const uri = arg instanceof vscode.Uri ? arg : r instanceof vscode.Uri ? r : vscode.window.activeTextEditor?.document.uri;
       if (!uri) return void vscode.window.showWarningMessage('Check dataset rows: open or select a dataset file.');
@@ -381,6 +382,7 @@ export function registerDiagnostics(): vscode.Disposable[] {
         () => diagnostics.refresh(uri, true),
       );
       const n = diags.filter((d) => d.severity !== vscode.DiagnosticSeverity.Information).length;
+      if (opts?.quiet) return diags;
       void vscode.window.showInformationMessage(
         n
           ? `${path.basename(uri.fsPath)}: ${n} row${n === 1 ? '' : 's'} will be dropped or errored (see Problems).`

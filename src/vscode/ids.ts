@@ -94,7 +94,8 @@ export const API_KEY_SECRET = 'eagle3prep.generate.apiKey';
 export const DIAGNOSTICS_COLLECTION = 'eagle3-prep';
 
 /** The output state of a dataset as its tree item's context value spells it. */
-export type DatasetItemState = 'none' | 'prepared' | 'stale' | 'error' | 'pending';
+/** `failed`: no output, and the last run of the file in this session failed (runFailures.ts). */
+export type DatasetItemState = 'none' | 'failed' | 'prepared' | 'stale' | 'error' | 'pending';
 
 /**
  * Context value of a dataset's tree item, which package.json menus match with `viewItem =~ …`:

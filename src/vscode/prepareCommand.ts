@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { nextStepsOfRun } from '../core/trainers/nextSteps';
 import { DATASET_EXTENSIONS, expandInputs, type PrepareOptions, type PrepareResult } from '../core/run/pipeline';
 import { statusWord } from '../core/run/report';
 import { fileStatus, worstStatus, type RunStatus } from '../core/run/status';
@@ -15,6 +16,7 @@ import { COMMANDS } from './ids';
 import { notify } from './notify';
 import { outDirFor } from './paths';
 import { pickDataset } from './pickDataset';
+import { noteRunOutcome, reasonWithoutPath, shortReason } from './runFailures';
 import type { OpenReportMode } from './settings';
 import { tokenizerDisplayName } from './tokenizerSelection';
 import { runPrepareInWorker } from './workerClient';
@@ -131,9 +133,15 @@ export async function showRunOutcome(result: PrepareResult, output: vscode.Outpu
     else if (choice === 'Show log') output.show(true);
   };
   if (status === 'failed') {
-    const failing = result.files.filter((f) => result.failures.some((x) => x.includes(path.basename(f.file))));
+    // Short: the file names and the first reason without its path; "Show details" opens the log with all of it.
+    const failing = result.files.filter((f) => f.status === 'failed' || result.failures.some((x) => x.startsWith(`${f.file}: `)));
     const which = (failing.length ? failing.map((f) => path.basename(f.file)) : names).join(', ');
-    return act(await notify('error', `EAGLE-3 Prep failed for ${which}: ${result.failures.join('; ') || 'see the log'}`, 'Show log'));
+    const first = failing[0] ? (failing[0].failure ?? result.failures[0]) : result.failures[0];
+    const reason = first ? shortReason(reasonWithoutPath(first, failing[0]?.file ?? '')) : 'see the log';
+    const more = result.failures.length > 1 ? ` (+${result.failures.length - 1} more)` : '';
+    const c = await notify('error', `EAGLE-3 Prep failed for ${which}: ${reason}${more}. Nothing was written.`, 'Show details');
+    if (c) output.show(true);
+    return;
   }
   if (status === 'ok')
     return act(await notify('info', `EAGLE-3 Prep: ${summarizeResult(result)} → ${outName}/`, 'Open dashboard', 'Reveal in Explorer', 'Show log'));
@@ -203,6 +211,7 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
     templateKwargs: settings.templateKwargs,
     reasoning: settings.reasoning,
     format: settings.format,
+    ...(settings.trainer ? { trainer: settings.trainer } : {}),
   };
   const names = inputs.map((i) => path.basename(i));
   log('');
@@ -210,7 +219,7 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
   log(
     `  tokenizer: ${tokenizerDisplayName(settings.tokenizerDir)}${settings.tokenizerDir ? ` (${settings.tokenizerDir})` : ' (embedded default)'}` +
       `; mask: ${settings.mask}; grouping: ${settings.grouping}; max length: ${settings.maxLength ?? 'none'}${settings.maxLength !== undefined ? ` (longer records: ${settings.long})` : ''}` +
-      `; template kwargs: ${JSON.stringify(settings.templateKwargs)}; reasoning: ${settings.reasoning}`,
+      `; template kwargs: ${JSON.stringify(settings.templateKwargs)}; reasoning: ${settings.reasoning}${settings.trainer ? `; trainer: ${settings.trainer}` : ''}`,
   );
   log(`  output: ${outDir}`);
 
@@ -246,9 +255,14 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
     } else {
       const msg = e instanceof Error ? e.message : String(e);
       log(`Error: ${msg}`);
-      void vscode.window.showErrorMessage(`EAGLE-3 Prep failed on ${names.join(', ')}: ${msg}`, 'Show Log').then((c) => {
-        if (c) output.show(true);
-      });
+      const paths = uris.map((u) => u.fsPath);
+      for (const f of noteRunOutcome(paths, { error: msg }))
+        void vscode.commands.executeCommand(COMMANDS.datasetsInvalidate, vscode.Uri.file(f)).then(undefined, () => undefined);
+      void vscode.window
+        .showErrorMessage(`EAGLE-3 Prep failed on ${names.join(', ')}: ${shortReason(reasonWithoutPath(msg, paths[0]))}`, 'Show details')
+        .then((c) => {
+          if (c) output.show(true);
+        });
     }
     return undefined;
   } finally {
@@ -260,6 +274,8 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
   // A failed run writes nothing (the folder keeps its previous outputs), so there is no new report to open.
   if (result.ok) {
     log((result.outputs.written ?? [result.outputs.tokenizedData, result.outputs.promptsToGenerate, result.outputs.reportMd]).map((f) => `  ${f}`).join('\n'));
+    // A run made for a trainer (eagle3prep.trainer): the command that points it at the files (also in report.md).
+    for (const l of nextStepsOfRun(result)) log(l);
     const active = vscode.window.activeTextEditor?.document.uri.toString();
     await openReport(
       result.outputs.reportMd,
@@ -271,10 +287,17 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
 
   // Problems and the Datasets view from this run's report, before the toast that points at them.
   const inputUris = result.files.map((f) => vscode.Uri.file(f.file));
-  if (result.ok) {
-    await vscode.commands.executeCommand(COMMANDS.problemsFromReport, inputUris).then(undefined, () => undefined);
-    for (const u of inputUris) void vscode.commands.executeCommand(COMMANDS.datasetsInvalidate, u).then(undefined, () => undefined);
-  }
+  const failedChanged = noteRunOutcome(
+    uris.map((u) => u.fsPath),
+    { result },
+  );
+  if (result.ok) await vscode.commands.executeCommand(COMMANDS.problemsFromReport, inputUris).then(undefined, () => undefined);
+  else
+    // A failed run has no report: the failed files' row problems come from a scan of their rows.
+    for (const f of result.files.filter((x) => x.status === 'failed' || x.rowsDropped + x.rowsErrored > 0))
+      void vscode.commands.executeCommand(COMMANDS.checkRows, vscode.Uri.file(f.file), { quiet: true }).then(undefined, () => undefined);
+  for (const u of new Set([...inputUris.map((u) => u.fsPath), ...failedChanged]))
+    void vscode.commands.executeCommand(COMMANDS.datasetsInvalidate, vscode.Uri.file(u)).then(undefined, () => undefined);
   void showRunOutcome(result, output, names);
   return result;
 }

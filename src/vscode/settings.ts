@@ -11,6 +11,13 @@ import { GROUPINGS, type Grouping } from '../core/records/mask';
 import { LONG_POLICIES, OUTPUT_FORMATS, type LongPolicy, type OutputFormat } from '../core/run/contract';
 import { DEFAULT_RUN_SETTINGS } from '../core/run/runSettings';
 import { MASK_POLICIES, REASONING_POLICIES, type MaskPolicy, type ReasoningPolicy } from '../core/types';
+import { TRAINER_IDS, TRAINERS, withTrainerDefaults, type TrainerId } from '../core/trainers/trainers';
+
+/** The values of `eagle3prep.trainer`: `none` (the default), then the trainers (CLI `--trainer`). */
+export const TRAINER_SETTING_CHOICES = ['none', ...TRAINER_IDS] as const;
+
+/** One of {@link TRAINER_SETTING_CHOICES}. */
+export type TrainerSetting = (typeof TRAINER_SETTING_CHOICES)[number];
 
 /** Where report.md is shown after a run (`eagle3prep.openReport`); the default first. */
 export const OPEN_REPORT_MODES = ['preview', 'editor', 'none'] as const;
@@ -32,6 +39,7 @@ export interface SettingTypes {
   outputDirectory: string;
   openReport: OpenReportMode;
   outputFormat: OutputFormat;
+  trainer: TrainerSetting;
   modelFolders: string[];
   'generate.servers': string[];
   'generate.model': string;
@@ -68,6 +76,7 @@ export const SETTING_DEFAULTS: Readonly<SettingTypes> = {
   outputDirectory: '',
   openReport: OPEN_REPORT_MODES[0],
   outputFormat: OUTPUT_FORMATS[0],
+  trainer: TRAINER_SETTING_CHOICES[0],
   modelFolders: [],
   'generate.servers': [],
   'generate.model': '',
@@ -97,6 +106,7 @@ export const SETTING_CHOICES = {
   grouping: GROUPINGS,
   openReport: OPEN_REPORT_MODES,
   outputFormat: OUTPUT_FORMATS,
+  trainer: TRAINER_SETTING_CHOICES,
   reasoning: REASONING_POLICIES,
   'generate.reasoning': REASONING_MODES,
 } as const satisfies Partial<Record<SettingKey, readonly string[]>>;
@@ -206,6 +216,24 @@ export function outputFormatSetting(value: unknown, warn: SettingWarning = () =>
   return choiceSetting('outputFormat', value, OUTPUT_FORMATS, SETTING_DEFAULTS.outputFormat, warn);
 }
 
+/** `eagle3prep.trainer` (CLI `--trainer`): a trainer, undefined for `none`; anything else is none with a warning. */
+export function trainerSetting(value: unknown, warn: SettingWarning = () => {}): TrainerId | undefined {
+  const v = choiceSetting('trainer', value, TRAINER_SETTING_CHOICES, SETTING_DEFAULTS.trainer, warn);
+  return v === 'none' ? undefined : v;
+}
+
+/**
+ * The record format for a trainer: a trainer that reads JSONL records (SpecForge, speculators) gets
+ * `both` instead of `parquet`, with a warning (the CLI refuses `--format parquet` with it).
+ */
+function trainerFormat(trainer: TrainerId | undefined, format: OutputFormat, warn: SettingWarning): OutputFormat {
+  if (!trainer || format !== 'parquet' || !TRAINERS[trainer].readsRecords) return format;
+  warn(
+    `eagle3prep.trainer ${trainer}: ${TRAINERS[trainer].name} reads tokenized_data.jsonl, which eagle3prep.outputFormat "parquet" does not write; using "both".`,
+  );
+  return 'both';
+}
+
 /** The settings that shape a prepare run (and the hover, mask view and row checks), validated; paths not yet expanded. */
 export interface PrepareSettingValues {
   /** `eagle3prep.tokenizerPath` as written (`''` = the embedded default). */
@@ -228,6 +256,11 @@ export interface PrepareSettingValues {
   openReport: OpenReportMode;
   /** The record files (`eagle3prep.outputFormat`, `PrepareOptions.format`). */
   format: OutputFormat;
+  /**
+   * `eagle3prep.trainer` (CLI `--trainer`); undefined = none. When set, `maxLength` (unless set) is
+   * its default length and `long` (unless `longRecords` or the legacy `truncate` is set) is `split`.
+   */
+  trainer?: TrainerId;
 }
 
 /**
@@ -238,19 +271,28 @@ export interface PrepareSettingValues {
 export function prepareSettingsFrom(get: SettingsSource, warn: SettingWarning = () => {}, explicit: ExplicitSettings = () => undefined): PrepareSettingValues {
   const text = (v: unknown): string => (typeof v === 'string' ? v : '');
   const truncate = get('truncate') === true;
+  const trainer = trainerSetting(get('trainer'), warn);
+  const explicitLong = explicit('longRecords');
+  const lengths = withTrainerDefaults({
+    trainer,
+    maxLength: maxLengthSetting(get('maxLength'), warn),
+    long: explicitLong === undefined && !truncate ? undefined : longRecordsSetting(explicitLong, truncate, warn),
+    truncate,
+  });
   return {
     tokenizerPath: text(get('tokenizerPath')),
     mask: maskPolicySetting(get('maskPolicy'), warn),
-    maxLength: maxLengthSetting(get('maxLength'), warn),
+    maxLength: lengths.maxLength,
     truncate,
-    long: longRecordsSetting(explicit('longRecords'), truncate, warn),
+    long: lengths.long ?? longRecordsSetting(explicitLong, truncate, warn),
     grouping: groupingSetting(get('grouping'), warn),
     minTrainableTokens: minTrainableTokensSetting(get('minTrainableTokens'), warn),
     templateKwargs: templateKwargsSetting(get('templateKwargs'), warn),
     reasoning: reasoningSetting(get('reasoning'), warn),
     outputDirectory: text(get('outputDirectory')),
     openReport: oneOf(get('openReport'), OPEN_REPORT_MODES, SETTING_DEFAULTS.openReport),
-    format: outputFormatSetting(get('outputFormat'), warn),
+    format: trainerFormat(trainer, outputFormatSetting(get('outputFormat'), warn), warn),
+    ...(trainer ? { trainer } : {}),
   };
 }
 

@@ -12,6 +12,7 @@ import type { CheckTemplateResult } from '../../src/vscode/checkTemplateCommand'
 import { runHonestStatesChecks } from './honestStatesSuite';
 import type { BatchResult } from '../../src/vscode/batchCommand';
 import type { DatasetStateSummary } from '../../src/vscode/datasetsTree';
+import type { DashboardResult } from '../../src/vscode/dashboard';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -280,6 +281,58 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
   const late = await waitFor('late-arrival.jsonl in the Datasets view', async () => byName(await treeState(), 'late-arrival.jsonl'));
   assert.deepEqual([late.format, late.rows, late.state], ['prompt-only', 4, 'none']);
   console.log(`[host-suite] ok: a new file appeared in the Datasets view in ${Date.now() - t} ms [${late.description}]`);
+
+  // Issue 24: a folder prepared from the Explorer (one run, <folder>.eagle3/): each of its files shows
+  // that run's figures for it in the tree and the dashboard, equal to report.json.
+  const folder = path.join(ws, 'agent-runs');
+  fs.mkdirSync(folder);
+  for (const f of ['chat-sharegpt-human-gpt.jsonl', 'reasoning-sharegpt.jsonl']) fs.copyFileSync(path.join(samples, f), path.join(folder, f));
+  await waitFor('the folder files in the Datasets view', async () => (await treeState()).filter((d) => d.file.startsWith(folder + path.sep)).length === 2);
+  const folderRun = await vscode.commands.executeCommand<PrepareResult | undefined>('eagle3prep.prepare', vscode.Uri.file(folder));
+  assert.ok(folderRun?.ok && folderRun.files.length === 2, `folder run: ${folderRun?.failures.join('; ')}`);
+  assert.equal(folderRun.outDir, path.join(ws, 'agent-runs.eagle3'));
+  const inFolder = await waitFor('the folder run in the Datasets view', async () => {
+    const s = (await treeState()).filter((d) => d.file.startsWith(folder + path.sep));
+    return s.length === 2 && s.every((d) => d.state === 'prepared') ? s : undefined;
+  });
+  for (const d of inFolder) {
+    const fr: PrepareResult['files'][number] | undefined = folderRun.files.find((f) => f.file === d.file);
+    assert.ok(fr, `${d.file} is in the folder run`);
+    assert.equal(d.records, fr.recordsWritten, `${d.file}: the tree's records are the folder run's`);
+    const dash = await vscode.commands.executeCommand<DashboardResult>('eagle3prep.openDashboard', vscode.Uri.file(d.file));
+    assert.ok(dash?.model?.kind === 'dataset', `dashboard of ${d.file}: ${JSON.stringify(dash?.error)}`);
+    assert.deepEqual([dash.model.dataset.records, dash.model.dataset.tokens.total], [fr.recordsWritten, fr.totalTokens]);
+  }
+  await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  console.log(
+    `[host-suite] ok: a folder run (agent-runs.eagle3/) is each file's output in the tree and the dashboard: ${inFolder.map((d) => `${path.basename(d.file)} [${d.description}]`).join('; ')}`,
+  );
+
+  // Issue 24: a file that fails is 'failed' in the tree with its reason, leaves no output folder, and its rows are in Problems.
+  const failing = path.join(ws, 'unknown-shape.jsonl');
+  fs.writeFileSync(failing, '{"foo": 1, "bar": "x"}\n{"foo": 2, "bar": "y"}\n');
+  await waitFor('unknown-shape.jsonl in the Datasets view', async () => byName(await treeState(), 'unknown-shape.jsonl'));
+  const failedRun = await vscode.commands.executeCommand<PrepareResult | undefined>('eagle3prep.prepare', vscode.Uri.file(failing));
+  assert.equal(failedRun?.ok, false, 'the unknown shape fails');
+  assert.equal(fs.existsSync(path.join(ws, 'unknown-shape.eagle3')), false, 'no empty output folder is left');
+  const failedNode = await waitFor('unknown-shape.jsonl failed in the tree', async () => {
+    const d = byName(await treeState(), 'unknown-shape.jsonl');
+    return d?.state === 'failed' ? d : undefined;
+  });
+  assert.match(failedNode.description, /^failed: no record written and no prompt set aside \(2 rows read: 2 unrecognized_shape/);
+  assert.equal(failedNode.icon.id, 'circle-slash');
+  const failedDiags = await waitFor('Problems for unknown-shape.jsonl', () => {
+    const d = vscode.languages.getDiagnostics(vscode.Uri.file(failing)).filter((x) => x.source === 'eagle3-prep');
+    return d.length >= 2 ? d : undefined;
+  });
+  assert.deepEqual(failedDiags.map((d) => [d.range.start.line + 1, typeof d.code === 'object' ? String(d.code.value) : String(d.code)]).sort(), [
+    [1, 'unrecognized_shape'],
+    [2, 'unrecognized_shape'],
+  ]);
+  console.log(`[host-suite] ok: a failed file: tree [${failedNode.description}], no output folder, Problems rows 1-2 unrecognized_shape`);
+  fs.rmSync(failing);
+  fs.rmSync(folder, { recursive: true, force: true });
+  fs.rmSync(path.join(ws, 'agent-runs.eagle3'), { recursive: true, force: true });
 
   // 6. Check chat template (the embedded Qwen3): rewrites history, trains <|im_end|>.
   t = Date.now();

@@ -62,8 +62,8 @@ test('docs: relative links lead to existing files and headings', () => {
   assert.ok(checked >= 30, `only ${checked} links checked`);
 });
 
-/** Paths of other projects that the docs name as sources (speculators' vocabulary scripts). */
-const FOREIGN_PATHS = new Set(['scripts/build_vocab_mapping.py', 'scripts/train.py']);
+/** Paths of other projects that the docs name as sources (speculators' scripts). */
+const FOREIGN_PATHS = new Set(['scripts/build_vocab_mapping.py', 'scripts/train.py', 'scripts/prepare_data.py']);
 
 test('docs: the npm scripts and repository scripts they name exist', () => {
   const scripts = JSON.parse(read('package.json')).scripts as Record<string, string>;

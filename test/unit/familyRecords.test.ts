@@ -474,3 +474,50 @@ test('tool rows with object arguments on Qwen3-Coder, GLM-4.6 and MiniMax-M2 ren
     assert.ok(trained[0].includes("I'll search for x first."), name);
   }
 });
+
+// ---------------------------------------------------------------- inline reasoning read by normalization
+
+test('inline <think> read as reasoning_content by normalization gives the same records as the text as written: kept (Llama-3.1), pre-filled (QwQ), split (Qwen3), dropped', () => {
+  const { normalizeRow } = require('../../src/core/formats/normalize');
+  const written = '<think>\n\nAdd 3 and 4.\n</think>\n\n3+4 equals 7.';
+  const raw: Message[] = [
+    { role: 'user', content: 'What is 3+4?' },
+    { role: 'assistant', content: written },
+  ];
+  const out = normalizeRow({ messages: raw }, { file: 'f', line: 1 }, 'f');
+  const read: Message[] = out.conversation.messages;
+  assert.deepEqual(read[1], {
+    role: 'assistant',
+    content: '3+4 equals 7.',
+    reasoning_content: 'Add 3 and 4.',
+    reasoning_inline: { open: '<think>\n\n', close: '\n</think>\n\n' },
+  });
+  const llama = family(buildModelFolder({ base: 'llama3_1', template: readFileSync(join(FIX, 'llama3_1', 'chat_template.jinja'), 'utf8') }));
+  const qwq = family(fixtureModelFolder('Qwen-QwQ-32B'));
+  const qwen3 = family(fixtureModelFolder('Qwen-Qwen3-0.6B'));
+  const cases: [string, Family, Parameters<Family['build']>[1], string[]][] = [
+    ['Llama-3.1', llama, {}, ['inline_think_kept']],
+    ['QwQ', qwq, { kwargs: THINKING_ON }, ['inline_think_kept']],
+    ['Qwen3', qwen3, {}, ['inline_think_split']],
+    ['Qwen3, --reasoning drop', qwen3, { reasoning: 'drop' }, ['reasoning_dropped']],
+  ];
+  for (const [what, f, opts, notes] of cases) {
+    const a = f.build(
+      raw.map((m) => ({ ...m })),
+      opts,
+    );
+    const b = f.build(
+      read.map((m) => ({ ...m })),
+      opts,
+    );
+    assert.deepEqual(b.notes, notes, what);
+    assert.deepEqual(
+      b.records.map((r) => [r.text, r.spans]),
+      a.records.map((r) => [r.text, r.spans]),
+      what,
+    );
+  }
+  // Llama-3.1 trains the text exactly as written.
+  const r = llama.build(read.map((m) => ({ ...m })));
+  assert.ok(r.records[0].text.includes(`${written}<|eot_id|>`));
+});

@@ -198,7 +198,7 @@ test('LLaMA-Factory function_call / observation turns, system and tools (JSON st
   assert.equal((r.records[0].tools as any[])[0].function.name, 'multiply');
 });
 
-test('reasoning: reasoning_content, thinking; inline <think> and a lone </think> kept as written (split by the template adapter, spec v1.4), with a top-level system', async () => {
+test('reasoning: reasoning_content, thinking; inline <think> and a lone </think> read as reasoning_content (the text around kept for templates that do not render reasoning), with a top-level system', async () => {
   const r = await inspectFile(fx('reasoning.jsonl'));
   assert.equal(r.format, 'mixed');
   assert.deepEqual(
@@ -207,11 +207,11 @@ test('reasoning: reasoning_content, thinking; inline <think> and a lone </think>
   );
   assert.deepEqual(msgs(r, 0)[1], { role: 'assistant', content: '2', reasoning_content: 'one plus one' });
   assert.deepEqual(msgs(r, 1)[1], { role: 'assistant', content: '4', reasoning_content: 'two plus two' });
-  assert.deepEqual(msgs(r, 2)[1], { role: 'assistant', content: '<think>\nthree plus three\n</think>\n\n6' });
+  assert.deepEqual(msgs(r, 2)[1], { role: 'assistant', content: '6', reasoning_content: 'three plus three' });
   assert.deepEqual(msgs(r, 3), [
     { role: 'system', content: 'Think first.' },
     { role: 'user', content: '4+4?' },
-    { role: 'assistant', content: 'four plus four\n</think>\n\n8' },
+    { role: 'assistant', content: '8', reasoning_content: 'four plus four' },
   ]);
 });
 
@@ -277,12 +277,12 @@ test('instruction families: Alpaca (input, history, system), Dolly context, ques
       ['Grass color?', 'Green'],
       ['Snow color?', 'White'],
       ['Coal color?', 'Black'],
-      ['Ice color?', '<think>\ncold\n</think>\n\nClear'],
+      ['Ice color?', 'Clear'],
       ['Ash color?', 'Gray'],
     ],
   );
-  // A completion given as turn objects goes through the turn rules (inline <think> kept as written: the template adapter splits it).
-  assert.deepEqual(msgs(qa, 4)[1], { role: 'assistant', content: '<think>\ncold\n</think>\n\nClear' });
+  // A completion given as turn objects goes through the turn rules (inline <think> read as reasoning_content).
+  assert.deepEqual(msgs(qa, 4)[1], { role: 'assistant', content: 'Clear', reasoning_content: 'cold' });
 });
 
 test('per-turn training flags, multimodal parts (content parts, LLaVA images field), messages as a JSON string', async () => {
@@ -382,7 +382,7 @@ test('prompt as a turn list + completion (TRL prompt-completion, Nemotron input/
   ]);
   assert.deepEqual(msgs(r, 1), [
     { role: 'user', content: 'Capital of Peru?' },
-    { role: 'assistant', content: "<think>\nPeru's capital.\n</think>\n\nLima." },
+    { role: 'assistant', content: 'Lima.', reasoning_content: "Peru's capital." },
   ]);
   assert.deepEqual(msgs(r, 2), [{ role: 'user', content: 'Write a limerick.' }]);
   assert.deepEqual(

@@ -541,7 +541,9 @@ test('shape table is shared and ordered', () => {
       'trajectory-steps',
       'prompt-turns-completion',
       'chat-completions-log',
+      'gemini-batch',
       'ultrachat',
+      'lima',
       'question-turns',
       'oasst-tree',
       'query-tools-answers',
@@ -556,6 +558,7 @@ test('shape table is shared and ordered', () => {
       'prompt-only',
       'alpaca-transcript',
       'oasst-messages',
+      'batch-output',
       'found-conversation',
     ],
   );
@@ -586,17 +589,27 @@ test('shape table is shared and ordered', () => {
   ]);
 });
 
-test('inline <think> reasoning is found (and a lone closing </think>), but kept in the content as written: the template adapter splits it (spec v1.4)', () => {
+test('inline <think> reasoning (and a lone closing </think>) is read as reasoning_content, the text around it kept so the content as written comes back exactly', () => {
   const { splitInlineThink } = require('../../src/core/formats/normalize');
+  const { asWrittenInline, inlineThinkParts } = require('../../src/core/formats/content');
   assert.deepEqual(splitInlineThink('<think>\nadd them\n</think>\n\n4'), { reasoning: 'add them', content: '4' });
   assert.deepEqual(splitInlineThink('add them\n</think>\n\n4'), { reasoning: 'add them', content: '4' });
   assert.equal(splitInlineThink('no reasoning here'), null);
   assert.equal(splitInlineThink('text first <think>x</think>y'), null);
+  assert.deepEqual(inlineThinkParts(' <think>\n\nadd them\n</think>\n\n4\n'), {
+    open: ' <think>\n\n',
+    reasoning: 'add them',
+    close: '\n</think>\n\n',
+    content: '4\n',
+  });
+  assert.deepEqual(inlineThinkParts('add them</think>4'), { open: '', reasoning: 'add them', close: '</think>', content: '4' });
+  // An empty block holds no reasoning: the content stays as written.
+  assert.equal(inlineThinkParts('<think>\n\n</think>\n\n4'), null);
   const out = normalizeRow(
     {
       messages: [
         { role: 'user', content: 'q' },
-        { role: 'assistant', content: '<think>r</think>a' },
+        { role: 'assistant', content: '<think>\nr\n</think>\n\na' },
         { role: 'user', content: '<think>not mine</think>' },
       ],
     },
@@ -605,7 +618,18 @@ test('inline <think> reasoning is found (and a lone closing </think>), but kept 
   );
   assert.equal(out.kind, 'conversation');
   if (out.kind !== 'conversation') return;
-  assert.deepEqual(out.conversation.messages[1], { role: 'assistant', content: '<think>r</think>a' });
+  assert.deepEqual(out.conversation.messages[1], {
+    role: 'assistant',
+    content: 'a',
+    reasoning_content: 'r',
+    reasoning_inline: { open: '<think>\n', close: '\n</think>\n\n' },
+  });
+  assert.deepEqual(asWrittenInline(out.conversation.messages[1]), { role: 'assistant', content: '<think>\nr\n</think>\n\na' });
+  // Reasoning removed since (--reasoning drop): only the marker goes.
+  assert.deepEqual(asWrittenInline({ role: 'assistant', content: 'a', reasoning_inline: { open: '<think>', close: '</think>' } }), {
+    role: 'assistant',
+    content: 'a',
+  });
   assert.equal(out.conversation.messages[2].content, '<think>not mine</think>');
   assert.deepEqual(out.conversation.notes ?? [], []);
 });

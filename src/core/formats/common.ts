@@ -38,13 +38,23 @@ import {
   type Row,
   type TurnError,
 } from './base';
-import { contentBlocks, hermesToolCalls, isPartList, partListContent, parseToolCalls, splitInlineThink, splitThoughtMarkers, toText } from './content';
+import { contentBlocks, hermesToolCalls, inlineThinkParts, isPartList, partListContent, parseToolCalls, splitThoughtMarkers, toText } from './content';
 import { knownRoleSpellings, mapRole } from './roles';
 import { parseJsonLimited } from '../jsonDepth';
 
 export * from './base';
 export { finish, isAnswer, markContextTurns, splitOutcome } from './rowEnd';
-export { contentBlocks, hermesToolCalls, jsonBreakDescription, parseToolCalls, reportNonText, splitInlineThink, splitThoughtMarkers, toText } from './content';
+export {
+  asWrittenInline,
+  contentBlocks,
+  hermesToolCalls,
+  jsonBreakDescription,
+  parseToolCalls,
+  reportNonText,
+  splitInlineThink,
+  splitThoughtMarkers,
+  toText,
+} from './content';
 
 /** Keys holding a turn's reasoning, in priority order (`thoughts`: ShareGPT-style tool-use sets that carry the model's thoughts beside `value`). */
 const REASONING_KEYS = ['reasoning_content', 'reasoning', 'thinking', 'thoughts'];
@@ -89,7 +99,8 @@ function holdsText(v: unknown): boolean {
  * `tool_calls`, legacy `function_call`, `actions: [{API_name, API_params}]`;
  * LLaMA-Factory `function_call` turns (JSON text → tool calls); Hermes
  * `<tool_call>{json}</tool_call>` in assistant text; per-turn training flags.
- * Inline `<think>` reasoning is kept in the content as written.
+ * Inline `<think>R</think>C` reasoning becomes `reasoning_content` R and content C, the text around R kept in
+ * `reasoning_inline` (the template adapter gives a template that does not render reasoning the text as written).
  */
 export function toMessages(turn: unknown, index: number, ctx: NormalizeContext, opts: TurnOptions = {}): Message[] | TurnError {
   if (!isObject(turn)) return { code: 'bad_turn', message: `message ${index} is ${describeJsonType(turn)}, not an object with a role` };
@@ -244,10 +255,19 @@ export function toMessages(turn: unknown, index: number, ctx: NormalizeContext, 
       );
     }
   }
-  // Inline reasoning stays in the content as written: the template adapter splits it only for a template that
-  // renders reasoning_content (templates/template.ts adaptTurns; docs/loss-mask-rules.md "Reasoning written into the text").
-  if (role === 'assistant' && msg.reasoning_content === undefined && typeof msg.content === 'string' && splitInlineThink(msg.content)) {
-    ctx.fact('inline <think>…</think> reasoning in assistant content (kept as written; split at render time only for a template that renders reasoning)');
+  // Inline reasoning is read as the turn's reasoning, with the text around it kept (reasoning_inline): the template
+  // adapter gives the content back as written to a template that does not render reasoning_content
+  // (templates/template.ts adaptTurns; docs/loss-mask-rules.md "Reasoning written into the text").
+  if (role === 'assistant' && msg.reasoning_content === undefined && typeof msg.content === 'string') {
+    const parts = inlineThinkParts(msg.content);
+    if (parts) {
+      msg.content = parts.content;
+      msg.reasoning_content = parts.reasoning;
+      msg.reasoning_inline = { open: parts.open, close: parts.close };
+      ctx.fact(
+        'inline <think>…</think> reasoning in assistant content read as reasoning_content (given back as written to a template that does not render reasoning)',
+      );
+    }
   }
   if (role === 'assistant' && !toolCalls && typeof msg.content === 'string' && msg.content.includes('<tool_call>')) {
     const h = hermesToolCalls(msg.content, ctx);

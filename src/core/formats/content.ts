@@ -163,6 +163,38 @@ export function splitInlineThink(content: string): { reasoning: string; content:
 }
 
 /**
+ * {@link splitInlineThink} with the exact text around the reasoning, so that `open + reasoning + close + content`
+ * is the content as written (`open`: any leading whitespace, `<think>` and the newlines after it; `close`: the
+ * newlines before `</think>`, the tag, the newlines after it). Null when there is no reasoning block, or when the
+ * block holds no reasoning (an empty `<think></think>` stays in the content as written).
+ */
+export function inlineThinkParts(content: string): { open: string; reasoning: string; close: string; content: string } | null {
+  const split = splitInlineThink(content);
+  if (!split || split.reasoning.trim() === '') return null;
+  const closeAt = content.lastIndexOf('</think>');
+  const openTag = content.slice(0, closeAt).lastIndexOf('<think>');
+  let start = openTag >= 0 ? openTag + '<think>'.length : 0;
+  while (content[start] === '\n') start++;
+  const open = content.slice(0, start);
+  const close = content.slice(start + split.reasoning.length, content.length - split.content.length);
+  if (open + split.reasoning + close + split.content !== content) return null;
+  return { open, reasoning: split.reasoning, close, content: split.content };
+}
+
+/**
+ * A message whose reasoning was read from inline text ({@link inlineThinkParts}, `Message.reasoning_inline`) given
+ * back as written: content = open + reasoning + close + content, no `reasoning_content`. When the reasoning was
+ * removed since (`--reasoning drop`), only the marker goes. Any other message is returned as it is.
+ */
+export function asWrittenInline<M extends { content: string | null; reasoning_content?: string; reasoning_inline?: { open: string; close: string } }>(m: M): M {
+  if (!m.reasoning_inline) return m;
+  const { reasoning_inline: wrap, ...rest } = m;
+  if (rest.reasoning_content === undefined) return rest as M;
+  const { reasoning_content: r, ...out } = rest;
+  return { ...out, content: `${wrap.open}${r}${wrap.close}${out.content ?? ''}` } as M;
+}
+
+/**
  * Tool calls in OpenAI shape; also accepts flat `{name, arguments}` items and a
  * JSON string holding the list. Arguments are kept as given: a string that is
  * not valid JSON stays that string (noted `tool_call_arguments_not_json`), never `{}`.

@@ -168,3 +168,26 @@ export function hhPromptTurns(text: string): { role: Role; content: string }[] |
   if (turns.length && turns[turns.length - 1].role === 'assistant' && turns[turns.length - 1].content === '') turns.pop();
   return turns;
 }
+
+/**
+ * A prompt string that is a rendered ChatML conversation ending in an open assistant header (a prompt written
+ * for a completion API: `<|im_start|>user\n…<|im_end|>\n<|im_start|>assistant\n`) → its turns, the open
+ * header removed; the response beside it is what the model wrote after that header. Null for any other text:
+ * it must start with `<|im_start|>`, end with the open assistant header, hold a user turn, and every role must
+ * be system, user or assistant.
+ */
+export function chatMlPromptTurns(text: string): { role: Role; content: string }[] | null {
+  if (!/^\s*<\|im_start\|>/.test(text) || !/<\|im_start\|>assistant\n?\s*$/.test(text)) return null;
+  const turns = splitChatMl(text);
+  if (!turns || turns.length < 2) return null;
+  const last = turns.pop()!;
+  if (last.role !== 'assistant' || last.content.trim() !== '') return null;
+  if (!turns.every((t) => t.role === 'system' || t.role === 'user' || t.role === 'assistant')) return null;
+  if (!turns.some((t) => t.role === 'user')) return null;
+  return turns.map((t) => ({ role: t.role as Role, content: t.content }));
+}
+
+/** The response that follows a {@link chatMlPromptTurns} prompt with ChatML's end-of-turn marker (and spaces after it) removed from its end. */
+export function withoutChatMlEnd(text: string): string {
+  return text.replace(/<\|im_end\|>\s*$/, '');
+}

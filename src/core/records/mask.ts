@@ -11,6 +11,7 @@ import { DEFAULT_REASONING_CLOSE, endsWithReasoningOpener, reasoningTags } from 
 import type { Conversation, MaskPolicy, Message, ReasoningPolicy, ToolCall } from '../types';
 import { templateTurnEnd } from './dataTokens';
 import { commonPrefixLength, SpecialTokenFinder, tokenBoundary } from './specialTokens';
+import { asWrittenInline } from '../formats/common';
 import { NEXT_TURN_PROBE, prepareTurns, reasoningShown, restoreInline, restoreIntoWrapper, selectTargets, stopTokenAfter, trimNewlines } from './turns';
 
 export { commonPrefixLength, SpecialTokenFinder, tokenBoundary } from './specialTokens';
@@ -182,7 +183,7 @@ export function buildRecords(
   const targets =
     policy === 'non-system' ? (messages.some((m) => m.role === 'assistant' && m.trainable !== false) ? [-1] : []) : selectTargets(messages, policy);
   if (targets.length === 0 && pre.placeholderRemoved) {
-    out.prompt = pre.messages;
+    out.prompt = pre.messages.map(asWrittenInline); // a prompt is written out as the source wrote it
     return finish();
   }
   const reasoningTargets = policy === 'non-system' ? selectTargets(messages, 'assistant') : targets;

@@ -7,6 +7,7 @@ import { codeMeaning } from '../codes';
 import type { FileReport, PrepareOptions, PrepareResult, RowProblemLine, RowResult } from './contract';
 import { mergeLengthStats, type LengthStatsBuilder } from './stats';
 import type { TokenCounter } from './tokenCounts';
+import { addTrainerCuts, emptyTrainerCuts } from '../trainers/trainers';
 
 /** A file's report before any row: every counter 0, format `unknown`. */
 export function emptyFileReport(file: string): FileReport {
@@ -27,6 +28,7 @@ export function emptyFileReport(file: string): FileReport {
     shapes: {},
     trainableTokens: 0,
     totalTokens: 0,
+    trainerCuts: emptyTrainerCuts(),
   };
 }
 
@@ -59,6 +61,7 @@ export function applyRowResult(rep: FileReport, res: RowResult, lengths?: Length
       rep.totalTokens += res.totalTokens;
       lengths?.addRow(res.recordTokens, res.recordTrainable, res.renderedTokens);
       if (res.tokenCounts) counts?.add(res.tokenCounts, res.records.length);
+      if (res.trainerCuts) rep.trainerCuts = addTrainerCuts(rep.trainerCuts ?? emptyTrainerCuts(), res.trainerCuts);
       break;
     case 'setAside':
       rep.rowsSetAside++;
@@ -88,6 +91,7 @@ export function leaveOut(rep: FileReport): void {
   rep.leftOut = { rowsWritten, recordsWritten, rowsSetAside, trainableTokens, totalTokens };
   Object.assign(rep, { rowsWritten: 0, recordsWritten: 0, rowsSetAside: 0, trainableTokens: 0, totalTokens: 0 });
   delete rep.lengths;
+  rep.trainerCuts = emptyTrainerCuts();
 }
 
 /** The run policy a file is judged by. */
@@ -156,6 +160,7 @@ export function computeTotals(files: readonly FileReport[]): PrepareResult['tota
   for (const f of kept) for (const [k, v] of Object.entries(f.dropped)) totals.dropped[k] = (totals.dropped[k] ?? 0) + v.count;
   for (const f of kept) for (const [k, v] of Object.entries(f.errorReasons ?? {})) (totals.errorReasons ??= {})[k] = (totals.errorReasons[k] ?? 0) + v.count;
   if (kept.length && kept.every((f) => f.lengths)) totals.lengths = mergeLengthStats(kept.map((f) => f.lengths!));
+  if (kept.length && kept.every((f) => f.trainerCuts)) totals.trainerCuts = kept.reduce((a, f) => addTrainerCuts(a, f.trainerCuts!), emptyTrainerCuts());
   return totals;
 }
 

@@ -7,6 +7,7 @@
 import type { Code } from '../codes';
 import type { Grouping } from '../records/mask';
 import type { TemplateCheck } from '../templates/checkTemplate';
+import type { TrainerCuts, TrainerId } from '../trainers/trainers';
 import type { MaskPolicy, ReasoningPolicy } from '../types';
 import type { RunOutputPaths } from './outputFiles';
 import type { LengthStats } from './stats';
@@ -118,6 +119,13 @@ export interface PrepareOptions {
    * `prompts_to_generate.jsonl` is JSONL whatever the format (`generate` reads it).
    */
   format?: OutputFormat;
+  /**
+   * The trainer the records are for (`--trainer`, core/trainers/trainers.ts): the caller sets
+   * `maxLength` to its default length (unless given) with `long: 'split'`; the run then writes no
+   * `trainer_length_cut` note and the summary names the next command. Undefined: every trainer's
+   * default length is checked (`FileReport.trainerCuts`) and a loss noted.
+   */
+  trainer?: TrainerId;
 }
 
 /** The record file formats of a run (`--format`, the `eagle3prep.outputFormat` setting); the first is the default. */
@@ -209,6 +217,12 @@ export interface FileReport {
    * tokens ÷ tokens of the conversations rendered once). Absent in reports of older versions.
    */
   lengths?: LengthStats;
+  /**
+   * What each trainer's default length would do to the written records (core/trainers/trainers.ts):
+   * records longer, records trained not at all, trainable tokens not trained. Absent in reports of
+   * older versions.
+   */
+  trainerCuts?: TrainerCuts;
   /** The input's size (bytes) and modification time (ms since the epoch) when the run read it (datasets tree: stale outputs). */
   input?: { size: number; mtimeMs: number };
   /** Sharded runs only: rows of the file across all shards (this shard read `rowsRead` of them). */
@@ -272,6 +286,8 @@ export interface PrepareResult {
     problems?: string;
     format?: OutputFormat;
     written?: string[];
+    /** Record files of a previous run in a format this run does not write, removed when it committed (`tokenized_data.jsonl` after `--format parquet`). */
+    removed?: string[];
   };
   tokenizer: { dir: string; name: string; hash: string; embeddedDefault: boolean };
   templateKwargs: Record<string, unknown>;
@@ -286,6 +302,8 @@ export interface PrepareResult {
   grouping?: Grouping;
   /** Records with fewer trainable tokens were dropped; absent in reports of older versions (then 1). */
   minTrainableTokens?: number;
+  /** `--trainer` of the run (null: none); absent in reports of older versions. */
+  trainer?: TrainerId | null;
   /** `token_counts.json` beside the outputs (run/tokenCounts.ts); absent in reports of older versions. */
   tokenCounts?: string;
   /**
@@ -325,6 +343,11 @@ export interface PrepareResult {
   warnings?: RunWarning[];
   /** Files left out by `skipFailedFiles`, with why. */
   skippedFiles?: { file: string; reason: string }[];
+  /**
+   * Files (absolute paths) not processed at all: the first look at every input (`run/preflight.ts`) found a file that
+   * fails the run, so without `skipFailedFiles` the run stopped before reading the others. They have no entry in `files`.
+   */
+  notProcessed?: string[];
   /** The run policy: strict, error-rate limit, dedup. */
   policy?: { strict: boolean; maxErrorRate: number | null; skipFailedFiles: boolean; dedup: boolean };
   /** Set for a dry run: nothing was written; estimates from the first rows of each file. */
@@ -374,6 +397,8 @@ export interface RowResult {
   renderedTokens: number;
   /** Token ids of the written records with their counts over all tokens and over trainable tokens (run/tokenCounts.ts). */
   tokenCounts?: TokenCountDelta;
+  /** What each trainer's default length does to the written records; absent when no record is longer than the shortest. */
+  trainerCuts?: TrainerCuts;
 }
 
 /** Counts of token ids in one row's written records: `ids` ascending and distinct, `all[k]` / `trained[k]` the counts of `ids[k]`. */
@@ -386,7 +411,7 @@ export interface TokenCountDelta {
 /** The settings a row processor needs; the same in every worker of a run. */
 export type RowSettings = Pick<
   PrepareOptions,
-  'tokenizerDir' | 'mask' | 'maxLength' | 'truncate' | 'long' | 'grouping' | 'minTrainableTokens' | 'templateKwargs' | 'reasoning' | 'dedup'
+  'tokenizerDir' | 'mask' | 'maxLength' | 'truncate' | 'long' | 'grouping' | 'minTrainableTokens' | 'templateKwargs' | 'reasoning' | 'dedup' | 'trainer'
 >;
 
 /** What a run reports about its tokenizer and chat template, found where the tokenizer is loaded (this thread or the first pool worker). */

@@ -24,6 +24,7 @@ import { applyStatus } from './status';
 import { mergeLengthStats } from './stats';
 import { readTokenCounts, TokenCounter, tokenCountsJson } from './tokenCounts';
 import { writeFileAtomic } from './output';
+import { addTrainerCuts, emptyTrainerCuts } from '../trainers/trainers';
 
 /** A problem that makes the shard reports not combine into one run. */
 export class MergeError extends Error {}
@@ -119,7 +120,7 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
       if (p.rowsInFile === undefined || p.rowsInFile !== inFile)
         throw new MergeError(`${f0.file}: the shards saw different row counts (${parts.map((x) => x.rowsInFile).join(', ')})`);
     }
-    const { shapes: _none, ...empty } = emptyFileReport(f0.file);
+    const { shapes: _none, trainerCuts: _cuts, ...empty } = emptyFileReport(f0.file);
     const m: FileReport = {
       ...empty,
       format: f0.format,
@@ -160,6 +161,8 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
     }
     if (m.rowsRead !== inFile) throw new MergeError(`${f0.file}: the shards read ${m.rowsRead} rows, the file has ${inFile}`);
     if (parts.every((p) => p.lengths)) m.lengths = mergeLengthStats(parts.map((p) => p.lengths!));
+    // Trainer cuts: summed while every shard computed them (shards of older versions did not).
+    if (parts.every((p) => p.trainerCuts)) m.trainerCuts = parts.reduce((a, p) => addTrainerCuts(a, p.trainerCuts!), emptyTrainerCuts());
     return m;
   });
   const out = resolve(outDir);

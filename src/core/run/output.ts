@@ -87,9 +87,13 @@ function outputError(what: string, path: string, e: unknown): OutputError {
  * @param fsOps the file operations used (tests inject failures: a root user bypasses permission bits)
  * @throws OutputError naming the folder and the reason (EACCES, EROFS, ENOSPC, ENOTDIR, …)
  */
-export function checkOutputDir(dir: string, fsOps: Pick<typeof import('node:fs'), 'mkdirSync' | 'writeFileSync' | 'renameSync' | 'rmSync'> = fs): void {
+export function checkOutputDir(
+  dir: string,
+  fsOps: Pick<typeof import('node:fs'), 'mkdirSync' | 'writeFileSync' | 'renameSync' | 'rmSync'> = fs,
+): string | undefined {
+  let created: string | undefined;
   try {
-    fsOps.mkdirSync(dir, { recursive: true });
+    created = fsOps.mkdirSync(dir, { recursive: true });
   } catch (e) {
     throw outputError('cannot create the output folder', dir, realMkdirError(dir, e, fsOps));
   }
@@ -104,6 +108,24 @@ export function checkOutputDir(dir: string, fsOps: Pick<typeof import('node:fs')
     throw outputError('cannot write to the output folder', dir, e);
   } finally {
     rmQuiet(renamed);
+  }
+  return created;
+}
+
+/**
+ * Removes the folders a run created ({@link checkOutputDir}'s result: the first one created) when
+ * the run wrote nothing into them: `dir` and its parents up to `created`, each only while empty.
+ * A failed or cancelled run then leaves no empty output folder behind. Never throws.
+ */
+export function removeCreatedIfEmpty(dir: string, created: string | undefined): void {
+  if (!created) return;
+  for (let d = dir; ; d = dirname(d)) {
+    try {
+      fs.rmdirSync(d); // fails on a folder that is not empty: it stays
+    } catch {
+      return;
+    }
+    if (d === created || dirname(d) === d) return;
   }
 }
 

@@ -50,6 +50,7 @@ export async function assembleResult(run: RunOutcome): Promise<PrepareResult> {
     long,
     grouping: opts.grouping,
     minTrainableTokens: opts.minTrainableTokens ?? 1,
+    trainer: opts.trainer ?? null,
     ...(failures.length || dryRun ? {} : { tokenCounts: tokenCountsPath }),
     templateCheck,
     files,

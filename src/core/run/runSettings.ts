@@ -5,6 +5,10 @@
  * the dashboard, the hover and the mask view) resolve and compare settings here, so a setting
  * added to {@link RUN_SETTINGS} is compared everywhere.
  *
+ * A trainer (`--trainer`, `eagle3prep.trainer`) is not a row: it decides only the defaults of
+ * `maxLength` and `long` (core/trainers/trainers.ts `withTrainerDefaults`, applied before these
+ * settings are resolved), and those are compared; the records do not depend on it otherwise.
+ *
  * Pure and without side effects; imports types and choice lists only.
  */
 import { GROUPINGS, type Grouping } from '../records/mask';

@@ -82,5 +82,6 @@ export function settingsOf(o: PrepareOptions): RowSettings {
     templateKwargs: o.templateKwargs,
     reasoning: o.reasoning,
     dedup: o.dedup,
+    trainer: o.trainer,
   };
 }

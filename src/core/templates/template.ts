@@ -5,7 +5,7 @@
  * template reads.
  */
 import type { Code } from '../codes';
-import { splitInlineThink } from '../formats/common';
+import { asWrittenInline, splitInlineThink } from '../formats/common';
 import { CompiledTemplate } from './jinja';
 import { TemplateRenderError } from './errors';
 import { pythonFloatRepr } from './jinja';
@@ -220,7 +220,9 @@ export class ChatTemplate {
     const notes = new Set<Code>();
     const reasoning: (string | undefined)[] = [];
     const inline: (InlineReasoning | undefined)[] = [];
-    const out = messages.map((m) => {
+    const out = messages.map((given) => {
+      // Reasoning read from inline text starts again from the text as written: the rules below split it or keep it.
+      const m = asWrittenInline(given);
       let o: Message = m;
       let r = nonBlank(m.reasoning_content);
       let found: InlineReasoning | undefined;

@@ -1,0 +1,97 @@
+/**
+ * The commands that follow `prepare --trainer X`: the flags, dotlist overrides or YAML fields
+ * that point each trainer at what the run wrote, at the length the records were made for.
+ * Setting names as each trainer's own configuration spells them (core/trainers/trainers.ts
+ * names the sources); docs/training.md explains the same commands. Pure.
+ */
+import type { PrepareResult } from '../run/contract';
+import { TRAINERS, type TrainerId } from './trainers';
+
+/** What the commands point at. */
+export interface NextStepInputs {
+  /** `tokenized_data.jsonl` (absolute), or undefined when the run wrote Parquet only. */
+  records?: string;
+  /** `token_counts.json` (absolute), for `eagle3-prep draft-vocab`. */
+  tokenCounts: string;
+  /** The output folder (absolute). */
+  outDir: string;
+  /** The length the records were made for (`--max-length`). */
+  maxLength: number;
+  /** The tokenizer's model folder, or undefined for the embedded Qwen3 tokenizer (the user names the model then). */
+  modelDir?: string;
+}
+
+/** A path as one shell word (single-quoted when it holds anything but safe characters). */
+export function shellWord(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The lines to print after a run for `trainer` (no trailing newline): the command that reads the
+ * records (or, for the trainers that read conversations, what they read instead), the length
+ * setting, and the `draft-vocab` call that writes the trainer's vocabulary file.
+ */
+export function trainerNextSteps(trainer: TrainerId, o: NextStepInputs): string[] {
+  const t = TRAINERS[trainer];
+  const n = o.maxLength;
+  const records = o.records ? shellWord(o.records) : '<tokenized_data.jsonl>';
+  const model = o.modelDir ? shellWord(o.modelDir) : '<target model>';
+  const vocab = shellWord(`${o.outDir}/draft-vocab`);
+  const draftVocab = (size: number, out = vocab) => `eagle3-prep draft-vocab --size ${size} --counts ${shellWord(o.tokenCounts)} --out ${out}`;
+  const lines = [
+    t.readsRecords
+      ? `Next (${t.name}, ${t.lengthSetting} ${n}: every record fits, nothing is cut):`
+      : `Next (${t.name}, ${t.lengthSetting} ${n}: every record fits; it tokenizes conversations itself):`,
+  ];
+  switch (trainer) {
+    case 'specforge':
+      lines.push(
+        `  ${draftVocab(32000)}`,
+        `  specforge train -c <your run config.yaml> data.train_data_path= data.prompts_path=${records} data.max_length=${n} model.vocab_mapping_path=${vocab}/vocab_mapping.pt`,
+        `  (or in the YAML: data.prompts_path: ${records}, data.max_length: ${n}, model.vocab_mapping_path: ${vocab}/vocab_mapping.pt)`,
+      );
+      break;
+    case 'speculators': {
+      const data = shellWord(`${o.outDir}/speculators`);
+      lines.push(
+        `  python scripts/prepare_data.py --model ${model} --data ${records} --seq-length ${n} --output ${data}`,
+        `  ${draftVocab(32000, data)}   (d2t.npy, t2d.npy, token_freq.pt where train.py looks for them)`,
+        `  then train.py --data-path ${data} --total-seq-len ${n} once the hidden states are generated`,
+      );
+      break;
+    }
+    case 'eagle':
+      lines.push(
+        '  main.py (eagle/traineagle3) reads ShareGPT conversations ("id", "conversations" from human/gpt) and tokenizes and masks them itself: it does not read these records.',
+        `  keep train_config["max_len"] at ${n}; deepspeed main.py --deepspeed_config ds_config.json --basepath ${model} --trainpath <conversations.jsonl> --savedir <dir>`,
+        `  ${draftVocab(32000)}, then copy ${vocab}/cache.pt into the folder main.py runs in`,
+      );
+      break;
+    case 'modelopt':
+      lines.push(
+        '  examples/speculative_decoding reads conversations (OpenAI "messages") and tokenizes and masks them itself: it does not read these records.',
+        `  ${draftVocab(32000)}`,
+        `  ./launch_train.sh --config ../../modelopt_recipes/general/speculative_decoding/eagle3.yaml model.model_name_or_path=${model} data.data_path=<conversations.jsonl> training.training_seq_len=${n} data.draft_vocab_cache=${vocab}/d2t.pt training.output_dir=<dir>`,
+      );
+      break;
+  }
+  return lines;
+}
+
+/**
+ * The next steps of a run made for a trainer (`--trainer`, with its max length); none for another
+ * run, nor for one that wrote no records file into its folder (`merge-reports` without `--data`:
+ * the records stay in the shards' folders).
+ */
+export function nextStepsOfRun(r: Pick<PrepareResult, 'trainer' | 'maxLength' | 'outputs' | 'tokenCounts' | 'outDir' | 'tokenizer'>): string[] {
+  if (!r.trainer || !r.maxLength) return [];
+  const w = r.outputs.written;
+  if (w && !w.includes(r.outputs.tokenizedData) && !(r.outputs.tokenizedDataParquet && w.includes(r.outputs.tokenizedDataParquet))) return [];
+  return trainerNextSteps(r.trainer, {
+    records: (r.outputs.format ?? 'jsonl') === 'parquet' ? undefined : r.outputs.tokenizedData,
+    tokenCounts: r.tokenCounts ?? `${r.outDir}/token_counts.json`,
+    outDir: r.outDir,
+    maxLength: r.maxLength,
+    modelDir: r.tokenizer.embeddedDefault ? undefined : r.tokenizer.dir,
+  });
+}
