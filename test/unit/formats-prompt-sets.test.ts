@@ -199,6 +199,12 @@ test('strings without evidence of who speaks are never read as a dialogue: answe
   // Plain strings under a conversation-like name, without markers: not read either (who speaks is not known).
   const plain = writeJsonl([{ utterances: ['hello there', 'hi, how are you', 'fine'] }], 'plain.jsonl');
   await assert.rejects(inspectFile(plain), /"utterances\[\]" strings \(3 turns\) \(no speaker markers \("User: …"\) and no questions list beside them/);
+  // Markers that name no user: answers alone, not read either.
+  const marked = writeJsonl([{ replies: ['Assistant: First reply.', 'Assistant: Second reply.'] }], 'marked.jsonl');
+  await assert.rejects(
+    inspectFile(marked),
+    /"replies\[\]" strings \(2 turns\) \(every string is marked as a speaker other than the user: no prompt to pair them with\)/,
+  );
   // In a file whose other rows are read, such a row is errored/dropped with the reason, and the rows add up.
   const mixed = writeJsonl(
     [
