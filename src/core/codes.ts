@@ -67,7 +67,10 @@ const TABLE = {
     kind: 'note',
     meaning: 'a batch prediction line with several candidate answers: one record each, the request shared',
   },
-  alternating_strings: { kind: 'note', meaning: 'a list of strings read as alternating user / assistant turns (UltraChat)' },
+  alternating_strings: {
+    kind: 'note',
+    meaning: 'a list of strings read as alternating user / assistant turns, as its documented layout says (UltraChat "data", LIMA "conversations")',
+  },
   speaker_markers_split: {
     kind: 'note',
     meaning: 'a list of strings each opening with a speaker marker (User: …, Assistant: …): the marker gives the role and is removed from the text',
@@ -259,7 +262,8 @@ const TABLE = {
   too_long: {
     kind: 'drop',
     meaning: 'longer than --max-length',
-    remedy: '--long split keeps every assistant turn in records that fit (recent history kept); --long truncate keeps the first tokens',
+    remedy:
+      '--long split keeps every assistant turn in records that fit (recent history kept); --long truncate keeps the first tokens; problems.jsonl says by how much each row is over',
   },
   too_few_trainable_tokens: { kind: 'drop', meaning: 'every record had fewer trainable tokens than --min-trainable-tokens' },
   empty_conversation: { kind: 'drop', meaning: 'the row holds a conversation with no messages' },
@@ -505,4 +509,19 @@ export function isDataChanging(code: string): boolean {
 /** The one-line remedy of a code, or '' when there is none. */
 export function codeRemedy(code: string): string {
   return CODES[code]?.remedy ?? '';
+}
+
+/**
+ * The remedy of a code for a run with its settings: the table's, except where it would suggest what the run already
+ * does (`--long split` / `--long truncate` for `too_long`, `record_dropped_too_long`, `target_too_long`). '' when none.
+ * @param run.long the run's `--long` policy (`drop` by default)
+ */
+export function codeRemedyFor(code: string, run: { long?: 'drop' | 'truncate' | 'split' }): string {
+  const long = run.long ?? 'drop';
+  if (code === 'too_long' && long === 'split')
+    return 'raise --max-length: with --long split a row is too_long when none of its assistant turns fits --max-length even with no history before it (problems.jsonl says by how much); --long truncate keeps the first tokens instead';
+  if (code === 'too_long' && long === 'truncate') return 'raise --max-length (problems.jsonl says by how much)';
+  if (code === 'record_dropped_too_long' && long !== 'drop') return 'raise --max-length';
+  if (code === 'target_too_long' && long === 'truncate') return 'raise --max-length';
+  return codeRemedy(code);
 }

@@ -142,6 +142,38 @@ test('strings with speaker markers are a dialogue (markers removed); a questions
   assert.deepEqual(await fates(file), [2, 0, 0, 0]);
 });
 
+test('a documented string-list layout is read as it says: LIMA "conversations" strings alternate user / assistant, user first', async () => {
+  const file = writeJsonl(
+    [
+      {
+        conversations: ['How do I reverse a list in Python?', 'Use xs[::-1] or xs.reverse().', 'Which is faster?', 'xs.reverse(), in place.'],
+        source: 'stackexchange',
+      },
+      { conversations: ['Write a haiku about rain.'], source: 'wikihow' },
+    ],
+    'lima.jsonl',
+  );
+  const r = await inspectFile(file);
+  assert.equal(r.format, 'lima');
+  assert.deepEqual(
+    r.records.map((x) => [x.needs_generation, x.messages, x.notes]),
+    [
+      [
+        false,
+        [
+          { role: 'user', content: 'How do I reverse a list in Python?' },
+          { role: 'assistant', content: 'Use xs[::-1] or xs.reverse().' },
+          { role: 'user', content: 'Which is faster?' },
+          { role: 'assistant', content: 'xs.reverse(), in place.' },
+        ],
+        ['alternating_strings'],
+      ],
+      [true, [{ role: 'user', content: 'Write a haiku about rain.' }], ['alternating_strings']],
+    ],
+  );
+  assert.deepEqual(await fates(file), [1, 1, 0, 0]);
+});
+
 test('strings without evidence of who speaks are never read as a dialogue: answers kept without questions fail loudly, naming the field', async () => {
   // An MT-bench style model-answer file: the answers of a model to questions kept elsewhere.
   const answers = writeJsonl(

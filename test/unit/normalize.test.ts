@@ -543,6 +543,7 @@ test('shape table is shared and ordered', () => {
       'chat-completions-log',
       'gemini-batch',
       'ultrachat',
+      'lima',
       'question-turns',
       'oasst-tree',
       'query-tools-answers',

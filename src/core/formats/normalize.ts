@@ -26,6 +26,7 @@ import {
   chatmlHandler,
   glaiveHandler,
   guanacoHandler,
+  limaHandler,
   hhTextHandler,
   llama2Handler,
   mappedHandler,
@@ -112,6 +113,7 @@ export const SHAPES: ShapeHandler[] = [
   // Gemini / Vertex AI batch prediction lines: request.contents + response.candidates.
   geminiBatchHandler,
   ultrachatHandler,
+  limaHandler,
   // MT-bench style "turns": ["q1", "q2"]: a prompt whose user turns are answered in order.
   questionTurnsHandler,
   oasstTreeHandler,

@@ -119,6 +119,25 @@ export const ultrachatHandler: ShapeHandler = {
 };
 
 /**
+ * LIMA (huggingface.co/datasets/GAIR/lima, "conversations": a list of strings, user first, alternating with the
+ * assistant): the documented layout of a list of plain strings under `conversations` (ShareGPT's field holds
+ * `{from, value}` objects, never strings).
+ */
+export const limaHandler: ShapeHandler = {
+  name: 'lima',
+  matches: (row) => Array.isArray(row.conversations) && row.conversations.length > 0 && row.conversations.every((x) => typeof x === 'string'),
+  describe: () => '"conversations": list of strings (LIMA: alternating user / assistant, user first)',
+  roles: () => [],
+  normalize(row, ctx) {
+    const list = row.conversations as string[];
+    ctx.fields.use(row, 'conversations');
+    ctx.note('alternating_strings', '"conversations" strings alternate user / assistant, user first (LIMA)');
+    const messages: Message[] = list.map((t, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: t }));
+    return finish(row, messages, ctx);
+  },
+};
+
+/**
  * OpenAssistant message trees (`*.trees.jsonl` exports, github.com/LAION-AI/Open-Assistant
  * oasst-data): a node `{text, role: prompter|assistant, rank?, replies: [node]}`
  * at the row root or under `prompt`. The conversation is the best-ranked path:
