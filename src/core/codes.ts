@@ -21,6 +21,8 @@ export interface CodeInfo {
   remedy?: string;
   /** true when the written records differ from what the source holds because of it (text lost, turns not trained, records cut). */
   changesData?: boolean;
+  /** true when a row it is noted on lacks the text it most likely holds (its longest text unread): the file's status is `degraded`, as for errored rows (`run/status.ts`). */
+  degrades?: boolean;
 }
 
 const TABLE = {
@@ -87,6 +89,15 @@ const TABLE = {
   content_stringified: { kind: 'note', meaning: 'a number, boolean or object where text belongs, converted to text', changesData: true },
   empty_response: { kind: 'note', meaning: 'an empty response field: the row is a prompt to answer' },
   field_mapping_used: { kind: 'note', meaning: 'fields read through a field-mapping file' },
+  longest_text_not_read: {
+    kind: 'note',
+    meaning:
+      "a field that is not read looks written by a model (long prose or code) and is longer than every turn read from the row: most likely the row's answer, missing from its records",
+    remedy:
+      'inspect the file: name the field in a field mapping in eagle3prep.jsonc ("mappings") so it is read, or report the shape; the records of these rows lack it',
+    changesData: true,
+    degrades: true,
+  },
   model_text_not_read: {
     kind: 'note',
     meaning:
@@ -251,7 +262,8 @@ const TABLE = {
   too_long: {
     kind: 'drop',
     meaning: 'longer than --max-length',
-    remedy: '--long split keeps every assistant turn in records that fit (recent history kept); --long truncate keeps the first tokens',
+    remedy:
+      '--long split keeps every assistant turn in records that fit (recent history kept); --long truncate keeps the first tokens; problems.jsonl says by how much each row is over',
   },
   too_few_trainable_tokens: { kind: 'drop', meaning: 'every record had fewer trainable tokens than --min-trainable-tokens' },
   empty_conversation: { kind: 'drop', meaning: 'the row holds a conversation with no messages' },
@@ -482,6 +494,11 @@ export function codeMeaning(code: string): string {
  * Drops and errors count unless their entry says `changesData: false` (a drop
  * the user asked for, such as `duplicate` under --dedup).
  */
+/** Whether a note makes its file `degraded` ({@link CodeInfo.degrades}). */
+export function isDegrading(code: string): boolean {
+  return CODES[code]?.degrades === true;
+}
+
 export function isDataChanging(code: string): boolean {
   const c = CODES[code];
   if (c === undefined) return false;
@@ -492,4 +509,19 @@ export function isDataChanging(code: string): boolean {
 /** The one-line remedy of a code, or '' when there is none. */
 export function codeRemedy(code: string): string {
   return CODES[code]?.remedy ?? '';
+}
+
+/**
+ * The remedy of a code for a run with its settings: the table's, except where it would suggest what the run already
+ * does (`--long split` / `--long truncate` for `too_long`, `record_dropped_too_long`, `target_too_long`). '' when none.
+ * @param run.long the run's `--long` policy (`drop` by default)
+ */
+export function codeRemedyFor(code: string, run: { long?: 'drop' | 'truncate' | 'split' }): string {
+  const long = run.long ?? 'drop';
+  if (code === 'too_long' && long === 'split')
+    return 'raise --max-length: with --long split a row is too_long when none of its assistant turns fits --max-length even with no history before it (problems.jsonl says by how much); --long truncate keeps the first tokens instead';
+  if (code === 'too_long' && long === 'truncate') return 'raise --max-length (problems.jsonl says by how much)';
+  if (code === 'record_dropped_too_long' && long !== 'drop') return 'raise --max-length';
+  if (code === 'target_too_long' && long === 'truncate') return 'raise --max-length';
+  return codeRemedy(code);
 }

@@ -71,7 +71,7 @@ test('--strict fails on a data-changing warning alone (the default Qwen3 templat
   assert.equal(plain.code, 0, plain.stderr);
   assert.match(plain.stdout, /^ {2}WARNINGS {2}/m);
   assert.match(plain.stdout, /empty_think_trained × 2\n {6}an assistant turn without reasoning .*\n {6}→ .*enable_thinking/);
-  assert.match(plain.stdout, /^Status: WARNINGS — 1 data-changing warning/m);
+  assert.match(plain.stdout, /^Status: WARNINGS — 2 data-changing warnings \(empty_think_trained × 2; above\)$/m);
   const strict = cli(['prepare', file, '--out', join(dir, 'o2'), '--strict']);
   assert.equal(strict.code, 1);
   assert.match(strict.stdout, /clean\.jsonl: data-changing warnings \(--strict\): empty_think_trained × 2/);

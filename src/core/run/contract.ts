@@ -286,6 +286,8 @@ export interface PrepareResult {
     problems?: string;
     format?: OutputFormat;
     written?: string[];
+    /** Record files of a previous run in a format this run does not write, removed when it committed (`tokenized_data.jsonl` after `--format parquet`). */
+    removed?: string[];
   };
   tokenizer: { dir: string; name: string; hash: string; embeddedDefault: boolean };
   templateKwargs: Record<string, unknown>;

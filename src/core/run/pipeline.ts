@@ -472,7 +472,10 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       await records.commit();
       await prompts.commit();
       await problems.commit();
-      for (const p of removeStaleRecordFiles(outDir, format)) hooks.log?.(`  removed ${p}: a previous run's records in the format this run does not write`);
+      // Said in the summary and the report too (outputs.removed): a file of the user's folder is gone.
+      const removed = removeStaleRecordFiles(outDir, format);
+      for (const p of removed) hooks.log?.(`  removed ${p}: a previous run's records in the format this run does not write`);
+      if (removed.length) result.outputs.removed = removed;
       const sizes = targetSizesOf(tok);
       await writeFileAtomic(tokenCountsPath, tokenCountsJson(counts.result({ name: tok.name, hash: tok.hash }, sizes.modelVocabSize, sizes.tokenizerSize)));
       await writeReports(result);

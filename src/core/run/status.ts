@@ -5,7 +5,8 @@
  * - `failed`: the file could not be used or broke the run's policy (a run failure
  *   names it: unreadable, nothing written and nothing set aside, rows that do not
  *   add up, over `--max-error-rate`, a warning or error under `--strict`);
- * - `degraded`: rows were errored (the data the file holds is not all in the output);
+ * - `degraded`: rows were errored, or a row's longest text is a field nobody read (a note that
+ *   degrades, `core/codes.ts` `isDegrading`): the data the file holds is not all in the output;
  * - `warnings`: nothing errored, but a data-changing warning fired: rows dropped
  *   (except drops the user asked for, such as `duplicate`), a data-changing note
  *   (`core/codes.ts` `isDataChanging`), or a data-changing finding of the chat
@@ -14,7 +15,7 @@
  *
  * "OK" is only ever said for `ok`.
  */
-import { CODES, codeMeaning, isDataChanging } from '../codes';
+import { CODES, codeMeaning, codeRemedyFor, isDataChanging, isDegrading } from '../codes';
 import type { FileReport, PrepareResult, RunStatus, RunWarning } from './contract';
 import { probeConcerns } from './shapes';
 
@@ -63,7 +64,7 @@ export function fileStatus(
   templateFindings: readonly unknown[] = [],
 ): RunStatus {
   if (failed) return 'failed';
-  if (f.rowsErrored > 0) return 'degraded';
+  if (f.rowsErrored > 0 || Object.keys(f.notes).some((c) => f.notes[c] > 0 && isDegrading(c))) return 'degraded';
   if (dataChangingCodes(f).length > 0 || (f.recordsWritten > 0 && templateFindings.length > 0)) return 'warnings';
   return 'ok';
 }
@@ -76,12 +77,13 @@ export function worstStatus(statuses: Iterable<RunStatus>): RunStatus {
 }
 
 /** Every data-changing warning of a run (skipped files left out), with meaning, remedy and files; most frequent first. */
-export function runWarnings(r: Pick<PrepareResult, 'files' | 'templateCheck'>): RunWarning[] {
+export function runWarnings(r: Pick<PrepareResult, 'files' | 'templateCheck'> & Partial<Pick<PrepareResult, 'long'>>): RunWarning[] {
+  const remedyOf = (code: string) => codeRemedyFor(code, { long: r.long }) || undefined;
   const byCode = new Map<string, RunWarning>();
   for (const f of r.files) {
     if (f.skipped) continue;
     for (const { code, count } of dataChangingCodes(f)) {
-      const w = byCode.get(code) ?? { code, count: 0, source: 'rows' as const, meaning: codeMeaning(code), remedy: CODES[code]?.remedy, files: [] };
+      const w = byCode.get(code) ?? { code, count: 0, source: 'rows' as const, meaning: codeMeaning(code), remedy: remedyOf(code), files: [] };
       w.count += count;
       w.files.push(f.file);
       byCode.set(code, w);
@@ -92,7 +94,7 @@ export function runWarnings(r: Pick<PrepareResult, 'files' | 'templateCheck'>): 
   if (writers.length)
     for (const { code, count } of templateWarnings(r.templateCheck, 'all')) {
       const files = writers.filter((f) => templateWarnings(r.templateCheck, f.shapes).some((w) => w.code === code)).map((f) => f.file);
-      byCode.set(code, { code, count, source: 'template', meaning: codeMeaning(code), remedy: CODES[code]?.remedy, files });
+      byCode.set(code, { code, count, source: 'template', meaning: codeMeaning(code), remedy: remedyOf(code), files });
     }
   return [...byCode.values()]
     .map((w) => (w.remedy === undefined ? (({ remedy: _r, ...rest }) => rest)(w) : w))
