@@ -369,3 +369,13 @@ test('through the CLI: inspect --json trains the preferred output; prepare --str
   assert.equal(p.status, 1, p.stdout + p.stderr);
   assert.match(p.stdout + p.stderr, /longest_text_not_read/);
 });
+
+test('an empty response field beside an answer pair does not hide the pair', async () => {
+  const file = writeJsonl([{ instruction: 'Say hi.', output: '', output_1: 'Hi there, friend.', output_2: 'Hello to you.', preference: 1 }], 'empty.jsonl');
+  const r = await inspectFile(file);
+  assert.deepEqual(r.records[0].messages, [
+    { role: 'user', content: 'Say hi.' },
+    { role: 'assistant', content: 'Hi there, friend.' },
+  ]);
+  assert.equal(r.records.length + r.skipped.length, r.rows_read);
+});
