@@ -240,8 +240,6 @@ export function registerPrepare(program: Command, done: (code: number) => void):
     const flags = cliFlags(values);
     if (given.trainer && TRAINERS[given.trainer].readsRecords && given.format === 'parquet')
       usageError(self, `${TRAINERS[given.trainer].name} reads JSONL records, not Parquet: use --format jsonl or both with --trainer ${given.trainer}`);
-    if (given.trainer && given.truncate && given.long !== undefined && given.long !== 'truncate')
-      usageError(self, `--truncate is --long truncate; it cannot go with --long ${given.long}`);
     const base = withTrainerDefaults(given);
     if (base.truncate && base.maxLength === undefined) usageError(self, '--truncate needs --max-length');
     if (base.long !== undefined && base.maxLength === undefined) usageError(self, '--long needs --max-length');

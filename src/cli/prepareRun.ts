@@ -6,6 +6,8 @@
  * returns the exit code.
  */
 import { defaultWorkerCount, groupByDefaultOutDir, prepareStaged, type PrepareOptions, type PrepareResult, type StagedRun } from '../core/run/pipeline';
+import { resolve } from 'node:path';
+import { notProcessedFailure, preflightFile } from '../core/run/preflight';
 import { reportToJson } from '../core/run/report';
 import { EXIT, err, json, out } from './command';
 import { ProgressLine } from './progress';
@@ -27,7 +29,20 @@ export interface PrepareCliFlags {
  */
 export async function runPrepare(files: string[], base: PrepareOptions, flags: PrepareCliFlags): Promise<number> {
   base.workers ??= defaultWorkerCount(files);
-  const groups = flags.out ? [{ inputs: files, outDir: flags.out }] : groupByDefaultOutDir(files);
+  let groups = flags.out ? [{ inputs: files, outDir: flags.out }] : groupByDefaultOutDir(files);
+  // Fail early across output folders too: a file that fails its first look (run/preflight.ts) fails the command, so
+  // the folders without such a file are not processed (each prepare checks only its own inputs).
+  let notRun: string[] = [];
+  if (groups.length > 1 && !base.skipFailedFiles) {
+    const allowEmpty = base.allowEmpty === true || (base.shard !== undefined && base.shard.count > 1);
+    const bad = new Set<string>();
+    for (const f of files) if (await preflightFile(resolve(f), { mapping: base.mapping, allowEmpty })) bad.add(resolve(f));
+    if (bad.size) {
+      const failing = (g: { inputs: string[] }) => g.inputs.some((i) => bad.has(resolve(i)));
+      notRun = groups.filter((g) => !failing(g)).flatMap((g) => g.inputs.map((i) => resolve(i)));
+      groups = groups.filter(failing);
+    }
+  }
   const cancel = abortOnSignals();
   const progress = flags.json || flags.quiet ? undefined : new ProgressLine(groups.flatMap((g) => g.inputs));
   const log = flags.verbose && !flags.json && !flags.quiet ? (l: string) => (progress ? progress.log(l) : err(l)) : undefined;
@@ -53,6 +68,11 @@ export async function runPrepare(files: string[], base: PrepareOptions, flags: P
     throw new Error(`cancelled (${early}): nothing was written; the output folders keep their previous files`);
   }
   const results = staged.map((s) => s.result);
+  if (notRun.length) {
+    const r = results[0];
+    r.notProcessed = [...(r.notProcessed ?? []), ...notRun];
+    r.failures.push(notProcessedFailure(notRun));
+  }
   const ctx: SummaryContext = { dryRun: base.dryRun !== undefined, skipFailedFiles: base.skipFailedFiles === true, heldBack: [], skippedRuns: [] };
   const anyFailed = results.some((r) => !r.ok);
   try {

@@ -296,7 +296,7 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
   const written = results.filter((r) => r.ok && !(ctx.heldBack ?? []).includes(r.outDir) && !(ctx.skippedRuns ?? []).includes(r.outDir));
   if (dry) lines.push('Dry run: nothing written. Estimates from the first rows of each file are above (report.json "dry_run" with --json).');
   else if (status === 'failed') {
-    const others = results.length + skipped.length > 1 || files.length > 1;
+    const others = results.length + skipped.length > 1 || files.length > 1 || results.some((r) => r.notProcessed?.length);
     const empty = failures.some((f) => /: no record written and no prompt set aside/.test(f));
     const ways = [
       ...(others && !ctx.skipFailedFiles ? ['--skip-failed-files to write the other files and list the failed ones as skipped'] : []),
@@ -308,6 +308,11 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
     lines.push(
       `Outputs: ${folders.length === 1 ? `${folders[0]}/` : `<input-name>.eagle3/ beside each input (${folders.length} folders)`} — ${outputNames(written)}`,
     );
+    const removed = written.flatMap((r) => r.outputs.removed ?? []);
+    if (removed.length)
+      lines.push(
+        `Removed: ${removed.map((p) => show(p, cwd)).join(', ')} — a previous run's records in a format this run does not write (--format ${written[0].outputs.format}), so they are not taken for this run's`,
+      );
     const prompts = written.reduce((a, r) => a + r.totals.rowsSetAside, 0);
     if (prompts) {
       // Only a prompts file the command wrote is named (merge-reports without --data writes the reports only).
@@ -326,12 +331,14 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
     }
     // The next command for the trainer the records were made for (--trainer).
     for (const r of written) lines.push(...nextStepsOfRun(r));
+    const warningTotal = changing.reduce((a, [, w]) => a + w.count, 0);
     const why =
       status === 'ok'
         ? 'every row written or set aside as it is'
         : status === 'warnings'
           ? [
-              ...(changing.length ? [`${changing.length} data-changing warning${changing.length === 1 ? '' : 's'} (${warningCounts(changing)}; above)`] : []),
+              // Counted as the list above counts them (occurrences, the sum of the × counts), not as codes.
+              ...(changing.length ? [`${num(warningTotal)} data-changing warning${warningTotal === 1 ? '' : 's'} (${warningCounts(changing)}; above)`] : []),
               ...(skipped.length ? [`${skipped.length} file${skipped.length === 1 ? '' : 's'} skipped`] : []),
             ].join(', ') || 'data-changing warnings (above)'
           : 'rows errored (above); they are not in the outputs';

@@ -61,8 +61,20 @@ const TABLE = {
   bad_turn: { kind: 'error', meaning: 'a turn that is not an object' },
   bad_tool_calls: { kind: 'error', meaning: 'tool calls that cannot be read (not a list, no function name)' },
   bad_field: { kind: 'error', meaning: 'a field of the wrong type (e.g. "tools" not a list, a JSON string that does not parse)' },
+  answers_without_prompt: {
+    kind: 'error',
+    meaning: 'a batch output line holds answers (response.body.choices, response.candidates) without the request they answer: nothing to train them after',
+    remedy: 'join each output line with its request (OpenAI: the batch input line of the same custom_id, as {"custom_id", "body", "response"})',
+  },
   internal_error: { kind: 'error', meaning: 'a normalizer bug (please report)' },
-  alternating_strings: { kind: 'note', meaning: 'a list of strings read as alternating user / assistant turns (UltraChat)' },
+  batch_candidates_split: {
+    kind: 'note',
+    meaning: 'a batch prediction line with several candidate answers: one record each, the request shared',
+  },
+  alternating_strings: {
+    kind: 'note',
+    meaning: 'a list of strings read as alternating user / assistant turns, as its documented layout says (UltraChat "data", LIMA "conversations")',
+  },
   speaker_markers_split: {
     kind: 'note',
     meaning: 'a list of strings each opening with a speaker marker (User: …, Assistant: …): the marker gives the role and is removed from the text',
@@ -81,6 +93,14 @@ const TABLE = {
   content_stringified: { kind: 'note', meaning: 'a number, boolean or object where text belongs, converted to text', changesData: true },
   empty_response: { kind: 'note', meaning: 'an empty response field: the row is a prompt to answer' },
   field_mapping_used: { kind: 'note', meaning: 'fields read through a field-mapping file' },
+  model_text_not_read: {
+    kind: 'note',
+    meaning:
+      'a field that is not read looks written by a model (long prose or code): it may be the answer, its reasoning or its tool calls, which the records then lack or replace',
+    remedy:
+      'inspect the file: if the field holds what the model wrote, name it in a field mapping in eagle3prep.jsonc ("mappings"), or report the shape; if it is context or a judge\'s text, ignore this warning',
+    changesData: true,
+  },
   fields_not_read: {
     kind: 'note',
     meaning: 'fields of the row or its turns that are neither read nor known metadata (listed under unread_fields)',
@@ -200,9 +220,14 @@ const TABLE = {
     meaning: 'several different answers to one prompt whose preference or scores pick none (a tie, null): the first one is trained',
     remedy: 'check the rows listed: if another answer should be trained, fix their preference field, or map the answer field in eagle3prep.jsonc',
   },
+  first_answer_used: {
+    kind: 'note',
+    meaning: 'several answers to one prompt: the first is trained ("reading": {"answers": "first"} in eagle3prep.jsonc), the others not used',
+  },
   answers_as_records: {
     kind: 'note',
-    meaning: 'several answers to one prompt and no preference or scores: each distinct answer is its own record with the shared prompt',
+    meaning:
+      'several answers to one prompt and no preference or scores (or "reading": {"answers": "all"}): each distinct answer is its own record with the shared prompt',
   },
   chatml_end_removed: {
     kind: 'note',
@@ -232,7 +257,8 @@ const TABLE = {
   too_long: {
     kind: 'drop',
     meaning: 'longer than --max-length',
-    remedy: '--long split keeps every assistant turn in records that fit (recent history kept); --long truncate keeps the first tokens',
+    remedy:
+      '--long split keeps every assistant turn in records that fit (recent history kept); --long truncate keeps the first tokens; problems.jsonl says by how much each row is over',
   },
   too_few_trainable_tokens: { kind: 'drop', meaning: 'every record had fewer trainable tokens than --min-trainable-tokens' },
   empty_conversation: { kind: 'drop', meaning: 'the row holds a conversation with no messages' },
@@ -331,7 +357,7 @@ const TABLE = {
     meaning:
       'a written record longer than a trainer\'s default length: SpecForge (data.max_length 2048), speculators (--seq-length 8192) and Model-Optimizer (training.training_seq_len 2048) train only its first tokens, EAGLE (max_len 2048) leaves it out; the trainable tokens past the length are never trained (per trainer in the summary and report.md, "Trainer lengths")',
     remedy:
-      "prepare with --trainer specforge|speculators|eagle|modelopt (that trainer's length with --long split), or with --max-length N --long split and set the trainer's length to N",
+      "prepare with --trainer specforge|speculators|eagle|modelopt (that trainer's default length with --long split; add --max-length N when the trainer's length is set to N), or with --max-length N --long split and set the trainer's length to N",
     changesData: true,
   },
   record_truncated: {
@@ -479,4 +505,19 @@ export function isSettingNote(code: string): boolean {
 /** The one-line remedy of a code, or '' when there is none. */
 export function codeRemedy(code: string): string {
   return CODES[code]?.remedy ?? '';
+}
+
+/**
+ * The remedy of a code for a run with its settings: the table's, except where it would suggest what the run already
+ * does (`--long split` / `--long truncate` for `too_long`, `record_dropped_too_long`, `target_too_long`). '' when none.
+ * @param run.long the run's `--long` policy (`drop` by default)
+ */
+export function codeRemedyFor(code: string, run: { long?: 'drop' | 'truncate' | 'split' }): string {
+  const long = run.long ?? 'drop';
+  if (code === 'too_long' && long === 'split')
+    return 'raise --max-length: with --long split a row is too_long when none of its assistant turns fits --max-length even with no history before it (problems.jsonl says by how much); --long truncate keeps the first tokens instead';
+  if (code === 'too_long' && long === 'truncate') return 'raise --max-length (problems.jsonl says by how much)';
+  if (code === 'record_dropped_too_long' && long !== 'drop') return 'raise --max-length';
+  if (code === 'target_too_long' && long === 'truncate') return 'raise --max-length';
+  return codeRemedy(code);
 }

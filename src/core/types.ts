@@ -119,9 +119,10 @@ export type RowOutcome =
  * - `bad_turn`: a turn is not an object;
  * - `bad_tool_calls`: `tool_calls` / a function call is not usable (no name, not a list, …);
  * - `bad_field`: a field has the wrong type (`tools` not a list, a JSON string that does not parse, …);
+ * - `answers_without_prompt`: a batch output line holds answers without the request they answer;
  * - `internal_error`: a bug in a normalizer.
  */
-export type ErrorCode = 'unknown_role' | 'missing_role' | 'bad_turn' | 'bad_tool_calls' | 'bad_field' | 'internal_error';
+export type ErrorCode = 'unknown_role' | 'missing_role' | 'bad_turn' | 'bad_tool_calls' | 'bad_field' | 'answers_without_prompt' | 'internal_error';
 
 /** The detected shape of a file, with the evidence that decided it. */
 export interface FormatDetection {

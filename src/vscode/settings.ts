@@ -11,7 +11,7 @@ import { GROUPINGS, type Grouping } from '../core/records/mask';
 import { LONG_POLICIES, OUTPUT_FORMATS, type LongPolicy, type OutputFormat } from '../core/run/contract';
 import { DEFAULT_RUN_SETTINGS } from '../core/run/runSettings';
 import { MASK_POLICIES, REASONING_POLICIES, type MaskPolicy, type ReasoningPolicy } from '../core/types';
-import { TRAINER_IDS, withTrainerDefaults, type TrainerId } from '../core/trainers/trainers';
+import { TRAINER_IDS, TRAINERS, withTrainerDefaults, type TrainerId } from '../core/trainers/trainers';
 
 /** The values of `eagle3prep.trainer`: `none` (the default), then the trainers (CLI `--trainer`). */
 export const TRAINER_SETTING_CHOICES = ['none', ...TRAINER_IDS] as const;
@@ -222,6 +222,18 @@ export function trainerSetting(value: unknown, warn: SettingWarning = () => {}):
   return v === 'none' ? undefined : v;
 }
 
+/**
+ * The record format for a trainer: a trainer that reads JSONL records (SpecForge, speculators) gets
+ * `both` instead of `parquet`, with a warning (the CLI refuses `--format parquet` with it).
+ */
+function trainerFormat(trainer: TrainerId | undefined, format: OutputFormat, warn: SettingWarning): OutputFormat {
+  if (!trainer || format !== 'parquet' || !TRAINERS[trainer].readsRecords) return format;
+  warn(
+    `eagle3prep.trainer ${trainer}: ${TRAINERS[trainer].name} reads tokenized_data.jsonl, which eagle3prep.outputFormat "parquet" does not write; using "both".`,
+  );
+  return 'both';
+}
+
 /** The settings that shape a prepare run (and the hover, mask view and row checks), validated; paths not yet expanded. */
 export interface PrepareSettingValues {
   /** `eagle3prep.tokenizerPath` as written (`''` = the embedded default). */
@@ -279,7 +291,7 @@ export function prepareSettingsFrom(get: SettingsSource, warn: SettingWarning = 
     reasoning: reasoningSetting(get('reasoning'), warn),
     outputDirectory: text(get('outputDirectory')),
     openReport: oneOf(get('openReport'), OPEN_REPORT_MODES, SETTING_DEFAULTS.openReport),
-    format: outputFormatSetting(get('outputFormat'), warn),
+    format: trainerFormat(trainer, outputFormatSetting(get('outputFormat'), warn), warn),
     ...(trainer ? { trainer } : {}),
   };
 }

@@ -233,3 +233,93 @@ test('a rendered ChatML prompt string + a response with a <think> block (concate
   const f = res.files[0];
   assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored], [2, 2, 0, 0, 0]);
 });
+
+test('an unread field holding model-written text (prose or code) is a data-changing warning (model_text_not_read): WARNINGS, --strict fails; metadata and copies of a turn never are', async () => {
+  const critique =
+    'The answer names the right capital but gives no reasoning at all; a better reply would explain that Canberra was chosen as a compromise between Sydney and Melbourne and has been the seat of government since 1927, which the user would find useful.';
+  const code = [
+    'CAPITALS = {"Australia": "Canberra", "Brazil": "Brasilia", "Canada": "Ottawa"}',
+    '',
+    'def capital(country):',
+    '    if country not in CAPITALS:',
+    '        raise KeyError(country)',
+    '    return CAPITALS[country]',
+    '',
+    'print(capital("Australia"))',
+  ].join('\n');
+  const question =
+    'What is the capital of Australia? Please explain in a few sentences why that city was chosen, and say since when it has been the seat of government, with the main reasons that led to the choice.';
+  const url = `https://example.org/datasets/capitals/australia?${'x'.repeat(220)}`;
+  const row = (extra: object) => ({
+    id: 'r',
+    model: 'some-model-7b',
+    created_at: '2024-05-01T10:00:00Z',
+    score: 8.5,
+    source_url: url,
+    messages: [
+      { role: 'user', content: question },
+      { role: 'assistant', content: 'Canberra.' },
+    ],
+    ...extra,
+  });
+  const file = writeJsonl(
+    [
+      row({ critique }),
+      row({ program: code }),
+      // A row-level copy of the user turn is not unread text; metadata is never flagged.
+      row({ question }),
+    ],
+    'judged.jsonl',
+  );
+  const r = await inspectFile(file);
+  assert.deepEqual(
+    r.records.map((x) => x.notes ?? []),
+    [['fields_not_read', 'model_text_not_read'], ['fields_not_read', 'model_text_not_read'], ['fields_not_read']],
+  );
+  assert.deepEqual(Object.keys(r.unread_fields), ['critique', 'program', 'question']);
+  assert.ok(r.evidence.includes('1/3 rows: "critique" looks written by a model (long prose or code) and is not read'), r.evidence.join('\n'));
+  assert.ok(r.evidence.includes('1/3 rows: "program" looks written by a model (long prose or code) and is not read'), r.evidence.join('\n'));
+  const res = await prepare({ inputs: [file], outDir: tempDir(), workers: 1 });
+  const f = res.files[0];
+  assert.equal(f.status, 'warnings');
+  assert.equal(f.notes.model_text_not_read, 2);
+  assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored], [3, 3, 0, 0, 0]);
+  const strict = await prepare({ inputs: [file], outDir: tempDir(), workers: 1, strict: true });
+  assert.equal(strict.ok, false);
+  assert.match(strict.failures.join('\n'), /judged\.jsonl: data-changing warnings \(--strict\): .*model_text_not_read × 2/);
+});
+
+test('eagle3prep.jsonc "reading": {"answers"} chooses all / first / best; an invalid choice names the setting', async () => {
+  const dir = tempDir();
+  const file = writeJsonl(
+    [
+      { instruction: 'Name a prime number.', output_1: 'Nine is a prime number.', output_2: 'Seven is a prime number.', preference: 2 },
+      { question: 'Give a fruit.', responses: ['An apple is a fruit.', 'A banana is a fruit.'] },
+    ],
+    'answers.jsonl',
+    dir,
+  );
+  const read = async (answers: string) => {
+    writeFileSync(join(dir, 'eagle3prep.jsonc'), `{ "reading": { "answers": "${answers}" } }\n`);
+    const r = await inspectFile(file);
+    return r.records.map((x) => [x.id, x.messages[1].content, x.notes]);
+  };
+  assert.deepEqual(await read('all'), [
+    ['answers.jsonl:1/1', 'Nine is a prime number.', ['answers_as_records']],
+    ['answers.jsonl:1/2', 'Seven is a prime number.', ['answers_as_records']],
+    ['answers.jsonl:2/1', 'An apple is a fruit.', ['answers_as_records']],
+    ['answers.jsonl:2/2', 'A banana is a fruit.', ['answers_as_records']],
+  ]);
+  assert.deepEqual(await read('first'), [
+    ['answers.jsonl:1', 'Nine is a prime number.', ['first_answer_used']],
+    ['answers.jsonl:2', 'An apple is a fruit.', ['first_answer_used']],
+  ]);
+  // best: the preferred one; a row without a preference has no best, each answer is kept.
+  assert.deepEqual(await read('best'), [
+    ['answers.jsonl:1', 'Seven is a prime number.', ['preferred_answer_used']],
+    ['answers.jsonl:2/1', 'An apple is a fruit.', ['answers_as_records']],
+    ['answers.jsonl:2/2', 'A banana is a fruit.', ['answers_as_records']],
+  ]);
+  writeFileSync(join(dir, 'eagle3prep.jsonc'), '{ "reading": { "answers": "longest" } }\n');
+  await assert.rejects(inspectFile(file), /"reading": "answers" must be "best" or "all" or "first", got "longest"/);
+});

@@ -142,6 +142,38 @@ test('strings with speaker markers are a dialogue (markers removed); a questions
   assert.deepEqual(await fates(file), [2, 0, 0, 0]);
 });
 
+test('a documented string-list layout is read as it says: LIMA "conversations" strings alternate user / assistant, user first', async () => {
+  const file = writeJsonl(
+    [
+      {
+        conversations: ['How do I reverse a list in Python?', 'Use xs[::-1] or xs.reverse().', 'Which is faster?', 'xs.reverse(), in place.'],
+        source: 'stackexchange',
+      },
+      { conversations: ['Write a haiku about rain.'], source: 'wikihow' },
+    ],
+    'lima.jsonl',
+  );
+  const r = await inspectFile(file);
+  assert.equal(r.format, 'lima');
+  assert.deepEqual(
+    r.records.map((x) => [x.needs_generation, x.messages, x.notes]),
+    [
+      [
+        false,
+        [
+          { role: 'user', content: 'How do I reverse a list in Python?' },
+          { role: 'assistant', content: 'Use xs[::-1] or xs.reverse().' },
+          { role: 'user', content: 'Which is faster?' },
+          { role: 'assistant', content: 'xs.reverse(), in place.' },
+        ],
+        ['alternating_strings'],
+      ],
+      [true, [{ role: 'user', content: 'Write a haiku about rain.' }], ['alternating_strings']],
+    ],
+  );
+  assert.deepEqual(await fates(file), [1, 1, 0, 0]);
+});
+
 test('strings without evidence of who speaks are never read as a dialogue: answers kept without questions fail loudly, naming the field', async () => {
   // An MT-bench style model-answer file: the answers of a model to questions kept elsewhere.
   const answers = writeJsonl(
@@ -248,4 +280,290 @@ test('KTO (messages + label): an undesirable multi-turn row is never trained; it
   );
   assert.ok(!JSON.stringify(r.records).includes('Moon') && !JSON.stringify(r.records).includes('K-A-T'));
   assert.deepEqual(await fates(file), [1, 2, 1, 0]);
+});
+
+test('Alpaca / LLaMA-Factory rows with "history": [] are single-turn rows, not empty conversations; history pairs still come first', async () => {
+  const file = writeJsonl(
+    [
+      { query: 'What is 2+2?', response: '4.', history: [] },
+      { instruction: 'Say hi.', input: '', output: 'Hi!', history: [] },
+      { query: 'And 3+3?', response: '6.', history: [['What is 2+2?', '4.']] },
+      { messages: [], id: 'empty' },
+    ],
+    'alpaca_history.jsonl',
+  );
+  const r = await inspectFile(file);
+  assert.deepEqual(
+    r.records.map((x) => x.messages),
+    [
+      [
+        { role: 'user', content: 'What is 2+2?' },
+        { role: 'assistant', content: '4.' },
+      ],
+      [
+        { role: 'user', content: 'Say hi.' },
+        { role: 'assistant', content: 'Hi!' },
+      ],
+      [
+        { role: 'user', content: 'What is 2+2?' },
+        { role: 'assistant', content: '4.' },
+        { role: 'user', content: 'And 3+3?' },
+        { role: 'assistant', content: '6.' },
+      ],
+    ],
+  );
+  // A row whose only conversation field is an empty list is still an empty conversation.
+  assert.deepEqual(
+    r.skipped.map((s) => [s.line, s.reason]),
+    [[4, 'empty_conversation']],
+  );
+  assert.deepEqual(r.unread_fields, {});
+  assert.deepEqual(await fates(file), [3, 0, 1, 0]);
+});
+
+test('exchanges keyed by role names ({"human", "assistant"}) are read as user / assistant turns; their other fields are reported', async () => {
+  const file = writeJsonl(
+    [
+      {
+        conversation_id: 'c1',
+        conversation: [
+          { human: 'Hi there', assistant: 'Hello! How can I help?' },
+          { human: 'Tell me a joke', assistant: 'Why did the chicken cross the road?', critique: 'An old joke, told well.' },
+        ],
+      },
+      { conversation_id: 'c2', conversation: [{ system: 'Be brief.', user: 'Name a sea.', bot: 'The Baltic.' }] },
+      { conversation_id: 'c3', conversation: [{ human: 'Unanswered question?', assistant: '' }] },
+    ],
+    'pairs.jsonl',
+  );
+  const r = await inspectFile(file);
+  assert.equal(r.format, 'input-output-pairs');
+  assert.deepEqual(
+    r.records.map((x) => [x.id, x.needs_generation, x.messages]),
+    [
+      [
+        'c1',
+        false,
+        [
+          { role: 'user', content: 'Hi there' },
+          { role: 'assistant', content: 'Hello! How can I help?' },
+          { role: 'user', content: 'Tell me a joke' },
+          { role: 'assistant', content: 'Why did the chicken cross the road?' },
+        ],
+      ],
+      [
+        'c2',
+        false,
+        [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'Name a sea.' },
+          { role: 'assistant', content: 'The Baltic.' },
+        ],
+      ],
+      ['c3', true, [{ role: 'user', content: 'Unanswered question?' }]],
+    ],
+  );
+  assert.ok(r.evidence.includes('1/3 rows have "conversation": list of {user, bot} exchanges'), r.evidence.join(' | '));
+  assert.deepEqual(r.unread_fields, { 'conversation[].critique': { count: 1, lines: [1] } });
+  assert.deepEqual(await fates(file), [2, 1, 0, 0]);
+});
+
+test('a suggested mapping is shown only when it reads the row: exchanges keyed by role names are never suggested as speaker/text keys', async () => {
+  // Role-keyed exchanges under a field no shape reads: the only mapping the row suggests would take "human" as the speaker.
+  const file = writeJsonl(
+    [
+      {
+        log: [
+          { human: 'Hi there', assistant: 'Hello.' },
+          { human: 'Tell me a joke', assistant: 'No.' },
+        ],
+      },
+    ],
+    'log.jsonl',
+  );
+  await assert.rejects(inspectFile(file), (e: Error) => {
+    assert.match(e.message, /no recognizable conversational record in 1 rows/);
+    assert.ok(!e.message.includes('suggested from the first row'), e.message);
+    assert.ok(!e.message.includes('"role":"human"'), e.message);
+    return true;
+  });
+  // A speaker key with real speakers still gets its suggestion (the unknown one to fill in).
+  const good = writeJsonl(
+    [
+      {
+        log: [
+          { who: 'customer', said: 'My order is late.' },
+          { who: 'agent', said: 'Sorry, checking now.' },
+        ],
+      },
+    ],
+    'good.jsonl',
+  );
+  await assert.rejects(
+    inspectFile(good),
+    /suggested from the first row \(fill in what is marked\): \{"mappings":\[\{"files":"good\.jsonl","turns":"log","role":"who","content":"said","roles":\{"customer":"user\|assistant\|tool\|system \(fill in\)"\}\}\]\}/,
+  );
+});
+
+test('CLI: prepare --json over the classes of this file; every row written, set aside, dropped or errored, and they add up', () => {
+  const dir = tempDir();
+  writeJsonl(bfclRows, 'multi_turn.json', dir);
+  writeJsonl(
+    [
+      {
+        messages: [
+          { role: 'user', content: 'Q?' },
+          { role: 'assistant', content: 'Bad answer.' },
+        ],
+        label: false,
+      },
+      {
+        messages: [
+          { role: 'user', content: 'Q2?' },
+          { role: 'assistant', content: 'Good answer.' },
+        ],
+        label: true,
+      },
+    ],
+    'kto.jsonl',
+    dir,
+  );
+  writeJsonl([{ query: 'Hi?', response: 'Hello.', history: [] }, { conversation: [{ human: 'Yo', assistant: 'Hey.' }] }], 'layouts.jsonl', dir);
+  const out = tempDir();
+  const names = ['multi_turn.json', 'kto.jsonl', 'layouts.jsonl'];
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'prepare', ...names.map((n) => join(dir, n)), '--out', out, '--json'],
+    {
+      encoding: 'utf8',
+      cwd: ROOT,
+    },
+  );
+  assert.equal(r.status, 0, r.stderr);
+  const rep = JSON.parse(r.stdout);
+  const got = Object.fromEntries(
+    rep.files.map((f: Record<string, number | string>) => {
+      assert.equal(Number(f.rows_written) + Number(f.rows_set_aside) + Number(f.rows_dropped) + Number(f.rows_errored), f.rows_read);
+      return [String(f.file).split('/').pop(), [f.rows_written, f.rows_set_aside, f.rows_dropped, f.rows_errored]];
+    }),
+  );
+  assert.deepEqual(got, { 'multi_turn.json': [0, 2, 0, 0], 'kto.jsonl': [1, 1, 0, 0], 'layouts.jsonl': [2, 0, 0, 0] });
+  const prompts = readFileSync(join(out, 'prompts_to_generate.jsonl'), 'utf8').trim().split('\n');
+  assert.equal(prompts.length, 3);
+  assert.ok(!prompts.join('').includes('Bad answer.'));
+});
+
+test('batch results: a Gemini / Vertex AI line reads request then candidate (one record each); answers without their request are errored answers_without_prompt, naming the join', async () => {
+  const vertex = writeJsonl(
+    [
+      {
+        request: {
+          contents: [{ role: 'user', parts: [{ text: 'Name a river.' }] }],
+          systemInstruction: { parts: [{ text: 'Be brief.' }] },
+        },
+        response: { candidates: [{ content: { role: 'model', parts: [{ text: 'The Nile.' }] }, finishReason: 'STOP' }] },
+        status: '',
+      },
+      {
+        request: {
+          contents: [{ role: 'user', parts: [{ text: 'Weather in Oslo?' }] }],
+          tools: [{ functionDeclarations: [{ name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }] }],
+        },
+        response: {
+          candidates: [
+            { content: { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Oslo' } } }] } },
+            { content: { role: 'model', parts: [{ text: 'Let me look that up.' }] } },
+          ],
+        },
+      },
+      // Blocked: no candidate, the request is a prompt to answer.
+      {
+        request: { contents: [{ role: 'user', parts: [{ text: 'Something blocked.' }] }] },
+        response: { candidates: [], promptFeedback: { blockReason: 'SAFETY' } },
+      },
+    ],
+    'predictions.jsonl',
+  );
+  const r = await inspectFile(vertex);
+  assert.equal(r.format, 'gemini-batch');
+  assert.deepEqual(
+    r.records.map((x) => [x.id, x.needs_generation, x.messages]),
+    [
+      [
+        'predictions.jsonl:1',
+        false,
+        [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'Name a river.' },
+          { role: 'assistant', content: 'The Nile.' },
+        ],
+      ],
+      [
+        'predictions.jsonl:2/1',
+        false,
+        [
+          { role: 'user', content: 'Weather in Oslo?' },
+          { role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'get_weather', arguments: { city: 'Oslo' } } }] },
+        ],
+      ],
+      [
+        'predictions.jsonl:2/2',
+        false,
+        [
+          { role: 'user', content: 'Weather in Oslo?' },
+          { role: 'assistant', content: 'Let me look that up.' },
+        ],
+      ],
+      ['predictions.jsonl:3', true, [{ role: 'user', content: 'Something blocked.' }]],
+    ],
+  );
+  assert.deepEqual(r.records[1].tools, [
+    { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+  ]);
+  assert.ok(r.records[1].notes?.includes('batch_candidates_split'));
+  assert.deepEqual(await fates(vertex), [2, 1, 0, 0]);
+
+  // OpenAI Batch API output lines: the answers only. Never read as prompts or answers to nothing.
+  const out = {
+    custom_id: 'req-1',
+    response: { status_code: 200, body: { choices: [{ index: 0, message: { role: 'assistant', content: 'The Nile.' } }] } },
+    error: null,
+  };
+  const answersOnly = writeJsonl(
+    [out, { key: 'k1', response: { candidates: [{ content: { role: 'model', parts: [{ text: 'Hi.' }] } }] } }],
+    'batch_output.jsonl',
+  );
+  const a = await inspectFile(answersOnly);
+  assert.equal(a.records.length, 0);
+  assert.deepEqual(
+    a.skipped.map((s) => [s.line, s.reason, s.code, s.message]),
+    [
+      [
+        1,
+        'errored',
+        'answers_without_prompt',
+        'batch output without its request: the answer at "response.body.choices[].message" has no prompt in this row; join each line with the batch input line of the same "custom_id" into one row {"custom_id", "body": <the input line\'s body>, "response": <this line\'s response>} (read as a chat-completions log)',
+      ],
+      [
+        2,
+        'errored',
+        'answers_without_prompt',
+        'batch output without its request: the answer at "response.candidates[].content" has no prompt in this row; give lines that hold the request beside its response ({"request": {…}, "response": {…}})',
+      ],
+    ],
+  );
+  const res = await prepare({ inputs: [answersOnly], outDir: tempDir() });
+  assert.equal(res.ok, false);
+  assert.deepEqual([res.files[0].rowsRead, res.files[0].rowsErrored], [2, 2]);
+  // Joined as the message says, the line is read: the input line's messages, then the output's answer.
+  const joined = writeJsonl(
+    [{ custom_id: 'req-1', body: { model: 'm', messages: [{ role: 'user', content: 'Name a river.' }] }, response: out.response }],
+    'joined.jsonl',
+  );
+  const j = await inspectFile(joined);
+  assert.deepEqual(j.records[0].messages, [
+    { role: 'user', content: 'Name a river.' },
+    { role: 'assistant', content: 'The Nile.' },
+  ]);
+  assert.deepEqual(await fates(joined), [1, 0, 0, 0]);
 });

@@ -541,7 +541,9 @@ test('shape table is shared and ordered', () => {
       'trajectory-steps',
       'prompt-turns-completion',
       'chat-completions-log',
+      'gemini-batch',
       'ultrachat',
+      'lima',
       'question-turns',
       'oasst-tree',
       'query-tools-answers',
@@ -556,6 +558,7 @@ test('shape table is shared and ordered', () => {
       'prompt-only',
       'alpaca-transcript',
       'oasst-messages',
+      'batch-output',
       'found-conversation',
     ],
   );

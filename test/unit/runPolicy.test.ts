@@ -75,7 +75,10 @@ test('the empty think block of the default Qwen3 template is a chat template not
     /Chat template notes \(what this template and its kwargs write; not a file status, not a --strict failure\):\n {2}empty_think_trained × 2\n {6}an assistant turn without reasoning .*\n {6}→ .*enable_thinking/,
   );
   assert.match(plain.stdout, /^Status: OK/m);
-  assert.match(readFileSync(join(dir, 'o1', 'report.md'), 'utf8'), /Chat template notes [^\n]*\n\n- `empty_think_trained` × 2: an assistant turn without reasoning/);
+  assert.match(
+    readFileSync(join(dir, 'o1', 'report.md'), 'utf8'),
+    /Chat template notes [^\n]*\n\n- `empty_think_trained` × 2: an assistant turn without reasoning/,
+  );
   // With thinking off the block is prompt: no note at all.
   const off = cli(['prepare', file, '--out', join(dir, 'o3'), '--strict', ...KW]);
   assert.equal(off.code, 0, off.stdout);

@@ -11,8 +11,9 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expandInputs, prepare } from '../../src/core/run/pipeline';
+import { mergeShardResults } from '../../src/core/run/mergeReports';
 import { readReport } from '../../src/core/run/report';
-import { trainerNextSteps } from '../../src/core/trainers/nextSteps';
+import { nextStepsOfRun, trainerNextSteps } from '../../src/core/trainers/nextSteps';
 import {
   addRecordCut,
   addTrainerCuts,
@@ -112,6 +113,16 @@ test('eagle3prep.trainer: sets the length and split unless given; none and inval
   assert.deepEqual(settings({ trainer: 'specforge' }), { maxLength: 2048, long: 'split', trainer: 'specforge', warnings: [] });
   assert.deepEqual(settings({ trainer: 'speculators', maxLength: 16384 }), { maxLength: 16384, long: 'split', trainer: 'speculators', warnings: [] });
   assert.deepEqual(settings({ trainer: 'eagle', longRecords: 'drop' }, 'drop'), { maxLength: 2048, long: 'drop', trainer: 'eagle', warnings: [] });
+  const parquet: string[] = [];
+  const s = prepareSettingsFrom(
+    (k) => (k === 'trainer' ? 'specforge' : k === 'outputFormat' ? 'parquet' : SETTING_DEFAULTS[k]),
+    (w) => parquet.push(w),
+  );
+  assert.equal(s.format, 'both');
+  assert.deepEqual(parquet, [
+    'eagle3prep.trainer specforge: SpecForge reads tokenized_data.jsonl, which eagle3prep.outputFormat "parquet" does not write; using "both".',
+  ]);
+  assert.equal(prepareSettingsFrom((k) => (k === 'trainer' ? 'eagle' : k === 'outputFormat' ? 'parquet' : SETTING_DEFAULTS[k])).format, 'parquet');
   assert.deepEqual(settings({ trainer: 'axolotl' }), {
     maxLength: undefined,
     long: 'drop',
@@ -248,4 +259,43 @@ test('prepare --trainer: Parquet only is refused for a trainer that reads JSONL 
   );
   assert.equal(run.status, 2);
   assert.match(run.stderr, /SpecForge reads JSONL records, not Parquet: use --format jsonl or both with --trainer specforge/);
+});
+
+test('trainer cuts of shards add up to those of one run over all rows (merge-reports)', async () => {
+  const dir = tempDir();
+  const inputs = expandInputs([join(SAMPLES, 'agentic-trajectories.jsonl'), join(SAMPLES, 'chat-sharegpt-human-gpt.jsonl')]);
+  const whole = await prepare({ inputs, outDir: join(dir, 'whole'), workers: 1 });
+  const shards = [];
+  for (let i = 0; i < 2; i++) shards.push(await prepare({ inputs, outDir: join(dir, `s${i}`), workers: 1, shard: { index: i, count: 2 } }));
+  // The shards' cuts add up to the whole run's; the merge carries them per file and in the totals.
+  assert.equal(
+    shards.reduce((a, s) => a + s.totals.trainerCuts!.specforge.trainableLost, 0),
+    whole.totals.trainerCuts!.specforge.trainableLost,
+  );
+  const merged = mergeShardResults(shards, join(dir, 'merged'));
+  assert.deepEqual(merged.totals.trainerCuts, whole.totals.trainerCuts);
+  assert.deepEqual(
+    merged.files.map((f) => f.trainerCuts),
+    whole.files.map((f) => f.trainerCuts),
+  );
+  assert.equal(merged.files[0].notes.trainer_length_cut, whole.files[0].notes.trainer_length_cut);
+  assert.ok(whole.totals.trainerCuts!.eagle.trainableLost > 0);
+});
+
+test('nextStepsOfRun: only for a run made for a trainer that wrote its records file', () => {
+  const run = {
+    trainer: 'specforge' as TrainerId,
+    maxLength: 2048,
+    outDir: '/o',
+    tokenCounts: '/o/token_counts.json',
+    tokenizer: { dir: '/m', name: 'm', hash: 'h', embeddedDefault: false },
+    outputs: { tokenizedData: '/o/tokenized_data.jsonl', promptsToGenerate: '/o/p.jsonl', reportJson: '/o/report.json', reportMd: '/o/report.md' },
+  };
+  assert.match(
+    nextStepsOfRun({ ...run, outputs: { ...run.outputs, written: ['/o/tokenized_data.jsonl', '/o/report.json'] } })[2],
+    /data\.prompts_path=\/o\/tokenized_data\.jsonl data\.max_length=2048/,
+  );
+  // merge-reports without --data writes only the reports: the records are in the shards' folders.
+  assert.deepEqual(nextStepsOfRun({ ...run, outputs: { ...run.outputs, written: ['/o/report.json', '/o/report.md'] } }), []);
+  assert.deepEqual(nextStepsOfRun({ ...run, trainer: null }), []);
 });

@@ -18,6 +18,11 @@ export interface NormalizeOptions {
    * `each` (default) makes one record of each list, `longest` keeps the longest list only.
    */
   conversationLists?: 'each' | 'longest';
+  /**
+   * Several answers to one prompt (`shapes-answers.ts`): `best` trains the preferred / best-scored one (default when
+   * the row has a preference or scores), `all` makes one record of each (default otherwise), `first` trains the first.
+   */
+  answers?: 'best' | 'all' | 'first';
 }
 
 /** Collects the notes (codes, stored on the conversation) and facts (human-readable, used as detection evidence) of one row. */

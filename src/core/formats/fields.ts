@@ -223,6 +223,27 @@ export class FieldTracker {
     for (const p of paths) if (!this.extra.includes(p)) this.extra.push(p);
   }
 
+  /**
+   * The values of the unread fields of the tracked objects, by field path (a path of a turn list, such as
+   * `messages[].critique`, gathers the values of every turn that has it). Paths reported by the handler itself
+   * ({@link FieldTracker.report}) have no values here.
+   */
+  unreadValues(): Map<string, unknown[]> {
+    const out = new Map<string, unknown[]>();
+    for (const { obj, label } of this.tracked) {
+      if (this.whole.has(obj)) continue;
+      const used = this.used.get(obj);
+      for (const [k, v] of Object.entries(obj)) {
+        if (used?.has(k) || k.startsWith('$') || isEmptyValue(v) || isMetadataField(k, v)) continue;
+        const path = `${label}${k}`;
+        const list = out.get(path);
+        if (list) list.push(v);
+        else out.set(path, [v]);
+      }
+    }
+    return out;
+  }
+
   /** The unread field paths, in order of first appearance, each once. */
   unread(): string[] {
     const out = new Set(this.extra);

@@ -228,10 +228,48 @@ export function applyMapping(value: unknown, m: FieldMapping, source: string): u
  * as numbers), its speaker and text keys, and a `roles` entry for every
  * speaker spelling that is not a known role (to fill in; known spellings need
  * none). Falls back to the first list of objects with a key holding short
- * repeated strings (the speaker) and the longest text key.
- * @returns undefined when the row has no list of objects
+ * repeated strings (the speaker) and the longest text key. The entry is shown
+ * only when it reads the row ({@link mappingReadsRow}).
+ * @returns undefined when the row has no list of objects, or no entry would read it
  */
 export function suggestMappingEntry(row: unknown, fileName: string): FieldMapping | undefined {
+  const e = candidateMappingEntry(row, fileName);
+  return e && mappingReadsRow(row as Record<string, unknown>, e) ? e : undefined;
+}
+
+/**
+ * Whether a suggested entry reads the row it was made from, so an error never shows a mapping that would fail
+ * (issue 20): its `turns` path holds a list of objects; its speaker key is not itself a role name (rows keyed
+ * by role, `{"human": …, "assistant": …}`, hold text under such keys, not speakers) and holds speaker-like
+ * values in every turn (strings of at most 40 characters, at most 8 distinct, repeating when there are 3 turns
+ * or more); every speaker is a known role, one the entry maps, or one left to fill in; and some turn has text
+ * under its content key.
+ */
+export function mappingReadsRow(row: Record<string, unknown>, e: FieldMapping): boolean {
+  let turns = get(row, e.turns);
+  if (typeof turns === 'string') {
+    try {
+      turns = parseJsonLimited(turns);
+    } catch {
+      return false;
+    }
+  }
+  if (!Array.isArray(turns) || turns.length === 0 || !turns.every((t) => t !== null && typeof t === 'object' && !Array.isArray(t))) return false;
+  const list = turns as Record<string, unknown>[];
+  const roleKey = e.role ?? 'role';
+  const contentKey = e.content ?? 'content';
+  if (roleKey === contentKey || mapRole(roleKey) !== undefined || mapRole(contentKey) !== undefined) return false;
+  const spellings = list.map((t) => t[roleKey]);
+  if (!spellings.every((v): v is string => typeof v === 'string' && v.trim() !== '' && v.length <= 40)) return false;
+  const distinct = new Set(spellings);
+  if (distinct.size > 8 || (list.length >= 3 && distinct.size === list.length)) return false;
+  const known = (r: string) => mapRole(r) !== undefined || (e.roles !== undefined && Object.prototype.hasOwnProperty.call(e.roles, r));
+  if (![...distinct].every(known)) return false;
+  return list.some((t) => typeof t[contentKey] === 'string' && (t[contentKey] as string).trim() !== '');
+}
+
+/** The entry {@link suggestMappingEntry} proposes before it is checked. */
+function candidateMappingEntry(row: unknown, fileName: string): FieldMapping | undefined {
   if (row === null || typeof row !== 'object' || Array.isArray(row)) return undefined;
   const c = findConversations(row as Record<string, unknown>).find((x) => x.kind === 'turns' || x.kind === 'turn-lists');
   if (c && c.roleKey && c.textKey) {

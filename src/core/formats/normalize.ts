@@ -17,6 +17,7 @@ import type { Conversation, RowOutcome, Source } from '../types';
 import { describeJsonType, drop, type NormalizeContext, type NormalizeOptions, type Row, type ShapeHandler } from './common';
 import { describeCandidate, findConversations } from './discovery';
 import { FieldTracker } from './fields';
+import { modelTextFields } from './modelText';
 import { suggestMappingLine } from './mapping';
 import { foundConversationHandler } from './shapes-found';
 import { atifHandler, openHandsEventsHandler, sweAgentTrajHandler, trajectoryStepsHandler } from './shapes-agent';
@@ -25,6 +26,7 @@ import {
   chatmlHandler,
   glaiveHandler,
   guanacoHandler,
+  limaHandler,
   hhTextHandler,
   llama2Handler,
   mappedHandler,
@@ -46,6 +48,7 @@ import {
 import { oasstPathHandler } from './oasst';
 import { ktoHandler, llamaFactoryPreferenceHandler, openAiPreferenceHandler, preferenceHandler } from './shapes-preference';
 import { questionTurnsHandler, selfInstructHandler } from './shapes-prompts';
+import { answersWithoutPromptHandler, geminiBatchHandler } from './shapes-batch';
 import { answersHandler } from './shapes-answers';
 import { isStackOverflow, parseJsonLimited } from '../jsonDepth';
 
@@ -70,11 +73,12 @@ export interface DetailedOutcome {
  * `completion` → OpenAI `messages` → ShareGPT `conversations` (from/value) →
  * OpenHands events → ATIF steps → {input, output} pair lists → other
  * role/text turn lists → role-less step lists → prompt turn list + completion
- * → chat-completions request/response logs → UltraChat → MT-bench question
+ * → chat-completions request/response logs → Gemini batch prediction lines → UltraChat → MT-bench question
  * turns → OpenAssistant trees → xLAM query/tools/answers → marker transcripts
  * (Glaive, ChatML, Guanaco, HH) → a prompt with several answers → Self-Instruct tasks → prompt + response →
- * prompt only → OpenAssistant single-message rows (dropped, explained) → a
- * conversation found anywhere in the row (`discovery.ts`).
+ * prompt only → OpenAssistant single-message rows (dropped, explained) → batch
+ * output lines without their request (errored, explained) → a conversation
+ * found anywhere in the row (`discovery.ts`).
  */
 export const SHAPES: ShapeHandler[] = [
   // Rows rewritten by a field-mapping file (eagle3prep.jsonc / --mapping) come first: the user said how to read them.
@@ -106,7 +110,10 @@ export const SHAPES: ShapeHandler[] = [
   trajectoryStepsHandler,
   promptTurnsHandler,
   requestResponseHandler,
+  // Gemini / Vertex AI batch prediction lines: request.contents + response.candidates.
+  geminiBatchHandler,
   ultrachatHandler,
+  limaHandler,
   // MT-bench style "turns": ["q1", "q2"]: a prompt whose user turns are answered in order.
   questionTurnsHandler,
   oasstTreeHandler,
@@ -125,6 +132,8 @@ export const SHAPES: ShapeHandler[] = [
   // A `text` written in the Alpaca template, only when no instruction/output fields exist (tatsu-lab/alpaca has both).
   alpacaTextHandler,
   oasstMessageHandler,
+  // Batch output lines holding answers without their request: errored, naming the join that reads them.
+  answersWithoutPromptHandler,
   // No known shape: the conversation found by searching the row's structure (discovery.ts), named in the evidence.
   foundConversationHandler,
 ];
@@ -213,6 +222,11 @@ export function normalizeDetailed(value: unknown, source: Source, fileBase: stri
   if (convs.length) {
     const unread = fields.unread();
     if (unread.length) ctx.note('fields_not_read'); // detect.ts sums them per field for the evidence
+    // An unread field that looks model-written is a data-changing warning of its own (modelText.ts).
+    const readTexts = unread.length ? convs.flatMap(({ conversation: c }) => c.messages.flatMap((m) => [m.content ?? '', m.reasoning_content ?? ''])) : [];
+    for (const { path } of unread.length ? modelTextFields(fields.unreadValues(), readTexts) : []) {
+      ctx.note('model_text_not_read', `"${path}" looks written by a model (long prose or code) and is not read`);
+    }
     for (const { conversation } of convs) {
       if (notes.length) conversation.notes = [...(conversation.notes ?? []), ...notes.filter((n) => !conversation.notes?.includes(n))];
       if (unread.length) conversation.unreadFields = unread;

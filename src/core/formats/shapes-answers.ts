@@ -14,6 +14,8 @@
  * Rule (never prompts-only while answers are present): with a preference signal or scores, the preferred
  * (best-scored) answer is trained, ties going to the first in order (noted `no_preferred_answer`); without
  * one, each distinct answer is its own record with the shared prompt (a `split` row, ids `<id>/<k>`).
+ * `eagle3prep.jsonc` `"reading": {"answers": …}` chooses otherwise: `all` (each answer, even when one is
+ * preferred), `first` (the first answer), `best` (the default rule; without a signal there is no best: each).
  * A short label in a response field beside them (`"answer": 27`, a ground truth for grading) is not the
  * answer: it is read as a label, never trained (noted `short_label_not_trained`).
  */
@@ -245,9 +247,14 @@ export const answersHandler: ShapeHandler = {
       }
     }
     const label = (i: number) => (set.kind === 'pair' ? `${set.fields[i]}.` : `${set.fields[0]}[].`);
-    const signalled = set.preferred !== undefined;
-    if (signalled) {
-      let i = set.preferred as number;
+    // eagle3prep.jsonc "reading": "answers"; default: the preferred one when the row says which, else each.
+    const mode = ctx.options.answers ?? (set.preferred !== undefined ? 'best' : 'all');
+    if (mode === 'first' && set.texts.length > 1) {
+      ctx.note('first_answer_used', 'several answers to one prompt: the first is trained ("answers": "first"), the others not used');
+      return answerRecord(row, set.texts[0], label(0), ctx);
+    }
+    if (mode === 'first' || (mode === 'best' && set.preferred !== undefined)) {
+      let i = (set.preferred ?? 0) as number;
       if (set.preferred === 'tie') {
         i = 0;
         if (set.texts.length > 1 && new Set(set.texts).size > 1) {
@@ -267,8 +274,7 @@ export const answersHandler: ShapeHandler = {
       seen.add(t);
       parts.push(answerRecord(row, t, label(i), ctx));
     });
-    if (parts.length > 1)
-      ctx.note('answers_as_records', 'several answers to one prompt and no preference: each answer is its own record with the shared prompt');
+    if (parts.length > 1) ctx.note('answers_as_records', 'several answers to one prompt: each answer is its own record with the shared prompt');
     return splitOutcome(parts, ctx);
   },
 };

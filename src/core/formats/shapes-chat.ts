@@ -25,6 +25,7 @@ import {
   type ShapeHandler,
 } from './common';
 import { mapRole } from './roles';
+import { PROMPT_KEYS } from './shapes-instruct';
 import {
   ALPACA_MARKERS,
   GLAIVE_MARKERS,
@@ -58,10 +59,12 @@ export const TURN_LIST_FIELDS = [
  * one of its keys.
  */
 export function turnListHandler(name: string, fields: string[], turnKey: string): ShapeHandler {
+  // An empty list is the row's (empty) conversation only when nothing else in the row is a prompt: an
+  // Alpaca / LLaMA-Factory row with `"history": []` beside its `instruction` / `query` is a single-turn row.
   const listField = (row: Row): string | undefined =>
     fields.find((f) => {
       const v = fieldValue(row, f);
-      return Array.isArray(v) && (v.length === 0 || v.some((t) => isObject(t) && turnKey in t));
+      return Array.isArray(v) && (v.length === 0 ? !PROMPT_KEYS.some((k) => nonEmptyString(row[k])) : v.some((t) => isObject(t) && turnKey in t));
     });
   return {
     name,
@@ -111,6 +114,25 @@ export const ultrachatHandler: ShapeHandler = {
     ctx.fields.use(row, 'data');
     ctx.note('alternating_strings', '"data" strings alternate user / assistant, user first');
     const messages: Message[] = data.map((t, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: toText(t, ctx) }));
+    return finish(row, messages, ctx);
+  },
+};
+
+/**
+ * LIMA (huggingface.co/datasets/GAIR/lima, "conversations": a list of strings, user first, alternating with the
+ * assistant): the documented layout of a list of plain strings under `conversations` (ShareGPT's field holds
+ * `{from, value}` objects, never strings).
+ */
+export const limaHandler: ShapeHandler = {
+  name: 'lima',
+  matches: (row) => Array.isArray(row.conversations) && row.conversations.length > 0 && row.conversations.every((x) => typeof x === 'string'),
+  describe: () => '"conversations": list of strings (LIMA: alternating user / assistant, user first)',
+  roles: () => [],
+  normalize(row, ctx) {
+    const list = row.conversations as string[];
+    ctx.fields.use(row, 'conversations');
+    ctx.note('alternating_strings', '"conversations" strings alternate user / assistant, user first (LIMA)');
+    const messages: Message[] = list.map((t, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: t }));
     return finish(row, messages, ctx);
   },
 };

@@ -25,6 +25,8 @@ import {
 } from './common';
 import { isLabelValue, outweighsLabel } from './labels';
 import { chatMlPromptTurns, hhPromptTurns, withoutChatMlEnd } from './transcript';
+import { isMetadataField } from './fields';
+import { mapRole } from './roles';
 
 /** Single-prompt fields (Alpaca `instruction`, plain `prompt`, QA `question`, `query`). */
 export const PROMPT_KEYS = ['prompt', 'instruction', 'question', 'query', 'problem', 'input_text'];
@@ -357,29 +359,73 @@ function rolesOfList(list: unknown[]): string[] {
 
 // ------------------------------------------------------------------ input/output pair lists
 
-const PAIR_LIST_FIELDS = ['conversation', 'conversations', 'turns', 'dialog', 'pairs'];
+const PAIR_LIST_FIELDS = ['conversation', 'conversations', 'turns', 'dialog', 'dialogue', 'chat', 'exchanges', 'pairs'];
+
+/** The keys of one exchange object: the user side, the assistant side, and a system key when there is one. */
+interface PairKeys {
+  user: string;
+  assistant: string;
+  system?: string;
+}
+
+/**
+ * The keys of an exchange `{input, output}` (Capybara / Puffin), or of an exchange whose keys are role names,
+ * one the user's and one the assistant's by the alias table (`{human, assistant}`, `{user, bot}`, `{human, gpt}`;
+ * a `system` key allowed). Undefined for a turn object (`role` / `from`), or when the roles are not one of each.
+ */
+function pairKeys(t: unknown): PairKeys | undefined {
+  if (!isObject(t) || 'role' in t || 'from' in t) return undefined;
+  if ('input' in t && 'output' in t) return { user: 'input', assistant: 'output', ...(nonEmptyString(t.system) ? { system: 'system' } : {}) };
+  const side = (r: string) => Object.keys(t).filter((k) => mapRole(k) === r && (typeof t[k] === 'string' || t[k] === null) && !isMetadataField(k, t[k]));
+  const [user, assistant, system] = [side('user'), side('assistant'), side('system')];
+  if (user.length !== 1 || assistant.length !== 1 || system.length > 1 || !nonEmptyString(t[user[0]])) return undefined;
+  return { user: user[0], assistant: assistant[0], ...(system.length ? { system: system[0] } : {}) };
+}
 
 function pairField(row: Row): string | undefined {
   return PAIR_LIST_FIELDS.find((f) => {
     const v = fieldValue(row, f);
-    return Array.isArray(v) && v.length > 0 && v.every((t) => isObject(t) && 'input' in t && 'output' in t && !('role' in t) && !('from' in t));
+    if (!Array.isArray(v) || v.length === 0) return false;
+    const keys = v.map(pairKeys);
+    // One layout per list: the same user and assistant keys in every exchange.
+    return keys.every((k) => k !== undefined && k.user === keys[0]!.user && k.assistant === keys[0]!.assistant);
   });
 }
 
-/** Lists of `{input, output}` exchanges (Capybara / Puffin): each pair is a user turn then an assistant turn. */
+/**
+ * Lists of exchanges: `{input, output}` (Capybara / Puffin) or objects keyed by role names
+ * (`{"human": …, "assistant": …}`): each exchange a user turn then an assistant turn (an empty answer leaves
+ * the user turn as the prompt); a `system` value becomes a system turn before its exchange. The exchanges'
+ * other fields are reported as unread (`conversation[].rating`).
+ */
 export const pairListHandler: ShapeHandler = {
   name: 'input-output-pairs',
   matches: (row) => pairField(row) !== undefined,
-  describe: (row) => `"${pairField(row)}": list of {input, output} exchanges`,
-  roles: () => [],
+  describe(row) {
+    const f = pairField(row)!;
+    const k = pairKeys((fieldValue(row, f) as unknown[])[0])!;
+    return `"${f}": list of {${k.user}, ${k.assistant}} exchanges`;
+  },
+  roles(row) {
+    const k = pairKeys((fieldValue(row, pairField(row)!) as unknown[])[0])!;
+    return k.user === 'input' ? [] : [k.user, k.assistant];
+  },
   normalize(row, ctx) {
     const messages: Message[] = [];
-    ctx.fields.use(row, pairField(row)!);
-    for (const p of fieldValue(row, pairField(row)!) as Row[]) {
-      messages.push({ role: 'user', content: toText(p.input, ctx) });
-      if (p.output !== null && p.output !== undefined && p.output !== '') messages.push({ role: 'assistant', content: toText(p.output, ctx) });
+    const f = pairField(row)!;
+    ctx.fields.use(row, f);
+    const list = fieldValue(row, f) as Row[];
+    const first = pairKeys(list[0])!;
+    for (const p of list) {
+      const k = pairKeys(p)!;
+      ctx.fields.track(p, `${f}[].`);
+      ctx.fields.use(p, k.user, k.assistant, ...(k.system ? [k.system] : []));
+      if (k.system && nonEmptyString(p[k.system])) messages.push({ role: 'system', content: p[k.system] as string });
+      messages.push({ role: 'user', content: toText(p[k.user], ctx) });
+      const out = p[k.assistant];
+      if (out !== null && out !== undefined && out !== '') messages.push({ role: 'assistant', content: toText(out, ctx) });
     }
-    ctx.note('pairs_to_turns', '{input, output} exchanges → user / assistant turns');
+    ctx.note('pairs_to_turns', `{${first.user}, ${first.assistant}} exchanges → user / assistant turns`);
     return finish(row, messages, ctx);
   },
 };

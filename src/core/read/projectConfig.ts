@@ -11,7 +11,9 @@
  *   // how some shapes are read (both optional; defaults shown)
  *   "reading": {
  *     "oasstPaths": "all",          // OpenAssistant flat exports: one record per root-to-leaf path, or "best-ranked"
- *     "conversationLists": "each"   // a row holding a list of conversations (found by search): one record each, or "longest"
+ *     "conversationLists": "each",  // a row holding a list of conversations (found by search): one record each, or "longest"
+ *     "answers": "best"             // several answers to one prompt: "best" (the preferred / best-scored; default when
+ *                                   // the row has a preference or scores), "all" (one record each; default otherwise), "first"
  *   }
  * }
  * ```
@@ -30,6 +32,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, parse as parsePath, resolve } from 'node:path';
 import { parse, type ParseError } from 'jsonc-parser';
 import { jsonBreakDescription } from '../formats/content';
+import type { NormalizeOptions } from '../formats/base';
 import type { Role } from '../types';
 import { isStackOverflow, jsonTextDepth, MAX_JSON_DEPTH, tooDeepMessage } from '../jsonDepth';
 
@@ -57,11 +60,22 @@ export interface ReadingSettings {
   oasstPaths?: 'all' | 'best-ranked';
   /** A row holding a list of conversations (found by searching it): one record each (`each`, default) or the longest only. */
   conversationLists?: 'each' | 'longest';
+  /** Several answers to one prompt (`formats/shapes-answers.ts`): the preferred one, each its own record, or the first. */
+  answers?: 'best' | 'all' | 'first';
+}
+
+/** The normalizer's options for a file's reading choices (`formats/base.ts` {@link NormalizeOptions}); `{}` for none. */
+export function readingOptions(reading: ReadingSettings | undefined): NormalizeOptions {
+  const out: NormalizeOptions = {};
+  if (reading?.conversationLists) out.conversationLists = reading.conversationLists;
+  if (reading?.answers) out.answers = reading.answers;
+  return out;
 }
 
 const READING_CHOICES: Record<keyof ReadingSettings, readonly string[]> = {
   oasstPaths: ['all', 'best-ranked'],
   conversationLists: ['each', 'longest'],
+  answers: ['best', 'all', 'first'],
 };
 
 /** Thrown for an unreadable or invalid `eagle3prep.jsonc`; the message names the file, line and reason. */

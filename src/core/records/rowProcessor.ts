@@ -262,9 +262,15 @@ export class RowProcessor {
       pieces.push(t);
     }
     if (built.rendered !== null && renderedTokens === 0 && pieces.length) renderedTokens = this.tok.encode(built.rendered).ids.length;
+    /** Why the row is too long, for its problems.jsonl line when it is dropped so (by how much). */
+    let tooLongWhy: string | undefined;
     if (max !== undefined && long === 'split' && this.mask !== 'non-system' && pieces.some((p) => p.ids.length > max)) {
-      pieces = this.split(conv, template, pieces, max, built.rendered ?? '', renderedTokens, generated, res.notes);
-      if (pieces.length === 0) drops.push('too_long');
+      const cut = { tooLong: [] as number[], tooLongTokens: [] as (number | null)[] };
+      pieces = this.split(conv, template, pieces, max, built.rendered ?? '', renderedTokens, generated, res.notes, cut);
+      if (pieces.length === 0) {
+        drops.push('too_long');
+        tooLongWhy = splitTooLongMessage(cut.tooLong, cut.tooLongTokens, max);
+      }
     }
     if (pieces.length > 1) res.notes.push('split_into_records');
     const written: { ids: number[]; mask: number[] }[] = [];
@@ -275,6 +281,7 @@ export class RowProcessor {
       if (fate.truncated) res.notes.push('record_truncated');
       if (!fate.written) {
         drops.push(fate.reason);
+        if (fate.reason === 'too_long') tooLongWhy ??= recordsTooLongMessage(pieces, max!);
         res.notes.push(RECORD_DROP_NOTES[fate.reason]);
         continue;
       }
@@ -321,6 +328,7 @@ export class RowProcessor {
     } else {
       res.fate = 'dropped';
       res.reason = row.reason;
+      if (row.reason === 'too_long' && tooLongWhy) res.message = tooLongWhy;
     }
   }
 
@@ -350,6 +358,7 @@ export class RowProcessor {
     renderedTokens: number,
     generated: GeneratedTurnIds[] | undefined,
     notes: Code[],
+    tooLong: { tooLong: number[]; tooLongTokens: (number | null)[] },
   ): Tokenized[] {
     const keep = records.filter((r) => r.ids.length <= max);
     const over = records.filter((r) => r.ids.length > max).flatMap((r) => r.targets);
@@ -363,9 +372,33 @@ export class RowProcessor {
     };
     const cut = splitConversation(conv, over, max, build, rendered.length, renderedTokens);
     for (let k = 0; k < cut.tooLong.length; k++) notes.push('target_too_long');
+    tooLong.tooLong.push(...cut.tooLong);
+    tooLong.tooLongTokens.push(...cut.tooLongTokens);
     for (const p of cut.records) if (p.cut) notes.push('context_window_cut');
     return [...keep, ...cut.records.map((p) => ({ ids: p.ids, mask: p.mask, targets: p.targets }))].sort((a, b) => a.targets[0] - b.targets[0]);
   }
+}
+
+/**
+ * The problems.jsonl message of a row dropped `too_long` (no `--long split`): its longest record's tokens and how many
+ * over `max` (the row's records are all longer, or the others had nothing to train).
+ */
+function recordsTooLongMessage(pieces: readonly Tokenized[], max: number): string {
+  const over = pieces.filter((p) => p.ids.length > max).map((p) => p.ids.length);
+  const longest = Math.max(...over);
+  const what = pieces.length > 1 ? `its longest record has ${longest} tokens` : `its record has ${longest} tokens`;
+  return `${what}, ${longest - max} over --max-length ${max}`;
+}
+
+/**
+ * The problems.jsonl message of a row `--long split` could not place anywhere: the first assistant turn that does not
+ * fit `max` even with no history before it (message index), its tokens so and how many over, and how many such turns.
+ */
+function splitTooLongMessage(turns: readonly number[], tokens: readonly (number | null)[], max: number): string {
+  if (turns.length === 0) return `no record fits --max-length ${max}`;
+  const n = tokens[0];
+  const first = `assistant turn ${turns[0]} does not fit --max-length ${max} even with no history before it${n === null ? '' : ` (${n} tokens, ${n - max} over)`}`;
+  return turns.length > 1 ? `${first}; nor do its ${turns.length - 1} other assistant turn(s)` : first;
 }
 
 /** A record's tokens and mask, with its targets (message indices). */

@@ -39,6 +39,11 @@ export interface SplitResult {
   records: PieceRecord[];
   /** Targets that could not be placed in any piece of at most `maxLength` tokens. */
   tooLong: number[];
+  /**
+   * For each of `tooLong`, in order: the tokens of the shortest piece measured for it (its head and the target with the
+   * least history tried), or null when none was measured (the template raised on every piece).
+   */
+  tooLongTokens: (number | null)[];
 }
 
 /** Index just past the head: the leading system turns and the first user turn right after them. */
@@ -92,9 +97,15 @@ export function splitConversation(
   };
   const validStart = (a: number) => a >= h && msgs[a].role !== 'tool';
 
-  const out: SplitResult = { records: [], tooLong: [] };
+  const out: SplitResult = { records: [], tooLong: [], tooLongTokens: [] };
   const todo = [...targets].filter((t) => t >= h).sort((x, y) => x - y);
-  for (const t of targets) if (t < h) out.tooLong.push(t); // cannot happen for assistant turns after the head; kept honest
+  for (const t of targets)
+    if (t < h) {
+      out.tooLong.push(t); // cannot happen for assistant turns after the head; kept honest
+      out.tooLongTokens.push(null);
+    }
+  /** Tokens of the longest record of the last piece measured too long. */
+  const measured: { tooLong: number | null } = { tooLong: null };
   const attempt = (a: number, want: number[]): PieceRecord[] | null => {
     const e = want[want.length - 1];
     const keep = new Set(want);
@@ -106,7 +117,10 @@ export function splitConversation(
     } catch {
       return null;
     }
-    if (built.some((r) => r.ids.length > maxLength)) return null;
+    if (built.some((r) => r.ids.length > maxLength)) {
+      measured.tooLong = Math.max(...built.map((r) => r.ids.length));
+      return null;
+    }
     const trained = new Set(built.flatMap((r) => r.targets.map((k) => indices[k])));
     if (!want.every((w) => trained.has(w))) return null;
     return built.map((r) => ({ ids: r.ids, mask: r.mask, targets: r.targets.map((k) => indices[k]), cut: a > h }));
@@ -114,6 +128,7 @@ export function splitConversation(
 
   while (todo.length) {
     const t = todo[0];
+    measured.tooLong = null;
     // Most targets first (the estimate with no history before t), then the most history.
     let n = 1;
     while (n < todo.length && windowEst(t, todo[n]) <= maxLength) n++;
@@ -144,7 +159,9 @@ export function splitConversation(
       used = n;
     }
     if (!placed) {
+      // The last piece tried for t alone is the one with the least history (the loop steps towards t).
       out.tooLong.push(t);
+      out.tooLongTokens.push(measured.tooLong);
       todo.shift();
       continue;
     }

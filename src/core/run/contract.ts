@@ -286,6 +286,8 @@ export interface PrepareResult {
     problems?: string;
     format?: OutputFormat;
     written?: string[];
+    /** Record files of a previous run in a format this run does not write, removed when it committed (`tokenized_data.jsonl` after `--format parquet`). */
+    removed?: string[];
   };
   tokenizer: { dir: string; name: string; hash: string; embeddedDefault: boolean };
   templateKwargs: Record<string, unknown>;
@@ -341,6 +343,11 @@ export interface PrepareResult {
   warnings?: RunWarning[];
   /** Files left out by `skipFailedFiles`, with why. */
   skippedFiles?: { file: string; reason: string }[];
+  /**
+   * Files (absolute paths) not processed at all: the first look at every input (`run/preflight.ts`) found a file that
+   * fails the run, so without `skipFailedFiles` the run stopped before reading the others. They have no entry in `files`.
+   */
+  notProcessed?: string[];
   /** The run policy: strict, error-rate limit, dedup. */
   policy?: { strict: boolean; maxErrorRate: number | null; skipFailedFiles: boolean; dedup: boolean };
   /** Set for a dry run: nothing was written; estimates from the first rows of each file. */

@@ -25,7 +25,7 @@ import { REPORT_SCHEMA_VERSION } from './report';
 import { fileReportOf, readRunReport, ReportReadError } from './readReport';
 import { fileStatus, fileWarnings } from './status';
 import { describeDifferences, differingSettings, runSettingsOfReport, type RunSettings } from './runSettings';
-import { applyProjectConfig, findProjectConfig, loadProjectConfigFor, type ProjectConfig } from '../read/projectConfig';
+import { applyProjectConfig, findProjectConfig, loadProjectConfigFor, readingOptions, type ProjectConfig } from '../read/projectConfig';
 import { countRows, DATASET_FILE_RE, readRows } from '../read/readers';
 import { defaultTokenizerDir, tokenizerFilesHashOf, tokenizerFilesStamp } from '../tokenizers/tokenizer';
 import type { FormatDetection } from '../types';
@@ -440,7 +440,7 @@ export async function scanRowProblems(
     } else {
       const value = applyProjectConfig(row.value, cfg);
       if (fragments) firstValues.push(value);
-      const outcome = normalizeRow(value, { file, line: row.line }, base, { conversationLists: cfg?.reading.conversationLists });
+      const outcome = normalizeRow(value, { file, line: row.line }, base, readingOptions(cfg?.reading));
       if (outcome.kind === 'dropped' && outcome.reason === 'message_fragment' && fragments) {
         fragments.push({ line: row.line, code: outcome.reason, message: outcome.message, severity: 'warning' });
       } else if (outcome.kind === 'dropped' && outcome.reason === 'message_fragment' && oasstFile) {

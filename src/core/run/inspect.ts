@@ -13,7 +13,8 @@ import { conversationsOf, EXPECTED_SHAPES, normalizeDetailed } from '../formats/
 import { suggestMappingLine } from '../formats/mapping';
 import { OasstFilePass } from '../formats/oasst';
 import { readRows, type RawRow } from '../read/readers';
-import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
+import { applyProjectConfig, loadProjectConfigFor, readingOptions } from '../read/projectConfig';
+import { prepareTurns, selectTargets } from '../records/turns';
 import type { Message } from '../types';
 
 /**
@@ -137,7 +138,7 @@ export async function inspectFile(file: string, opts: InspectOptions = {}): Prom
 
   // The same eagle3prep.jsonc role aliases / field mappings / reading choices that prepare applies (projectConfig.ts).
   const project = loadProjectConfigFor(file);
-  const normalizeOptions = { conversationLists: project?.reading.conversationLists };
+  const normalizeOptions = readingOptions(project?.reading);
 
   /** Normalizes one row (or the value an OpenAssistant pass planned for it) into records / skipped. */
   const take = (row: RawRow, value: unknown) => {
@@ -158,17 +159,23 @@ export async function inspectFile(file: string, opts: InspectOptions = {}): Prom
     }
     const convs = conversationsOf(outcome);
     for (const { kind, conversation: c } of convs) {
+      // prepare's rule (docs/loss-mask-rules.md "Empty turns"): a conversation whose trailing empty assistant turns leave
+      // no target (its other assistant turns are context, e.g. a preference prompt's) is a prompt to generate.
+      const pre = kind === 'conversation' ? prepareTurns(c.messages) : undefined;
+      const prompt = kind === 'prompt' || (pre !== undefined && pre.placeholderRemoved && selectTargets(pre.messages, 'assistant').length === 0);
+      const messages = prompt && pre ? pre.messages : c.messages;
       const rec: InspectRecord = {
         source: row.element === undefined ? { line: row.line } : { line: row.line, element: row.element },
         id: c.id,
         shape: handler?.name ?? 'unknown',
-        messages: c.messages.map(toInspectMessage),
-        needs_generation: kind === 'prompt',
+        messages: messages.map(toInspectMessage),
+        needs_generation: prompt,
       };
       if (c.answerAfter?.length) rec.answer_after = c.answerAfter;
       if (c.tools?.length) rec.tools = c.tools;
       if (c.nonTextParts?.length) rec.non_text_parts = c.nonTextParts;
-      if (c.notes?.length) rec.notes = c.notes;
+      const notes = [...(c.notes ?? []), ...(prompt && pre ? pre.notes : [])];
+      if (notes.length) rec.notes = [...new Set(notes)];
       if (c.unreadFields?.length) rec.unread_fields = c.unreadFields;
       records.push(rec);
     }

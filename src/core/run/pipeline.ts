@@ -10,7 +10,7 @@ import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
 import type { NormalizeOptions } from '../formats/normalize';
 import { OasstFilePass } from '../formats/oasst';
 import { runOasstFile } from './oasstRun';
-import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
+import { applyProjectConfig, loadProjectConfigFor, readingOptions } from '../read/projectConfig';
 import { InlineExecutor, type RowBatch } from './pool';
 import { AtomicOutput, checkOutputDir, OutputError, removeCreatedIfEmpty, removeStaleTemps, writeFileAtomic } from './output';
 import { readRows, type RawRow } from '../read/readers';
@@ -30,6 +30,7 @@ import type { DryRunEstimate, FileReport, PrepareHooks, PrepareOptions, PrepareR
 import { NULL_SINK, parquetMetadata, planOutputs, RecordOutputs, settle, type Sink } from './runOutputs';
 import { settingsOf, startExecutor } from './runSetup';
 import { estimate } from './dryRun';
+import { notProcessedFailure, preflightFile } from './preflight';
 import { BATCH_BYTES, BATCH_ROWS, rowKey, untilAborted } from './batches';
 import { assembleResult } from './runResult';
 
@@ -204,7 +205,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     hooks.log?.(`  format: ${det.format} — ${det.evidence.join('; ')}`);
     const fileBase = idBases.get(file) ?? basename(file);
     // The file's reading choices (eagle3prep.jsonc "reading"), sent with every batch to where rows are normalized.
-    const normalize: NormalizeOptions = project?.reading.conversationLists ? { conversationLists: project.reading.conversationLists } : {};
+    const normalize: NormalizeOptions = readingOptions(project?.reading);
     // OpenAssistant flat exports need the whole file before any row: their trees span it.
     const oasst = det.format === 'oasst-messages' ? new OasstFilePass() : undefined;
     /** Rows of the OpenAssistant pass that carry a path (line/element key → held index), and their fates once applied. */
@@ -360,11 +361,38 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
   /** Ids of the current file's records and prompts (taken back when the file is skipped). */
   let addedIds: string[] = [];
   const uniqueIds = new UniqueIds();
+  // Fail early: every input's first rows are read before any file is processed, so a file that cannot be read or
+  // holds nothing recognizable fails the run (or is skipped) before the other files' work is spent.
+  const early = new Map<string, string>();
+  for (const input of opts.inputs) {
+    const file = resolve(input);
+    const failure = await preflightFile(file, { mapping: opts.mapping, allowEmpty: policy.allowEmpty, signal: hooks.signal });
+    if (failure) {
+      early.set(file, failure.message);
+      hooks.log?.(`  ${failure.message}`);
+    }
+  }
+  /** Files not processed because an earlier check failed the run (without --skip-failed-files). */
+  const notProcessed: string[] = [];
   try {
     for (let fi = 0; fi < opts.inputs.length; fi++) {
       const rep = emptyFileReport(resolve(opts.inputs[fi]));
       if (shard) rep.rowsInFile = 0;
+      const earlyFailure = early.get(rep.file);
+      if (early.size && !opts.skipFailedFiles && !earlyFailure) {
+        // The run fails anyway: the other files are not read (their work would be thrown away).
+        notProcessed.push(rep.file);
+        continue;
+      }
       files.push(rep);
+      if (earlyFailure) {
+        rep.failure = earlyFailure;
+        if (opts.skipFailedFiles) {
+          leaveOut(rep);
+          hooks.log?.(`  skipped (--skip-failed-files): ${earlyFailure}`);
+        } else doomed = true;
+        continue;
+      }
       const marks = [records.bytesWritten, prompts.bytesWritten, problems.bytesWritten];
       addedKeys = [];
       addedIds = [];
@@ -425,6 +453,10 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     dryRun,
     estimates,
   });
+  if (notProcessed.length) {
+    result.notProcessed = notProcessed;
+    result.failures.push(notProcessedFailure(notProcessed));
+  }
   // What a commit writes (a failed or dry run writes nothing).
   outputs.written =
     result.ok && !dryRun
@@ -440,7 +472,10 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       await records.commit();
       await prompts.commit();
       await problems.commit();
-      for (const p of removeStaleRecordFiles(outDir, format)) hooks.log?.(`  removed ${p}: a previous run's records in the format this run does not write`);
+      // Said in the summary and the report too (outputs.removed): a file of the user's folder is gone.
+      const removed = removeStaleRecordFiles(outDir, format);
+      for (const p of removed) hooks.log?.(`  removed ${p}: a previous run's records in the format this run does not write`);
+      if (removed.length) result.outputs.removed = removed;
       const sizes = targetSizesOf(tok);
       await writeFileAtomic(tokenCountsPath, tokenCountsJson(counts.result({ name: tok.name, hash: tok.hash }, sizes.modelVocabSize, sizes.tokenizerSize)));
       await writeReports(result);

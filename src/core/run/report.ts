@@ -3,7 +3,7 @@
  * and errored, per input file, with the settings that produced it.
  */
 import { readFileSync } from 'node:fs';
-import { relative } from 'node:path';
+import { basename, relative } from 'node:path';
 import { CODES, codeMeaning, codeRemedy, isSettingNote } from '../codes';
 import { writeFileAtomic } from './output';
 import { OUTPUT_FILES, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
@@ -224,6 +224,9 @@ function recordFiles(r: PrepareResult): string {
 /** Renders the readable report (Markdown) of a run. */
 export function renderReportMarkdown(r: PrepareResult): string {
   const t = r.totals;
+  // The totals count the files kept, as the terminal's "total (N files)" does; skipped files are named beside.
+  const skippedCount = r.files.filter((f) => f.skipped).length;
+  const keptFiles = r.files.length - skippedCount;
   const head = [
     '# EAGLE-3 prepare report',
     '',
@@ -231,10 +234,15 @@ export function renderReportMarkdown(r: PrepareResult): string {
     '',
     ...(r.ok ? [] : [...r.failures.map((f) => `- ${f}`), '']),
     ...warningsSection(r),
-    `- Tokenizer: ${r.tokenizer.name} — \`${r.tokenizer.dir}\` (sha256 ${r.tokenizer.hash})`,
+    `- Tokenizer: ${r.tokenizer.name} — \`${r.tokenizer.dir}\` (files hash \`${r.tokenizer.hash}\`: the first 16 hex digits of a SHA-256 over its tokenizer and template files)`,
     `- Mask policy: \`${r.mask}\`; reasoning: \`${r.reasoning ?? 'keep'}\`; grouping: \`${r.grouping ?? 'exact'}\`; max length: ${r.maxLength ?? 'none'}${r.maxLength !== null ? ` (longer records: ${r.long ?? (r.truncate ? 'truncate' : 'drop')})` : ''}${(r.minTrainableTokens ?? 1) > 1 ? `; min trainable tokens per record: ${r.minTrainableTokens}` : ''}`,
     `- Template kwargs: \`${JSON.stringify(r.templateKwargs)}\``,
     `- Outputs: ${recordFiles(r)} (${t.recordsWritten} records), \`${OUTPUT_FILES.promptsToGenerate}\` (${promptLines(r)} prompts)${r.tokenCounts ? `, \`${TOKEN_COUNTS_FILE}\` (token-id counts for \`eagle3-prep draft-vocab\`)` : ''}`,
+    ...(r.outputs.removed?.length
+      ? [
+          `- Removed: ${r.outputs.removed.map((p) => `\`${basename(p)}\``).join(', ')} — a previous run's records in a format this run does not write (\`--format ${r.outputs.format}\`), so they are not taken for this run's`,
+        ]
+      : []),
     `- Time: ${(r.elapsedMs / 1000).toFixed(1)} s${r.shard?.merged ? ' (slowest shard)' : ''}`,
     ...(r.shard
       ? [
@@ -249,7 +257,7 @@ export function renderReportMarkdown(r: PrepareResult): string {
     '',
     '| files | rows read | written | set aside | dropped | errored | records | tokens | trainable |',
     '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-    `| ${r.files.length} | ${t.rowsRead} | ${t.rowsWritten} | ${t.rowsSetAside} | ${t.rowsDropped} | ${t.rowsErrored} | ${t.recordsWritten} | ${t.totalTokens} | ${t.trainableTokens} (${pct(t.trainableTokens, t.totalTokens)}) |`,
+    `| ${keptFiles}${skippedCount ? ` (+${skippedCount} skipped)` : ''} | ${t.rowsRead} | ${t.rowsWritten} | ${t.rowsSetAside} | ${t.rowsDropped} | ${t.rowsErrored} | ${t.recordsWritten} | ${t.totalTokens} | ${t.trainableTokens} (${pct(t.trainableTokens, t.totalTokens)}) |`,
     '',
     ...lengthSection(t.lengths, r.grouping ?? 'exact', t.totalTokens),
     ...trainerSection(r),

@@ -14,7 +14,7 @@
  *
  * "OK" is only ever said for `ok`.
  */
-import { CODES, codeMeaning, isDataChanging } from '../codes';
+import { CODES, codeMeaning, codeRemedyFor, isDataChanging } from '../codes';
 import type { FileReport, PrepareResult, RunStatus, RunWarning } from './contract';
 import { probeConcerns } from './shapes';
 
@@ -76,12 +76,13 @@ export function worstStatus(statuses: Iterable<RunStatus>): RunStatus {
 }
 
 /** Every data-changing warning of a run (skipped files left out), with meaning, remedy and files; most frequent first. */
-export function runWarnings(r: Pick<PrepareResult, 'files' | 'templateCheck'>): RunWarning[] {
+export function runWarnings(r: Pick<PrepareResult, 'files' | 'templateCheck'> & Partial<Pick<PrepareResult, 'long'>>): RunWarning[] {
+  const remedyOf = (code: string) => codeRemedyFor(code, { long: r.long }) || undefined;
   const byCode = new Map<string, RunWarning>();
   for (const f of r.files) {
     if (f.skipped) continue;
     for (const { code, count } of dataChangingCodes(f)) {
-      const w = byCode.get(code) ?? { code, count: 0, source: 'rows' as const, meaning: codeMeaning(code), remedy: CODES[code]?.remedy, files: [] };
+      const w = byCode.get(code) ?? { code, count: 0, source: 'rows' as const, meaning: codeMeaning(code), remedy: remedyOf(code), files: [] };
       w.count += count;
       w.files.push(f.file);
       byCode.set(code, w);
@@ -92,7 +93,7 @@ export function runWarnings(r: Pick<PrepareResult, 'files' | 'templateCheck'>): 
   if (writers.length)
     for (const { code, count } of templateWarnings(r.templateCheck, 'all')) {
       const files = writers.filter((f) => templateWarnings(r.templateCheck, f.shapes).some((w) => w.code === code)).map((f) => f.file);
-      byCode.set(code, { code, count, source: 'template', meaning: codeMeaning(code), remedy: CODES[code]?.remedy, files });
+      byCode.set(code, { code, count, source: 'template', meaning: codeMeaning(code), remedy: remedyOf(code), files });
     }
   return [...byCode.values()]
     .map((w) => (w.remedy === undefined ? (({ remedy: _r, ...rest }) => rest)(w) : w))

@@ -78,9 +78,15 @@ export function trainerNextSteps(trainer: TrainerId, o: NextStepInputs): string[
   return lines;
 }
 
-/** The next steps of a run made for a trainer (`--trainer`, with its max length); none for another run. */
+/**
+ * The next steps of a run made for a trainer (`--trainer`, with its max length); none for another
+ * run, nor for one that wrote no records file into its folder (`merge-reports` without `--data`:
+ * the records stay in the shards' folders).
+ */
 export function nextStepsOfRun(r: Pick<PrepareResult, 'trainer' | 'maxLength' | 'outputs' | 'tokenCounts' | 'outDir' | 'tokenizer'>): string[] {
   if (!r.trainer || !r.maxLength) return [];
+  const w = r.outputs.written;
+  if (w && !w.includes(r.outputs.tokenizedData) && !(r.outputs.tokenizedDataParquet && w.includes(r.outputs.tokenizedDataParquet))) return [];
   return trainerNextSteps(r.trainer, {
     records: (r.outputs.format ?? 'jsonl') === 'parquet' ? undefined : r.outputs.tokenizedData,
     tokenCounts: r.tokenCounts ?? `${r.outDir}/token_counts.json`,
