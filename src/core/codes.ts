@@ -27,6 +27,8 @@ export interface CodeInfo {
    * chat template note with the way to change it, not as a file's WARNINGS status (issue 24).
    */
   settingNote?: boolean;
+  /** true when a row it is noted on lacks the text it most likely holds (its longest text unread): the file's status is `degraded`, as for errored rows (`run/status.ts`). */
+  degrades?: boolean;
 }
 
 const TABLE = {
@@ -93,6 +95,15 @@ const TABLE = {
   content_stringified: { kind: 'note', meaning: 'a number, boolean or object where text belongs, converted to text', changesData: true },
   empty_response: { kind: 'note', meaning: 'an empty response field: the row is a prompt to answer' },
   field_mapping_used: { kind: 'note', meaning: 'fields read through a field-mapping file' },
+  longest_text_not_read: {
+    kind: 'note',
+    meaning:
+      "a field that is not read looks written by a model (long prose or code) and is longer than every turn read from the row: most likely the row's answer, missing from its records",
+    remedy:
+      'inspect the file: name the field in a field mapping in eagle3prep.jsonc ("mappings") so it is read, or report the shape; the records of these rows lack it',
+    changesData: true,
+    degrades: true,
+  },
   model_text_not_read: {
     kind: 'note',
     meaning:
@@ -490,6 +501,11 @@ export function codeMeaning(code: string): string {
  * Drops and errors count unless their entry says `changesData: false` (a drop
  * the user asked for, such as `duplicate` under --dedup).
  */
+/** Whether a note makes its file `degraded` ({@link CodeInfo.degrades}). */
+export function isDegrading(code: string): boolean {
+  return CODES[code]?.degrades === true;
+}
+
 export function isDataChanging(code: string): boolean {
   const c = CODES[code];
   if (c === undefined) return false;

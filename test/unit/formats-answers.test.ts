@@ -234,7 +234,7 @@ test('a rendered ChatML prompt string + a response with a <think> block (concate
   assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored], [2, 2, 0, 0, 0]);
 });
 
-test('an unread field holding model-written text (prose or code) is a data-changing warning (model_text_not_read): WARNINGS, --strict fails; metadata and copies of a turn never are', async () => {
+test('an unread field holding model-written text (prose or code) is a data-changing warning (model_text_not_read; longest_text_not_read, DEGRADED, when longer than every turn); --strict fails; metadata and copies of a turn never are', async () => {
   const critique =
     'The answer names the right capital but gives no reasoning at all; a better reply would explain that Canberra was chosen as a compromise between Sydney and Melbourne and has been the seat of government since 1927, which the user would find useful.';
   const code = [
@@ -247,10 +247,10 @@ test('an unread field holding model-written text (prose or code) is a data-chang
     '',
     'print(capital("Australia"))',
   ].join('\n');
-  const question =
-    'What is the capital of Australia? Please explain in a few sentences why that city was chosen, and say since when it has been the seat of government, with the main reasons that led to the choice.';
+  const long =
+    'I am planning a school project about the capital cities of the world and I would like to start with Australia, because many of my classmates think the capital is Sydney. What is the capital of Australia? Please explain in a few sentences why that city was chosen, and say since when it has been the seat of government, with the main reasons that led to the choice, so that I can tell the class.';
   const url = `https://example.org/datasets/capitals/australia?${'x'.repeat(220)}`;
-  const row = (extra: object) => ({
+  const row = (question: string, extra: object) => ({
     id: 'r',
     model: 'some-model-7b',
     created_at: '2024-05-01T10:00:00Z',
@@ -264,29 +264,38 @@ test('an unread field holding model-written text (prose or code) is a data-chang
   });
   const file = writeJsonl(
     [
-      row({ critique }),
-      row({ program: code }),
+      row(long, { critique }),
+      row('Capital of Australia?', { critique }),
+      row(long, { program: code }),
       // A row-level copy of the user turn is not unread text; metadata is never flagged.
-      row({ question }),
+      row(long, { question: long }),
     ],
     'judged.jsonl',
   );
   const r = await inspectFile(file);
   assert.deepEqual(
     r.records.map((x) => x.notes ?? []),
-    [['fields_not_read', 'model_text_not_read'], ['fields_not_read', 'model_text_not_read'], ['fields_not_read']],
+    [['fields_not_read', 'model_text_not_read'], ['fields_not_read', 'longest_text_not_read'], ['fields_not_read', 'model_text_not_read'], ['fields_not_read']],
   );
   assert.deepEqual(Object.keys(r.unread_fields), ['critique', 'program', 'question']);
-  assert.ok(r.evidence.includes('1/3 rows: "critique" looks written by a model (long prose or code) and is not read'), r.evidence.join('\n'));
-  assert.ok(r.evidence.includes('1/3 rows: "program" looks written by a model (long prose or code) and is not read'), r.evidence.join('\n'));
+  for (const e of [
+    '1/4 rows: "critique" looks written by a model (long prose or code) and is not read',
+    '1/4 rows: "critique" looks written by a model and is longer than every turn read: not read',
+    '1/4 rows: "program" looks written by a model (long prose or code) and is not read',
+  ])
+    assert.ok(r.evidence.includes(e), r.evidence.join('\n'));
   const res = await prepare({ inputs: [file], outDir: tempDir(), workers: 1 });
   const f = res.files[0];
-  assert.equal(f.status, 'warnings');
-  assert.equal(f.notes.model_text_not_read, 2);
-  assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored], [3, 3, 0, 0, 0]);
+  assert.equal(f.status, 'degraded');
+  assert.deepEqual([f.notes.model_text_not_read, f.notes.longest_text_not_read], [2, 1]);
+  assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored], [4, 4, 0, 0, 0]);
   const strict = await prepare({ inputs: [file], outDir: tempDir(), workers: 1, strict: true });
   assert.equal(strict.ok, false);
-  assert.match(strict.failures.join('\n'), /judged\.jsonl: data-changing warnings \(--strict\): .*model_text_not_read × 2/);
+  assert.match(strict.failures.join('\n'), /judged\.jsonl: data-changing warnings \(--strict\): .*model_text_not_read × 2, longest_text_not_read × 1/);
+  // Without the row whose longest text is unread: WARNINGS.
+  const warned = writeJsonl([row(long, { critique })], 'judged-one.jsonl');
+  const one = (await prepare({ inputs: [warned], outDir: tempDir(), workers: 1 })).files[0];
+  assert.deepEqual([one.status, one.notes.model_text_not_read, one.notes.longest_text_not_read], ['warnings', 1, undefined]);
 });
 
 test('eagle3prep.jsonc "reading": {"answers"} chooses all / first / best; an invalid choice names the setting', async () => {

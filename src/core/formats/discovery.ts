@@ -231,15 +231,16 @@ function turnListCandidate(list: unknown[], path: string): ConversationCandidate
 
 /**
  * A list of strings: usable only when every string opens with a known speaker marker (`User: …`), some of them
- * the user's or the assistant's; otherwise reported with why (its strings named as answers when a part of its
+ * the user's (answers alone have no prompt); otherwise reported with why (its strings named as answers when a part of its
  * path says so: `choices[0].turns`, `responses`).
  */
 function stringsCandidate(list: string[], path: string): ConversationCandidate {
   const base = { path, kind: 'strings' as const, lists: [list], turns: list.length, withText: list.filter((s) => s.trim() !== '').length, unknownRoles: [] };
   const marked = list.map((s) => mapRole(SPEAKER_PREFIX_RE.exec(s)?.[1]));
-  if (marked.every((r) => r !== undefined) && marked.some((r) => r === 'user' || r === 'assistant')) {
+  if (marked.every((r) => r !== undefined)) {
     const stringRoles = marked as Role[];
-    return { ...base, roles: [...new Set(stringRoles)], usable: true, evidence: 'markers', stringRoles };
+    if (stringRoles.includes('user')) return { ...base, roles: [...new Set(stringRoles)], usable: true, evidence: 'markers', stringRoles };
+    return { ...base, roles: [], usable: false, why: 'every string is marked as a speaker other than the user: no prompt to pair them with' };
   }
   const answers = path.split(/[.[\]]/).find((p) => ANSWER_PATH_RE.test(p));
   const why =
