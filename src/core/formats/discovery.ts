@@ -108,13 +108,13 @@ export function findConversations(row: Row): ConversationCandidate[] {
   if (hit) return hit;
   const found: ConversationCandidate[] = [];
   let nodes = 0;
-  const visit = (v: unknown, path: string, key: string, depth: number): void => {
+  const visit = (v: unknown, path: string, depth: number): void => {
     if (++nodes > MAX_NODES || depth > MAX_DEPTH) return;
     if (typeof v === 'string') {
       const t = v.trimStart();
       if ((t.startsWith('[') || t.startsWith('{')) && v.length < 8 * 1024 * 1024) {
         try {
-          visit(parseJsonLimited(v), path, key, depth + 1);
+          visit(parseJsonLimited(v), path, depth + 1);
           return;
         } catch {
           /* a string, not JSON */
@@ -144,7 +144,7 @@ export function findConversations(row: Row): ConversationCandidate[] {
       }
       // Containers: look inside (at most 50 elements); the same place in several elements is one list of conversations.
       const before = found.length;
-      v.slice(0, 50).forEach((x, i) => visit(x, `${path}[${i}]`, key, depth + 1));
+      v.slice(0, 50).forEach((x, i) => visit(x, `${path}[${i}]`, depth + 1));
       const mine = found.splice(before);
       const groups = new Map<string, ConversationCandidate[]>();
       for (const c of mine) {
@@ -163,11 +163,11 @@ export function findConversations(row: Row): ConversationCandidate[] {
       if (pairs) found.push(pairs);
       for (const [k, x] of Object.entries(v)) {
         if (isMetadataField(k, x) || pairs?.pairPaths?.includes(path === '' ? k : `${path}.${k}`)) continue;
-        visit(x, path === '' ? k : `${path}.${k}`, k, depth + 1);
+        visit(x, path === '' ? k : `${path}.${k}`, depth + 1);
       }
     }
   };
-  visit(row, '', '', 0);
+  visit(row, '', 0);
   const kindOrder = ['turns', 'turn-lists', 'transcript', 'strings'];
   found.sort((a, b) => Number(b.usable) - Number(a.usable) || kindOrder.indexOf(a.kind) - kindOrder.indexOf(b.kind) || b.withText - a.withText);
   cache.set(row, found);
