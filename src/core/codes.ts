@@ -452,6 +452,11 @@ const TABLE = {
     kind: 'note',
     meaning: 'a trailing empty assistant turn (a generation placeholder) removed; with no target left the row is a prompt to generate',
   },
+  text_after_last_turn: {
+    kind: 'note',
+    meaning:
+      'the chat template writes text after the last message of every conversation, not part of any turn (its generation prompt also when none is asked for, an instruction turn, an end-of-text token): each turn was taken from before that text and trained after the prompt the server sends, that text never',
+  },
   stop_token_from_next_turn: {
     kind: 'note',
     meaning:
