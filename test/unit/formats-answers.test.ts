@@ -379,3 +379,37 @@ test('an empty response field beside an answer pair does not hide the pair', asy
   ]);
   assert.equal(r.records.length + r.skipped.length, r.rows_read);
 });
+
+test('a rendered ChatML prompt with a list of sampled responses: one record each, <|im_end|> removed from each', async () => {
+  const file = writeJsonl(
+    [
+      {
+        prompt: '<|im_start|>user\nName a colour of the sky.<|im_end|>\n<|im_start|>assistant\n',
+        responses: ['<think>\nDaytime sky.\n</think>\n\nThe sky is blue.<|im_end|>', 'At sunset the sky can be orange.<|im_end|>'],
+      },
+    ],
+    'rollouts.jsonl',
+  );
+  const r = await inspectFile(file);
+  assert.deepEqual(
+    r.records.map((x) => [x.id, x.messages, x.notes]),
+    [
+      [
+        'rollouts.jsonl:1/1',
+        [
+          { role: 'user', content: 'Name a colour of the sky.' },
+          { role: 'assistant', content: 'The sky is blue.', reasoning_content: 'Daytime sky.' },
+        ],
+        ['transcript_split', 'chatml_end_removed', 'answers_as_records'],
+      ],
+      [
+        'rollouts.jsonl:1/2',
+        [
+          { role: 'user', content: 'Name a colour of the sky.' },
+          { role: 'assistant', content: 'At sunset the sky can be orange.' },
+        ],
+        ['transcript_split', 'chatml_end_removed', 'answers_as_records'],
+      ],
+    ],
+  );
+});

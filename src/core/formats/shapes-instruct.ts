@@ -125,11 +125,7 @@ export const promptResponseHandler: ShapeHandler = {
       if (isTurnError(turns)) return errored(ctx, turns.code, `"${field}": ${turns.message}`);
       return finish(row, [...historyTurns(row, ctx), ...user, ...turns], ctx);
     }
-    let raw = String(value);
-    if (chatMlPrompt.has(user) && withoutChatMlEnd(raw) !== raw) {
-      raw = withoutChatMlEnd(raw);
-      ctx.note('chatml_end_removed', `the end-of-turn marker <|im_end|> written at the end of "${field}" removed (the template writes the turn's end)`);
-    }
+    const raw = answerAfterPrompt(user, String(value), field, ctx);
     const text = hhPrompt(user) ? raw.trim() : raw; // after an HH transcript prompt
     const answer = convertTurns([{ role: 'assistant', content: text, ...rowReasoning(row, ctx) }], ctx, { label: `${field}.` });
     if (isTurnError(answer)) return errored(ctx, answer.code, `"${field}": ${answer.message}`);
@@ -181,6 +177,17 @@ function historyTurns(row: Row, ctx: NormalizeContext): Message[] {
 
 /** Prompt turns read from a rendered ChatML prompt string ({@link promptText}): their response may end with `<|im_end|>`. */
 const chatMlPrompt = new WeakSet<Message[]>();
+
+/**
+ * An answer string as it follows the prompt turns {@link promptText} returned: after a rendered ChatML prompt, the
+ * `<|im_end|>` the model wrote at its end is removed (noted `chatml_end_removed`: the template writes the turn's end);
+ * otherwise the text as given. `field` names the answer's field in the note.
+ */
+export function answerAfterPrompt(prompt: Message[], text: string, field: string, ctx: NormalizeContext): string {
+  if (!chatMlPrompt.has(prompt) || withoutChatMlEnd(text) === text) return text;
+  ctx.note('chatml_end_removed', `the end-of-turn marker <|im_end|> written at the end of "${field}" removed (the template writes the turn's end)`);
+  return withoutChatMlEnd(text);
+}
 
 /** Whether prompt turns came from an HH transcript (several turns, not from ChatML): HH answers start with the space after "Assistant:". */
 function hhPrompt(user: Message[]): boolean {
