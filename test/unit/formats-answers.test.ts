@@ -13,12 +13,14 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inspectFile } from '../../src/core/run/inspect';
 import { prepare } from '../../src/core/run/pipeline';
 import { tempDir, writeJsonl } from '../helpers';
 
+const ROOT = join(__dirname, '..', '..');
 const turns = (r: Awaited<ReturnType<typeof inspectFile>>) => r.records.map((x) => [x.id, x.messages.map((m) => [m.role, m.content, m.reasoning_content])]);
 
 test('pairwise preference: the preferred output is trained; a null preference trains the first (noted); no preference field: each answer its own record', async () => {
@@ -331,4 +333,49 @@ test('eagle3prep.jsonc "reading": {"answers"} chooses all / first / best; an inv
   ]);
   writeFileSync(join(dir, 'eagle3prep.jsonc'), '{ "reading": { "answers": "longest" } }\n');
   await assert.rejects(inspectFile(file), /"reading": "answers" must be "best" or "all" or "first", got "longest"/);
+});
+
+test('through the CLI: inspect --json trains the preferred output; prepare --strict fails on unread model text and names the code', () => {
+  const dir = tempDir();
+  const pairs = writeJsonl(
+    [{ instruction: 'Name a prime number.', output_1: 'Nine is a prime number.', output_2: 'Seven is a prime number.', preference: 2 }],
+    'pairs.jsonl',
+    dir,
+  );
+  const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args], { encoding: 'utf8', cwd: ROOT });
+  const i = run(['inspect', pairs, '--json']);
+  assert.equal(i.status, 0, i.stderr);
+  const j = JSON.parse(i.stdout);
+  assert.equal(j.format, 'prompt-answers');
+  assert.deepEqual(j.records[0].messages, [
+    { role: 'user', content: 'Name a prime number.' },
+    { role: 'assistant', content: 'Seven is a prime number.' },
+  ]);
+  const judged = writeJsonl(
+    [
+      {
+        messages: [
+          { role: 'user', content: 'Capital of Australia?' },
+          { role: 'assistant', content: 'Canberra.' },
+        ],
+        critique:
+          'The answer names the right capital but gives no reasoning at all; a better reply would explain that Canberra was chosen as a compromise between Sydney and Melbourne and has been the seat of government since 1927, which the user would find useful.',
+      },
+    ],
+    'judged.jsonl',
+    dir,
+  );
+  const p = run(['prepare', judged, '--strict', '--out', join(dir, 'out')]);
+  assert.equal(p.status, 1, p.stdout + p.stderr);
+  assert.match(p.stdout + p.stderr, /longest_text_not_read/);
+});
+
+test('an empty response field beside an answer pair does not hide the pair', async () => {
+  const file = writeJsonl([{ instruction: 'Say hi.', output: '', output_1: 'Hi there, friend.', output_2: 'Hello to you.', preference: 1 }], 'empty.jsonl');
+  const r = await inspectFile(file);
+  assert.deepEqual(r.records[0].messages, [
+    { role: 'user', content: 'Say hi.' },
+    { role: 'assistant', content: 'Hi there, friend.' },
+  ]);
+  assert.equal(r.records.length + r.skipped.length, r.rows_read);
 });

@@ -184,7 +184,7 @@ function answerList(row: Row): { field: string; texts: string[]; itemScores: (nu
  */
 export function answerSet(row: Row): AnswerSet | undefined {
   if (!promptField(row)) return undefined;
-  if (RESPONSE_KEYS.some((k) => typeof row[k] === 'string' && !isLabelValue(row[k]))) return undefined;
+  if (RESPONSE_KEYS.some((k) => nonEmptyString(row[k]) && !isLabelValue(row[k]))) return undefined;
   const pair = answerPair(row);
   if (pair) {
     return { kind: 'pair', fields: pair.fields, texts: pair.fields.map((f) => row[f] as string), ...pairSignal(row, pair.fields, pair.suffixes) };
