@@ -71,7 +71,7 @@ const TABLE = {
   internal_error: { kind: 'error', meaning: 'a normalizer bug (please report)' },
   batch_candidates_split: {
     kind: 'note',
-    meaning: 'a batch prediction line with several candidate answers: one record each, the request shared',
+    meaning: 'a request logged with several answers (response choices, batch candidates): one record each, the request shared',
   },
   alternating_strings: {
     kind: 'note',
