@@ -21,6 +21,12 @@ export interface CodeInfo {
   remedy?: string;
   /** true when the written records differ from what the source holds because of it (text lost, turns not trained, records cut). */
   changesData?: boolean;
+  /**
+   * true for a note that is the expected behaviour of the chosen chat template and its kwargs, on
+   * every file alike (the empty think block Qwen3 writes with thinking on): shown once per run as a
+   * chat template note with the way to change it, not as a file's WARNINGS status (issue 24).
+   */
+  settingNote?: boolean;
   /** true when a row it is noted on lacks the text it most likely holds (its longest text unread): the file's status is `degraded`, as for errored rows (`run/status.ts`). */
   degrades?: boolean;
 }
@@ -65,7 +71,7 @@ const TABLE = {
   internal_error: { kind: 'error', meaning: 'a normalizer bug (please report)' },
   batch_candidates_split: {
     kind: 'note',
-    meaning: 'a batch prediction line with several candidate answers: one record each, the request shared',
+    meaning: 'a request logged with several answers (response choices, batch candidates): one record each, the request shared',
   },
   alternating_strings: {
     kind: 'note',
@@ -280,7 +286,8 @@ const TABLE = {
     meaning: 'an assistant turn without reasoning is trained with the empty think block the template writes for it',
     remedy:
       'right if the data was generated with thinking on; if it was generated with thinking off, pass --template-kwargs \'{"enable_thinking": false}\' (the empty block then becomes prompt)',
-    changesData: true,
+    changesData: false,
+    settingNote: true,
   },
   span_without_special_token: {
     kind: 'template',
@@ -509,6 +516,11 @@ export function isDataChanging(code: string): boolean {
   if (c === undefined) return false;
   if (c.changesData !== undefined) return c.changesData;
   return c.kind === 'drop' || c.kind === 'error';
+}
+
+/** Whether a code is a note of the chat template and its kwargs, shown once per run ({@link CodeInfo.settingNote}). */
+export function isSettingNote(code: string): boolean {
+  return CODES[code]?.settingNote === true;
 }
 
 /** The one-line remedy of a code, or '' when there is none. */

@@ -369,3 +369,47 @@ test('through the CLI: inspect --json trains the preferred output; prepare --str
   assert.equal(p.status, 1, p.stdout + p.stderr);
   assert.match(p.stdout + p.stderr, /longest_text_not_read/);
 });
+
+test('an empty response field beside an answer pair does not hide the pair', async () => {
+  const file = writeJsonl([{ instruction: 'Say hi.', output: '', output_1: 'Hi there, friend.', output_2: 'Hello to you.', preference: 1 }], 'empty.jsonl');
+  const r = await inspectFile(file);
+  assert.deepEqual(r.records[0].messages, [
+    { role: 'user', content: 'Say hi.' },
+    { role: 'assistant', content: 'Hi there, friend.' },
+  ]);
+  assert.equal(r.records.length + r.skipped.length, r.rows_read);
+});
+
+test('a rendered ChatML prompt with a list of sampled responses: one record each, <|im_end|> removed from each', async () => {
+  const file = writeJsonl(
+    [
+      {
+        prompt: '<|im_start|>user\nName a colour of the sky.<|im_end|>\n<|im_start|>assistant\n',
+        responses: ['<think>\nDaytime sky.\n</think>\n\nThe sky is blue.<|im_end|>', 'At sunset the sky can be orange.<|im_end|>'],
+      },
+    ],
+    'rollouts.jsonl',
+  );
+  const r = await inspectFile(file);
+  assert.deepEqual(
+    r.records.map((x) => [x.id, x.messages, x.notes]),
+    [
+      [
+        'rollouts.jsonl:1/1',
+        [
+          { role: 'user', content: 'Name a colour of the sky.' },
+          { role: 'assistant', content: 'The sky is blue.', reasoning_content: 'Daytime sky.' },
+        ],
+        ['transcript_split', 'chatml_end_removed', 'answers_as_records'],
+      ],
+      [
+        'rollouts.jsonl:1/2',
+        [
+          { role: 'user', content: 'Name a colour of the sky.' },
+          { role: 'assistant', content: 'At sunset the sky can be orange.' },
+        ],
+        ['transcript_split', 'chatml_end_removed', 'answers_as_records'],
+      ],
+    ],
+  );
+});

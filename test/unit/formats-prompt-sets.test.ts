@@ -584,4 +584,30 @@ test('batch results: a Gemini / Vertex AI line reads request then candidate (one
     { role: 'assistant', content: 'The Nile.' },
   ]);
   assert.deepEqual(await fates(joined), [1, 0, 0, 0]);
+  // A logged request with several choices (n = 2): each answer its own record, never only the first.
+  const n2 = writeJsonl(
+    [
+      {
+        id: 'log-1',
+        request: { messages: [{ role: 'user', content: 'Name a colour.' }] },
+        response: {
+          choices: [
+            { index: 0, message: { role: 'assistant', content: 'Red.' } },
+            { index: 1, message: { role: 'assistant', content: 'Blue.' } },
+          ],
+        },
+      },
+    ],
+    'log.jsonl',
+  );
+  const c = await inspectFile(n2);
+  assert.deepEqual(
+    c.records.map((x) => [x.id, x.messages.map((m) => m.content)]),
+    [
+      ['log-1/1', ['Name a colour.', 'Red.']],
+      ['log-1/2', ['Name a colour.', 'Blue.']],
+    ],
+  );
+  assert.deepEqual(c.records[0].notes, ['batch_candidates_split']);
+  assert.deepEqual(await fates(n2), [1, 0, 0, 0]);
 });
