@@ -54,6 +54,8 @@ export async function oracleEncode(tokenizerJson: string, text: string): Promise
 
 /** The project's copy of `shared/fixtures/templates/` (25 real chat templates with their model folders' configs). */
 export const TEMPLATE_FIXTURES = join(__dirname, 'fixtures', 'templates');
+/** The other 32 templates of the shared set (test/fixtures/templates-more/README.md): render fixtures, not run by the naive oracle. */
+export const TEMPLATE_FIXTURES_MORE = join(__dirname, 'fixtures', 'templates-more');
 
 /** Options of {@link buildModelFolder}. */
 export interface ModelFolderOptions {
@@ -116,13 +118,13 @@ export function buildModelFolder(opts: ModelFolderOptions): string {
 const fixtureFolders = new Map<string, string>();
 
 /**
- * A model folder for one of the fixture templates (`test/fixtures/templates/<name>`): its template, config and
+ * A model folder for one of the fixture templates (`test/fixtures/templates/<name>`, else `templates-more/<name>`): its template, config and
  * generation config on Qwen3's vocabulary. Built once per process and name (the caller must not change it).
  */
 export function fixtureModelFolder(name: string): string {
   const built = fixtureFolders.get(name);
   if (built) return built;
-  const src = join(TEMPLATE_FIXTURES, name);
+  const src = existsSync(join(TEMPLATE_FIXTURES, name)) ? join(TEMPLATE_FIXTURES, name) : join(TEMPLATE_FIXTURES_MORE, name);
   const gen = join(src, 'generation_config.json');
   const dir = buildModelFolder({
     template: readFileSync(join(src, 'chat_template.jinja'), 'utf8'),

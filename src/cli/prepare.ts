@@ -153,7 +153,7 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
   {
     flags: '--strict',
     group: RUN,
-    help: 'Fail the run (nothing written) when any row errored or any data-changing warning fired (dropped rows, empty_think_trained, truncated records, …; see the summary).',
+    help: 'Fail the run (nothing written) when any row errored or any data-changing warning fired (dropped rows, truncated records, text a template does not render, …; see the summary).',
     apply: (o, v: boolean) => (o.strict = v),
   },
   {

@@ -21,6 +21,14 @@ export interface CodeInfo {
   remedy?: string;
   /** true when the written records differ from what the source holds because of it (text lost, turns not trained, records cut). */
   changesData?: boolean;
+  /**
+   * true for a note that is the expected behaviour of the chosen chat template and its kwargs, on
+   * every file alike (the empty think block Qwen3 writes with thinking on): shown once per run as a
+   * chat template note with the way to change it, not as a file's WARNINGS status (issue 24).
+   */
+  settingNote?: boolean;
+  /** true when a row it is noted on lacks the text it most likely holds (its longest text unread): the file's status is `degraded`, as for errored rows (`run/status.ts`). */
+  degrades?: boolean;
 }
 
 const TABLE = {
@@ -63,7 +71,7 @@ const TABLE = {
   internal_error: { kind: 'error', meaning: 'a normalizer bug (please report)' },
   batch_candidates_split: {
     kind: 'note',
-    meaning: 'a batch prediction line with several candidate answers: one record each, the request shared',
+    meaning: 'a request logged with several answers (response choices, batch candidates): one record each, the request shared',
   },
   alternating_strings: {
     kind: 'note',
@@ -87,6 +95,15 @@ const TABLE = {
   content_stringified: { kind: 'note', meaning: 'a number, boolean or object where text belongs, converted to text', changesData: true },
   empty_response: { kind: 'note', meaning: 'an empty response field: the row is a prompt to answer' },
   field_mapping_used: { kind: 'note', meaning: 'fields read through a field-mapping file' },
+  longest_text_not_read: {
+    kind: 'note',
+    meaning:
+      "a field that is not read looks written by a model (long prose or code) and is longer than every turn read from the row: most likely the row's answer, missing from its records",
+    remedy:
+      'inspect the file: name the field in a field mapping in eagle3prep.jsonc ("mappings") so it is read, or report the shape; the records of these rows lack it',
+    changesData: true,
+    degrades: true,
+  },
   model_text_not_read: {
     kind: 'note',
     meaning:
@@ -269,7 +286,8 @@ const TABLE = {
     meaning: 'an assistant turn without reasoning is trained with the empty think block the template writes for it',
     remedy:
       'right if the data was generated with thinking on; if it was generated with thinking off, pass --template-kwargs \'{"enable_thinking": false}\' (the empty block then becomes prompt)',
-    changesData: true,
+    changesData: false,
+    settingNote: true,
   },
   span_without_special_token: {
     kind: 'template',
@@ -434,6 +452,11 @@ const TABLE = {
     kind: 'note',
     meaning: 'a trailing empty assistant turn (a generation placeholder) removed; with no target left the row is a prompt to generate',
   },
+  text_after_last_turn: {
+    kind: 'note',
+    meaning:
+      'the chat template writes text after the last message of every conversation, not part of any turn (its generation prompt also when none is asked for, an instruction turn, an end-of-text token): each turn was taken from before that text and trained after the prompt the server sends, that text never',
+  },
   stop_token_from_next_turn: {
     kind: 'note',
     meaning:
@@ -483,11 +506,21 @@ export function codeMeaning(code: string): string {
  * Drops and errors count unless their entry says `changesData: false` (a drop
  * the user asked for, such as `duplicate` under --dedup).
  */
+/** Whether a note makes its file `degraded` ({@link CodeInfo.degrades}). */
+export function isDegrading(code: string): boolean {
+  return CODES[code]?.degrades === true;
+}
+
 export function isDataChanging(code: string): boolean {
   const c = CODES[code];
   if (c === undefined) return false;
   if (c.changesData !== undefined) return c.changesData;
   return c.kind === 'drop' || c.kind === 'error';
+}
+
+/** Whether a code is a note of the chat template and its kwargs, shown once per run ({@link CodeInfo.settingNote}). */
+export function isSettingNote(code: string): boolean {
+  return CODES[code]?.settingNote === true;
 }
 
 /** The one-line remedy of a code, or '' when there is none. */

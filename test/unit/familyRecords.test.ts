@@ -381,7 +381,7 @@ test('content_not_rendered: Llama-3.1 drops the text beside a tool call; Qwen3 s
   );
 });
 
-test('stop_token_inside_turn: a trained turn spelling <|im_end|> or <|endoftext|> (Qwen3 stop tokens) before its end is noted; other special tokens and a template ending "<|end|>\\n<|endoftext|>" are not', async () => {
+test('stop_token_inside_turn: a trained turn spelling <|im_end|> or <|endoftext|> (Qwen3 stop tokens) before its end is noted; other special tokens are not, and an "<|endoftext|>" the template writes after the last turn is not trained', async () => {
   const qwen3 = family(fixtureModelFolder('Qwen-Qwen3-0.6B'));
   const off = { kwargs: { enable_thinking: false } };
   const text = 'The token <|im_end|> ends a turn; <|endoftext|> ends the document.';
@@ -426,7 +426,9 @@ test('stop_token_inside_turn: a trained turn spelling <|im_end|> or <|endoftext|
     { role: 'user', content: 'q' },
     { role: 'assistant', content: 'Paris.' },
   ]);
-  assert.deepEqual([p.notes, trainedTexts(p)], [[], [['Paris.<|end|>\n<|endoftext|>']]]);
+  // This template writes eos_token after every conversation rendered without a generation prompt: text after the
+  // last turn, never written by the model (it stops at <|end|>), so never trained (docs "Text after the last turn").
+  assert.deepEqual([p.notes, trainedTexts(p)], [['text_after_last_turn'], [['Paris.<|end|>']]]);
 });
 
 test('prompt_not_renderable: an assistant greeting before any user turn (the template raises on R([], gen)) is an errored target; the next turn is trained with the greeting as history', async () => {

@@ -13,12 +13,14 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inspectFile } from '../../src/core/run/inspect';
 import { prepare } from '../../src/core/run/pipeline';
 import { tempDir, writeJsonl } from '../helpers';
 
+const ROOT = join(__dirname, '..', '..');
 const turns = (r: Awaited<ReturnType<typeof inspectFile>>) => r.records.map((x) => [x.id, x.messages.map((m) => [m.role, m.content, m.reasoning_content])]);
 
 test('pairwise preference: the preferred output is trained; a null preference trains the first (noted); no preference field: each answer its own record', async () => {
@@ -234,7 +236,7 @@ test('a rendered ChatML prompt string + a response with a <think> block (concate
   assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored], [2, 2, 0, 0, 0]);
 });
 
-test('an unread field holding model-written text (prose or code) is a data-changing warning (model_text_not_read): WARNINGS, --strict fails; metadata and copies of a turn never are', async () => {
+test('an unread field holding model-written text (prose or code) is a data-changing warning (model_text_not_read; longest_text_not_read, DEGRADED, when longer than every turn); --strict fails; metadata and copies of a turn never are', async () => {
   const critique =
     'The answer names the right capital but gives no reasoning at all; a better reply would explain that Canberra was chosen as a compromise between Sydney and Melbourne and has been the seat of government since 1927, which the user would find useful.';
   const code = [
@@ -247,10 +249,10 @@ test('an unread field holding model-written text (prose or code) is a data-chang
     '',
     'print(capital("Australia"))',
   ].join('\n');
-  const question =
-    'What is the capital of Australia? Please explain in a few sentences why that city was chosen, and say since when it has been the seat of government, with the main reasons that led to the choice.';
+  const long =
+    'I am planning a school project about the capital cities of the world and I would like to start with Australia, because many of my classmates think the capital is Sydney. What is the capital of Australia? Please explain in a few sentences why that city was chosen, and say since when it has been the seat of government, with the main reasons that led to the choice, so that I can tell the class.';
   const url = `https://example.org/datasets/capitals/australia?${'x'.repeat(220)}`;
-  const row = (extra: object) => ({
+  const row = (question: string, extra: object) => ({
     id: 'r',
     model: 'some-model-7b',
     created_at: '2024-05-01T10:00:00Z',
@@ -264,29 +266,38 @@ test('an unread field holding model-written text (prose or code) is a data-chang
   });
   const file = writeJsonl(
     [
-      row({ critique }),
-      row({ program: code }),
+      row(long, { critique }),
+      row('Capital of Australia?', { critique }),
+      row(long, { program: code }),
       // A row-level copy of the user turn is not unread text; metadata is never flagged.
-      row({ question }),
+      row(long, { question: long }),
     ],
     'judged.jsonl',
   );
   const r = await inspectFile(file);
   assert.deepEqual(
     r.records.map((x) => x.notes ?? []),
-    [['fields_not_read', 'model_text_not_read'], ['fields_not_read', 'model_text_not_read'], ['fields_not_read']],
+    [['fields_not_read', 'model_text_not_read'], ['fields_not_read', 'longest_text_not_read'], ['fields_not_read', 'model_text_not_read'], ['fields_not_read']],
   );
   assert.deepEqual(Object.keys(r.unread_fields), ['critique', 'program', 'question']);
-  assert.ok(r.evidence.includes('1/3 rows: "critique" looks written by a model (long prose or code) and is not read'), r.evidence.join('\n'));
-  assert.ok(r.evidence.includes('1/3 rows: "program" looks written by a model (long prose or code) and is not read'), r.evidence.join('\n'));
+  for (const e of [
+    '1/4 rows: "critique" looks written by a model (long prose or code) and is not read',
+    '1/4 rows: "critique" looks written by a model and is longer than every turn read: not read',
+    '1/4 rows: "program" looks written by a model (long prose or code) and is not read',
+  ])
+    assert.ok(r.evidence.includes(e), r.evidence.join('\n'));
   const res = await prepare({ inputs: [file], outDir: tempDir(), workers: 1 });
   const f = res.files[0];
-  assert.equal(f.status, 'warnings');
-  assert.equal(f.notes.model_text_not_read, 2);
-  assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored], [3, 3, 0, 0, 0]);
+  assert.equal(f.status, 'degraded');
+  assert.deepEqual([f.notes.model_text_not_read, f.notes.longest_text_not_read], [2, 1]);
+  assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored], [4, 4, 0, 0, 0]);
   const strict = await prepare({ inputs: [file], outDir: tempDir(), workers: 1, strict: true });
   assert.equal(strict.ok, false);
-  assert.match(strict.failures.join('\n'), /judged\.jsonl: data-changing warnings \(--strict\): .*model_text_not_read × 2/);
+  assert.match(strict.failures.join('\n'), /judged\.jsonl: data-changing warnings \(--strict\): .*model_text_not_read × 2, longest_text_not_read × 1/);
+  // Without the row whose longest text is unread: WARNINGS.
+  const warned = writeJsonl([row(long, { critique })], 'judged-one.jsonl');
+  const one = (await prepare({ inputs: [warned], outDir: tempDir(), workers: 1 })).files[0];
+  assert.deepEqual([one.status, one.notes.model_text_not_read, one.notes.longest_text_not_read], ['warnings', 1, undefined]);
 });
 
 test('eagle3prep.jsonc "reading": {"answers"} chooses all / first / best; an invalid choice names the setting', async () => {
@@ -322,4 +333,83 @@ test('eagle3prep.jsonc "reading": {"answers"} chooses all / first / best; an inv
   ]);
   writeFileSync(join(dir, 'eagle3prep.jsonc'), '{ "reading": { "answers": "longest" } }\n');
   await assert.rejects(inspectFile(file), /"reading": "answers" must be "best" or "all" or "first", got "longest"/);
+});
+
+test('through the CLI: inspect --json trains the preferred output; prepare --strict fails on unread model text and names the code', () => {
+  const dir = tempDir();
+  const pairs = writeJsonl(
+    [{ instruction: 'Name a prime number.', output_1: 'Nine is a prime number.', output_2: 'Seven is a prime number.', preference: 2 }],
+    'pairs.jsonl',
+    dir,
+  );
+  const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args], { encoding: 'utf8', cwd: ROOT });
+  const i = run(['inspect', pairs, '--json']);
+  assert.equal(i.status, 0, i.stderr);
+  const j = JSON.parse(i.stdout);
+  assert.equal(j.format, 'prompt-answers');
+  assert.deepEqual(j.records[0].messages, [
+    { role: 'user', content: 'Name a prime number.' },
+    { role: 'assistant', content: 'Seven is a prime number.' },
+  ]);
+  const judged = writeJsonl(
+    [
+      {
+        messages: [
+          { role: 'user', content: 'Capital of Australia?' },
+          { role: 'assistant', content: 'Canberra.' },
+        ],
+        critique:
+          'The answer names the right capital but gives no reasoning at all; a better reply would explain that Canberra was chosen as a compromise between Sydney and Melbourne and has been the seat of government since 1927, which the user would find useful.',
+      },
+    ],
+    'judged.jsonl',
+    dir,
+  );
+  const p = run(['prepare', judged, '--strict', '--out', join(dir, 'out')]);
+  assert.equal(p.status, 1, p.stdout + p.stderr);
+  assert.match(p.stdout + p.stderr, /longest_text_not_read/);
+});
+
+test('an empty response field beside an answer pair does not hide the pair', async () => {
+  const file = writeJsonl([{ instruction: 'Say hi.', output: '', output_1: 'Hi there, friend.', output_2: 'Hello to you.', preference: 1 }], 'empty.jsonl');
+  const r = await inspectFile(file);
+  assert.deepEqual(r.records[0].messages, [
+    { role: 'user', content: 'Say hi.' },
+    { role: 'assistant', content: 'Hi there, friend.' },
+  ]);
+  assert.equal(r.records.length + r.skipped.length, r.rows_read);
+});
+
+test('a rendered ChatML prompt with a list of sampled responses: one record each, <|im_end|> removed from each', async () => {
+  const file = writeJsonl(
+    [
+      {
+        prompt: '<|im_start|>user\nName a colour of the sky.<|im_end|>\n<|im_start|>assistant\n',
+        responses: ['<think>\nDaytime sky.\n</think>\n\nThe sky is blue.<|im_end|>', 'At sunset the sky can be orange.<|im_end|>'],
+      },
+    ],
+    'rollouts.jsonl',
+  );
+  const r = await inspectFile(file);
+  assert.deepEqual(
+    r.records.map((x) => [x.id, x.messages, x.notes]),
+    [
+      [
+        'rollouts.jsonl:1/1',
+        [
+          { role: 'user', content: 'Name a colour of the sky.' },
+          { role: 'assistant', content: 'The sky is blue.', reasoning_content: 'Daytime sky.' },
+        ],
+        ['transcript_split', 'chatml_end_removed', 'answers_as_records'],
+      ],
+      [
+        'rollouts.jsonl:1/2',
+        [
+          { role: 'user', content: 'Name a colour of the sky.' },
+          { role: 'assistant', content: 'At sunset the sky can be orange.' },
+        ],
+        ['transcript_split', 'chatml_end_removed', 'answers_as_records'],
+      ],
+    ],
+  );
 });

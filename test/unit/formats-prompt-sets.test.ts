@@ -199,6 +199,12 @@ test('strings without evidence of who speaks are never read as a dialogue: answe
   // Plain strings under a conversation-like name, without markers: not read either (who speaks is not known).
   const plain = writeJsonl([{ utterances: ['hello there', 'hi, how are you', 'fine'] }], 'plain.jsonl');
   await assert.rejects(inspectFile(plain), /"utterances\[\]" strings \(3 turns\) \(no speaker markers \("User: …"\) and no questions list beside them/);
+  // Markers that name no user: answers alone, not read either.
+  const marked = writeJsonl([{ replies: ['Assistant: First reply.', 'Assistant: Second reply.'] }], 'marked.jsonl');
+  await assert.rejects(
+    inspectFile(marked),
+    /"replies\[\]" strings \(2 turns\) \(every string is marked as a speaker other than the user: no prompt to pair them with\)/,
+  );
   // In a file whose other rows are read, such a row is errored/dropped with the reason, and the rows add up.
   const mixed = writeJsonl(
     [
@@ -429,8 +435,20 @@ test('CLI: prepare --json over the classes of this file; every row written, set 
     dir,
   );
   writeJsonl([{ query: 'Hi?', response: 'Hello.', history: [] }, { conversation: [{ human: 'Yo', assistant: 'Hey.' }] }], 'layouts.jsonl', dir);
+  writeJsonl(
+    [
+      { dialogue_log: ['User: Ping?', 'Assistant: Pong.'] },
+      {
+        request: { contents: [{ role: 'user', parts: [{ text: 'Say yes.' }] }] },
+        response: { candidates: [{ content: { role: 'model', parts: [{ text: 'Yes.' }] } }] },
+      },
+      { custom_id: 'r9', response: { body: { choices: [{ message: { role: 'assistant', content: 'Orphan answer.' } }] } } },
+    ],
+    'strings_batch.jsonl',
+    dir,
+  );
   const out = tempDir();
-  const names = ['multi_turn.json', 'kto.jsonl', 'layouts.jsonl'];
+  const names = ['multi_turn.json', 'kto.jsonl', 'layouts.jsonl', 'strings_batch.jsonl'];
   const r = spawnSync(
     process.execPath,
     ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'prepare', ...names.map((n) => join(dir, n)), '--out', out, '--json'],
@@ -447,7 +465,7 @@ test('CLI: prepare --json over the classes of this file; every row written, set 
       return [String(f.file).split('/').pop(), [f.rows_written, f.rows_set_aside, f.rows_dropped, f.rows_errored]];
     }),
   );
-  assert.deepEqual(got, { 'multi_turn.json': [0, 2, 0, 0], 'kto.jsonl': [1, 1, 0, 0], 'layouts.jsonl': [2, 0, 0, 0] });
+  assert.deepEqual(got, { 'multi_turn.json': [0, 2, 0, 0], 'kto.jsonl': [1, 1, 0, 0], 'layouts.jsonl': [2, 0, 0, 0], 'strings_batch.jsonl': [2, 0, 0, 1] });
   const prompts = readFileSync(join(out, 'prompts_to_generate.jsonl'), 'utf8').trim().split('\n');
   assert.equal(prompts.length, 3);
   assert.ok(!prompts.join('').includes('Bad answer.'));
@@ -566,4 +584,30 @@ test('batch results: a Gemini / Vertex AI line reads request then candidate (one
     { role: 'assistant', content: 'The Nile.' },
   ]);
   assert.deepEqual(await fates(joined), [1, 0, 0, 0]);
+  // A logged request with several choices (n = 2): each answer its own record, never only the first.
+  const n2 = writeJsonl(
+    [
+      {
+        id: 'log-1',
+        request: { messages: [{ role: 'user', content: 'Name a colour.' }] },
+        response: {
+          choices: [
+            { index: 0, message: { role: 'assistant', content: 'Red.' } },
+            { index: 1, message: { role: 'assistant', content: 'Blue.' } },
+          ],
+        },
+      },
+    ],
+    'log.jsonl',
+  );
+  const c = await inspectFile(n2);
+  assert.deepEqual(
+    c.records.map((x) => [x.id, x.messages.map((m) => m.content)]),
+    [
+      ['log-1/1', ['Name a colour.', 'Red.']],
+      ['log-1/2', ['Name a colour.', 'Blue.']],
+    ],
+  );
+  assert.deepEqual(c.records[0].notes, ['batch_candidates_split']);
+  assert.deepEqual(await fates(n2), [1, 0, 0, 0]);
 });

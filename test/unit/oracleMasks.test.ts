@@ -670,8 +670,47 @@ async function naive(f: Family, conv: Conv, policy: Policy = 'assistant', mistak
     const lt = P.lastIndexOf('<', M - 1);
     if (lt >= 0 && P.lastIndexOf('>', M - 1) < lt && M - lt <= 64 && !P.slice(lt, M).includes('\n')) M = lt;
     const reasoning = a.reasoning[i];
+    // A tail the template writes after every conversation (docs "Text after the last turn"):
+    // what H and F both end with after their last messages' common ending (shared text, then a stop token).
+    let tailAt = -1;
+    {
+      let k = 0;
+      while (k < H.length && k < F.length && H[H.length - 1 - k] === F[F.length - 1 - k]) k++;
+      const shared = H.slice(H.length - k);
+      let first: { at: number; sp: string } | null = null;
+      for (const sp of f.specials) {
+        const at = shared.indexOf(sp);
+        if (at >= 0 && (!first || at < first.at || (at === first.at && sp.length > first.sp.length))) first = { at, sp };
+      }
+      const tail = first ? shared.slice(f.stops.includes(first.sp) ? first.at + first.sp.length : first.at) : '';
+      const p = H.length - tail.length;
+      if (tail.trim() !== '' && F.startsWith(H.slice(0, p)) && P.startsWith(H.slice(0, p))) {
+        let U = '';
+        try {
+          U = R0([...msgs.slice(0, i), { role: 'user', content: 'NAIVE NEXT USER' }], false);
+        } catch {
+          /* not a tail */
+        }
+        if (U.endsWith(tail) && U.startsWith(H.slice(0, p)) && !U.startsWith(tail, p)) tailAt = p;
+      }
+    }
     let C: string;
-    if (F.startsWith(P))
+    if (tailAt >= 0) {
+      const T = F.slice(tailAt, F.length - (H.length - tailAt));
+      const served = P.slice(tailAt);
+      // The turn's header: the longest start of T that the server prompt writes after the history, cut back to a token edge.
+      let head = 0;
+      for (let j = 0; j < served.length; j++) {
+        let k = 0;
+        while (j + k < served.length && k < T.length && served[j + k] === T[k]) k++;
+        if (k >= head) head = k;
+      }
+      for (const sp of f.specials) for (let k = T.indexOf(sp); k >= 0 && k < head; k = T.indexOf(sp, k + 1)) if (k + sp.length > head) head = k;
+      const lt = T.lastIndexOf('<', head - 1);
+      if (lt >= 0 && T.lastIndexOf('>', head - 1) < lt && head - lt <= 64 && !T.slice(lt, head).includes('\n')) head = lt;
+      C = T.slice(head);
+      notes.add('text_after_last_turn');
+    } else if (F.startsWith(P))
       C = F.slice(P.length); // case 1
     else if (L === H.length && !F.slice(H.length).startsWith(G.slice(0, 1) || '\u0000')) {
       C = F.slice(H.length); // case 2
@@ -799,6 +838,7 @@ const COMPARED_NOTES = [
   'reasoning_missing_after_prefill',
   'reasoning_not_rendered',
   'stop_token_from_next_turn',
+  'text_after_last_turn',
   'no_end_of_turn_token',
 ];
 

@@ -287,6 +287,9 @@ test('a file whose conversations all errored fails even when it also holds promp
   assert.equal(res.files[0].rowsSetAside, 1);
   assert.equal(res.ok, false);
   assert.match(res.failures[0], /no record written; 1 rows errored \(first: line 1: unknown role "narrator"/);
+  // The file counts its prompt as set aside (the rows add up), and says that a failed file writes it nowhere.
+  assert.ok(res.failures[0].endsWith('; its 1 row set aside to generate is not written either'), res.failures[0]);
+  assert.equal(existsSync(res.outputs.promptsToGenerate), false);
 });
 
 test('outputs are never inputs: a run refuses to overwrite an input, and folder expansion skips run outputs', async () => {

@@ -5,24 +5,40 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, type ConversationRecords, type TextRecord } from '../../src/core/records/mask';
 import { ChatTemplate } from '../../src/core/templates/template';
 import { loadTokenizer, type TargetTokenizer } from '../../src/core/tokenizers/tokenizer';
 import type { Message } from '../../src/core/types';
 import { checkTemplate } from '../../src/core/templates/checkTemplate';
-import { buildModelFolder, fixtureModelFolder, TEMPLATE_FIXTURES } from '../helpers';
+import { buildModelFolder, fixtureModelFolder, TEMPLATE_FIXTURES, TEMPLATE_FIXTURES_MORE } from '../helpers';
 
 const FIX = join(__dirname, '..', 'fixtures');
 
 /** A real fixture template (test/fixtures/templates), optionally edited (generation tags put in), on its model folder. */
 const tokenizers = new Map<string, TargetTokenizer>();
+const fixtureDir = (name: string) => (existsSync(join(TEMPLATE_FIXTURES, name)) ? join(TEMPLATE_FIXTURES, name) : join(TEMPLATE_FIXTURES_MORE, name));
+
+/** A fixture probe as the Python reference has it: the messages the template is given, its tools, and `R(messages[:n], gen)`. */
+function reference(name: string, probe: string) {
+  const ref = JSON.parse(readFileSync(join(fixtureDir(name), 'renders.json'), 'utf8'));
+  const p = ref.probes.find((x: { id: string }) => x.id === probe);
+  return {
+    messages: p.messages as Message[],
+    tools: (p.tools ?? undefined) as unknown[] | undefined,
+    render(n: number, gen: boolean): string {
+      const r = p.renders.find((x: { n_messages: number; add_generation_prompt: boolean }) => x.n_messages === n && x.add_generation_prompt === gen);
+      assert.equal(typeof r?.text, 'string', `${name} ${probe} ${n} ${gen}`);
+      return r.text;
+    },
+  };
+}
 function fixture(name: string, edit: (source: string) => string = (s) => s, kwargs: Record<string, unknown> = {}) {
   let tok = tokenizers.get(name);
   if (!tok) tokenizers.set(name, (tok = loadTokenizer(fixtureModelFolder(name))));
   const ct = new ChatTemplate(
-    { name: 'default', source: edit(readFileSync(join(TEMPLATE_FIXTURES, name, 'chat_template.jinja'), 'utf8')) },
+    { name: 'default', source: edit(readFileSync(join(fixtureDir(name), 'chat_template.jinja'), 'utf8')) },
     tok.specialTokenVars,
     kwargs,
   );
@@ -309,4 +325,83 @@ test("GLM-4.6: a turn that quotes <|user|> (a stop token) ends where the templat
   ]);
   assert.deepEqual(clean.notes, ['stop_token_from_next_turn']);
   assert.deepEqual(spanTexts(clean.records[0]), ['\n<think></think>\nType the role marker.<|user|>']);
+});
+
+// ------------------------------------------------------------- templates that always write their generation prompt
+
+const R7B = 'CohereForAI-c4ai-command-r7b-12-2024-tool_use';
+const RPLUS = 'CohereForAI-c4ai-command-r-plus-tool_use';
+
+test('Command-R7B tool_use writes its generation prompt also without one: the turn is taken from between the history and it, and trained after the server prompt', () => {
+  const f = fixture(R7B);
+  const single = reference(R7B, 'p1_single');
+  // The renders show it: R(m[:1]) with and without the generation prompt are the same text, and R(m[:2]) ends with it too.
+  const gp = '<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|><|START_THINKING|><|END_THINKING|>';
+  assert.equal(single.render(1, false), single.render(1, true));
+  assert.ok(single.render(1, false).endsWith(`What is 2+2?<|END_OF_TURN_TOKEN|>${gp}`));
+  assert.ok(single.render(2, false).endsWith(`<|START_RESPONSE|>2+2 equals 4.<|END_RESPONSE|><|END_OF_TURN_TOKEN|>${gp}`));
+  const r = f.build(single.messages, single.tools);
+  assert.deepEqual(r.notes, ['text_after_last_turn']);
+  assert.deepEqual(r.targetErrors, []);
+  assert.equal(r.records.length, 1);
+  const P = single.render(1, true);
+  const turn = '<|START_RESPONSE|>2+2 equals 4.<|END_RESPONSE|><|END_OF_TURN_TOKEN|>';
+  assert.equal(r.records[0].text, P + turn);
+  assert.deepEqual(r.records[0].spans, [[P.length, P.length + turn.length]]);
+  assert.deepEqual(trainedTokens(f.tok, r.records[0]), [
+    '<|START_RESPONSE|>',
+    '2',
+    '+',
+    '2',
+    ' equals',
+    ' ',
+    '4',
+    '.',
+    '<|END_RESPONSE|>',
+    '<|END_OF_TURN_TOKEN|>',
+  ]);
+
+  // A tool call and the answer after its result: one record, each turn ending at its <|END_OF_TURN_TOKEN|> (the
+  // generation prompt after it, which the case-1 completion used to train as the turn's end, is prompt).
+  const tool = reference(R7B, 'p3_tool_call');
+  const t = f.build(tool.messages, tool.tools);
+  assert.deepEqual(t.notes, ['text_after_last_turn']);
+  assert.equal(t.records.length, 1);
+  const call =
+    '<|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris"}}\n]<|END_ACTION|><|END_OF_TURN_TOKEN|>';
+  const answer = '<|START_RESPONSE|>It is 18 C and clear in Paris.<|END_RESPONSE|><|END_OF_TURN_TOKEN|>';
+  assert.deepEqual(spanTexts(t.records[0]), [call, answer]);
+  assert.equal(t.records[0].text, tool.render(3, true) + answer);
+  assert.ok(tool.render(3, true).startsWith(tool.render(1, true) + call));
+  // A trailing placeholder there is a prompt to generate.
+  const ph = reference(R7B, 'p9_trailing_placeholder');
+  const p = f.build(ph.messages, ph.tools);
+  assert.deepEqual(p.prompt, [ph.messages[0]]);
+  assert.deepEqual(p.records, []);
+});
+
+test('Command-R+ tool_use writes an instruction turn after every conversation: the answer is trained after the server prompt (instruction, then <|CHATBOT_TOKEN|>); a placeholder row is a prompt', () => {
+  const f = fixture(RPLUS);
+  const tool = reference(RPLUS, 'p3_tool_call');
+  const instruction = "<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>Write 'Action:' followed by a json-formatted list of actions";
+  // Both renders end with the instruction turn; the answer is written before it.
+  for (const n of [3, 4]) assert.ok(tool.render(n, false).includes(instruction));
+  assert.ok(tool.render(4, false).includes(`<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>It is 18 C and clear in Paris.<|END_OF_TURN_TOKEN|>${instruction}`));
+  const r = f.build(tool.messages, tool.tools);
+  assert.deepEqual([...r.notes].sort(), ['no_end_of_turn_token', 'text_after_last_turn']);
+  assert.deepEqual(r.targetErrors, []);
+  // Each turn is its own record: the server's prompt of the answer has the instruction after the call, not before it.
+  assert.equal(r.records.length, 2);
+  const action = '\nAction:\n```json\n[\n    {\n        "tool_name": "get_weather",\n        "parameters": "{\\"city\\": \\"Paris\\"}"\n    }\n]```\n';
+  // The call: this template writes no end-of-turn token after it, so it is trained to its end (no_end_of_turn_token).
+  assert.equal(r.records[0].text, tool.render(1, true) + action);
+  assert.deepEqual(spanTexts(r.records[0]), [action]);
+  const answer = 'It is 18 C and clear in Paris.<|END_OF_TURN_TOKEN|>';
+  assert.equal(r.records[1].text, tool.render(3, true) + answer);
+  assert.ok(tool.render(3, true).endsWith(']```<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>'));
+  assert.deepEqual(spanTexts(r.records[1]), [answer]);
+  assert.deepEqual(trainedTokens(f.tok, r.records[1]), ['It', ' is', ' ', '1', '8', ' C', ' and', ' clear', ' in', ' Paris', '.', '<|END_OF_TURN_TOKEN|>']);
+  const ph = reference(RPLUS, 'p9_trailing_placeholder');
+  const p = f.build(ph.messages, tool.tools);
+  assert.deepEqual(p.prompt, [ph.messages[0]]);
 });

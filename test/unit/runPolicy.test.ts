@@ -64,23 +64,39 @@ test('a 50 %-errored file is DEGRADED and exits 0; --max-error-rate and --strict
   assert.equal(cli(['prepare', file, '--out', out, '--max-error-rate', '1.5']).code, 2);
 });
 
-test('--strict fails on a data-changing warning alone (the default Qwen3 template trains empty think blocks)', () => {
+test('the empty think block of the default Qwen3 template is a chat template note, once per run: OK, and --strict passes', () => {
   const dir = tempDir();
   const file = writeJsonl([chat(1), chat(2)], 'clean.jsonl', dir);
-  const plain = cli(['prepare', file, '--out', join(dir, 'o1')]);
-  assert.equal(plain.code, 0, plain.stderr);
-  assert.match(plain.stdout, /^ {2}WARNINGS {2}/m);
-  assert.match(plain.stdout, /empty_think_trained × 2\n {6}an assistant turn without reasoning .*\n {6}→ .*enable_thinking/);
-  assert.match(plain.stdout, /^Status: WARNINGS — 2 data-changing warnings \(empty_think_trained × 2; above\)$/m);
-  const strict = cli(['prepare', file, '--out', join(dir, 'o2'), '--strict']);
-  assert.equal(strict.code, 1);
-  assert.match(strict.stdout, /clean\.jsonl: data-changing warnings \(--strict\): empty_think_trained × 2/);
-  assert.equal(existsSync(join(dir, 'o2', 'tokenized_data.jsonl')), false);
-  // With thinking off nothing changes the data: OK, and --strict passes.
+  const plain = cli(['prepare', file, '--out', join(dir, 'o1'), '--strict']);
+  assert.equal(plain.code, 0, plain.stdout);
+  assert.match(plain.stdout, /^ {2}OK {2}/m);
+  assert.match(
+    plain.stdout,
+    /Chat template notes \(what this template and its kwargs write; not a file status, not a --strict failure\):\n {2}empty_think_trained × 2\n {6}an assistant turn without reasoning .*\n {6}→ .*enable_thinking/,
+  );
+  assert.match(plain.stdout, /^Status: OK/m);
+  assert.match(
+    readFileSync(join(dir, 'o1', 'report.md'), 'utf8'),
+    /Chat template notes [^\n]*\n\n- `empty_think_trained` × 2: an assistant turn without reasoning/,
+  );
+  // With thinking off the block is prompt: no note at all.
   const off = cli(['prepare', file, '--out', join(dir, 'o3'), '--strict', ...KW]);
   assert.equal(off.code, 0, off.stdout);
-  assert.match(off.stdout, /^ {2}OK {2}/m);
+  assert.doesNotMatch(off.stdout, /empty_think_trained/);
   assert.match(off.stdout, /^Status: OK — every row written or set aside as it is/m);
+});
+
+test('--strict fails on a data-changing warning alone (a row dropped)', () => {
+  const dir = tempDir();
+  const file = writeJsonl([chat(1), chat(2), { messages: [] }], 'clean.jsonl', dir);
+  const plain = cli(['prepare', file, '--out', join(dir, 'o1'), ...KW]);
+  assert.equal(plain.code, 0, plain.stderr);
+  assert.match(plain.stdout, /^ {2}WARNINGS {2}/m);
+  assert.match(plain.stdout, /^Status: WARNINGS — 1 data-changing warning \(empty_conversation × 1; above\)/m);
+  const strict = cli(['prepare', file, '--out', join(dir, 'o2'), ...KW, '--strict']);
+  assert.equal(strict.code, 1);
+  assert.match(strict.stdout, /clean\.jsonl: data-changing warnings \(--strict\): empty_conversation × 1/);
+  assert.equal(existsSync(join(dir, 'o2', 'tokenized_data.jsonl')), false);
 });
 
 test('a failing file fails a multi-file run, naming it and the way out; --skip-failed-files writes the rest and lists it', () => {

@@ -108,13 +108,13 @@ export function findConversations(row: Row): ConversationCandidate[] {
   if (hit) return hit;
   const found: ConversationCandidate[] = [];
   let nodes = 0;
-  const visit = (v: unknown, path: string, key: string, depth: number): void => {
+  const visit = (v: unknown, path: string, depth: number): void => {
     if (++nodes > MAX_NODES || depth > MAX_DEPTH) return;
     if (typeof v === 'string') {
       const t = v.trimStart();
       if ((t.startsWith('[') || t.startsWith('{')) && v.length < 8 * 1024 * 1024) {
         try {
-          visit(parseJsonLimited(v), path, key, depth + 1);
+          visit(parseJsonLimited(v), path, depth + 1);
           return;
         } catch {
           /* a string, not JSON */
@@ -144,7 +144,7 @@ export function findConversations(row: Row): ConversationCandidate[] {
       }
       // Containers: look inside (at most 50 elements); the same place in several elements is one list of conversations.
       const before = found.length;
-      v.slice(0, 50).forEach((x, i) => visit(x, `${path}[${i}]`, key, depth + 1));
+      v.slice(0, 50).forEach((x, i) => visit(x, `${path}[${i}]`, depth + 1));
       const mine = found.splice(before);
       const groups = new Map<string, ConversationCandidate[]>();
       for (const c of mine) {
@@ -163,11 +163,11 @@ export function findConversations(row: Row): ConversationCandidate[] {
       if (pairs) found.push(pairs);
       for (const [k, x] of Object.entries(v)) {
         if (isMetadataField(k, x) || pairs?.pairPaths?.includes(path === '' ? k : `${path}.${k}`)) continue;
-        visit(x, path === '' ? k : `${path}.${k}`, k, depth + 1);
+        visit(x, path === '' ? k : `${path}.${k}`, depth + 1);
       }
     }
   };
-  visit(row, '', '', 0);
+  visit(row, '', 0);
   const kindOrder = ['turns', 'turn-lists', 'transcript', 'strings'];
   found.sort((a, b) => Number(b.usable) - Number(a.usable) || kindOrder.indexOf(a.kind) - kindOrder.indexOf(b.kind) || b.withText - a.withText);
   cache.set(row, found);
@@ -231,15 +231,16 @@ function turnListCandidate(list: unknown[], path: string): ConversationCandidate
 
 /**
  * A list of strings: usable only when every string opens with a known speaker marker (`User: …`), some of them
- * the user's or the assistant's; otherwise reported with why (its strings named as answers when a part of its
+ * the user's (answers alone have no prompt); otherwise reported with why (its strings named as answers when a part of its
  * path says so: `choices[0].turns`, `responses`).
  */
 function stringsCandidate(list: string[], path: string): ConversationCandidate {
   const base = { path, kind: 'strings' as const, lists: [list], turns: list.length, withText: list.filter((s) => s.trim() !== '').length, unknownRoles: [] };
   const marked = list.map((s) => mapRole(SPEAKER_PREFIX_RE.exec(s)?.[1]));
-  if (marked.every((r) => r !== undefined) && marked.some((r) => r === 'user' || r === 'assistant')) {
+  if (marked.every((r) => r !== undefined)) {
     const stringRoles = marked as Role[];
-    return { ...base, roles: [...new Set(stringRoles)], usable: true, evidence: 'markers', stringRoles };
+    if (stringRoles.includes('user')) return { ...base, roles: [...new Set(stringRoles)], usable: true, evidence: 'markers', stringRoles };
+    return { ...base, roles: [], usable: false, why: 'every string is marked as a speaker other than the user: no prompt to pair them with' };
   }
   const answers = path.split(/[.[\]]/).find((p) => ANSWER_PATH_RE.test(p));
   const why =

@@ -35,11 +35,11 @@ export function looksModelWritten(v: unknown): boolean {
 
 /**
  * The unread fields whose values look model-written (in most of the values a path has in the row), each
- * with the mean length of its text in characters; in the order given. A value whose text the records already
+ * with the mean and the largest length of its text in characters; in the order given. A value whose text the records already
  * hold (`read`: the texts of the row's messages; a row-level copy of a turn) is not unread text.
  */
-export function modelTextFields(unread: Map<string, unknown[]>, read: readonly string[] = []): { path: string; chars: number }[] {
-  const out: { path: string; chars: number }[] = [];
+export function modelTextFields(unread: Map<string, unknown[]>, read: readonly string[] = []): { path: string; chars: number; longest: number }[] {
+  const out: { path: string; chars: number; longest: number }[] = [];
   const isRead = (v: unknown) => {
     const t = (textOf(v) ?? '').trim();
     return t !== '' && read.some((r) => r.includes(t));
@@ -47,8 +47,8 @@ export function modelTextFields(unread: Map<string, unknown[]>, read: readonly s
   for (const [path, values] of unread) {
     const texts = values.filter((v) => looksModelWritten(v) && !isRead(v));
     if (texts.length * 2 <= values.length) continue;
-    const chars = Math.round(texts.reduce((n: number, v) => n + (textOf(v) ?? '').trim().length, 0) / texts.length);
-    out.push({ path, chars });
+    const lengths = texts.map((v) => (textOf(v) ?? '').trim().length);
+    out.push({ path, chars: Math.round(lengths.reduce((a, b) => a + b, 0) / lengths.length), longest: Math.max(...lengths) });
   }
   return out;
 }

@@ -224,8 +224,11 @@ export function normalizeDetailed(value: unknown, source: Source, fileBase: stri
     if (unread.length) ctx.note('fields_not_read'); // detect.ts sums them per field for the evidence
     // An unread field that looks model-written is a data-changing warning of its own (modelText.ts).
     const readTexts = unread.length ? convs.flatMap(({ conversation: c }) => c.messages.flatMap((m) => [m.content ?? '', m.reasoning_content ?? ''])) : [];
-    for (const { path } of unread.length ? modelTextFields(fields.unreadValues(), readTexts) : []) {
-      ctx.note('model_text_not_read', `"${path}" looks written by a model (long prose or code) and is not read`);
+    const longestRead = Math.max(0, ...readTexts.map((t) => t.trim().length));
+    for (const { path, longest } of unread.length ? modelTextFields(fields.unreadValues(), readTexts) : []) {
+      // Longer than every turn read: most likely the row's answer (a degrading warning); else a data-changing one.
+      if (longest > longestRead) ctx.note('longest_text_not_read', `"${path}" looks written by a model and is longer than every turn read: not read`);
+      else ctx.note('model_text_not_read', `"${path}" looks written by a model (long prose or code) and is not read`);
     }
     for (const { conversation } of convs) {
       if (notes.length) conversation.notes = [...(conversation.notes ?? []), ...notes.filter((n) => !conversation.notes?.includes(n))];

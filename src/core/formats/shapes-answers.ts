@@ -33,7 +33,7 @@ import {
   type ShapeHandler,
 } from './common';
 import { isLabelValue } from './labels';
-import { PROMPT_KEYS, promptText, RESPONSE_KEYS } from './shapes-instruct';
+import { answerAfterPrompt, PROMPT_KEYS, promptText, RESPONSE_KEYS } from './shapes-instruct';
 
 /** Field-name stems that hold what a model wrote (singular or plural). */
 const ANSWER_STEM_RE = /^(responses?|completions?|outputs?|answers?|solutions?|generations?|generated|repl(y|ies)|samples?|candidates?|predictions?|code)$/i;
@@ -184,7 +184,7 @@ function answerList(row: Row): { field: string; texts: string[]; itemScores: (nu
  */
 export function answerSet(row: Row): AnswerSet | undefined {
   if (!promptField(row)) return undefined;
-  if (RESPONSE_KEYS.some((k) => typeof row[k] === 'string' && !isLabelValue(row[k]))) return undefined;
+  if (RESPONSE_KEYS.some((k) => nonEmptyString(row[k]) && !isLabelValue(row[k]))) return undefined;
   const pair = answerPair(row);
   if (pair) {
     return { kind: 'pair', fields: pair.fields, texts: pair.fields.map((f) => row[f] as string), ...pairSignal(row, pair.fields, pair.suffixes) };
@@ -220,8 +220,9 @@ function describeSet(row: Row): string {
 /** One record: the prompt (read afresh: finish mutates its messages), then the answer as an assistant turn. */
 function answerRecord(row: Row, text: string, label: string, ctx: NormalizeContext): RowOutcome {
   const prompt = promptText(row, promptField(row)!, ctx);
-  const answer = convertTurns([{ role: 'assistant', content: text }], ctx, { label });
-  if (isTurnError(answer)) return errored(ctx, answer.code, `"${label.replace(/[.[\]]+$/, '')}": ${answer.message}`);
+  const field = label.replace(/[.[\]]+$/, '');
+  const answer = convertTurns([{ role: 'assistant', content: answerAfterPrompt(prompt, text, field, ctx) }], ctx, { label });
+  if (isTurnError(answer)) return errored(ctx, answer.code, `"${field}": ${answer.message}`);
   return finish(row, [...prompt, ...(answer as Message[])], ctx);
 }
 

@@ -17,6 +17,7 @@ import {
   nonEmptyString,
   parseToolCalls,
   roleSpelling,
+  splitOutcome,
   toText,
   wasJsonString,
   type NormalizeContext,
@@ -125,11 +126,7 @@ export const promptResponseHandler: ShapeHandler = {
       if (isTurnError(turns)) return errored(ctx, turns.code, `"${field}": ${turns.message}`);
       return finish(row, [...historyTurns(row, ctx), ...user, ...turns], ctx);
     }
-    let raw = String(value);
-    if (chatMlPrompt.has(user) && withoutChatMlEnd(raw) !== raw) {
-      raw = withoutChatMlEnd(raw);
-      ctx.note('chatml_end_removed', `the end-of-turn marker <|im_end|> written at the end of "${field}" removed (the template writes the turn's end)`);
-    }
+    const raw = answerAfterPrompt(user, String(value), field, ctx);
     const text = hhPrompt(user) ? raw.trim() : raw; // after an HH transcript prompt
     const answer = convertTurns([{ role: 'assistant', content: text, ...rowReasoning(row, ctx) }], ctx, { label: `${field}.` });
     if (isTurnError(answer)) return errored(ctx, answer.code, `"${field}": ${answer.message}`);
@@ -181,6 +178,17 @@ function historyTurns(row: Row, ctx: NormalizeContext): Message[] {
 
 /** Prompt turns read from a rendered ChatML prompt string ({@link promptText}): their response may end with `<|im_end|>`. */
 const chatMlPrompt = new WeakSet<Message[]>();
+
+/**
+ * An answer string as it follows the prompt turns {@link promptText} returned: after a rendered ChatML prompt, the
+ * `<|im_end|>` the model wrote at its end is removed (noted `chatml_end_removed`: the template writes the turn's end);
+ * otherwise the text as given. `field` names the answer's field in the note.
+ */
+export function answerAfterPrompt(prompt: Message[], text: string, field: string, ctx: NormalizeContext): string {
+  if (!chatMlPrompt.has(prompt) || withoutChatMlEnd(text) === text) return text;
+  ctx.note('chatml_end_removed', `the end-of-turn marker <|im_end|> written at the end of "${field}" removed (the template writes the turn's end)`);
+  return withoutChatMlEnd(text);
+}
 
 /** Whether prompt turns came from an HH transcript (several turns, not from ChatML): HH answers start with the space after "Assistant:". */
 function hhPrompt(user: Message[]): boolean {
@@ -315,18 +323,25 @@ function requestMessages(row: Row): { path: string; list: unknown[] } | undefine
 }
 
 function responseMessage(row: Row): unknown {
+  return responseMessages(row)[0];
+}
+
+/** Every `choices[].message` of the response (`n` > 1 gives several), in order; empty when there is none. */
+function responseMessages(row: Row): Row[] {
   for (const k of ['response', 'output']) {
     let r = fieldValue(row, k);
     if (isObject(r) && isObject(r.body)) r = r.body; // OpenAI batch output: response.body
-    if (isObject(r) && Array.isArray(r.choices) && isObject(r.choices[0]) && isObject(r.choices[0].message)) return r.choices[0].message;
+    if (isObject(r) && Array.isArray(r.choices) && isObject(r.choices[0]) && isObject(r.choices[0].message))
+      return r.choices.filter((c): c is Row => isObject(c) && isObject(c.message)).map((c) => c.message as Row);
   }
-  return undefined;
+  return [];
 }
 
 /**
  * Chat-completions request logs: `request.messages` / OpenAI batch input
  * `body.messages` (a prompt), with the answer from `response.choices[0].message`
- * (or batch output `response.body.choices[0].message`) when present. Request
+ * (or batch output `response.body.choices[0].message`) when present; several
+ * choices (`n` > 1) give one record each (`batch_candidates_split`). Request
  * `tools` are kept.
  */
 export const requestResponseHandler: ShapeHandler = {
@@ -340,16 +355,20 @@ export const requestResponseHandler: ShapeHandler = {
     for (const k of ['response', 'output']) if (k in row && responseMessage(row) !== undefined) ctx.fields.use(row, k);
     const prompt = convertTurns(req.list, ctx, { label: `${req.path}[]` });
     if (isTurnError(prompt)) return errored(ctx, prompt.code, `"${req.path}": ${prompt.message}`);
-    const resp = responseMessage(row);
-    let answer: Message[] = [];
-    if (resp) {
-      const a = convertTurns([{ role: 'assistant', ...(resp as Row) }], ctx, { label: 'response.choices[0].message.' });
-      if (isTurnError(a)) return errored(ctx, a.code, `response message: ${a.message}`);
-      answer = a;
-    }
     const owner = fieldValue(row, req.path.split('.')[0]) as Row;
     const tools = isObject(owner.body) ? owner.body.tools : owner.tools;
-    return finish(row, [...prompt, ...answer], ctx, tools !== undefined ? { tools } : {});
+    const opts = tools !== undefined ? { tools } : {};
+    const answers = responseMessages(row);
+    if (answers.length === 0) return finish(row, prompt, ctx, opts);
+    // Several choices (n > 1): each answer its own record, the prompt shared.
+    if (answers.length > 1) ctx.note('batch_candidates_split', `"response.choices" holds ${answers.length} answers: one record each, the request shared`);
+    const parts: RowOutcome[] = [];
+    for (const [k, resp] of answers.entries()) {
+      const a = convertTurns([{ role: 'assistant', ...resp }], ctx, { label: 'response.choices[].message.' });
+      if (isTurnError(a)) return errored(ctx, a.code, `response message${answers.length > 1 ? ` ${k + 1}` : ''}: ${a.message}`);
+      parts.push(finish(row, [...prompt.map((m) => ({ ...m })), ...a], ctx, opts));
+    }
+    return splitOutcome(parts, ctx);
   },
 };
 

@@ -91,6 +91,7 @@ export interface TurnEnd {
  * span"), found by position: `F = R(m[:i+1])` against the same render with the turn's special tokens replaced by
  * same-length placeholders. `from` is where `C` starts in `F` (`C` is `F.slice(from)`, or ends with it when reasoning
  * was put back in front; only positions in the part `C` and `F` share at their ends are compared).
+ * @param F `R(m[:i+1])`, or its start through turn `i` (without a tail the template writes after every conversation)
  * @returns null when the turn's data spells no special token (the last special token of `C` is the template's),
  *   or when the template does not render the placeholders as the tokens (it reads the data at a special token), or
  *   when the template's end lies outside the compared part: then the caller keeps "the last special token in `C`"
@@ -113,7 +114,9 @@ export function templateTurnEnd(
   } catch {
     return null;
   }
-  if (Fn.length !== F.length || neutral.restore(Fn) !== F) return null;
+  // `F` may stop before the end of the render (a template that writes text after every conversation).
+  if (Fn.length < F.length || !neutral.restore(Fn).startsWith(F)) return null;
+  Fn = Fn.slice(0, F.length);
   // C's positions from `shift` on are F's positions `p - shift + F.length - C.length`... expressed as an offset:
   const tail = F.slice(from);
   if (!C.endsWith(tail)) return null;

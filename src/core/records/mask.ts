@@ -12,7 +12,7 @@ import type { Conversation, MaskPolicy, Message, ReasoningPolicy, ToolCall } fro
 import { templateTurnEnd } from './dataTokens';
 import { commonPrefixLength, SpecialTokenFinder, tokenBoundary } from './specialTokens';
 import { asWrittenInline } from '../formats/common';
-import { prepareTurns, reasoningShown, restoreInline, restoreIntoWrapper, selectTargets, stopTokenAfter, trimNewlines } from './turns';
+import { NEXT_TURN_PROBE, prepareTurns, reasoningShown, restoreInline, restoreIntoWrapper, selectTargets, stopTokenAfter, trimNewlines } from './turns';
 
 export { commonPrefixLength, SpecialTokenFinder, tokenBoundary } from './specialTokens';
 export { isEmptyAssistantTurn, prepareTurns, restoreIntoWrapper, selectTargets } from './turns';
@@ -249,7 +249,16 @@ export function buildRecords(
     let found: Located | { error: string };
     let P: string;
     try {
-      found = locateCompletion(i, R, adapted, template, tags, specials, notes);
+      // R(m[:i]) followed by a probe user turn, for a template that may write text after every conversation.
+      const nextUser = (): string | null => {
+        try {
+          return template.render([...messages.slice(0, i), { role: 'user', content: NEXT_TURN_PROBE }], conv.tools, { addGenerationPrompt: false });
+        } catch (e) {
+          if (!(e instanceof TemplateRenderError) || e instanceof TemplateBudgetError) throw e;
+          return null;
+        }
+      };
+      found = locateCompletion(i, R, adapted, template, tags, specials, stops, nextUser, notes);
       P = R(i, true);
     } catch (e) {
       // The template renders the whole conversation but not the prompt before this turn (an assistant greeting
@@ -292,11 +301,11 @@ export function buildRecords(
     if (!contentShown(content, C) && !contentShown(content, generationPromptOf(i, P, R) + C)) notes.add('content_not_rendered');
     // The turn's end-of-turn token: the last special token the template writes in C, found by position (a turn
     // whose text spells a special token is rendered once more without it, dataTokens.ts).
-    const own = templateTurnEnd(i, C, found.from, R(i + 1, false), messages, conv.tools, template, specials);
+    const own = templateTurnEnd(i, C, found.from, found.F ?? R(i + 1, false), messages, conv.tools, template, specials);
     let end = own ? own.end : specials.lastEnd(C, 0, C.length);
     // A turn that ends at the next role marker: the stop token the next turn's render starts with is the turn's end.
     if (end < 0) {
-      const next = stopTokenAfter(i, C, R(i + 1, false), messages, template, conv.tools, specials, stops);
+      const next = stopTokenAfter(i, C, found.F ?? R(i + 1, false), messages, template, conv.tools, specials, stops);
       if (next !== null) {
         C += next;
         notes.add('stop_token_from_next_turn');
@@ -386,10 +395,63 @@ export function stopTokenInside(X: string, span: Span, specials: SpecialTokenFin
   return false;
 }
 
-/** A located completion: `C_i`, and where the template writes turn `i` from in `F_i` (`F_i.slice(from)` is `C_i` unless reasoning was restored). */
+/**
+ * A located completion: `C_i`, and where the template writes turn `i` from in `F_i` (`F_i.slice(from)` is `C_i` unless
+ * reasoning was restored); `F` when the turn is not at the end of `F_i` (a template that writes text after every
+ * conversation): `F_i` without that text.
+ */
 interface Located {
   C: string;
   from: number;
+  F?: string;
+}
+
+/**
+ * docs/loss-mask-rules.md "Text after the last turn": some templates write the same text
+ * after the last message whether or not a generation prompt is asked for (Command-R7B's tool-use template writes its
+ * generation prompt always; Command-R+'s writes a system instruction after the conversation). That tail is the text
+ * both renders `H = R(m[:i])` and `F = R(m[:i+1])` end with, after what their last messages share (text, then the stop
+ * token that ends them, if any), when it is more than whitespace, `F` is `H` with turn `i` written in front of it (`H`
+ * before the tail is a prefix of `F`), and the template writes it after the conversation only: `R(m[:i])` followed by a
+ * probe user turn (`nextUser`) ends with it but does not have it between the history and that turn (a turn's own ending,
+ * such as `<end_of_turn>\n`, is there). Turn `i` as the template writes it is then `F` between the history and
+ * the tail, `T`; its header is the longest start of `T` (cut back to a token edge) that the server's prompt `P` writes after
+ * the history (the tail and the generation prompt: from wherever in them it matches best, the latest on ties); the
+ * completion is the rest of `T`. Needs the model's stop tokens.
+ * @returns null when the template writes no such tail (the usual cases apply)
+ */
+function trailingTextCase(
+  P: string,
+  H: string,
+  F: string,
+  specials: SpecialTokenFinder,
+  stops: ReadonlySet<string>,
+  nextUser: () => string | null,
+): Located | null {
+  let s = 0;
+  const max = Math.min(H.length, F.length);
+  while (s < max && H.charCodeAt(H.length - 1 - s) === F.charCodeAt(F.length - 1 - s)) s++;
+  const shared = H.slice(H.length - s);
+  // What the last messages share at their ends (text both end with, then a stop token) is theirs; the rest is the tail.
+  const first = specials.firstAt(shared, 0);
+  if (!first || first.end === first.start) return null;
+  const tail = shared.slice(stops.has(first.token) ? first.end : first.start);
+  if (tail.trim() === '') return null;
+  const p = H.length - tail.length;
+  if (commonPrefixLength(H, F) < p || commonPrefixLength(P, H) < p) return null;
+  const U = nextUser();
+  if (U === null || !U.endsWith(tail) || commonPrefixLength(U, H) < p || U.startsWith(tail, p)) return null;
+  const body = F.slice(0, F.length - tail.length);
+  const T = body.slice(p);
+  const served = P.slice(p);
+  let header = 0;
+  for (let j = 0; j < served.length; j++) {
+    if (served.charCodeAt(j) !== T.charCodeAt(0)) continue;
+    const k = commonPrefixLength(served.slice(j), T);
+    if (k >= header) header = k;
+  }
+  header = tokenBoundary(T, header, specials);
+  return { C: T.slice(header), from: p + header, F: body };
 }
 
 /**
@@ -403,13 +465,21 @@ function locateCompletion(
   template: ChatTemplate,
   tags: { open: string; close: string },
   specials: SpecialTokenFinder,
+  stops: ReadonlySet<string>,
+  nextUser: () => string | null,
   notes: Set<string>,
 ): Located | { error: string } {
   const P = R(i, true);
   const F = R(i + 1, false);
-  // Case 1, the common case, needs neither H nor G: not rendering H saves a third of the renders.
-  if (F.startsWith(P)) return { C: F.slice(P.length), from: P.length };
   const H = R(i, false);
+  // A template that writes text after every conversation (Command-R+'s tool instruction, Command-R7B's generation prompt).
+  const tail = trailingTextCase(P, H, F, specials, stops, nextUser);
+  if (tail) {
+    notes.add('text_after_last_turn');
+    return tail;
+  }
+  // Case 1, the common case.
+  if (F.startsWith(P)) return { C: F.slice(P.length), from: P.length };
   const G = P.startsWith(H) ? P.slice(H.length) : P.slice(commonPrefixLength(P, H));
   const L = commonPrefixLength(H, F);
   const rest = F.slice(H.length);

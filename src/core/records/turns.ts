@@ -141,7 +141,7 @@ export function restoreInline(C: string, written: string, prefill: string, openT
 }
 
 /** Text of the probe turn rendered after a turn, to see which token the next turn starts with. */
-const NEXT_TURN_PROBE = 'eagle3 next-turn probe';
+export const NEXT_TURN_PROBE = 'eagle3 next-turn probe';
 
 /**
  * Spec "A turn that ends at the next role marker": renders `m[:i+1]` followed by a probe user turn (a probe tool

@@ -117,12 +117,17 @@ export function fileFailure(f: FileReport, policy: FailurePolicy = {}): string |
     return `${f.file}: no record written and no prompt set aside (${f.rowsRead} rows read${why.length ? ': ' + why.join(', ') : ''}; format ${f.format})`;
   }
   const firstError = f.errors[0] ? ` (first: line ${f.errors[0].line}: ${f.errors[0].message.split('\n')[0]})` : '';
-  if (!policy.allowEmpty && f.recordsWritten === 0 && f.rowsErrored > 0) return `${f.file}: no record written; ${f.rowsErrored} rows errored${firstError}`;
+  // A failed file writes nothing: the rows it counts as set aside are in no prompts_to_generate.jsonl either.
+  const prompts = f.rowsSetAside
+    ? `; its ${f.rowsSetAside} row${f.rowsSetAside === 1 ? '' : 's'} set aside to generate ${f.rowsSetAside === 1 ? 'is' : 'are'} not written either`
+    : '';
+  if (!policy.allowEmpty && f.recordsWritten === 0 && f.rowsErrored > 0)
+    return `${f.file}: no record written; ${f.rowsErrored} rows errored${firstError}${prompts}`;
   if (policy.maxErrorRate !== undefined && f.rowsRead > 0 && f.rowsErrored / f.rowsRead > policy.maxErrorRate)
-    return `${f.file}: ${f.rowsErrored} of ${f.rowsRead} rows errored (${pct(f.rowsErrored, f.rowsRead)}), over --max-error-rate ${policy.maxErrorRate}${firstError}`;
-  if (policy.strict && f.rowsErrored > 0) return `${f.file}: ${f.rowsErrored} rows errored (--strict)${firstError}`;
+    return `${f.file}: ${f.rowsErrored} of ${f.rowsRead} rows errored (${pct(f.rowsErrored, f.rowsRead)}), over --max-error-rate ${policy.maxErrorRate}${firstError}${prompts}`;
+  if (policy.strict && f.rowsErrored > 0) return `${f.file}: ${f.rowsErrored} rows errored (--strict)${firstError}${prompts}`;
   if (policy.strict && policy.warnings?.length)
-    return `${f.file}: data-changing warnings (--strict): ${policy.warnings.map((w) => `${w.code} × ${w.count}`).join(', ')}`;
+    return `${f.file}: data-changing warnings (--strict): ${policy.warnings.map((w) => `${w.code} × ${w.count}`).join(', ')}${prompts}`;
   return undefined;
 }
 

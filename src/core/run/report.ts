@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { basename, relative } from 'node:path';
-import { CODES } from '../codes';
+import { CODES, codeMeaning, codeRemedy, isSettingNote } from '../codes';
 import { writeFileAtomic } from './output';
 import { OUTPUT_FILES, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
 import { fromSnakeJson, toSnakeJson } from './jsonCase';
@@ -313,8 +313,21 @@ function warningsSection(r: PrepareResult): string[] {
   const warnings = (r.warnings ?? []).filter((w) => !isTemplateNote(w));
   const notes = (r.warnings ?? []).filter(isTemplateNote);
   if (warnings.length) out.push('Data-changing warnings (the records differ from what the source holds):', '', ...warnings.map(line), '');
-  if (notes.length)
-    out.push('Chat template notes (found by the template check for row shapes none of these files has; no record changed):', '', ...notes.map(line), '');
+  // Notes of the template and its kwargs (codes.ts settingNote), counted over the files: once per run.
+  const setting = new Map<string, number>();
+  for (const f of r.files)
+    if (!f.skipped) for (const [code, n] of Object.entries(f.notes)) if (isSettingNote(code) && n > 0) setting.set(code, (setting.get(code) ?? 0) + n);
+  const settingLines = [...setting].map(
+    ([code, n]) => `- \`${code}\` × ${n}: ${codeMeaning(code)}${codeRemedy(code) ? `. **What to do:** ${codeRemedy(code)}` : ''}`,
+  );
+  if (notes.length || settingLines.length)
+    out.push(
+      'Chat template notes (what this template and its kwargs write, or found by the template check for row shapes none of these files has; not a file status):',
+      '',
+      ...notes.map(line),
+      ...settingLines,
+      '',
+    );
   return out;
 }
 

@@ -5,7 +5,8 @@
  * - `failed`: the file could not be used or broke the run's policy (a run failure
  *   names it: unreadable, nothing written and nothing set aside, rows that do not
  *   add up, over `--max-error-rate`, a warning or error under `--strict`);
- * - `degraded`: rows were errored (the data the file holds is not all in the output);
+ * - `degraded`: rows were errored, or a row's longest text is a field nobody read (a note that
+ *   degrades, `core/codes.ts` `isDegrading`): the data the file holds is not all in the output;
  * - `warnings`: nothing errored, but a data-changing warning fired: rows dropped
  *   (except drops the user asked for, such as `duplicate`), a data-changing note
  *   (`core/codes.ts` `isDataChanging`), or a data-changing finding of the chat
@@ -14,7 +15,7 @@
  *
  * "OK" is only ever said for `ok`.
  */
-import { CODES, codeMeaning, codeRemedyFor, isDataChanging } from '../codes';
+import { CODES, codeMeaning, codeRemedyFor, isDataChanging, isDegrading } from '../codes';
 import type { FileReport, PrepareResult, RunStatus, RunWarning } from './contract';
 import { probeConcerns } from './shapes';
 
@@ -63,7 +64,7 @@ export function fileStatus(
   templateFindings: readonly unknown[] = [],
 ): RunStatus {
   if (failed) return 'failed';
-  if (f.rowsErrored > 0) return 'degraded';
+  if (f.rowsErrored > 0 || Object.keys(f.notes).some((c) => f.notes[c] > 0 && isDegrading(c))) return 'degraded';
   if (dataChangingCodes(f).length > 0 || (f.recordsWritten > 0 && templateFindings.length > 0)) return 'warnings';
   return 'ok';
 }
