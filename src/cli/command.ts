@@ -9,7 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { errorMessage } from '../core/errors';
+import { describeError } from '../core/errors';
 
 /** Exit codes of every command (docs/cli.md). */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
@@ -197,8 +197,9 @@ export function err(line: string): void {
 
 /** The first line of an error's message (no stack trace), for a one-line failure. */
 export function oneLine(e: unknown): string {
-  // errorMessage never throws, whatever was thrown: reporting an error must not raise another.
-  return errorMessage(e).split('\n')[0];
+  // describeError never throws, whatever was thrown: reporting an error must not raise another. A JavaScript
+  // runtime error (a bug) is named as one, with where in the code, never printed as its bare message.
+  return describeError(e).split('\n')[0];
 }
 
 /** A JSON document for stdout: 2-space indented, newline-terminated. */

@@ -7,6 +7,7 @@ import { recordFate } from './fate';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError } from './mask';
 import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
 import { ChatTemplate, pickTemplate } from '../templates/template';
+import { describeError } from '../errors';
 import type { TargetTokenizer } from '../tokenizers/tokenizer';
 import type { Conversation, Message } from '../types';
 import { codeMeaning, isDataChanging } from '../codes';
@@ -122,7 +123,7 @@ export class RecordViewer {
       if (mapping && !mapping.entry.turns.includes('.')) fieldSource.messages = mapping.entry.turns;
       if (mapping?.entry.system && !mapping.entry.system.includes('.')) fieldSource.system = mapping.entry.system;
     } catch (e) {
-      view.message = (e as Error).message;
+      view.message = describeError(e);
       view.warnings.push({ code: 'errored', message: view.message });
       return view;
     }

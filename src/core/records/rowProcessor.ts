@@ -20,7 +20,7 @@ import { conversationShapes } from '../run/shapes';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Grouping, type TextRecord } from './mask';
 import { splitConversation } from './split';
 import { isStackOverflow, MAX_JSON_DEPTH } from '../jsonDepth';
-import { errorMessage } from '../errors';
+import { errorLocation, errorMessage, isInternalError } from '../errors';
 
 const tokenizerCache = new Map<string, TargetTokenizer>();
 
@@ -470,7 +470,9 @@ export function unexpectedRowError(e: unknown): string {
   try {
     if (isStackOverflow(e))
       return `the row is nested too deep to process (JavaScript stack overflow: ${(e as Error).message}); rows are read up to ${MAX_JSON_DEPTH} levels of arrays/objects, and JSON text inside string fields is parsed to that depth too`;
-    return `internal error processing the row: ${errorMessage(e)}`;
+    // Where in the code, for a JavaScript runtime error: its message alone ("Cannot read properties of undefined") says nothing.
+    const where = isInternalError(e) ? errorLocation(e) : '';
+    return `internal error processing the row${isInternalError(e) ? ` (${e.name}${where ? ` at ${where}` : ''})` : ''}: ${errorMessage(e)}`;
   } catch {
     return 'internal error processing the row';
   }

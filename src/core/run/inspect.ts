@@ -15,6 +15,7 @@ import { OasstFilePass } from '../formats/oasst';
 import { readRows, type RawRow } from '../read/readers';
 import { applyProjectConfig, loadProjectConfigFor, readingOptions } from '../read/projectConfig';
 import { prepareTurns, selectTargets } from '../records/turns';
+import { describeError, isInternalError } from '../errors';
 import type { Message } from '../types';
 
 /**
@@ -121,6 +122,19 @@ export interface InspectOptions {
  *   what would work (the shapes read, a field mapping suggested from the first row).
  */
 export async function inspectFile(file: string, opts: InspectOptions = {}): Promise<InspectResult> {
+  const at = { line: 0 };
+  try {
+    return await inspectFileUnguarded(file, opts, at);
+  } catch (e) {
+    // A JavaScript error (a bug meeting unexpected data) never is the whole message: the file, where it stopped, what.
+    if (isInternalError(e))
+      throw new Error(describeError(e, `${file}: inspect stopped ${at.line ? `after line ${at.line}` : 'at its first row'}`), { cause: e });
+    throw e;
+  }
+}
+
+/** {@link inspectFile}; `at.line` follows the last row read. */
+async function inspectFileUnguarded(file: string, opts: InspectOptions, at: { line: number }): Promise<InspectResult> {
   const limit = opts.limit ?? Infinity;
   const fileBase = path.basename(file);
   const sample: unknown[] = [];
@@ -212,6 +226,7 @@ export async function inspectFile(file: string, opts: InspectOptions = {}): Prom
     };
     try {
       for await (const raw of rows) {
+        at.line = raw.line;
         const row = raw.error === undefined ? { ...raw, value: applyProjectConfig(raw.value, project) } : raw;
         rowsRead++;
         if (!decided) {

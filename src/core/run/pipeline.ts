@@ -30,6 +30,7 @@ import type { DryRunEstimate, FileReport, PrepareHooks, PrepareOptions, PrepareR
 import { NULL_SINK, parquetMetadata, planOutputs, RecordOutputs, settle, type Sink } from './runOutputs';
 import { settingsOf, startExecutor } from './runSetup';
 import { estimate } from './dryRun';
+import { describeError, errorMessage, isInternalError } from '../errors';
 import { notProcessedFailure, preflightFile } from './preflight';
 import { BATCH_BYTES, BATCH_ROWS, rowKey, untilAborted } from './batches';
 import { assembleResult } from './runResult';
@@ -187,10 +188,13 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     const rows = readRows(file, { signal: hooks.signal, mapping: opts.mapping });
     const next = async () => {
       try {
-        return await rows.next();
+        const r = await rows.next();
+        if (!r.done) lastLineRead = r.value.line;
+        return r;
       } catch (e) {
         if (hooks.signal?.aborted) throw hooks.signal.reason;
-        throw new FileReadError((e as Error).message);
+        // A reader's own message names the file and what; a JavaScript error inside it also gets where it stopped.
+        throw new FileReadError(isInternalError(e) ? describeError(e, lastLineRead ? `after line ${lastLineRead}` : 'at its first row') : errorMessage(e));
       }
     };
     const head: RawRow[] = [];
@@ -356,6 +360,8 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     );
   };
 
+  /** Line of the last row the current file's reader gave (0 before the first), for the message of a failure. */
+  let lastLineRead = 0;
   /** Dedup keys added by the current file (removed again when the file is skipped). */
   let addedKeys: string[] = [];
   /** Ids of the current file's records and prompts (taken back when the file is skipped). */
@@ -398,13 +404,18 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       addedIds = [];
       lengths = new LengthStatsBuilder();
       fileCounts = new TokenCounter();
+      lastLineRead = 0;
       try {
         await processFile(fi, rep);
       } catch (e) {
-        if (!(e instanceof FileReadError)) throw e;
-        // reader messages usually name the file already ("cannot read F: …"); the failure names it once
-        const first = e.message.split('\n')[0].replace(`cannot read ${rep.file}: `, '');
-        rep.failure = `${rep.file}: cannot read: ${first}`;
+        if (isInternalError(e) && !hooks.signal?.aborted) {
+          // A bug met on this file's data fails the file (skipped with --skip-failed-files), with where it stopped and what.
+          rep.failure = `${rep.file}: ${describeError(e, `processing stopped ${lastLineRead ? `after line ${lastLineRead}` : 'at its first row'}`)}`;
+        } else if (e instanceof FileReadError) {
+          // reader messages usually name the file already ("cannot read F: …"); the failure names it once
+          const first = e.message.split('\n')[0].replace(`cannot read ${rep.file}: `, '');
+          rep.failure = `${rep.file}: cannot read: ${first}`;
+        } else throw e;
         hooks.log?.(`  ${rep.failure}`);
       }
       const why = fileFailure(rep, { ...policy, warnings: fileWarnings(rep, templateCheck) });
