@@ -57,5 +57,13 @@ export async function main(argv: string[]): Promise<number> {
 if (require.main === module) {
   main(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
+    // The command is done: end once stdout and stderr are flushed, rather than wait for a handle that
+    // outlived it (a worker thread of a run a signal cancelled kept one process alive for minutes).
+    let open = 2;
+    const flushed = () => {
+      if (--open === 0) process.exit(code);
+    };
+    process.stdout.write('', flushed);
+    process.stderr.write('', flushed);
   });
 }

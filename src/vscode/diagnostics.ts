@@ -18,7 +18,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { applyEdits, findNodeAtLocation, modify, parseTree } from 'jsonc-parser';
-import { codeMeaning, codeRemedy } from '../core/codes';
+import { codeMeaning, codeRemedyFor } from '../core/codes';
 import type { RowProblemLine } from '../core/run/contract';
 import { datasetKind, readOutputState, tokenizerFilesHash, type RowProblem } from '../core/run/datasetScan';
 import { readRowProblems, readRunReport } from '../core/run/readReport';
@@ -75,6 +75,8 @@ interface FromReport {
    * template check's findings): one entry each, on line 1, so a `warnings` file is never clean in Problems.
    */
   fileWarnings: { code: string; count: number }[];
+  /** The run's `--long` policy, so the advice does not suggest what the run already did (`codeRemedyFor`). */
+  long?: 'drop' | 'truncate' | 'split';
 }
 
 /** Diagnostics of the Problems panel and their quick fixes; see the module comment. */
@@ -143,7 +145,7 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
         diags.push(d);
       }
       for (const w of rep.fileWarnings) {
-        const remedy = codeRemedy(w.code);
+        const remedy = codeRemedyFor(w.code, { long: rep.long });
         const d = new vscode.Diagnostic(
           range(1),
           `${w.code} × ${w.count.toLocaleString('en-US')}: ${codeMeaning(w.code) || w.code}${remedy ? `. What to do: ${remedy}` : ''} (data-changing warning of the last run)`,
@@ -188,7 +190,7 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
         // Drops are listed per row already; the rest of the file's data-changing warnings get one entry each.
         const dropped = out.fileReport?.dropped ?? {};
         const fileWarnings = (out.warnings ?? []).filter((w) => !(w.code in dropped));
-        rep = { ...r, reportJson: out.reportJson, reportMd: report.outputs.reportMd, fileWarnings };
+        rep = { ...r, reportJson: out.reportJson, reportMd: report.outputs.reportMd, fileWarnings, long: report.long };
       } catch {
         rep = undefined;
       }

@@ -59,14 +59,13 @@ export function noteRunOutcome(inputs: readonly string[], outcome: { result: Pre
     return changed;
   }
   const r = outcome.result;
-  const listed = new Set(r.files.map((f) => path.resolve(f.file)));
   for (const f of r.files) {
     const named = r.failures.find((x) => x.startsWith(`${f.file}: `) || x.startsWith(`${path.resolve(f.file)}: `));
     const failed = f.status === 'failed' || (!r.ok && named !== undefined);
     set(f.file, failed ? (f.failure ?? named ?? r.failures[0] ?? 'the run failed') : undefined);
   }
-  // Inputs the run did not get to list (it stopped before them): failed with the run when it failed.
-  for (const f of inputs) if (!listed.has(path.resolve(f))) set(f, r.ok ? undefined : (r.failures[0] ?? 'the run failed'));
+  // Inputs the run does not list were not processed (a file failed first: `notProcessed`): they did
+  // not fail, and what the view knew of them stays.
   return changed;
 }
 

@@ -28,8 +28,8 @@ test('a failed run marks its failed file with the reason (no path in front); the
   assert.deepEqual(noteRunOutcome([weird, good], { result }).sort(), [weird].sort());
   const f = failureOf(weird);
   assert.ok(f);
-  assert.match(f.reason, /^no record written and no prompt set aside \(2 rows read: 2 unrecognized_shape; format unknown\)/);
-  assert.equal(shortReason(f.reason), 'no record written and no prompt set aside (2 rows read: 2 unrecognized_shape; format unknown)');
+  assert.match(f.reason, /^no record written and no prompt set aside \(2 rows read: 2 unrecognized_shape; found before any file was processed\)/);
+  assert.equal(shortReason(f.reason), 'no record written and no prompt set aside (2 rows read: 2 unrecognized_shape; found before any file was processed)');
   assert.equal(failureOf(good), undefined);
 
   // The file edited: the failure is forgotten (its next scan says what it is now).

@@ -129,7 +129,7 @@ function rng(seed: number): () => number {
   };
 }
 
-test('repeated group signals of any kind at random points: the previous outputs or the new ones, never a temporary file', async () => {
+test('repeated group signals of any kind at random points: the previous outputs or the new ones, never a temporary file', { timeout: 5 * 60_000 }, async () => {
   const { dir, a, b, out } = setup();
   // The outputs of an uncancelled run over the same inputs: what "the new ones" must equal.
   const ref = join(dir, 'ref');
@@ -169,11 +169,25 @@ test('repeated group signals of any kind at random points: the previous outputs 
           }
         }
       })();
+      // A process still alive a minute after its signals hangs: killed, and the round fails saying so.
+      const hang = setTimeout(
+        () => {
+          stderr += '\n[test] still running 60 s after its signals: killed';
+          try {
+            process.kill(-p.pid!, 'SIGKILL');
+          } catch {
+            /* gone */
+          }
+        },
+        60_000 + gaps.reduce((x, y) => x + y, 0),
+      );
       p.on('close', (code, sig) => {
+        clearTimeout(hang);
         exited = true;
         resolve({ code, sig, stderr });
       });
     });
+    assert.doesNotMatch(r.stderr, /still running 60 s after its signals/, `${where}: the process hung after its signals\n${r.stderr}`);
     assert.deepEqual(temps(out), [], `${where}: temporary files left\n${r.stderr}`);
     const now = OUTPUTS.map((f) => readFileSync(join(out, f), 'utf8'));
     const kept = now.every((t, i) => t === current[i]);
