@@ -86,6 +86,7 @@ test('extension in a real VS Code: eagle3prep.prepare on the samples', { timeout
   console.log(
     `VS Code host run (${((Date.now() - t0) / 1000).toFixed(1)} s, exit ${code}; screenshot ${screenshot}):\n${(code === 0 ? relevant : lines).join('\n')}`,
   );
-  assert.equal(code, 0, `the extension-host suite failed (exit ${code}; 1 = a test failed, 2 = harness trouble or time-out); output above`);
+  // The temp folder goes whatever the outcome (EAGLE3_KEEP_HOST_WS keeps it to look at); the screenshot stays.
   if (!process.env.EAGLE3_KEEP_HOST_WS) rmSync(shots ? tmp : folder, { recursive: true, force: true });
+  assert.equal(code, 0, `the extension-host suite failed (exit ${code}; 1 = a test failed, 2 = harness trouble or time-out); output above`);
 });
