@@ -1,7 +1,9 @@
-// npm run check:real — the real-data regression corpus: runs ../shared/real-data/check.py (67 real
-// dataset files of public repositories with their expected readings) against dist/cli.js from the
-// project root and prints its verdict (`real: N/67 files right`). Skipped, with exit 0, when the
-// corpus is not beside the checkout (a fresh clone elsewhere). Builds dist/ first when it is missing.
+// npm run check:real — the real-data regression corpus, which is not part of this repository: the
+// workplace keeps it in a folder `shared/real-data` beside the checkout's folder (real dataset files
+// of public repositories with their expected readings and a checker, check.py). Runs that checker
+// against dist/cli.js from the project root and prints its verdict (`real: N/67 files right`).
+// Skipped, with exit 0, when the corpus is not there (a fresh clone elsewhere); EAGLE3_REAL_DATA_CHECK
+// names another check.py. Builds dist/ first when it is missing.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
