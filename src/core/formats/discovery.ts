@@ -230,6 +230,16 @@ function turnListCandidate(list: unknown[], path: string): ConversationCandidate
 }
 
 /**
+ * Whether every string of a list opens with a known speaker marker (`User: …`, `### Assistant: …`): the
+ * markers, not a layout's alternation, say who speaks. Layouts that alternate plain strings (UltraChat
+ * `data`, LIMA `conversations`) and MT-bench `turns` step aside for such a list, which is read by its
+ * markers (the markers removed from the text), so a marker is never trained as text nor a role flipped.
+ */
+export function speakerMarkedStrings(list: readonly unknown[]): boolean {
+  return list.length > 0 && list.every((s) => typeof s === 'string' && mapRole(SPEAKER_PREFIX_RE.exec(s)?.[1]) !== undefined);
+}
+
+/**
  * A list of strings: usable only when every string opens with a known speaker marker (`User: …`), some of them
  * the user's (answers alone have no prompt); otherwise reported with why (its strings named as answers when a part of its
  * path says so: `choices[0].turns`, `responses`).

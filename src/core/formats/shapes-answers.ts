@@ -172,7 +172,13 @@ function answerList(row: Row): { field: string; texts: string[]; itemScores: (nu
     if (items.some((x) => x === undefined)) continue;
     const texts = (items as { text: string; score?: number }[]).map((x) => x.text);
     const marked = texts.some((t) => REASONING_MARKER_RE.test(t));
-    if (!marked && !(ANSWER_STEM_RE.test(k) && texts.some((t) => isText(t) && !isLabelValue(t)))) continue;
+    // Scored answers are candidates a model wrote, short ones too ("Rome" scored 1, "Milan" 0): a label has no score.
+    const scored =
+      items.some((x) => x!.score !== undefined) ||
+      Object.entries(row).some(
+        ([sk, sv]) => sk !== k && SCORE_NAME_RE.test(sk) && Array.isArray(sv) && sv.length === v.length && sv.every((x) => numericScore(x) !== undefined),
+      );
+    if (!marked && !(ANSWER_STEM_RE.test(k) && (scored || texts.some((t) => isText(t) && !isLabelValue(t))))) continue;
     return { field: k, texts, itemScores: (items as { score?: number }[]).map((x) => x.score) };
   }
   return undefined;

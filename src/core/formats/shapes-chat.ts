@@ -24,6 +24,7 @@ import {
   type Row,
   type ShapeHandler,
 } from './common';
+import { speakerMarkedStrings } from './discovery';
 import { mapRole } from './roles';
 import { PROMPT_KEYS } from './shapes-instruct';
 import {
@@ -106,7 +107,11 @@ export function rolesOf(list: unknown[]): string[] {
 /** UltraChat (huggingface.co/datasets/stingning/ultrachat): `data` is a list of strings, alternating user / assistant, user first. */
 export const ultrachatHandler: ShapeHandler = {
   name: 'ultrachat',
-  matches: (row) => Array.isArray(row.data) && row.data.length > 0 && row.data.every((x) => typeof x === 'string' || x === null || typeof x === 'number'),
+  matches: (row) =>
+    Array.isArray(row.data) &&
+    row.data.length > 0 &&
+    row.data.every((x) => typeof x === 'string' || x === null || typeof x === 'number') &&
+    !speakerMarkedStrings(row.data),
   describe: () => '"data": list of strings (alternating user / assistant)',
   roles: () => [],
   normalize(row, ctx) {
@@ -125,7 +130,11 @@ export const ultrachatHandler: ShapeHandler = {
  */
 export const limaHandler: ShapeHandler = {
   name: 'lima',
-  matches: (row) => Array.isArray(row.conversations) && row.conversations.length > 0 && row.conversations.every((x) => typeof x === 'string'),
+  matches: (row) =>
+    Array.isArray(row.conversations) &&
+    row.conversations.length > 0 &&
+    row.conversations.every((x) => typeof x === 'string') &&
+    !speakerMarkedStrings(row.conversations),
   describe: () => '"conversations": list of strings (LIMA: alternating user / assistant, user first)',
   roles: () => [],
   normalize(row, ctx) {

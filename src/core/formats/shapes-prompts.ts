@@ -13,6 +13,7 @@
  */
 import type { Message, RowOutcome } from '../types';
 import { finish, isObject, nonEmptyString, splitOutcome, toText, type Row, type ShapeHandler } from './common';
+import { speakerMarkedStrings } from './discovery';
 
 /** A benchmark question turn: a string, or `{"content": "…"}` with no role (Arena-Hard). */
 function questionText(t: unknown): string | undefined {
@@ -23,7 +24,8 @@ function questionText(t: unknown): string | undefined {
 
 function questionTurns(row: Row): string[] | undefined {
   const v = row.turns;
-  if (!Array.isArray(v) || v.length === 0) return undefined;
+  // Strings that say who speaks (`User: …`, `Assistant: …`) are a dialogue read by its markers, not questions.
+  if (!Array.isArray(v) || v.length === 0 || speakerMarkedStrings(v)) return undefined;
   const texts = v.map(questionText);
   return texts.every((t) => t !== undefined) ? (texts as string[]) : undefined;
 }
