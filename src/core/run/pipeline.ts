@@ -370,17 +370,18 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
   // Fail early: every input's first rows are read before any file is processed, so a file that cannot be read or
   // holds nothing recognizable fails the run (or is skipped) before the other files' work is spent.
   const early = new Map<string, string>();
-  for (const input of opts.inputs) {
-    const file = resolve(input);
-    const failure = await preflightFile(file, { mapping: opts.mapping, allowEmpty: policy.allowEmpty, signal: hooks.signal });
-    if (failure) {
-      early.set(file, failure.message);
-      hooks.log?.(`  ${failure.message}`);
-    }
-  }
   /** Files not processed because an earlier check failed the run (without --skip-failed-files). */
   const notProcessed: string[] = [];
   try {
+    // (inside the try: a cancel during these reads cleans up like one during the rows)
+    for (const input of opts.inputs) {
+      const file = resolve(input);
+      const failure = await preflightFile(file, { mapping: opts.mapping, allowEmpty: policy.allowEmpty, signal: hooks.signal });
+      if (failure) {
+        early.set(file, failure.message);
+        hooks.log?.(`  ${failure.message}`);
+      }
+    }
     for (let fi = 0; fi < opts.inputs.length; fi++) {
       const rep = emptyFileReport(resolve(opts.inputs[fi]));
       if (shard) rep.rowsInFile = 0;
