@@ -139,7 +139,7 @@ test('trainerNextSteps: SpecForge points data.prompts_path and data.max_length a
     maxLength: 4096,
   });
   assert.deepEqual(lines, [
-    'Next (SpecForge, data.max_length 4096: every record fits, nothing is cut):',
+    'Next (SpecForge, data.max_length 4096: every written record fits, the trainer cuts nothing):',
     "  eagle3-prep draft-vocab --size 32000 --counts '/d/my out/token_counts.json' --out '/d/my out/draft-vocab'",
     "  specforge train -c <your run config.yaml> data.train_data_path= data.prompts_path='/d/my out/tokenized_data.jsonl' data.max_length=4096 model.vocab_mapping_path='/d/my out/draft-vocab'/vocab_mapping.pt",
     "  (or in the YAML: data.prompts_path: '/d/my out/tokenized_data.jsonl', data.max_length: 4096, model.vocab_mapping_path: '/d/my out/draft-vocab'/vocab_mapping.pt)",
@@ -243,7 +243,7 @@ for (const id of ['specforge', 'speculators'] as const)
     );
     assert.equal(r.totals.trainerCuts![id].trainableLost, 0);
     assert.ok(r.files.every((f) => !f.notes.trainer_length_cut));
-    assert.match(run.stdout, new RegExp(`Next \\(${TRAINERS[id].name}, ${TRAINERS[id].lengthSetting.replace(/[.]/g, '\\.')} ${L}: every record fits`));
+    assert.match(run.stdout, new RegExp(`Next \\(${TRAINERS[id].name}, ${TRAINERS[id].lengthSetting.replace(/[.]/g, '\\.')} ${L}: every written record fits`));
     assert.match(
       run.stdout,
       id === 'specforge' ? /data\.prompts_path=\S+tokenized_data\.jsonl data\.max_length=2048/ : /--data \S+tokenized_data\.jsonl --seq-length 8192/,

@@ -40,8 +40,8 @@ export function trainerNextSteps(trainer: TrainerId, o: NextStepInputs): string[
   const draftVocab = (size: number, out = vocab) => `eagle3-prep draft-vocab --size ${size} --counts ${shellWord(o.tokenCounts)} --out ${out}`;
   const lines = [
     t.readsRecords
-      ? `Next (${t.name}, ${t.lengthSetting} ${n}: every record fits, nothing is cut):`
-      : `Next (${t.name}, ${t.lengthSetting} ${n}: every record fits; it tokenizes conversations itself):`,
+      ? `Next (${t.name}, ${t.lengthSetting} ${n}: every written record fits, the trainer cuts nothing):`
+      : `Next (${t.name}, ${t.lengthSetting} ${n}: every written record fits; it tokenizes conversations itself):`,
   ];
   switch (trainer) {
     case 'specforge':
