@@ -36,6 +36,12 @@ export async function assembleResult(run: RunOutcome): Promise<PrepareResult> {
     const unusable = f ? await explainUnusableInput(f.file, 1000, opts.mapping).catch(() => undefined) : undefined;
     if (unusable) failures[i] += `. ${unusable}`;
   }
+  // A skipped file says the same (what its rows hold, what would work): skipping must not hide why.
+  for (const s of skippedFiles) {
+    if (!s.reason.startsWith(`${s.file}: no record written and no prompt`)) continue;
+    const unusable = await explainUnusableInput(s.file, 1000, opts.mapping).catch(() => undefined);
+    if (unusable) s.reason += `. ${unusable}`;
+  }
   const result: PrepareResult = {
     ok: failures.length === 0,
     failures,
