@@ -90,3 +90,25 @@ test('short answers with scores are answers (the best trained); without a score 
     [false, false, true],
   );
 });
+
+test('an answers list beside a label-like answer field: the list is the answer, the label is not trained', async () => {
+  const file = writeJsonl(
+    [
+      { prompt: 'What is 7+7?', responses: ['Fourteen.'], answer: '14' },
+      { question: '2+2?', answer: '4' },
+    ],
+    'label.jsonl',
+  );
+  const r = await inspectFile(file);
+  assert.deepEqual(turns(r), [
+    [
+      ['user', 'What is 7+7?'],
+      ['assistant', 'Fourteen.'],
+    ],
+    [
+      ['user', '2+2?'],
+      ['assistant', '4'],
+    ],
+  ]);
+  assert.deepEqual(r.records[0].notes, ['short_label_not_trained']);
+});

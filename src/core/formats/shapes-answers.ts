@@ -178,7 +178,10 @@ function answerList(row: Row): { field: string; texts: string[]; itemScores: (nu
       Object.entries(row).some(
         ([sk, sv]) => sk !== k && SCORE_NAME_RE.test(sk) && Array.isArray(sv) && sv.length === v.length && sv.every((x) => numericScore(x) !== undefined),
       );
-    if (!marked && !(ANSWER_STEM_RE.test(k) && (scored || texts.some((t) => isText(t) && !isLabelValue(t))))) continue;
+    // Beside a label-like response field ("answer": "14"), an answers list holds what the model wrote and the
+    // field its ground truth: the list is read, the label never trained (a short label never wins).
+    const labelBeside = RESPONSE_KEYS.some((rk) => rk !== k && isLabelValue(row[rk]));
+    if (!marked && !(ANSWER_STEM_RE.test(k) && (scored || labelBeside || texts.some((t) => isText(t) && !isLabelValue(t))))) continue;
     return { field: k, texts, itemScores: (items as { score?: number }[]).map((x) => x.score) };
   }
   return undefined;
