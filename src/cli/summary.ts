@@ -6,10 +6,10 @@
  * words are those of `report.md` / `report.json` (`core/run/status.ts`).
  */
 import { basename, relative } from 'node:path';
-import { codeMeaning, codeRemedy, isSettingNote } from '../core/codes';
+import { codeMeaning, codeRemedy } from '../core/codes';
 import type { FileReport, PrepareResult, RunStatus } from '../core/run/contract';
 import { AMPLIFICATION_WARN, amplificationLine } from '../core/run/report';
-import { worstStatus } from '../core/run/status';
+import { settingNotesOf, worstStatus } from '../core/run/status';
 import { nextStepsOfRun } from '../core/trainers/nextSteps';
 import { addTrainerCuts, emptyTrainerCuts, trainerCutLines } from '../core/trainers/trainers';
 
@@ -189,26 +189,17 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
       "  → prepare with --trainer specforge|speculators|eagle|modelopt, or --max-length N --long split and set the trainer's length to N",
     );
   // Notes of the chat template and its kwargs (codes.ts settingNote): the same on every file, so once per run.
-  const settingNotes = new Map<string, { count: number; files: string[] }>();
-  for (const { f } of files)
-    if (!f.skipped)
-      for (const [code, n] of Object.entries(f.notes))
-        if (isSettingNote(code) && n > 0) {
-          const e = settingNotes.get(code) ?? { count: 0, files: [] };
-          e.count += n;
-          e.files.push(`${basename(f.file)} ${num(n)}`);
-          settingNotes.set(code, e);
-        }
-  if (notes.length || settingNotes.size) {
+  const settingNotes = settingNotesOf(files.map(({ f }) => f));
+  if (notes.length || settingNotes.length) {
     out.push('', 'Chat template notes (what this template and its kwargs write; not a file status, not a --strict failure):');
     for (const [code, w] of notes.sort((a, b) => b[1].count - a[1].count)) {
       out.push(`  ${code} × ${num(w.count)} (found by the chat template check; no input row has that shape)`, `      ${w.meaning}`);
       if (w.remedy) out.push(`      → ${w.remedy}`);
     }
-    for (const [code, w] of [...settingNotes].sort((a, b) => b[1].count - a[1].count)) {
-      const where =
-        files.length > 1 ? ` (${w.files.length > 3 ? `${w.files.slice(0, 3).join(', ')}, … ${w.files.length - 3} more files` : w.files.join(', ')})` : '';
-      out.push(`  ${code} × ${num(w.count)}${where}`, `      ${codeMeaning(code)}`);
+    for (const { code, count, files: on } of settingNotes) {
+      const per = on.map((x) => `${basename(x.file)} ${num(x.count)}`);
+      const where = files.length > 1 ? ` (${per.length > 3 ? `${per.slice(0, 3).join(', ')}, … ${per.length - 3} more files` : per.join(', ')})` : '';
+      out.push(`  ${code} × ${num(count)}${where}`, `      ${codeMeaning(code)}`);
       if (codeRemedy(code)) out.push(`      → ${codeRemedy(code)}`);
     }
   }

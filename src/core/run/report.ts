@@ -4,12 +4,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { basename, relative } from 'node:path';
-import { CODES, codeMeaning, codeRemedy, isSettingNote } from '../codes';
+import { CODES, codeMeaning, codeRemedy } from '../codes';
 import { writeFileAtomic } from './output';
 import { OUTPUT_FILES, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
 import { fromSnakeJson, toSnakeJson } from './jsonCase';
 import type { FileReport, PrepareResult, RunStatus, RunWarning } from './contract';
-import { isTemplateNote } from './status';
+import { isTemplateNote, settingNotesOf } from './status';
 import type { Distribution, LengthStats } from './stats';
 import { nextStepsOfRun } from '../trainers/nextSteps';
 import { TRAINER_IDS, TRAINERS, type TrainerCuts } from '../trainers/trainers';
@@ -314,11 +314,8 @@ function warningsSection(r: PrepareResult): string[] {
   const notes = (r.warnings ?? []).filter(isTemplateNote);
   if (warnings.length) out.push('Data-changing warnings (the records differ from what the source holds):', '', ...warnings.map(line), '');
   // Notes of the template and its kwargs (codes.ts settingNote), counted over the files: once per run.
-  const setting = new Map<string, number>();
-  for (const f of r.files)
-    if (!f.skipped) for (const [code, n] of Object.entries(f.notes)) if (isSettingNote(code) && n > 0) setting.set(code, (setting.get(code) ?? 0) + n);
-  const settingLines = [...setting].map(
-    ([code, n]) => `- \`${code}\` × ${n}: ${codeMeaning(code)}${codeRemedy(code) ? `. **What to do:** ${codeRemedy(code)}` : ''}`,
+  const settingLines = settingNotesOf(r.files).map(
+    ({ code, count }) => `- \`${code}\` × ${count}: ${codeMeaning(code)}${codeRemedy(code) ? `. **What to do:** ${codeRemedy(code)}` : ''}`,
   );
   if (notes.length || settingLines.length)
     out.push(

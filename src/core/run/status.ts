@@ -15,7 +15,7 @@
  *
  * "OK" is only ever said for `ok`.
  */
-import { CODES, codeMeaning, codeRemedyFor, isDataChanging, isDegrading } from '../codes';
+import { CODES, codeMeaning, codeRemedyFor, isDataChanging, isDegrading, isSettingNote } from '../codes';
 import type { FileReport, PrepareResult, RunStatus, RunWarning } from './contract';
 import { probeConcerns } from './shapes';
 
@@ -104,6 +104,34 @@ export function runWarnings(r: Pick<PrepareResult, 'files' | 'templateCheck'> & 
 /** A chat template finding that concerns no row of the run's files (no row of its shape): shown as a note; it changes no record and fails nothing. */
 export function isTemplateNote(w: Pick<RunWarning, 'source' | 'files'>): boolean {
   return w.source === 'template' && w.files.length === 0;
+}
+
+/** A chat template note of a run (`core/codes.ts` `settingNote`), counted over its kept files. */
+export interface SettingNote {
+  code: string;
+  /** Occurrences over the files. */
+  count: number;
+  /** The files it was noted on, with their counts, in file order. */
+  files: { file: string; count: number }[];
+}
+
+/**
+ * The notes of the chat template and its kwargs (`settingNote` codes, e.g. `empty_think_trained`) over the
+ * files of one or more runs, skipped files left out, most frequent first: shown once per run by the
+ * terminal summary and report.md, never as a file status.
+ */
+export function settingNotesOf(files: Iterable<Pick<FileReport, 'file' | 'notes' | 'skipped'>>): SettingNote[] {
+  const byCode = new Map<string, SettingNote>();
+  for (const f of files)
+    if (!f.skipped)
+      for (const [code, n] of Object.entries(f.notes))
+        if (isSettingNote(code) && n > 0) {
+          const e = byCode.get(code) ?? { code, count: 0, files: [] };
+          e.count += n;
+          e.files.push({ file: f.file, count: n });
+          byCode.set(code, e);
+        }
+  return [...byCode.values()].sort((a, b) => b.count - a.count || a.code.localeCompare(b.code));
 }
 
 /**
