@@ -29,19 +29,25 @@ export async function assembleResult(run: RunOutcome): Promise<PrepareResult> {
   const failures = runFailures(files, policy);
   const skippedFiles = files.filter((f) => f.skipped).map((f) => ({ file: f.file, reason: f.failure ?? 'failed' }));
   if (files.length > 0 && skippedFiles.length === files.length) failures.push(`every input failed; nothing to write (${skippedFiles.length} skipped)`);
-  // A file that yielded nothing gets the same explanation as `inspect` (empty, CSV, tokenized, no conversation).
+  // A file that yielded nothing gets the same explanation as `inspect` (empty, CSV, tokenized, no conversation),
+  // whether it failed the run or was skipped (skipping must not hide why). Worked out once per file; an
+  // explanation that cannot be made leaves the message as it is (it must not replace it).
+  const explained = new Map<string, Promise<string | undefined>>();
+  const explain = async (message: string, file: string): Promise<string> => {
+    if (!message.startsWith(`${file}: no record written and no prompt`)) return message;
+    if (!explained.has(file))
+      explained.set(
+        file,
+        explainUnusableInput(file, 1000, opts.mapping).catch(() => undefined),
+      );
+    const unusable = await explained.get(file);
+    return unusable ? `${message}. ${unusable}` : message;
+  };
   for (let i = 0; i < failures.length; i++) {
     const f = files.find((x) => failures[i].startsWith(`${x.file}: no record written and no prompt`));
-    // An explanation that cannot be made leaves the failure as it is (it must not replace it).
-    const unusable = f ? await explainUnusableInput(f.file, 1000, opts.mapping).catch(() => undefined) : undefined;
-    if (unusable) failures[i] += `. ${unusable}`;
+    if (f) failures[i] = await explain(failures[i], f.file);
   }
-  // A skipped file says the same (what its rows hold, what would work): skipping must not hide why.
-  for (const s of skippedFiles) {
-    if (!s.reason.startsWith(`${s.file}: no record written and no prompt`)) continue;
-    const unusable = await explainUnusableInput(s.file, 1000, opts.mapping).catch(() => undefined);
-    if (unusable) s.reason += `. ${unusable}`;
-  }
+  for (const s of skippedFiles) s.reason = await explain(s.reason, s.file);
   const result: PrepareResult = {
     ok: failures.length === 0,
     failures,
