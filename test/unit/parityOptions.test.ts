@@ -5,11 +5,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { recordViewerFor, type RecordView, type RecordViewOptions } from '../../src/core/records/recordView';
+import { recordViewerFor, type RecordViewOptions } from '../../src/core/records/recordView';
 import { prepare } from '../../src/core/run/pipeline';
 import type { PrepareOptions } from '../../src/core/run/contract';
 import type { TokenizedRecord } from '../../src/core/types';
-import { tempDir, writeJsonl } from '../helpers';
+import { allRecordViews, tempDir, writeJsonl } from '../helpers';
 
 const SAMPLES = join(__dirname, '..', '..', 'samples');
 const FILES = ['chat-sharegpt-human-gpt.jsonl', 'agentic-trajectories.jsonl', 'reasoning-sharegpt.jsonl'];
@@ -27,12 +27,6 @@ const CASES: { name: string; run: Partial<PrepareOptions>; view: RecordViewOptio
 
 const rowsOf = (f: string): string[] => readFileSync(join(SAMPLES, f), 'utf8').split('\n');
 
-/** Every record of a row's view, each with its detail (ids and mask). */
-function views(text: string, file: string, line: number, opts: RecordViewOptions): RecordView[] {
-  const first = viewer.view({ text, file, line }, { ...opts, detailRecord: 0 });
-  return first.records.map((_, r) => (r === 0 ? first : viewer.view({ text, file, line }, { ...opts, detailRecord: r })));
-}
-
 for (const c of CASES) {
   test(`views decide what prepare writes: ${c.name}`, async () => {
     let written = 0;
@@ -47,7 +41,7 @@ for (const c of CASES) {
       const expected: [string, number, number[], number[]][] = [];
       rowsOf(f).forEach((text, i) => {
         if (!text.trim()) return;
-        for (const v of views(text, file, i + 1, c.view)) {
+        for (const v of allRecordViews(viewer, text, file, i + 1, c.view)) {
           const d = v.detail;
           if (!d) continue;
           const rec = v.records[d.index];
@@ -92,7 +86,7 @@ test('a line that is a bare list of turns (XTuner-style OpenAI rows) is the same
   assert.equal(out.length, 2);
   const lines = readFileSync(file, 'utf8').split('\n');
   const fromViews = [0, 1].flatMap((i) =>
-    views(lines[i], file, i + 1, {}).map((v) => [
+    allRecordViews(viewer, lines[i], file, i + 1).map((v) => [
       v.status,
       v.records[v.detail!.index].id,
       v.detail!.tokens.map((t) => t.id),

@@ -8,7 +8,7 @@ import { RecordViewer, recordViewerFor, type RecordView } from '../../src/core/r
 import type { TokenizedRecord } from '../../src/core/types';
 import { LineIndex } from '../../src/vscode/lineIndex';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
-import { lenmlModelDir, oracleEncode, tempDir, writeJsonl } from '../helpers';
+import { allRecordViews, lenmlModelDir, oracleEncode, tempDir, writeJsonl } from '../helpers';
 
 const SAMPLES = join(__dirname, '..', '..', 'samples');
 const lines = (f: string): string[] =>
@@ -24,11 +24,6 @@ function readJsonl<T>(p: string): T[] {
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l) as T);
-}
-
-function allRecordsOf(v: RecordViewer, text: string, file: string, line: number, opts: Parameters<RecordViewer['view']>[1] = {}): RecordView[] {
-  const first = v.view({ text, file, line }, { ...opts, detailRecord: 0 });
-  return first.records.map((_, r) => (r === 0 ? first : v.view({ text, file, line }, { ...opts, detailRecord: r })));
 }
 
 test('chat sample line 1: shape, turns with their characters, tokens and exact JSON ranges', () => {
@@ -72,7 +67,7 @@ test('records, ids and loss masks are exactly what prepare writes (all sample fi
     const written = readJsonl<TokenizedRecord>(res.outputs.tokenizedData);
     const fromViews: { id: string; ids: number[]; mask: number[]; line: number }[] = [];
     lines(f).forEach((text, i) => {
-      const views = allRecordsOf(viewer, text, file, i + 1);
+      const views = allRecordViews(viewer, text, file, i + 1);
       for (const v of views) {
         const d = v.detail!;
         const rec = v.records[d.index];
