@@ -426,3 +426,25 @@ test('Command-R+ tool_use writes an instruction turn after every conversation: t
   const p = f.build(ph.messages, tool.tools);
   assert.deepEqual(p.prompt, [ph.messages[0]]);
 });
+
+test('tool-call arguments: a template that writes objects with tojson(ensure_ascii=True) gets objects (what a server renders), not the re-dumped string', () => {
+  // Reka-Edge writes a string verbatim and an object as `tojson(ensure_ascii=True)`: re-dumping would write "λ" where the server writes "\u03bb".
+  const reka = fixture('Reka-Edge').ct;
+  assert.equal(reka.objectToolArguments, true);
+  assert.equal(reka.verbatimStringArguments, false);
+  const text = reka.render(
+    reka.adaptMessages([
+      { role: 'user', content: 'Search.' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'search', arguments: '{"q": "λ calculus", "n": 1.0}' } }],
+      },
+    ]),
+    undefined,
+    { addGenerationPrompt: false },
+  );
+  assert.ok(text.includes('{"name": "search", "arguments": {"q": "\\u03bb calculus", "n": 1'), text);
+  // Qwen3's `is string` branch writes with tojson (ensure_ascii off): the re-dumped string is what the server writes, and keeps 1.0.
+  assert.equal(fixture('Qwen-Qwen3-0.6B').ct.verbatimStringArguments, true);
+});
