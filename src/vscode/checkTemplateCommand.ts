@@ -1,6 +1,6 @@
 /**
  * "Check chat template" (`eagle3prep.checkTemplate`): runs `check-template` for the active
- * tokenizer and template kwargs in the interactive service worker (`serviceClient.ts`, so loading
+ * tokenizer and template kwargs in the template service worker (`serviceClient.ts`, so loading
  * the tokenizer never blocks the extension host and a hostile template is stopped at its budget),
  * then shows a webview: the probe decisions — prefix stability and where it breaks, the end-of-turn
  * token trained and what follows it, a default system prompt, the generation prompt and its
@@ -117,7 +117,10 @@ export async function checkTemplateCommand(
       CHECK_TEMPLATE_BUDGET_MS,
     );
   } catch (e) {
-    const msg = e instanceof ServiceBudgetError ? `the check ${e.message}: the template may loop` : (e as Error).message;
+    const msg =
+      e instanceof ServiceBudgetError
+        ? `${e.message}. Try again; if it stops again, run \`eagle3-prep check-template${settings.tokenizerDir ? ` --tokenizer ${settings.tokenizerDir}` : ''}\` in a terminal (no time limit) to see which probe takes long`
+        : (e as Error).message;
     output.appendLine(`Check chat template (${name}) failed: ${msg}`);
     post({ type: 'error', message: `Check chat template (${name}): ${msg}` });
     void notify('error', `Check chat template (${name}): ${msg.split('\n')[0]}`);

@@ -4,7 +4,7 @@
  * records it becomes, the tokenizer that counted, and warnings. Hovering a
  * turn's text marks that turn.
  *
- * The row is rendered and tokenized in the interactive service worker
+ * The row is rendered and tokenized in the render service worker
  * (`serviceClient.ts`), never on the extension host's thread, within a time
  * budget ({@link HOVER_BUDGET_MS}). Counts say where they come from: exact from
  * the current prepared output (`exactCounts.ts`), computed from the line, or
@@ -121,7 +121,7 @@ let last: { key: string; view: Promise<RecordView> } | undefined;
 
 /**
  * Computes the row view for a line of `doc` with the current settings (mask policy, template kwargs,
- * max length, tokenizer, work cap) in the interactive service worker. Resolves with undefined for a blank line.
+ * max length, tokenizer, work cap) in the render service worker. Resolves with undefined for a blank line.
  * @throws ServiceError with the core's errors (TokenizerLoadError, NoChatTemplateError), ServiceBudgetError
  */
 export function viewForLine(doc: vscode.TextDocument, line: number): Promise<RecordView | undefined> {
@@ -179,12 +179,7 @@ export class RecordHoverProvider implements vscode.HoverProvider {
     } catch (e) {
       if (token.isCancellationRequested) return undefined;
       const m = new vscode.MarkdownString();
-      const msg =
-        e instanceof ServiceBudgetError
-          ? `rendering this row ${e.message}; open the mask view to try without the hover's budget`
-          : e instanceof Error
-            ? e.message
-            : String(e);
+      const msg = e instanceof ServiceBudgetError ? `${e.message}; open the mask view (a longer budget) to see it` : e instanceof Error ? e.message : String(e);
       m.appendMarkdown(`**EAGLE-3** · $(error) ${md(msg)}`);
       m.supportThemeIcons = true;
       return new vscode.Hover(m, doc.lineAt(position.line).range);

@@ -4,7 +4,7 @@
  * labelled per record, special tokens shown as such — with row navigation, the
  * mask policy and `enable_thinking` switchable live; clicking a token reveals
  * the turn and field it came from in the JSON source. The row is rendered in
- * the interactive service worker (`serviceClient.ts`) within
+ * the render service worker (`serviceClient.ts`) within
  * {@link MASK_VIEW_BUDGET_MS}; the row's counts come from the current prepared
  * output when there is one (`exactCounts.ts`). An open view re-renders when
  * the tokenizer, mask policy, template kwargs or max length settings change.
@@ -265,7 +265,9 @@ class MaskViewPanel {
           MASK_VIEW_BUDGET_MS,
         );
       } catch (e) {
-        throw e instanceof ServiceBudgetError ? new Error(`rendering line ${this.state.line} ${e.message}: the chat template or the row is too heavy`) : e;
+        throw e instanceof ServiceBudgetError
+          ? new Error(`${e.message}. Try again; for a row this heavy, prepare the file (no time limit): its report and Problems say what became of each row`)
+          : e;
       }
       if (view.detail) this.state.record = view.detail.index;
       // Exact counts apply to what the settings produce: the view's own policy / thinking choice must match them.

@@ -3,26 +3,43 @@
  * everything heavy the editor asks for while a person looks at a dataset runs in
  * `dist/worker.js` threads, never on the extension host's thread.
  *
- * Two lanes, one worker each, started on first use:
- * - `interactive`: a row's view for the hover and the mask view, the template check
- *   (tokenizer loaded once, compiled templates kept). A request that runs past its
- *   time budget terminates the worker (a hostile template cannot loop forever) and
- *   is answered with a {@link ServiceBudgetError}; the next request starts a new one.
+ * Three lanes, one worker each, started on first use, so that one kind of work cannot end another:
+ * - `render`: a row's view for the hover and the mask view (tokenizer loaded once);
+ * - `template`: the chat template check (compiled templates kept);
  * - `background`: row checks for Problems, output statistics and exact counts (I/O
  *   bound, requests interleave); no tokenizer.
+ * A `render` or `template` request that runs past its time budget terminates its lane's worker
+ * (a hostile template cannot loop forever) and is answered with a {@link ServiceBudgetError}
+ * naming the work; the other requests of that lane are sent again, once, to a new worker (they
+ * did not overrun), so a long mask-view render never fails a template check or a hover.
  * Each worker has a heap limit ({@link WORKER_HEAP_MB}): a huge row that exhausts it
  * ends the worker, not VS Code's extension host; its requests fail with a message.
  */
 import { Worker } from 'node:worker_threads';
 import * as vscode from 'vscode';
-import { isServiceReply, type ServiceCall, type ServiceRequest, type ServiceResults, type ServiceWorkerData } from '../core/run/serviceProtocol';
+import {
+  describeServiceRequest,
+  isServiceReply,
+  type ServiceCall,
+  type ServiceRequest,
+  type ServiceResults,
+  type ServiceWorkerData,
+} from '../core/run/serviceProtocol';
 import { workerScriptPath } from './workerClient';
 
 /** Old-generation heap limit of a service worker, MB. */
 export const WORKER_HEAP_MB = 2048;
 
-/** A request that ran past its budget (the worker was restarted). */
-export class ServiceBudgetError extends Error {}
+/** A request that ran past its budget; the message names the work and the budget (`rendering line 3 of a.jsonl took longer than 30.0 s and was stopped`). */
+export class ServiceBudgetError extends Error {
+  constructor(
+    /** What timed out ({@link describeServiceRequest}). */
+    readonly what: string,
+    readonly budgetMs: number,
+  ) {
+    super(`${what} took longer than ${(budgetMs / 1000).toFixed(1)} s and was stopped`);
+  }
+}
 
 /** An error the worker answered with; `name` is the core's error class (`TokenizerLoadError`, `NoChatTemplateError`, …). */
 export class ServiceError extends Error {
@@ -34,18 +51,22 @@ export class ServiceError extends Error {
   }
 }
 
-type Lane = 'interactive' | 'background';
+type Lane = 'render' | 'template' | 'background';
 
 /** Which lane an operation runs in. */
 const LANE: Record<ServiceRequest['op'], Lane> = {
-  view: 'interactive',
-  checkTemplate: 'interactive',
+  view: 'render',
+  checkTemplate: 'template',
   rowProblems: 'background',
   stats: 'background',
   rowRecords: 'background',
 };
 
 interface Pending {
+  request: ServiceRequest;
+  budgetMs: number | undefined;
+  /** Sent again after another request's overrun ended the worker (once). */
+  resent: boolean;
   resolve: (v: unknown) => void;
   reject: (e: Error) => void;
   timer?: NodeJS.Timeout;
@@ -98,33 +119,49 @@ class LaneWorker {
   }
 
   call(request: ServiceRequest, budgetMs: number | undefined): Promise<unknown> {
+    return new Promise((resolve, reject) => this.send({ request, budgetMs, resent: false, resolve, reject }));
+  }
+
+  /** Posts a pending call to the lane's worker (started when there is none), its budget armed to start on `started`. */
+  private send(p: Pending): void {
     const w = (this.worker ??= this.start());
     const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      const p: Pending = { resolve, reject };
-      if (budgetMs !== undefined) {
-        // The clock runs from the worker's `started` (time queued behind other calls, or loading the tokenizer, is not counted).
-        p.start = () =>
-          (p.timer ??= setTimeout(() => {
-            if (!this.pending.has(id)) return;
-            this.pending.delete(id);
-            if (this.lane === 'interactive') {
-              // The worker may be stuck in a template loop: end it; other requests fail and are asked again.
-              this.worker = undefined;
-              void w.terminate();
-              for (const [oid, o] of this.pending) {
-                if (o.timer) clearTimeout(o.timer);
-                o.reject(new ServiceBudgetError('the service worker was restarted'));
-                this.pending.delete(oid);
-              }
-            }
-            reject(new ServiceBudgetError(`took longer than ${(budgetMs / 1000).toFixed(1)} s (the work was stopped)`));
-          }, budgetMs));
+    if (p.budgetMs !== undefined) {
+      const budgetMs = p.budgetMs;
+      // The clock runs from the worker's `started` (time queued behind other calls, or loading the tokenizer, is not counted).
+      p.start = () =>
+        (p.timer ??= setTimeout(() => {
+          if (!this.pending.has(id)) return;
+          this.pending.delete(id);
+          if (this.lane !== 'background') this.restart(w);
+          p.reject(new ServiceBudgetError(describeServiceRequest(p.request), budgetMs));
+        }, budgetMs));
+    }
+    this.pending.set(id, p);
+    const msg: ServiceCall = { type: 'call', id, request: p.request };
+    w.postMessage(msg);
+  }
+
+  /**
+   * Ends a worker that may be stuck (a template loop) and sends the lane's other calls again to a
+   * new one: they did not overrun. A call already sent again fails instead (it was caught in a second restart).
+   */
+  private restart(w: Worker): void {
+    this.worker = undefined;
+    void w.terminate();
+    const others = [...this.pending.values()];
+    this.pending.clear();
+    for (const o of others) {
+      if (o.timer) clearTimeout(o.timer);
+      o.timer = undefined;
+      o.start = undefined;
+      if (o.resent)
+        o.reject(new ServiceError('WorkerRestart', `${describeServiceRequest(o.request)} was stopped twice by other work that ran past its budget: try again`));
+      else {
+        o.resent = true;
+        this.send(o);
       }
-      this.pending.set(id, p);
-      const msg: ServiceCall = { type: 'call', id, request };
-      w.postMessage(msg);
-    });
+    }
   }
 
   dispose(): void {
@@ -146,14 +183,15 @@ export class ServiceClient implements vscode.Disposable {
   /** @param location extension root, its dist/ folder or the worker.js path (see `workerScriptPath`). */
   constructor(location: vscode.Uri | string) {
     const script = workerScriptPath(location);
-    this.lanes = { interactive: new LaneWorker(script, 'interactive'), background: new LaneWorker(script, 'background') };
+    this.lanes = { render: new LaneWorker(script, 'render'), template: new LaneWorker(script, 'template'), background: new LaneWorker(script, 'background') };
   }
 
   /**
    * Runs one request in its lane's worker.
    * @param budgetMs wall-clock budget of the call's own work (from the worker's `started`: queueing and
    *   loading the tokenizer are not counted): past it the promise rejects with {@link ServiceBudgetError}
-   *   (and an interactive worker is terminated). A `view` request also stops itself between steps at the deadline.
+   *   naming the work (and a render or template worker is terminated, its other calls sent again). A `view` request
+   *   also stops itself between steps at the deadline.
    * @throws ServiceError with the core's error (name and message), ServiceBudgetError
    */
   call<R extends ServiceRequest>(request: R, budgetMs?: number): Promise<ServiceResults[R['op']]> {
@@ -163,12 +201,11 @@ export class ServiceClient implements vscode.Disposable {
 
   /** Worker starts per lane so far. */
   starts(): Record<Lane, number> {
-    return { interactive: this.lanes.interactive.starts, background: this.lanes.background.starts };
+    return { render: this.lanes.render.starts, template: this.lanes.template.starts, background: this.lanes.background.starts };
   }
 
   dispose(): void {
-    this.lanes.interactive.dispose();
-    this.lanes.background.dispose();
+    for (const l of Object.values(this.lanes)) l.dispose();
   }
 }
 

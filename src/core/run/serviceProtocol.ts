@@ -41,6 +41,30 @@ export interface ServiceResults {
   rowRecords: { id: string; tokens: number; trainableTokens: number }[] | null;
 }
 
+/** The last part of a path (`/a/b.jsonl` → `b.jsonl`), without importing `node:path` here. */
+function baseName(p: string): string {
+  return p.split(/[\\/]/).pop() || p;
+}
+
+/**
+ * What a request does, for messages about it: `rendering line 12 of chat.jsonl`, `the chat template
+ * check of ./models/qwen`. A timeout or a restart names the work with this.
+ */
+export function describeServiceRequest(r: ServiceRequest): string {
+  switch (r.op) {
+    case 'view':
+      return `rendering line ${r.row.line} of ${baseName(r.row.file)}`;
+    case 'checkTemplate':
+      return `the chat template check of ${r.tokenizerDir ? r.tokenizerDir : 'the embedded tokenizer'}`;
+    case 'rowProblems':
+      return `checking the rows of ${baseName(r.file)}`;
+    case 'stats':
+      return `reading the record lengths of ${r.parts.length === 1 ? baseName(r.parts[0].tokenizedData) : `${r.parts.length} outputs`}`;
+    case 'rowRecords':
+      return `finding the records of line ${r.line} of ${baseName(r.input)}`;
+  }
+}
+
 /** Host → worker. */
 export interface ServiceCall {
   type: 'call';
