@@ -198,7 +198,8 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
     if (use.show && out.reportJson) {
       try {
         const { report } = readRunReport(out.reportJson);
-        const r = await readRowProblems(report, key, this.maxProblems(uri));
+        const read = await readRowProblems(report, key, this.maxProblems(uri));
+        const r = use.rows ? read : { ...read, problems: [], missing: 0 };
         // Drops are listed per row already; the rest of the file's data-changing warnings get one entry each.
         const dropped = out.fileReport?.dropped ?? {};
         const fileWarnings = (out.warnings ?? []).filter((w) => !(w.code in dropped));

@@ -4,21 +4,29 @@
  * when the output went stale for a reason outside the file (a setting, the tokenizer, an
  * `eagle3prep.jsonc` change), tagged as the last run's. Only an input that changed itself (edited,
  * another row count, deleted) loses them: the run's line numbers may then point at other rows, and
- * the live scan of the file lists its current problems.
+ * the live scan of the file lists its current problems. After an `eagle3prep.jsonc` change that
+ * changes how the file's rows are read (a quick fix), the run's row entries go too (the live scan
+ * re-reads the rows with the new config: the fixed rows leave Problems); its file-level warnings stay.
  *
  * Pure: no `vscode` import (unit-tested in plain node).
  */
 import type { OutputState } from '../core/run/datasetScan';
 
 /** Whether the run's problems are shown, and the note that tags them (`''` for a current output). */
-export type RunProblemsUse = { show: false } | { show: true; note: string };
+export type RunProblemsUse = { show: false } | { show: true; note: string; rows: boolean };
 
 /** The rule above, for the output state of one file (`core/run/datasetScan.ts` readOutputState). */
-export function runProblemsUse(out: Pick<OutputState, 'state' | 'reportJson' | 'fileReport' | 'inputChanged' | 'staleBecause'>): RunProblemsUse {
+export function runProblemsUse(
+  out: Pick<OutputState, 'state' | 'reportJson' | 'fileReport' | 'inputChanged' | 'readingChanged' | 'staleBecause'>,
+): RunProblemsUse {
   if (!out.reportJson || !out.fileReport || out.state === 'none') return { show: false };
-  if (out.state === 'prepared') return { show: true, note: '' };
+  if (out.state === 'prepared') return { show: true, note: '', rows: true };
   if (out.inputChanged) return { show: false };
-  return { show: true, note: `; the output is stale (${out.staleBecause[0] ?? 'see the Datasets view'}): prepare again to update` };
+  return {
+    show: true,
+    note: `; the output is stale (${out.staleBecause[0] ?? 'see the Datasets view'}): prepare again to update`,
+    rows: !out.readingChanged,
+  };
 }
 
 /** The message of one row of the last run: `code: message (row 3 was dropped by the last run[note])`. */

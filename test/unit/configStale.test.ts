@@ -41,6 +41,8 @@ test('eagle3prep.jsonc: a change stales only the outputs of the files it can cha
   const cfg = join(dir, 'eagle3prep.jsonc');
   assert.deepEqual(readOutputState(a).staleBecause, [`${cfg} changed since the run: role alias "ahoy", used in this file`]);
   assert.equal(readOutputState(b).state, 'prepared', readOutputState(b).staleBecause.join('; '));
+  assert.equal(readOutputState(a).readingChanged, true);
+  assert.equal(readOutputState(b).readingChanged, false);
 
   // a field mapping of a field neither file has: nothing stale but a.jsonl's alias
   writeConfig(dir, { fieldMappings: { dialogue: 'conversations' } });

@@ -23,7 +23,7 @@ test('run problems stay while the output is stale for a setting, go when the inp
   const res = await prepare({ inputs: [f], outDir: f.replace(/\.jsonl$/, '.eagle3') });
   assert.ok(res.ok);
   const current = readOutputState(f, { settings: resolveRunSettings({}) });
-  assert.deepEqual(runProblemsUse(current), { show: true, note: '' });
+  assert.deepEqual(runProblemsUse(current), { show: true, note: '', rows: true });
   const otherMask = readOutputState(f, { settings: resolveRunSettings({ mask: 'non-system' }) });
   assert.equal(otherMask.state, 'stale');
   assert.equal(otherMask.inputChanged, false);
@@ -31,7 +31,17 @@ test('run problems stay while the output is stale for a setting, go when the inp
   assert.deepEqual(use, {
     show: true,
     note: '; the output is stale (settings changed: mask policy (run: assistant, now: non-system)): prepare again to update',
+    rows: true,
   });
+  // a config change that changes how the rows are read: the file-level warnings stay, the row entries go (the live scan re-reads them)
+  assert.deepEqual(
+    runProblemsUse({ ...otherMask, readingChanged: true, staleBecause: ['eagle3prep.jsonc changed since the run: role alias "bot", used in this file'] }),
+    {
+      show: true,
+      note: '; the output is stale (eagle3prep.jsonc changed since the run: role alias "bot", used in this file): prepare again to update',
+      rows: false,
+    },
+  );
   assert.equal(
     runRowMessage({ code: 'no_assistant_turn', message: 'no_assistant_turn', line: 2, fate: 'dropped' }, use.show ? use.note : ''),
     'no_assistant_turn (row 2 was dropped by the last run; the output is stale (settings changed: mask policy (run: assistant, now: non-system)): prepare again to update)',

@@ -172,6 +172,8 @@ export interface OutputState {
   staleBecause: string[];
   /** Stale because the input itself changed (edited, other row count, gone): the run's line numbers may point at other rows. */
   inputChanged?: boolean;
+  /** Stale because the `eagle3prep.jsonc` that covers the file changed how its rows are read. */
+  readingChanged?: boolean;
 }
 
 /** Options of {@link readOutputState}. */
@@ -241,12 +243,14 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   if (opts.settings) why.push(...describeDifferences(differingSettings(runSettings, opts.settings)));
   // eagle3prep.jsonc (role aliases, field mappings) decides how rows are read: a change that can change this file's
   // records makes the output stale (read/appliedConfig.ts); a report without the applied config: a newer config file.
+  const beforeConfig = why.length;
   if (rec?.projectConfig) why.push(...configStaleReasons(abs, rec.projectConfig, appliedConfigOf(abs)));
   else {
     const config = findProjectConfig(abs);
     const cst = config ? fs.statSync(config, { throwIfNoEntry: false }) : undefined;
     if (config && cst && cst.mtimeMs > st.mtimeMs) why.push(`${path.basename(config)} changed since the run (${config})`);
   }
+  const readingChanged = why.length > beforeConfig;
   if (!outputs[0].exists) why.push(`${outputs[0].name} is missing`);
   if (schemaVersion < REPORT_SCHEMA_VERSION) why.push(`report.json was written by an earlier eagle3-prep (schema ${schemaVersion}, no status): prepare again`);
   // Reports of earlier versions carry no status: it is worked out from the counts as the run would have.
@@ -268,6 +272,7 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
     outputs,
     staleBecause: why,
     inputChanged,
+    readingChanged,
   };
 }
 
