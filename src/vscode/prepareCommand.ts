@@ -12,10 +12,12 @@ import { DATASET_EXTENSIONS, expandInputs, type PrepareOptions, type PrepareResu
 import { statusWord } from '../core/run/report';
 import { fileStatus, worstStatus, type RunStatus } from '../core/run/status';
 import { readPrepareSettings } from './config';
+import { datasetsProvider } from './datasetsTree';
 import { COMMANDS } from './ids';
 import { notify } from './notify';
 import { outDirFor } from './paths';
 import { pickDataset } from './pickDataset';
+import { progressMessage } from './progressText';
 import { noteRunOutcome, reasonWithoutPath, shortReason } from './runFailures';
 import type { OpenReportMode } from './settings';
 import { tokenizerDisplayName } from './tokenizerSelection';
@@ -224,6 +226,14 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
   log(`  output: ${outDir}`);
 
   running.add(outDir);
+  // Row counts the Datasets view made of files unchanged since (a percentage of rows in the progress).
+  const knownRows = (file: string): number | undefined => {
+    const n = datasetsProvider()
+      ?.datasets()
+      .find((d) => d.resourceUri.fsPath === file);
+    const st = n?.scan && fs.statSync(file, { throwIfNoEntry: false });
+    return n?.scan && st && st.size === n.scan.size && st.mtimeMs === n.scan.mtimeMs ? n.scan.rows : undefined;
+  };
   let result: PrepareResult;
   try {
     result = await vscode.window.withProgress(
@@ -239,11 +249,7 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
             const pct = Math.min(100, ((p.fileIndex + fileFrac) / Math.max(1, p.fileCount)) * 100);
             const increment = pct > reported ? pct - reported : 0;
             reported = Math.max(reported, pct);
-            const file = `${path.basename(p.file)}${p.fileCount > 1 ? ` (${p.fileIndex + 1}/${p.fileCount})` : ''}`;
-            progress.report({
-              increment,
-              message: `${file}: ${plural(p.rowsRead, 'row')} read, ${plural(p.recordsWritten, 'record')} written`,
-            });
+            progress.report({ increment, message: progressMessage(p, knownRows(p.file)) });
           },
         });
       },
