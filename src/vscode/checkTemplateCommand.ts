@@ -11,7 +11,7 @@
 import * as vscode from 'vscode';
 import type { TemplateCheck } from '../core/templates/checkTemplate';
 import { recordSegments } from '../core/templates/checkTemplateFormat';
-import { readPrepareSettings } from './config';
+import { affectsSettings, readPrepareSettings } from './config';
 import { COMMANDS, CONFIG_SECTION, TEMPLATE_CHECK_VIEW_TYPE } from './ids';
 import { notify } from './notify';
 import { ServiceBudgetError, serviceClient } from './serviceClient';
@@ -56,6 +56,8 @@ export function templateCheckModel(check: TemplateCheck, scope: string): Templat
 export type CheckTemplateResult = TemplateCheck & { drawn?: { probes: number; trainedSegments: number; decisions: string[] } };
 
 let panel: vscode.WebviewPanel | undefined;
+/** The scope of the last check (a dataset's folder settings), for the re-check after a settings change. */
+let lastScope: vscode.Uri | undefined;
 let ready: Promise<void> | undefined;
 let drawnWaiter: ((d: CheckTemplateResult['drawn']) => void) | undefined;
 
@@ -79,11 +81,20 @@ function ensurePanel(context: vscode.ExtensionContext, output: vscode.OutputChan
     else if (m.type === 'drawn') {
       drawnWaiter?.({ probes: m.probes, trainedSegments: m.trainedSegments, decisions: m.decisions });
       drawnWaiter = undefined;
-    } else if (m.action === 'recheck') void checkTemplateCommand(context, output);
+    } else if (m.action === 'recheck') void checkTemplateCommand(context, output, lastScope);
     else if (m.action === 'selectTokenizer') void vscode.commands.executeCommand(COMMANDS.selectTokenizer);
     else void vscode.commands.executeCommand('workbench.action.openSettings', `${CONFIG_SECTION}.templateKwargs`);
   });
+  // A tokenizer switch (its own button, the status bar, settings.json) or new kwargs: the open page is checked again.
+  let timer: NodeJS.Timeout | undefined;
+  const follow = vscode.workspace.onDidChangeConfiguration((e) => {
+    if (!affectsSettings(e, 'tokenizerPath', 'templateKwargs')) return;
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => void checkTemplateCommand(context, output, lastScope), 300);
+  });
   p.onDidDispose(() => {
+    if (timer) clearTimeout(timer);
+    follow.dispose();
     sub.dispose();
     panel = undefined;
     drawnWaiter?.(undefined);
@@ -104,6 +115,7 @@ export async function checkTemplateCommand(
   arg?: unknown,
 ): Promise<CheckTemplateResult | undefined> {
   const scope = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
+  lastScope = scope;
   const settings = readPrepareSettings(scope);
   const name = tokenizerDisplayName(settings.tokenizerDir);
   const p = ensurePanel(context, output);
