@@ -14,6 +14,7 @@ import {
   hoverCapFrom,
   modelFoldersFrom,
   prepareSettingsFrom,
+  RESOURCE_SCOPED_SETTINGS,
   SETTING_DEFAULTS,
   type DatasetDiscoverySettings,
   type DiagnosticsSettingValues,
@@ -33,14 +34,17 @@ import type { TrainerId } from '../core/trainers/trainers';
 /** The raw settings of `scope` (a resource, for folder-specific values), each falling back to its default. */
 function settingsOf(scope?: vscode.Uri): SettingsSource {
   const c = vscode.workspace.getConfiguration(CONFIG_SECTION, scope);
-  return (key) => c.get<unknown>(key, SETTING_DEFAULTS[key]);
+  const w = scope ? vscode.workspace.getConfiguration(CONFIG_SECTION) : c;
+  // A window-scoped setting is read without the resource (settings.ts RESOURCE_SCOPED_SETTINGS).
+  return (key) => (RESOURCE_SCOPED_SETTINGS.includes(key) ? c : w).get<unknown>(key, SETTING_DEFAULTS[key]);
 }
 
 /** The values the settings files of `scope` give (folder, else workspace, else user); undefined where only the default applies. */
 function explicitOf(scope?: vscode.Uri): ExplicitSettings {
   const c = vscode.workspace.getConfiguration(CONFIG_SECTION, scope);
+  const w = scope ? vscode.workspace.getConfiguration(CONFIG_SECTION) : c;
   return (key) => {
-    const i = c.inspect<unknown>(key);
+    const i = (RESOURCE_SCOPED_SETTINGS.includes(key) ? c : w).inspect<unknown>(key);
     return i?.workspaceFolderValue ?? i?.workspaceValue ?? i?.globalValue;
   };
 }
@@ -124,7 +128,8 @@ export function readPrepareSettings(scope?: vscode.Uri, warn: SettingWarning = (
  * the workspace named).
  */
 export function readGenerateSettings(scope: vscode.Uri): { settings: GenerateSettingValues; servers: string[]; ignored: string[] } {
-  const c = vscode.workspace.getConfiguration(CONFIG_SECTION, scope);
+  // generate.servers is window-scoped (the trust rule): read without the resource.
+  const c = vscode.workspace.getConfiguration(CONFIG_SECTION);
   const { servers, ignoredWorkspaceServers } = serversFromSettings(c.inspect('generate.servers') ?? {}, vscode.workspace.isTrusted);
   return { settings: generateSettingsFrom(settingsOf(scope)), servers, ignored: ignoredWorkspaceServers };
 }

@@ -80,6 +80,13 @@ export const STALENESS_SETTING_KEYS: readonly SettingKey[] = [
   ...new Set<SettingKey>(['tokenizerPath', 'outputDirectory', ...Object.values(RUN_SETTING_SOURCES).flat()]),
 ];
 
+/**
+ * The settings package.json declares `"scope": "resource"` (a workspace folder may set its own); every
+ * other one is window-scoped, and is read without a resource (VS Code logs a warning for each read
+ * of a window-scoped setting with one, and applies no folder value to it anyway).
+ */
+export const RESOURCE_SCOPED_SETTINGS: readonly SettingKey[] = ['tokenizerPath', 'outputDirectory'];
+
 /** The groups of dotted keys (`eagle3prep.datasets.*`, …), for configuration-change checks. */
 export type SettingGroup = 'generate' | 'datasets' | 'diagnostics' | 'hover';
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { DATASET_FILE_RE } from '../../src/core/read/readers';
 import { DATASET_EXTENSIONS } from '../../src/core/run/pipeline';
 import { COMMANDS, CONFIG_SECTION, datasetContextValue, DATASETS_VIEW, DETAIL_CONTEXT, VIEW_CONTAINER, type DatasetItemState } from '../../src/vscode/ids';
-import { SETTING_CHOICES, SETTING_DEFAULTS, SETTING_MINIMUMS, type SettingKey } from '../../src/vscode/settings';
+import { RESOURCE_SCOPED_SETTINGS, SETTING_CHOICES, SETTING_DEFAULTS, SETTING_MINIMUMS, type SettingKey } from '../../src/vscode/settings';
 import { expandBraces } from '../../src/vscode/globs';
 
 const ROOT = join(__dirname, '..', '..');
@@ -200,4 +200,14 @@ test('sources: settings are read only in config.ts; command ids are spelled only
     }
     for (const m of text.matchAll(/registerCommand\(\s*([^,\s]+)/g)) assert.match(m[1], /^COMMANDS\./, `${file}: registerCommand(${m[1]}, …)`);
   }
+});
+
+test('manifest: the resource-scoped settings are exactly the ones the code reads with a resource (no window-scope warnings)', () => {
+  const sections = Array.isArray(contributes.configuration) ? contributes.configuration : [contributes.configuration];
+  const resource = sections
+    .flatMap((s: { properties: Record<string, { scope?: string }> }) => Object.entries(s.properties))
+    .filter(([, v]: [string, { scope?: string }]) => v.scope === 'resource' || v.scope === 'language-overridable' || v.scope === 'machine-overridable')
+    .map(([k]: [string, unknown]) => k.slice(CONFIG_SECTION.length + 1))
+    .sort();
+  assert.deepEqual(resource, [...RESOURCE_SCOPED_SETTINGS].sort());
 });
