@@ -180,6 +180,8 @@ function datasetView(d: DatasetDashboard): HTMLElement[] {
 function workspaceView(w: WorkspaceDashboard): HTMLElement[] {
   const t = theme();
   figures.status = w.status;
+  const mixed = w.tokenizerNote;
+  if (mixed) figures.tokenizerNote = mixed;
   const head = h(
     'header',
     { class: 'head' },
@@ -197,10 +199,11 @@ function workspaceView(w: WorkspaceDashboard): HTMLElement[] {
     { class: 'kpis' },
     kpi('rowsRead', 'rows read', fmt(w.rows.read), `${fmt(w.rows.dropped)} dropped · ${fmt(w.rows.errored)} errored`),
     kpi('records', 'records', fmt(w.records)),
-    kpi('tokens', 'tokens', fmt(w.tokens.total)),
+    kpi('tokens', 'tokens', fmt(w.tokens.total), mixed ? 'mixed tokenizers: see below' : ''),
     kpi('trainable', 'trainable tokens', fmt(w.tokens.trainable)),
     kpi('share', 'trainable share', pct(w.tokens.share)),
   );
+  const mixedNote = mixed ? [h('p', { class: 'warning', 'data-figure': 'tokenizerNote' }, `⚠ ${mixed}`)] : [];
   const table = h(
     'table',
     { class: 'grid datasets' },
@@ -274,7 +277,7 @@ function workspaceView(w: WorkspaceDashboard): HTMLElement[] {
     shareCard(w.tokens.trainable, w.tokens.total),
     reasonsCard(w.reasons, true),
   );
-  return [head, kpis, h('section', { class: 'card wide' }, h('h3', {}, 'Datasets'), table), grid];
+  return [head, kpis, ...mixedNote, h('section', { class: 'card wide' }, h('h3', {}, 'Datasets'), table), grid];
 }
 
 // ------------------------------------------------------------------ drawing

@@ -75,6 +75,24 @@ export interface WorkspaceDashboard {
   tokens: DatasetDashboard['tokens'];
   reasons: ReasonCount[];
   stats: OutputStats | null;
+  /**
+   * The tokenizers the outputs were made with (name, hash, dataset names), in first-seen order. More
+   * than one: the token sums add counts of different vocabularies, and the page says so ({@link tokenizerNote}).
+   */
+  tokenizers: { name: string; hash: string; datasets: string[] }[];
+  /** {@link tokenizerNote} of these tokenizers; absent for one. */
+  tokenizerNote?: string;
+}
+
+/**
+ * What the workspace dashboard says about its token sums when its outputs were made with more than
+ * one tokenizer, e.g. `tokens summed over 2 tokenizers: Qwen3 (a.jsonl, b.jsonl), Llama-3 (c.jsonl) —
+ * counts of different vocabularies; prepare with one tokenizer to compare them`; undefined for one.
+ */
+export function tokenizerNote(w: Pick<WorkspaceDashboard, 'tokenizers'>): string | undefined {
+  if (w.tokenizers.length < 2) return undefined;
+  const names = w.tokenizers.map((t) => `${t.name}${w.tokenizers.filter((o) => o.name === t.name).length > 1 ? ` ${t.hash}` : ''} (${t.datasets.join(', ')})`);
+  return `tokens summed over ${w.tokenizers.length} tokenizers: ${names.join(', ')} — counts of different vocabularies; prepare with one tokenizer to compare them`;
 }
 
 /** The model a dashboard panel draws. */
@@ -225,7 +243,11 @@ export function workspaceDashboard(datasets: DatasetDashboard[], notPrepared: st
   let total = 0;
   let trainable = 0;
   const reasons = new Map<string, ReasonCount>();
+  const tokenizers = new Map<string, { name: string; hash: string; datasets: string[] }>();
   for (const d of datasets) {
+    const t = tokenizers.get(d.tokenizer.hash) ?? { name: d.tokenizer.name, hash: d.tokenizer.hash, datasets: [] };
+    t.datasets.push(d.name);
+    tokenizers.set(d.tokenizer.hash, t);
     for (const k of Object.keys(rows) as (keyof typeof rows)[]) rows[k] += d.rows[k];
     records += d.records;
     total += d.tokens.total;
@@ -246,5 +268,7 @@ export function workspaceDashboard(datasets: DatasetDashboard[], notPrepared: st
     tokens: { total, trainable, share: share(trainable, total) },
     reasons: [...reasons.values()].sort((a, b) => b.count - a.count || a.code.localeCompare(b.code)),
     stats,
+    tokenizers: [...tokenizers.values()],
+    ...(tokenizerNote({ tokenizers: [...tokenizers.values()] }) ? { tokenizerNote: tokenizerNote({ tokenizers: [...tokenizers.values()] }) } : {}),
   };
 }
