@@ -11,9 +11,9 @@ import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
 import { describeCandidate, findConversations } from '../formats/discovery';
 import { conversationsOf, EXPECTED_SHAPES, normalizeDetailed } from '../formats/normalize';
 import { suggestMappingLine } from '../formats/mapping';
-import { OasstFilePass } from '../formats/oasst';
 import { readRows, type RawRow } from '../read/readers';
-import { applyProjectConfig, loadProjectConfigFor, readingOptions } from '../read/projectConfig';
+import { applyProjectConfig, loadProjectConfigFor, readingOptions, type ProjectConfig } from '../read/projectConfig';
+import { filePassFor, type FilePass } from './oasstRun';
 import { prepareTurns, selectTargets } from '../records/turns';
 import { describeError, isInternalError } from '../errors';
 import type { Message } from '../types';
@@ -207,18 +207,18 @@ async function inspectFileUnguarded(file: string, opts: InspectOptions, at: { li
     // The first rows decide the format; an OpenAssistant flat export is then read whole and rebuilt into trees (formats/oasst.ts).
     const head: RawRow[] = [];
     const rows = readRows(file, { mapping: opts.mapping });
-    let oasst: OasstFilePass | undefined;
+    let oasst: FilePass | undefined;
     const held: RawRow[] = []; // in OpenAssistant mode: every row, message rows without their value (the pass keeps what it needs)
     const hold = (row: RawRow) => {
       const i = held.length;
-      held.push(row.error === undefined && oasst!.add(i, row.value) ? { ...row, value: undefined } : row);
+      held.push(row.error === undefined && oasst!.add(i, row.value, row.line) ? { ...row, value: undefined } : row);
     };
     let decided = false;
     const decide = () => {
       decided = true;
       // Detection reads the first rows as prepare does (detect.ts), before any file-level pass.
       for (const h of head) if (h.error === undefined) sample.push(h.value);
-      oasst = startOasst(head);
+      oasst = startFilePass(head, project);
       for (const h of head.splice(0)) {
         if (oasst) hold(h);
         else take(h, h.value);
@@ -241,7 +241,7 @@ async function inspectFileUnguarded(file: string, opts: InspectOptions, at: { li
     }
     if (!decided) decide();
     if (oasst) {
-      const plans = oasst.plan(project?.reading.oasstPaths ?? 'all');
+      const plans = oasst.plan();
       const lineOf = (i: number) => held[i].line;
       held.forEach((row, i) => {
         const plan = plans.get(i);
@@ -261,14 +261,18 @@ async function inspectFileUnguarded(file: string, opts: InspectOptions, at: { li
   const { format, evidence } = detectFormat(sample);
   if (invalid) evidence.push(`${invalid}/${rowsRead} rows are not valid JSON (first: ${firstInvalid})`);
   if (partOf.length)
-    evidence.push(`${partOf.length}/${rowsRead} rows are messages inside other rows' conversations (OpenAssistant trees rebuilt across the file)`);
+    evidence.push(
+      format === 'event-log'
+        ? `${partOf.length}/${rowsRead} lines are events inside other lines' conversations (agent CLI event log: events joined by parentUuid across the file, each root-to-leaf chain one conversation carried by its leaf line)`
+        : `${partOf.length}/${rowsRead} rows are messages inside other rows' conversations (OpenAssistant trees rebuilt across the file)`,
+    );
   return { file, format, evidence, rows_read: rowsRead, records, skipped, ...(partOf.length ? { part_of: partOf } : {}), unread_fields: unreadFields };
 }
 
-/** Whether the first rows of a file are an OpenAssistant flat export (formats/oasst.ts): then a pass over the whole file starts. */
-function startOasst(head: RawRow[]): OasstFilePass | undefined {
+/** The pass over the whole file when its first rows are an OpenAssistant flat export (formats/oasst.ts) or an agent CLI event log (formats/eventLog.ts). */
+function startFilePass(head: RawRow[], project: ProjectConfig | undefined): FilePass | undefined {
   const valid = head.filter((r) => r.error === undefined).map((r) => r.value);
-  return valid.length && detectFormat(valid).format === 'oasst-messages' ? new OasstFilePass() : undefined;
+  return valid.length ? filePassFor(detectFormat(valid).format, project) : undefined;
 }
 
 /**
