@@ -51,7 +51,8 @@ export interface InspectRecord {
 
 /**
  * A row that holds no conversation of its own but is part of others: an
- * OpenAssistant message inside root-to-leaf paths whose conversations the
+ * OpenAssistant message inside root-to-leaf paths, or an agent CLI event
+ * inside root-to-leaf chains (formats/eventLog.ts), whose conversations the
  * rows at `in_records_of` (their lines) carry.
  */
 export interface InspectPart {
@@ -64,7 +65,8 @@ export interface InspectPart {
  * A row that yields no record. `reason`: `invalid_json`, a drop reason
  * (`empty_conversation`, `no_assistant_turn`, `unrecognized_shape`,
  * `message_fragment`, `kto_undesirable`, `oasst_excluded`, `oasst_orphan`,
- * `oasst_duplicate`, `oasst_not_best_path`) or `errored`; for `errored`, `code` says why
+ * `oasst_duplicate`, `oasst_not_best_path`, `summary_event`, `orphan_event`, `duplicate_event`,
+ * `non_conversation_event`) or `errored`; for `errored`, `code` says why
  * (`unknown_role`, `missing_role`, `bad_turn`, `bad_tool_calls`, `bad_field`, `internal_error`).
  */
 export interface InspectSkipped {
