@@ -95,7 +95,7 @@ test('generation tags through the chat-template path render as jinja2 renders th
   const chatml = new ChatTemplate({ name: 'default', source: cases[3].template.replace(/\bmsgs\b/g, 'messages') }, {});
   const { text, spans } = chatml.renderWithGenerationSpans(jinjaCases.defaults.msgs, undefined, { addGenerationPrompt: false });
   assert.deepEqual(
-    spans.map(([a, b]) => text.slice(a, b)),
+    spans?.map(([a, b]) => text.slice(a, b)),
     ['b<|im_end|>\n'],
   );
 });
@@ -152,6 +152,27 @@ test('generation blocks: three training forms of the real Qwen2.5 template train
     assert.equal(r.generationBlocks, difference, kind);
     assert.deepEqual(trainedTokens(f.tok, r.records[0]), ['Paris', '.', '<|im_end|>', 'R', 'ome', '.', '<|im_end|>'], kind);
   }
+});
+
+test('generation blocks: text holding the private-use characters the block markers use is rendered and trained as written, the claim not checked', () => {
+  // U+E000 / U+E001 are ordinary characters of the data (private-use glyph fonts, some tokenizers' byte maps).
+  const odd: Message[] = [
+    { role: 'user', content: 'Draw \uE000 and \uE001.' },
+    { role: 'assistant', content: 'Here: \uE001\uE000.' },
+  ];
+  const plain = fixture('Qwen-Qwen2.5-7B-Instruct').build(odd);
+  const f = fixture(
+    'Qwen-Qwen2.5-7B-Instruct',
+    qwen25Training("{{- '<|im_start|>assistant\\n' }}{% generation %}{{- message.content }}{% endgeneration %}{{- '<|im_end|>\\n' }}"),
+  );
+  const r = f.build(odd);
+  assert.ok(r.records[0].text.includes('<|im_start|>user\nDraw \uE000 and \uE001.<|im_end|>'));
+  assert.deepEqual(r.records, plain.records);
+  assert.deepEqual(spanTexts(r.records[0]), ['Here: \uE001\uE000.<|im_end|>']);
+  // Where the blocks cannot be told from the text there is no claim to check (and no false difference).
+  assert.deepEqual(r.notes, []);
+  assert.equal(f.ct.renderWithGenerationSpans(odd, undefined, { addGenerationPrompt: false }).spans, null);
+  assert.deepEqual(f.ct.renderWithGenerationSpans(CHAT, undefined, { addGenerationPrompt: false }).spans?.length, 2);
 });
 
 test("generation blocks: a gpt-oss training form whose blocks skip the tool calls; the rules train the call through <|call|>, and the blocks' gap is the first difference", () => {
@@ -404,4 +425,26 @@ test('Command-R+ tool_use writes an instruction turn after every conversation: t
   const ph = reference(RPLUS, 'p9_trailing_placeholder');
   const p = f.build(ph.messages, tool.tools);
   assert.deepEqual(p.prompt, [ph.messages[0]]);
+});
+
+test('tool-call arguments: a template that writes objects with tojson(ensure_ascii=True) gets objects (what a server renders), not the re-dumped string', () => {
+  // Reka-Edge writes a string verbatim and an object as `tojson(ensure_ascii=True)`: re-dumping would write "λ" where the server writes "\u03bb".
+  const reka = fixture('Reka-Edge').ct;
+  assert.equal(reka.objectToolArguments, true);
+  assert.equal(reka.verbatimStringArguments, false);
+  const text = reka.render(
+    reka.adaptMessages([
+      { role: 'user', content: 'Search.' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'search', arguments: '{"q": "λ calculus", "n": 1.0}' } }],
+      },
+    ]),
+    undefined,
+    { addGenerationPrompt: false },
+  );
+  assert.ok(text.includes('{"name": "search", "arguments": {"q": "\\u03bb calculus", "n": 1'), text);
+  // Qwen3's `is string` branch writes with tojson (ensure_ascii off): the re-dumped string is what the server writes, and keeps 1.0.
+  assert.equal(fixture('Qwen-Qwen3-0.6B').ct.verbatimStringArguments, true);
 });

@@ -592,8 +592,10 @@ function generationBlocksDiff(
   template: ChatTemplate,
 ): string | null {
   const F = template.renderWithGenerationSpans(messages.slice(0, i + 1), tools, { addGenerationPrompt: false });
-  const before = template.renderWithGenerationSpans(messages.slice(0, i), tools, { addGenerationPrompt: false }).spans.length;
-  const blocks = F.spans.slice(before);
+  const before = template.renderWithGenerationSpans(messages.slice(0, i), tools, { addGenerationPrompt: false }).spans;
+  // The conversation's own text holds a marker character: the blocks cannot be located, so there is no claim to check.
+  if (F.spans === null || before === null) return null;
+  const blocks = F.spans.slice(before.length);
   const blockText = blocks.map(([a, b]) => F.text.slice(a, b)).join('');
   if (blockText === trained) return null;
   const turn = `assistant turn ${i}`;

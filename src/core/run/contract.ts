@@ -4,6 +4,8 @@
  * run/workerProtocol.ts), the report writers, the CLI and the extension share.
  * Types (and the one list of long-record policies): this module imports nothing at run time.
  */
+import type { AnswerMode } from '../formats/base';
+import type { AppliedConfig } from '../read/appliedConfig';
 import type { Code } from '../codes';
 import type { Grouping } from '../records/mask';
 import type { TemplateCheck } from '../templates/checkTemplate';
@@ -46,6 +48,12 @@ export interface PrepareOptions {
   minTrainableTokens?: number;
   /** Extra variables for the chat template (`enable_thinking`, …). */
   templateKwargs?: Record<string, unknown>;
+  /**
+   * Several answers to one prompt without a preference (`formats/shapes-answers.ts`): `best` (the best-scored),
+   * `all` (one record each) or `first`; wins over eagle3prep.jsonc "reading" "answers". Default: best when the row
+   * has a preference or scores, all otherwise.
+   */
+  answers?: AnswerMode;
   /**
    * `keep` (default): train the reasoning in the data where the model writes it; `drop`: remove every turn's
    * reasoning before rendering (a drafter for a model served with thinking off, from data that has reasoning).
@@ -224,7 +232,16 @@ export interface FileReport {
    */
   trainerCuts?: TrainerCuts;
   /** The input's size (bytes) and modification time (ms since the epoch) when the run read it (datasets tree: stale outputs). */
-  input?: { size: number; mtimeMs: number };
+  input?: {
+    size: number;
+    mtimeMs: number;
+    /**
+     * The `eagle3prep.jsonc` parts that applied to the file (read/appliedConfig.ts): compared with
+     * what applies now to tell whether a config change can change its records. Absent in reports of
+     * older versions and in runs given `--mapping`.
+     */
+    projectConfig?: AppliedConfig;
+  };
   /** Sharded runs only: rows of the file across all shards (this shard read `rowsRead` of them). */
   rowsInFile?: number;
   /** The file's status (`run/status.ts`); the run's is the worst of its files'. */

@@ -126,7 +126,12 @@ function probeArguments(render: ProbeRender, content: string | null): TemplatePr
   const spaced = '{"q":  "x7f3a"}';
   const str = tryRender(render, turn(spaced));
   const dumped = tryRender(render, turn('{"q": "x7f3a"}'));
-  const verbatimStrings = str.text !== undefined && str.text.includes(spaced) && dumped.text === text;
+  // And with a non-ASCII value: a template that writes objects with `tojson(ensure_ascii=True)` (Reka-Edge) writes
+  // `"\u00e9"` for the object a server passes, where the re-dumped string would keep `"é"`.
+  const wide = tryRender(render, turn({ q: `${VALUE}\u00e9` }));
+  const wideDumped = tryRender(render, turn(`{"q": "${VALUE}\u00e9"}`));
+  const verbatimStrings =
+    str.text !== undefined && str.text.includes(spaced) && dumped.text === text && wide.text !== undefined && wideDumped.text === wide.text;
   if (verbatimStrings) evidence += '; a JSON string is written verbatim (re-dumped as Python json.dumps writes it)';
   return { form: 'object', verbatimStrings, evidence };
 }

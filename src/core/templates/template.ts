@@ -58,12 +58,18 @@ export interface RenderOptions {
  * at top level, rendered by the engine of `jinja/` (jinja2's
  * semantics) within a render budget (`renderBudget.ts`).
  */
-/** Markers the `{% generation %}` / `{% endgeneration %}` tags are rewritten to (Unicode private-use characters, never in real text). */
+/**
+ * Markers the `{% generation %}` / `{% endgeneration %}` tags write in the second, marked compilation of a template
+ * that has them (Unicode private-use characters). Only {@link ChatTemplate.renderWithGenerationSpans} renders with
+ * them; a conversation that itself holds one of them gets no spans (the blocks cannot be told from its text).
+ */
 const GEN_START = '\uE000';
 const GEN_END = '\uE001';
 
 export class ChatTemplate {
   private readonly template: CompiledTemplate;
+  /** The same source with the generation tags writing {@link GEN_START} / {@link GEN_END}; only when it has the tags. */
+  private readonly marked: CompiledTemplate | undefined;
   /**
    * Whether the template marks the assistant's output with `{% generation %}` …
    * `{% endgeneration %}` (a `transformers` extension behind
@@ -91,8 +97,10 @@ export class ChatTemplate {
   ) {
     this.hasGenerationBlocks = /\{%-?\s*generation\s*-?%\}/.test(named.source);
     try {
-      // Generation tags render nothing (jinja2's whitespace control) but write markers, so the blocks' positions survive rendering.
-      this.template = new CompiledTemplate(named.source, { generationMarkers: { start: GEN_START, end: GEN_END } });
+      // Generation tags render nothing (jinja2's whitespace control); the marked copy writes markers where they stand,
+      // so the blocks' positions survive rendering, and every other render is the template's own text, untouched.
+      this.template = new CompiledTemplate(named.source);
+      this.marked = this.hasGenerationBlocks ? new CompiledTemplate(named.source, { generationMarkers: { start: GEN_START, end: GEN_END } }) : undefined;
     } catch (e) {
       throw new TemplateRenderError(`chat template "${named.name}" does not parse: ${(e as Error).message}`, (e as TemplateRenderError).pythonType);
     }
@@ -131,18 +139,25 @@ export class ChatTemplate {
    * @throws TemplateBudgetError (a TemplateRenderError) when the render runs past the render budget
    */
   render(messages: readonly Message[], tools: unknown[] | undefined, opts: RenderOptions): string {
-    const raw = this.renderRaw(messages, tools, opts);
-    return this.hasGenerationBlocks ? raw.replace(/[\uE000\uE001]/g, '') : raw;
+    return this.renderRaw(messages, tools, opts);
   }
 
   /**
-   * Renders and returns the text with the `{% generation %}` blocks as spans
+   * Renders and returns the text (equal to {@link render}'s) with the `{% generation %}` blocks as spans
    * (`[start, end)` JS string indices into the returned text, in order).
-   * Without generation blocks the span list is empty.
+   * Without generation blocks the span list is empty; `spans` is null when the rendered text itself holds a
+   * marker character (U+E000 / U+E001, from the data), so the blocks cannot be told apart from it.
    * @throws TemplateRenderError as {@link render}
    */
-  renderWithGenerationSpans(messages: readonly Message[], tools: unknown[] | undefined, opts: RenderOptions): { text: string; spans: [number, number][] } {
-    const raw = this.renderRaw(messages, tools, opts);
+  renderWithGenerationSpans(
+    messages: readonly Message[],
+    tools: unknown[] | undefined,
+    opts: RenderOptions,
+  ): { text: string; spans: [number, number][] | null } {
+    const plain = this.renderRaw(messages, tools, opts);
+    if (!this.marked) return { text: plain, spans: [] };
+    if (/[\uE000\uE001]/.test(plain)) return { text: plain, spans: null };
+    const raw = this.marked.render(this.variables(messages, tools, opts.addGenerationPrompt), { budget: this.options.budget, now: this.options.now });
     const spans: [number, number][] = [];
     let text = '';
     let open = -1;
@@ -153,7 +168,8 @@ export class ChatTemplate {
         open = -1;
       } else text += ch;
     }
-    return { text, spans };
+    // The marked render differs from the plain one only by its markers (a template that reads the clock twice may not).
+    return text === plain ? { text, spans } : { text: plain, spans: null };
   }
 
   private renderRaw(messages: readonly Message[], tools: unknown[] | undefined, opts: RenderOptions): string {
@@ -188,10 +204,7 @@ export class ChatTemplate {
       now: this.options.now,
     });
     return {
-      render: (n, gen) => {
-        const raw = trace.render(n, gen);
-        return raw !== undefined && this.hasGenerationBlocks ? raw.replace(/[\uE000\uE001]/g, '') : raw;
-      },
+      render: (n, gen) => trace.render(n, gen),
       get flagReadEarly() {
         return trace.flagReadEarly;
       },
