@@ -125,6 +125,16 @@ const TABLE = {
     meaning: 'a system turn without text whose prompt is in its own "system_prompt" field (SWE-agent runs) used as its content',
   },
   api_actions_converted: { kind: 'note', meaning: '"actions" [{API_name, API_params}] beside a turn\'s text converted to tool calls' },
+  side_tool_calls_read: {
+    kind: 'note',
+    meaning:
+      "a list of tool-call objects beside an assistant turn's text (any field name, recognized by the objects' name and arguments keys) read as the turn's tool calls",
+  },
+  side_tool_calls_expanded: {
+    kind: 'note',
+    meaning:
+      "a list of tool calls with their results beside an assistant turn's text ({request, response} or {name, arguments, result}): each call an assistant turn followed by a tool turn with its result, the turn's text after them",
+  },
   llamafactory_parts_read: {
     kind: 'note',
     meaning: 'LLaMA-Factory v1 content parts read: "text" values joined as written, "reasoning" → reasoning_content, "tool_call" → tool calls',

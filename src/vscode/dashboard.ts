@@ -18,7 +18,8 @@ import type { OutputStats } from '../core/run/outputStats';
 import { fileReportOf, readRowProblems, readRunReport } from '../core/run/readReport';
 import { isDashboardWebviewMessage, type DashboardDrawn, type DashboardHostMessage } from './dashboardProtocol';
 import { datasetsProvider, findDatasetFiles } from './datasetsTree';
-import { readPrepareSettings, resolveTokenizerDir } from './config';
+import { affectsSettings, readPrepareSettings, resolveTokenizerDir } from './config';
+import { STALENESS_SETTING_KEYS } from './settings';
 import { COMMANDS, DASHBOARD_VIEW_TYPE } from './ids';
 import { outDirFor } from './paths';
 import { serviceClient } from './serviceClient';
@@ -129,6 +130,10 @@ class DashboardPanel {
       reports,
       reports.onDidChange(onReport),
       reports.onDidCreate(onReport),
+      // A setting that decides records: the staleness shown is compared again (as the Datasets view does).
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (affectsSettings(e, ...STALENESS_SETTING_KEYS)) onReport();
+      }),
       this.panel.webview.onDidReceiveMessage((m: unknown) => void this.onMessage(m)),
       this.panel.onDidDispose(() => {
         if (timer) clearTimeout(timer);

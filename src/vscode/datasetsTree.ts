@@ -18,6 +18,7 @@ import type { RunStatus } from '../core/run/status';
 import { datasetDetails, datasetTreeItem, describe, nodeIcon, nodeState, plural, type DatasetNode, type DetailNode } from './datasetItems';
 import { PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
 import { affectsSettings, readDatasetDiscovery, readPrepareSettings, resolveTokenizerDir } from './config';
+import { STALENESS_SETTING_KEYS } from './settings';
 import { expandBraces, joinGlobs } from './globs';
 import { COMMANDS, DATASETS_VIEW, type DatasetItemState } from './ids';
 import { outDirFor } from './paths';
@@ -97,7 +98,8 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
       this.changed,
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (affectsSettings(e, 'datasets')) void this.rediscover();
-        else if (affectsSettings(e, 'tokenizerPath', 'outputDirectory')) this.refreshOutputs();
+        // Every setting that decides records (settings.ts): the outputs' staleness is compared again.
+        else if (affectsSettings(e, ...STALENESS_SETTING_KEYS)) this.refreshOutputs();
       }),
       vscode.workspace.onDidChangeWorkspaceFolders(() => void this.rediscover()),
     );

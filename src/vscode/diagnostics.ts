@@ -22,11 +22,14 @@ import { codeMeaning, codeRemedyFor } from '../core/codes';
 import type { RowProblemLine } from '../core/run/contract';
 import { datasetKind, readOutputState, tokenizerFilesHash, type RowProblem } from '../core/run/datasetScan';
 import { readRowProblems, readRunReport } from '../core/run/readReport';
+import { resolveRunSettings } from '../core/run/runSettings';
 import { ALIAS_TARGET_ROLES, findProjectConfig, PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
 import { isExcludedDataset } from './datasetsTree';
-import { readDiagnosticsSettings, readPrepareSettings, resolveTokenizerDir } from './config';
+import { affectsSettings, readDiagnosticsSettings, readPrepareSettings, resolveTokenizerDir } from './config';
 import { COMMANDS, DIAGNOSTICS_COLLECTION } from './ids';
 import { outDirFor } from './paths';
+import { runProblemsUse, runRowMessage } from './runProblems';
+import { STALENESS_SETTING_KEYS } from './settings';
 import { serviceClient } from './serviceClient';
 
 /** Diagnostic source of every entry. */
@@ -77,6 +80,8 @@ interface FromReport {
   fileWarnings: { code: string; count: number }[];
   /** The run's `--long` policy, so the advice does not suggest what the run already did (`codeRemedyFor`). */
   long?: 'drop' | 'truncate' | 'split';
+  /** `''` for a current output, else the stale note appended to each entry (runProblems.ts). */
+  note: string;
 }
 
 /** Diagnostics of the Problems panel and their quick fixes; see the module comment. */
@@ -137,7 +142,7 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
         if (byLine.has(p.line)) continue;
         const d = new vscode.Diagnostic(
           range(p.line),
-          `${p.message === p.code ? p.code : `${p.code}: ${p.message}`} (row ${p.line} was ${p.fate} by the last run)`,
+          runRowMessage(p, rep.note),
           p.fate === 'errored' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning,
         );
         d.code = { value: p.code, target };
@@ -148,7 +153,7 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
         const remedy = codeRemedyFor(w.code, { long: rep.long });
         const d = new vscode.Diagnostic(
           range(1),
-          `${w.code} × ${w.count.toLocaleString('en-US')}: ${codeMeaning(w.code) || w.code}${remedy ? `. What to do: ${remedy}` : ''} (data-changing warning of the last run)`,
+          `${w.code} × ${w.count.toLocaleString('en-US')}: ${codeMeaning(w.code) || w.code}${remedy ? `. What to do: ${remedy}` : ''} (data-changing warning of the last run${rep.note})`,
           vscode.DiagnosticSeverity.Warning,
         );
         d.code = { value: w.code, target };
@@ -173,24 +178,31 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
   }
 
   /**
-   * Reads the last run's dropped and errored rows of `uri` when its output is current (Datasets view
-   * rule) and updates its diagnostics; clears them when the output is missing or stale.
+   * Reads the last run's dropped and errored rows of `uri` and updates its diagnostics: kept while
+   * the output is stale for a reason outside the file (tagged so), cleared when there is no output or
+   * the input itself changed (runProblems.ts).
    * Resolves with the rows listed.
    */
   async refreshFromReport(uri: vscode.Uri): Promise<RowProblemLine[]> {
     if (!this.applies(uri)) return [];
     const key = uri.fsPath;
     const settings = readPrepareSettings(uri);
-    const out = readOutputState(key, { outDir: outDirFor([key], settings.outputDirectory), tokenizerHash: tokenizerFilesHash(resolveTokenizerDir(uri)) });
+    const out = readOutputState(key, {
+      outDir: outDirFor([key], settings.outputDirectory),
+      tokenizerHash: tokenizerFilesHash(resolveTokenizerDir(uri)),
+      settings: resolveRunSettings(settings),
+    });
     let rep: FromReport | undefined;
-    if (out.state === 'prepared' && out.reportJson) {
+    // The run's rows stay until the file is prepared again, tagged when the output is stale (runProblems.ts).
+    const use = runProblemsUse(out);
+    if (use.show && out.reportJson) {
       try {
         const { report } = readRunReport(out.reportJson);
         const r = await readRowProblems(report, key, this.maxProblems(uri));
         // Drops are listed per row already; the rest of the file's data-changing warnings get one entry each.
         const dropped = out.fileReport?.dropped ?? {};
         const fileWarnings = (out.warnings ?? []).filter((w) => !(w.code in dropped));
-        rep = { ...r, reportJson: out.reportJson, reportMd: report.outputs.reportMd, fileWarnings, long: report.long };
+        rep = { ...r, reportJson: out.reportJson, reportMd: report.outputs.reportMd, fileWarnings, long: report.long, note: use.note };
       } catch {
         rep = undefined;
       }
@@ -363,6 +375,10 @@ export function registerDiagnostics(): vscode.Disposable[] {
     datasets.onDidChange(onDataset),
     datasets.onDidCreate(onDataset),
     datasets.onDidDelete((u) => diagnostics.collection.delete(u)),
+    // A setting that decides records: the run's entries are re-tagged (stale or current).
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (affectsSettings(e, ...STALENESS_SETTING_KEYS)) diagnostics.collection.forEach((u) => void diagnostics.refreshFromReport(u));
+    }),
     watcher.onDidChange(() => diagnostics.refreshAll()),
     watcher.onDidCreate(() => diagnostics.refreshAll()),
     watcher.onDidDelete(() => diagnostics.refreshAll()),

@@ -9,7 +9,7 @@
 import { REASONING_MODES, type ReasoningMode } from '../core/generate/client';
 import { GROUPINGS, type Grouping } from '../core/records/mask';
 import { LONG_POLICIES, OUTPUT_FORMATS, type LongPolicy, type OutputFormat } from '../core/run/contract';
-import { DEFAULT_RUN_SETTINGS } from '../core/run/runSettings';
+import { DEFAULT_RUN_SETTINGS, type RunSettings } from '../core/run/runSettings';
 import { MASK_POLICIES, REASONING_POLICIES, type MaskPolicy, type ReasoningPolicy } from '../core/types';
 import { TRAINER_IDS, TRAINERS, withTrainerDefaults, type TrainerId } from '../core/trainers/trainers';
 
@@ -58,6 +58,27 @@ export interface SettingTypes {
 
 /** A setting's key without the `eagle3prep.` section, e.g. `maskPolicy`, `datasets.include`. */
 export type SettingKey = keyof SettingTypes;
+
+/**
+ * The settings each record-deciding run setting (core/run/runSettings.ts) is read from: a change of
+ * any of them can make an output stale, so the Datasets view, the dashboard and Problems re-compare
+ * on it (the hover and the mask view read the settings on each use). Typed by the run settings: a
+ * setting added there needs its entry here.
+ */
+export const RUN_SETTING_SOURCES: { readonly [K in keyof RunSettings]: readonly SettingKey[] } = {
+  mask: ['maskPolicy'],
+  reasoning: ['reasoning'],
+  maxLength: ['maxLength', 'trainer'],
+  long: ['longRecords', 'truncate', 'trainer'],
+  grouping: ['grouping'],
+  minTrainableTokens: ['minTrainableTokens'],
+  templateKwargs: ['templateKwargs'],
+};
+
+/** Every setting a change of which can make a prepared output stale: the tokenizer, the output folder and {@link RUN_SETTING_SOURCES}. */
+export const STALENESS_SETTING_KEYS: readonly SettingKey[] = [
+  ...new Set<SettingKey>(['tokenizerPath', 'outputDirectory', ...Object.values(RUN_SETTING_SOURCES).flat()]),
+];
 
 /** The groups of dotted keys (`eagle3prep.datasets.*`, …), for configuration-change checks. */
 export type SettingGroup = 'generate' | 'datasets' | 'diagnostics' | 'hover';

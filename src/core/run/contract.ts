@@ -4,6 +4,7 @@
  * run/workerProtocol.ts), the report writers, the CLI and the extension share.
  * Types (and the one list of long-record policies): this module imports nothing at run time.
  */
+import type { AppliedConfig } from '../read/appliedConfig';
 import type { Code } from '../codes';
 import type { Grouping } from '../records/mask';
 import type { TemplateCheck } from '../templates/checkTemplate';
@@ -224,7 +225,16 @@ export interface FileReport {
    */
   trainerCuts?: TrainerCuts;
   /** The input's size (bytes) and modification time (ms since the epoch) when the run read it (datasets tree: stale outputs). */
-  input?: { size: number; mtimeMs: number };
+  input?: {
+    size: number;
+    mtimeMs: number;
+    /**
+     * The `eagle3prep.jsonc` parts that applied to the file (read/appliedConfig.ts): compared with
+     * what applies now to tell whether a config change can change its records. Absent in reports of
+     * older versions and in runs given `--mapping`.
+     */
+    projectConfig?: AppliedConfig;
+  };
   /** Sharded runs only: rows of the file across all shards (this shard read `rowsRead` of them). */
   rowsInFile?: number;
   /** The file's status (`run/status.ts`); the run's is the worst of its files'. */

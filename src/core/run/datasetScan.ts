@@ -25,6 +25,7 @@ import { REPORT_SCHEMA_VERSION } from './report';
 import { fileReportOf, readRunReport, ReportReadError } from './readReport';
 import { fileStatus, fileWarnings } from './status';
 import { describeDifferences, differingSettings, runSettingsOfReport, type RunSettings } from './runSettings';
+import { appliedConfigOf, configStaleReasons } from '../read/appliedConfig';
 import { applyProjectConfig, findProjectConfig, loadProjectConfigFor, readingOptions, type ProjectConfig } from '../read/projectConfig';
 import { countRows, DATASET_FILE_RE, readRows } from '../read/readers';
 import { defaultTokenizerDir, tokenizerFilesHashOf, tokenizerFilesStamp } from '../tokenizers/tokenizer';
@@ -169,6 +170,8 @@ export interface OutputState {
   outputs?: OutputFile[];
   /** Why the output is stale, e.g. `input modified after the run (size 1,024 → 2,048 bytes)`, `tokenizer changed (…)`. */
   staleBecause: string[];
+  /** Stale because the input itself changed (edited, other row count, gone): the run's line numbers may point at other rows. */
+  inputChanged?: boolean;
 }
 
 /** Options of {@link readOutputState}. */
@@ -230,15 +233,20 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   } else if (input.mtimeMs > st.mtimeMs) why.push('input modified after report.json was written');
   if (opts.rowCount !== undefined && opts.rowCount !== fr.rowsRead)
     why.push(`the file has ${opts.rowCount.toLocaleString('en-US')} rows, the run read ${fr.rowsRead.toLocaleString('en-US')}`);
+  const inputChanged = why.length > 0;
   if (opts.tokenizerHash && report.tokenizer?.hash && opts.tokenizerHash !== report.tokenizer.hash) {
     why.push(`tokenizer changed (run: ${report.tokenizer.name} ${report.tokenizer.hash}, active: ${opts.tokenizerHash})`);
   }
   const runSettings = runSettingsOfReport(report);
   if (opts.settings) why.push(...describeDifferences(differingSettings(runSettings, opts.settings)));
-  // eagle3prep.jsonc (role aliases, field mappings) decides how rows are read: a newer one makes the output stale.
-  const config = findProjectConfig(abs);
-  const cst = config ? fs.statSync(config, { throwIfNoEntry: false }) : undefined;
-  if (config && cst && cst.mtimeMs > st.mtimeMs) why.push(`${path.basename(config)} changed since the run (${config})`);
+  // eagle3prep.jsonc (role aliases, field mappings) decides how rows are read: a change that can change this file's
+  // records makes the output stale (read/appliedConfig.ts); a report without the applied config: a newer config file.
+  if (rec?.projectConfig) why.push(...configStaleReasons(abs, rec.projectConfig, appliedConfigOf(abs)));
+  else {
+    const config = findProjectConfig(abs);
+    const cst = config ? fs.statSync(config, { throwIfNoEntry: false }) : undefined;
+    if (config && cst && cst.mtimeMs > st.mtimeMs) why.push(`${path.basename(config)} changed since the run (${config})`);
+  }
   if (!outputs[0].exists) why.push(`${outputs[0].name} is missing`);
   if (schemaVersion < REPORT_SCHEMA_VERSION) why.push(`report.json was written by an earlier eagle3-prep (schema ${schemaVersion}, no status): prepare again`);
   // Reports of earlier versions carry no status: it is worked out from the counts as the run would have.
@@ -259,6 +267,7 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
     reportTimeMs: st.mtimeMs,
     outputs,
     staleBecause: why,
+    inputChanged,
   };
 }
 

@@ -31,6 +31,11 @@ const OPAQUE = new Set([
   'extra_body',
   'tools',
   'messages',
+  'roleAliases', // input.project_config: role-alias spellings, source field names, a mappings entry
+  'role_aliases',
+  'fieldMappings',
+  'field_mappings',
+  'mapping',
 ]);
 
 function convert(v: unknown, key: (k: string) => string): unknown {

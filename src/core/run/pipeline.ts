@@ -4,6 +4,7 @@
  * written"): every row read ends written, set aside for generation, dropped
  * with a reason code, or errored; the four add up to the rows read, per file.
  */
+import { appliedConfigOf } from '../read/appliedConfig';
 import { statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
@@ -161,6 +162,9 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       rep.input = { size: inputStat.size, mtimeMs: inputStat.mtimeMs };
       // eagle3prep.jsonc (role aliases, field mappings) nearest to the file, applied before normalization.
       project = loadProjectConfigFor(file);
+      // What of it applied to this file, for the staleness checks of the views (read/appliedConfig.ts).
+      const applied = opts.mapping ? undefined : appliedConfigOf(file);
+      if (applied && !('error' in applied)) rep.input.projectConfig = applied;
     } catch (e) {
       throw new FileReadError((e as Error).message);
     }
