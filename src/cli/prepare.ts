@@ -7,6 +7,7 @@ import { DRY_RUN_SAMPLE_ROWS, expandInputs, type PrepareOptions } from '../core/
 import { GROUPINGS, type Grouping } from '../core/records/mask';
 import { LONG_POLICIES, OUTPUT_FORMATS, type LongPolicy, type OutputFormat } from '../core/run/contract';
 import { MASK_POLICIES, REASONING_POLICIES, type MaskPolicy, type ReasoningPolicy } from '../core/types';
+import { ANSWER_MODES, type AnswerMode } from '../core/formats/base';
 import {
   addOptions,
   applyOptions,
@@ -22,6 +23,14 @@ import {
 } from './command';
 import { runPrepare, type PrepareCliFlags } from './prepareRun';
 import { TRAINER_IDS, TRAINERS, withTrainerDefaults, type TrainerId } from '../core/trainers/trainers';
+
+/** Help of `--answers` (prepare and inspect). */
+export const ANSWERS_HELP =
+  'Several answers to one prompt (output_1/output_2, a generations / responses list): best trains the one the row prefers (a preference or chosen field) or scores highest (per-answer scores or rewards), ' +
+  'and makes one record per answer when the row has neither; all makes one record of each answer with the shared prompt; first trains the first. ' +
+  'Wins over eagle3prep.jsonc "reading": {"answers"} (docs/formats.md "Several answers to one prompt").';
+/** Default of `--answers`, as the help shows it. */
+export const ANSWERS_DEFAULT = 'best when the answers have scores or a preference, all otherwise';
 
 const MODEL = 'Target model:';
 const RECORDS = 'Records:';
@@ -125,6 +134,14 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
     help: 'A JSONC field-mapping file for shapes the detector does not know (docs/formats.md "Project configuration").',
     defaultText: 'the nearest eagle3prep.jsonc beside each input or in a parent folder',
     apply: (o, v: string) => (o.mapping = v),
+  },
+  {
+    flags: '--answers <mode>',
+    group: RECORDS,
+    help: ANSWERS_HELP,
+    choices: ANSWER_MODES,
+    defaultText: ANSWERS_DEFAULT,
+    apply: (o, v: AnswerMode) => (o.answers = v),
   },
   {
     flags: '--format <format>',

@@ -14,6 +14,7 @@ import { suggestMappingLine } from '../formats/mapping';
 import { OasstFilePass } from '../formats/oasst';
 import { readRows, type RawRow } from '../read/readers';
 import { applyProjectConfig, loadProjectConfigFor, readingOptions } from '../read/projectConfig';
+import type { AnswerMode } from '../formats/base';
 import { prepareTurns, selectTargets } from '../records/turns';
 import { describeError, isInternalError } from '../errors';
 import type { Message } from '../types';
@@ -98,6 +99,8 @@ export interface InspectOptions {
   limit?: number;
   /** A field-mapping file (`formats/mapping.ts`); default: the nearest `eagle3prep.jsonc`, if any entry matches. */
   mapping?: string;
+  /** Several answers to one prompt without a preference (`--answers`): wins over eagle3prep.jsonc "reading" "answers". */
+  answers?: AnswerMode;
 }
 
 /**
@@ -152,7 +155,7 @@ async function inspectFileUnguarded(file: string, opts: InspectOptions, at: { li
 
   // The same eagle3prep.jsonc role aliases / field mappings / reading choices that prepare applies (projectConfig.ts).
   const project = loadProjectConfigFor(file);
-  const normalizeOptions = readingOptions(project?.reading);
+  const normalizeOptions = readingOptions(project?.reading, { answers: opts.answers });
 
   /** Normalizes one row (or the value an OpenAssistant pass planned for it) into records / skipped. */
   const take = (row: RawRow, value: unknown) => {

@@ -213,7 +213,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     hooks.log?.(`  format: ${det.format} — ${det.evidence.join('; ')}`);
     const fileBase = idBases.get(file) ?? basename(file);
     // The file's reading choices (eagle3prep.jsonc "reading"), sent with every batch to where rows are normalized.
-    const normalize: NormalizeOptions = readingOptions(project?.reading);
+    const normalize: NormalizeOptions = readingOptions(project?.reading, { answers: options.answers });
     // OpenAssistant flat exports need the whole file before any row: their trees span it.
     const oasst = det.format === 'oasst-messages' ? new OasstFilePass() : undefined;
     /** Rows of the OpenAssistant pass that carry a path (line/element key → held index), and their fates once applied. */
