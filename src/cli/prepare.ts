@@ -8,7 +8,19 @@ import { GROUPINGS, type Grouping } from '../core/records/mask';
 import { LONG_POLICIES, OUTPUT_FORMATS, type LongPolicy, type OutputFormat } from '../core/run/contract';
 import { MASK_POLICIES, REASONING_POLICIES, type MaskPolicy, type ReasoningPolicy } from '../core/types';
 import { ANSWER_MODES, type AnswerMode } from '../core/formats/base';
-import { addOptions, applyOptions, Command, fraction, jsonObject, positiveInt, setUsageHint, shardSpec, usageError, type OptionSpec } from './command';
+import {
+  addOptions,
+  applyOptions,
+  Command,
+  fraction,
+  jsonObject,
+  positiveInt,
+  setUsageHint,
+  shardSpec,
+  usageError,
+  workerCount,
+  type OptionSpec,
+} from './command';
 import { runPrepare, type PrepareCliFlags } from './prepareRun';
 import { TRAINER_IDS, TRAINERS, withTrainerDefaults, type TrainerId } from '../core/trainers/trainers';
 
@@ -146,12 +158,14 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
     defaultText: '<input-name>.eagle3/ beside each input',
   },
   {
-    flags: '--workers <n>',
+    flags: '--workers <n|auto>',
     group: RUN,
-    help: 'Threads that render and tokenize. The outputs are the same for any number.',
-    defaultText: 'the available cores; 1 when the inputs add up to less than 4 MB',
-    parse: positiveInt,
-    apply: (o, v: number) => (o.workers = v),
+    help: 'Threads that render and tokenize. The outputs are the same for any number. auto: the free cores (the available cores less the 1-minute load average, at least 1).',
+    defaultText: 'auto; 1 when the inputs add up to less than 4 MB',
+    parse: workerCount,
+    apply: (o, v: number | 'auto') => {
+      if (v !== 'auto') o.workers = v;
+    },
   },
   {
     flags: '--shard <i/n>',

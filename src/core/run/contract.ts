@@ -352,6 +352,8 @@ export interface PrepareResult {
     errorReasons?: Record<string, number>;
   };
   elapsedMs: number;
+  /** Tokens written and rows read per second of `elapsedMs` (`run/accounting.ts` throughputOf); absent in reports written before it. */
+  throughput?: { tokensPerSecond: number; rowsPerSecond: number };
   /** Set when the run was one shard (`--shard I/N`), or a merge of N shards (`merged: true`). */
   shard?: { index: number; count: number; merged?: boolean };
   /** The run's status: the worst of its files' (`run/status.ts`); `failed` when `ok` is false. */
