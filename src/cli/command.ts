@@ -99,6 +99,14 @@ export function positiveInt(v: string): number {
   return n;
 }
 
+/** `--workers`: a whole number ≥ 1, or `auto` (the run's default: the free cores, `run/inputs.ts` defaultWorkerCount). */
+export function workerCount(v: string): number | 'auto' {
+  if (v.trim() === 'auto') return 'auto';
+  const n = Number(v);
+  if (!/^\s*\d+\s*$/.test(v) || !Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('A whole number ≥ 1, or auto, is expected.');
+  return n;
+}
+
 /** A whole number ≥ 0. */
 export function nonNegativeInt(v: string): number {
   const n = Number(v);

@@ -1,6 +1,8 @@
 /** `eagle3-prep inspect`: the detected format and the normalized conversations of one file (no tokenizing). */
 import { inspectFile } from '../core/run/inspect';
 import { addOptions, Command, EXIT, err, out, positiveInt, setUsageHint, type OptionSpec } from './command';
+import { ANSWER_MODES, type AnswerMode } from '../core/formats/base';
+import { ANSWERS_DEFAULT, ANSWERS_HELP } from './prepare';
 
 /** Version of the `inspect --json` document (docs/cli.md "inspect --json"). */
 export const INSPECT_SCHEMA_VERSION = 1;
@@ -13,6 +15,7 @@ const OPTIONS: readonly OptionSpec[] = [
     help: 'A JSONC field-mapping file for shapes the detector does not know.',
     defaultText: 'the nearest eagle3prep.jsonc beside the input or in a parent folder',
   },
+  { flags: '--answers <mode>', help: ANSWERS_HELP, choices: ANSWER_MODES, defaultText: ANSWERS_DEFAULT },
 ];
 
 /** Declares `inspect` on the program. */
@@ -25,8 +28,8 @@ export function registerInspect(program: Command, done: (code: number) => void):
   addOptions(cmd, OPTIONS);
   cmd.addHelpText('after', '\nExit codes: 0 at least one record read; 1 no usable record (stderr names the first reason); 2 usage error.');
   setUsageHint(cmd);
-  cmd.action(async (file: string, v: { json?: boolean; limit?: number; mapping?: string }) => {
-    const r = await inspectFile(file, { limit: v.limit, mapping: v.mapping });
+  cmd.action(async (file: string, v: { json?: boolean; limit?: number; mapping?: string; answers?: AnswerMode }) => {
+    const r = await inspectFile(file, { limit: v.limit, mapping: v.mapping, answers: v.answers });
     if (v.json) out(JSON.stringify({ schema_version: INSPECT_SCHEMA_VERSION, ...r }) + '\n');
     else {
       out(`${file}: ${r.format}\n${r.evidence.map((e) => `  - ${e}`).join('\n')}\n`);

@@ -7,9 +7,30 @@ import { DRY_RUN_SAMPLE_ROWS, expandInputs, type PrepareOptions } from '../core/
 import { GROUPINGS, type Grouping } from '../core/records/mask';
 import { LONG_POLICIES, OUTPUT_FORMATS, type LongPolicy, type OutputFormat } from '../core/run/contract';
 import { MASK_POLICIES, REASONING_POLICIES, type MaskPolicy, type ReasoningPolicy } from '../core/types';
-import { addOptions, applyOptions, Command, fraction, jsonObject, positiveInt, setUsageHint, shardSpec, usageError, type OptionSpec } from './command';
+import { ANSWER_MODES, type AnswerMode } from '../core/formats/base';
+import {
+  addOptions,
+  applyOptions,
+  Command,
+  fraction,
+  jsonObject,
+  positiveInt,
+  setUsageHint,
+  shardSpec,
+  usageError,
+  workerCount,
+  type OptionSpec,
+} from './command';
 import { runPrepare, type PrepareCliFlags } from './prepareRun';
 import { TRAINER_IDS, TRAINERS, withTrainerDefaults, type TrainerId } from '../core/trainers/trainers';
+
+/** Help of `--answers` (prepare and inspect). */
+export const ANSWERS_HELP =
+  'Several answers to one prompt (output_1/output_2, a generations / responses list): best trains the one the row prefers (a preference or chosen field) or scores highest (per-answer scores or rewards), ' +
+  'and makes one record per answer when the row has neither; all makes one record of each answer with the shared prompt; first trains the first. ' +
+  'Wins over eagle3prep.jsonc "reading": {"answers"} (docs/formats.md "Several answers to one prompt").';
+/** Default of `--answers`, as the help shows it. */
+export const ANSWERS_DEFAULT = 'best when the answers have scores or a preference, all otherwise';
 
 const MODEL = 'Target model:';
 const RECORDS = 'Records:';
@@ -115,6 +136,14 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
     apply: (o, v: string) => (o.mapping = v),
   },
   {
+    flags: '--answers <mode>',
+    group: RECORDS,
+    help: ANSWERS_HELP,
+    choices: ANSWER_MODES,
+    defaultText: ANSWERS_DEFAULT,
+    apply: (o, v: AnswerMode) => (o.answers = v),
+  },
+  {
     flags: '--format <format>',
     group: RECORDS,
     help: 'The records file: tokenized_data.jsonl; tokenized_data.parquet (input_ids list<int32>, loss_mask list<int8>, source a struct: loads with datasets.load_dataset("parquet", data_files=…), pandas, pyarrow; docs/outputs.md "Parquet"); or both (the same records in the same order). prompts_to_generate.jsonl stays JSONL.',
@@ -129,12 +158,14 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
     defaultText: '<input-name>.eagle3/ beside each input',
   },
   {
-    flags: '--workers <n>',
+    flags: '--workers <n|auto>',
     group: RUN,
-    help: 'Threads that render and tokenize. The outputs are the same for any number.',
-    defaultText: 'the available cores; 1 when the inputs add up to less than 4 MB',
-    parse: positiveInt,
-    apply: (o, v: number) => (o.workers = v),
+    help: 'Threads that render and tokenize. The outputs are the same for any number. auto: the free cores (the available cores less the 1-minute load average, at least 1).',
+    defaultText: 'auto; 1 when the inputs add up to less than 4 MB',
+    parse: workerCount,
+    apply: (o, v: number | 'auto') => {
+      if (v !== 'auto') o.workers = v;
+    },
   },
   {
     flags: '--shard <i/n>',

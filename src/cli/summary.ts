@@ -11,6 +11,7 @@ import type { FileReport, PrepareResult, RunStatus } from '../core/run/contract'
 import { AMPLIFICATION_WARN, amplificationLine } from '../core/run/report';
 import { settingNotesOf, worstStatus } from '../core/run/status';
 import { nextStepsOfRun } from '../core/trainers/nextSteps';
+import { compact } from './progress';
 import { addTrainerCuts, emptyTrainerCuts, trainerCutLines } from '../core/trainers/trainers';
 
 /** How a command's runs ended, for the summary's last lines. */
@@ -128,9 +129,11 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
   const out: string[] = [];
   if (r0) {
     const secs = Math.max(...results.map((r) => r.elapsedMs)) / 1000;
+    const tokens = results.reduce((a, r) => a + r.totals.totalTokens, 0);
+    const speed = secs > 0 ? ` · ${compact(tokens / secs)} tok/s` : '';
     out.push(
       `tokenizer ${r0.tokenizer.name} · mask ${r0.mask}${r0.reasoning === 'drop' ? ' · reasoning dropped' : ''}${r0.maxLength ? ` · max length ${r0.maxLength}${r0.truncate ? ' (truncate)' : ''}` : ''}` +
-        `${Object.keys(r0.templateKwargs).length ? ` · template kwargs ${JSON.stringify(r0.templateKwargs)}` : ''} · ${secs.toFixed(1)} s`,
+        `${Object.keys(r0.templateKwargs).length ? ` · template kwargs ${JSON.stringify(r0.templateKwargs)}` : ''} · ${secs.toFixed(1)} s${speed}`,
       '',
     );
   }

@@ -34,8 +34,9 @@ export interface CodeInfo {
 const TABLE = {
   message_fragment: {
     kind: 'drop',
-    meaning: 'the row is one message of a message tree (OpenAssistant flat export) read on its own; a file of such rows is rebuilt into trees',
-    remedy: 'give the whole file to prepare / inspect: its message rows are grouped by message_tree_id',
+    meaning:
+      'the row is one message of a file-level shape read on its own: a message of a message tree (OpenAssistant flat export) or an event of an agent CLI event log; a file of such rows is rebuilt into conversations',
+    remedy: 'give the whole file to prepare / inspect: its message rows are grouped by message_tree_id, its events joined by parentUuid',
   },
   kto_undesirable: {
     kind: 'drop',
@@ -57,6 +58,24 @@ const TABLE = {
   oasst_path_not_written: {
     kind: 'drop',
     meaning: 'an OpenAssistant message whose every conversation (root-to-leaf path) was dropped or errored; see the rows of its leaves',
+  },
+  summary_event: {
+    kind: 'drop',
+    meaning: 'a summary line of an agent CLI event log ({type: "summary", summary, leafUuid}): a title the CLI wrote for a conversation, not a turn',
+  },
+  orphan_event: {
+    kind: 'drop',
+    meaning: 'an event of an agent CLI event log whose parentUuid is not in the file (or below one that is): its conversation cannot be rebuilt',
+    remedy: 'give the whole session log (the file holding its earlier events): a log cut in the middle loses the chain above the cut',
+  },
+  non_conversation_event: {
+    kind: 'drop',
+    meaning: 'a line of an agent CLI event log with a "type" but neither uuid nor message (the CLI\'s bookkeeping, e.g. file snapshots): not a turn',
+  },
+  duplicate_event: { kind: 'drop', meaning: 'an event of an agent CLI event log whose uuid appeared earlier in the file: the first line is used' },
+  event_chain_not_written: {
+    kind: 'drop',
+    meaning: 'an event of an agent CLI event log whose every conversation (root-to-leaf chain) was dropped or errored; see the line of its leaf',
   },
   unknown_role: { kind: 'error', meaning: 'a turn role not in the alias table (add it to a field mapping); never trained as assistant' },
   missing_role: { kind: 'error', meaning: 'a turn without a role field' },
@@ -125,6 +144,16 @@ const TABLE = {
     meaning: 'a system turn without text whose prompt is in its own "system_prompt" field (SWE-agent runs) used as its content',
   },
   api_actions_converted: { kind: 'note', meaning: '"actions" [{API_name, API_params}] beside a turn\'s text converted to tool calls' },
+  side_tool_calls_read: {
+    kind: 'note',
+    meaning:
+      "a list of tool-call objects beside an assistant turn's text (any field name, recognized by the objects' name and arguments keys) read as the turn's tool calls",
+  },
+  side_tool_calls_expanded: {
+    kind: 'note',
+    meaning:
+      "a list of tool calls with their results beside an assistant turn's text ({request, response} or {name, arguments, result}): each call an assistant turn followed by a tool turn with its result, the turn's text after them",
+  },
   llamafactory_parts_read: {
     kind: 'note',
     meaning: 'LLaMA-Factory v1 content parts read: "text" values joined as written, "reasoning" → reasoning_content, "tool_call" → tool calls',
@@ -176,6 +205,14 @@ const TABLE = {
   oasst_shared_turns_trained_once: {
     kind: 'note',
     meaning: 'OpenAssistant paths that share earlier replies: a shared assistant turn is trained in the first path only (context in the others)',
+  },
+  event_log_rebuilt: {
+    kind: 'note',
+    meaning: 'agent CLI event log lines joined by parentUuid into conversations (one per root-to-leaf chain; split assistant events merged into one turn)',
+  },
+  event_log_shared_turns_trained_once: {
+    kind: 'note',
+    meaning: 'branches of an agent CLI event log that share earlier turns: a shared assistant turn is trained in the first branch only (context in the others)',
   },
   function_call_converted: { kind: 'note', meaning: 'legacy OpenAI "function_call" converted to tool calls' },
   function_call_parts_converted: { kind: 'note', meaning: 'Gemini "functionCall" parts converted to tool calls' },

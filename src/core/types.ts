@@ -96,7 +96,12 @@ export type DropReason =
   | 'oasst_not_best_path'
   | 'oasst_orphan'
   | 'oasst_path_not_written'
-  | 'oasst_duplicate';
+  | 'oasst_duplicate'
+  | 'summary_event'
+  | 'orphan_event'
+  | 'duplicate_event'
+  | 'non_conversation_event'
+  | 'event_chain_not_written';
 
 /** What normalizing one row produced. Exactly one of these per row read. */
 export type RowOutcome =

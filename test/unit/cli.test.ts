@@ -65,7 +65,7 @@ test('usage errors exit 2 naming the option at fault, with the usage line of tha
   assert.equal(cli('prepare', 'no/such/file.jsonl').code, 1);
   const w = cli('prepare', 'samples/prompts-only.jsonl', '--workers', '0');
   assert.equal(w.code, 2);
-  assert.match(w.stderr, /option '--workers <n>' argument '0' is invalid\. A whole number ≥ 1 is expected/);
+  assert.match(w.stderr, /option '--workers <n\|auto>' argument '0' is invalid\. A whole number ≥ 1, or auto, is expected/);
   const s = cli('prepare', 'samples/prompts-only.jsonl', '--shard', '0/2');
   assert.equal(s.code, 2);
   assert.match(s.stderr, /--shard needs --out/);
@@ -93,7 +93,7 @@ test('every command has its own --help explaining each option with its default; 
     ['--tokenizer <dir>', 'the embedded Qwen3 tokenizer'],
     ['--mask <policy>', 'assistant'],
     ['--max-length <tokens>', 'no limit'],
-    ['--workers <n>', 'the available cores'],
+    ['--workers <n|auto>', 'auto; 1 when the inputs add up to less than 4 MB'],
     ['--template-kwargs <json>', '{}'],
   ])
     assert.match(p, new RegExp(`${flag.replace(/[[\]{}.*+?()^$|\\]/g, '\\$&')} .*?default: ${dflt.replace(/[[\]{}.*+?()^$|\\]/g, '\\$&')}`), flag);

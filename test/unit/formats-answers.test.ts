@@ -413,3 +413,54 @@ test('a rendered ChatML prompt with a list of sampled responses: one record each
     ],
   );
 });
+
+test('--answers best|all|first on inspect and prepare: wins over eagle3prep.jsonc "reading"; default best with a preference, all without', async () => {
+  const dir = tempDir();
+  const file = writeJsonl(
+    [
+      { instruction: 'Name a prime number.', output_1: 'Nine is a prime number.', output_2: 'Seven is a prime number.', preference: 2 },
+      { question: 'Give a fruit.', responses: ['An apple is a fruit.', 'A banana is a fruit.'] },
+    ],
+    'answers.jsonl',
+    dir,
+  );
+  const ids = async (answers?: 'best' | 'all' | 'first') => (await inspectFile(file, { answers })).records.map((x) => [x.id, x.messages[1].content]);
+  // Default: the preferred answer of row 1, each answer of row 2.
+  assert.deepEqual(await ids(), [
+    ['answers.jsonl:1', 'Seven is a prime number.'],
+    ['answers.jsonl:2/1', 'An apple is a fruit.'],
+    ['answers.jsonl:2/2', 'A banana is a fruit.'],
+  ]);
+  assert.deepEqual(await ids('first'), [
+    ['answers.jsonl:1', 'Nine is a prime number.'],
+    ['answers.jsonl:2', 'An apple is a fruit.'],
+  ]);
+  // The flag wins over the file's choice.
+  writeFileSync(join(dir, 'eagle3prep.jsonc'), '{ "reading": { "answers": "first" } }\n');
+  assert.deepEqual(await ids('all'), [
+    ['answers.jsonl:1/1', 'Nine is a prime number.'],
+    ['answers.jsonl:1/2', 'Seven is a prime number.'],
+    ['answers.jsonl:2/1', 'An apple is a fruit.'],
+    ['answers.jsonl:2/2', 'A banana is a fruit.'],
+  ]);
+  const rep = await prepare({ inputs: [file], outDir: tempDir(), workers: 1, answers: 'all' });
+  const f = rep.files[0];
+  assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored], [2, 2, 0, 0, 0]);
+  assert.equal(f.notes.answers_as_records, 2);
+  // Through the CLI: prepare --answers best over the file whose eagle3prep.jsonc says first.
+  const ROOT = join(__dirname, '..', '..');
+  const cli = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args], { encoding: 'utf8', cwd: ROOT });
+  const ins = cli('inspect', file, '--json', '--answers', 'best');
+  assert.equal(ins.status, 0, ins.stderr);
+  assert.deepEqual(
+    JSON.parse(ins.stdout).records.map((x: { id: string }) => x.id),
+    ['answers.jsonl:1', 'answers.jsonl:2/1', 'answers.jsonl:2/2'],
+  );
+  const p = cli('prepare', file, '--out', tempDir(), '--json', '--answers', 'best');
+  assert.equal(p.status, 0, p.stderr);
+  const pf = JSON.parse(p.stdout).files[0];
+  assert.deepEqual([pf.rows_read, pf.rows_written, pf.notes.preferred_answer_used, pf.notes.answers_as_records], [2, 2, 1, 1]);
+  const bad = cli('prepare', file, '--out', tempDir(), '--answers', 'longest');
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /--answers.*longest/);
+});

@@ -525,6 +525,8 @@ test('shape table is shared and ordered', () => {
     [
       'mapped',
       'oasst-messages',
+      'event-log',
+      'event-log',
       'kto',
       'openai-preference',
       'llamafactory-preference',

@@ -11,6 +11,9 @@ import { join } from 'node:path';
 import { readOutputState } from '../../src/core/run/datasetScan';
 import { prepare } from '../../src/core/run/pipeline';
 import { parseReport, readReport, REPORT_SCHEMA_VERSION, reportToJson, ReportReadError } from '../../src/core/run/report';
+import { throughputOf } from '../../src/core/run/accounting';
+import { compact } from '../../src/cli/progress';
+import { formatSummary } from '../../src/cli/summary';
 import { tempDir, writeJsonl } from '../helpers';
 
 const chat = (i: number) => ({
@@ -85,4 +88,23 @@ test('a report of an earlier version (camelCase, no schema_version) is read and 
   assert.throws(() => readReport(r.outputs.reportJson), /unknown schema_version "x"/);
   mkdirSync(join(dir, 'empty'));
   assert.throws(() => readReport(join(dir, 'empty', 'report.json')), /cannot be read/);
+});
+
+test('tokens/s and rows/s: in report.json (throughput), report.md (Time) and the summary header, from the tokens written and the wall time', async () => {
+  assert.deepEqual(throughputOf({ totalTokens: 12_345, rowsRead: 10 }, 2_000), { tokensPerSecond: 6_173, rowsPerSecond: 5 });
+  assert.deepEqual(throughputOf({ totalTokens: 5, rowsRead: 1 }, 0), { tokensPerSecond: 0, rowsPerSecond: 0 });
+  const dir = tempDir();
+  const file = writeJsonl([chat(1), chat(2), chat(3)], 'd.jsonl', dir);
+  const r = await prepare({ inputs: [file], outDir: join(dir, 'out'), workers: 1 });
+  assert.equal(r.ok, true, r.failures.join('; '));
+  assert.deepEqual(r.throughput, throughputOf(r.totals, r.elapsedMs));
+  assert.ok(r.totals.totalTokens > 0);
+  const raw = JSON.parse(readFileSync(r.outputs.reportJson, 'utf8'));
+  assert.deepEqual(raw.throughput, { tokens_per_second: r.throughput?.tokensPerSecond, rows_per_second: r.throughput?.rowsPerSecond });
+  assert.deepEqual(readReport(r.outputs.reportJson).report.throughput, r.throughput);
+  const md = readFileSync(r.outputs.reportMd, 'utf8');
+  const tps = (r.throughput?.tokensPerSecond ?? -1).toLocaleString('en-US');
+  assert.ok(md.includes(`- Time: ${(r.elapsedMs / 1000).toFixed(1)} s; ${tps} tokens/s, `), md);
+  const header = formatSummary([r]).split('\n')[0] ?? '';
+  assert.ok(header.endsWith(` · ${(r.elapsedMs / 1000).toFixed(1)} s · ${compact(r.totals.totalTokens / (r.elapsedMs / 1000))} tok/s`), header);
 });

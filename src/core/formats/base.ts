@@ -11,6 +11,11 @@ import { parseJsonLimited } from '../jsonDepth';
 /** A row that is a JSON object. */
 export type Row = Record<string, unknown>;
 
+/** How several answers to one prompt are read ({@link NormalizeOptions.answers}; `--answers`, eagle3prep.jsonc "reading"). */
+export const ANSWER_MODES = ['best', 'all', 'first'] as const;
+/** One of {@link ANSWER_MODES}. */
+export type AnswerMode = (typeof ANSWER_MODES)[number];
+
 /** Reading options that change how a row is normalized (`eagle3prep.jsonc` "reading", `read/projectConfig.ts`). */
 export interface NormalizeOptions {
   /**
@@ -22,7 +27,7 @@ export interface NormalizeOptions {
    * Several answers to one prompt (`shapes-answers.ts`): `best` trains the preferred / best-scored one (default when
    * the row has a preference or scores), `all` makes one record of each (default otherwise), `first` trains the first.
    */
-  answers?: 'best' | 'all' | 'first';
+  answers?: AnswerMode;
 }
 
 /** Collects the notes (codes, stored on the conversation) and facts (human-readable, used as detection evidence) of one row. */

@@ -40,6 +40,7 @@ import {
 } from './base';
 import { contentBlocks, hermesToolCalls, inlineThinkParts, isPartList, partListContent, parseToolCalls, splitThoughtMarkers, toText } from './content';
 import { knownRoleSpellings, mapRole } from './roles';
+import { readSideCall, resultText, sideCallList } from './turnCalls';
 import { parseJsonLimited } from '../jsonDepth';
 
 export * from './base';
@@ -96,7 +97,9 @@ function holdsText(v: unknown): boolean {
  * parts reported as non-text); the turn's other text fields when its usual one
  * is empty (`refusal`, `system_prompt`, another text key); reasoning fields
  * (`reasoning_content`, `reasoning`, `thinking`, `thoughts`); OpenAI
- * `tool_calls`, legacy `function_call`, `actions: [{API_name, API_params}]`;
+ * `tool_calls`, legacy `function_call`, `actions: [{API_name, API_params}]`; lists of call objects
+ * beside the text under any key, with or without results (`turnCalls.ts`: each call with a result → an
+ * assistant turn and a `tool` turn, the text after them);
  * LLaMA-Factory `function_call` turns (JSON text → tool calls); Hermes
  * `<tool_call>{json}</tool_call>` in assistant text; per-turn training flags.
  * Inline `<think>R</think>C` reasoning becomes `reasoning_content` R and content C, the text around R kept in
@@ -129,7 +132,10 @@ export function toMessages(turn: unknown, index: number, ctx: NormalizeContext, 
 
   // Tool calls (OpenAI) and the legacy single `function_call`.
   let toolCalls: ToolCall[] | undefined;
-  if (turn.tool_calls !== undefined && turn.tool_calls !== null) {
+  // Call objects that keep their results (`tool_calls: [{name, arguments, result}]`) are read with them below (turnCalls.ts).
+  const withResults = (v: unknown) =>
+    Array.isArray(v) && v.some((c) => (isObject(c) && isObject(c.request)) || (readSideCall(c) !== undefined && 'result' in readSideCall(c)!));
+  if (turn.tool_calls !== undefined && turn.tool_calls !== null && !(role === 'assistant' && withResults(turn.tool_calls))) {
     f.use(turn, 'tool_calls');
     const tc = parseToolCalls(turn.tool_calls, index, ctx);
     if (isTurnError(tc)) return tc;
@@ -146,7 +152,8 @@ export function toMessages(turn: unknown, index: number, ctx: NormalizeContext, 
     role === 'assistant' &&
     Array.isArray(turn.actions) &&
     turn.actions.length > 0 &&
-    turn.actions.every((a) => isObject(a) && typeof a.API_name === 'string')
+    turn.actions.every((a) => isObject(a) && typeof a.API_name === 'string') &&
+    !withResults(turn.actions)
   ) {
     // ShareGPT-style tool-use turns: `actions: [{API_name, API_params}]` beside the turn's `value`.
     f.use(turn, 'actions');
@@ -158,6 +165,29 @@ export function toMessages(turn: unknown, index: number, ctx: NormalizeContext, 
     if (isTurnError(tc)) return tc;
     toolCalls = [...(toolCalls ?? []), ...tc];
     ctx.note('api_actions_converted', '"actions" [{API_name, API_params}] beside the turn text converted to tool calls');
+  }
+
+  // Other lists of call objects beside the text (`apis: [{request, response}]`, `calls: [{name, parameters, result}]`), found by structure.
+  const side =
+    role === 'assistant'
+      ? sideCallList(turn, new Set([roleKey!, ...TEXT_KEYS, ...REASONING_KEYS, ...(opts.textKey ? [opts.textKey] : []), ...(f.usedKeys(turn) ?? [])]))
+      : undefined;
+  const sideResults = side !== undefined && side.calls.some((c) => 'result' in c);
+  if (side) {
+    f.use(turn, side.key);
+    for (const c of side.calls) {
+      const item = (turn[side.key] as unknown[])[side.calls.indexOf(c)] as Row;
+      f.track(item, `${opts.label ?? 'turns[]'}.${side.key}[].`);
+      f.use(item, ...c.read);
+      if (c.request !== item) {
+        f.track(c.request, `${opts.label ?? 'turns[]'}.${side.key}[].request.`);
+        f.use(c.request, ...c.requestRead);
+      }
+    }
+    if (!sideResults) {
+      toolCalls = [...(toolCalls ?? []), ...side.calls.map((c) => c.call)];
+      ctx.note('side_tool_calls_read', `"${side.key}" beside the turn text holds tool calls without results: they are the turn's tool calls`);
+    }
   }
 
   const msg: Message = { role, content: '' };
@@ -303,6 +333,32 @@ export function toMessages(turn: unknown, index: number, ctx: NormalizeContext, 
     ctx.note('fractional_loss_weight', 'a "loss_weight" between 0 and 1: the turn is trained with weight 1 (a loss mask has no fractional weights)');
   }
   ctx.current = undefined;
+  if (side && sideResults) {
+    // Each call its own assistant turn, its result the tool turn after it; the turn's text last (turnCalls.ts "Order").
+    const calls: Message[] = [];
+    for (const c of side.calls) {
+      const m: Message = { role: 'assistant', content: null, tool_calls: [c.call] };
+      if (msg.trainable === false) m.trainable = false;
+      calls.push(m);
+      if ('result' in c) {
+        const t: Message = { role: 'tool', content: resultText(c.result) };
+        if (c.call.id !== undefined) t.tool_call_id = c.call.id;
+        calls.push(t);
+      }
+    }
+    if (msg.reasoning_content !== undefined) {
+      calls[0].reasoning_content = msg.reasoning_content;
+      if (msg.reasoning_inline) calls[0].reasoning_inline = msg.reasoning_inline;
+      delete msg.reasoning_content;
+      delete msg.reasoning_inline;
+    }
+    ctx.note(
+      'side_tool_calls_expanded',
+      `"${side.key}" beside the turn text holds tool calls with their results: each call an assistant turn followed by a tool turn with its result, the turn's text after them`,
+    );
+    const text = (msg.content ?? '').trim() !== '' || (msg.tool_calls?.length ?? 0) > 0;
+    return [...extra, ...calls, ...(text ? [msg] : [])];
+  }
   if (extra.length) {
     ctx.note('tool_result_blocks_as_tool_turns', 'tool results inside content (Anthropic "tool_result", Gemini "functionResponse") became "tool" turns');
     if (msg.role === 'tool') return extra; // Gemini role "function" holding functionResponse parts

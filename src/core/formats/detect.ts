@@ -88,7 +88,12 @@ export function detectFormat(sampleRows: unknown[]): FormatDetection {
         break;
       case 'dropped':
         // OpenAssistant message rows are not dropped in a file of them: the file pass rebuilds their trees (oasst.ts).
-        if (outcome.reason === 'message_fragment')
+        if (outcome.reason === 'message_fragment' && handler.name === 'event-log')
+          bump(
+            factCounts,
+            'agent CLI event lines: the file is read whole and its events joined by parentUuid (one conversation per root-to-leaf chain; summary lines are not turns)',
+          );
+        else if (outcome.reason === 'message_fragment')
           bump(factCounts, 'OpenAssistant message rows: the file is read whole and its trees rebuilt (one conversation per root-to-leaf path)');
         else bump(drops, `${outcome.reason}: ${outcome.message}`);
         break;

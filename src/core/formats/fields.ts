@@ -213,6 +213,11 @@ export class FieldTracker {
     for (const k of keys) s.add(k);
   }
 
+  /** The fields of `obj` marked read so far (undefined when none). */
+  usedKeys(obj: Record<string, unknown>): ReadonlySet<string> | undefined {
+    return this.used.get(obj);
+  }
+
   /** Marks every field of `obj` as read (an object whose fields were all interpreted, e.g. a row rewritten by a field mapping). */
   useAll(obj: Record<string, unknown>): void {
     this.whole.add(obj);

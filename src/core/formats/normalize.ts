@@ -45,6 +45,7 @@ import {
   queryToolsAnswersHandler,
   requestResponseHandler,
 } from './shapes-instruct';
+import { eventLineHandler, eventLogHandler } from './eventLog';
 import { oasstPathHandler } from './oasst';
 import { ktoHandler, llamaFactoryPreferenceHandler, openAiPreferenceHandler, preferenceHandler } from './shapes-preference';
 import { questionTurnsHandler, selfInstructHandler } from './shapes-prompts';
@@ -67,7 +68,8 @@ export interface DetailedOutcome {
 
 /**
  * The shape table, in match order. Earlier handlers win: rows rewritten by a
- * field-mapping file → rows of the OpenAssistant file pass → KTO rows →
+ * field-mapping file → rows of the OpenAssistant file pass → rows of the
+ * event-log file pass → agent CLI event lines (dropped, explained) → KTO rows →
  * preference rows (OpenAI `preferred_output`, LLaMA-Factory `chosen_messages`,
  * `chosen`, even beside `messages`) → SWE-agent `.traj` → `messages` +
  * `completion` → OpenAI `messages` → ShareGPT `conversations` (from/value) →
@@ -85,6 +87,9 @@ export const SHAPES: ShapeHandler[] = [
   mappedHandler,
   // Rows written by the OpenAssistant file pass (oasst.ts): a root-to-leaf path, or a message row dropped with its reason.
   oasstPathHandler,
+  // Rows written by the event-log file pass (eventLog.ts), then an agent CLI event line read on its own (dropped, explained).
+  eventLogHandler,
+  eventLineHandler,
   // KTO (boolean "label": false rows are never trained), then the preference layouts: only the preferred answer is trained.
   ktoHandler,
   openAiPreferenceHandler,

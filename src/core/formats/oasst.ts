@@ -32,6 +32,7 @@
  * message; 135,000 messages with 95 MB of text: 132 MB of heap, 190 MB with
  * the paths built (docs/formats.md "Input shapes", OpenAssistant flat exports).
  */
+import type { Code } from '../codes';
 import type { DropReason, Message, RowOutcome } from '../types';
 import { convertTurns, drop, errored, finish, isObject, isTurnError, splitOutcome, type Row, type ShapeHandler } from './common';
 import { unreadKeys } from './fields';
@@ -63,6 +64,18 @@ export type OasstPlan =
 export class OasstFilePass {
   private readonly msgs: Msg[] = [];
   private readonly byIndex = new Map<number, Msg>();
+  /** A message inside paths whose every path was dropped or errored is dropped with this reason. */
+  readonly partReason: DropReason = 'oasst_path_not_written';
+  /** The note of a message inside paths. */
+  readonly partNote: Code = 'oasst_tree_rebuilt';
+
+  /** @param paths which paths of a tree become conversations (`eagle3prep.jsonc` "oasstPaths"). */
+  constructor(private readonly paths: OasstPaths = 'all') {}
+
+  /** The run's log line once the plan is made. */
+  describe(): string {
+    return `OpenAssistant trees rebuilt over ${this.msgs.length} message rows ("oasstPaths": "${this.paths}")`;
+  }
 
   /**
    * Keeps row `index` (its position in the file's rows) when it is an
@@ -94,7 +107,7 @@ export class OasstFilePass {
   }
 
   /** The plan of every kept row, by row index. */
-  plan(paths: OasstPaths = 'all'): Map<number, OasstPlan> {
+  plan(paths: OasstPaths = this.paths): Map<number, OasstPlan> {
     const out = new Map<number, OasstPlan>();
     const byId = new Map<string, Msg>();
     for (const m of this.msgs) if (!byId.has(m.id)) byId.set(m.id, m);

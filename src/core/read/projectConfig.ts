@@ -32,7 +32,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, parse as parsePath, resolve } from 'node:path';
 import { parse, type ParseError } from 'jsonc-parser';
 import { jsonBreakDescription } from '../formats/content';
-import type { NormalizeOptions } from '../formats/base';
+import { ANSWER_MODES, type AnswerMode, type NormalizeOptions } from '../formats/base';
 import type { Role } from '../types';
 import { isStackOverflow, jsonTextDepth, MAX_JSON_DEPTH, tooDeepMessage } from '../jsonDepth';
 
@@ -61,21 +61,25 @@ export interface ReadingSettings {
   /** A row holding a list of conversations (found by searching it): one record each (`each`, default) or the longest only. */
   conversationLists?: 'each' | 'longest';
   /** Several answers to one prompt (`formats/shapes-answers.ts`): the preferred one, each its own record, or the first. */
-  answers?: 'best' | 'all' | 'first';
+  answers?: AnswerMode;
 }
 
-/** The normalizer's options for a file's reading choices (`formats/base.ts` {@link NormalizeOptions}); `{}` for none. */
-export function readingOptions(reading: ReadingSettings | undefined): NormalizeOptions {
+/**
+ * The normalizer's options for a file's reading choices (`formats/base.ts` {@link NormalizeOptions}); `{}` for none.
+ * `given`: choices made for the run (`--answers` of `prepare` / `inspect`), which win over the file's.
+ */
+export function readingOptions(reading: ReadingSettings | undefined, given: Pick<NormalizeOptions, 'answers'> = {}): NormalizeOptions {
   const out: NormalizeOptions = {};
   if (reading?.conversationLists) out.conversationLists = reading.conversationLists;
-  if (reading?.answers) out.answers = reading.answers;
+  const answers = given.answers ?? reading?.answers;
+  if (answers) out.answers = answers;
   return out;
 }
 
 const READING_CHOICES: Record<keyof ReadingSettings, readonly string[]> = {
   oasstPaths: ['all', 'best-ranked'],
   conversationLists: ['each', 'longest'],
-  answers: ['best', 'all', 'first'],
+  answers: ANSWER_MODES,
 };
 
 /** Thrown for an unreadable or invalid `eagle3prep.jsonc`; the message names the file, line and reason. */

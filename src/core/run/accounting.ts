@@ -151,6 +151,20 @@ export function runFailures(files: readonly FileReport[], opts: FailurePolicy = 
   return failures;
 }
 
+/**
+ * A run's speed: tokens written (every record's tokens, `totals.totalTokens`) and rows read per second
+ * of its wall time (`elapsedMs`, tokenizer load and writing included; for a merge of shards, the
+ * slowest shard's, so the rate is the job's as a whole). Rounded to whole units; 0 when no time passed.
+ */
+export function throughputOf(
+  totals: Pick<PrepareResult['totals'], 'totalTokens' | 'rowsRead'>,
+  elapsedMs: number,
+): { tokensPerSecond: number; rowsPerSecond: number } {
+  const secs = elapsedMs / 1000;
+  if (!(secs > 0)) return { tokensPerSecond: 0, rowsPerSecond: 0 };
+  return { tokensPerSecond: Math.round(totals.totalTokens / secs), rowsPerSecond: Math.round(totals.rowsRead / secs) };
+}
+
 /** Run totals: the sum of the file reports' counters (skipped files left out), and drop (and coded error) counts per reason. */
 export function computeTotals(files: readonly FileReport[]): PrepareResult['totals'] {
   const sumKeys = ['rowsRead', 'rowsWritten', 'recordsWritten', 'rowsSetAside', 'rowsDropped', 'rowsErrored', 'trainableTokens', 'totalTokens'] as const;

@@ -4,6 +4,7 @@
  * run/workerProtocol.ts), the report writers, the CLI and the extension share.
  * Types (and the one list of long-record policies): this module imports nothing at run time.
  */
+import type { AnswerMode } from '../formats/base';
 import type { AppliedConfig } from '../read/appliedConfig';
 import type { Code } from '../codes';
 import type { Grouping } from '../records/mask';
@@ -47,6 +48,12 @@ export interface PrepareOptions {
   minTrainableTokens?: number;
   /** Extra variables for the chat template (`enable_thinking`, …). */
   templateKwargs?: Record<string, unknown>;
+  /**
+   * Several answers to one prompt without a preference (`formats/shapes-answers.ts`): `best` (the best-scored),
+   * `all` (one record each) or `first`; wins over eagle3prep.jsonc "reading" "answers". Default: best when the row
+   * has a preference or scores, all otherwise.
+   */
+  answers?: AnswerMode;
   /**
    * `keep` (default): train the reasoning in the data where the model writes it; `drop`: remove every turn's
    * reasoning before rendering (a drafter for a model served with thinking off, from data that has reasoning).
@@ -345,6 +352,8 @@ export interface PrepareResult {
     errorReasons?: Record<string, number>;
   };
   elapsedMs: number;
+  /** Tokens written and rows read per second of `elapsedMs` (`run/accounting.ts` throughputOf); absent in reports written before it. */
+  throughput?: { tokensPerSecond: number; rowsPerSecond: number };
   /** Set when the run was one shard (`--shard I/N`), or a merge of N shards (`merged: true`). */
   shard?: { index: number; count: number; merged?: boolean };
   /** The run's status: the worst of its files' (`run/status.ts`); `failed` when `ok` is false. */

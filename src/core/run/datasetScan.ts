@@ -430,14 +430,16 @@ export async function scanRowProblems(
   const base = path.basename(file);
   const problems: RowProblem[] = [];
   let rowsRead = 0;
-  // OpenAssistant flat exports are read whole by prepare (their message rows become trees, formats/oasst.ts): a message row is a
+  // OpenAssistant flat exports and agent CLI event logs are read whole by prepare (their message rows become trees,
+  // formats/oasst.ts, their events parent chains, formats/eventLog.ts): a message row is a
   // problem only when the file's first rows are not such an export. Decided on the first rows, as prepare's detection does.
   const firstValues: unknown[] = [];
   let fragments: RowProblem[] | undefined = [];
   let oasstFile = false;
   const decideFragments = () => {
     if (!fragments) return;
-    oasstFile = detectFormat(firstValues).format === 'oasst-messages';
+    const f = detectFormat(firstValues).format;
+    oasstFile = f === 'oasst-messages' || f === 'event-log';
     if (!oasstFile) problems.push(...fragments);
     fragments = undefined;
     problems.sort((a, b) => a.line - b.line);
@@ -458,7 +460,7 @@ export async function scanRowProblems(
       if (outcome.kind === 'dropped' && outcome.reason === 'message_fragment' && fragments) {
         fragments.push({ line: row.line, code: outcome.reason, message: outcome.message, severity: 'warning' });
       } else if (outcome.kind === 'dropped' && outcome.reason === 'message_fragment' && oasstFile) {
-        // a message row of an OpenAssistant export: rebuilt into trees by prepare
+        // a message row of an OpenAssistant export or an event-log line: rebuilt into conversations by prepare
       } else if (outcome.kind === 'dropped') {
         const p: RowProblem = { line: row.line, code: outcome.reason, message: outcome.message, severity: 'warning' };
         if (outcome.reason === 'unrecognized_shape' && row.value && typeof row.value === 'object' && !Array.isArray(row.value)) {

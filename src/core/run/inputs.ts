@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { DATASET_FILE_RE } from '../read/readers';
 import { OUTPUT_DIR_SUFFIX, OUTPUT_FILES, PROBLEMS_FILE, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
 
@@ -21,13 +21,20 @@ function isDatasetName(name: string): boolean {
 export const SMALL_INPUT_BYTES = 4 * 1024 * 1024;
 
 /**
- * The default number of row workers for a run over `inputs` (paths): every core
- * (`os.availableParallelism()`), except 1 when the inputs add up to less than
- * {@link SMALL_INPUT_BYTES}, where starting the pool (a tokenizer load per
- * worker, ~1-3 s) costs more than it saves (`npm run bench`: 1,000 reasoning
- * rows ran 0.65x at 2 workers). Missing files count 0 (the run reports them).
+ * The default number of row workers for a run over `inputs` (paths), also `--workers auto`: the cores
+ * that are free — the available cores (`os.availableParallelism()`) less the machine's 1-minute load
+ * average (`os.loadavg()`, the processes already running or waiting for a core), rounded, at least 1
+ * and at most every core — so a busy machine is not oversubscribed (issue 25: on a machine loaded by
+ * other work, 2 workers on 2 cores ran slower than 1). 1 when the inputs add up to less than
+ * {@link SMALL_INPUT_BYTES}, where starting the pool (a tokenizer load per worker, ~1-3 s) costs more
+ * than it saves (`npm run bench`: 1,000 reasoning rows ran 0.65x at 2 workers). Missing files count 0
+ * (the run reports them).
+ * @param machine the cores and the 1-minute load average; this machine's by default (tests pass their own)
  */
-export function defaultWorkerCount(inputs: readonly string[]): number {
+export function defaultWorkerCount(
+  inputs: readonly string[],
+  machine: { cpus: number; load: number } = { cpus: availableParallelism(), load: loadavg()[0] ?? 0 },
+): number {
   let bytes = 0;
   for (const f of inputs) {
     try {
@@ -36,7 +43,9 @@ export function defaultWorkerCount(inputs: readonly string[]): number {
       /* reported by the run */
     }
   }
-  return bytes < SMALL_INPUT_BYTES ? 1 : availableParallelism();
+  if (bytes < SMALL_INPUT_BYTES) return 1;
+  const free = Math.round(machine.cpus - (Number.isFinite(machine.load) ? machine.load : 0));
+  return Math.max(1, Math.min(machine.cpus, free));
 }
 
 /**

@@ -11,9 +11,10 @@ import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
 import { describeCandidate, findConversations } from '../formats/discovery';
 import { conversationsOf, EXPECTED_SHAPES, normalizeDetailed } from '../formats/normalize';
 import { suggestMappingLine } from '../formats/mapping';
-import { OasstFilePass } from '../formats/oasst';
 import { readRows, type RawRow } from '../read/readers';
-import { applyProjectConfig, loadProjectConfigFor, readingOptions } from '../read/projectConfig';
+import { applyProjectConfig, loadProjectConfigFor, readingOptions, type ProjectConfig } from '../read/projectConfig';
+import type { AnswerMode } from '../formats/base';
+import { filePassFor, type FilePass } from './oasstRun';
 import { prepareTurns, selectTargets } from '../records/turns';
 import { describeError, isInternalError } from '../errors';
 import type { Message } from '../types';
@@ -51,7 +52,8 @@ export interface InspectRecord {
 
 /**
  * A row that holds no conversation of its own but is part of others: an
- * OpenAssistant message inside root-to-leaf paths whose conversations the
+ * OpenAssistant message inside root-to-leaf paths, or an agent CLI event
+ * inside root-to-leaf chains (formats/eventLog.ts), whose conversations the
  * rows at `in_records_of` (their lines) carry.
  */
 export interface InspectPart {
@@ -64,7 +66,8 @@ export interface InspectPart {
  * A row that yields no record. `reason`: `invalid_json`, a drop reason
  * (`empty_conversation`, `no_assistant_turn`, `unrecognized_shape`,
  * `message_fragment`, `kto_undesirable`, `oasst_excluded`, `oasst_orphan`,
- * `oasst_duplicate`, `oasst_not_best_path`) or `errored`; for `errored`, `code` says why
+ * `oasst_duplicate`, `oasst_not_best_path`, `summary_event`, `orphan_event`, `duplicate_event`,
+ * `non_conversation_event`) or `errored`; for `errored`, `code` says why
  * (`unknown_role`, `missing_role`, `bad_turn`, `bad_tool_calls`, `bad_field`, `internal_error`).
  */
 export interface InspectSkipped {
@@ -98,6 +101,8 @@ export interface InspectOptions {
   limit?: number;
   /** A field-mapping file (`formats/mapping.ts`); default: the nearest `eagle3prep.jsonc`, if any entry matches. */
   mapping?: string;
+  /** Several answers to one prompt without a preference (`--answers`): wins over eagle3prep.jsonc "reading" "answers". */
+  answers?: AnswerMode;
 }
 
 /**
@@ -152,7 +157,7 @@ async function inspectFileUnguarded(file: string, opts: InspectOptions, at: { li
 
   // The same eagle3prep.jsonc role aliases / field mappings / reading choices that prepare applies (projectConfig.ts).
   const project = loadProjectConfigFor(file);
-  const normalizeOptions = readingOptions(project?.reading);
+  const normalizeOptions = readingOptions(project?.reading, { answers: opts.answers });
 
   /** Normalizes one row (or the value an OpenAssistant pass planned for it) into records / skipped. */
   const take = (row: RawRow, value: unknown) => {
@@ -207,18 +212,18 @@ async function inspectFileUnguarded(file: string, opts: InspectOptions, at: { li
     // The first rows decide the format; an OpenAssistant flat export is then read whole and rebuilt into trees (formats/oasst.ts).
     const head: RawRow[] = [];
     const rows = readRows(file, { mapping: opts.mapping });
-    let oasst: OasstFilePass | undefined;
+    let oasst: FilePass | undefined;
     const held: RawRow[] = []; // in OpenAssistant mode: every row, message rows without their value (the pass keeps what it needs)
     const hold = (row: RawRow) => {
       const i = held.length;
-      held.push(row.error === undefined && oasst!.add(i, row.value) ? { ...row, value: undefined } : row);
+      held.push(row.error === undefined && oasst!.add(i, row.value, row.line) ? { ...row, value: undefined } : row);
     };
     let decided = false;
     const decide = () => {
       decided = true;
       // Detection reads the first rows as prepare does (detect.ts), before any file-level pass.
       for (const h of head) if (h.error === undefined) sample.push(h.value);
-      oasst = startOasst(head);
+      oasst = startFilePass(head, project);
       for (const h of head.splice(0)) {
         if (oasst) hold(h);
         else take(h, h.value);
@@ -241,7 +246,7 @@ async function inspectFileUnguarded(file: string, opts: InspectOptions, at: { li
     }
     if (!decided) decide();
     if (oasst) {
-      const plans = oasst.plan(project?.reading.oasstPaths ?? 'all');
+      const plans = oasst.plan();
       const lineOf = (i: number) => held[i].line;
       held.forEach((row, i) => {
         const plan = plans.get(i);
@@ -261,14 +266,18 @@ async function inspectFileUnguarded(file: string, opts: InspectOptions, at: { li
   const { format, evidence } = detectFormat(sample);
   if (invalid) evidence.push(`${invalid}/${rowsRead} rows are not valid JSON (first: ${firstInvalid})`);
   if (partOf.length)
-    evidence.push(`${partOf.length}/${rowsRead} rows are messages inside other rows' conversations (OpenAssistant trees rebuilt across the file)`);
+    evidence.push(
+      format === 'event-log'
+        ? `${partOf.length}/${rowsRead} lines are events inside other lines' conversations (agent CLI event log: events joined by parentUuid across the file, each root-to-leaf chain one conversation carried by its leaf line)`
+        : `${partOf.length}/${rowsRead} rows are messages inside other rows' conversations (OpenAssistant trees rebuilt across the file)`,
+    );
   return { file, format, evidence, rows_read: rowsRead, records, skipped, ...(partOf.length ? { part_of: partOf } : {}), unread_fields: unreadFields };
 }
 
-/** Whether the first rows of a file are an OpenAssistant flat export (formats/oasst.ts): then a pass over the whole file starts. */
-function startOasst(head: RawRow[]): OasstFilePass | undefined {
+/** The pass over the whole file when its first rows are an OpenAssistant flat export (formats/oasst.ts) or an agent CLI event log (formats/eventLog.ts). */
+function startFilePass(head: RawRow[], project: ProjectConfig | undefined): FilePass | undefined {
   const valid = head.filter((r) => r.error === undefined).map((r) => r.value);
-  return valid.length && detectFormat(valid).format === 'oasst-messages' ? new OasstFilePass() : undefined;
+  return valid.length ? filePassFor(detectFormat(valid).format, project) : undefined;
 }
 
 /**

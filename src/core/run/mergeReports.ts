@@ -18,7 +18,7 @@ import { ParquetRecordsOutput, readParquetRecords, removeStaleRecordFiles } from
 import type { TokenizedRecord } from '../types';
 import type { FileReport, PrepareResult } from './contract';
 import type { RowShape } from './shapes';
-import { computeTotals, emptyFileReport, fileFailure, leaveOut, runFailures } from './accounting';
+import { computeTotals, emptyFileReport, fileFailure, leaveOut, runFailures, throughputOf } from './accounting';
 import { readReport, writeReports } from './report';
 import { applyStatus } from './status';
 import { mergeLengthStats } from './stats';
@@ -192,6 +192,7 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
     shard: { index: 0, count: n, merged: true },
     ...(base.policy ? { policy: { ...base.policy, skipFailedFiles: opts.skipFailedFiles === true } } : {}),
   };
+  merged.throughput = throughputOf(merged.totals, merged.elapsedMs);
   applyStatus(merged, failed);
   return merged;
 }

@@ -7,14 +7,31 @@
  * fate once they are settled. A whole tree goes to the shard of its root row,
  * so every row is still processed by exactly one shard.
  */
-import type { OasstFilePass, OasstPaths } from '../formats/oasst';
+import type { Code } from '../codes';
+import type { DropReason } from '../types';
+import { EventLogFilePass } from '../formats/eventLog';
+import { OasstFilePass, type OasstPlan } from '../formats/oasst';
 import { applyProjectConfig, type ProjectConfig } from '../read/projectConfig';
 import type { RawRow } from '../read/readers';
 import type { FileReport, RowResult } from './contract';
 
+/**
+ * A file-level pass (`OasstFilePass`, `EventLogFilePass`): keeps the rows it reads, then plans every kept row;
+ * `partReason` / `partNote` are what a row inside other rows' conversations is dropped / noted with.
+ */
+export interface FilePass {
+  add(index: number, value: unknown, line?: number): boolean;
+  readonly size: number;
+  plan(): Map<number, OasstPlan>;
+  readonly partReason: DropReason;
+  readonly partNote: Code;
+  /** The log line once the plan is made. */
+  describe(): string;
+}
+
 /** What the run lends the pass: its row stream, its row sender and the report of the file. */
 export interface OasstRunIO {
-  pass: OasstFilePass;
+  pass: FilePass;
   /** Rows already read (for detection), then the rest one by one (undefined at the end). */
   head: RawRow[];
   next: () => Promise<RawRow | undefined>;
@@ -37,21 +54,20 @@ export interface OasstRunIO {
   log?: (line: string) => void;
 }
 
-/** Runs one OpenAssistant flat export through the pass (see the module comment). */
+/** Runs one file through a file-level pass (OpenAssistant flat export, agent CLI event log; see the module comment). */
 export async function runOasstFile(io: OasstRunIO): Promise<void> {
   const { pass, project, shard, rep } = io;
   const held: { row: RawRow; k: number }[] = [];
   const hold = (row: RawRow) => {
     io.signal?.throwIfAborted();
     const value = row.error === undefined ? applyProjectConfig(row.value, project) : undefined;
-    held.push({ row: row.error === undefined && pass.add(held.length, value) ? { ...row, value: undefined } : row, k: io.nextK() });
+    held.push({ row: row.error === undefined && pass.add(held.length, value, row.line) ? { ...row, value: undefined } : row, k: io.nextK() });
   };
   for (const row of io.head) hold(row);
   io.head.length = 0;
   for (let row = await io.next(); row; row = await io.next()) hold(row);
-  const paths: OasstPaths = project?.reading.oasstPaths ?? 'all';
-  const plans = pass.plan(paths);
-  io.log?.(`  OpenAssistant trees rebuilt over ${pass.size} message rows ("oasstPaths": "${paths}")`);
+  const plans = pass.plan();
+  io.log?.(`  ${pass.describe()}`);
   const parts: { row: RawRow; leaves: number[] }[] = [];
   for (let i = 0; i < held.length; i++) {
     const { row, k } = held[i];
@@ -77,8 +93,8 @@ export async function runOasstFile(io: OasstRunIO): Promise<void> {
       line: row.line,
       ...(row.element === undefined ? {} : { element: row.element }),
       fate,
-      ...(fate === 'dropped' ? { reason: 'oasst_path_not_written' } : {}),
-      notes: ['oasst_tree_rebuilt'],
+      ...(fate === 'dropped' ? { reason: pass.partReason } : {}),
+      notes: [pass.partNote],
       records: [],
       trainableTokens: 0,
       totalTokens: 0,
@@ -87,4 +103,14 @@ export async function runOasstFile(io: OasstRunIO): Promise<void> {
       renderedTokens: 0,
     });
   }
+}
+
+/**
+ * The file-level pass a file of the detected `format` is read by: `oasst-messages` (OpenAssistant flat export,
+ * trees rebuilt) or `event-log` (agent CLI event log, parent chains joined); undefined for every other format.
+ */
+export function filePassFor(format: string, project: ProjectConfig | undefined): FilePass | undefined {
+  if (format === 'oasst-messages') return new OasstFilePass(project?.reading.oasstPaths ?? 'all');
+  if (format === 'event-log') return new EventLogFilePass();
+  return undefined;
 }

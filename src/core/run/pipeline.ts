@@ -9,8 +9,7 @@ import { statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
 import type { NormalizeOptions } from '../formats/normalize';
-import { OasstFilePass } from '../formats/oasst';
-import { runOasstFile } from './oasstRun';
+import { filePassFor, runOasstFile } from './oasstRun';
 import { applyProjectConfig, loadProjectConfigFor, readingOptions } from '../read/projectConfig';
 import { InlineExecutor, type RowBatch } from './pool';
 import { AtomicOutput, checkOutputDir, OutputError, removeCreatedIfEmpty, removeStaleTemps, writeFileAtomic } from './output';
@@ -213,9 +212,10 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     hooks.log?.(`  format: ${det.format} — ${det.evidence.join('; ')}`);
     const fileBase = idBases.get(file) ?? basename(file);
     // The file's reading choices (eagle3prep.jsonc "reading"), sent with every batch to where rows are normalized.
-    const normalize: NormalizeOptions = readingOptions(project?.reading);
+    const normalize: NormalizeOptions = readingOptions(project?.reading, { answers: options.answers });
     // OpenAssistant flat exports need the whole file before any row: their trees span it.
-    const oasst = det.format === 'oasst-messages' ? new OasstFilePass() : undefined;
+    // So do agent CLI event logs: their conversations are parent chains across it (formats/eventLog.ts).
+    const oasst = filePassFor(det.format, project);
     /** Rows of the OpenAssistant pass that carry a path (line/element key → held index), and their fates once applied. */
     const leafRows = new Map<string, number>();
     const leafFates = new Map<number, RowResult['fate']>();

@@ -92,7 +92,8 @@ export async function preflightFile(file: string, opts: PreflightOptions = {}): 
   }
   if (recognized > 0 || opts.allowEmpty) return undefined;
   // An OpenAssistant flat export: its rows are messages, read as trees over the whole file.
-  if (sample.length && detectFormat(sample).format === 'oasst-messages') return undefined;
+  // So is an agent CLI event log: its lines are events joined by parent chain over the whole file.
+  if (sample.length && ['oasst-messages', 'event-log'].includes(detectFormat(sample).format)) return undefined;
   const why = [...(invalid ? [`${invalid} invalid_json`] : []), ...(unrecognized ? [`${unrecognized} unrecognized_shape`] : [])];
   const scope = read >= limit ? `its first ${read} rows read` : `${read} rows read`;
   return {

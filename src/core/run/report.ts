@@ -243,7 +243,7 @@ export function renderReportMarkdown(r: PrepareResult): string {
           `- Removed: ${r.outputs.removed.map((p) => `\`${basename(p)}\``).join(', ')} — a previous run's records in a format this run does not write (\`--format ${r.outputs.format}\`), so they are not taken for this run's`,
         ]
       : []),
-    `- Time: ${(r.elapsedMs / 1000).toFixed(1)} s${r.shard?.merged ? ' (slowest shard)' : ''}`,
+    `- Time: ${(r.elapsedMs / 1000).toFixed(1)} s${r.shard?.merged ? ' (slowest shard)' : ''}${r.throughput ? `; ${r.throughput.tokensPerSecond.toLocaleString('en-US')} tokens/s, ${r.throughput.rowsPerSecond.toLocaleString('en-US')} rows/s${r.shard?.merged ? " (all shards over the slowest one's time)" : ''}` : ''}`,
     ...(r.shard
       ? [
           r.shard.merged

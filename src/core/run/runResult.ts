@@ -1,6 +1,6 @@
 /** Assembles a `prepare` run's result (docs/outputs.md "report.json") from its file reports: failures, skipped files, totals, status. */
 import { explainUnusableInput } from './inspect';
-import { computeTotals, runFailures, type FailurePolicy } from './accounting';
+import { computeTotals, runFailures, throughputOf, type FailurePolicy } from './accounting';
 import { applyStatus } from './status';
 import type { DryRunEstimate, FileReport, LongPolicy, OutputFormat, PrepareOptions, PrepareResult, RunSetup } from './contract';
 import type { MaskPolicy } from '../types';
@@ -78,6 +78,7 @@ export async function assembleResult(run: RunOutcome): Promise<PrepareResult> {
     ...(skippedFiles.length ? { skippedFiles } : {}),
     ...(dryRun ? { dryRun: { sampleRows: dryRun.sampleRows, files: estimates } } : {}),
   };
+  result.throughput = throughputOf(result.totals, result.elapsedMs);
   applyStatus(result, new Set(files.filter((f) => f.failure && !f.skipped).map((f) => f.file)));
   outputs.format = format;
   return result;

@@ -7,6 +7,7 @@
  * This module has no runtime dependencies and must never import `vscode`.
  */
 import type { PrepareOptions, PrepareProgress, PrepareResult, RowResult, RowSettings, RunSetup } from './contract';
+import type { NormalizeOptions } from '../formats/base';
 
 /** `workerData` of a worker started for one `prepare` run. */
 export interface PrepareWorkerData {
@@ -113,7 +114,7 @@ export interface RowBatchMessage {
   file: string;
   fileBase: string;
   /** The file's reading choices (`eagle3prep.jsonc` "reading", `formats/base.ts` NormalizeOptions). */
-  normalize?: { conversationLists?: 'each' | 'longest' };
+  normalize?: NormalizeOptions;
   rows: { line: number; element?: number; value?: unknown; error?: string }[];
 }
 
