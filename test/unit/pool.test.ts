@@ -27,7 +27,15 @@ function mixedRows(): (object | string)[] {
   return rows;
 }
 
-const strip = (r: PrepareResult) => ({ ...r, elapsedMs: 0, outDir: '', outputs: null, tokenCounts: r.tokenCounts ? 'token_counts.json' : undefined });
+/** A result without what depends on the clock or the output folder: wall time and the throughput computed from it. */
+const strip = (r: PrepareResult) => ({
+  ...r,
+  elapsedMs: 0,
+  throughput: undefined,
+  outDir: '',
+  outputs: null,
+  tokenCounts: r.tokenCounts ? 'token_counts.json' : undefined,
+});
 
 test('1, 2 and 3 workers write byte-identical outputs and reports (input order)', async () => {
   const file = writeJsonl(mixedRows());
