@@ -146,9 +146,13 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
   {
     flags: '--format <format>',
     group: RECORDS,
-    help: 'The records file: tokenized_data.jsonl; tokenized_data.parquet (input_ids list<int32>, loss_mask list<int8>, source a struct: loads with datasets.load_dataset("parquet", data_files=…), pandas, pyarrow; docs/outputs.md "Parquet"); or both (the same records in the same order). prompts_to_generate.jsonl stays JSONL.',
+    help:
+      'The records file: tokenized_data.jsonl; tokenized_data.parquet (input_ids list<int32>, loss_mask list<int8>, source a struct: loads with datasets.load_dataset("parquet", data_files=…), pandas, pyarrow; docs/outputs.md "Parquet"); or both (the same records in the same order). ' +
+      'messages: no records; the written conversations, normalized, as conversations.jsonl (OpenAI messages with tool_calls, reasoning_content, tools) for the trainers that tokenize and mask themselves (their masking applies, not --mask), ' +
+      'and with --trainer eagle conversations_sharegpt.jsonl (ShareGPT human/gpt; conversations EAGLE cannot read as they are are noted eagle_*, not written there; docs/outputs.md "Conversations"). ' +
+      'prompts_to_generate.jsonl stays JSONL.',
     choices: OUTPUT_FORMATS,
-    default: OUTPUT_FORMATS[0],
+    defaultText: `${OUTPUT_FORMATS[0]}; messages with --trainer eagle or modelopt`,
     apply: (o, v: OutputFormat) => (o.format = v),
   },
   {
@@ -269,8 +273,11 @@ export function registerPrepare(program: Command, done: (code: number) => void):
   cmd.action(async (inputs: string[], values: Record<string, unknown>, self: Command) => {
     const given = applyOptions({ inputs: [], outDir: '' } as PrepareOptions, PREPARE_OPTIONS, values);
     const flags = cliFlags(values);
-    if (given.trainer && TRAINERS[given.trainer].readsRecords && given.format === 'parquet')
-      usageError(self, `${TRAINERS[given.trainer].name} reads JSONL records, not Parquet: use --format jsonl or both with --trainer ${given.trainer}`);
+    if (given.trainer && TRAINERS[given.trainer].readsRecords && (given.format === 'parquet' || given.format === 'messages'))
+      usageError(
+        self,
+        `${TRAINERS[given.trainer].name} reads JSONL records, not ${given.format === 'parquet' ? 'Parquet' : 'conversations'}: use --format jsonl or both with --trainer ${given.trainer}`,
+      );
     const base = withTrainerDefaults(given);
     if (base.truncate && base.maxLength === undefined) usageError(self, '--truncate needs --max-length');
     if (base.long !== undefined && base.maxLength === undefined) usageError(self, '--long needs --max-length');

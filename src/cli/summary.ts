@@ -11,6 +11,7 @@ import type { FileReport, PrepareResult, RunStatus } from '../core/run/contract'
 import { AMPLIFICATION_WARN, amplificationLine } from '../core/run/report';
 import { settingNotesOf, worstStatus } from '../core/run/status';
 import { nextStepsOfRun } from '../core/trainers/nextSteps';
+import { conversationsLines } from '../core/run/conversationsNote';
 import { compact } from './progress';
 import { addTrainerCuts, emptyTrainerCuts, trainerCutLines } from '../core/trainers/trainers';
 
@@ -179,7 +180,8 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
     }
   }
   // What each trainer's default length does to the records, when no --trainer chose the length (core/trainers/trainers.ts).
-  const untrainered = results.filter((r) => !r.trainer && r.totals.trainerCuts);
+  // Records only: a --format messages run writes conversations, whose length is checked whole (conversation_over_trainer_length).
+  const untrainered = results.filter((r) => !r.trainer && r.totals.trainerCuts && r.outputs.format !== 'messages');
   const cutLines = trainerCutLines(
     untrainered.reduce((a, r) => addTrainerCuts(a, r.totals.trainerCuts!), emptyTrainerCuts()),
     untrainered.reduce((a, r) => a + r.totals.trainableTokens, 0),
@@ -302,6 +304,8 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
     lines.push(
       `Outputs: ${folders.length === 1 ? `${folders[0]}/` : `<input-name>.eagle3/ beside each input (${folders.length} folders)`} — ${outputNames(written)}`,
     );
+    // --format messages: the conversation files, what EAGLE's leaves out, and whose masking applies.
+    for (const r of written) lines.push(...conversationsLines(r).map((l, i) => (i === 0 ? `Conversations: ${l}` : `  ${l}`)));
     const removed = written.flatMap((r) => r.outputs.removed ?? []);
     if (removed.length)
       lines.push(

@@ -408,6 +408,58 @@ const TABLE = {
       "prepare with --trainer specforge|speculators|eagle|modelopt (that trainer's default length with --long split; add --max-length N when the trainer's length is set to N), or with --max-length N --long split and set the trainer's length to N",
     changesData: true,
   },
+  conversation_over_trainer_length: {
+    kind: 'note',
+    meaning:
+      "--format messages: a written conversation, rendered once with the chat template, has more tokens than --max-length (without it: 2048, the default length of EAGLE's max_len and Model-Optimizer's training_seq_len); a trainer that tokenizes conversations itself applies its length to the whole conversation (Model-Optimizer trains only its first tokens, EAGLE leaves it out), whatever records the run made of it",
+    remedy:
+      "set the trainer's length (training.training_seq_len, max_len) to at least the longest conversation (report.md lengths), or write records (--format jsonl) for a trainer that reads them (SpecForge, speculators): --long split fits every turn there",
+    changesData: true,
+  },
+  conversation_turn_not_trainable: {
+    kind: 'note',
+    meaning:
+      '--format messages: the conversation has an assistant turn the data marks not trainable (weight 0, train false, …); conversations.jsonl keeps it with "weight": 0, which Model-Optimizer and EAGLE ignore: they train every assistant turn',
+    remedy: 'write records (--format jsonl), whose loss_mask leaves the turn out, or remove such turns from the data',
+    changesData: true,
+  },
+  eagle_system_prompt: {
+    kind: 'note',
+    meaning:
+      "--format messages --trainer eagle: the conversation starts with a system turn, which EAGLE's traineagle3 main.py cannot read (it knows only human/gpt and puts its own fixed system prompt first): conversations_sharegpt.jsonl has the conversation without it, so EAGLE trains its answers after its own system prompt, not the one they were written for (conversations.jsonl keeps it)",
+    remedy:
+      "train with Model-Optimizer (it reads conversations.jsonl with its system turns), or edit the system prompt in main.py's build_dataset_rank to the data's",
+    changesData: true,
+  },
+  eagle_tool_turns: {
+    kind: 'note',
+    meaning:
+      "--format messages --trainer eagle: the conversation has tool calls, tool results or tool definitions, which ShareGPT human/gpt turns cannot hold (EAGLE's main.py reads no other role): in conversations.jsonl, not in conversations_sharegpt.jsonl",
+    remedy: 'train with a trainer that renders tool turns with the chat template: Model-Optimizer (conversations.jsonl), SpecForge or speculators (records)',
+    changesData: true,
+  },
+  eagle_reasoning: {
+    kind: 'note',
+    meaning:
+      "--format messages --trainer eagle: an assistant turn has reasoning, which a ShareGPT gpt turn cannot hold apart from the answer (EAGLE's main.py passes role and content only): in conversations.jsonl, not in conversations_sharegpt.jsonl",
+    remedy:
+      'prepare with --reasoning drop to train EAGLE on the answers alone, or train with a trainer that renders reasoning (Model-Optimizer, SpecForge, speculators)',
+    changesData: true,
+  },
+  eagle_turn_order: {
+    kind: 'note',
+    meaning:
+      "--format messages --trainer eagle: the turns do not alternate user, assistant, user, … starting with a user turn, as EAGLE's main.py requires (it drops a first turn that is not human and stops on any other order): in conversations.jsonl, not in conversations_sharegpt.jsonl",
+    remedy: 'train with Model-Optimizer (conversations.jsonl) or with records (SpecForge, speculators)',
+    changesData: true,
+  },
+  eagle_turn_not_trainable: {
+    kind: 'note',
+    meaning:
+      '--format messages --trainer eagle: an assistant turn the data marks not trainable; EAGLE\'s main.py trains every gpt turn: in conversations.jsonl (with "weight": 0), not in conversations_sharegpt.jsonl',
+    remedy: 'train with records (SpecForge, speculators), whose loss_mask leaves the turn out',
+    changesData: true,
+  },
   record_truncated: {
     kind: 'note',
     meaning: 'a record longer than --max-length was cut to its first --max-length tokens (--truncate)',

@@ -239,7 +239,7 @@ export function minTrainableTokensSetting(value: unknown, warn: SettingWarning =
   return v;
 }
 
-/** `eagle3prep.outputFormat` (CLI `--format`): one of jsonl, parquet, both, else `jsonl` with a warning. */
+/** `eagle3prep.outputFormat` (CLI `--format`): one of jsonl, parquet, both, messages, else `jsonl` with a warning. */
 export function outputFormatSetting(value: unknown, warn: SettingWarning = () => {}): OutputFormat {
   return choiceSetting('outputFormat', value, OUTPUT_FORMATS, SETTING_DEFAULTS.outputFormat, warn);
 }
@@ -252,14 +252,26 @@ export function trainerSetting(value: unknown, warn: SettingWarning = () => {}):
 
 /**
  * The record format for a trainer: a trainer that reads JSONL records (SpecForge, speculators) gets
- * `both` instead of `parquet`, with a warning (the CLI refuses `--format parquet` with it).
+ * `both` instead of `parquet` and `jsonl` instead of `messages`, with a warning (the CLI refuses
+ * those formats with it); one that reads conversations (EAGLE, Model-Optimizer) gets `messages`
+ * when `eagle3prep.outputFormat` is not set (`explicitFormat` undefined), as `--trainer` does.
  */
-function trainerFormat(trainer: TrainerId | undefined, format: OutputFormat, warn: SettingWarning): OutputFormat {
-  if (!trainer || format !== 'parquet' || !TRAINERS[trainer].readsRecords) return format;
-  warn(
-    `eagle3prep.trainer ${trainer}: ${TRAINERS[trainer].name} reads tokenized_data.jsonl, which eagle3prep.outputFormat "parquet" does not write; using "both".`,
-  );
-  return 'both';
+function trainerFormat(trainer: TrainerId | undefined, format: OutputFormat, explicitFormat: unknown, warn: SettingWarning): OutputFormat {
+  if (!trainer) return format;
+  if (!TRAINERS[trainer].readsRecords) return explicitFormat === undefined ? 'messages' : format;
+  if (format === 'parquet') {
+    warn(
+      `eagle3prep.trainer ${trainer}: ${TRAINERS[trainer].name} reads tokenized_data.jsonl, which eagle3prep.outputFormat "parquet" does not write; using "both".`,
+    );
+    return 'both';
+  }
+  if (format === 'messages') {
+    warn(
+      `eagle3prep.trainer ${trainer}: ${TRAINERS[trainer].name} reads tokenized_data.jsonl, not conversations (eagle3prep.outputFormat "messages"); using "jsonl".`,
+    );
+    return 'jsonl';
+  }
+  return format;
 }
 
 /** The settings that shape a prepare run (and the hover, mask view and row checks), validated; paths not yet expanded. */
@@ -319,7 +331,7 @@ export function prepareSettingsFrom(get: SettingsSource, warn: SettingWarning = 
     reasoning: reasoningSetting(get('reasoning'), warn),
     outputDirectory: text(get('outputDirectory')),
     openReport: oneOf(get('openReport'), OPEN_REPORT_MODES, SETTING_DEFAULTS.openReport),
-    format: trainerFormat(trainer, outputFormatSetting(get('outputFormat'), warn), warn),
+    format: trainerFormat(trainer, outputFormatSetting(get('outputFormat'), warn), explicit('outputFormat'), warn),
     ...(trainer ? { trainer } : {}),
   };
 }

@@ -94,8 +94,21 @@ test('withTrainerDefaults: the trainer length unless given, split unless a long 
     truncate: true,
     maxLength: 2048,
     long: 'truncate',
+    format: 'messages',
   });
-  assert.deepEqual(withTrainerDefaults({ trainer: 'modelopt' as TrainerId, long: 'drop' as const }), { trainer: 'modelopt', long: 'drop', maxLength: 2048 });
+  // The trainers that read conversations get them (--format messages) unless a format is given.
+  assert.deepEqual(withTrainerDefaults({ trainer: 'modelopt' as TrainerId, long: 'drop' as const }), {
+    trainer: 'modelopt',
+    long: 'drop',
+    maxLength: 2048,
+    format: 'messages',
+  });
+  assert.deepEqual(withTrainerDefaults({ trainer: 'modelopt' as TrainerId, format: 'jsonl' }), {
+    trainer: 'modelopt',
+    format: 'jsonl',
+    maxLength: 2048,
+    long: 'split',
+  });
   assert.deepEqual(withTrainerDefaults({ maxLength: 100 }), { maxLength: 100 });
 });
 
@@ -122,7 +135,21 @@ test('eagle3prep.trainer: sets the length and split unless given; none and inval
   assert.deepEqual(parquet, [
     'eagle3prep.trainer specforge: SpecForge reads tokenized_data.jsonl, which eagle3prep.outputFormat "parquet" does not write; using "both".',
   ]);
-  assert.equal(prepareSettingsFrom((k) => (k === 'trainer' ? 'eagle' : k === 'outputFormat' ? 'parquet' : SETTING_DEFAULTS[k])).format, 'parquet');
+  const eagle = (k: string) => (k === 'trainer' ? 'eagle' : k === 'outputFormat' ? 'parquet' : SETTING_DEFAULTS[k as keyof typeof SETTING_DEFAULTS]);
+  // EAGLE reads conversations: messages unless eagle3prep.outputFormat is set; a format set is kept.
+  assert.equal(prepareSettingsFrom(eagle).format, 'messages');
+  assert.equal(prepareSettingsFrom(eagle, undefined, (k) => (k === 'outputFormat' ? 'parquet' : undefined)).format, 'parquet');
+  const messages: string[] = [];
+  assert.equal(
+    prepareSettingsFrom(
+      (k) => (k === 'trainer' ? 'speculators' : k === 'outputFormat' ? 'messages' : SETTING_DEFAULTS[k]),
+      (w) => messages.push(w),
+    ).format,
+    'jsonl',
+  );
+  assert.deepEqual(messages, [
+    'eagle3prep.trainer speculators: speculators reads tokenized_data.jsonl, not conversations (eagle3prep.outputFormat "messages"); using "jsonl".',
+  ]);
   assert.deepEqual(settings({ trainer: 'axolotl' }), {
     maxLength: undefined,
     long: 'drop',
@@ -152,8 +179,28 @@ test('trainerNextSteps: SpecForge points data.prompts_path and data.max_length a
     modelDir: '/m/Qwen3-8B',
   });
   assert.equal(spec[1], '  python scripts/prepare_data.py --model /m/Qwen3-8B --data /o/tokenized_data.jsonl --seq-length 8192 --output /o/speculators');
-  for (const id of ['eagle', 'modelopt'] as const)
-    assert.match(trainerNextSteps(id, { tokenCounts: '/o/t.json', outDir: '/o', maxLength: 2048 }).join('\n'), /does not read these records/);
+  // Without conversations written, the command says how to get them; with them, it points at them.
+  assert.match(
+    trainerNextSteps('eagle', { tokenCounts: '/o/t.json', outDir: '/o', maxLength: 2048 }).join('\n'),
+    /--trainpath <conversations_sharegpt\.jsonl: prepare with --format messages> /,
+  );
+  assert.match(
+    trainerNextSteps('modelopt', { tokenCounts: '/o/t.json', outDir: '/o', maxLength: 2048 }).join('\n'),
+    / data\.data_path=<conversations\.jsonl: prepare with --format messages> /,
+  );
+  assert.deepEqual(
+    trainerNextSteps('eagle', { sharegpt: '/o/conversations_sharegpt.jsonl', tokenCounts: '/o/t.json', outDir: '/o', maxLength: 2048, modelDir: '/m' }),
+    [
+      'Next (EAGLE, traineagle3 main.py max_len 2048: it tokenizes the conversations itself; a conversation longer than 2048 tokens is noted conversation_over_trainer_length):',
+      '  main.py (eagle/traineagle3) reads ShareGPT conversations ("id", "conversations" from human/gpt) and tokenizes and masks them itself (its own system prompt first, its mask code written for Llama 3\'s template).',
+      '  keep train_config["max_len"] at 2048; deepspeed main.py --deepspeed_config ds_config.json --basepath /m --trainpath /o/conversations_sharegpt.jsonl --testpath /o/conversations_sharegpt.jsonl --savedir <dir>   (a held-out file as --testpath if you have one)',
+      '  eagle3-prep draft-vocab --size 32000 --counts /o/t.json --out /o/draft-vocab, then copy /o/draft-vocab/cache.pt into the folder main.py runs in',
+    ],
+  );
+  assert.equal(
+    trainerNextSteps('modelopt', { conversations: '/o/conversations.jsonl', tokenCounts: '/o/t.json', outDir: '/o', maxLength: 2048, modelDir: '/m' })[3],
+    '  ./launch_train.sh --config ../../modelopt_recipes/general/speculative_decoding/eagle3.yaml model.model_name_or_path=/m data.data_path=/o/conversations.jsonl training.training_seq_len=2048 data.draft_vocab_cache=/o/draft-vocab/d2t.pt training.output_dir=<dir>',
+  );
 });
 
 /** Every record of a run's tokenized_data.jsonl: its loss mask. */

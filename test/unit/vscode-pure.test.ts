@@ -200,7 +200,7 @@ test('prepareSettingsFrom: defaults, valid values, and invalid ones falling back
   assert.deepEqual(warnings, [
     'eagle3prep.maskPolicy "x" is not one of assistant, last-assistant, non-system; using "assistant".',
     'eagle3prep.reasoning "sometimes" is not keep or drop; using "keep".',
-    'eagle3prep.outputFormat "csv" is not one of jsonl, parquet, both; using "jsonl".',
+    'eagle3prep.outputFormat "csv" is not one of jsonl, parquet, both, messages; using "jsonl".',
   ]);
 });
 

@@ -15,10 +15,11 @@ import type { Conversation, MaskPolicy, TokenizedRecord } from '../types';
 import { maskedRecordFate, RECORD_DROP_NOTES, rowFate, type RecordDrop } from './fate';
 import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from './generatedIds';
 import { countRowTokens } from '../run/tokenCounts';
-import { addRecordCut, addTrainerCuts, emptyTrainerCuts, SHORTEST_TRAINER_LENGTH } from '../trainers/trainers';
+import { addRecordCut, addTrainerCuts, CONVERSATION_TRAINER_LENGTH, emptyTrainerCuts, SHORTEST_TRAINER_LENGTH } from '../trainers/trainers';
 import { conversationShapes } from '../run/shapes';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Grouping, type TextRecord } from './mask';
 import { splitConversation } from './split';
+import { conversationLine, sharegptLine } from './conversationLines';
 import { isStackOverflow, MAX_JSON_DEPTH } from '../jsonDepth';
 import { errorLocation, errorMessage, isInternalError } from '../errors';
 
@@ -181,6 +182,7 @@ export class RowProcessor {
             continue;
           }
           res.records.push(...part.records);
+          if (part.conversations) (res.conversations ??= []).push(...part.conversations);
           if (part.recordConvIds) (res.recordConvIds ??= []).push(...part.recordConvIds);
           res.recordTokens.push(...part.recordTokens);
           res.recordTrainable.push(...part.recordTrainable);
@@ -303,12 +305,19 @@ export class RowProcessor {
         n_response_tokens: nResp,
         ...(pieces[r].idsSource ? { ids_source: pieces[r].idsSource } : {}),
       };
-      res.records.push(JSON.stringify(out) + '\n');
+      // --format messages writes no records: their lines are not made (the counts and token ids below still are).
+      res.records.push(this.settings.format === 'messages' ? '' : JSON.stringify(out) + '\n');
       (res.recordConvIds ??= []).push(conv.id);
       res.recordTokens.push(ids.length);
       res.recordTrainable.push(nResp);
-      // What each trainer's default length does to the record (core/trainers/trainers.ts); noted when no --trainer chose the length.
-      if (ids.length > SHORTEST_TRAINER_LENGTH && addRecordCut((res.trainerCuts ??= emptyTrainerCuts()), mask) && !this.settings.trainer)
+      // What each trainer's default length does to the record (core/trainers/trainers.ts); noted when no --trainer chose the length
+      // and the record is written (--format messages writes conversations, checked whole in conversationOut).
+      if (
+        ids.length > SHORTEST_TRAINER_LENGTH &&
+        addRecordCut((res.trainerCuts ??= emptyTrainerCuts()), mask) &&
+        !this.settings.trainer &&
+        this.settings.format !== 'messages'
+      )
         res.notes.push('trainer_length_cut');
       written.push({ ids, mask });
       res.trainableTokens += nResp;
@@ -321,6 +330,7 @@ export class RowProcessor {
       if (built.records.some((rec) => rec.spans.some(([a, b]) => EMPTY_THINK.test(rec.text.slice(a, b))))) res.notes.push('empty_think_trained');
       res.renderedTokens = renderedTokens;
       res.tokenCounts = countRowTokens(written);
+      if (this.settings.format === 'messages') res.conversations = [this.conversationOut(conv, renderedTokens, res.notes)];
     } else if (row.fate === 'errored') {
       res.fate = 'errored';
       res.message = `${row.targetError.reason}: ${row.targetError.message}; template "${template.named.name}" of ${this.tok.dir}`;
@@ -330,6 +340,29 @@ export class RowProcessor {
       res.reason = row.reason;
       if (row.reason === 'too_long' && tooLongWhy) res.message = tooLongWhy;
     }
+  }
+
+  /**
+   * The `--format messages` lines of a written conversation (records/conversationLines.ts) and their notes:
+   * `conversation_over_trainer_length` when the conversation rendered once (`renderedTokens`) is longer than
+   * `--max-length`, or without it than {@link CONVERSATION_TRAINER_LENGTH} (a trainer that tokenizes it applies
+   * its length to all of it); with `--trainer eagle`, the
+   * ShareGPT line, or the note saying why EAGLE's reader cannot take the conversation as it is.
+   */
+  private conversationOut(conv: Conversation, renderedTokens: number, notes: Code[]): NonNullable<RowResult['conversations']>[number] {
+    const reasoning = this.settings.reasoning ?? 'keep';
+    const out = conversationLine(conv, reasoning);
+    notes.push(...out.notes);
+    if (renderedTokens > (this.settings.maxLength ?? CONVERSATION_TRAINER_LENGTH)) notes.push('conversation_over_trainer_length');
+    const entry: NonNullable<RowResult['conversations']>[number] = { id: conv.id, messages: out.line };
+    if (this.settings.trainer === 'eagle') {
+      const sg = sharegptLine(conv, reasoning);
+      if ('line' in sg) {
+        entry.sharegpt = sg.line;
+        notes.push(...sg.notes);
+      } else notes.push(sg.refused);
+    }
+    return entry;
   }
 
   /** Tokenizes one text record and masks it; rows written by `generate` carry the generated token ids (src/core/records/generatedIds.ts). */

@@ -60,6 +60,11 @@ export function applyRowResult(rep: FileReport, res: RowResult, lengths?: Length
       rep.trainableTokens += res.trainableTokens;
       rep.totalTokens += res.totalTokens;
       lengths?.addRow(res.recordTokens, res.recordTrainable, res.renderedTokens);
+      if (res.conversations) {
+        rep.conversationsWritten = (rep.conversationsWritten ?? 0) + res.conversations.length;
+        const sharegpt = res.conversations.filter((c) => c.sharegpt !== undefined).length;
+        if (sharegpt || rep.sharegptWritten !== undefined) rep.sharegptWritten = (rep.sharegptWritten ?? 0) + sharegpt;
+      }
       if (res.tokenCounts) counts?.add(res.tokenCounts, res.records.length);
       if (res.trainerCuts) rep.trainerCuts = addTrainerCuts(rep.trainerCuts ?? emptyTrainerCuts(), res.trainerCuts);
       break;
@@ -90,6 +95,8 @@ export function leaveOut(rep: FileReport): void {
   const { rowsWritten, recordsWritten, rowsSetAside, trainableTokens, totalTokens } = rep;
   rep.leftOut = { rowsWritten, recordsWritten, rowsSetAside, trainableTokens, totalTokens };
   Object.assign(rep, { rowsWritten: 0, recordsWritten: 0, rowsSetAside: 0, trainableTokens: 0, totalTokens: 0 });
+  if (rep.conversationsWritten !== undefined) rep.conversationsWritten = 0;
+  if (rep.sharegptWritten !== undefined) rep.sharegptWritten = 0;
   delete rep.lengths;
   rep.trainerCuts = emptyTrainerCuts();
 }
@@ -173,6 +180,8 @@ export function computeTotals(files: readonly FileReport[]): PrepareResult['tota
   for (const k of sumKeys) totals[k] = kept.reduce((a, f) => a + f[k], 0);
   for (const f of kept) for (const [k, v] of Object.entries(f.dropped)) totals.dropped[k] = (totals.dropped[k] ?? 0) + v.count;
   for (const f of kept) for (const [k, v] of Object.entries(f.errorReasons ?? {})) (totals.errorReasons ??= {})[k] = (totals.errorReasons[k] ?? 0) + v.count;
+  for (const k of ['conversationsWritten', 'sharegptWritten'] as const)
+    if (kept.some((f) => f[k] !== undefined)) totals[k] = kept.reduce((a, f) => a + (f[k] ?? 0), 0);
   if (kept.length && kept.every((f) => f.lengths)) totals.lengths = mergeLengthStats(kept.map((f) => f.lengths!));
   if (kept.length && kept.every((f) => f.trainerCuts)) totals.trainerCuts = kept.reduce((a, f) => addTrainerCuts(a, f.trainerCuts!), emptyTrainerCuts());
   return totals;

@@ -125,6 +125,11 @@ export interface PrepareOptions {
    * `tokenized_data.jsonl`; `parquet` `tokenized_data.parquet` (schema in
    * `parquetOutput.ts`); `both` the two, with the same records in the same order.
    * `prompts_to_generate.jsonl` is JSONL whatever the format (`generate` reads it).
+   * `messages`: no records file; the written conversations, normalized, as `conversations.jsonl`
+   * (OpenAI `messages`, records/conversationLines.ts), and with `trainer` `eagle` also
+   * `conversations_sharegpt.jsonl` (ShareGPT `conversations`) — for the trainers that tokenize
+   * themselves (docs/outputs.md "Conversations"). Rows are processed (rendered, masked,
+   * tokenized) as in any run, so their fates, notes and token counts are the same.
    */
   format?: OutputFormat;
   /**
@@ -137,7 +142,7 @@ export interface PrepareOptions {
 }
 
 /** The record file formats of a run (`--format`, the `eagle3prep.outputFormat` setting); the first is the default. */
-export const OUTPUT_FORMATS = ['jsonl', 'parquet', 'both'] as const;
+export const OUTPUT_FORMATS = ['jsonl', 'parquet', 'both', 'messages'] as const;
 
 /** One of {@link OUTPUT_FORMATS}. */
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -192,6 +197,13 @@ export interface FileReport {
   rowsSetAside: number;
   rowsDropped: number;
   rowsErrored: number;
+  /**
+   * `--format messages` only: lines of `conversations.jsonl` (one per written conversation: a written row
+   * holding several has several) and, with `--trainer eagle`, of `conversations_sharegpt.jsonl` (the
+   * others are noted with the reason EAGLE cannot read them, `eagle_*`). Absent for other formats.
+   */
+  conversationsWritten?: number;
+  sharegptWritten?: number;
   /** reason code → { count, first line numbers (at most 10) }. */
   dropped: Record<string, { count: number; lines: number[] }>;
   /** First errors (at most 50) with line and message. */
@@ -300,6 +312,10 @@ export interface PrepareResult {
    */
   outputs: RunOutputPaths & {
     tokenizedDataParquet?: string;
+    /** `conversations.jsonl` of a `--format messages` run (OpenAI `messages`); absent otherwise. */
+    conversations?: string;
+    /** `conversations_sharegpt.jsonl` of a `--format messages --trainer eagle` run (ShareGPT `conversations`); absent otherwise. */
+    conversationsSharegpt?: string;
     problems?: string;
     format?: OutputFormat;
     written?: string[];
@@ -402,6 +418,12 @@ export interface RowResult {
   records: string[];
   /** The `prompts_to_generate.jsonl` line when `fate` is `setAside`. */
   prompt?: string;
+  /**
+   * With `format: messages`: one entry per written conversation of the row, in order: its id, its
+   * `conversations.jsonl` line and, with `trainer: eagle`, its `conversations_sharegpt.jsonl` line
+   * when EAGLE's reader can take it as it is (else a note says why it is not there). Newlines included.
+   */
+  conversations?: { id: string; messages: string; sharegpt?: string }[];
   /** The conversation id of each record line (its `id` is it, or it + `#k`), for unique ids across the run (`run/uniqueIds.ts`). */
   recordConvIds?: string[];
   /** The id of each line of `prompt`. */
@@ -430,7 +452,18 @@ export interface TokenCountDelta {
 /** The settings a row processor needs; the same in every worker of a run. */
 export type RowSettings = Pick<
   PrepareOptions,
-  'tokenizerDir' | 'mask' | 'maxLength' | 'truncate' | 'long' | 'grouping' | 'minTrainableTokens' | 'templateKwargs' | 'reasoning' | 'dedup' | 'trainer'
+  | 'tokenizerDir'
+  | 'mask'
+  | 'maxLength'
+  | 'truncate'
+  | 'long'
+  | 'grouping'
+  | 'minTrainableTokens'
+  | 'templateKwargs'
+  | 'reasoning'
+  | 'dedup'
+  | 'trainer'
+  | 'format'
 >;
 
 /** What a run reports about its tokenizer and chat template, found where the tokenizer is loaded (this thread or the first pool worker). */

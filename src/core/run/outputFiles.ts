@@ -21,6 +21,15 @@ export const OUTPUT_FILES = {
 export const TOKENIZED_DATA_PARQUET = 'tokenized_data.parquet';
 
 /**
+ * The written conversations, normalized, as OpenAI chat `messages` (`--format messages`,
+ * records/conversationLines.ts): what Model-Optimizer reads, or any trainer that tokenizes itself.
+ */
+export const CONVERSATIONS_FILE = 'conversations.jsonl';
+
+/** The same conversations as ShareGPT `conversations` (`from` human / gpt), those EAGLE's reader can take (`--format messages --trainer eagle`). */
+export const CONVERSATIONS_SHAREGPT_FILE = 'conversations_sharegpt.jsonl';
+
+/**
  * Every dropped and errored row of a run, one `RowProblemLine` a line (run/accounting.ts);
  * `outputs.problems` of the report, absent from reports written before it existed and from merged shard reports.
  */

@@ -27,6 +27,7 @@ import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { TokenizedRecord } from '../types';
 import { tempPathFor } from './output';
+import { CONVERSATIONS_FILE, CONVERSATIONS_SHAREGPT_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
 
 /** A row group is written when it holds this many tokens (`input_ids` values) … */
 export const ROW_GROUP_TOKENS = 262_144;
@@ -262,14 +263,24 @@ export function recordOfParquetRow(row: Record<string, unknown>): TokenizedRecor
 }
 
 /**
- * Removes from an output folder the record file of the format a run did not
+ * Removes from an output folder the data files of the formats a run did not
  * write (`tokenized_data.jsonl` after `--format parquet`, `tokenized_data.parquet`
- * after `--format jsonl`): left there, a previous run's records would sit beside
- * this run's report as if they were its own.
+ * after `--format jsonl`, both after `--format messages`, `conversations.jsonl` and
+ * `conversations_sharegpt.jsonl` after a records format, the ShareGPT file after
+ * `messages` without `--trainer eagle`): left there, a previous run's data would
+ * sit beside this run's report as if they were its own.
+ * @param sharegpt whether the run wrote `conversations_sharegpt.jsonl` (`messages` with `--trainer eagle`)
  * @returns the paths removed
  */
-export function removeStaleRecordFiles(outDir: string, format: 'jsonl' | 'parquet' | 'both' | undefined): string[] {
-  const stale = format === 'parquet' ? ['tokenized_data.jsonl'] : format === 'both' ? [] : ['tokenized_data.parquet'];
+export function removeStaleRecordFiles(outDir: string, format: 'jsonl' | 'parquet' | 'both' | 'messages' | undefined, sharegpt = false): string[] {
+  const f = format ?? 'jsonl';
+  const written = new Set([
+    ...(f === 'jsonl' || f === 'both' ? ['tokenized_data.jsonl'] : []),
+    ...(f === 'parquet' || f === 'both' ? [TOKENIZED_DATA_PARQUET] : []),
+    ...(f === 'messages' ? [CONVERSATIONS_FILE] : []),
+    ...(f === 'messages' && sharegpt ? [CONVERSATIONS_SHAREGPT_FILE] : []),
+  ]);
+  const stale = ['tokenized_data.jsonl', TOKENIZED_DATA_PARQUET, CONVERSATIONS_FILE, CONVERSATIONS_SHAREGPT_FILE].filter((n) => !written.has(n));
   const removed: string[] = [];
   for (const name of stale) {
     const p = join(outDir, name);

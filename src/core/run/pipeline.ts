@@ -127,9 +127,13 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
   const tok = setup.tokenizer;
   const templateCheck = setup.templateCheck;
   if (shard) hooks.log?.(`shard ${shard.index}/${shard.count}: rows whose run-wide index k has k mod ${shard.count} = ${shard.index}`);
-  const records: Sink = dryRun
-    ? NULL_SINK
-    : new RecordOutputs(outputs, format, { createdBy: `eagle3-prep ${PACKAGE_VERSION}`, metadata: parquetMetadata(tok, opts) });
+  const records: Sink =
+    dryRun || format === 'messages'
+      ? NULL_SINK
+      : new RecordOutputs(outputs, format, { createdBy: `eagle3-prep ${PACKAGE_VERSION}`, metadata: parquetMetadata(tok, opts) });
+  /** --format messages: conversations.jsonl, and conversations_sharegpt.jsonl with --trainer eagle (records/conversationLines.ts). */
+  const conversations: Sink = !dryRun && outputs.conversations ? new AtomicOutput(outputs.conversations) : NULL_SINK;
+  const sharegpt: Sink = !dryRun && outputs.conversationsSharegpt ? new AtomicOutput(outputs.conversationsSharegpt) : NULL_SINK;
   const prompts: Sink = dryRun ? NULL_SINK : new AtomicOutput(outputs.promptsToGenerate);
   /** problems.jsonl: every dropped and errored row (the report keeps only the first lines of each). */
   const problems: Sink = dryRun ? NULL_SINK : new AtomicOutput(outputs.problems!);
@@ -253,6 +257,10 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
         applyRowResult(rep, res, lengths, fileCounts);
         if (doomed) continue;
         for (const line of res.records) await records.write(line);
+        for (const c of res.conversations ?? []) {
+          await conversations.write(c.messages);
+          if (c.sharegpt !== undefined) await sharegpt.write(c.sharegpt);
+        }
         if (res.prompt) await prompts.write(res.prompt);
         if (res.fate === 'dropped' || res.fate === 'errored') await problems.write(problemLine(file, res));
       }
@@ -389,6 +397,8 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     for (let fi = 0; fi < opts.inputs.length; fi++) {
       const rep = emptyFileReport(resolve(opts.inputs[fi]));
       if (shard) rep.rowsInFile = 0;
+      if (outputs.conversations) rep.conversationsWritten = 0;
+      if (outputs.conversationsSharegpt) rep.sharegptWritten = 0;
       const earlyFailure = early.get(rep.file);
       if (early.size && !opts.skipFailedFiles && !earlyFailure) {
         // The run fails anyway: the other files are not read (their work would be thrown away).
@@ -404,7 +414,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
         } else doomed = true;
         continue;
       }
-      const marks = [records.bytesWritten, prompts.bytesWritten, problems.bytesWritten];
+      const marks = [records.bytesWritten, prompts.bytesWritten, problems.bytesWritten, conversations.bytesWritten, sharegpt.bytesWritten];
       addedKeys = [];
       addedIds = [];
       lengths = new LengthStatsBuilder();
@@ -435,6 +445,8 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
         await records.rollback(marks[0]);
         await prompts.rollback(marks[1]);
         await problems.rollback(marks[2]);
+        await conversations.rollback(marks[3]);
+        await sharegpt.rollback(marks[4]);
         for (const k of addedKeys) seen?.delete(k);
         uniqueIds.forget(addedIds);
         hooks.log?.(`  skipped (--skip-failed-files): ${why}`);
@@ -448,6 +460,8 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     await records.abort();
     await settle(prompts.abort());
     await settle(problems.abort());
+    await settle(conversations.abort());
+    await settle(sharegpt.abort());
     removeCreatedIfEmpty(outDir, createdDir);
     throw e;
   }
@@ -476,7 +490,16 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
   // What a commit writes (a failed or dry run writes nothing).
   outputs.written =
     result.ok && !dryRun
-      ? [...(records as RecordOutputs).paths(), outputs.promptsToGenerate, outputs.problems!, tokenCountsPath, outputs.reportJson, outputs.reportMd]
+      ? [
+          ...(format === 'messages' ? [] : (records as RecordOutputs).paths()),
+          ...(outputs.conversations ? [outputs.conversations] : []),
+          ...(outputs.conversationsSharegpt ? [outputs.conversationsSharegpt] : []),
+          outputs.promptsToGenerate,
+          outputs.problems!,
+          tokenCountsPath,
+          outputs.reportJson,
+          outputs.reportMd,
+        ]
       : [];
   let settled = false;
   return {
@@ -488,8 +511,10 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       await records.commit();
       await prompts.commit();
       await problems.commit();
+      await conversations.commit();
+      await sharegpt.commit();
       // Said in the summary and the report too (outputs.removed): a file of the user's folder is gone.
-      const removed = removeStaleRecordFiles(outDir, format);
+      const removed = removeStaleRecordFiles(outDir, format, outputs.conversationsSharegpt !== undefined);
       for (const p of removed) hooks.log?.(`  removed ${p}: a previous run's records in the format this run does not write`);
       if (removed.length) result.outputs.removed = removed;
       const sizes = targetSizesOf(tok);
@@ -502,6 +527,8 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       await records.abort();
       await settle(prompts.abort());
       await settle(problems.abort());
+      await settle(conversations.abort());
+      await settle(sharegpt.abort());
       removeCreatedIfEmpty(outDir, createdDir);
     },
   };

@@ -2,6 +2,7 @@
  * `report.json` and `report.md`: what a run read, wrote, set aside, dropped
  * and errored, per input file, with the settings that produced it.
  */
+import { conversationsLines } from './conversationsNote';
 import { readFileSync } from 'node:fs';
 import { basename, relative } from 'node:path';
 import { CODES, codeMeaning, codeRemedy } from '../codes';
@@ -217,6 +218,7 @@ function promptLines(r: PrepareResult): number {
 /** The record files of a run's format, as Markdown code spans (`tokenized_data.jsonl` for reports made before `format`). */
 function recordFiles(r: PrepareResult): string {
   const f = r.outputs.format ?? 'jsonl';
+  if (f === 'messages') return 'no records (`--format messages`: the records counted are what the rules would train)';
   const names = [...(f !== 'parquet' ? [OUTPUT_FILES.tokenizedData] : []), ...(f !== 'jsonl' ? [TOKENIZED_DATA_PARQUET] : [])];
   return names.map((n) => `\`${n}\``).join(' and ');
 }
@@ -238,6 +240,7 @@ export function renderReportMarkdown(r: PrepareResult): string {
     `- Mask policy: \`${r.mask}\`; reasoning: \`${r.reasoning ?? 'keep'}\`; grouping: \`${r.grouping ?? 'exact'}\`; max length: ${r.maxLength ?? 'none'}${r.maxLength !== null ? ` (longer records: ${r.long ?? (r.truncate ? 'truncate' : 'drop')})` : ''}${(r.minTrainableTokens ?? 1) > 1 ? `; min trainable tokens per record: ${r.minTrainableTokens}` : ''}`,
     `- Template kwargs: \`${JSON.stringify(r.templateKwargs)}\``,
     `- Outputs: ${recordFiles(r)} (${t.recordsWritten} records), \`${OUTPUT_FILES.promptsToGenerate}\` (${promptLines(r)} prompts)${r.tokenCounts ? `, \`${TOKEN_COUNTS_FILE}\` (token-id counts for \`eagle3-prep draft-vocab\`)` : ''}`,
+    ...conversationsLines(r).map((l, i) => (i === 0 ? `- Conversations: ${l}` : `  ${l}`)),
     ...(r.outputs.removed?.length
       ? [
           `- Removed: ${r.outputs.removed.map((p) => `\`${basename(p)}\``).join(', ')} — a previous run's records in a format this run does not write (\`--format ${r.outputs.format}\`), so they are not taken for this run's`,
@@ -276,7 +279,8 @@ const LENGTH_RULE_TEXT = {
  * for a run made for one trainer (`--trainer`) the commands that follow.
  */
 function trainerSection(r: PrepareResult): string[] {
-  const cuts: TrainerCuts | undefined = r.totals.trainerCuts;
+  // Records only: a --format messages run writes conversations, whose length is checked whole (conversation_over_trainer_length).
+  const cuts: TrainerCuts | undefined = r.outputs.format === 'messages' ? undefined : r.totals.trainerCuts;
   const out: string[] = [];
   if (cuts) {
     const trainable = r.totals.trainableTokens;

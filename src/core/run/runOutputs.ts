@@ -3,15 +3,18 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join, resolve } from 'node:path';
 import { AtomicOutput } from './output';
-import { outputPathsIn, PROBLEMS_FILE, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
+import { CONVERSATIONS_FILE, CONVERSATIONS_SHAREGPT_FILE, outputPathsIn, PROBLEMS_FILE, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
 import { ParquetRecordsOutput } from './parquetOutput';
 import { version as PACKAGE_VERSION } from '../../../package.json';
 import type { MaskPolicy } from '../types';
 import { OUTPUT_FORMATS } from './contract';
 import type { OutputFormat, PrepareOptions, PrepareResult, RunSetup } from './contract';
 
-/** The output folder, format and paths of a run; throws when the format is unknown or an input is one of the outputs. */
-export function planOutputs(opts: Pick<PrepareOptions, 'outDir' | 'format' | 'inputs'>): {
+/**
+ * The output folder, format and paths of a run; throws when the format is unknown or an input is one of the outputs.
+ * Format `messages` writes `conversations.jsonl` instead of records, and `conversations_sharegpt.jsonl` too with `trainer` `eagle`.
+ */
+export function planOutputs(opts: Pick<PrepareOptions, 'outDir' | 'format' | 'inputs' | 'trainer'>): {
   outDir: string;
   format: OutputFormat;
   outputs: PrepareResult['outputs'];
@@ -23,11 +26,17 @@ export function planOutputs(opts: Pick<PrepareOptions, 'outDir' | 'format' | 'in
   const parquetPath = join(outDir, TOKENIZED_DATA_PARQUET);
   const outputs: PrepareResult['outputs'] = {
     ...outputPathsIn(outDir),
-    ...(format !== 'jsonl' ? { tokenizedDataParquet: parquetPath } : {}),
+    ...(format === 'parquet' || format === 'both' ? { tokenizedDataParquet: parquetPath } : {}),
+    ...(format === 'messages' ? { conversations: join(outDir, CONVERSATIONS_FILE) } : {}),
+    ...(format === 'messages' && opts.trainer === 'eagle' ? { conversationsSharegpt: join(outDir, CONVERSATIONS_SHAREGPT_FILE) } : {}),
     problems: join(outDir, PROBLEMS_FILE),
   };
   const tokenCountsPath = join(outDir, TOKEN_COUNTS_FILE);
-  const outputPaths = new Set([...Object.values(outputs), parquetPath, tokenCountsPath].filter((x): x is string => typeof x === 'string'));
+  const outputPaths = new Set(
+    [...Object.values(outputs), parquetPath, tokenCountsPath, join(outDir, CONVERSATIONS_FILE), join(outDir, CONVERSATIONS_SHAREGPT_FILE)].filter(
+      (x): x is string => typeof x === 'string',
+    ),
+  );
   for (const input of opts.inputs) {
     if (outputPaths.has(resolve(input)))
       throw new Error(`${resolve(input)} is an output of this run (--out ${outDir}); inputs are never overwritten: choose another --out`);

@@ -83,5 +83,6 @@ export function settingsOf(o: PrepareOptions): RowSettings {
     reasoning: o.reasoning,
     dedup: o.dedup,
     trainer: o.trainer,
+    format: o.format,
   };
 }

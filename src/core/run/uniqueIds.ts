@@ -15,7 +15,7 @@ export class UniqueIds {
    * and notes the row; returns the ids it took, for {@link forget}.
    */
   apply(res: RowResult): string[] {
-    const convIds = [...new Set([...(res.recordConvIds ?? []), ...(res.promptIds ?? [])])];
+    const convIds = [...new Set([...(res.recordConvIds ?? []), ...(res.promptIds ?? []), ...(res.conversations ?? []).map((c) => c.id)])];
     const renamed = new Map<string, string>();
     const taken: string[] = [];
     for (const id of convIds) {
@@ -37,12 +37,17 @@ export class UniqueIds {
     res.notes.push('duplicate_id_renamed');
     const rename = (line: string, conv: string | undefined): string => {
       const to = conv === undefined ? undefined : renamed.get(conv);
-      if (to === undefined) return line;
+      if (to === undefined || line === '') return line; // '': a record line not made (--format messages)
       const v = JSON.parse(line) as { id: string };
       v.id = to + v.id.slice(conv!.length);
       return JSON.stringify(v) + '\n';
     };
     res.records = res.records.map((l, i) => rename(l, res.recordConvIds?.[i]));
+    res.conversations = res.conversations?.map((c) => ({
+      id: renamed.get(c.id) ?? c.id,
+      messages: rename(c.messages, c.id),
+      ...(c.sharegpt !== undefined ? { sharegpt: rename(c.sharegpt, c.id) } : {}),
+    }));
     if (res.prompt && res.promptIds) {
       const lines = res.prompt.split('\n').slice(0, -1);
       res.prompt = lines.map((l, i) => rename(l + '\n', res.promptIds![i])).join('');

@@ -11,6 +11,10 @@ import { TRAINERS, type TrainerId } from './trainers';
 export interface NextStepInputs {
   /** `tokenized_data.jsonl` (absolute), or undefined when the run wrote Parquet only. */
   records?: string;
+  /** `conversations.jsonl` (absolute) of a `--format messages` run, for Model-Optimizer; undefined when not written. */
+  conversations?: string;
+  /** `conversations_sharegpt.jsonl` (absolute) of a `--format messages --trainer eagle` run; undefined when not written. */
+  sharegpt?: string;
   /** `token_counts.json` (absolute), for `eagle3-prep draft-vocab`. */
   tokenCounts: string;
   /** The output folder (absolute). */
@@ -35,13 +39,16 @@ export function trainerNextSteps(trainer: TrainerId, o: NextStepInputs): string[
   const t = TRAINERS[trainer];
   const n = o.maxLength;
   const records = o.records ? shellWord(o.records) : '<tokenized_data.jsonl>';
+  // Without --format messages nothing wrote the conversations these trainers read: say how to get them.
+  const sharegpt = o.sharegpt ? shellWord(o.sharegpt) : '<conversations_sharegpt.jsonl: prepare with --format messages>';
+  const conversations = o.conversations ? shellWord(o.conversations) : '<conversations.jsonl: prepare with --format messages>';
   const model = o.modelDir ? shellWord(o.modelDir) : '<target model>';
   const vocab = shellWord(`${o.outDir}/draft-vocab`);
   const draftVocab = (size: number, out = vocab) => `eagle3-prep draft-vocab --size ${size} --counts ${shellWord(o.tokenCounts)} --out ${out}`;
   const lines = [
     t.readsRecords
       ? `Next (${t.name}, ${t.lengthSetting} ${n}: every written record fits, the trainer cuts nothing):`
-      : `Next (${t.name}, ${t.lengthSetting} ${n}: every written record fits; it tokenizes conversations itself):`,
+      : `Next (${t.name}, ${t.lengthSetting} ${n}: it tokenizes the conversations itself; a conversation longer than ${n} tokens is noted conversation_over_trainer_length):`,
   ];
   switch (trainer) {
     case 'specforge':
@@ -62,16 +69,16 @@ export function trainerNextSteps(trainer: TrainerId, o: NextStepInputs): string[
     }
     case 'eagle':
       lines.push(
-        '  main.py (eagle/traineagle3) reads ShareGPT conversations ("id", "conversations" from human/gpt) and tokenizes and masks them itself: it does not read these records.',
-        `  keep train_config["max_len"] at ${n}; deepspeed main.py --deepspeed_config ds_config.json --basepath ${model} --trainpath <conversations.jsonl> --savedir <dir>`,
+        '  main.py (eagle/traineagle3) reads ShareGPT conversations ("id", "conversations" from human/gpt) and tokenizes and masks them itself (its own system prompt first, its mask code written for Llama 3\'s template).',
+        `  keep train_config["max_len"] at ${n}; deepspeed main.py --deepspeed_config ds_config.json --basepath ${model} --trainpath ${sharegpt} --testpath ${sharegpt} --savedir <dir>   (a held-out file as --testpath if you have one)`,
         `  ${draftVocab(32000)}, then copy ${vocab}/cache.pt into the folder main.py runs in`,
       );
       break;
     case 'modelopt':
       lines.push(
-        '  examples/speculative_decoding reads conversations (OpenAI "messages") and tokenizes and masks them itself: it does not read these records.',
+        '  examples/speculative_decoding reads conversations (OpenAI "messages") and tokenizes and masks them itself: every token is trained unless training.answer_only_loss=true, which needs {% generation %} tags in the chat template (data.chat_template).',
         `  ${draftVocab(32000)}`,
-        `  ./launch_train.sh --config ../../modelopt_recipes/general/speculative_decoding/eagle3.yaml model.model_name_or_path=${model} data.data_path=<conversations.jsonl> training.training_seq_len=${n} data.draft_vocab_cache=${vocab}/d2t.pt training.output_dir=<dir>`,
+        `  ./launch_train.sh --config ../../modelopt_recipes/general/speculative_decoding/eagle3.yaml model.model_name_or_path=${model} data.data_path=${conversations} training.training_seq_len=${n} data.draft_vocab_cache=${vocab}/d2t.pt training.output_dir=<dir>`,
       );
       break;
   }
@@ -86,9 +93,13 @@ export function trainerNextSteps(trainer: TrainerId, o: NextStepInputs): string[
 export function nextStepsOfRun(r: Pick<PrepareResult, 'trainer' | 'maxLength' | 'outputs' | 'tokenCounts' | 'outDir' | 'tokenizer'>): string[] {
   if (!r.trainer || !r.maxLength) return [];
   const w = r.outputs.written;
-  if (w && !w.includes(r.outputs.tokenizedData) && !(r.outputs.tokenizedDataParquet && w.includes(r.outputs.tokenizedDataParquet))) return [];
+  const wrote = (p: string | undefined) => p !== undefined && (!w || w.includes(p));
+  if (w && ![r.outputs.tokenizedData, r.outputs.tokenizedDataParquet, r.outputs.conversations].some((p) => p !== undefined && w.includes(p))) return [];
+  const format = r.outputs.format ?? 'jsonl';
   return trainerNextSteps(r.trainer, {
-    records: (r.outputs.format ?? 'jsonl') === 'parquet' ? undefined : r.outputs.tokenizedData,
+    records: format === 'parquet' || format === 'messages' ? undefined : r.outputs.tokenizedData,
+    conversations: wrote(r.outputs.conversations) ? r.outputs.conversations : undefined,
+    sharegpt: wrote(r.outputs.conversationsSharegpt) ? r.outputs.conversationsSharegpt : undefined,
     tokenCounts: r.tokenCounts ?? `${r.outDir}/token_counts.json`,
     outDir: r.outDir,
     maxLength: r.maxLength,

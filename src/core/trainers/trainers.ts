@@ -121,6 +121,9 @@ export function emptyTrainerCuts(): TrainerCuts {
   return out;
 }
 
+/** The shortest default length of the trainers that read conversations (EAGLE, Model-Optimizer): a `--format messages` conversation longer than this, without `--max-length`, is cut by one. */
+export const CONVERSATION_TRAINER_LENGTH = Math.min(...TRAINER_IDS.filter((id) => !TRAINERS[id].readsRecords).map((id) => TRAINERS[id].defaultLength));
+
 /** The shortest default length of the trainers: a record no longer than this is cut by none. */
 export const SHORTEST_TRAINER_LENGTH = Math.min(...TRAINER_IDS.map((id) => TRAINERS[id].defaultLength));
 
@@ -216,13 +219,19 @@ export function trainerCutLines(cuts: Partial<TrainerCuts> | undefined, trainabl
  * The length settings of a run made for a trainer (`--trainer`, `eagle3prep.trainer`): `maxLength`
  * its default length unless one is given, and `long: 'split'` unless a long policy (or the legacy
  * `truncate`) is given, so that no record is longer than the trainer takes and every turn is
- * trained. Without a trainer, `o` as it is. Returns a copy.
+ * trained. For a trainer that reads conversations, not records (EAGLE, Model-Optimizer), `format`
+ * `messages` unless a format is given: the run writes `conversations.jsonl` (and for EAGLE
+ * `conversations_sharegpt.jsonl`), which the next command points at, with `token_counts.json` for
+ * its vocabulary file. Without a trainer, `o` as it is. Returns a copy.
  */
-export function withTrainerDefaults<T extends { trainer?: TrainerId; maxLength?: number; long?: 'drop' | 'truncate' | 'split'; truncate?: boolean }>(o: T): T {
+export function withTrainerDefaults<
+  T extends { trainer?: TrainerId; maxLength?: number; long?: 'drop' | 'truncate' | 'split'; truncate?: boolean; format?: string },
+>(o: T): T {
   if (!o.trainer) return o;
   return {
     ...o,
     maxLength: o.maxLength ?? TRAINERS[o.trainer].defaultLength,
     long: o.long ?? (o.truncate ? 'truncate' : 'split'),
+    ...(o.format === undefined && !TRAINERS[o.trainer].readsRecords ? { format: 'messages' } : {}),
   };
 }
