@@ -1,0 +1,307 @@
+/**
+ * `prepare --format messages` (records/conversationLines.ts): the exact conversations.jsonl and
+ * conversations_sharegpt.jsonl lines of hand-made rows (system, multi-turn, tool calls with object
+ * arguments and tool definitions, reasoning as a field and inline, an untrainable turn, a conversation
+ * opening with the assistant, a duplicate id), the accounting (every row written, set aside, dropped or
+ * errored; the same counts and token counts as a records run), the ShareGPT lines read back the way
+ * EAGLE's traineagle3 main.py reads them, and the CLI: --trainer eagle / modelopt write conversations by
+ * default and print the next command with the written file.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { prepare } from '../../src/core/run/pipeline';
+import { readReport } from '../../src/core/run/report';
+import { conversationLine, sharegptLine } from '../../src/core/records/conversationLines';
+import { CODES, isDataChanging } from '../../src/core/codes';
+import type { Conversation } from '../../src/core/types';
+import { tempDir, writeJsonl } from '../helpers';
+
+process.env.XDG_CACHE_HOME ??= tempDir('eagle3-cache-');
+const ROOT = join(__dirname, '..', '..');
+
+const ROWS: (object | string)[] = [
+  {
+    id: 'chat-1',
+    messages: [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Hi' },
+      { role: 'assistant', content: 'Hello.' },
+      { role: 'user', content: '2+2?' },
+      { role: 'assistant', content: '4' },
+    ],
+  },
+  {
+    id: 'tool-1',
+    messages: [
+      { role: 'user', content: 'Weather in Oslo?' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'get_weather', arguments: { city: 'Oslo' } } }] },
+      { role: 'tool', tool_call_id: 'call_0', name: 'get_weather', content: '{"temp": 3}' },
+      { role: 'assistant', content: 'It is 3 degrees.' },
+    ],
+    tools: [
+      {
+        type: 'function',
+        function: {
+          name: 'get_weather',
+          description: 'Weather of a city',
+          parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        },
+      },
+    ],
+  },
+  {
+    id: 'think-1',
+    messages: [
+      { role: 'user', content: '17*23?' },
+      { role: 'assistant', reasoning_content: '17*23 = 391.', content: '391' },
+    ],
+  },
+  {
+    id: 'think-2',
+    messages: [
+      { role: 'user', content: 'Capital of France?' },
+      { role: 'assistant', content: '<think>\nEasy.\n</think>\n\nParis.' },
+    ],
+  },
+  { id: 'p-1', messages: [{ role: 'user', content: 'Tell me a joke.' }] },
+  '{"id": broken',
+  {
+    id: 'chat-1',
+    messages: [
+      { role: 'user', content: 'Bye' },
+      { role: 'assistant', content: 'Goodbye.' },
+    ],
+  },
+  {
+    id: 'w-1',
+    messages: [
+      { role: 'user', content: 'A' },
+      { role: 'assistant', content: 'B', weight: 0 },
+      { role: 'user', content: 'C' },
+      { role: 'assistant', content: 'D' },
+    ],
+  },
+  {
+    id: 'o-1',
+    messages: [
+      { role: 'assistant', content: 'Welcome!' },
+      { role: 'user', content: 'Thanks' },
+      { role: 'assistant', content: 'Anytime.' },
+    ],
+  },
+];
+
+/** The lines of a JSONL file. */
+function lines(p: string): string[] {
+  return readFileSync(p, 'utf8').split('\n').filter(Boolean);
+}
+
+/** The expected conversations.jsonl lines of {@link ROWS} written to `file`: exact text. */
+function expectedMessages(file: string): string[] {
+  const src = (line: number) => `"source":{"file":${JSON.stringify(file)},"line":${line}}`;
+  return [
+    `{"id":"chat-1",${src(1)},"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Hi"},{"role":"assistant","content":"Hello."},{"role":"user","content":"2+2?"},{"role":"assistant","content":"4"}]}`,
+    `{"id":"tool-1",${src(2)},"messages":[{"role":"user","content":"Weather in Oslo?"},{"role":"assistant","content":"","tool_calls":[{"id":"call_0","type":"function","function":{"name":"get_weather","arguments":"{\\"city\\":\\"Oslo\\"}"}}]},{"role":"tool","content":"{\\"temp\\": 3}","tool_call_id":"call_0","name":"get_weather"},{"role":"assistant","content":"It is 3 degrees."}],"tools":[{"type":"function","function":{"name":"get_weather","description":"Weather of a city","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]}`,
+    `{"id":"think-1",${src(3)},"messages":[{"role":"user","content":"17*23?"},{"role":"assistant","content":"391","reasoning_content":"17*23 = 391."}]}`,
+    `{"id":"think-2",${src(4)},"messages":[{"role":"user","content":"Capital of France?"},{"role":"assistant","content":"Paris.","reasoning_content":"Easy."}]}`,
+    `{"id":"chat-1~2",${src(7)},"messages":[{"role":"user","content":"Bye"},{"role":"assistant","content":"Goodbye."}]}`,
+    `{"id":"w-1",${src(8)},"messages":[{"role":"user","content":"A"},{"role":"assistant","content":"B","weight":0},{"role":"user","content":"C"},{"role":"assistant","content":"D"}]}`,
+    `{"id":"o-1",${src(9)},"messages":[{"role":"assistant","content":"Welcome!"},{"role":"user","content":"Thanks"},{"role":"assistant","content":"Anytime."}]}`,
+  ];
+}
+
+/** The expected conversations_sharegpt.jsonl lines of {@link ROWS}: the two conversations EAGLE can read, the first without its system turn. */
+function expectedSharegpt(file: string): string[] {
+  const src = (line: number) => `"source":{"file":${JSON.stringify(file)},"line":${line}}`;
+  return [
+    `{"id":"chat-1",${src(1)},"conversations":[{"from":"human","value":"Hi"},{"from":"gpt","value":"Hello."},{"from":"human","value":"2+2?"},{"from":"gpt","value":"4"}]}`,
+    `{"id":"chat-1~2",${src(7)},"conversations":[{"from":"human","value":"Bye"},{"from":"gpt","value":"Goodbye."}]}`,
+  ];
+}
+
+/**
+ * A faithful reading of EAGLE's `build_dataset_rank` (eagle/traineagle3/main.py): `from` mapped through
+ * {human: user, gpt: assistant} (any other value is a KeyError there), a first turn that is not human
+ * skipped, then the roles must alternate user, assistant (an assertion there). Throws where main.py would.
+ */
+function eagleReads(line: string): { role: string; content: string }[] {
+  const row = JSON.parse(line) as { id: unknown; conversations: { from: string; value: string }[] };
+  assert.equal(typeof row.id, 'string');
+  const roles: Record<string, string> = { human: 'user', gpt: 'assistant' };
+  let source = row.conversations;
+  const first = roles[source[0].from];
+  if (first === undefined) throw new Error(`KeyError: ${source[0].from}`);
+  if (first !== 'user') source = source.slice(1);
+  return source.map((s, j) => {
+    const role = roles[s.from];
+    if (role === undefined) throw new Error(`KeyError: ${s.from}`);
+    assert.equal(role, ['user', 'assistant'][j % 2]);
+    return { role, content: s.value };
+  });
+}
+
+test('conversationLine / sharegptLine: exact lines of a hand-made conversation; --reasoning drop leaves the reasoning out', () => {
+  const c: Conversation = {
+    id: 'c',
+    source: { file: '/d/x.jsonl', line: 3, element: 1 },
+    messages: [
+      { role: 'user', content: 'Q' },
+      { role: 'assistant', content: 'A', reasoning_content: 'R' },
+      { role: 'user', content: 'Q2' },
+      { role: 'assistant', content: 'A2' },
+      { role: 'assistant', content: '' },
+    ],
+  };
+  assert.deepEqual(conversationLine(c), {
+    line: '{"id":"c","source":{"file":"/d/x.jsonl","line":3,"element":1},"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A","reasoning_content":"R"},{"role":"user","content":"Q2"},{"role":"assistant","content":"A2"}]}\n',
+    notes: [],
+  });
+  assert.deepEqual(sharegptLine(c), { refused: 'eagle_reasoning' });
+  assert.deepEqual(sharegptLine(c, 'drop'), {
+    line: '{"id":"c","source":{"file":"/d/x.jsonl","line":3,"element":1},"conversations":[{"from":"human","value":"Q"},{"from":"gpt","value":"A"},{"from":"human","value":"Q2"},{"from":"gpt","value":"A2"}]}\n',
+    notes: [],
+  });
+  // A system turn after the start cannot be left out: the conversation is refused.
+  const late: Conversation = { ...c, messages: [c.messages[0], c.messages[3], { role: 'system', content: 'S' }, c.messages[2], c.messages[3]] };
+  assert.deepEqual(sharegptLine(late), { refused: 'eagle_turn_order' });
+  // Every new code has its text and is data-changing.
+  for (const code of [
+    'conversation_over_trainer_length',
+    'conversation_turn_not_trainable',
+    'eagle_system_prompt',
+    'eagle_tool_turns',
+    'eagle_reasoning',
+    'eagle_turn_order',
+    'eagle_turn_not_trainable',
+  ] as const) {
+    assert.ok(CODES[code].meaning && CODES[code].remedy, code);
+    assert.ok(isDataChanging(code), code);
+  }
+});
+
+test('prepare --format messages --trainer eagle: exact lines, every row accounted, the same counts as a records run', async () => {
+  const dir = tempDir();
+  const file = writeJsonl(ROWS, 'rows.jsonl', dir);
+  const out = join(dir, 'messages');
+  const r = await prepare({ inputs: [file], outDir: out, format: 'messages', trainer: 'eagle', maxLength: 2048, long: 'split', workers: 1 });
+  assert.equal(r.ok, true, r.failures.join('; '));
+  assert.deepEqual(lines(join(out, 'conversations.jsonl')), expectedMessages(file));
+  assert.deepEqual(lines(join(out, 'conversations_sharegpt.jsonl')), expectedSharegpt(file));
+  // EAGLE's reader takes every ShareGPT line.
+  assert.deepEqual(
+    lines(join(out, 'conversations_sharegpt.jsonl')).map(eagleReads)[1],
+    [
+      { role: 'user', content: 'Bye' },
+      { role: 'assistant', content: 'Goodbye.' },
+    ],
+  );
+  assert.ok(!existsSync(join(out, 'tokenized_data.jsonl')) && !existsSync(join(out, 'tokenized_data.parquet')), 'no records written');
+  assert.deepEqual(
+    r.outputs.written?.map((p) => p.slice(out.length + 1)),
+    ['conversations.jsonl', 'conversations_sharegpt.jsonl', 'prompts_to_generate.jsonl', 'problems.jsonl', 'token_counts.json', 'report.json', 'report.md'],
+  );
+  const f = r.files[0];
+  // Every row: 7 written, 1 set aside (p-1), 1 errored (the broken line).
+  assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored], [9, 7, 1, 0, 1]);
+  assert.equal(f.rowsWritten + f.rowsSetAside + f.rowsDropped + f.rowsErrored, f.rowsRead);
+  assert.equal(f.conversationsWritten, 7);
+  assert.equal(f.sharegptWritten, 2);
+  const notes = Object.fromEntries(Object.entries(f.notes).filter(([k]) => k.startsWith('eagle_') || k.startsWith('conversation_')));
+  assert.deepEqual(notes, {
+    eagle_system_prompt: 1,
+    eagle_tool_turns: 1,
+    eagle_reasoning: 2,
+    eagle_turn_not_trainable: 1,
+    eagle_turn_order: 1,
+    conversation_turn_not_trainable: 1,
+  });
+  // Written to ShareGPT + left out of it = written conversations (eagle_system_prompt lines are written).
+  assert.equal(f.sharegptWritten! + f.notes.eagle_tool_turns! + f.notes.eagle_reasoning! + f.notes.eagle_turn_not_trainable! + f.notes.eagle_turn_order!, 7);
+  assert.equal(r.status, 'degraded');
+  assert.ok(r.warnings!.some((w) => w.code === 'eagle_reasoning' && w.count === 2));
+  // The same rows through a records run: the same fates, records, tokens and token counts.
+  const rec = await prepare({ inputs: [file], outDir: join(dir, 'records'), format: 'jsonl', trainer: 'eagle', maxLength: 2048, long: 'split', workers: 1 });
+  const g = rec.files[0];
+  for (const k of ['rowsRead', 'rowsWritten', 'rowsSetAside', 'rowsDropped', 'rowsErrored', 'recordsWritten', 'trainableTokens', 'totalTokens'] as const)
+    assert.equal(f[k], g[k], k);
+  assert.equal(g.conversationsWritten, undefined);
+  assert.equal(lines(join(dir, 'records', 'tokenized_data.jsonl')).length, f.recordsWritten);
+  const counts = (d: string) => {
+    const { tokenizer: _t, ...rest } = JSON.parse(readFileSync(join(d, 'token_counts.json'), 'utf8')) as Record<string, unknown>;
+    return rest;
+  };
+  assert.deepEqual(counts(out), counts(join(dir, 'records')));
+  // report.json round trip; report.md names the files and whose masking applies.
+  const back = readReport(join(out, 'report.json')).report;
+  assert.equal(back.outputs.format, 'messages');
+  assert.equal(back.outputs.conversations, join(out, 'conversations.jsonl'));
+  assert.equal(back.totals.conversationsWritten, 7);
+  assert.equal(back.totals.sharegptWritten, 2);
+  const md = readFileSync(join(out, 'report.md'), 'utf8');
+  assert.match(md, /^- Conversations: 7 conversations in conversations\.jsonl \(OpenAI messages, normalized; one per written conversation\)$/m);
+  assert.match(
+    md,
+    /^ {2}2 of them in conversations_sharegpt\.jsonl \(ShareGPT human\/gpt, as EAGLE's main\.py reads them\); 5 left out, which EAGLE cannot read as they are: eagle_tool_turns ×1, eagle_reasoning ×2, eagle_turn_not_trainable ×1, eagle_turn_order ×1; 1 written without their system turn \(eagle_system_prompt: EAGLE puts its own first\)$/m,
+  );
+  assert.match(md, /The trainer renders, tokenizes and masks these conversations itself: its own masking applies/);
+  assert.doesNotMatch(md, /## Trainer lengths/);
+});
+
+test('prepare --format messages: a conversation longer than --max-length is noted; a later records run removes the conversations', async () => {
+  const dir = tempDir();
+  const long = 'word '.repeat(300);
+  const file = writeJsonl(
+    [
+      {
+        id: 'long',
+        messages: [
+          { role: 'user', content: long },
+          { role: 'assistant', content: 'ok' },
+          { role: 'user', content: long },
+          { role: 'assistant', content: 'ok again' },
+        ],
+      },
+    ],
+    'long.jsonl',
+    dir,
+  );
+  const out = join(dir, 'out');
+  const r = await prepare({ inputs: [file], outDir: out, format: 'messages', maxLength: 400, long: 'split', workers: 1 });
+  assert.equal(r.ok, true, r.failures.join('; '));
+  // Split into records that fit; the conversation (about 600 tokens) does not: noted, still written whole.
+  assert.equal(r.files[0].notes.conversation_over_trainer_length, 1);
+  assert.equal(r.files[0].recordsWritten, 2);
+  assert.equal(lines(join(out, 'conversations.jsonl')).length, 1);
+  assert.equal(r.outputs.conversationsSharegpt, undefined, 'no ShareGPT file without --trainer eagle');
+  const again = await prepare({ inputs: [file], outDir: out, format: 'jsonl', workers: 1 });
+  assert.deepEqual(again.outputs.removed, [join(out, 'conversations.jsonl')]);
+  assert.ok(!existsSync(join(out, 'conversations.jsonl')));
+  assert.equal(again.files[0].notes.conversation_over_trainer_length, undefined);
+});
+
+test('CLI: --trainer modelopt writes conversations.jsonl by default and points data.data_path at it; --format messages refused for SpecForge', () => {
+  const dir = tempDir();
+  const file = writeJsonl(ROWS, 'rows.jsonl', dir);
+  const out = join(dir, 'out');
+  const cli = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'prepare', ...args], { encoding: 'utf8', cwd: ROOT });
+  const run = cli(file, '--out', out, '--trainer', 'modelopt', '--workers', '1');
+  assert.equal(run.status, 0, run.stderr);
+  assert.deepEqual(lines(join(out, 'conversations.jsonl')), expectedMessages(file));
+  assert.ok(!existsSync(join(out, 'conversations_sharegpt.jsonl')));
+  assert.ok(!existsSync(join(out, 'tokenized_data.jsonl')));
+  assert.match(run.stdout, /^Conversations: 7 conversations in conversations\.jsonl \(OpenAI messages, normalized; one per written conversation\)$/m);
+  assert.match(run.stdout, new RegExp(` data\\.data_path=${join(out, 'conversations.jsonl').replace(/[.]/g, '\\.')} training\\.training_seq_len=2048 `));
+  assert.doesNotMatch(run.stdout, /eagle_/);
+  // EAGLE: the ShareGPT file, and --trainpath at it.
+  const eagle = cli(file, '--out', join(dir, 'eagle'), '--trainer', 'eagle', '--workers', '1');
+  assert.equal(eagle.status, 0, eagle.stderr);
+  assert.deepEqual(lines(join(dir, 'eagle', 'conversations_sharegpt.jsonl')), expectedSharegpt(file));
+  assert.match(eagle.stdout, new RegExp(`--trainpath ${join(dir, 'eagle', 'conversations_sharegpt.jsonl').replace(/[.]/g, '\\.')} `));
+  // A trainer that reads records refuses conversations.
+  const refused = cli(file, '--out', join(dir, 'sf'), '--trainer', 'specforge', '--format', 'messages');
+  assert.equal(refused.status, 2);
+  assert.match(refused.stderr, /SpecForge reads JSONL records, not conversations: use --format jsonl or both with --trainer specforge/);
+});
