@@ -257,6 +257,8 @@ export function registerPrepare(program: Command, done: (code: number) => void):
         '  prompts_to_generate.jsonl  prompt-only rows, to answer with `generate`\n' +
         '  report.json, report.md     what became of every row, per file; length statistics and amplification\n' +
         '  token_counts.json          count of each token id, trainable and all (for draft-vocab)\n' +
+        'With --format messages (the default with --trainer eagle or modelopt), no records: the written conversations, normalized,\n' +
+        '  conversations.jsonl        OpenAI messages (and conversations_sharegpt.jsonl, ShareGPT, with --trainer eagle)\n' +
         'Inputs: .jsonl .ndjson .json .traj .parquet files (optionally .gz or .zst)\n' +
         'or folders holding them.',
     )

@@ -14,6 +14,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { prepare } from '../../src/core/run/pipeline';
 import { readReport } from '../../src/core/run/report';
+import { mergeReports, mergeShardResults } from '../../src/core/run/mergeReports';
 import { conversationLine, sharegptLine } from '../../src/core/records/conversationLines';
 import { CODES, isDataChanging } from '../../src/core/codes';
 import type { Conversation } from '../../src/core/types';
@@ -191,13 +192,10 @@ test('prepare --format messages --trainer eagle: exact lines, every row accounte
   assert.deepEqual(lines(join(out, 'conversations.jsonl')), expectedMessages(file));
   assert.deepEqual(lines(join(out, 'conversations_sharegpt.jsonl')), expectedSharegpt(file));
   // EAGLE's reader takes every ShareGPT line.
-  assert.deepEqual(
-    lines(join(out, 'conversations_sharegpt.jsonl')).map(eagleReads)[1],
-    [
-      { role: 'user', content: 'Bye' },
-      { role: 'assistant', content: 'Goodbye.' },
-    ],
-  );
+  assert.deepEqual(lines(join(out, 'conversations_sharegpt.jsonl')).map(eagleReads)[1], [
+    { role: 'user', content: 'Bye' },
+    { role: 'assistant', content: 'Goodbye.' },
+  ]);
   assert.ok(!existsSync(join(out, 'tokenized_data.jsonl')) && !existsSync(join(out, 'tokenized_data.parquet')), 'no records written');
   assert.deepEqual(
     r.outputs.written?.map((p) => p.slice(out.length + 1)),
@@ -286,7 +284,8 @@ test('CLI: --trainer modelopt writes conversations.jsonl by default and points d
   const dir = tempDir();
   const file = writeJsonl(ROWS, 'rows.jsonl', dir);
   const out = join(dir, 'out');
-  const cli = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'prepare', ...args], { encoding: 'utf8', cwd: ROOT });
+  const cli = (...args: string[]) =>
+    spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'prepare', ...args], { encoding: 'utf8', cwd: ROOT });
   const run = cli(file, '--out', out, '--trainer', 'modelopt', '--workers', '1');
   assert.equal(run.status, 0, run.stderr);
   assert.deepEqual(lines(join(out, 'conversations.jsonl')), expectedMessages(file));
@@ -304,4 +303,31 @@ test('CLI: --trainer modelopt writes conversations.jsonl by default and points d
   const refused = cli(file, '--out', join(dir, 'sf'), '--trainer', 'specforge', '--format', 'messages');
   assert.equal(refused.status, 2);
   assert.match(refused.stderr, /SpecForge reads JSONL records, not conversations: use --format jsonl or both with --trainer specforge/);
+});
+
+test('merge-reports: shards of --format messages add up their conversation lines; --data refuses them with the way out', async () => {
+  const dir = tempDir();
+  const file = writeJsonl(ROWS, 'rows.jsonl', dir);
+  const shards = [];
+  for (let i = 0; i < 2; i++)
+    shards.push(
+      await prepare({
+        inputs: [file],
+        outDir: join(dir, `s${i}`),
+        format: 'messages',
+        trainer: 'eagle',
+        maxLength: 2048,
+        workers: 1,
+        shard: { index: i, count: 2 },
+      }),
+    );
+  assert.equal(shards[0].files[0].conversationsWritten! + shards[1].files[0].conversationsWritten!, 7);
+  const merged = mergeShardResults(shards, join(dir, 'merged'));
+  assert.equal(merged.files[0].conversationsWritten, 7);
+  assert.equal(merged.files[0].sharegptWritten, 2);
+  assert.equal(merged.totals.conversationsWritten, 7);
+  await assert.rejects(
+    mergeReports([join(dir, 's0'), join(dir, 's1')], join(dir, 'merged'), { data: true }),
+    /merge-reports --data merges records; shards of --format messages wrote conversations/,
+  );
 });

@@ -137,6 +137,8 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
     for (const p of parts) {
       for (const k of ['rowsRead', 'rowsWritten', 'recordsWritten', 'rowsSetAside', 'rowsDropped', 'rowsErrored', 'trainableTokens', 'totalTokens'] as const)
         m[k] += p[k];
+      // --format messages shards: their conversation lines add up as their rows do.
+      for (const k of ['conversationsWritten', 'sharegptWritten'] as const) if (p[k] !== undefined) m[k] = (m[k] ?? 0) + p[k]!;
       for (const [code, c] of Object.entries(p.notes)) m.notes[code] = (m.notes[code] ?? 0) + c;
       // Reports written before unread fields were counted have none.
       // Shapes: summed while every shard counted them; a shard of an older version leaves them uncounted (every template finding counts).
@@ -336,6 +338,10 @@ export async function mergeReports(paths: string[], outDir: string, opts: MergeP
     const skip = new Set(merged.files.filter((f) => f.skipped).map((f) => f.file));
     // Each record format every shard wrote is merged; shards that share no format cannot be merged.
     const formats = commonFormats(reports);
+    if (reports.some((r) => r.outputs.format === 'messages'))
+      throw new MergeError(
+        'merge-reports --data merges records; shards of --format messages wrote conversations (conversations.jsonl): concatenate those files (rows then not in input order), or merge without --data',
+      );
     if (!formats.jsonl && !formats.parquet)
       throw new MergeError('the shards wrote their records in different formats (--format): merge needs one format every shard wrote');
     merged.outputs.format = formats.jsonl && formats.parquet ? 'both' : formats.parquet ? 'parquet' : 'jsonl';
