@@ -11,6 +11,7 @@
 import * as vscode from 'vscode';
 import { readOutputState, tokenizerFilesHash } from '../core/run/datasetScan';
 import { differingSettings, resolveRunSettings } from '../core/run/runSettings';
+import { CONVERSATIONS_FILE } from '../core/run/outputFiles';
 import type { PrepareSettings } from './config';
 import { outDirFor } from './paths';
 import { serviceClient } from './serviceClient';
@@ -45,6 +46,8 @@ export async function exactRecordsFor(
     tokenizerHash: tokenizerFilesHash(settings.tokenizerDir),
   });
   if (out.state === 'none' || !out.outputs?.[0]) return { none: 'not prepared' };
+  // A --format messages run wrote conversations, not records: there are no exact records to show.
+  if (out.outputs[0].name === CONVERSATIONS_FILE) return { none: 'no record in the output' };
   if (out.state === 'stale') return { none: 'output stale' };
   if (!out.settings || differingSettings(out.settings, resolveRunSettings(settings)).length > 0) return { none: 'settings differ from the run' };
   let records;

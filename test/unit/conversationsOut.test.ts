@@ -14,6 +14,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { prepare } from '../../src/core/run/pipeline';
 import { readReport } from '../../src/core/run/report';
+import { readOutputState } from '../../src/core/run/datasetScan';
 import { mergeReports, mergeShardResults } from '../../src/core/run/mergeReports';
 import { conversationLine, sharegptLine } from '../../src/core/records/conversationLines';
 import { CODES, isDataChanging } from '../../src/core/codes';
@@ -274,6 +275,10 @@ test('prepare --format messages: a conversation longer than --max-length is note
   assert.equal(r.files[0].recordsWritten, 2);
   assert.equal(lines(join(out, 'conversations.jsonl')).length, 1);
   assert.equal(r.outputs.conversationsSharegpt, undefined, 'no ShareGPT file without --trainer eagle');
+  // The Datasets view: prepared, its output file the conversations (no records to miss).
+  const state = readOutputState(file, { outDir: out });
+  assert.equal(state.state, 'prepared', state.staleBecause.join('; '));
+  assert.equal(state.outputs![0].name, 'conversations.jsonl');
   const again = await prepare({ inputs: [file], outDir: out, format: 'jsonl', workers: 1 });
   assert.deepEqual(again.outputs.removed, [join(out, 'conversations.jsonl')]);
   assert.ok(!existsSync(join(out, 'conversations.jsonl')));

@@ -18,7 +18,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
 import { normalizeRow } from '../formats/normalize';
-import { OUTPUT_FILES, TOKENIZED_DATA_PARQUET } from './outputFiles';
+import { CONVERSATIONS_FILE, OUTPUT_FILES, TOKENIZED_DATA_PARQUET } from './outputFiles';
 import { locateOutDir } from './runLocation';
 import type { FileReport, PrepareResult, RunStatus } from './contract';
 import { REPORT_SCHEMA_VERSION } from './report';
@@ -213,12 +213,15 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   }
   const fr = fileReportOf(report, abs);
   if (!fr) return none;
-  // The records file: the JSONL, or the Parquet file of a run with `format: parquet` (docs/outputs.md).
+  // The records file: the JSONL, or the Parquet file of a run with `format: parquet`; `conversations.jsonl` of a
+  // `format: messages` run, which writes no records (docs/outputs.md).
   const parquetOnly = report.outputs?.format === 'parquet';
   const names: [string, string][] = [
-    parquetOnly
-      ? [TOKENIZED_DATA_PARQUET, report.outputs?.tokenizedDataParquet ?? path.join(outDir, TOKENIZED_DATA_PARQUET)]
-      : [OUTPUT_FILES.tokenizedData, report.outputs?.tokenizedData ?? path.join(outDir, OUTPUT_FILES.tokenizedData)],
+    report.outputs?.format === 'messages'
+      ? [CONVERSATIONS_FILE, report.outputs.conversations ?? path.join(outDir, CONVERSATIONS_FILE)]
+      : parquetOnly
+        ? [TOKENIZED_DATA_PARQUET, report.outputs?.tokenizedDataParquet ?? path.join(outDir, TOKENIZED_DATA_PARQUET)]
+        : [OUTPUT_FILES.tokenizedData, report.outputs?.tokenizedData ?? path.join(outDir, OUTPUT_FILES.tokenizedData)],
     [OUTPUT_FILES.promptsToGenerate, report.outputs?.promptsToGenerate ?? path.join(outDir, OUTPUT_FILES.promptsToGenerate)],
     [OUTPUT_FILES.reportMd, report.outputs?.reportMd ?? path.join(outDir, OUTPUT_FILES.reportMd)],
   ];
