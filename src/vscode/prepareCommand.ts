@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { nextStepsOfRun } from '../core/trainers/nextSteps';
+import { conversationsLines } from '../core/run/conversationsNote';
 import { DATASET_EXTENSIONS, expandInputs, type PrepareOptions, type PrepareResult } from '../core/run/pipeline';
 import { statusWord } from '../core/run/report';
 import { fileStatus, worstStatus, type RunStatus } from '../core/run/status';
@@ -280,6 +281,8 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
   // A failed run writes nothing (the folder keeps its previous outputs), so there is no new report to open.
   if (result.ok) {
     log((result.outputs.written ?? [result.outputs.tokenizedData, result.outputs.promptsToGenerate, result.outputs.reportMd]).map((f) => `  ${f}`).join('\n'));
+    // eagle3prep.outputFormat messages: the conversation files and whose masking applies (also in report.md).
+    for (const l of conversationsLines(result)) log(`  ${l}`);
     // A run made for a trainer (eagle3prep.trainer): the command that points it at the files (also in report.md).
     for (const l of nextStepsOfRun(result)) log(l);
     const active = vscode.window.activeTextEditor?.document.uri.toString();
