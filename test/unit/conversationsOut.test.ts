@@ -197,6 +197,12 @@ test('prepare --format messages --trainer eagle: exact lines, every row accounte
     { role: 'user', content: 'Bye' },
     { role: 'assistant', content: 'Goodbye.' },
   ]);
+  // Model-Optimizer's LanguageDataCollator: a sample's "messages" (role/content dicts) with an assistant turn, else skipped.
+  for (const l of lines(join(out, 'conversations.jsonl'))) {
+    const m = (JSON.parse(l) as { messages: { role: string; content: unknown }[] }).messages;
+    assert.ok(m.every((t) => typeof t.role === 'string' && typeof t.content === 'string'));
+    assert.ok(m.some((t) => t.role === 'assistant'));
+  }
   assert.ok(!existsSync(join(out, 'tokenized_data.jsonl')) && !existsSync(join(out, 'tokenized_data.parquet')), 'no records written');
   assert.deepEqual(
     r.outputs.written?.map((p) => p.slice(out.length + 1)),
