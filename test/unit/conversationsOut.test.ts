@@ -252,6 +252,10 @@ test('prepare --format messages --trainer eagle: exact lines, every row accounte
     /^ {2}2 of them in conversations_sharegpt\.jsonl \(ShareGPT human\/gpt, as EAGLE's main\.py reads them\); 5 left out, which EAGLE cannot read as they are: eagle_tool_turns ×1, eagle_reasoning ×2, eagle_turn_not_trainable ×1, eagle_turn_order ×1; 1 written without their system turn \(eagle_system_prompt: EAGLE puts its own first\)$/m,
   );
   assert.match(md, /The trainer renders, tokenizes and masks these conversations itself: its own masking applies/);
+  assert.match(
+    md,
+    /^- Outputs: `conversations\.jsonl` and `conversations_sharegpt\.jsonl` \(`--format messages`: no records; the 9 records counted are what the rules would train\), `prompts_to_generate\.jsonl` \(1 prompts\)/m,
+  );
   assert.doesNotMatch(md, /## Trainer lengths/);
 });
 

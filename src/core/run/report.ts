@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { basename, relative } from 'node:path';
 import { CODES, codeMeaning, codeRemedy } from '../codes';
 import { writeFileAtomic } from './output';
-import { OUTPUT_FILES, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
+import { CONVERSATIONS_FILE, CONVERSATIONS_SHAREGPT_FILE, OUTPUT_FILES, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
 import { fromSnakeJson, toSnakeJson } from './jsonCase';
 import type { FileReport, PrepareResult, RunStatus, RunWarning } from './contract';
 import { isTemplateNote, settingNotesOf } from './status';
@@ -218,7 +218,6 @@ function promptLines(r: PrepareResult): number {
 /** The record files of a run's format, as Markdown code spans (`tokenized_data.jsonl` for reports made before `format`). */
 function recordFiles(r: PrepareResult): string {
   const f = r.outputs.format ?? 'jsonl';
-  if (f === 'messages') return 'no records (`--format messages`: the records counted are what the rules would train)';
   const names = [...(f !== 'parquet' ? [OUTPUT_FILES.tokenizedData] : []), ...(f !== 'jsonl' ? [TOKENIZED_DATA_PARQUET] : [])];
   return names.map((n) => `\`${n}\``).join(' and ');
 }
@@ -239,7 +238,11 @@ export function renderReportMarkdown(r: PrepareResult): string {
     `- Tokenizer: ${r.tokenizer.name} — \`${r.tokenizer.dir}\` (files hash \`${r.tokenizer.hash}\`: the first 16 hex digits of a SHA-256 over its tokenizer and template files)`,
     `- Mask policy: \`${r.mask}\`; reasoning: \`${r.reasoning ?? 'keep'}\`; grouping: \`${r.grouping ?? 'exact'}\`; max length: ${r.maxLength ?? 'none'}${r.maxLength !== null ? ` (longer records: ${r.long ?? (r.truncate ? 'truncate' : 'drop')})` : ''}${(r.minTrainableTokens ?? 1) > 1 ? `; min trainable tokens per record: ${r.minTrainableTokens}` : ''}`,
     `- Template kwargs: \`${JSON.stringify(r.templateKwargs)}\``,
-    `- Outputs: ${recordFiles(r)} (${t.recordsWritten} records), \`${OUTPUT_FILES.promptsToGenerate}\` (${promptLines(r)} prompts)${r.tokenCounts ? `, \`${TOKEN_COUNTS_FILE}\` (token-id counts for \`eagle3-prep draft-vocab\`)` : ''}`,
+    `- Outputs: ${
+      r.outputs.format === 'messages'
+        ? `\`${CONVERSATIONS_FILE}\`${r.outputs.conversationsSharegpt ? ` and \`${CONVERSATIONS_SHAREGPT_FILE}\`` : ''} (\`--format messages\`: no records; the ${t.recordsWritten} records counted are what the rules would train)`
+        : `${recordFiles(r)} (${t.recordsWritten} records)`
+    }, \`${OUTPUT_FILES.promptsToGenerate}\` (${promptLines(r)} prompts)${r.tokenCounts ? `, \`${TOKEN_COUNTS_FILE}\` (token-id counts for \`eagle3-prep draft-vocab\`)` : ''}`,
     ...conversationsLines(r).map((l, i) => (i === 0 ? `- Conversations: ${l}` : `  ${l}`)),
     ...(r.outputs.removed?.length
       ? [
