@@ -10,7 +10,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { prepare } from '../../src/core/run/pipeline';
 import { readReport } from '../../src/core/run/report';
@@ -293,6 +293,11 @@ test('prepare --format messages: a conversation longer than --max-length is note
   assert.deepEqual(again.outputs.removed, [join(out, 'conversations.jsonl')]);
   assert.ok(!existsSync(join(out, 'conversations.jsonl')));
   assert.equal(again.files[0].notes.conversation_over_trainer_length, undefined);
+  // A conversations.jsonl that no run of this folder wrote (a user's own dataset) is never removed.
+  writeFileSync(join(out, 'conversations.jsonl'), '{"mine": true}\n');
+  const third = await prepare({ inputs: [file], outDir: out, format: 'jsonl', workers: 1 });
+  assert.equal(third.outputs.removed, undefined);
+  assert.equal(readFileSync(join(out, 'conversations.jsonl'), 'utf8'), '{"mine": true}\n');
 });
 
 test('CLI: --trainer modelopt writes conversations.jsonl by default and points data.data_path at it; --format messages refused for SpecForge', () => {

@@ -22,8 +22,8 @@
  * the JSONL record (`{"source": {"file", "line"}}`); `element` is null unless
  * several rows share a line. Snappy compression (every Parquet reader has it).
  */
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { TokenizedRecord } from '../types';
 import { tempPathFor } from './output';
@@ -265,14 +265,23 @@ export function recordOfParquetRow(row: Record<string, unknown>): TokenizedRecor
 /**
  * Removes from an output folder the data files of the formats a run did not
  * write (`tokenized_data.jsonl` after `--format parquet`, `tokenized_data.parquet`
- * after `--format jsonl`, both after `--format messages`, `conversations.jsonl` and
- * `conversations_sharegpt.jsonl` after a records format, the ShareGPT file after
- * `messages` without `--trainer eagle`): left there, a previous run's data would
- * sit beside this run's report as if they were its own.
+ * after `--format jsonl`, both after `--format messages`; `conversations.jsonl` and
+ * `conversations_sharegpt.jsonl` that a previous `--format messages` run wrote, after
+ * a run that does not write them): left there, a previous run's data would sit
+ * beside this run's report as if they were its own. The conversation files, whose
+ * names a user's own dataset may have, go only when the folder's `report.json` (the
+ * previous run's: call this before writing the new one) lists them as written, and
+ * never when they are an input of the run.
  * @param sharegpt whether the run wrote `conversations_sharegpt.jsonl` (`messages` with `--trainer eagle`)
+ * @param inputs the run's inputs (absolute paths), never removed
  * @returns the paths removed
  */
-export function removeStaleRecordFiles(outDir: string, format: 'jsonl' | 'parquet' | 'both' | 'messages' | undefined, sharegpt = false): string[] {
+export function removeStaleRecordFiles(
+  outDir: string,
+  format: 'jsonl' | 'parquet' | 'both' | 'messages' | undefined,
+  sharegpt = false,
+  inputs: readonly string[] = [],
+): string[] {
   const f = format ?? 'jsonl';
   const written = new Set([
     ...(f === 'jsonl' || f === 'both' ? ['tokenized_data.jsonl'] : []),
@@ -280,7 +289,11 @@ export function removeStaleRecordFiles(outDir: string, format: 'jsonl' | 'parque
     ...(f === 'messages' ? [CONVERSATIONS_FILE] : []),
     ...(f === 'messages' && sharegpt ? [CONVERSATIONS_SHAREGPT_FILE] : []),
   ]);
-  const stale = ['tokenized_data.jsonl', TOKENIZED_DATA_PARQUET, CONVERSATIONS_FILE, CONVERSATIONS_SHAREGPT_FILE].filter((n) => !written.has(n));
+  const previous = [CONVERSATIONS_FILE, CONVERSATIONS_SHAREGPT_FILE].filter((n) => !written.has(n)).length ? writtenByPreviousRun(outDir) : [];
+  const stale = [
+    ...['tokenized_data.jsonl', TOKENIZED_DATA_PARQUET].filter((n) => !written.has(n)),
+    ...[CONVERSATIONS_FILE, CONVERSATIONS_SHAREGPT_FILE].filter((n) => !written.has(n) && previous.includes(join(outDir, n))),
+  ].filter((n) => !inputs.includes(join(outDir, n)));
   const removed: string[] = [];
   for (const name of stale) {
     const p = join(outDir, name);
@@ -294,4 +307,15 @@ export function removeStaleRecordFiles(outDir: string, format: 'jsonl' | 'parque
     }
   }
   return removed;
+}
+
+/** The files the report.json in `outDir` lists as written (`outputs.written`, absolute paths); none when there is no readable report. */
+function writtenByPreviousRun(outDir: string): string[] {
+  try {
+    const r = JSON.parse(readFileSync(join(outDir, 'report.json'), 'utf8')) as { outputs?: { written?: unknown } };
+    const w = r.outputs?.written;
+    return Array.isArray(w) ? w.filter((x): x is string => typeof x === 'string').map((x) => resolve(outDir, x)) : [];
+  } catch {
+    return [];
+  }
 }

@@ -514,7 +514,12 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       await conversations.commit();
       await sharegpt.commit();
       // Said in the summary and the report too (outputs.removed): a file of the user's folder is gone.
-      const removed = removeStaleRecordFiles(outDir, format, outputs.conversationsSharegpt !== undefined);
+      const removed = removeStaleRecordFiles(
+        outDir,
+        format,
+        outputs.conversationsSharegpt !== undefined,
+        opts.inputs.map((f) => resolve(f)),
+      );
       for (const p of removed) hooks.log?.(`  removed ${p}: a previous run's records in the format this run does not write`);
       if (removed.length) result.outputs.removed = removed;
       const sizes = targetSizesOf(tok);

@@ -32,11 +32,9 @@ export function planOutputs(opts: Pick<PrepareOptions, 'outDir' | 'format' | 'in
     problems: join(outDir, PROBLEMS_FILE),
   };
   const tokenCountsPath = join(outDir, TOKEN_COUNTS_FILE);
-  const outputPaths = new Set(
-    [...Object.values(outputs), parquetPath, tokenCountsPath, join(outDir, CONVERSATIONS_FILE), join(outDir, CONVERSATIONS_SHAREGPT_FILE)].filter(
-      (x): x is string => typeof x === 'string',
-    ),
-  );
+  // The conversation files only when this run writes them: a user's own dataset may have their names (they are removed
+  // as stale only when a previous report lists them, and never when an input: parquetOutput.ts removeStaleRecordFiles).
+  const outputPaths = new Set([...Object.values(outputs), parquetPath, tokenCountsPath].filter((x): x is string => typeof x === 'string'));
   for (const input of opts.inputs) {
     if (outputPaths.has(resolve(input)))
       throw new Error(`${resolve(input)} is an output of this run (--out ${outDir}); inputs are never overwritten: choose another --out`);
