@@ -149,7 +149,8 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
     help:
       'The records file: tokenized_data.jsonl; tokenized_data.parquet (input_ids list<int32>, loss_mask list<int8>, source a struct: loads with datasets.load_dataset("parquet", data_files=…), pandas, pyarrow; docs/outputs.md "Parquet"); or both (the same records in the same order). ' +
       'messages: no records; the written conversations, normalized, as conversations.jsonl (OpenAI messages with tool_calls, reasoning_content, tools) for the trainers that tokenize and mask themselves (their masking applies, not --mask), ' +
-      'and with --trainer eagle conversations_sharegpt.jsonl (ShareGPT human/gpt; conversations EAGLE cannot read as they are are noted eagle_*, not written there; docs/outputs.md "Conversations"). ' +
+      'and with --trainer eagle conversations_sharegpt.jsonl (ShareGPT human/gpt; conversations EAGLE cannot read as they are are noted eagle_*, not written there; docs/outputs.md "Conversations"); ' +
+      '--max-length is then checked on the whole conversation (conversation_over_trainer_length) and --long does not apply. ' +
       'prompts_to_generate.jsonl stays JSONL.',
     choices: OUTPUT_FORMATS,
     defaultText: `${OUTPUT_FORMATS[0]}; messages with --trainer eagle or modelopt`,

@@ -280,9 +280,18 @@ test('prepare --format messages: a conversation longer than --max-length is note
   const out = join(dir, 'out');
   const r = await prepare({ inputs: [file], outDir: out, format: 'messages', maxLength: 400, long: 'split', workers: 1 });
   assert.equal(r.ok, true, r.failures.join('; '));
-  // Split into records that fit; the conversation (about 600 tokens) does not: noted, still written whole.
+  // The conversation (about 600 tokens) is longer: noted, written whole; --max-length does not split, cut or drop records then.
   assert.equal(r.files[0].notes.conversation_over_trainer_length, 1);
   assert.equal(r.files[0].recordsWritten, 2);
+  assert.ok(r.files[0].totalTokens > 600);
+  assert.deepEqual(
+    Object.keys(r.files[0].notes).filter((n) => ['context_window_cut', 'target_too_long', 'record_truncated', 'too_long'].includes(n)),
+    [],
+  );
+  // The same run writing records splits them (--long split) instead.
+  const rec = await prepare({ inputs: [file], outDir: join(dir, 'records'), format: 'jsonl', maxLength: 400, long: 'split', workers: 1 });
+  assert.ok((rec.files[0].notes.context_window_cut ?? 0) > 0);
+  assert.equal(rec.files[0].notes.conversation_over_trainer_length, undefined);
   assert.equal(lines(join(out, 'conversations.jsonl')).length, 1);
   assert.equal(r.outputs.conversationsSharegpt, undefined, 'no ShareGPT file without --trainer eagle');
   // The Datasets view: prepared, its output file the conversations (no records to miss).

@@ -254,7 +254,9 @@ export class RowProcessor {
     }
     for (const te of built.targetErrors) res.notes.push(te.reason);
     const drops: RecordDrop[] = [];
-    const max = this.settings.maxLength;
+    // --format messages writes the conversation whole, so --max-length applies to it (conversationOut), not to records:
+    // they are neither split, cut nor dropped for their length (no tokenizing of pieces a trainer never sees).
+    const max = this.settings.format === 'messages' ? undefined : this.settings.maxLength;
     const long = this.long;
     let renderedTokens = 0;
     let pieces: Tokenized[] = [];
