@@ -175,9 +175,9 @@ const TABLE = {
   conversation_found: { kind: 'note', meaning: 'no known shape: the conversation was found by searching the row (its path and keys are in the evidence)' },
   several_conversations_found: {
     kind: 'note',
-    meaning: 'several places in the row look like a conversation: the most complete one was read, the others are listed under unread_fields',
-    remedy: 'name the right one in a field mapping in eagle3prep.jsonc ("turns": "<path>")',
-    changesData: true,
+    meaning:
+      "the row holds several conversations (lists of turns under different fields): each is its own record, ids <row id>/<k> in the row's order, the row written when any of them is",
+    remedy: 'to read one of them only, name it in a "mappings" entry of eagle3prep.jsonc ("turns": "<path>")',
   },
   longest_conversation_kept: {
     kind: 'note',

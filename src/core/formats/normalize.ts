@@ -15,11 +15,11 @@
 import type { Code } from '../codes';
 import type { Conversation, RowOutcome, Source } from '../types';
 import { describeJsonType, drop, type NormalizeContext, type NormalizeOptions, type Row, type ShapeHandler } from './common';
-import { describeCandidate, findConversations } from './discovery';
+import { describeCandidate, findConversations, topKey } from './discovery';
 import { FieldTracker } from './fields';
 import { modelTextFields } from './modelText';
 import { suggestMappingLine } from './mapping';
-import { foundConversationHandler } from './shapes-found';
+import { foundConversationHandler, withOtherConversations } from './shapes-found';
 import { atifHandler, openHandsEventsHandler, sweAgentTrajHandler, trajectoryStepsHandler } from './shapes-agent';
 import {
   alpacaTextHandler,
@@ -223,6 +223,7 @@ export function normalizeDetailed(value: unknown, source: Source, fileBase: stri
       : `internal error normalizing ${handler.name} row: ${err instanceof Error ? err.message : String(err)} (please report it with the row's shape)`;
     outcome = { kind: 'errored', source, message: why, code: 'internal_error' };
   }
+  if (!ONE_CONVERSATION_SHAPES.has(handler) && outcome.kind !== 'errored' && outcome.kind !== 'dropped') outcome = otherConversations(value, outcome, ctx);
   const convs = conversationsOf(outcome);
   if (convs.length) {
     const unread = fields.unread();
@@ -241,6 +242,38 @@ export function normalizeDetailed(value: unknown, source: Source, fileBase: stri
     }
   }
   return { outcome, handler, facts, row: value };
+}
+
+/**
+ * Shapes never searched for other conversations: a field mapping (the user named the turns), the file passes
+ * (OpenAssistant, event logs: whole conversations rebuilt across rows), the preference layouts (their other
+ * lists are the compared sides), a row of no known shape (its own search reads every conversation found) and
+ * the rows that are errored or dropped whole.
+ */
+const ONE_CONVERSATION_SHAPES: ReadonlySet<ShapeHandler> = new Set([
+  mappedHandler,
+  oasstPathHandler,
+  eventLogHandler,
+  eventLineHandler,
+  ktoHandler,
+  openAiPreferenceHandler,
+  llamaFactoryPreferenceHandler,
+  preferenceHandler,
+  oasstMessageHandler,
+  answersWithoutPromptHandler,
+  foundConversationHandler,
+]);
+
+/**
+ * Several conversations in one row of a known shape (issue 20): the places of the row no field of which the
+ * shape read that hold a list of turns with known speakers (or a list of such lists, `discovery.ts`) are other
+ * conversations of the row, one record each (`shapes-found.ts` {@link withOtherConversations}). Strings and
+ * transcripts are not searched here: beside a shape that read the row they are most often its rendered copy.
+ */
+function otherConversations(row: Row, outcome: RowOutcome, ctx: NormalizeContext): RowOutcome {
+  const used = ctx.fields.usedKeys(row);
+  const others = findConversations(row).filter((c) => c.usable && (c.kind === 'turns' || c.kind === 'turn-lists') && !(used?.has(topKey(c.path)) ?? false));
+  return others.length ? withOtherConversations(row, outcome, others, ctx) : outcome;
 }
 
 function isRow(v: unknown): v is Row {

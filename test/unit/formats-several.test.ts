@@ -1,0 +1,203 @@
+/**
+ * Issue 20 ("Real datasets, round three"): several conversations in one row, field roles with evidence, and
+ * roles assigned to fields in eagle3prep.jsonc. Synthetic rows written from the layouts' public documentation:
+ * - OpenAI chat `messages` (`{role, content}`, platform.openai.com/docs/api-reference/chat) and ShareGPT
+ *   `conversations` (`{from: human|gpt, value}`, FastChat / LLaMA-Factory sharegpt format) side by side in one
+ *   row, as merged collections keep them; an LMSYS-Chat-style `conversation` list; a `{speaker, text}` list
+ *   nested in an object; a list of conversation lists;
+ * - MATH-style rows (`problem`, `solution` = the worked solution, `answer` = the short ground truth) and
+ *   reasoning sets with the trace under the dataset's own name.
+ * Exact records, notes, evidence and the row accounting (written + set aside + dropped + errored = rows read),
+ * in the core and through the CLI.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { inspectFile } from '../../src/core/run/inspect';
+import { prepare } from '../../src/core/run/pipeline';
+import { tempDir, writeJsonl } from '../helpers';
+
+const ROOT = join(__dirname, '..', '..');
+const turns = (r: Awaited<ReturnType<typeof inspectFile>>) =>
+  r.records.map((x) => [
+    x.id,
+    x.needs_generation === true,
+    x.messages.map((m) => `${m.role}:${m.content}${m.reasoning_content ? ` [${m.reasoning_content}]` : ''}`),
+  ]);
+
+const u = (content: string) => ({ role: 'user', content });
+const a = (content: string) => ({ role: 'assistant', content });
+
+/** Rows holding several conversations, and rows that only look like it. */
+const SEVERAL = [
+  // Two different conversations, in two spellings.
+  {
+    id: 'a',
+    messages: [u('Hi, who are you?'), a('I am a helpful assistant.')],
+    conversations: [
+      { from: 'human', value: 'What is 2 + 2?' },
+      { from: 'gpt', value: '2 + 2 = 4.' },
+    ],
+  },
+  // The same conversation in two spellings: a copy, read once.
+  {
+    id: 'b',
+    messages: [u('Name a color.'), a('Blue.')],
+    conversations: [
+      { from: 'human', value: 'Name a color.' },
+      { from: 'gpt', value: 'Blue.' },
+    ],
+  },
+  // The losing side of a comparison is never trained: reported as unread.
+  { id: 'c', messages: [u('Is the sky green?'), a('No, it is blue.')], negative_messages: [u('Is the sky green?'), a('Yes, always.')] },
+  // A prompt/response row beside a conversation list; a nested list with another spelling of the speaker; a user-only list (a prompt).
+  { id: 'd', instruction: 'Translate "chat" from French.', output: 'Cat.', sample_dialog: [u('Spell "dog" backwards.'), a('god')] },
+  { id: 'e', messages: [u('Say hi.'), a('Hi!')], extra: { dialog: [{ speaker: 'user', text: 'Say bye.' }] } },
+  // A list of conversation lists beside the messages: one record each.
+  {
+    id: 'f',
+    messages: [u('One?'), a('1.')],
+    episodes: [
+      [u('Two?'), a('2.')],
+      [u('Three?'), a('3.')],
+    ],
+  },
+];
+
+test('several conversations in one row: one record each (ids <id>/<k> in the row order), copies read once, the losing side never read', async () => {
+  const file = writeJsonl(SEVERAL, 'several.jsonl');
+  const r = await inspectFile(file);
+  assert.deepEqual(turns(r), [
+    ['a/1', false, ['user:Hi, who are you?', 'assistant:I am a helpful assistant.']],
+    ['a/2', false, ['user:What is 2 + 2?', 'assistant:2 + 2 = 4.']],
+    ['b', false, ['user:Name a color.', 'assistant:Blue.']],
+    ['c', false, ['user:Is the sky green?', 'assistant:No, it is blue.']],
+    ['d/1', false, ['user:Translate "chat" from French.', 'assistant:Cat.']],
+    ['d/2', false, ['user:Spell "dog" backwards.', 'assistant:god']],
+    ['e/1', false, ['user:Say hi.', 'assistant:Hi!']],
+    ['e/2', true, ['user:Say bye.']],
+    ['f/1', false, ['user:One?', 'assistant:1.']],
+    ['f/2', false, ['user:Two?', 'assistant:2.']],
+    ['f/3', false, ['user:Three?', 'assistant:3.']],
+  ]);
+  // Every record carries the row's source (its line); the conversation's index is the id's /<k>.
+  assert.deepEqual(
+    r.records.map((x) => x.source.line),
+    [1, 1, 2, 3, 4, 4, 5, 5, 6, 6, 6],
+  );
+  assert.deepEqual(
+    r.records.map((x) => x.notes ?? []),
+    [
+      ['several_conversations_found'],
+      ['several_conversations_found'],
+      [],
+      ['fields_not_read'],
+      ['several_conversations_found'],
+      ['several_conversations_found'],
+      ['several_conversations_found'],
+      ['several_conversations_found'],
+      ['several_conversations_found'],
+      ['several_conversations_found'],
+      ['several_conversations_found'],
+    ],
+  );
+  assert.deepEqual(r.unread_fields, { negative_messages: { count: 1, lines: [3] } });
+  for (const e of [
+    '1/6 rows: the row holds several conversations ("conversations" besides the one read first): one record each',
+    '1/6 rows: "conversations" repeats turns already read: a copy, not another conversation',
+    '1/6 rows: the row holds several conversations ("sample_dialog" besides the one read first): one record each',
+    '1/6 rows: the row holds several conversations ("extra.dialog" besides the one read first): one record each',
+    '1/6 rows: the row holds several conversations ("episodes[]" besides the one read first): one record each',
+    'fields not read (neither read by the shape nor known metadata): negative_messages (1/6 rows)',
+  ])
+    assert.ok(r.evidence.includes(e), `${e}\n--\n${r.evidence.join('\n')}`);
+
+  // prepare: a row is written when any of its conversations is; a prompt among them goes to prompts_to_generate.
+  const out = tempDir();
+  const res = await prepare({ inputs: [file], outDir: out });
+  const f = res.files[0];
+  assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored, f.recordsWritten], [6, 6, 0, 0, 0, 10]);
+  assert.equal(f.rowsWritten + f.rowsSetAside + f.rowsDropped + f.rowsErrored, f.rowsRead);
+  assert.equal(f.notes.several_conversations_found, 4); // rows a, d, e, f
+  assert.equal(f.notes.split_part_set_aside, 1);
+  const recs = readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  assert.deepEqual(
+    recs.map((x) => [x.id, x.source.line, x.source.element]),
+    [
+      ['a/1', 1, undefined],
+      ['a/2', 1, undefined],
+      ['b', 2, undefined],
+      ['c', 3, undefined],
+      ['d/1', 4, undefined],
+      ['d/2', 4, undefined],
+      ['e/1', 5, undefined],
+      ['f/1', 6, undefined],
+      ['f/2', 6, undefined],
+      ['f/3', 6, undefined],
+    ],
+  );
+  const prompts = readFileSync(join(out, 'prompts_to_generate.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  assert.deepEqual(
+    prompts.map((p) => [p.id, p.messages]),
+    [['e/2', [{ role: 'user', content: 'Say bye.' }]]],
+  );
+});
+
+test('several conversations: a row whose conversations are all prompts is set aside once; one whose extra conversation errors is errored', async () => {
+  const file = writeJsonl(
+    [
+      { id: 'p', messages: [u('First question?')], conversations: [{ from: 'human', value: 'Second question?' }] },
+      { id: 'q', messages: [u('Hi'), a('Hello.')], conversation: [u('Call it.'), { role: 'assistant', content: null, tool_calls: 'not a list' }] },
+    ],
+    'prompts.jsonl',
+  );
+  const r = await inspectFile(file);
+  assert.deepEqual(turns(r), [
+    ['p/1', true, ['user:First question?']],
+    ['p/2', true, ['user:Second question?']],
+  ]);
+  assert.equal(r.skipped.length, 1);
+  assert.equal(r.skipped[0].line, 2);
+  assert.equal(r.skipped[0].code, 'bad_tool_calls');
+  const res = await prepare({ inputs: [file], outDir: tempDir() });
+  const f = res.files[0];
+  assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored], [2, 0, 1, 0, 1]);
+  assert.equal(f.notes.split_part_set_aside, 1);
+});
+
+test('several conversations: a mappings entry in eagle3prep.jsonc reads the one it names only', async () => {
+  const dir = tempDir();
+  const file = writeJsonl(SEVERAL.slice(0, 1), 'mapped.jsonl', dir);
+  writeFileSync(join(dir, 'eagle3prep.jsonc'), '{ "mappings": [{ "files": "mapped.jsonl", "turns": "conversations", "role": "from", "content": "value" }] }\n');
+  const r = await inspectFile(file);
+  assert.deepEqual(turns(r), [['a', false, ['user:What is 2 + 2?', 'assistant:2 + 2 = 4.']]]);
+  assert.deepEqual(Object.keys(r.unread_fields), ['messages']);
+});
+
+test('CLI: prepare --json and inspect --json on rows holding several conversations; accounting adds up', () => {
+  const file = writeJsonl(SEVERAL, 'several.jsonl');
+  const out = tempDir();
+  const p = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'prepare', file, '--out', out, '--json'], {
+    encoding: 'utf8',
+    cwd: ROOT,
+  });
+  assert.equal(p.status, 0, p.stderr);
+  const f = JSON.parse(p.stdout).files[0];
+  assert.deepEqual([f.rows_read, f.rows_written, f.rows_set_aside, f.rows_dropped, f.rows_errored, f.records_written], [6, 6, 0, 0, 0, 10]);
+  assert.equal(f.rows_written + f.rows_set_aside + f.rows_dropped + f.rows_errored, f.rows_read);
+  const i = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'inspect', file, '--json'], { encoding: 'utf8', cwd: ROOT });
+  assert.equal(i.status, 0, i.stderr);
+  const o = JSON.parse(i.stdout);
+  assert.deepEqual(
+    o.records.map((x: { id: string }) => x.id),
+    ['a/1', 'a/2', 'b', 'c', 'd/1', 'd/2', 'e/1', 'e/2', 'f/1', 'f/2', 'f/3'],
+  );
+});
