@@ -173,6 +173,11 @@ const TABLE = {
       'a prompt with several user turns answered in order: generate answers each before asking the next (the record lists them as answer_after; prompts_to_generate.jsonl writes an empty assistant turn after each)',
   },
   conversation_found: { kind: 'note', meaning: 'no known shape: the conversation was found by searching the row (its path and keys are in the evidence)' },
+  field_role_assigned: {
+    kind: 'note',
+    meaning:
+      'fields read in the roles eagle3prep.jsonc "fieldRoles" gives them (prompt, answer, reasoning, system); a label or metadata field is never read as text; a field that held the role before is reported unread',
+  },
   several_conversations_found: {
     kind: 'note',
     meaning:

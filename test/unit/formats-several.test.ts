@@ -15,6 +15,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { detectDatasetFormat } from '../../src/core/run/datasetScan';
 import { inspectFile } from '../../src/core/run/inspect';
 import { prepare } from '../../src/core/run/pipeline';
 import { tempDir, writeJsonl } from '../helpers';
@@ -200,4 +201,169 @@ test('CLI: prepare --json and inspect --json on rows holding several conversatio
     o.records.map((x: { id: string }) => x.id),
     ['a/1', 'a/2', 'b', 'c', 'd/1', 'd/2', 'e/1', 'e/2', 'f/1', 'f/2', 'f/3'],
   );
+});
+
+/** MATH-style rows (github.com/hendrycks/math: `problem`, `solution`) with the short ground truth beside them, and reasoning rows. */
+const MATH = [
+  {
+    problem: 'What is 3 times 9?',
+    solution: 'We multiply: 3 times 9 is 27, since 9 + 9 + 9 = 27. So the product is 27.',
+    answer: '27',
+  },
+  {
+    problem: 'What is 2 + 5?',
+    solution: 'Adding 2 and 5 gives 7: count five steps up from two, 3, 4, 5, 6, 7.',
+    answer: '7',
+  },
+];
+const ROLE_LINES = [
+  '"solution" (avg 71 chars) is the answer (the assistant turn trained)',
+  '"problem" (avg 16 chars) is the prompt (the user turn)',
+  '"answer" (avg 2 chars) is a label (a short value beside the answer: never trained)',
+];
+
+test('field roles in the evidence: which field is the answer, the prompt, a label, with mean lengths; inspect, report.json, report.md and the Datasets hover', async () => {
+  const dir = tempDir();
+  const file = writeJsonl(MATH, 'math.jsonl', dir);
+  const r = await inspectFile(file);
+  assert.deepEqual(r.evidence.slice(0, 4), ['2/2 rows have "problem" + "solution": strings', ...ROLE_LINES]);
+  // The reasoning under its own field, beside the prompt and the answer.
+  const reasoning = writeJsonl(
+    [
+      {
+        question: 'Is 91 prime?',
+        reasoning: 'Try small divisors: 91 / 7 = 13 exactly, so 91 has a divisor other than 1 and itself.',
+        answer: 'No: 91 = 7 × 13.',
+      },
+    ],
+    'reasoning.jsonl',
+    dir,
+  );
+  const rr = await inspectFile(reasoning);
+  assert.deepEqual(rr.records[0].messages[1], {
+    role: 'assistant',
+    content: 'No: 91 = 7 × 13.',
+    reasoning_content: 'Try small divisors: 91 / 7 = 13 exactly, so 91 has a divisor other than 1 and itself.',
+  });
+  assert.deepEqual(rr.evidence.slice(1, 4), [
+    '"answer" (avg 16 chars) is the answer (the assistant turn trained)',
+    '"reasoning" (avg 85 chars) is the reasoning (reasoning_content before the answer)',
+    '"question" (avg 12 chars) is the prompt (the user turn)',
+  ]);
+  // A file of turn lists has its roles in its turns: no field-role lines.
+  const chat = await inspectFile(writeJsonl([{ messages: [u('Hi'), a('Hello!')] }], 'chat.jsonl', dir));
+  assert.deepEqual(chat.evidence, ['1/1 rows have "messages": list of {role, content}', 'roles seen: user, assistant']);
+  // report.json and report.md per file, and the Datasets view's hover (its evidence, first lines shown).
+  const out = tempDir();
+  const res = await prepare({ inputs: [file], outDir: out });
+  assert.deepEqual(res.files[0].evidence.slice(1, 4), ROLE_LINES);
+  const rep = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
+  assert.deepEqual(rep.files[0].evidence.slice(1, 4), ROLE_LINES);
+  const md = readFileSync(join(out, 'report.md'), 'utf8');
+  for (const l of ROLE_LINES) assert.ok(md.includes(`- ${l}\n`), l);
+  const hover = await detectDatasetFormat(file);
+  assert.deepEqual(hover.evidence.slice(1, 4), ROLE_LINES);
+  // The CLI: inspect prints them under the format, and in --json.
+  const text = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'inspect', file], { encoding: 'utf8', cwd: ROOT });
+  assert.equal(text.status, 0, text.stderr);
+  for (const l of ROLE_LINES) assert.ok(text.stdout.includes(`  - ${l}\n`), `${l}\n${text.stdout}`);
+  const json = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'inspect', file, '--json'], { encoding: 'utf8', cwd: ROOT });
+  assert.deepEqual(JSON.parse(json.stdout).evidence.slice(1, 4), ROLE_LINES);
+});
+
+test('eagle3prep.jsonc "fieldRoles": a field path is read in the role given (answer, reasoning, label, metadata); the field it displaces is reported; inspect, prepare and the CLI', async () => {
+  const dir = tempDir();
+  const file = writeJsonl(
+    [
+      {
+        problem: 'What is 3 times 9?',
+        answer: 'The product is 27.',
+        worked_solution: '3 × 9 = 9 + 9 + 9 = 27, so the answer is 27.',
+        gt: '27',
+        cot: 'Three nines make twenty-seven.',
+      },
+      {
+        messages: [
+          { role: 'user', content: 'Hi', critique: 'A greeting.' },
+          { role: 'assistant', content: 'Hello!', thought: 'Greet back.' },
+        ],
+      },
+    ],
+    'roles.jsonl',
+    dir,
+  );
+  // Without a config: "answer" (a sentence, not a label) is trained; "worked_solution", "gt", "cot" and the turn fields are unread.
+  const before = await inspectFile(file);
+  assert.deepEqual(turns(before)[0][2], ['user:What is 3 times 9?', 'assistant:The product is 27.']);
+  assert.deepEqual(Object.keys(before.unread_fields), ['worked_solution', 'gt', 'cot', 'messages[].critique', 'messages[].thought']);
+
+  writeFileSync(
+    join(dir, 'eagle3prep.jsonc'),
+    '{ "fieldRoles": { "worked_solution": "answer", "gt": "label", "cot": "reasoning", "messages[].critique": "metadata", "messages[].thought": "reasoning" } }\n',
+  );
+  const r = await inspectFile(file);
+  assert.deepEqual(turns(r), [
+    ['roles.jsonl:1', false, ['user:What is 3 times 9?', 'assistant:3 × 9 = 9 + 9 + 9 = 27, so the answer is 27. [Three nines make twenty-seven.]']],
+    ['roles.jsonl:2', false, ['user:Hi', 'assistant:Hello! [Greet back.]']],
+  ]);
+  // "answer" held the answer's place: the config says it is not the answer, so it is reported, never trained.
+  assert.deepEqual(r.unread_fields, { answer: { count: 1, lines: [1] } });
+  assert.deepEqual(
+    r.records.map((x) => x.notes),
+    [['field_role_assigned', 'fields_not_read'], ['field_role_assigned']],
+  );
+  assert.deepEqual(r.evidence, [
+    '1/2 rows have "problem" + "response": strings',
+    '1/2 rows have "messages": list of {role, content}',
+    '"worked_solution" (avg 44 chars in 1/2 rows; eagle3prep.jsonc) is the answer (the assistant turn trained)',
+    '"cot" (avg 30 chars in 1/2 rows; eagle3prep.jsonc) is the reasoning (reasoning_content before the answer)',
+    '"problem" (avg 18 chars in 1/2 rows) is the prompt (the user turn)',
+    '"gt" (avg 2 chars in 1/2 rows; eagle3prep.jsonc) is a label (a short value beside the answer: never trained)',
+    'roles seen: user, assistant',
+    '1/2 rows: read as eagle3prep.jsonc "fieldRoles" says: "worked_solution" as the answer (read as "response"), "gt" as a label (never read as text), "cot" as the reasoning (read as "reasoning_content")',
+    '1/2 rows: read as eagle3prep.jsonc "fieldRoles" says: "messages[].critique" as metadata (never read as text), "messages[].thought" as the reasoning',
+    'fields not read (neither read by the shape nor known metadata): answer (1/2 rows)',
+  ]);
+  const res = await prepare({ inputs: [file], outDir: tempDir() });
+  const f = res.files[0];
+  assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored, f.recordsWritten], [2, 2, 0, 0, 0, 2]);
+  assert.equal(f.rowsWritten + f.rowsSetAside + f.rowsDropped + f.rowsErrored, f.rowsRead);
+  assert.equal(f.notes.field_role_assigned, 2);
+  assert.deepEqual(f.input?.projectConfig?.fieldRoles, {
+    worked_solution: 'answer',
+    gt: 'label',
+    cot: 'reasoning',
+    'messages[].critique': 'metadata',
+    'messages[].thought': 'reasoning',
+  });
+  const out = tempDir();
+  const p = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'prepare', file, '--out', out, '--json'], {
+    encoding: 'utf8',
+    cwd: ROOT,
+  });
+  assert.equal(p.status, 0, p.stderr);
+  const j = JSON.parse(p.stdout).files[0];
+  assert.deepEqual([j.rows_read, j.rows_written, j.rows_set_aside, j.rows_dropped, j.rows_errored], [2, 2, 0, 0, 0]);
+  assert.deepEqual(j.input.project_config.field_roles['messages[].critique'], 'metadata');
+});
+
+test('eagle3prep.jsonc "fieldRoles": a role that is not one, a path that is not a field path, a text role inside list elements are refused with the line to fix', async () => {
+  const { parseProjectConfig } = await import('../../src/core/read/projectConfig');
+  const bad = (v: object) =>
+    assert.throws(
+      () => parseProjectConfig(JSON.stringify({ fieldRoles: v }), 'p/eagle3prep.jsonc'),
+      (e: Error) => (msgs.push(e.message), true),
+    );
+  const msgs: string[] = [];
+  bad({ solution: 'answers' });
+  bad({ 'messages[]': 'metadata' });
+  bad({ 'messages[].content': 'answer' });
+  bad(['solution']);
+  assert.deepEqual(msgs, [
+    'p/eagle3prep.jsonc: "fieldRoles": "solution" is given "answers"; use one of prompt, answer, reasoning, system, label, metadata',
+    'p/eagle3prep.jsonc: "fieldRoles": "messages[]" is not a field path (keys joined by ".", "[]" after a key for each element of its list, a field last: "output.text", "messages[].cot")',
+    'p/eagle3prep.jsonc: "fieldRoles": "messages[].content" is a field of list elements (turns): it can be reasoning, label, metadata (a turn\'s own role says whether its text is the prompt or the answer)',
+    'p/eagle3prep.jsonc: "fieldRoles" must be an object of field path → role, like {"worked_solution": "answer"}',
+  ]);
+  assert.deepEqual(parseProjectConfig('{ "fieldRoles": { "output.text": "answer" } }').fieldRoles, { 'output.text': 'answer' });
 });

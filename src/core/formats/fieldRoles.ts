@@ -32,6 +32,8 @@ export interface AssignedRoles {
   roles: Record<string, string>;
   /** Top-level fields assigned `label` or `metadata`, taken out of the row (never read as text): path → value. */
   hidden: Record<string, unknown>;
+  /** Fields that were where an assigned field is now read from (`response` beside `"worked_solution": "answer"`): kept aside, reported as unread by these paths. */
+  displaced: string[];
 }
 
 /** A file's field roles as gathered over its sample rows (one per field path). */
@@ -55,7 +57,8 @@ function roleOfText(t: string, convs: readonly Conversation[]): FieldRole | unde
       const reasoning = norm(m.reasoning_content ?? '');
       if (m.role === 'assistant' && m.trainable !== false && sameText(t, content)) return 'answer';
       // Reasoning written in the answer's text (`<think>R</think>C`, thought markers): the field holds both.
-      if (m.role === 'assistant' && m.trainable !== false && reasoning !== '' && content !== '' && t.includes(reasoning) && t.includes(content)) return 'answer';
+      if (m.role === 'assistant' && m.trainable !== false && reasoning !== '' && content !== '' && t.includes(reasoning) && t.includes(content))
+        return 'answer';
       if (m.role === 'assistant' && sameText(t, reasoning)) return 'reasoning';
       if (m.role === 'system' && sameText(t, content)) return 'system';
       if (m.role === 'user' && content.includes(t)) prompt = true;
@@ -73,7 +76,7 @@ export function tallyFieldRoles(tally: FieldRoleTally, row: Row, convs: readonly
   const assigned = isObject(row[ASSIGNED_ROLES_KEY]) ? (row[ASSIGNED_ROLES_KEY] as unknown as AssignedRoles) : undefined;
   const found: { k: string; role: FieldRole | undefined; chars: number; label: boolean }[] = [];
   for (const [k, v] of Object.entries(row)) {
-    if (k.startsWith('$') || unread.includes(k) || isMetadataField(k, v)) continue;
+    if (k.startsWith('$') || unread.includes(assigned?.renamed[k] ?? k) || isMetadataField(k, v)) continue;
     if (typeof v === 'string' || typeof v === 'number') {
       const t = norm(String(v));
       if (t === '') continue;
@@ -128,7 +131,7 @@ const ORDER: FieldRole[] = ['answer', 'answers', 'reasoning', 'prompt', 'system'
  * The evidence lines of a file's field roles, one per role that matters, in the order answer, answers,
  * reasoning, prompt, system, label: `"solution" (avg 1.9k chars) is the answer (the assistant turn trained)`;
  * several fields of one role are joined (`"instruction" (avg 40 chars) + "input" (avg 120 chars) are the
- * prompt …`); `in 3/5 rows` when not every recognized row has the field; `(eagle3prep.jsonc)` when the config
+ * prompt …`); `in 3/5 rows` when not every recognized row has the field; `; eagle3prep.jsonc` when the config
  * assigned it. Empty unless a top-level field is the answer, the reasoning or a label (a file of turn lists
  * has its roles in its turns: its shape line says where they are). `total`: the rows the tally covers.
  */
@@ -137,9 +140,8 @@ export function fieldRoleEvidence(tally: FieldRoleTally, total: number): string[
   for (const [path, e] of tally) {
     const role = [...e.roles].sort((a, b) => b[1] - a[1] || ORDER.indexOf(a[0]) - ORDER.indexOf(b[0]))[0][0];
     const where = e.rows < total ? ` in ${e.rows}/${total} rows` : '';
-    const len = ` (avg ${charsText(Math.round(e.chars / Math.max(1, e.rows)))}${where})`;
     const list = byRole.get(role) ?? [];
-    list.push(`"${path}"${len}${e.assigned !== undefined ? ' (eagle3prep.jsonc)' : ''}`);
+    list.push(`"${path}" (avg ${charsText(Math.round(e.chars / Math.max(1, e.rows)))}${where}${e.assigned !== undefined ? '; eagle3prep.jsonc' : ''})`);
     byRole.set(role, list);
   }
   if (!['answer', 'answers', 'reasoning', 'label'].some((r) => byRole.has(r as FieldRole))) return [];

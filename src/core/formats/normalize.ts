@@ -16,6 +16,7 @@ import type { Code } from '../codes';
 import type { Conversation, RowOutcome, Source } from '../types';
 import { describeJsonType, drop, type NormalizeContext, type NormalizeOptions, type Row, type ShapeHandler } from './common';
 import { describeCandidate, findConversations, topKey } from './discovery';
+import { ASSIGNED_ROLES_KEY, type AssignedRoles } from './fieldRoles';
 import { FieldTracker } from './fields';
 import { modelTextFields } from './modelText';
 import { suggestMappingLine } from './mapping';
@@ -224,14 +225,31 @@ export function normalizeDetailed(value: unknown, source: Source, fileBase: stri
     outcome = { kind: 'errored', source, message: why, code: 'internal_error' };
   }
   if (!ONE_CONVERSATION_SHAPES.has(handler) && outcome.kind !== 'errored' && outcome.kind !== 'dropped') outcome = otherConversations(value, outcome, ctx);
+  // Roles eagle3prep.jsonc "fieldRoles" assigned (read/projectConfig.ts): said, and the fields they displaced reported.
+  const assigned = isRow(value[ASSIGNED_ROLES_KEY]) ? (value[ASSIGNED_ROLES_KEY] as unknown as AssignedRoles) : undefined;
+  if (assigned && Object.keys(assigned.roles).length) {
+    const said = Object.entries(assigned.roles).map(
+      ([p, r]) =>
+        `"${p}" as ${r === 'label' ? 'a label (never read as text)' : r === 'metadata' ? 'metadata (never read as text)' : `the ${r}`}${Object.entries(
+          assigned.renamed,
+        )
+          .filter(([, from]) => from === p)
+          .map(([to]) => ` (read as "${to}")`)
+          .join('')}`,
+    );
+    ctx.note('field_role_assigned', `read as eagle3prep.jsonc "fieldRoles" says: ${said.join(', ')}`);
+  }
+  // Unread paths as the dataset writes them: an assigned field by its own name, a displaced one by its own.
+  const named = (p: string) => assigned?.renamed[p] ?? p;
   const convs = conversationsOf(outcome);
   if (convs.length) {
-    const unread = fields.unread();
+    const unread = [...new Set([...(assigned?.displaced ?? []), ...fields.unread().map(named)])];
     if (unread.length) ctx.note('fields_not_read'); // detect.ts sums them per field for the evidence
     // An unread field that looks model-written is a data-changing warning of its own (modelText.ts).
     const readTexts = unread.length ? convs.flatMap(({ conversation: c }) => c.messages.flatMap((m) => [m.content ?? '', m.reasoning_content ?? ''])) : [];
     const longestRead = Math.max(0, ...readTexts.map((t) => t.trim().length));
-    for (const { path, longest } of unread.length ? modelTextFields(fields.unreadValues(), readTexts) : []) {
+    const unreadValues = new Map([...fields.unreadValues()].map(([p, v]) => [named(p), v]));
+    for (const { path, longest } of unread.length ? modelTextFields(unreadValues, readTexts) : []) {
       // Longer than every turn read: most likely the row's answer (a degrading warning); else a data-changing one.
       if (longest > longestRead) ctx.note('longest_text_not_read', `"${path}" looks written by a model and is longer than every turn read: not read`);
       else ctx.note('model_text_not_read', `"${path}" looks written by a model (long prose or code) and is not read`);

@@ -118,7 +118,8 @@ export class RecordViewer {
       const project = loadProjectConfigFor(input.file);
       if (mapping) value = applyMapping(value, mapping.entry, mapping.source);
       value = applyProjectConfig(value, project);
-      if (mapping || project) configKey = JSON.stringify([mapping?.entry ?? null, project?.roleAliases ?? null, project?.fieldMappings ?? null]);
+      if (mapping || project)
+        configKey = JSON.stringify([mapping?.entry ?? null, project?.roleAliases ?? null, project?.fieldMappings ?? null, project?.fieldRoles ?? null]);
       for (const [from, to] of Object.entries(project?.fieldMappings ?? {})) fieldSource[to] = from;
       if (mapping && !mapping.entry.turns.includes('.')) fieldSource.messages = mapping.entry.turns;
       if (mapping?.entry.system && !mapping.entry.system.includes('.')) fieldSource.system = mapping.entry.system;
