@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { detectDatasetFormat } from '../../src/core/run/datasetScan';
 import { inspectFile } from '../../src/core/run/inspect';
 import { prepare } from '../../src/core/run/pipeline';
+import { recordViewerFor } from '../../src/core/records/recordView';
 import { tempDir, writeJsonl } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
@@ -366,4 +367,36 @@ test('eagle3prep.jsonc "fieldRoles": a role that is not one, a path that is not 
     'p/eagle3prep.jsonc: "fieldRoles" must be an object of field path → role, like {"worked_solution": "answer"}',
   ]);
   assert.deepEqual(parseProjectConfig('{ "fieldRoles": { "output.text": "answer" } }').fieldRoles, { 'output.text': 'answer' });
+});
+
+test('the row hover (record view): several conversations are named; a row read through "fieldRoles" shows the assigned answer with its source position', () => {
+  const viewer = recordViewerFor(undefined); // embedded Qwen3
+  const dir = tempDir();
+  const text = JSON.stringify(SEVERAL[0]);
+  const v = viewer.view({ text, file: join(dir, 'several.jsonl'), line: 1 });
+  assert.deepEqual(
+    v.warnings.map((w) => [w.code, w.message]),
+    [['several_conversations', 'the row holds 2 conversations (one record each); the first is shown']],
+  );
+  assert.deepEqual(v.notes, ['several_conversations_found']);
+  writeFileSync(join(dir, 'eagle3prep.jsonc'), '{ "fieldRoles": { "worked_solution": "answer", "gt": "label" } }\n');
+  const row = { problem: 'What is 3 times 9?', response: '27', gt: '27', worked_solution: '3 × 9 = 27.' };
+  const line = JSON.stringify(row);
+  const r = viewer.view({ text: line, file: join(dir, 'roles.jsonl'), line: 1 });
+  assert.deepEqual(
+    r.turns.map((t) => [t.role, t.chars]),
+    [
+      ['user', 18],
+      ['assistant', 11],
+    ],
+  );
+  // The assistant turn's place in the line is the "worked_solution" property (the field it was read from), not "response".
+  const prop = '"worked_solution":"3 × 9 = 27."';
+  const at = line.indexOf(prop);
+  assert.deepEqual(r.turns[1].range, [at, at + prop.length]);
+  assert.deepEqual(r.notes, ['field_role_assigned', 'fields_not_read']);
+  assert.deepEqual(
+    r.warnings.map((w) => w.message),
+    ['fields not read (neither a known field nor metadata): response'],
+  );
 });

@@ -15,7 +15,7 @@
 import type { Code } from '../codes';
 import type { Conversation, RowOutcome, Source } from '../types';
 import { describeJsonType, drop, type NormalizeContext, type NormalizeOptions, type Row, type ShapeHandler } from './common';
-import { describeCandidate, findConversations, topKey } from './discovery';
+import { describeCandidate, findConversations } from './discovery';
 import { ASSIGNED_ROLES_KEY, type AssignedRoles } from './fieldRoles';
 import { FieldTracker } from './fields';
 import { modelTextFields } from './modelText';
@@ -290,7 +290,14 @@ const ONE_CONVERSATION_SHAPES: ReadonlySet<ShapeHandler> = new Set([
  */
 function otherConversations(row: Row, outcome: RowOutcome, ctx: NormalizeContext): RowOutcome {
   const used = ctx.fields.usedKeys(row);
-  const others = findConversations(row).filter((c) => c.usable && (c.kind === 'turns' || c.kind === 'turn-lists') && !(used?.has(topKey(c.path)) ?? false));
+  // Only the unread fields that can hold a list are searched (most rows have none: no search at all).
+  const rest: Row = {};
+  for (const [k, v] of Object.entries(row)) {
+    if (used?.has(k) || k.startsWith('$')) continue;
+    if ((v !== null && typeof v === 'object') || (typeof v === 'string' && /^\s*[[{]/.test(v))) rest[k] = v;
+  }
+  if (Object.keys(rest).length === 0) return outcome;
+  const others = findConversations(rest).filter((c) => c.usable && (c.kind === 'turns' || c.kind === 'turn-lists'));
   return others.length ? withOtherConversations(row, outcome, others, ctx) : outcome;
 }
 
