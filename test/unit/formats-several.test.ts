@@ -400,3 +400,20 @@ test('the row hover (record view): several conversations are named; a row read t
     ['fields not read (neither a known field nor metadata): response'],
   );
 });
+
+test('eagle3prep.jsonc "fieldRoles": recorded per file (report.json input.project_config), and any change of it makes the output stale', async () => {
+  const { appliedConfigOf, configChange } = await import('../../src/core/read/appliedConfig');
+  const dir = tempDir();
+  const file = writeJsonl(MATH, 'math.jsonl', dir);
+  writeFileSync(join(dir, 'eagle3prep.jsonc'), '{ "fieldRoles": { "answer": "label" } }\n');
+  const run = appliedConfigOf(file);
+  assert.ok(!('error' in run));
+  assert.deepEqual(run.fieldRoles, { answer: 'label' });
+  assert.deepEqual(configChange(run, run).always, []);
+  writeFileSync(join(dir, 'eagle3prep.jsonc'), '{ "fieldRoles": { "answer": "metadata" } }\n');
+  assert.deepEqual(configChange(run, appliedConfigOf(file)).always, ['"fieldRoles" (run: {"answer":"label"}, now: {"answer":"metadata"})']);
+  // A report written before "fieldRoles" existed has none: a config without it is no change.
+  const { fieldRoles: _f, ...old } = run;
+  writeFileSync(join(dir, 'eagle3prep.jsonc'), '{ "roleAliases": { "bot": "assistant" } }\n');
+  assert.deepEqual(configChange(old, appliedConfigOf(file)).always, []);
+});
