@@ -294,11 +294,26 @@ function otherConversations(row: Row, outcome: RowOutcome, ctx: NormalizeContext
   const rest: Row = {};
   for (const [k, v] of Object.entries(row)) {
     if (used?.has(k) || k.startsWith('$')) continue;
-    if ((v !== null && typeof v === 'object') || (typeof v === 'string' && /^\s*[[{]/.test(v))) rest[k] = v;
+    if (mayHoldTurns(v)) rest[k] = v;
   }
   if (Object.keys(rest).length === 0) return outcome;
   const others = findConversations(rest).filter((c) => c.usable && (c.kind === 'turns' || c.kind === 'turn-lists'));
   return others.length ? withOtherConversations(row, outcome, others, ctx) : outcome;
+}
+
+/**
+ * Whether a value can hold a list of turn objects: a list with an object in it, at any depth (at most 2,000
+ * values looked at), or a string that may be JSON. A cheap test before the search of `discovery.ts`.
+ */
+function mayHoldTurns(v: unknown): boolean {
+  let budget = 2000;
+  const walk = (x: unknown, depth: number): boolean => {
+    if (--budget < 0 || depth > 8) return false;
+    if (typeof x === 'string') return /^\s*[[{]/.test(x);
+    if (Array.isArray(x)) return x.some((e) => (e !== null && typeof e === 'object' && !Array.isArray(e)) || walk(e, depth + 1));
+    return x !== null && typeof x === 'object' && Object.values(x).some((e) => walk(e, depth + 1));
+  };
+  return walk(v, 0);
 }
 
 function isRow(v: unknown): v is Row {
