@@ -173,11 +173,16 @@ const TABLE = {
       'a prompt with several user turns answered in order: generate answers each before asking the next (the record lists them as answer_after; prompts_to_generate.jsonl writes an empty assistant turn after each)',
   },
   conversation_found: { kind: 'note', meaning: 'no known shape: the conversation was found by searching the row (its path and keys are in the evidence)' },
+  field_role_assigned: {
+    kind: 'note',
+    meaning:
+      'fields read in the roles eagle3prep.jsonc "fieldRoles" gives them (prompt, answer, reasoning, system); a label or metadata field is never read as text; a field that held the role before is reported unread',
+  },
   several_conversations_found: {
     kind: 'note',
-    meaning: 'several places in the row look like a conversation: the most complete one was read, the others are listed under unread_fields',
-    remedy: 'name the right one in a field mapping in eagle3prep.jsonc ("turns": "<path>")',
-    changesData: true,
+    meaning:
+      "the row holds several conversations (lists of turns under different fields): each is its own record, ids <row id>/<k> in the row's order, the row written when any of them is",
+    remedy: 'to read one of them only, name it in a "mappings" entry of eagle3prep.jsonc ("turns": "<path>")',
   },
   longest_conversation_kept: {
     kind: 'note',

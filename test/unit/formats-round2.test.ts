@@ -400,7 +400,7 @@ test('context turns: assistant turns inside the prompt of prompt/completion, inp
   assert.deepEqual(r.unread_fields, {});
 });
 
-test('conversations wherever they sit: path and keys named in the evidence; lists of lists one record each; several candidates → the most complete, with a warning', async () => {
+test('conversations wherever they sit: path and keys named in the evidence; lists of lists one record each; several places: one record each, the most complete first', async () => {
   const r = await inspectFile(fx('found-conversation.jsonl'));
   assert.equal(r.format, 'found-conversation');
   assert.deepEqual(
@@ -411,9 +411,11 @@ test('conversations wherever they sit: path and keys named in the evidence; list
       ['s3/1', ['user:A?', 'assistant:B.']],
       ['s3/2', ['user:C?', 'assistant:D.']],
       ['s4', ['user:Is water wet?', 'assistant:It makes things wet.']],
-      ['s5', ['user:Sum 1 and 2.', 'assistant:3.']],
+      ['s5/1', ['user:Sum 1 and 2.', 'assistant:3.']],
+      ['s5/2', ['user:x']],
     ],
   );
+  assert.equal(r.records[6].needs_generation, true);
   for (const p of [
     '"traj[].speaker/utterance" (2 turns)',
     '"data.log[].role/says" (2 turns)',
@@ -425,9 +427,10 @@ test('conversations wherever they sit: path and keys named in the evidence; list
       r.evidence.some((e) => e.includes(`conversation at ${p}`)),
       p,
     );
-  assert.deepEqual(r.records[5].notes, ['conversation_found', 'several_conversations_found', 'fields_not_read']);
-  assert.deepEqual(r.records[5].unread_fields, ['draft']);
-  assert.deepEqual(r.unread_fields, { draft: { count: 1, lines: [5] } });
+  // Several places hold a conversation: each is read (issue 20), "draft" (a user turn only) a prompt to answer.
+  assert.deepEqual(r.records[5].notes, ['conversation_found', 'several_conversations_found']);
+  assert.deepEqual(r.records[6].notes, ['conversation_found', 'several_conversations_found']);
+  assert.deepEqual(r.unread_fields, {});
   // "conversationLists": "longest" keeps one conversation of a list of them.
   const dir = tempDir();
   const file = writeJsonl(
@@ -671,7 +674,8 @@ test('CLI: prepare and inspect --json over the issue 12 fixtures; accounting add
     assert.equal(f.rows_written + f.rows_set_aside + f.rows_dropped + f.rows_errored, f.rows_read, name);
   }
   const prompts = readFileSync(join(out, 'prompts_to_generate.jsonl'), 'utf8').trim().split('\n');
-  assert.equal(prompts.length, 6); // 3 MT-bench questions + 2 undesirable KTO rows' prompts + the unanswered OpenAssistant prompt
+  // 3 MT-bench questions + 2 undesirable KTO rows' prompts + the unanswered OpenAssistant prompt + the user-only "draft" conversation beside "final"
+  assert.equal(prompts.length, 7);
   const ins = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'inspect', fx('oasst-flat.jsonl'), '--json'], {
     encoding: 'utf8',
     cwd: ROOT,

@@ -8,6 +8,7 @@
  * system turn). No key check is duplicated here.
  */
 import type { FormatDetection } from '../types';
+import { fieldRoleEvidence, tallyFieldRoles, type FieldRoleTally } from './fieldRoles';
 import { conversationsOf, describeJsonType, normalizeDetailed, type Row } from './normalize';
 
 /** How many rows detection looks at by default. */
@@ -28,6 +29,7 @@ export const DETECT_SAMPLE_SIZE = 50;
  *
  * `evidence` (human-readable, counts are `n/total` over the sample), e.g.
  * `3/3 rows have "conversations": list of {from, value}`,
+ * `"solution" (avg 1.9k chars) is the answer (the assistant turn trained)` (field roles, `fieldRoles.ts`),
  * `roles seen: system, human, gpt`,
  * `3/3 rows: "system_prompt" top-level field used as system message (system turn content is null)`.
  *
@@ -51,6 +53,7 @@ export function detectFormat(sampleRows: unknown[]): FormatDetection {
   const errors: string[] = [];
   const drops = new Map<string, number>();
   const unread = new Map<string, number>(); // field path → rows
+  const fieldRoles: FieldRoleTally = new Map(); // top-level field → the roles it took (fieldRoles.ts)
 
   rows.forEach((value, i) => {
     const { outcome, handler, facts, row: readRow } = normalizeDetailed(value, { file: '', line: i + 1 }, 'sample');
@@ -76,6 +79,13 @@ export function detectFormat(sampleRows: unknown[]): FormatDetection {
     for (const f of facts) bump(factCounts, f);
     const convs = conversationsOf(outcome);
     for (const f of convs[0]?.conversation.unreadFields ?? []) bump(unread, f);
+    if (convs.length)
+      tallyFieldRoles(
+        fieldRoles,
+        row,
+        convs.map((c) => c.conversation),
+        convs[0].conversation.unreadFields ?? [],
+      );
     switch (outcome.kind) {
       case 'prompt':
         prompts++;
@@ -105,6 +115,7 @@ export function detectFormat(sampleRows: unknown[]): FormatDetection {
 
   const evidence: string[] = [];
   for (const [shape, n] of shapeCounts) evidence.push(`${n}/${total} rows have ${shape}`);
+  evidence.push(...fieldRoleEvidence(fieldRoles, recognized));
   if (roles.length) evidence.push(`roles seen: ${roles.join(', ')}`);
   for (const [fact, n] of factCounts) evidence.push(`${n}/${total} rows: ${fact}`);
   if (unread.size) {

@@ -162,7 +162,8 @@ export function findConversations(row: Row): ConversationCandidate[] {
       const pairs = pairedStrings(v, path);
       if (pairs) found.push(pairs);
       for (const [k, x] of Object.entries(v)) {
-        if (isMetadataField(k, x) || pairs?.pairPaths?.includes(path === '' ? k : `${path}.${k}`)) continue;
+        // `$` keys are the product's own bookkeeping on a rewritten row (a field mapping, eagle3prep.jsonc "fieldRoles"), never the dataset's turns.
+        if (k.startsWith('$') || isMetadataField(k, x) || pairs?.pairPaths?.includes(path === '' ? k : `${path}.${k}`)) continue;
         visit(x, path === '' ? k : `${path}.${k}`, depth + 1);
       }
     }

@@ -16,10 +16,11 @@ import type { Code } from '../codes';
 import type { Conversation, RowOutcome, Source } from '../types';
 import { describeJsonType, drop, type NormalizeContext, type NormalizeOptions, type Row, type ShapeHandler } from './common';
 import { describeCandidate, findConversations } from './discovery';
+import { ASSIGNED_ROLES_KEY, type AssignedRoles } from './fieldRoles';
 import { FieldTracker } from './fields';
 import { modelTextFields } from './modelText';
 import { suggestMappingLine } from './mapping';
-import { foundConversationHandler } from './shapes-found';
+import { foundConversationHandler, withOtherConversations } from './shapes-found';
 import { atifHandler, openHandsEventsHandler, sweAgentTrajHandler, trajectoryStepsHandler } from './shapes-agent';
 import {
   alpacaTextHandler,
@@ -223,14 +224,32 @@ export function normalizeDetailed(value: unknown, source: Source, fileBase: stri
       : `internal error normalizing ${handler.name} row: ${err instanceof Error ? err.message : String(err)} (please report it with the row's shape)`;
     outcome = { kind: 'errored', source, message: why, code: 'internal_error' };
   }
+  if (!ONE_CONVERSATION_SHAPES.has(handler) && outcome.kind !== 'errored' && outcome.kind !== 'dropped') outcome = otherConversations(value, outcome, ctx);
+  // Roles eagle3prep.jsonc "fieldRoles" assigned (read/projectConfig.ts): said, and the fields they displaced reported.
+  const assigned = isRow(value[ASSIGNED_ROLES_KEY]) ? (value[ASSIGNED_ROLES_KEY] as unknown as AssignedRoles) : undefined;
+  if (assigned && Object.keys(assigned.roles).length) {
+    const said = Object.entries(assigned.roles).map(
+      ([p, r]) =>
+        `"${p}" as ${r === 'label' ? 'a label (never read as text)' : r === 'metadata' ? 'metadata (never read as text)' : `the ${r}`}${Object.entries(
+          assigned.renamed,
+        )
+          .filter(([, from]) => from === p)
+          .map(([to]) => ` (read as "${to}")`)
+          .join('')}`,
+    );
+    ctx.note('field_role_assigned', `read as eagle3prep.jsonc "fieldRoles" says: ${said.join(', ')}`);
+  }
+  // Unread paths as the dataset writes them: an assigned field by its own name, a displaced one by its own.
+  const named = (p: string) => assigned?.renamed[p] ?? p;
   const convs = conversationsOf(outcome);
   if (convs.length) {
-    const unread = fields.unread();
+    const unread = [...new Set([...(assigned?.displaced ?? []), ...fields.unread().map(named)])];
     if (unread.length) ctx.note('fields_not_read'); // detect.ts sums them per field for the evidence
     // An unread field that looks model-written is a data-changing warning of its own (modelText.ts).
     const readTexts = unread.length ? convs.flatMap(({ conversation: c }) => c.messages.flatMap((m) => [m.content ?? '', m.reasoning_content ?? ''])) : [];
     const longestRead = Math.max(0, ...readTexts.map((t) => t.trim().length));
-    for (const { path, longest } of unread.length ? modelTextFields(fields.unreadValues(), readTexts) : []) {
+    const unreadValues = new Map([...fields.unreadValues()].map(([p, v]) => [named(p), v]));
+    for (const { path, longest } of unread.length ? modelTextFields(unreadValues, readTexts) : []) {
       // Longer than every turn read: most likely the row's answer (a degrading warning); else a data-changing one.
       if (longest > longestRead) ctx.note('longest_text_not_read', `"${path}" looks written by a model and is longer than every turn read: not read`);
       else ctx.note('model_text_not_read', `"${path}" looks written by a model (long prose or code) and is not read`);
@@ -241,6 +260,60 @@ export function normalizeDetailed(value: unknown, source: Source, fileBase: stri
     }
   }
   return { outcome, handler, facts, row: value };
+}
+
+/**
+ * Shapes never searched for other conversations: a field mapping (the user named the turns), the file passes
+ * (OpenAssistant, event logs: whole conversations rebuilt across rows), the preference layouts (their other
+ * lists are the compared sides), a row of no known shape (its own search reads every conversation found) and
+ * the rows that are errored or dropped whole.
+ */
+const ONE_CONVERSATION_SHAPES: ReadonlySet<ShapeHandler> = new Set([
+  mappedHandler,
+  oasstPathHandler,
+  eventLogHandler,
+  eventLineHandler,
+  ktoHandler,
+  openAiPreferenceHandler,
+  llamaFactoryPreferenceHandler,
+  preferenceHandler,
+  oasstMessageHandler,
+  answersWithoutPromptHandler,
+  foundConversationHandler,
+]);
+
+/**
+ * Several conversations in one row of a known shape (issue 20): the places of the row no field of which the
+ * shape read that hold a list of turns with known speakers (or a list of such lists, `discovery.ts`) are other
+ * conversations of the row, one record each (`shapes-found.ts` {@link withOtherConversations}). Strings and
+ * transcripts are not searched here: beside a shape that read the row they are most often its rendered copy.
+ */
+function otherConversations(row: Row, outcome: RowOutcome, ctx: NormalizeContext): RowOutcome {
+  const used = ctx.fields.usedKeys(row);
+  // Only the unread fields that can hold a list are searched (most rows have none: no search at all).
+  const rest: Row = {};
+  for (const [k, v] of Object.entries(row)) {
+    if (used?.has(k) || k.startsWith('$')) continue;
+    if (mayHoldTurns(v)) rest[k] = v;
+  }
+  if (Object.keys(rest).length === 0) return outcome;
+  const others = findConversations(rest).filter((c) => c.usable && (c.kind === 'turns' || c.kind === 'turn-lists'));
+  return others.length ? withOtherConversations(row, outcome, others, ctx) : outcome;
+}
+
+/**
+ * Whether a value can hold a list of turn objects: a list with an object in it, at any depth (at most 2,000
+ * values looked at), or a string that may be JSON. A cheap test before the search of `discovery.ts`.
+ */
+function mayHoldTurns(v: unknown): boolean {
+  let budget = 2000;
+  const walk = (x: unknown, depth: number): boolean => {
+    if (--budget < 0 || depth > 8) return false;
+    if (typeof x === 'string') return /^\s*[[{]/.test(x);
+    if (Array.isArray(x)) return x.some((e) => (e !== null && typeof e === 'object' && !Array.isArray(e)) || walk(e, depth + 1));
+    return x !== null && typeof x === 'object' && Object.values(x).some((e) => walk(e, depth + 1));
+  };
+  return walk(v, 0);
 }
 
 function isRow(v: unknown): v is Row {

@@ -2,14 +2,17 @@
  * The last shape of the table: a row no known shape matches, whose
  * conversation was found by searching its structure (`discovery.ts`). The
  * evidence names the path and keys read (`"traj[].speaker/utterance"`), the row
- * gets the note `conversation_found`, and when several places look like a
- * conversation the most complete one is read with the warning
- * `several_conversations_found` (a field mapping in `eagle3prep.jsonc` that
- * names the right one wins: mapped rows never reach this handler).
+ * gets the note `conversation_found`. When several places hold a conversation,
+ * each is read, one record each (`withOtherConversations`, noted
+ * `several_conversations_found`; the same rule for rows of a known shape holding
+ * other conversations beside the one the shape reads, `normalize.ts`); a field
+ * mapping in `eagle3prep.jsonc` that names one place reads that one only
+ * (mapped rows never reach this handler).
  */
-import type { Message, RowOutcome } from '../types';
+import type { Conversation, Message, RowOutcome } from '../types';
 import { convertTurns, errored, finish, isTurnError, splitOutcome, type NormalizeContext, type Row, type ShapeHandler } from './common';
 import { describeCandidate, findConversations, SPEAKER_PREFIX_RE, topKey, type ConversationCandidate } from './discovery';
+import { FieldTracker } from './fields';
 import { mapRole } from './roles';
 import { GUANACO_MARKERS, HH_MARKERS, splitByMarkers, splitChatMl } from './transcript';
 import { parseJsonLimited } from '../jsonDepth';
@@ -28,38 +31,121 @@ export const foundConversationHandler: ShapeHandler = {
     const c = all[0];
     for (const p of c.pairPaths ?? [c.path]) ctx.fields.use(row, topKey(p));
     ctx.note('conversation_found', `no known shape: the conversation was read from ${describeCandidate(c)}`);
-    if (all.length > 1) {
-      ctx.note(
-        'several_conversations_found',
-        `several places look like a conversation (${all.map(describeCandidate).join(', ')}): the most complete one was read; a field mapping in eagle3prep.jsonc ("turns": "<path>") names another`,
-      );
-      for (const o of all.slice(1)) ctx.fields.report([o.path]);
-    }
-    if (c.kind === 'transcript') return transcriptOutcome(row, c, ctx);
-    if (c.kind === 'strings') return stringsOutcome(row, c, ctx);
-    const opts = { label: `${c.path.replace(/\[\d+\]/g, '[]')}${c.kind === 'turn-lists' ? '[]' : ''}[]`, roleKey: c.roleKey, textKey: c.textKey };
-    if (c.kind === 'turns') {
-      const messages = convertTurns(c.lists[0], ctx, opts);
-      if (isTurnError(messages)) return errored(ctx, messages.code, `"${c.path}": ${messages.message}`);
-      return finish(row, messages, ctx);
-    }
-    // Lists of user turns only: the successive turns of one multi-turn prompt (unless the reading asks for each list).
-    if (ctx.options.conversationLists === undefined && userTurnsOnly(c)) return turnListsPrompt(row, c, ctx, opts);
-    // A list of conversation lists: one record each, or the longest ("conversationLists": "longest").
-    let lists = c.lists;
-    if (ctx.options.conversationLists === 'longest') {
-      lists = [lists.reduce((a, b) => (b.length > a.length ? b : a))];
-      ctx.note('longest_conversation_kept', `"${c.path}" holds ${c.lists.length} conversations: the longest is read ("conversationLists": "longest")`);
-    }
-    const parts: RowOutcome[] = [];
-    for (const [k, list] of lists.entries()) {
-      const messages = convertTurns(list, ctx, opts);
-      if (isTurnError(messages)) return errored(ctx, messages.code, `"${c.path}" conversation ${k + 1}: ${messages.message}`);
-      parts.push(finish(row, messages, ctx));
-    }
-    return splitOutcome(parts, ctx);
+    const first = candidateOutcome(row, c, ctx);
+    return all.length > 1 ? withOtherConversations(row, first, all.slice(1), ctx) : first;
   },
 };
+
+/**
+ * The outcome of one conversation candidate of a row (`discovery.ts`): a turn list, a list of turn lists (one
+ * record each, or one multi-turn prompt when they hold user turns only), strings with evidence of who speaks,
+ * or a transcript string. Does not mark the candidate's field read (the caller does).
+ */
+export function candidateOutcome(row: Row, c: ConversationCandidate, ctx: NormalizeContext): RowOutcome {
+  if (c.kind === 'transcript') return transcriptOutcome(row, c, ctx);
+  if (c.kind === 'strings') return stringsOutcome(row, c, ctx);
+  const opts = { label: `${c.path.replace(/\[\d+\]/g, '[]')}${c.kind === 'turn-lists' ? '[]' : ''}[]`, roleKey: c.roleKey, textKey: c.textKey };
+  if (c.kind === 'turns') {
+    const messages = convertTurns(c.lists[0], ctx, opts);
+    if (isTurnError(messages)) return errored(ctx, messages.code, `"${c.path}": ${messages.message}`);
+    return finish(row, messages, ctx);
+  }
+  // Lists of user turns only: the successive turns of one multi-turn prompt (unless the reading asks for each list).
+  if (ctx.options.conversationLists === undefined && userTurnsOnly(c)) return turnListsPrompt(row, c, ctx, opts);
+  // A list of conversation lists: one record each, or the longest ("conversationLists": "longest").
+  let lists = c.lists;
+  if (ctx.options.conversationLists === 'longest') {
+    lists = [lists.reduce((a, b) => (b.length > a.length ? b : a))];
+    ctx.note('longest_conversation_kept', `"${c.path}" holds ${c.lists.length} conversations: the longest is read ("conversationLists": "longest")`);
+  }
+  const parts: RowOutcome[] = [];
+  for (const [k, list] of lists.entries()) {
+    const messages = convertTurns(list, ctx, opts);
+    if (isTurnError(messages)) return errored(ctx, messages.code, `"${c.path}" conversation ${k + 1}: ${messages.message}`);
+    parts.push(finish(row, messages, ctx));
+  }
+  return splitOutcome(parts, ctx);
+}
+
+/** A path that names the losing side of a comparison (`rejected`, `negative_messages`, `worse`): never read as a conversation to train. */
+const LOSING_SIDE_RE = /(^|[^a-z])(rejected|reject|dispreferred|negative|worse|worst|loser|losing|bad)([^a-z]|$)/i;
+
+/** Where a candidate is, without counts (row-independent, for the evidence): `"conversations"`, `"questions" + "answers"`. */
+function placeOf(c: ConversationCandidate): string {
+  return (c.pairPaths ?? [c.path]).map((p) => `"${p.replace(/\[\d+\]/g, '[]')}"`).join(' + ');
+}
+
+/** The texts of an outcome's messages (content and reasoning), whitespace-collapsed, non-empty. */
+function outcomeTexts(o: RowOutcome): string[] {
+  const parts = o.kind === 'split' ? o.parts : o.kind === 'conversation' || o.kind === 'prompt' ? [o] : [];
+  return parts
+    .flatMap((p) => p.conversation.messages.flatMap((m) => [m.content ?? '', m.reasoning_content ?? '']))
+    .map((t) => t.replace(/\s+/g, ' ').trim())
+    .filter((t) => t !== '');
+}
+
+/** A context whose notes, facts, read fields and non-text parts go nowhere: a dry run of a candidate. */
+function scratch(ctx: NormalizeContext): NormalizeContext {
+  return { ...ctx, fields: new FieldTracker(), nonText: [], partTools: undefined, note: () => undefined, fact: () => undefined };
+}
+
+/**
+ * Several conversations in one row (issue 20): `first` is the outcome of the conversation the row's shape read;
+ * `others` are the other places of the row that hold a conversation (`discovery.ts` candidates, usable ones:
+ * known speakers, a user or assistant turn). Each other conversation becomes records of its own, in the row's
+ * field order after the first, all with ids `<row id>/<k>` (k from 1, in that order) and the row's source; the
+ * row is then one `split` outcome, accounted as one row (written when any of its records is). A candidate whose
+ * every text is already in a conversation read (the same conversation in another spelling, or a prefix of it)
+ * is read as a copy, not a second conversation; one on the losing side of a comparison (`rejected…`) is never
+ * read here (it stays unread and reported). A candidate that errors makes the row errored; one left with no
+ * user or assistant turn is left out (`split_part_dropped`). Noted `several_conversations_found` with the
+ * places read. A `mappings` entry in eagle3prep.jsonc reads one place only (mapped rows never get here).
+ */
+export function withOtherConversations(row: Row, first: RowOutcome, others: ConversationCandidate[], ctx: NormalizeContext): RowOutcome {
+  if (first.kind !== 'conversation' && first.kind !== 'prompt' && first.kind !== 'split') return first;
+  const order = Object.keys(row);
+  const sorted = others
+    .filter((c) => !LOSING_SIDE_RE.test(c.path))
+    .map((c, i) => ({ c, i }))
+    .sort((a, b) => order.indexOf(topKey(a.c.path)) - order.indexOf(topKey(b.c.path)) || a.i - b.i)
+    .map((x) => x.c);
+  const read = outcomeTexts(first);
+  const extra: { c: ConversationCandidate; o: RowOutcome }[] = [];
+  for (const c of sorted) {
+    const paths = c.pairPaths ?? [c.path];
+    const dry = candidateOutcome(row, c, scratch(ctx));
+    const texts = outcomeTexts(dry);
+    if (dry.kind !== 'errored' && texts.every((t) => read.some((r) => r.includes(t)))) {
+      for (const p of paths) ctx.fields.use(row, topKey(p));
+      ctx.fact(`${placeOf(c)} repeats turns already read: a copy, not another conversation`);
+      continue;
+    }
+    for (const p of paths) ctx.fields.use(row, topKey(p));
+    const o = candidateOutcome(row, c, ctx);
+    if (o.kind === 'errored') return o;
+    extra.push({ c, o });
+    read.push(...outcomeTexts(o));
+  }
+  if (extra.length === 0) return first;
+  const leaves: { kind: 'conversation' | 'prompt'; conversation: Conversation }[] = [];
+  const add = (o: RowOutcome) => {
+    // Parts of a split carry `/<k>` already: renumbered below from the row's id.
+    if (o.kind === 'split')
+      for (const p of o.parts) leaves.push({ kind: p.kind, conversation: { ...p.conversation, id: p.conversation.id.replace(/\/\d+$/, '') } });
+    else if (o.kind === 'conversation' || o.kind === 'prompt') leaves.push({ kind: o.kind, conversation: o.conversation });
+  };
+  add(first);
+  for (const { o } of extra) add(o);
+  if (extra.some(({ o }) => o.kind === 'dropped'))
+    ctx.note('split_part_dropped', 'a row holding several conversations: some of them have no user or assistant turn and were left out');
+  ctx.note(
+    'several_conversations_found',
+    `the row holds several conversations (${extra.map(({ c }) => placeOf(c)).join(', ')} besides the one read first): one record each`,
+  );
+  if (leaves.length === 1) return first;
+  leaves.forEach((p, k) => (p.conversation.id = `${p.conversation.id}/${k + 1}`));
+  return { kind: 'split', source: ctx.source, parts: leaves };
+}
 
 /**
  * A list of strings read with evidence of who speaks (`discovery.ts`): speaker markers opening every string

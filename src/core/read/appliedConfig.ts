@@ -6,8 +6,8 @@
  * A run records, per file, the config that applied to it ({@link appliedConfigOf}, stored in
  * report.json `files[].input.project_config`). A later check compares it with what applies now
  * ({@link configChangeFor}):
- * - the `reading` choices and the matching `mappings` entry (formats/mapping.ts) change how the
- *   file's rows are read: any difference makes the output stale;
+ * - the `reading` choices, the `fieldRoles` and the matching `mappings` entry (formats/mapping.ts)
+ *   change how the file's rows are read: any difference makes the output stale;
  * - a role alias or a field mapping changes a row only when the row holds that spelling or that
  *   field: a difference makes the output stale only when the file's text holds the spelling
  *   (case-insensitive, as aliases match) or the field name as a JSON key. A quick fix that adds
@@ -31,6 +31,8 @@ export interface AppliedConfig {
   roleAliases: Record<string, string>;
   /** Source top-level field → known field. */
   fieldMappings: Record<string, string>;
+  /** Field path → role ("fieldRoles"); absent in reports written before it existed. */
+  fieldRoles?: Record<string, string>;
   reading: ReadingSettings;
   /** The `mappings` entry whose glob matches the file, if any. */
   mapping?: FieldMapping;
@@ -51,6 +53,7 @@ export function appliedConfigOf(datasetFile: string, explicitMapping?: string): 
       file,
       roleAliases: { ...(cfg?.roleAliases ?? {}) },
       fieldMappings: { ...(cfg?.fieldMappings ?? {}) },
+      ...(cfg && Object.keys(cfg.fieldRoles).length ? { fieldRoles: { ...cfg.fieldRoles } } : {}),
       reading: { ...(cfg?.reading ?? {}) },
       ...(m ? { mapping: m.entry } : {}),
     };
@@ -95,6 +98,9 @@ export function configChange(run: AppliedConfig, now: AppliedConfig | { file: st
   const always: string[] = [];
   if (canonical(run.reading) !== canonical(now.reading)) always.push(`"reading" (run: ${canonical(run.reading)}, now: ${canonical(now.reading)})`);
   if (canonical(run.mapping ?? null) !== canonical(now.mapping ?? null)) always.push('the "mappings" entry for this file');
+  // A field's role changes what its rows train wherever the field is: any difference counts (conservative).
+  if (canonical(run.fieldRoles ?? {}) !== canonical(now.fieldRoles ?? {}))
+    always.push(`"fieldRoles" (run: ${canonical(run.fieldRoles ?? {})}, now: ${canonical(now.fieldRoles ?? {})})`);
   return { always, aliases: changedKeys(run.roleAliases, now.roleAliases), fields: changedKeys(run.fieldMappings, now.fieldMappings) };
 }
 

@@ -19,7 +19,8 @@ export function turnRanges(
   const root: JsonNode | undefined = parseTree(text);
   if (!root || root.type !== 'object') return out;
   const find = (name: string): JsonNode | undefined => root.children?.find((p) => p.children?.[0]?.value === name);
-  const prop = (name: string): JsonNode | undefined => find(name) ?? (Object.hasOwn(fieldSource, name) ? find(fieldSource[name]) : undefined);
+  // A field read from another one of the line (renamed by eagle3prep.jsonc) is that one, even when the line also has the name.
+  const prop = (name: string): JsonNode | undefined => (Object.hasOwn(fieldSource, name) ? (find(fieldSource[name]) ?? find(name)) : find(name));
   const range = (n: JsonNode | undefined): [number, number] | undefined => (n ? [n.offset, n.offset + n.length] : undefined);
   const fields = [...description.matchAll(/"([^"]+)"/g)].map((m) => m[1]);
   const list = fields.length ? prop(fields[0])?.children?.[1] : undefined;

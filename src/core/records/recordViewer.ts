@@ -6,6 +6,7 @@ import { rowsOfLineValue } from '../read/readers';
 import { recordFate } from './fate';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError } from './mask';
 import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
+import { ASSIGNED_ROLES_KEY, type AssignedRoles } from '../formats/fieldRoles';
 import { ChatTemplate, pickTemplate } from '../templates/template';
 import { describeError } from '../errors';
 import type { TargetTokenizer } from '../tokenizers/tokenizer';
@@ -117,11 +118,18 @@ export class RecordViewer {
       const mapping = mappingFor(input.file);
       const project = loadProjectConfigFor(input.file);
       if (mapping) value = applyMapping(value, mapping.entry, mapping.source);
+      const raw = value;
       value = applyProjectConfig(value, project);
-      if (mapping || project) configKey = JSON.stringify([mapping?.entry ?? null, project?.roleAliases ?? null, project?.fieldMappings ?? null]);
-      for (const [from, to] of Object.entries(project?.fieldMappings ?? {})) fieldSource[to] = from;
+      if (mapping || project)
+        configKey = JSON.stringify([mapping?.entry ?? null, project?.roleAliases ?? null, project?.fieldMappings ?? null, project?.fieldRoles ?? null]);
+      // A field mapping renames only when the row does not already have the target (projectConfig.ts).
+      const had = (k: string) => raw !== null && typeof raw === 'object' && k in raw;
+      for (const [from, to] of Object.entries(project?.fieldMappings ?? {})) if (!had(to)) fieldSource[to] = from;
       if (mapping && !mapping.entry.turns.includes('.')) fieldSource.messages = mapping.entry.turns;
       if (mapping?.entry.system && !mapping.entry.system.includes('.')) fieldSource.system = mapping.entry.system;
+      // Fields eagle3prep.jsonc "fieldRoles" moved to where their role is read (`response` ← `worked_solution`).
+      const roled = (value as Record<string, unknown> | null)?.[ASSIGNED_ROLES_KEY] as AssignedRoles | undefined;
+      for (const [to, from] of Object.entries(roled?.renamed ?? {})) if (!from.includes('.')) fieldSource[to] = from;
     } catch (e) {
       view.message = describeError(e);
       view.warnings.push({ code: 'errored', message: view.message });

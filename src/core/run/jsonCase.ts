@@ -35,6 +35,8 @@ const OPAQUE = new Set([
   'role_aliases',
   'fieldMappings',
   'field_mappings',
+  'fieldRoles', // field paths → roles
+  'field_roles',
   'mapping',
 ]);
 
