@@ -68,6 +68,18 @@ export function poolWorkerScript(): string {
  */
 export const POOL_WORKER_HEAP_MB = 256;
 
+/**
+ * Young-generation size of a pool worker (MB). V8's default (up to 3 × 16 MB
+ * semi-spaces on 64-bit) is kept resident by each worker once reached; a row
+ * batch's short-lived objects (rendered texts, token arrays, JSON lines) fit in
+ * 8 MB, so scavenges stay cheap and each worker holds about 20 MB less
+ * (docs/scale.md "Memory": 2-worker peak 391 → 352 MB on 5 MB of mixed rows).
+ */
+export const POOL_WORKER_YOUNG_MB = 8;
+
+/** The `resourceLimits` of a pool worker. */
+const POOL_WORKER_LIMITS = { maxOldGenerationSizeMb: POOL_WORKER_HEAP_MB, maxYoungGenerationSizeMb: POOL_WORKER_YOUNG_MB };
+
 interface Slot {
   worker: Worker;
   /** Batches sent and not answered, by id. */
@@ -114,9 +126,9 @@ export class WorkerPool implements RowExecutor {
             eval: true,
             workerData: data,
             name: `eagle3-rows-${i}`,
-            resourceLimits: { maxOldGenerationSizeMb: POOL_WORKER_HEAP_MB },
+            resourceLimits: POOL_WORKER_LIMITS,
           })
-        : new Worker(script, { workerData: data, name: `eagle3-rows-${i}`, resourceLimits: { maxOldGenerationSizeMb: POOL_WORKER_HEAP_MB } });
+        : new Worker(script, { workerData: data, name: `eagle3-rows-${i}`, resourceLimits: POOL_WORKER_LIMITS });
       const slot: Slot = { worker, pending: new Map() };
       worker.on('message', (m: unknown) => {
         if (!isFromPoolWorkerMessage(m)) return;
