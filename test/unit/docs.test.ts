@@ -107,3 +107,8 @@ test('sources cite the mask rules by sections of docs/loss-mask-rules.md, and no
   }
   assert.ok(cited >= 20, `only ${cited} citations found`);
 });
+
+test('CHANGELOG.md has no relative links: vsce packages it and refuses relative links without a repository URL', () => {
+  const links = [...prose(read('CHANGELOG.md')).matchAll(/\]\((?!https?:|#)([^)]+)\)/g)].map((m) => m[1]);
+  assert.deepEqual(links, [], 'write the path as code (`docs/x.md`) instead of a link');
+});
