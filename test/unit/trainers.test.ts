@@ -158,7 +158,7 @@ test('trainerNextSteps: SpecForge points data.prompts_path and data.max_length a
 
 /** Every record of a run's tokenized_data.jsonl: its loss mask. */
 function masksOf(outDir: string): number[][] {
-  return readFileSync(join(outDir, 'tokenized_data.jsonl'), 'utf8')
+  return readFileSync(join(outDir, 'data', 'tokenized_data.jsonl'), 'utf8')
     .split('\n')
     .filter(Boolean)
     .map((l) => (JSON.parse(l) as { loss_mask: number[] }).loss_mask);

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { availableParallelism, loadavg } from 'node:os';
 import { DATASET_FILE_RE } from '../read/readers';
-import { OUTPUT_DIR_SUFFIX, OUTPUT_FILES, PROBLEMS_FILE, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
+import { OUTPUT_DIR_SUFFIX, OUTPUT_FILES, PROBLEMS_FILE, RECORDS_DIR, SPECULATORS_DIR, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
 
 /** File extensions `prepare` reads when given a folder (each also gzip- or zstd-compressed, `read/readers` DATASET_FILE_RE). */
 export const DATASET_EXTENSIONS = ['.jsonl', '.ndjson', '.json', '.traj', '.parquet'];
@@ -88,6 +88,11 @@ function isRunOutput(dir: string, name: string): boolean {
   return OUTPUT_NAMES.includes(name) && existsSync(join(dir, OUTPUT_FILES.reportJson));
 }
 
+/** The folders a run writes inside its output folder (`data/`, `speculators/`): a folder holding a `report.json` keeps its outputs there, not datasets. */
+function isRunOutputFolder(dir: string, name: string): boolean {
+  return (name === RECORDS_DIR || name === SPECULATORS_DIR) && existsSync(join(dir, OUTPUT_FILES.reportJson));
+}
+
 /**
  * Groups inputs by their default output folder (`defaultOutDir`), so that
  * `d.json` and `d.jsonl` beside each other share one run instead of one
@@ -106,7 +111,8 @@ export function groupByDefaultOutDir(inputs: string[]): { inputs: string[]; outD
 
 /**
  * Expands folders into the dataset files they hold (recursively, sorted;
- * skipping `*.eagle3` output folders, `node_modules` and dot folders).
+ * skipping `*.eagle3` output folders, the `data/` and `speculators/` folders of
+ * an output folder elsewhere (`--out`), `node_modules` and dot folders).
  * Files are returned as given (resolved).
  * @throws Error naming a path that does not exist
  */
@@ -117,7 +123,7 @@ export function expandInputs(paths: string[]): string[] {
       const p = join(dir, name);
       const st = statSync(p);
       if (st.isDirectory()) {
-        if (!name.startsWith('.') && name !== 'node_modules' && !name.endsWith(OUTPUT_DIR_SUFFIX)) walk(p);
+        if (!name.startsWith('.') && name !== 'node_modules' && !name.endsWith(OUTPUT_DIR_SUFFIX) && !isRunOutputFolder(dir, name)) walk(p);
       } else if (isDatasetName(name) && !name.startsWith('.') && !isRunOutput(dir, name)) out.push(p);
     }
   };

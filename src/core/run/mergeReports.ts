@@ -13,7 +13,7 @@ import { createReadStream, existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { AtomicOutput } from './output';
-import { OUTPUT_FILES, outputPathsIn, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
+import { OUTPUT_FILES, outputPathsIn, recordsPathIn, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
 import { ParquetRecordsOutput, readParquetRecords, removeStaleRecordFiles } from './parquetOutput';
 import type { TokenizedRecord } from '../types';
 import type { FileReport, PrepareResult } from './contract';
@@ -339,7 +339,7 @@ export async function mergeReports(paths: string[], outDir: string, opts: MergeP
     if (!formats.jsonl && !formats.parquet)
       throw new MergeError('the shards wrote their records in different formats (--format): merge needs one format every shard wrote');
     merged.outputs.format = formats.jsonl && formats.parquet ? 'both' : formats.parquet ? 'parquet' : 'jsonl';
-    if (formats.parquet) merged.outputs.tokenizedDataParquet = join(merged.outDir, TOKENIZED_DATA_PARQUET);
+    if (formats.parquet) merged.outputs.tokenizedDataParquet = recordsPathIn(merged.outDir, TOKENIZED_DATA_PARQUET);
     else delete merged.outputs.tokenizedDataParquet;
     // Every file is checked against the reports before any replaces anything in --out.
     const data = formats.jsonl ? new AtomicOutput(merged.outputs.tokenizedData) : null;

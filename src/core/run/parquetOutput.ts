@@ -22,11 +22,12 @@
  * the JSONL record (`{"source": {"file", "line"}}`); `element` is null unless
  * several rows share a line. Snappy compression (every Parquet reader has it).
  */
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync, renameSync, rmdirSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { TokenizedRecord } from '../types';
 import { tempPathFor } from './output';
+import { OUTPUT_FILES, recordsPathIn, SPECULATORS_DIR, SPECULATORS_FILES, TOKENIZED_DATA_PARQUET } from './outputFiles';
 
 /** A row group is written when it holds this many tokens (`input_ids` values) … */
 export const ROW_GROUP_TOKENS = 262_144;
@@ -262,17 +263,25 @@ export function recordOfParquetRow(row: Record<string, unknown>): TokenizedRecor
 }
 
 /**
- * Removes from an output folder the record file of the format a run did not
- * write (`tokenized_data.jsonl` after `--format parquet`, `tokenized_data.parquet`
- * after `--format jsonl`): left there, a previous run's records would sit beside
- * this run's report as if they were its own.
+ * Removes from an output folder the record files this run does not replace: the record file of
+ * the format it did not write (`data/tokenized_data.jsonl` after `--format parquet`,
+ * `data/tokenized_data.parquet` after `--format jsonl`), the record files of the layout before
+ * `data/` (outputFiles.ts RECORDS_DIR: `tokenized_data.jsonl` / `.parquet` directly in the output
+ * folder), and, unless the run wrote one, the speculators dataset files of an earlier
+ * `--trainer speculators` run (only the files `prepare` writes there; the folder goes when it is
+ * left empty). Left there, a previous run's records would sit beside this run's report as if they
+ * were its own.
  * @returns the paths removed
  */
-export function removeStaleRecordFiles(outDir: string, format: 'jsonl' | 'parquet' | 'both' | undefined): string[] {
-  const stale = format === 'parquet' ? ['tokenized_data.jsonl'] : format === 'both' ? [] : ['tokenized_data.parquet'];
+export function removeStaleRecordFiles(outDir: string, format: 'jsonl' | 'parquet' | 'both' | undefined, opts: { speculators?: boolean } = {}): string[] {
+  const other = format === 'parquet' ? [OUTPUT_FILES.tokenizedData] : format === 'both' ? [] : [TOKENIZED_DATA_PARQUET];
+  const stale = [
+    ...other.map((n) => recordsPathIn(outDir, n)),
+    ...[OUTPUT_FILES.tokenizedData, TOKENIZED_DATA_PARQUET].map((n) => join(outDir, n)),
+    ...(opts.speculators ? [] : Object.values(SPECULATORS_FILES).map((n) => join(outDir, SPECULATORS_DIR, n))),
+  ];
   const removed: string[] = [];
-  for (const name of stale) {
-    const p = join(outDir, name);
+  for (const p of stale) {
     try {
       if (existsSync(p)) {
         rmSync(p, { force: true });
@@ -282,5 +291,11 @@ export function removeStaleRecordFiles(outDir: string, format: 'jsonl' | 'parque
       /* reported as still there by the Datasets view; never fails the run */
     }
   }
+  if (!opts.speculators && removed.some((p) => dirname(p) === join(outDir, SPECULATORS_DIR)))
+    try {
+      rmdirSync(join(outDir, SPECULATORS_DIR)); // only when empty: the user's files (draft-vocab's, hidden states) stay
+    } catch {
+      /* not there, or not empty */
+    }
   return removed;
 }
