@@ -152,6 +152,18 @@ test('trainerNextSteps: SpecForge points data.prompts_path and data.max_length a
     modelDir: '/m/Qwen3-8B',
   });
   assert.equal(spec[1], '  python scripts/prepare_data.py --model /m/Qwen3-8B --data /o/tokenized_data.jsonl --seq-length 8192 --output /o/speculators');
+  // A run that wrote the speculators dataset: train.py reads it as it is, no prepare_data.py.
+  const direct = trainerNextSteps('speculators', {
+    records: '/o/data/tokenized_data.jsonl',
+    tokenCounts: '/o/token_counts.json',
+    outDir: '/o',
+    maxLength: 8192,
+    modelDir: '/m/Qwen3-8B',
+    speculatorsDataset: '/o/speculators',
+  });
+  assert.equal(direct[1], '  eagle3-prep draft-vocab --size 32000 --counts /o/token_counts.json --out /o/speculators   (d2t.npy, t2d.npy, token_freq.pt where train.py looks for them)');
+  assert.match(direct[2], / scripts\/train\.py --verifier-name-or-path \/m\/Qwen3-8B --data-path \/o\/speculators --total-seq-len 8192 /);
+  assert.doesNotMatch(direct.join('\n'), /prepare_data/);
   for (const id of ['eagle', 'modelopt'] as const)
     assert.match(trainerNextSteps(id, { tokenCounts: '/o/t.json', outDir: '/o', maxLength: 2048 }).join('\n'), /does not read these records/);
 });
@@ -246,7 +258,7 @@ for (const id of ['specforge', 'speculators'] as const)
     assert.match(run.stdout, new RegExp(`Next \\(${TRAINERS[id].name}, ${TRAINERS[id].lengthSetting.replace(/[.]/g, '\\.')} ${L}: every written record fits`));
     assert.match(
       run.stdout,
-      id === 'specforge' ? /data\.prompts_path=\S+tokenized_data\.jsonl data\.max_length=2048/ : /--data \S+tokenized_data\.jsonl --seq-length 8192/,
+      id === 'specforge' ? /data\.prompts_path=\S+\/data\/tokenized_data\.jsonl data\.max_length=2048/ : /--data-path \S+\/speculators --total-seq-len 8192/,
     );
     assert.doesNotMatch(run.stdout, /Trainer lengths/);
   });
