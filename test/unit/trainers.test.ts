@@ -163,7 +163,8 @@ test('trainerNextSteps: SpecForge points data.prompts_path and data.max_length a
   });
   assert.equal(direct[1], '  eagle3-prep draft-vocab --size 32000 --counts /o/token_counts.json --out /o/speculators   (d2t.npy, t2d.npy, token_freq.pt where train.py looks for them)');
   assert.match(direct[2], / scripts\/train\.py --verifier-name-or-path \/m\/Qwen3-8B --data-path \/o\/speculators --total-seq-len 8192 /);
-  assert.doesNotMatch(direct.join('\n'), /prepare_data/);
+  assert.equal(direct[0], 'Next (speculators, train.py --total-seq-len 8192: every written record fits, the trainer cuts nothing):');
+  assert.doesNotMatch(direct.join('\n'), /python scripts\/prepare_data\.py/);
   for (const id of ['eagle', 'modelopt'] as const)
     assert.match(trainerNextSteps(id, { tokenCounts: '/o/t.json', outDir: '/o', maxLength: 2048 }).join('\n'), /does not read these records/);
 });
@@ -255,7 +256,9 @@ for (const id of ['specforge', 'speculators'] as const)
     );
     assert.equal(r.totals.trainerCuts![id].trainableLost, 0);
     assert.ok(r.files.every((f) => !f.notes.trainer_length_cut));
-    assert.match(run.stdout, new RegExp(`Next \\(${TRAINERS[id].name}, ${TRAINERS[id].lengthSetting.replace(/[.]/g, '\\.')} ${L}: every written record fits`));
+    // speculators: train.py reads the dataset folder the run wrote, and cuts at its --total-seq-len.
+    const setting = id === 'speculators' ? 'train.py --total-seq-len' : TRAINERS[id].lengthSetting;
+    assert.match(run.stdout, new RegExp(`Next \\(${TRAINERS[id].name}, ${setting.replace(/[.]/g, '\\.')} ${L}: every written record fits`));
     assert.match(
       run.stdout,
       id === 'specforge' ? /data\.prompts_path=\S+\/data\/tokenized_data\.jsonl data\.max_length=2048/ : /--data-path \S+\/speculators --total-seq-len 8192/,

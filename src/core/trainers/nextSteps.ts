@@ -56,7 +56,9 @@ export function trainerNextSteps(trainer: TrainerId, o: NextStepInputs): string[
     case 'speculators': {
       const data = shellWord(o.speculatorsDataset ?? `${o.outDir}/speculators`);
       if (o.speculatorsDataset) {
-        // The run wrote the save_to_disk folder train.py reads: no prepare_data.py (scripts/train.py, DataArgs in src/speculators/train/config/schema.py).
+        // The run wrote the save_to_disk folder train.py reads: no prepare_data.py (scripts/train.py, DataArgs in
+        // src/speculators/train/config/schema.py); its collator (src/speculators/train/data.py) cuts at --total-seq-len.
+        lines[0] = `Next (${t.name}, train.py --total-seq-len ${n}: every written record fits, the trainer cuts nothing):`;
         lines.push(
           `  ${draftVocab(32000, data)}   (d2t.npy, t2d.npy, token_freq.pt where train.py looks for them)`,
           `  torchrun --standalone --nproc_per_node <gpus> scripts/train.py --verifier-name-or-path ${model} --data-path ${data} --total-seq-len ${n} --draft-vocab-size 32000 --vllm-endpoint <the target model's vLLM server>/v1 --save-path <dir>`,
