@@ -91,7 +91,10 @@ test('runs of the layout before data/: read back by the report reader, the Datas
   assert.deepEqual(next.outputs.removed, [join(out, 'tokenized_data.jsonl')]);
   const why = "a previous run's records directly in the output folder (the layout before data/)";
   assert.ok(logs.includes(`  removed ${join(out, 'tokenized_data.jsonl')}: ${why}`), logs.join('\n'));
-  assert.match(formatSummary([next], { cwd: dir }), new RegExp(`^Removed: out/tokenized_data\\.jsonl — ${why.replace(/[()]/g, '\\$&')}, so they are not taken for this run's$`, 'm'));
+  assert.match(
+    formatSummary([next], { cwd: dir }),
+    new RegExp(`^Removed: out/tokenized_data\\.jsonl — ${why.replace(/[()]/g, '\\$&')}, so they are not taken for this run's$`, 'm'),
+  );
   assert.match(
     readFileSync(join(out, 'report.md'), 'utf8'),
     /^- Removed: `tokenized_data\.jsonl` — a previous run's records directly in the output folder \(the layout before `data\/`\)/m,

@@ -14,6 +14,7 @@ import { tableFromIPC } from 'apache-arrow';
 import { expandInputs, prepare } from '../../src/core/run/pipeline';
 import { SPECULATORS_FEATURES, SpeculatorsDatasetOutput } from '../../src/core/run/speculatorsOutput';
 import { readReport } from '../../src/core/run/report';
+import { mergeReports } from '../../src/core/run/mergeReports';
 import { tempDir } from '../helpers';
 
 const SAMPLES = join(__dirname, '..', '..', 'samples');
@@ -109,7 +110,10 @@ test('prepare --trainer speculators on the samples: speculators/ holds the recor
   assert.equal(plain.ok, true);
   assert.deepEqual(readdirSync(dir), ['d2t.npy']);
   assert.deepEqual(plain.outputs.removed?.sort(), [join(dir, 'data-00000-of-00001.arrow'), join(dir, 'dataset_info.json'), join(dir, 'state.json')]);
-  assert.ok(logs.some((l) => /removed .*state\.json: a previous run's speculators dataset \(this run has no --trainer speculators\)/.test(l)), logs.join('\n'));
+  assert.ok(
+    logs.some((l) => /removed .*state\.json: a previous run's speculators dataset \(this run has no --trainer speculators\)/.test(l)),
+    logs.join('\n'),
+  );
 });
 
 test('SpeculatorsDatasetOutput: batches of 1,000 rows read back whole and in order; no record gives a valid empty dataset; abort leaves nothing', async () => {
@@ -168,4 +172,28 @@ print(json.dumps({"types": {f.name: str(f.type) for f in t.schema}, "rows": [[x[
   const got = JSON.parse(res.stdout) as { types: Record<string, string>; rows: unknown[] };
   assert.deepEqual(got.rows, want);
   if (!haveDatasets) assert.deepEqual(got.types, { input_ids: 'list<item: int64>', loss_mask: 'list<item: int64>', seq_len: 'int64' });
+});
+
+test('merge-reports --data of shards made for speculators writes the same speculators/ as one run', async () => {
+  const dir = tempDir();
+  const inputs = [join(SAMPLES, 'chat-sharegpt-human-gpt.jsonl'), join(SAMPLES, 'agentic-trajectories.jsonl')];
+  const opts = { workers: 1, trainer: 'speculators' as const, maxLength: 8192, long: 'split' as const };
+  const single = await prepare({ inputs, outDir: join(dir, 'single'), ...opts });
+  assert.equal(single.ok, true);
+  const shards: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const o = join(dir, `s${i}`);
+    assert.equal((await prepare({ inputs, outDir: o, ...opts, shard: { index: i, count: 2 } })).ok, true);
+    shards.push(o);
+  }
+  const merged = await mergeReports(shards, join(dir, 'merged'), { data: true });
+  assert.equal(merged.ok, true, merged.failures.join('; '));
+  assert.equal(merged.outputs.speculatorsDataset, join(dir, 'merged', 'speculators'));
+  for (const f of ['data-00000-of-00001.arrow', 'state.json', 'dataset_info.json'])
+    assert.deepEqual(readFileSync(join(dir, 'merged', 'speculators', f)), readFileSync(join(dir, 'single', 'speculators', f)), f);
+  assert.ok(merged.outputs.written!.includes(join(dir, 'merged', 'speculators', 'state.json')));
+  // Without --data the records stay in the shards: no folder here.
+  const reportsOnly = await mergeReports(shards, join(dir, 'reports-only'));
+  assert.equal(reportsOnly.outputs.speculatorsDataset, undefined);
+  assert.equal(existsSync(join(dir, 'reports-only', 'speculators')), false);
 });

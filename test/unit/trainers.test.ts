@@ -161,7 +161,10 @@ test('trainerNextSteps: SpecForge points data.prompts_path and data.max_length a
     modelDir: '/m/Qwen3-8B',
     speculatorsDataset: '/o/speculators',
   });
-  assert.equal(direct[1], '  eagle3-prep draft-vocab --size 32000 --counts /o/token_counts.json --out /o/speculators   (d2t.npy, t2d.npy, token_freq.pt where train.py looks for them)');
+  assert.equal(
+    direct[1],
+    '  eagle3-prep draft-vocab --size 32000 --counts /o/token_counts.json --out /o/speculators   (d2t.npy, t2d.npy, token_freq.pt where train.py looks for them)',
+  );
   assert.match(direct[2], / scripts\/train\.py --verifier-name-or-path \/m\/Qwen3-8B --data-path \/o\/speculators --total-seq-len 8192 /);
   assert.equal(direct[0], 'Next (speculators, train.py --total-seq-len 8192: every written record fits, the trainer cuts nothing):');
   assert.doesNotMatch(direct.join('\n'), /python scripts\/prepare_data\.py/);

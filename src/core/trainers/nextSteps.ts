@@ -106,6 +106,7 @@ export function nextStepsOfRun(r: Pick<PrepareResult, 'trainer' | 'maxLength' | 
     outDir: r.outDir,
     maxLength: r.maxLength,
     modelDir: r.tokenizer.embeddedDefault ? undefined : r.tokenizer.dir,
-    speculatorsDataset: r.outputs.speculatorsDataset && (!w || w.some((p) => p.startsWith(r.outputs.speculatorsDataset!))) ? r.outputs.speculatorsDataset : undefined,
+    speculatorsDataset:
+      r.outputs.speculatorsDataset && (!w || w.some((p) => p.startsWith(r.outputs.speculatorsDataset!))) ? r.outputs.speculatorsDataset : undefined,
   });
 }
