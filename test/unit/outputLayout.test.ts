@@ -49,6 +49,7 @@ test('a run writes its records into data/ and nothing else there; report.json sa
   cpSync(INPUT, join(root, 'chat.jsonl'));
   cpSync(out, join(root, 'runs'), { recursive: true });
   assert.deepEqual(expandInputs([root]), [join(root, 'chat.jsonl')]);
+  assert.deepEqual(expandInputs([join(root, 'runs', 'data')]), [], 'the records folder given as a folder of datasets holds none');
 });
 
 test('runs of the layout before data/: read back by the report reader, the Datasets view and merge-reports; the next run removes their records and says why', async () => {

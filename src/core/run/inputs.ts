@@ -85,7 +85,9 @@ export function defaultOutDir(input: string): string {
 /** The files a run writes; in a folder that holds a `report.json` beside them they are outputs, not datasets. */
 const OUTPUT_NAMES: string[] = [...Object.values(OUTPUT_FILES), TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET, PROBLEMS_FILE];
 function isRunOutput(dir: string, name: string): boolean {
-  return OUTPUT_NAMES.includes(name) && existsSync(join(dir, OUTPUT_FILES.reportJson));
+  if (!OUTPUT_NAMES.includes(name)) return false;
+  // The records folder itself given as an input: its records are outputs of the run beside it.
+  return existsSync(join(dir, OUTPUT_FILES.reportJson)) || (basename(dir) === RECORDS_DIR && existsSync(join(dirname(dir), OUTPUT_FILES.reportJson)));
 }
 
 /** The folders a run writes inside its output folder (`data/`, `speculators/`): a folder holding a `report.json` keeps its outputs there, not datasets. */
