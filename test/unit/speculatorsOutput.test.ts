@@ -134,6 +134,23 @@ test('SpeculatorsDatasetOutput: batches of 1,000 rows read back whole and in ord
   assert.equal(t.batches.length, 3);
   assert.deepEqual(arrowRecords(dir).rows, recs);
   await assert.rejects(new SpeculatorsDatasetOutput(join(dir, 'x')).write({ input_ids: [1, 2], loss_mask: [1] }), /input_ids and loss_mask of one length/);
+  // Values are checked when the batch is built (at the 1,000th record or at commit).
+  for (const bad of [
+    { input_ids: [1, -2], loss_mask: [0, 1] },
+    { input_ids: [1, 2 ** 31], loss_mask: [0, 1] },
+    { input_ids: [1, 2], loss_mask: [0, 2] },
+  ]) {
+    const x = new SpeculatorsDatasetOutput(join(tempDir(), 'x'));
+    await x.write(bad);
+    await assert.rejects(x.commit(), /input_ids must be token ids and loss_mask 0 or 1/);
+    await x.abort();
+  }
+  // Token ids up to 2^31 - 1 and the largest vocabularies' ids round-trip exactly.
+  const big = join(tempDir(), 'big');
+  const b = new SpeculatorsDatasetOutput(big);
+  await b.write({ input_ids: [0, 151_935, 262_143, 2 ** 31 - 1], loss_mask: [0, 1, 1, 0] });
+  await b.commit();
+  assert.deepEqual(arrowRecords(big).rows, [{ input_ids: [0, 151_935, 262_143, 2 ** 31 - 1], loss_mask: [0, 1, 1, 0], seq_len: 4 }]);
 
   const empty = join(tempDir(), 'empty');
   await new SpeculatorsDatasetOutput(empty).commit();

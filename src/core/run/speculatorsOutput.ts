@@ -33,6 +33,7 @@
  * files are written atomically; other files in the folder (draft-vocab's `d2t.npy`, `t2d.npy`,
  * `token_freq.pt`, speculators' `hidden_states/`) are left alone.
  */
+import { endianness } from 'node:os';
 import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
@@ -87,6 +88,8 @@ export class SpeculatorsDatasetOutput {
 
   /** @param dir the folder (`<outDir>/speculators`); created at the first write or commit */
   constructor(readonly dir: string) {
+    // Values are set as int32 halves in Arrow's little-endian byte order (flush).
+    if (endianness() !== 'LE') throw new Error('the speculators dataset writer needs a little-endian machine');
     this.arrowPath = join(dir, SPECULATORS_FILES.arrow);
     this.tmp = tempPathFor(this.arrowPath);
   }
@@ -141,11 +144,18 @@ export class SpeculatorsDatasetOutput {
     const ids = new BigInt64Array(total);
     const mask = new BigInt64Array(total);
     const seq = new BigInt64Array(n);
+    // int64 values set as two int32 halves (little-endian, Arrow's byte order): no BigInt per token.
+    const ids32 = new Int32Array(ids.buffer);
+    const mask32 = new Int32Array(mask.buffer);
     for (let i = 0, k = 0; i < n; i++) {
       const row = this.pending[i];
       for (let j = 0; j < row.ids.length; j++, k++) {
-        ids[k] = BigInt(row.ids[j]);
-        mask[k] = BigInt(row.mask[j]);
+        const id = row.ids[j];
+        const m = row.mask[j];
+        if (!Number.isInteger(id) || id < 0 || id > 0x7fffffff || (m !== 0 && m !== 1))
+          throw new Error(`speculators dataset: input_ids must be token ids and loss_mask 0 or 1 (got ${id}, ${m})`);
+        ids32[2 * k] = id;
+        mask32[2 * k] = m;
       }
       seq[i] = BigInt(row.ids.length);
     }
