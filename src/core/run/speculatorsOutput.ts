@@ -26,7 +26,7 @@
  * compatibility"); `List`, what 4.x itself writes, is unknown to 3.x. One shard whatever the size:
  * `save_to_disk`'s 500 MB shards are its writer's choice; `load_from_disk` concatenates whatever
  * `_data_files` lists. Record batches of at most 1,000 rows (datasets' `DEFAULT_MAX_BATCH_SIZE`)
- * and 2^24 tokens keep a list column's 32-bit offsets far from overflow.
+ * and 2^21 tokens bound the memory held (two int64 columns of a batch) and keep a list column's 32-bit offsets far from overflow.
  *
  * Written from the run's staged records at commit (like Parquet, run/runOutputs.ts): the Arrow
  * file goes to a temporary file beside its final path and is renamed into place, then the two JSON
@@ -45,7 +45,7 @@ import { SPECULATORS_FILES } from './outputFiles';
 /** Rows per record batch (datasets' `config.DEFAULT_MAX_BATCH_SIZE`). */
 const BATCH_ROWS = 1000;
 /** Tokens per record batch at most (a record longer than this is a batch of its own). */
-const BATCH_TOKENS = 1 << 24;
+const BATCH_TOKENS = 1 << 21;
 
 /** The `datasets` features of the three columns, as `dataset_info.json` and the Arrow schema metadata hold them. */
 export const SPECULATORS_FEATURES = {
