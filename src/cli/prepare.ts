@@ -115,7 +115,7 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
     group: RECORDS,
     help:
       `The trainer the records are for: sets --max-length to its default length (${TRAINER_IDS.map((id) => `${id} ${TRAINERS[id].defaultLength}`).join(', ')}; a --max-length given wins) with --long split, ` +
-      "so that the trainer cuts nothing, and prints the next command (the flags or YAML fields that point it at the files; docs/training.md). Without it, the summary and the report say what each trainer's default length would cut (trainer_length_cut).",
+      "so that the trainer cuts nothing, and prints the next command (the flags or YAML fields that point it at the files; docs/training.md); speculators also gets speculators/, the dataset its train.py --data-path reads as it is. Without it, the summary and the report say what each trainer's default length would cut (trainer_length_cut).",
     choices: TRAINER_IDS,
     defaultText: 'none',
     apply: (o, v: TrainerId) => (o.trainer = v),
@@ -147,7 +147,7 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
     flags: '--format <format>',
     group: RECORDS,
     help:
-      'The records file: tokenized_data.jsonl; tokenized_data.parquet (input_ids list<int32>, loss_mask list<int8>, source a struct: loads with datasets.load_dataset("parquet", data_files=…), pandas, pyarrow; docs/outputs.md "Parquet"); or both (the same records in the same order). ' +
+      "The records file, in the output folder's data/: tokenized_data.jsonl; tokenized_data.parquet (input_ids list<int32>, loss_mask list<int8>, source a struct: loads with datasets.load_dataset(\"parquet\", data_files=…), pandas, pyarrow; docs/outputs.md \"Parquet\"); or both (the same records in the same order). " +
       'messages: no records; the written conversations, normalized, as conversations.jsonl (OpenAI messages with tool_calls, reasoning_content, tools) for the trainers that tokenize and mask themselves (their masking applies, not --mask), ' +
       'and with --trainer eagle conversations_sharegpt.jsonl (ShareGPT human/gpt; conversations EAGLE cannot read as they are are noted eagle_*, not written there; docs/outputs.md "Conversations"); ' +
       '--max-length is then checked on the whole conversation (conversation_over_trainer_length) and --long does not apply. ' +
@@ -254,10 +254,11 @@ export function registerPrepare(program: Command, done: (code: number) => void):
     .summary('render, tokenize and mask datasets into EAGLE-3 training records')
     .description(
       "Renders every conversation of the inputs with the target model's chat template, tokenizes it and writes, per output folder:\n" +
-        '  tokenized_data.jsonl       one record per line: input_ids, loss_mask, …\n' +
+        '  data/tokenized_data.jsonl  one record per line: input_ids, loss_mask, … (data/ holds the records only)\n' +
         '  prompts_to_generate.jsonl  prompt-only rows, to answer with `generate`\n' +
         '  report.json, report.md     what became of every row, per file; length statistics and amplification\n' +
         '  token_counts.json          count of each token id, trainable and all (for draft-vocab)\n' +
+        '  speculators/               with --trainer speculators: the dataset its train.py --data-path reads\n' +
         'With --format messages (the default with --trainer eagle or modelopt), no records: the written conversations, normalized,\n' +
         '  conversations.jsonl        OpenAI messages (and conversations_sharegpt.jsonl, ShareGPT, with --trainer eagle)\n' +
         'Inputs: .jsonl .ndjson .json .traj .parquet files (optionally .gz or .zst)\n' +

@@ -9,6 +9,7 @@ import { basename, relative } from 'node:path';
 import { codeMeaning, codeRemedy } from '../core/codes';
 import type { FileReport, PrepareResult, RunStatus } from '../core/run/contract';
 import { AMPLIFICATION_WARN, amplificationLine } from '../core/run/report';
+import { removedReason, SPECULATORS_DIR } from '../core/run/outputFiles';
 import { settingNotesOf, worstStatus } from '../core/run/status';
 import { nextStepsOfRun } from '../core/trainers/nextSteps';
 import { conversationsLines } from '../core/run/conversationsNote';
@@ -54,9 +55,15 @@ function amplificationOf(f: FileReport): number | undefined {
   return typeof a === 'number' && Number.isFinite(a) ? a : undefined;
 }
 
-/** The file names the runs wrote (`outputs.written`; the JSONL set when a report predates that list). */
+/** The files the runs wrote, as paths in their output folders (`outputs.written`: `data/tokenized_data.jsonl`, `speculators/` once for its files; the JSONL set when a report predates that list). */
 function outputNames(results: readonly PrepareResult[]): string {
-  const names = new Set(results.flatMap((r) => (r.outputs.written ?? []).map((p) => basename(p))));
+  const inFolder = (r: PrepareResult, p: string) => {
+    const rel = relative(r.outDir, p);
+    if (!rel || rel.startsWith('..')) return basename(p);
+    const parts = rel.split(/[\\/]/);
+    return parts.length > 1 && parts[0] === SPECULATORS_DIR ? `${SPECULATORS_DIR}/` : parts.join('/');
+  };
+  const names = new Set(results.flatMap((r) => (r.outputs.written ?? []).map((p) => inFolder(r, p))));
   return names.size ? [...names].join(', ') : 'tokenized_data.jsonl, prompts_to_generate.jsonl, report.md';
 }
 
@@ -309,7 +316,7 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
     const removed = written.flatMap((r) => r.outputs.removed ?? []);
     if (removed.length)
       lines.push(
-        `Removed: ${removed.map((p) => show(p, cwd)).join(', ')} — a previous run's records in a format this run does not write (--format ${written[0].outputs.format}), so they are not taken for this run's`,
+        `Removed: ${removed.map((p) => show(p, cwd)).join(', ')} — ${[...new Set(written.map((r) => removedReason(r.outDir, r.outputs.removed ?? [], r.outputs.format)).filter(Boolean))].join('; ')}, so they are not taken for this run's`,
       );
     const prompts = written.reduce((a, r) => a + r.totals.rowsSetAside, 0);
     if (prompts) {

@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { datasetDashboard, statsFromReport, workspaceDashboard, type DashboardModel, type DatasetDashboard } from '../core/run/dashboardModel';
 import { readOutputState, tokenizerFilesHash } from '../core/run/datasetScan';
-import { OUTPUT_FILES } from '../core/run/outputFiles';
+import { OUTPUT_FILES, recordsFileIn } from '../core/run/outputFiles';
 import type { OutputStats } from '../core/run/outputStats';
 import { fileReportOf, readRowProblems, readRunReport } from '../core/run/readReport';
 import { isDashboardWebviewMessage, type DashboardDrawn, type DashboardHostMessage } from './dashboardProtocol';
@@ -82,7 +82,7 @@ export async function workspaceModel(): Promise<DashboardModel> {
     try {
       const d = await datasetModel(f);
       datasets.push(d);
-      const jsonl = path.join(d.outDir, OUTPUT_FILES.tokenizedData);
+      const jsonl = recordsFileIn(d.outDir, OUTPUT_FILES.tokenizedData); // data/, or the folder itself for runs before data/
       if (fs.existsSync(jsonl)) parts.push({ tokenizedData: jsonl, inputs: [f] });
     } catch {
       notPrepared.push(path.basename(f));

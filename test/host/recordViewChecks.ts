@@ -3,7 +3,7 @@
  * inside the real VS Code. Each check prints a `[host-suite] ok: …` line.
  *
  * Needs the workspace folder to hold `chat-sharegpt-human-gpt.jsonl` (and its prepared
- * `chat-sharegpt-human-gpt.eagle3/tokenized_data.jsonl` written with the default settings) and
+ * `chat-sharegpt-human-gpt.eagle3/data/tokenized_data.jsonl` written with the default settings) and
  * `agentic-trajectories.jsonl`, as suite.ts leaves them.
  */
 import * as assert from 'node:assert/strict';
@@ -111,7 +111,7 @@ export async function runRecordViewChecks(ws: string): Promise<void> {
     'the webview drew another row/record than the host sent',
   );
   const written = fs
-    .readFileSync(path.join(ws, 'chat-sharegpt-human-gpt.eagle3', 'tokenized_data.jsonl'), 'utf8')
+    .readFileSync(path.join(ws, 'chat-sharegpt-human-gpt.eagle3', 'data', 'tokenized_data.jsonl'), 'utf8')
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l) as { id: string; input_ids: number[]; loss_mask: number[] });

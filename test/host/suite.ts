@@ -217,7 +217,7 @@ export async function run(): Promise<void> {
   );
   assert.ok(Date.now() - started < 10000, 'cancellation took more than 10 s');
   if (outcome === 'cancelled') {
-    assert.ok(!fs.existsSync(path.join(cancelOut, 'tokenized_data.jsonl')), 'a cancelled run left tokenized_data.jsonl behind');
+    assert.ok(!fs.existsSync(path.join(cancelOut, 'data', 'tokenized_data.jsonl')), 'a cancelled run left data/tokenized_data.jsonl behind');
   }
   console.log(`[host-suite] ok: worker cancellation → ${outcome} in ${Date.now() - started} ms`);
 

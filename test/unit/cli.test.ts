@@ -35,9 +35,9 @@ test('prepare --out writes the four outputs and exits 0; --json prints the repor
   assert.equal(rep.totals.records_written, 6);
   assert.equal(rep.totals.rows_set_aside, 4);
   assert.deepEqual(rep, JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')));
-  for (const f of ['tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'report.json', 'report.md']) assert.ok(existsSync(join(out, f)), f);
+  for (const f of ['data/tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'report.json', 'report.md']) assert.ok(existsSync(join(out, f)), f);
   // Thinking off: the pre-filled empty think block is prompt, not trained.
-  const first = JSON.parse(readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8').split('\n')[0]);
+  const first = JSON.parse(readFileSync(join(out, 'data', 'tokenized_data.jsonl'), 'utf8').split('\n')[0]);
   assert.equal(first.id, 'chat-0#0');
   assert.equal(first.n_response_tokens, 12);
 });

@@ -107,7 +107,9 @@ test('prepare writes token_counts.json that recounts its records; draft-vocab bu
   const f = readTokenCounts(out);
   const all = new Map<number, number>();
   const trained = new Map<number, number>();
-  const lines = readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8').split('\n').filter(Boolean);
+  const lines = readFileSync(join(out, 'data', 'tokenized_data.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean);
   for (const l of lines) {
     const rec = JSON.parse(l);
     rec.input_ids.forEach((id: number, k: number) => {

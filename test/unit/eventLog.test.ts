@@ -110,7 +110,7 @@ test('event log: prepare writes the three chains; written + set aside + dropped 
   assert.deepEqual(f.dropped.orphan_event.lines, [16, 17]);
   // The default (Qwen3) template drops earlier turns' reasoning, so chain e12 is written as one record per segment
   // (docs/loss-mask-rules.md); e14's shared turns are context, so it is one record.
-  const records = readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8')
+  const records = readFileSync(join(out, 'data', 'tokenized_data.jsonl'), 'utf8')
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l) as { id: string; source: { line: number } });
@@ -212,7 +212,12 @@ test('CLI: prepare --json and inspect --json on an event log; accounting adds up
   assert.equal(r.status, 0, r.stderr);
   const f = JSON.parse(r.stdout).files[0];
   assert.deepEqual([f.rows_read, f.rows_written, f.rows_set_aside, f.rows_dropped, f.rows_errored], [19, 14, 0, 5, 0]);
-  assert.equal(readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8').trim().split('\n').length, 5);
+  assert.equal(
+    readFileSync(join(out, 'data', 'tokenized_data.jsonl'), 'utf8')
+      .trim()
+      .split('\n').length,
+    5,
+  );
   const ins = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'inspect', FIXTURE], { encoding: 'utf8', cwd: ROOT });
   assert.equal(ins.status, 0, ins.stderr);
   assert.match(ins.stdout, /: event-log\n/);

@@ -75,7 +75,7 @@ test('a file of an unknown shape fails the run before any good file is read; --s
     failed.res.failures[1],
     '3 other file(s) not processed: the first rows of each input are checked before any file is processed, and the file(s) above fail the run (good0.jsonl, good1.jsonl, good2.jsonl)',
   );
-  assert.equal(existsSync(join(dir, 'out1', 'tokenized_data.jsonl')), false);
+  assert.equal(existsSync(join(dir, 'out1', 'data', 'tokenized_data.jsonl')), false);
 
   // Bad file last: the same (the check reads every input's first rows before the first file is processed).
   const last = await run([...goods, bad], join(dir, 'out2'));
@@ -91,7 +91,7 @@ test('a file of an unknown shape fails the run before any good file is read; --s
   assert.equal(skipped.res.files[0].rowsRead, 0);
   assert.equal(skipped.res.totals.recordsWritten, 4500);
   assert.equal(
-    readFileSync(join(dir, 'out3', 'tokenized_data.jsonl'), 'utf8')
+    readFileSync(join(dir, 'out3', 'data', 'tokenized_data.jsonl'), 'utf8')
       .trim()
       .split('\n').length,
     4500,

@@ -191,7 +191,9 @@ test('CLI: prepare writes the calls and results into the records; written + set 
   ]);
   // Every call is a trained assistant turn: Qwen3's template rewrites history, so --grouping exact writes one record
   // per assistant turn (docs/loss-mask-rules.md "Record grouping"): c1's three calls + two answers, r2's call + answer.
-  const lines = readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8').trim().split('\n');
+  const lines = readFileSync(join(out, 'data', 'tokenized_data.jsonl'), 'utf8')
+    .trim()
+    .split('\n');
   assert.equal(lines.length, f.records_written);
   assert.deepEqual(
     lines.map((l) => JSON.parse(l).id),

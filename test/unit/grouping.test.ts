@@ -201,7 +201,7 @@ test('record view (hover, mask view) shows the records of the grouping prepare w
     const v = viewer.view({ text, file, line: 1 }, { grouping, detailRecord: 0 });
     const out = tempDir('eagle3-view-');
     await prepare({ inputs: [file], outDir: out, grouping });
-    const recs = readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8')
+    const recs = readFileSync(join(out, 'data', 'tokenized_data.jsonl'), 'utf8')
       .split('\n')
       .filter(Boolean)
       .map((l) => JSON.parse(l))

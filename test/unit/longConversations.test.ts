@@ -31,7 +31,7 @@ interface Rec {
 async function run(opts: Partial<PrepareOptions>): Promise<{ recs: Rec[]; report: any }> {
   const out = tempDir('eagle3-long-');
   const r = await prepare({ inputs: INPUTS, outDir: out, allowEmpty: true, ...opts });
-  const recs = readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8')
+  const recs = readFileSync(join(out, 'data', 'tokenized_data.jsonl'), 'utf8')
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l) as Rec);
@@ -109,7 +109,7 @@ test('split pieces are renders of the head plus recent history (Qwen3, agent sam
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l));
-  const recs = readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8')
+  const recs = readFileSync(join(out, 'data', 'tokenized_data.jsonl'), 'utf8')
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l) as Rec);
@@ -171,7 +171,7 @@ test('--long split: a turn longer than --max-length even alone is not written (t
   const r = await prepare({ inputs: [file], outDir: out, maxLength: 120, long: 'split' });
   assert.equal(r.files[0].notes.target_too_long, 1);
   assert.equal(r.files[0].notes.context_window_cut, 1);
-  const recs = readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8')
+  const recs = readFileSync(join(out, 'data', 'tokenized_data.jsonl'), 'utf8')
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l) as Rec);

@@ -148,7 +148,7 @@ test('a multi-MiB single-character assistant turn: prepare in a child process wi
   // The heap cap is the sharp bound (before: 0.87 GB at 1 MiB, 3.2 GB at 5 MiB); the time bound is generous for a
   // shared machine (about 5 CPU s; 10–95 s wall here at load 2–20; before: 25 CPU s at 1 MiB, growing faster than the length).
   assert.ok(seconds < 400, `${seconds} s`);
-  const rec = JSON.parse(readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8'));
+  const rec = JSON.parse(readFileSync(join(out, 'data', 'tokenized_data.jsonl'), 'utf8'));
   const tok = loadTokenizer();
   const text = tok.decode(rec.input_ids);
   assert.ok(text.includes(content), 'the record holds the whole turn');

@@ -48,8 +48,9 @@ async function rowGroupSizes(p: string): Promise<number[]> {
   return meta.row_groups.map((g) => Number(g.num_rows));
 }
 
+/** Temporary files in a folder and, for an output folder, its records folder (data/). */
 function tmpLeftovers(dir: string): string[] {
-  return readdirSync(dir).filter((n) => n.includes('.tmp-'));
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((n) => n.includes('.tmp-'));
 }
 
 test('prepare --format both on the samples: tokenized_data.parquet equals tokenized_data.jsonl record for record (1 and 2 workers)', async () => {
@@ -60,10 +61,10 @@ test('prepare --format both on the samples: tokenized_data.parquet equals tokeni
     const res = await prepare({ inputs, outDir: out, tokenizerDir: lenmlModelDir('deepseek_v3'), format: 'both', workers });
     assert.equal(res.ok, true, res.failures.join('\n'));
     assert.equal(res.outputs.format, 'both');
-    assert.equal(res.outputs.tokenizedDataParquet, join(out, 'tokenized_data.parquet'));
+    assert.equal(res.outputs.tokenizedDataParquet, join(out, 'data', 'tokenized_data.parquet'));
     assert.deepEqual(res.outputs.written, [
-      join(out, 'tokenized_data.jsonl'),
-      join(out, 'tokenized_data.parquet'),
+      join(out, 'data', 'tokenized_data.jsonl'),
+      join(out, 'data', 'tokenized_data.parquet'),
       join(out, 'prompts_to_generate.jsonl'),
       join(out, 'problems.jsonl'),
       join(out, 'token_counts.json'),
@@ -85,7 +86,7 @@ test('prepare --format both on the samples: tokenized_data.parquet equals tokeni
     first = parquet;
     const report = JSON.parse(readFileSync(res.outputs.reportJson, 'utf8')) as PrepareResult;
     assert.deepEqual(report.outputs.written, res.outputs.written);
-    assert.match(readFileSync(res.outputs.reportMd, 'utf8'), /`tokenized_data\.jsonl` and `tokenized_data\.parquet` \(\d+ records\)/);
+    assert.match(readFileSync(res.outputs.reportMd, 'utf8'), /`data\/tokenized_data\.jsonl` and `data\/tokenized_data\.parquet` \(\d+ records\)/);
     assert.deepEqual(tmpLeftovers(out), []);
   }
 });
@@ -96,7 +97,7 @@ test('arrow-rs reads the file with the documented Arrow types and the same value
   assert.equal(res.ok, true, res.failures.join('\n'));
   assert.equal(existsSync(res.outputs.tokenizedData), false, 'format parquet writes no JSONL');
   assert.deepEqual(res.outputs.written, [
-    join(out, 'tokenized_data.parquet'),
+    join(out, 'data', 'tokenized_data.parquet'),
     join(out, 'prompts_to_generate.jsonl'),
     join(out, 'problems.jsonl'),
     join(out, 'token_counts.json'),
@@ -206,8 +207,8 @@ test('atomic: a cancelled run and a failed run leave the previous outputs as the
   const failed = await prepare({ inputs: [bad], outDir: out, format: 'parquet', workers: 1 });
   assert.equal(failed.ok, false);
   assert.deepEqual(failed.outputs.written, []);
-  assert.deepEqual(readFileSync(join(out, 'tokenized_data.parquet')), before);
-  assert.equal(existsSync(join(out, 'tokenized_data.jsonl')), true);
+  assert.deepEqual(readFileSync(join(out, 'data', 'tokenized_data.parquet')), before);
+  assert.equal(existsSync(join(out, 'data', 'tokenized_data.jsonl')), true);
   assert.deepEqual(tmpLeftovers(out), []);
 });
 
@@ -217,14 +218,14 @@ test('a run in one format removes the record file of the other format a previous
   const logs: string[] = [];
   await prepare({ inputs: [input], outDir: out, format: 'both', workers: 1 });
   await prepare({ inputs: [input], outDir: out, format: 'parquet', workers: 1 }, { log: (l) => logs.push(l) });
-  assert.equal(existsSync(join(out, 'tokenized_data.jsonl')), false);
+  assert.equal(existsSync(join(out, 'data', 'tokenized_data.jsonl')), false);
   assert.ok(logs.some((l) => l.includes('removed') && l.includes('tokenized_data.jsonl')));
   const state = readOutputState(input, { outDir: out });
   assert.equal(state.state, 'prepared', state.staleBecause.join('; '));
-  assert.deepEqual(state.outputs?.[0], { name: 'tokenized_data.parquet', path: join(out, 'tokenized_data.parquet'), exists: true });
+  assert.deepEqual(state.outputs?.[0], { name: 'tokenized_data.parquet', path: join(out, 'data', 'tokenized_data.parquet'), exists: true });
   await prepare({ inputs: [input], outDir: out, workers: 1 });
-  assert.equal(existsSync(join(out, 'tokenized_data.parquet')), false);
-  assert.equal(existsSync(join(out, 'tokenized_data.jsonl')), true);
+  assert.equal(existsSync(join(out, 'data', 'tokenized_data.parquet')), false);
+  assert.equal(existsSync(join(out, 'data', 'tokenized_data.jsonl')), true);
 });
 
 test('merge-reports --data merges the shards’ Parquet files into the single run’s file (input order)', async () => {
@@ -245,7 +246,7 @@ test('merge-reports --data merges the shards’ Parquet files into the single ru
   assert.deepEqual(await readParquet(merged.outputs.tokenizedDataParquet!), await readParquet(single.outputs.tokenizedDataParquet!));
   assert.deepEqual(readFileSync(merged.outputs.promptsToGenerate, 'utf8'), readFileSync(single.outputs.promptsToGenerate, 'utf8'));
   assert.deepEqual(merged.outputs.written, [
-    join(dir, 'merged', 'tokenized_data.parquet'),
+    join(dir, 'merged', 'data', 'tokenized_data.parquet'),
     join(dir, 'merged', 'prompts_to_generate.jsonl'),
     join(dir, 'merged', 'token_counts.json'),
     join(dir, 'merged', 'report.json'),
@@ -257,8 +258,8 @@ test('CLI: --format parquet writes the Parquet file; a bad value is a usage erro
   const out = tempDir();
   const code = await cli(['prepare', join(SAMPLES, 'chat-sharegpt-human-gpt.jsonl'), '--out', out, '--format', 'parquet', '--workers', '1', '--quiet']);
   assert.equal(code, 0);
-  assert.equal(existsSync(join(out, 'tokenized_data.parquet')), true);
-  assert.equal(existsSync(join(out, 'tokenized_data.jsonl')), false);
+  assert.equal(existsSync(join(out, 'data', 'tokenized_data.parquet')), true);
+  assert.equal(existsSync(join(out, 'data', 'tokenized_data.jsonl')), false);
   const writes: string[] = [];
   const orig = process.stderr.write.bind(process.stderr);
   (process.stderr as any).write = (s: string) => (writes.push(String(s)), true);

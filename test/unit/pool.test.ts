@@ -46,7 +46,7 @@ test('1, 2 and 3 workers write byte-identical outputs and reports (input order)'
     outs.push(out);
     results.push(await prepare({ inputs: [file], outDir: out, workers, tokenizerDir: lenmlModelDir('deepseek_v3') }));
   }
-  const data = outs.map((o) => readFileSync(join(o, 'tokenized_data.jsonl'), 'utf8'));
+  const data = outs.map((o) => readFileSync(join(o, 'data', 'tokenized_data.jsonl'), 'utf8'));
   assert.equal(data[1], data[0]);
   assert.equal(data[2], data[0]);
   const prompts = outs.map((o) => readFileSync(join(o, 'prompts_to_generate.jsonl'), 'utf8'));
@@ -72,7 +72,7 @@ test('1, 2 and 3 workers write byte-identical outputs and reports (input order)'
 test('cancel while the pool runs: rejects, no output file appears, earlier outputs stay', async () => {
   const file = writeJsonl(mixedRows());
   const out = tempDir();
-  writeFileSync(join(out, 'tokenized_data.jsonl'), 'previous\n');
+  writeFileSync(join(out, 'tokenized_data.jsonl'), 'previous\n'); // a run of the layout before data/
   const ac = new AbortController();
   let progressed = 0;
   await assert.rejects(

@@ -35,7 +35,7 @@ test('a too_long row says in problems.jsonl by how much; with --long split the a
   const dir = tempDir();
   const input = writeJsonl([short, long(1)], 'd.jsonl', dir);
   const free = await prepare({ inputs: [input], outDir: join(dir, 'free'), workers: 1, templateKwargs: KW });
-  const seqLen: number = lines(join(dir, 'free', 'tokenized_data.jsonl'))[1].seq_len;
+  const seqLen: number = lines(join(dir, 'free', 'data', 'tokenized_data.jsonl'))[1].seq_len;
   const max = seqLen - 7;
   assert.ok(free.ok);
 
@@ -125,23 +125,23 @@ test('--format parquet after a JSONL run removes the old tokenized_data.jsonl an
   const empty = writeJsonl([{ foo: 1 }], 'e.jsonl', dir);
   const out = join(dir, 'out');
   assert.ok((await prepare({ inputs: [input], outDir: out, workers: 1, templateKwargs: KW })).ok);
-  assert.ok(existsSync(join(out, 'tokenized_data.jsonl')));
+  assert.ok(existsSync(join(out, 'data', 'tokenized_data.jsonl')));
   const pq = await prepare({ inputs: [input, empty], outDir: out, workers: 1, templateKwargs: KW, format: 'parquet', skipFailedFiles: true });
   assert.ok(pq.ok, pq.failures.join('\n'));
-  assert.equal(existsSync(join(out, 'tokenized_data.jsonl')), false);
-  assert.deepEqual(pq.outputs.removed, [join(out, 'tokenized_data.jsonl')]);
+  assert.equal(existsSync(join(out, 'data', 'tokenized_data.jsonl')), false);
+  assert.deepEqual(pq.outputs.removed, [join(out, 'data', 'tokenized_data.jsonl')]);
   const summary = formatSummary([pq], { cwd: dir, skipFailedFiles: true });
   assert.match(
     summary,
-    /^Removed: out\/tokenized_data\.jsonl — a previous run's records in a format this run does not write \(--format parquet\), so they are not taken for this run's$/m,
+    /^Removed: out\/data\/tokenized_data\.jsonl — a previous run's records in a format this run does not write \(--format parquet\), so they are not taken for this run's$/m,
   );
   assert.match(summary, /^ +total \(1 file\) /m);
   const md = readFileSync(join(out, 'report.md'), 'utf8');
-  assert.match(md, /^- Removed: `tokenized_data\.jsonl` — a previous run's records in a format this run does not write \(`--format parquet`\)/m);
+  assert.match(md, /^- Removed: `data\/tokenized_data\.jsonl` — a previous run's records in a format this run does not write \(`--format parquet`\)/m);
   assert.match(md, new RegExp(`\\(files hash \`${pq.tokenizer.hash}\`: the first 16 hex digits of a SHA-256 over its tokenizer and template files\\)`));
   assert.equal(pq.tokenizer.hash.length, 16);
   assert.doesNotMatch(md, /sha256 [0-9a-f]{16}/);
   // Totals: the kept file, as the terminal's "total (1 file)"; the skipped one beside it.
   assert.match(md, /^\| 1 \(\+1 skipped\) \| 1 \| 1 \|/m);
-  assert.deepEqual(JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')).outputs.removed, [join(out, 'tokenized_data.jsonl')]);
+  assert.deepEqual(JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')).outputs.removed, [join(out, 'data', 'tokenized_data.jsonl')]);
 });

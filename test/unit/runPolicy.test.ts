@@ -48,7 +48,7 @@ test('a 50 %-errored file is DEGRADED and exits 0; --max-error-rate and --strict
   assert.equal(rep.status, 'degraded');
   assert.equal(rep.files[0].status, 'degraded');
   assert.match(readFileSync(join(out, 'report.md'), 'utf8'), /\*\*Status: DEGRADED\*\*/);
-  const before = readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8');
+  const before = readFileSync(join(out, 'data', 'tokenized_data.jsonl'), 'utf8');
 
   const m = cli(['prepare', file, '--out', out, ...KW, '--max-error-rate', '0.25']);
   assert.equal(m.code, 1);
@@ -60,7 +60,7 @@ test('a 50 %-errored file is DEGRADED and exits 0; --max-error-rate and --strict
   const s = cli(['prepare', file, '--out', out, ...KW, '--strict']);
   assert.equal(s.code, 1);
   assert.match(s.stdout, /half\.jsonl: 2 rows errored \(--strict\)/);
-  assert.equal(readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8'), before, 'a failed run replaces nothing');
+  assert.equal(readFileSync(join(out, 'data', 'tokenized_data.jsonl'), 'utf8'), before, 'a failed run replaces nothing');
   assert.equal(cli(['prepare', file, '--out', out, '--max-error-rate', '1.5']).code, 2);
 });
 
@@ -96,7 +96,7 @@ test('--strict fails on a data-changing warning alone (a row dropped)', () => {
   const strict = cli(['prepare', file, '--out', join(dir, 'o2'), ...KW, '--strict']);
   assert.equal(strict.code, 1);
   assert.match(strict.stdout, /clean\.jsonl: data-changing warnings \(--strict\): empty_conversation × 1/);
-  assert.equal(existsSync(join(dir, 'o2', 'tokenized_data.jsonl')), false);
+  assert.equal(existsSync(join(dir, 'o2', 'data', 'tokenized_data.jsonl')), false);
 });
 
 test('a failing file fails a multi-file run, naming it and the way out; --skip-failed-files writes the rest and lists it', () => {
@@ -107,14 +107,14 @@ test('a failing file fails a multi-file run, naming it and the way out; --skip-f
   const out = join(dir, 'out');
   const first = cli(['prepare', good, '--out', out, ...KW]);
   assert.equal(first.code, 0);
-  const before = readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8');
+  const before = readFileSync(join(out, 'data', 'tokenized_data.jsonl'), 'utf8');
   writeFileSync(good, [chat(5), chat(6), chat(7)].map((x) => JSON.stringify(x)).join('\n') + '\n');
 
   const r = cli(['prepare', good, empty, '--out', out, ...KW]);
   assert.equal(r.code, 1);
   assert.match(r.stdout, /Failed:\n {2}.*empty\.jsonl: no record written and no prompt set aside \(0 rows read/);
   assert.match(r.stdout, /FAILED: nothing was written; the output folders keep their previous files\. Run again with --skip-failed-files/);
-  assert.equal(readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8'), before, "the good file's records are not written either");
+  assert.equal(readFileSync(join(out, 'data', 'tokenized_data.jsonl'), 'utf8'), before, "the good file's records are not written either");
 
   const s = cli(['prepare', good, empty, '--out', out, ...KW, '--skip-failed-files']);
   assert.equal(s.code, 0, s.stdout);
@@ -127,17 +127,22 @@ test('a failing file fails a multi-file run, naming it and the way out; --skip-f
   );
   assert.equal(rep.status, 'warnings');
   assert.equal(rep.totals.rowsRead, 3);
-  assert.equal(readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8').trim().split('\n').length, 3);
+  assert.equal(
+    readFileSync(join(out, 'data', 'tokenized_data.jsonl'), 'utf8')
+      .trim()
+      .split('\n').length,
+    3,
+  );
 
   // Without --out, each input has its own folder: one failing folder holds back the others (none replaced).
   const g2 = writeJsonl([chat(8)], 'g2.jsonl', dir);
   const r2 = cli(['prepare', g2, empty, ...KW]);
   assert.equal(r2.code, 1);
-  assert.equal(existsSync(join(dir, 'g2.eagle3', 'tokenized_data.jsonl')), false);
+  assert.equal(existsSync(join(dir, 'g2.eagle3', 'data', 'tokenized_data.jsonl')), false);
   const s2 = cli(['prepare', g2, empty, ...KW, '--skip-failed-files']);
   assert.equal(s2.code, 0, s2.stdout);
-  assert.equal(existsSync(join(dir, 'g2.eagle3', 'tokenized_data.jsonl')), true);
-  assert.equal(existsSync(join(dir, 'empty.eagle3', 'tokenized_data.jsonl')), false);
+  assert.equal(existsSync(join(dir, 'g2.eagle3', 'data', 'tokenized_data.jsonl')), true);
+  assert.equal(existsSync(join(dir, 'empty.eagle3', 'data', 'tokenized_data.jsonl')), false);
   // Everything skipped: a run that writes nothing fails.
   assert.equal(cli(['prepare', empty, ...KW, '--skip-failed-files']).code, 1);
 });
@@ -173,7 +178,7 @@ test('a file that fails mid-way under --skip-failed-files leaves none of its row
   assert.equal(json.files[1].rows_written, 0);
   assert.equal(json.files[1].left_out.rows_written, damagedReport.rowsRead);
   assert.match(damagedReport.failure!, /damaged\.jsonl\.gz: cannot read: .*damaged/);
-  const ids = readFileSync(join(dir, 'out', 'tokenized_data.jsonl'), 'utf8')
+  const ids = readFileSync(join(dir, 'out', 'data', 'tokenized_data.jsonl'), 'utf8')
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l).id);
@@ -215,7 +220,7 @@ test('--dedup writes identical conversations once, across files and with the wor
     for (const f of r.files) assert.equal(f.rowsWritten + f.rowsSetAside + f.rowsDropped + f.rowsErrored, f.rowsRead);
     // A drop the user asked for: not a data-changing warning.
     assert.equal(r.status, 'ok');
-    const ids = readFileSync(join(dir, `out${workers}`, 'tokenized_data.jsonl'), 'utf8')
+    const ids = readFileSync(join(dir, `out${workers}`, 'data', 'tokenized_data.jsonl'), 'utf8')
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l).id);
@@ -346,7 +351,10 @@ test('a full disk (ENOSPC) and a read-only file system (EROFS) fail in one line 
     const big = writeJsonl(rows, 'big.jsonl', dir);
     const full = cli(['prepare', big, '--out', mnt, '--workers', '1']);
     assert.equal(full.code, 1, full.stdout);
-    assert.equal(full.stderr.trim().split('\n').pop(), `eagle3-prep: cannot write ${join(mnt, 'tokenized_data.jsonl')}: no space left on device (ENOSPC)`);
+    assert.equal(
+      full.stderr.trim().split('\n').pop(),
+      `eagle3-prep: cannot write ${join(mnt, 'data', 'tokenized_data.jsonl')}: no space left on device (ENOSPC)`,
+    );
     assert.doesNotMatch(full.stderr, /\n {4}at |Unhandled/);
     assert.deepEqual(readdirSync(mnt), []);
     assert.equal(spawnSync('mount', ['-o', 'remount,ro', mnt]).status, 0);
@@ -461,7 +469,7 @@ test('rows reusing an id get unique record and prompt ids (<id>~2, …) and a no
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l).id);
-  assert.deepEqual(ids('tokenized_data.jsonl'), ['a1', 'a1~2', 'a1~3']);
+  assert.deepEqual(ids('data/tokenized_data.jsonl'), ['a1', 'a1~2', 'a1~3']);
   assert.deepEqual(ids('prompts_to_generate.jsonl'), ['p', 'p~2']);
   assert.deepEqual(
     r.files.map((f) => f.notes.duplicate_id_renamed),

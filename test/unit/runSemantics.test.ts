@@ -26,14 +26,14 @@ test('a failed run leaves the previous tokenized_data.jsonl, prompts and report 
   const out = join(dir, 'out');
   const first = await prepare({ inputs: [good], outDir: out, workers: 1 });
   assert.equal(first.ok, true);
-  const before = ['tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'report.json'].map((f) => readFileSync(join(out, f), 'utf8'));
+  const before = ['data/tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'report.json'].map((f) => readFileSync(join(out, f), 'utf8'));
   assert.equal(before[0].trim().split('\n').length, 2);
   const empty = join(dir, 'empty.jsonl');
   writeFileSync(empty, '');
   const second = await prepare({ inputs: [empty], outDir: out, workers: 1 });
   assert.equal(second.ok, false);
   assert.match(second.failures.join('\n'), /empty\.jsonl: no record written/);
-  const after = ['tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'report.json'].map((f) => readFileSync(join(out, f), 'utf8'));
+  const after = ['data/tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'report.json'].map((f) => readFileSync(join(out, f), 'utf8'));
   assert.deepEqual(after, before);
 });
 
@@ -64,12 +64,12 @@ test("merge-reports refuses an --out that is one of the shards' folders, and wri
   const b = join(dir, 's1');
   assert.equal((await prepare({ inputs: [file], outDir: a, workers: 1, shard: { index: 0, count: 2 } })).ok, true);
   assert.equal((await prepare({ inputs: [file], outDir: b, workers: 1, shard: { index: 1, count: 2 } })).ok, true);
-  const before = readFileSync(join(a, 'tokenized_data.jsonl'), 'utf8');
+  const before = readFileSync(join(a, 'data', 'tokenized_data.jsonl'), 'utf8');
   await assert.rejects(
     mergeReports([a, b], a, { data: true }),
     (e: unknown) => e instanceof MergeError && /output folder of shard 0/.test((e as Error).message),
   );
-  assert.equal(readFileSync(join(a, 'tokenized_data.jsonl'), 'utf8'), before);
+  assert.equal(readFileSync(join(a, 'data', 'tokenized_data.jsonl'), 'utf8'), before);
   const merged = await mergeReports([a, b], join(dir, 'all'), { data: true });
   assert.equal(merged.totals.recordsWritten, 4);
 });
@@ -82,7 +82,7 @@ test('rows of a one-line JSON array get distinct ids, sources and order, also ac
   writeFileSync(file, JSON.stringify(rows));
   const one = await prepare({ inputs: [file], outDir: join(dir, 'one'), workers: 1 });
   assert.equal(one.ok, true, one.failures.join('; '));
-  const recs = readFileSync(join(dir, 'one', 'tokenized_data.jsonl'), 'utf8')
+  const recs = readFileSync(join(dir, 'one', 'data', 'tokenized_data.jsonl'), 'utf8')
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l));
@@ -107,7 +107,7 @@ test('rows of a one-line JSON array get distinct ids, sources and order, also ac
   await prepare({ inputs: [file], outDir: a, workers: 1, shard: { index: 0, count: 2 } });
   await prepare({ inputs: [file], outDir: b, workers: 1, shard: { index: 1, count: 2 } });
   await mergeReports([a, b], join(dir, 'all'), { data: true });
-  assert.equal(readFileSync(join(dir, 'all', 'tokenized_data.jsonl'), 'utf8'), readFileSync(join(dir, 'one', 'tokenized_data.jsonl'), 'utf8'));
+  assert.equal(readFileSync(join(dir, 'all', 'data', 'tokenized_data.jsonl'), 'utf8'), readFileSync(join(dir, 'one', 'data', 'tokenized_data.jsonl'), 'utf8'));
   assert.equal(readFileSync(join(dir, 'all', 'prompts_to_generate.jsonl'), 'utf8'), readFileSync(join(dir, 'one', 'prompts_to_generate.jsonl'), 'utf8'));
 });
 
@@ -151,5 +151,5 @@ test('same-named files of one run into one --out get distinct default ids (their
       .split('\n')
       .map((l) => JSON.parse(l).id);
   assert.deepEqual(ids('prompts_to_generate.jsonl'), ['a/data.jsonl:1', 'b/data.jsonl:1']);
-  assert.deepEqual(ids('tokenized_data.jsonl'), ['a/data.jsonl:2', 'b/data.jsonl:2', 'other.jsonl:1']);
+  assert.deepEqual(ids('data/tokenized_data.jsonl'), ['a/data.jsonl:2', 'b/data.jsonl:2', 'other.jsonl:1']);
 });

@@ -85,10 +85,10 @@ test('3 shards in 3 processes, merged, equal one run: records, prompts and repor
   const shardReports = shardDirs.map((d) => readReport(join(d, 'report.json')).report);
   assert.deepEqual(shardReports.map((r) => r.totals.rowsRead).sort(), [12, 13, 13]);
   // tokenized_data.jsonl: the shards' lines together are the single run's lines (order-insensitive) …
-  const shardLines = shardDirs.flatMap((d) => readLines(join(d, 'tokenized_data.jsonl')));
-  assert.deepEqual([...shardLines].sort(), readLines(join(single, 'tokenized_data.jsonl')).sort());
+  const shardLines = shardDirs.flatMap((d) => readLines(join(d, 'data', 'tokenized_data.jsonl')));
+  assert.deepEqual([...shardLines].sort(), readLines(join(single, 'data', 'tokenized_data.jsonl')).sort());
   // … and merge-reports --data restores input order byte for byte.
-  assert.equal(readFileSync(join(merged, 'tokenized_data.jsonl'), 'utf8'), readFileSync(join(single, 'tokenized_data.jsonl'), 'utf8'));
+  assert.equal(readFileSync(join(merged, 'data', 'tokenized_data.jsonl'), 'utf8'), readFileSync(join(single, 'data', 'tokenized_data.jsonl'), 'utf8'));
   assert.equal(readFileSync(join(merged, 'prompts_to_generate.jsonl'), 'utf8'), readFileSync(join(single, 'prompts_to_generate.jsonl'), 'utf8'));
   assert.match(readFileSync(join(merged, 'report.md'), 'utf8'), /Merged from 3 shards/);
   // Without --data only the reports are written: the summary names no prompts file in --out.
@@ -211,7 +211,7 @@ test('merge-reports: a file no shard has anything of fails the merge and writes 
     [bad],
   );
   assert.equal(rep.policy?.skipFailedFiles, true);
-  assert.equal(readLines(join(out, 'tokenized_data.jsonl')).length, rep.totals.recordsWritten);
+  assert.equal(readLines(join(out, 'data', 'tokenized_data.jsonl')).length, rep.totals.recordsWritten);
   assert.equal(readLines(join(out, 'prompts_to_generate.jsonl')).length, rep.totals.rowsSetAside);
   assert.equal(rep.totals.rowsRead, 3 + 4);
 

@@ -9,14 +9,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { tempDir } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
 const CLI = ['--import', 'tsx', join(ROOT, 'src', 'cli.ts')];
-const OUTPUTS = ['tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'report.json', 'report.md'];
+const OUTPUTS = ['data/tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'report.json', 'report.md'];
 
 function chatRows(n: number, tag: string): string {
   let s = '';
@@ -69,8 +69,10 @@ function runAndSignal(
   });
 }
 
+/** Temporary files in an output folder and its records folder (data/). */
 function temps(dir: string): string[] {
-  return readdirSync(dir).filter((f) => f.includes('.tmp-'));
+  const sub = join(dir, 'data');
+  return [...readdirSync(dir), ...(existsSync(sub) ? readdirSync(sub).map((f) => `data/${f}`) : [])].filter((f) => f.includes('.tmp-'));
 }
 
 const POINTS: { name: string; extra: string[]; marker: RegExp }[] = [
@@ -135,7 +137,7 @@ test('repeated group signals of any kind at random points: the previous outputs 
   const ref = join(dir, 'ref');
   const full = spawnSync(process.execPath, [...CLI, 'prepare', a, b, '--out', ref, '--quiet'], { encoding: 'utf8', cwd: ROOT });
   assert.equal(full.status, 0, full.stderr);
-  const DATA = ['tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'problems.jsonl'];
+  const DATA = ['data/tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'problems.jsonl'];
   const fresh = DATA.map((f) => readFileSync(join(ref, f), 'utf8'));
   let current = OUTPUTS.map((f) => readFileSync(join(out, f), 'utf8'));
   const seed = Number(process.env.EAGLE3_SIGNAL_SEED ?? Date.now() % 100000);

@@ -53,7 +53,7 @@ test('prepare with a template that cannot render tool calls: the tool-call turn 
 
   // Row 1: only the answer is trained; the tool-call turn is history ("assistant" header + <|eot_id|>, untrained).
   const tok = loadTokenizer(model);
-  const recs = readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8')
+  const recs = readFileSync(join(out, 'data', 'tokenized_data.jsonl'), 'utf8')
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l));

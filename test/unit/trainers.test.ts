@@ -201,11 +201,27 @@ test('trainerNextSteps: SpecForge points data.prompts_path and data.max_length a
     trainerNextSteps('modelopt', { conversations: '/o/conversations.jsonl', tokenCounts: '/o/t.json', outDir: '/o', maxLength: 2048, modelDir: '/m' })[3],
     '  ./launch_train.sh --config ../../modelopt_recipes/general/speculative_decoding/eagle3.yaml model.model_name_or_path=/m data.data_path=/o/conversations.jsonl training.training_seq_len=2048 data.draft_vocab_cache=/o/draft-vocab/d2t.pt training.output_dir=<dir>',
   );
+  // A run that wrote the speculators dataset: train.py reads it as it is, no prepare_data.py.
+  const direct = trainerNextSteps('speculators', {
+    records: '/o/data/tokenized_data.jsonl',
+    tokenCounts: '/o/token_counts.json',
+    outDir: '/o',
+    maxLength: 8192,
+    modelDir: '/m/Qwen3-8B',
+    speculatorsDataset: '/o/speculators',
+  });
+  assert.equal(
+    direct[1],
+    '  eagle3-prep draft-vocab --size 32000 --counts /o/token_counts.json --out /o/speculators   (d2t.npy, t2d.npy, token_freq.pt where train.py looks for them)',
+  );
+  assert.match(direct[2], / scripts\/train\.py --verifier-name-or-path \/m\/Qwen3-8B --data-path \/o\/speculators --total-seq-len 8192 /);
+  assert.equal(direct[0], 'Next (speculators, train.py --total-seq-len 8192: every written record fits, the trainer cuts nothing):');
+  assert.doesNotMatch(direct.join('\n'), /python scripts\/prepare_data\.py/);
 });
 
 /** Every record of a run's tokenized_data.jsonl: its loss mask. */
 function masksOf(outDir: string): number[][] {
-  return readFileSync(join(outDir, 'tokenized_data.jsonl'), 'utf8')
+  return readFileSync(join(outDir, 'data', 'tokenized_data.jsonl'), 'utf8')
     .split('\n')
     .filter(Boolean)
     .map((l) => (JSON.parse(l) as { loss_mask: number[] }).loss_mask);
@@ -290,10 +306,12 @@ for (const id of ['specforge', 'speculators'] as const)
     );
     assert.equal(r.totals.trainerCuts![id].trainableLost, 0);
     assert.ok(r.files.every((f) => !f.notes.trainer_length_cut));
-    assert.match(run.stdout, new RegExp(`Next \\(${TRAINERS[id].name}, ${TRAINERS[id].lengthSetting.replace(/[.]/g, '\\.')} ${L}: every written record fits`));
+    // speculators: train.py reads the dataset folder the run wrote, and cuts at its --total-seq-len.
+    const setting = id === 'speculators' ? 'train.py --total-seq-len' : TRAINERS[id].lengthSetting;
+    assert.match(run.stdout, new RegExp(`Next \\(${TRAINERS[id].name}, ${setting.replace(/[.]/g, '\\.')} ${L}: every written record fits`));
     assert.match(
       run.stdout,
-      id === 'specforge' ? /data\.prompts_path=\S+tokenized_data\.jsonl data\.max_length=2048/ : /--data \S+tokenized_data\.jsonl --seq-length 8192/,
+      id === 'specforge' ? /data\.prompts_path=\S+\/data\/tokenized_data\.jsonl data\.max_length=2048/ : /--data-path \S+\/speculators --total-seq-len 8192/,
     );
     assert.doesNotMatch(run.stdout, /Trainer lengths/);
   });

@@ -319,7 +319,17 @@ export interface PrepareResult {
     problems?: string;
     format?: OutputFormat;
     written?: string[];
-    /** Record files of a previous run in a format this run does not write, removed when it committed (`tokenized_data.jsonl` after `--format parquet`). */
+    /**
+     * The speculators dataset folder (`<outDir>/speculators/`, written with `--trainer speculators`:
+     * a `datasets.save_to_disk` folder that speculators' `train.py --data-path` reads; run/speculatorsOutput.ts).
+     */
+    speculatorsDataset?: string;
+    /**
+     * Record files of a previous run that this run does not replace, removed when it committed: the
+     * other format's (`data/tokenized_data.jsonl` after `--format parquet`), those of the layout before
+     * `data/` (`tokenized_data.jsonl` directly in the output folder), and a speculators dataset a run
+     * without `--trainer speculators` does not write.
+     */
     removed?: string[];
   };
   tokenizer: { dir: string; name: string; hash: string; embeddedDefault: boolean };

@@ -18,7 +18,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
 import { normalizeRow } from '../formats/normalize';
-import { CONVERSATIONS_FILE, OUTPUT_FILES, TOKENIZED_DATA_PARQUET } from './outputFiles';
+import { CONVERSATIONS_FILE, OUTPUT_FILES, recordsFileIn, TOKENIZED_DATA_PARQUET } from './outputFiles';
 import { locateOutDir } from './runLocation';
 import type { FileReport, PrepareResult, RunStatus } from './contract';
 import { REPORT_SCHEMA_VERSION } from './report';
@@ -220,8 +220,8 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
     report.outputs?.format === 'messages'
       ? [CONVERSATIONS_FILE, report.outputs.conversations ?? path.join(outDir, CONVERSATIONS_FILE)]
       : parquetOnly
-        ? [TOKENIZED_DATA_PARQUET, report.outputs?.tokenizedDataParquet ?? path.join(outDir, TOKENIZED_DATA_PARQUET)]
-        : [OUTPUT_FILES.tokenizedData, report.outputs?.tokenizedData ?? path.join(outDir, OUTPUT_FILES.tokenizedData)],
+        ? [TOKENIZED_DATA_PARQUET, report.outputs?.tokenizedDataParquet ?? recordsFileIn(outDir, TOKENIZED_DATA_PARQUET)]
+        : [OUTPUT_FILES.tokenizedData, report.outputs?.tokenizedData ?? recordsFileIn(outDir, OUTPUT_FILES.tokenizedData)],
     [OUTPUT_FILES.promptsToGenerate, report.outputs?.promptsToGenerate ?? path.join(outDir, OUTPUT_FILES.promptsToGenerate)],
     [OUTPUT_FILES.reportMd, report.outputs?.reportMd ?? path.join(outDir, OUTPUT_FILES.reportMd)],
   ];

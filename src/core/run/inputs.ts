@@ -7,7 +7,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { availableParallelism, loadavg } from 'node:os';
 import { DATASET_FILE_RE } from '../read/readers';
-import { OUTPUT_DIR_SUFFIX, OUTPUT_FILES, PROBLEMS_FILE, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
+import { OUTPUT_DIR_SUFFIX, OUTPUT_FILES, PROBLEMS_FILE, RECORDS_DIR, SPECULATORS_DIR, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
 
 /** File extensions `prepare` reads when given a folder (each also gzip- or zstd-compressed, `read/readers` DATASET_FILE_RE). */
 export const DATASET_EXTENSIONS = ['.jsonl', '.ndjson', '.json', '.traj', '.parquet'];
@@ -85,7 +85,14 @@ export function defaultOutDir(input: string): string {
 /** The files a run writes; in a folder that holds a `report.json` beside them they are outputs, not datasets. */
 const OUTPUT_NAMES: string[] = [...Object.values(OUTPUT_FILES), TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET, PROBLEMS_FILE];
 function isRunOutput(dir: string, name: string): boolean {
-  return OUTPUT_NAMES.includes(name) && existsSync(join(dir, OUTPUT_FILES.reportJson));
+  if (!OUTPUT_NAMES.includes(name)) return false;
+  // The records folder itself given as an input: its records are outputs of the run beside it.
+  return existsSync(join(dir, OUTPUT_FILES.reportJson)) || (basename(dir) === RECORDS_DIR && existsSync(join(dirname(dir), OUTPUT_FILES.reportJson)));
+}
+
+/** The folders a run writes inside its output folder (`data/`, `speculators/`): a folder holding a `report.json` keeps its outputs there, not datasets. */
+function isRunOutputFolder(dir: string, name: string): boolean {
+  return (name === RECORDS_DIR || name === SPECULATORS_DIR) && existsSync(join(dir, OUTPUT_FILES.reportJson));
 }
 
 /**
@@ -106,7 +113,8 @@ export function groupByDefaultOutDir(inputs: string[]): { inputs: string[]; outD
 
 /**
  * Expands folders into the dataset files they hold (recursively, sorted;
- * skipping `*.eagle3` output folders, `node_modules` and dot folders).
+ * skipping `*.eagle3` output folders, the `data/` and `speculators/` folders of
+ * an output folder elsewhere (`--out`), `node_modules` and dot folders).
  * Files are returned as given (resolved).
  * @throws Error naming a path that does not exist
  */
@@ -117,7 +125,7 @@ export function expandInputs(paths: string[]): string[] {
       const p = join(dir, name);
       const st = statSync(p);
       if (st.isDirectory()) {
-        if (!name.startsWith('.') && name !== 'node_modules' && !name.endsWith(OUTPUT_DIR_SUFFIX)) walk(p);
+        if (!name.startsWith('.') && name !== 'node_modules' && !name.endsWith(OUTPUT_DIR_SUFFIX) && !isRunOutputFolder(dir, name)) walk(p);
       } else if (isDatasetName(name) && !name.startsWith('.') && !isRunOutput(dir, name)) out.push(p);
     }
   };

@@ -13,7 +13,8 @@ import { createReadStream, existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { AtomicOutput } from './output';
-import { OUTPUT_FILES, outputPathsIn, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
+import { OUTPUT_FILES, outputPathsIn, recordsPathIn, SPECULATORS_DIR, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
+import { SpeculatorsDatasetOutput } from './speculatorsOutput';
 import { ParquetRecordsOutput, readParquetRecords, removeStaleRecordFiles } from './parquetOutput';
 import type { TokenizedRecord } from '../types';
 import type { FileReport, PrepareResult } from './contract';
@@ -345,14 +346,18 @@ export async function mergeReports(paths: string[], outDir: string, opts: MergeP
     if (!formats.jsonl && !formats.parquet)
       throw new MergeError('the shards wrote their records in different formats (--format): merge needs one format every shard wrote');
     merged.outputs.format = formats.jsonl && formats.parquet ? 'both' : formats.parquet ? 'parquet' : 'jsonl';
-    if (formats.parquet) merged.outputs.tokenizedDataParquet = join(merged.outDir, TOKENIZED_DATA_PARQUET);
+    if (formats.parquet) merged.outputs.tokenizedDataParquet = recordsPathIn(merged.outDir, TOKENIZED_DATA_PARQUET);
     else delete merged.outputs.tokenizedDataParquet;
     // Every file is checked against the reports before any replaces anything in --out.
     const data = formats.jsonl ? new AtomicOutput(merged.outputs.tokenizedData) : null;
     const parquet = formats.parquet ? new ParquetRecordsOutput(merged.outputs.tokenizedDataParquet!, { createdBy: 'eagle3-prep merge-reports' }) : null;
     const prompts = new AtomicOutput(merged.outputs.promptsToGenerate);
+    // A job made for speculators (--trainer speculators) gets its dataset folder from the merged records too.
+    if (merged.trainer === 'speculators' && data) merged.outputs.speculatorsDataset = join(merged.outDir, SPECULATORS_DIR);
+    else delete merged.outputs.speculatorsDataset;
+    const speculators = merged.outputs.speculatorsDataset ? new SpeculatorsDatasetOutput(merged.outputs.speculatorsDataset) : null;
     const abortAll = async () => {
-      for (const o of [data, parquet, prompts]) await o?.abort().catch(() => {});
+      for (const o of [data, parquet, prompts, speculators]) await o?.abort().catch(() => {});
     };
     try {
       if (data) {
@@ -364,6 +369,11 @@ export async function mergeReports(paths: string[], outDir: string, opts: MergeP
         );
         if (nRec !== merged.totals.recordsWritten)
           throw new MergeError(`the shards' tokenized_data.jsonl hold ${nRec} records, their reports ${merged.totals.recordsWritten}`);
+        if (speculators) {
+          const staged = await data.closeForReading();
+          for await (const line of createInterface({ input: createReadStream(staged, { encoding: 'utf8' }), crlfDelay: Infinity }))
+            if (line) await speculators.write(line);
+        }
       }
       if (parquet) {
         const nRec = await mergeParquetRecords(
@@ -386,8 +396,9 @@ export async function mergeReports(paths: string[], outDir: string, opts: MergeP
       await parquet?.commit();
       await data?.commit();
       await prompts.commit();
+      await speculators?.commit();
       // A record file of the other format left by an earlier merge into --out would not match these records.
-      removeStaleRecordFiles(merged.outDir, merged.outputs.format);
+      removeStaleRecordFiles(merged.outDir, merged.outputs.format, { speculators: speculators !== null });
     } catch (e) {
       await abortAll();
       throw e;
@@ -395,6 +406,7 @@ export async function mergeReports(paths: string[], outDir: string, opts: MergeP
     merged.outputs.written = [
       ...(data ? [data.path] : []),
       ...(parquet ? [parquet.path] : []),
+      ...(speculators?.paths() ?? []),
       prompts.path,
       merged.outputs.reportJson,
       merged.outputs.reportMd,
@@ -403,6 +415,7 @@ export async function mergeReports(paths: string[], outDir: string, opts: MergeP
     // Without --data only the reports are written here; the records stay in the shards' folders.
     delete merged.outputs.format;
     delete merged.outputs.tokenizedDataParquet;
+    delete merged.outputs.speculatorsDataset;
   }
   // token_counts.json: the shards' counts added (when every shard wrote one).
   const countFiles = reports.map((r) => r.tokenCounts);

@@ -3,11 +3,22 @@
  * the shard merge, the Datasets view's output state and `generate`. Paths are
  * always built from these names, never spelled out again.
  */
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 
-/** The files a `prepare` run writes into its output folder. */
+/**
+ * The folder of the output folder that holds the records (`tokenized_data.jsonl`,
+ * `tokenized_data.parquet`) and nothing else, so that a trainer pointed at it reads records only:
+ * speculators' `--data DIR` takes every `*.json*` of a folder, and SpecForge pointed at the output
+ * folder would read `report.json` as data (issue 22). The sidecar files (report, token counts,
+ * problems, prompts) stay beside it. Runs of versions before it wrote the records directly into the
+ * output folder; every reader of a run's outputs reads that layout too ({@link recordsFileIn}).
+ */
+export const RECORDS_DIR = 'data';
+
+/** The files a `prepare` run writes into its output folder (`tokenizedData` inside {@link RECORDS_DIR}). */
 export const OUTPUT_FILES = {
-  /** One training record per line: `{id, source, input_ids, loss_mask, …}`. */
+  /** One training record per line: `{id, source, input_ids, loss_mask, …}`; in {@link RECORDS_DIR}. */
   tokenizedData: 'tokenized_data.jsonl',
   /** Rows with no target turn, as OpenAI messages, for `generate` to answer. */
   promptsToGenerate: 'prompts_to_generate.jsonl',
@@ -17,7 +28,7 @@ export const OUTPUT_FILES = {
   reportMd: 'report.md',
 } as const;
 
-/** The records as Parquet (`--format parquet|both`, run/parquetOutput.ts): the same records as {@link OUTPUT_FILES}.tokenizedData. */
+/** The records as Parquet (`--format parquet|both`, run/parquetOutput.ts): the same records as {@link OUTPUT_FILES}.tokenizedData; in {@link RECORDS_DIR}. */
 export const TOKENIZED_DATA_PARQUET = 'tokenized_data.parquet';
 
 /**
@@ -28,6 +39,9 @@ export const CONVERSATIONS_FILE = 'conversations.jsonl';
 
 /** The same conversations as ShareGPT `conversations` (`from` human / gpt), those EAGLE's reader can take (`--format messages --trainer eagle`). */
 export const CONVERSATIONS_SHAREGPT_FILE = 'conversations_sharegpt.jsonl';
+
+/** The files a `--format messages` run writes in place of records. */
+const CONVERSATION_FILES: ReadonlySet<string> = new Set([CONVERSATIONS_FILE, CONVERSATIONS_SHAREGPT_FILE]);
 
 /**
  * Every dropped and errored row of a run, one `RowProblemLine` a line (run/accounting.ts);
@@ -41,14 +55,65 @@ export const TOKEN_COUNTS_FILE = 'token_counts.json';
 /** Absolute paths of a run's outputs, keyed like {@link OUTPUT_FILES}. */
 export type RunOutputPaths = { [K in keyof typeof OUTPUT_FILES]: string };
 
-/** The paths of the outputs of a run writing into `outDir`. */
+/** The paths of the outputs of a run writing into `outDir` (the records in `outDir/data/`). */
 export function outputPathsIn(outDir: string): RunOutputPaths {
   return {
-    tokenizedData: join(outDir, OUTPUT_FILES.tokenizedData),
+    tokenizedData: join(outDir, RECORDS_DIR, OUTPUT_FILES.tokenizedData),
     promptsToGenerate: join(outDir, OUTPUT_FILES.promptsToGenerate),
     reportJson: join(outDir, OUTPUT_FILES.reportJson),
     reportMd: join(outDir, OUTPUT_FILES.reportMd),
   };
+}
+
+/** Where a run writing into `outDir` puts a records file (`tokenized_data.jsonl` or `.parquet`): `outDir/data/<name>`. */
+export function recordsPathIn(outDir: string, name: string): string {
+  return join(outDir, RECORDS_DIR, name);
+}
+
+/**
+ * The records file `name` of the run in `outDir` when no report says where it is: `outDir/data/<name>`
+ * when it exists, else `outDir/<name>` when that exists (the layout before {@link RECORDS_DIR}),
+ * else `outDir/data/<name>` (where a run writes it).
+ */
+export function recordsFileIn(outDir: string, name: string): string {
+  const now = recordsPathIn(outDir, name);
+  if (existsSync(now)) return now;
+  const before = join(outDir, name);
+  return existsSync(before) ? before : now;
+}
+
+/**
+ * The speculators dataset folder a run with `--trainer speculators` writes (run/speculatorsOutput.ts):
+ * what `datasets.Dataset.save_to_disk` writes, for speculators' `train.py --data-path`.
+ */
+export const SPECULATORS_DIR = 'speculators';
+
+/** The files of {@link SPECULATORS_DIR} a run writes (one Arrow shard, then the two JSON files `load_from_disk` reads first). */
+export const SPECULATORS_FILES = {
+  arrow: 'data-00000-of-00001.arrow',
+  state: 'state.json',
+  info: 'dataset_info.json',
+} as const;
+
+/**
+ * Why a run removed previous record files (`outputs.removed`, parquetOutput.ts removeStaleRecordFiles),
+ * for the summary and report.md: `a previous run's records in a format this run does not write
+ * (--format jsonl)`, `… directly in the output folder (the layout before data/)`, `… speculators
+ * dataset (this run has no --trainer speculators)`, `a previous --format messages run's conversations`, joined with `; `.
+ * @param code wraps flags in backticks (Markdown)
+ */
+export function removedReason(outDir: string, removed: string[], format: string | undefined, code = false): string {
+  const q = (s: string) => (code ? `\`${s}\`` : s);
+  const top = resolve(outDir);
+  const why = new Set<string>();
+  for (const p of removed) {
+    const d = resolve(dirname(p));
+    if (d === top && CONVERSATION_FILES.has(basename(p))) why.add(`a previous ${q('--format messages')} run's conversations (this run writes ${q(`--format ${format}`)})`);
+    else if (d === top) why.add(`a previous run's records directly in the output folder (the layout before ${q(`${RECORDS_DIR}/`)})`);
+    else if (d === join(top, SPECULATORS_DIR)) why.add(`a previous run's speculators dataset (this run has no ${q('--trainer speculators')})`);
+    else why.add(`a previous run's records in a format this run does not write (${q(`--format ${format}`)})`);
+  }
+  return [...why].join('; ');
 }
 
 /** Suffix of a default output folder: `data/chat.jsonl` → `data/chat.eagle3/`. */

@@ -22,12 +22,20 @@
  * the JSONL record (`{"source": {"file", "line"}}`); `element` is null unless
  * several rows share a line. Snappy compression (every Parquet reader has it).
  */
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmdirSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { TokenizedRecord } from '../types';
 import { tempPathFor } from './output';
-import { CONVERSATIONS_FILE, CONVERSATIONS_SHAREGPT_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
+import {
+  CONVERSATIONS_FILE,
+  CONVERSATIONS_SHAREGPT_FILE,
+  OUTPUT_FILES,
+  recordsPathIn,
+  SPECULATORS_DIR,
+  SPECULATORS_FILES,
+  TOKENIZED_DATA_PARQUET,
+} from './outputFiles';
 
 /** A row group is written when it holds this many tokens (`input_ids` values) … */
 export const ROW_GROUP_TOKENS = 262_144;
@@ -263,40 +271,47 @@ export function recordOfParquetRow(row: Record<string, unknown>): TokenizedRecor
 }
 
 /**
- * Removes from an output folder the data files of the formats a run did not
- * write (`tokenized_data.jsonl` after `--format parquet`, `tokenized_data.parquet`
- * after `--format jsonl`, both after `--format messages`; `conversations.jsonl` and
- * `conversations_sharegpt.jsonl` that a previous `--format messages` run wrote, after
- * a run that does not write them): left there, a previous run's data would sit
- * beside this run's report as if they were its own. The conversation files, whose
- * names a user's own dataset may have, go only when the folder's `report.json` (the
- * previous run's: call this before writing the new one) lists them as written, and
- * never when they are an input of the run.
- * @param sharegpt whether the run wrote `conversations_sharegpt.jsonl` (`messages` with `--trainer eagle`)
- * @param inputs the run's inputs (absolute paths), never removed
+ * Removes from an output folder the files of a previous run that this run does not replace:
+ * - the record file of a format it did not write (`data/tokenized_data.jsonl` after `--format parquet`,
+ *   `data/tokenized_data.parquet` after `--format jsonl`, both after `--format messages`);
+ * - the record files of the layout before `data/` (outputFiles.ts RECORDS_DIR: `tokenized_data.jsonl` /
+ *   `.parquet` directly in the output folder);
+ * - unless the run wrote one, the speculators dataset files of an earlier `--trainer speculators` run
+ *   (only the files `prepare` writes there; the folder goes when it is left empty);
+ * - `conversations.jsonl` and `conversations_sharegpt.jsonl` of a previous `--format messages` run, when
+ *   this run does not write them: only when the folder's `report.json` (the previous run's: call this
+ *   before writing the new one) lists them as written, since a user's own dataset may have their names.
+ * Left there, a previous run's data would sit beside this run's report as if they were its own. An
+ * input of the run is never removed.
+ * @param opts.speculators whether the run wrote the speculators dataset; `sharegpt` whether it wrote
+ *   `conversations_sharegpt.jsonl` (`messages` with `--trainer eagle`); `inputs` the run's inputs (absolute paths)
  * @returns the paths removed
  */
 export function removeStaleRecordFiles(
   outDir: string,
   format: 'jsonl' | 'parquet' | 'both' | 'messages' | undefined,
-  sharegpt = false,
-  inputs: readonly string[] = [],
+  opts: { speculators?: boolean; sharegpt?: boolean; inputs?: readonly string[] } = {},
 ): string[] {
   const f = format ?? 'jsonl';
-  const written = new Set([
-    ...(f === 'jsonl' || f === 'both' ? ['tokenized_data.jsonl'] : []),
+  const recordsWritten = new Set([
+    ...(f === 'jsonl' || f === 'both' ? [OUTPUT_FILES.tokenizedData] : []),
     ...(f === 'parquet' || f === 'both' ? [TOKENIZED_DATA_PARQUET] : []),
-    ...(f === 'messages' ? [CONVERSATIONS_FILE] : []),
-    ...(f === 'messages' && sharegpt ? [CONVERSATIONS_SHAREGPT_FILE] : []),
   ]);
-  const previous = [CONVERSATIONS_FILE, CONVERSATIONS_SHAREGPT_FILE].filter((n) => !written.has(n)).length ? writtenByPreviousRun(outDir) : [];
+  const conversationsWritten = new Set([
+    ...(f === 'messages' ? [CONVERSATIONS_FILE] : []),
+    ...(f === 'messages' && opts.sharegpt ? [CONVERSATIONS_SHAREGPT_FILE] : []),
+  ]);
+  const conversationsStale = [CONVERSATIONS_FILE, CONVERSATIONS_SHAREGPT_FILE].filter((n) => !conversationsWritten.has(n));
+  const previous = conversationsStale.length ? writtenByPreviousRun(outDir) : [];
+  const inputs = new Set((opts.inputs ?? []).map((p) => resolve(p)));
   const stale = [
-    ...['tokenized_data.jsonl', TOKENIZED_DATA_PARQUET].filter((n) => !written.has(n)),
-    ...[CONVERSATIONS_FILE, CONVERSATIONS_SHAREGPT_FILE].filter((n) => !written.has(n) && previous.includes(join(outDir, n))),
-  ].filter((n) => !inputs.includes(join(outDir, n)));
+    ...[OUTPUT_FILES.tokenizedData, TOKENIZED_DATA_PARQUET].filter((n) => !recordsWritten.has(n)).map((n) => recordsPathIn(outDir, n)),
+    ...[OUTPUT_FILES.tokenizedData, TOKENIZED_DATA_PARQUET].map((n) => join(outDir, n)),
+    ...(opts.speculators ? [] : Object.values(SPECULATORS_FILES).map((n) => join(outDir, SPECULATORS_DIR, n))),
+    ...conversationsStale.map((n) => join(outDir, n)).filter((p) => previous.includes(p)),
+  ].filter((p) => !inputs.has(resolve(p)));
   const removed: string[] = [];
-  for (const name of stale) {
-    const p = join(outDir, name);
+  for (const p of stale) {
     try {
       if (existsSync(p)) {
         rmSync(p, { force: true });
@@ -306,6 +321,12 @@ export function removeStaleRecordFiles(
       /* reported as still there by the Datasets view; never fails the run */
     }
   }
+  if (!opts.speculators && removed.some((p) => dirname(p) === join(outDir, SPECULATORS_DIR)))
+    try {
+      rmdirSync(join(outDir, SPECULATORS_DIR)); // only when empty: the user's files (draft-vocab's, hidden states) stay
+    } catch {
+      /* not there, or not empty */
+    }
   return removed;
 }
 

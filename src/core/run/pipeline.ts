@@ -5,8 +5,8 @@
  * with a reason code, or errored; the four add up to the rows read, per file.
  */
 import { appliedConfigOf } from '../read/appliedConfig';
-import { statSync } from 'node:fs';
-import { basename, resolve } from 'node:path';
+import { rmdirSync, statSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
 import type { NormalizeOptions } from '../formats/normalize';
 import { filePassFor, runOasstFile } from './oasstRun';
@@ -15,6 +15,7 @@ import { InlineExecutor, type RowBatch } from './pool';
 import { AtomicOutput, checkOutputDir, OutputError, removeCreatedIfEmpty, removeStaleTemps, writeFileAtomic } from './output';
 import { readRows, type RawRow } from '../read/readers';
 import { removeStaleRecordFiles } from './parquetOutput';
+import { RECORDS_DIR, removedReason, SPECULATORS_DIR } from './outputFiles';
 import { version as PACKAGE_VERSION } from '../../../package.json';
 import { writeReports } from './report';
 import { LengthStatsBuilder } from './stats';
@@ -113,7 +114,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
   if (!dryRun) {
     // Before anything else: an unwritable folder fails in one line, not after every row was processed.
     createdDir = checkOutputDir(outDir);
-    const removed = removeStaleTemps(outDir);
+    const removed = [outDir, join(outDir, RECORDS_DIR), join(outDir, SPECULATORS_DIR)].flatMap((d) => removeStaleTemps(d));
     if (removed.length) hooks.log?.(`  removed ${removed.length} temporary file(s) left by an interrupted run: ${removed.map((p) => basename(p)).join(', ')}`);
   }
   let started: Awaited<ReturnType<typeof startExecutor>>;
@@ -462,6 +463,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     await settle(problems.abort());
     await settle(conversations.abort());
     await settle(sharegpt.abort());
+    removeEmptyRecordFolders(outDir);
     removeCreatedIfEmpty(outDir, createdDir);
     throw e;
   }
@@ -514,13 +516,12 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       await conversations.commit();
       await sharegpt.commit();
       // Said in the summary and the report too (outputs.removed): a file of the user's folder is gone.
-      const removed = removeStaleRecordFiles(
-        outDir,
-        format,
-        outputs.conversationsSharegpt !== undefined,
-        opts.inputs.map((f) => resolve(f)),
-      );
-      for (const p of removed) hooks.log?.(`  removed ${p}: a previous run's records in the format this run does not write`);
+      const removed = removeStaleRecordFiles(outDir, format, {
+        speculators: outputs.speculatorsDataset !== undefined,
+        sharegpt: outputs.conversationsSharegpt !== undefined,
+        inputs: opts.inputs.map((f) => resolve(f)),
+      });
+      for (const p of removed) hooks.log?.(`  removed ${p}: ${removedReason(outDir, [p], format)}`);
       if (removed.length) result.outputs.removed = removed;
       const sizes = targetSizesOf(tok);
       await writeFileAtomic(tokenCountsPath, tokenCountsJson(counts.result({ name: tok.name, hash: tok.hash }, sizes.modelVocabSize, sizes.tokenizerSize)));
@@ -534,9 +535,23 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       await settle(problems.abort());
       await settle(conversations.abort());
       await settle(sharegpt.abort());
+      removeEmptyRecordFolders(outDir);
       removeCreatedIfEmpty(outDir, createdDir);
     },
   };
+}
+
+/**
+ * Removes the records folders of `outDir` (`data/`, `speculators/`) when a failed or cancelled run
+ * leaves them empty (its temporary files gone): the folder is then as the run found it. Never throws.
+ */
+function removeEmptyRecordFolders(outDir: string): void {
+  for (const d of [RECORDS_DIR, SPECULATORS_DIR])
+    try {
+      rmdirSync(join(outDir, d)); // only an empty folder
+    } catch {
+      /* not there, or holds a previous run's files */
+    }
 }
 
 export { OutputError };

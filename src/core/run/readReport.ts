@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import type { FileReport, PrepareResult, RowProblemLine } from './contract';
-import { OUTPUT_FILES, PROBLEMS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
+import { OUTPUT_FILES, PROBLEMS_FILE, RECORDS_DIR, SPECULATORS_DIR, TOKENIZED_DATA_PARQUET } from './outputFiles';
 import { readReport, type ReadReport } from './report';
 
 export { ReportReadError, type ReadReport } from './report';
@@ -22,17 +22,27 @@ export { ReportReadError, type ReadReport } from './report';
 export function readRunReport(file: string): ReadReport {
   const { report: r, schemaVersion } = readReport(file);
   const outDir = path.dirname(file);
-  const here = (p: string | undefined, name: string) => path.join(outDir, p ? path.basename(p) : name);
+  // Each path keeps its place in the output folder: `data/tokenized_data.jsonl` of this layout,
+  // `tokenized_data.jsonl` of runs before data/ (outputFiles.ts RECORDS_DIR), `speculators/…`.
+  const here = (p: string | undefined, name: string) => {
+    if (!p) return path.join(outDir, name);
+    const rel = typeof r.outDir === 'string' ? path.relative(r.outDir, p) : '';
+    return path.join(outDir, rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : path.basename(p));
+  };
   const outputs: PrepareResult['outputs'] = {
     ...r.outputs,
-    tokenizedData: here(r.outputs.tokenizedData, OUTPUT_FILES.tokenizedData),
+    tokenizedData: here(r.outputs.tokenizedData, path.join(RECORDS_DIR, OUTPUT_FILES.tokenizedData)),
     tokenizedDataParquet: r.outputs.tokenizedDataParquet ? here(r.outputs.tokenizedDataParquet, TOKENIZED_DATA_PARQUET) : undefined,
     promptsToGenerate: here(r.outputs.promptsToGenerate, OUTPUT_FILES.promptsToGenerate),
     reportJson: file,
     reportMd: here(r.outputs.reportMd, OUTPUT_FILES.reportMd),
     problems: r.outputs.problems ? here(r.outputs.problems, PROBLEMS_FILE) : undefined,
+    speculatorsDataset: r.outputs.speculatorsDataset ? here(r.outputs.speculatorsDataset, SPECULATORS_DIR) : undefined,
     written: r.outputs.written?.map((w) => here(w, path.basename(w))),
+    removed: r.outputs.removed?.map((w) => here(w, path.basename(w))),
   };
+  if (!outputs.speculatorsDataset) delete outputs.speculatorsDataset;
+  if (!outputs.removed) delete outputs.removed;
   return { report: { ...r, outputs }, schemaVersion };
 }
 

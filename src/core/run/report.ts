@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { basename, relative } from 'node:path';
 import { CODES, codeMeaning, codeRemedy } from '../codes';
 import { writeFileAtomic } from './output';
-import { CONVERSATIONS_FILE, CONVERSATIONS_SHAREGPT_FILE, OUTPUT_FILES, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
+import { CONVERSATIONS_FILE, CONVERSATIONS_SHAREGPT_FILE, OUTPUT_FILES, removedReason, SPECULATORS_DIR, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
 import { fromSnakeJson, toSnakeJson } from './jsonCase';
 import type { FileReport, PrepareResult, RunStatus, RunWarning } from './contract';
 import { isTemplateNote, settingNotesOf } from './status';
@@ -215,10 +215,19 @@ function promptLines(r: PrepareResult): number {
   return r.totals.rowsSetAside + r.files.reduce((a, f) => a + (f.notes.split_part_set_aside ?? 0), 0);
 }
 
-/** The record files of a run's format, as Markdown code spans (`tokenized_data.jsonl` for reports made before `format`). */
+/**
+ * The record files of a run's format, as Markdown code spans of their paths in the output folder
+ * (`data/tokenized_data.jsonl`; `tokenized_data.jsonl` for reports made before `format`), and the
+ * speculators dataset folder of a `--trainer speculators` run.
+ */
 function recordFiles(r: PrepareResult): string {
   const f = r.outputs.format ?? 'jsonl';
-  const names = [...(f !== 'parquet' ? [OUTPUT_FILES.tokenizedData] : []), ...(f !== 'jsonl' ? [TOKENIZED_DATA_PARQUET] : [])];
+  const rel = (p: string | undefined, name: string) => (p ? relative(r.outDir, p) || name : name);
+  const names = [
+    ...(f !== 'parquet' ? [rel(r.outputs.tokenizedData, OUTPUT_FILES.tokenizedData)] : []),
+    ...(f !== 'jsonl' ? [rel(r.outputs.tokenizedDataParquet, TOKENIZED_DATA_PARQUET)] : []),
+    ...(r.outputs.speculatorsDataset ? [`${rel(r.outputs.speculatorsDataset, SPECULATORS_DIR)}/`] : []),
+  ];
   return names.map((n) => `\`${n}\``).join(' and ');
 }
 
@@ -246,7 +255,7 @@ export function renderReportMarkdown(r: PrepareResult): string {
     ...conversationsLines(r).map((l, i) => (i === 0 ? `- Conversations: ${l}` : `  ${l}`)),
     ...(r.outputs.removed?.length
       ? [
-          `- Removed: ${r.outputs.removed.map((p) => `\`${basename(p)}\``).join(', ')} — a previous run's records in a format this run does not write (\`--format ${r.outputs.format}\`), so they are not taken for this run's`,
+          `- Removed: ${r.outputs.removed.map((p) => `\`${relative(r.outDir, p) || basename(p)}\``).join(', ')} — ${removedReason(r.outDir, r.outputs.removed, r.outputs.format, true)}, so they are not taken for this run's`,
         ]
       : []),
     `- Time: ${(r.elapsedMs / 1000).toFixed(1)} s${r.shard?.merged ? ' (slowest shard)' : ''}${r.throughput ? `; ${r.throughput.tokensPerSecond.toLocaleString('en-US')} tokens/s, ${r.throughput.rowsPerSecond.toLocaleString('en-US')} rows/s${r.shard?.merged ? " (all shards over the slowest one's time)" : ''}` : ''}`,

@@ -23,6 +23,8 @@ export interface NextStepInputs {
   maxLength: number;
   /** The tokenizer's model folder, or undefined for the embedded Qwen3 tokenizer (the user names the model then). */
   modelDir?: string;
+  /** The speculators dataset folder the run wrote (`<outDir>/speculators`, run/speculatorsOutput.ts), if it wrote one. */
+  speculatorsDataset?: string;
 }
 
 /** A path as one shell word (single-quoted when it holds anything but safe characters). */
@@ -59,7 +61,18 @@ export function trainerNextSteps(trainer: TrainerId, o: NextStepInputs): string[
       );
       break;
     case 'speculators': {
-      const data = shellWord(`${o.outDir}/speculators`);
+      const data = shellWord(o.speculatorsDataset ?? `${o.outDir}/speculators`);
+      if (o.speculatorsDataset) {
+        // The run wrote the save_to_disk folder train.py reads: no prepare_data.py (scripts/train.py, DataArgs in
+        // src/speculators/train/config/schema.py); its collator (src/speculators/train/data.py) cuts at --total-seq-len.
+        lines[0] = `Next (${t.name}, train.py --total-seq-len ${n}: every written record fits, the trainer cuts nothing):`;
+        lines.push(
+          `  ${draftVocab(32000, data)}   (d2t.npy, t2d.npy, token_freq.pt where train.py looks for them)`,
+          `  torchrun --standalone --nproc_per_node <gpus> scripts/train.py --verifier-name-or-path ${model} --data-path ${data} --total-seq-len ${n} --draft-vocab-size 32000 --vllm-endpoint <the target model's vLLM server>/v1 --save-path <dir>`,
+          `  (${data} is the dataset prepare_data.py would write: input_ids, loss_mask, seq_len; the hidden states are generated from the vLLM server as train.py runs)`,
+        );
+        break;
+      }
       lines.push(
         `  python scripts/prepare_data.py --model ${model} --data ${records} --seq-length ${n} --output ${data}`,
         `  ${draftVocab(32000, data)}   (d2t.npy, t2d.npy, token_freq.pt where train.py looks for them)`,
@@ -104,5 +117,7 @@ export function nextStepsOfRun(r: Pick<PrepareResult, 'trainer' | 'maxLength' | 
     outDir: r.outDir,
     maxLength: r.maxLength,
     modelDir: r.tokenizer.embeddedDefault ? undefined : r.tokenizer.dir,
+    speculatorsDataset:
+      r.outputs.speculatorsDataset && (!w || w.some((p) => p.startsWith(r.outputs.speculatorsDataset!))) ? r.outputs.speculatorsDataset : undefined,
   });
 }
