@@ -20,7 +20,7 @@ import { PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
 import { affectsSettings, readDatasetDiscovery, readPrepareSettings, resolveTokenizerDir } from './config';
 import { STALENESS_SETTING_KEYS } from './settings';
 import { expandBraces, joinGlobs } from './globs';
-import { COMMANDS, DATASETS_VIEW, type DatasetItemState } from './ids';
+import { COMMANDS, DATASETS_DISCOVERED_CONTEXT, DATASETS_VIEW, type DatasetItemState } from './ids';
 import { outDirFor } from './paths';
 import { tokenizerDisplayName } from './tokenizerSelection';
 import { resolveRunSettings } from '../core/run/runSettings';
@@ -209,6 +209,8 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
       }
       this.discovered = true;
       this.changed.fire(undefined);
+      // The welcome "no dataset file found" is shown only from now on (before: "Looking for dataset files…").
+      void vscode.commands.executeCommand('setContext', DATASETS_DISCOVERED_CONTEXT, true);
     })();
     return this.discovering;
   }
