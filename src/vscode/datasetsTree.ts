@@ -17,7 +17,7 @@ import { datasetKind, scanDataset, tokenizerFilesHash } from '../core/run/datase
 import type { RunStatus } from '../core/run/status';
 import { datasetDetails, datasetTreeItem, describe, nodeIcon, nodeState, plural, type DatasetNode, type DetailNode } from './datasetItems';
 import { PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
-import { affectsSettings, readDatasetDiscovery, readPrepareSettings, resolveTokenizerDir } from './config';
+import { affectsSettings, readDatasetDiscovery, readPrepareSettings, readRestrictedModeNote, resolveTokenizerDir } from './config';
 import { STALENESS_SETTING_KEYS } from './settings';
 import { expandBraces, joinGlobs } from './globs';
 import { COMMANDS, DATASETS_DISCOVERED_CONTEXT, DATASETS_VIEW, type DatasetItemState } from './ids';
@@ -378,6 +378,9 @@ export function registerDatasetsTree(): vscode.Disposable[] {
     view.badge = stale ? { value: stale, tooltip: `${plural(stale, 'dataset')} with stale output` } : undefined;
   };
   provider.onScanned = updateBadge;
+  // Restricted Mode ignores the workspace's tokenizer (and output folder, template kwargs): the view says so on top.
+  const updateMessage = () => (view.message = readRestrictedModeNote());
+  updateMessage();
   currentProvider = provider;
   provider.setActive(view.visible);
   const outputState = (arg: unknown) => {
@@ -389,6 +392,10 @@ export function registerDatasetsTree(): vscode.Disposable[] {
     provider,
     view,
     view.onDidChangeVisibility((e) => provider.setActive(e.visible)),
+    vscode.workspace.onDidGrantWorkspaceTrust(updateMessage),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (affectsSettings(e, 'tokenizerPath', 'outputDirectory', 'templateKwargs')) updateMessage();
+    }),
     vscode.commands.registerCommand(COMMANDS.datasetsRefresh, () => provider.rediscover()),
     vscode.commands.registerCommand(COMMANDS.datasetsState, () => provider.state()),
     vscode.commands.registerCommand(COMMANDS.datasetsInvalidate, async (u: vscode.Uri) => {
