@@ -234,3 +234,13 @@ test('Datasets view welcome: "looking for dataset files" until discovery is done
   const tree = readFileSync(join(ROOT, 'src', 'vscode', 'datasetsTree.ts'), 'utf8');
   assert.match(tree, /this\.discovered = true;[\s\S]{0,300}setContext', DATASETS_DISCOVERED_CONTEXT, true\)/);
 });
+
+test('walkthrough "Prepare a sample": the sample is copied only where the user says (asked first), and the step says so', () => {
+  const steps = pkg.contributes.walkthroughs.flatMap((w: { steps: { title: string; description: string }[] }) => w.steps);
+  const step = steps.find((s: { description: string }) => s.description.includes(`command:${COMMANDS.prepareSample}`));
+  assert.match(step.description, /into a folder you choose \(asked first/);
+  const src = readFileSync(join(ROOT, 'src', 'vscode', 'prepareCommand.ts'), 'utf8');
+  const handler = src.slice(src.indexOf('COMMANDS.prepareSample, async'));
+  // The copy happens after a modal question (or into the folder a caller passed), never before it.
+  assert.ok(handler.indexOf('{ modal: true }') > 0 && handler.indexOf('{ modal: true }') < handler.indexOf('copyFileSync'));
+});
