@@ -1,5 +1,6 @@
 // The editor's verdict on every row equals prepare's (issue 24, "Editor and prepare read rows the same
-// way"): for every sample, every dataset fixture and every file of ../shared/real-data/, each row's fate in
+// way"): for every sample, every dataset fixture and every file of the real-data corpus (shared/real-data beside the
+// checkout, or EAGLE3_REAL_DATA; skipped when absent), each row's fate in
 // the hover / mask view (RecordViewer, with the hover's default work cap) and in the Problems scan
 // (datasetScan.ts scanRowProblems) is the fate prepare gave it in its outputs (tokenized_data.jsonl,
 // prompts_to_generate.jsonl, problems.jsonl): written with N records, set aside, dropped with a code,
@@ -22,7 +23,7 @@ import { SETTING_DEFAULTS } from '../../src/vscode/settings';
 import { tempDir } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
-const REAL = join(ROOT, '..', 'shared', 'real-data');
+const REAL = process.env.EAGLE3_REAL_DATA || join(ROOT, '..', 'shared', 'real-data');
 /** Rows compared per file. */
 const ROWS_PER_FILE = 25;
 /** Files larger than this are skipped. */
@@ -134,7 +135,7 @@ const SOURCES = [
 ];
 
 test('the editor (hover, mask view, Problems) gives every row the fate prepare gives it', async (t) => {
-  if (!existsSync(REAL)) t.diagnostic(`../shared/real-data/ is not beside the checkout (${REAL}): its files are skipped`);
+  if (!existsSync(REAL)) t.diagnostic(`the real-data corpus is not beside the checkout (${REAL}; EAGLE3_REAL_DATA names it): its files are skipped`);
   const dir = tempDir('e3p-verdict-files-');
   const files: { name: string; file: string }[] = [];
   for (const file of SOURCES.flatMap((d) => datasetFiles(d))) {
