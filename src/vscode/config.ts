@@ -15,6 +15,8 @@ import {
   modelFoldersFrom,
   prepareSettingsFrom,
   RESOURCE_SCOPED_SETTINGS,
+  RESTRICTED_RECORD_SETTINGS,
+  restrictedModeNote,
   SETTING_DEFAULTS,
   type DatasetDiscoverySettings,
   type DiagnosticsSettingValues,
@@ -178,4 +180,15 @@ export function changedSettings(e: vscode.ConfigurationChangeEvent, keys: readon
 /** Whether a configuration change touches one of `keys` (a setting, or a group such as `datasets`). */
 export function affectsSettings(e: vscode.ConfigurationChangeEvent, ...keys: (SettingKey | SettingGroup)[]): boolean {
   return keys.some((k) => e.affectsConfiguration(`${CONFIG_SECTION}.${k}`));
+}
+
+/**
+ * What Restricted Mode ignores of the workspace's record-deciding settings (settings.ts `restrictedModeNote`), for
+ * `scope`'s folder; undefined in a trusted workspace or when the workspace sets none of them.
+ */
+export function readRestrictedModeNote(scope?: vscode.Uri): string | undefined {
+  if (vscode.workspace.isTrusted) return undefined;
+  const c = vscode.workspace.getConfiguration(CONFIG_SECTION, scope);
+  const w = scope ? vscode.workspace.getConfiguration(CONFIG_SECTION) : c;
+  return restrictedModeNote(Object.fromEntries(RESTRICTED_RECORD_SETTINGS.map((k) => [k, (RESOURCE_SCOPED_SETTINGS.includes(k) ? c : w).inspect(k)])), false);
 }

@@ -17,10 +17,10 @@ import { datasetKind, scanDataset, tokenizerFilesHash } from '../core/run/datase
 import type { RunStatus } from '../core/run/status';
 import { datasetDetails, datasetTreeItem, describe, nodeIcon, nodeState, plural, type DatasetNode, type DetailNode } from './datasetItems';
 import { PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
-import { affectsSettings, readDatasetDiscovery, readPrepareSettings, resolveTokenizerDir } from './config';
+import { affectsSettings, readDatasetDiscovery, readPrepareSettings, readRestrictedModeNote, resolveTokenizerDir } from './config';
 import { STALENESS_SETTING_KEYS } from './settings';
 import { expandBraces, joinGlobs } from './globs';
-import { COMMANDS, DATASETS_VIEW, type DatasetItemState } from './ids';
+import { COMMANDS, DATASETS_DISCOVERED_CONTEXT, DATASETS_VIEW, type DatasetItemState } from './ids';
 import { outDirFor } from './paths';
 import { tokenizerDisplayName } from './tokenizerSelection';
 import { resolveRunSettings } from '../core/run/runSettings';
@@ -209,6 +209,8 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
       }
       this.discovered = true;
       this.changed.fire(undefined);
+      // The welcome "no dataset file found" is shown only from now on (before: "Looking for dataset files…").
+      void vscode.commands.executeCommand('setContext', DATASETS_DISCOVERED_CONTEXT, true);
     })();
     return this.discovering;
   }
@@ -376,6 +378,9 @@ export function registerDatasetsTree(): vscode.Disposable[] {
     view.badge = stale ? { value: stale, tooltip: `${plural(stale, 'dataset')} with stale output` } : undefined;
   };
   provider.onScanned = updateBadge;
+  // Restricted Mode ignores the workspace's tokenizer (and output folder, template kwargs): the view says so on top.
+  const updateMessage = () => (view.message = readRestrictedModeNote());
+  updateMessage();
   currentProvider = provider;
   provider.setActive(view.visible);
   const outputState = (arg: unknown) => {
@@ -387,6 +392,10 @@ export function registerDatasetsTree(): vscode.Disposable[] {
     provider,
     view,
     view.onDidChangeVisibility((e) => provider.setActive(e.visible)),
+    vscode.workspace.onDidGrantWorkspaceTrust(updateMessage),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (affectsSettings(e, 'tokenizerPath', 'outputDirectory', 'templateKwargs')) updateMessage();
+    }),
     vscode.commands.registerCommand(COMMANDS.datasetsRefresh, () => provider.rediscover()),
     vscode.commands.registerCommand(COMMANDS.datasetsState, () => provider.state()),
     vscode.commands.registerCommand(COMMANDS.datasetsInvalidate, async (u: vscode.Uri) => {

@@ -117,3 +117,9 @@ export const DETAIL_CONTEXT = {
   /** The prompts_to_generate.jsonl output file (it carries the Generate action). */
   promptsFile: 'eagle3prep.outputFile.prompts',
 } as const;
+
+/**
+ * Context key set to true once the Datasets view has looked for the workspace's dataset files: until then its
+ * welcome says it is looking (package.json `viewsWelcome`), never that no dataset was found.
+ */
+export const DATASETS_DISCOVERED_CONTEXT = 'eagle3prep.datasetsDiscovered';

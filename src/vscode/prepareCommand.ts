@@ -313,7 +313,8 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
 
 /**
  * Registers `eagle3prep.prepare` and `eagle3prep.prepareSample` (the walkthrough's "Prepare a sample":
- * copies a bundled sample into the workspace and prepares it). Handler arguments: an explorer Uri plus
+ * copies a bundled sample into a folder — the Uri argument, else asked: the workspace's `eagle3-sample/` or a
+ * folder the user picks, never unasked — and prepares it). Handler arguments: an explorer Uri plus
  * the multi-selection Uri[], an editor-menu Uri, a Uri[] (programmatic), or none (the active editor's
  * file; from the palette with no dataset open, a pick list of the workspace's datasets).
  * `executeCommand('eagle3prep.prepare', uri)` resolves with the PrepareResult (see `prepareUris`).
@@ -329,16 +330,36 @@ export function registerPrepareCommand(context: vscode.ExtensionContext, output:
       }
       return prepareUris(context, output, uris);
     }),
-    vscode.commands.registerCommand(COMMANDS.prepareSample, async () => {
-      const folder = vscode.workspace.workspaceFolders?.[0];
-      if (!folder || folder.uri.scheme !== 'file') {
-        void vscode.window.showWarningMessage('Prepare a sample: open a folder first (the sample is copied into it).');
-        return undefined;
-      }
+    vscode.commands.registerCommand(COMMANDS.prepareSample, async (target?: unknown) => {
       const name = 'chat-sharegpt-human-gpt.jsonl';
-      const dest = path.join(folder.uri.fsPath, 'eagle3-sample', name);
+      // Never written into the workspace unasked: a folder given by the caller, else the user's choice.
+      let dir = target instanceof vscode.Uri && target.scheme === 'file' ? target.fsPath : undefined;
+      if (!dir) {
+        const folder = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file');
+        const here = folder ? path.join(folder.uri.fsPath, 'eagle3-sample') : undefined;
+        const choose = 'Choose a folder…';
+        const choices = here ? ['Copy into the workspace', choose] : [choose];
+        const pick = await vscode.window.showInformationMessage(
+          `Prepare a sample copies ${name} (a small ShareGPT dataset) ${here ? `into ${here}` : 'into a folder you choose'} and writes its outputs beside it (${name.replace(/\.jsonl$/, '')}.eagle3/).`,
+          { modal: true },
+          ...choices,
+        );
+        if (!pick) return undefined;
+        if (pick !== choose && here) dir = here;
+        else {
+          const picked = await vscode.window.showOpenDialog({
+            canSelectFolders: true,
+            canSelectFiles: false,
+            canSelectMany: false,
+            openLabel: 'Copy the sample here',
+          });
+          if (!picked?.[0]) return undefined;
+          dir = picked[0].fsPath;
+        }
+      }
+      const dest = path.join(dir, name);
       if (!fs.existsSync(dest)) {
-        fs.mkdirSync(path.dirname(dest), { recursive: true });
+        fs.mkdirSync(dir, { recursive: true });
         fs.copyFileSync(path.join(context.extensionPath, 'samples', name), dest);
       }
       const uri = vscode.Uri.file(dest);

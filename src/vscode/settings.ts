@@ -12,6 +12,7 @@ import { LONG_POLICIES, OUTPUT_FORMATS, type LongPolicy, type OutputFormat } fro
 import { DEFAULT_RUN_SETTINGS, type RunSettings } from '../core/run/runSettings';
 import { MASK_POLICIES, REASONING_POLICIES, type MaskPolicy, type ReasoningPolicy } from '../core/types';
 import { TRAINER_IDS, TRAINERS, withTrainerDefaults, type TrainerId } from '../core/trainers/trainers';
+import { CONFIG_SECTION } from './ids';
 
 /** The values of `eagle3prep.trainer`: `none` (the default), then the trainers (CLI `--trainer`). */
 export const TRAINER_SETTING_CHOICES = ['none', ...TRAINER_IDS] as const;
@@ -400,4 +401,30 @@ export function hoverCapFrom(get: SettingsSource): number {
 /** `eagle3prep.modelFolders`: the string entries (blanks left out), else none. */
 export function modelFoldersFrom(get: SettingsSource): string[] {
   return stringList(get('modelFolders')) ?? [];
+}
+
+/** The package.json `restrictedConfigurations` whose workspace values Restricted Mode ignores and that decide records. */
+export const RESTRICTED_RECORD_SETTINGS: readonly SettingKey[] = ['tokenizerPath', 'outputDirectory', 'templateKwargs'];
+
+/**
+ * What Restricted Mode ignores of this workspace's settings, said where the tokenizer is named (the status bar
+ * item, the Datasets view): VS Code drops the workspace and folder values of the restricted settings of an untrusted
+ * workspace (package.json `capabilities.untrustedWorkspaces`) without a word, so the embedded tokenizer (or the user's
+ * own setting) would be used silently.
+ * @param values each restricted setting's workspace / workspace-folder values (`WorkspaceConfiguration.inspect`)
+ * @param trusted `vscode.workspace.isTrusted`
+ * @returns one sentence, or undefined when nothing is ignored
+ */
+export function restrictedModeNote(
+  values: Partial<Record<SettingKey, { workspaceValue?: unknown; workspaceFolderValue?: unknown } | undefined>>,
+  trusted: boolean,
+): string | undefined {
+  if (trusted) return undefined;
+  const ignored = RESTRICTED_RECORD_SETTINGS.filter((k) => {
+    const v = values[k];
+    return v !== undefined && (v.workspaceValue !== undefined || v.workspaceFolderValue !== undefined);
+  });
+  if (!ignored.length) return undefined;
+  const names = ignored.map((k) => `${CONFIG_SECTION}.${k}`).join(', ');
+  return `Restricted Mode: this workspace's ${names} ${ignored.length === 1 ? 'is' : 'are'} ignored (your user settings or the defaults apply${ignored.includes('tokenizerPath') ? ": the tokenizer is not the workspace's" : ''}); trust the workspace to use ${ignored.length === 1 ? 'it' : 'them'}.`;
 }

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { DATASET_FILE_RE } from '../core/read/readers';
-import { affectsSettings, expandConfiguredPath, readModelFolders, resolveTokenizerDir, writeTokenizerPath } from './config';
+import { affectsSettings, expandConfiguredPath, readModelFolders, readRestrictedModeNote, resolveTokenizerDir, writeTokenizerPath } from './config';
 import { COMMANDS, TOKENIZER_STATUS_ITEM } from './ids';
 /** Display name of the tokenizer `prepare` embeds (used when `eagle3prep.tokenizerPath` is empty). */
 export const EMBEDDED_TOKENIZER_NAME = 'Qwen3';
@@ -285,8 +285,11 @@ export function createTokenizerStatusBar(): vscode.Disposable[] {
     } else {
       item.backgroundColor = undefined;
     }
+    // Restricted Mode drops the workspace's tokenizer path without a word from VS Code: said here (settings.ts restrictedModeNote).
+    const restricted = readRestrictedModeNote(editor?.document.uri);
+    if (restricted) item.text = `$(shield) ${name}`;
     item.tooltip = new vscode.MarkdownString(
-      `**EAGLE-3 target tokenizer:** ${name}\n\n${dir ? `\`${dir}\`${check?.ok ? '' : `\n\n⚠ ${check?.problem}`}` : 'embedded default'}\n\nClick to change.`,
+      `**EAGLE-3 target tokenizer:** ${name}\n\n${dir ? `\`${dir}\`${check?.ok ? '' : `\n\n⚠ ${check?.problem}`}` : 'embedded default'}${restricted ? `\n\n⚠ ${restricted}` : ''}\n\nClick to change.`,
     );
     const datasetOpen = vscode.window.visibleTextEditors.some((e) => DATASET_FILE_RE.test(e.document.uri.path));
     if (datasetOpen || dir) item.show();
@@ -298,8 +301,9 @@ export function createTokenizerStatusBar(): vscode.Disposable[] {
     vscode.window.onDidChangeActiveTextEditor(update),
     vscode.window.onDidChangeVisibleTextEditors(update),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (affectsSettings(e, 'tokenizerPath')) update();
+      if (affectsSettings(e, 'tokenizerPath', 'outputDirectory', 'templateKwargs')) update();
     }),
+    vscode.workspace.onDidGrantWorkspaceTrust(update),
   ];
 }
 

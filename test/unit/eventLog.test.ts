@@ -15,6 +15,7 @@ import { detectFormat } from '../../src/core/formats/detect';
 import { normalizeRow } from '../../src/core/formats/normalize';
 import { RecordViewer } from '../../src/core/records/recordView';
 import { scanRowProblems } from '../../src/core/run/datasetScan';
+import { viewRow } from '../../src/core/run/fileRows';
 import { inspectFile } from '../../src/core/run/inspect';
 import { prepare } from '../../src/core/run/pipeline';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
@@ -195,12 +196,27 @@ test('event log: one line read on its own (hover, mask view) says it is an event
   assert.equal(detectFormat([line]).format, 'event-log');
   // Not an event: no uuid / parentUuid envelope.
   assert.notEqual(detectFormat([{ type: 'user', message: { role: 'user', content: 'x' } }]).format, 'event-log');
-  // The Problems scan of the file: the lines are rebuilt by prepare, so no message_fragment problems; the real drops stay.
+  // The Problems scan of the file reads it as prepare does (run/fileRows.ts): no message_fragment problems, and the
+  // drops of the file pass with prepare's codes (its 5 dropped rows, below).
   const scan = await scanRowProblems(FIXTURE);
   assert.deepEqual(
     scan.problems.map((p) => [p.line, p.code]),
-    [[19, 'unrecognized_shape']],
+    [
+      [1, 'summary_event'],
+      [16, 'orphan_event'],
+      [17, 'orphan_event'],
+      [18, 'duplicate_event'],
+      [19, 'non_conversation_event'],
+    ],
   );
+  // The hover of a line of the file itself: the line as the file pass reads it (a message inside a later line's chain).
+  const inFile = await viewRow(new RecordViewer(loadTokenizer(lenmlModelDir('qwen3'))), {
+    text: readFileSync(FIXTURE, 'utf8').split('\n')[1],
+    file: FIXTURE,
+    line: 2,
+  });
+  assert.equal(inFile.verdict.fate, 'written');
+  assert.match(inFile.message ?? '', /^line 2 is a message inside the conversations? of lines? [\d, ]+.*event-log: the file is read whole/);
 });
 
 test('CLI: prepare --json and inspect --json on an event log; accounting adds up', () => {

@@ -10,7 +10,16 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DATASET_FILE_RE } from '../../src/core/read/readers';
 import { DATASET_EXTENSIONS } from '../../src/core/run/pipeline';
-import { COMMANDS, CONFIG_SECTION, datasetContextValue, DATASETS_VIEW, DETAIL_CONTEXT, VIEW_CONTAINER, type DatasetItemState } from '../../src/vscode/ids';
+import {
+  COMMANDS,
+  CONFIG_SECTION,
+  datasetContextValue,
+  DATASETS_DISCOVERED_CONTEXT,
+  DATASETS_VIEW,
+  DETAIL_CONTEXT,
+  VIEW_CONTAINER,
+  type DatasetItemState,
+} from '../../src/vscode/ids';
 import { RESOURCE_SCOPED_SETTINGS, SETTING_CHOICES, SETTING_DEFAULTS, SETTING_MINIMUMS, type SettingKey } from '../../src/vscode/settings';
 import { expandBraces } from '../../src/vscode/globs';
 
@@ -210,4 +219,28 @@ test('manifest: the resource-scoped settings are exactly the ones the code reads
     .map(([k]: [string, unknown]) => k.slice(CONFIG_SECTION.length + 1))
     .sort();
   assert.deepEqual(resource, [...RESOURCE_SCOPED_SETTINGS].sort());
+});
+
+test('Datasets view welcome: "looking for dataset files" until discovery is done, "no dataset file found" only after (no false empty state)', () => {
+  const welcome: { view: string; contents: string; when?: string }[] = contributes.viewsWelcome.filter((w: { view: string }) => w.view === DATASETS_VIEW);
+  assert.deepEqual(
+    welcome.map((w) => [w.when, w.contents.split(/[\s(]/).slice(0, 3).join(' ')]),
+    [
+      [`!${DATASETS_DISCOVERED_CONTEXT}`, 'Looking for dataset'],
+      [DATASETS_DISCOVERED_CONTEXT, 'No dataset file'],
+    ],
+  );
+  // The provider sets the key once its discovery is done.
+  const tree = readFileSync(join(ROOT, 'src', 'vscode', 'datasetsTree.ts'), 'utf8');
+  assert.match(tree, /this\.discovered = true;[\s\S]{0,300}setContext', DATASETS_DISCOVERED_CONTEXT, true\)/);
+});
+
+test('walkthrough "Prepare a sample": the sample is copied only where the user says (asked first), and the step says so', () => {
+  const steps = pkg.contributes.walkthroughs.flatMap((w: { steps: { title: string; description: string }[] }) => w.steps);
+  const step = steps.find((s: { description: string }) => s.description.includes(`command:${COMMANDS.prepareSample}`));
+  assert.match(step.description, /into a folder you choose \(asked first/);
+  const src = readFileSync(join(ROOT, 'src', 'vscode', 'prepareCommand.ts'), 'utf8');
+  const handler = src.slice(src.indexOf('COMMANDS.prepareSample, async'));
+  // The copy happens after a modal question (or into the folder a caller passed), never before it.
+  assert.ok(handler.indexOf('{ modal: true }') > 0 && handler.indexOf('{ modal: true }') < handler.indexOf('copyFileSync'));
 });

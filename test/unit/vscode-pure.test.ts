@@ -278,3 +278,21 @@ test('datasetContextValue: the state, and .lines for plain JSON Lines', () => {
   assert.equal(datasetContextValue('stale', false), 'eagle3prep.dataset.stale');
   assert.equal(datasetContextValue('pending', false), 'eagle3prep.dataset.pending');
 });
+
+test('Restricted Mode: the workspace tokenizer path (and output folder, kwargs) it ignores is said, never silently dropped', async () => {
+  const { restrictedModeNote, RESTRICTED_RECORD_SETTINGS } = await import('../../src/vscode/settings');
+  const tok = { tokenizerPath: { workspaceValue: '/models/Kimi-K2.5' } };
+  assert.equal(restrictedModeNote(tok, true), undefined, 'trusted: nothing is ignored');
+  assert.equal(restrictedModeNote({ tokenizerPath: { workspaceValue: undefined } }, false), undefined, 'untrusted, the workspace sets nothing');
+  assert.equal(
+    restrictedModeNote(tok, false),
+    "Restricted Mode: this workspace's eagle3prep.tokenizerPath is ignored (your user settings or the defaults apply: the tokenizer is not the workspace's); trust the workspace to use it.",
+  );
+  assert.equal(
+    restrictedModeNote({ outputDirectory: { workspaceFolderValue: 'out' }, templateKwargs: { workspaceValue: { enable_thinking: false } } }, false),
+    "Restricted Mode: this workspace's eagle3prep.outputDirectory, eagle3prep.templateKwargs are ignored (your user settings or the defaults apply); trust the workspace to use them.",
+  );
+  // Every one of them is a restricted configuration of the manifest (VS Code ignores only those).
+  const pkg = JSON.parse(require('node:fs').readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8'));
+  for (const k of RESTRICTED_RECORD_SETTINGS) assert.ok(pkg.capabilities.untrustedWorkspaces.restrictedConfigurations.includes(`eagle3prep.${k}`), k);
+});

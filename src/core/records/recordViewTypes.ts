@@ -3,6 +3,7 @@ import type { RecordDrop } from './fate';
 import type { Code } from '../codes';
 import type { LongPolicy } from '../run/contract';
 import type { MaskPolicy, ReasoningPolicy, Role } from '../types';
+import type { AnswerMode } from '../formats/base';
 import type { Grouping, Span } from './mask';
 
 /** One row of a dataset file: its JSON text (one JSONL line), and where it is. */
@@ -13,7 +14,21 @@ export interface RowInput {
   file: string;
   /** 1-based line number of the row. */
   line: number;
+  /**
+   * How `prepare` reads the row when its file is read whole (OpenAssistant exports, agent event logs:
+   * run/fileRows.ts `fileRowOf`); the view then shows that reading instead of the line alone.
+   */
+  fileRow?: FileRow;
 }
+
+/**
+ * A row of a file read whole, as `prepare` plans it: `row`, the row to read (`value`: the conversation row its tree
+ * or chain made, or the row itself, `eagle3prep.jsonc` already applied); `part`, a message inside the conversations
+ * of other rows (`leaves`: those rows, with the values their plans made), whose fate follows theirs.
+ */
+export type FileRow =
+  | { kind: 'row'; format: string; value: unknown }
+  | { kind: 'part'; format: string; partReason: string; leaves: { line: number; element?: number; value: unknown }[] };
 
 /** Options of {@link RecordViewer.view}. */
 export interface RecordViewOptions {
@@ -33,6 +48,10 @@ export interface RecordViewOptions {
   minTrainableTokens?: number;
   /** Work cap: characters tokenized per call (turn texts and record texts together); default Infinity (exact). */
   maxTokenizedChars?: number;
+  /** For a line holding several rows (a JSON Lines line that is a list of row objects): the 0-based row to show; default the first. */
+  element?: number;
+  /** How rows holding several answers are read (`prepare --answers`); default the covering `eagle3prep.jsonc`'s `reading.answers`. */
+  answers?: AnswerMode;
   /** Index of the record whose tokens are returned in `detail` (the mask view); undefined = none. */
   detailRecord?: number;
   /** Called between steps; throw from it to abandon the work (e.g. a cancelled hover). */
@@ -145,7 +164,20 @@ export interface RecordView {
   templateKwargs: Record<string, unknown>;
   /** The template used (its name in the tokenizer's config). */
   template?: string;
+  /**
+   * What `prepare` does with the row, as its outputs would say it (`tokenized_data.jsonl`, `prompts_to_generate.jsonl`,
+   * `problems.jsonl`): decided by the same rules (records/fate.ts `rowFate`, the row processor's codes). For a line
+   * holding several rows, the verdict of the row shown ({@link RecordViewOptions.element}).
+   */
+  verdict: RowVerdict;
 }
+
+/**
+ * A row's fate in a run (docs/loss-mask-rules.md "Records that are not written"): written with `records` records,
+ * set aside for generation, dropped with a reason code, or errored with an error code (the `code` of its
+ * `problems.jsonl` line). `records` may be an estimate when the view's counts are (`RecordView.totals.estimated`).
+ */
+export type RowVerdict = { fate: 'written'; records: number } | { fate: 'setAside' } | { fate: 'dropped' | 'errored'; code: string };
 
 /** Thrown by {@link RecordViewer.view} when the tokenizer has no chat template. */
 export class NoChatTemplateError extends Error {}

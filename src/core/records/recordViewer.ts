@@ -3,20 +3,29 @@ import { parseTree } from 'jsonc-parser';
 import { applyMapping, mappingFor } from '../formats/mapping';
 import { normalizeDetailed } from '../formats/normalize';
 import { rowsOfLineValue } from '../read/readers';
-import { recordFate } from './fate';
-import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError } from './mask';
-import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
+import { recordFate, rowFate, type RecordDrop } from './fate';
+import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type TextRecord } from './mask';
+import { applyProjectConfig, loadProjectConfigFor, readingOptions } from '../read/projectConfig';
+import { ChatTemplate, pickTemplate, TemplateBudgetError } from '../templates/template';
+import type { NormalizeOptions, ShapeHandler } from '../formats/base';
 import { ASSIGNED_ROLES_KEY, type AssignedRoles } from '../formats/fieldRoles';
-import { ChatTemplate, pickTemplate } from '../templates/template';
 import { describeError } from '../errors';
 import type { TargetTokenizer } from '../tokenizers/tokenizer';
-import type { Conversation, Message } from '../types';
+import type { Conversation, MaskPolicy, Message } from '../types';
 import { codeMeaning, isDataChanging } from '../codes';
 import { jsonTextDepth, MAX_JSON_DEPTH, tooDeepMessage } from '../jsonDepth';
 import { EncodingCache, TokenBudget, trainableChars, turnText } from './recordViewBudget';
 import { detailOf } from './recordViewDetail';
 import { fieldRanges, turnRanges } from './recordViewSource';
-import { NoChatTemplateError, type RecordView, type RecordViewOptions, type RowInput } from './recordViewTypes';
+import {
+  NoChatTemplateError,
+  type FileRow,
+  type RecordSummary,
+  type RecordView,
+  type RecordViewOptions,
+  type RowInput,
+  type RowVerdict,
+} from './recordViewTypes';
 
 /**
  * Turns one row into a {@link RecordView} with a loaded tokenizer. Keeps the
@@ -67,6 +76,90 @@ export class RecordViewer {
    * `checkCancelled` throws, and {@link NoChatTemplateError}.
    */
   view(input: RowInput, options: RecordViewOptions = {}): RecordView {
+    const rest: Conversation[] = [];
+    const restKinds: ('conversation' | 'prompt')[] = [];
+    const view = this.viewShown(input, options, (parts) => {
+      for (const p of parts) {
+        rest.push(p.conversation);
+        restKinds.push(p.kind);
+      }
+    });
+    if (!rest.length) return view;
+    // The other conversations of the row decide its fate with the shown one, as prepare's row processor combines them.
+    const verdicts = [
+      view.verdict,
+      ...rest.map((c, i) => (restKinds[i] === 'prompt' ? ({ fate: 'setAside' } as const) : this.conversationVerdict(c, options))),
+    ];
+    view.verdict = combinePartVerdicts(verdicts);
+    const w = view.warnings.find((x) => x.code === 'several_conversations');
+    if (w && view.verdict.fate === 'written')
+      w.message += `; prepare writes ${view.verdict.records.toLocaleString('en-US')} record${view.verdict.records === 1 ? '' : 's'} from the row`;
+    return view;
+  }
+
+  /**
+   * The view of a message row inside the conversations of other rows of a file read whole (run/fileRows.ts): no
+   * record of its own; its verdict follows theirs as prepare's file pass decides it (`oasstRun.ts`): written (with
+   * no record of its own) when one of them is written, else set aside when one is, else dropped with the pass's reason.
+   */
+  private partView(view: RecordView, planned: Extract<FileRow, { kind: 'part' }>, input: RowInput, options: RecordViewOptions): RecordView {
+    const leafOptions = { ...options, detailRecord: undefined, element: undefined };
+    const verdicts = planned.leaves.map((l) =>
+      l.value === undefined
+        ? ({ fate: 'dropped', code: planned.partReason } as const)
+        : this.view(
+            { text: JSON.stringify(l.value), file: input.file, line: l.line, fileRow: { kind: 'row', format: planned.format, value: l.value } },
+            leafOptions,
+          ).verdict,
+    );
+    const written = verdicts.some((v) => v.fate === 'written');
+    const setAside = !written && verdicts.some((v) => v.fate === 'setAside');
+    view.verdict = written ? { fate: 'written', records: 0 } : setAside ? { fate: 'setAside' } : { fate: 'dropped', code: planned.partReason };
+    view.status = written ? 'conversation' : setAside ? 'prompt' : 'dropped';
+    if (view.verdict.fate === 'dropped') view.reason = planned.partReason;
+    const lines = planned.leaves.map((l) => (l.element === undefined ? `${l.line}` : `${l.line}[${l.element}]`));
+    const shown = lines.length > 6 ? `${lines.slice(0, 6).join(', ')} and ${lines.length - 6} more` : lines.join(', ');
+    view.message = `line ${input.line} is a message inside the conversation${lines.length === 1 ? '' : 's'} of line${lines.length === 1 ? '' : 's'} ${shown} (${planned.format}: the file is read whole); it is ${written ? 'written with them, in their records' : setAside ? 'set aside with them' : 'dropped: none of them is written'}`;
+    view.warnings.push({ code: 'part_of', message: view.message });
+    this.finishTotals(view);
+    return view;
+  }
+
+  /**
+   * The verdict of one conversation of a row that holds several (not the one shown): its records built and
+   * counted within the work cap, each record's fate decided as for the shown one.
+   */
+  private conversationVerdict(conv: Conversation, options: RecordViewOptions): RowVerdict {
+    const mask = options.mask ?? 'assistant';
+    let built;
+    try {
+      const template = this.templateFor((conv.tools?.length ?? 0) > 0, options.templateKwargs ?? {});
+      built = buildRecords(conv, template, this.specials, mask, {
+        grouping: options.grouping ?? 'exact',
+        reasoning: options.reasoning ?? 'keep',
+        stopTokens: this.tokenizer.stopTokens,
+      });
+    } catch (e) {
+      if (e instanceof TemplateRenderError) return { fate: 'errored', code: e instanceof TemplateBudgetError ? e.code : 'template_error' };
+      throw e;
+    }
+    if (built.prompt) return { fate: 'setAside' };
+    if (built.rowError) return { fate: 'errored', code: built.rowError.code };
+    const budget = new TokenBudget(options.maxTokenizedChars ?? Infinity, this.tokenizer, this.encodings);
+    const fates = built.records.map((rec) => {
+      const enc = budget.encode(rec.text);
+      const m = maskFromSpans(enc.starts, rec.spans);
+      const c = countRecord(rec, enc, m, budget);
+      return recordFateOf(c.tokens, trainableInOf(m, c.tokens, c.trainable), options, mask).summary;
+    });
+    return verdictOfFates(fates, built.targetErrors);
+  }
+
+  private viewShown(
+    input: RowInput,
+    options: RecordViewOptions,
+    more: (parts: { kind: 'conversation' | 'prompt'; conversation: Conversation }[]) => void,
+  ): RecordView {
     const mask = options.mask ?? 'assistant';
     const kwargs = options.templateKwargs ?? {};
     const cap = options.maxTokenizedChars ?? Infinity;
@@ -85,6 +178,7 @@ export class RecordViewer {
       tokenizer: { name: this.tokenizer.name, dir: this.tokenizer.dir },
       mask,
       templateKwargs: kwargs,
+      verdict: { fate: 'errored', code: 'invalid_json' },
     };
     let value: unknown;
     try {
@@ -100,30 +194,40 @@ export class RecordViewer {
       view.warnings.push({ code: 'invalid_json', message: view.message });
       return view;
     }
+    const planned = input.fileRow;
+    if (planned?.kind === 'part') return this.partView(view, planned, input, options);
+    if (planned) value = planned.value;
     // A line that is a list: its turns (one conversation), or several rows, as the readers read it.
-    const lineRows = rowsOfLineValue(value);
+    const lineRows = planned ? undefined : rowsOfLineValue(value);
+    let element: number | undefined;
     if (lineRows) {
-      value = lineRows[0].value;
+      const k = Math.min(Math.max(0, options.element ?? 0), lineRows.length - 1);
+      value = lineRows[k].value;
+      element = lineRows[k].element;
       if (lineRows.length > 1)
         view.warnings.push({
           code: 'line_holds_rows',
-          message: `line ${input.line} holds ${lineRows.length} rows (a list of objects): the view shows the first; prepare reads each as its own row`,
+          message: `line ${input.line} holds ${lineRows.length} rows (a list of objects): the view shows the ${k === 0 ? 'first' : `row ${k + 1}`}; prepare reads each as its own row`,
         });
     }
     // The eagle3prep.jsonc of the file, as readRows + inspect / prepare apply it: the field mapping
     // entry (formats/mapping.ts) first, then role aliases and field renames (projectConfig.ts).
     let configKey = '';
     const fieldSource: Record<string, string> = {};
+    let reading: NormalizeOptions;
     try {
       const mapping = mappingFor(input.file);
       const project = loadProjectConfigFor(input.file);
-      if (mapping) value = applyMapping(value, mapping.entry, mapping.source);
+      reading = readingOptions(project?.reading, { answers: options.answers });
+      // A planned row of a file read whole has the config applied already (run/fileRows.ts).
+      if (mapping && !planned) value = applyMapping(value, mapping.entry, mapping.source);
       const raw = value;
-      value = applyProjectConfig(value, project);
+      if (!planned) value = applyProjectConfig(value, project);
       if (mapping || project)
-        configKey = JSON.stringify([mapping?.entry ?? null, project?.roleAliases ?? null, project?.fieldMappings ?? null, project?.fieldRoles ?? null]);
+        configKey = JSON.stringify([mapping?.entry ?? null, project?.roleAliases ?? null, project?.fieldMappings ?? null, project?.fieldRoles ?? null, reading]);
+      else if (options.answers) configKey = JSON.stringify(reading);
       // A field mapping renames only when the row does not already have the target (projectConfig.ts).
-      const had = (k: string) => raw !== null && typeof raw === 'object' && k in raw;
+      const had = (k: string) => !planned && raw !== null && typeof raw === 'object' && k in raw;
       for (const [from, to] of Object.entries(project?.fieldMappings ?? {})) if (!had(to)) fieldSource[to] = from;
       if (mapping && !mapping.entry.turns.includes('.')) fieldSource.messages = mapping.entry.turns;
       if (mapping?.entry.system && !mapping.entry.system.includes('.')) fieldSource.system = mapping.entry.system;
@@ -133,18 +237,23 @@ export class RecordViewer {
     } catch (e) {
       view.message = describeError(e);
       view.warnings.push({ code: 'errored', message: view.message });
+      view.verdict = { fate: 'errored', code: 'errored' };
       return view;
     }
     check();
     const fileBase = input.file.split(/[\\/]/).pop() ?? input.file;
-    const { outcome, handler } = normalizeDetailed(value, { file: input.file, line: input.line }, fileBase);
-    const row = value as Record<string, unknown>;
-    if (handler) view.shape = { format: handler.name, description: handler.describe(row) };
+    const source = element === undefined ? { file: input.file, line: input.line } : { file: input.file, line: input.line, element };
+    const detailed = normalizeDetailed(value, source, fileBase, reading);
+    const { outcome, handler } = detailed;
+    // The row the shape matched (a double-encoded line's decoded object), as normalization read it.
+    const row = (detailed.row ?? value) as Record<string, unknown>;
+    if (handler) view.shape = { format: handler.name, description: describeShape(handler, row) };
     if (outcome.kind === 'dropped') {
       view.status = 'dropped';
       view.reason = outcome.reason;
       view.message = outcome.message;
       view.warnings.push({ code: 'dropped', message: `dropped (${outcome.reason}): ${outcome.message}` });
+      view.verdict = { fate: 'dropped', code: outcome.reason };
       return view;
     }
     if (outcome.kind === 'errored') {
@@ -154,11 +263,13 @@ export class RecordViewer {
           ? { code: 'unknown_role', message: outcome.message, turn: outcome.turn }
           : { code: 'errored', message: outcome.message },
       );
+      view.verdict = { fate: 'errored', code: outcome.code ?? 'errored' };
       return view;
     }
     // A row holding several conversations (Self-Instruct instances, conversation lists): the first is shown.
     const shown = outcome.kind === 'split' ? outcome.parts[0] : outcome;
     if (outcome.kind === 'split') {
+      more(outcome.parts.slice(1));
       view.warnings.push({
         code: 'several_conversations',
         message: `the row holds ${outcome.parts.length} conversations (one record each); the first is shown`,
@@ -228,6 +339,7 @@ export class RecordViewer {
 
     if (shown.kind === 'prompt') {
       view.warnings.push({ code: 'set_aside', message: 'no assistant turn: the row is set aside in prompts_to_generate.jsonl for the target model to answer' });
+      view.verdict = { fate: 'setAside' };
       this.finishTotals(view);
       return view;
     }
@@ -257,6 +369,7 @@ export class RecordViewer {
         view.status = 'errored';
         view.message = `chat template error: ${e.message}`;
         view.warnings.push({ code: 'template_error', message: view.message });
+        view.verdict = { fate: 'errored', code: e instanceof TemplateBudgetError ? e.code : 'template_error' };
         return view;
       }
       throw e;
@@ -270,6 +383,7 @@ export class RecordViewer {
         message:
           'the trailing empty assistant turn is a generation placeholder and no turn is left to train: the row is set aside in prompts_to_generate.jsonl for the target model to answer',
       });
+      view.verdict = { fate: 'setAside' };
       this.finishTotals(view);
       return view;
     }
@@ -277,6 +391,7 @@ export class RecordViewer {
       view.status = 'errored';
       view.message = `${built.rowError.code}: ${built.rowError.message}`;
       view.warnings.push({ code: built.rowError.code, message: view.message });
+      view.verdict = { fate: 'errored', code: built.rowError.code };
       return view;
     }
     // Data-changing notes of the rules are warnings here, with their meaning (core/codes.ts).
@@ -292,19 +407,7 @@ export class RecordViewer {
       const detail = r === options.detailRecord;
       const enc = detail ? this.encodeExact(rec.text) : budget.encode(rec.text);
       const m = maskFromSpans(enc.starts, rec.spans);
-      let tokens = enc.ids.length;
-      let trainable = m.reduce((a, b) => a + b, 0);
-      let estimated = false;
-      if (enc.cut < rec.text.length) {
-        // Extrapolate past the sample: the last sampled token may be cut, recount from its start.
-        const from = enc.starts.length ? enc.starts[enc.starts.length - 1] : 0;
-        tokens -= 1;
-        trainable -= m.length ? m[m.length - 1] : 0;
-        const rate = budget.rate();
-        tokens += Math.round((rec.text.length - from) * rate);
-        trainable += Math.round(trainableChars(rec.spans, from, rec.text.length) * rate);
-        estimated = true;
-      }
+      let { tokens, trainable, estimated } = countRecord(rec, enc, m, budget);
       if (shorten) {
         // Characters removed before rendering, counted back in at the observed rate.
         const lastMsg = Math.max(...rec.targets, 0);
@@ -328,17 +431,10 @@ export class RecordViewer {
       });
       // The record's fate as prepare decides it (records/fate.ts), from these counts: the trainable
       // tokens of a cut record from the mask where it was tokenized, in proportion past that.
-      const trainableIn = (n: number): number =>
-        n >= tokens ? trainable : n <= m.length ? m.slice(0, n).reduce((a, b) => a + b, 0) : Math.round((trainable * n) / tokens);
+      const trainableIn = trainableInOf(m, tokens, trainable);
       const count = `${estimated ? '≈' : ''}${tokens.toLocaleString('en-US')}`;
-      const splits = options.long === 'split' && mask !== 'non-system';
-      const fate = recordFate(tokens, trainableIn, {
-        maxLength: splits ? undefined : options.maxLength,
-        truncate: options.long === 'truncate',
-        minTrainableTokens: options.minTrainableTokens,
-      });
-      const splitUp = splits && options.maxLength !== undefined && tokens > options.maxLength;
-      view.records[view.records.length - 1].fate = splitUp ? 'split' : fate.written ? (fate.truncated ? 'truncated' : 'written') : fate.reason;
+      const { fate, splitUp, summary } = recordFateOf(tokens, trainableIn, options, mask);
+      view.records[view.records.length - 1].fate = summary;
       if (splitUp) {
         view.warnings.push({
           code: 'record_split',
@@ -402,6 +498,10 @@ export class RecordViewer {
       );
     }
     this.finishTotals(view);
+    view.verdict = verdictOfFates(
+      view.records.map((r) => r.fate),
+      built.targetErrors,
+    );
     if (view.totals.estimated && !shorten) {
       view.warnings.push({
         code: 'estimated',
@@ -430,4 +530,82 @@ export class RecordViewer {
       estimated: view.records.some((r) => r.estimated) || view.turns.some((t) => t.estimated),
     };
   }
+}
+
+/**
+ * A conversation's verdict from its records' fates, as the row processor decides it (records/fate.ts `rowFate`):
+ * written when a record is (a record `prepare` splits counts once), else errored with the first target error,
+ * else dropped with the last record's reason.
+ */
+function verdictOfFates(fates: readonly RecordSummary['fate'][], targetErrors: readonly { reason: string; message: string }[]): RowVerdict {
+  const written = fates.filter((f) => f === 'written' || f === 'truncated' || f === 'split').length;
+  const drops = fates.filter((f): f is RecordDrop => f === 'too_long' || f === 'no_trainable_tokens' || f === 'too_few_trainable_tokens');
+  const row = rowFate({ written, drops, targetErrors });
+  if (row.fate === 'written') return { fate: 'written', records: written };
+  if (row.fate === 'errored') return { fate: 'errored', code: row.targetError.reason };
+  return { fate: 'dropped', code: row.reason };
+}
+
+/** A shape's description of a row; a description that fails on odd data names the shape alone (the view never throws for data). */
+function describeShape(handler: ShapeHandler, row: Record<string, unknown>): string {
+  try {
+    return handler.describe(row);
+  } catch {
+    return handler.name;
+  }
+}
+
+/**
+ * A row's verdict from those of its conversations (a row holding several), as the row processor combines them:
+ * written with every written record when one is, else set aside when a part is, else the first part's.
+ */
+function combinePartVerdicts(verdicts: readonly RowVerdict[]): RowVerdict {
+  const records = verdicts.reduce((a, v) => a + (v.fate === 'written' ? v.records : 0), 0);
+  if (records > 0) return { fate: 'written', records };
+  if (verdicts.some((v) => v.fate === 'setAside')) return { fate: 'setAside' };
+  return verdicts[0];
+}
+
+/**
+ * A record's tokens and trainable tokens from its encoding, extrapolated past the part the work cap tokenized
+ * (`estimated`): the last sampled token may be cut, so the rest is counted from its start at the observed rate.
+ */
+function countRecord(
+  rec: TextRecord,
+  enc: { ids: number[]; starts: number[]; cut: number },
+  m: readonly number[],
+  budget: TokenBudget,
+): { tokens: number; trainable: number; estimated: boolean } {
+  let tokens = enc.ids.length;
+  let trainable = m.reduce((a, b) => a + b, 0);
+  if (enc.cut >= rec.text.length) return { tokens, trainable, estimated: false };
+  const from = enc.starts.length ? enc.starts[enc.starts.length - 1] : 0;
+  tokens -= 1;
+  trainable -= m.length ? m[m.length - 1] : 0;
+  const rate = budget.rate();
+  tokens += Math.round((rec.text.length - from) * rate);
+  trainable += Math.round(trainableChars(rec.spans, from, rec.text.length) * rate);
+  return { tokens, trainable, estimated: true };
+}
+
+/** The trainable tokens among a record's first `n` tokens: from the mask where it was tokenized, in proportion past that. */
+function trainableInOf(m: readonly number[], tokens: number, trainable: number): (n: number) => number {
+  return (n) => (n >= tokens ? trainable : n <= m.length ? m.slice(0, n).reduce((a, b) => a + b, 0) : Math.round((trainable * n) / tokens));
+}
+
+/** The record's fate as prepare decides it (records/fate.ts) under the view's options, and its summary (`split` when `--long split` splits it). */
+function recordFateOf(
+  tokens: number,
+  trainableIn: (n: number) => number,
+  options: RecordViewOptions,
+  mask: MaskPolicy,
+): { fate: ReturnType<typeof recordFate>; splitUp: boolean; summary: RecordSummary['fate'] } {
+  const splits = options.long === 'split' && mask !== 'non-system';
+  const fate = recordFate(tokens, trainableIn, {
+    maxLength: splits ? undefined : options.maxLength,
+    truncate: options.long === 'truncate',
+    minTrainableTokens: options.minTrainableTokens,
+  });
+  const splitUp = splits && options.maxLength !== undefined && tokens > options.maxLength;
+  return { fate, splitUp, summary: splitUp ? 'split' : fate.written ? (fate.truncated ? 'truncated' : 'written') : fate.reason };
 }

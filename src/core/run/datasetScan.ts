@@ -28,6 +28,8 @@ import { describeDifferences, differingSettings, runSettingsOfReport, type RunSe
 import { appliedConfigOf, configStaleReasons } from '../read/appliedConfig';
 import { applyProjectConfig, findProjectConfig, loadProjectConfigFor, readingOptions, type ProjectConfig } from '../read/projectConfig';
 import { countRows, DATASET_FILE_RE, readRows } from '../read/readers';
+import { rowKey } from './batches';
+import { filePlanOf } from './fileRows';
 import { defaultTokenizerDir, tokenizerFilesHashOf, tokenizerFilesStamp } from '../tokenizers/tokenizer';
 import type { FormatDetection } from '../types';
 
@@ -53,6 +55,8 @@ export function datasetKind(file: string): DatasetKind | undefined {
 /** One parsed row with its 1-based line (row index + 1 for Parquet). */
 export interface ScannedRow {
   line: number;
+  /** The row's 0-based index among the rows of its line, when several share it (`RawRow.element`). */
+  element?: number;
   value?: unknown;
   error?: string;
 }
@@ -69,7 +73,8 @@ export async function* scanRows(file: string, opts: { limit?: number; signal?: A
   if (limit <= 0) return;
   let n = 0;
   for await (const row of readRows(file, { signal: opts.signal })) {
-    yield row.error !== undefined ? { line: row.line, error: row.error } : { line: row.line, value: row.value };
+    const at = row.element === undefined ? { line: row.line } : { line: row.line, element: row.element };
+    yield row.error !== undefined ? { ...at, error: row.error } : { ...at, value: row.value };
     if (++n >= limit) return;
   }
 }
@@ -434,37 +439,24 @@ export async function scanRowProblems(
   const problems: RowProblem[] = [];
   let rowsRead = 0;
   // OpenAssistant flat exports and agent CLI event logs are read whole by prepare (their message rows become trees,
-  // formats/oasst.ts, their events parent chains, formats/eventLog.ts): a message row is a
-  // problem only when the file's first rows are not such an export. Decided on the first rows, as prepare's detection does.
-  const firstValues: unknown[] = [];
-  let fragments: RowProblem[] | undefined = [];
-  let oasstFile = false;
-  const decideFragments = () => {
-    if (!fragments) return;
-    const f = detectFormat(firstValues).format;
-    oasstFile = f === 'oasst-messages' || f === 'event-log';
-    if (!oasstFile) problems.push(...fragments);
-    fragments = undefined;
-    problems.sort((a, b) => a.line - b.line);
-  };
+  // formats/oasst.ts, their events parent chains, formats/eventLog.ts): such a file's rows are read as prepare plans
+  // them (run/fileRows.ts): a conversation row or a dropped message as planned; a message inside other rows'
+  // conversations follows their fate, which needs a run.
+  const plan = await filePlanOf(file, opts.signal);
   for await (const row of scanRows(file, { signal: opts.signal })) {
     rowsRead++;
-    if (fragments && rowsRead > DETECT_SAMPLE_SIZE) decideFragments();
     if (yieldEvery > 0 && performance.now() - lastYield > yieldEvery) {
       await new Promise((r) => setImmediate(r));
       lastYield = performance.now();
     }
+    const planned = plan?.get(rowKey(row));
     if (row.error !== undefined) {
       problems.push({ line: row.line, code: 'invalid_json', message: row.error, severity: 'error' });
-    } else {
-      const value = applyProjectConfig(row.value, cfg);
-      if (fragments) firstValues.push(value);
-      const outcome = normalizeRow(value, { file, line: row.line }, base, readingOptions(cfg?.reading));
-      if (outcome.kind === 'dropped' && outcome.reason === 'message_fragment' && fragments) {
-        fragments.push({ line: row.line, code: outcome.reason, message: outcome.message, severity: 'warning' });
-      } else if (outcome.kind === 'dropped' && outcome.reason === 'message_fragment' && oasstFile) {
-        // a message row of an OpenAssistant export or an event-log line: rebuilt into conversations by prepare
-      } else if (outcome.kind === 'dropped') {
+    } else if (planned?.kind !== 'part') {
+      const value = planned ? planned.value : applyProjectConfig(row.value, cfg);
+      const source = row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element };
+      const outcome = normalizeRow(value, source, base, readingOptions(cfg?.reading));
+      if (outcome.kind === 'dropped') {
         const p: RowProblem = { line: row.line, code: outcome.reason, message: outcome.message, severity: 'warning' };
         if (outcome.reason === 'unrecognized_shape' && row.value && typeof row.value === 'object' && !Array.isArray(row.value)) {
           p.fieldMappings = Object.entries(row.value as Record<string, unknown>)
@@ -474,16 +466,15 @@ export async function scanRowProblems(
         problems.push(p);
       } else if (outcome.kind === 'errored') {
         const unknown = outcome.code === 'unknown_role';
-        const p: RowProblem = { line: row.line, code: unknown ? 'unknown_role' : 'errored', message: outcome.message, severity: 'error' };
+        // The code prepare writes in problems.jsonl (rowProcessor.ts): the normalizer's, else `errored`.
+        const p: RowProblem = { line: row.line, code: outcome.code ?? 'errored', message: outcome.message, severity: 'error' };
         if (unknown && outcome.role !== undefined) p.role = outcome.role;
         problems.push(p);
       }
     }
     if (problems.length >= max) {
-      decideFragments();
       return { problems: problems.slice(0, max), rowsRead, truncated: true, projectConfig: cfg?.file };
     }
   }
-  decideFragments();
   return { problems: problems.slice(0, max), rowsRead, truncated: problems.length > max, projectConfig: cfg?.file };
 }

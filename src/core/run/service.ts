@@ -8,6 +8,7 @@ import { recordViewerFor } from '../records/recordView';
 import { checkTemplate } from '../templates/checkTemplate';
 import { loadTokenizer } from '../tokenizers/tokenizer';
 import { scanRowProblems } from './datasetScan';
+import { viewRow } from './fileRows';
 import { indexTokenizedData, outputStats, recordsOfRow, type RecordIndex } from './outputStats';
 import type { ServiceRequest, ServiceResults } from './serviceProtocol';
 
@@ -51,14 +52,14 @@ export async function handleServiceRequest<R extends ServiceRequest>(req: R, sta
       const viewer = recordViewerFor(req.tokenizerDir);
       started();
       const deadline = req.budgetMs !== undefined ? Date.now() + req.budgetMs : undefined;
-      return viewer.view(req.row, {
+      return (await viewRow(viewer, req.row, {
         ...req.options,
         checkCancelled: deadline
           ? () => {
               if (Date.now() > deadline) throw new DeadlineExceededError('the row took longer than its time budget to render');
             }
           : undefined,
-      }) as Out;
+      })) as Out;
     }
     case 'rowProblems':
       return (await scanRowProblems(req.file, { maxProblems: req.maxProblems, yieldEveryMs: 50 })) as Out;
