@@ -203,7 +203,8 @@ test('prepare --format messages --trainer eagle: exact lines, every row accounte
     assert.ok(m.every((t) => typeof t.role === 'string' && typeof t.content === 'string'));
     assert.ok(m.some((t) => t.role === 'assistant'));
   }
-  assert.ok(!existsSync(join(out, 'tokenized_data.jsonl')) && !existsSync(join(out, 'tokenized_data.parquet')), 'no records written');
+  for (const d of [out, join(out, 'data')])
+    assert.ok(!existsSync(join(d, 'tokenized_data.jsonl')) && !existsSync(join(d, 'tokenized_data.parquet')), 'no records written');
   assert.deepEqual(
     r.outputs.written?.map((p) => p.slice(out.length + 1)),
     ['conversations.jsonl', 'conversations_sharegpt.jsonl', 'prompts_to_generate.jsonl', 'problems.jsonl', 'token_counts.json', 'report.json', 'report.md'],
@@ -233,7 +234,7 @@ test('prepare --format messages --trainer eagle: exact lines, every row accounte
   for (const k of ['rowsRead', 'rowsWritten', 'rowsSetAside', 'rowsDropped', 'rowsErrored', 'recordsWritten', 'trainableTokens', 'totalTokens'] as const)
     assert.equal(f[k], g[k], k);
   assert.equal(g.conversationsWritten, undefined);
-  assert.equal(lines(join(dir, 'records', 'tokenized_data.jsonl')).length, f.recordsWritten);
+  assert.equal(lines(rec.outputs.tokenizedData).length, f.recordsWritten);
   const counts = (d: string) => {
     const { tokenizer: _t, ...rest } = JSON.parse(readFileSync(join(d, 'token_counts.json'), 'utf8')) as Record<string, unknown>;
     return rest;
@@ -319,7 +320,7 @@ test('CLI: --trainer modelopt writes conversations.jsonl by default and points d
   assert.equal(run.status, 0, run.stderr);
   assert.deepEqual(lines(join(out, 'conversations.jsonl')), expectedMessages(file));
   assert.ok(!existsSync(join(out, 'conversations_sharegpt.jsonl')));
-  assert.ok(!existsSync(join(out, 'tokenized_data.jsonl')));
+  assert.ok(!existsSync(join(out, 'tokenized_data.jsonl')) && !existsSync(join(out, 'data', 'tokenized_data.jsonl')));
   assert.match(run.stdout, /^Conversations: 7 conversations in conversations\.jsonl \(OpenAI messages, normalized; one per written conversation\)$/m);
   assert.match(run.stdout, new RegExp(` data\\.data_path=${join(out, 'conversations.jsonl').replace(/[.]/g, '\\.')} training\\.training_seq_len=2048 `));
   assert.doesNotMatch(run.stdout, /eagle_/);

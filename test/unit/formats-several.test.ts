@@ -124,7 +124,7 @@ test('several conversations in one row: one record each (ids <id>/<k> in the row
   assert.equal(f.rowsWritten + f.rowsSetAside + f.rowsDropped + f.rowsErrored, f.rowsRead);
   assert.equal(f.notes.several_conversations_found, 4); // rows a, d, e, f
   assert.equal(f.notes.split_part_set_aside, 1);
-  const recs = readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8')
+  const recs = readFileSync(res.outputs.tokenizedData, 'utf8')
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l));
@@ -376,7 +376,7 @@ test('the row hover (record view): several conversations are named; a row read t
   const v = viewer.view({ text, file: join(dir, 'several.jsonl'), line: 1 });
   assert.deepEqual(
     v.warnings.map((w) => [w.code, w.message]),
-    [['several_conversations', 'the row holds 2 conversations (one record each); the first is shown']],
+    [['several_conversations', 'the row holds 2 conversations (one record each); the first is shown; prepare writes 2 records from the row']],
   );
   assert.deepEqual(v.notes, ['several_conversations_found']);
   writeFileSync(join(dir, 'eagle3prep.jsonc'), '{ "fieldRoles": { "worked_solution": "answer", "gt": "label" } }\n');
