@@ -132,6 +132,8 @@ interface LocatedTarget {
   P: string;
   X: string;
   span: Span;
+  /** The turn's texts as the template is given them ({@link turnTexts}). */
+  texts: string[];
 }
 
 /**
@@ -327,7 +329,7 @@ export function buildRecords(
         out.generationBlocks = diff;
       }
     }
-    located.push({ index: i, P, X, span });
+    located.push({ index: i, P, X, span, texts: turnTexts(adapted.messages[i]) });
     if (current && P.startsWith(current.text)) {
       current.text = X;
       current.spans.push(span);
@@ -400,6 +402,28 @@ export function stopTokenInside(X: string, span: Span, specials: SpecialTokenFin
  * reasoning was restored); `F` when the turn is not at the end of `F_i` (a template that writes text after every
  * conversation): `F_i` without that text.
  */
+/**
+ * The texts of a turn as the template is given them (its reasoning and its content, trimmed, the non-empty ones):
+ * what {@link ownTextStart} looks for.
+ */
+function turnTexts(m: Message): string[] {
+  return [m.reasoning_content, typeof m.content === 'string' ? m.content : undefined].flatMap((t) => (t && t.trim() ? [t.trim()] : []));
+}
+
+/**
+ * Where the template leaves the prompt never lies inside the turn's own text (docs/loss-mask-rules.md case 2b, and
+ * "Record grouping"): the common prefix of the prompt `P` and the render `F` can run on into the turn's text by
+ * coincidence (Apriel's pre-fill `Here are my reasoning steps:\n` and an answer `Hello!` share `He`). When none of
+ * `texts` (the turn's texts, {@link turnTexts}) starts at `at` in `F`, returns the last position in `[from, at)` where
+ * one of them starts and runs past `at`; else `at`. (A text that starts at `at` ends the search: a text that repeats
+ * the end of the header, `assistant\n…`, is not taken for a coincidence, so no header text becomes trainable.)
+ */
+export function ownTextStart(F: string, from: number, at: number, texts: readonly string[]): number {
+  if (texts.some((t) => F.startsWith(t, at))) return at;
+  for (let k = at - 1; k >= from; k--) if (texts.some((t) => k + t.length > at && F.startsWith(t, k))) return k;
+  return at;
+}
+
 interface Located {
   C: string;
   from: number;
@@ -489,7 +513,7 @@ function locateCompletion(
     return { C: rest, from: H.length };
   }
   // Case 2b: the generation prompt pre-fills text that the template does not write into a finished turn.
-  const M = tokenBoundary(P, commonPrefixLength(P, F), specials);
+  const M = ownTextStart(F, H.length, tokenBoundary(P, commonPrefixLength(P, F), specials), turnTexts(adapted.messages[i]));
   const prefill = P.slice(M);
   if (L === H.length && M > H.length && F.indexOf(prefill, M) < 0) {
     notes.add('prefill_not_rendered');
@@ -547,9 +571,12 @@ function mergedRecord(
   const spans: Span[] = [];
   let historyForm = false;
   for (const t of located) {
-    const start = commonPrefixLength(text, t.P);
+    const history = commonPrefixLength(t.P, R(t.index, false));
+    const agree = commonPrefixLength(text, t.P);
     // T must hold the whole history of P_i; only the header and a pre-filled generation prompt may differ.
-    if (start < t.P.length && start < commonPrefixLength(t.P, R(t.index, false))) return null;
+    if (agree < t.P.length && agree < history) return null;
+    // Where T leaves P_i, never inside the turn's own text (a pre-fill that shares its first letters with the answer).
+    const start = agree < t.P.length ? ownTextStart(text, history, agree, t.texts) : agree;
     const trained = t.X.slice(t.span[0], t.span[1]);
     let end: number;
     if (text.startsWith(trained, start)) end = start + trained.length;
