@@ -626,7 +626,9 @@ function generationBlocksDiff(
   const blockText = blocks.map(([a, b]) => F.text.slice(a, b)).join('');
   if (blockText === trained) return null;
   const turn = `assistant turn ${i}`;
-  if (!C.startsWith(F.text.slice(located.from)))
+  // The turn's own text in F_i: up to the text the template writes after every conversation, when it does (located.F ends before it).
+  const own = F.text.slice(located.from, located.F !== undefined ? located.F.length : F.text.length);
+  if (!C.startsWith(own))
     return `${turn}: the rules train ${q(cut(trained))} (its reasoning put back where the model writes it); its generation blocks hold ${q(cut(blockText))}`;
   const start = located.from;
   const inF = Math.min(trained.length, F.text.length - start);
