@@ -146,8 +146,8 @@ function check(name: string, ct: ChatTemplate, specials: SpecialTokenFinder, sto
   return { finding, broken };
 }
 
-test('training templates: the set is there (15 TRL training templates, each with generation blocks)', () => {
-  assert.equal(NAMES.length, 15);
+test('training templates: the set is there (15 of TRL, 3 of Model-Optimizer, each with generation blocks)', () => {
+  assert.equal(NAMES.length, 18);
   for (const n of NAMES) assert.match(readFileSync(join(SET, n, 'chat_template.jinja'), 'utf8'), /\{%-?\s*generation\s*-?%\}/, n);
 });
 
@@ -243,5 +243,31 @@ test("hand-checked: TRL's Phi-3.5 training template puts the \\n<|endoftext|> it
   assert.equal(
     r.generationBlocks,
     'assistant turn 1: its generation blocks train "\\n<|endoftext|>", text the template writes after the turn\'s end-of-turn token, which the rules leave untrained',
+  );
+});
+
+test("hand-checked: Model-Optimizer's Qwen3 training template leaves <|im_end|> out of its blocks; the rules train it", () => {
+  const { r, trained } = probeRecords('modelopt-qwen3_chat_template_train', 'single_turn');
+  assert.equal(
+    r.records[0].text,
+    '<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nParis.<|im_end|>\n',
+  );
+  assert.deepEqual(trained, ['<think>\n\n</think>\n\nParis.<|im_end|>']);
+  assert.deepEqual(r.notes, ['generation_blocks_disagree']);
+  assert.equal(r.generationBlocks, 'assistant turn 1: the rules train "<|im_end|>", which its generation blocks leave out');
+});
+
+test("hand-checked: Model-Optimizer's gpt-oss training template leaves the tool call out of its blocks; the rules train it through <|call|>", () => {
+  const { r, trained } = probeRecords('modelopt-gpt-oss-20b_chat_template_train', 'tool_call');
+  assert.equal(r.records.length, 1);
+  assert.deepEqual(trained, [
+    ' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Oslo"}<|call|>',
+    '<|channel|>final<|message|>It is 4 °C in Oslo.<|return|>',
+  ]);
+  assert.deepEqual(r.targetErrors, []);
+  assert.deepEqual(r.notes, ['generation_blocks_disagree']);
+  assert.equal(
+    r.generationBlocks,
+    'assistant turn 1: the rules train " to=functions.get_weather<|channel|>commentary json<|message…", which its generation blocks leave out',
   );
 });
