@@ -28,7 +28,16 @@ import { prepare } from '../../src/core/run/pipeline';
 import { CompiledTemplate } from '../../src/core/templates/jinja';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { rng } from '../fuzzCorpus';
-import { fixtureModelFolder, kimiModelFolder, lenmlModelDir, oracleEncode, tempDir, TEMPLATE_FIXTURES, TEMPLATE_FIXTURES_MORE } from '../helpers';
+import {
+  buildModelFolder,
+  fixtureModelFolder,
+  kimiModelFolder,
+  lenmlModelDir,
+  oracleEncode,
+  tempDir,
+  TEMPLATE_FIXTURES,
+  TEMPLATE_FIXTURES_MORE,
+} from '../helpers';
 
 process.env.XDG_CACHE_HOME ??= tempDir('eagle3-cache-');
 const FIX = join(__dirname, '..', 'fixtures');
@@ -374,8 +383,8 @@ const templateDir = (template: string) =>
   existsSync(join(TEMPLATE_FIXTURES, template)) ? join(TEMPLATE_FIXTURES, template) : join(TEMPLATE_FIXTURES_MORE, template);
 
 /** The decisions the Python reference made for a fixture template, read from its probe messages: p3 (a tool call without text), p8 (inline reasoning). */
-function referenceFacts(template: string): Facts {
-  const r = JSON.parse(readFileSync(join(templateDir(template), 'renders.json'), 'utf8'));
+function referenceFacts(template: string, dir = templateDir(template)): Facts {
+  const r = JSON.parse(readFileSync(join(dir, 'renders.json'), 'utf8'));
   const probe = (id: string) => r.probes.find((p: any) => p.id === id).messages;
   const callTurn = probe('p3_tool_call')[1];
   return {
@@ -402,9 +411,9 @@ function renderer(f: Family, tools: any[] | undefined) {
 /** Whether the naive renderer gives every reference render of a fixture template (the Python renders, errors included). */
 /** The day the shared references were rendered (templates that print today's date show it; templateConformance.test.ts). */
 const SHARED_RENDER_DAY = '2026-12-01T12:00:00';
-function rendersLikePython(template: string): string | null {
-  const r = JSON.parse(readFileSync(join(templateDir(template), 'renders.json'), 'utf8'));
-  const tpl = new CompiledTemplate(readFileSync(join(templateDir(template), 'chat_template.jinja'), 'utf8'));
+function rendersLikePython(template: string, dir = templateDir(template)): string | null {
+  const r = JSON.parse(readFileSync(join(dir, 'renders.json'), 'utf8'));
+  const tpl = new CompiledTemplate(readFileSync(join(dir, 'chat_template.jinja'), 'utf8'));
   for (const p of r.probes) {
     for (const x of p.renders) {
       let got: string | undefined;
@@ -418,7 +427,7 @@ function rendersLikePython(template: string): string | null {
             tools: p.tools?.length ? p.tools : null,
             documents: null,
           },
-          { now: () => new Date(SHARED_RENDER_DAY) },
+          { now: () => new Date(r.clock ?? SHARED_RENDER_DAY) },
         );
       } catch {
         got = undefined;
@@ -1031,6 +1040,36 @@ for (const run of fixtureRuns) {
     const r = await compare(f, convs, run.policy);
     assert.deepEqual(r.diffs, [], `${f.name}: ${r.diffs.length} differences`);
     console.log(`# ${runName(run)}: ${r.compared} records compared, ${JSON.stringify(r.count)}, notes ${JSON.stringify(r.notes)}`);
+  });
+}
+
+// ------------------------------------------- the training templates (test/fixtures/templates-training: TRL's and Model-Optimizer's)
+
+const TRAINING = join(FIX, 'templates-training');
+const TRAINING_TEMPLATES = readdirSync(TRAINING, { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name)
+  .sort();
+
+/** A training template on the tokenizer files of the fixture its family.json names; its facts from its own reference renders. */
+function trainingFamily(name: string): Family {
+  const family: string = JSON.parse(readFileSync(join(TRAINING, name, 'family.json'), 'utf8')).model_folder_from;
+  const gen = join(templateDir(family), 'generation_config.json');
+  const dir = buildModelFolder({
+    template: readFileSync(join(TRAINING, name, 'chat_template.jinja'), 'utf8'),
+    tokenizerConfig: JSON.parse(readFileSync(join(templateDir(family), 'tokenizer_config.json'), 'utf8')),
+    generationConfig: existsSync(gen) ? JSON.parse(readFileSync(gen, 'utf8')) : undefined,
+  });
+  return folderFamily(name, dir, referenceFacts(name, join(TRAINING, name)));
+}
+
+for (const name of TRAINING_TEMPLATES) {
+  test(`naive spec oracle agrees with prepare on training template ${name} (its generation blocks ignored by both), policy assistant`, async () => {
+    assert.equal(rendersLikePython(name, join(TRAINING, name)), null);
+    const f = trainingFamily(name);
+    const r = await compare(f, convs, 'assistant');
+    assert.deepEqual(r.diffs, [], `${f.name}: ${r.diffs.length} differences`);
+    console.log(`# ${name}: ${r.compared} records compared, ${JSON.stringify(r.count)}, notes ${JSON.stringify(r.notes)}`);
   });
 }
 
