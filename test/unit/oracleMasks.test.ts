@@ -512,7 +512,7 @@ type NaiveOutcome =
   | { kind: 'dropped'; notes?: Set<string> };
 
 /** Rules the oracle can get wrong on purpose, to show that the comparison notices. */
-type Mistake = 'no-stop-token' | 'no-restore' | 'split-inline-always';
+type Mistake = 'no-stop-token' | 'no-restore' | 'split-inline-always' | 'no-closing-stop';
 
 const wrappers = new Map<Family, { open: string; close: string } | null>();
 /** The text right around a reasoning text in a render: from the last `<` before it, and to the first `>` after it (plus whitespace). */
@@ -857,7 +857,24 @@ async function naive(f: Family, conv: Conv, policy: Policy = 'assistant', mistak
       } else notes.add('no_end_of_turn_token');
     }
     const X = P + C;
-    const end = lastSpecialEnd(X, P.length); // end of the last special token inside C
+    let end = lastSpecialEnd(X, P.length); // end of the last special token inside C
+    // The model stops at the first stop token of the turn's closing run (special tokens and whitespace before that end).
+    if (end >= 0 && mistake !== 'no-closing-stop') {
+      const longestFirst = [...f.specials].sort((x, y) => y.length - x.length);
+      let runStart = end;
+      for (;;) {
+        let k = runStart;
+        while (k > P.length && /\s/.test(X[k - 1])) k--;
+        const sp = longestFirst.find((t) => k - t.length >= P.length && X.slice(k - t.length, k) === t);
+        if (!sp) break;
+        runStart = k - sp.length;
+      }
+      let first = -1;
+      for (const sp of f.stops)
+        for (let at = X.indexOf(sp, runStart); at >= 0 && at + sp.length < end; at = X.indexOf(sp, at + 1))
+          if (first < 0 || at + sp.length < first) first = at + sp.length;
+      if (first >= 0) end = first;
+    }
     const span: [number, number] = [P.length, end >= 0 ? end : X.length];
     if (cur && P.startsWith(cur.text)) {
       cur.text = X;
@@ -1079,6 +1096,7 @@ test('the comparison can fail: a deliberately wrong rule in the naive oracle giv
     [() => fixtureFamily('Qwen-QwQ-32B', { enable_thinking: true }), 'no-restore'],
     [() => kimiFamily('kimi_k2_thinking', join(FIX, 'kimi', 'kimi-k2-thinking.chat_template.jinja'), true), 'no-restore'],
     [() => fixtureFamily('meta-llama-Llama-3.2-3B-Instruct'), 'split-inline-always'],
+    [() => fixtureFamily('unsloth-Apriel-1.5'), 'no-closing-stop'],
   ];
   for (const [make, mistake] of cases) {
     const f = make();

@@ -5,8 +5,9 @@
  * probe conversations and a few more, checked from the renders alone:
  * - the text before each trained span is exactly the server's prompt `R(m[:i], gen=True)`, and the span does not start
  *   with the generation prompt's header (no prompt header trained);
- * - a span ends with the end of one of the model's stop tokens (nothing after the end-of-turn token trained), else
- *   the record is noted `no_end_of_turn_token`; a stop token inside a span before its end is noted `stop_token_inside_turn`;
+ * - a span ends with the end of a special token, the turn's end-of-turn token (else the record is noted
+ *   `no_end_of_turn_token`), and holds none of the model's stop tokens before it unless noted `stop_token_inside_turn`
+ *   (nothing after a stop token trained: a turn that ends `<|end|>\n</s>` is trained through `<|end|>`);
  * - where the blocks of a turn hold other text than its trained span, the record is noted `generation_blocks_disagree`,
  *   and only then.
  */
@@ -27,13 +28,47 @@ const NAMES = readdirSync(SET, { withFileTypes: true })
   .map((d) => d.name)
   .sort();
 
-/** The model folder of a training template: its family's tokenizer files (a fixture of test/fixtures/templates*) with the training template. */
+/**
+ * Serving templates of `test/fixtures/templates-extra/` (not among the 57 shared ones) checked the same way, each with the
+ * fixture whose tokenizer files carry its special tokens (the ones without such a fixture, Llama-4, Hunyuan, InternLM2,
+ * Kimi-K3, are left out; MiroThinker-v1 does not compile).
+ */
+const EXTRA = join(__dirname, '..', 'fixtures', 'templates-extra');
+const EXTRA_FAMILIES: Record<string, string> = {
+  'Apriel-1.6-15b-Thinker-fixed': 'Apriel-1.6-15b-Thinker-fixed',
+  'DeepSeek-V3.2-llamacpp': 'deepseek-ai-DeepSeek-V3.2',
+  'GigaChat3-10B-A1.8B': 'GigaChat3-10B-A1.8B',
+  'LFM2.5-8B-A1B': 'LFM2.5-8B-A1B',
+  'StepFun3.7-Flash': 'stepfun-ai-Step-3.5-Flash',
+  'glm-4.5-llamacpp': 'GLM-4.6',
+  'microsoft-Phi-4-mini-instruct-llamacpp': 'microsoft-Phi-3.5-mini-instruct',
+  'mistralai-Mistral-Small-3.1-24B-Instruct-2503': 'Mistral-Small-3.2-24B-Instruct-2506',
+  'moonshotai-Kimi-K2-Thinking': 'Kimi-K2-Thinking',
+  'nvidia-Llama-3_3-Nemotron-Super-49B-v1_5': 'meta-llama-Llama-3.3-70B-Instruct',
+  'unsloth-Apriel-1.5': 'unsloth-Apriel-1.5',
+  'unsloth-MiniMax-M2': 'MiniMax-M2',
+  'vllm-tool_chat_template_deepseekr1': 'deepseek-ai-DeepSeek-V3.1',
+  'vllm-tool_chat_template_gemma3_pythonic': 'google-gemma-2-2b-it',
+  'vllm-tool_chat_template_granite': 'ibm-granite-granite-3.3-2B-Instruct',
+  'vllm-tool_chat_template_hermes': 'NousResearch-Hermes-3-Llama-3.1-8B-tool_use',
+  'vllm-tool_chat_template_llama3.1_json': 'meta-llama-Llama-3.1-8B-Instruct',
+  'vllm-tool_chat_template_minicpm3': 'Qwen-Qwen2.5-7B-Instruct',
+  'vllm-tool_chat_template_olmo3': 'Qwen-Qwen2.5-7B-Instruct',
+  'vllm-tool_chat_template_phi4_mini': 'microsoft-Phi-3.5-mini-instruct',
+};
+
+/** Where a checked template lives: the training set, else templates-extra. */
+const templateFile = (name: string) => join(existsSync(join(SET, name)) ? SET : EXTRA, name, 'chat_template.jinja');
+
+/** The model folder of a checked template: its family's tokenizer files (a fixture of test/fixtures/templates*) with the template. */
 function modelFolder(name: string): string {
-  const family: string = JSON.parse(readFileSync(join(SET, name, 'family.json'), 'utf8')).model_folder_from;
+  const family: string = existsSync(join(SET, name))
+    ? JSON.parse(readFileSync(join(SET, name, 'family.json'), 'utf8')).model_folder_from
+    : EXTRA_FAMILIES[name];
   const src = existsSync(join(TEMPLATE_FIXTURES, family)) ? join(TEMPLATE_FIXTURES, family) : join(TEMPLATE_FIXTURES_MORE, family);
   const gen = join(src, 'generation_config.json');
   return buildModelFolder({
-    template: readFileSync(join(SET, name, 'chat_template.jinja'), 'utf8'),
+    template: readFileSync(templateFile(name), 'utf8'),
     tokenizerConfig: JSON.parse(readFileSync(join(src, 'tokenizer_config.json'), 'utf8')),
     generationConfig: existsSync(gen) ? JSON.parse(readFileSync(gen, 'utf8')) : undefined,
   });
@@ -76,6 +111,7 @@ const CONVERSATIONS: { name: string; messages: Message[]; tools?: unknown[] }[] 
 
 /** The text of the `{% generation %}` blocks of turn `i`: those of `R(m[:i+1])` after those of `R(m[:i])`. */
 function blockText(ct: ChatTemplate, messages: Message[], i: number, tools: unknown[] | undefined): string | null {
+  if (!ct.hasGenerationBlocks) return null;
   const F = ct.renderWithGenerationSpans(messages.slice(0, i + 1), tools, { addGenerationPrompt: false });
   const before = ct.renderWithGenerationSpans(messages.slice(0, i), tools, { addGenerationPrompt: false }).spans;
   if (F.spans === null || before === null) return null;
@@ -123,8 +159,9 @@ function check(name: string, ct: ChatTemplate, specials: SpecialTokenFinder, sto
       const header = G.trim();
       if (header && trained.trimStart().startsWith(header)) broken.push(`${where}: the span starts with the prompt header ${JSON.stringify(header)}`);
       const last = specials.tokenEndingAt(rec.text, b);
-      if (!(last && stops.includes(last)) && !notes.has('no_end_of_turn_token'))
-        broken.push(`${where}: the span ends with ${JSON.stringify(rec.text.slice(Math.max(a, b - 20), b))}, not a stop token, and no note`);
+      // The turn's end-of-turn token: the last special token the template writes (a stop token where the closing run has one).
+      if (last === null && !notes.has('no_end_of_turn_token'))
+        broken.push(`${where}: the span ends with ${JSON.stringify(rec.text.slice(Math.max(a, b - 20), b))}, not a special token, and no note`);
       for (const s of stops)
         if (trained.slice(0, trained.length - (last === s ? s.length : 0)).includes(s) && !notes.has('stop_token_inside_turn'))
           broken.push(`${where}: stop token ${s} inside the span without a note`);
@@ -151,11 +188,52 @@ test('training templates: the set is there (15 of TRL, 3 of Model-Optimizer, eac
   for (const n of NAMES) assert.match(readFileSync(join(SET, n, 'chat_template.jinja'), 'utf8'), /\{%-?\s*generation\s*-?%\}/, n);
 });
 
-for (const name of NAMES) {
-  test(`training template ${name}: no prompt header or text after the end-of-turn token trained, every disagreeing block noted`, () => {
+test('hand-checked: a turn whose closing run holds a stop token before its last special token (Apriel-1.5 "<|end|>\\n</s>", stop <|end|>) is trained through the stop token', () => {
+  const tok = loadTokenizer(modelFolder('unsloth-Apriel-1.5'));
+  assert.deepEqual(tok.stopTokens, ['<|end|>']);
+  const ct = new ChatTemplate({ name: 'default', source: readFileSync(templateFile('unsloth-Apriel-1.5'), 'utf8') }, tok.specialTokenVars);
+  const r = buildRecords(
+    { id: 'a', source: { file: 'f', line: 1 }, messages: PROBES.find((p) => p.name === 'multi_turn')!.messages },
+    ct,
+    new SpecialTokenFinder(tok.specialTokens),
+    'assistant',
+    { stopTokens: tok.stopTokens },
+  );
+  assert.equal(r.records.length, 1);
+  const rec = r.records[0];
+  assert.ok(
+    rec.text.endsWith(
+      '<|user|>\nCapital of France?\n<|end|>\n<|assistant|>\nParis.\n<|end|>\n</s><|user|>\nAnd of Spain?\n<|end|>\n<|assistant|>\nMadrid.\n<|end|>\n</s>',
+    ),
+    rec.text,
+  );
+  // Before: "Paris.\n<|end|>\n</s>" — the model stops at <|end|> and never writes "\n</s>".
+  assert.deepEqual(
+    rec.spans.map(([a, b]) => rec.text.slice(a, b)),
+    ['Paris.\n<|end|>', 'Madrid.\n<|end|>'],
+  );
+  assert.deepEqual(r.notes, []);
+});
+
+test('templates-extra: every one is checked or has a reason not to be', () => {
+  const all = readdirSync(EXTRA, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name);
+  const without = [
+    'Kimi-K3',
+    'MiroThinker-v1',
+    'meta-llama-Llama-4-transformers',
+    'vllm-tool_chat_template_hunyuan_a13b',
+    'vllm-tool_chat_template_internlm2_tool',
+  ];
+  assert.deepEqual(all.filter((n) => !(n in EXTRA_FAMILIES)).sort(), without.sort());
+});
+
+for (const name of [...NAMES, ...Object.keys(EXTRA_FAMILIES)]) {
+  test(`${existsSync(join(SET, name)) ? 'training' : 'serving'} template ${name}: no prompt header or text after the end-of-turn token trained, every disagreeing block noted`, () => {
     const dir = modelFolder(name);
     const tok = loadTokenizer(dir);
-    const ct = new ChatTemplate({ name: 'default', source: readFileSync(join(SET, name, 'chat_template.jinja'), 'utf8') }, tok.specialTokenVars);
+    const ct = new ChatTemplate({ name: 'default', source: readFileSync(templateFile(name), 'utf8') }, tok.specialTokenVars);
     const specials = new SpecialTokenFinder(tok.specialTokens);
     const broken: string[] = [];
     for (const conv of CONVERSATIONS) {
@@ -173,7 +251,7 @@ for (const name of NAMES) {
 /** One probe conversation through a training template: its records' trained texts, its notes and the first block difference. */
 function probeRecords(name: string, probe: string) {
   const tok = loadTokenizer(modelFolder(name));
-  const ct = new ChatTemplate({ name: 'default', source: readFileSync(join(SET, name, 'chat_template.jinja'), 'utf8') }, tok.specialTokenVars);
+  const ct = new ChatTemplate({ name: 'default', source: readFileSync(templateFile(name), 'utf8') }, tok.specialTokenVars);
   const conv = CONVERSATIONS.find((c) => c.name === probe)!;
   const r = buildRecords(
     { id: probe, source: { file: 'f', line: 1 }, messages: conv.messages, tools: conv.tools },

@@ -305,6 +305,8 @@ export function buildRecords(
     // whose text spells a special token is rendered once more without it, dataTokens.ts).
     const own = templateTurnEnd(i, C, found.from, found.F ?? R(i + 1, false), messages, conv.tools, template, specials);
     let end = own ? own.end : specials.lastEnd(C, 0, C.length);
+    // The model stops at the first of its stop tokens in the turn's closing run (Apriel-1.5 ends a turn "<|end|>\n</s>").
+    if (end >= 0) end = closingStopEnd(C, end, specials, stops);
     // A turn that ends at the next role marker: the stop token the next turn's render starts with is the turn's end.
     if (end < 0) {
       const next = stopTokenAfter(i, C, found.F ?? R(i + 1, false), messages, template, conv.tools, specials, stops);
@@ -371,6 +373,27 @@ function generationPromptOf(i: number, P: string, R: (n: number, gen: boolean) =
     if (!(e instanceof TemplateRenderError) || e instanceof TemplateBudgetError) throw e;
     return '';
   }
+}
+
+/**
+ * docs/loss-mask-rules.md "Trainable span": the end of the turn's end-of-turn token. `end` is the end of the last special
+ * token the template writes in the turn's text `C`; the closing run is the special tokens and whitespace right before it
+ * (`<|end|>\n</s>`). When a stop token of the model stands in that run before its last token, the model stops there and
+ * never writes the rest: returns the end of the first such stop token, else `end`.
+ */
+export function closingStopEnd(C: string, end: number, specials: SpecialTokenFinder, stops: ReadonlySet<string>): number {
+  if (stops.size === 0) return end;
+  // Walk back over special tokens and whitespace from `end`: the start of the closing run.
+  let start = end;
+  for (;;) {
+    let k = start;
+    while (k > 0 && /\s/.test(C[k - 1])) k--;
+    const tok = k > 0 ? specials.tokenEndingAt(C, k) : null;
+    if (tok === null) break;
+    start = k - tok.length;
+  }
+  for (let t = specials.firstAt(C, start); t && t.end < end; t = specials.firstAt(C, t.end)) if (stops.has(t.token)) return t.end;
+  return end;
 }
 
 /**
