@@ -17,7 +17,8 @@
  * bit, with the same rows errored and set aside and the same v1.4 notes, on ~40
  * varied conversations × Qwen3 (thinking on and off), DeepSeek-V3, Gemma-3,
  * Llama-3.1, Kimi-K2 (instruct and thinking), and every fixture template of
- * test/fixtures/templates the engine renders as Python does (thinking on/off,
+ * test/fixtures/templates and templates-more the engine renders as Python does, and the 18 training templates of
+ * test/fixtures/templates-training (their generation blocks ignored by both) (thinking on/off,
  * `--reasoning drop`, every policy). A deliberately wrong rule must show.
  */
 import { test } from 'node:test';
