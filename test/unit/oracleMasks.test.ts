@@ -989,7 +989,13 @@ const runs: [make: () => Family, policy: Policy][] = [
   [families[5], 'non-system'],
 ];
 
-for (const [make, policy] of runs) {
+/**
+ * The training templates run in a process of their own (oracleTrainingMasks.test.ts starts this file with
+ * ORACLE_SET=training): one process holding every tokenizer of both sets runs out of heap.
+ */
+const TRAINING_SET = process.env.ORACLE_SET === 'training';
+
+for (const [make, policy] of TRAINING_SET ? [] : runs) {
   test(`naive spec oracle agrees with prepare: ${make().name}, policy ${policy}`, async () => {
     const f = make();
     const r = await compare(f, convs, policy);
@@ -1020,7 +1026,7 @@ for (const t of FIXTURE_TEMPLATES) {
 }
 const included = FIXTURE_TEMPLATES.filter((t) => !leftOut.has(t));
 
-test('fixture templates the engine renders as Python does are all compared; the rest are listed with the render that differs', () => {
+test('fixture templates the engine renders as Python does are all compared; the rest are listed with the render that differs', { skip: TRAINING_SET }, () => {
   for (const [t, why] of leftOut) console.log(`# left out: ${t} (${why})`);
   assert.equal(FIXTURE_TEMPLATES.length, 57);
   assert.equal(included.length, 57, `only ${included.length} of ${FIXTURE_TEMPLATES.length} fixture templates render as Python does`);
@@ -1052,7 +1058,7 @@ const fixtureRuns: FixtureRun[] = [...included.map((template): FixtureRun => ({ 
   (r) => !leftOut.has(r.template),
 );
 
-for (const run of fixtureRuns) {
+for (const run of TRAINING_SET ? [] : fixtureRuns) {
   test(`naive spec oracle agrees with prepare on fixture template ${runName(run)}`, async () => {
     const f = fixtureFamily(run.template, run.kwargs, run.reasoning);
     const r = await compare(f, convs, run.policy);
@@ -1081,7 +1087,7 @@ function trainingFamily(name: string): Family {
   return folderFamily(name, dir, referenceFacts(name, join(TRAINING, name)));
 }
 
-for (const name of TRAINING_TEMPLATES) {
+for (const name of TRAINING_SET ? TRAINING_TEMPLATES : []) {
   test(`naive spec oracle agrees with prepare on training template ${name} (its generation blocks ignored by both), policy assistant`, async () => {
     assert.equal(rendersLikePython(name, join(TRAINING, name)), null);
     const f = trainingFamily(name);
@@ -1091,7 +1097,7 @@ for (const name of TRAINING_TEMPLATES) {
   });
 }
 
-test('the comparison can fail: a deliberately wrong rule in the naive oracle gives differences', async () => {
+test('the comparison can fail: a deliberately wrong rule in the naive oracle gives differences', { skip: TRAINING_SET }, async () => {
   const cases: [() => Family, Mistake][] = [
     [() => fixtureFamily('GLM-4.6'), 'no-stop-token'],
     [() => fixtureFamily('Qwen-QwQ-32B', { enable_thinking: true }), 'no-restore'],
