@@ -448,3 +448,24 @@ test('tool-call arguments: a template that writes objects with tojson(ensure_asc
   // Qwen3's `is string` branch writes with tojson (ensure_ascii off): the re-dumped string is what the server writes, and keeps 1.0.
   assert.equal(fixture('Qwen-Qwen3-0.6B').ct.verbatimStringArguments, true);
 });
+
+test('case 2b: a pre-fill that shares its first letters with the answer (Apriel-1.6: "Here are my reasoning steps:\\n", "Hello!") leaves the prompt where the answer starts', () => {
+  const f = fixture('Apriel-1.6-15b-Thinker-fixed');
+  const r = f.build([
+    { role: 'user', content: 'Hi' },
+    { role: 'assistant', content: 'Hello!' },
+  ]);
+  assert.equal(r.records.length, 1);
+  // The server's prompt (its pre-fill untouched), then the whole answer: not "llo!" after the pre-fill's "He".
+  assert.ok(r.records[0].text.endsWith('<|begin_user|>\nHi\n<|begin_assistant|>\nHere are my reasoning steps:\nHello!\n<|end|>'), r.records[0].text);
+  assert.deepEqual(spanTexts(r.records[0]), ['Hello!\n<|end|>']);
+  assert.deepEqual(trainedTokens(f.tok, r.records[0]), ['Hello', '!\n', '<|end|>']);
+  assert.deepEqual([...r.notes].sort(), ['prefill_not_rendered', 'stop_token_from_next_turn']);
+  // Reasoning written without tags (reasoning, then "[BEGIN FINAL RESPONSE]") is in the completion: not reasoning_not_rendered.
+  const t = f.build([
+    { role: 'user', content: 'Think.' },
+    { role: 'assistant', reasoning_content: 'Hmm, nothing to say.', content: 'Done.' },
+  ]);
+  assert.deepEqual(spanTexts(t.records[0]), ['Hmm, nothing to say.\n[BEGIN FINAL RESPONSE]\nDone.\n<|end|>']);
+  assert.deepEqual([...t.notes].sort(), ['prefill_not_rendered', 'stop_token_from_next_turn']);
+});

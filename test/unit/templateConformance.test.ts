@@ -6,7 +6,8 @@
  * References: `test/fixtures/templates/` and `test/fixtures/templates-more/` (25 + 32: all 57 templates of the shared
  * set, rendered by transformers 5.17 `render_jinja_template`, see its README; rendered on 2026-12-01, the date the
  * templates that print today's date show) and `test/fixtures/templates-extra/` (more templates, rendered by local jinja2 3.1.6 configured
- * as transformers configures it, `scripts/jinja-reference.py`). Each template's `renders.json` holds the
+ * as transformers configures it, `scripts/jinja-reference.py`), and `test/fixtures/templates-training/` (TRL's training templates, with
+ * `{% generation %}` blocks, rendered the same way). Each template's `renders.json` holds the
  * messages exactly as the template is given them (docs/loss-mask-rules.md "What the template is given"), the tools, and the
  * special-token variables.
  */
@@ -46,7 +47,7 @@ function templatesIn(dir: string): string[] {
     .sort();
 }
 
-const SETS = [join(FIX, 'templates'), join(FIX, 'templates-more'), join(FIX, 'templates-extra')];
+const SETS = [join(FIX, 'templates'), join(FIX, 'templates-more'), join(FIX, 'templates-extra'), join(FIX, 'templates-training')];
 
 /** The day the shared set's references were rendered (they carry no `clock`; templates that print today's date show it). */
 const SHARED_RENDER_DAY = '2026-12-01T12:00:00';
@@ -56,6 +57,7 @@ test('the conformance sets are there: all 57 shared templates (25 + 32) and the 
   assert.equal(templatesIn(SETS[1]).length, 32);
   assert.equal(new Set([...templatesIn(SETS[0]), ...templatesIn(SETS[1])]).size, 57);
   assert.ok(templatesIn(SETS[2]).length >= 20, `extra templates: ${templatesIn(SETS[2]).length}`);
+  assert.equal(templatesIn(SETS[3]).length, 18);
 });
 
 for (const set of SETS) {

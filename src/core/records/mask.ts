@@ -132,6 +132,8 @@ interface LocatedTarget {
   P: string;
   X: string;
   span: Span;
+  /** The turn's texts as the template is given them ({@link turnTexts}). */
+  texts: string[];
 }
 
 /**
@@ -303,6 +305,8 @@ export function buildRecords(
     // whose text spells a special token is rendered once more without it, dataTokens.ts).
     const own = templateTurnEnd(i, C, found.from, found.F ?? R(i + 1, false), messages, conv.tools, template, specials);
     let end = own ? own.end : specials.lastEnd(C, 0, C.length);
+    // The model stops at the first of its stop tokens in the turn's closing run (Apriel-1.5 ends a turn "<|end|>\n</s>").
+    if (end >= 0) end = closingStopEnd(C, end, specials, stops);
     // A turn that ends at the next role marker: the stop token the next turn's render starts with is the turn's end.
     if (end < 0) {
       const next = stopTokenAfter(i, C, found.F ?? R(i + 1, false), messages, template, conv.tools, specials, stops);
@@ -327,7 +331,7 @@ export function buildRecords(
         out.generationBlocks = diff;
       }
     }
-    located.push({ index: i, P, X, span });
+    located.push({ index: i, P, X, span, texts: turnTexts(adapted.messages[i]) });
     if (current && P.startsWith(current.text)) {
       current.text = X;
       current.spans.push(span);
@@ -372,6 +376,27 @@ function generationPromptOf(i: number, P: string, R: (n: number, gen: boolean) =
 }
 
 /**
+ * docs/loss-mask-rules.md "Trainable span": the end of the turn's end-of-turn token. `end` is the end of the last special
+ * token the template writes in the turn's text `C`; the closing run is the special tokens and whitespace right before it
+ * (`<|end|>\n</s>`). When a stop token of the model stands in that run before its last token, the model stops there and
+ * never writes the rest: returns the end of the first such stop token, else `end`.
+ */
+export function closingStopEnd(C: string, end: number, specials: SpecialTokenFinder, stops: ReadonlySet<string>): number {
+  if (stops.size === 0) return end;
+  // Walk back over special tokens and whitespace from `end`: the start of the closing run.
+  let start = end;
+  for (;;) {
+    let k = start;
+    while (k > 0 && /\s/.test(C[k - 1])) k--;
+    const tok = k > 0 ? specials.tokenEndingAt(C, k) : null;
+    if (tok === null) break;
+    start = k - tok.length;
+  }
+  for (let t = specials.firstAt(C, start); t && t.end < end; t = specials.firstAt(C, t.end)) if (stops.has(t.token)) return t.end;
+  return end;
+}
+
+/**
  * Whether the trainable span holds one of the model's stop tokens, or its own end-of-turn token (the span's final
  * special token), followed by text before the span ends: the model stops at that token and never writes the text
  * (special-token text in the source is matched as special tokens, as the server's tokenizer does; docs/loss-mask-rules.md "Text to
@@ -400,6 +425,28 @@ export function stopTokenInside(X: string, span: Span, specials: SpecialTokenFin
  * reasoning was restored); `F` when the turn is not at the end of `F_i` (a template that writes text after every
  * conversation): `F_i` without that text.
  */
+/**
+ * The texts of a turn as the template is given them (its reasoning and its content, trimmed, the non-empty ones):
+ * what {@link ownTextStart} looks for.
+ */
+function turnTexts(m: Message): string[] {
+  return [m.reasoning_content, typeof m.content === 'string' ? m.content : undefined].flatMap((t) => (t && t.trim() ? [t.trim()] : []));
+}
+
+/**
+ * Where the template leaves the prompt never lies inside the turn's own text (docs/loss-mask-rules.md case 2b, and
+ * "Record grouping"): the common prefix of the prompt `P` and the render `F` can run on into the turn's text by
+ * coincidence (Apriel's pre-fill `Here are my reasoning steps:\n` and an answer `Hello!` share `He`). When none of
+ * `texts` (the turn's texts, {@link turnTexts}) starts at `at` in `F`, returns the last position in `[from, at)` where
+ * one of them starts and runs past `at`; else `at`. (A text that starts at `at` ends the search: a text that repeats
+ * the end of the header, `assistant\n…`, is not taken for a coincidence, so no header text becomes trainable.)
+ */
+export function ownTextStart(F: string, from: number, at: number, texts: readonly string[]): number {
+  if (texts.some((t) => F.startsWith(t, at))) return at;
+  for (let k = at - 1; k >= from; k--) if (texts.some((t) => k + t.length > at && F.startsWith(t, k))) return k;
+  return at;
+}
+
 interface Located {
   C: string;
   from: number;
@@ -489,7 +536,7 @@ function locateCompletion(
     return { C: rest, from: H.length };
   }
   // Case 2b: the generation prompt pre-fills text that the template does not write into a finished turn.
-  const M = tokenBoundary(P, commonPrefixLength(P, F), specials);
+  const M = ownTextStart(F, H.length, tokenBoundary(P, commonPrefixLength(P, F), specials), turnTexts(adapted.messages[i]));
   const prefill = P.slice(M);
   if (L === H.length && M > H.length && F.indexOf(prefill, M) < 0) {
     notes.add('prefill_not_rendered');
@@ -547,9 +594,12 @@ function mergedRecord(
   const spans: Span[] = [];
   let historyForm = false;
   for (const t of located) {
-    const start = commonPrefixLength(text, t.P);
+    const history = commonPrefixLength(t.P, R(t.index, false));
+    const agree = commonPrefixLength(text, t.P);
     // T must hold the whole history of P_i; only the header and a pre-filled generation prompt may differ.
-    if (start < t.P.length && start < commonPrefixLength(t.P, R(t.index, false))) return null;
+    if (agree < t.P.length && agree < history) return null;
+    // Where T leaves P_i, never inside the turn's own text (a pre-fill that shares its first letters with the answer).
+    const start = agree < t.P.length ? ownTextStart(text, history, agree, t.texts) : agree;
     const trained = t.X.slice(t.span[0], t.span[1]);
     let end: number;
     if (text.startsWith(trained, start)) end = start + trained.length;
@@ -599,7 +649,9 @@ function generationBlocksDiff(
   const blockText = blocks.map(([a, b]) => F.text.slice(a, b)).join('');
   if (blockText === trained) return null;
   const turn = `assistant turn ${i}`;
-  if (!C.startsWith(F.text.slice(located.from)))
+  // The turn's own text in F_i: up to the text the template writes after every conversation, when it does (located.F ends before it).
+  const own = F.text.slice(located.from, located.F !== undefined ? located.F.length : F.text.length);
+  if (!C.startsWith(own))
     return `${turn}: the rules train ${q(cut(trained))} (its reasoning put back where the model writes it); its generation blocks hold ${q(cut(blockText))}`;
   const start = located.from;
   const inF = Math.min(trained.length, F.text.length - start);
