@@ -311,7 +311,11 @@ test('eagle3prep.jsonc "fieldRoles": a field path is read in the role given (ans
   assert.deepEqual(r.unread_fields, { answer: { count: 1, lines: [1] } });
   assert.deepEqual(
     r.records.map((x) => x.notes),
-    [['field_role_assigned', 'fields_not_read'], ['field_role_assigned']],
+    // Each row lacks the other row's paths: said per path (a misspelled path is seen the same way).
+    [
+      ['field_role_assigned', 'field_role_unmatched', 'fields_not_read'],
+      ['field_role_assigned', 'field_role_unmatched'],
+    ],
   );
   assert.deepEqual(r.evidence, [
     '1/2 rows have "problem" + "response": strings',
@@ -322,7 +326,9 @@ test('eagle3prep.jsonc "fieldRoles": a field path is read in the role given (ans
     '"gt" (avg 2 chars in 1/2 rows; eagle3prep.jsonc) is a label (a short value beside the answer: never trained)',
     'roles seen: user, assistant',
     '1/2 rows: read as eagle3prep.jsonc "fieldRoles" says: "worked_solution" as the answer (read as "response"), "gt" as a label (never read as text), "cot" as the reasoning (read as "reasoning_content")',
+    '1/2 rows: eagle3prep.jsonc "fieldRoles" paths "messages[].critique", "messages[].thought" matched no field',
     '1/2 rows: read as eagle3prep.jsonc "fieldRoles" says: "messages[].critique" as metadata (never read as text), "messages[].thought" as the reasoning',
+    '1/2 rows: eagle3prep.jsonc "fieldRoles" paths "worked_solution", "gt", "cot" matched no field',
     'fields not read (neither read by the shape nor known metadata): answer (1/2 rows)',
   ]);
   const res = await prepare({ inputs: [file], outDir: tempDir() });
@@ -416,4 +422,46 @@ test('eagle3prep.jsonc "fieldRoles": recorded per file (report.json input.projec
   const { fieldRoles: _f, ...old } = run;
   writeFileSync(join(dir, 'eagle3prep.jsonc'), '{ "roleAliases": { "bot": "assistant" } }\n');
   assert.deepEqual(configChange(old, appliedConfigOf(file)).always, []);
+});
+
+test('eagle3prep.jsonc "fieldRoles": an assigned answer or reasoning is read however short (never a label, never a switch); a path no row has is noted; no internal key in a message', async () => {
+  const dir = tempDir();
+  const file = writeJsonl(
+    [
+      { problem: 'What is 3*9?', worked_solution: '27', answer: 'The product is twenty seven.', cot: 'multiply' },
+      { problem: 'What is 2*5?', worked_solution: '2 times 5 is 10.', cot: 'I need to multiply two by five.' },
+    ],
+    'short.jsonl',
+    dir,
+  );
+  writeFileSync(join(dir, 'eagle3prep.jsonc'), '{ "fieldRoles": { "worked_solution": "answer", "cot": "reasoning", "worked_soluton": "label" } }\n');
+  const r = await inspectFile(file);
+  // Before: "answer" (a sentence) was trained and the assigned "27" called a label; "multiply" (one word) not read.
+  assert.deepEqual(turns(r), [
+    ['short.jsonl:1', false, ['user:What is 3*9?', 'assistant:27 [multiply]']],
+    ['short.jsonl:2', false, ['user:What is 2*5?', 'assistant:2 times 5 is 10. [I need to multiply two by five.]']],
+  ]);
+  assert.deepEqual(r.unread_fields, { answer: { count: 1, lines: [1] } });
+  assert.deepEqual(
+    r.records.map((x) => x.notes),
+    [
+      ['field_role_assigned', 'field_role_unmatched', 'fields_not_read'],
+      ['field_role_assigned', 'field_role_unmatched'],
+    ],
+  );
+  assert.ok(r.evidence.includes('2/2 rows: eagle3prep.jsonc "fieldRoles" path "worked_soluton" matched no field'), r.evidence.join('\n'));
+  assert.ok(!r.evidence.some((e) => /short label/.test(e)), r.evidence.join('\n'));
+  const res = await prepare({ inputs: [file], outDir: tempDir() });
+  const f = res.files[0];
+  assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored, f.recordsWritten], [2, 2, 0, 0, 0, 2]);
+  assert.equal(f.notes.field_role_unmatched, 2);
+  assert.equal(f.notes.short_label_not_trained, undefined);
+
+  // A row whose only turn list the config took out: the message names the dataset's keys, never "$fieldRoles".
+  const { applyFieldRoles } = await import('../../src/core/read/projectConfig');
+  const { unrecognizedMessage } = await import('../../src/core/formats/normalize');
+  const row = applyFieldRoles({ messages: [{ role: 'user', content: 'Hi' }] }, { messages: 'label' });
+  const msg = unrecognizedMessage(row);
+  assert.ok(msg.startsWith('unrecognized row shape; keys found: messages (eagle3prep.jsonc "fieldRoles": label, never read)'), msg);
+  assert.ok(!msg.includes('$'), msg);
 });

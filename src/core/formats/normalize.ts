@@ -16,7 +16,7 @@ import type { Code } from '../codes';
 import type { Conversation, RowOutcome, Source } from '../types';
 import { describeJsonType, drop, type NormalizeContext, type NormalizeOptions, type Row, type ShapeHandler } from './common';
 import { describeCandidate, findConversations } from './discovery';
-import { ASSIGNED_ROLES_KEY, type AssignedRoles } from './fieldRoles';
+import { ASSIGNED_ROLES_KEY, datasetKeys, type AssignedRoles } from './fieldRoles';
 import { FieldTracker } from './fields';
 import { modelTextFields } from './modelText';
 import { suggestMappingLine } from './mapping';
@@ -239,6 +239,13 @@ export function normalizeDetailed(value: unknown, source: Source, fileBase: stri
     );
     ctx.note('field_role_assigned', `read as eagle3prep.jsonc "fieldRoles" says: ${said.join(', ')}`);
   }
+  // Paths of the config the row does not have: said, so a misspelled one is seen (counted per row in the summary).
+  const unmatched = assigned?.unmatched ?? [];
+  if (unmatched.length)
+    ctx.note(
+      'field_role_unmatched',
+      `eagle3prep.jsonc "fieldRoles" path${unmatched.length > 1 ? 's' : ''} ${unmatched.map((p) => `"${p}"`).join(', ')} matched no field`,
+    );
   // Unread paths as the dataset writes them: an assigned field by its own name, a displaced one by its own.
   const named = (p: string) => assigned?.renamed[p] ?? p;
   const convs = conversationsOf(outcome);
@@ -340,7 +347,7 @@ export function findHandler(row: unknown): ShapeHandler | undefined {
  * row is already tokenized …`. Never quotes the row's values.
  */
 export function unrecognizedMessage(row: Row, fileName = '<this file>'): string {
-  const keys = Object.keys(row);
+  const keys = datasetKeys(row);
   const found = keys.length ? `keys found: ${keys.slice(0, 20).join(', ')}${keys.length > 20 ? ', …' : ''}` : 'the object is empty';
   if ('input_ids' in row) {
     return `unrecognized row shape; ${found} — the row is already tokenized ("input_ids"); give the untokenized chat data instead`;
