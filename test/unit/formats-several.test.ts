@@ -465,3 +465,60 @@ test('eagle3prep.jsonc "fieldRoles": an assigned answer or reasoning is read how
   assert.ok(msg.startsWith('unrecognized row shape; keys found: messages (eagle3prep.jsonc "fieldRoles": label, never read)'), msg);
   assert.ok(!msg.includes('$'), msg);
 });
+
+test('several conversations: a copy is the same turns (another spelling, or fewer of them); a shorter question or answer inside the first is another conversation, read', async () => {
+  const dir = tempDir();
+  const file = writeJsonl(
+    [
+      {
+        id: 's2',
+        messages: [
+          { role: 'user', content: 'What is 2+2? Answer with a number and explain.' },
+          { role: 'assistant', content: '4. Because 2 plus 2 equals 4.' },
+        ],
+        conversations: [
+          { from: 'human', value: 'What is 2+2?' },
+          { from: 'gpt', value: '4' },
+        ],
+      },
+      {
+        id: 'a',
+        messages: [
+          { role: 'user', content: 'Question about cats' },
+          { role: 'assistant', content: 'Cats answer' },
+        ],
+        conversations: [{ from: 'human', value: 'Question' }],
+      },
+      {
+        id: 'copy',
+        messages: [
+          { role: 'user', content: 'Hi  there' },
+          { role: 'assistant', content: 'Hello!' },
+          { role: 'user', content: 'Bye' },
+          { role: 'assistant', content: 'Goodbye.' },
+        ],
+        // The same turns in the ShareGPT spelling, fewer of them: a copy, read once.
+        conversations: [
+          { from: 'human', value: 'Hi there' },
+          { from: 'gpt', value: 'Hello!' },
+        ],
+      },
+    ],
+    'sub.jsonl',
+    dir,
+  );
+  const r = await inspectFile(file);
+  // Before: rows s2 and a were one record each (their second conversation dropped as "a copy").
+  assert.deepEqual(turns(r), [
+    ['s2/1', false, ['user:What is 2+2? Answer with a number and explain.', 'assistant:4. Because 2 plus 2 equals 4.']],
+    ['s2/2', false, ['user:What is 2+2?', 'assistant:4']],
+    ['a/1', false, ['user:Question about cats', 'assistant:Cats answer']],
+    ['a/2', true, ['user:Question']],
+    ['copy', false, ['user:Hi  there', 'assistant:Hello!', 'user:Bye', 'assistant:Goodbye.']],
+  ]);
+  assert.ok(r.evidence.includes('1/3 rows: "conversations" repeats turns already read: a copy, not another conversation'), r.evidence.join('\n'));
+  const res = await prepare({ inputs: [file], outDir: tempDir() });
+  const f = res.files[0];
+  assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored], [3, 3, 0, 0, 0]);
+  assert.equal(f.notes.several_conversations_found, 2);
+});
