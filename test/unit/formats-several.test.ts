@@ -522,3 +522,38 @@ test('several conversations: a copy is the same turns (another spelling, or fewe
   assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored], [3, 3, 0, 0, 0]);
   assert.equal(f.notes.several_conversations_found, 2);
 });
+
+test('--dedup on rows holding several conversations: a row all of whose conversations were written before is dropped as duplicate; one with new ones is written whole, its repeats noted', async () => {
+  const dir = tempDir();
+  const conv = (q: string) => [
+    { role: 'user', content: q },
+    { role: 'assistant', content: `${q} answer` },
+  ];
+  const share = (q: string) => [
+    { from: 'human', value: q },
+    { from: 'gpt', value: `${q} answer` },
+  ];
+  const file = writeJsonl(
+    [
+      { id: 'a', messages: conv('Beta') },
+      { id: 'b', messages: conv('Beta'), conversations: share('Delta') },
+      { id: 'c', messages: conv('Eps'), conversations: share('Beta') },
+      { id: 'd', messages: conv('Delta'), conversations: share('Eps') },
+    ],
+    'dd.jsonl',
+    dir,
+  );
+  const out = tempDir();
+  const res = await prepare({ inputs: [file], outDir: out, dedup: true, templateKwargs: { enable_thinking: false } });
+  const f = res.files[0];
+  // Before: nothing dropped (a row's key was its conversations' together), "Beta" written 3 times, no note.
+  assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored, f.recordsWritten], [4, 3, 0, 1, 0, 5]);
+  assert.equal(f.rowsWritten + f.rowsSetAside + f.rowsDropped + f.rowsErrored, f.rowsRead);
+  assert.deepEqual(f.dropped, { duplicate: { count: 1, lines: [4] } });
+  assert.equal(f.notes.duplicate_conversation_kept, 2);
+  const ids = readFileSync(join(out, 'data', 'tokenized_data.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l).id);
+  assert.deepEqual(ids, ['a', 'b/1', 'b/2', 'c/1', 'c/2']);
+});
