@@ -557,3 +557,41 @@ test('--dedup on rows holding several conversations: a row all of whose conversa
     .map((l) => JSON.parse(l).id);
   assert.deepEqual(ids, ['a', 'b/1', 'b/2', 'c/1', 'c/2']);
 });
+
+test('several conversations: the error of a row with one good and one bad conversation names the bad one and says the others are not written', async () => {
+  const file = writeJsonl(
+    [
+      // The shape reads "messages" (it errors); "conversations" is good.
+      {
+        id: 'r8',
+        conversations: [
+          { from: 'human', value: 'Q8' },
+          { from: 'gpt', value: 'A8' },
+        ],
+        messages: [u('x'), { role: 'bogus', content: 'y' }],
+      },
+      // The shape's conversation is good; the other one errors.
+      { id: 'q', messages: [u('Hi'), a('Hello.')], conversation: [u('Call it.'), { role: 'assistant', content: null, tool_calls: 'not a list' }] },
+    ],
+    'bad.jsonl',
+  );
+  const r = await inspectFile(file);
+  assert.deepEqual(turns(r), []);
+  assert.deepEqual(
+    r.skipped.map((s) => [s.line, s.code]),
+    [
+      [1, 'unknown_role'],
+      [2, 'bad_tool_calls'],
+    ],
+  );
+  assert.match(r.skipped[0].message ?? '', /^"messages": unknown role "bogus" in message 2 /);
+  assert.ok(
+    r.skipped[0].message?.endsWith(' — the row\'s other conversations ("conversations") are not written either: a row errors whole'),
+    r.skipped[0].message,
+  );
+  assert.match(r.skipped[1].message ?? '', /^"conversation": /);
+  assert.ok(r.skipped[1].message?.endsWith(" — the row's other conversations are not written either: a row errors whole"), r.skipped[1].message);
+  const res = await prepare({ inputs: [file], outDir: tempDir() });
+  const f = res.files[0];
+  assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored], [2, 0, 0, 0, 2]);
+});

@@ -70,8 +70,8 @@ export function candidateOutcome(row: Row, c: ConversationCandidate, ctx: Normal
 /** A path that names the losing side of a comparison (`rejected`, `negative_messages`, `worse`): never read as a conversation to train. */
 const LOSING_SIDE_RE = /(^|[^a-z])(rejected|reject|dispreferred|negative|worse|worst|loser|losing|bad)([^a-z]|$)/i;
 
-/** Where a candidate is, without counts (row-independent, for the evidence): `"conversations"`, `"questions" + "answers"`. */
-function placeOf(c: ConversationCandidate): string {
+/** Where a candidate is, without counts (row-independent, for the evidence and messages): `"conversations"`, `"questions" + "answers"`. */
+export function placeOf(c: ConversationCandidate): string {
   return (c.pairPaths ?? [c.path]).map((p) => `"${p.replace(/\[\d+\]/g, '[]')}"`).join(' + ');
 }
 
@@ -112,6 +112,11 @@ function scratch(ctx: NormalizeContext): NormalizeContext {
   return { ...ctx, fields: new FieldTracker(), nonText: [], partTools: undefined, note: () => undefined, fact: () => undefined };
 }
 
+/** Appended to the error of a row holding several conversations: the others (their places when known) are not written either. */
+export function noneWritten(others?: string): string {
+  return ` — the row's other conversations${others ? ` (${others})` : ''} are not written either: a row errors whole`;
+}
+
 /**
  * Several conversations in one row (issue 20): `first` is the outcome of the conversation the row's shape read;
  * `others` are the other places of the row that hold a conversation (`discovery.ts` candidates, usable ones:
@@ -121,7 +126,8 @@ function scratch(ctx: NormalizeContext): NormalizeContext {
  * whose conversations has the turns of one already read, turn by turn (the same conversation in another
  * spelling, or a prefix of it: the same turns, fewer of them; {@link isTurnPrefix}) is read as a copy, not a
  * second conversation (texts merely contained in ones read are not a copy); one on the losing side of a comparison (`rejected…`) is never
- * read here (it stays unread and reported). A candidate that errors makes the row errored; one left with no
+ * read here (it stays unread and reported). A candidate that errors makes the row errored (its message names the
+ * candidate's place and says no conversation of the row is written: {@link noneWritten}); one left with no
  * user or assistant turn is left out (`split_part_dropped`). Noted `several_conversations_found` with the
  * places read. A `mappings` entry in eagle3prep.jsonc reads one place only (mapped rows never get here).
  */
@@ -146,7 +152,8 @@ export function withOtherConversations(row: Row, first: RowOutcome, others: Conv
     }
     for (const p of paths) ctx.fields.use(row, topKey(p));
     const o = candidateOutcome(row, c, ctx);
-    if (o.kind === 'errored') return o;
+    // The row's conversations are written or errored together: the message says which one failed and that.
+    if (o.kind === 'errored') return { ...o, message: `${o.message.startsWith('"') ? '' : `${placeOf(c)}: `}${o.message}${noneWritten()}` };
     extra.push({ c, o });
     read.push(...outcomeTurns(o));
   }
