@@ -147,7 +147,7 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
     flags: '--format <format>',
     group: RECORDS,
     help:
-      "The records file, in the output folder's data/: tokenized_data.jsonl; tokenized_data.parquet (input_ids list<int32>, loss_mask list<int8>, source a struct: loads with datasets.load_dataset(\"parquet\", data_files=…), pandas, pyarrow; docs/outputs.md \"Parquet\"); or both (the same records in the same order). " +
+      'The records file, in the output folder\'s data/: tokenized_data.jsonl; tokenized_data.parquet (input_ids list<int32>, loss_mask list<int8>, source a struct: loads with datasets.load_dataset("parquet", data_files=…), pandas, pyarrow; docs/outputs.md "Parquet"); or both (the same records in the same order). ' +
       'messages: no records; the written conversations, normalized, as conversations.jsonl (OpenAI messages with tool_calls, reasoning_content, tools) for the trainers that tokenize and mask themselves (their masking applies, not --mask), ' +
       'and with --trainer eagle conversations_sharegpt.jsonl (ShareGPT human/gpt; conversations EAGLE cannot read as they are are noted eagle_*, not written there; docs/outputs.md "Conversations"); ' +
       '--max-length is then checked on the whole conversation (conversation_over_trainer_length) and --long does not apply. ' +
@@ -209,7 +209,7 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
   {
     flags: '--dedup',
     group: RECORDS,
-    help: 'Write conversations that are identical after normalization once, across all files of the run; the others are dropped with reason duplicate (line numbers in the report). Within one shard only with --shard.',
+    help: 'Write conversations that are identical after normalization once, across all files of the run; the others are dropped with reason duplicate (line numbers in the report). A row holding several conversations is dropped only when all of them were written before; otherwise it is written whole and its repeats are counted (duplicate_conversation_kept). Within one shard only with --shard.',
     apply: (o, v: boolean) => (o.dedup = v),
   },
   {

@@ -178,6 +178,20 @@ const TABLE = {
     meaning:
       'fields read in the roles eagle3prep.jsonc "fieldRoles" gives them (prompt, answer, reasoning, system); a label or metadata field is never read as text; a field that held the role before is reported unread',
   },
+  duplicate_conversation_kept: {
+    kind: 'note',
+    meaning:
+      'with --dedup, a row holding several conversations repeats one written before beside new ones: the row is written whole, the repeat with it (a row whose every conversation was written before is dropped as duplicate)',
+    remedy: 'none needed for a few; to drop the repeats, split the rows into one conversation each before the run',
+    changesData: true,
+  },
+  field_role_unmatched: {
+    kind: 'note',
+    meaning:
+      'a field path of eagle3prep.jsonc "fieldRoles" is not in the row (a misspelled path, or a field only some rows have): nothing was read in that role from it',
+    remedy: "check the path's spelling against the rows (inspect lists their fields); if only some rows have the field, ignore this",
+    changesData: true,
+  },
   several_conversations_found: {
     kind: 'note',
     meaning:

@@ -311,7 +311,11 @@ test('eagle3prep.jsonc "fieldRoles": a field path is read in the role given (ans
   assert.deepEqual(r.unread_fields, { answer: { count: 1, lines: [1] } });
   assert.deepEqual(
     r.records.map((x) => x.notes),
-    [['field_role_assigned', 'fields_not_read'], ['field_role_assigned']],
+    // Each row lacks the other row's paths: said per path (a misspelled path is seen the same way).
+    [
+      ['field_role_assigned', 'field_role_unmatched', 'fields_not_read'],
+      ['field_role_assigned', 'field_role_unmatched'],
+    ],
   );
   assert.deepEqual(r.evidence, [
     '1/2 rows have "problem" + "response": strings',
@@ -322,7 +326,9 @@ test('eagle3prep.jsonc "fieldRoles": a field path is read in the role given (ans
     '"gt" (avg 2 chars in 1/2 rows; eagle3prep.jsonc) is a label (a short value beside the answer: never trained)',
     'roles seen: user, assistant',
     '1/2 rows: read as eagle3prep.jsonc "fieldRoles" says: "worked_solution" as the answer (read as "response"), "gt" as a label (never read as text), "cot" as the reasoning (read as "reasoning_content")',
+    '1/2 rows: eagle3prep.jsonc "fieldRoles" paths "messages[].critique", "messages[].thought" matched no field',
     '1/2 rows: read as eagle3prep.jsonc "fieldRoles" says: "messages[].critique" as metadata (never read as text), "messages[].thought" as the reasoning',
+    '1/2 rows: eagle3prep.jsonc "fieldRoles" paths "worked_solution", "gt", "cot" matched no field',
     'fields not read (neither read by the shape nor known metadata): answer (1/2 rows)',
   ]);
   const res = await prepare({ inputs: [file], outDir: tempDir() });
@@ -416,4 +422,176 @@ test('eagle3prep.jsonc "fieldRoles": recorded per file (report.json input.projec
   const { fieldRoles: _f, ...old } = run;
   writeFileSync(join(dir, 'eagle3prep.jsonc'), '{ "roleAliases": { "bot": "assistant" } }\n');
   assert.deepEqual(configChange(old, appliedConfigOf(file)).always, []);
+});
+
+test('eagle3prep.jsonc "fieldRoles": an assigned answer or reasoning is read however short (never a label, never a switch); a path no row has is noted; no internal key in a message', async () => {
+  const dir = tempDir();
+  const file = writeJsonl(
+    [
+      { problem: 'What is 3*9?', worked_solution: '27', answer: 'The product is twenty seven.', cot: 'multiply' },
+      { problem: 'What is 2*5?', worked_solution: '2 times 5 is 10.', cot: 'I need to multiply two by five.' },
+    ],
+    'short.jsonl',
+    dir,
+  );
+  writeFileSync(join(dir, 'eagle3prep.jsonc'), '{ "fieldRoles": { "worked_solution": "answer", "cot": "reasoning", "worked_soluton": "label" } }\n');
+  const r = await inspectFile(file);
+  // Before: "answer" (a sentence) was trained and the assigned "27" called a label; "multiply" (one word) not read.
+  assert.deepEqual(turns(r), [
+    ['short.jsonl:1', false, ['user:What is 3*9?', 'assistant:27 [multiply]']],
+    ['short.jsonl:2', false, ['user:What is 2*5?', 'assistant:2 times 5 is 10. [I need to multiply two by five.]']],
+  ]);
+  assert.deepEqual(r.unread_fields, { answer: { count: 1, lines: [1] } });
+  assert.deepEqual(
+    r.records.map((x) => x.notes),
+    [
+      ['field_role_assigned', 'field_role_unmatched', 'fields_not_read'],
+      ['field_role_assigned', 'field_role_unmatched'],
+    ],
+  );
+  assert.ok(r.evidence.includes('2/2 rows: eagle3prep.jsonc "fieldRoles" path "worked_soluton" matched no field'), r.evidence.join('\n'));
+  assert.ok(!r.evidence.some((e) => /short label/.test(e)), r.evidence.join('\n'));
+  const res = await prepare({ inputs: [file], outDir: tempDir() });
+  const f = res.files[0];
+  assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored, f.recordsWritten], [2, 2, 0, 0, 0, 2]);
+  assert.equal(f.notes.field_role_unmatched, 2);
+  assert.equal(f.notes.short_label_not_trained, undefined);
+
+  // A row whose only turn list the config took out: the message names the dataset's keys, never "$fieldRoles".
+  const { applyFieldRoles } = await import('../../src/core/read/projectConfig');
+  const { unrecognizedMessage } = await import('../../src/core/formats/normalize');
+  const row = applyFieldRoles({ messages: [{ role: 'user', content: 'Hi' }] }, { messages: 'label' });
+  const msg = unrecognizedMessage(row);
+  assert.ok(msg.startsWith('unrecognized row shape; keys found: messages (eagle3prep.jsonc "fieldRoles": label, never read)'), msg);
+  assert.ok(!msg.includes('$'), msg);
+});
+
+test('several conversations: a copy is the same turns (another spelling, or fewer of them); a shorter question or answer inside the first is another conversation, read', async () => {
+  const dir = tempDir();
+  const file = writeJsonl(
+    [
+      {
+        id: 's2',
+        messages: [
+          { role: 'user', content: 'What is 2+2? Answer with a number and explain.' },
+          { role: 'assistant', content: '4. Because 2 plus 2 equals 4.' },
+        ],
+        conversations: [
+          { from: 'human', value: 'What is 2+2?' },
+          { from: 'gpt', value: '4' },
+        ],
+      },
+      {
+        id: 'a',
+        messages: [
+          { role: 'user', content: 'Question about cats' },
+          { role: 'assistant', content: 'Cats answer' },
+        ],
+        conversations: [{ from: 'human', value: 'Question' }],
+      },
+      {
+        id: 'copy',
+        messages: [
+          { role: 'user', content: 'Hi  there' },
+          { role: 'assistant', content: 'Hello!' },
+          { role: 'user', content: 'Bye' },
+          { role: 'assistant', content: 'Goodbye.' },
+        ],
+        // The same turns in the ShareGPT spelling, fewer of them: a copy, read once.
+        conversations: [
+          { from: 'human', value: 'Hi there' },
+          { from: 'gpt', value: 'Hello!' },
+        ],
+      },
+    ],
+    'sub.jsonl',
+    dir,
+  );
+  const r = await inspectFile(file);
+  // Before: rows s2 and a were one record each (their second conversation dropped as "a copy").
+  assert.deepEqual(turns(r), [
+    ['s2/1', false, ['user:What is 2+2? Answer with a number and explain.', 'assistant:4. Because 2 plus 2 equals 4.']],
+    ['s2/2', false, ['user:What is 2+2?', 'assistant:4']],
+    ['a/1', false, ['user:Question about cats', 'assistant:Cats answer']],
+    ['a/2', true, ['user:Question']],
+    ['copy', false, ['user:Hi  there', 'assistant:Hello!', 'user:Bye', 'assistant:Goodbye.']],
+  ]);
+  assert.ok(r.evidence.includes('1/3 rows: "conversations" repeats turns already read: a copy, not another conversation'), r.evidence.join('\n'));
+  const res = await prepare({ inputs: [file], outDir: tempDir() });
+  const f = res.files[0];
+  assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored], [3, 3, 0, 0, 0]);
+  assert.equal(f.notes.several_conversations_found, 2);
+});
+
+test('--dedup on rows holding several conversations: a row all of whose conversations were written before is dropped as duplicate; one with new ones is written whole, its repeats noted', async () => {
+  const dir = tempDir();
+  const conv = (q: string) => [
+    { role: 'user', content: q },
+    { role: 'assistant', content: `${q} answer` },
+  ];
+  const share = (q: string) => [
+    { from: 'human', value: q },
+    { from: 'gpt', value: `${q} answer` },
+  ];
+  const file = writeJsonl(
+    [
+      { id: 'a', messages: conv('Beta') },
+      { id: 'b', messages: conv('Beta'), conversations: share('Delta') },
+      { id: 'c', messages: conv('Eps'), conversations: share('Beta') },
+      { id: 'd', messages: conv('Delta'), conversations: share('Eps') },
+    ],
+    'dd.jsonl',
+    dir,
+  );
+  const out = tempDir();
+  const res = await prepare({ inputs: [file], outDir: out, dedup: true, templateKwargs: { enable_thinking: false } });
+  const f = res.files[0];
+  // Before: nothing dropped (a row's key was its conversations' together), "Beta" written 3 times, no note.
+  assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored, f.recordsWritten], [4, 3, 0, 1, 0, 5]);
+  assert.equal(f.rowsWritten + f.rowsSetAside + f.rowsDropped + f.rowsErrored, f.rowsRead);
+  assert.deepEqual(f.dropped, { duplicate: { count: 1, lines: [4] } });
+  assert.equal(f.notes.duplicate_conversation_kept, 2);
+  const ids = readFileSync(join(out, 'data', 'tokenized_data.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l).id);
+  assert.deepEqual(ids, ['a', 'b/1', 'b/2', 'c/1', 'c/2']);
+});
+
+test('several conversations: the error of a row with one good and one bad conversation names the bad one and says the others are not written', async () => {
+  const file = writeJsonl(
+    [
+      // The shape reads "messages" (it errors); "conversations" is good.
+      {
+        id: 'r8',
+        conversations: [
+          { from: 'human', value: 'Q8' },
+          { from: 'gpt', value: 'A8' },
+        ],
+        messages: [u('x'), { role: 'bogus', content: 'y' }],
+      },
+      // The shape's conversation is good; the other one errors.
+      { id: 'q', messages: [u('Hi'), a('Hello.')], conversation: [u('Call it.'), { role: 'assistant', content: null, tool_calls: 'not a list' }] },
+    ],
+    'bad.jsonl',
+  );
+  const r = await inspectFile(file);
+  assert.deepEqual(turns(r), []);
+  assert.deepEqual(
+    r.skipped.map((s) => [s.line, s.code]),
+    [
+      [1, 'unknown_role'],
+      [2, 'bad_tool_calls'],
+    ],
+  );
+  assert.match(r.skipped[0].message ?? '', /^"messages": unknown role "bogus" in message 2 /);
+  assert.ok(
+    r.skipped[0].message?.endsWith(' — the row\'s other conversations ("conversations") are not written either: a row errors whole'),
+    r.skipped[0].message,
+  );
+  assert.match(r.skipped[1].message ?? '', /^"conversation": /);
+  assert.ok(r.skipped[1].message?.endsWith(" — the row's other conversations are not written either: a row errors whole"), r.skipped[1].message);
+  const res = await prepare({ inputs: [file], outDir: tempDir() });
+  const f = res.files[0];
+  assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored], [2, 0, 0, 0, 2]);
 });

@@ -34,6 +34,37 @@ export interface AssignedRoles {
   hidden: Record<string, unknown>;
   /** Fields that were where an assigned field is now read from (`response` beside `"worked_solution": "answer"`): kept aside, reported as unread by these paths. */
   displaced: string[];
+  /** Paths of the config this row does not have (a misspelled path, a field some rows lack): noted `field_role_unmatched`. */
+  unmatched?: string[];
+}
+
+/**
+ * Whether eagle3prep.jsonc "fieldRoles" put the value of the top-level field `field` of a rewritten row there
+ * with a text role (`response` read from `"worked_solution": "answer"`, or `response` itself named). An assigned
+ * field is read in its role whatever its value's length: the config outranks the shapes' guesses (a short value
+ * taken for a label, a one-word reasoning taken for a switch).
+ */
+export function isAssignedField(row: Row, field: string): boolean {
+  const a = row[ASSIGNED_ROLES_KEY];
+  if (!isObject(a)) return false;
+  const r = a as unknown as AssignedRoles;
+  const role = r.roles[field];
+  return r.renamed[field] !== undefined || (role !== undefined && role !== 'label' && role !== 'metadata');
+}
+
+/**
+ * A rewritten row's keys as the user knows them, for messages: the dataset's own keys (never the product's
+ * `$` bookkeeping), a field eagle3prep.jsonc "fieldRoles" took out or moved named by its path with what the
+ * config did (`messages (eagle3prep.jsonc "fieldRoles": label, never read)`).
+ */
+export function datasetKeys(row: Row): string[] {
+  const a = isObject(row[ASSIGNED_ROLES_KEY]) ? (row[ASSIGNED_ROLES_KEY] as unknown as AssignedRoles) : undefined;
+  const keys = Object.keys(row)
+    .filter((k) => !k.startsWith('$'))
+    .map((k) => (a?.renamed[k] !== undefined ? `${a.renamed[k]} (read as "${k}": eagle3prep.jsonc "fieldRoles")` : k));
+  for (const p of Object.keys(a?.hidden ?? {})) keys.push(`${p} (eagle3prep.jsonc "fieldRoles": ${a!.roles[p]}, never read)`);
+  for (const p of a?.displaced ?? []) if (!p.includes('.')) keys.push(p);
+  return keys;
 }
 
 /** A file's field roles as gathered over its sample rows (one per field path). */

@@ -16,11 +16,11 @@ import type { Code } from '../codes';
 import type { Conversation, RowOutcome, Source } from '../types';
 import { describeJsonType, drop, type NormalizeContext, type NormalizeOptions, type Row, type ShapeHandler } from './common';
 import { describeCandidate, findConversations } from './discovery';
-import { ASSIGNED_ROLES_KEY, type AssignedRoles } from './fieldRoles';
+import { ASSIGNED_ROLES_KEY, datasetKeys, type AssignedRoles } from './fieldRoles';
 import { FieldTracker } from './fields';
 import { modelTextFields } from './modelText';
 import { suggestMappingLine } from './mapping';
-import { foundConversationHandler, withOtherConversations } from './shapes-found';
+import { foundConversationHandler, noneWritten, placeOf, withOtherConversations } from './shapes-found';
 import { atifHandler, openHandsEventsHandler, sweAgentTrajHandler, trajectoryStepsHandler } from './shapes-agent';
 import {
   alpacaTextHandler,
@@ -224,7 +224,7 @@ export function normalizeDetailed(value: unknown, source: Source, fileBase: stri
       : `internal error normalizing ${handler.name} row: ${err instanceof Error ? err.message : String(err)} (please report it with the row's shape)`;
     outcome = { kind: 'errored', source, message: why, code: 'internal_error' };
   }
-  if (!ONE_CONVERSATION_SHAPES.has(handler) && outcome.kind !== 'errored' && outcome.kind !== 'dropped') outcome = otherConversations(value, outcome, ctx);
+  if (!ONE_CONVERSATION_SHAPES.has(handler) && outcome.kind !== 'dropped') outcome = otherConversations(value, outcome, ctx);
   // Roles eagle3prep.jsonc "fieldRoles" assigned (read/projectConfig.ts): said, and the fields they displaced reported.
   const assigned = isRow(value[ASSIGNED_ROLES_KEY]) ? (value[ASSIGNED_ROLES_KEY] as unknown as AssignedRoles) : undefined;
   if (assigned && Object.keys(assigned.roles).length) {
@@ -239,6 +239,13 @@ export function normalizeDetailed(value: unknown, source: Source, fileBase: stri
     );
     ctx.note('field_role_assigned', `read as eagle3prep.jsonc "fieldRoles" says: ${said.join(', ')}`);
   }
+  // Paths of the config the row does not have: said, so a misspelled one is seen (counted per row in the summary).
+  const unmatched = assigned?.unmatched ?? [];
+  if (unmatched.length)
+    ctx.note(
+      'field_role_unmatched',
+      `eagle3prep.jsonc "fieldRoles" path${unmatched.length > 1 ? 's' : ''} ${unmatched.map((p) => `"${p}"`).join(', ')} matched no field`,
+    );
   // Unread paths as the dataset writes them: an assigned field by its own name, a displaced one by its own.
   const named = (p: string) => assigned?.renamed[p] ?? p;
   const convs = conversationsOf(outcome);
@@ -287,6 +294,7 @@ const ONE_CONVERSATION_SHAPES: ReadonlySet<ShapeHandler> = new Set([
  * shape read that hold a list of turns with known speakers (or a list of such lists, `discovery.ts`) are other
  * conversations of the row, one record each (`shapes-found.ts` {@link withOtherConversations}). Strings and
  * transcripts are not searched here: beside a shape that read the row they are most often its rendered copy.
+ * When the shape's conversation errored, the row errors whole, and the message says so when it holds others.
  */
 function otherConversations(row: Row, outcome: RowOutcome, ctx: NormalizeContext): RowOutcome {
   const used = ctx.fields.usedKeys(row);
@@ -298,7 +306,14 @@ function otherConversations(row: Row, outcome: RowOutcome, ctx: NormalizeContext
   }
   if (Object.keys(rest).length === 0) return outcome;
   const others = findConversations(rest).filter((c) => c.usable && (c.kind === 'turns' || c.kind === 'turn-lists'));
-  return others.length ? withOtherConversations(row, outcome, others, ctx) : outcome;
+  if (others.length === 0) return outcome;
+  if (outcome.kind === 'errored') {
+    // The conversation the shape read errored: the message names its fields and says the others are not written either.
+    const at = [...(used ?? [])].map((k) => `"${k}"`).join(' + ');
+    const prefix = at && !outcome.message.startsWith('"') ? `${at}: ` : '';
+    return { ...outcome, message: `${prefix}${outcome.message}${noneWritten(others.map(placeOf).join(', '))}` };
+  }
+  return withOtherConversations(row, outcome, others, ctx);
 }
 
 /**
@@ -340,7 +355,7 @@ export function findHandler(row: unknown): ShapeHandler | undefined {
  * row is already tokenized …`. Never quotes the row's values.
  */
 export function unrecognizedMessage(row: Row, fileName = '<this file>'): string {
-  const keys = Object.keys(row);
+  const keys = datasetKeys(row);
   const found = keys.length ? `keys found: ${keys.slice(0, 20).join(', ')}${keys.length > 20 ? ', …' : ''}` : 'the object is empty';
   if ('input_ids' in row) {
     return `unrecognized row shape; ${found} — the row is already tokenized ("input_ids"); give the untokenized chat data instead`;

@@ -70,18 +70,41 @@ export function candidateOutcome(row: Row, c: ConversationCandidate, ctx: Normal
 /** A path that names the losing side of a comparison (`rejected`, `negative_messages`, `worse`): never read as a conversation to train. */
 const LOSING_SIDE_RE = /(^|[^a-z])(rejected|reject|dispreferred|negative|worse|worst|loser|losing|bad)([^a-z]|$)/i;
 
-/** Where a candidate is, without counts (row-independent, for the evidence): `"conversations"`, `"questions" + "answers"`. */
-function placeOf(c: ConversationCandidate): string {
+/** Where a candidate is, without counts (row-independent, for the evidence and messages): `"conversations"`, `"questions" + "answers"`. */
+export function placeOf(c: ConversationCandidate): string {
   return (c.pairPaths ?? [c.path]).map((p) => `"${p.replace(/\[\d+\]/g, '[]')}"`).join(' + ');
 }
 
-/** The texts of an outcome's messages (content and reasoning), whitespace-collapsed, non-empty. */
-function outcomeTexts(o: RowOutcome): string[] {
+/**
+ * The conversations of an outcome as lists of turn keys (role, text, reasoning, tool calls' names and arguments;
+ * whitespace collapsed), for telling a copy from another conversation. Roles are the canonical ones
+ * (`convertTurns` mapped every spelling: `gpt` and `assistant` are one).
+ */
+function outcomeTurns(o: RowOutcome): string[][] {
   const parts = o.kind === 'split' ? o.parts : o.kind === 'conversation' || o.kind === 'prompt' ? [o] : [];
-  return parts
-    .flatMap((p) => p.conversation.messages.flatMap((m) => [m.content ?? '', m.reasoning_content ?? '']))
-    .map((t) => t.replace(/\s+/g, ' ').trim())
-    .filter((t) => t !== '');
+  const n = (t: string | null | undefined) => (t ?? '').replace(/\s+/g, ' ').trim();
+  return parts.map((p) =>
+    p.conversation.messages.map((m) =>
+      JSON.stringify([
+        m.role,
+        n(m.content),
+        n(m.reasoning_content),
+        (m.tool_calls ?? []).map((c) => [c.function?.name, typeof c.function?.arguments === 'string' ? n(c.function.arguments) : c.function?.arguments]),
+      ]),
+    ),
+  );
+}
+
+/**
+ * Whether conversation `c` is a copy of conversation `r` already read: its turns equal `r`'s first turns, one by
+ * one (the same conversation in another spelling, or a prefix of it: the same turns, fewer of them). System turns
+ * are compared only when `c` has one (a row's system field may be added to the conversation its shape read).
+ * Texts that merely appear inside `r`'s (a shorter question, a shorter answer) are another conversation.
+ */
+function isTurnPrefix(c: string[], r: string[]): boolean {
+  const sys = (k: string) => k.startsWith('["system"');
+  const rr = c.some(sys) ? r : r.filter((k) => !sys(k));
+  return c.length > 0 && c.length <= rr.length && c.every((k, i) => k === rr[i]);
 }
 
 /** A context whose notes, facts, read fields and non-text parts go nowhere: a dry run of a candidate. */
@@ -89,15 +112,22 @@ function scratch(ctx: NormalizeContext): NormalizeContext {
   return { ...ctx, fields: new FieldTracker(), nonText: [], partTools: undefined, note: () => undefined, fact: () => undefined };
 }
 
+/** Appended to the error of a row holding several conversations: the others (their places when known) are not written either. */
+export function noneWritten(others?: string): string {
+  return ` — the row's other conversations${others ? ` (${others})` : ''} are not written either: a row errors whole`;
+}
+
 /**
  * Several conversations in one row (issue 20): `first` is the outcome of the conversation the row's shape read;
  * `others` are the other places of the row that hold a conversation (`discovery.ts` candidates, usable ones:
  * known speakers, a user or assistant turn). Each other conversation becomes records of its own, in the row's
  * field order after the first, all with ids `<row id>/<k>` (k from 1, in that order) and the row's source; the
- * row is then one `split` outcome, accounted as one row (written when any of its records is). A candidate whose
- * every text is already in a conversation read (the same conversation in another spelling, or a prefix of it)
- * is read as a copy, not a second conversation; one on the losing side of a comparison (`rejected…`) is never
- * read here (it stays unread and reported). A candidate that errors makes the row errored; one left with no
+ * row is then one `split` outcome, accounted as one row (written when any of its records is). A candidate each of
+ * whose conversations has the turns of one already read, turn by turn (the same conversation in another
+ * spelling, or a prefix of it: the same turns, fewer of them; {@link isTurnPrefix}) is read as a copy, not a
+ * second conversation (texts merely contained in ones read are not a copy); one on the losing side of a comparison (`rejected…`) is never
+ * read here (it stays unread and reported). A candidate that errors makes the row errored (its message names the
+ * candidate's place and says no conversation of the row is written: {@link noneWritten}); one left with no
  * user or assistant turn is left out (`split_part_dropped`). Noted `several_conversations_found` with the
  * places read. A `mappings` entry in eagle3prep.jsonc reads one place only (mapped rows never get here).
  */
@@ -109,22 +139,23 @@ export function withOtherConversations(row: Row, first: RowOutcome, others: Conv
     .map((c, i) => ({ c, i }))
     .sort((a, b) => order.indexOf(topKey(a.c.path)) - order.indexOf(topKey(b.c.path)) || a.i - b.i)
     .map((x) => x.c);
-  const read = outcomeTexts(first);
+  const read = outcomeTurns(first);
   const extra: { c: ConversationCandidate; o: RowOutcome }[] = [];
   for (const c of sorted) {
     const paths = c.pairPaths ?? [c.path];
     const dry = candidateOutcome(row, c, scratch(ctx));
-    const texts = outcomeTexts(dry);
-    if (dry.kind !== 'errored' && texts.every((t) => read.some((r) => r.includes(t)))) {
+    const convs = outcomeTurns(dry);
+    if (dry.kind !== 'errored' && convs.length > 0 && convs.every((t) => read.some((r) => isTurnPrefix(t, r)))) {
       for (const p of paths) ctx.fields.use(row, topKey(p));
       ctx.fact(`${placeOf(c)} repeats turns already read: a copy, not another conversation`);
       continue;
     }
     for (const p of paths) ctx.fields.use(row, topKey(p));
     const o = candidateOutcome(row, c, ctx);
-    if (o.kind === 'errored') return o;
+    // The row's conversations are written or errored together: the message says which one failed and that.
+    if (o.kind === 'errored') return { ...o, message: `${o.message.startsWith('"') ? '' : `${placeOf(c)}: `}${o.message}${noneWritten()}` };
     extra.push({ c, o });
-    read.push(...outcomeTexts(o));
+    read.push(...outcomeTurns(o));
   }
   if (extra.length === 0) return first;
   const leaves: { kind: 'conversation' | 'prompt'; conversation: Conversation }[] = [];

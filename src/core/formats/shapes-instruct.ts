@@ -25,6 +25,7 @@ import {
   type ShapeHandler,
 } from './common';
 import { isLabelValue, outweighsLabel } from './labels';
+import { isAssignedField } from './fieldRoles';
 import { chatMlPromptTurns, hhPromptTurns, withoutChatMlEnd } from './transcript';
 import { isMetadataField } from './fields';
 import { mapRole } from './roles';
@@ -67,10 +68,14 @@ function promptField(row: Row): string | undefined {
 }
 /**
  * The response field: the first of {@link RESPONSE_KEYS} present, except that a short label there (`"answer": "27"`,
- * `labels.ts`) never wins over a model-written answer in another response field of the row (`"solution"`).
+ * `labels.ts`) never wins over a model-written answer in another response field of the row (`"solution"`), unless
+ * eagle3prep.jsonc "fieldRoles" made it the answer (then it is read, and the other fields are reported unread).
  */
 function responseField(row: Row): string | undefined {
   const present = RESPONSE_KEYS.filter((k) => nonEmptyString(row[k]) || typeof row[k] === 'number' || isTurnValue(row[k]));
+  // A field eagle3prep.jsonc "fieldRoles" made the answer is the answer, however short (fieldRoles.ts).
+  const assigned = present.find((k) => isAssignedField(row, k));
+  if (assigned !== undefined) return assigned;
   const first = present[0];
   if (first !== undefined && isLabelValue(row[first])) return present.find((k) => outweighsLabel(row[k], row[first])) ?? first;
   return first;
@@ -139,7 +144,10 @@ const ROW_REASONING_KEYS = ['reasoning_content', 'reasoning', 'thinking'];
 
 /** The answer's reasoning given at the row level, as a turn field (`{reasoning_content}`), marked read; `{}` when there is none. */
 function rowReasoning(row: Row, ctx: NormalizeContext): { reasoning_content?: string } {
-  const k = ROW_REASONING_KEYS.find((x) => typeof row[x] === 'string' && /\s/.test((row[x] as string).trim()));
+  // One word is a switch, not reasoning, unless eagle3prep.jsonc "fieldRoles" made the field the reasoning.
+  const k = ROW_REASONING_KEYS.find(
+    (x) => typeof row[x] === 'string' && (/\s/.test((row[x] as string).trim()) || (isAssignedField(row, x) && (row[x] as string).trim() !== '')),
+  );
   if (!k) return {};
   ctx.fields.use(row, k);
   if (k !== 'reasoning_content') ctx.note('reasoning_field_used', `"${k}" row field used as the answer's reasoning_content`);

@@ -324,14 +324,15 @@ const displacedKey = (name: string) => `$displaced:${name}`;
  * - a path given `label` or `metadata` is taken out of the row (a label is named in the evidence with its length);
  * - a path into list elements (`messages[].cot`) given `reasoning` is renamed `reasoning_content` in each element
  *   (one already there is displaced); `label` / `metadata` remove it from each element.
- * Paths the row does not have are left alone.
+ * Paths the row does not have are left alone and listed (`unmatched`: noted `field_role_unmatched`, so a
+ * misspelled path is seen, never silently ignored).
  */
 export function applyFieldRoles(row: Record<string, unknown>, roles: Readonly<Record<string, FieldRoleName>>): Record<string, unknown> {
   let out = row;
   const copy = () => {
     if (out === row) out = { ...row };
   };
-  const rec: AssignedRoles = { renamed: {}, roles: {}, hidden: {}, displaced: [] };
+  const rec: AssignedRoles & { unmatched: string[] } = { renamed: {}, roles: {}, hidden: {}, displaced: [], unmatched: [] };
   const taken: [string, FieldRoleName, unknown][] = [];
   for (const [path, role] of Object.entries(roles)) {
     const segs = path.split('.');
@@ -354,12 +355,15 @@ export function applyFieldRoles(row: Record<string, unknown>, roles: Readonly<Re
       if (next !== out) {
         out = next;
         rec.roles[path] = role;
-      }
+      } else rec.unmatched.push(path);
       continue;
     }
     // Every assigned field is taken out first, then put where its role is read: assignments never overwrite each other.
     const v = valueAtPath(out, segs);
-    if (v === undefined) continue;
+    if (v === undefined) {
+      rec.unmatched.push(path);
+      continue;
+    }
     copy();
     out = removeAtPath(out, segs);
     taken.push([path, role, v]);
@@ -380,7 +384,8 @@ export function applyFieldRoles(row: Record<string, unknown>, roles: Readonly<Re
     out[field] = v;
     if (field !== path) rec.renamed[field] = path;
   }
-  if (out === row) return row;
+  if (out === row && rec.unmatched.length === 0) return row;
+  copy();
   out[ASSIGNED_ROLES_KEY] = rec;
   return out;
 }

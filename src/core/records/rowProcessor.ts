@@ -155,7 +155,7 @@ export class RowProcessor {
       case 'prompt':
       case 'split': {
         const parts = conversationsOf(outcome);
-        // --dedup: one key over the row's conversations (a row holding several is a duplicate only as a whole).
+        // --dedup: the keys of the row's conversations, joined (16 characters each): the row is a duplicate when every one was written before (pipeline.ts).
         if (this.settings.dedup) res.dedupKey = parts.map((p) => conversationKey(p.conversation)).join('');
         const unread = parts[0].conversation.unreadFields;
         if (unread?.length) res.unreadFields = unread;

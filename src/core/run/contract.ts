@@ -111,7 +111,9 @@ export interface PrepareOptions {
   /**
    * Write conversations that are identical after normalization once: the later
    * ones are dropped with reason `duplicate`, across all files of the run (and
-   * of the runs sharing {@link PrepareHooks.dedup}); first occurrence in input order wins.
+   * of the runs sharing {@link PrepareHooks.dedup}); first occurrence in input order wins. A row holding several
+   * conversations is dropped when every one of them was written before, else written whole with its repeats
+   * noted `duplicate_conversation_kept` (one per repeat).
    */
   dedup?: boolean;
   /**
@@ -422,7 +424,7 @@ export interface RowResult {
   unreadFields?: string[];
   /** The shapes of the row's conversations (`run/shapes.ts`), for the template findings that concern the file. */
   shapes?: RowShape[];
-  /** With `dedup`: a hash of the normalized conversation (roles, texts, reasoning, tool calls, tools), for written and set-aside rows. */
+  /** With `dedup`: a hash of each normalized conversation of the row (roles, texts, reasoning, tool calls, tools; 16 characters each, joined in the row's order), for written and set-aside rows. */
   dedupKey?: string;
   /** `tokenized_data.jsonl` lines (JSON of a {@link TokenizedRecord}, newline included), in record order. */
   records: string[];

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
 import { describeCandidate, findConversations } from '../formats/discovery';
 import { conversationsOf, EXPECTED_SHAPES, normalizeDetailed } from '../formats/normalize';
+import { datasetKeys } from '../formats/fieldRoles';
 import { suggestMappingLine } from '../formats/mapping';
 import { readRows, type RawRow } from '../read/readers';
 import { applyProjectConfig, loadProjectConfigFor, readingOptions, type ProjectConfig } from '../read/projectConfig';
@@ -172,7 +173,7 @@ async function inspectFileUnguarded(file: string, opts: InspectOptions, at: { li
     if (handler) recognized++;
     else if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
       firstUnrecognized ??= value;
-      const keys = Object.keys(value);
+      const keys = datasetKeys(value as Record<string, unknown>);
       if (keys.includes('input_ids')) tokenized++;
       for (const k of keys) keysSeen.set(k, (keysSeen.get(k) ?? 0) + 1);
     }

@@ -243,7 +243,10 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
           if (i !== undefined) leafFates.set(i, res.fate);
         }
         if (seen && res.dedupKey !== undefined && (res.fate === 'written' || res.fate === 'setAside')) {
-          if (seen.has(res.dedupKey)) {
+          // One 16-character key per conversation of the row (several when the row holds several conversations).
+          const keys = res.dedupKey.match(/[\s\S]{16}/g) ?? [res.dedupKey];
+          const repeated = keys.filter((k) => seen.has(k)).length;
+          if (repeated === keys.length) {
             // The same conversation was written (or set aside) earlier in this run: counted as dropped, not written again.
             rep.rowsRead++;
             for (const n of res.notes) rep.notes[n] = (rep.notes[n] ?? 0) + 1;
@@ -251,8 +254,13 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
             if (!doomed) await problems.write(problemLine(file, { ...res, fate: 'dropped', reason: 'duplicate', message: undefined }));
             continue;
           }
-          seen.add(res.dedupKey);
-          addedKeys.push(res.dedupKey);
+          for (const k of keys) {
+            if (seen.has(k)) continue;
+            seen.add(k);
+            addedKeys.push(k);
+          }
+          // A row holding new conversations beside ones already written is written whole: its repeats are counted, visibly.
+          for (let i = 0; i < repeated; i++) res.notes.push('duplicate_conversation_kept');
         }
         addedIds.push(...uniqueIds.apply(res));
         applyRowResult(rep, res, lengths, fileCounts);
