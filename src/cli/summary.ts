@@ -9,7 +9,7 @@ import { basename, relative } from 'node:path';
 import { codeMeaning, codeRemedy } from '../core/codes';
 import type { FileReport, PrepareResult, RunStatus } from '../core/run/contract';
 import { AMPLIFICATION_WARN, amplificationLine } from '../core/run/report';
-import { removedReason, SPECULATORS_DIR } from '../core/run/outputFiles';
+import { KEPT_REASON, removedReason, SPECULATORS_DIR } from '../core/run/outputFiles';
 import { settingNotesOf, worstStatus } from '../core/run/status';
 import { nextStepsOfRun } from '../core/trainers/nextSteps';
 import { conversationsLines } from '../core/run/conversationsNote';
@@ -318,6 +318,8 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
       lines.push(
         `Removed: ${removed.map((p) => show(p, cwd)).join(', ')} — ${[...new Set(written.map((r) => removedReason(r.outDir, r.outputs.removed ?? [], r.outputs.format)).filter(Boolean))].join('; ')}, so they are not taken for this run's`,
       );
+    const kept = written.flatMap((r) => r.outputs.kept ?? []);
+    if (kept.length) lines.push(`Kept: ${kept.map((p) => show(p, cwd)).join(', ')} — ${KEPT_REASON}`);
     const prompts = written.reduce((a, r) => a + r.totals.rowsSetAside, 0);
     if (prompts) {
       // Only a prompts file the command wrote is named (merge-reports without --data writes the reports only).

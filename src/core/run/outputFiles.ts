@@ -108,13 +108,21 @@ export function removedReason(outDir: string, removed: string[], format: string 
   const why = new Set<string>();
   for (const p of removed) {
     const d = resolve(dirname(p));
-    if (d === top && CONVERSATION_FILES.has(basename(p))) why.add(`a previous ${q('--format messages')} run's conversations (this run writes ${q(`--format ${format}`)})`);
+    if (d === top && CONVERSATION_FILES.has(basename(p)))
+      why.add(`a previous ${q('--format messages')} run's conversations (this run writes ${q(`--format ${format}`)})`);
     else if (d === top) why.add(`a previous run's records directly in the output folder (the layout before ${q(`${RECORDS_DIR}/`)})`);
     else if (d === join(top, SPECULATORS_DIR)) why.add(`a previous run's speculators dataset (this run has no ${q('--trainer speculators')})`);
     else why.add(`a previous run's records in a format this run does not write (${q(`--format ${format}`)})`);
   }
   return [...why].join('; ');
 }
+
+/**
+ * Why a run kept files of its output names it does not write (`outputs.kept`, parquetOutput.ts removeStaleRecordFiles):
+ * no previous report in the folder lists them, so they are not a previous run's.
+ */
+export const KEPT_REASON =
+  "not written by this run and listed by no previous report.json here, so not a previous run's: left as they are (not this run's outputs; move them if a trainer pointed at this folder should not read them)";
 
 /** Suffix of a default output folder: `data/chat.jsonl` → `data/chat.eagle3/`. */
 export const OUTPUT_DIR_SUFFIX = '.eagle3';

@@ -7,7 +7,16 @@ import { readFileSync } from 'node:fs';
 import { basename, relative } from 'node:path';
 import { CODES, codeMeaning, codeRemedy } from '../codes';
 import { writeFileAtomic } from './output';
-import { CONVERSATIONS_FILE, CONVERSATIONS_SHAREGPT_FILE, OUTPUT_FILES, removedReason, SPECULATORS_DIR, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
+import {
+  CONVERSATIONS_FILE,
+  CONVERSATIONS_SHAREGPT_FILE,
+  KEPT_REASON,
+  OUTPUT_FILES,
+  removedReason,
+  SPECULATORS_DIR,
+  TOKEN_COUNTS_FILE,
+  TOKENIZED_DATA_PARQUET,
+} from './outputFiles';
 import { fromSnakeJson, toSnakeJson } from './jsonCase';
 import type { FileReport, PrepareResult, RunStatus, RunWarning } from './contract';
 import { isTemplateNote, settingNotesOf } from './status';
@@ -258,6 +267,7 @@ export function renderReportMarkdown(r: PrepareResult): string {
           `- Removed: ${r.outputs.removed.map((p) => `\`${relative(r.outDir, p) || basename(p)}\``).join(', ')} — ${removedReason(r.outDir, r.outputs.removed, r.outputs.format, true)}, so they are not taken for this run's`,
         ]
       : []),
+    ...(r.outputs.kept?.length ? [`- Kept: ${r.outputs.kept.map((p) => `\`${relative(r.outDir, p) || basename(p)}\``).join(', ')} — ${KEPT_REASON}`] : []),
     `- Time: ${(r.elapsedMs / 1000).toFixed(1)} s${r.shard?.merged ? ' (slowest shard)' : ''}${r.throughput ? `; ${r.throughput.tokensPerSecond.toLocaleString('en-US')} tokens/s, ${r.throughput.rowsPerSecond.toLocaleString('en-US')} rows/s${r.shard?.merged ? " (all shards over the slowest one's time)" : ''}` : ''}`,
     ...(r.shard
       ? [
