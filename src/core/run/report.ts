@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { basename, relative } from 'node:path';
 import { CODES, codeMeaning, codeRemedy } from '../codes';
 import { writeFileAtomic } from './output';
+import { promptLines } from './promptLines';
 import {
   CONVERSATIONS_FILE,
   CONVERSATIONS_SHAREGPT_FILE,
@@ -217,11 +218,6 @@ function templateCheckSection(r: PrepareResult): string[] {
   for (const w of c.warnings) out.push(`- ⚠ ${w.probe ? `${w.probe}: ` : ''}\`${w.code}\` ${w.message.replace(/\n/g, ' ')}`);
   out.push('', 'Details: `eagle3-prep check-template --tokenizer <dir>` shows the probe renders with their trainable spans.', '');
   return out;
-}
-
-/** Lines of `prompts_to_generate.jsonl`: one per set-aside row, plus the extra prompts of rows holding several conversations (`split_part_set_aside`). */
-function promptLines(r: PrepareResult): number {
-  return r.totals.rowsSetAside + r.files.reduce((a, f) => a + (f.notes.split_part_set_aside ?? 0), 0);
 }
 
 /**
