@@ -142,3 +142,19 @@ test("files of output names no previous report lists are the user's: kept and sa
   assert.deepEqual(next.outputs.removed, [join(old, 'tokenized_data.jsonl')]);
   assert.equal(next.outputs.kept, undefined);
 });
+
+test('an output folder inside the input folder: a --format messages run’s conversation files are not read as datasets; a user’s conversations.jsonl is', async () => {
+  const root = tempDir();
+  cpSync(INPUT, join(root, 'chat.jsonl'));
+  const out = join(root, 'out');
+  const r = await prepare({ inputs: [join(root, 'chat.jsonl')], outDir: out, workers: 1, format: 'messages', trainer: 'eagle' });
+  assert.equal(r.ok, true, r.failures.join('; '));
+  assert.ok(existsSync(join(out, 'conversations.jsonl')) && existsSync(join(out, 'conversations_sharegpt.jsonl')));
+  assert.deepEqual(expandInputs([root]), [join(root, 'chat.jsonl')]);
+  // A records run into a folder holding the user's own conversations.jsonl: not listed by the report, so still a dataset.
+  const mine = join(tempDir(), 'mine');
+  mkdirSync(mine);
+  cpSync(INPUT, join(mine, 'conversations.jsonl'));
+  assert.equal((await prepare({ inputs: [join(root, 'chat.jsonl')], outDir: mine, workers: 1 })).ok, true);
+  assert.deepEqual(expandInputs([mine]), [join(mine, 'conversations.jsonl')]);
+});

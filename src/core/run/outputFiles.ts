@@ -3,7 +3,7 @@
  * the shard merge, the Datasets view's output state and `generate`. Paths are
  * always built from these names, never spelled out again.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 
 /**
@@ -132,3 +132,34 @@ export const GENERATED_FILE = 'generated.jsonl';
 
 /** What `generate` appends to any other dataset's name: `data.jsonl` → `data.generated.jsonl`. */
 export const GENERATED_SUFFIX = '.generated.jsonl';
+
+/**
+ * The files the previous run in `outDir` wrote, from its `report.json` (absolute paths): `outputs.written`;
+ * for a report written before that list existed, its path fields (`tokenized_data`, `tokenized_data_parquet`,
+ * `conversations`, `conversations_sharegpt`, and the files a run writes in `speculators_dataset`; snake_case or
+ * the camelCase of schema version 1). None when there is no readable report.
+ */
+export function previousRunFiles(outDir: string): string[] {
+  let o: Record<string, unknown> | undefined;
+  try {
+    o = (JSON.parse(readFileSync(join(outDir, OUTPUT_FILES.reportJson), 'utf8')) as { outputs?: Record<string, unknown> }).outputs;
+  } catch {
+    return [];
+  }
+  if (!o || typeof o !== 'object') return [];
+  const str = (x: unknown): x is string => typeof x === 'string';
+  if (Array.isArray(o.written)) return o.written.filter(str).map((x) => resolve(outDir, x));
+  const fields = [
+    'tokenized_data',
+    'tokenizedData',
+    'tokenized_data_parquet',
+    'tokenizedDataParquet',
+    'conversations',
+    'conversations_sharegpt',
+    'conversationsSharegpt',
+  ];
+  const dirs = [o.speculators_dataset, o.speculatorsDataset].filter(str);
+  return [...fields.map((k) => o[k]).filter(str), ...dirs.flatMap((d) => Object.values(SPECULATORS_FILES).map((n) => join(d, n)))].map((x) =>
+    resolve(outDir, x),
+  );
+}

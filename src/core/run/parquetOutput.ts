@@ -22,7 +22,7 @@
  * the JSONL record (`{"source": {"file", "line"}}`); `element` is null unless
  * several rows share a line. Snappy compression (every Parquet reader has it).
  */
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync, renameSync, rmdirSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { TokenizedRecord } from '../types';
@@ -32,6 +32,7 @@ import {
   CONVERSATIONS_SHAREGPT_FILE,
   OUTPUT_FILES,
   RECORDS_DIR,
+  previousRunFiles,
   recordsPathIn,
   SPECULATORS_DIR,
   SPECULATORS_FILES,
@@ -334,35 +335,4 @@ export function removeStaleRecordFiles(
         /* not there, or not empty */
       }
   return { removed, kept };
-}
-
-/**
- * The files the previous run in `outDir` wrote, from its `report.json` (absolute paths): `outputs.written`;
- * for a report written before that list existed, its path fields (`tokenized_data`, `tokenized_data_parquet`,
- * `conversations`, `conversations_sharegpt`, and the files a run writes in `speculators_dataset`; snake_case or
- * the camelCase of schema version 1). None when there is no readable report.
- */
-export function previousRunFiles(outDir: string): string[] {
-  let o: Record<string, unknown> | undefined;
-  try {
-    o = (JSON.parse(readFileSync(join(outDir, 'report.json'), 'utf8')) as { outputs?: Record<string, unknown> }).outputs;
-  } catch {
-    return [];
-  }
-  if (!o || typeof o !== 'object') return [];
-  const str = (x: unknown): x is string => typeof x === 'string';
-  if (Array.isArray(o.written)) return o.written.filter(str).map((x) => resolve(outDir, x));
-  const fields = [
-    'tokenized_data',
-    'tokenizedData',
-    'tokenized_data_parquet',
-    'tokenizedDataParquet',
-    'conversations',
-    'conversations_sharegpt',
-    'conversationsSharegpt',
-  ];
-  const dirs = [o.speculators_dataset, o.speculatorsDataset].filter(str);
-  return [...fields.map((k) => o[k]).filter(str), ...dirs.flatMap((d) => Object.values(SPECULATORS_FILES).map((n) => join(d, n)))].map((x) =>
-    resolve(outDir, x),
-  );
 }
