@@ -430,3 +430,39 @@ test('prepare --format messages: a turn the records run leaves untrained (tool c
   assert.equal(last.files[0].notes.eagle_turn_not_trainable, 1);
   assert.equal(last.files[0].sharegptWritten, 0);
 });
+
+test('--trainer eagle with no conversation EAGLE can read: the run fails with the reason and the way out; with --allow-empty no train command points at the empty file', async () => {
+  const dir = tempDir();
+  const file = writeJsonl(
+    [
+      {
+        id: 'r',
+        messages: [
+          { role: 'user', content: '17*23?' },
+          { role: 'assistant', reasoning_content: '17*23 = 391.', content: '391' },
+        ],
+      },
+    ],
+    'rows.jsonl',
+    dir,
+  );
+  const out = join(dir, 'e');
+  const r = await prepare({ inputs: [file], outDir: out, trainer: 'eagle', format: 'messages', workers: 1 });
+  assert.equal(r.ok, false);
+  assert.deepEqual(r.failures, [
+    "--trainer eagle: conversations_sharegpt.jsonl holds no conversation: EAGLE's main.py cannot read any of the 1 written conversation as it is (eagle_reasoning ×1), so --trainer eagle has nothing to train on. --trainer modelopt reads conversations.jsonl (tool turns and reasoning included); --format jsonl writes records for SpecForge or speculators; or --allow-empty to write the files anyway",
+  ]);
+  assert.equal(existsSync(out), false, 'a failed run writes nothing');
+  const run = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'prepare', file, '--out', out, '--trainer', 'eagle', '--allow-empty', '--workers', '1'],
+    {
+      cwd: ROOT,
+      encoding: 'utf8',
+    },
+  );
+  assert.equal(run.status, 0, run.stderr);
+  assert.equal(readFileSync(join(out, 'conversations_sharegpt.jsonl'), 'utf8'), '');
+  assert.match(run.stdout, /^ {2}NO TRAIN COMMAND: conversations_sharegpt\.jsonl holds no conversation: .*--trainer modelopt reads conversations\.jsonl/m);
+  assert.doesNotMatch(run.stdout, /--trainpath/);
+});
