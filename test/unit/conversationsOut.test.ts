@@ -308,6 +308,15 @@ test('prepare --format messages: a conversation longer than --max-length is note
   const third = await prepare({ inputs: [file], outDir: out, format: 'jsonl', workers: 1 });
   assert.equal(third.outputs.removed, undefined);
   assert.equal(readFileSync(join(out, 'conversations.jsonl'), 'utf8'), '{"mine": true}\n');
+  // Back to --format messages: the records go and data/ with them; report.json names no records file, read back where a run would put it.
+  const fourth = await prepare({ inputs: [file], outDir: out, format: 'messages', workers: 1 });
+  assert.equal(fourth.ok, true, fourth.failures.join('; '));
+  assert.deepEqual(fourth.outputs.removed, [join(out, 'data', 'tokenized_data.jsonl')]);
+  assert.equal(existsSync(join(out, 'data')), false);
+  const raw = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as { outputs: Record<string, unknown> };
+  assert.equal(raw.outputs.tokenized_data, undefined);
+  assert.equal(raw.outputs.conversations, join(out, 'conversations.jsonl'));
+  assert.equal(readReport(join(out, 'report.json')).report.outputs.tokenizedData, join(out, 'data', 'tokenized_data.jsonl'));
 });
 
 test('CLI: --trainer modelopt writes conversations.jsonl by default and points data.data_path at it; --format messages refused for SpecForge', () => {

@@ -13,6 +13,7 @@ import {
   CONVERSATIONS_SHAREGPT_FILE,
   KEPT_REASON,
   OUTPUT_FILES,
+  recordsPathIn,
   removedReason,
   SPECULATORS_DIR,
   TOKEN_COUNTS_FILE,
@@ -32,9 +33,15 @@ import { TRAINER_IDS, TRAINERS, type TrainerCuts } from '../trainers/trainers';
  */
 export const REPORT_SCHEMA_VERSION = 2;
 
-/** The `report.json` document of a run: snake_case, `schema_version` first. The CLI's `--json` prints the same. */
+/**
+ * The `report.json` document of a run: snake_case, `schema_version` first. The CLI's `--json` prints the same.
+ * A `--format messages` run (or a merge of such shards: `outputs.conversations` set) writes no records file, so
+ * `outputs.tokenized_data` is left out ({@link parseReport} puts the path back in memory).
+ */
 export function reportToJson(r: PrepareResult): Record<string, unknown> {
-  return toSnakeJson(r, REPORT_SCHEMA_VERSION);
+  if (r.outputs.conversations === undefined) return toSnakeJson(r, REPORT_SCHEMA_VERSION);
+  const { tokenizedData: _t, ...outputs } = r.outputs;
+  return toSnakeJson({ ...r, outputs } as unknown as PrepareResult, REPORT_SCHEMA_VERSION);
 }
 
 /** A `report.json` that cannot be read or is not a report; the message names the file. */
@@ -70,6 +77,9 @@ export function parseReport(data: unknown, where = 'report.json'): ReadReport {
   } else throw new ReportReadError(`${where}: unknown schema_version ${JSON.stringify(v)}`);
   if (!Array.isArray(report.files) || !report.totals || !report.outputs || typeof report.ok !== 'boolean')
     throw new ReportReadError(`${where}: not an eagle3-prep report.json (no files, totals or outputs)`);
+  // A --format messages report names no records file (reportToJson): where a run in its folder would put it.
+  if (typeof report.outputs.tokenizedData !== 'string' && typeof report.outDir === 'string')
+    report = { ...report, outputs: { ...report.outputs, tokenizedData: recordsPathIn(report.outDir, OUTPUT_FILES.tokenizedData) } };
   return { report, schemaVersion };
 }
 
