@@ -9,7 +9,8 @@ import { basename, relative } from 'node:path';
 import { codeMeaning, codeRemedy } from '../core/codes';
 import type { FileReport, PrepareResult, RunStatus } from '../core/run/contract';
 import { AMPLIFICATION_WARN, amplificationLine } from '../core/run/report';
-import { removedReason, SPECULATORS_DIR } from '../core/run/outputFiles';
+import { KEPT_REASON, removedReason, SPECULATORS_DIR } from '../core/run/outputFiles';
+import { promptLines } from '../core/run/promptLines';
 import { settingNotesOf, worstStatus } from '../core/run/status';
 import { nextStepsOfRun } from '../core/trainers/nextSteps';
 import { conversationsLines } from '../core/run/conversationsNote';
@@ -318,20 +319,23 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
       lines.push(
         `Removed: ${removed.map((p) => show(p, cwd)).join(', ')} — ${[...new Set(written.map((r) => removedReason(r.outDir, r.outputs.removed ?? [], r.outputs.format)).filter(Boolean))].join('; ')}, so they are not taken for this run's`,
       );
-    const prompts = written.reduce((a, r) => a + r.totals.rowsSetAside, 0);
+    const kept = written.flatMap((r) => r.outputs.kept ?? []);
+    if (kept.length) lines.push(`Kept: ${kept.map((p) => show(p, cwd)).join(', ')} — ${KEPT_REASON}`);
+    // Prompt lines, not set-aside rows: a written row can set a conversation aside too (split_part_set_aside).
+    const prompts = written.reduce((a, r) => a + promptLines(r), 0);
     if (prompts) {
       // Only a prompts file the command wrote is named (merge-reports without --data writes the reports only).
       const wrote = (r: PrepareResult) => r.outputs.written === undefined || r.outputs.written.includes(r.outputs.promptsToGenerate);
-      const holders = written.filter((r) => r.totals.rowsSetAside > 0);
+      const holders = written.filter((r) => promptLines(r) > 0);
       const where = holders.filter(wrote).map((r) => show(r.outputs.promptsToGenerate, cwd));
-      const elsewhere = holders.filter((r) => !wrote(r)).reduce((a, r) => a + r.totals.rowsSetAside, 0);
+      const elsewhere = holders.filter((r) => !wrote(r)).reduce((a, r) => a + promptLines(r), 0);
       if (where.length)
         lines.push(
-          `Next: ${num(prompts - elsewhere)} prompt-only rows await answers: eagle3-prep generate ${where[0]} --server URL${where.length > 1 ? ` (and ${where.length - 1} more)` : ''}`,
+          `Next: ${num(prompts - elsewhere)} prompts (prompt-only conversations) await answers: eagle3-prep generate ${where[0]} --server URL${where.length > 1 ? ` (and ${where.length - 1} more)` : ''}`,
         );
       if (elsewhere)
         lines.push(
-          `Next: ${num(elsewhere)} prompt-only rows await answers in prompts_to_generate.jsonl files this command did not write (the shards' folders; merge-reports --data merges them), then eagle3-prep generate <file> --server URL`,
+          `Next: ${num(elsewhere)} prompts (prompt-only conversations) await answers in prompts_to_generate.jsonl files this command did not write (the shards' folders; merge-reports --data merges them), then eagle3-prep generate <file> --server URL`,
         );
     }
     // The next command for the trainer the records were made for (--trainer).

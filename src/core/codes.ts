@@ -438,7 +438,7 @@ const TABLE = {
   conversation_turn_not_trainable: {
     kind: 'note',
     meaning:
-      '--format messages: the conversation has an assistant turn the data marks not trainable (weight 0, train false, …); conversations.jsonl keeps it with "weight": 0, which Model-Optimizer and EAGLE ignore: they train every assistant turn',
+      '--format messages: the conversation has an assistant turn the data marks not trainable (weight 0, train false, …) or the rules leave untrained (tool_calls_not_rendered, --mask last, …: no written record trains it); conversations.jsonl keeps it with "weight": 0, which Model-Optimizer and EAGLE ignore: they train every assistant turn',
     remedy: 'write records (--format jsonl), whose loss_mask leaves the turn out, or remove such turns from the data',
     changesData: true,
   },

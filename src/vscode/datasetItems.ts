@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { DatasetScan } from '../core/run/datasetScan';
 import { OUTPUT_FILES } from '../core/run/outputFiles';
+import { filePromptLines } from '../core/run/promptLines';
 import { REASON_TEXT } from '../core/run/report';
 import type { RunStatus } from '../core/run/status';
 import { COMMANDS, datasetContextValue, DETAIL_CONTEXT, type DatasetItemState } from './ids';
@@ -94,7 +95,7 @@ export function describe(n: DatasetNode): string {
   if (s.error) return 'unreadable';
   const parts = [s.format ?? '?', s.rows === undefined ? '? rows' : plural(s.rows, 'row')];
   const o = s.output;
-  const setAside = o.fileReport?.rowsSetAside ? `, ${fmt(o.fileReport.rowsSetAside)} to generate` : '';
+  const setAside = o.fileReport && filePromptLines(o.fileReport) ? `, ${fmt(filePromptLines(o.fileReport))} to generate` : '';
   const failure = o.state === 'none' ? failureOf(n.resourceUri.fsPath) : undefined;
   if (failure) return [`failed: ${shortReason(failure.reason)}`, ...parts].join(' · ');
   if (o.state === 'none') parts.push('not prepared');
@@ -228,9 +229,9 @@ export function datasetDetails(n: DatasetNode): DetailNode[] {
       }),
     );
   }
-  if (fr.rowsSetAside)
+  if (filePromptLines(fr))
     out.push(
-      detail(n, `set aside for generation × ${fmt(fr.rowsSetAside)}`, {
+      detail(n, `set aside for generation × ${fmt(filePromptLines(fr))}`, {
         icon: 'comment-discussion',
         tooltip: `Prompt-only rows: in ${OUTPUT_FILES.promptsToGenerate} for the target model to answer`,
       }),

@@ -10,6 +10,7 @@ import * as vscode from 'vscode';
 import { nextStepsOfRun } from '../core/trainers/nextSteps';
 import { conversationsLines } from '../core/run/conversationsNote';
 import { DATASET_EXTENSIONS, expandInputs, type PrepareOptions, type PrepareResult } from '../core/run/pipeline';
+import { promptLines } from '../core/run/promptLines';
 import { statusWord } from '../core/run/report';
 import { fileStatus, worstStatus, type RunStatus } from '../core/run/status';
 import { readPrepareSettings } from './config';
@@ -81,6 +82,8 @@ export function summarizeResult(result: PrepareResult): string {
   return (
     `${statusWord(runStatusOf(result).status)}: ${plural(t.recordsWritten, 'record')} from ${plural(t.rowsRead, 'row')} ` +
     `(${t.rowsSetAside} set aside for generation, ${t.rowsDropped} dropped, ${t.rowsErrored} errored)` +
+    // A written row can set a conversation aside too (split_part_set_aside): the prompts file then holds more lines than set-aside rows.
+    (promptLines(result) !== t.rowsSetAside ? `; ${plural(promptLines(result), 'prompt')} to generate` : '') +
     (warnings ? `; ${warnings}` : '')
   );
 }

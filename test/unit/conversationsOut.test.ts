@@ -19,7 +19,7 @@ import { mergeReports, mergeShardResults } from '../../src/core/run/mergeReports
 import { conversationLine, sharegptLine } from '../../src/core/records/conversationLines';
 import { CODES, isDataChanging } from '../../src/core/codes';
 import type { Conversation } from '../../src/core/types';
-import { tempDir, writeJsonl } from '../helpers';
+import { buildModelFolder, tempDir, writeJsonl } from '../helpers';
 
 process.env.XDG_CACHE_HOME ??= tempDir('eagle3-cache-');
 const ROOT = join(__dirname, '..', '..');
@@ -111,7 +111,7 @@ function expectedMessages(file: string): string[] {
     `{"id":"think-2",${src(4)},"messages":[{"role":"user","content":"Capital of France?"},{"role":"assistant","content":"Paris.","reasoning_content":"Easy."}]}`,
     `{"id":"chat-1~2",${src(7)},"messages":[{"role":"user","content":"Bye"},{"role":"assistant","content":"Goodbye."}]}`,
     `{"id":"w-1",${src(8)},"messages":[{"role":"user","content":"A"},{"role":"assistant","content":"B","weight":0},{"role":"user","content":"C"},{"role":"assistant","content":"D"}]}`,
-    `{"id":"o-1",${src(9)},"messages":[{"role":"assistant","content":"Welcome!"},{"role":"user","content":"Thanks"},{"role":"assistant","content":"Anytime."}]}`,
+    `{"id":"o-1",${src(9)},"messages":[{"role":"assistant","content":"Welcome!","weight":0},{"role":"user","content":"Thanks"},{"role":"assistant","content":"Anytime."}]}`,
   ];
 }
 
@@ -220,12 +220,12 @@ test('prepare --format messages --trainer eagle: exact lines, every row accounte
     eagle_system_prompt: 1,
     eagle_tool_turns: 1,
     eagle_reasoning: 2,
-    eagle_turn_not_trainable: 1,
-    eagle_turn_order: 1,
-    conversation_turn_not_trainable: 1,
+    // o-1's opening assistant turn: no record trains it (no prompt leads to it), so it is weight 0 like w-1's.
+    eagle_turn_not_trainable: 2,
+    conversation_turn_not_trainable: 2,
   });
   // Written to ShareGPT + left out of it = written conversations (eagle_system_prompt lines are written).
-  assert.equal(f.sharegptWritten! + f.notes.eagle_tool_turns! + f.notes.eagle_reasoning! + f.notes.eagle_turn_not_trainable! + f.notes.eagle_turn_order!, 7);
+  assert.equal(f.sharegptWritten! + f.notes.eagle_tool_turns! + f.notes.eagle_reasoning! + f.notes.eagle_turn_not_trainable!, 7);
   assert.equal(r.status, 'degraded');
   assert.ok(r.warnings!.some((w) => w.code === 'eagle_reasoning' && w.count === 2));
   // The same rows through a records run: the same fates, records, tokens and token counts.
@@ -250,7 +250,7 @@ test('prepare --format messages --trainer eagle: exact lines, every row accounte
   assert.match(md, /^- Conversations: 7 conversations in conversations\.jsonl \(OpenAI messages, normalized; one per written conversation\)$/m);
   assert.match(
     md,
-    /^ {2}2 of them in conversations_sharegpt\.jsonl \(ShareGPT human\/gpt, as EAGLE's main\.py reads them\); 5 left out, which EAGLE cannot read as they are: eagle_tool_turns ×1, eagle_reasoning ×2, eagle_turn_not_trainable ×1, eagle_turn_order ×1; 1 written without their system turn \(eagle_system_prompt: EAGLE puts its own first\)$/m,
+    /^ {2}2 of them in conversations_sharegpt\.jsonl \(ShareGPT human\/gpt, as EAGLE's main\.py reads them\); 5 left out, which EAGLE cannot read as they are: eagle_tool_turns ×1, eagle_reasoning ×2, eagle_turn_not_trainable ×2; 1 written without their system turn \(eagle_system_prompt: EAGLE puts its own first\)$/m,
   );
   assert.match(md, /The trainer renders, tokenizes and masks these conversations itself: its own masking applies/);
   assert.match(
@@ -308,6 +308,15 @@ test('prepare --format messages: a conversation longer than --max-length is note
   const third = await prepare({ inputs: [file], outDir: out, format: 'jsonl', workers: 1 });
   assert.equal(third.outputs.removed, undefined);
   assert.equal(readFileSync(join(out, 'conversations.jsonl'), 'utf8'), '{"mine": true}\n');
+  // Back to --format messages: the records go and data/ with them; report.json names no records file, read back where a run would put it.
+  const fourth = await prepare({ inputs: [file], outDir: out, format: 'messages', workers: 1 });
+  assert.equal(fourth.ok, true, fourth.failures.join('; '));
+  assert.deepEqual(fourth.outputs.removed, [join(out, 'data', 'tokenized_data.jsonl')]);
+  assert.equal(existsSync(join(out, 'data')), false);
+  const raw = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as { outputs: Record<string, unknown> };
+  assert.equal(raw.outputs.tokenized_data, undefined);
+  assert.equal(raw.outputs.conversations, join(out, 'conversations.jsonl'));
+  assert.equal(readReport(join(out, 'report.json')).report.outputs.tokenizedData, join(out, 'data', 'tokenized_data.jsonl'));
 });
 
 test('CLI: --trainer modelopt writes conversations.jsonl by default and points data.data_path at it; --format messages refused for SpecForge', () => {
@@ -360,4 +369,110 @@ test('merge-reports: shards of --format messages add up their conversation lines
     mergeReports([join(dir, 's0'), join(dir, 's1')], join(dir, 'merged'), { data: true }),
     /merge-reports --data merges records; shards of --format messages wrote conversations/,
   );
+});
+
+test('prepare --format messages: a turn the records run leaves untrained (tool calls the template does not write, --mask last-assistant) has "weight": 0 and is counted', async () => {
+  const dir = tempDir();
+  // A template that writes every turn's content and no tool calls: the tool-call turn is tool_calls_not_rendered.
+  const model = buildModelFolder({
+    base: 'llama3_1',
+    template:
+      "{{ bos_token }}{% for m in messages %}<|start_header_id|>{{ m['role'] }}<|end_header_id|>\n\n{{ m['content'] | trim }}<|eot_id|>{% endfor %}" +
+      '{% if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|>\n\n{% endif %}',
+  });
+  const call = { id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } };
+  const file = writeJsonl(
+    [
+      {
+        id: 't',
+        messages: [
+          { role: 'user', content: 'Weather in Paris?' },
+          { role: 'assistant', content: null, tool_calls: [call] },
+          { role: 'tool', tool_call_id: 'c1', content: '20' },
+          { role: 'assistant', content: 'It is 20 degrees.' },
+        ],
+      },
+      {
+        id: 'two',
+        messages: [
+          { role: 'user', content: 'Hi' },
+          { role: 'assistant', content: 'Hello.' },
+          { role: 'user', content: 'Bye' },
+          { role: 'assistant', content: 'Goodbye.' },
+        ],
+      },
+    ],
+    'rows.jsonl',
+    dir,
+  );
+  const weights = (out: string) =>
+    lines(join(out, 'conversations.jsonl')).map((l) =>
+      (JSON.parse(l) as { messages: { role: string; weight?: number }[] }).messages.filter((m) => m.role === 'assistant').map((m) => m.weight ?? 1),
+    );
+  const r = await prepare({ inputs: [file], outDir: join(dir, 'm'), tokenizerDir: model, format: 'messages', trainer: 'eagle', workers: 1 });
+  assert.equal(r.ok, true, r.failures.join('; '));
+  assert.deepEqual(weights(join(dir, 'm')), [
+    [0, 1],
+    [1, 1],
+  ]);
+  const f = r.files[0];
+  assert.equal(f.notes.tool_calls_not_rendered, 1);
+  assert.equal(f.notes.conversation_turn_not_trainable, 1);
+  assert.equal(f.notes.eagle_tool_turns, 1);
+  assert.equal(f.sharegptWritten, 1);
+  // --mask last-assistant: the records train the last assistant turn only; the earlier ones are weight 0 (and EAGLE's file leaves them out).
+  const last = await prepare({
+    inputs: [file],
+    outDir: join(dir, 'l'),
+    tokenizerDir: model,
+    format: 'messages',
+    trainer: 'eagle',
+    mask: 'last-assistant',
+    allowEmpty: true, // EAGLE's file is empty (every conversation has an untrained turn): that fails an eagle run otherwise
+    workers: 1,
+  });
+  assert.equal(last.ok, true, last.failures.join('; '));
+  assert.deepEqual(weights(join(dir, 'l')), [
+    [0, 1],
+    [0, 1],
+  ]);
+  assert.equal(last.files[0].notes.conversation_turn_not_trainable, 2);
+  assert.equal(last.files[0].notes.eagle_turn_not_trainable, 1);
+  assert.equal(last.files[0].sharegptWritten, 0);
+});
+
+test('--trainer eagle with no conversation EAGLE can read: the run fails with the reason and the way out; with --allow-empty no train command points at the empty file', async () => {
+  const dir = tempDir();
+  const file = writeJsonl(
+    [
+      {
+        id: 'r',
+        messages: [
+          { role: 'user', content: '17*23?' },
+          { role: 'assistant', reasoning_content: '17*23 = 391.', content: '391' },
+        ],
+      },
+    ],
+    'rows.jsonl',
+    dir,
+  );
+  const out = join(dir, 'e');
+  const r = await prepare({ inputs: [file], outDir: out, trainer: 'eagle', format: 'messages', workers: 1 });
+  assert.equal(r.ok, false);
+  assert.deepEqual(r.failures, [
+    "--trainer eagle: conversations_sharegpt.jsonl holds no conversation: EAGLE's main.py cannot read any of the 1 written conversation as it is (eagle_reasoning ×1), so --trainer eagle has nothing to train on. --trainer modelopt reads conversations.jsonl (tool turns and reasoning included); --format jsonl writes records for SpecForge or speculators; or --allow-empty to write the files anyway",
+  ]);
+  assert.equal(existsSync(out), false, 'a failed run writes nothing');
+  const run = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'prepare', file, '--out', out, '--trainer', 'eagle', '--allow-empty', '--workers', '1'],
+    {
+      cwd: ROOT,
+      encoding: 'utf8',
+    },
+  );
+  assert.equal(run.status, 0, run.stderr);
+  assert.equal(readFileSync(join(out, 'conversations_sharegpt.jsonl'), 'utf8'), '');
+  assert.match(run.stdout, /^ {2}NO TRAIN COMMAND: conversations_sharegpt\.jsonl holds no conversation: .*--trainer modelopt reads conversations\.jsonl/m);
+  assert.doesNotMatch(run.stdout, /--trainpath/);
 });

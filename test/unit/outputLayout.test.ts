@@ -7,7 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expandInputs, prepare } from '../../src/core/run/pipeline';
 import { mergeReports } from '../../src/core/run/mergeReports';
@@ -100,4 +100,61 @@ test('runs of the layout before data/: read back by the report reader, the Datas
     readFileSync(join(out, 'report.md'), 'utf8'),
     /^- Removed: `tokenized_data\.jsonl` — a previous run's records directly in the output folder \(the layout before `data\/`\)/m,
   );
+});
+
+test("files of output names no previous report lists are the user's: kept and said so; a report without outputs.written is read by its path fields", async () => {
+  const dir = tempDir();
+  const out = join(dir, 'own');
+  mkdirSync(join(out, 'speculators'), { recursive: true });
+  // The user's own files: a dataset named like old-layout records, speculators' prepare_data.py output.
+  writeFileSync(join(out, 'tokenized_data.jsonl'), '{"mine":1}\n');
+  for (const n of ['data-00000-of-00001.arrow', 'state.json', 'dataset_info.json']) writeFileSync(join(out, 'speculators', n), 'theirs');
+  const r = await prepare({ inputs: [INPUT], outDir: out, workers: 1 });
+  assert.equal(r.ok, true, r.failures.join('; '));
+  assert.equal(readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8'), '{"mine":1}\n');
+  assert.deepEqual(readdirSync(join(out, 'speculators')).sort(), ['data-00000-of-00001.arrow', 'dataset_info.json', 'state.json']);
+  assert.equal(r.outputs.removed, undefined);
+  assert.deepEqual(r.outputs.kept, [
+    join(out, 'tokenized_data.jsonl'),
+    join(out, 'speculators', 'data-00000-of-00001.arrow'),
+    join(out, 'speculators', 'state.json'),
+    join(out, 'speculators', 'dataset_info.json'),
+  ]);
+  assert.match(
+    formatSummary([r], { cwd: dir }),
+    /^Kept: own\/tokenized_data\.jsonl, own\/speculators\/data-00000-of-00001\.arrow, .* listed by no previous report\.json here/m,
+  );
+  assert.match(readFileSync(join(out, 'report.md'), 'utf8'), /^- Kept: `tokenized_data\.jsonl`, `speculators\/data-00000-of-00001\.arrow`/m);
+  assert.deepEqual(readRunReport(join(out, 'report.json')).report.outputs.kept, r.outputs.kept);
+  // The next run still keeps them: this run's report does not list them either.
+  const again = await prepare({ inputs: [INPUT], outDir: out, workers: 1 });
+  assert.equal(again.outputs.kept?.length, 4);
+  assert.equal(existsSync(join(out, 'tokenized_data.jsonl')), true);
+
+  // An old-layout run whose report has no outputs.written: its tokenized_data path names the file, which goes.
+  const old = join(dir, 'old');
+  assert.equal((await prepare({ inputs: [INPUT], outDir: old, workers: 1 })).ok, true);
+  toOldLayout(old);
+  const rep = JSON.parse(readFileSync(join(old, 'report.json'), 'utf8'));
+  delete rep.outputs.written;
+  writeFileSync(join(old, 'report.json'), JSON.stringify(rep, null, 2) + '\n');
+  const next = await prepare({ inputs: [INPUT], outDir: old, workers: 1 });
+  assert.deepEqual(next.outputs.removed, [join(old, 'tokenized_data.jsonl')]);
+  assert.equal(next.outputs.kept, undefined);
+});
+
+test('an output folder inside the input folder: a --format messages run’s conversation files are not read as datasets; a user’s conversations.jsonl is', async () => {
+  const root = tempDir();
+  cpSync(INPUT, join(root, 'chat.jsonl'));
+  const out = join(root, 'out');
+  const r = await prepare({ inputs: [join(root, 'chat.jsonl')], outDir: out, workers: 1, format: 'messages', trainer: 'eagle' });
+  assert.equal(r.ok, true, r.failures.join('; '));
+  assert.ok(existsSync(join(out, 'conversations.jsonl')) && existsSync(join(out, 'conversations_sharegpt.jsonl')));
+  assert.deepEqual(expandInputs([root]), [join(root, 'chat.jsonl')]);
+  // A records run into a folder holding the user's own conversations.jsonl: not listed by the report, so still a dataset.
+  const mine = join(tempDir(), 'mine');
+  mkdirSync(mine);
+  cpSync(INPUT, join(mine, 'conversations.jsonl'));
+  assert.equal((await prepare({ inputs: [join(root, 'chat.jsonl')], outDir: mine, workers: 1 })).ok, true);
+  assert.deepEqual(expandInputs([mine]), [join(mine, 'conversations.jsonl')]);
 });

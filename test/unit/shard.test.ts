@@ -97,7 +97,7 @@ test('3 shards in 3 processes, merged, equal one run: records, prompts and repor
   assert.equal(r.code, 0, r.stderr);
   assert.equal(existsSync(join(reportsOnly, 'prompts_to_generate.jsonl')), false);
   assert.doesNotMatch(r.stdout, /generate \S*prompts_to_generate\.jsonl/);
-  assert.match(r.stdout, /prompt-only rows await answers in prompts_to_generate\.jsonl files this command did not write/);
+  assert.match(r.stdout, /prompts \(prompt-only conversations\) await answers in prompts_to_generate\.jsonl files this command did not write/);
   // Length statistics (in totals and files above) and token-id counts add up to the single run's.
   assert.ok(a.totals.lengths && a.totals.lengths.seqLen.count === a.totals.recordsWritten);
   assert.deepEqual(JSON.parse(readFileSync(join(merged, 'token_counts.json'), 'utf8')), JSON.parse(readFileSync(join(single, 'token_counts.json'), 'utf8')));
@@ -219,4 +219,61 @@ test('merge-reports: a file no shard has anything of fails the merge and writes 
   assert.equal(allowed.code, 0, allowed.stderr);
   assert.match(allowed.stdout, /^merged 2 shards$/m);
   rmSync(dir, { recursive: true, force: true });
+});
+
+test('a conversation set aside from a written row (split_part_set_aside) counts as a prompt: summary, report.md, merge --data; a failed merge writes nothing', async () => {
+  const { prepare } = await import('../../src/core/run/pipeline');
+  const { mergeReports } = await import('../../src/core/run/mergeReports');
+  const { formatSummary } = await import('../../src/cli/summary');
+  const { promptLines } = await import('../../src/core/run/promptLines');
+  const dir = tempDir();
+  const file = join(dir, 'rows.jsonl');
+  writeFileSync(
+    file,
+    [
+      // One row, two conversations: one written, one prompt-only (set aside from a written row).
+      {
+        id: 'a',
+        messages: [
+          { role: 'user', content: 'Question about cats' },
+          { role: 'assistant', content: 'Cats answer' },
+        ],
+        conversations: [{ from: 'human', value: 'Totally unrelated question about dogs' }],
+      },
+      { id: 'p', messages: [{ role: 'user', content: 'Tell me a joke.' }] },
+      {
+        id: 'w',
+        messages: [
+          { role: 'user', content: 'Hi' },
+          { role: 'assistant', content: 'Hello.' },
+        ],
+      },
+    ]
+      .map((r) => JSON.stringify(r))
+      .join('\n') + '\n',
+  );
+  const one = await prepare({ inputs: [file], outDir: join(dir, 'one'), workers: 1 });
+  assert.equal(one.ok, true, one.failures.join('; '));
+  assert.equal(readLines(one.outputs.promptsToGenerate).length, 2);
+  assert.deepEqual([one.totals.rowsSetAside, one.files[0].notes.split_part_set_aside, promptLines(one)], [1, 1, 2]);
+  assert.match(
+    formatSummary([one], { cwd: dir }),
+    /^Next: 2 prompts \(prompt-only conversations\) await answers: eagle3-prep generate one\/prompts_to_generate\.jsonl --server URL$/m,
+  );
+  assert.match(readFileSync(one.outputs.reportMd, 'utf8'), /`prompts_to_generate\.jsonl` \(2 prompts\)/);
+  // Shards (the split row alone in shard 0): the merge checks the prompt lines against the same count.
+  const shards: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const o = join(dir, `s${i}`);
+    assert.equal((await prepare({ inputs: [file], outDir: o, workers: 1, shard: { index: i, count: 2 } })).ok, true);
+    shards.push(o);
+  }
+  const merged = await mergeReports(shards, join(dir, 'm'), { data: true });
+  assert.equal(merged.ok, true, merged.failures.join('; '));
+  assert.deepEqual(readLines(merged.outputs.promptsToGenerate), readLines(one.outputs.promptsToGenerate));
+  assert.match(formatSummary([merged], { cwd: dir }), /^Next: 2 prompts \(prompt-only conversations\) await answers/m);
+  // A shard's prompts file that disagrees with its report: the merge fails and leaves no folder behind.
+  writeFileSync(join(shards[0], 'prompts_to_generate.jsonl'), '');
+  await assert.rejects(mergeReports(shards, join(dir, 'bad'), { data: true }), /prompts_to_generate\.jsonl hold 1 prompts, their reports 2/);
+  assert.equal(existsSync(join(dir, 'bad')), false);
 });

@@ -184,6 +184,21 @@ test('trainerNextSteps: SpecForge points data.prompts_path and data.max_length a
     trainerNextSteps('eagle', { tokenCounts: '/o/t.json', outDir: '/o', maxLength: 2048 }).join('\n'),
     /--trainpath <conversations_sharegpt\.jsonl: prepare with --format messages> /,
   );
+  // A records run (--format jsonl) for a trainer that reads conversations: the header does not speak of a note that run never gives.
+  assert.equal(
+    trainerNextSteps('eagle', { tokenCounts: '/o/t.json', outDir: '/o', maxLength: 2048 })[0],
+    'Next (EAGLE, traineagle3 main.py max_len 2048: it reads conversations, which this run did not write — prepare with --format messages):',
+  );
+  // An empty ShareGPT file: no train command pointing at it, the reason instead.
+  const empty = trainerNextSteps('eagle', {
+    sharegpt: '/o/c.jsonl',
+    sharegptEmpty: 'c.jsonl holds no conversation',
+    tokenCounts: '/o/t.json',
+    outDir: '/o',
+    maxLength: 2048,
+  });
+  assert.equal(empty[1], '  NO TRAIN COMMAND: c.jsonl holds no conversation.');
+  assert.doesNotMatch(empty.join('\n'), /--trainpath/);
   assert.match(
     trainerNextSteps('modelopt', { tokenCounts: '/o/t.json', outDir: '/o', maxLength: 2048 }).join('\n'),
     / data\.data_path=<conversations\.jsonl: prepare with --format messages> /,
@@ -355,6 +370,7 @@ test('nextStepsOfRun: only for a run made for a trainer that wrote its records f
     tokenCounts: '/o/token_counts.json',
     tokenizer: { dir: '/m', name: 'm', hash: 'h', embeddedDefault: false },
     outputs: { tokenizedData: '/o/tokenized_data.jsonl', promptsToGenerate: '/o/p.jsonl', reportJson: '/o/report.json', reportMd: '/o/report.md' },
+    files: [],
   };
   assert.match(
     nextStepsOfRun({ ...run, outputs: { ...run.outputs, written: ['/o/tokenized_data.jsonl', '/o/report.json'] } })[2],

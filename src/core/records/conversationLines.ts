@@ -29,7 +29,11 @@ export interface OpenAiLineMessage {
   tool_calls?: { id?: string; type: 'function'; function: { name: string; arguments: string } }[];
   tool_call_id?: string;
   name?: string;
-  /** 0 on a turn the data marks not trainable (`Message.trainable` false); the trainers that read this file ignore it. */
+  /**
+   * 0 on an assistant turn the records run does not train: the data marks it not trainable (`Message.trainable`
+   * false), or the rules leave it untrained (e.g. `tool_calls_not_rendered`, `--mask last`); Model-Optimizer's
+   * collator then leaves the turn out of the loss.
+   */
   weight?: 0;
 }
 
@@ -47,9 +51,11 @@ function argumentsText(args: ToolCall['function']['arguments']): string {
  * (records/turns.ts `prepareTurns`: with `reasoning` `drop` every turn's reasoning removed; trailing empty
  * assistant turns, generation placeholders, removed), `null` content as `""`, reasoning that the data wrote
  * inline (`<think>R</think>C`) as `reasoning_content` R with content C.
+ * @param untrained indices (into those turns, records/mask.ts `ConversationRecords.messages`) of the assistant turns the
+ *   records run left untrained ({@link untrainedTurns}): written with `"weight": 0`
  */
-export function openAiMessages(c: Conversation, reasoning: ReasoningPolicy = 'keep'): OpenAiLineMessage[] {
-  return prepareTurns(c.messages, reasoning).messages.map((m) => ({
+export function openAiMessages(c: Conversation, reasoning: ReasoningPolicy = 'keep', untrained?: ReadonlySet<number>): OpenAiLineMessage[] {
+  return prepareTurns(c.messages, reasoning).messages.map((m, i) => ({
     role: m.role,
     content: m.content ?? '',
     ...(m.reasoning_content !== undefined && m.reasoning_content.trim() !== '' ? { reasoning_content: m.reasoning_content } : {}),
@@ -64,8 +70,22 @@ export function openAiMessages(c: Conversation, reasoning: ReasoningPolicy = 'ke
       : {}),
     ...(m.tool_call_id ? { tool_call_id: m.tool_call_id } : {}),
     ...(m.name ? { name: m.name } : {}),
-    ...(m.trainable === false ? { weight: 0 as const } : {}),
+    ...(m.trainable === false || (m.role === 'assistant' && untrained?.has(i)) ? { weight: 0 as const } : {}),
   }));
+}
+
+/**
+ * The assistant turns the records run leaves untrained, from what it decided (one source): the indices of
+ * `messages` (the turns the records were built from) with role assistant that no written record trains
+ * (`trained`: the union of the written records' `targets`).
+ */
+export function untrainedTurns(messages: readonly { role: string }[], trained: Iterable<number>): Set<number> {
+  const t = new Set(trained);
+  const out = new Set<number>();
+  messages.forEach((m, i) => {
+    if (m.role === 'assistant' && !t.has(i)) out.add(i);
+  });
+  return out;
 }
 
 /** The `source` of a line, as a record's: `{file, line}` and `element` when the row is one of several on its line. */
@@ -79,10 +99,10 @@ function sourceOf(c: Conversation): Conversation['source'] {
  * The `conversations.jsonl` line of a written conversation (newline included):
  * `{"id", "source", "messages", "tools"?}` — `tools` (OpenAI tool definitions, as the row gave them) when the
  * row had any — and the notes it gets: `conversation_turn_not_trainable` once when an assistant turn is marked
- * not trainable (written with `"weight": 0`, which the trainers ignore).
+ * not trainable or left untrained by the rules (`untrained`), written with `"weight": 0`.
  */
-export function conversationLine(c: Conversation, reasoning: ReasoningPolicy = 'keep'): { line: string; notes: Code[] } {
-  const messages = openAiMessages(c, reasoning);
+export function conversationLine(c: Conversation, reasoning: ReasoningPolicy = 'keep', untrained?: ReadonlySet<number>): { line: string; notes: Code[] } {
+  const messages = openAiMessages(c, reasoning, untrained);
   const notes: Code[] = messages.some((m) => m.role === 'assistant' && m.weight === 0) ? ['conversation_turn_not_trainable'] : [];
   const line = JSON.stringify({ id: c.id, source: sourceOf(c), messages, ...(c.tools?.length ? { tools: c.tools } : {}) }) + '\n';
   return { line, notes };
@@ -109,8 +129,12 @@ export function sharegptRefusal(messages: readonly OpenAiLineMessage[], hasTools
  * `eagle_system_prompt` when leading system turns were left out of it, or the note saying why EAGLE's
  * reader cannot take it ({@link sharegptRefusal}); the conversation is then not in that file.
  */
-export function sharegptLine(c: Conversation, reasoning: ReasoningPolicy = 'keep'): { line: string; notes: Code[] } | { refused: Code } {
-  const all = openAiMessages(c, reasoning);
+export function sharegptLine(
+  c: Conversation,
+  reasoning: ReasoningPolicy = 'keep',
+  untrained?: ReadonlySet<number>,
+): { line: string; notes: Code[] } | { refused: Code } {
+  const all = openAiMessages(c, reasoning, untrained);
   let k = 0;
   while (k < all.length && all[k].role === 'system') k++;
   const messages = all.slice(k);

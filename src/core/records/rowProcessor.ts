@@ -19,7 +19,7 @@ import { addRecordCut, addTrainerCuts, CONVERSATION_TRAINER_LENGTH, emptyTrainer
 import { conversationShapes } from '../run/shapes';
 import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Grouping, type TextRecord } from './mask';
 import { splitConversation } from './split';
-import { conversationLine, sharegptLine } from './conversationLines';
+import { conversationLine, sharegptLine, untrainedTurns } from './conversationLines';
 import { isStackOverflow, MAX_JSON_DEPTH } from '../jsonDepth';
 import { errorLocation, errorMessage, isInternalError } from '../errors';
 
@@ -278,6 +278,8 @@ export class RowProcessor {
     }
     if (pieces.length > 1) res.notes.push('split_into_records');
     const written: { ids: number[]; mask: number[] }[] = [];
+    /** The turns (indices of `built.messages`) the written records train: the others are untrained in conversations.jsonl. */
+    const trainedTurns = new Set<number>();
     const limits = { maxLength: max, truncate: long === 'truncate', minTrainableTokens: this.settings.minTrainableTokens };
     for (let r = 0; r < pieces.length; r++) {
       let { ids, mask } = pieces[r];
@@ -322,6 +324,7 @@ export class RowProcessor {
       )
         res.notes.push('trainer_length_cut');
       written.push({ ids, mask });
+      for (const t of pieces[r].targets) trainedTurns.add(t);
       res.trainableTokens += nResp;
       res.totalTokens += ids.length;
     }
@@ -332,7 +335,8 @@ export class RowProcessor {
       if (built.records.some((rec) => rec.spans.some(([a, b]) => EMPTY_THINK.test(rec.text.slice(a, b))))) res.notes.push('empty_think_trained');
       res.renderedTokens = renderedTokens;
       res.tokenCounts = countRowTokens(written);
-      if (this.settings.format === 'messages') res.conversations = [this.conversationOut(conv, renderedTokens, res.notes)];
+      if (this.settings.format === 'messages')
+        res.conversations = [this.conversationOut(conv, renderedTokens, res.notes, untrainedTurns(built.messages, trainedTurns))];
     } else if (row.fate === 'errored') {
       res.fate = 'errored';
       res.message = `${row.targetError.reason}: ${row.targetError.message}; template "${template.named.name}" of ${this.tok.dir}`;
@@ -349,16 +353,22 @@ export class RowProcessor {
    * `conversation_over_trainer_length` when the conversation rendered once (`renderedTokens`) is longer than
    * `--max-length`, or without it than {@link CONVERSATION_TRAINER_LENGTH} (a trainer that tokenizes it applies
    * its length to all of it); with `--trainer eagle`, the
-   * ShareGPT line, or the note saying why EAGLE's reader cannot take the conversation as it is.
+   * ShareGPT line, or the note saying why EAGLE's reader cannot take the conversation as it is. `untrained`: the
+   * assistant turns no written record trains (written with `"weight": 0`).
    */
-  private conversationOut(conv: Conversation, renderedTokens: number, notes: Code[]): NonNullable<RowResult['conversations']>[number] {
+  private conversationOut(
+    conv: Conversation,
+    renderedTokens: number,
+    notes: Code[],
+    untrained: ReadonlySet<number>,
+  ): NonNullable<RowResult['conversations']>[number] {
     const reasoning = this.settings.reasoning ?? 'keep';
-    const out = conversationLine(conv, reasoning);
+    const out = conversationLine(conv, reasoning, untrained);
     notes.push(...out.notes);
     if (renderedTokens > (this.settings.maxLength ?? CONVERSATION_TRAINER_LENGTH)) notes.push('conversation_over_trainer_length');
     const entry: NonNullable<RowResult['conversations']>[number] = { id: conv.id, messages: out.line };
     if (this.settings.trainer === 'eagle') {
-      const sg = sharegptLine(conv, reasoning);
+      const sg = sharegptLine(conv, reasoning, untrained);
       if ('line' in sg) {
         entry.sharegpt = sg.line;
         notes.push(...sg.notes);

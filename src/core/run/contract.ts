@@ -333,6 +333,11 @@ export interface PrepareResult {
      * without `--trainer speculators` does not write.
      */
     removed?: string[];
+    /**
+     * Files of those names in the output folder that no previous `report.json` there lists as written
+     * (the user's own, e.g. speculators' `prepare_data.py` output): left as they are, and said so.
+     */
+    kept?: string[];
   };
   tokenizer: { dir: string; name: string; hash: string; embeddedDefault: boolean };
   templateKwargs: Record<string, unknown>;

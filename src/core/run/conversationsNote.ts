@@ -41,3 +41,24 @@ export function conversationsLines(r: Pick<PrepareResult, 'outputs' | 'files' | 
   );
   return out;
 }
+
+/**
+ * Why `conversations_sharegpt.jsonl` (`--format messages --trainer eagle`) holds no conversation, with what to do
+ * instead; undefined when the run did not write that file or it holds at least one. EAGLE's `main.py` would train on
+ * nothing: the run fails when conversations were written but none fits EAGLE (runResult.ts, unless `--allow-empty`
+ * or a shard), and the next steps print this instead of a train command (trainers/nextSteps.ts).
+ */
+export function sharegptEmptyReason(r: Pick<PrepareResult, 'outputs' | 'files'>): string | undefined {
+  if (!r.outputs.conversationsSharegpt) return undefined;
+  const kept = r.files.filter((f) => !f.skipped);
+  if (kept.reduce((a, f) => a + (f.sharegptWritten ?? 0), 0) > 0) return undefined;
+  const n = kept.reduce((a, f) => a + (f.conversationsWritten ?? 0), 0);
+  const why = SHAREGPT_REFUSALS.map((c) => [c, kept.reduce((a, f) => a + (f.notes[c] ?? 0), 0)] as const).filter(([, k]) => k > 0);
+  return (
+    `${basename(r.outputs.conversationsSharegpt)} holds no conversation: ` +
+    (n > 0
+      ? `EAGLE's main.py cannot read any of the ${num(n)} written conversation${n === 1 ? '' : 's'} as ${n === 1 ? 'it is' : 'they are'} (${why.map(([c, k]) => `${c} ×${num(k)}`).join(', ')})`
+      : 'no conversation was written') +
+    `, so --trainer eagle has nothing to train on. --trainer modelopt reads ${basename(r.outputs.conversations ?? 'conversations.jsonl')} (tool turns and reasoning included); --format jsonl writes records for SpecForge or speculators`
+  );
+}

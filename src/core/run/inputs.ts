@@ -7,7 +7,18 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { availableParallelism, loadavg } from 'node:os';
 import { DATASET_FILE_RE } from '../read/readers';
-import { OUTPUT_DIR_SUFFIX, OUTPUT_FILES, PROBLEMS_FILE, RECORDS_DIR, SPECULATORS_DIR, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
+import {
+  CONVERSATIONS_FILE,
+  CONVERSATIONS_SHAREGPT_FILE,
+  OUTPUT_DIR_SUFFIX,
+  OUTPUT_FILES,
+  previousRunFiles,
+  PROBLEMS_FILE,
+  RECORDS_DIR,
+  SPECULATORS_DIR,
+  TOKEN_COUNTS_FILE,
+  TOKENIZED_DATA_PARQUET,
+} from './outputFiles';
 
 /** File extensions `prepare` reads when given a folder (each also gzip- or zstd-compressed, `read/readers` DATASET_FILE_RE). */
 export const DATASET_EXTENSIONS = ['.jsonl', '.ndjson', '.json', '.traj', '.parquet'];
@@ -85,6 +96,8 @@ export function defaultOutDir(input: string): string {
 /** The files a run writes; in a folder that holds a `report.json` beside them they are outputs, not datasets. */
 const OUTPUT_NAMES: string[] = [...Object.values(OUTPUT_FILES), TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET, PROBLEMS_FILE];
 function isRunOutput(dir: string, name: string): boolean {
+  // conversations.jsonl / conversations_sharegpt.jsonl are common dataset names: outputs only when the report beside them lists them.
+  if (name === CONVERSATIONS_FILE || name === CONVERSATIONS_SHAREGPT_FILE) return previousRunFiles(dir).includes(resolve(dir, name));
   if (!OUTPUT_NAMES.includes(name)) return false;
   // The records folder itself given as an input: its records are outputs of the run beside it.
   return existsSync(join(dir, OUTPUT_FILES.reportJson)) || (basename(dir) === RECORDS_DIR && existsSync(join(dirname(dir), OUTPUT_FILES.reportJson)));

@@ -9,12 +9,13 @@
  * the shards' `tokenized_data.jsonl` and `prompts_to_generate.jsonl` back into
  * input order (a k-way merge on each line's `source` file and line).
  */
-import { createReadStream, existsSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, rmdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { AtomicOutput } from './output';
-import { OUTPUT_FILES, outputPathsIn, recordsPathIn, SPECULATORS_DIR, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
+import { OUTPUT_FILES, outputPathsIn, RECORDS_DIR, recordsPathIn, SPECULATORS_DIR, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
 import { SpeculatorsDatasetOutput } from './speculatorsOutput';
+import { promptLines } from './promptLines';
 import { ParquetRecordsOutput, readParquetRecords, removeStaleRecordFiles } from './parquetOutput';
 import type { TokenizedRecord } from '../types';
 import type { FileReport, PrepareResult } from './contract';
@@ -348,7 +349,9 @@ export async function mergeReports(paths: string[], outDir: string, opts: MergeP
     merged.outputs.format = formats.jsonl && formats.parquet ? 'both' : formats.parquet ? 'parquet' : 'jsonl';
     if (formats.parquet) merged.outputs.tokenizedDataParquet = recordsPathIn(merged.outDir, TOKENIZED_DATA_PARQUET);
     else delete merged.outputs.tokenizedDataParquet;
-    // Every file is checked against the reports before any replaces anything in --out.
+    // Every file is checked against the reports before any replaces anything in --out; the folders the outputs
+    // create are removed again when the merge fails (a failed merge writes nothing), those that were there stay.
+    const made = [join(merged.outDir, RECORDS_DIR), join(merged.outDir, SPECULATORS_DIR), merged.outDir].filter((d) => !existsSync(d));
     const data = formats.jsonl ? new AtomicOutput(merged.outputs.tokenizedData) : null;
     const parquet = formats.parquet ? new ParquetRecordsOutput(merged.outputs.tokenizedDataParquet!, { createdBy: 'eagle3-prep merge-reports' }) : null;
     const prompts = new AtomicOutput(merged.outputs.promptsToGenerate);
@@ -358,6 +361,12 @@ export async function mergeReports(paths: string[], outDir: string, opts: MergeP
     const speculators = merged.outputs.speculatorsDataset ? new SpeculatorsDatasetOutput(merged.outputs.speculatorsDataset) : null;
     const abortAll = async () => {
       for (const o of [data, parquet, prompts, speculators]) await o?.abort().catch(() => {});
+      for (const d of made)
+        try {
+          rmdirSync(d); // only an empty folder
+        } catch {
+          /* not there, or not empty */
+        }
     };
     try {
       if (data) {
@@ -391,8 +400,8 @@ export async function mergeReports(paths: string[], outDir: string, opts: MergeP
         order,
         prompts,
       );
-      if (nPrompt !== merged.totals.rowsSetAside)
-        throw new MergeError(`the shards' prompts_to_generate.jsonl hold ${nPrompt} prompts, their reports ${merged.totals.rowsSetAside}`);
+      const expected = promptLines(merged);
+      if (nPrompt !== expected) throw new MergeError(`the shards' prompts_to_generate.jsonl hold ${nPrompt} prompts, their reports ${expected}`);
       await parquet?.commit();
       await data?.commit();
       await prompts.commit();

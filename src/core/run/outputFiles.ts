@@ -3,7 +3,7 @@
  * the shard merge, the Datasets view's output state and `generate`. Paths are
  * always built from these names, never spelled out again.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 
 /**
@@ -108,13 +108,21 @@ export function removedReason(outDir: string, removed: string[], format: string 
   const why = new Set<string>();
   for (const p of removed) {
     const d = resolve(dirname(p));
-    if (d === top && CONVERSATION_FILES.has(basename(p))) why.add(`a previous ${q('--format messages')} run's conversations (this run writes ${q(`--format ${format}`)})`);
+    if (d === top && CONVERSATION_FILES.has(basename(p)))
+      why.add(`a previous ${q('--format messages')} run's conversations (this run writes ${q(`--format ${format}`)})`);
     else if (d === top) why.add(`a previous run's records directly in the output folder (the layout before ${q(`${RECORDS_DIR}/`)})`);
     else if (d === join(top, SPECULATORS_DIR)) why.add(`a previous run's speculators dataset (this run has no ${q('--trainer speculators')})`);
     else why.add(`a previous run's records in a format this run does not write (${q(`--format ${format}`)})`);
   }
   return [...why].join('; ');
 }
+
+/**
+ * Why a run kept files of its output names it does not write (`outputs.kept`, parquetOutput.ts removeStaleRecordFiles):
+ * no previous report in the folder lists them, so they are not a previous run's.
+ */
+export const KEPT_REASON =
+  "not written by this run and listed by no previous report.json here, so not a previous run's: left as they are (not this run's outputs; move them if a trainer pointed at this folder should not read them)";
 
 /** Suffix of a default output folder: `data/chat.jsonl` → `data/chat.eagle3/`. */
 export const OUTPUT_DIR_SUFFIX = '.eagle3';
@@ -124,3 +132,34 @@ export const GENERATED_FILE = 'generated.jsonl';
 
 /** What `generate` appends to any other dataset's name: `data.jsonl` → `data.generated.jsonl`. */
 export const GENERATED_SUFFIX = '.generated.jsonl';
+
+/**
+ * The files the previous run in `outDir` wrote, from its `report.json` (absolute paths): `outputs.written`;
+ * for a report written before that list existed, its path fields (`tokenized_data`, `tokenized_data_parquet`,
+ * `conversations`, `conversations_sharegpt`, and the files a run writes in `speculators_dataset`; snake_case or
+ * the camelCase of schema version 1). None when there is no readable report.
+ */
+export function previousRunFiles(outDir: string): string[] {
+  let o: Record<string, unknown> | undefined;
+  try {
+    o = (JSON.parse(readFileSync(join(outDir, OUTPUT_FILES.reportJson), 'utf8')) as { outputs?: Record<string, unknown> }).outputs;
+  } catch {
+    return [];
+  }
+  if (!o || typeof o !== 'object') return [];
+  const str = (x: unknown): x is string => typeof x === 'string';
+  if (Array.isArray(o.written)) return o.written.filter(str).map((x) => resolve(outDir, x));
+  const fields = [
+    'tokenized_data',
+    'tokenizedData',
+    'tokenized_data_parquet',
+    'tokenizedDataParquet',
+    'conversations',
+    'conversations_sharegpt',
+    'conversationsSharegpt',
+  ];
+  const dirs = [o.speculators_dataset, o.speculatorsDataset].filter(str);
+  return [...fields.map((k) => o[k]).filter(str), ...dirs.flatMap((d) => Object.values(SPECULATORS_FILES).map((n) => join(d, n)))].map((x) =>
+    resolve(outDir, x),
+  );
+}

@@ -22,7 +22,7 @@
  * the JSONL record (`{"source": {"file", "line"}}`); `element` is null unless
  * several rows share a line. Snappy compression (every Parquet reader has it).
  */
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync, renameSync, rmdirSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { TokenizedRecord } from '../types';
@@ -31,6 +31,8 @@ import {
   CONVERSATIONS_FILE,
   CONVERSATIONS_SHAREGPT_FILE,
   OUTPUT_FILES,
+  RECORDS_DIR,
+  previousRunFiles,
   recordsPathIn,
   SPECULATORS_DIR,
   SPECULATORS_FILES,
@@ -279,19 +281,21 @@ export function recordOfParquetRow(row: Record<string, unknown>): TokenizedRecor
  * - unless the run wrote one, the speculators dataset files of an earlier `--trainer speculators` run
  *   (only the files `prepare` writes there; the folder goes when it is left empty);
  * - `conversations.jsonl` and `conversations_sharegpt.jsonl` of a previous `--format messages` run, when
- *   this run does not write them: only when the folder's `report.json` (the previous run's: call this
- *   before writing the new one) lists them as written, since a user's own dataset may have their names.
- * Left there, a previous run's data would sit beside this run's report as if they were its own. An
- * input of the run is never removed.
+ *   this run does not write them.
+ * Each only when the folder's `report.json` (the previous run's: call this before writing the new one)
+ * lists it as written ({@link previousRunFiles}): a file of one of these names that no report lists is
+ * the user's (their own dataset, speculators' `prepare_data.py` output, …) and is kept, returned in
+ * `kept` for the run to say so. Left there, a previous run's data would sit beside this run's report
+ * as if they were its own. An input of the run is never removed; `data/` goes when it is left empty.
  * @param opts.speculators whether the run wrote the speculators dataset; `sharegpt` whether it wrote
  *   `conversations_sharegpt.jsonl` (`messages` with `--trainer eagle`); `inputs` the run's inputs (absolute paths)
- * @returns the paths removed
+ * @returns `removed`: the paths removed; `kept`: files of those names that no previous report lists, left as they are
  */
 export function removeStaleRecordFiles(
   outDir: string,
   format: 'jsonl' | 'parquet' | 'both' | 'messages' | undefined,
   opts: { speculators?: boolean; sharegpt?: boolean; inputs?: readonly string[] } = {},
-): string[] {
+): { removed: string[]; kept: string[] } {
   const f = format ?? 'jsonl';
   const recordsWritten = new Set([
     ...(f === 'jsonl' || f === 'both' ? [OUTPUT_FILES.tokenizedData] : []),
@@ -301,42 +305,34 @@ export function removeStaleRecordFiles(
     ...(f === 'messages' ? [CONVERSATIONS_FILE] : []),
     ...(f === 'messages' && opts.sharegpt ? [CONVERSATIONS_SHAREGPT_FILE] : []),
   ]);
-  const conversationsStale = [CONVERSATIONS_FILE, CONVERSATIONS_SHAREGPT_FILE].filter((n) => !conversationsWritten.has(n));
-  const previous = conversationsStale.length ? writtenByPreviousRun(outDir) : [];
   const inputs = new Set((opts.inputs ?? []).map((p) => resolve(p)));
-  const stale = [
+  const candidates = [
     ...[OUTPUT_FILES.tokenizedData, TOKENIZED_DATA_PARQUET].filter((n) => !recordsWritten.has(n)).map((n) => recordsPathIn(outDir, n)),
     ...[OUTPUT_FILES.tokenizedData, TOKENIZED_DATA_PARQUET].map((n) => join(outDir, n)),
     ...(opts.speculators ? [] : Object.values(SPECULATORS_FILES).map((n) => join(outDir, SPECULATORS_DIR, n))),
-    ...conversationsStale.map((n) => join(outDir, n)).filter((p) => previous.includes(p)),
-  ].filter((p) => !inputs.has(resolve(p)));
+    ...[CONVERSATIONS_FILE, CONVERSATIONS_SHAREGPT_FILE].filter((n) => !conversationsWritten.has(n)).map((n) => join(outDir, n)),
+  ].filter((p) => !inputs.has(resolve(p)) && existsSync(p));
+  const previous = candidates.length ? new Set(previousRunFiles(outDir)) : new Set<string>();
   const removed: string[] = [];
-  for (const p of stale) {
+  const kept: string[] = [];
+  for (const p of candidates) {
+    if (!previous.has(resolve(p))) {
+      kept.push(p);
+      continue;
+    }
     try {
-      if (existsSync(p)) {
-        rmSync(p, { force: true });
-        removed.push(p);
-      }
+      rmSync(p, { force: true });
+      removed.push(p);
     } catch {
       /* reported as still there by the Datasets view; never fails the run */
     }
   }
-  if (!opts.speculators && removed.some((p) => dirname(p) === join(outDir, SPECULATORS_DIR)))
-    try {
-      rmdirSync(join(outDir, SPECULATORS_DIR)); // only when empty: the user's files (draft-vocab's, hidden states) stay
-    } catch {
-      /* not there, or not empty */
-    }
-  return removed;
-}
-
-/** The files the report.json in `outDir` lists as written (`outputs.written`, absolute paths); none when there is no readable report. */
-function writtenByPreviousRun(outDir: string): string[] {
-  try {
-    const r = JSON.parse(readFileSync(join(outDir, 'report.json'), 'utf8')) as { outputs?: { written?: unknown } };
-    const w = r.outputs?.written;
-    return Array.isArray(w) ? w.filter((x): x is string => typeof x === 'string').map((x) => resolve(outDir, x)) : [];
-  } catch {
-    return [];
-  }
+  for (const d of [...(opts.speculators ? [] : [SPECULATORS_DIR]), ...(recordsWritten.size ? [] : [RECORDS_DIR])])
+    if (removed.some((p) => dirname(p) === join(outDir, d)))
+      try {
+        rmdirSync(join(outDir, d)); // only when empty: the user's files (draft-vocab's, hidden states) stay
+      } catch {
+        /* not there, or not empty */
+      }
+  return { removed, kept };
 }

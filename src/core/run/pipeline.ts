@@ -15,7 +15,7 @@ import { InlineExecutor, type RowBatch } from './pool';
 import { AtomicOutput, checkOutputDir, OutputError, removeCreatedIfEmpty, removeStaleTemps, writeFileAtomic } from './output';
 import { readRows, type RawRow } from '../read/readers';
 import { removeStaleRecordFiles } from './parquetOutput';
-import { RECORDS_DIR, removedReason, SPECULATORS_DIR } from './outputFiles';
+import { KEPT_REASON, RECORDS_DIR, removedReason, SPECULATORS_DIR } from './outputFiles';
 import { version as PACKAGE_VERSION } from '../../../package.json';
 import { writeReports } from './report';
 import { LengthStatsBuilder } from './stats';
@@ -524,13 +524,15 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       await conversations.commit();
       await sharegpt.commit();
       // Said in the summary and the report too (outputs.removed): a file of the user's folder is gone.
-      const removed = removeStaleRecordFiles(outDir, format, {
+      const { removed, kept } = removeStaleRecordFiles(outDir, format, {
         speculators: outputs.speculatorsDataset !== undefined,
         sharegpt: outputs.conversationsSharegpt !== undefined,
         inputs: opts.inputs.map((f) => resolve(f)),
       });
       for (const p of removed) hooks.log?.(`  removed ${p}: ${removedReason(outDir, [p], format)}`);
       if (removed.length) result.outputs.removed = removed;
+      for (const p of kept) hooks.log?.(`  kept ${p}: ${KEPT_REASON}`);
+      if (kept.length) result.outputs.kept = kept;
       const sizes = targetSizesOf(tok);
       await writeFileAtomic(tokenCountsPath, tokenCountsJson(counts.result({ name: tok.name, hash: tok.hash }, sizes.modelVocabSize, sizes.tokenizerSize)));
       await writeReports(result);

@@ -40,7 +40,9 @@ export function readRunReport(file: string): ReadReport {
     speculatorsDataset: r.outputs.speculatorsDataset ? here(r.outputs.speculatorsDataset, SPECULATORS_DIR) : undefined,
     written: r.outputs.written?.map((w) => here(w, path.basename(w))),
     removed: r.outputs.removed?.map((w) => here(w, path.basename(w))),
+    kept: r.outputs.kept?.map((w) => here(w, path.basename(w))),
   };
+  if (!outputs.kept) delete outputs.kept;
   if (!outputs.speculatorsDataset) delete outputs.speculatorsDataset;
   if (!outputs.removed) delete outputs.removed;
   return { report: { ...r, outputs }, schemaVersion };

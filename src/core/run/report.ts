@@ -7,7 +7,18 @@ import { readFileSync } from 'node:fs';
 import { basename, relative } from 'node:path';
 import { CODES, codeMeaning, codeRemedy } from '../codes';
 import { writeFileAtomic } from './output';
-import { CONVERSATIONS_FILE, CONVERSATIONS_SHAREGPT_FILE, OUTPUT_FILES, removedReason, SPECULATORS_DIR, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
+import { promptLines } from './promptLines';
+import {
+  CONVERSATIONS_FILE,
+  CONVERSATIONS_SHAREGPT_FILE,
+  KEPT_REASON,
+  OUTPUT_FILES,
+  recordsPathIn,
+  removedReason,
+  SPECULATORS_DIR,
+  TOKEN_COUNTS_FILE,
+  TOKENIZED_DATA_PARQUET,
+} from './outputFiles';
 import { fromSnakeJson, toSnakeJson } from './jsonCase';
 import type { FileReport, PrepareResult, RunStatus, RunWarning } from './contract';
 import { isTemplateNote, settingNotesOf } from './status';
@@ -22,9 +33,15 @@ import { TRAINER_IDS, TRAINERS, type TrainerCuts } from '../trainers/trainers';
  */
 export const REPORT_SCHEMA_VERSION = 2;
 
-/** The `report.json` document of a run: snake_case, `schema_version` first. The CLI's `--json` prints the same. */
+/**
+ * The `report.json` document of a run: snake_case, `schema_version` first. The CLI's `--json` prints the same.
+ * A `--format messages` run (or a merge of such shards: `outputs.conversations` set) writes no records file, so
+ * `outputs.tokenized_data` is left out ({@link parseReport} puts the path back in memory).
+ */
 export function reportToJson(r: PrepareResult): Record<string, unknown> {
-  return toSnakeJson(r, REPORT_SCHEMA_VERSION);
+  if (r.outputs.conversations === undefined) return toSnakeJson(r, REPORT_SCHEMA_VERSION);
+  const { tokenizedData: _t, ...outputs } = r.outputs;
+  return toSnakeJson({ ...r, outputs } as unknown as PrepareResult, REPORT_SCHEMA_VERSION);
 }
 
 /** A `report.json` that cannot be read or is not a report; the message names the file. */
@@ -60,6 +77,9 @@ export function parseReport(data: unknown, where = 'report.json'): ReadReport {
   } else throw new ReportReadError(`${where}: unknown schema_version ${JSON.stringify(v)}`);
   if (!Array.isArray(report.files) || !report.totals || !report.outputs || typeof report.ok !== 'boolean')
     throw new ReportReadError(`${where}: not an eagle3-prep report.json (no files, totals or outputs)`);
+  // A --format messages report names no records file (reportToJson): where a run in its folder would put it.
+  if (typeof report.outputs.tokenizedData !== 'string' && typeof report.outDir === 'string')
+    report = { ...report, outputs: { ...report.outputs, tokenizedData: recordsPathIn(report.outDir, OUTPUT_FILES.tokenizedData) } };
   return { report, schemaVersion };
 }
 
@@ -210,11 +230,6 @@ function templateCheckSection(r: PrepareResult): string[] {
   return out;
 }
 
-/** Lines of `prompts_to_generate.jsonl`: one per set-aside row, plus the extra prompts of rows holding several conversations (`split_part_set_aside`). */
-function promptLines(r: PrepareResult): number {
-  return r.totals.rowsSetAside + r.files.reduce((a, f) => a + (f.notes.split_part_set_aside ?? 0), 0);
-}
-
 /**
  * The record files of a run's format, as Markdown code spans of their paths in the output folder
  * (`data/tokenized_data.jsonl`; `tokenized_data.jsonl` for reports made before `format`), and the
@@ -258,6 +273,7 @@ export function renderReportMarkdown(r: PrepareResult): string {
           `- Removed: ${r.outputs.removed.map((p) => `\`${relative(r.outDir, p) || basename(p)}\``).join(', ')} — ${removedReason(r.outDir, r.outputs.removed, r.outputs.format, true)}, so they are not taken for this run's`,
         ]
       : []),
+    ...(r.outputs.kept?.length ? [`- Kept: ${r.outputs.kept.map((p) => `\`${relative(r.outDir, p) || basename(p)}\``).join(', ')} — ${KEPT_REASON}`] : []),
     `- Time: ${(r.elapsedMs / 1000).toFixed(1)} s${r.shard?.merged ? ' (slowest shard)' : ''}${r.throughput ? `; ${r.throughput.tokensPerSecond.toLocaleString('en-US')} tokens/s, ${r.throughput.rowsPerSecond.toLocaleString('en-US')} rows/s${r.shard?.merged ? " (all shards over the slowest one's time)" : ''}` : ''}`,
     ...(r.shard
       ? [

@@ -2,6 +2,7 @@
 import { explainUnusableInput } from './inspect';
 import { computeTotals, runFailures, throughputOf, type FailurePolicy } from './accounting';
 import { applyStatus } from './status';
+import { sharegptEmptyReason } from './conversationsNote';
 import type { DryRunEstimate, FileReport, LongPolicy, OutputFormat, PrepareOptions, PrepareResult, RunSetup } from './contract';
 import type { MaskPolicy } from '../types';
 
@@ -29,6 +30,10 @@ export async function assembleResult(run: RunOutcome): Promise<PrepareResult> {
   const failures = runFailures(files, policy);
   const skippedFiles = files.filter((f) => f.skipped).map((f) => ({ file: f.file, reason: f.failure ?? 'failed' }));
   if (files.length > 0 && skippedFiles.length === files.length) failures.push(`every input failed; nothing to write (${skippedFiles.length} skipped)`);
+  // --trainer eagle's file with no conversation while conversations were written: the run's output for that trainer is empty.
+  const sharegptEmpty = sharegptEmptyReason({ outputs, files });
+  if (sharegptEmpty && !dryRun && !policy.allowEmpty && files.some((f) => !f.skipped && (f.conversationsWritten ?? 0) > 0))
+    failures.push(`--trainer eagle: ${sharegptEmpty}; or --allow-empty to write the files anyway`);
   // A file that yielded nothing gets the same explanation as `inspect` (empty, CSV, tokenized, no conversation),
   // whether it failed the run or was skipped (skipping must not hide why). Worked out once per file; an
   // explanation that cannot be made leaves the message as it is (it must not replace it).

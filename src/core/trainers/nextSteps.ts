@@ -5,6 +5,7 @@
  * names the sources); docs/training.md explains the same commands. Pure.
  */
 import type { PrepareResult } from '../run/contract';
+import { sharegptEmptyReason } from '../run/conversationsNote';
 import { TRAINERS, type TrainerId } from './trainers';
 
 /** What the commands point at. */
@@ -15,6 +16,8 @@ export interface NextStepInputs {
   conversations?: string;
   /** `conversations_sharegpt.jsonl` (absolute) of a `--format messages --trainer eagle` run; undefined when not written. */
   sharegpt?: string;
+  /** Why `sharegpt` holds no conversation (run/conversationsNote.ts sharegptEmptyReason): said instead of a train command pointing at it. */
+  sharegptEmpty?: string;
   /** `token_counts.json` (absolute), for `eagle3-prep draft-vocab`. */
   tokenCounts: string;
   /** The output folder (absolute). */
@@ -50,7 +53,9 @@ export function trainerNextSteps(trainer: TrainerId, o: NextStepInputs): string[
   const lines = [
     t.readsRecords
       ? `Next (${t.name}, ${t.lengthSetting} ${n}: every written record fits, the trainer cuts nothing):`
-      : `Next (${t.name}, ${t.lengthSetting} ${n}: it tokenizes the conversations itself; a conversation longer than ${n} tokens is noted conversation_over_trainer_length):`,
+      : o.conversations || o.sharegpt
+        ? `Next (${t.name}, ${t.lengthSetting} ${n}: it tokenizes the conversations itself; a conversation longer than ${n} tokens is noted conversation_over_trainer_length):`
+        : `Next (${t.name}, ${t.lengthSetting} ${n}: it reads conversations, which this run did not write — prepare with --format messages):`,
   ];
   switch (trainer) {
     case 'specforge':
@@ -81,6 +86,10 @@ export function trainerNextSteps(trainer: TrainerId, o: NextStepInputs): string[
       break;
     }
     case 'eagle':
+      if (o.sharegptEmpty) {
+        lines.push(`  NO TRAIN COMMAND: ${o.sharegptEmpty}.`);
+        break;
+      }
       lines.push(
         '  main.py (eagle/traineagle3) reads ShareGPT conversations ("id", "conversations" from human/gpt) and tokenizes and masks them itself (its own system prompt first, its mask code written for Llama 3\'s template).',
         `  keep train_config["max_len"] at ${n}; deepspeed main.py --deepspeed_config ds_config.json --basepath ${model} --trainpath ${sharegpt} --testpath ${sharegpt} --savedir <dir>   (a held-out file as --testpath if you have one)`,
@@ -103,7 +112,7 @@ export function trainerNextSteps(trainer: TrainerId, o: NextStepInputs): string[
  * run, nor for one that wrote no records file into its folder (`merge-reports` without `--data`:
  * the records stay in the shards' folders).
  */
-export function nextStepsOfRun(r: Pick<PrepareResult, 'trainer' | 'maxLength' | 'outputs' | 'tokenCounts' | 'outDir' | 'tokenizer'>): string[] {
+export function nextStepsOfRun(r: Pick<PrepareResult, 'trainer' | 'maxLength' | 'outputs' | 'tokenCounts' | 'outDir' | 'tokenizer' | 'files'>): string[] {
   if (!r.trainer || !r.maxLength) return [];
   const w = r.outputs.written;
   const wrote = (p: string | undefined) => p !== undefined && (!w || w.includes(p));
@@ -113,6 +122,7 @@ export function nextStepsOfRun(r: Pick<PrepareResult, 'trainer' | 'maxLength' | 
     records: format === 'parquet' || format === 'messages' ? undefined : r.outputs.tokenizedData,
     conversations: wrote(r.outputs.conversations) ? r.outputs.conversations : undefined,
     sharegpt: wrote(r.outputs.conversationsSharegpt) ? r.outputs.conversationsSharegpt : undefined,
+    sharegptEmpty: wrote(r.outputs.conversationsSharegpt) ? sharegptEmptyReason(r) : undefined,
     tokenCounts: r.tokenCounts ?? `${r.outDir}/token_counts.json`,
     outDir: r.outDir,
     maxLength: r.maxLength,
