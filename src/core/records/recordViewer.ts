@@ -224,7 +224,13 @@ export class RecordViewer {
       const raw = value;
       if (!planned) value = applyProjectConfig(value, project);
       if (mapping || project)
-        configKey = JSON.stringify([mapping?.entry ?? null, project?.roleAliases ?? null, project?.fieldMappings ?? null, project?.fieldRoles ?? null, reading]);
+        configKey = JSON.stringify([
+          mapping?.entry ?? null,
+          project?.roleAliases ?? null,
+          project?.fieldMappings ?? null,
+          project?.fieldRoles ?? null,
+          reading,
+        ]);
       else if (options.answers) configKey = JSON.stringify(reading);
       // A field mapping renames only when the row does not already have the target (projectConfig.ts).
       const had = (k: string) => !planned && raw !== null && typeof raw === 'object' && k in raw;
