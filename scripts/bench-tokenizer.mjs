@@ -20,13 +20,14 @@
 // Usage: npm run bench:tokenizer [-- --tokenizers qwen3,deepseek_v3,llama3_1,gemma3] [--chats 2000]
 //                                   [--agents 16] [--repeat 3]
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { generateRows } from './bench-data.mjs';
+import { forEachJsonString, REAL_DATA_DIR } from './real-data-strings.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -83,39 +84,17 @@ async function texts(dir, chats, agents, seed = 11) {
 
 /**
  * Real text: every string of at least 64 characters in the shared real dataset files
- * (/work/shared/real-data/files, or $EAGLE3_REAL_DATA), distinct, up to 4 M characters.
+ * (`files` of real-data-strings.mjs REAL_DATA_DIR), distinct, up to about 4 M characters.
  */
 function realTexts() {
-  const dir = process.env.EAGLE3_REAL_DATA ?? '/work/shared/real-data/files';
   const out = new Set();
   let chars = 0;
-  const visit = (v) => {
-    if (chars > 4e6) return;
-    if (typeof v === 'string') {
-      if (v.length >= 64 && !out.has(v)) {
-        out.add(v);
-        chars += v.length;
-      }
-    } else if (Array.isArray(v)) v.forEach(visit);
-    else if (v && typeof v === 'object') Object.values(v).forEach(visit);
-  };
-  if (!existsSync(dir)) return [];
-  const files = readdirSync(dir).sort();
-  for (const f of files) {
-    if (!/\.(jsonl?|traj)$/.test(f)) continue;
-    const raw = readFileSync(join(dir, f), 'utf8');
-    try {
-      visit(JSON.parse(raw));
-    } catch {
-      for (const line of raw.split('\n')) {
-        try {
-          visit(JSON.parse(line));
-        } catch {
-          /* not JSON */
-        }
-      }
+  forEachJsonString([join(REAL_DATA_DIR, 'files')], (v) => {
+    if (chars <= 4e6 && v.length >= 64 && !out.has(v)) {
+      out.add(v);
+      chars += v.length;
     }
-  }
+  });
   return [...out];
 }
 

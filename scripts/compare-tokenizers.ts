@@ -6,46 +6,25 @@
  * strings whose ids or starts differ (the first two of each are shown); exits 1 when any differ.
  *
  * Usage: node --import tsx scripts/compare-tokenizers.ts [--tokenizers qwen3,deepseek_v3,llama3_1,gemma3]
- *        [--data /work/shared/real-data/files,/work/shared/real-data/adp_std]
+ *        [--data <real-data>/files,<real-data>/adp_std]   (real-data: $EAGLE3_REAL_DATA, else shared/real-data beside the checkout)
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadTokenizer } from '../src/core/tokenizers/tokenizer';
 import { lenmlModelDir, oracleEncode } from '../test/helpers';
+import { forEachJsonString, REAL_DATA_DIR } from './real-data-strings.mjs';
 
 const { values } = parseArgs({
   options: {
     tokenizers: { type: 'string', default: 'qwen3,deepseek_v3,llama3_1,gemma3' },
-    data: { type: 'string', default: '/work/shared/real-data/files,/work/shared/real-data/adp_std' },
+    data: { type: 'string', default: [join(REAL_DATA_DIR, 'files'), join(REAL_DATA_DIR, 'adp_std')].join(',') },
   },
 });
 
 const texts = new Set<string>();
-const visit = (v: unknown): void => {
-  if (typeof v === 'string') {
-    if (v.length) texts.add(v);
-  } else if (Array.isArray(v)) v.forEach(visit);
-  else if (v && typeof v === 'object') Object.values(v).forEach(visit);
-};
-for (const dir of values.data.split(',')) {
-  if (!existsSync(dir)) continue;
-  for (const f of readdirSync(dir).sort()) {
-    if (!/\.(jsonl?|traj)$/.test(f)) continue;
-    const raw = readFileSync(join(dir, f), 'utf8');
-    try {
-      visit(JSON.parse(raw));
-    } catch {
-      for (const line of raw.split('\n')) {
-        try {
-          visit(JSON.parse(line));
-        } catch {
-          /* not a JSON line */
-        }
-      }
-    }
-  }
-}
+forEachJsonString(values.data.split(','), (v) => {
+  if (v.length) texts.add(v);
+});
 
 async function main(): Promise<number> {
   console.log(`${texts.size} distinct strings, ${[...texts].reduce((a, s) => a + s.length, 0)} characters`);
