@@ -1,7 +1,7 @@
 /** `eagle3-prep draft-vocab`: the d2t / t2d mapping of a reduced draft vocabulary, from prepare's token counts. */
 import { buildDraftVocab, resolveTargetVocabSize, trainableCounts, writeDraftVocab } from '../core/run/draftVocab';
 import { TOKEN_COUNTS_FILE } from '../core/run/outputFiles';
-import { readTokenCounts } from '../core/run/tokenCounts';
+import { readTokenCountsFiles } from '../core/run/tokenCounts';
 import { toSnakeJson } from '../core/run/jsonCase';
 import { addOptions, Command, EXIT, json, out, positiveInt, setUsageHint, usageError, type OptionSpec } from './command';
 
@@ -48,7 +48,7 @@ export function registerDraftVocab(program: Command, done: (code: number) => voi
     if (v.size === undefined) usageError(self, "required option '--size <k>' not specified");
     if (!v.out) usageError(self, "required option '--out <dir>' not specified");
     const paths = v.counts?.length ? v.counts : [TOKEN_COUNTS_FILE];
-    const files = paths.map(readTokenCounts);
+    const files = readTokenCountsFiles(paths);
     let vocabSize: number;
     try {
       vocabSize = resolveTargetVocabSize(files, v.targetVocabSize);

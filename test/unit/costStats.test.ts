@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '../../src/cli';
 import { buildDraftVocab, npyBytes, parseNpy } from '../../src/core/run/draftVocab';
@@ -171,4 +171,8 @@ test('prepare writes token_counts.json that recounts its records; draft-vocab bu
   assert.equal(f.tokenizerSize, 151669);
   assert.equal(await main(['draft-vocab', '--size', '64', '--counts', out, '--out', dv]), 0);
   assert.equal(parseNpy(readFileSync(join(dv, 't2d.npy'))).values.length, 151936);
+  // The same run's counts named twice (its folder and its token_counts.json) would weight it double: refused, nothing written.
+  const dv2 = join(tempDir('eagle3-dv2-'), 'out');
+  assert.equal(await main(['draft-vocab', '--size', '64', '--counts', out, join(out, 'token_counts.json'), '--out', dv2]), 1);
+  assert.equal(existsSync(dv2), false);
 });

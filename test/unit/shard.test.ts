@@ -90,6 +90,10 @@ test('3 shards in 3 processes, merged, equal one run: records, prompts and repor
   // … and merge-reports --data restores input order byte for byte.
   assert.equal(readFileSync(join(merged, 'data', 'tokenized_data.jsonl'), 'utf8'), readFileSync(join(single, 'data', 'tokenized_data.jsonl'), 'utf8'));
   assert.equal(readFileSync(join(merged, 'prompts_to_generate.jsonl'), 'utf8'), readFileSync(join(single, 'prompts_to_generate.jsonl'), 'utf8'));
+  // problems.jsonl (every dropped and errored row) too: merged in input order, equal to the single run's.
+  const problems = readLines(join(single, 'problems.jsonl'));
+  assert.equal(problems.length, a.totals.rowsDropped + a.totals.rowsErrored);
+  assert.equal(readFileSync(join(merged, 'problems.jsonl'), 'utf8'), readFileSync(join(single, 'problems.jsonl'), 'utf8'));
   assert.match(readFileSync(join(merged, 'report.md'), 'utf8'), /Merged from 3 shards/);
   // Without --data only the reports are written: the summary names no prompts file in --out.
   const reportsOnly = tempDir('eagle3-merged-reports-');
@@ -213,6 +217,11 @@ test('merge-reports: a file no shard has anything of fails the merge and writes 
   assert.equal(rep.policy?.skipFailedFiles, true);
   assert.equal(readLines(join(out, 'data', 'tokenized_data.jsonl')).length, rep.totals.recordsWritten);
   assert.equal(readLines(join(out, 'prompts_to_generate.jsonl')).length, rep.totals.rowsSetAside);
+  // The left-out file's rows are not in problems.jsonl either (as in one run with --skip-failed-files).
+  assert.deepEqual(
+    readLines(join(out, 'problems.jsonl')).filter((l) => JSON.parse(l).file === bad),
+    [],
+  );
   assert.equal(rep.totals.rowsRead, 3 + 4);
 
   const allowed = await run(['merge-reports', ...shardDirs, '--out', join(dir, 'merged2'), '--allow-empty']);

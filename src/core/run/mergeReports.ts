@@ -13,12 +13,21 @@ import { createReadStream, existsSync, rmdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { AtomicOutput } from './output';
-import { OUTPUT_FILES, outputPathsIn, RECORDS_DIR, recordsPathIn, SPECULATORS_DIR, TOKEN_COUNTS_FILE, TOKENIZED_DATA_PARQUET } from './outputFiles';
+import {
+  OUTPUT_FILES,
+  outputPathsIn,
+  PROBLEMS_FILE,
+  RECORDS_DIR,
+  recordsPathIn,
+  SPECULATORS_DIR,
+  TOKEN_COUNTS_FILE,
+  TOKENIZED_DATA_PARQUET,
+} from './outputFiles';
 import { SpeculatorsDatasetOutput } from './speculatorsOutput';
 import { promptLines } from './promptLines';
 import { ParquetRecordsOutput, readParquetRecords, removeStaleRecordFiles } from './parquetOutput';
 import type { TokenizedRecord } from '../types';
-import type { FileReport, PrepareResult } from './contract';
+import type { FileReport, PrepareResult, RowProblemLine } from './contract';
 import type { RowShape } from './shapes';
 import { computeTotals, emptyFileReport, fileFailure, leaveOut, runFailures, throughputOf } from './accounting';
 import { readReport, writeReports } from './report';
@@ -276,6 +285,35 @@ export async function mergeOutputLines(shardFiles: string[], fileOrder: string[]
 }
 
 /**
+ * Merges the shards' `problems.jsonl` files (one {@link RowProblemLine} per dropped or errored row,
+ * keyed by its top-level `file`, `line` and `element`) into `out` in input order; lines of the files in
+ * `skip` are left out, as a single run's `--skip-failed-files` takes them back out. A shard that wrote
+ * no `problems.jsonl` (made before the file existed) adds nothing.
+ * @returns the number of lines written
+ */
+export async function mergeProblemLines(shardFiles: string[], fileOrder: string[], out: AtomicOutput, skip: ReadonlySet<string> = new Set()): Promise<number> {
+  const fileIndex = new Map(fileOrder.map((f, i) => [f, i]));
+  const key = (l: string, from: number): OrderKey => {
+    let p: Partial<RowProblemLine>;
+    try {
+      p = JSON.parse(l) as Partial<RowProblemLine>;
+    } catch {
+      throw new MergeError(`${shardFiles[from]}: a line that is not JSON (${l.slice(0, 80)}…)`);
+    }
+    const fi = typeof p.file === 'string' ? fileIndex.get(p.file) : undefined;
+    if (fi === undefined || typeof p.line !== 'number')
+      throw new MergeError(`${shardFiles[from]}: a problem line without a known "file" and "line" (${l.slice(0, 80)}…)`);
+    return [fi, p.line, typeof p.element === 'number' ? p.element : -1];
+  };
+  return mergeInOrder(
+    shardFiles.map((f) => lines(f)),
+    key,
+    (l) => out.write(l + '\n'),
+    skipIndexes(fileOrder, skip),
+  );
+}
+
+/**
  * Merges the shards' `tokenized_data.parquet` files into `out` in input order,
  * record by record (read back with hyparquet row group by row group, so memory
  * holds one row group per shard plus the row group being written); records of the files in `skip` are not written.
@@ -355,12 +393,14 @@ export async function mergeReports(paths: string[], outDir: string, opts: MergeP
     const data = formats.jsonl ? new AtomicOutput(merged.outputs.tokenizedData) : null;
     const parquet = formats.parquet ? new ParquetRecordsOutput(merged.outputs.tokenizedDataParquet!, { createdBy: 'eagle3-prep merge-reports' }) : null;
     const prompts = new AtomicOutput(merged.outputs.promptsToGenerate);
+    merged.outputs.problems = join(merged.outDir, PROBLEMS_FILE);
+    const problems = new AtomicOutput(merged.outputs.problems);
     // A job made for speculators (--trainer speculators) gets its dataset folder from the merged records too.
     if (merged.trainer === 'speculators' && data) merged.outputs.speculatorsDataset = join(merged.outDir, SPECULATORS_DIR);
     else delete merged.outputs.speculatorsDataset;
     const speculators = merged.outputs.speculatorsDataset ? new SpeculatorsDatasetOutput(merged.outputs.speculatorsDataset) : null;
     const abortAll = async () => {
-      for (const o of [data, parquet, prompts, speculators]) await o?.abort().catch(() => {});
+      for (const o of [data, parquet, prompts, problems, speculators]) await o?.abort().catch(() => {});
       for (const d of made)
         try {
           rmdirSync(d); // only an empty folder
@@ -402,9 +442,16 @@ export async function mergeReports(paths: string[], outDir: string, opts: MergeP
       );
       const expected = promptLines(merged);
       if (nPrompt !== expected) throw new MergeError(`the shards' prompts_to_generate.jsonl hold ${nPrompt} prompts, their reports ${expected}`);
+      await mergeProblemLines(
+        reports.flatMap((r) => (r.outputs.problems ? [r.outputs.problems] : [])),
+        order,
+        problems,
+        skip,
+      );
       await parquet?.commit();
       await data?.commit();
       await prompts.commit();
+      await problems.commit();
       await speculators?.commit();
       // A record file of the other format left by an earlier merge into --out would not match these records.
       removeStaleRecordFiles(merged.outDir, merged.outputs.format, { speculators: speculators !== null });
@@ -417,6 +464,7 @@ export async function mergeReports(paths: string[], outDir: string, opts: MergeP
       ...(parquet ? [parquet.path] : []),
       ...(speculators?.paths() ?? []),
       prompts.path,
+      problems.path,
       merged.outputs.reportJson,
       merged.outputs.reportMd,
     ];

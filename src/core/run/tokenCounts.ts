@@ -16,7 +16,7 @@
  * Python: `d = json.load(open("token_counts.json")); freq = {i: c for i, c in zip(d["ids"], d["trainable"]) if c}`
  * is speculators' token-frequency dict (`torch.save(freq, "token_freq.pt")`).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TokenCountDelta } from './contract';
 import { TOKEN_COUNTS_FILE } from './outputFiles';
@@ -144,6 +144,27 @@ export function tokenCountsJson(f: TokenCountsFile): string {
  * Reads a `token_counts.json` (a file, or the output folder holding it).
  * @throws Error naming the path when it is missing or not a counts file
  */
+/**
+ * The counts files of `paths` (each a `token_counts.json` or an output folder holding one), read once
+ * each. Two paths naming the same file (a folder and its `token_counts.json`, a link, the same shard
+ * twice) are refused: adding a run's counts twice would weight its tokens double in the draft
+ * vocabulary without a sign in the output.
+ * @throws Error naming both paths, or what {@link readTokenCounts} throws
+ */
+export function readTokenCountsFiles(paths: readonly string[]): TokenCountsFile[] {
+  const seen = new Map<string, string>();
+  for (const path of paths) {
+    const file = existsSync(join(path, TOKEN_COUNTS_FILE)) ? join(path, TOKEN_COUNTS_FILE) : path;
+    if (!existsSync(file)) continue; // readTokenCounts says it is missing
+    const real = realpathSync(file);
+    const earlier = seen.get(real);
+    if (earlier !== undefined)
+      throw new Error(`${earlier} and ${path} are the same token counts file (${real}): give each run's counts once, or its tokens count twice`);
+    seen.set(real, path);
+  }
+  return paths.map(readTokenCounts);
+}
+
 export function readTokenCounts(path: string): TokenCountsFile {
   const p = existsSync(join(path, TOKEN_COUNTS_FILE)) ? join(path, TOKEN_COUNTS_FILE) : path;
   if (!existsSync(p)) throw new Error(`${p}: no such token counts file (give token_counts.json or the output folder holding it)`);
