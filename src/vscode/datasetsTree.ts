@@ -16,7 +16,7 @@ import * as vscode from 'vscode';
 import { datasetKind, scanDataset, tokenizerFilesHash } from '../core/run/datasetScan';
 import type { RunStatus } from '../core/run/status';
 import { datasetDetails, datasetTreeItem, describe, nodeIcon, nodeState, plural, type DatasetNode, type DetailNode } from './datasetItems';
-import { PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
+import { configAppliesTo, PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
 import { affectsSettings, readDatasetDiscovery, readPrepareSettings, readRestrictedModeNote, resolveTokenizerDir } from './config';
 import { STALENESS_SETTING_KEYS } from './settings';
 import { expandBraces, joinGlobs } from './globs';
@@ -124,12 +124,12 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
       const dir = path.dirname(u.fsPath);
       for (const n of this.nodes.values()) if (n.scan?.output.outDir === dir) this.enqueue(n);
     };
-    // eagle3prep.jsonc changes how rows are read: re-detect the datasets below it.
+    // eagle3prep.jsonc changes how rows are read: re-detect the datasets it applies to (its folder and below, where
+    // no nearer one wins); whether their outputs are stale is read/appliedConfig.ts's per-file comparison.
     const configs = vscode.workspace.createFileSystemWatcher(`**/${PROJECT_CONFIG_NAME}`);
     const onConfig = (u: vscode.Uri) => {
-      const dir = path.dirname(u.fsPath) + path.sep;
       for (const n of this.nodes.values()) {
-        if (n.resourceUri.fsPath.startsWith(dir)) {
+        if (configAppliesTo(u.fsPath, n.resourceUri.fsPath)) {
           if (n.scan) n.scan = { ...n.scan, mtimeMs: -1 }; // force a full re-read
           this.enqueue(n);
         }
