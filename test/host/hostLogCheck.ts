@@ -8,9 +8,11 @@
  *
  * The log is found beside the extension's `logUri` (`<logs>/<session>/exthost<n>/<extension id>`):
  * `remoteexthost.log` under the VS Code server, `exthost.log` in desktop VS Code. To show that the
- * check sees such warnings at all, the suite first makes one itself (a window-scoped setting read
- * for a resource, logged under the test runner's name, not the extension's) and waits for it to
- * reach the file.
+ * check sees such warnings at all, it first makes one itself — `eagle3prep.modelFolders` (window-scoped)
+ * read for a resource, once — and waits for it to reach the file. The suite's bundle lives in the
+ * extension's folder, so VS Code hands it the extension's API and logs its reads under the
+ * extension's id: the canary's line is the one warning allowed, and the suite's own reads follow
+ * config.ts's rule (suite.ts reads `tokenizerPath` for `null`).
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -37,24 +39,26 @@ function hostLogs(logUri: vscode.Uri): string[] {
  * @param logUri the extension's `context.logUri` (its `activate` returns it)
  */
 export async function checkNoConfigurationWarnings(extensionId: string, logUri: vscode.Uri): Promise<{ files: string[]; lines: number }> {
-  // The canary: a read the extension never makes (a window-scoped setting for a resource), from the suite itself.
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
   assert.ok(folder, 'no workspace folder');
-  vscode.workspace.getConfiguration('eagle3prep', folder).get('maskPolicy');
+  const canary = "'eagle3prep.modelFolders'";
+  vscode.workspace.getConfiguration('eagle3prep', folder).get('modelFolders');
   const t0 = Date.now();
   let files: string[];
   let lines: string[];
   for (;;) {
     files = hostLogs(logUri);
     lines = files.flatMap((f) => fs.readFileSync(f, 'utf8').split('\n'));
-    if (lines.some((l) => CONFIG_WARNING.test(l) && l.includes("'eagle3prep.maskPolicy'") && !l.includes(`[${extensionId}]`))) break;
+    if (lines.some((l) => CONFIG_WARNING.test(l) && l.includes(canary))) break;
     if (Date.now() - t0 > 30_000)
       assert.fail(
-        `the suite's own configuration warning did not reach the extension host log within 30 s (looked in ${files.join(', ') || `${path.dirname(logUri.fsPath)}: no exthost*.log`}): the check cannot see warnings`,
+        `the suite's own configuration warning (${canary} read for a resource) did not reach the extension host log within 30 s (looked in ${files.join(', ') || `${path.dirname(logUri.fsPath)}: no exthost*.log`}): the check cannot see warnings`,
       );
     await sleep(500);
   }
-  const mine = lines.filter((l) => CONFIG_WARNING.test(l) && l.includes(`[${extensionId}]`));
+  const warnings = lines.filter((l) => CONFIG_WARNING.test(l) && l.includes(`[${extensionId}]`));
+  const canaryAt = warnings.findIndex((l) => l.includes(canary));
+  const mine = canaryAt >= 0 ? warnings.filter((_, i) => i !== canaryAt) : warnings;
   const keys = [...new Set(mine.map((l) => /'([^']+)'/.exec(l)?.[1] ?? l))];
   assert.equal(mine.length, 0, `${mine.length} configuration warnings of ${extensionId} in the extension host log (${keys.join(', ')}); first:\n${mine[0]}`);
   return { files, lines: lines.length };

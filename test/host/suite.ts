@@ -144,7 +144,9 @@ export async function run(): Promise<void> {
     fs.copyFileSync(path.join(samples, f), path.join(ws, f));
   }
   const config = vscode.workspace.getConfiguration('eagle3prep');
-  console.log(`[host-suite] workspace ${ws}; settings: mask ${config.get('maskPolicy')}, tokenizer "${config.get('tokenizerPath')}"`);
+  // tokenizerPath is resource-scoped: read for `null` (any resource), as config.ts does (hostLogCheck.ts counts every unscoped read).
+  const tokenizerPath = vscode.workspace.getConfiguration('eagle3prep', null).get('tokenizerPath');
+  console.log(`[host-suite] workspace ${ws}; settings: mask ${config.get('maskPolicy')}, tokenizer "${tokenizerPath}"`);
 
   // 1. The chat sample, through the command exactly as the explorer menu invokes it.
   const chat = vscode.Uri.file(path.join(ws, 'chat-sharegpt-human-gpt.jsonl'));
