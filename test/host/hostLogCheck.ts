@@ -18,11 +18,9 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { configWarnings } from './hostLogLines';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A configuration access warning of VS Code's extension host (either direction). */
-const CONFIG_WARNING = /Accessing a (window|resource) scoped configuration/;
 
 /** The extension host's log files beside `logUri`'s folder. */
 function hostLogs(logUri: vscode.Uri): string[] {
@@ -41,25 +39,25 @@ function hostLogs(logUri: vscode.Uri): string[] {
 export async function checkNoConfigurationWarnings(extensionId: string, logUri: vscode.Uri): Promise<{ files: string[]; lines: number }> {
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
   assert.ok(folder, 'no workspace folder');
-  const canary = "'eagle3prep.modelFolders'";
+  const canary = 'eagle3prep.modelFolders';
   vscode.workspace.getConfiguration('eagle3prep', folder).get('modelFolders');
   const t0 = Date.now();
-  let files: string[];
-  let lines: string[];
   for (;;) {
-    files = hostLogs(logUri);
-    lines = files.flatMap((f) => fs.readFileSync(f, 'utf8').split('\n'));
-    if (lines.some((l) => CONFIG_WARNING.test(l) && l.includes(canary))) break;
+    const files = hostLogs(logUri);
+    const lines = files.flatMap((f) => fs.readFileSync(f, 'utf8').split('\n'));
+    const found = configWarnings(lines, extensionId, canary);
+    if (found.canarySeen) {
+      assert.equal(
+        found.extension.length,
+        0,
+        `${found.extension.length} configuration warnings of ${extensionId} in the extension host log (${found.keys.join(', ')}); first:\n${found.extension[0]}`,
+      );
+      return { files, lines: lines.length };
+    }
     if (Date.now() - t0 > 30_000)
       assert.fail(
-        `the suite's own configuration warning (${canary} read for a resource) did not reach the extension host log within 30 s (looked in ${files.join(', ') || `${path.dirname(logUri.fsPath)}: no exthost*.log`}): the check cannot see warnings`,
+        `the suite's own configuration warning ('${canary}' read for a resource) did not reach the extension host log within 30 s (looked in ${files.join(', ') || `${path.dirname(logUri.fsPath)}: no exthost*.log`}): the check cannot see warnings`,
       );
     await sleep(500);
   }
-  const warnings = lines.filter((l) => CONFIG_WARNING.test(l) && l.includes(`[${extensionId}]`));
-  const canaryAt = warnings.findIndex((l) => l.includes(canary));
-  const mine = canaryAt >= 0 ? warnings.filter((_, i) => i !== canaryAt) : warnings;
-  const keys = [...new Set(mine.map((l) => /'([^']+)'/.exec(l)?.[1] ?? l))];
-  assert.equal(mine.length, 0, `${mine.length} configuration warnings of ${extensionId} in the extension host log (${keys.join(', ')}); first:\n${mine[0]}`);
-  return { files, lines: lines.length };
 }
