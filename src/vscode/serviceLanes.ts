@@ -12,7 +12,9 @@
  *   interleave); no tokenizer.
  *
  * A call's budget runs from the worker's `started` (queueing behind other calls and loading the
- * tokenizer are not counted). A `render` or `template` call past its budget terminates its lane's
+ * tokenizer are not counted). A `view` call also stops itself between steps at its deadline and
+ * answers `DeadlineExceededError`: only that call ends, reported as past its budget like an overrun
+ * (the worker keeps serving the others). A `render` or `template` call past its budget terminates its lane's
  * worker (a hostile template cannot loop forever) and is answered with a {@link ServiceBudgetError}
  * naming the work and the budget; the other calls of that lane are sent again, once, to a new worker
  * (they did not overrun). A `background` call past its budget is answered the same way, its worker
@@ -20,7 +22,7 @@
  * huge row exhausting its heap) fails its lane's pending calls with a message; the next call starts
  * a new one.
  */
-import { describeServiceRequest, isServiceReply, type ServiceCall, type ServiceRequest } from '../core/run/serviceProtocol';
+import { DEADLINE_EXCEEDED_ERROR, describeServiceRequest, isServiceReply, type ServiceCall, type ServiceRequest } from '../core/run/serviceProtocol';
 
 /** A lane: one worker thread. */
 export type Lane = 'render' | 'template' | 'background';
@@ -108,8 +110,11 @@ export class ServiceLane {
       }
       this.pending.delete(m.id);
       if (p.timer) clearTimeout(p.timer);
-      if ('error' in m) p.reject(new ServiceError(m.error.name, m.error.message));
-      else p.resolve(m.result);
+      if (!('error' in m)) p.resolve(m.result);
+      // The call stopped itself at its deadline (per-call: the worker goes on serving the others); named like an overrun.
+      else if (m.error.name === DEADLINE_EXCEEDED_ERROR && p.budgetMs !== undefined)
+        p.reject(new ServiceBudgetError(describeServiceRequest(p.request), p.budgetMs));
+      else p.reject(new ServiceError(m.error.name, m.error.message));
     });
     w.onEnd((why) => {
       if (this.worker !== w) return;

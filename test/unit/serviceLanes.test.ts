@@ -7,7 +7,7 @@ import { ServiceBudgetError, ServiceError, ServiceLanes, type Lane, type LaneWor
 class FakeWorker implements LaneWorkerHandle {
   calls: ServiceCall[] = [];
   terminated = false;
-  private message: (m: unknown) => void = () => {};
+  message: (m: unknown) => void = () => {};
   private end: (why: string) => void = () => {};
   constructor(readonly lane: Lane) {}
   postMessage(m: ServiceCall): void {
@@ -158,4 +158,27 @@ test('service lanes: dispose fails pending calls and terminates the workers', as
   l.dispose();
   await assert.rejects(p, { message: 'the extension is shutting down' });
   assert.equal(of('template')[0].terminated, true);
+});
+
+test('service lanes: a view that stops itself at its deadline ends alone, named like an overrun; its worker keeps serving', async () => {
+  const { l, of } = lanes();
+  const slow = l.call(view(12), 30_000);
+  const next = l.call(view(13), 30_000);
+  const [rw] = of('render');
+  rw.started(rw.calls[0].id);
+  // The worker's answer (service.ts DeadlineExceededError, by class name).
+  rw.message({
+    type: 'reply',
+    id: rw.calls[0].id,
+    error: { name: 'DeadlineExceededError', message: 'the row took longer than its time budget to render' },
+  });
+  await assert.rejects(slow, (e: unknown) => {
+    assert.ok(e instanceof ServiceBudgetError);
+    assert.equal(e.message, 'rendering line 12 of agent.jsonl took longer than 30.0 s and was stopped');
+    return true;
+  });
+  assert.equal(rw.terminated, false, 'the worker stopped the call itself: it is not ended');
+  rw.reply(rw.calls[1].id, 'line 13');
+  assert.equal(await next, 'line 13');
+  assert.equal(of('render').length, 1);
 });
