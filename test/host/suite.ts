@@ -19,6 +19,7 @@ import { runAgreementChecks } from './agreementSuite';
 import { runDatasetsChecks } from './datasetsSuite';
 import { checkNoConfigurationWarnings } from './hostLogCheck';
 import { HostSteps } from './steps';
+import { runWorkerLanesCheck } from './workerLanesCheck';
 
 const EXTENSION_ID = 'eagle3-prep.eagle3-prep';
 
@@ -309,7 +310,9 @@ export async function run(): Promise<void> {
   await steps.run('Datasets view, Problems, quick fixes, Prepare all, folder run, failed file, Check chat template', () => runDatasetsChecks(ext, ws));
   // 9. Issue 24: after a settings change, a quick fix and a tokenizer switch, the views agree (test/host/agreementSuite.ts).
   await steps.run('tree, dashboard, Problems and hover agree after a settings change, a quick fix and a tokenizer switch', () => runAgreementChecks(ws, ext));
-  // 10. Issue 24: no configuration warning of the extension in the extension host log, after everything above.
+  // 10. Issue 24: a render past its budget does not end a running template check (test/host/workerLanesCheck.ts).
+  await steps.run('a render past its budget does not end a running template check', () => runWorkerLanesCheck(ext, ws));
+  // 11. Issue 24: no configuration warning of the extension in the extension host log, after everything above.
   await steps.run("the extension host log holds none of the extension's configuration warnings", async () => {
     const { files, lines } = await checkNoConfigurationWarnings(EXTENSION_ID, exportsOf.logUri);
     console.log(`[host-suite] ok: no configuration warning of ${EXTENSION_ID} in ${files.map((f) => path.basename(f)).join(', ')} (${lines} lines)`);
