@@ -84,7 +84,6 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
   private idleWaiters: (() => void)[] = [];
   private pendingFire = new Set<DatasetNode>();
   private fireTimer: NodeJS.Timeout | undefined;
-  private tokenizerHash: string | undefined;
   private tokenizerName = '';
   private readonly disposables: vscode.Disposable[] = [];
   private watchers: vscode.Disposable[] = [];
@@ -186,14 +185,17 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     await this.discover();
   }
 
-  private updateTokenizer(): void {
-    const dir = resolveTokenizerDir();
-    this.tokenizerName = tokenizerDisplayName(dir);
+  /** The files hash of a tokenizer folder (cached by the files' stamps in `tokenizerFilesHash`); undefined when it cannot be read. */
+  private tokenizerHashOf(dir: string | undefined): string | undefined {
     try {
-      this.tokenizerHash = tokenizerFilesHash(dir);
+      return tokenizerFilesHash(dir);
     } catch {
-      this.tokenizerHash = undefined;
+      return undefined;
     }
+  }
+
+  private updateTokenizer(): void {
+    this.tokenizerName = tokenizerDisplayName(resolveTokenizerDir());
   }
 
   private discover(): Promise<void> {
@@ -248,7 +250,8 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
       n.scan = await scanDataset(n.resourceUri.fsPath, {
         previous: n.scan,
         outDir: outDirFor([n.resourceUri.fsPath], settings.outputDirectory),
-        tokenizerHash: this.tokenizerHash,
+        // The dataset's own tokenizer (a workspace folder may set another one), as the dashboard, Problems and the hover compare it.
+        tokenizerHash: this.tokenizerHashOf(settings.tokenizerDir),
         settings: resolveRunSettings(settings),
       });
     } catch (e) {
