@@ -211,6 +211,9 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
     if (rep) this.fromReport.set(key, rep);
     else this.fromReport.delete(key);
     this.compose(uri);
+    // The eagle3prep.jsonc that applies changed how the rows are read: the run's row entries are gone, so the rows are
+    // checked again (also when the file is not open) and Problems lists them as they read now (runProblems.ts).
+    if (use.show && !use.rows && !this.scanned.has(key) && !this.running.has(key)) void this.refresh(uri);
     return rep?.problems ?? [];
   }
 

@@ -10,7 +10,9 @@
  * - `a-storyteller.jsonl`: a row with the unknown speaker "storyteller" (errored) — the quick fix's target;
  * - `b-dropped.jsonl`: a row with an empty conversation (dropped) — its run entry in Problems is watched,
  *   and it is never opened (an open file's live row check would stand in for the run's entry on that line);
- * - `c-clean.jsonl`: two good rows — hovered.
+ * - `c-clean.jsonl`: two good rows — hovered;
+ * - `d-closed.jsonl`: the same unknown speaker and a truncated line, never opened — after the quick fix its
+ *   rows are checked again without opening it: the fixed row leaves Problems, the truncated one stays.
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -120,6 +122,7 @@ export async function runAgreementChecks(ws: string, ext: vscode.Extension<unkno
   const a = path.join(dir, 'a-storyteller.jsonl');
   const b = path.join(dir, 'b-dropped.jsonl');
   const c = path.join(dir, 'c-clean.jsonl');
+  const d = path.join(dir, 'd-closed.jsonl');
   fs.writeFileSync(
     a,
     [chat('gpt', 'Tell me a tale.', 'Once there was a fox.'), chat('storyteller', 'And then?', 'It ran away.'), chat('gpt', 'The end?', 'Yes.')].join('\n') +
@@ -127,12 +130,16 @@ export async function runAgreementChecks(ws: string, ext: vscode.Extension<unkno
   );
   fs.writeFileSync(b, [chat('gpt', 'What is 3+3?', 'Six.'), JSON.stringify({ conversations: [] }), chat('gpt', 'And 4+4?', 'Eight.')].join('\n') + '\n');
   fs.writeFileSync(c, [chat('gpt', 'Name a planet.', 'Mars.'), chat('gpt', 'Name a star.', 'Vega.')].join('\n') + '\n');
-  const [ua, ub, uc] = [a, b, c].map((f) => vscode.Uri.file(f));
-  await waitFor('the agree/ files in the Datasets view', async () => (await Promise.all([a, b, c].map(treeNode))).every(Boolean), 15_000).catch(async () => {
+  fs.writeFileSync(
+    d,
+    [chat('gpt', 'Hello?', 'Hi.'), chat('storyteller', 'A riddle?', 'No.'), '{"conversations": [{"from": "human", "value": "cut'].join('\n') + '\n',
+  );
+  const [ua, ub, uc, ud] = [a, b, c, d].map((f) => vscode.Uri.file(f));
+  await waitFor('the agree/ files in the Datasets view', async () => (await Promise.all([a, b, c, d].map(treeNode))).every(Boolean), 15_000).catch(async () => {
     await vscode.commands.executeCommand('eagle3prep.datasets.refresh');
-    await waitFor('the agree/ files in the Datasets view after Refresh', async () => (await Promise.all([a, b, c].map(treeNode))).every(Boolean));
+    await waitFor('the agree/ files in the Datasets view after Refresh', async () => (await Promise.all([a, b, c, d].map(treeNode))).every(Boolean));
   });
-  for (const u of [ua, ub, uc]) {
+  for (const u of [ua, ub, uc, ud]) {
     const r = await vscode.commands.executeCommand<PrepareResult | undefined>('eagle3prep.prepare', u);
     assert.ok(r?.ok, `prepare ${path.basename(u.fsPath)}: ${r?.failures.join('; ')}`);
   }
@@ -141,8 +148,9 @@ export async function runAgreementChecks(ws: string, ext: vscode.Extension<unkno
 
   // Before any event: current everywhere.
   let t = Date.now();
-  for (const f of [a, b, c]) await treeAndDashboard(f, [], 'the runs');
+  for (const f of [a, b, c, d]) await treeAndDashboard(f, [], 'the runs');
   await problemsKept(ub, [2], [], 'the runs');
+  await problemsKept(ud, [2, 3], [], 'the runs');
   await hoverAgrees(uc, [], 'the runs');
   console.log(
     `[host-suite] ok: agreement after the runs: a, b, c current in the tree, the dashboard, Problems (b row 2 dropped) and the hover (${Date.now() - t} ms)`,
@@ -154,7 +162,7 @@ export async function runAgreementChecks(ws: string, ext: vscode.Extension<unkno
   await config.update('maskPolicy', 'last-assistant', vscode.ConfigurationTarget.Global);
   try {
     const mask = /^settings changed: mask policy \(run: assistant, now: last-assistant\)$/;
-    for (const f of [a, b, c]) await treeAndDashboard(f, [mask], 'the mask policy change');
+    for (const f of [a, b, c, d]) await treeAndDashboard(f, [mask], 'the mask policy change');
     const why = (await treeNode(b))!.staleBecause;
     await problemsKept(ub, [2], why, 'the mask policy change');
     await hoverAgrees(uc, (await treeNode(c))!.staleBecause, 'the mask policy change');
@@ -163,7 +171,7 @@ export async function runAgreementChecks(ws: string, ext: vscode.Extension<unkno
     await config.update('maskPolicy', undefined, vscode.ConfigurationTarget.Global);
   }
   t = Date.now();
-  for (const f of [a, b, c]) await treeAndDashboard(f, [], 'the mask policy reset');
+  for (const f of [a, b, c, d]) await treeAndDashboard(f, [], 'the mask policy reset');
   await problemsKept(ub, [2], [], 'the mask policy reset');
   await hoverAgrees(uc, [], 'the mask policy reset');
   console.log(`[host-suite] ok: agreement after the mask policy reset: current everywhere again (${Date.now() - t} ms)`);
@@ -197,6 +205,15 @@ export async function runAgreementChecks(ws: string, ext: vscode.Extension<unkno
   assert.deepEqual(runEntries(ua), [], 'a-storyteller.jsonl: no run entry left (its rows are read with the new alias)');
   const hoverA = await hoverOn(ua);
   assert.ok(hoverA.includes(`(output stale: ${whyA[0]})`), `a-storyteller.jsonl's hover names the tree's reason "${whyA[0]}":\n${hoverA}`);
+  // d-closed.jsonl, never opened, holds the speaker too: stale for the same reason, its rows checked again without
+  // opening it — the fixed row 2 leaves Problems, the truncated row 3 stays ("will be errored").
+  await treeAndDashboard(d, [/eagle3prep\.jsonc changed since the run: role alias "storyteller", used in this file$/], 'the quick fix');
+  const dRows = await waitFor('d-closed.jsonl checked again after the quick fix', () => {
+    const x = vscode.languages.getDiagnostics(ud).filter((e) => e.source === 'eagle3-prep' && /\(row \d+ (will be|was) \w+/.test(e.message));
+    return x.length === 1 && codeOf(x[0]) === 'invalid_json' && !x.some((e) => codeOf(e) === 'unknown_role') ? x : undefined;
+  });
+  assert.deepEqual([dRows[0].range.start.line + 1, /will be errored/.test(dRows[0].message)], [3, true], dRows[0].message);
+  assert.ok(!vscode.workspace.textDocuments.some((x) => x.uri.fsPath === d), 'd-closed.jsonl was not opened');
   // A file elsewhere in the workspace with run entries: untouched.
   if (bigNode) {
     const bigAfter = await treeNode(bigDamage.fsPath);
@@ -220,7 +237,7 @@ export async function runAgreementChecks(ws: string, ext: vscode.Extension<unkno
   try {
     const tok = /^tokenizer changed \(run: .+, active: [0-9a-f]+\)$/;
     for (const f of [b, c]) await treeAndDashboard(f, [tok], 'the tokenizer switch');
-    await treeAndDashboard(a, [tok, /eagle3prep\.jsonc changed since the run/], 'the tokenizer switch');
+    for (const f of [a, d]) await treeAndDashboard(f, [tok, /eagle3prep\.jsonc changed since the run/], 'the tokenizer switch');
     const why = (await treeNode(b))!.staleBecause;
     await problemsKept(ub, [2], why, 'the tokenizer switch');
     await hoverAgrees(uc, (await treeNode(c))!.staleBecause, 'the tokenizer switch');
