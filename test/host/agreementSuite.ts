@@ -153,7 +153,7 @@ export async function runAgreementChecks(ws: string, ext: vscode.Extension<unkno
   await problemsKept(ud, [2, 3], [], 'the runs');
   await hoverAgrees(uc, [], 'the runs');
   console.log(
-    `[host-suite] ok: agreement after the runs: a, b, c current in the tree, the dashboard, Problems (b row 2 dropped) and the hover (${Date.now() - t} ms)`,
+    `[host-suite] ok: agreement after the runs: a, b, c, d current in the tree, the dashboard, Problems (b row 2 dropped; d rows 2-3 errored) and the hover (${Date.now() - t} ms)`,
   );
 
   // 1. A record-deciding setting changes: every output stale for it, the same reason everywhere; Problems keeps b's entry, tagged.
