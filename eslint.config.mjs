@@ -30,6 +30,7 @@ export default tseslint.config(
       'src/vscode/paths.ts',
       'src/vscode/globs.ts',
       'src/vscode/maskViewProtocol.ts',
+      'src/vscode/serviceLanes.ts',
     ],
     rules: {
       'no-restricted-imports': [

@@ -18,8 +18,14 @@ import { registerMaskView } from './vscode/maskView';
 import { registerNotifications } from './vscode/notify';
 import { initServiceClient } from './vscode/serviceClient';
 
+/** What `activate` returns (`vscode.extensions.getExtension(…).exports`): where the extension host logs for this extension (the host suite reads the log beside it). */
+export interface Eagle3PrepExports {
+  /** `context.logUri`: `<logs>/<session>/exthost<n>/<extension id>`; the extension host's own log (`exthost.log`, `remoteexthost.log` on a server) is in its parent folder. */
+  logUri: vscode.Uri;
+}
+
 /** Called by VS Code on the first activation event; registers every feature once (their disposables go to `context.subscriptions`). */
-export function activate(context: vscode.ExtensionContext): void {
+export function activate(context: vscode.ExtensionContext): Eagle3PrepExports {
   const output = vscode.window.createOutputChannel(OUTPUT_CHANNEL_NAME);
   context.subscriptions.push(output, initServiceClient(context.extensionUri), registerNotifications());
   context.subscriptions.push(registerPrepareCommand(context, output));
@@ -30,6 +36,7 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(registerCheckTemplateCommand(context, output));
   context.subscriptions.push(registerGenerateCommand(context, output));
   context.subscriptions.push(registerRecordHover(), registerMaskView(context), registerDashboard(context), ...registerLargeFiles());
+  return { logUri: context.logUri };
 }
 
 /** Nothing to release beyond `context.subscriptions` (running workers end with their runs). */

@@ -42,12 +42,12 @@ interface FileItem extends vscode.QuickPickItem {
 
 /** The pick list: every found dataset with its output state; missing / stale outputs pre-picked. */
 async function pickFiles(uris: vscode.Uri[]): Promise<vscode.Uri[] | undefined> {
-  const hash = tokenizerFilesHash(resolveTokenizerDir());
   const items: FileItem[] = uris.map((uri) => {
+    // The file's own settings, its tokenizer included (a folder may set another one): the comparison the tree makes.
     const settings = readPrepareSettings(uri);
     const o = readOutputState(uri.fsPath, {
       outDir: outDirFor([uri.fsPath], settings.outputDirectory),
-      tokenizerHash: hash,
+      tokenizerHash: tokenizerFilesHash(settings.tokenizerDir),
       settings: resolveRunSettings(settings),
     });
     const state = o.state === 'none' ? 'not prepared' : o.state === 'stale' ? `stale: ${o.staleBecause[0]}` : `prepared: ${o.records} records`;

@@ -33,20 +33,34 @@ import type { LongPolicy, OutputFormat } from '../core/run/contract';
 import type { MaskPolicy, ReasoningPolicy } from '../core/types';
 import type { TrainerId } from '../core/trainers/trainers';
 
+/**
+ * The two configuration objects a read needs: `resource` for the resource-scoped settings (read for
+ * `scope`; with no scope, for `null` = "any resource": the workspace's value), `window` for the
+ * others (read without a resource). VS Code logs a warning for each `get` of a window-scoped
+ * setting with a resource and of a resource-scoped one without a resource or `null` (its extension
+ * host's configuration access check); 10,443 of them in 50 minutes of use before this (issue 24),
+ * and the host suite checks the log stays free of them.
+ */
+function configurationsOf(scope?: vscode.Uri): { resource: vscode.WorkspaceConfiguration; window: vscode.WorkspaceConfiguration } {
+  return { resource: vscode.workspace.getConfiguration(CONFIG_SECTION, scope ?? null), window: vscode.workspace.getConfiguration(CONFIG_SECTION) };
+}
+
+/** The configuration object `key` is read from (settings.ts RESOURCE_SCOPED_SETTINGS, pinned against package.json by a unit test). */
+function configFor(key: SettingKey, c: ReturnType<typeof configurationsOf>): vscode.WorkspaceConfiguration {
+  return RESOURCE_SCOPED_SETTINGS.includes(key) ? c.resource : c.window;
+}
+
 /** The raw settings of `scope` (a resource, for folder-specific values), each falling back to its default. */
 function settingsOf(scope?: vscode.Uri): SettingsSource {
-  const c = vscode.workspace.getConfiguration(CONFIG_SECTION, scope);
-  const w = scope ? vscode.workspace.getConfiguration(CONFIG_SECTION) : c;
-  // A window-scoped setting is read without the resource (settings.ts RESOURCE_SCOPED_SETTINGS).
-  return (key) => (RESOURCE_SCOPED_SETTINGS.includes(key) ? c : w).get<unknown>(key, SETTING_DEFAULTS[key]);
+  const c = configurationsOf(scope);
+  return (key) => configFor(key, c).get<unknown>(key, SETTING_DEFAULTS[key]);
 }
 
 /** The values the settings files of `scope` give (folder, else workspace, else user); undefined where only the default applies. */
 function explicitOf(scope?: vscode.Uri): ExplicitSettings {
-  const c = vscode.workspace.getConfiguration(CONFIG_SECTION, scope);
-  const w = scope ? vscode.workspace.getConfiguration(CONFIG_SECTION) : c;
+  const c = configurationsOf(scope);
   return (key) => {
-    const i = (RESOURCE_SCOPED_SETTINGS.includes(key) ? c : w).inspect<unknown>(key);
+    const i = configFor(key, c).inspect<unknown>(key);
     return i?.workspaceFolderValue ?? i?.workspaceValue ?? i?.globalValue;
   };
 }
@@ -188,7 +202,6 @@ export function affectsSettings(e: vscode.ConfigurationChangeEvent, ...keys: (Se
  */
 export function readRestrictedModeNote(scope?: vscode.Uri): string | undefined {
   if (vscode.workspace.isTrusted) return undefined;
-  const c = vscode.workspace.getConfiguration(CONFIG_SECTION, scope);
-  const w = scope ? vscode.workspace.getConfiguration(CONFIG_SECTION) : c;
-  return restrictedModeNote(Object.fromEntries(RESTRICTED_RECORD_SETTINGS.map((k) => [k, (RESOURCE_SCOPED_SETTINGS.includes(k) ? c : w).inspect(k)])), false);
+  const c = configurationsOf(scope);
+  return restrictedModeNote(Object.fromEntries(RESTRICTED_RECORD_SETTINGS.map((k) => [k, configFor(k, c).inspect(k)])), false);
 }

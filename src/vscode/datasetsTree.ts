@@ -16,7 +16,7 @@ import * as vscode from 'vscode';
 import { datasetKind, scanDataset, tokenizerFilesHash } from '../core/run/datasetScan';
 import type { RunStatus } from '../core/run/status';
 import { datasetDetails, datasetTreeItem, describe, nodeIcon, nodeState, plural, type DatasetNode, type DetailNode } from './datasetItems';
-import { PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
+import { configAppliesTo, PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
 import { affectsSettings, readDatasetDiscovery, readPrepareSettings, readRestrictedModeNote, resolveTokenizerDir } from './config';
 import { STALENESS_SETTING_KEYS } from './settings';
 import { expandBraces, joinGlobs } from './globs';
@@ -84,7 +84,6 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
   private idleWaiters: (() => void)[] = [];
   private pendingFire = new Set<DatasetNode>();
   private fireTimer: NodeJS.Timeout | undefined;
-  private tokenizerHash: string | undefined;
   private tokenizerName = '';
   private readonly disposables: vscode.Disposable[] = [];
   private watchers: vscode.Disposable[] = [];
@@ -124,12 +123,12 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
       const dir = path.dirname(u.fsPath);
       for (const n of this.nodes.values()) if (n.scan?.output.outDir === dir) this.enqueue(n);
     };
-    // eagle3prep.jsonc changes how rows are read: re-detect the datasets below it.
+    // eagle3prep.jsonc changes how rows are read: re-detect the datasets it applies to (its folder and below, where
+    // no nearer one wins); whether their outputs are stale is read/appliedConfig.ts's per-file comparison.
     const configs = vscode.workspace.createFileSystemWatcher(`**/${PROJECT_CONFIG_NAME}`);
     const onConfig = (u: vscode.Uri) => {
-      const dir = path.dirname(u.fsPath) + path.sep;
       for (const n of this.nodes.values()) {
-        if (n.resourceUri.fsPath.startsWith(dir)) {
+        if (configAppliesTo(u.fsPath, n.resourceUri.fsPath)) {
           if (n.scan) n.scan = { ...n.scan, mtimeMs: -1 }; // force a full re-read
           this.enqueue(n);
         }
@@ -186,14 +185,17 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     await this.discover();
   }
 
-  private updateTokenizer(): void {
-    const dir = resolveTokenizerDir();
-    this.tokenizerName = tokenizerDisplayName(dir);
+  /** The files hash of a tokenizer folder (cached by the files' stamps in `tokenizerFilesHash`); undefined when it cannot be read. */
+  private tokenizerHashOf(dir: string | undefined): string | undefined {
     try {
-      this.tokenizerHash = tokenizerFilesHash(dir);
+      return tokenizerFilesHash(dir);
     } catch {
-      this.tokenizerHash = undefined;
+      return undefined;
     }
+  }
+
+  private updateTokenizer(): void {
+    this.tokenizerName = tokenizerDisplayName(resolveTokenizerDir());
   }
 
   private discover(): Promise<void> {
@@ -248,7 +250,8 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
       n.scan = await scanDataset(n.resourceUri.fsPath, {
         previous: n.scan,
         outDir: outDirFor([n.resourceUri.fsPath], settings.outputDirectory),
-        tokenizerHash: this.tokenizerHash,
+        // The dataset's own tokenizer (a workspace folder may set another one), as the dashboard, Problems and the hover compare it.
+        tokenizerHash: this.tokenizerHashOf(settings.tokenizerDir),
         settings: resolveRunSettings(settings),
       });
     } catch (e) {

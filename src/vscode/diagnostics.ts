@@ -23,7 +23,7 @@ import type { RowProblemLine } from '../core/run/contract';
 import { datasetKind, readOutputState, tokenizerFilesHash, type RowProblem } from '../core/run/datasetScan';
 import { readRowProblems, readRunReport } from '../core/run/readReport';
 import { resolveRunSettings } from '../core/run/runSettings';
-import { ALIAS_TARGET_ROLES, findProjectConfig, PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
+import { ALIAS_TARGET_ROLES, configAppliesTo, findProjectConfig, PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
 import { isExcludedDataset } from './datasetsTree';
 import { affectsSettings, readDiagnosticsSettings, readPrepareSettings, resolveTokenizerDir } from './config';
 import { COMMANDS, DIAGNOSTICS_COLLECTION } from './ids';
@@ -211,6 +211,9 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
     if (rep) this.fromReport.set(key, rep);
     else this.fromReport.delete(key);
     this.compose(uri);
+    // The eagle3prep.jsonc that applies changed how the rows are read: the run's row entries are gone, so the rows are
+    // checked again (also when the file is not open) and Problems lists them as they read now (runProblems.ts).
+    if (use.show && !use.rows && !this.scanned.has(key) && !this.running.has(key)) void this.refresh(uri);
     return rep?.problems ?? [];
   }
 
@@ -322,12 +325,16 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
     return actions;
   }
 
-  /** Re-scans every dataset that has diagnostics or is open (after an eagle3prep.jsonc change). */
-  refreshAll(): void {
+  /**
+   * After a change of the `eagle3prep.jsonc` at `config`: re-scans every dataset it applies to
+   * (`configAppliesTo`) that has diagnostics or is open; the others keep theirs untouched.
+   */
+  refreshAll(config: vscode.Uri): void {
     const uris = new Map<string, vscode.Uri>();
     for (const d of vscode.workspace.textDocuments) if (this.applies(d.uri)) uris.set(d.uri.fsPath, d.uri);
     this.collection.forEach((u) => void uris.set(u.fsPath, u));
     for (const u of uris.values()) {
+      if (!configAppliesTo(config.fsPath, u.fsPath)) continue;
       if (this.scanned.has(u.fsPath) || vscode.workspace.textDocuments.some((d) => d.uri.fsPath === u.fsPath)) void this.refresh(u);
       else void this.refreshFromReport(u);
     }
@@ -380,9 +387,9 @@ export function registerDiagnostics(): vscode.Disposable[] {
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (affectsSettings(e, ...STALENESS_SETTING_KEYS)) diagnostics.collection.forEach((u) => void diagnostics.refreshFromReport(u));
     }),
-    watcher.onDidChange(() => diagnostics.refreshAll()),
-    watcher.onDidCreate(() => diagnostics.refreshAll()),
-    watcher.onDidDelete(() => diagnostics.refreshAll()),
+    watcher.onDidChange((u) => diagnostics.refreshAll(u)),
+    watcher.onDidCreate((u) => diagnostics.refreshAll(u)),
+    watcher.onDidDelete((u) => diagnostics.refreshAll(u)),
     vscode.workspace.onDidOpenTextDocument((d) => void diagnostics.refresh(d.uri)),
     vscode.workspace.onDidSaveTextDocument((d) => void diagnostics.refresh(d.uri)),
     vscode.workspace.onDidCloseTextDocument((d) => diagnostics.forgetScan(d.uri)),

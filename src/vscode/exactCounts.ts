@@ -2,15 +2,16 @@
  * Exact token counts of one row from the prepared output, when it is current:
  * the hover and the mask view show what `tokenized_data.jsonl` holds for the
  * row (exact) instead of counting again, and say "estimate" only when there is
- * no current output. "Current" = the Datasets view's rule (`readOutputState`:
- * same input size / mtime / row count, same tokenizer files, no newer
- * `eagle3prep.jsonc`), the same mask policy, grouping, template kwargs, max
- * length, long-record policy and minimum trainable tokens as the settings, and
- * no unsaved edits.
+ * no current output. "Current" = the one comparison the Datasets view, the
+ * dashboard and Problems make (`readOutputState` with the settings: same input
+ * size / mtime, same tokenizer files, no change of the `eagle3prep.jsonc` that
+ * applies to the file's rows, and every record-deciding setting of
+ * `runSettings.ts` as the run had it), and no unsaved edits. A stale output is
+ * named with the Datasets view's first reason, word for word.
  */
 import * as vscode from 'vscode';
 import { readOutputState, tokenizerFilesHash } from '../core/run/datasetScan';
-import { differingSettings, resolveRunSettings } from '../core/run/runSettings';
+import { resolveRunSettings } from '../core/run/runSettings';
 import { CONVERSATIONS_FILE } from '../core/run/outputFiles';
 import type { PrepareSettings } from './config';
 import { outDirFor } from './paths';
@@ -25,9 +26,11 @@ export interface ExactRecords {
   tokenizedData: string;
 }
 
-/** Why no exact counts are shown (for the hover / mask view footnote). */
-export type NoExactReason =
-  'not prepared' | 'output stale' | 'settings differ from the run' | 'unsaved edits' | 'output not indexed yet' | 'no record in the output';
+/**
+ * Why no exact counts are shown (for the hover / mask view footnote); a stale output with the first of
+ * the reasons the Datasets view gives (`output stale: settings changed: mask policy (run: assistant, now: last-assistant)`).
+ */
+export type NoExactReason = 'not prepared' | `output stale: ${string}` | 'unsaved edits' | 'output not indexed yet' | 'no record in the output';
 
 /**
  * The exact records of 1-based `line` of `uri` from its current output, or why there are none.
@@ -44,12 +47,12 @@ export async function exactRecordsFor(
   const out = readOutputState(uri.fsPath, {
     outDir: outDirFor([uri.fsPath], settings.outputDirectory),
     tokenizerHash: tokenizerFilesHash(settings.tokenizerDir),
+    settings: resolveRunSettings(settings),
   });
   if (out.state === 'none' || !out.outputs?.[0]) return { none: 'not prepared' };
   // A --format messages run wrote conversations, not records: there are no exact records to show.
   if (out.outputs[0].name === CONVERSATIONS_FILE) return { none: 'no record in the output' };
-  if (out.state === 'stale') return { none: 'output stale' };
-  if (!out.settings || differingSettings(out.settings, resolveRunSettings(settings)).length > 0) return { none: 'settings differ from the run' };
+  if (out.state === 'stale') return { none: `output stale: ${out.staleBecause[0] ?? 'see the Datasets view'}` };
   let records;
   try {
     records = await serviceClient().call(

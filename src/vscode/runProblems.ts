@@ -5,8 +5,9 @@
  * `eagle3prep.jsonc` change), tagged as the last run's. Only an input that changed itself (edited,
  * another row count, deleted) loses them: the run's line numbers may then point at other rows, and
  * the live scan of the file lists its current problems. After an `eagle3prep.jsonc` change that
- * changes how the file's rows are read (a quick fix), the run's row entries go too (the live scan
- * re-reads the rows with the new config: the fixed rows leave Problems); its file-level warnings stay.
+ * changes how the file's rows are read (a quick fix), the run's row entries go too and the rows are
+ * checked again with the new config, also when the file is not open (the fixed rows leave Problems,
+ * the others stay as "will be errored / dropped"); its file-level warnings stay.
  *
  * Pure: no `vscode` import (unit-tested in plain node).
  */

@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { appliedConfigOf, configChange, textHolds } from '../../src/core/read/appliedConfig';
+import { configAppliesTo } from '../../src/core/read/projectConfig';
 import { readOutputState } from '../../src/core/run/datasetScan';
 import { readRunReport } from '../../src/core/run/readReport';
 import { prepare } from '../../src/core/run/pipeline';
@@ -80,4 +81,32 @@ test('appliedConfigOf / configChange / textHolds: what applies, what changed, wh
   assert.deepEqual(textHolds(f, ['bot', 'old'], ['Dialogue', 'speaker', 'text2']), { aliases: ['bot'], fields: ['Dialogue', 'speaker'] });
   // an unreadable file holds everything (stale rather than wrongly current)
   assert.deepEqual(textHolds(join(dir, 'missing.jsonl'), ['x'], ['y']), { aliases: ['x'], fields: ['y'] });
+});
+
+test('configAppliesTo: an eagle3prep.jsonc applies to its folder and below, unless a nearer one wins (also once deleted)', () => {
+  const root = tempDir();
+  const sub = join(root, 'sub');
+  const deep = join(sub, 'deep');
+  const other = join(root, 'other');
+  for (const d of [deep, other]) mkdirSync(d, { recursive: true });
+  const rootCfg = join(root, 'eagle3prep.jsonc');
+  const subCfg = join(sub, 'eagle3prep.jsonc');
+  writeFileSync(rootCfg, '{}');
+  writeFileSync(subCfg, '{}');
+  const files = { top: join(root, 'a.jsonl'), inSub: join(sub, 'b.jsonl'), inDeep: join(deep, 'c.jsonl'), inOther: join(other, 'd.jsonl') };
+  const applies = (cfg: string) =>
+    Object.entries(files)
+      .filter(([, f]) => configAppliesTo(cfg, f))
+      .map(([k]) => k);
+  assert.deepEqual(applies(rootCfg), ['top', 'inOther'], 'the root config: not the files sub/eagle3prep.jsonc covers');
+  assert.deepEqual(applies(subCfg), ['inSub', 'inDeep']);
+  // A config in a folder beside the dataset's (not above it) applies to nothing of it.
+  assert.equal(configAppliesTo(join(other, 'eagle3prep.jsonc'), files.inSub), false);
+  // Deleted: the files it covered are the ones whose reading may change (the root one applies again).
+  rmSync(subCfg);
+  assert.deepEqual(applies(subCfg), ['inSub', 'inDeep']);
+  assert.deepEqual(applies(rootCfg), ['top', 'inSub', 'inDeep', 'inOther']);
+  // A sibling folder whose name starts with the config folder's name is not below it.
+  const twin = join(`${sub}-twin`, 'e.jsonl');
+  assert.equal(configAppliesTo(subCfg, twin), false);
 });

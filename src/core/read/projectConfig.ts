@@ -31,7 +31,7 @@
  * Pure Node (no `vscode`).
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, parse as parsePath, resolve } from 'node:path';
+import { dirname, isAbsolute, join, parse as parsePath, relative, resolve, sep } from 'node:path';
 import { parse, type ParseError } from 'jsonc-parser';
 import { jsonBreakDescription } from '../formats/content';
 import { ANSWER_MODES, type AnswerMode, type NormalizeOptions } from '../formats/base';
@@ -225,6 +225,28 @@ export function findProjectConfig(datasetFile: string): string | undefined {
     if (up === dir) return undefined;
     dir = up;
   }
+}
+
+/**
+ * Whether a change of the `eagle3prep.jsonc` at `configFile` (created, edited or deleted) can change
+ * how `datasetFile` is read: the config covers its own folder and below, and the nearest one wins
+ * ({@link findProjectConfig}), so it applies when the dataset is in that folder or below it and no
+ * folder between them (the dataset's own included, the config's excluded) holds another
+ * `eagle3prep.jsonc`. Reads only the existence of those files (works for a deleted `configFile`).
+ * Whether the change then makes the dataset's output stale is `read/appliedConfig.ts`'s question.
+ */
+export function configAppliesTo(configFile: string, datasetFile: string): boolean {
+  const configDir = dirname(resolve(configFile));
+  let dir = dirname(resolve(datasetFile));
+  const rel = relative(configDir, dir);
+  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return false;
+  while (dir !== configDir) {
+    if (existsSync(join(dir, PROJECT_CONFIG_NAME))) return false;
+    const up = dirname(dir);
+    if (up === dir) return false;
+    dir = up;
+  }
+  return true;
 }
 
 const cache = new Map<string, { mtimeMs: number; size: number; cfg: ProjectConfig }>();

@@ -12,7 +12,7 @@ import { viewRow } from './fileRows';
 import { indexTokenizedData, outputStats, recordsOfRow, type RecordIndex } from './outputStats';
 import type { ServiceRequest, ServiceResults } from './serviceProtocol';
 
-/** A request that ran past its deadline (checked between the viewer's steps). */
+/** A request that ran past its deadline (checked between the viewer's steps); the worker replies with its class name, `serviceProtocol.ts` DEADLINE_EXCEEDED_ERROR. */
 export class DeadlineExceededError extends Error {}
 
 const indexes = new Map<string, { size: number; mtimeMs: number; index: Promise<RecordIndex> }>();

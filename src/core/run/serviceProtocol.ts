@@ -65,6 +65,13 @@ export function describeServiceRequest(r: ServiceRequest): string {
   }
 }
 
+/**
+ * The error name a `view` call answers with when it stopped itself at its deadline (`service.ts`
+ * `DeadlineExceededError`, checked between the viewer's steps): the worker is left running, and the
+ * host reports the call as past its budget, naming it (`serviceLanes.ts`).
+ */
+export const DEADLINE_EXCEEDED_ERROR = 'DeadlineExceededError';
+
 /** Host → worker. */
 export interface ServiceCall {
   type: 'call';
