@@ -308,6 +308,12 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
     assert.ok(dash?.model?.kind === 'dataset', `dashboard of ${d.file}: ${JSON.stringify(dash?.error)}`);
     assert.deepEqual([dash.model.dataset.records, dash.model.dataset.tokens.total], [fr.recordsWritten, fr.totalTokens]);
   }
+  // Issue 24: the view is a tree by folder; the folder's row summarizes its files.
+  for (const d of inFolder) {
+    assert.equal(d.folder?.label, 'agent-runs', `${d.file}: its folder row`);
+    assert.match(d.folder.description, /^2 datasets · 2 prepared/, `the folder row's summary: ${d.folder.description}`);
+  }
+  assert.equal(byName(await treeState(), 'damaged.jsonl')?.folder, undefined, 'a file at the workspace root is at the top of the tree');
   await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   console.log(
     `[host-suite] ok: a folder run (agent-runs.eagle3/) is each file's output in the tree and the dashboard: ${inFolder.map((d) => `${path.basename(d.file)} [${d.description}]`).join('; ')}`,
