@@ -22,7 +22,7 @@ import { PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
 import { affectsSettings, readDatasetDiscovery, readPrepareSettings, readRestrictedModeNote, resolveTokenizerDir } from './config';
 import { STALENESS_SETTING_KEYS } from './settings';
 import { expandBraces, joinGlobs } from './globs';
-import { COMMANDS, DATASETS_DISCOVERED_CONTEXT, DATASETS_VIEW, type DatasetItemState } from './ids';
+import { COMMANDS, DATASETS_DISCOVERED_CONTEXT, DATASETS_VIEW, FOLDER_CONTEXT, type DatasetItemState } from './ids';
 import { outDirFor } from './paths';
 import { tokenizerDisplayName } from './tokenizerSelection';
 import { resolveRunSettings } from '../core/run/runSettings';
@@ -381,7 +381,7 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
       item.iconPath = vscode.ThemeIcon.Folder;
       item.description = this.folderDescription(f);
       item.tooltip = `${f.dir}\n${item.description}`;
-      item.contextValue = 'eagle3prep.folder';
+      item.contextValue = FOLDER_CONTEXT;
       return item;
     }
     return element.kind === 'detail' ? element.item : datasetTreeItem(element, this.tokenizerName);
