@@ -92,7 +92,7 @@ export interface FileStateForSummary {
 
 /**
  * A folder's one-line description from its files' states (its subfolders' included), e.g.
- * `5 datasets · 3 prepared (1 degraded) · 1 stale · 1 failed`; `2 datasets · not prepared`; while
+ * `5 datasets · 3 prepared (1 with warnings, 1 degraded) · 1 stale · 1 failed`; `2 datasets · not prepared`; while
  * files are being read, `… · 2 being read`. The counts are those of the files' own rows.
  */
 export function folderSummary(files: readonly FileStateForSummary[]): string {
@@ -101,7 +101,8 @@ export function folderSummary(files: readonly FileStateForSummary[]): string {
   const parts = [`${n.toLocaleString('en-US')} dataset${n === 1 ? '' : 's'}`];
   const prepared = files.filter((f) => f.state === 'prepared');
   const bad = ['warnings', 'degraded'].map((w) => [w, prepared.filter((f) => f.status === w).length] as const).filter(([, k]) => k > 0);
-  if (prepared.length) parts.push(`${prepared.length} prepared${bad.length ? ` (${bad.map(([w, k]) => `${k} ${w}`).join(', ')})` : ''}`);
+  if (prepared.length)
+    parts.push(`${prepared.length} prepared${bad.length ? ` (${bad.map(([w, k]) => `${k} ${w === 'warnings' ? 'with warnings' : w}`).join(', ')})` : ''}`);
   if (count('stale')) parts.push(`${count('stale')} stale`);
   if (count('failed')) parts.push(`${count('failed')} failed`);
   if (count('error')) parts.push(`${count('error')} unreadable`);

@@ -57,7 +57,7 @@ test('a folder summarizes its files: prepared (with their statuses), stale, fail
       { state: 'failed' },
       { state: 'none' },
     ]),
-    '6 datasets · 3 prepared (1 warnings, 1 degraded) · 1 stale · 1 failed · 1 not prepared',
+    '6 datasets · 3 prepared (1 with warnings, 1 degraded) · 1 stale · 1 failed · 1 not prepared',
   );
   assert.equal(folderSummary([{ state: 'none' }, { state: 'none' }]), '2 datasets · not prepared');
   assert.equal(folderSummary([{ state: 'prepared', status: 'ok' }]), '1 dataset · 1 prepared');
