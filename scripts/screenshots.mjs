@@ -7,7 +7,7 @@
 // file), dashboard-workspace-<theme>.png (outputs of two tokenizers), template-check-<theme>.png;
 // hover.png is a copy of the light hover.
 import { execFileSync, spawn } from 'node:child_process';
-import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -243,13 +243,16 @@ try {
   await frameWith('table.datasets');
   // Word wrap in the chat sample's editor (the key goes to an editor, not a webview): the hovered row is on screen whole.
   await tab('chat-sharegpt-human-gpt.jsonl');
-  await page.locator('.monaco-editor .view-lines').first().click();
+  await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
   await page.keyboard.press('Alt+Z');
 
   /** Hovers the first assistant turn of the chat sample until the EAGLE-3 hover shows. */
   const hover = async () => {
     await tab('chat-sharegpt-human-gpt.jsonl');
-    const water = page.locator('.monaco-editor .view-line span', { hasText: 'Water only' }).first();
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+Home'); // line 1 on screen
+    await page.waitForTimeout(500);
+    const water = page.locator('.editor-group-container.active .monaco-editor .view-line span', { hasText: 'Water only' }).first();
     await water.waitFor({ timeout: 30000 });
     const box = await water.boundingBox();
     for (let attempt = 0; attempt < 4; attempt++) {
@@ -304,11 +307,13 @@ try {
     await page.keyboard.press('Control+M');
     await page.waitForTimeout(800);
     // The webviews, their editor group maximized (side bar and panel hidden).
-    const maximized = async (label, file) => {
+    const maximized = async (label, file, top) => {
       await tab(label);
       await page.keyboard.press('Control+K');
       await page.keyboard.press('Control+M');
       await page.waitForTimeout(1500);
+      // The page from its top (a re-render in a smaller group may have scrolled it to the trained span).
+      if (top) await (await frameWith(top)).evaluate(() => window.scrollTo(0, 0));
       await page.screenshot({ path: join(out, file) });
       await page.keyboard.press('Control+K');
       await page.keyboard.press('Control+M');
@@ -317,7 +322,7 @@ try {
     await page.keyboard.press('Control+B');
     await page.keyboard.press('Control+J');
     await page.waitForTimeout(800);
-    await maximized('Mask: chat-sharegpt-human-gpt.jsonl', `mask-view-${name}.png`);
+    await maximized('Mask: chat-sharegpt-human-gpt.jsonl', `mask-view-${name}.png`, '.tokens .tok');
     await maximized('Dashboard: agentic-trajectories.jsonl', `dashboard-${name}.png`);
     await maximized('Chat template', `template-check-${name}.png`);
     await maximized('Dashboard: workspace', `dashboard-workspace-${name}.png`);
@@ -325,7 +330,7 @@ try {
     await page.keyboard.press('Control+J');
     await page.waitForTimeout(800);
   }
-  console.log(`screenshots in ${out} (workspace ${ws})`);
+  console.log(`screenshots in ${out} (workspace ${ws}${process.env.EAGLE3_KEEP_HOST_WS ? '' : ', removed'})`);
 } catch (e) {
   const pages = browser.contexts().flatMap((c) => c.pages());
   if (pages[0]) await pages[0].screenshot({ path: join(out, 'failed.png') });
@@ -334,4 +339,6 @@ try {
 } finally {
   await browser.close();
   stop();
+  // The temp workspace (and the server's data) go unless kept for a look.
+  if (!process.env.EAGLE3_KEEP_HOST_WS) rmSync(tmp, { recursive: true, force: true });
 }
