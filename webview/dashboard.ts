@@ -199,33 +199,85 @@ function workspaceView(w: WorkspaceDashboard): HTMLElement[] {
     { class: 'kpis' },
     kpi('rowsRead', 'rows read', fmt(w.rows.read), `${fmt(w.rows.dropped)} dropped · ${fmt(w.rows.errored)} errored`),
     kpi('records', 'records', fmt(w.records)),
-    kpi('tokens', 'tokens', fmt(w.tokens.total), mixed ? 'mixed tokenizers: see below' : ''),
+    kpi('tokens', mixed ? `tokens (${w.tokenizers.length} tokenizers mixed)` : 'tokens', fmt(w.tokens.total), mixed ? 'not comparable: see per tokenizer' : ''),
     kpi('trainable', 'trainable tokens', fmt(w.tokens.trainable)),
     kpi('share', 'trainable share', pct(w.tokens.share)),
   );
-  const mixedNote = mixed ? [h('p', { class: 'warning', 'data-figure': 'tokenizerNote' }, `⚠ ${mixed}`)] : [];
+  // Two tokenizers: the sum adds counts of different vocabularies, so each tokenizer's totals are given beside it.
+  const mixedNote = mixed
+    ? [
+        h(
+          'section',
+          { class: 'card wide warning-card', 'data-figure': 'tokenizerNote' },
+          h('p', { class: 'warning' }, `⚠ ${mixed}`),
+          h(
+            'div',
+            { class: 'table-scroll' },
+            h(
+              'table',
+              { class: 'grid per-tokenizer' },
+              h(
+                'thead',
+                {},
+                h('tr', {}, ...['tokenizer', 'datasets', 'records', 'tokens', 'trainable'].map((c) => h('th', c === 'datasets' ? { class: 'text' } : {}, c))),
+              ),
+              h(
+                'tbody',
+                {},
+                ...w.tokenizers.map((tk) =>
+                  h(
+                    'tr',
+                    {},
+                    h('th', { scope: 'row' }, `${tk.name} (${tk.hash.slice(0, 8)})`),
+                    h('td', { class: 'text names' }, tk.datasets.join(', ')),
+                    h('td', {}, fmt(tk.records)),
+                    h('td', {}, fmt(tk.tokens)),
+                    h('td', {}, fmt(tk.trainableTokens)),
+                  ),
+                ),
+              ),
+            ),
+          ),
+        ),
+      ]
+    : [];
+  // The table fits a narrow editor (800 px): the dataset name is the link that opens its dashboard, long
+  // names and the status wrap, numbers do not; narrower still, the table scrolls inside its card.
+  const columns = ['dataset', 'status', ...(mixed ? ['tokenizer'] : []), 'format', 'rows', 'kept', 'records', 'tokens', 'trainable'];
   const table = h(
     'table',
     { class: 'grid datasets' },
-    h('thead', {}, h('tr', {}, ...['dataset', 'status', 'format', 'rows', 'kept', 'records', 'tokens', 'trainable', ''].map((c) => h('th', {}, c)))),
+    h(
+      'thead',
+      {},
+      h('tr', {}, ...columns.map((c) => h('th', { 'data-column': c, ...(['status', 'tokenizer', 'format'].includes(c) ? { class: 'text' } : {}) }, c))),
+    ),
     h(
       'tbody',
       {},
       ...w.datasets.map((d) => {
-        const open = h('vscode-button', { secondary: '' }, 'Open');
-        open.addEventListener('click', () => send({ type: 'action', action: 'openDataset', file: d.file }));
+        const open = h('a', { href: '#', class: 'open-dataset', title: `Open the dashboard of ${d.file}` }, d.name);
+        open.addEventListener('click', (e) => {
+          e.preventDefault();
+          send({ type: 'action', action: 'openDataset', file: d.file });
+        });
         return h(
           'tr',
           {},
-          h('th', { scope: 'row' }, d.name),
-          h('td', {}, h('span', { class: `status status-${d.status}` }, d.staleBecause.length ? `${d.status} · stale` : d.status)),
-          h('td', {}, d.format.name),
+          h('th', { scope: 'row' }, open),
+          h(
+            'td',
+            { class: 'text' },
+            h('span', { class: `status status-${d.status}` }, d.status),
+            ...(d.staleBecause.length ? [h('span', { class: 'muted stale-mark', title: d.staleBecause.join('; ') }, '⟲ stale')] : []),
+          ),
+          ...(mixed ? [h('td', { class: 'text' }, d.tokenizer.name)] : []),
+          h('td', { class: 'text' }, d.format.name),
           h('td', {}, fmt(d.rows.read)),
           h('td', {}, pct(d.rowsKeptShare)),
           h('td', {}, fmt(d.records)),
           h('td', {}, fmt(d.tokens.total)),
-          h('td', {}, `${fmt(d.tokens.trainable)} (${pct(d.tokens.share)})`),
-          h('td', {}, open),
+          h('td', { class: 'wrap' }, fmt(d.tokens.trainable), ' ', h('span', { class: 'muted share' }, `(${pct(d.tokens.share)})`)),
         );
       }),
     ),
@@ -277,7 +329,7 @@ function workspaceView(w: WorkspaceDashboard): HTMLElement[] {
     shareCard(w.tokens.trainable, w.tokens.total),
     reasonsCard(w.reasons, true),
   );
-  return [head, kpis, ...mixedNote, h('section', { class: 'card wide' }, h('h3', {}, 'Datasets'), table), grid];
+  return [head, kpis, ...mixedNote, h('section', { class: 'card wide' }, h('h3', {}, 'Datasets'), h('div', { class: 'table-scroll' }, table)), grid];
 }
 
 // ------------------------------------------------------------------ drawing

@@ -59,6 +59,8 @@ let panel: vscode.WebviewPanel | undefined;
 /** The scope of the last check (a dataset's folder settings), for the re-check after a settings change. */
 let lastScope: vscode.Uri | undefined;
 let ready: Promise<void> | undefined;
+/** Checks started; a check whose number is no longer the last one was superseded (a newer tokenizer or kwargs) and is not drawn. */
+let checksStarted = 0;
 let drawnWaiter: ((d: CheckTemplateResult['drawn']) => void) | undefined;
 
 function ensurePanel(context: vscode.ExtensionContext, output: vscode.OutputChannel): vscode.WebviewPanel {
@@ -82,15 +84,23 @@ function ensurePanel(context: vscode.ExtensionContext, output: vscode.OutputChan
       drawnWaiter?.({ probes: m.probes, trainedSegments: m.trainedSegments, decisions: m.decisions });
       drawnWaiter = undefined;
     } else if (m.action === 'recheck') void checkTemplateCommand(context, output, lastScope);
-    else if (m.action === 'selectTokenizer') void vscode.commands.executeCommand(COMMANDS.selectTokenizer);
+    else if (m.action === 'selectTokenizer')
+      // The page's own button: once a tokenizer is picked, the page is checked again for it (also when
+      // the setting event comes late or not at all, e.g. the same value written again).
+      void vscode.commands.executeCommand<string | undefined>(COMMANDS.selectTokenizer).then((dir) => {
+        if (dir !== undefined) recheckSoon();
+      });
     else void vscode.commands.executeCommand('workbench.action.openSettings', `${CONFIG_SECTION}.templateKwargs`);
   });
-  // A tokenizer switch (its own button, the status bar, settings.json) or new kwargs: the open page is checked again.
+  // A tokenizer switch (its own button, the status bar, settings.json) or new kwargs: the open page is
+  // checked again, once for a burst of changes; a check still running is superseded (not drawn).
   let timer: NodeJS.Timeout | undefined;
-  const follow = vscode.workspace.onDidChangeConfiguration((e) => {
-    if (!affectsSettings(e, 'tokenizerPath', 'templateKwargs')) return;
+  const recheckSoon = () => {
     if (timer) clearTimeout(timer);
     timer = setTimeout(() => void checkTemplateCommand(context, output, lastScope), 300);
+  };
+  const follow = vscode.workspace.onDidChangeConfiguration((e) => {
+    if (affectsSettings(e, 'tokenizerPath', 'templateKwargs')) recheckSoon();
   });
   p.onDidDispose(() => {
     if (timer) clearTimeout(timer);
@@ -119,9 +129,13 @@ export async function checkTemplateCommand(
   const settings = readPrepareSettings(scope);
   const name = tokenizerDisplayName(settings.tokenizerDir);
   const p = ensurePanel(context, output);
+  const number = ++checksStarted;
   await ready;
-  const post = (m: TemplateCheckHostMessage) => void p.webview.postMessage(m);
-  post({ type: 'busy', message: `Checking the chat template of ${name}…` });
+  // A page closed meanwhile is not written to (its webview is disposed).
+  const post = (m: TemplateCheckHostMessage) => {
+    if (panel === p) void p.webview.postMessage(m);
+  };
+  post({ type: 'busy', message: `Checking the chat template of ${name}${settings.tokenizerDir ? ` (${settings.tokenizerDir})` : ' (embedded default)'}…` });
   let check: TemplateCheck;
   try {
     check = await serviceClient().call(
@@ -129,6 +143,7 @@ export async function checkTemplateCommand(
       CHECK_TEMPLATE_BUDGET_MS,
     );
   } catch (e) {
+    if (number !== checksStarted) return undefined; // superseded: the newer check reports
     const msg =
       e instanceof ServiceBudgetError
         ? `${e.message}. Try again; if it stops again, run \`eagle3-prep check-template${settings.tokenizerDir ? ` --tokenizer ${settings.tokenizerDir}` : ''}\` in a terminal (no time limit) to see which probe takes long`
@@ -139,7 +154,12 @@ export async function checkTemplateCommand(
     return undefined;
   }
   output.appendLine('');
-  output.appendLine(`[${new Date().toISOString()}] Check chat template: ${summarizeCheck(check)}`);
+  output.appendLine(`[${new Date().toISOString()}] Check chat template of ${check.tokenizer.name}: ${summarizeCheck(check)}`);
+  if (number !== checksStarted) {
+    // A newer check (another tokenizer or kwargs) started meanwhile: this one's page would be out of date.
+    output.appendLine(`  (superseded by a newer check; not shown)`);
+    return { ...check, drawn: undefined };
+  }
   const kw = Object.keys(settings.templateKwargs).length ? `, template kwargs ${JSON.stringify(settings.templateKwargs)}` : '';
   const drawn = new Promise<CheckTemplateResult['drawn']>((resolve) => {
     const t = setTimeout(() => resolve(undefined), 15_000);
@@ -149,7 +169,7 @@ export async function checkTemplateCommand(
     };
   });
   post({ type: 'model', model: templateCheckModel(check, `${settings.tokenizerDir ?? 'embedded default'}${kw}`) });
-  p.title = `Chat template: ${check.tokenizer.name}`;
+  if (panel === p) p.title = `Chat template: ${check.tokenizer.name}`;
   const msg = `Chat template of ${check.tokenizer.name}: ${summarizeCheck(check)}.`;
   void notify(check.warnings.length || !check.prefixStable ? 'warning' : 'info', msg);
   return { ...check, drawn: await drawn };

@@ -1,8 +1,9 @@
 /**
  * The "Datasets" view (own activity bar container "EAGLE-3 Prep"): every dataset file of the
- * workspace (`eagle3prep.datasets.include` / `.exclude` globs) with its detected format, streamed
- * row count and the state of its prepared output (none / N records / stale, and why); children are
- * the last report's per-reason drop counts and the output files. Item actions: prepare, open in the
+ * workspace (`eagle3prep.datasets.include` / `.exclude` globs) in a tree of the folders that hold
+ * them (`datasetFolders.ts`: compacted like the Explorer's, each folder row summarizing its files),
+ * with its detected format, streamed row count and the state of its prepared output (none / N
+ * records / stale, and why); children are the last report's per-reason drop counts and the output files. Item actions: prepare, open in the
  * mask view, open report, reveal output.
  *
  * Responsiveness: discovery is one `findFiles` per include glob; each file is scanned
@@ -16,11 +17,12 @@ import * as vscode from 'vscode';
 import { datasetKind, scanDataset, tokenizerFilesHash } from '../core/run/datasetScan';
 import type { RunStatus } from '../core/run/status';
 import { datasetDetails, datasetTreeItem, describe, nodeIcon, nodeState, plural, type DatasetNode, type DetailNode } from './datasetItems';
+import { datasetFolderTree, folderFiles, folderSummary, type DatasetFolder } from './datasetFolders';
 import { configAppliesTo, PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
 import { affectsSettings, readDatasetDiscovery, readPrepareSettings, readRestrictedModeNote, resolveTokenizerDir } from './config';
 import { STALENESS_SETTING_KEYS } from './settings';
 import { expandBraces, joinGlobs } from './globs';
-import { COMMANDS, DATASETS_DISCOVERED_CONTEXT, DATASETS_VIEW, type DatasetItemState } from './ids';
+import { COMMANDS, DATASETS_DISCOVERED_CONTEXT, DATASETS_VIEW, FOLDER_CONTEXT, type DatasetItemState } from './ids';
 import { outDirFor } from './paths';
 import { tokenizerDisplayName } from './tokenizerSelection';
 import { resolveRunSettings } from '../core/run/runSettings';
@@ -53,7 +55,15 @@ export async function findDatasetFiles(token?: vscode.CancellationToken): Promis
 }
 
 export type { DatasetNode, DetailNode };
-export type DatasetsTreeNode = DatasetNode | DetailNode;
+
+/** A folder row of the Datasets view (datasetFolders.ts): the files under it and its subfolders. */
+export interface FolderNode {
+  kind: 'folder';
+  folder: DatasetFolder<DatasetNode>;
+  /** The folder, so that "Prepare for EAGLE-3" on the row prepares it as one folder run. */
+  resourceUri: vscode.Uri;
+}
+export type DatasetsTreeNode = FolderNode | DatasetNode | DetailNode;
 
 /** What `eagle3prep.datasets.state` returns per dataset (for tests and scripts). */
 export interface DatasetStateSummary {
@@ -70,6 +80,8 @@ export interface DatasetStateSummary {
   description: string;
   children: string[];
   error?: string;
+  /** The folder row that holds the file (its label path from the top, and its summary); absent at the top. */
+  folder?: { label: string; description: string };
 }
 
 /** Tree data provider of the Datasets view; see the module comment. */
@@ -77,6 +89,9 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
   private readonly changed = new vscode.EventEmitter<DatasetsTreeNode | DatasetsTreeNode[] | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private nodes = new Map<string, DatasetNode>();
+  /** Folder rows by path (kept across rebuilds, so VS Code keeps their expansion) and each row's parent folder. */
+  private folderNodes = new Map<string, FolderNode>();
+  private parents = new Map<FolderNode | DatasetNode, FolderNode>();
   private discovered = false;
   private discovering: Promise<void> | undefined;
   private queue: DatasetNode[] = [];
@@ -262,9 +277,11 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
       this.pendingFire.add(n);
       this.fireTimer ??= setTimeout(() => {
         this.fireTimer = undefined;
-        const batch = [...this.pendingFire];
+        const batch = new Set<DatasetsTreeNode>(this.pendingFire);
         this.pendingFire.clear();
-        this.changed.fire(batch.length > 200 ? undefined : batch);
+        // The folders above a re-read file summarize it: they are redrawn with it.
+        for (const n of [...batch]) for (let f = this.parents.get(n as DatasetNode); f; f = this.parents.get(f)) batch.add(f);
+        this.changed.fire(batch.size > 200 ? undefined : [...batch]);
       }, 100);
       this.onScanned?.();
     }
@@ -305,14 +322,52 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
   async getChildren(element?: DatasetsTreeNode): Promise<DatasetsTreeNode[]> {
     if (!element) {
       if (!this.discovered) await this.discover();
-      return this.datasets();
+      const top = this.buildFolders();
+      return [...top.folders.map((f) => this.folderNode(f)), ...top.files];
     }
+    if (element.kind === 'folder') return [...element.folder.folders.map((f) => this.folderNode(f)), ...element.folder.files];
     if (element.kind === 'dataset') return this.details(element);
     return [];
   }
 
+  /** Groups the datasets by folder (datasetFolders.ts) and records each row's parent folder. */
+  private buildFolders(): { folders: DatasetFolder<DatasetNode>[]; files: DatasetNode[] } {
+    const roots = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => ({ name: f.name, dir: f.uri.fsPath }));
+    const top = datasetFolderTree(this.datasets(), (n) => n.resourceUri.fsPath, roots);
+    this.parents.clear();
+    const seen = new Set<string>();
+    const walk = (f: DatasetFolder<DatasetNode>, parent: FolderNode | undefined) => {
+      const node = this.folderNode(f);
+      seen.add(f.dir);
+      if (parent) this.parents.set(node, parent);
+      for (const d of f.files) this.parents.set(d, node);
+      for (const sub of f.folders) walk(sub, node);
+    };
+    for (const f of top.folders) walk(f, undefined);
+    for (const k of [...this.folderNodes.keys()]) if (!seen.has(k)) this.folderNodes.delete(k);
+    return top;
+  }
+
+  /** The row of a folder: the same object for the same path (its content updated). */
+  private folderNode(f: DatasetFolder<DatasetNode>): FolderNode {
+    const have = this.folderNodes.get(f.dir);
+    if (have) {
+      have.folder = f;
+      return have;
+    }
+    const n: FolderNode = { kind: 'folder', folder: f, resourceUri: vscode.Uri.file(f.dir) };
+    this.folderNodes.set(f.dir, n);
+    return n;
+  }
+
+  /** A folder row's description: the summary of every file under it (datasetFolders.ts `folderSummary`). */
+  private folderDescription(f: DatasetFolder<DatasetNode>): string {
+    return folderSummary(folderFiles(f).map((n) => ({ state: nodeState(n), status: n.scan?.output.status })));
+  }
+
   getParent(element: DatasetsTreeNode): DatasetsTreeNode | undefined {
-    return element.kind === 'detail' ? element.parent : undefined;
+    if (element.kind === 'detail') return element.parent;
+    return this.parents.get(element);
   }
 
   /** One-line description of a dataset (datasetItems.ts `describe`). */
@@ -321,6 +376,17 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
   }
 
   getTreeItem(element: DatasetsTreeNode): vscode.TreeItem {
+    if (element.kind === 'folder') {
+      const f = element.folder;
+      const item = new vscode.TreeItem(f.label, vscode.TreeItemCollapsibleState.Expanded);
+      item.id = `eagle3prep.folder:${element.resourceUri.toString()}`;
+      item.resourceUri = element.resourceUri;
+      item.iconPath = vscode.ThemeIcon.Folder;
+      item.description = this.folderDescription(f);
+      item.tooltip = `${f.dir}\n${item.description}`;
+      item.contextValue = FOLDER_CONTEXT;
+      return item;
+    }
     return element.kind === 'detail' ? element.item : datasetTreeItem(element, this.tokenizerName);
   }
 
@@ -332,7 +398,15 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
   /** Summaries of every dataset after discovery and all scans (activates scanning). */
   async state(): Promise<DatasetStateSummary[]> {
     await this.whenIdle();
+    this.buildFolders();
+    const folderOf = (n: DatasetNode): DatasetStateSummary['folder'] => {
+      const chain: FolderNode[] = [];
+      for (let f = this.parents.get(n); f; f = this.parents.get(f)) chain.unshift(f);
+      if (!chain.length) return undefined;
+      return { label: chain.map((f) => f.folder.label).join('/'), description: this.folderDescription(chain[chain.length - 1].folder) };
+    };
     return this.datasets().map((n) => ({
+      folder: folderOf(n),
       file: n.resourceUri.fsPath,
       format: n.scan?.format,
       rows: n.scan?.rows,

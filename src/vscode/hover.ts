@@ -18,6 +18,7 @@ import * as vscode from 'vscode';
 import type { RecordView } from '../core/records/recordView';
 import { OUTPUT_FILES } from '../core/run/outputFiles';
 import { readHoverCap, readPrepareSettings } from './config';
+import { rowCountOptions } from '../core/records/rowCounts';
 import { exactRecordsFor, type ExactRecords, type NoExactReason } from './exactCounts';
 import { COMMANDS } from './ids';
 import { ServiceBudgetError, serviceClient } from './serviceClient';
@@ -149,16 +150,19 @@ export function viewForLine(doc: vscode.TextDocument, line: number): Promise<Rec
       op: 'view',
       row: { text, file: doc.uri.fsPath, line: line + 1 },
       tokenizerDir: settings.tokenizerDir,
-      options: {
-        mask: settings.mask,
-        grouping: settings.grouping,
-        templateKwargs: settings.templateKwargs,
-        reasoning: settings.reasoning,
-        maxLength: settings.maxLength,
-        long: settings.long,
-        minTrainableTokens: settings.minTrainableTokens,
+      // The mask view counts a row with the same request (rowCounts.ts), so both give the same numbers.
+      options: rowCountOptions(
+        {
+          mask: settings.mask,
+          grouping: settings.grouping,
+          templateKwargs: settings.templateKwargs,
+          reasoning: settings.reasoning,
+          maxLength: settings.maxLength,
+          long: settings.long,
+          minTrainableTokens: settings.minTrainableTokens,
+        },
         maxTokenizedChars,
-      },
+      ),
     },
     HOVER_BUDGET_MS,
   );

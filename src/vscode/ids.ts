@@ -118,6 +118,9 @@ export const DETAIL_CONTEXT = {
   promptsFile: 'eagle3prep.outputFile.prompts',
 } as const;
 
+/** Context value of a folder row of the Datasets view (it carries "Prepare for EAGLE-3": a folder run). */
+export const FOLDER_CONTEXT = 'eagle3prep.folder';
+
 /**
  * Context key set to true once the Datasets view has looked for the workspace's dataset files: until then its
  * welcome says it is looking (package.json `viewsWelcome`), never that no dataset was found.

@@ -16,10 +16,11 @@
  * was shown ({@link MaskViewResult}) once the webview has drawn it (or after 10 s).
  */
 import * as vscode from 'vscode';
-import type { RecordView, TurnField } from '../core/records/recordView';
+import type { RecordView, RecordViewOptions, TurnField } from '../core/records/recordView';
+import { rowCountOptions, withRowCounts } from '../core/records/rowCounts';
 import { exactRecordsFor } from './exactCounts';
 import { lineIndexFor } from './lineIndex';
-import { changedSettings, readPrepareSettings } from './config';
+import { changedSettings, readHoverCap, readPrepareSettings } from './config';
 import { baseName } from './hover';
 import { COMMANDS, CONFIG_SECTION, MASK_VIEW_TYPE } from './ids';
 import { type HostMessage, isWebviewMessage, MAX_TOKENS_SHOWN, type MaskViewState, type WebviewMessage } from './maskViewProtocol';
@@ -31,8 +32,9 @@ import { webviewHtml, webviewOptions } from './webviewHtml';
 export const MASK_VIEW_BUDGET_MS = 30_000;
 
 /**
- * Work cap of the row totals in the mask view (characters tokenized for the records not shown);
- * the shown record is always tokenized whole. Keeps long agent trajectories (dozens of records) responsive.
+ * Work cap of the mask view's own render (characters tokenized for the records not shown; a line over
+ * 4× this has its turns shortened before rendering); the shown record is always tokenized whole. The
+ * row's counts the view shows are the hover's (`rowCounts.ts`, with the hover's work cap).
  */
 export const MASK_VIEW_TOTALS_CAP = 262144;
 
@@ -243,27 +245,29 @@ class MaskViewPanel {
       const settings = readPrepareSettings(uri);
       const kwargs = { ...settings.templateKwargs };
       if (this.state.thinking !== 'settings') kwargs.enable_thinking = this.state.thinking === 'on';
-      let view: RecordView;
-      try {
-        view = await serviceClient().call(
-          {
-            op: 'view',
-            row: { text: row.text, file: uri.fsPath, line: this.state.line },
-            tokenizerDir: settings.tokenizerDir,
-            options: {
-              mask: this.state.mask,
-              grouping: settings.grouping,
-              templateKwargs: kwargs,
-              reasoning: settings.reasoning,
-              maxLength: settings.maxLength,
-              long: settings.long,
-              minTrainableTokens: settings.minTrainableTokens,
-              detailRecord: this.state.record,
-              maxTokenizedChars: MASK_VIEW_TOTALS_CAP,
-            },
-          },
+      const options = {
+        mask: this.state.mask,
+        grouping: settings.grouping,
+        templateKwargs: kwargs,
+        reasoning: settings.reasoning,
+        maxLength: settings.maxLength,
+        long: settings.long,
+        minTrainableTokens: settings.minTrainableTokens,
+      };
+      const request = (o: RecordViewOptions) =>
+        serviceClient().call(
+          { op: 'view', row: { text: row.text, file: uri.fsPath, line: this.state.line }, tokenizerDir: settings.tokenizerDir, options: o },
           MASK_VIEW_BUDGET_MS,
         );
+      let view: RecordView;
+      try {
+        // The record drawn, tokenized whole; the row's counts asked as the hover asks them (rowCounts.ts),
+        // so the hover and this view give the same numbers for the same row.
+        const [drawn, counts] = await Promise.all([
+          request({ ...options, detailRecord: this.state.record, maxTokenizedChars: MASK_VIEW_TOTALS_CAP }),
+          request(rowCountOptions(options, readHoverCap(uri))),
+        ]);
+        view = withRowCounts(drawn, counts);
       } catch (e) {
         throw e instanceof ServiceBudgetError
           ? new Error(`${e.message}. Try again; for a row this heavy, prepare the file (no time limit): its report and Problems say what became of each row`)

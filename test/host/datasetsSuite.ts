@@ -308,6 +308,12 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
     assert.ok(dash?.model?.kind === 'dataset', `dashboard of ${d.file}: ${JSON.stringify(dash?.error)}`);
     assert.deepEqual([dash.model.dataset.records, dash.model.dataset.tokens.total], [fr.recordsWritten, fr.totalTokens]);
   }
+  // Issue 24: the view is a tree by folder; the folder's row summarizes its files.
+  for (const d of inFolder) {
+    assert.equal(d.folder?.label, 'agent-runs', `${d.file}: its folder row`);
+    assert.match(d.folder.description, /^2 datasets · 2 prepared/, `the folder row's summary: ${d.folder.description}`);
+  }
+  assert.equal(byName(await treeState(), 'damaged.jsonl')?.folder, undefined, 'a file at the workspace root is at the top of the tree');
   await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   console.log(
     `[host-suite] ok: a folder run (agent-runs.eagle3/) is each file's output in the tree and the dashboard: ${inFolder.map((d) => `${path.basename(d.file)} [${d.description}]`).join('; ')}`,
@@ -357,6 +363,29 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
   console.log(
     `[host-suite] ok: Check chat template in ${Date.now() - t} ms: prefix-stable ${check.prefixStable}, end of turn ${check.endOfTurnTrained.join(', ')}, ${check.warnings.length} warnings`,
   );
+  // Issue 24: a tokenizer switch while the check is open (what its "Select tokenizer…" button does: it
+  // writes eagle3prep.tokenizerPath) checks again, for the new tokenizer, and the page names it.
+  const other = path.join(ws, 'models', 'Other-Model');
+  fs.mkdirSync(other, { recursive: true });
+  for (const f of ['tokenizer.json', 'tokenizer_config.json'])
+    fs.copyFileSync(path.join(ext.extensionPath, 'dist', 'default-tokenizer', 'qwen3', f), path.join(other, f));
+  const since = Date.now();
+  const cfg = vscode.workspace.getConfiguration('eagle3prep');
+  await cfg.update('tokenizerPath', other, vscode.ConfigurationTarget.Global);
+  try {
+    const tabLabel = () =>
+      vscode.window.tabGroups.all
+        .flatMap((g) => g.tabs)
+        .find((x) => x.input instanceof vscode.TabInputWebview && x.input.viewType.includes('eagle3prep.templateCheck'))?.label;
+    await waitFor('the template check re-run for Other-Model', async () => {
+      const shown = await vscode.commands.executeCommand<{ message: string }[]>('eagle3prep.notifications', since);
+      return shown.some((n) => n.message.startsWith('Chat template of Other-Model:')) && tabLabel() === 'Chat template: Other-Model';
+    });
+    console.log(`[host-suite] ok: Check chat template followed the tokenizer switch (tab "${tabLabel()}") in ${Date.now() - since} ms`);
+  } finally {
+    await cfg.update('tokenizerPath', undefined, vscode.ConfigurationTarget.Global);
+    fs.rmSync(path.join(ws, 'models'), { recursive: true, force: true });
+  }
 
   // Leave the damaged file, the Datasets view and the Problems panel on screen for the screenshot.
   await vscode.commands.executeCommand('workbench.action.closeAllEditors');

@@ -143,6 +143,25 @@ test('problems.jsonl lists every dropped and errored row; readRowProblems reads 
   const w = workspaceDashboard([d, d], [], stats);
   assert.equal(w.tokens.total, 2 * fr.totalTokens);
   assert.equal(w.status, 'degraded');
+  assert.equal(w.tokenizerNote, undefined, 'one tokenizer: the sums are comparable, no note');
+  assert.deepEqual(
+    w.tokenizers.map((t) => [t.datasets.length, t.tokens, t.trainableTokens, t.records]),
+    [[2, 2 * fr.totalTokens, 2 * fr.trainableTokens, 2 * d.records]],
+  );
+  // Two tokenizers: the sum mixes vocabularies, so each tokenizer's own totals are given and the note says so.
+  const other = { ...d, name: 'other.jsonl', tokenizer: { name: 'Llama-3', hash: 'feedbeef' } };
+  const mixed = workspaceDashboard([d, other], [], stats);
+  assert.deepEqual(
+    mixed.tokenizers.map((t) => [t.name, t.datasets, t.tokens, t.trainableTokens]),
+    [
+      [d.tokenizer.name, [d.name], fr.totalTokens, fr.trainableTokens],
+      ['Llama-3', ['other.jsonl'], fr.totalTokens, fr.trainableTokens],
+    ],
+  );
+  assert.equal(
+    mixed.tokenizerNote,
+    `tokens summed over 2 tokenizers: ${d.tokenizer.name} (${d.name}), Llama-3 (other.jsonl) — counts of different vocabularies; prepare with one tokenizer to compare them`,
+  );
 
   // Exact counts of one row.
   const recs = recordsOfRow(index, file, 1);

@@ -17,6 +17,7 @@ import {
   DATASETS_DISCOVERED_CONTEXT,
   DATASETS_VIEW,
   DETAIL_CONTEXT,
+  FOLDER_CONTEXT,
   VIEW_CONTAINER,
   type DatasetItemState,
 } from '../../src/vscode/ids';
@@ -108,7 +109,11 @@ test('settings: the default include globs cover every dataset name the readers a
 
 /** Every context value a Datasets view item can have. */
 const STATES: DatasetItemState[] = ['none', 'prepared', 'stale', 'error', 'pending'];
-const CONTEXT_VALUES = [...STATES.flatMap((s) => [datasetContextValue(s, true), datasetContextValue(s, false)]), ...Object.values(DETAIL_CONTEXT)];
+const CONTEXT_VALUES = [
+  ...STATES.flatMap((s) => [datasetContextValue(s, true), datasetContextValue(s, false)]),
+  ...Object.values(DETAIL_CONTEXT),
+  FOLDER_CONTEXT,
+];
 
 test('commands: package.json declares exactly the ids of ids.ts', () => {
   const declared: string[] = contributes.commands.map((c: { command: string }) => c.command);
@@ -159,7 +164,8 @@ test('menus: the mask view is offered on plain JSON Lines items only; report and
     datasetContextValue('stale', false),
   ]);
   assert.deepEqual(matching(COMMANDS.generate), [DETAIL_CONTEXT.promptsFile]);
-  assert.equal(matching(COMMANDS.prepare).length, STATES.length * 2);
+  assert.equal(matching(COMMANDS.prepare).length, STATES.length * 2 + 1);
+  assert.ok(matching(COMMANDS.prepare).includes(FOLDER_CONTEXT), 'a folder row is prepared as one folder run');
 });
 
 test('menus: the explorer and editor entries accept every dataset extension', () => {

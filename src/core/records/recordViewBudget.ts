@@ -2,8 +2,7 @@
 import type { TargetTokenizer } from '../tokenizers/tokenizer';
 import type { Message } from '../types';
 import type { Span } from './mask';
-
-const SAMPLE_MIN = 512;
+import { encodeHead, estimatedCount, type HeadEncoding } from './tokenEstimate';
 
 /** Encodings of recent texts (records of a row re-shown with another record, policy or hover), bounded by total characters. */
 export class EncodingCache {
@@ -32,7 +31,11 @@ export class EncodingCache {
   }
 }
 
-/** Counts tokens under a shared character budget; past it, extrapolates from what was tokenized. */
+/**
+ * Counts tokens under a shared character budget; a text over what is left is estimated by the one
+ * estimator of the record view (`tokenEstimate.ts`: its head and windows over its rest). The cache only
+ * saves work: a text is counted the same with or without it, so the hover and the mask view agree.
+ */
 export class TokenBudget {
   private tokens = 0;
   private chars = 0;
@@ -42,36 +45,30 @@ export class TokenBudget {
     private readonly cache: EncodingCache,
   ) {}
 
-  /** Tokens per character seen so far (0.3 before anything was tokenized, a typical BPE rate for English). */
+  /** Tokens per character of what was tokenized so far (0.3 before anything was, a typical BPE rate for English). */
   rate(): number {
     return this.chars > 0 ? this.tokens / this.chars : 0.3;
   }
 
-  /** Encodes `text`, or its first `max(remaining, 512)` characters when over budget (`cut` = where it stopped). */
-  encode(text: string): { ids: number[]; starts: number[]; cut: number } {
-    const hit = this.cache.get(text);
-    if (hit) {
-      this.tokens += hit.ids.length;
-      this.chars += text.length;
-      return { ...hit, cut: text.length };
+  /** Encodes `text` whole when it fits what is left of the budget, else its head and sampled windows (`tokenEstimate.ts` `encodeHead`). */
+  encode(text: string): HeadEncoding {
+    let enc: HeadEncoding;
+    const hit = text.length <= this.remaining ? this.cache.get(text) : undefined;
+    if (hit) enc = { ...hit, cut: text.length, charsTokenized: text.length };
+    else {
+      enc = encodeHead((t) => this.tok.encode(t), text, this.remaining);
+      if (enc.cut === text.length) this.cache.set(text, { ids: enc.ids, starts: enc.starts });
     }
-    const cut = text.length <= this.remaining ? text.length : Math.min(text.length, Math.max(this.remaining, SAMPLE_MIN));
-    const enc = this.tok.encode(cut === text.length ? text : text.slice(0, cut));
-    if (cut === text.length) this.cache.set(text, enc);
-    this.remaining = Math.max(0, this.remaining - cut);
+    this.remaining = Math.max(0, this.remaining - enc.charsTokenized);
     this.tokens += enc.ids.length;
-    this.chars += cut;
-    return { ids: enc.ids, starts: enc.starts, cut };
+    this.chars += enc.cut;
+    return enc;
   }
 
-  /** Token count of `text`, extrapolated past the budget. */
+  /** Token count of `text`, estimated past the budget (`tokenEstimate.ts` `estimatedCount`). */
   count(text: string): { tokens: number; estimated: boolean } {
     if (text.length === 0) return { tokens: 0, estimated: false };
-    const { ids, cut } = this.encode(text);
-    if (cut === text.length) return { tokens: ids.length, estimated: false };
-    // Drop the last token of the sample: it may be cut in the middle.
-    const exact = Math.max(0, ids.length - 1);
-    return { tokens: exact + Math.round((text.length - cut) * this.rate()) + 1, estimated: true };
+    return estimatedCount(text, this.encode(text));
   }
 }
 

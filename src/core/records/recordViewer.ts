@@ -415,14 +415,14 @@ export class RecordViewer {
       const m = maskFromSpans(enc.starts, rec.spans);
       let { tokens, trainable, estimated } = countRecord(rec, enc, m, budget);
       if (shorten) {
-        // Characters removed before rendering, counted back in at the observed rate.
+        // Characters removed before rendering, each turn's at that turn's own rate (its counted text's).
         const lastMsg = Math.max(...rec.targets, 0);
-        const rate = budget.rate();
-        for (let i = 0; i <= lastMsg && i < removed.length; i++) tokens += Math.round(removed[i] * rate);
-        for (const t of rec.targets) trainable += Math.round(removed[t] * rate);
+        const rate = (i: number) => (view.turns[i]?.chars ? view.turns[i].tokens / view.turns[i].chars : budget.rate());
+        for (let i = 0; i <= lastMsg && i < removed.length; i++) tokens += Math.round(removed[i] * rate(i));
+        for (const t of rec.targets) trainable += Math.round(removed[t] * rate(t));
         if (mask === 'non-system')
           for (let i = 0; i < removed.length; i++)
-            if (conv.messages[i].role !== 'system' && !rec.targets.includes(i)) trainable += Math.round(removed[i] * rate);
+            if (conv.messages[i].role !== 'system' && !rec.targets.includes(i)) trainable += Math.round(removed[i] * rate(i));
         estimated = true;
       }
       view.records.push({
@@ -578,7 +578,7 @@ function combinePartVerdicts(verdicts: readonly RowVerdict[]): RowVerdict {
  */
 function countRecord(
   rec: TextRecord,
-  enc: { ids: number[]; starts: number[]; cut: number },
+  enc: { ids: number[]; starts: number[]; cut: number; restRate?: number },
   m: readonly number[],
   budget: TokenBudget,
 ): { tokens: number; trainable: number; estimated: boolean } {
@@ -588,7 +588,7 @@ function countRecord(
   const from = enc.starts.length ? enc.starts[enc.starts.length - 1] : 0;
   tokens -= 1;
   trainable -= m.length ? m[m.length - 1] : 0;
-  const rate = budget.rate();
+  const rate = enc.restRate ?? budget.rate(); // the record's own sampled rate (tokenEstimate.ts)
   tokens += Math.round((rec.text.length - from) * rate);
   trainable += Math.round(trainableChars(rec.spans, from, rec.text.length) * rate);
   return { tokens, trainable, estimated: true };

@@ -76,12 +76,24 @@ export interface WorkspaceDashboard {
   reasons: ReasonCount[];
   stats: OutputStats | null;
   /**
-   * The tokenizers the outputs were made with (name, hash, dataset names), in first-seen order. More
-   * than one: the token sums add counts of different vocabularies, and the page says so ({@link tokenizerNote}).
+   * The tokenizers the outputs were made with (name, hash, dataset names) and the totals of the outputs
+   * each made (records, tokens, trainable tokens: counts of that tokenizer's vocabulary), in first-seen
+   * order. More than one: the workspace's token sums add counts of different vocabularies, so the page
+   * shows these per-tokenizer totals and says so ({@link tokenizerNote}).
    */
-  tokenizers: { name: string; hash: string; datasets: string[] }[];
+  tokenizers: TokenizerTotals[];
   /** {@link tokenizerNote} of these tokenizers; absent for one. */
   tokenizerNote?: string;
+}
+
+/** The outputs one tokenizer made in the workspace: its datasets and their summed counts (one vocabulary). */
+export interface TokenizerTotals {
+  name: string;
+  hash: string;
+  datasets: string[];
+  records: number;
+  tokens: number;
+  trainableTokens: number;
 }
 
 /**
@@ -243,10 +255,13 @@ export function workspaceDashboard(datasets: DatasetDashboard[], notPrepared: st
   let total = 0;
   let trainable = 0;
   const reasons = new Map<string, ReasonCount>();
-  const tokenizers = new Map<string, { name: string; hash: string; datasets: string[] }>();
+  const tokenizers = new Map<string, TokenizerTotals>();
   for (const d of datasets) {
-    const t = tokenizers.get(d.tokenizer.hash) ?? { name: d.tokenizer.name, hash: d.tokenizer.hash, datasets: [] };
+    const t = tokenizers.get(d.tokenizer.hash) ?? { name: d.tokenizer.name, hash: d.tokenizer.hash, datasets: [], records: 0, tokens: 0, trainableTokens: 0 };
     t.datasets.push(d.name);
+    t.records += d.records;
+    t.tokens += d.tokens.total;
+    t.trainableTokens += d.tokens.trainable;
     tokenizers.set(d.tokenizer.hash, t);
     for (const k of Object.keys(rows) as (keyof typeof rows)[]) rows[k] += d.rows[k];
     records += d.records;
@@ -259,6 +274,7 @@ export function workspaceDashboard(datasets: DatasetDashboard[], notPrepared: st
       else reasons.set(key, { ...r });
     }
   }
+  const note = tokenizerNote({ tokenizers: [...tokenizers.values()] });
   return {
     datasets,
     notPrepared,
@@ -269,6 +285,6 @@ export function workspaceDashboard(datasets: DatasetDashboard[], notPrepared: st
     reasons: [...reasons.values()].sort((a, b) => b.count - a.count || a.code.localeCompare(b.code)),
     stats,
     tokenizers: [...tokenizers.values()],
-    ...(tokenizerNote({ tokenizers: [...tokenizers.values()] }) ? { tokenizerNote: tokenizerNote({ tokenizers: [...tokenizers.values()] }) } : {}),
+    ...(note ? { tokenizerNote: note } : {}),
   };
 }
