@@ -12,7 +12,7 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { loadTiktokenTokenizer } from './tiktoken';
 import { installWordCache } from './wordCache';
 import { installLongWordBpe } from './longWordBpe';
-import { byteLevelDecoder, readChatTemplates, readJson, specialTokenVarsOf, stopTokensOf, tokenizerFilesHashOf } from './modelFolder';
+import { byteLevelDecoder, readChatTemplates, readJson, specialTokenVarsOf, stopTokensOf, tokenizerFilesHashOf, tokenizerJsonSize } from './modelFolder';
 import { TokenizerLoadError, type TargetTokenizer } from './types';
 
 export * from './types';
@@ -66,6 +66,7 @@ export function loadTokenizer(dir?: string): TargetTokenizer {
   const specialTokens = added.filter((t) => t.special).map((t) => t.content);
 
   const aligner = new OffsetAligner(tok, tokenizerJson);
+  const size = loadedTokenizerSize(tok, tokenizerJson);
   releaseParsedModel(tok);
   const stops = stopTokensOf(folder, specialTokenVars, (id) => added.find((t) => t.id === id)?.content ?? tok.id_to_token(id) ?? undefined);
   return {
@@ -86,7 +87,22 @@ export function loadTokenizer(dir?: string): TargetTokenizer {
     },
     decode: (ids) => tok.decode(ids, { skip_special_tokens: false }),
     idToToken: (id) => tok.id_to_token(id),
+    size,
   };
+}
+
+/**
+ * The tokenizer's length (`len(tokenizer)`, {@link tokenizerJsonSize}) of a loaded tokenizers.js `Tokenizer`: the
+ * highest id of its model's `tokens_to_ids` (the vocabulary with the added tokens the constructor puts in it) + 1,
+ * a few ms where walking the parsed JSON object of a 128k-token vocabulary takes 0.1 s; from `tokenizerJson` when
+ * the model has no such map.
+ */
+function loadedTokenizerSize(tok: unknown, tokenizerJson: unknown): number | null {
+  const ids = (tok as { model?: { tokens_to_ids?: unknown } }).model?.tokens_to_ids;
+  if (!(ids instanceof Map)) return tokenizerJsonSize(tokenizerJson);
+  let top = -1;
+  for (const id of ids.values()) if (typeof id === 'number' && id > top) top = id;
+  return top >= 0 ? top + 1 : null;
 }
 
 /**
