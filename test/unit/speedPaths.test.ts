@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { commonPrefixLength } from '../../src/core/records/specialTokens';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
-import { tokenizerSizeOf } from '../../src/core/run/tokenCounts';
+import { countRowTokens, tokenizerSizeOf } from '../../src/core/run/tokenCounts';
 import { lenmlModelDir } from '../helpers';
 
 /** The definition: compare one code unit at a time. */
@@ -57,5 +57,46 @@ test('a loaded tokenizer says its length, equal to the one read from tokenizer.j
     const dir = lenmlModelDir(name);
     assert.equal(loadTokenizer(dir).size, expected, name);
     assert.equal(tokenizerSizeOf(dir), expected, name);
+  }
+});
+
+test('countRowTokens: ids ascending and distinct with their counts, all and trainable, over every record of a row', () => {
+  // Hand-checked: id 5 three times (trained twice), id 0 once (untrained), id 262144 once (trained), across two records.
+  const d = countRowTokens([
+    { ids: [5, 0, 5], mask: [1, 0, 0] },
+    { ids: [262144, 5], mask: [1, 1] },
+  ]);
+  assert.deepEqual([...d.ids], [0, 5, 262144]);
+  assert.deepEqual([...d.all], [1, 3, 1]);
+  assert.deepEqual([...d.trained], [0, 2, 1]);
+  assert.ok(d.ids instanceof Uint32Array && d.all instanceof Uint32Array && d.trained instanceof Uint32Array);
+  const empty = countRowTokens([]);
+  assert.equal(empty.ids.length, 0);
+  // Against a count by maps on random records.
+  let seed = 11;
+  const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  for (let t = 0; t < 50; t++) {
+    const records = Array.from({ length: 1 + Math.floor(rand() * 3) }, () => {
+      const n = Math.floor(rand() * 400);
+      return { ids: Array.from({ length: n }, () => Math.floor(rand() ** 2 * 300000)), mask: Array.from({ length: n }, () => (rand() < 0.3 ? 1 : 0)) };
+    });
+    const all = new Map<number, number>();
+    const trained = new Map<number, number>();
+    for (const r of records)
+      r.ids.forEach((id, k) => {
+        all.set(id, (all.get(id) ?? 0) + 1);
+        trained.set(id, (trained.get(id) ?? 0) + r.mask[k]);
+      });
+    const ids = [...all.keys()].sort((a, b) => a - b);
+    const got = countRowTokens(records);
+    assert.deepEqual([...got.ids], ids);
+    assert.deepEqual(
+      [...got.all],
+      ids.map((id) => all.get(id)),
+    );
+    assert.deepEqual(
+      [...got.trained],
+      ids.map((id) => trained.get(id)),
+    );
   }
 });

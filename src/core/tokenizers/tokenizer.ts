@@ -287,24 +287,34 @@ class OffsetAligner {
 
   private alignedStarts(text: string, ids: number[]): { starts: number[]; exactOffsets: boolean } {
     const bytes = Buffer.from(text, 'utf8');
-    // byteToUnit[b] = UTF-16 index of the character containing byte b.
-    const byteToUnit = new Int32Array(bytes.length + 1);
-    let b = 0;
-    for (let u = 0; u < text.length; u++) {
-      const cp = text.codePointAt(u)!;
-      const n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
-      for (let k = 0; k < n; k++) byteToUnit[b + k] = u;
-      b += n;
-      if (cp >= 0x10000) u++;
+    // byteToUnit[b] = UTF-16 index of the character containing byte b; null for ASCII text (one byte per unit: b itself).
+    let byteToUnit: Int32Array | null = null;
+    if (bytes.length !== text.length) {
+      byteToUnit = new Int32Array(bytes.length + 1);
+      let b = 0;
+      for (let u = 0; u < text.length; u++) {
+        const cp = text.codePointAt(u)!;
+        const n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+        for (let k = 0; k < n; k++) byteToUnit[b + k] = u;
+        b += n;
+        if (cp >= 0x10000) u++;
+      }
+      byteToUnit[bytes.length] = text.length;
     }
-    byteToUnit[bytes.length] = text.length;
     const starts = new Array<number>(ids.length);
     let cursor = 0;
     let exact = true;
     for (let k = 0; k < ids.length; k++) {
       const cands = this.surfaces(ids[k]);
-      let s = cands.find((c) => bytesAt(bytes, cursor, c));
-      starts[k] = byteToUnit[Math.min(cursor, bytes.length)];
+      // The first surface the text has at the cursor (most tokens have one).
+      let s: Uint8Array | undefined;
+      for (let c = 0; c < cands.length; c++)
+        if (bytesAt(bytes, cursor, cands[c])) {
+          s = cands[c];
+          break;
+        }
+      const at = Math.min(cursor, bytes.length);
+      starts[k] = byteToUnit === null ? at : byteToUnit[at];
       if (s === undefined && !this.byteLevel) {
         // A vocabulary `▁` stands for a space the normalizer replaced or for a literal `▁` in the text (Gemma-3: " ▁ " → `▁▁▁`).
         const n = this.metaspaceMatch(ids[k], bytes, cursor);
