@@ -68,6 +68,7 @@ function placeOf(frame) {
 
 /** The stage a frame's source belongs to (null: none, look further out). Order matters: first match. */
 const STAGES = [
+  ['other (start-up, module loading, node internals)', /node:internal\/(modules|bootstrap)\//],
   ['tokenize', /@huggingface\/tokenizers|src\/core\/tokenizers\//],
   ['render', /@huggingface\/jinja|src\/core\/templates\//],
   ['mask (rules, token mask)', /src\/core\/records\/(mask|turns|specialTokens|dataTokens|split)\.ts/],

@@ -6,7 +6,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { commonPrefixLength } from '../../src/core/records/specialTokens';
-import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
+import { loadTokenizer, passesTokensThrough } from '../../src/core/tokenizers/tokenizer';
+import { Tokenizer } from '@huggingface/tokenizers';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { countRowTokens, tokenizerSizeOf } from '../../src/core/run/tokenCounts';
 import { lenmlModelDir } from '../helpers';
 
@@ -98,5 +101,43 @@ test('countRowTokens: ids ascending and distinct with their counts, all and trai
       [...got.trained],
       ids.map((id) => trained.get(id)),
     );
+  }
+});
+
+test("passesTokensThrough: post-processors that return a single text's tokens unchanged without special tokens", () => {
+  assert.equal(passesTokensThrough(null), true);
+  assert.equal(passesTokensThrough({ type: 'ByteLevel' }), true);
+  const bos = { type: 'TemplateProcessing', single: [{ SpecialToken: { id: '<bos>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }] };
+  assert.equal(passesTokensThrough(bos), true);
+  assert.equal(passesTokensThrough({ type: 'Sequence', processors: [{ type: 'ByteLevel' }, bos] }), true);
+  // Sequence A twice, or B in the single template: the tokens are not passed through as they are.
+  assert.equal(passesTokensThrough({ type: 'TemplateProcessing', single: [{ Sequence: { id: 'A' } }, { Sequence: { id: 'A' } }] }), false);
+  assert.equal(passesTokensThrough({ type: 'TemplateProcessing', single: [{ Sequence: { id: 'B' } }] }), false);
+  assert.equal(passesTokensThrough({ type: 'Sequence', processors: [{ type: 'Unknown' }] }), false);
+});
+
+test('TargetTokenizer.encode ids equal the library encode (add_special_tokens false) on every shipped and tested tokenizer', () => {
+  const texts = [
+    '',
+    'Hello, world!',
+    '<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nHello!<|im_end|>',
+    '<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nx<|eot_id|>',
+    '<bos><start_of_turn>user\nwhat?<end_of_turn>\n<start_of_turn>model\n',
+    '   leading and trailing spaces   \n\n\n\t\ttabs',
+    '数学 と 日本語 🙂👍🏽 e\u0301 cafe\u0301 \u00e9',
+    'def f(x):\n    return x ** 2  # comment\n' + 'a'.repeat(600),
+    '<｜begin▁of▁sentence｜><｜User｜>hi<｜Assistant｜>ok<｜end▁of▁sentence｜>',
+  ];
+  for (const name of ['qwen3', 'deepseek_v3', 'llama3_1', 'gemma3'] as const) {
+    const dir = lenmlModelDir(name);
+    const tj = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8'));
+    const cfg = JSON.parse(readFileSync(join(dir, 'tokenizer_config.json'), 'utf8'));
+    // The library as it is, no cache or NFC handling of ours (texts here are NFC already where it matters).
+    const lib = new Tokenizer(tj, cfg);
+    const tok = loadTokenizer(dir);
+    for (const t of texts) {
+      const want = lib.encode(t.normalize('NFC'), { add_special_tokens: false }).ids;
+      assert.deepEqual(tok.encode(t.normalize('NFC')).ids, want, `${name}: ${JSON.stringify(t.slice(0, 40))}`);
+    }
   }
 });
