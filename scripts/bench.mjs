@@ -310,9 +310,13 @@ if (!values.keep) rmSync(work, { recursive: true, force: true });
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
 const lines = [
   `Command: \`npm run bench${process.argv.length > 2 ? ' -- ' + process.argv.slice(2).join(' ') : ''}\` — ${cpu}, ${availableParallelism()} cores, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}; ${((Date.now() - t0) / 1000).toFixed(0)} s in all.`,
-  '',
-  '| tokenizer | data | rows | records | tokens | raw tokenizer tok/s | pipeline tok/s (1 worker) | ratio | rows/s 1 worker | rows/s 2 workers | speed-up | peak RSS 1 / 2 workers | max main-thread lag, 2 workers |',
-  '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ...(rowsOut.length
+    ? [
+        '',
+        '| tokenizer | data | rows | records | tokens | raw tokenizer tok/s | pipeline tok/s (1 worker) | ratio | rows/s 1 worker | rows/s 2 workers | speed-up | peak RSS 1 / 2 workers | max main-thread lag, 2 workers |',
+        '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+      ]
+    : []),
   ...rowsOut.map(
     (r) =>
       `| ${r.tokenizer} | ${r.shape} | ${fmt(r.rows)} | ${fmt(r.records)} | ${fmt(r.tokens)} | ${fmt(r.rawTps)} | ${fmt(r.pipeTps)} | ${fmt(100 * r.ratio)} % | ${fmt(r.rps1, 1)} | ${fmt(r.rps2, 1)} | ${fmt(r.rps2 / r.rps1, 2)}× | ${r.rss1} / ${r.rss2 ?? '–'} MB | ${r.lag2 === undefined ? '–' : fmt(r.lag2, 0) + ' ms'} |`,
