@@ -15,14 +15,25 @@
  * bench.mjs builds it first.
  * - `memory`: `prepare` on a large file, sampling RSS every 250 ms; reports
  *   peak RSS and the RSS at each quarter of the run.
+ * - `rust`: the raw Rust tokenizer (npm `tokenizers`, the test oracle) encoding the texts of `texts` (a JSON
+ *   array written by a `prepare` task's `saveTexts`), one call at a time, ids only, after a warm-up on the
+ *   first 30; reports tokens and CPU ms of the process (the binding's thread included).
+ * - `trl`: a re-creation of TRL's cost (its SFT data preparation renders each conversation once with
+ *   `apply_chat_template` and tokenizes it once with the Rust tokenizer): every conversation of `input`,
+ *   normalized beforehand (not timed), rendered whole with this project's template engine and encoded by the
+ *   Rust binding (ids); reports tokens and CPU ms of render + encode.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 
 interface Task {
-  task: 'prepare' | 'host' | 'memory';
+  task: 'prepare' | 'host' | 'memory' | 'rust' | 'trl';
+  /** prepare task: run the built CLI (`dist/cli.js`) even with 1 worker, as shipped (no tokenizer timing). */
+  dist?: boolean;
+  /** prepare task from source: write every text the run encodes (a JSON array) to this file, for the `rust` task. rust task: the file read. */
+  texts?: string;
   input: string;
   tokenizerDir?: string;
   workers: number;
@@ -40,21 +51,27 @@ interface Task {
 const task: Task = JSON.parse(process.argv[2]);
 const ROOT = join(__dirname, '..');
 
-/** Wraps the tokenizer library's encode to total its time and output tokens. */
-function instrumentEncode(): { ms: number; cpuMs: number; tokens: number; calls: number } {
+/**
+ * Wraps the tokenizer library's `encode_text` (tokenizers.js: added tokens, normalizer, pre-tokenizer and model, the
+ * work of an encode; `TargetTokenizer.encode` calls it directly, the library's `encode` through it) to total its
+ * time and output tokens (and keep the texts in `saved` when given).
+ */
+function instrumentEncode(saved?: string[]): { ms: number; cpuMs: number; tokens: number; calls: number } {
   const stats = { ms: 0, cpuMs: 0, tokens: 0, calls: 0 };
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { Tokenizer } = require('@huggingface/tokenizers');
-  const orig = Tokenizer.prototype.encode;
-  Tokenizer.prototype.encode = function (this: unknown, ...args: unknown[]) {
+  const orig = Tokenizer.prototype.encode_text;
+  Tokenizer.prototype.encode_text = function (this: unknown, text: string | null) {
+    if (text === null) return orig.call(this, text);
     const t = performance.now();
     const c = process.cpuUsage();
-    const r = orig.apply(this, args);
+    const r = orig.call(this, text);
     const d = process.cpuUsage(c);
     stats.ms += performance.now() - t;
     stats.cpuMs += (d.user + d.system) / 1000;
-    stats.tokens += r.ids.length;
+    stats.tokens += r.length;
     stats.calls++;
+    saved?.push(text);
     return r;
   };
   return stats;
@@ -80,12 +97,78 @@ async function countPrefixRenders(): Promise<{ proven: number; fallback: number 
 
 const mb = (kb: number) => Math.round(kb / 1024);
 
+/** CPU ms of this process (every thread) since `from`. */
+function cpuMsSince(from: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(from);
+  return (d.user + d.system) / 1000;
+}
+
+/** The `rust` task: the Rust binding encoding saved texts one at a time (ids only). */
+async function rustTask(): Promise<void> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Tokenizer } = require('tokenizers');
+  const { defaultTokenizerDir } = await import('../src/core/tokenizers/tokenizer');
+  const texts: string[] = JSON.parse(readFileSync(task.texts!, 'utf8'));
+  const c0 = process.cpuUsage();
+  const t = Tokenizer.fromFile(join(task.tokenizerDir ?? defaultTokenizerDir(), 'tokenizer.json'));
+  const loadCpuMs = cpuMsSince(c0);
+  for (const s of texts.slice(0, 30)) await t.encode(s, null, { addSpecialTokens: false });
+  const t0 = performance.now();
+  const c1 = process.cpuUsage();
+  let tokens = 0;
+  for (const s of texts) tokens += (await t.encode(s, null, { addSpecialTokens: false })).getIds().length;
+  process.stdout.write(JSON.stringify({ texts: texts.length, tokens, cpuMs: cpuMsSince(c1), ms: performance.now() - t0, loadCpuMs }) + '\n');
+}
+
+/** The `trl` task: render each conversation once (this project's engine), encode it once (Rust), as TRL's SFT preparation does. */
+async function trlTask(): Promise<void> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Tokenizer } = require('tokenizers');
+  const { normalizeRow, conversationsOf } = await import('../src/core/formats/normalize');
+  const { RowProcessor } = await import('../src/core/records/rowProcessor');
+  const { prepareTurns } = await import('../src/core/records/turns');
+  const { defaultTokenizerDir } = await import('../src/core/tokenizers/tokenizer');
+  type Tmpl = import('../src/core/templates/template').ChatTemplate;
+  const processor = new RowProcessor({ tokenizerDir: task.tokenizerDir });
+  const templateFor = (processor as unknown as { templateFor(hasTools: boolean): Tmpl }).templateFor.bind(processor);
+  const rust = Tokenizer.fromFile(join(task.tokenizerDir ?? defaultTokenizerDir(), 'tokenizer.json'));
+  // Not timed: reading and normalizing (TRL gets a dataset of messages), and what the template is given.
+  const convs: { template: Tmpl; messages: import('../src/core/types').Message[]; tools: unknown[] | undefined }[] = [];
+  readFileSync(task.input, 'utf8')
+    .split('\n')
+    .forEach((line, i) => {
+      if (!line.trim()) return;
+      for (const p of conversationsOf(normalizeRow(JSON.parse(line), { file: task.input, line: i + 1 }, 'bench'))) {
+        if (p.kind !== 'conversation') continue;
+        const template = templateFor((p.conversation.tools?.length ?? 0) > 0);
+        const messages = template.adaptTurns(prepareTurns(p.conversation.messages).messages).messages;
+        convs.push({ template, messages, tools: p.conversation.tools });
+      }
+    });
+  for (const c of convs.slice(0, 10))
+    await rust.encode(c.template.render(c.messages, c.tools, { addGenerationPrompt: false }), null, { addSpecialTokens: false });
+  const t0 = performance.now();
+  const c1 = process.cpuUsage();
+  let tokens = 0;
+  let renderCpuMs = 0;
+  for (const c of convs) {
+    const r0 = process.cpuUsage();
+    const text = c.template.render(c.messages, c.tools, { addGenerationPrompt: false });
+    renderCpuMs += cpuMsSince(r0);
+    tokens += (await rust.encode(text, null, { addSpecialTokens: false })).getIds().length;
+  }
+  process.stdout.write(JSON.stringify({ conversations: convs.length, tokens, cpuMs: cpuMsSince(c1), renderCpuMs, ms: performance.now() - t0 }) + '\n');
+}
+
 async function main() {
+  if (task.task === 'rust') return rustTask();
+  if (task.task === 'trl') return trlTask();
   const lag = monitorEventLoopDelay({ resolution: 10 });
   if (task.task === 'prepare' || task.task === 'memory') {
     // The 1-worker run measures the tokenizer library inside the run, so it runs from source (tsx adds
     // ~40 MB RSS); runs with a pool, and the memory run, use the built CLI (dist/cli.js) as shipped.
-    const raw = task.task === 'prepare' && task.workers <= 1 ? instrumentEncode() : null;
+    const saved: string[] | undefined = task.texts ? [] : undefined;
+    const raw = task.task === 'prepare' && task.workers <= 1 && !task.dist ? instrumentEncode(saved) : null;
     const fromSource = raw !== null;
     if (task.linear === false) process.env.EAGLE3_NO_LINEAR_PREFIXES = '1';
     const prefixes = fromSource ? await countPrefixRenders() : null;
@@ -130,6 +213,7 @@ async function main() {
     const cpu = process.cpuUsage(cpu0);
     lag.disable();
     clearInterval(sampler);
+    if (saved) writeFileSync(task.texts!, JSON.stringify(saved));
     // RSS at each quarter of the run's time (the input is read at a steady pace).
     const quarters = [0.25, 0.5, 0.75, 1].map((f) => {
       const s = series.filter((x) => x.t <= f * ms).pop();

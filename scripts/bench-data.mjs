@@ -7,6 +7,7 @@
 //              84-message agent runs with <function=…> calls as text and tool results as user turns
 //
 // Usage: node scripts/bench-data.mjs --shape chat|reasoning|agent|mixed --rows N --out FILE [--seed S]
+//        node scripts/bench-data.mjs --shape agent --messages 80 --rows 60 --out FILE   (agent runs of 80 messages)
 //        node scripts/bench-data.mjs --shape mixed --bytes 2G --out FILE      (size-bounded, for memory runs)
 // As a module: generateRows(shape, count, seed) yields row objects; writeDataset(...) writes JSONL.
 import { createWriteStream } from 'node:fs';
@@ -225,7 +226,7 @@ export function parseBytes(v) {
   return Math.round(Number(m[1]) * { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2].toLowerCase()]);
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { values } = parseArgs({
     options: {
       shape: { type: 'string', default: 'mixed' },
@@ -233,11 +234,21 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
       bytes: { type: 'string' },
       out: { type: 'string' },
       seed: { type: 'string', default: '7' },
+      messages: { type: 'string' },
     },
   });
   if (!values.out || (!values.rows && !values.bytes)) {
     console.error('usage: node scripts/bench-data.mjs --shape chat|reasoning|agent|mixed (--rows N | --bytes 2G) --out FILE [--seed S]');
     process.exit(2);
+  }
+  if (values.messages) {
+    if (values.shape !== 'agent' || !values.rows) {
+      console.error('--messages N goes with --shape agent --rows RUNS');
+      process.exit(2);
+    }
+    const r = await writeAgentRuns(values.out, Number(values.messages), Number(values.messages) * Number(values.rows), Number(values.seed));
+    console.log(`${values.out}: ${r.rows} agent runs of ${values.messages} messages, ${(r.bytes / 1e6).toFixed(1)} MB`);
+    process.exit(0);
   }
   const r = await writeDataset(values.out, values.shape, {
     rows: values.rows ? Number(values.rows) : Infinity,

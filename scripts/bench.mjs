@@ -21,8 +21,22 @@
 // prefix renders served from each conversation's one traced render. --linear on,off also runs the path
 // before linear-time rendering (every prefix rendered on its own) for comparison.
 //
+// Then issue 26's ratios, in the same run (--ratios, default on): on 80-message agent runs (--ratio-runs of them,
+// default 20) with DeepSeek-V3 and Llama-3.1 (prefix-stable) and Qwen3 merged, and on 4,000 short chats
+// (--ratio-chats) with DeepSeek-V3 and Qwen3 merged, medians of --repeat runs (default 3), each in a fresh process:
+//   prepare tok/CPU s    tokens written ÷ CPU s of `prepare` with 1 worker after the tokenizer is loaded (and with its load)
+//   raw Rust tok/CPU s   the Rust `tokenizers` binding encoding exactly the texts the run encoded, one at a time
+//   ratio                prepare ÷ raw Rust (targets: ≥ 0.75 on agent runs, ≥ 0.6 on chats, ≥ 0.5 for Qwen3 merged)
+//   TRL render-once      tokens of each conversation rendered once ÷ CPU s of rendering it once and encoding it once
+//                        (Rust), TRL's cost; prepare's speed on the same measure (conversation tokens ÷ its CPU s) ÷ it
+//   1 → 2 workers        wall speed-up of the built CLI (and the CPU s of each), as shipped
+// and small inputs (--start, default on; scripts/bench-start.mjs, plain node, built bundles): on the bundled
+// samples and on 160 agent runs of 10 messages, the time to the first record (prepare in a worker thread, as the
+// VS Code command runs it) and the whole CLI run's wall and CPU time, from process start, medians of --repeat.
+//
 // Usage: npm run bench [-- --rows N] [--shapes chat,reasoning,agent|none] [--tokenizers qwen3,deepseek_v3]
 //                      [--workers 1,2] [--memory 2G] [--scaling N|0] [--linear on|off|on,off] [--keep DIR]
+//                      [--ratios on|off] [--ratio-runs 20] [--ratio-chats 4000] [--repeat 3] [--start on|off]
 //   --rows N      chat rows (default 10000); reasoning rows N/10, agent runs N/500 (at least 8);
 //                 the extension-host view runs on the first N/5 chats
 //   --memory SIZE also prepare a generated mixed file of SIZE (e.g. 2G) with 2 workers and
@@ -49,6 +63,11 @@ const { values } = parseArgs({
     scaling: { type: 'string', default: '1600' },
     linear: { type: 'string', default: 'on' },
     keep: { type: 'string' },
+    ratios: { type: 'string', default: 'on' },
+    'ratio-runs': { type: 'string', default: '20' },
+    'ratio-chats': { type: 'string', default: '4000' },
+    repeat: { type: 'string', default: '3' },
+    start: { type: 'string', default: 'on' },
   },
 });
 const rows = Number(values.rows);
@@ -57,6 +76,10 @@ const workerCounts = values.workers.split(',').map(Number);
 const tokenizers = values.tokenizers.split(',');
 const tokDir = (t) => (t === 'qwen3' ? undefined : join(dirname(require.resolve(`@lenml/tokenizer-${t}`)), '..', 'models'));
 const tokName = (t) => ({ qwen3: 'Qwen3 (embedded)', deepseek_v3: 'DeepSeek-V3', llama3_1: 'Llama-3.1' })[t] ?? t;
+const median = (xs) => {
+  const v = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  return v.length === 0 ? NaN : v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+};
 
 // Pool workers run dist/worker.js, as the shipped CLI does.
 const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'inherit' });
@@ -172,6 +195,106 @@ if (scalingTotal > 0) {
   }
 }
 
+// Issue 26's ratios: prepare against the raw Rust tokenizer on the same texts, against TRL's render-once cost, 1 → 2 workers.
+const ratios = [];
+if (values.ratios !== 'off') {
+  const repeat = Math.max(1, Number(values.repeat));
+  const agentInput = join(work, 'ratio-agent80.jsonl');
+  const ga = await writeAgentRuns(agentInput, 80, 80 * Number(values['ratio-runs']));
+  const chatInput = join(work, 'ratio-chat.jsonl');
+  const gc = await writeDataset(chatInput, 'chat', { rows: Number(values['ratio-chats']) });
+  log(
+    `ratios: ${ga.rows} agent runs of 80 messages (${(ga.bytes / 1e6).toFixed(2)} MB), ${gc.rows} chats (${(gc.bytes / 1e6).toFixed(2)} MB); ${repeat} runs each`,
+  );
+  const cases = [
+    ['agent80', agentInput, 'deepseek_v3', 'exact'],
+    ['agent80', agentInput, 'llama3_1', 'exact'],
+    ['agent80', agentInput, 'qwen3', 'merged'],
+    ['chats', chatInput, 'deepseek_v3', 'exact'],
+    ['chats', chatInput, 'qwen3', 'merged'],
+  ];
+  for (const [data, input, tk, grouping] of cases) {
+    const p = [];
+    const rust = [];
+    const trl = [];
+    for (let k = 0; k < repeat; k++) {
+      const out = join(work, `out-ratio-${data}-${tk}`);
+      const texts = join(work, `texts-${data}-${tk}.json`);
+      p.push(child({ task: 'prepare', input, tokenizerDir: tokDir(tk), workers: 1, out, grouping, warm: true, texts }));
+      rmSync(out, { recursive: true, force: true });
+      rust.push(child({ task: 'rust', input, tokenizerDir: tokDir(tk), workers: 1, out, texts }));
+      rmSync(texts, { force: true });
+      trl.push(child({ task: 'trl', input, tokenizerDir: tokDir(tk), workers: 1, out }));
+    }
+    // 1 → 2 workers with the built CLI (wall time; the CPU s of the whole process beside it).
+    const w = {};
+    for (const n of [1, 2]) {
+      const out = join(work, `out-ratio-w${n}`);
+      w[n] = child({ task: 'prepare', input, tokenizerDir: tokDir(tk), workers: n, out, grouping, dist: true });
+      rmSync(out, { recursive: true, force: true });
+    }
+    const r = {
+      data,
+      tokenizer: tokName(tk),
+      grouping,
+      rows: p[0].rows,
+      records: p[0].records,
+      tokens: p[0].tokens,
+      rendered: p[0].rendered,
+      prepTps: median(p.map((x) => x.tokens / (x.cpuMs / 1000))),
+      prepLoadTps: median(p.map((x) => x.tokens / ((x.cpuMs + x.loadCpuMs) / 1000))),
+      prepConvTps: median(p.map((x) => x.rendered / (x.cpuMs / 1000))),
+      jsTps: median(p.map((x) => x.raw.tokens / (x.raw.cpuMs / 1000))),
+      rustTps: median(rust.map((x) => x.tokens / (x.cpuMs / 1000))),
+      rustTokens: rust[0].tokens,
+      jsTokens: p[0].raw.tokens,
+      trlTps: median(trl.map((x) => x.tokens / (x.cpuMs / 1000))),
+      trlRenderShare: median(trl.map((x) => x.renderCpuMs / x.cpuMs)),
+      w1: w[1],
+      w2: w[2],
+    };
+    ratios.push(r);
+    log(
+      `  ${data} ${tk} ${grouping}: prepare ${fmt(r.prepTps)} tok/CPU s (${fmt(r.prepLoadTps)} with the load), raw Rust ${fmt(r.rustTps)}, ratio ${fmt(r.prepTps / r.rustTps, 2)}; TRL ${fmt(r.trlTps)}, prepare on the same measure ${fmt(r.prepConvTps)}; 1 → 2 workers ${fmt(w[1].ms / w[2].ms, 2)}× wall`,
+    );
+  }
+}
+
+// Small inputs: time to the first record and the whole run, from process start (plain node, built bundles).
+const starts = [];
+if (values.start !== 'off') {
+  const agent10 = join(work, 'start-agent10.jsonl');
+  await writeAgentRuns(agent10, 10, 1600);
+  for (const [label, input] of [
+    ['bundled samples (samples/)', join(ROOT, 'samples')],
+    ['160 agent runs of 10 messages', agent10],
+  ]) {
+    const first = [];
+    const cli = [];
+    for (let k = 0; k < Math.max(1, Number(values.repeat)); k++) {
+      for (const mode of ['first', 'cli']) {
+        const out = join(work, `out-start-${mode}`);
+        const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'bench-start.mjs'), JSON.stringify({ input, out, mode })], { encoding: 'utf8' });
+        if (r.status !== 0) throw new Error(`bench-start failed:\n${r.stderr}`);
+        (mode === 'first' ? first : cli).push(JSON.parse(r.stdout.trim().split('\n').pop()));
+        rmSync(out, { recursive: true, force: true });
+      }
+    }
+    const s = {
+      label,
+      firstMs: median(first.map((x) => x.firstRecordMs)),
+      workerMs: median(first.map((x) => x.ms)),
+      cliMs: median(cli.map((x) => x.ms)),
+      cliCpuMs: median(cli.map((x) => x.cpuMs)),
+      records: first[0].records,
+    };
+    starts.push(s);
+    log(
+      `  start, ${label}: first record at ${fmt(s.firstMs)} ms (run in a worker thread done at ${fmt(s.workerMs)} ms); CLI run ${fmt(s.cliMs)} ms wall, ${fmt(s.cliCpuMs)} ms CPU`,
+    );
+  }
+}
+
 let memory = null;
 if (values.memory) {
   const input = join(work, 'memory.jsonl');
@@ -187,9 +310,13 @@ if (!values.keep) rmSync(work, { recursive: true, force: true });
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
 const lines = [
   `Command: \`npm run bench${process.argv.length > 2 ? ' -- ' + process.argv.slice(2).join(' ') : ''}\` — ${cpu}, ${availableParallelism()} cores, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}; ${((Date.now() - t0) / 1000).toFixed(0)} s in all.`,
-  '',
-  '| tokenizer | data | rows | records | tokens | raw tokenizer tok/s | pipeline tok/s (1 worker) | ratio | rows/s 1 worker | rows/s 2 workers | speed-up | peak RSS 1 / 2 workers | max main-thread lag, 2 workers |',
-  '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ...(rowsOut.length
+    ? [
+        '',
+        '| tokenizer | data | rows | records | tokens | raw tokenizer tok/s | pipeline tok/s (1 worker) | ratio | rows/s 1 worker | rows/s 2 workers | speed-up | peak RSS 1 / 2 workers | max main-thread lag, 2 workers |',
+        '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+      ]
+    : []),
   ...rowsOut.map(
     (r) =>
       `| ${r.tokenizer} | ${r.shape} | ${fmt(r.rows)} | ${fmt(r.records)} | ${fmt(r.tokens)} | ${fmt(r.rawTps)} | ${fmt(r.pipeTps)} | ${fmt(100 * r.ratio)} % | ${fmt(r.rps1, 1)} | ${fmt(r.rps2, 1)} | ${fmt(r.rps2 / r.rps1, 2)}× | ${r.rss1} / ${r.rss2 ?? '–'} MB | ${r.lag2 === undefined ? '–' : fmt(r.lag2, 0) + ' ms'} |`,
@@ -214,6 +341,36 @@ if (scaling.length) {
       const onePass = p && p.proven + p.fallback > 0 ? `${fmt((100 * p.proven) / (p.proven + p.fallback))} %` : '–';
       return `| ${r.n} | ${r.tokenizer} | ${r.grouping} | ${r.linear} | ${fmt(r.rows)} | ${fmt(r.records)} | ${fmt(r.tokens)} | ${fmt(r.rendered)} | ${fmt(r.tokens / r.rendered, 2)}× | ${fmt(r.cpuMs / 1000, 1)} (${fmt(r.ms / 1000, 1)}) | ${fmt(us, 1)} | ${b ? fmt(us / ((1000 * b.cpuMs) / b.rendered), 2) + '×' : '–'} | ${fmt(r.rawTps)} | ${fmt(r.pipeTps)} | ${fmt(100 * (r.pipeTps / r.rawTps))} % | ${onePass} |`;
     }),
+  );
+}
+if (ratios.length) {
+  lines.push(
+    '',
+    `Issue 26 ratios, per core (CPU seconds of one process; medians of ${values.repeat} runs; load average ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' / ')} at the end): ` +
+      'prepare = tokens written ÷ CPU s of `prepare` with 1 worker after the tokenizer load (with the load in brackets); ' +
+      'raw Rust = the Rust `tokenizers` binding encoding the same texts (every text the run tokenized), one call at a time; ' +
+      'TRL = a conversation rendered once and encoded once (Rust), its tokens ÷ that CPU s (render share in brackets), ' +
+      "against prepare's conversation tokens (rendered once) ÷ its CPU s; JS = the JavaScript tokenizer inside the run; " +
+      '1 → 2 workers = wall-time speed-up of the built CLI (CPU s of each run in brackets).',
+    '',
+    '| data | tokenizer | grouping | rows | records | tokens written | prepare tok/CPU s (with load) | raw Rust tok/CPU s | **prepare ÷ Rust** | JS tokenizer tok/CPU s | TRL render-once tok/CPU s (render share) | prepare (conversation tokens) tok/CPU s | **prepare ÷ TRL** | 1 → 2 workers, wall (CPU s) |',
+    '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...ratios.map(
+      (r) =>
+        `| ${r.data} | ${r.tokenizer} | ${r.grouping} | ${fmt(r.rows)} | ${fmt(r.records)} | ${fmt(r.tokens)} | ${fmt(r.prepTps)} (${fmt(r.prepLoadTps)}) | ${fmt(r.rustTps)} | **${fmt(r.prepTps / r.rustTps, 2)}** | ${fmt(r.jsTps)} | ${fmt(r.trlTps)} (${fmt(100 * r.trlRenderShare)} %) | ${fmt(r.prepConvTps)} | **${fmt(r.prepConvTps / r.trlTps, 2)}** | ${fmt(r.w1.ms / r.w2.ms, 2)}× (${fmt(r.w1.cpuMs / 1000, 1)} / ${fmt(r.w2.cpuMs / 1000, 1)}) |`,
+    ),
+  );
+}
+if (starts.length) {
+  lines.push(
+    '',
+    `Small inputs (Qwen3 embedded, 1 worker, built bundles, plain node; ms since the process started, medians of ${values.repeat}):`,
+    '',
+    '| input | records | first record (worker thread, as the VS Code command) | whole run there | CLI run, wall | CLI run, CPU |',
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    ...starts.map((s) => `| ${s.label} | ${fmt(s.records)} | ${fmt(s.firstMs)} ms | ${fmt(s.workerMs)} ms | ${fmt(s.cliMs)} ms | ${fmt(s.cliCpuMs)} ms |`),
   );
 }
 if (hostOut.length) {

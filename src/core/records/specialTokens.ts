@@ -68,10 +68,36 @@ function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** Length of the longest common prefix of `a` and `b`, in UTF-16 code units. */
+/** Below this many code units a common prefix is compared character by character. */
+const PREFIX_CHUNK = 64;
+
+/**
+ * Length of the longest common prefix of `a` and `b`, in UTF-16 code units.
+ * The mask rules compare whole renders of long conversations with each other (tens of thousands of
+ * characters, once per target), so equal stretches are compared as chunks of doubling length with the
+ * engine's string equality, the chunk that differs is halved down to {@link PREFIX_CHUNK} units, and only
+ * those are compared one by one: O(n) work in native comparisons instead of a JavaScript loop per character.
+ */
 export function commonPrefixLength(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
+  if (n > PREFIX_CHUNK) {
+    let step = PREFIX_CHUNK;
+    // Doubling: [i, i + step) equal → move on with twice the step.
+    while (i + step <= n && a.slice(i, i + step) === b.slice(i, i + step)) {
+      i += step;
+      step *= 2;
+    }
+    // The first difference lies in [i, min(n, i + step)): halve that window.
+    let w = Math.min(step, n - i);
+    while (w > PREFIX_CHUNK) {
+      const half = w >> 1;
+      if (a.slice(i, i + half) === b.slice(i, i + half)) {
+        i += half;
+        w -= half;
+      } else w = half;
+    }
+  }
   while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
   return i;
 }

@@ -491,6 +491,8 @@ export interface RunSetup {
   templateCheck: PrepareResult['templateCheck'];
   /** Why the template check failed, when it did. */
   checkError?: string;
+  /** The loaded tokenizer's length (`TargetTokenizer.size`) for `token_counts.json`; absent when its loader does not say. */
+  tokenizerSize?: number | null;
 }
 
 /**

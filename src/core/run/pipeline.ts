@@ -533,7 +533,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       if (removed.length) result.outputs.removed = removed;
       for (const p of kept) hooks.log?.(`  kept ${p}: ${KEPT_REASON}`);
       if (kept.length) result.outputs.kept = kept;
-      const sizes = targetSizesOf(tok);
+      const sizes = targetSizesOf(tok, setup.tokenizerSize);
       await writeFileAtomic(tokenCountsPath, tokenCountsJson(counts.result({ name: tok.name, hash: tok.hash }, sizes.modelVocabSize, sizes.tokenizerSize)));
       await writeReports(result);
     },

@@ -58,6 +58,7 @@ export function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templ
     tokenizer: { dir: tok.dir, name: tok.name, hash: tok.hash, embeddedDefault: tok.embeddedDefault },
     hasTemplates: tok.templates.length > 0,
     templateCheck: null,
+    ...(tok.size !== undefined ? { tokenizerSize: tok.size } : {}),
   };
   if (!setup.hasTemplates) return setup;
   try {

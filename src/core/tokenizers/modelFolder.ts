@@ -176,3 +176,16 @@ export function byteLevelDecoder(): Map<string, number> {
   bs.forEach((b, i) => m.set(String.fromCharCode(cs[i]), b));
   return m;
 }
+
+/**
+ * The tokenizer's length from a parsed `tokenizer.json` (`len(tokenizer)` in `transformers`): the highest id of
+ * `model.vocab` (an object of token → id, or a Unigram list whose index is the id) and `added_tokens`, + 1;
+ * null when it names no id.
+ */
+export function tokenizerJsonSize(tj: any): number | null {
+  const vocab = tj?.model?.vocab;
+  let top = Array.isArray(vocab) ? vocab.length - 1 : -1;
+  if (vocab && !Array.isArray(vocab) && typeof vocab === 'object') for (const id of Object.values(vocab)) if (typeof id === 'number' && id > top) top = id;
+  for (const t of tj?.added_tokens ?? []) if (Number.isInteger(t?.id) && t.id > top) top = t.id;
+  return top >= 0 ? top + 1 : null;
+}

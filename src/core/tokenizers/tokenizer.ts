@@ -12,7 +12,7 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { loadTiktokenTokenizer } from './tiktoken';
 import { installWordCache } from './wordCache';
 import { installLongWordBpe } from './longWordBpe';
-import { byteLevelDecoder, readChatTemplates, readJson, specialTokenVarsOf, stopTokensOf, tokenizerFilesHashOf } from './modelFolder';
+import { byteLevelDecoder, readChatTemplates, readJson, specialTokenVarsOf, stopTokensOf, tokenizerFilesHashOf, tokenizerJsonSize } from './modelFolder';
 import { TokenizerLoadError, type TargetTokenizer } from './types';
 
 export * from './types';
@@ -66,6 +66,8 @@ export function loadTokenizer(dir?: string): TargetTokenizer {
   const specialTokens = added.filter((t) => t.special).map((t) => t.content);
 
   const aligner = new OffsetAligner(tok, tokenizerJson);
+  const encodeIds = idsEncoder(tok, tokConfig);
+  const size = loadedTokenizerSize(tok, tokenizerJson);
   releaseParsedModel(tok);
   const stops = stopTokensOf(folder, specialTokenVars, (id) => added.find((t) => t.id === id)?.content ?? tok.id_to_token(id) ?? undefined);
   return {
@@ -81,12 +83,87 @@ export function loadTokenizer(dir?: string): TargetTokenizer {
     encode: (text) => {
       // Lone surrogates reach a Rust tokenizer as U+FFFD (same UTF-16 length, so offsets are unchanged).
       const wellFormed = toWellFormed(text);
-      const ids = tok.encode(ownNfc ? aligner.normalized(wellFormed) : wellFormed, { add_special_tokens: false }).ids;
+      const ids = encodeIds(ownNfc ? aligner.normalized(wellFormed) : wellFormed);
       return { ids, ...aligner.starts(wellFormed, ids) };
     },
     decode: (ids) => tok.decode(ids, { skip_special_tokens: false }),
     idToToken: (id) => tok.id_to_token(id),
+    size,
   };
+}
+
+/**
+ * The ids of `text` as `tok.encode(text, { add_special_tokens: false }).ids` gives them, without what that call builds
+ * and drops: tokenizers.js (0.2) `encode` runs `encode_text` (added tokens, normalizer, pre-tokenizer, model: the
+ * token strings), passes them through the post-processor (which, without special tokens and without a pair, returns
+ * them as they are, copied) and maps each to its id (`added_tokens_map`, else the model's `tokens_to_ids`, else the
+ * unknown token), with an `attention_mask` array beside. Here `encode_text`'s tokens are mapped directly, the same
+ * lookups in the same order. Used when the tokenizer's post-processor is one that passes the tokens through
+ * ({@link passesTokensThrough}); otherwise the library's `encode`. Same ids: the oracle tests and
+ * test/unit/speedPaths.test.ts compare both. 10–20 % of an encode on long texts (the copies and the mask array).
+ */
+function idsEncoder(tok: Tokenizer, tokenizerJson: { post_processor?: unknown }): (text: string) => number[] {
+  const lib = (text: string) => tok.encode(text, { add_special_tokens: false }).ids;
+  const t = tok as unknown as {
+    encode_text?: (text: string) => string[] | null;
+    added_tokens_map?: Map<string, { id?: number }>;
+    model?: { tokens_to_ids?: Map<string, number>; unk_token_id?: number };
+  };
+  const added = t.added_tokens_map;
+  const ids = t.model?.tokens_to_ids;
+  if (typeof t.encode_text !== 'function' || !(added instanceof Map) || !(ids instanceof Map) || !passesTokensThrough(tokenizerJson.post_processor ?? null))
+    return lib;
+  const encodeText = t.encode_text.bind(tok);
+  const model = t.model!;
+  return (text) => {
+    const tokens = encodeText(text) ?? [];
+    const out = new Array<number>(tokens.length);
+    for (let k = 0; k < tokens.length; k++) {
+      const s = tokens[k];
+      out[k] = (added.get(s)?.id ?? ids.get(s) ?? model.unk_token_id) as number;
+    }
+    return out;
+  };
+}
+
+/**
+ * Whether a `tokenizer.json` post-processor returns a single text's tokens unchanged when no special tokens are added
+ * (tokenizers.js 0.2 `post_process(tokens, null, false)`): none, `ByteLevel`, `BertProcessing`, `RobertaProcessing`,
+ * a `TemplateProcessing` whose `single` template holds sequence `A` once (its special tokens are left out), and a
+ * `Sequence` of such processors.
+ */
+export function passesTokensThrough(pp: unknown): boolean {
+  if (pp === null) return true;
+  const p = pp as { type?: string; single?: unknown; processors?: unknown };
+  switch (p.type) {
+    case 'ByteLevel':
+    case 'BertProcessing':
+    case 'RobertaProcessing':
+      return true;
+    case 'TemplateProcessing': {
+      if (!Array.isArray(p.single)) return false;
+      const seqs = p.single.filter((x) => x && typeof x === 'object' && 'Sequence' in x);
+      return seqs.length === 1 && (seqs[0] as { Sequence: { id?: string } }).Sequence.id === 'A';
+    }
+    case 'Sequence':
+      return Array.isArray(p.processors) && p.processors.every(passesTokensThrough);
+    default:
+      return false;
+  }
+}
+
+/**
+ * The tokenizer's length (`len(tokenizer)`, {@link tokenizerJsonSize}) of a loaded tokenizers.js `Tokenizer`: the
+ * highest id of its model's `tokens_to_ids` (the vocabulary with the added tokens the constructor puts in it) + 1,
+ * a few ms where walking the parsed JSON object of a 128k-token vocabulary takes 0.1 s; from `tokenizerJson` when
+ * the model has no such map.
+ */
+function loadedTokenizerSize(tok: unknown, tokenizerJson: unknown): number | null {
+  const ids = (tok as { model?: { tokens_to_ids?: unknown } }).model?.tokens_to_ids;
+  if (!(ids instanceof Map)) return tokenizerJsonSize(tokenizerJson);
+  let top = -1;
+  for (const id of ids.values()) if (typeof id === 'number' && id > top) top = id;
+  return top >= 0 ? top + 1 : null;
 }
 
 /**
@@ -271,24 +348,34 @@ class OffsetAligner {
 
   private alignedStarts(text: string, ids: number[]): { starts: number[]; exactOffsets: boolean } {
     const bytes = Buffer.from(text, 'utf8');
-    // byteToUnit[b] = UTF-16 index of the character containing byte b.
-    const byteToUnit = new Int32Array(bytes.length + 1);
-    let b = 0;
-    for (let u = 0; u < text.length; u++) {
-      const cp = text.codePointAt(u)!;
-      const n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
-      for (let k = 0; k < n; k++) byteToUnit[b + k] = u;
-      b += n;
-      if (cp >= 0x10000) u++;
+    // byteToUnit[b] = UTF-16 index of the character containing byte b; null for ASCII text (one byte per unit: b itself).
+    let byteToUnit: Int32Array | null = null;
+    if (bytes.length !== text.length) {
+      byteToUnit = new Int32Array(bytes.length + 1);
+      let b = 0;
+      for (let u = 0; u < text.length; u++) {
+        const cp = text.codePointAt(u)!;
+        const n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+        for (let k = 0; k < n; k++) byteToUnit[b + k] = u;
+        b += n;
+        if (cp >= 0x10000) u++;
+      }
+      byteToUnit[bytes.length] = text.length;
     }
-    byteToUnit[bytes.length] = text.length;
     const starts = new Array<number>(ids.length);
     let cursor = 0;
     let exact = true;
     for (let k = 0; k < ids.length; k++) {
       const cands = this.surfaces(ids[k]);
-      let s = cands.find((c) => bytesAt(bytes, cursor, c));
-      starts[k] = byteToUnit[Math.min(cursor, bytes.length)];
+      // The first surface the text has at the cursor (most tokens have one).
+      let s: Uint8Array | undefined;
+      for (let c = 0; c < cands.length; c++)
+        if (bytesAt(bytes, cursor, cands[c])) {
+          s = cands[c];
+          break;
+        }
+      const at = Math.min(cursor, bytes.length);
+      starts[k] = byteToUnit === null ? at : byteToUnit[at];
       if (s === undefined && !this.byteLevel) {
         // A vocabulary `▁` stands for a space the normalizer replaced or for a literal `▁` in the text (Gemma-3: " ▁ " → `▁▁▁`).
         const n = this.metaspaceMatch(ids[k], bytes, cursor);

@@ -49,6 +49,12 @@ export interface TargetTokenizer {
   decode(ids: number[]): string;
   /** The token string of an id (vocabulary form, e.g. `Ġthe`), for display. */
   idToToken(id: number): string | undefined;
+  /**
+   * The tokenizer's length (`len(tokenizer)`: the highest id of `tokenizer.json`'s `model.vocab` and `added_tokens`, + 1),
+   * taken from the file as it was loaded; null when unknown, absent when this loader does not say (`token_counts.json`
+   * then reads it from the folder).
+   */
+  size?: number | null;
 }
 
 /** Error raised when a folder cannot be used as a tokenizer; the message names the folder and what is missing. */

@@ -1,0 +1,143 @@
+/**
+ * The fast paths of issue 26 give what the slow ones gave: `commonPrefixLength` (chunked native comparisons)
+ * equals a character-by-character loop, and the tokenizer length a loaded tokenizer reports (`TargetTokenizer.size`,
+ * from its id map) equals the one read from `tokenizer.json` (`tokenizerSizeOf`), which `token_counts.json` records.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { commonPrefixLength } from '../../src/core/records/specialTokens';
+import { loadTokenizer, passesTokensThrough } from '../../src/core/tokenizers/tokenizer';
+import { Tokenizer } from '@huggingface/tokenizers';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { countRowTokens, tokenizerSizeOf } from '../../src/core/run/tokenCounts';
+import { lenmlModelDir } from '../helpers';
+
+/** The definition: compare one code unit at a time. */
+function slowCommonPrefix(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+test('commonPrefixLength equals the character loop at every length and difference position', () => {
+  // Deterministic LCG; strings of a 3-letter alphabet, so chunks often agree far into the text.
+  let seed = 7;
+  const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  for (let t = 0; t < 3000; t++) {
+    const len = Math.floor(rand() ** 3 * 9000);
+    let a = '';
+    for (let k = 0; k < len; k++) a += String.fromCharCode(97 + Math.floor(rand() * 3));
+    const at = Math.floor(rand() * (len + 1));
+    let b = a.slice(0, at) + (rand() < 0.5 ? 'z' : '') + a.slice(at + (rand() < 0.5 ? 1 : 0)) + (rand() < 0.3 ? 'q' : '');
+    if (rand() < 0.2) b = b.slice(0, Math.floor(rand() * b.length));
+    assert.equal(commonPrefixLength(a, b), slowCommonPrefix(a, b), `a ${a.length}, b ${b.length}, cut at ${at}`);
+    assert.equal(commonPrefixLength(b, a), slowCommonPrefix(b, a));
+  }
+  // A difference at every position of a 1,500-unit text (every chunk and half-window edge), and the same text cut there.
+  const base = 'ab'.repeat(750);
+  for (let p = 0; p <= base.length; p++) {
+    const other = base.slice(0, p) + 'z' + base.slice(p + 1);
+    assert.equal(commonPrefixLength(base, other), p, `difference at ${p}`);
+    assert.equal(commonPrefixLength(base.slice(0, p), base), p);
+  }
+  // Hand-checked edges: empty, equal, one a prefix of the other, a difference right after a power-of-two chunk,
+  // and surrogate pairs (counted in UTF-16 units, as String.prototype.slice counts).
+  assert.equal(commonPrefixLength('', 'abc'), 0);
+  assert.equal(commonPrefixLength('x'.repeat(5000), 'x'.repeat(5000)), 5000);
+  assert.equal(commonPrefixLength('x'.repeat(5000), 'x'.repeat(3000)), 3000);
+  assert.equal(commonPrefixLength('x'.repeat(192) + 'a', 'x'.repeat(192) + 'b'), 192);
+  assert.equal(commonPrefixLength('x'.repeat(100) + '😀a', 'x'.repeat(100) + '😀b'), 102);
+  assert.equal(commonPrefixLength('x'.repeat(100) + '😀', 'x'.repeat(100) + '😁'), 101);
+});
+
+test('a loaded tokenizer says its length, equal to the one read from tokenizer.json', () => {
+  for (const [name, expected] of [
+    ['qwen3', 151669],
+    ['llama3_1', 128256],
+  ] as const) {
+    const dir = lenmlModelDir(name);
+    assert.equal(loadTokenizer(dir).size, expected, name);
+    assert.equal(tokenizerSizeOf(dir), expected, name);
+  }
+});
+
+test('countRowTokens: ids ascending and distinct with their counts, all and trainable, over every record of a row', () => {
+  // Hand-checked: id 5 three times (trained twice), id 0 once (untrained), id 262144 once (trained), across two records.
+  const d = countRowTokens([
+    { ids: [5, 0, 5], mask: [1, 0, 0] },
+    { ids: [262144, 5], mask: [1, 1] },
+  ]);
+  assert.deepEqual([...d.ids], [0, 5, 262144]);
+  assert.deepEqual([...d.all], [1, 3, 1]);
+  assert.deepEqual([...d.trained], [0, 2, 1]);
+  assert.ok(d.ids instanceof Uint32Array && d.all instanceof Uint32Array && d.trained instanceof Uint32Array);
+  const empty = countRowTokens([]);
+  assert.equal(empty.ids.length, 0);
+  // Against a count by maps on random records.
+  let seed = 11;
+  const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  for (let t = 0; t < 50; t++) {
+    const records = Array.from({ length: 1 + Math.floor(rand() * 3) }, () => {
+      const n = Math.floor(rand() * 400);
+      return { ids: Array.from({ length: n }, () => Math.floor(rand() ** 2 * 300000)), mask: Array.from({ length: n }, () => (rand() < 0.3 ? 1 : 0)) };
+    });
+    const all = new Map<number, number>();
+    const trained = new Map<number, number>();
+    for (const r of records)
+      r.ids.forEach((id, k) => {
+        all.set(id, (all.get(id) ?? 0) + 1);
+        trained.set(id, (trained.get(id) ?? 0) + r.mask[k]);
+      });
+    const ids = [...all.keys()].sort((a, b) => a - b);
+    const got = countRowTokens(records);
+    assert.deepEqual([...got.ids], ids);
+    assert.deepEqual(
+      [...got.all],
+      ids.map((id) => all.get(id)),
+    );
+    assert.deepEqual(
+      [...got.trained],
+      ids.map((id) => trained.get(id)),
+    );
+  }
+});
+
+test("passesTokensThrough: post-processors that return a single text's tokens unchanged without special tokens", () => {
+  assert.equal(passesTokensThrough(null), true);
+  assert.equal(passesTokensThrough({ type: 'ByteLevel' }), true);
+  const bos = { type: 'TemplateProcessing', single: [{ SpecialToken: { id: '<bos>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }] };
+  assert.equal(passesTokensThrough(bos), true);
+  assert.equal(passesTokensThrough({ type: 'Sequence', processors: [{ type: 'ByteLevel' }, bos] }), true);
+  // Sequence A twice, or B in the single template: the tokens are not passed through as they are.
+  assert.equal(passesTokensThrough({ type: 'TemplateProcessing', single: [{ Sequence: { id: 'A' } }, { Sequence: { id: 'A' } }] }), false);
+  assert.equal(passesTokensThrough({ type: 'TemplateProcessing', single: [{ Sequence: { id: 'B' } }] }), false);
+  assert.equal(passesTokensThrough({ type: 'Sequence', processors: [{ type: 'Unknown' }] }), false);
+});
+
+test('TargetTokenizer.encode ids equal the library encode (add_special_tokens false) on every shipped and tested tokenizer', () => {
+  const texts = [
+    '',
+    'Hello, world!',
+    '<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nHello!<|im_end|>',
+    '<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nx<|eot_id|>',
+    '<bos><start_of_turn>user\nwhat?<end_of_turn>\n<start_of_turn>model\n',
+    '   leading and trailing spaces   \n\n\n\t\ttabs',
+    '数学 と 日本語 🙂👍🏽 e\u0301 cafe\u0301 \u00e9',
+    'def f(x):\n    return x ** 2  # comment\n' + 'a'.repeat(600),
+    '<｜begin▁of▁sentence｜><｜User｜>hi<｜Assistant｜>ok<｜end▁of▁sentence｜>',
+  ];
+  for (const name of ['qwen3', 'deepseek_v3', 'llama3_1', 'gemma3'] as const) {
+    const dir = lenmlModelDir(name);
+    const tj = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8'));
+    const cfg = JSON.parse(readFileSync(join(dir, 'tokenizer_config.json'), 'utf8'));
+    // The library as it is, no cache or NFC handling of ours (texts here are NFC already where it matters).
+    const lib = new Tokenizer(tj, cfg);
+    const tok = loadTokenizer(dir);
+    for (const t of texts) {
+      const want = lib.encode(t.normalize('NFC'), { add_special_tokens: false }).ids;
+      assert.deepEqual(tok.encode(t.normalize('NFC')).ids, want, `${name}: ${JSON.stringify(t.slice(0, 40))}`);
+    }
+  }
+});
