@@ -24,6 +24,7 @@ import { COMMANDS, DASHBOARD_VIEW_TYPE } from './ids';
 import { outDirFor } from './paths';
 import { serviceClient } from './serviceClient';
 import { webviewHtml, webviewOptions } from './webviewHtml';
+import { failureOf } from './runFailures';
 import { resolveRunSettings } from '../core/run/runSettings';
 
 /** What `eagle3prep.openDashboard` resolves with: the model posted and the webview's acknowledgement. */
@@ -43,7 +44,12 @@ export async function datasetModel(file: string): Promise<DatasetDashboard> {
     tokenizerHash: tokenizerFilesHash(resolveTokenizerDir(uri)),
     settings: resolveRunSettings(settings),
   });
-  if (out.state === 'none' || !out.reportJson) throw new Error(`${path.basename(file)} has no prepared output in ${out.outDir}: prepare it first.`);
+  if (out.state === 'none' || !out.reportJson) {
+    // A failed run writes nothing: the dashboard says why, as the Datasets view does (runFailures.ts).
+    const failed = failureOf(file);
+    if (failed) throw new Error(`${path.basename(file)} failed in its last run, which wrote nothing: ${failed.reason}`);
+    throw new Error(`${path.basename(file)} has no prepared output in ${out.outDir}: prepare it first.`);
+  }
   const { report } = readRunReport(out.reportJson);
   const problems = await readRowProblems(report, file);
   let stats: OutputStats | null = null;

@@ -340,7 +340,12 @@ export async function runDatasetsChecks(ext: vscode.Extension<unknown>, ws: stri
     [1, 'unrecognized_shape'],
     [2, 'unrecognized_shape'],
   ]);
-  console.log(`[host-suite] ok: a failed file: tree [${failedNode.description}], no output folder, Problems rows 1-2 unrecognized_shape`);
+  // The dashboard says the same (a failed run wrote nothing to show), not "prepare it first".
+  const failedDash = await vscode.commands.executeCommand<{ error?: string }>('eagle3prep.openDashboard', vscode.Uri.file(failing));
+  assert.match(failedDash?.error ?? '', /^unknown-shape\.jsonl failed in its last run, which wrote nothing: no record written and no prompt set aside/);
+  console.log(
+    `[host-suite] ok: a failed file: tree [${failedNode.description}], dashboard [${failedDash?.error}], no output folder, Problems rows 1-2 unrecognized_shape`,
+  );
   fs.rmSync(failing);
   fs.rmSync(folder, { recursive: true, force: true });
   fs.rmSync(path.join(ws, 'agent-runs.eagle3'), { recursive: true, force: true });
