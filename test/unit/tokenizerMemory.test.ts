@@ -7,6 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
@@ -60,3 +61,30 @@ for (const name of ['qwen3', 'deepseek_v3', 'llama3_1', 'gemma3'] as const) {
     }
   });
 }
+
+test('the word cache keeps only its pieces, not the texts they were cut from (V8 sliced strings, docs/scale.md "Memory")', () => {
+  // In a child with --expose-gc: encode a 6 MB text of a few long words, drop it, collect; what stays on the heap is
+  // the cache's few entries. When the cache keyed pieces by substrings of the text, the whole text stayed (6 MB).
+  const src = join(__dirname, '..', '..', 'src', 'core', 'tokenizers', 'tokenizer.ts');
+  const script = `
+    const { loadTokenizer } = require(${JSON.stringify(src)});
+    const tok = loadTokenizer(${JSON.stringify(lenmlModelDir('qwen3'))});
+    const words = ['supercalifragilistic', 'antidisestablishment', 'incomprehensibilities', 'uncharacteristically'];
+    tok.encode(words.join(' ').repeat(2)); // the tokenizer's own lazy tables, before the baseline
+    globalThis.gc(); globalThis.gc();
+    const before = process.memoryUsage().heapUsed;
+    (() => {
+      let text = '';
+      for (let i = 0; text.length < 6e6; i++) text += words[i % words.length] + (i % 7 === 0 ? '\\n' : ' ');
+      tok.encode(text);
+    })();
+    /x/.exec('x'); // RegExp's last-match state (RegExp.input) holds the last string a regex ran on
+    globalThis.gc(); globalThis.gc();
+    process.stdout.write(String(process.memoryUsage().heapUsed - before));
+  `;
+  const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', '-e', script], { encoding: 'utf8', timeout: 300_000 });
+  assert.equal(r.status, 0, r.stderr);
+  const retained = Number(r.stdout.trim().split('\n').pop());
+  assert.ok(Number.isFinite(retained), r.stdout);
+  assert.ok(retained < 1e6, `heap kept ${(retained / 1e6).toFixed(1)} MB after a 6 MB text was encoded and dropped`);
+});
