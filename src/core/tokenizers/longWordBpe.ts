@@ -225,11 +225,28 @@ export function heapBpe(word: string, table: MergeTable, endOfWordSuffix?: strin
  * keep the library's own `bpe` (and its cache). The merge table is built on the
  * first long word. Everything around `bpe` (pre-tokenizing, `ignore_merges`,
  * byte fallback, unknown tokens, id lookup) is unchanged.
+ *
+ * With `everyWord` (set when the word cache, wordCache.ts, stands in front of the model, so `bpe` only sees pieces
+ * not seen before) every word goes to {@link heapBpe}: the table is built at once and the library's own BPE state,
+ * which only its `bpe` reads, is released — its ranks map keyed by JSON pairs (17 MB for Qwen3), its merges list
+ * (11 MB; the config's copy goes too, `releaseParsedModel`) and its LRU cache (3 MB): ~30 MB less per loaded
+ * tokenizer, once per pool worker (docs/scale.md "Memory"). Same merges, same order, same tokens (the tests compare
+ * ids with the Rust `tokenizers` oracle).
  * @returns whether the model has that shape (else it is left unchanged)
  */
-export function installLongWordBpe(tok: any): boolean {
+export function installLongWordBpe(tok: any, opts: { everyWord?: boolean } = {}): boolean {
   const model = tok?.model;
   if (typeof model?.bpe !== 'function' || !Array.isArray(model.merges) || !(model.tokens_to_ids instanceof Map)) return false;
+  if (opts.everyWord) {
+    const all = buildMergeTable(model.merges, model.tokens_to_ids);
+    if (all) {
+      model.bpe = (token: string): string[] => heapBpe(token, all, model.end_of_word_suffix, model.continuing_subword_suffix);
+      model.bpe_ranks = undefined;
+      model.merges = undefined;
+      model.cache = { get: () => undefined, put: () => {}, clear: () => {} };
+      return true;
+    }
+  }
   const original = model.bpe.bind(model) as (token: string) => string[];
   let table: MergeTable | null | undefined;
   model.bpe = (token: string): string[] => {

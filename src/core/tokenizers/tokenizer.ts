@@ -57,9 +57,10 @@ export function loadTokenizer(dir?: string): TargetTokenizer {
   const tokConfig = ownNfc ? { ...tokenizerJson, normalizer: null } : tokenizerJson;
   const tok = new Tokenizer(tokConfig, config);
   // Same ids, fewer BPE runs (wordCache.ts); EAGLE3_NO_WORD_CACHE=1 turns it off for comparisons.
-  if (!process.env.EAGLE3_NO_WORD_CACHE) installWordCache(tok, tokConfig);
+  const wordCache = process.env.EAGLE3_NO_WORD_CACHE ? null : installWordCache(tok, tokConfig);
   // Long pre-tokens (a 5 MiB run of one character) in O(n log n) with the same merges (longWordBpe.ts); EAGLE3_NO_LONG_WORD_BPE=1 turns it off for comparisons.
-  if (!process.env.EAGLE3_NO_LONG_WORD_BPE) installLongWordBpe(tok);
+  // Behind the word cache, every word (the library's BPE state released: ~30 MB per tokenizer, docs/scale.md "Memory").
+  if (!process.env.EAGLE3_NO_LONG_WORD_BPE) installLongWordBpe(tok, { everyWord: wordCache !== null });
 
   const specialTokenVars = specialTokenVarsOf(config);
   const added: { id: number; content: string; special: boolean }[] = tokenizerJson.added_tokens ?? [];
