@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { loadTokenizer, releaseParsedModel } from '../../src/core/tokenizers/tokenizer';
+import { installLongWordBpe } from '../../src/core/tokenizers/longWordBpe';
 import { lenmlModelDir, oracleEncode } from '../helpers';
 
 const TEXTS = [
@@ -87,4 +88,22 @@ test('the word cache keeps only its pieces, not the texts they were cut from (V8
   const retained = Number(r.stdout.trim().split('\n').pop());
   assert.ok(Number.isFinite(retained), r.stdout);
   assert.ok(retained < 1e6, `heap kept ${(retained / 1e6).toFixed(1)} MB after a 6 MB text was encoded and dropped`);
+});
+
+test('installLongWordBpe everyWord: the library BPE tables are released and every word encodes to the same ids as the library', () => {
+  for (const name of ['qwen3', 'deepseek_v3', 'llama3_1'] as const) {
+    const json = JSON.parse(readFileSync(join(lenmlModelDir(name), 'tokenizer.json'), 'utf8'));
+    const plain = new Tokenizer(json, {});
+    const patched = new Tokenizer(json, {}) as unknown as Tokenizer & { model: Record<string, unknown> };
+    assert.equal(installLongWordBpe(patched, { everyWord: true }), true);
+    assert.equal(patched.model.bpe_ranks, undefined, name);
+    assert.equal(patched.model.merges, undefined, name);
+    for (const text of [...TEXTS, 'Tokenization of ordinary words: unbelievable, re-encoded, 3.14159, naïve café, ÜBER 🚀 — done.']) {
+      assert.deepEqual(
+        patched.encode(text, { add_special_tokens: false }).ids,
+        plain.encode(text, { add_special_tokens: false }).ids,
+        `${name}: ${text.slice(0, 30)}`,
+      );
+    }
+  }
 });
