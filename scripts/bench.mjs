@@ -35,12 +35,17 @@
 // VS Code command runs it) and the whole CLI run's wall and CPU time, from process start, medians of --repeat.
 //
 // Usage: npm run bench [-- --rows N] [--shapes chat,reasoning,agent|none] [--tokenizers qwen3,deepseek_v3]
-//                      [--workers 1,2] [--memory 2G] [--scaling N|0] [--linear on|off|on,off] [--keep DIR]
+//                      [--workers 1,2] [--memory 2G] [--real DIR] [--scaling N|0] [--linear on|off|on,off] [--keep DIR]
 //                      [--ratios on|off] [--ratio-runs 20] [--ratio-chats 4000] [--repeat 3] [--start on|off]
 //   --rows N      chat rows (default 10000); reasoning rows N/10, agent runs N/500 (at least 8);
 //                 the extension-host view runs on the first N/5 chats
 //   --memory SIZE also prepare a generated mixed file of SIZE (e.g. 2G) with 2 workers and
 //                 DeepSeek-V3, printing peak RSS and RSS at each quarter of the input
+//   --real DIR    also prepare a folder of real dataset files (e.g. ../shared/real-data/files) with the built
+//                 CLI as a user runs it (`prepare DIR --skip-failed-files --quiet`, embedded tokenizer), once per
+//                 count of --workers, printing each run's peak RSS (the whole process: every thread, the heaps
+//                 and the memory outside them) and CPU seconds (target: under 400 MB with 2 workers).
+//                 `--shapes none --scaling 0 --real DIR` runs only this.
 // Prints a Markdown table ready for the README, with the command line and the machine.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -60,6 +65,7 @@ const { values } = parseArgs({
     tokenizers: { type: 'string', default: 'qwen3,deepseek_v3' },
     workers: { type: 'string', default: '1,2' },
     memory: { type: 'string' },
+    real: { type: 'string' },
     scaling: { type: 'string', default: '1600' },
     linear: { type: 'string', default: 'on' },
     keep: { type: 'string' },
@@ -305,23 +311,46 @@ if (values.memory) {
   memory = { ...m, bytes: statSync(input).size };
   if (!values.keep) rmSync(input, { force: true });
 }
+/**
+ * `prepare` of a folder of real files with the built CLI, in a fresh process per worker count: peak RSS
+ * (getrusage maxrss of the process, all threads) and CPU seconds (user + system: the machine's other load does not count).
+ */
+const realOut = [];
+if (values.real) {
+  // Printed by the CLI process itself as it exits: its own peak RSS (KB on Linux) and CPU time.
+  const probe =
+    'data:text/javascript,process.on("exit",()=>{const u=process.resourceUsage();process.stderr.write("\\nbench-rss "+u.maxRSS+" "+(u.userCPUTime+u.systemCPUTime)+"\\n")})';
+  for (const w of workerCounts) {
+    const out = join(work, `out-real-${w}`);
+    const t = Date.now();
+    const r = spawnSync(
+      process.execPath,
+      ['--import', probe, join(ROOT, 'dist', 'cli.js'), 'prepare', values.real, '--out', out, '--skip-failed-files', '--workers', String(w), '--quiet'],
+      { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26 },
+    );
+    const m = /bench-rss (\d+) (\d+)/.exec(r.stderr ?? '');
+    if (r.status !== 0 || !m) throw new Error(`prepare ${values.real} --workers ${w} failed (exit ${r.status}):\n${(r.stderr ?? '').slice(-2000)}`);
+    rmSync(out, { recursive: true, force: true });
+    realOut.push({ workers: w, peakMB: Math.round(Number(m[1]) / 1024), cpuS: Number(m[2]) / 1e6, wallS: (Date.now() - t) / 1000 });
+    log(`real data, ${w} worker(s): peak RSS ${realOut.at(-1).peakMB} MB`);
+  }
+}
 if (!values.keep) rmSync(work, { recursive: true, force: true });
 
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
 const lines = [
   `Command: \`npm run bench${process.argv.length > 2 ? ' -- ' + process.argv.slice(2).join(' ') : ''}\` — ${cpu}, ${availableParallelism()} cores, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}; ${((Date.now() - t0) / 1000).toFixed(0)} s in all.`,
-  ...(rowsOut.length
-    ? [
-        '',
-        '| tokenizer | data | rows | records | tokens | raw tokenizer tok/s | pipeline tok/s (1 worker) | ratio | rows/s 1 worker | rows/s 2 workers | speed-up | peak RSS 1 / 2 workers | max main-thread lag, 2 workers |',
-        '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-      ]
-    : []),
-  ...rowsOut.map(
-    (r) =>
-      `| ${r.tokenizer} | ${r.shape} | ${fmt(r.rows)} | ${fmt(r.records)} | ${fmt(r.tokens)} | ${fmt(r.rawTps)} | ${fmt(r.pipeTps)} | ${fmt(100 * r.ratio)} % | ${fmt(r.rps1, 1)} | ${fmt(r.rps2, 1)} | ${fmt(r.rps2 / r.rps1, 2)}× | ${r.rss1} / ${r.rss2 ?? '–'} MB | ${r.lag2 === undefined ? '–' : fmt(r.lag2, 0) + ' ms'} |`,
-  ),
 ];
+if (rowsOut.length)
+  lines.push(
+    '',
+    '| tokenizer | data | rows | records | tokens | raw tokenizer tok/s | pipeline tok/s (1 worker) | ratio | rows/s 1 worker | rows/s 2 workers | speed-up | peak RSS 1 / 2 workers | max main-thread lag, 2 workers |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...rowsOut.map(
+      (r) =>
+        `| ${r.tokenizer} | ${r.shape} | ${fmt(r.rows)} | ${fmt(r.records)} | ${fmt(r.tokens)} | ${fmt(r.rawTps)} | ${fmt(r.pipeTps)} | ${fmt(100 * r.ratio)} % | ${fmt(r.rps1, 1)} | ${fmt(r.rps2, 1)} | ${fmt(r.rps2 / r.rps1, 2)}× | ${r.rss1} / ${r.rss2 ?? '–'} MB | ${r.lag2 === undefined ? '–' : fmt(r.lag2, 0) + ' ms'} |`,
+    ),
+  );
 if (scaling.length) {
   const base = (r) => scaling.find((x) => x.n === 10 && x.tokenizer === r.tokenizer && x.grouping === r.grouping && x.linear === r.linear);
   lines.push(
@@ -384,6 +413,19 @@ if (memory) {
   lines.push(
     '',
     `Memory: ${(memory.bytes / 1e9).toFixed(2)} GB mixed JSONL (${fmt(memory.rows)} rows), DeepSeek-V3, 2 workers: peak RSS ${memory.peakRssMB} MB; RSS at 25/50/75/100 % of the run: ${memory.rssQuartersMB.join(' / ')} MB; ${(memory.ms / 1000).toFixed(0)} s.`,
+  );
+}
+if (realOut.length) {
+  lines.push(
+    '',
+    `Real files: \`prepare ${values.real} --skip-failed-files --quiet\` (embedded Qwen3 tokenizer, built CLI); load average ${loadavg()[0].toFixed(1)} at the end.`,
+    '',
+    '| workers | peak RSS | CPU s (wall s) |',
+    '| ---: | ---: | ---: |',
+    ...realOut.map(
+      (r) =>
+        `| ${r.workers} | ${r.peakMB} MB${r.workers === 2 ? (r.peakMB < 400 ? ' (< 400 MB target: met)' : ' (< 400 MB target: not met)') : ''} | ${fmt(r.cpuS, 1)} (${fmt(r.wallS, 1)}) |`,
+    ),
   );
 }
 process.stdout.write(lines.join('\n') + '\n');

@@ -17,7 +17,8 @@
  * statistics) until it is terminated.
  */
 import { setPriority } from 'node:os';
-import { isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';
+import { startMemTrace } from './core/run/memTrace';
 import { prepare, RowProcessor, runSetup } from './core/run/pipeline';
 import { errorMessage } from './core/errors';
 import { handleServiceRequest } from './core/run/service';
@@ -97,8 +98,11 @@ function rowsWorker(port: NonNullable<typeof parentPort>, data: PoolWorkerData):
     return;
   }
   send({ type: 'ready', ...(data.setup ? { setup: runSetup(processor.tok, data.settings) } : {}) });
+  let batches = 0;
+  startMemTrace(`worker${threadId}`, () => `batches=${batches}`);
   port.on('message', (m: unknown) => {
     if (!isRowBatchMessage(m)) return;
+    batches++;
     try {
       send({ type: 'results', id: m.id, results: m.rows.map((r) => processor.processRow(r, m.file, m.fileBase, m.normalize)) });
     } catch (e) {

@@ -7,10 +7,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { loadTokenizer, releaseParsedModel } from '../../src/core/tokenizers/tokenizer';
+import { installLongWordBpe } from '../../src/core/tokenizers/longWordBpe';
 import { lenmlModelDir, oracleEncode } from '../helpers';
 
 const TEXTS = [
@@ -60,3 +62,48 @@ for (const name of ['qwen3', 'deepseek_v3', 'llama3_1', 'gemma3'] as const) {
     }
   });
 }
+
+test('the word cache keeps only its pieces, not the texts they were cut from (V8 sliced strings, docs/scale.md "Memory")', () => {
+  // In a child with --expose-gc: encode a 6 MB text of a few long words, drop it, collect; what stays on the heap is
+  // the cache's few entries. When the cache keyed pieces by substrings of the text, the whole text stayed (6 MB).
+  const src = join(__dirname, '..', '..', 'src', 'core', 'tokenizers', 'tokenizer.ts');
+  const script = `
+    const { loadTokenizer } = require(${JSON.stringify(src)});
+    const tok = loadTokenizer(${JSON.stringify(lenmlModelDir('qwen3'))});
+    const words = ['supercalifragilistic', 'antidisestablishment', 'incomprehensibilities', 'uncharacteristically'];
+    tok.encode(words.join(' ').repeat(2)); // the tokenizer's own lazy tables, before the baseline
+    globalThis.gc(); globalThis.gc();
+    const before = process.memoryUsage().heapUsed;
+    (() => {
+      let text = '';
+      for (let i = 0; text.length < 6e6; i++) text += words[i % words.length] + (i % 7 === 0 ? '\\n' : ' ');
+      tok.encode(text);
+    })();
+    /x/.exec('x'); // RegExp's last-match state (RegExp.input) holds the last string a regex ran on
+    globalThis.gc(); globalThis.gc();
+    process.stdout.write(String(process.memoryUsage().heapUsed - before));
+  `;
+  const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', '-e', script], { encoding: 'utf8', timeout: 300_000 });
+  assert.equal(r.status, 0, r.stderr);
+  const retained = Number(r.stdout.trim().split('\n').pop());
+  assert.ok(Number.isFinite(retained), r.stdout);
+  assert.ok(retained < 1e6, `heap kept ${(retained / 1e6).toFixed(1)} MB after a 6 MB text was encoded and dropped`);
+});
+
+test('installLongWordBpe everyWord: the library BPE tables are released and every word encodes to the same ids as the library', () => {
+  for (const name of ['qwen3', 'deepseek_v3', 'llama3_1'] as const) {
+    const json = JSON.parse(readFileSync(join(lenmlModelDir(name), 'tokenizer.json'), 'utf8'));
+    const plain = new Tokenizer(json, {});
+    const patched = new Tokenizer(json, {}) as unknown as Tokenizer & { model: Record<string, unknown> };
+    assert.equal(installLongWordBpe(patched, { everyWord: true }), true);
+    assert.equal(patched.model.bpe_ranks, undefined, name);
+    assert.equal(patched.model.merges, undefined, name);
+    for (const text of [...TEXTS, 'Tokenization of ordinary words: unbelievable, re-encoded, 3.14159, naïve café, ÜBER 🚀 — done.']) {
+      assert.deepEqual(
+        patched.encode(text, { add_special_tokens: false }).ids,
+        plain.encode(text, { add_special_tokens: false }).ids,
+        `${name}: ${text.slice(0, 30)}`,
+      );
+    }
+  }
+});

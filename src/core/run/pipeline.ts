@@ -35,6 +35,7 @@ import { describeError, errorMessage, isInternalError } from '../errors';
 import { notProcessedFailure, preflightFile } from './preflight';
 import { BATCH_BYTES, BATCH_ROWS, rowKey, untilAborted } from './batches';
 import { assembleResult } from './runResult';
+import { startMemTrace } from './memTrace';
 
 export type {
   FileReport,
@@ -154,6 +155,9 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
   /** Run-wide row index (across files, every row the reader yields), for sharding. */
   let globalRow = 0;
   const idBases = defaultIdBases(opts.inputs.map((f) => resolve(f)));
+  /** The file being processed, for the memory trace (EAGLE3_MEM_TRACE, memTrace.ts). */
+  let tracedFile = '';
+  const stopTrace = startMemTrace('main', () => basename(tracedFile));
 
   /** Reads, processes and writes one input; a read failure is recorded in its report (`failure`), other errors end the run. */
   const processFile = async (fi: number, rep: FileReport): Promise<void> => {
@@ -193,6 +197,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       });
     };
     hooks.log?.(`reading ${file}`);
+    tracedFile = file;
     const rows = readRows(file, { signal: hooks.signal, mapping: opts.mapping });
     const next = async () => {
       try {
@@ -465,6 +470,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     hooks.signal?.throwIfAborted();
   } catch (e) {
     // Cleanup never replaces the run's error, and every temporary file is removed even when a step of it fails.
+    stopTrace();
     await settle(executor.close());
     await records.abort();
     await settle(prompts.abort());
@@ -476,6 +482,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     throw e;
   }
   await executor.close();
+  stopTrace();
 
   const result = await assembleResult({
     t0,

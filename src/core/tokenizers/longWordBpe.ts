@@ -38,8 +38,11 @@ export const LONG_WORD_CHARS = 256;
  * table keyed by the (left, right) id pair (typed arrays; no boxed keys).
  */
 export interface MergeTable {
-  /** Symbol string → id: vocabulary ids, then merge parts and results outside the vocabulary. */
-  readonly ids: Map<string, number>;
+  /**
+   * Symbol string → id: vocabulary ids, then merge parts and results outside the vocabulary. The model's own
+   * vocabulary map is looked up first (not copied: a copy was 7 MB per loaded tokenizer, docs/scale.md "Memory").
+   */
+  readonly ids: { get(symbol: string): number | undefined };
   /** Id → symbol string. */
   readonly strings: string[];
   /** Slot count − 1 (a power of two minus one). */
@@ -76,12 +79,13 @@ function findMerge(t: MergeTable, l: number, r: number): number {
  */
 export function buildMergeTable(merges: readonly (readonly [string, string])[], vocab: ReadonlyMap<string, number>): MergeTable | undefined {
   if (merges.length >= MAX_RANKS) return undefined;
-  const ids = new Map<string, number>();
+  /** Symbols outside the vocabulary (merge parts and results), numbered after it. */
+  const extra = new Map<string, number>();
+  const ids = { get: (s: string): number | undefined => vocab.get(s) ?? extra.get(s) };
   const strings: string[] = [];
   let next = 0;
   for (const [s, id] of vocab) {
     if (!Number.isInteger(id) || id < 0 || id >= 2 ** 30) return undefined;
-    ids.set(s, id);
     strings[id] = s;
     if (id >= next) next = id + 1;
   }
@@ -89,13 +93,14 @@ export function buildMergeTable(merges: readonly (readonly [string, string])[], 
     let id = ids.get(s);
     if (id === undefined) {
       id = next++;
-      ids.set(s, id);
+      extra.set(s, id);
       strings[id] = s;
     }
     return id;
   };
+  // Load factor at most 3/4 (linear probing): 262,144 slots of 4 × 4 bytes for Qwen3's 151,387 merges (4 MB; 8 MB at 1/2).
   let cap = 16;
-  while (cap < merges.length * 2) cap *= 2;
+  while (cap * 3 < merges.length * 4) cap *= 2;
   const t: MergeTable = {
     ids,
     strings,
@@ -220,11 +225,28 @@ export function heapBpe(word: string, table: MergeTable, endOfWordSuffix?: strin
  * keep the library's own `bpe` (and its cache). The merge table is built on the
  * first long word. Everything around `bpe` (pre-tokenizing, `ignore_merges`,
  * byte fallback, unknown tokens, id lookup) is unchanged.
+ *
+ * With `everyWord` (set when the word cache, wordCache.ts, stands in front of the model, so `bpe` only sees pieces
+ * not seen before) every word goes to {@link heapBpe}: the table is built at once and the library's own BPE state,
+ * which only its `bpe` reads, is released — its ranks map keyed by JSON pairs (17 MB for Qwen3), its merges list
+ * (11 MB; the config's copy goes too, `releaseParsedModel`) and its LRU cache (3 MB): ~30 MB less per loaded
+ * tokenizer, once per pool worker (docs/scale.md "Memory"). Same merges, same order, same tokens (the tests compare
+ * ids with the Rust `tokenizers` oracle).
  * @returns whether the model has that shape (else it is left unchanged)
  */
-export function installLongWordBpe(tok: any): boolean {
+export function installLongWordBpe(tok: any, opts: { everyWord?: boolean } = {}): boolean {
   const model = tok?.model;
   if (typeof model?.bpe !== 'function' || !Array.isArray(model.merges) || !(model.tokens_to_ids instanceof Map)) return false;
+  if (opts.everyWord) {
+    const all = buildMergeTable(model.merges, model.tokens_to_ids);
+    if (all) {
+      model.bpe = (token: string): string[] => heapBpe(token, all, model.end_of_word_suffix, model.continuing_subword_suffix);
+      model.bpe_ranks = undefined;
+      model.merges = undefined;
+      model.cache = { get: () => undefined, put: () => {}, clear: () => {} };
+      return true;
+    }
+  }
   const original = model.bpe.bind(model) as (token: string) => string[];
   let table: MergeTable | null | undefined;
   model.bpe = (token: string): string[] => {

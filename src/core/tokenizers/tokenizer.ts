@@ -57,9 +57,10 @@ export function loadTokenizer(dir?: string): TargetTokenizer {
   const tokConfig = ownNfc ? { ...tokenizerJson, normalizer: null } : tokenizerJson;
   const tok = new Tokenizer(tokConfig, config);
   // Same ids, fewer BPE runs (wordCache.ts); EAGLE3_NO_WORD_CACHE=1 turns it off for comparisons.
-  if (!process.env.EAGLE3_NO_WORD_CACHE) installWordCache(tok, tokConfig);
+  const wordCache = process.env.EAGLE3_NO_WORD_CACHE ? null : installWordCache(tok, tokConfig);
   // Long pre-tokens (a 5 MiB run of one character) in O(n log n) with the same merges (longWordBpe.ts); EAGLE3_NO_LONG_WORD_BPE=1 turns it off for comparisons.
-  if (!process.env.EAGLE3_NO_LONG_WORD_BPE) installLongWordBpe(tok);
+  // Behind the word cache, every word (the library's BPE state released: ~30 MB per tokenizer, docs/scale.md "Memory").
+  if (!process.env.EAGLE3_NO_LONG_WORD_BPE) installLongWordBpe(tok, { everyWord: wordCache !== null });
 
   const specialTokenVars = specialTokenVarsOf(config);
   const added: { id: number; content: string; special: boolean }[] = tokenizerJson.added_tokens ?? [];
@@ -203,7 +204,16 @@ export function toWellFormed(text: string): string {
  */
 class OffsetAligner {
   private readonly byteLevel: boolean;
-  private readonly bytesById = new Map<number, Uint8Array>();
+  /**
+   * The vocabulary surface of each token id met so far, packed: its bytes are `pool[surfaceAt[id] … + surfaceLen[id]]`
+   * (`surfaceAt[id]` −1 until met). One Uint8Array object per token was ~480 bytes of heap per id (20 MB per pool
+   * worker on the shared real files, up to 70 MB at a full 151k vocabulary); packed, ~10 bytes (docs/scale.md "Memory").
+   */
+  private pool = new Uint8Array(1 << 16);
+  private poolUsed = 0;
+  private surfaceAt = new Int32Array(0);
+  private surfaceLen = new Int32Array(0);
+  /** The surfaces of added tokens (one or two each), by id. */
   private readonly altById = new Map<number, Uint8Array[]>();
   private readonly added = new Map<number, string>();
   private static readonly byteDecoder = byteLevelDecoder();
@@ -239,7 +249,7 @@ class OffsetAligner {
     const added = this.added.get(id);
     c = [];
     if (added !== undefined) c.push(Buffer.from(added, 'utf8'));
-    const vocab = this.vocabSurface(id);
+    const vocab = this.vocabSurface(id).slice(); // kept: a copy, not a view of the pool (which may be replaced)
     if (added === undefined || !c.some((x) => Buffer.compare(x, vocab) === 0)) c.push(vocab);
     this.altById.set(id, c);
     return c;
@@ -264,9 +274,40 @@ class OffsetAligner {
     return p - at;
   }
 
+  /** The vocabulary surface of `id` (a view of the pool: read it before the next token is met). */
   private vocabSurface(id: number): Uint8Array {
-    let b = this.bytesById.get(id);
-    if (b) return b;
+    const at = this.surfaceStart(id);
+    return this.pool.subarray(at, at + this.surfaceLen[id]);
+  }
+
+  /** Where the vocabulary surface of `id` starts in {@link pool} (packed there when first met). */
+  private surfaceStart(id: number): number {
+    if (id < this.surfaceAt.length && this.surfaceAt[id] >= 0) return this.surfaceAt[id];
+    if (id >= this.surfaceAt.length) {
+      const n = Math.max(id + 1, this.surfaceAt.length * 2, 1024);
+      const at = new Int32Array(n).fill(-1);
+      at.set(this.surfaceAt);
+      const len = new Int32Array(n);
+      len.set(this.surfaceLen);
+      this.surfaceAt = at;
+      this.surfaceLen = len;
+    }
+    const b = this.surfaceBytes(id);
+    if (this.poolUsed + b.length > this.pool.length) {
+      const grown = new Uint8Array(Math.max(this.pool.length * 2, this.poolUsed + b.length));
+      grown.set(this.pool.subarray(0, this.poolUsed));
+      this.pool = grown;
+    }
+    this.pool.set(b, this.poolUsed);
+    this.surfaceAt[id] = this.poolUsed;
+    this.surfaceLen[id] = b.length;
+    this.poolUsed += b.length;
+    return this.surfaceAt[id];
+  }
+
+  /** The bytes a vocabulary token stands for, computed from its string. */
+  private surfaceBytes(id: number): Uint8Array {
+    let b: Uint8Array;
     const s = this.tok.id_to_token(id) ?? '';
     if (this.byteLevel) {
       const out: number[] = [];
@@ -280,7 +321,6 @@ class OffsetAligner {
       const m = /^<0x([0-9A-Fa-f]{2})>$/.exec(s);
       b = m ? Uint8Array.of(parseInt(m[1], 16)) : Buffer.from(s.replace(/\u2581/g, ' '), 'utf8');
     }
-    this.bytesById.set(id, b);
     return b;
   }
 
@@ -366,6 +406,28 @@ class OffsetAligner {
     let cursor = 0;
     let exact = true;
     for (let k = 0; k < ids.length; k++) {
+      if (!this.added.has(ids[k])) {
+        // A vocabulary token (nearly all): its one surface, read from the pool without an object per token.
+        let at = this.surfaceStart(ids[k]);
+        let len = this.surfaceLen[ids[k]];
+        const from = Math.min(cursor, bytes.length);
+        starts[k] = byteToUnit === null ? from : byteToUnit[from];
+        if (!this.byteLevel && !poolAt(bytes, cursor, this.pool, at, len)) {
+          // As below: a vocabulary `▁` may stand for a replaced space or a literal `▁`.
+          const n = this.metaspaceMatch(ids[k], bytes, cursor);
+          if (n >= 0) {
+            cursor += n;
+            continue;
+          }
+        }
+        if (k === 0 && !this.byteLevel && len > 0 && this.pool[at] === 0x20 && bytes[cursor] !== 0x20) {
+          at++;
+          len--;
+        }
+        if (exact && !poolAt(bytes, cursor, this.pool, at, len)) exact = false;
+        cursor += len;
+        continue;
+      }
       const cands = this.surfaces(ids[k]);
       // The first surface the text has at the cursor (most tokens have one).
       let s: Uint8Array | undefined;
@@ -393,6 +455,13 @@ class OffsetAligner {
     if (cursor !== bytes.length) exact = false;
     return { starts, exactOffsets: exact };
   }
+}
+
+/** Whether `bytes` holds `pool[from … from + len]` at `at` (no allocation: this runs once per token). */
+function poolAt(bytes: Uint8Array, at: number, pool: Uint8Array, from: number, len: number): boolean {
+  if (at + len > bytes.length) return false;
+  for (let j = 0; j < len; j++) if (bytes[at + j] !== pool[from + j]) return false;
+  return true;
 }
 
 /** Whether `bytes` holds `s` at `at` (no allocation: this runs once per token). */

@@ -19,8 +19,12 @@
  * against the Rust `tokenizers` library in test/unit/wordCache.test.ts.
  */
 
-/** Entries kept before the cache is cleared (pieces are short: ~10 MB at most). */
-const MAX_ENTRIES = 200_000;
+/**
+ * Entries kept before the cache is cleared. An entry costs about 150 bytes of heap (key, value, map slot), in each
+ * pool worker: 100,000 entries are ~15 MB. 200,000 (before) grew to ~45 MB per worker on varied text, and missed
+ * about 0.1 % fewer pieces (docs/scale.md "Memory").
+ */
+const MAX_ENTRIES = 100_000;
 
 /** Statistics of an installed cache (for the benchmark). */
 export interface WordCacheStats {
@@ -50,22 +54,37 @@ export function installWordCache(tok: any, tokenizerJson: any): WordCacheStats |
   if (typeof byteLevel?.pre_tokenize_text !== 'function' || bpe.fuse_unk) return null;
 
   const original = bpe._call.bind(bpe) as (tokens: string[]) => string[];
-  const cache = new Map<string, string[]>();
+  // A piece of one token (most of them) is cached as that token's string, not as a one-element array (~60 bytes less).
+  const cache = new Map<string, string | string[]>();
   const stats: WordCacheStats = { hits: 0, misses: 0 };
   seq.tokenizers = seq.tokenizers.slice(0, -1);
   bpe._call = (pieces: string[]): string[] => {
     const out: string[] = [];
     for (const piece of pieces) {
-      let tokens = cache.get(piece);
-      if (tokens === undefined) {
+      const cached = cache.get(piece);
+      if (cached === undefined) {
         stats.misses++;
-        tokens = original(byteLevel.pre_tokenize_text(piece)) as string[];
+        const tokens = original(byteLevel.pre_tokenize_text(piece)) as string[];
         if (cache.size >= MAX_ENTRIES) cache.clear();
-        cache.set(piece, tokens);
-      } else stats.hits++;
-      for (const t of tokens) out.push(t);
+        cache.set(ownCopy(piece), tokens.length === 1 ? tokens[0] : tokens);
+        for (const t of tokens) out.push(t);
+      } else {
+        stats.hits++;
+        if (typeof cached === 'string') out.push(cached);
+        else for (const t of cached) out.push(t);
+      }
     }
     return out;
   };
   return stats;
+}
+
+/**
+ * `piece` as a string that holds only its own characters. A piece is a substring of the text being encoded, and V8
+ * makes substrings of 13 or more characters "sliced strings" that keep their whole parent alive: as cache keys they
+ * held every rendered conversation they came from (12 MB per pool worker on the shared real files, up to 0.5 MB per
+ * text; docs/scale.md "Memory"). Concatenating forces a flat copy of the piece; slicing it keeps that copy only.
+ */
+function ownCopy(piece: string): string {
+  return piece.length < 13 ? piece : (' ' + piece).slice(1);
 }
