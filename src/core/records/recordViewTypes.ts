@@ -178,6 +178,3 @@ export interface RecordView {
  * `problems.jsonl` line). `records` may be an estimate when the view's counts are (`RecordView.totals.estimated`).
  */
 export type RowVerdict = { fate: 'written'; records: number } | { fate: 'setAside' } | { fate: 'dropped' | 'errored'; code: string };
-
-/** Thrown by {@link RecordViewer.view} when the tokenizer has no chat template. */
-export class NoChatTemplateError extends Error {}

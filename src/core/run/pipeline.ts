@@ -8,12 +8,11 @@ import { appliedConfigOf } from '../read/appliedConfig';
 import { rmdirSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
-import type { NormalizeOptions } from '../formats/normalize';
 import { filePassFor, runOasstFile } from './oasstRun';
-import { applyProjectConfig, loadProjectConfigFor, readingOptions } from '../read/projectConfig';
+import { configuredRows, rowConfigFor, type RowConfig } from '../formats/rowSource';
 import { InlineExecutor, type RowBatch } from './pool';
 import { AtomicOutput, checkOutputDir, OutputError, removeCreatedIfEmpty, removeStaleTemps, writeFileAtomic } from './output';
-import { readRows, type RawRow } from '../read/readers';
+import type { RawRow } from '../read/readers';
 import { removeStaleRecordFiles } from './parquetOutput';
 import { KEPT_REASON, RECORDS_DIR, removedReason, SPECULATORS_DIR } from './outputFiles';
 import { version as PACKAGE_VERSION } from '../../../package.json';
@@ -159,19 +158,20 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
   const processFile = async (fi: number, rep: FileReport): Promise<void> => {
     const file = rep.file;
     let bytesTotal = 0;
-    let project: ReturnType<typeof loadProjectConfigFor>;
+    let config: RowConfig;
     try {
       const inputStat = statSync(file);
       bytesTotal = inputStat.size;
       rep.input = { size: inputStat.size, mtimeMs: inputStat.mtimeMs };
-      // eagle3prep.jsonc (role aliases, field mappings) nearest to the file, applied before normalization.
-      project = loadProjectConfigFor(file);
+      // eagle3prep.jsonc (mapping entry, role aliases, field mappings, reading choices) nearest to the file, applied as rows are read.
+      config = rowConfigFor(file, { mapping: opts.mapping, answers: options.answers });
       // What of it applied to this file, for the staleness checks of the views (read/appliedConfig.ts).
       const applied = opts.mapping ? undefined : appliedConfigOf(file);
       if (applied && !('error' in applied)) rep.input.projectConfig = applied;
     } catch (e) {
       throw new FileReadError((e as Error).message);
     }
+    const project = config.project;
     if (project) hooks.log?.(`  project config: ${project.file}`);
     let lastEmit = 0;
     const emit = (bytesRead: number, force = false) => {
@@ -193,7 +193,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       });
     };
     hooks.log?.(`reading ${file}`);
-    const rows = readRows(file, { signal: hooks.signal, mapping: opts.mapping });
+    const rows = configuredRows(file, config, { signal: hooks.signal });
     const next = async () => {
       try {
         const r = await rows.next();
@@ -211,13 +211,13 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       head.push(it.value);
       it = await next();
     }
-    const det = detectFormat(head.filter((r) => r.error === undefined).map((r) => applyProjectConfig(r.value, project)));
+    const det = detectFormat(head.filter((r) => r.error === undefined).map((r) => r.value));
     rep.format = det.format;
     rep.evidence = det.evidence;
     hooks.log?.(`  format: ${det.format} — ${det.evidence.join('; ')}`);
     const fileBase = idBases.get(file) ?? basename(file);
     // The file's reading choices (eagle3prep.jsonc "reading"), sent with every batch to where rows are normalized.
-    const normalize: NormalizeOptions = readingOptions(project?.reading, { answers: options.answers });
+    const normalize = config.reading;
     // OpenAssistant flat exports need the whole file before any row: their trees span it.
     // So do agent CLI event logs: their conversations are parent chains across it (formats/eventLog.ts).
     const oasst = filePassFor(det.format, project);
@@ -284,11 +284,8 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       batchBytes = 0;
       while (inFlight.length >= window) await settleOldest();
     };
-    /**
-     * Sends row `row` (run-wide index `k`, the shard key) to be processed. `mapped`: its value is already the
-     * one to normalize (eagle3prep.jsonc applied, or a row the OpenAssistant pass wrote).
-     */
-    const take = async (row: RawRow, k: number, mapped = false) => {
+    /** Sends row `row` (run-wide index `k`, the shard key; its value is the one to normalize) to be processed. */
+    const take = async (row: RawRow, k: number) => {
       hooks.signal?.throwIfAborted();
       if (shard) {
         rep.rowsInFile!++;
@@ -298,8 +295,6 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
         }
       }
       sampled++;
-      // eagle3prep.jsonc role aliases / field mappings, applied here so every worker sees the mapped row.
-      if (project && !mapped && row.error === undefined) row = { ...row, value: applyProjectConfig(row.value, project) };
       const rowBytes = Math.max(0, row.bytes - lastBytes);
       if (workers > 1 && rowBytes > largeRowBytes) {
         // A large row: processed here, in order (the batches before it stay in flight).
@@ -334,7 +329,6 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
             it = await next();
             return row;
           },
-          project,
           nextK: () => globalRow++,
           take,
           drain: async () => {
