@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { nextStepsOfRun } from '../core/trainers/nextSteps';
+import { nextStepsOfRun } from '../core/run/nextSteps';
 import { conversationsLines } from '../core/run/conversationsNote';
 import { DATASET_EXTENSIONS, expandInputs, type PrepareOptions, type PrepareResult } from '../core/run/pipeline';
 import { promptLines } from '../core/run/promptLines';

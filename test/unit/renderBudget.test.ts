@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkTemplate } from '../../src/core/templates/checkTemplate';
+import { checkTemplate } from '../../src/core/records/checkTemplate';
 import { mergeShardResults } from '../../src/core/run/mergeReports';
 import { prepare, type PrepareResult } from '../../src/core/run/pipeline';
 import { ChatTemplate } from '../../src/core/templates/template';

@@ -11,7 +11,7 @@ import { buildRecords, maskFromSpans, SpecialTokenFinder, type ConversationRecor
 import { ChatTemplate } from '../../src/core/templates/template';
 import { loadTokenizer, type TargetTokenizer } from '../../src/core/tokenizers/tokenizer';
 import type { Message } from '../../src/core/types';
-import { checkTemplate } from '../../src/core/templates/checkTemplate';
+import { checkTemplate } from '../../src/core/records/checkTemplate';
 import { buildModelFolder, fixtureModelFolder, TEMPLATE_FIXTURES, TEMPLATE_FIXTURES_MORE } from '../helpers';
 
 const FIX = join(__dirname, '..', 'fixtures');

@@ -16,7 +16,7 @@ import { prepare, type RowProblemLine } from '../../src/core/run/pipeline';
 import { errorCodeOf, readRowProblems, readRunReport } from '../../src/core/run/readReport';
 import { handleServiceRequest } from '../../src/core/run/service';
 import { preflightServers } from '../../src/core/generate/preflight';
-import { recordSegments } from '../../src/core/templates/checkTemplateFormat';
+import { recordSegments } from '../../src/core/records/checkTemplateFormat';
 import { turnLabel } from '../../src/vscode/maskViewProtocol';
 import type { RecordView } from '../../src/core/records/recordView';
 import { tempDir, writeJsonl } from '../helpers';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { expandInputs, prepare } from '../../src/core/run/pipeline';
 import { mergeShardResults } from '../../src/core/run/mergeReports';
 import { readReport } from '../../src/core/run/report';
-import { nextStepsOfRun, trainerNextSteps } from '../../src/core/trainers/nextSteps';
+import { nextStepsOfRun, trainerNextSteps } from '../../src/core/run/nextSteps';
 import {
   addRecordCut,
   addTrainerCuts,

@@ -1,7 +1,7 @@
 /** The record view's data: a row in, its options, and the view the hover and the mask view show (turns, records, token detail, warnings). */
 import type { RecordDrop } from './fate';
 import type { Code } from '../codes';
-import type { LongPolicy } from '../run/contract';
+import type { LongPolicy } from './rowResult';
 import type { MaskPolicy, ReasoningPolicy, Role } from '../types';
 import type { AnswerMode } from '../formats/base';
 import type { Grouping, Span } from './mask';

@@ -4,7 +4,8 @@
  * errored, and the four add up per file; why a file fails the run; the totals.
  */
 import { codeMeaning } from '../codes';
-import type { FileReport, PrepareOptions, PrepareResult, RowProblemLine, RowResult } from './contract';
+import type { FileReport, PrepareOptions, PrepareResult, RowProblemLine } from './contract';
+import type { RowResult } from '../records/rowResult';
 import { mergeLengthStats, type LengthStatsBuilder } from './stats';
 import type { TokenCounter } from './tokenCounts';
 import { addTrainerCuts, emptyTrainerCuts } from '../trainers/trainers';

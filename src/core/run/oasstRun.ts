@@ -13,7 +13,8 @@ import { EventLogFilePass } from '../formats/eventLog';
 import { OasstFilePass, type OasstPlan } from '../formats/oasst';
 import type { ProjectConfig } from '../read/projectConfig';
 import type { RawRow } from '../read/readers';
-import type { FileReport, RowResult } from './contract';
+import type { FileReport } from './contract';
+import type { RowResult } from '../records/rowResult';
 
 /**
  * A file-level pass (`OasstFilePass`, `EventLogFilePass`): keeps the rows it reads, then plans every kept row;

@@ -26,7 +26,8 @@ import { addDrop, applyRowResult, emptyFileReport, fileFailure, leaveOut, proble
 import { fileWarnings } from './status';
 import { UniqueIds } from './uniqueIds';
 import { defaultIdBases } from './inputs';
-import type { DryRunEstimate, FileReport, PrepareHooks, PrepareOptions, PrepareResult, RowResult } from './contract';
+import type { DryRunEstimate, FileReport, PrepareHooks, PrepareOptions, PrepareResult } from './contract';
+import type { RowResult } from '../records/rowResult';
 import { NULL_SINK, parquetMetadata, planOutputs, RecordOutputs, settle, type Sink } from './runOutputs';
 import { settingsOf, startExecutor } from './runSetup';
 import { estimate } from './dryRun';
@@ -35,18 +36,8 @@ import { notProcessedFailure, preflightFile } from './preflight';
 import { BATCH_BYTES, BATCH_ROWS, rowKey, untilAborted } from './batches';
 import { assembleResult } from './runResult';
 
-export type {
-  FileReport,
-  OutputFormat,
-  PrepareHooks,
-  PrepareOptions,
-  PrepareProgress,
-  PrepareResult,
-  RowProblemLine,
-  RowResult,
-  RowSettings,
-  RunSetup,
-} from './contract';
+export type { FileReport, PrepareHooks, PrepareOptions, PrepareProgress, PrepareResult, RowProblemLine, RunSetup } from './contract';
+export type { OutputFormat, RowResult, RowSettings } from '../records/rowResult';
 export { RowProcessor } from '../records/rowProcessor';
 export { DATASET_EXTENSIONS, SMALL_INPUT_BYTES, defaultWorkerCount, defaultIdBases, defaultOutDir, groupByDefaultOutDir, expandInputs } from './inputs';
 export { applyRowResult, computeTotals, fileFailure, PROBLEMS_FILE, problemLine, runFailures } from './accounting';

@@ -18,7 +18,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { TokenCountDelta } from './contract';
+import type { TokenCountDelta } from '../records/rowResult';
 import { TOKEN_COUNTS_FILE } from './outputFiles';
 
 export const TOKEN_COUNTS_FORMAT = 'eagle3-prep-token-counts';
@@ -41,24 +41,6 @@ export interface TokenCountsFile {
   ids: number[];
   all: number[];
   trainable: number[];
-}
-
-/**
- * Counts one row's records into a {@link TokenCountDelta} (structured-clone data for the pool).
- * @param records `[input_ids, loss_mask]` of each written record
- */
-export function countRowTokens(records: readonly { ids: readonly number[]; mask: readonly number[] }[]): TokenCountDelta {
-  const all = new Map<number, number>();
-  const trained = new Map<number, number>();
-  for (const r of records) {
-    for (let k = 0; k < r.ids.length; k++) {
-      const id = r.ids[k];
-      all.set(id, (all.get(id) ?? 0) + 1);
-      if (r.mask[k]) trained.set(id, (trained.get(id) ?? 0) + 1);
-    }
-  }
-  const ids = Uint32Array.from([...all.keys()].sort((a, b) => a - b));
-  return { ids, all: ids.map((id) => all.get(id)!), trained: ids.map((id) => trained.get(id) ?? 0) };
 }
 
 /** Run-wide counts, in dense arrays that grow with the largest id seen. */

@@ -10,17 +10,17 @@
  * can go into `report.json` as is; `formatTemplateCheck` (checkTemplateFormat.ts)
  * renders it for a terminal.
  */
-import { buildRecords, commonPrefixLength, selectTargets, SpecialTokenFinder, type Grouping, type Span, type TextRecord } from '../records/mask';
-import type { RenderBudget } from './renderBudget';
-import { ChatTemplate, pickTemplate, TemplateBudgetError, TemplateRenderError } from './template';
-import type { TemplateProbes } from './probes';
+import { buildRecords, commonPrefixLength, selectTargets, SpecialTokenFinder, type Grouping, type Span, type TextRecord } from './mask';
+import type { RenderBudget } from '../templates/renderBudget';
+import { ChatTemplate, pickTemplate, TemplateBudgetError, TemplateRenderError } from '../templates/template';
+import type { TemplateProbes } from '../templates/probes';
 import type { TargetTokenizer } from '../tokenizers/tokenizer';
 import { codeMeaning } from '../codes';
 import type { Conversation, MaskPolicy, Message } from '../types';
-import { PROBES, type ProbeName } from './probeConversations';
+import { PROBES, type ProbeName } from '../templates/probeConversations';
 import { breakOffset, byFrequency, detectDefaultSystemPrompt, EMPTY_THINK, excerpt } from './templateFindings';
 
-export type { ProbeName } from './probeConversations';
+export type { ProbeName } from '../templates/probeConversations';
 export { EXCERPT_BACKUP, EXCERPT_CHARS } from './templateFindings';
 
 /**
