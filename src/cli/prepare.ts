@@ -7,7 +7,7 @@ import { DRY_RUN_SAMPLE_ROWS, expandInputs, type PrepareOptions } from '../core/
 import { GROUPINGS, type Grouping } from '../core/records/mask';
 import { LONG_POLICIES, OUTPUT_FORMATS, type LongPolicy, type OutputFormat } from '../core/records/rowResult';
 import { MASK_POLICIES, REASONING_POLICIES, type MaskPolicy, type ReasoningPolicy } from '../core/types';
-import { ANSWER_MODES, type AnswerMode } from '../core/formats/base';
+import { ANSWER_MODES, type AnswerMode } from '../core/types';
 import {
   addOptions,
   applyOptions,

@@ -3,7 +3,7 @@ import type { RecordDrop } from './fate';
 import type { Code } from '../codes';
 import type { LongPolicy } from './rowResult';
 import type { MaskPolicy, ReasoningPolicy, Role } from '../types';
-import type { AnswerMode } from '../formats/base';
+import type { AnswerMode } from '../types';
 import type { Grouping, Span } from './mask';
 
 /** One row of a dataset file: its JSON text (one JSONL line), and where it is. */

@@ -4,8 +4,8 @@
  * share; a row's settings and result are records/rowResult.ts (the row job's, below the run).
  * Types only: this module imports nothing at run time.
  */
-import type { AnswerMode } from '../formats/base';
-import type { AppliedConfig } from '../read/appliedConfig';
+import type { AnswerMode } from '../types';
+import type { AppliedConfig } from '../formats/appliedConfig';
 import type { Grouping } from '../records/mask';
 import type { TemplateCheck } from '../records/checkTemplate';
 import type { TrainerCuts, TrainerId } from '../trainers/trainers';

@@ -25,10 +25,10 @@ import { REPORT_SCHEMA_VERSION } from './report';
 import { fileReportOf, readRunReport, ReportReadError } from './readReport';
 import { fileStatus, fileWarnings } from './status';
 import { describeDifferences, differingSettings, runSettingsOfReport, type RunSettings } from './runSettings';
-import { appliedConfigOf, configStaleReasons } from '../read/appliedConfig';
+import { appliedConfigOf, configStaleReasons } from '../formats/appliedConfig';
 import { findProjectConfig, type ProjectConfig } from '../read/projectConfig';
-import { rowConfigFor } from '../formats/rowSource';
-import { countRows, DATASET_FILE_RE, readRows } from '../read/readers';
+import { mappedRows, rowConfigFor } from '../formats/rowSource';
+import { countRows, DATASET_FILE_RE } from '../read/readers';
 import { rowKey } from './batches';
 import { filePlanOf } from './fileRows';
 import { defaultTokenizerDir, tokenizerFilesHashOf, tokenizerFilesStamp } from '../tokenizers/tokenizer';
@@ -73,7 +73,7 @@ export async function* scanRows(file: string, opts: { limit?: number; signal?: A
   const limit = opts.limit ?? Infinity;
   if (limit <= 0) return;
   let n = 0;
-  for await (const row of readRows(file, { signal: opts.signal })) {
+  for await (const row of mappedRows(file, { signal: opts.signal })) {
     const at = row.element === undefined ? { line: row.line } : { line: row.line, element: row.element };
     yield row.error !== undefined ? { ...at, error: row.error } : { ...at, value: row.value };
     if (++n >= limit) return;

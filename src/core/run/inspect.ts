@@ -15,7 +15,7 @@ import { suggestMappingLine } from '../formats/mapping';
 import type { RawRow } from '../read/readers';
 import type { ProjectConfig } from '../read/projectConfig';
 import { configuredRows, rowConfigFor } from '../formats/rowSource';
-import type { AnswerMode } from '../formats/base';
+import type { AnswerMode } from '../types';
 import { filePassFor, type FilePass } from './oasstRun';
 import { prepareTurns, selectTargets } from '../records/turns';
 import { describeError, isInternalError } from '../errors';

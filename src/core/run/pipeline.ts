@@ -4,7 +4,7 @@
  * written"): every row read ends written, set aside for generation, dropped
  * with a reason code, or errored; the four add up to the rows read, per file.
  */
-import { appliedConfigOf } from '../read/appliedConfig';
+import { appliedConfigOf } from '../formats/appliedConfig';
 import { rmdirSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
