@@ -23,7 +23,7 @@
  * The file is JSON with comments and trailing commas (parsed with `jsonc-parser`).
  * It applies to every dataset in its folder and below; the nearest one up the
  * folder tree wins (see {@link findProjectConfig}). It is applied to each parsed
- * row before normalization ({@link applyProjectConfig}), so the shape table of
+ * row before normalization (`formats/rowSource.ts` `applyProjectConfig`; this module only parses and checks it), so the shape table of
  * `formats/normalize.ts` and the alias table of `formats/roles.ts` stay the
  * single place that knows shapes: a mapped row looks exactly like a row that
  * used the known spelling.

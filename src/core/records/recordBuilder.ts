@@ -10,7 +10,8 @@ import { TemplateBudgetError, TemplateRenderError } from '../templates/errors';
 import { ChatTemplate, pickTemplate } from '../templates/template';
 import type { TargetTokenizer } from '../tokenizers/tokenizer';
 import type { Conversation, MaskPolicy, ReasoningPolicy } from '../types';
-import { buildRecords, SpecialTokenFinder, type ConversationRecords, type Grouping } from './mask';
+import { buildRecords, type ConversationRecords, type Grouping } from './mask';
+import { SpecialTokenFinder } from './specialTokens';
 
 /** Thrown when the tokenizer has no chat template (a {@link TemplateRenderError}: `prepare` errors the row with it, the record view rethrows it). */
 export class NoChatTemplateError extends TemplateRenderError {}

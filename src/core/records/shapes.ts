@@ -4,7 +4,7 @@
  * probe's shape, so it counts against a file (its warnings, status and `--strict`)
  * only when the file has rows of that shape (`status.ts`).
  */
-import type { ProbeName } from './checkTemplate';
+import type { ProbeName } from '../templates/probeConversations';
 import type { Conversation } from '../types';
 
 /** A shape of a conversation a probe stands for. */

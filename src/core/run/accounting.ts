@@ -189,7 +189,6 @@ export function computeTotals(files: readonly FileReport[]): PrepareResult['tota
 }
 
 /** Name of the sidecar listing every dropped and errored row of a run (see {@link RowProblemLine}); defined in outputFiles.ts. */
-export { PROBLEMS_FILE } from './outputFiles';
 
 /** The `problems.jsonl` line (newline included) of a dropped or errored row. */
 export function problemLine(file: string, res: Pick<RowResult, 'fate' | 'line' | 'element' | 'reason' | 'code' | 'message'>): string {

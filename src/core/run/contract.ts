@@ -187,7 +187,7 @@ export interface FileReport {
     size: number;
     mtimeMs: number;
     /**
-     * The `eagle3prep.jsonc` parts that applied to the file (read/appliedConfig.ts): compared with
+     * The `eagle3prep.jsonc` parts that applied to the file (formats/appliedConfig.ts): compared with
      * what applies now to tell whether a config change can change its records. Absent in reports of
      * older versions and in runs given `--mapping`.
      */

@@ -22,7 +22,8 @@ import { CONVERSATIONS_FILE, OUTPUT_FILES, recordsFileIn, TOKENIZED_DATA_PARQUET
 import { locateOutDir } from './runLocation';
 import type { FileReport, PrepareResult, RunStatus } from './contract';
 import { REPORT_SCHEMA_VERSION } from './report';
-import { fileReportOf, readRunReport, ReportReadError } from './readReport';
+import { fileReportOf, readRunReport } from './readReport';
+import { ReportReadError } from './report';
 import { fileStatus, fileWarnings } from './status';
 import { describeDifferences, differingSettings, runSettingsOfReport, type RunSettings } from './runSettings';
 import { appliedConfigOf, configStaleReasons } from '../formats/appliedConfig';
@@ -252,7 +253,7 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   const runSettings = runSettingsOfReport(report);
   if (opts.settings) why.push(...describeDifferences(differingSettings(runSettings, opts.settings)));
   // eagle3prep.jsonc (role aliases, field mappings) decides how rows are read: a change that can change this file's
-  // records makes the output stale (read/appliedConfig.ts); a report without the applied config: a newer config file.
+  // records makes the output stale (formats/appliedConfig.ts); a report without the applied config: a newer config file.
   const beforeConfig = why.length;
   if (rec?.projectConfig) why.push(...configStaleReasons(abs, rec.projectConfig, appliedConfigOf(abs)));
   else {

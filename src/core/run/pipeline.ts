@@ -11,7 +11,7 @@ import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
 import { filePassFor, runOasstFile } from './oasstRun';
 import { configuredRows, rowConfigFor, type RowConfig } from '../formats/rowSource';
 import { InlineExecutor, type RowBatch } from './pool';
-import { AtomicOutput, checkOutputDir, OutputError, removeCreatedIfEmpty, removeStaleTemps, writeFileAtomic } from './output';
+import { AtomicOutput, checkOutputDir, removeCreatedIfEmpty, removeStaleTemps, writeFileAtomic } from './output';
 import type { RawRow } from '../read/readers';
 import { removeStaleRecordFiles } from './parquetOutput';
 import { KEPT_REASON, RECORDS_DIR, removedReason, SPECULATORS_DIR } from './outputFiles';
@@ -35,14 +35,6 @@ import { describeError, errorMessage, isInternalError } from '../errors';
 import { notProcessedFailure, preflightFile } from './preflight';
 import { BATCH_BYTES, BATCH_ROWS, rowKey, untilAborted } from './batches';
 import { assembleResult } from './runResult';
-
-export type { FileReport, PrepareHooks, PrepareOptions, PrepareProgress, PrepareResult, RowProblemLine, RunSetup } from './contract';
-export type { OutputFormat, RowResult, RowSettings } from '../records/rowResult';
-export { RowProcessor } from '../records/rowProcessor';
-export { DATASET_EXTENSIONS, SMALL_INPUT_BYTES, defaultWorkerCount, defaultIdBases, defaultOutDir, groupByDefaultOutDir, expandInputs } from './inputs';
-export { applyRowResult, computeTotals, fileFailure, PROBLEMS_FILE, problemLine, runFailures } from './accounting';
-export { DRY_RUN_SAMPLE_ROWS } from './dryRun';
-export { runSetup } from './runSetup';
 
 /** Rows sampled from the start of a file to detect its format. */
 const DETECT_SAMPLE = DETECT_SAMPLE_SIZE;
@@ -156,7 +148,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
       rep.input = { size: inputStat.size, mtimeMs: inputStat.mtimeMs };
       // eagle3prep.jsonc (mapping entry, role aliases, field mappings, reading choices) nearest to the file, applied as rows are read.
       config = rowConfigFor(file, { mapping: opts.mapping, answers: options.answers });
-      // What of it applied to this file, for the staleness checks of the views (read/appliedConfig.ts).
+      // What of it applied to this file, for the staleness checks of the views (formats/appliedConfig.ts).
       const applied = opts.mapping ? undefined : appliedConfigOf(file);
       if (applied && !('error' in applied)) rep.input.projectConfig = applied;
     } catch (e) {
@@ -548,5 +540,3 @@ function removeEmptyRecordFolders(outDir: string): void {
       /* not there, or holds a previous run's files */
     }
 }
-
-export { OutputError };

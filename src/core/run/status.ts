@@ -19,8 +19,6 @@ import { CODES, codeMeaning, codeRemedyFor, isDataChanging, isDegrading, isSetti
 import type { FileReport, PrepareResult, RunStatus, RunWarning } from './contract';
 import { probeConcerns } from '../records/shapes';
 
-export type { RunStatus } from './contract';
-
 /** Status order, best first: the run's status is the worst of its files'. */
 export const STATUS_ORDER: readonly RunStatus[] = ['ok', 'warnings', 'degraded', 'failed'];
 
