@@ -20,12 +20,13 @@ import { fileWarnings } from './status';
 import { UniqueIds } from './uniqueIds';
 import { defaultIdBases } from './inputs';
 import type { FileReport, PrepareHooks, PrepareOptions, PrepareResult } from './contract';
-import { NULL_SINK, parquetMetadata, planOutputs, RecordOutputs, settle, type Sink } from './runOutputs';
+import { NULL_SINK, parquetMetadata, planOutputs, RecordOutputs, settle } from './runOutputs';
 import { startExecutor } from './runSetup';
 import { describeError, isInternalError } from '../errors';
 import { notProcessedFailure, preflightFile } from './preflight';
 import { assembleResult } from './runResult';
-import { FileJob, FileReadError, type FileJobRun } from './fileJob';
+import { FileJob, FileReadError, type FileJobRun, type RunSinks } from './fileJob';
+import type { OutputFormat } from '../records/rowResult';
 
 /** A run whose outputs are written to temporary files, not yet in place. */
 export interface StagedRun {
@@ -95,16 +96,8 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
   const tok = setup.tokenizer;
   const templateCheck = setup.templateCheck;
   if (shard) hooks.log?.(`shard ${shard.index}/${shard.count}: rows whose run-wide index k has k mod ${shard.count} = ${shard.index}`);
-  const records: Sink =
-    dryRun || format === 'messages'
-      ? NULL_SINK
-      : new RecordOutputs(outputs, format, { createdBy: `eagle3-prep ${PACKAGE_VERSION}`, metadata: parquetMetadata(tok, opts) });
-  /** --format messages: conversations.jsonl, and conversations_sharegpt.jsonl with --trainer eagle (records/conversationLines.ts). */
-  const conversations: Sink = !dryRun && outputs.conversations ? new AtomicOutput(outputs.conversations) : NULL_SINK;
-  const sharegpt: Sink = !dryRun && outputs.conversationsSharegpt ? new AtomicOutput(outputs.conversationsSharegpt) : NULL_SINK;
-  const prompts: Sink = dryRun ? NULL_SINK : new AtomicOutput(outputs.promptsToGenerate);
-  /** problems.jsonl: every dropped and errored row (the report keeps only the first lines of each). */
-  const problems: Sink = dryRun ? NULL_SINK : new AtomicOutput(outputs.problems!);
+  const sinks = openSinks(outputs, format, dryRun !== null, tok, opts);
+  const { records, conversations, sharegpt, prompts, problems } = sinks;
   const files: FileReport[] = [];
   /** Token-id counts of the files kept (token_counts.json); each file counts on its own until it is known to be kept. */
   const counts = new TokenCounter();
@@ -116,7 +109,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     hooks,
     executor,
     workers,
-    sinks: { records, conversations, sharegpt, prompts, problems },
+    sinks,
     seen,
     uniqueIds: new UniqueIds(),
     idBases: defaultIdBases(opts.inputs.map((f) => resolve(f))),
@@ -162,52 +155,14 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
         } else run.doomed = true;
         continue;
       }
-      const marks = [records.bytesWritten, prompts.bytesWritten, problems.bytesWritten, conversations.bytesWritten, sharegpt.bytesWritten];
-      const job = new FileJob(run, fi, rep);
-      try {
-        await job.process();
-      } catch (e) {
-        if (isInternalError(e) && !hooks.signal?.aborted) {
-          // A bug met on this file's data fails the file (skipped with --skip-failed-files), with where it stopped and what.
-          rep.failure = `${rep.file}: ${describeError(e, `processing stopped ${job.lastLineRead ? `after line ${job.lastLineRead}` : 'at its first row'}`)}`;
-        } else if (e instanceof FileReadError) {
-          // reader messages usually name the file already ("cannot read F: …"); the failure names it once
-          const first = e.message.split('\n')[0].replace(`cannot read ${rep.file}: `, '');
-          rep.failure = `${rep.file}: cannot read: ${first}`;
-        } else throw e;
-        hooks.log?.(`  ${rep.failure}`);
-      }
-      const why = fileFailure(rep, { ...policy, warnings: fileWarnings(rep, templateCheck) });
-      if (!why) {
-        if (job.counts.records) counts.addFile(job.counts.result({ name: '', hash: '' }, null));
-        continue;
-      }
-      rep.failure = why;
-      if (opts.skipFailedFiles) {
-        // Left out: its rows are taken back out of the outputs and the dedup set.
-        leaveOut(rep);
-        await records.rollback(marks[0]);
-        await prompts.rollback(marks[1]);
-        await problems.rollback(marks[2]);
-        await conversations.rollback(marks[3]);
-        await sharegpt.rollback(marks[4]);
-        for (const k of job.addedKeys) seen?.delete(k);
-        run.uniqueIds.forget(job.addedIds);
-        hooks.log?.(`  skipped (--skip-failed-files): ${why}`);
-      } else run.doomed = true;
+      await runFile(run, fi, rep, { policy, templateCheck, counts });
     }
     // A cancel that arrives after the last row still cancels: nothing is committed.
     hooks.signal?.throwIfAborted();
   } catch (e) {
     // Cleanup never replaces the run's error, and every temporary file is removed even when a step of it fails.
     await settle(executor.close());
-    await records.abort();
-    await settle(prompts.abort());
-    await settle(problems.abort());
-    await settle(conversations.abort());
-    await settle(sharegpt.abort());
-    removeEmptyRecordFolders(outDir);
-    removeCreatedIfEmpty(outDir, createdDir);
+    await abortOutputs(sinks, outDir, createdDir);
     throw e;
   }
   await executor.close();
@@ -275,15 +230,89 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     abort: async () => {
       if (settled) return;
       settled = true;
-      await records.abort();
-      await settle(prompts.abort());
-      await settle(problems.abort());
-      await settle(conversations.abort());
-      await settle(sharegpt.abort());
-      removeEmptyRecordFolders(outDir);
-      removeCreatedIfEmpty(outDir, createdDir);
+      await abortOutputs(sinks, outDir, createdDir);
     },
   };
+}
+
+/** The run's outputs, as temporary files until the commit (a dry run writes nothing; `--format messages` no records). */
+function openSinks(
+  outputs: ReturnType<typeof planOutputs>['outputs'],
+  format: OutputFormat,
+  dryRun: boolean,
+  tok: Parameters<typeof parquetMetadata>[0],
+  opts: Parameters<typeof parquetMetadata>[1],
+): RunSinks {
+  return {
+    records:
+      dryRun || format === 'messages'
+        ? NULL_SINK
+        : new RecordOutputs(outputs, format, { createdBy: `eagle3-prep ${PACKAGE_VERSION}`, metadata: parquetMetadata(tok, opts) }),
+    /** --format messages: conversations.jsonl, and conversations_sharegpt.jsonl with --trainer eagle (records/conversationLines.ts). */
+    conversations: !dryRun && outputs.conversations ? new AtomicOutput(outputs.conversations) : NULL_SINK,
+    sharegpt: !dryRun && outputs.conversationsSharegpt ? new AtomicOutput(outputs.conversationsSharegpt) : NULL_SINK,
+    prompts: dryRun ? NULL_SINK : new AtomicOutput(outputs.promptsToGenerate),
+    /** problems.jsonl: every dropped and errored row (the report keeps only the first lines of each). */
+    problems: dryRun ? NULL_SINK : new AtomicOutput(outputs.problems!),
+  };
+}
+
+/** Discards the run's temporary outputs and the folders it created empty; a failing step does not stop the others. */
+async function abortOutputs(sinks: RunSinks, outDir: string, createdDir: string | undefined): Promise<void> {
+  await sinks.records.abort();
+  await settle(sinks.prompts.abort());
+  await settle(sinks.problems.abort());
+  await settle(sinks.conversations.abort());
+  await settle(sinks.sharegpt.abort());
+  removeEmptyRecordFolders(outDir);
+  removeCreatedIfEmpty(outDir, createdDir);
+}
+
+/**
+ * Processes one input file of the run (a {@link FileJob}) and decides whether it is kept: a read failure or a bug
+ * met on its data fails it (`rep.failure`); a failed file is left out with `--skip-failed-files` (its rows taken back
+ * out of the outputs, the dedup set and the ids), else the run is doomed. A kept file's token counts join `counts`.
+ * @throws the abort reason; any other error ends the run
+ */
+async function runFile(
+  run: FileJobRun,
+  fi: number,
+  rep: FileReport,
+  ctx: { policy: Parameters<typeof fileFailure>[1]; templateCheck: PrepareResult['templateCheck']; counts: TokenCounter },
+): Promise<void> {
+  const { sinks, hooks, opts } = run;
+  const order = [sinks.records, sinks.prompts, sinks.problems, sinks.conversations, sinks.sharegpt];
+  const marks = order.map((s) => s.bytesWritten);
+  const job = new FileJob(run, fi, rep);
+  try {
+    await job.process();
+  } catch (e) {
+    if (isInternalError(e) && !hooks.signal?.aborted) {
+      // A bug met on this file's data fails the file (skipped with --skip-failed-files), with where it stopped and what.
+      rep.failure = `${rep.file}: ${describeError(e, `processing stopped ${job.lastLineRead ? `after line ${job.lastLineRead}` : 'at its first row'}`)}`;
+    } else if (e instanceof FileReadError) {
+      // reader messages usually name the file already ("cannot read F: …"); the failure names it once
+      const first = e.message.split('\n')[0].replace(`cannot read ${rep.file}: `, '');
+      rep.failure = `${rep.file}: cannot read: ${first}`;
+    } else throw e;
+    hooks.log?.(`  ${rep.failure}`);
+  }
+  const why = fileFailure(rep, { ...ctx.policy, warnings: fileWarnings(rep, ctx.templateCheck) });
+  if (!why) {
+    if (job.counts.records) ctx.counts.addFile(job.counts.result({ name: '', hash: '' }, null));
+    return;
+  }
+  rep.failure = why;
+  if (!opts.skipFailedFiles) {
+    run.doomed = true;
+    return;
+  }
+  // Left out: its rows are taken back out of the outputs and the dedup set.
+  leaveOut(rep);
+  for (let i = 0; i < order.length; i++) await order[i].rollback(marks[i]);
+  for (const k of job.addedKeys) run.seen?.delete(k);
+  run.uniqueIds.forget(job.addedIds);
+  hooks.log?.(`  skipped (--skip-failed-files): ${why}`);
 }
 
 /**
