@@ -12,7 +12,7 @@ import type { LongPolicy, RowResult, RowSettings, TokenCountDelta } from './rowR
 import type { ChatTemplate } from '../templates/template';
 import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from '../tokenizers/tokenizer';
 import type { Conversation, MaskPolicy, TokenizedRecord } from '../types';
-import { maskedRecordFate, partsFate, RECORD_DROP_NOTES, rowFate, type RecordDrop } from './fate';
+import { maskedRecordFate, partsFate, RECORD_DROP_NOTES, rowFate, type RecordDrop, type RecordLimits } from './fate';
 import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from './generatedIds';
 import { countRowTokens } from './rowResult';
 import { addRecordCut, addTrainerCuts, CONVERSATION_TRAINER_LENGTH, emptyTrainerCuts, SHORTEST_TRAINER_LENGTH } from '../trainers/trainers';
@@ -261,17 +261,52 @@ export class RowProcessor {
       }
     }
     if (pieces.length > 1) res.notes.push('split_into_records');
+    const limits = { maxLength: max, truncate: long === 'truncate', minTrainableTokens: this.settings.minTrainableTokens };
+    const { written, trainedTurns, tooLong } = this.writeRecords(res, conv, pieces, limits, drops);
+    tooLongWhy ??= tooLong;
+    const row = rowFate({ written: res.records.length, drops, targetErrors: built.targetErrors });
+    if (row.fate === 'written') {
+      res.fate = 'written';
+      // A turn without reasoning trained with the empty think block the template writes for it (checkTemplate's finding, per row).
+      if (built.records.some((rec) => rec.spans.some(([a, b]) => EMPTY_THINK.test(rec.text.slice(a, b))))) res.notes.push('empty_think_trained');
+      res.renderedTokens = renderedTokens;
+      res.tokenCounts = countRowTokens(written);
+      if (this.settings.format === 'messages')
+        res.conversations = [this.conversationOut(conv, renderedTokens, res.notes, untrainedTurns(built.messages, trainedTurns))];
+    } else if (row.fate === 'errored') {
+      res.fate = 'errored';
+      res.message = `${row.targetError.reason}: ${row.targetError.message}; template "${template.named.name}" of ${this.tok.dir}`;
+      res.code = row.targetError.reason;
+    } else {
+      res.fate = 'dropped';
+      res.reason = row.reason;
+      if (row.reason === 'too_long' && tooLongWhy) res.message = tooLongWhy;
+    }
+  }
+
+  /**
+   * Decides each record's fate (records/fate.ts) under `limits` and adds the written ones to `res` (their lines,
+   * ids, counts, trainer cuts); the reasons of the others go to `drops` and their notes to `res.notes`.
+   * @returns the written records' ids and masks, the turns they train, and why the row is too long when a record was dropped so
+   */
+  private writeRecords(
+    res: RowResult,
+    conv: Conversation,
+    pieces: readonly Tokenized[],
+    limits: RecordLimits,
+    drops: RecordDrop[],
+  ): { written: { ids: number[]; mask: number[] }[]; trainedTurns: Set<number>; tooLong?: string } {
     const written: { ids: number[]; mask: number[] }[] = [];
+    let tooLong: string | undefined;
     /** The turns (indices of `built.messages`) the written records train: the others are untrained in conversations.jsonl. */
     const trainedTurns = new Set<number>();
-    const limits = { maxLength: max, truncate: long === 'truncate', minTrainableTokens: this.settings.minTrainableTokens };
     for (let r = 0; r < pieces.length; r++) {
       let { ids, mask } = pieces[r];
       const fate = maskedRecordFate(mask, limits);
       if (fate.truncated) res.notes.push('record_truncated');
       if (!fate.written) {
         drops.push(fate.reason);
-        if (fate.reason === 'too_long') tooLongWhy ??= recordsTooLongMessage(pieces, max!);
+        if (fate.reason === 'too_long') tooLong ??= recordsTooLongMessage(pieces, limits.maxLength!);
         res.notes.push(RECORD_DROP_NOTES[fate.reason]);
         continue;
       }
@@ -312,24 +347,7 @@ export class RowProcessor {
       res.trainableTokens += nResp;
       res.totalTokens += ids.length;
     }
-    const row = rowFate({ written: res.records.length, drops, targetErrors: built.targetErrors });
-    if (row.fate === 'written') {
-      res.fate = 'written';
-      // A turn without reasoning trained with the empty think block the template writes for it (checkTemplate's finding, per row).
-      if (built.records.some((rec) => rec.spans.some(([a, b]) => EMPTY_THINK.test(rec.text.slice(a, b))))) res.notes.push('empty_think_trained');
-      res.renderedTokens = renderedTokens;
-      res.tokenCounts = countRowTokens(written);
-      if (this.settings.format === 'messages')
-        res.conversations = [this.conversationOut(conv, renderedTokens, res.notes, untrainedTurns(built.messages, trainedTurns))];
-    } else if (row.fate === 'errored') {
-      res.fate = 'errored';
-      res.message = `${row.targetError.reason}: ${row.targetError.message}; template "${template.named.name}" of ${this.tok.dir}`;
-      res.code = row.targetError.reason;
-    } else {
-      res.fate = 'dropped';
-      res.reason = row.reason;
-      if (row.reason === 'too_long' && tooLongWhy) res.message = tooLongWhy;
-    }
+    return { written, trainedTurns, ...(tooLong === undefined ? {} : { tooLong }) };
   }
 
   /**
