@@ -1,5 +1,5 @@
-// The project's test command (`npm test`): the static checks (types, lint, format, import
-// cycles), then builds dist/, then runs every test file under node's own test runner, so one
+// The project's test command (`npm test`): the static checks (types, lint, format, import cycles,
+// imports down the pipeline), then builds dist/, then runs every test file under node's own test runner, so one
 // summary line — the last thing printed — counts them all.
 //   --checks  only the static checks
 //   --unit    only test/unit (no checks, no build, no VS Code host)
@@ -24,7 +24,7 @@ function step(name) {
 }
 
 if (only === null || only === 'checks') {
-  for (const s of ['typecheck', 'lint', 'format:check', 'cycles']) step(s);
+  for (const s of ['typecheck', 'lint', 'format:check', 'cycles', 'layers']) step(s);
   if (only === 'checks') process.exit(0);
 }
 

@@ -19,7 +19,9 @@
 import { setPriority } from 'node:os';
 import { isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';
 import { startMemTrace } from './core/run/memTrace';
-import { prepare, RowProcessor, runSetup } from './core/run/pipeline';
+import { prepare } from './core/run/pipeline';
+import { runSetup } from './core/run/runSetup';
+import { RowProcessor } from './core/records/rowProcessor';
 import { errorMessage } from './core/errors';
 import { handleServiceRequest } from './core/run/service';
 import { isServiceCall, type ServiceReply, type ServiceWorkerData } from './core/run/serviceProtocol';

@@ -1,7 +1,7 @@
 /** `eagle3-prep check-template`: what the chat template does to training records, on probe conversations. */
 import { GROUPINGS, type Grouping } from '../core/records/mask';
-import { checkTemplate } from '../core/templates/checkTemplate';
-import { formatTemplateCheck } from '../core/templates/checkTemplateFormat';
+import { checkTemplate } from '../core/records/checkTemplate';
+import { formatTemplateCheck } from '../core/records/checkTemplateFormat';
 import { toSnakeJson } from '../core/run/jsonCase';
 import { loadTokenizer } from '../core/tokenizers/tokenizer';
 

@@ -1,7 +1,7 @@
 /** `eagle3-prep inspect`: the detected format and the normalized conversations of one file (no tokenizing). */
 import { inspectFile } from '../core/run/inspect';
 import { addOptions, Command, EXIT, err, out, positiveInt, setUsageHint, type OptionSpec } from './command';
-import { ANSWER_MODES, type AnswerMode } from '../core/formats/base';
+import { ANSWER_MODES, type AnswerMode } from '../core/types';
 import { ANSWERS_DEFAULT, ANSWERS_HELP } from './prepare';
 
 /** Version of the `inspect --json` document (docs/cli.md "inspect --json"). */

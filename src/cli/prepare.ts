@@ -3,11 +3,13 @@
  * the value goes) and the run: every input group through `prepare()`, progress
  * on stderr, the summary on stdout, the exit code.
  */
-import { DRY_RUN_SAMPLE_ROWS, expandInputs, type PrepareOptions } from '../core/run/pipeline';
+import { DRY_RUN_SAMPLE_ROWS } from '../core/run/dryRun';
+import { expandInputs } from '../core/run/inputs';
+import { type PrepareOptions } from '../core/run/contract';
 import { GROUPINGS, type Grouping } from '../core/records/mask';
-import { LONG_POLICIES, OUTPUT_FORMATS, type LongPolicy, type OutputFormat } from '../core/run/contract';
+import { LONG_POLICIES, OUTPUT_FORMATS, type LongPolicy, type OutputFormat } from '../core/records/rowResult';
 import { MASK_POLICIES, REASONING_POLICIES, type MaskPolicy, type ReasoningPolicy } from '../core/types';
-import { ANSWER_MODES, type AnswerMode } from '../core/formats/base';
+import { ANSWER_MODES, type AnswerMode } from '../core/types';
 import {
   addOptions,
   applyOptions,

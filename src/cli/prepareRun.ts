@@ -5,7 +5,9 @@
  * unless `--skip-failed-files` — and prints the progress line, the summary and
  * returns the exit code.
  */
-import { defaultWorkerCount, groupByDefaultOutDir, prepareStaged, type PrepareOptions, type PrepareResult, type StagedRun } from '../core/run/pipeline';
+import { prepareStaged, type StagedRun } from '../core/run/pipeline';
+import { defaultWorkerCount, groupByDefaultOutDir } from '../core/run/inputs';
+import { type PrepareOptions, type PrepareResult } from '../core/run/contract';
 import { resolve } from 'node:path';
 import { notProcessedFailure, preflightFile } from '../core/run/preflight';
 import { reportToJson } from '../core/run/report';

@@ -17,7 +17,7 @@
 import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { Format, SingleBar } from 'cli-progress';
-import type { PrepareProgress } from '../core/run/pipeline';
+import type { PrepareProgress } from '../core/run/contract';
 
 /** Interval of the progress lines when stderr is not a terminal. */
 export const LOG_INTERVAL_MS = 5000;

@@ -12,7 +12,7 @@ import { AMPLIFICATION_WARN, amplificationLine } from '../core/run/report';
 import { KEPT_REASON, removedReason, SPECULATORS_DIR } from '../core/run/outputFiles';
 import { promptLines } from '../core/run/promptLines';
 import { settingNotesOf, worstStatus } from '../core/run/status';
-import { nextStepsOfRun } from '../core/trainers/nextSteps';
+import { nextStepsOfRun } from '../core/run/nextSteps';
 import { conversationsLines } from '../core/run/conversationsNote';
 import { compact } from './progress';
 import { addTrainerCuts, emptyTrainerCuts, trainerCutLines } from '../core/trainers/trainers';

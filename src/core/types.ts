@@ -168,3 +168,8 @@ export interface TokenizedRecord {
   n_prompt_tokens: number;
   n_response_tokens: number;
 }
+
+/** How several answers to one prompt are read ({@link NormalizeOptions.answers}; `--answers`, eagle3prep.jsonc "reading"). */
+export const ANSWER_MODES = ['best', 'all', 'first'] as const;
+/** One of {@link ANSWER_MODES}. */
+export type AnswerMode = (typeof ANSWER_MODES)[number];

@@ -8,9 +8,11 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { readOutputState, tokenizerFilesHash } from '../core/run/datasetScan';
-import { groupByDefaultOutDir, type PrepareResult } from '../core/run/pipeline';
+import { groupByDefaultOutDir } from '../core/run/inputs';
+import { type PrepareResult } from '../core/run/contract';
 import { findDatasetFiles } from './datasetsTree';
-import { worstStatus, type RunStatus } from '../core/run/status';
+import { worstStatus } from '../core/run/status';
+import { type RunStatus } from '../core/run/contract';
 import { readPrepareSettings, resolveTokenizerDir } from './config';
 import { COMMANDS } from './ids';
 import { notify } from './notify';

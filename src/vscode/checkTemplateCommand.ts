@@ -6,11 +6,11 @@
  * token trained and what follows it, a default system prompt, the generation prompt and its
  * scaffold, warnings, and any further decisions the check reports — and each probe's records with
  * their trainable text coloured like the mask view. The rules checked are docs/loss-mask-rules.md;
- * the check itself is `src/core/templates/checkTemplate.ts`.
+ * the check itself is `src/core/records/checkTemplate.ts`.
  */
 import * as vscode from 'vscode';
-import type { TemplateCheck } from '../core/templates/checkTemplate';
-import { recordSegments } from '../core/templates/checkTemplateFormat';
+import type { TemplateCheck } from '../core/records/checkTemplate';
+import { recordSegments } from '../core/records/checkTemplateFormat';
 import { affectsSettings, readPrepareSettings } from './config';
 import { COMMANDS, CONFIG_SECTION, TEMPLATE_CHECK_VIEW_TYPE } from './ids';
 import { notify } from './notify';

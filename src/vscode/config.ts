@@ -29,7 +29,7 @@ import {
   type SettingWarning,
 } from './settings';
 import type { Grouping } from '../core/records/mask';
-import type { LongPolicy, OutputFormat } from '../core/run/contract';
+import type { LongPolicy, OutputFormat } from '../core/records/rowResult';
 import type { MaskPolicy, ReasoningPolicy } from '../core/types';
 import type { TrainerId } from '../core/trainers/trainers';
 

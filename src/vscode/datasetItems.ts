@@ -12,7 +12,7 @@ import type { DatasetScan } from '../core/run/datasetScan';
 import { OUTPUT_FILES } from '../core/run/outputFiles';
 import { filePromptLines } from '../core/run/promptLines';
 import { REASON_TEXT } from '../core/run/report';
-import type { RunStatus } from '../core/run/status';
+import type { RunStatus } from '../core/run/contract';
 import { COMMANDS, datasetContextValue, DETAIL_CONTEXT, type DatasetItemState } from './ids';
 import { failureOf, shortReason } from './runFailures';
 

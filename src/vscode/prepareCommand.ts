@@ -7,12 +7,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { nextStepsOfRun } from '../core/trainers/nextSteps';
+import { nextStepsOfRun } from '../core/run/nextSteps';
 import { conversationsLines } from '../core/run/conversationsNote';
-import { DATASET_EXTENSIONS, expandInputs, type PrepareOptions, type PrepareResult } from '../core/run/pipeline';
+import { DATASET_EXTENSIONS, expandInputs } from '../core/run/inputs';
+import { type PrepareOptions, type PrepareResult } from '../core/run/contract';
 import { promptLines } from '../core/run/promptLines';
 import { statusWord } from '../core/run/report';
-import { fileStatus, worstStatus, type RunStatus } from '../core/run/status';
+import { fileStatus, worstStatus } from '../core/run/status';
+import { type RunStatus } from '../core/run/contract';
 import { readPrepareSettings } from './config';
 import { datasetsProvider } from './datasetsTree';
 import { COMMANDS } from './ids';

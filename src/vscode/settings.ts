@@ -8,7 +8,7 @@
  */
 import { REASONING_MODES, type ReasoningMode } from '../core/generate/client';
 import { GROUPINGS, type Grouping } from '../core/records/mask';
-import { LONG_POLICIES, OUTPUT_FORMATS, type LongPolicy, type OutputFormat } from '../core/run/contract';
+import { LONG_POLICIES, OUTPUT_FORMATS, type LongPolicy, type OutputFormat } from '../core/records/rowResult';
 import { DEFAULT_RUN_SETTINGS, type RunSettings } from '../core/run/runSettings';
 import { MASK_POLICIES, REASONING_POLICIES, type MaskPolicy, type ReasoningPolicy } from '../core/types';
 import { TRAINER_IDS, TRAINERS, withTrainerDefaults, type TrainerId } from '../core/trainers/trainers';

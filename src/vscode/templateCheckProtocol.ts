@@ -2,8 +2,8 @@
  * The typed messages between "Check chat template"'s webview panel (src/vscode/templateCheckView.ts)
  * and its page (webview/templateCheck.ts). Types and guards only; both sides import it.
  */
-import type { TemplateCheck } from '../core/templates/checkTemplate';
-import type { TextSegment } from '../core/templates/checkTemplateFormat';
+import type { TemplateCheck } from '../core/records/checkTemplate';
+import type { TextSegment } from '../core/records/checkTemplateFormat';
 
 /** One probe as drawn: its records cut into segments (trained / special), like the mask view colours tokens. */
 export interface ProbeView {

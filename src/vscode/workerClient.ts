@@ -6,7 +6,8 @@
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import * as vscode from 'vscode';
-import { defaultWorkerCount, type PrepareOptions, type PrepareProgress, type PrepareResult } from '../core/run/pipeline';
+import { defaultWorkerCount } from '../core/run/inputs';
+import { type PrepareOptions, type PrepareProgress, type PrepareResult } from '../core/run/contract';
 import { isFromWorkerMessage, type PrepareWorkerData, type ToWorkerMessage } from '../core/run/workerProtocol';
 
 /** Callbacks and cancellation of one worker run. */

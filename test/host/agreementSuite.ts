@@ -18,7 +18,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { PrepareResult } from '../../src/core/run/pipeline';
+import type { PrepareResult } from '../../src/core/run/contract';
 import type { DashboardResult } from '../../src/vscode/dashboard';
 import type { DatasetStateSummary } from '../../src/vscode/datasetsTree';
 

@@ -7,7 +7,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { PrepareResult } from '../../src/core/run/pipeline';
+import type { PrepareResult } from '../../src/core/run/contract';
 import type { CheckTemplateResult } from '../../src/vscode/checkTemplateCommand';
 import { runHonestStatesChecks } from './honestStatesSuite';
 import type { BatchResult } from '../../src/vscode/batchCommand';

@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { PrepareResult } from '../../src/core/run/pipeline';
+import type { PrepareResult } from '../../src/core/run/contract';
 import { readReport, REPORT_SCHEMA_VERSION } from '../../src/core/run/report';
 import type { DashboardResult } from '../../src/vscode/dashboard';
 import type { DatasetStateSummary } from '../../src/vscode/datasetsTree';

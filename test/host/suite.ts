@@ -10,7 +10,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { PrepareResult } from '../../src/core/run/pipeline';
+import type { PrepareResult } from '../../src/core/run/contract';
 import { readReport, REPORT_SCHEMA_VERSION } from '../../src/core/run/report';
 import { checkTokenizerFolder, findCachedTokenizers, tokenizerDisplayName } from '../../src/vscode/tokenizerSelection';
 import { runPrepareInWorker } from '../../src/vscode/workerClient';

@@ -28,7 +28,7 @@ const nestedObjects = (n: number) => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
 
 async function all(file: string): Promise<RawRow[]> {
   const out: RawRow[] = [];
-  for await (const r of readRows(file, { mapping: false })) out.push(r);
+  for await (const r of readRows(file)) out.push(r);
   return out;
 }
 

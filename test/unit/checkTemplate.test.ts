@@ -9,8 +9,8 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadTokenizer, type TargetTokenizer } from '../../src/core/tokenizers/tokenizer';
-import { checkTemplate, type TemplateCheck } from '../../src/core/templates/checkTemplate';
-import { formatTemplateCheck } from '../../src/core/templates/checkTemplateFormat';
+import { checkTemplate, type TemplateCheck } from '../../src/core/records/checkTemplate';
+import { formatTemplateCheck } from '../../src/core/records/checkTemplateFormat';
 import { lenmlModelDir } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');

@@ -9,8 +9,8 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { fromSnakeJson } from '../../src/core/run/jsonCase';
-import { checkTemplate, type TemplateCheck } from '../../src/core/templates/checkTemplate';
-import { formatTemplateCheck } from '../../src/core/templates/checkTemplateFormat';
+import { checkTemplate, type TemplateCheck } from '../../src/core/records/checkTemplate';
+import { formatTemplateCheck } from '../../src/core/records/checkTemplateFormat';
 import { lenmlModelDir } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');

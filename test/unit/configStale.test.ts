@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { appliedConfigOf, configChange, textHolds } from '../../src/core/read/appliedConfig';
+import { appliedConfigOf, configChange, textHolds } from '../../src/core/formats/appliedConfig';
 import { configAppliesTo } from '../../src/core/read/projectConfig';
 import { readOutputState } from '../../src/core/run/datasetScan';
 import { readRunReport } from '../../src/core/run/readReport';

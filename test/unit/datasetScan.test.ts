@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { countDatasetRows, datasetKind, readOutputState, scanDataset, scanRowProblems, tokenizerFilesHash, mapLimit } from '../../src/core/run/datasetScan';
 import { prepare } from '../../src/core/run/pipeline';
-import { applyProjectConfig, parseProjectConfig, PROJECT_CONFIG_NAME } from '../../src/core/read/projectConfig';
+import { parseProjectConfig, PROJECT_CONFIG_NAME } from '../../src/core/read/projectConfig';
+import { applyProjectConfig } from '../../src/core/formats/rowSource';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { lenmlModelDir, tempDir, writeJsonl } from '../helpers';
 

@@ -8,7 +8,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { defaultOutDir, prepare, type PrepareProgress } from '../../src/core/run/pipeline';
+import { prepare } from '../../src/core/run/pipeline';
+import { defaultOutDir } from '../../src/core/run/inputs';
+import { type PrepareProgress } from '../../src/core/run/contract';
 import { preflightFile, PREFLIGHT_ROWS } from '../../src/core/run/preflight';
 import { tempDir, writeJsonl } from '../helpers';
 

@@ -408,7 +408,7 @@ test('the row hover (record view): several conversations are named; a row read t
 });
 
 test('eagle3prep.jsonc "fieldRoles": recorded per file (report.json input.project_config), and any change of it makes the output stale', async () => {
-  const { appliedConfigOf, configChange } = await import('../../src/core/read/appliedConfig');
+  const { appliedConfigOf, configChange } = await import('../../src/core/formats/appliedConfig');
   const dir = tempDir();
   const file = writeJsonl(MATH, 'math.jsonl', dir);
   writeFileSync(join(dir, 'eagle3prep.jsonc'), '{ "fieldRoles": { "answer": "label" } }\n');
@@ -458,7 +458,7 @@ test('eagle3prep.jsonc "fieldRoles": an assigned answer or reasoning is read how
   assert.equal(f.notes.short_label_not_trained, undefined);
 
   // A row whose only turn list the config took out: the message names the dataset's keys, never "$fieldRoles".
-  const { applyFieldRoles } = await import('../../src/core/read/projectConfig');
+  const { applyFieldRoles } = await import('../../src/core/formats/rowSource');
   const { unrecognizedMessage } = await import('../../src/core/formats/normalize');
   const row = applyFieldRoles({ messages: [{ role: 'user', content: 'Hi' }] }, { messages: 'label' });
   const msg = unrecognizedMessage(row);

@@ -3,7 +3,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { defaultOutDir, expandInputs, prepare, type PrepareResult } from '../../src/core/run/pipeline';
+import { prepare } from '../../src/core/run/pipeline';
+import { defaultOutDir, expandInputs } from '../../src/core/run/inputs';
+import { type PrepareResult } from '../../src/core/run/contract';
 import type { TokenizedRecord } from '../../src/core/types';
 import { readReport } from '../../src/core/run/report';
 import { lenmlModelDir, tempDir, writeJsonl } from '../helpers';
@@ -303,7 +305,7 @@ test('outputs are never inputs: a run refuses to overwrite an input, and folder 
 });
 
 test('d.json and d.jsonl beside each other share one output folder instead of overwriting each other', () => {
-  const { groupByDefaultOutDir } = require('../../src/core/run/pipeline');
+  const { groupByDefaultOutDir } = require('../../src/core/run/inputs');
   const dir = tempDir();
   const a = join(dir, 'd.json');
   const b = join(dir, 'd.jsonl');

@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { prepare, type PrepareResult } from '../../src/core/run/pipeline';
+import { prepare } from '../../src/core/run/pipeline';
+import { type PrepareResult } from '../../src/core/run/contract';
 import { lenmlModelDir, tempDir, writeJsonl } from '../helpers';
 
 const SAMPLES = join(__dirname, '..', '..', 'samples');

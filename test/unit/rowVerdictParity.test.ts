@@ -56,7 +56,7 @@ interface Row {
 /** A file's rows (raw: no field mapping, the views apply it as prepare does), at most `limit`. */
 async function rawRows(file: string, limit = Infinity): Promise<RawRow[]> {
   const rows: RawRow[] = [];
-  for await (const r of readRows(file, { mapping: false })) {
+  for await (const r of readRows(file)) {
     if (rows.length >= limit) break;
     rows.push(r);
   }

@@ -7,11 +7,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildRecords, maskFromSpans, SpecialTokenFinder, type ConversationRecords, type TextRecord } from '../../src/core/records/mask';
+import { buildRecords, maskFromSpans, type ConversationRecords, type TextRecord } from '../../src/core/records/mask';
+import { SpecialTokenFinder } from '../../src/core/records/specialTokens';
 import { ChatTemplate } from '../../src/core/templates/template';
 import { loadTokenizer, type TargetTokenizer } from '../../src/core/tokenizers/tokenizer';
 import type { Message } from '../../src/core/types';
-import { checkTemplate } from '../../src/core/templates/checkTemplate';
+import { checkTemplate } from '../../src/core/records/checkTemplate';
 import { buildModelFolder, fixtureModelFolder, TEMPLATE_FIXTURES, TEMPLATE_FIXTURES_MORE } from '../helpers';
 
 const FIX = join(__dirname, '..', 'fixtures');

@@ -9,7 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mergeShardResults, MergeError } from '../../src/core/run/mergeReports';
-import type { PrepareResult } from '../../src/core/run/pipeline';
+import type { PrepareResult } from '../../src/core/run/contract';
 import { readReport } from '../../src/core/run/report';
 import { lenmlModelDir, tempDir } from '../helpers';
 

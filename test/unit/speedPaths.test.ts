@@ -10,7 +10,8 @@ import { loadTokenizer, passesTokensThrough } from '../../src/core/tokenizers/to
 import { Tokenizer } from '@huggingface/tokenizers';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { countRowTokens, tokenizerSizeOf } from '../../src/core/run/tokenCounts';
+import { countRowTokens } from '../../src/core/records/rowResult';
+import { tokenizerSizeOf } from '../../src/core/run/tokenCounts';
 import { lenmlModelDir } from '../helpers';
 
 /** The definition: compare one code unit at a time. */

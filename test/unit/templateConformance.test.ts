@@ -15,7 +15,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { ChatTemplate, TemplateBudgetError, TemplateRenderError } from '../../src/core/templates/template';
+import { ChatTemplate } from '../../src/core/templates/template';
+import { TemplateBudgetError, TemplateRenderError } from '../../src/core/templates/errors';
 import type { Message } from '../../src/core/types';
 
 const FIX = join(__dirname, '..', 'fixtures');

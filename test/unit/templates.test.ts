@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
-import { ChatTemplate, pythonFloatRepr, pythonJsonDumps, pythonJsonRedump } from '../../src/core/templates/template';
+import { ChatTemplate, pythonJsonDumps, pythonJsonRedump } from '../../src/core/templates/template';
+import { pythonFloatRepr } from '../../src/core/templates/jinja';
 import { PyFloat } from '../../src/core/templates/jinja/values';
 import { lenmlModelDir } from '../helpers';
 

@@ -10,10 +10,11 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expandInputs, prepare } from '../../src/core/run/pipeline';
+import { prepare } from '../../src/core/run/pipeline';
+import { expandInputs } from '../../src/core/run/inputs';
 import { mergeShardResults } from '../../src/core/run/mergeReports';
 import { readReport } from '../../src/core/run/report';
-import { nextStepsOfRun, trainerNextSteps } from '../../src/core/trainers/nextSteps';
+import { nextStepsOfRun, trainerNextSteps } from '../../src/core/run/nextSteps';
 import {
   addRecordCut,
   addTrainerCuts,

@@ -4,17 +4,12 @@
  * helpers (JSON types, drops and errors, JSON strings inside fields).
  */
 import type { Code } from '../codes';
-import type { DropReason, ErrorCode, Message, RowOutcome, Source } from '../types';
+import type { AnswerMode, DropReason, ErrorCode, Message, RowOutcome, Source } from '../types';
 import type { FieldTracker } from './fields';
 import { parseJsonLimited } from '../jsonDepth';
 
 /** A row that is a JSON object. */
 export type Row = Record<string, unknown>;
-
-/** How several answers to one prompt are read ({@link NormalizeOptions.answers}; `--answers`, eagle3prep.jsonc "reading"). */
-export const ANSWER_MODES = ['best', 'all', 'first'] as const;
-/** One of {@link ANSWER_MODES}. */
-export type AnswerMode = (typeof ANSWER_MODES)[number];
 
 /** Reading options that change how a row is normalized (`eagle3prep.jsonc` "reading", `read/projectConfig.ts`). */
 export interface NormalizeOptions {

@@ -45,17 +45,7 @@ import { parseJsonLimited } from '../jsonDepth';
 
 export * from './base';
 export { finish, isAnswer, markContextTurns, splitOutcome } from './rowEnd';
-export {
-  asWrittenInline,
-  contentBlocks,
-  hermesToolCalls,
-  jsonBreakDescription,
-  parseToolCalls,
-  reportNonText,
-  splitInlineThink,
-  splitThoughtMarkers,
-  toText,
-} from './content';
+export { asWrittenInline, contentBlocks, hermesToolCalls, parseToolCalls, reportNonText, splitInlineThink, splitThoughtMarkers, toText } from './content';
 
 /** Keys holding a turn's reasoning, in priority order (`thoughts`: ShareGPT-style tool-use sets that carry the model's thoughts beside `value`). */
 const REASONING_KEYS = ['reasoning_content', 'reasoning', 'thinking', 'thoughts'];

@@ -5,10 +5,9 @@
  * `tool_calls`, flat `{name, arguments}`, Hermes `<tool_call>` text), and the
  * reasoning layouts written inside answers (`<think>`, thought markers).
  */
-import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import type { Message, ToolCall } from '../types';
 import { describeJsonType, isObject, type NormalizeContext, type TurnError } from './base';
-import { jsonTextDepth, MAX_JSON_DEPTH, parseJsonLimited, tooDeepMessage } from '../jsonDepth';
+import { jsonBreakDescription, parseJsonLimited } from '../jsonDepth';
 
 /** Content-part types whose `text` is rendered (OpenAI chat + Responses API, Anthropic spellings). */
 const TEXT_PART_TYPES = new Set(['text', 'input_text', 'output_text']);
@@ -280,64 +279,6 @@ export function toText(value: unknown, ctx: NormalizeContext): string {
   if (isObject(value) && typeof value.text === 'string') return value.text;
   ctx.note('content_stringified', 'non-string content (number/boolean/object) converted to text');
   return JSON.stringify(value);
-}
-
-/** What jsonc-parser's error codes mean, in words. */
-const JSON_ERROR_WORDS: Record<string, string> = {
-  InvalidSymbol: 'a character that JSON does not allow here',
-  InvalidNumberFormat: 'a malformed number',
-  PropertyNameExpected: 'a property name in double quotes was expected',
-  ValueExpected: 'a value was expected',
-  ColonExpected: 'a ":" was expected',
-  CommaExpected: 'a "," was expected',
-  CloseBraceExpected: 'a closing "}" was expected',
-  CloseBracketExpected: 'a closing "]" was expected',
-  EndOfFileExpected: 'text follows the end of the JSON value',
-  InvalidCommentToken: 'a comment, which JSON does not allow',
-  UnexpectedEndOfComment: 'an unfinished comment',
-  UnexpectedEndOfString: 'the text ends inside a string',
-  UnexpectedEndOfNumber: 'the text ends inside a number',
-  InvalidUnicode: 'an invalid \\u escape',
-  InvalidEscapeCharacter: 'an invalid escape character',
-  InvalidCharacter: 'a control character inside a string',
-};
-
-/**
- * Where and why a text is not valid JSON, in words, without quoting the text
- * (error messages never repeat a fragment of the input, nor a parser's
- * internal wording): `a "," was expected at character 14 of 40`, `a value was
- * expected at character 5 of 5: the text ends too early (cut off?)`; with
- * `lines`, `… at line 3, column 9` (a whole document); with `jsonc`, comments
- * and trailing commas are allowed (JSONC files). Uses jsonc-parser for the position.
- */
-export function jsonBreakDescription(text: string, opts: { lines?: boolean; jsonc?: boolean } = {}): string {
-  if (text.trim() === '' && !opts.jsonc) return 'it is empty';
-  // jsonc-parser recurses once per nesting level: a text nested deeper than any row may be is described, not parsed.
-  if (text.length > MAX_JSON_DEPTH && jsonTextDepth(text) > MAX_JSON_DEPTH) return tooDeepMessage();
-  const errors: ParseError[] = [];
-  try {
-    // JSONC (eagle3prep.jsonc, mapping files): comments and trailing commas allowed, empty content too.
-    parse(text, errors, { disallowComments: !opts.jsonc, allowTrailingComma: !!opts.jsonc, allowEmptyContent: !!opts.jsonc });
-  } catch {
-    return 'it does not parse'; // a stack overflow on a stack already deep: no position rather than no message
-  }
-  if (!errors.length) return 'it does not parse';
-  const e = errors[0];
-  const code = printParseErrorCode(e.error);
-  const what =
-    text[e.offset] === '\ufeff'
-      ? 'a byte-order mark (U+FEFF) in the middle of the file (files concatenated?)'
-      : (JSON_ERROR_WORDS[code] ?? code) + (text[e.offset] === "'" ? ' (a single quote: JSON strings take double quotes)' : '');
-  const cut = e.offset >= text.trimEnd().length || code.startsWith('UnexpectedEndOf') ? ': the text ends too early (cut off?)' : '';
-  if (opts.lines) {
-    // A whole document: line and column of the break (1-based).
-    const before = text.slice(0, e.offset);
-    const line = before.split('\n').length;
-    const col = e.offset - before.lastIndexOf('\n');
-    return `${what} at line ${line}, column ${col}${cut}`;
-  }
-  const at = Math.min(e.offset + 1, text.length);
-  return `${what} at character ${at} of ${text.length}${cut}`;
 }
 
 /**

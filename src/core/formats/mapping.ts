@@ -27,11 +27,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse, type ParseError } from 'jsonc-parser';
 import { findProjectConfig, PROJECT_CONFIG_NAME } from '../read/projectConfig';
-import { jsonBreakDescription } from './content';
 import { findConversations } from './discovery';
 import { isMetadataField } from './fields';
 import { mapRole } from './roles';
-import { isStackOverflow, jsonTextDepth, MAX_JSON_DEPTH, parseJsonLimited, tooDeepMessage } from '../jsonDepth';
+import { isStackOverflow, jsonBreakDescription, jsonTextDepth, MAX_JSON_DEPTH, parseJsonLimited, tooDeepMessage } from '../jsonDepth';
 
 /** One mapping entry. All keys but `files` and `turns` are optional. */
 export interface FieldMapping {

@@ -6,8 +6,8 @@
  */
 import type { Conversation, Message, RowOutcome } from '../types';
 import { describeJsonType, drop, errored, ID_KEYS, isObject, nonEmptyString, nullSourced, type NormalizeContext, type Row } from './base';
-import { jsonBreakDescription, toText } from './content';
-import { parseJsonLimited } from '../jsonDepth';
+import { toText } from './content';
+import { jsonBreakDescription, parseJsonLimited } from '../jsonDepth';
 
 /** Top-level fields that carry the system prompt, in priority order. */
 const SYSTEM_KEYS = ['system_prompt', 'system', 'systemInstruction', 'system_instruction'];

@@ -20,7 +20,8 @@ import { setMaxListeners } from 'node:events';
 import { existsSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { normalizeRow } from '../formats/normalize';
-import { DATASET_FILE_RE, readRows } from '../read/readers';
+import { DATASET_FILE_RE } from '../read/readers';
+import { mappedRows } from '../formats/rowSource';
 import { GENERATED_FILE, GENERATED_SUFFIX, OUTPUT_FILES } from '../run/outputFiles';
 import type { Conversation, Message } from '../types';
 import {
@@ -354,7 +355,7 @@ export async function generate(options: GenerateOptions, hooks: GenerateHooks = 
   };
 
   // Workers pull rows from one reader; the reader is advanced by one worker at a time.
-  const rows = readRows(input, { signal: ac.signal });
+  const rows = mappedRows(input, { signal: ac.signal });
   let readChain: Promise<unknown> = Promise.resolve();
   const nextRow = () => {
     const p = readChain.then(() => rows.next());

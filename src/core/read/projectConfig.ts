@@ -23,7 +23,7 @@
  * The file is JSON with comments and trailing commas (parsed with `jsonc-parser`).
  * It applies to every dataset in its folder and below; the nearest one up the
  * folder tree wins (see {@link findProjectConfig}). It is applied to each parsed
- * row before normalization ({@link applyProjectConfig}), so the shape table of
+ * row before normalization (`formats/rowSource.ts` `applyProjectConfig`; this module only parses and checks it), so the shape table of
  * `formats/normalize.ts` and the alias table of `formats/roles.ts` stay the
  * single place that knows shapes: a mapped row looks exactly like a row that
  * used the known spelling.
@@ -33,11 +33,8 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, parse as parsePath, relative, resolve, sep } from 'node:path';
 import { parse, type ParseError } from 'jsonc-parser';
-import { jsonBreakDescription } from '../formats/content';
-import { ANSWER_MODES, type AnswerMode, type NormalizeOptions } from '../formats/base';
-import { ASSIGNED_ROLES_KEY, type AssignedRoles } from '../formats/fieldRoles';
-import type { Role } from '../types';
-import { isStackOverflow, jsonTextDepth, MAX_JSON_DEPTH, tooDeepMessage } from '../jsonDepth';
+import { ANSWER_MODES, type AnswerMode, type Role } from '../types';
+import { isStackOverflow, jsonBreakDescription, jsonTextDepth, MAX_JSON_DEPTH, tooDeepMessage } from '../jsonDepth';
 
 /** File name of the project configuration. */
 export const PROJECT_CONFIG_NAME = 'eagle3prep.jsonc';
@@ -55,17 +52,6 @@ export const FIELD_ROLES = ['prompt', 'answer', 'reasoning', 'system', 'label', 
 export type FieldRoleName = (typeof FIELD_ROLES)[number];
 /** The roles a path into list elements (`messages[].cot`) can take: a turn's own role says whose text it is. */
 const LIST_PATH_ROLES: readonly FieldRoleName[] = ['reasoning', 'label', 'metadata'];
-/**
- * The field each text role is read from once assigned: the name every shape reading such a field looks at first
- * (`formats/shapes-instruct.ts` PROMPT_KEYS / RESPONSE_KEYS / row reasoning, `rowEnd.ts` system keys); inside
- * list elements (turns), `reasoning_content`.
- */
-const ROLE_FIELD: Record<'prompt' | 'answer' | 'reasoning' | 'system', string> = {
-  prompt: 'prompt',
-  answer: 'response',
-  reasoning: 'reasoning_content',
-  system: 'system_prompt',
-};
 /** A field path: keys joined by `.`, a key followed by `[]` for each element of its list; the last key names a field. */
 const FIELD_PATH_RE = /^([^.[\]]+(\[\])?\.)*[^.[\]]+$/;
 
@@ -91,18 +77,6 @@ export interface ReadingSettings {
   conversationLists?: 'each' | 'longest';
   /** Several answers to one prompt (`formats/shapes-answers.ts`): the preferred one, each its own record, or the first. */
   answers?: AnswerMode;
-}
-
-/**
- * The normalizer's options for a file's reading choices (`formats/base.ts` {@link NormalizeOptions}); `{}` for none.
- * `given`: choices made for the run (`--answers` of `prepare` / `inspect`), which win over the file's.
- */
-export function readingOptions(reading: ReadingSettings | undefined, given: Pick<NormalizeOptions, 'answers'> = {}): NormalizeOptions {
-  const out: NormalizeOptions = {};
-  if (reading?.conversationLists) out.conversationLists = reading.conversationLists;
-  const answers = given.answers ?? reading?.answers;
-  if (answers) out.answers = answers;
-  return out;
 }
 
 const READING_CHOICES: Record<keyof ReadingSettings, readonly string[]> = {
@@ -276,175 +250,4 @@ export function loadProjectConfigFor(datasetFile: string): ProjectConfig | undef
   return Object.keys(cfg.roleAliases).length || Object.keys(cfg.fieldMappings).length || Object.keys(cfg.fieldRoles).length || Object.keys(cfg.reading).length
     ? cfg
     : undefined;
-}
-
-/** Keys naming a turn's speaker (the same as `formats/normalize.ts` reads). */
-const ROLE_KEYS = ['role', 'from'];
-
-/**
- * Applies a project config to one parsed row, before normalization:
- * 1. `fieldMappings`: a top-level field `from` is renamed to `to` (when the row has `from` and
- *    not already `to`);
- * 2. `fieldRoles` ({@link applyFieldRoles}): a field given a text role is read from the field the shapes
- *    read that role from first (`response`, `prompt`, `reasoning_content`, `system_prompt`); a `label` or
- *    `metadata` field is taken out of the row (never read as text);
- * 3. `roleAliases`: in every top-level array of turn objects, a `role` / `from` string whose
- *    lower-case, trimmed spelling is an alias is replaced by the alias's role.
- * The input row is not modified; a changed row is a shallow copy (changed turns copied too).
- * Non-object rows and rows the config does not touch are returned as given.
- */
-export function applyProjectConfig(row: unknown, cfg: ProjectConfig | undefined): unknown {
-  if (!cfg || row === null || typeof row !== 'object' || Array.isArray(row)) return row;
-  let out = row as Record<string, unknown>;
-  const copy = () => {
-    if (out === row) out = { ...out };
-  };
-  for (const [from, to] of Object.entries(cfg.fieldMappings)) {
-    if (from in out && !(to in out)) {
-      copy();
-      out[to] = out[from];
-      delete out[from];
-    }
-  }
-  if (Object.keys(cfg.fieldRoles ?? {}).length) {
-    const roled = applyFieldRoles(out, cfg.fieldRoles);
-    if (roled !== out) out = roled;
-  }
-  if (Object.keys(cfg.roleAliases).length) {
-    for (const [key, value] of Object.entries(out)) {
-      if (!Array.isArray(value)) continue;
-      let list: unknown[] | undefined;
-      value.forEach((turn, i) => {
-        if (turn === null || typeof turn !== 'object' || Array.isArray(turn)) return;
-        const t = turn as Record<string, unknown>;
-        const rk = ROLE_KEYS.find((k) => k in t);
-        if (!rk || typeof t[rk] !== 'string') return;
-        const role = cfg.roleAliases[(t[rk] as string).trim().toLowerCase()];
-        if (!role || role === t[rk]) return;
-        list ??= [...value];
-        list[i] = { ...t, [rk]: role };
-      });
-      if (list) {
-        copy();
-        out[key] = list;
-      }
-    }
-  }
-  return out;
-}
-
-/** The key a field displaced by an assigned one is kept under (never read; reported as unread by its own name). */
-const displacedKey = (name: string) => `$displaced:${name}`;
-
-/**
- * Applies `"fieldRoles"` to one row (a copy when anything changes; the input is not modified), and records what
- * it did under `$fieldRoles` ({@link AssignedRoles}, read by `formats/normalize.ts` and `formats/fieldRoles.ts`):
- * - a path without `[]` given `prompt` / `answer` / `reasoning` / `system` is moved to the top-level field the
- *   shapes read that role from first (`prompt`, `response`, `reasoning_content`, `system_prompt`); a field already
- *   there that no role names is displaced (kept aside, reported as unread under its own name: it is not what the
- *   config says is the answer);
- * - a path given `label` or `metadata` is taken out of the row (a label is named in the evidence with its length);
- * - a path into list elements (`messages[].cot`) given `reasoning` is renamed `reasoning_content` in each element
- *   (one already there is displaced); `label` / `metadata` remove it from each element.
- * Paths the row does not have are left alone and listed (`unmatched`: noted `field_role_unmatched`, so a
- * misspelled path is seen, never silently ignored).
- */
-export function applyFieldRoles(row: Record<string, unknown>, roles: Readonly<Record<string, FieldRoleName>>): Record<string, unknown> {
-  let out = row;
-  const copy = () => {
-    if (out === row) out = { ...row };
-  };
-  const rec: AssignedRoles & { unmatched: string[] } = { renamed: {}, roles: {}, hidden: {}, displaced: [], unmatched: [] };
-  const taken: [string, FieldRoleName, unknown][] = [];
-  for (const [path, role] of Object.entries(roles)) {
-    const segs = path.split('.');
-    if (path.includes('[]')) {
-      const next = rewriteElements(out, segs, (obj, key) => {
-        if (!(key in obj)) return obj;
-        const o = { ...obj };
-        const v = o[key];
-        delete o[key];
-        if (role === 'reasoning' && key !== 'reasoning_content') {
-          if ('reasoning_content' in o) {
-            o[displacedKey('reasoning_content')] = o.reasoning_content;
-            const at = `${path.slice(0, path.lastIndexOf('.') + 1)}reasoning_content`;
-            if (!rec.displaced.includes(at)) rec.displaced.push(at);
-          }
-          o.reasoning_content = v;
-        } else if (role === 'reasoning') o[key] = v;
-        return o;
-      });
-      if (next !== out) {
-        out = next;
-        rec.roles[path] = role;
-      } else rec.unmatched.push(path);
-      continue;
-    }
-    // Every assigned field is taken out first, then put where its role is read: assignments never overwrite each other.
-    const v = valueAtPath(out, segs);
-    if (v === undefined) {
-      rec.unmatched.push(path);
-      continue;
-    }
-    copy();
-    out = removeAtPath(out, segs);
-    taken.push([path, role, v]);
-    rec.roles[path] = role;
-  }
-  for (const [path, role, v] of taken) {
-    if (role === 'label' || role === 'metadata') {
-      rec.hidden[path] = v;
-      continue;
-    }
-    const field = ROLE_FIELD[role];
-    if (field in out) {
-      // A field the shapes would read in this role that the config did not name: not it (kept aside, reported unread).
-      out[displacedKey(field)] = out[field];
-      delete out[field];
-      rec.displaced.push(field);
-    }
-    out[field] = v;
-    if (field !== path) rec.renamed[field] = path;
-  }
-  if (out === row && rec.unmatched.length === 0) return row;
-  copy();
-  out[ASSIGNED_ROLES_KEY] = rec;
-  return out;
-}
-
-/** The value at a path of object keys, or undefined. */
-function valueAtPath(row: Record<string, unknown>, segs: readonly string[]): unknown {
-  let v: unknown = row;
-  for (const k of segs) v = v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>)[k] : undefined;
-  return v;
-}
-
-/** A copy of `row` without the field at a path of object keys (the objects on the way copied). */
-function removeAtPath(row: Record<string, unknown>, segs: readonly string[]): Record<string, unknown> {
-  const [k, ...rest] = segs;
-  const o = { ...row };
-  if (rest.length === 0) delete o[k];
-  else if (o[k] !== null && typeof o[k] === 'object' && !Array.isArray(o[k])) o[k] = removeAtPath(o[k] as Record<string, unknown>, rest);
-  return o;
-}
-
-/**
- * Rewrites, through a path whose keys may end in `[]` (each element of that list), every object holding the
- * last key with `fn(object, lastKey)`; the containers on the way are copied when something changes. A JSON
- * string holding a list on the way is left alone. Returns `value` itself when nothing changed.
- */
-function rewriteElements<T>(value: T, segs: readonly string[], fn: (obj: Record<string, unknown>, key: string) => Record<string, unknown>): T {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
-  const obj = value as Record<string, unknown>;
-  const [seg, ...rest] = segs;
-  if (rest.length === 0) return fn(obj, seg) as T;
-  const each = seg.endsWith('[]');
-  const key = each ? seg.slice(0, -2) : seg;
-  const inner = obj[key];
-  let next: unknown = inner;
-  if (each && Array.isArray(inner)) {
-    const list = inner.map((x) => rewriteElements(x, rest, fn));
-    if (list.some((x, i) => x !== inner[i])) next = list;
-  } else if (!each) next = rewriteElements(inner, rest, fn);
-  return next === inner ? value : ({ ...obj, [key]: next } as T);
 }

@@ -94,3 +94,19 @@ export function rowFate(o: RowRecordsOutcome): RowFate {
   if (o.targetErrors.length > 0) return { fate: 'errored', targetError: o.targetErrors[0] };
   return { fate: 'dropped', reason: o.drops.length ? o.drops[o.drops.length - 1] : 'no_trainable_tokens' };
 }
+
+/**
+ * The fate of a row holding several conversations (a `split` row: Self-Instruct instances, conversation lists), from
+ * its parts' fates in row order: written when any part wrote a record (`records`: how many in all), else set aside
+ * when a part was set aside (a prompt to generate), else the first part's fate as it is; undefined for no part.
+ * @param records the records a part wrote (0 for a part not written)
+ */
+export function partsFate<P extends { fate: string }>(
+  parts: readonly P[],
+  records: (p: P) => number,
+): { fate: 'written'; records: number } | { fate: 'setAside' } | P | undefined {
+  const written = parts.reduce((a, p) => a + records(p), 0);
+  if (written > 0) return { fate: 'written', records: written };
+  if (parts.some((p) => p.fate === 'setAside')) return { fate: 'setAside' };
+  return parts[0];
+}

@@ -6,16 +6,14 @@
  */
 import type { Code } from '../codes';
 import { PrefixRenderer, type PrefixRenderStats } from '../templates/prefixRenderer';
-import { ChatTemplate, TemplateBudgetError, TemplateRenderError, type AdaptedTurns } from '../templates/template';
+import { ChatTemplate, type AdaptedTurns } from '../templates/template';
+import { TemplateBudgetError, TemplateRenderError } from '../templates/errors';
 import { DEFAULT_REASONING_CLOSE, endsWithReasoningOpener, reasoningTags } from '../templates/probes';
 import type { Conversation, MaskPolicy, Message, ReasoningPolicy, ToolCall } from '../types';
 import { templateTurnEnd } from './dataTokens';
 import { commonPrefixLength, SpecialTokenFinder, tokenBoundary } from './specialTokens';
 import { asWrittenInline } from '../formats/common';
 import { NEXT_TURN_PROBE, prepareTurns, reasoningShown, restoreInline, restoreIntoWrapper, selectTargets, stopTokenAfter, trimNewlines } from './turns';
-
-export { commonPrefixLength, SpecialTokenFinder, tokenBoundary } from './specialTokens';
-export { isEmptyAssistantTurn, prepareTurns, restoreIntoWrapper, selectTargets } from './turns';
 
 /** A half-open character range `[start, end)` in a record's text (JS string indices). */
 export type Span = [start: number, end: number];
@@ -695,5 +693,3 @@ export function maskFromSpans(starts: readonly number[], spans: readonly Span[])
   }
   return mask;
 }
-
-export { TemplateRenderError };

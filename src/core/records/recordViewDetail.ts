@@ -2,7 +2,8 @@
 import type { ChatTemplate } from '../templates/template';
 import type { TargetTokenizer } from '../tokenizers/tokenizer';
 import type { Conversation, Message, Role } from '../types';
-import { commonPrefixLength, type Span, type TextRecord } from './mask';
+import { type Span, type TextRecord } from './mask';
+import { commonPrefixLength } from './specialTokens';
 import type { RecordDetail, TokenView, TurnField, TurnView } from './recordViewTypes';
 
 /** Tokens of one record with their turn, from prefix renders: turn k starts where the render of messages[:k] stops agreeing with the record's text. */

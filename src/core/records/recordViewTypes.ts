@@ -1,9 +1,9 @@
 /** The record view's data: a row in, its options, and the view the hover and the mask view show (turns, records, token detail, warnings). */
 import type { RecordDrop } from './fate';
 import type { Code } from '../codes';
-import type { LongPolicy } from '../run/contract';
+import type { LongPolicy } from './rowResult';
 import type { MaskPolicy, ReasoningPolicy, Role } from '../types';
-import type { AnswerMode } from '../formats/base';
+import type { AnswerMode } from '../types';
 import type { Grouping, Span } from './mask';
 
 /** One row of a dataset file: its JSON text (one JSONL line), and where it is. */
@@ -178,6 +178,3 @@ export interface RecordView {
  * `problems.jsonl` line). `records` may be an estimate when the view's counts are (`RecordView.totals.estimated`).
  */
 export type RowVerdict = { fate: 'written'; records: number } | { fate: 'setAside' } | { fate: 'dropped' | 'errored'; code: string };
-
-/** Thrown by {@link RecordViewer.view} when the tokenizer has no chat template. */
-export class NoChatTemplateError extends Error {}

@@ -1,12 +1,11 @@
 /** The record viewer: builds a row's {@link RecordView} (see recordView.ts for what it shows and the work cap). */
 import { parseTree } from 'jsonc-parser';
-import { applyMapping, mappingFor } from '../formats/mapping';
+import { rowConfigFor } from '../formats/rowSource';
 import { normalizeDetailed } from '../formats/normalize';
 import { rowsOfLineValue } from '../read/readers';
-import { recordFate, rowFate, type RecordDrop } from './fate';
-import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type TextRecord } from './mask';
-import { applyProjectConfig, loadProjectConfigFor, readingOptions } from '../read/projectConfig';
-import { ChatTemplate, pickTemplate, TemplateBudgetError } from '../templates/template';
+import { partsFate, recordFate, rowFate, type RecordDrop } from './fate';
+import { maskFromSpans, type TextRecord } from './mask';
+import { RecordBuilder, type BuildOutcome } from './recordBuilder';
 import type { NormalizeOptions, ShapeHandler } from '../formats/base';
 import { ASSIGNED_ROLES_KEY, type AssignedRoles } from '../formats/fieldRoles';
 import { describeError } from '../errors';
@@ -17,15 +16,7 @@ import { jsonTextDepth, MAX_JSON_DEPTH, tooDeepMessage } from '../jsonDepth';
 import { EncodingCache, TokenBudget, trainableChars, turnText } from './recordViewBudget';
 import { detailOf } from './recordViewDetail';
 import { fieldRanges, turnRanges } from './recordViewSource';
-import {
-  NoChatTemplateError,
-  type FileRow,
-  type RecordSummary,
-  type RecordView,
-  type RecordViewOptions,
-  type RowInput,
-  type RowVerdict,
-} from './recordViewTypes';
+import { type FileRow, type RecordSummary, type RecordView, type RecordViewOptions, type RowInput, type RowVerdict } from './recordViewTypes';
 
 /**
  * Turns one row into a {@link RecordView} with a loaded tokenizer. Keeps the
@@ -33,33 +24,16 @@ import {
  * create one per tokenizer and reuse it.
  */
 export class RecordViewer {
-  private readonly specials: SpecialTokenFinder;
+  /** prepare's record builder (records/recordBuilder.ts): the same template choice, records, notes and errors. */
+  private readonly builder: RecordBuilder;
   private readonly specialSet: Set<string>;
-  private readonly templates = new Map<string, ChatTemplate>();
   private readonly encodings = new EncodingCache();
-  /** The records of recently viewed rows (by line text, policy, kwargs and shortening), and their prefix renders, most recent last. */
-  private readonly builtCache = new Map<string, { built: ReturnType<typeof buildRecords>; prefixRenders: Map<string, string> }>();
+  /** What recently viewed rows built (by line text, policy, kwargs and shortening), and their prefix renders, most recent last. */
+  private readonly builtCache = new Map<string, { outcome: BuildOutcome; prefixRenders: Map<string, string> }>();
 
   constructor(readonly tokenizer: TargetTokenizer) {
-    this.specials = new SpecialTokenFinder(tokenizer.specialTokens);
+    this.builder = new RecordBuilder(tokenizer);
     this.specialSet = new Set(tokenizer.specialTokens);
-  }
-
-  /**
-   * The chat template for a conversation (with or without tools) and template kwargs, compiled once.
-   * @throws NoChatTemplateError when the tokenizer has none; TemplateRenderError when it does not parse
-   */
-  templateFor(hasTools: boolean, kwargs: Record<string, unknown>): ChatTemplate {
-    const named = pickTemplate(this.tokenizer.templates, hasTools);
-    if (!named)
-      throw new NoChatTemplateError(`tokenizer ${this.tokenizer.dir} has no chat template (tokenizer_config.json "chat_template" or chat_template.jinja)`);
-    const key = `${named.name}\0${JSON.stringify(kwargs)}`;
-    let t = this.templates.get(key);
-    if (!t) {
-      t = new ChatTemplate(named, this.tokenizer.specialTokenVars, kwargs);
-      this.templates.set(key, t);
-    }
-    return t;
   }
 
   /**
@@ -90,7 +64,7 @@ export class RecordViewer {
       view.verdict,
       ...rest.map((c, i) => (restKinds[i] === 'prompt' ? ({ fate: 'setAside' } as const) : this.conversationVerdict(c, options))),
     ];
-    view.verdict = combinePartVerdicts(verdicts);
+    view.verdict = partsFate(verdicts, (v) => (v.fate === 'written' ? v.records : 0))!;
     const w = view.warnings.find((x) => x.code === 'several_conversations');
     if (w && view.verdict.fate === 'written')
       w.message += `; prepare writes ${view.verdict.records.toLocaleString('en-US')} record${view.verdict.records === 1 ? '' : 's'} from the row`;
@@ -131,20 +105,10 @@ export class RecordViewer {
    */
   private conversationVerdict(conv: Conversation, options: RecordViewOptions): RowVerdict {
     const mask = options.mask ?? 'assistant';
-    let built;
-    try {
-      const template = this.templateFor((conv.tools?.length ?? 0) > 0, options.templateKwargs ?? {});
-      built = buildRecords(conv, template, this.specials, mask, {
-        grouping: options.grouping ?? 'exact',
-        reasoning: options.reasoning ?? 'keep',
-        stopTokens: this.tokenizer.stopTokens,
-      });
-    } catch (e) {
-      if (e instanceof TemplateRenderError) return { fate: 'errored', code: e instanceof TemplateBudgetError ? e.code : 'template_error' };
-      throw e;
-    }
+    const b = this.builder.build(conv, options, { rethrowNoTemplate: true });
+    if (b.kind === 'errored') return { fate: 'errored', code: b.code };
+    const { built } = b;
     if (built.prompt) return { fate: 'setAside' };
-    if (built.rowError) return { fate: 'errored', code: built.rowError.code };
     const budget = new TokenBudget(options.maxTokenizedChars ?? Infinity, this.tokenizer, this.encodings);
     const fates = built.records.map((rec) => {
       const enc = budget.encode(rec.text);
@@ -212,26 +176,18 @@ export class RecordViewer {
     }
     // The eagle3prep.jsonc of the file, as readRows + inspect / prepare apply it: the field mapping
     // entry (formats/mapping.ts) first, then role aliases and field renames (projectConfig.ts).
-    let configKey = '';
+    let configKey: string;
     const fieldSource: Record<string, string> = {};
     let reading: NormalizeOptions;
     try {
-      const mapping = mappingFor(input.file);
-      const project = loadProjectConfigFor(input.file);
-      reading = readingOptions(project?.reading, { answers: options.answers });
+      // The one row source's config (formats/rowSource.ts), as prepare, inspect and Problems apply it.
+      const config = rowConfigFor(input.file, { answers: options.answers });
+      const { mapping, project } = config;
+      reading = config.reading;
+      configKey = config.key;
       // A planned row of a file read whole has the config applied already (run/fileRows.ts).
-      if (mapping && !planned) value = applyMapping(value, mapping.entry, mapping.source);
-      const raw = value;
-      if (!planned) value = applyProjectConfig(value, project);
-      if (mapping || project)
-        configKey = JSON.stringify([
-          mapping?.entry ?? null,
-          project?.roleAliases ?? null,
-          project?.fieldMappings ?? null,
-          project?.fieldRoles ?? null,
-          reading,
-        ]);
-      else if (options.answers) configKey = JSON.stringify(reading);
+      const raw = planned ? value : config.map(value);
+      if (!planned) value = config.apply(raw, true);
       // A field mapping renames only when the row does not already have the target (projectConfig.ts).
       const had = (k: string) => !planned && raw !== null && typeof raw === 'object' && k in raw;
       for (const [from, to] of Object.entries(project?.fieldMappings ?? {})) if (!had(to)) fieldSource[to] = from;
@@ -350,38 +306,33 @@ export class RecordViewer {
       return view;
     }
 
-    let built;
-    let template: ChatTemplate;
-    let prefixRenders: Map<string, string>;
-    try {
-      template = this.templateFor((conv.tools?.length ?? 0) > 0, kwargs);
-      view.template = template.named.name;
-      const grouping = options.grouping ?? 'exact';
-      const reasoning = options.reasoning ?? 'keep';
-      const key = `${mask}\0${grouping}\0${reasoning}\0${JSON.stringify(kwargs)}\0${shorten ? cap : ''}\0${template.named.name}\0${configKey}\0${text}`;
-      let entry = this.builtCache.get(key);
-      if (entry) this.builtCache.delete(key);
-      else
-        entry = {
-          built: buildRecords(renderConv, template, this.specials, mask, { grouping, reasoning, stopTokens: this.tokenizer.stopTokens }),
-          prefixRenders: new Map(),
-        };
-      this.builtCache.set(key, entry);
-      while (this.builtCache.size > 8) this.builtCache.delete(this.builtCache.keys().next().value!);
-      built = entry.built;
-      prefixRenders = entry.prefixRenders;
-    } catch (e) {
-      if (e instanceof TemplateRenderError) {
-        view.status = 'errored';
-        view.message = `chat template error: ${e.message}`;
-        view.warnings.push({ code: 'template_error', message: view.message });
-        view.verdict = { fate: 'errored', code: e instanceof TemplateBudgetError ? e.code : 'template_error' };
-        return view;
-      }
-      throw e;
+    // The template is part of the key through the text and config (its tools) and the kwargs.
+    const key = `${mask}\0${options.grouping ?? 'exact'}\0${options.reasoning ?? 'keep'}\0${JSON.stringify(kwargs)}\0${shorten ? cap : ''}\0${configKey}\0${text}`;
+    let entry = this.builtCache.get(key);
+    if (entry) this.builtCache.delete(key);
+    else entry = { outcome: this.builder.build(renderConv, options, { rethrowNoTemplate: true }), prefixRenders: new Map() };
+    // A template that raised or ran out of budget is tried again on the next view (its budget has a time limit).
+    if (entry.outcome.kind === 'built' || entry.outcome.from === 'rules') this.builtCache.set(key, entry);
+    while (this.builtCache.size > 8) this.builtCache.delete(this.builtCache.keys().next().value!);
+    const { outcome: got, prefixRenders } = entry;
+    if (got.template) view.template = got.template.named.name;
+    if (got.kind === 'errored' && got.from === 'template') {
+      view.status = 'errored';
+      view.message = got.message;
+      view.warnings.push({ code: 'template_error', message: view.message });
+      view.verdict = { fate: 'errored', code: got.code };
+      return view;
     }
     check();
-    for (const n of built.notes) if (!view.notes.includes(n)) view.notes.push(n);
+    for (const n of got.kind === 'built' ? got.built.notes : got.notes) if (!view.notes.includes(n)) view.notes.push(n);
+    if (got.kind === 'errored') {
+      view.status = 'errored';
+      view.message = got.message;
+      view.warnings.push({ code: got.code, message: view.message });
+      view.verdict = { fate: 'errored', code: got.code };
+      return view;
+    }
+    const { built, template } = got;
     if (built.prompt) {
       view.status = 'prompt';
       view.warnings.push({
@@ -391,13 +342,6 @@ export class RecordViewer {
       });
       view.verdict = { fate: 'setAside' };
       this.finishTotals(view);
-      return view;
-    }
-    if (built.rowError) {
-      view.status = 'errored';
-      view.message = `${built.rowError.code}: ${built.rowError.message}`;
-      view.warnings.push({ code: built.rowError.code, message: view.message });
-      view.verdict = { fate: 'errored', code: built.rowError.code };
       return view;
     }
     // Data-changing notes of the rules are warnings here, with their meaning (core/codes.ts).
@@ -559,17 +503,6 @@ function describeShape(handler: ShapeHandler, row: Record<string, unknown>): str
   } catch {
     return handler.name;
   }
-}
-
-/**
- * A row's verdict from those of its conversations (a row holding several), as the row processor combines them:
- * written with every written record when one is, else set aside when a part is, else the first part's.
- */
-function combinePartVerdicts(verdicts: readonly RowVerdict[]): RowVerdict {
-  const records = verdicts.reduce((a, v) => a + (v.fate === 'written' ? v.records : 0), 0);
-  if (records > 0) return { fate: 'written', records };
-  if (verdicts.some((v) => v.fate === 'setAside')) return { fate: 'setAside' };
-  return verdicts[0];
 }
 
 /**

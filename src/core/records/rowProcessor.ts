@@ -8,16 +8,17 @@ import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { conversationsOf, normalizeRow, type NormalizeOptions } from '../formats/normalize';
 import type { RawRow } from '../read/readers';
-import type { LongPolicy, RowResult, RowSettings, TokenCountDelta } from '../run/contract';
-import { ChatTemplate, pickTemplate, TemplateBudgetError } from '../templates/template';
+import type { LongPolicy, RowResult, RowSettings, TokenCountDelta } from './rowResult';
+import type { ChatTemplate } from '../templates/template';
 import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from '../tokenizers/tokenizer';
 import type { Conversation, MaskPolicy, TokenizedRecord } from '../types';
-import { maskedRecordFate, RECORD_DROP_NOTES, rowFate, type RecordDrop } from './fate';
+import { maskedRecordFate, partsFate, RECORD_DROP_NOTES, rowFate, type RecordDrop, type RecordLimits } from './fate';
 import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from './generatedIds';
-import { countRowTokens } from '../run/tokenCounts';
+import { countRowTokens } from './rowResult';
 import { addRecordCut, addTrainerCuts, CONVERSATION_TRAINER_LENGTH, emptyTrainerCuts, SHORTEST_TRAINER_LENGTH } from '../trainers/trainers';
-import { conversationShapes } from '../run/shapes';
-import { buildRecords, maskFromSpans, SpecialTokenFinder, TemplateRenderError, type Grouping, type TextRecord } from './mask';
+import { conversationShapes } from './shapes';
+import { buildRecords, maskFromSpans, type Grouping, type TextRecord } from './mask';
+import { RecordBuilder } from './recordBuilder';
 import { splitConversation } from './split';
 import { conversationLine, sharegptLine, untrainedTurns } from './conversationLines';
 import { isStackOverflow, MAX_JSON_DEPTH } from '../jsonDepth';
@@ -83,8 +84,7 @@ export function longPolicyOf(s: Pick<RowSettings, 'long' | 'truncate'>): LongPol
  */
 export class RowProcessor {
   readonly tok: TargetTokenizer;
-  private readonly specials: SpecialTokenFinder;
-  private readonly templates = new Map<string, ChatTemplate>();
+  private readonly builder: RecordBuilder;
   private readonly mask: MaskPolicy;
   private readonly grouping: Grouping;
   private readonly long: LongPolicy;
@@ -92,21 +92,10 @@ export class RowProcessor {
   /** @throws TokenizerLoadError for an unusable tokenizer folder */
   constructor(readonly settings: RowSettings) {
     this.tok = cachedTokenizer(settings.tokenizerDir);
-    this.specials = new SpecialTokenFinder(this.tok.specialTokens);
+    this.builder = new RecordBuilder(this.tok);
     this.mask = settings.mask ?? 'assistant';
     this.grouping = settings.grouping ?? 'exact';
     this.long = longPolicyOf(settings);
-  }
-
-  private templateFor(hasTools: boolean): ChatTemplate {
-    const named = pickTemplate(this.tok.templates, hasTools);
-    if (!named) throw new TemplateRenderError(`tokenizer ${this.tok.dir} has no chat template (tokenizer_config.json "chat_template" or chat_template.jinja)`);
-    let t = this.templates.get(named.name);
-    if (!t) {
-      t = new ChatTemplate(named, this.tok.specialTokenVars, this.settings.templateKwargs ?? {});
-      this.templates.set(named.name, t);
-    }
-    return t;
   }
 
   /**
@@ -164,12 +153,13 @@ export class RowProcessor {
         if (shapes.size) res.shapes = [...shapes];
         const prompts: string[] = [];
         const promptIds: string[] = [];
-        let first: Pick<RowResult, 'fate' | 'reason' | 'message' | 'code'> | undefined;
+        /** Each part's fate, in row order (records/fate.ts `partsFate` decides the row's). */
+        const fates: (Pick<RowResult, 'fate' | 'reason' | 'message' | 'code'> & { records: number })[] = [];
         for (const p of parts) {
           if (p.kind === 'prompt') {
             prompts.push(promptLine(p.conversation));
             promptIds.push(p.conversation.id);
-            first ??= { fate: 'setAside' };
+            fates.push({ fate: 'setAside', records: 0 });
             continue;
           }
           const part = emptyResult(row.line);
@@ -178,7 +168,7 @@ export class RowProcessor {
           if (part.fate === 'setAside' && part.prompt !== undefined) {
             // v1.4 "Empty turns": a trailing placeholder left no target, so this part is a prompt to generate.
             prompts.push(part.prompt);
-            first ??= { fate: 'setAside' };
+            fates.push({ fate: 'setAside', records: 0 });
             continue;
           }
           res.records.push(...part.records);
@@ -191,15 +181,24 @@ export class RowProcessor {
           res.totalTokens += part.totalTokens;
           res.renderedTokens += part.renderedTokens;
           if (part.tokenCounts) res.tokenCounts = res.tokenCounts ? mergeTokenCounts(res.tokenCounts, part.tokenCounts) : part.tokenCounts;
-          first ??= { fate: part.fate, reason: part.reason, message: part.message, ...(part.code === undefined ? {} : { code: part.code }) };
+          fates.push({
+            fate: part.fate,
+            reason: part.reason,
+            message: part.message,
+            ...(part.code === undefined ? {} : { code: part.code }),
+            records: part.records.length,
+          });
         }
         if (prompts.length) {
           res.prompt = prompts.join('');
           res.promptIds = promptIds;
         }
-        if (res.records.length > 0) res.fate = 'written';
-        else if (prompts.length) res.fate = 'setAside';
-        else Object.assign(res, first);
+        const decided = partsFate(fates, (f) => f.records);
+        if (decided?.fate === 'written' || decided?.fate === 'setAside') res.fate = decided.fate;
+        else if (decided) {
+          const { records: _, ...fate } = decided;
+          Object.assign(res, fate);
+        }
         // Prompt lines beyond the one a set-aside row counts for (report.md counts prompts_to_generate.jsonl lines from them).
         const extra = res.fate === 'setAside' ? prompts.length - 1 : prompts.length;
         for (let k = 0; k < extra; k++) res.notes.push('split_part_set_aside');
@@ -220,36 +219,21 @@ export class RowProcessor {
 
   /** Turns one conversation into tokenized record lines; sets the row's fate. */
   private processConversation(res: RowResult, conv: Conversation, generated?: GeneratedTurnIds[]): void {
-    let built;
-    let template: ChatTemplate | undefined;
-    try {
-      template = this.templateFor((conv.tools?.length ?? 0) > 0);
-      built = buildRecords(conv, template, this.specials, this.mask, {
-        grouping: this.grouping,
-        reasoning: this.settings.reasoning,
-        stopTokens: this.tok.stopTokens,
-      });
-    } catch (e) {
-      if (e instanceof TemplateRenderError) {
-        res.fate = 'errored';
-        res.message = `chat template error: ${e.message}`;
-        res.code = 'template_error';
-        if (e instanceof TemplateBudgetError) res.reason = res.code = e.code;
-        return;
-      }
-      throw e;
+    const b = this.builder.build(conv, this.settings);
+    if (b.kind === 'errored') {
+      res.notes.push(...b.notes);
+      res.fate = 'errored';
+      res.message = b.message;
+      res.code = b.code;
+      if (b.code === 'template_budget_exceeded') res.reason = b.code;
+      return;
     }
+    const { built, template } = b;
     res.notes.push(...built.notes);
     if (built.prompt) {
       // A trailing generation placeholder and no target left: the row is a prompt to generate (docs/loss-mask-rules.md "Empty turns").
       res.prompt = promptLine({ ...conv, messages: built.prompt });
       res.fate = 'setAside';
-      return;
-    }
-    if (built.rowError) {
-      res.fate = 'errored';
-      res.message = `${built.rowError.code}: ${built.rowError.message}`;
-      res.code = built.rowError.code;
       return;
     }
     for (const te of built.targetErrors) res.notes.push(te.reason);
@@ -277,17 +261,52 @@ export class RowProcessor {
       }
     }
     if (pieces.length > 1) res.notes.push('split_into_records');
+    const limits = { maxLength: max, truncate: long === 'truncate', minTrainableTokens: this.settings.minTrainableTokens };
+    const { written, trainedTurns, tooLong } = this.writeRecords(res, conv, pieces, limits, drops);
+    tooLongWhy ??= tooLong;
+    const row = rowFate({ written: res.records.length, drops, targetErrors: built.targetErrors });
+    if (row.fate === 'written') {
+      res.fate = 'written';
+      // A turn without reasoning trained with the empty think block the template writes for it (checkTemplate's finding, per row).
+      if (built.records.some((rec) => rec.spans.some(([a, b]) => EMPTY_THINK.test(rec.text.slice(a, b))))) res.notes.push('empty_think_trained');
+      res.renderedTokens = renderedTokens;
+      res.tokenCounts = countRowTokens(written);
+      if (this.settings.format === 'messages')
+        res.conversations = [this.conversationOut(conv, renderedTokens, res.notes, untrainedTurns(built.messages, trainedTurns))];
+    } else if (row.fate === 'errored') {
+      res.fate = 'errored';
+      res.message = `${row.targetError.reason}: ${row.targetError.message}; template "${template.named.name}" of ${this.tok.dir}`;
+      res.code = row.targetError.reason;
+    } else {
+      res.fate = 'dropped';
+      res.reason = row.reason;
+      if (row.reason === 'too_long' && tooLongWhy) res.message = tooLongWhy;
+    }
+  }
+
+  /**
+   * Decides each record's fate (records/fate.ts) under `limits` and adds the written ones to `res` (their lines,
+   * ids, counts, trainer cuts); the reasons of the others go to `drops` and their notes to `res.notes`.
+   * @returns the written records' ids and masks, the turns they train, and why the row is too long when a record was dropped so
+   */
+  private writeRecords(
+    res: RowResult,
+    conv: Conversation,
+    pieces: readonly Tokenized[],
+    limits: RecordLimits,
+    drops: RecordDrop[],
+  ): { written: { ids: number[]; mask: number[] }[]; trainedTurns: Set<number>; tooLong?: string } {
     const written: { ids: number[]; mask: number[] }[] = [];
+    let tooLong: string | undefined;
     /** The turns (indices of `built.messages`) the written records train: the others are untrained in conversations.jsonl. */
     const trainedTurns = new Set<number>();
-    const limits = { maxLength: max, truncate: long === 'truncate', minTrainableTokens: this.settings.minTrainableTokens };
     for (let r = 0; r < pieces.length; r++) {
       let { ids, mask } = pieces[r];
       const fate = maskedRecordFate(mask, limits);
       if (fate.truncated) res.notes.push('record_truncated');
       if (!fate.written) {
         drops.push(fate.reason);
-        if (fate.reason === 'too_long') tooLongWhy ??= recordsTooLongMessage(pieces, max!);
+        if (fate.reason === 'too_long') tooLong ??= recordsTooLongMessage(pieces, limits.maxLength!);
         res.notes.push(RECORD_DROP_NOTES[fate.reason]);
         continue;
       }
@@ -328,24 +347,7 @@ export class RowProcessor {
       res.trainableTokens += nResp;
       res.totalTokens += ids.length;
     }
-    const row = rowFate({ written: res.records.length, drops, targetErrors: built.targetErrors });
-    if (row.fate === 'written') {
-      res.fate = 'written';
-      // A turn without reasoning trained with the empty think block the template writes for it (checkTemplate's finding, per row).
-      if (built.records.some((rec) => rec.spans.some(([a, b]) => EMPTY_THINK.test(rec.text.slice(a, b))))) res.notes.push('empty_think_trained');
-      res.renderedTokens = renderedTokens;
-      res.tokenCounts = countRowTokens(written);
-      if (this.settings.format === 'messages')
-        res.conversations = [this.conversationOut(conv, renderedTokens, res.notes, untrainedTurns(built.messages, trainedTurns))];
-    } else if (row.fate === 'errored') {
-      res.fate = 'errored';
-      res.message = `${row.targetError.reason}: ${row.targetError.message}; template "${template.named.name}" of ${this.tok.dir}`;
-      res.code = row.targetError.reason;
-    } else {
-      res.fate = 'dropped';
-      res.reason = row.reason;
-      if (row.reason === 'too_long' && tooLongWhy) res.message = tooLongWhy;
-    }
+    return { written, trainedTurns, ...(tooLong === undefined ? {} : { tooLong }) };
   }
 
   /**
@@ -408,7 +410,7 @@ export class RowProcessor {
     const keep = records.filter((r) => r.ids.length <= max);
     const over = records.filter((r) => r.ids.length > max).flatMap((r) => r.targets);
     const build = (piece: Conversation) => {
-      const b = buildRecords(piece, template, this.specials, this.mask, {
+      const b = buildRecords(piece, template, this.builder.specials, this.mask, {
         grouping: this.grouping,
         reasoning: this.settings.reasoning,
         stopTokens: this.tok.stopTokens,

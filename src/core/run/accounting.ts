@@ -4,7 +4,8 @@
  * errored, and the four add up per file; why a file fails the run; the totals.
  */
 import { codeMeaning } from '../codes';
-import type { FileReport, PrepareOptions, PrepareResult, RowProblemLine, RowResult } from './contract';
+import type { FileReport, PrepareOptions, PrepareResult, RowProblemLine } from './contract';
+import type { RowResult } from '../records/rowResult';
 import { mergeLengthStats, type LengthStatsBuilder } from './stats';
 import type { TokenCounter } from './tokenCounts';
 import { addTrainerCuts, emptyTrainerCuts } from '../trainers/trainers';
@@ -188,7 +189,6 @@ export function computeTotals(files: readonly FileReport[]): PrepareResult['tota
 }
 
 /** Name of the sidecar listing every dropped and errored row of a run (see {@link RowProblemLine}); defined in outputFiles.ts. */
-export { PROBLEMS_FILE } from './outputFiles';
 
 /** The `problems.jsonl` line (newline included) of a dropped or errored row. */
 export function problemLine(file: string, res: Pick<RowResult, 'fate' | 'line' | 'element' | 'reason' | 'code' | 'message'>): string {

@@ -1,64 +1,34 @@
 /**
- * The run contract: the option, progress, report and per-row result shapes
- * that `prepare` (run/pipeline.ts), its worker pool (run/pool.ts and
- * run/workerProtocol.ts), the report writers, the CLI and the extension share.
- * Types (and the one list of long-record policies): this module imports nothing at run time.
+ * The run contract: the option, progress and report shapes that `prepare` (run/pipeline.ts), its
+ * worker pool (run/pool.ts and run/workerProtocol.ts), the report writers, the CLI and the extension
+ * share; a row's settings and result are records/rowResult.ts (the row job's, below the run).
+ * Types only: this module imports nothing at run time.
  */
-import type { AnswerMode } from '../formats/base';
-import type { AppliedConfig } from '../read/appliedConfig';
-import type { Code } from '../codes';
+import type { AnswerMode } from '../types';
+import type { AppliedConfig } from '../formats/appliedConfig';
 import type { Grouping } from '../records/mask';
-import type { TemplateCheck } from '../templates/checkTemplate';
+import type { TemplateCheck } from '../records/checkTemplate';
 import type { TrainerCuts, TrainerId } from '../trainers/trainers';
-import type { MaskPolicy, ReasoningPolicy } from '../types';
 import type { RunOutputPaths } from './outputFiles';
 import type { LengthStats } from './stats';
-import type { RowShape } from './shapes';
+import type { LongPolicy, OutputFormat, RowSettings } from '../records/rowResult';
+import type { RowShape } from '../records/shapes';
+import type { MaskPolicy, ReasoningPolicy } from '../types';
 /** The status word of a file and of a run (`run/status.ts` decides it). */
 export type RunStatus = 'ok' | 'warnings' | 'degraded' | 'failed';
 
-/**
- * What happens to a record longer than `maxLength` tokens: `drop` it (`too_long`, the default),
- * `truncate` it to its first `maxLength` tokens, or `split` the conversation into pieces that each
- * end with a target turn (records/split.ts). The default first.
- */
-export const LONG_POLICIES = ['drop', 'truncate', 'split'] as const;
-
-/** One of {@link LONG_POLICIES}. */
-export type LongPolicy = (typeof LONG_POLICIES)[number];
 /** Options of one `prepare` run. All inputs of one run share one output folder. */
-export interface PrepareOptions {
+export interface PrepareOptions extends RowSettings {
   /** Input dataset files (absolute or relative to cwd). Folders are expanded by the caller (see `expandInputs`). */
   inputs: string[];
   /** Output folder; created if missing. */
   outDir: string;
-  /** Local Hugging Face model folder with tokenizer files; undefined = the embedded default (Qwen3). */
-  tokenizerDir?: string;
-  /** docs/loss-mask-rules.md "Targets"; default `assistant`. */
-  mask?: MaskPolicy;
-  /** Maximum record length in tokens; undefined = no limit. */
-  maxLength?: number;
-  /** Keep the first `maxLength` tokens instead of dropping `too_long` records (the same as `long: 'truncate'`). */
-  truncate?: boolean;
-  /** Records longer than `maxLength`: default `drop` (`truncate` when `truncate` is set). */
-  long?: LongPolicy;
-  /** docs/loss-mask-rules.md "Record grouping"; default `exact`. */
-  grouping?: Grouping;
-  /** Records with fewer trainable tokens than this are dropped (`too_few_trainable_tokens`); default 1 (a record needs one). */
-  minTrainableTokens?: number;
-  /** Extra variables for the chat template (`enable_thinking`, …). */
-  templateKwargs?: Record<string, unknown>;
   /**
    * Several answers to one prompt without a preference (`formats/shapes-answers.ts`): `best` (the best-scored),
    * `all` (one record each) or `first`; wins over eagle3prep.jsonc "reading" "answers". Default: best when the row
    * has a preference or scores, all otherwise.
    */
   answers?: AnswerMode;
-  /**
-   * `keep` (default): train the reasoning in the data where the model writes it; `drop`: remove every turn's
-   * reasoning before rendering (a drafter for a model served with thinking off, from data that has reasoning).
-   */
-  reasoning?: ReasoningPolicy;
   /** Exit 0 even when an input yields no record and no prompt. */
   allowEmpty?: boolean;
   /** A field-mapping file (issue 3, `formats/mapping.ts`); default: the nearest `eagle3prep.jsonc` beside each input. */
@@ -109,45 +79,12 @@ export interface PrepareOptions {
    */
   skipFailedFiles?: boolean;
   /**
-   * Write conversations that are identical after normalization once: the later
-   * ones are dropped with reason `duplicate`, across all files of the run (and
-   * of the runs sharing {@link PrepareHooks.dedup}); first occurrence in input order wins. A row holding several
-   * conversations is dropped when every one of them was written before, else written whole with its repeats
-   * noted `duplicate_conversation_kept` (one per repeat).
-   */
-  dedup?: boolean;
-  /**
    * Process only the first `sampleRows` rows of each file, write nothing (no
    * output folder is created), and estimate the whole run from the sample
    * (`PrepareResult.dryRun`).
    */
   dryRun?: { sampleRows: number };
-  /**
-   * Files the records are written to (docs/outputs.md): `jsonl` (default)
-   * `tokenized_data.jsonl`; `parquet` `tokenized_data.parquet` (schema in
-   * `parquetOutput.ts`); `both` the two, with the same records in the same order.
-   * `prompts_to_generate.jsonl` is JSONL whatever the format (`generate` reads it).
-   * `messages`: no records file; the written conversations, normalized, as `conversations.jsonl`
-   * (OpenAI `messages`, records/conversationLines.ts), and with `trainer` `eagle` also
-   * `conversations_sharegpt.jsonl` (ShareGPT `conversations`) — for the trainers that tokenize
-   * themselves (docs/outputs.md "Conversations"). Rows are processed (rendered, masked,
-   * tokenized) as in any run, so their fates, notes and token counts are the same.
-   */
-  format?: OutputFormat;
-  /**
-   * The trainer the records are for (`--trainer`, core/trainers/trainers.ts): the caller sets
-   * `maxLength` to its default length (unless given) with `long: 'split'`; the run then writes no
-   * `trainer_length_cut` note and the summary names the next command. Undefined: every trainer's
-   * default length is checked (`FileReport.trainerCuts`) and a loss noted.
-   */
-  trainer?: TrainerId;
 }
-
-/** The record file formats of a run (`--format`, the `eagle3prep.outputFormat` setting); the first is the default. */
-export const OUTPUT_FORMATS = ['jsonl', 'parquet', 'both', 'messages'] as const;
-
-/** One of {@link OUTPUT_FORMATS}. */
-export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 /** Progress event, emitted at most every ~100 ms and once at each file end. */
 export interface PrepareProgress {
@@ -226,7 +163,7 @@ export interface FileReport {
    */
   unreadFields?: Record<string, { count: number; lines: number[] }>;
   /**
-   * Rows read of each shape a chat-template probe stands for (`run/shapes.ts`): a template
+   * Rows read of each shape a chat-template probe stands for (`records/shapes.ts`): a template
    * finding counts against the file only when it has rows of the finding's shape. Absent in
    * reports of older versions (then every finding counts).
    */
@@ -250,7 +187,7 @@ export interface FileReport {
     size: number;
     mtimeMs: number;
     /**
-     * The `eagle3prep.jsonc` parts that applied to the file (read/appliedConfig.ts): compared with
+     * The `eagle3prep.jsonc` parts that applied to the file (formats/appliedConfig.ts): compared with
      * what applies now to tell whether a config change can change its records. Absent in reports of
      * older versions and in runs given `--mapping`.
      */
@@ -405,83 +342,6 @@ export interface PrepareResult {
   /** Set for a dry run: nothing was written; estimates from the first rows of each file. */
   dryRun?: { sampleRows: number; files: DryRunEstimate[] };
 }
-
-/**
- * What one row became, computed where the row was processed (inline or in a
- * pool worker, see `pool.ts`) and applied to its file's report and the outputs
- * in input order by the run's single writer. Plain structured-clone data.
- */
-export interface RowResult {
-  line: number;
-  /** The row's index among the rows sharing its line, when several do (`RawRow.element`). */
-  element?: number;
-  /** The row's fate (docs/loss-mask-rules.md "Records that are not written"). */
-  fate: 'written' | 'setAside' | 'dropped' | 'errored';
-  /** Drop reason code when `fate` is `dropped`; for an `errored` row, the error's code when it has one (`template_budget_exceeded`). */
-  reason?: string;
-  /** Error message when `fate` is `errored`; the normalizer's message when `dropped` (when it gave one). */
-  message?: string;
-  /** Error code (`core/codes.ts`) when `fate` is `errored`: `invalid_json`, `unknown_role`, `template_unsupported`, `template_error`, …. */
-  code?: string;
-  /** Note codes observed for the row, one entry per occurrence. */
-  notes: Code[];
-  /** Field paths of the row that were neither read nor known metadata (`Conversation.unreadFields`). */
-  unreadFields?: string[];
-  /** The shapes of the row's conversations (`run/shapes.ts`), for the template findings that concern the file. */
-  shapes?: RowShape[];
-  /** With `dedup`: a hash of each normalized conversation of the row (roles, texts, reasoning, tool calls, tools; 16 characters each, joined in the row's order), for written and set-aside rows. */
-  dedupKey?: string;
-  /** `tokenized_data.jsonl` lines (JSON of a {@link TokenizedRecord}, newline included), in record order. */
-  records: string[];
-  /** The `prompts_to_generate.jsonl` line when `fate` is `setAside`. */
-  prompt?: string;
-  /**
-   * With `format: messages`: one entry per written conversation of the row, in order: its id, its
-   * `conversations.jsonl` line and, with `trainer: eagle`, its `conversations_sharegpt.jsonl` line
-   * when EAGLE's reader can take it as it is (else a note says why it is not there). Newlines included.
-   */
-  conversations?: { id: string; messages: string; sharegpt?: string }[];
-  /** The conversation id of each record line (its `id` is it, or it + `#k`), for unique ids across the run (`run/uniqueIds.ts`). */
-  recordConvIds?: string[];
-  /** The id of each line of `prompt`. */
-  promptIds?: string[];
-  trainableTokens: number;
-  totalTokens: number;
-  /** `seq_len` of each written record, in record order. */
-  recordTokens: number[];
-  /** Trainable tokens of each written record, in record order. */
-  recordTrainable: number[];
-  /** Tokens of the conversation rendered once (`T`, docs/loss-mask-rules.md "Record grouping") when the row is written, else 0. */
-  renderedTokens: number;
-  /** Token ids of the written records with their counts over all tokens and over trainable tokens (run/tokenCounts.ts). */
-  tokenCounts?: TokenCountDelta;
-  /** What each trainer's default length does to the written records; absent when no record is longer than the shortest. */
-  trainerCuts?: TrainerCuts;
-}
-
-/** Counts of token ids in one row's written records: `ids` ascending and distinct, `all[k]` / `trained[k]` the counts of `ids[k]`. */
-export interface TokenCountDelta {
-  ids: Uint32Array;
-  all: Uint32Array;
-  trained: Uint32Array;
-}
-
-/** The settings a row processor needs; the same in every worker of a run. */
-export type RowSettings = Pick<
-  PrepareOptions,
-  | 'tokenizerDir'
-  | 'mask'
-  | 'maxLength'
-  | 'truncate'
-  | 'long'
-  | 'grouping'
-  | 'minTrainableTokens'
-  | 'templateKwargs'
-  | 'reasoning'
-  | 'dedup'
-  | 'trainer'
-  | 'format'
->;
 
 /** What a run reports about its tokenizer and chat template, found where the tokenizer is loaded (this thread or the first pool worker). */
 export interface RunSetup {

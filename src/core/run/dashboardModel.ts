@@ -11,7 +11,8 @@ import { CODES, codeMeaning, isDataChanging } from '../codes';
 import type { FileReport, PrepareResult, RowProblemLine } from './contract';
 import { distributionOf, niceBinWidth, type Distribution, type OutputStats } from './outputStats';
 import type { Distribution as LengthDistribution } from './stats';
-import { fileStatus, worstStatus, type RunStatus } from './status';
+import { fileStatus, worstStatus } from './status';
+import { type RunStatus } from './contract';
 
 /** One drop reason, error code or data-changing note, with its count. */
 export interface ReasonCount {

@@ -22,12 +22,14 @@ import { CONVERSATIONS_FILE, OUTPUT_FILES, recordsFileIn, TOKENIZED_DATA_PARQUET
 import { locateOutDir } from './runLocation';
 import type { FileReport, PrepareResult, RunStatus } from './contract';
 import { REPORT_SCHEMA_VERSION } from './report';
-import { fileReportOf, readRunReport, ReportReadError } from './readReport';
+import { fileReportOf, readRunReport } from './readReport';
+import { ReportReadError } from './report';
 import { fileStatus, fileWarnings } from './status';
 import { describeDifferences, differingSettings, runSettingsOfReport, type RunSettings } from './runSettings';
-import { appliedConfigOf, configStaleReasons } from '../read/appliedConfig';
-import { applyProjectConfig, findProjectConfig, loadProjectConfigFor, readingOptions, type ProjectConfig } from '../read/projectConfig';
-import { countRows, DATASET_FILE_RE, readRows } from '../read/readers';
+import { appliedConfigOf, configStaleReasons } from '../formats/appliedConfig';
+import { findProjectConfig, type ProjectConfig } from '../read/projectConfig';
+import { mappedRows, rowConfigFor } from '../formats/rowSource';
+import { countRows, DATASET_FILE_RE } from '../read/readers';
 import { rowKey } from './batches';
 import { filePlanOf } from './fileRows';
 import { defaultTokenizerDir, tokenizerFilesHashOf, tokenizerFilesStamp } from '../tokenizers/tokenizer';
@@ -72,7 +74,7 @@ export async function* scanRows(file: string, opts: { limit?: number; signal?: A
   const limit = opts.limit ?? Infinity;
   if (limit <= 0) return;
   let n = 0;
-  for await (const row of readRows(file, { signal: opts.signal })) {
+  for await (const row of mappedRows(file, { signal: opts.signal })) {
     const at = row.element === undefined ? { line: row.line } : { line: row.line, element: row.element };
     yield row.error !== undefined ? { ...at, error: row.error } : { ...at, value: row.value };
     if (++n >= limit) return;
@@ -95,10 +97,11 @@ export async function countDatasetRows(file: string, signal?: AbortSignal): Prom
  * @throws Error naming the file when it cannot be read; ProjectConfigError for an invalid config.
  */
 export async function detectDatasetFormat(file: string, signal?: AbortSignal): Promise<FormatDetection> {
-  const cfg = loadProjectConfigFor(file);
+  const config = rowConfigFor(file);
   const sample: unknown[] = [];
+  // scanRows applied the mapping entry already (read/readers).
   for await (const row of scanRows(file, { limit: DETECT_SAMPLE_SIZE * 2, signal })) {
-    if (row.error === undefined) sample.push(applyProjectConfig(row.value, cfg));
+    if (row.error === undefined) sample.push(config.apply(row.value, true));
     if (sample.length >= DETECT_SAMPLE_SIZE) break;
   }
   return detectFormat(sample);
@@ -250,7 +253,7 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   const runSettings = runSettingsOfReport(report);
   if (opts.settings) why.push(...describeDifferences(differingSettings(runSettings, opts.settings)));
   // eagle3prep.jsonc (role aliases, field mappings) decides how rows are read: a change that can change this file's
-  // records makes the output stale (read/appliedConfig.ts); a report without the applied config: a newer config file.
+  // records makes the output stale (formats/appliedConfig.ts); a report without the applied config: a newer config file.
   const beforeConfig = why.length;
   if (rec?.projectConfig) why.push(...configStaleReasons(abs, rec.projectConfig, appliedConfigOf(abs)));
   else {
@@ -434,7 +437,8 @@ export async function scanRowProblems(
   // extension host scanning a 1 GB file stays responsive (0 = never yield).
   const yieldEvery = opts.yieldEveryMs ?? 20;
   let lastYield = performance.now();
-  const cfg = opts.config ?? loadProjectConfigFor(file);
+  const config = rowConfigFor(file, { project: opts.config });
+  const cfg = config.project;
   const base = path.basename(file);
   const problems: RowProblem[] = [];
   let rowsRead = 0;
@@ -453,9 +457,10 @@ export async function scanRowProblems(
     if (row.error !== undefined) {
       problems.push({ line: row.line, code: 'invalid_json', message: row.error, severity: 'error' });
     } else if (planned?.kind !== 'part') {
-      const value = planned ? planned.value : applyProjectConfig(row.value, cfg);
+      // scanRows applied the mapping entry already (read/readers); the value keeps it for the field-mapping suggestion below.
+      const value = planned ? planned.value : config.apply(row.value, true);
       const source = row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element };
-      const outcome = normalizeRow(value, source, base, readingOptions(cfg?.reading));
+      const outcome = normalizeRow(value, source, base, config.reading);
       if (outcome.kind === 'dropped') {
         const p: RowProblem = { line: row.line, code: outcome.reason, message: outcome.message, severity: 'warning' };
         if (outcome.reason === 'unrecognized_shape' && row.value && typeof row.value === 'object' && !Array.isArray(row.value)) {

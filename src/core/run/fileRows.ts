@@ -10,8 +10,7 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
-import { applyProjectConfig, loadProjectConfigFor } from '../read/projectConfig';
-import { readRows } from '../read/readers';
+import { configuredRows, rowConfigFor } from '../formats/rowSource';
 import type { RecordViewer } from '../records/recordViewer';
 import type { FileRow, RecordView, RecordViewOptions, RowInput } from '../records/recordViewTypes';
 import { rowKey } from './batches';
@@ -55,26 +54,25 @@ export async function filePlanOf(file: string, signal?: AbortSignal): Promise<Re
 
 /** Reads a file as prepare's file-level pass does and plans every row (undefined when no pass reads the file). */
 async function planFile(file: string, signal?: AbortSignal): Promise<FilePlan> {
-  const project = loadProjectConfigFor(file);
-  const rows = readRows(file, { signal });
+  const config = rowConfigFor(file);
+  const rows = configuredRows(file, config, { signal });
   const head: { line: number; element?: number; value?: unknown; error?: string }[] = [];
   let it = await rows.next();
   while (!it.done && head.length < DETECT_SAMPLE_SIZE) {
     head.push(it.value);
     it = await rows.next();
   }
-  const det = detectFormat(head.filter((r) => r.error === undefined).map((r) => applyProjectConfig(r.value, project)));
-  const pass = filePassFor(det.format, project);
+  const det = detectFormat(head.filter((r) => r.error === undefined).map((r) => r.value));
+  const pass = filePassFor(det.format, config.project);
   if (!pass) {
     await rows.return(undefined);
     return undefined;
   }
   const keys: string[] = [];
   const hold = (r: { line: number; element?: number; value?: unknown; error?: string }) => {
-    const value = r.error === undefined ? applyProjectConfig(r.value, project) : undefined;
     const i = keys.length;
     keys.push(rowKey(r));
-    if (r.error === undefined) pass.add(i, value, r.line);
+    if (r.error === undefined) pass.add(i, r.value, r.line);
   };
   for (const r of head) hold(r);
   for (; !it.done; it = await rows.next()) hold(it.value);

@@ -12,9 +12,10 @@ import { describeCandidate, findConversations } from '../formats/discovery';
 import { conversationsOf, EXPECTED_SHAPES, normalizeDetailed } from '../formats/normalize';
 import { datasetKeys } from '../formats/fieldRoles';
 import { suggestMappingLine } from '../formats/mapping';
-import { readRows, type RawRow } from '../read/readers';
-import { applyProjectConfig, loadProjectConfigFor, readingOptions, type ProjectConfig } from '../read/projectConfig';
-import type { AnswerMode } from '../formats/base';
+import type { RawRow } from '../read/readers';
+import type { ProjectConfig } from '../read/projectConfig';
+import { configuredRows, rowConfigFor } from '../formats/rowSource';
+import type { AnswerMode } from '../types';
 import { filePassFor, type FilePass } from './oasstRun';
 import { prepareTurns, selectTargets } from '../records/turns';
 import { describeError, isInternalError } from '../errors';
@@ -157,8 +158,9 @@ async function inspectFileUnguarded(file: string, opts: InspectOptions, at: { li
   let firstUnrecognized: unknown;
 
   // The same eagle3prep.jsonc role aliases / field mappings / reading choices that prepare applies (projectConfig.ts).
-  const project = loadProjectConfigFor(file);
-  const normalizeOptions = readingOptions(project?.reading, { answers: opts.answers });
+  const config = rowConfigFor(file, { mapping: opts.mapping, answers: opts.answers });
+  const project = config.project;
+  const normalizeOptions = config.reading;
 
   /** Normalizes one row (or the value an OpenAssistant pass planned for it) into records / skipped. */
   const take = (row: RawRow, value: unknown) => {
@@ -212,7 +214,7 @@ async function inspectFileUnguarded(file: string, opts: InspectOptions, at: { li
   if (limit > 0) {
     // The first rows decide the format; an OpenAssistant flat export is then read whole and rebuilt into trees (formats/oasst.ts).
     const head: RawRow[] = [];
-    const rows = readRows(file, { mapping: opts.mapping });
+    const rows = configuredRows(file, config);
     let oasst: FilePass | undefined;
     const held: RawRow[] = []; // in OpenAssistant mode: every row, message rows without their value (the pass keeps what it needs)
     const hold = (row: RawRow) => {
@@ -231,9 +233,8 @@ async function inspectFileUnguarded(file: string, opts: InspectOptions, at: { li
       }
     };
     try {
-      for await (const raw of rows) {
-        at.line = raw.line;
-        const row = raw.error === undefined ? { ...raw, value: applyProjectConfig(raw.value, project) } : raw;
+      for await (const row of rows) {
+        at.line = row.line;
         rowsRead++;
         if (!decided) {
           head.push(row);

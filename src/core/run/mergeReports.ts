@@ -28,7 +28,7 @@ import { promptLines } from './promptLines';
 import { ParquetRecordsOutput, readParquetRecords, removeStaleRecordFiles } from './parquetOutput';
 import type { TokenizedRecord } from '../types';
 import type { FileReport, PrepareResult, RowProblemLine } from './contract';
-import type { RowShape } from './shapes';
+import type { RowShape } from '../records/shapes';
 import { computeTotals, emptyFileReport, fileFailure, leaveOut, runFailures, throughputOf } from './accounting';
 import { readReport, writeReports } from './report';
 import { applyStatus } from './status';

@@ -11,9 +11,10 @@ import type { Code } from '../codes';
 import type { DropReason } from '../types';
 import { EventLogFilePass } from '../formats/eventLog';
 import { OasstFilePass, type OasstPlan } from '../formats/oasst';
-import { applyProjectConfig, type ProjectConfig } from '../read/projectConfig';
+import type { ProjectConfig } from '../read/projectConfig';
 import type { RawRow } from '../read/readers';
-import type { FileReport, RowResult } from './contract';
+import type { FileReport } from './contract';
+import type { RowResult } from '../records/rowResult';
 
 /**
  * A file-level pass (`OasstFilePass`, `EventLogFilePass`): keeps the rows it reads, then plans every kept row;
@@ -32,14 +33,13 @@ export interface FilePass {
 /** What the run lends the pass: its row stream, its row sender and the report of the file. */
 export interface OasstRunIO {
   pass: FilePass;
-  /** Rows already read (for detection), then the rest one by one (undefined at the end). */
+  /** Rows already read (for detection), then the rest one by one (undefined at the end), eagle3prep.jsonc applied (formats/rowSource.ts). */
   head: RawRow[];
   next: () => Promise<RawRow | undefined>;
-  project: ProjectConfig | undefined;
   /** The run-wide index of the next row read (the shard key). */
   nextK: () => number;
-  /** Sends a row to be processed (`mapped`: its value is final, eagle3prep.jsonc already applied). */
-  take: (row: RawRow, k: number, mapped: boolean) => Promise<void>;
+  /** Sends a row to be processed (its value is final: eagle3prep.jsonc applied as it was read, or the row the pass wrote). */
+  take: (row: RawRow, k: number) => Promise<void>;
   /** Waits until every row sent is processed and applied. */
   drain: () => Promise<void>;
   /** Adds a row's result to the file's report. */
@@ -56,12 +56,11 @@ export interface OasstRunIO {
 
 /** Runs one file through a file-level pass (OpenAssistant flat export, agent CLI event log; see the module comment). */
 export async function runOasstFile(io: OasstRunIO): Promise<void> {
-  const { pass, project, shard, rep } = io;
+  const { pass, shard, rep } = io;
   const held: { row: RawRow; k: number }[] = [];
   const hold = (row: RawRow) => {
     io.signal?.throwIfAborted();
-    const value = row.error === undefined ? applyProjectConfig(row.value, project) : undefined;
-    held.push({ row: row.error === undefined && pass.add(held.length, value, row.line) ? { ...row, value: undefined } : row, k: io.nextK() });
+    held.push({ row: row.error === undefined && pass.add(held.length, row.value, row.line) ? { ...row, value: undefined } : row, k: io.nextK() });
   };
   for (const row of io.head) hold(row);
   io.head.length = 0;
@@ -72,7 +71,7 @@ export async function runOasstFile(io: OasstRunIO): Promise<void> {
   for (let i = 0; i < held.length; i++) {
     const { row, k } = held[i];
     const plan = plans.get(i);
-    if (!plan) await io.take(row, k, false);
+    if (!plan) await io.take(row, k);
     else if (plan.kind === 'part') {
       if (shard) {
         rep.rowsInFile!++;
@@ -81,7 +80,7 @@ export async function runOasstFile(io: OasstRunIO): Promise<void> {
       parts.push({ row, leaves: plan.leaves });
     } else {
       if (plan.kind === 'path') io.leafRows.set(io.rowKey(row), i);
-      await io.take({ ...row, value: plan.value }, held[plan.root].k, true);
+      await io.take({ ...row, value: plan.value }, held[plan.root].k);
     }
   }
   await io.drain();

@@ -1,62 +1,33 @@
 /**
- * The `prepare` job: read → detect → normalize → render → mask → tokenize → write.
- * The option/result shapes are the run contract (`./contract.ts`). Accounting rule (docs/loss-mask-rules.md "Records that are not
+ * The `prepare` job: read → detect → normalize → render → mask → tokenize → write. This module is
+ * the run: its outputs, the fail-early check, the files in order (each one a run/fileJob.ts
+ * `FileJob`), leaving a failed file out, the all-or-nothing commit. The option/result shapes are the run contract (`./contract.ts`). Accounting rule (docs/loss-mask-rules.md "Records that are not
  * written"): every row read ends written, set aside for generation, dropped
  * with a reason code, or errored; the four add up to the rows read, per file.
  */
-import { appliedConfigOf } from '../read/appliedConfig';
-import { rmdirSync, statSync } from 'node:fs';
+import { rmdirSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
-import type { NormalizeOptions } from '../formats/normalize';
-import { filePassFor, runOasstFile } from './oasstRun';
-import { applyProjectConfig, loadProjectConfigFor, readingOptions } from '../read/projectConfig';
-import { InlineExecutor, type RowBatch } from './pool';
-import { AtomicOutput, checkOutputDir, OutputError, removeCreatedIfEmpty, removeStaleTemps, writeFileAtomic } from './output';
-import { readRows, type RawRow } from '../read/readers';
+import { AtomicOutput, checkOutputDir, removeCreatedIfEmpty, removeStaleTemps, writeFileAtomic } from './output';
 import { removeStaleRecordFiles } from './parquetOutput';
 import { KEPT_REASON, RECORDS_DIR, removedReason, SPECULATORS_DIR } from './outputFiles';
 import { version as PACKAGE_VERSION } from '../../../package.json';
 import { writeReports } from './report';
-import { LengthStatsBuilder } from './stats';
 import { targetSizesOf, TokenCounter, tokenCountsJson } from './tokenCounts';
 import { longPolicyOf } from '../records/rowProcessor';
-import { RowProcessor } from '../records/rowProcessor';
 import type { MaskPolicy } from '../types';
-import { addDrop, applyRowResult, emptyFileReport, fileFailure, leaveOut, problemLine } from './accounting';
+import { emptyFileReport, fileFailure, leaveOut } from './accounting';
 import { fileWarnings } from './status';
 import { UniqueIds } from './uniqueIds';
 import { defaultIdBases } from './inputs';
-import type { DryRunEstimate, FileReport, PrepareHooks, PrepareOptions, PrepareResult, RowResult } from './contract';
-import { NULL_SINK, parquetMetadata, planOutputs, RecordOutputs, settle, type Sink } from './runOutputs';
-import { settingsOf, startExecutor } from './runSetup';
-import { estimate } from './dryRun';
-import { describeError, errorMessage, isInternalError } from '../errors';
+import type { FileReport, PrepareHooks, PrepareOptions, PrepareResult } from './contract';
+import { NULL_SINK, parquetMetadata, planOutputs, RecordOutputs, settle } from './runOutputs';
+import { startExecutor } from './runSetup';
+import { describeError, isInternalError } from '../errors';
 import { notProcessedFailure, preflightFile } from './preflight';
-import { BATCH_BYTES, BATCH_ROWS, rowKey, untilAborted } from './batches';
 import { assembleResult } from './runResult';
+import { FileJob, FileReadError, type FileJobRun, type RunSinks } from './fileJob';
 import { startMemTrace } from './memTrace';
-
-export type {
-  FileReport,
-  OutputFormat,
-  PrepareHooks,
-  PrepareOptions,
-  PrepareProgress,
-  PrepareResult,
-  RowProblemLine,
-  RowResult,
-  RowSettings,
-  RunSetup,
-} from './contract';
-export { RowProcessor } from '../records/rowProcessor';
-export { DATASET_EXTENSIONS, SMALL_INPUT_BYTES, defaultWorkerCount, defaultIdBases, defaultOutDir, groupByDefaultOutDir, expandInputs } from './inputs';
-export { applyRowResult, computeTotals, fileFailure, PROBLEMS_FILE, problemLine, runFailures } from './accounting';
-export { DRY_RUN_SAMPLE_ROWS } from './dryRun';
-export { runSetup } from './runSetup';
-
-/** Rows sampled from the start of a file to detect its format. */
-const DETECT_SAMPLE = DETECT_SAMPLE_SIZE;
+import type { OutputFormat } from '../records/rowResult';
 
 /** A run whose outputs are written to temporary files, not yet in place. */
 export interface StagedRun {
@@ -66,9 +37,6 @@ export interface StagedRun {
   /** Discards the temporary outputs; the output folder keeps its previous files. */
   abort(): Promise<void>;
 }
-
-/** A failure reading one input (damaged compression, unreadable file, bad eagle3prep.jsonc): it fails that file, not the whole run. */
-class FileReadError extends Error {}
 
 /**
  * Runs `prepare` over the inputs into one output folder.
@@ -129,275 +97,38 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
   const tok = setup.tokenizer;
   const templateCheck = setup.templateCheck;
   if (shard) hooks.log?.(`shard ${shard.index}/${shard.count}: rows whose run-wide index k has k mod ${shard.count} = ${shard.index}`);
-  const records: Sink =
-    dryRun || format === 'messages'
-      ? NULL_SINK
-      : new RecordOutputs(outputs, format, { createdBy: `eagle3-prep ${PACKAGE_VERSION}`, metadata: parquetMetadata(tok, opts) });
-  /** --format messages: conversations.jsonl, and conversations_sharegpt.jsonl with --trainer eagle (records/conversationLines.ts). */
-  const conversations: Sink = !dryRun && outputs.conversations ? new AtomicOutput(outputs.conversations) : NULL_SINK;
-  const sharegpt: Sink = !dryRun && outputs.conversationsSharegpt ? new AtomicOutput(outputs.conversationsSharegpt) : NULL_SINK;
-  const prompts: Sink = dryRun ? NULL_SINK : new AtomicOutput(outputs.promptsToGenerate);
-  /** problems.jsonl: every dropped and errored row (the report keeps only the first lines of each). */
-  const problems: Sink = dryRun ? NULL_SINK : new AtomicOutput(outputs.problems!);
+  const sinks = openSinks(outputs, format, dryRun !== null, tok, opts);
+  const { records, conversations, sharegpt, prompts, problems } = sinks;
   const files: FileReport[] = [];
   /** Token-id counts of the files kept (token_counts.json); each file counts on its own until it is known to be kept. */
   const counts = new TokenCounter();
-  let fileCounts = new TokenCounter();
-  let lengths = new LengthStatsBuilder();
-  const estimates: DryRunEstimate[] = [];
-  const largeRowBytes = opts.largeRowBytes ?? 2 * 1024 * 1024;
   const policy = { allowEmpty: opts.allowEmpty || (shard !== null && shard.count > 1), strict: opts.strict, maxErrorRate: opts.maxErrorRate };
   const seen = opts.dedup ? (hooks.dedup ?? new Set<string>()) : null;
-  /** Set once a file failed and files are not skipped: the run will write nothing, so rows are counted but no longer written. */
-  let doomed = false;
-  /** Processes large rows in this thread when the others go to a pool (loaded on the first one). */
-  let inline: InlineExecutor | undefined;
-  /** Run-wide row index (across files, every row the reader yields), for sharding. */
-  let globalRow = 0;
-  const idBases = defaultIdBases(opts.inputs.map((f) => resolve(f)));
-  /** The file being processed, for the memory trace (EAGLE3_MEM_TRACE, memTrace.ts). */
-  let tracedFile = '';
-  const stopTrace = startMemTrace('main', () => basename(tracedFile));
-
-  /** Reads, processes and writes one input; a read failure is recorded in its report (`failure`), other errors end the run. */
-  const processFile = async (fi: number, rep: FileReport): Promise<void> => {
-    const file = rep.file;
-    let bytesTotal = 0;
-    let project: ReturnType<typeof loadProjectConfigFor>;
-    try {
-      const inputStat = statSync(file);
-      bytesTotal = inputStat.size;
-      rep.input = { size: inputStat.size, mtimeMs: inputStat.mtimeMs };
-      // eagle3prep.jsonc (role aliases, field mappings) nearest to the file, applied before normalization.
-      project = loadProjectConfigFor(file);
-      // What of it applied to this file, for the staleness checks of the views (read/appliedConfig.ts).
-      const applied = opts.mapping ? undefined : appliedConfigOf(file);
-      if (applied && !('error' in applied)) rep.input.projectConfig = applied;
-    } catch (e) {
-      throw new FileReadError((e as Error).message);
-    }
-    if (project) hooks.log?.(`  project config: ${project.file}`);
-    let lastEmit = 0;
-    const emit = (bytesRead: number, force = false) => {
-      const now = Date.now();
-      if (!hooks.onProgress || (!force && now - lastEmit < 100)) return;
-      lastEmit = now;
-      hooks.onProgress({
-        file,
-        fileIndex: fi,
-        fileCount: opts.inputs.length,
-        rowsRead: rep.rowsRead,
-        recordsWritten: rep.recordsWritten,
-        bytesRead,
-        bytesTotal,
-        tokensWritten: rep.totalTokens,
-        rowsDropped: rep.rowsDropped,
-        rowsErrored: rep.rowsErrored,
-        workers,
-      });
-    };
-    hooks.log?.(`reading ${file}`);
-    tracedFile = file;
-    const rows = readRows(file, { signal: hooks.signal, mapping: opts.mapping });
-    const next = async () => {
-      try {
-        const r = await rows.next();
-        if (!r.done) lastLineRead = r.value.line;
-        return r;
-      } catch (e) {
-        if (hooks.signal?.aborted) throw hooks.signal.reason;
-        // A reader's own message names the file and what; a JavaScript error inside it also gets where it stopped.
-        throw new FileReadError(isInternalError(e) ? describeError(e, lastLineRead ? `after line ${lastLineRead}` : 'at its first row') : errorMessage(e));
-      }
-    };
-    const head: RawRow[] = [];
-    let it = await next();
-    while (!it.done && head.length < DETECT_SAMPLE) {
-      head.push(it.value);
-      it = await next();
-    }
-    const det = detectFormat(head.filter((r) => r.error === undefined).map((r) => applyProjectConfig(r.value, project)));
-    rep.format = det.format;
-    rep.evidence = det.evidence;
-    hooks.log?.(`  format: ${det.format} — ${det.evidence.join('; ')}`);
-    const fileBase = idBases.get(file) ?? basename(file);
-    // The file's reading choices (eagle3prep.jsonc "reading"), sent with every batch to where rows are normalized.
-    const normalize: NormalizeOptions = readingOptions(project?.reading, { answers: options.answers });
-    // OpenAssistant flat exports need the whole file before any row: their trees span it.
-    // So do agent CLI event logs: their conversations are parent chains across it (formats/eventLog.ts).
-    const oasst = filePassFor(det.format, project);
-    /** Rows of the OpenAssistant pass that carry a path (line/element key → held index), and their fates once applied. */
-    const leafRows = new Map<string, number>();
-    const leafFates = new Map<number, RowResult['fate']>();
-    // Rows go out in batches; results come back in submission order and are
-    // applied and written by this thread only, so the outputs are in input
-    // order whatever the number of workers. At most `window` batches are in
-    // flight: reading waits for the oldest one (backpressure).
-    const window = workers > 1 ? workers * 4 : 1;
-    const inFlight: { batch: Promise<RowResult[]>; bytes: number }[] = [];
-    let batch: RowBatch | null = null;
-    let batchBytes = 0;
-    let lastBytes = 0;
-    let sampled = 0;
-    const settleOldest = async () => {
-      const { batch: p, bytes } = inFlight.shift()!;
-      const results = await untilAborted(p, hooks.signal);
-      for (const res of results) {
-        if (leafRows.size) {
-          const i = leafRows.get(rowKey(res));
-          if (i !== undefined) leafFates.set(i, res.fate);
-        }
-        if (seen && res.dedupKey !== undefined && (res.fate === 'written' || res.fate === 'setAside')) {
-          // One 16-character key per conversation of the row (several when the row holds several conversations).
-          const keys = res.dedupKey.match(/[\s\S]{16}/g) ?? [res.dedupKey];
-          const repeated = keys.filter((k) => seen.has(k)).length;
-          if (repeated === keys.length) {
-            // The same conversation was written (or set aside) earlier in this run: counted as dropped, not written again.
-            rep.rowsRead++;
-            for (const n of res.notes) rep.notes[n] = (rep.notes[n] ?? 0) + 1;
-            addDrop(rep, res.line, 'duplicate');
-            if (!doomed) await problems.write(problemLine(file, { ...res, fate: 'dropped', reason: 'duplicate', message: undefined }));
-            continue;
-          }
-          for (const k of keys) {
-            if (seen.has(k)) continue;
-            seen.add(k);
-            addedKeys.push(k);
-          }
-          // A row holding new conversations beside ones already written is written whole: its repeats are counted, visibly.
-          for (let i = 0; i < repeated; i++) res.notes.push('duplicate_conversation_kept');
-        }
-        addedIds.push(...uniqueIds.apply(res));
-        applyRowResult(rep, res, lengths, fileCounts);
-        if (doomed) continue;
-        for (const line of res.records) await records.write(line);
-        for (const c of res.conversations ?? []) {
-          await conversations.write(c.messages);
-          if (c.sharegpt !== undefined) await sharegpt.write(c.sharegpt);
-        }
-        if (res.prompt) await prompts.write(res.prompt);
-        if (res.fate === 'dropped' || res.fate === 'errored') await problems.write(problemLine(file, res));
-      }
-      emit(bytes);
-    };
-    const flush = async () => {
-      if (!batch) return;
-      const p = executor.run(batch);
-      p.catch(() => {}); // awaited in order by settleOldest; a failure must not surface unhandled meanwhile
-      inFlight.push({ batch: p, bytes: lastBytes });
-      batch = null;
-      batchBytes = 0;
-      while (inFlight.length >= window) await settleOldest();
-    };
-    /**
-     * Sends row `row` (run-wide index `k`, the shard key) to be processed. `mapped`: its value is already the
-     * one to normalize (eagle3prep.jsonc applied, or a row the OpenAssistant pass wrote).
-     */
-    const take = async (row: RawRow, k: number, mapped = false) => {
-      hooks.signal?.throwIfAborted();
-      if (shard) {
-        rep.rowsInFile!++;
-        if (k % shard.count !== shard.index) {
-          lastBytes = row.bytes; // other shards' rows do not count toward the next row's size
-          return;
-        }
-      }
-      sampled++;
-      // eagle3prep.jsonc role aliases / field mappings, applied here so every worker sees the mapped row.
-      if (project && !mapped && row.error === undefined) row = { ...row, value: applyProjectConfig(row.value, project) };
-      const rowBytes = Math.max(0, row.bytes - lastBytes);
-      if (workers > 1 && rowBytes > largeRowBytes) {
-        // A large row: processed here, in order (the batches before it stay in flight).
-        await flush();
-        lastBytes = row.bytes;
-        inline ??= new InlineExecutor(new RowProcessor(settingsOf(opts)));
-        const b: RowBatch = { file, fileBase, normalize, rows: [{ line: row.line, element: row.element, value: row.value, error: row.error }] };
-        const p = Promise.resolve().then(() => inline!.run(b));
-        p.catch(() => {});
-        inFlight.push({ batch: p, bytes: lastBytes });
-        while (inFlight.length >= window) await settleOldest();
-        return;
-      }
-      batch ??= { file, fileBase, normalize, rows: [] };
-      batch.rows.push({ line: row.line, element: row.element, value: row.value, error: row.error });
-      batchBytes += rowBytes;
-      lastBytes = row.bytes;
-      if (batch.rows.length >= BATCH_ROWS || batchBytes >= BATCH_BYTES) await flush();
-    };
-    const sampleDone = () => dryRun !== null && sampled >= dryRun.sampleRows;
-    /** problems.jsonl lines of OpenAssistant message rows whose fate follows their paths' (applied after the paths). */
-    const partProblems: string[] = [];
-    let headLeft = false;
-    try {
-      if (oasst) {
-        await runOasstFile({
-          pass: oasst,
-          head,
-          next: async () => {
-            if (it.done) return undefined;
-            const row = it.value;
-            it = await next();
-            return row;
-          },
-          project,
-          nextK: () => globalRow++,
-          take,
-          drain: async () => {
-            await flush();
-            while (inFlight.length) await settleOldest();
-          },
-          apply: (res) => {
-            applyRowResult(rep, res);
-            if (res.fate === 'dropped' || res.fate === 'errored') partProblems.push(problemLine(file, res));
-          },
-          leafRows,
-          leafFates,
-          rowKey,
-          rep,
-          shard,
-          signal: hooks.signal,
-          log: hooks.log,
-        });
-        if (!doomed) for (const line of partProblems) await problems.write(line);
-      } else {
-        for (const row of head) {
-          if (sampleDone()) {
-            headLeft = true; // the sample ended inside the rows read for detection: the file was not read to its end
-            break;
-          }
-          await take(row, globalRow++);
-        }
-        head.length = 0;
-        while (!it.done && !sampleDone()) {
-          await take(it.value, globalRow++);
-          it = await next();
-        }
-      }
-      await flush();
-      while (inFlight.length) await settleOldest();
-    } finally {
-      await rows.return(undefined); // closes the file when the run stops early
-    }
-    rep.lengths = lengths.result();
-    if (dryRun) estimates.push(estimate(rep, lastBytes, bytesTotal, it.done === true && !headLeft));
-    emit(it.done && !headLeft ? bytesTotal : lastBytes, true);
-    hooks.log?.(
-      `  rows ${rep.rowsRead}: written ${rep.rowsWritten} (${rep.recordsWritten} records), set aside ${rep.rowsSetAside}, dropped ${rep.rowsDropped}, errored ${rep.rowsErrored}`,
-    );
+  /** What every file's job shares (run/fileJob.ts); `doomed`, `globalRow` and `inline` are run-wide state the jobs advance. */
+  const run: FileJobRun = {
+    opts,
+    hooks,
+    executor,
+    workers,
+    sinks,
+    seen,
+    uniqueIds: new UniqueIds(),
+    idBases: defaultIdBases(opts.inputs.map((f) => resolve(f))),
+    shard,
+    dryRun,
+    largeRowBytes: opts.largeRowBytes ?? 2 * 1024 * 1024,
+    estimates: [],
+    doomed: false,
+    globalRow: 0,
   };
-
-  /** Line of the last row the current file's reader gave (0 before the first), for the message of a failure. */
-  let lastLineRead = 0;
-  /** Dedup keys added by the current file (removed again when the file is skipped). */
-  let addedKeys: string[] = [];
-  /** Ids of the current file's records and prompts (taken back when the file is skipped). */
-  let addedIds: string[] = [];
-  const uniqueIds = new UniqueIds();
   // Fail early: every input's first rows are read before any file is processed, so a file that cannot be read or
   // holds nothing recognizable fails the run (or is skipped) before the other files' work is spent.
   const early = new Map<string, string>();
   /** Files not processed because an earlier check failed the run (without --skip-failed-files). */
   const notProcessed: string[] = [];
+  /** The file being processed, for the memory trace (EAGLE3_MEM_TRACE, memTrace.ts). */
+  let tracedFile = '';
+  const stopTrace = startMemTrace('main', () => basename(tracedFile));
   try {
     // (inside the try: a cancel during these reads cleans up like one during the rows)
     for (const input of opts.inputs) {
@@ -425,46 +156,11 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
         if (opts.skipFailedFiles) {
           leaveOut(rep);
           hooks.log?.(`  skipped (--skip-failed-files): ${earlyFailure}`);
-        } else doomed = true;
+        } else run.doomed = true;
         continue;
       }
-      const marks = [records.bytesWritten, prompts.bytesWritten, problems.bytesWritten, conversations.bytesWritten, sharegpt.bytesWritten];
-      addedKeys = [];
-      addedIds = [];
-      lengths = new LengthStatsBuilder();
-      fileCounts = new TokenCounter();
-      lastLineRead = 0;
-      try {
-        await processFile(fi, rep);
-      } catch (e) {
-        if (isInternalError(e) && !hooks.signal?.aborted) {
-          // A bug met on this file's data fails the file (skipped with --skip-failed-files), with where it stopped and what.
-          rep.failure = `${rep.file}: ${describeError(e, `processing stopped ${lastLineRead ? `after line ${lastLineRead}` : 'at its first row'}`)}`;
-        } else if (e instanceof FileReadError) {
-          // reader messages usually name the file already ("cannot read F: …"); the failure names it once
-          const first = e.message.split('\n')[0].replace(`cannot read ${rep.file}: `, '');
-          rep.failure = `${rep.file}: cannot read: ${first}`;
-        } else throw e;
-        hooks.log?.(`  ${rep.failure}`);
-      }
-      const why = fileFailure(rep, { ...policy, warnings: fileWarnings(rep, templateCheck) });
-      if (!why) {
-        if (fileCounts.records) counts.addFile(fileCounts.result({ name: '', hash: '' }, null));
-        continue;
-      }
-      rep.failure = why;
-      if (opts.skipFailedFiles) {
-        // Left out: its rows are taken back out of the outputs and the dedup set.
-        leaveOut(rep);
-        await records.rollback(marks[0]);
-        await prompts.rollback(marks[1]);
-        await problems.rollback(marks[2]);
-        await conversations.rollback(marks[3]);
-        await sharegpt.rollback(marks[4]);
-        for (const k of addedKeys) seen?.delete(k);
-        uniqueIds.forget(addedIds);
-        hooks.log?.(`  skipped (--skip-failed-files): ${why}`);
-      } else doomed = true;
+      tracedFile = rep.file;
+      await runFile(run, fi, rep, { policy, templateCheck, counts });
     }
     // A cancel that arrives after the last row still cancels: nothing is committed.
     hooks.signal?.throwIfAborted();
@@ -472,13 +168,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     // Cleanup never replaces the run's error, and every temporary file is removed even when a step of it fails.
     stopTrace();
     await settle(executor.close());
-    await records.abort();
-    await settle(prompts.abort());
-    await settle(problems.abort());
-    await settle(conversations.abort());
-    await settle(sharegpt.abort());
-    removeEmptyRecordFolders(outDir);
-    removeCreatedIfEmpty(outDir, createdDir);
+    await abortOutputs(sinks, outDir, createdDir);
     throw e;
   }
   await executor.close();
@@ -498,7 +188,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     policy,
     shard,
     dryRun,
-    estimates,
+    estimates: run.estimates,
   });
   if (notProcessed.length) {
     result.notProcessed = notProcessed;
@@ -547,15 +237,89 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
     abort: async () => {
       if (settled) return;
       settled = true;
-      await records.abort();
-      await settle(prompts.abort());
-      await settle(problems.abort());
-      await settle(conversations.abort());
-      await settle(sharegpt.abort());
-      removeEmptyRecordFolders(outDir);
-      removeCreatedIfEmpty(outDir, createdDir);
+      await abortOutputs(sinks, outDir, createdDir);
     },
   };
+}
+
+/** The run's outputs, as temporary files until the commit (a dry run writes nothing; `--format messages` no records). */
+function openSinks(
+  outputs: ReturnType<typeof planOutputs>['outputs'],
+  format: OutputFormat,
+  dryRun: boolean,
+  tok: Parameters<typeof parquetMetadata>[0],
+  opts: Parameters<typeof parquetMetadata>[1],
+): RunSinks {
+  return {
+    records:
+      dryRun || format === 'messages'
+        ? NULL_SINK
+        : new RecordOutputs(outputs, format, { createdBy: `eagle3-prep ${PACKAGE_VERSION}`, metadata: parquetMetadata(tok, opts) }),
+    /** --format messages: conversations.jsonl, and conversations_sharegpt.jsonl with --trainer eagle (records/conversationLines.ts). */
+    conversations: !dryRun && outputs.conversations ? new AtomicOutput(outputs.conversations) : NULL_SINK,
+    sharegpt: !dryRun && outputs.conversationsSharegpt ? new AtomicOutput(outputs.conversationsSharegpt) : NULL_SINK,
+    prompts: dryRun ? NULL_SINK : new AtomicOutput(outputs.promptsToGenerate),
+    /** problems.jsonl: every dropped and errored row (the report keeps only the first lines of each). */
+    problems: dryRun ? NULL_SINK : new AtomicOutput(outputs.problems!),
+  };
+}
+
+/** Discards the run's temporary outputs and the folders it created empty; a failing step does not stop the others. */
+async function abortOutputs(sinks: RunSinks, outDir: string, createdDir: string | undefined): Promise<void> {
+  await sinks.records.abort();
+  await settle(sinks.prompts.abort());
+  await settle(sinks.problems.abort());
+  await settle(sinks.conversations.abort());
+  await settle(sinks.sharegpt.abort());
+  removeEmptyRecordFolders(outDir);
+  removeCreatedIfEmpty(outDir, createdDir);
+}
+
+/**
+ * Processes one input file of the run (a {@link FileJob}) and decides whether it is kept: a read failure or a bug
+ * met on its data fails it (`rep.failure`); a failed file is left out with `--skip-failed-files` (its rows taken back
+ * out of the outputs, the dedup set and the ids), else the run is doomed. A kept file's token counts join `counts`.
+ * @throws the abort reason; any other error ends the run
+ */
+async function runFile(
+  run: FileJobRun,
+  fi: number,
+  rep: FileReport,
+  ctx: { policy: Parameters<typeof fileFailure>[1]; templateCheck: PrepareResult['templateCheck']; counts: TokenCounter },
+): Promise<void> {
+  const { sinks, hooks, opts } = run;
+  const order = [sinks.records, sinks.prompts, sinks.problems, sinks.conversations, sinks.sharegpt];
+  const marks = order.map((s) => s.bytesWritten);
+  const job = new FileJob(run, fi, rep);
+  try {
+    await job.process();
+  } catch (e) {
+    if (isInternalError(e) && !hooks.signal?.aborted) {
+      // A bug met on this file's data fails the file (skipped with --skip-failed-files), with where it stopped and what.
+      rep.failure = `${rep.file}: ${describeError(e, `processing stopped ${job.lastLineRead ? `after line ${job.lastLineRead}` : 'at its first row'}`)}`;
+    } else if (e instanceof FileReadError) {
+      // reader messages usually name the file already ("cannot read F: …"); the failure names it once
+      const first = e.message.split('\n')[0].replace(`cannot read ${rep.file}: `, '');
+      rep.failure = `${rep.file}: cannot read: ${first}`;
+    } else throw e;
+    hooks.log?.(`  ${rep.failure}`);
+  }
+  const why = fileFailure(rep, { ...ctx.policy, warnings: fileWarnings(rep, ctx.templateCheck) });
+  if (!why) {
+    if (job.counts.records) ctx.counts.addFile(job.counts.result({ name: '', hash: '' }, null));
+    return;
+  }
+  rep.failure = why;
+  if (!opts.skipFailedFiles) {
+    run.doomed = true;
+    return;
+  }
+  // Left out: its rows are taken back out of the outputs and the dedup set.
+  leaveOut(rep);
+  for (let i = 0; i < order.length; i++) await order[i].rollback(marks[i]);
+  for (const k of job.addedKeys) run.seen?.delete(k);
+  run.uniqueIds.forget(job.addedIds);
+  hooks.log?.(`  skipped (--skip-failed-files): ${why}`);
 }
 
 /**
@@ -570,5 +334,3 @@ function removeEmptyRecordFolders(outDir: string): void {
       /* not there, or holds a previous run's files */
     }
 }
-
-export { OutputError };

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { NormalizeOptions } from '../formats/normalize';
 import type { RowProcessor } from '../records/rowProcessor';
-import type { RowResult, RowSettings, RunSetup } from './contract';
+import type { RunSetup } from './contract';
+import type { RowResult, RowSettings } from '../records/rowResult';
 import { isFromPoolWorkerMessage, type PoolWorkerData, type RowBatchMessage } from './workerProtocol';
 
 /** Rows of one file sent together: `{line, value}` or `{line, error}` as the reader yielded them. */

@@ -8,8 +8,8 @@ import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../formats/detect';
 import { normalizeDetailed } from '../formats/normalize';
-import { applyProjectConfig, loadProjectConfigFor, readingOptions } from '../read/projectConfig';
-import { readRows, type RawRow } from '../read/readers';
+import { configuredRows, rowConfigFor, type RowConfig } from '../formats/rowSource';
+import type { RawRow } from '../read/readers';
 
 /** Rows of each file the first look reads: the rows `prepare` detects the format from (its first batch of decisions). */
 export const PREFLIGHT_ROWS = DETECT_SAMPLE_SIZE;
@@ -50,21 +50,21 @@ export async function preflightFile(file: string, opts: PreflightOptions = {}): 
     const first = ((e as Error)?.message ?? String(e)).split('\n')[0].replace(`cannot read ${file}: `, '');
     return { kind: 'unreadable', message: `${file}: cannot read: ${first}` };
   };
-  let project: ReturnType<typeof loadProjectConfigFor>;
+  let config: RowConfig;
   try {
     statSync(file);
-    project = loadProjectConfigFor(file);
+    config = rowConfigFor(file, { mapping: opts.mapping });
   } catch (e) {
     return unreadable(e);
   }
-  const options = readingOptions(project?.reading);
+  const options = config.reading;
   const fileBase = basename(file);
   let read = 0;
   let invalid = 0;
   let unrecognized = 0;
   let recognized = 0;
   const sample: unknown[] = [];
-  const rows = readRows(file, { signal: opts.signal, mapping: opts.mapping });
+  const rows = configuredRows(file, config, { signal: opts.signal });
   try {
     for (;;) {
       let it: IteratorResult<RawRow>;
@@ -79,7 +79,7 @@ export async function preflightFile(file: string, opts: PreflightOptions = {}): 
       read++;
       if (row.error !== undefined) invalid++;
       else {
-        const value = applyProjectConfig(row.value, project);
+        const value = row.value;
         sample.push(value);
         const source = row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element };
         if (normalizeDetailed(value, source, fileBase, options).handler) recognized++;

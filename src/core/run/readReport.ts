@@ -11,8 +11,6 @@ import type { FileReport, PrepareResult, RowProblemLine } from './contract';
 import { OUTPUT_FILES, PROBLEMS_FILE, RECORDS_DIR, SPECULATORS_DIR, TOKENIZED_DATA_PARQUET } from './outputFiles';
 import { readReport, type ReadReport } from './report';
 
-export { ReportReadError, type ReadReport } from './report';
-
 /**
  * Reads `report.json` through `report.ts` `readReport` (schema 2 snake_case converted to the
  * in-memory shape; schema 1 taken as it is) and points its outputs at the folder the report is in

@@ -23,7 +23,7 @@ import { fromSnakeJson, toSnakeJson } from './jsonCase';
 import type { FileReport, PrepareResult, RunStatus, RunWarning } from './contract';
 import { isTemplateNote, settingNotesOf } from './status';
 import type { Distribution, LengthStats } from './stats';
-import { nextStepsOfRun } from '../trainers/nextSteps';
+import { nextStepsOfRun } from './nextSteps';
 import { TRAINER_IDS, TRAINERS, type TrainerCuts } from '../trainers/trainers';
 
 /**

@@ -19,8 +19,9 @@ import { ParquetRecordsOutput } from './parquetOutput';
 import { SpeculatorsDatasetOutput } from './speculatorsOutput';
 import { version as PACKAGE_VERSION } from '../../../package.json';
 import type { MaskPolicy } from '../types';
-import { OUTPUT_FORMATS } from './contract';
-import type { OutputFormat, PrepareOptions, PrepareResult, RunSetup } from './contract';
+import { OUTPUT_FORMATS } from '../records/rowResult';
+import type { PrepareOptions, PrepareResult, RunSetup } from './contract';
+import type { OutputFormat } from '../records/rowResult';
 
 /**
  * The output folder, format and paths of a run; throws when the format is unknown or an input is one of the outputs.

@@ -3,7 +3,8 @@ import { explainUnusableInput } from './inspect';
 import { computeTotals, runFailures, throughputOf, type FailurePolicy } from './accounting';
 import { applyStatus } from './status';
 import { sharegptEmptyReason } from './conversationsNote';
-import type { DryRunEstimate, FileReport, LongPolicy, OutputFormat, PrepareOptions, PrepareResult, RunSetup } from './contract';
+import type { DryRunEstimate, FileReport, PrepareOptions, PrepareResult, RunSetup } from './contract';
+import type { LongPolicy, OutputFormat } from '../records/rowResult';
 import type { MaskPolicy } from '../types';
 
 /** What {@link assembleResult} reads: the run's options, its outputs and its file reports. */

@@ -13,7 +13,8 @@
  */
 import { GROUPINGS, type Grouping } from '../records/mask';
 import { MASK_POLICIES, REASONING_POLICIES, type MaskPolicy, type ReasoningPolicy } from '../types';
-import { LONG_POLICIES, type LongPolicy, type PrepareOptions, type PrepareResult } from './contract';
+import { type PrepareOptions, type PrepareResult } from './contract';
+import { LONG_POLICIES, type LongPolicy } from '../records/rowResult';
 
 /** The record-deciding settings of a run, resolved (no field left to a default). */
 export interface RunSettings {

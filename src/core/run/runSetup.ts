@@ -1,10 +1,11 @@
 /** Starting a `prepare` run (docs/scale.md): the row executor (this thread or a worker pool), the tokenizer and the chat-template check. */
 import { availableParallelism } from 'node:os';
-import { checkTemplate } from '../templates/checkTemplate';
+import { checkTemplate } from '../records/checkTemplate';
 import { InlineExecutor, WorkerPool, type RowExecutor } from './pool';
 import { RowProcessor } from '../records/rowProcessor';
 import { TokenizerLoadError, type TargetTokenizer } from '../tokenizers/tokenizer';
-import type { PrepareHooks, PrepareOptions, RowSettings, RunSetup } from './contract';
+import type { PrepareHooks, PrepareOptions, RunSetup } from './contract';
+import type { RowSettings } from '../records/rowResult';
 
 /**
  * Starts the run's row executor and logs what it loaded (tokenizer, chat template, workers).

@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import { recordViewerFor } from '../records/recordView';
-import { checkTemplate } from '../templates/checkTemplate';
+import { checkTemplate } from '../records/checkTemplate';
 import { loadTokenizer } from '../tokenizers/tokenizer';
 import { scanRowProblems } from './datasetScan';
 import { viewRow } from './fileRows';

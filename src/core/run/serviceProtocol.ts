@@ -8,7 +8,7 @@
  * neither freeze nor crash it. Plain structured-clone data; no `vscode`.
  */
 import type { RecordView, RecordViewOptions, RowInput } from '../records/recordView';
-import type { TemplateCheck } from '../templates/checkTemplate';
+import type { TemplateCheck } from '../records/checkTemplate';
 import type { OutputStats } from './outputStats';
 import type { RowProblems } from './datasetScan';
 

@@ -17,9 +17,7 @@
  */
 import { CODES, codeMeaning, codeRemedyFor, isDataChanging, isDegrading, isSettingNote } from '../codes';
 import type { FileReport, PrepareResult, RunStatus, RunWarning } from './contract';
-import { probeConcerns } from './shapes';
-
-export type { RunStatus } from './contract';
+import { probeConcerns } from '../records/shapes';
 
 /** Status order, best first: the run's status is the worst of its files'. */
 export const STATUS_ORDER: readonly RunStatus[] = ['ok', 'warnings', 'degraded', 'failed'];
@@ -35,7 +33,7 @@ export function dataChangingCodes(f: Pick<FileReport, 'notes' | 'dropped'>): { c
 /**
  * The chat template check's data-changing findings (`core/codes.ts` kind `template`), with the probes that showed each;
  * with `shapes` (a file's rows per shape, `FileReport.shapes`) only the findings of probes that stand for a shape the
- * file has rows of (`run/shapes.ts`).
+ * file has rows of (`records/shapes.ts`).
  */
 export function templateWarnings(check: PrepareResult['templateCheck'], shapes?: FileReport['shapes'] | 'all'): { code: string; count: number }[] {
   const out = new Map<string, number>();

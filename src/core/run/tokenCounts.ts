@@ -18,7 +18,7 @@
  */
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
-import type { TokenCountDelta } from './contract';
+import type { TokenCountDelta } from '../records/rowResult';
 import { TOKEN_COUNTS_FILE } from './outputFiles';
 import { tokenizerJsonSize } from '../tokenizers/modelFolder';
 
@@ -42,34 +42,6 @@ export interface TokenCountsFile {
   ids: number[];
   all: number[];
   trainable: number[];
-}
-
-/**
- * Counts one row's records into a {@link TokenCountDelta} (structured-clone data for the pool).
- * @param records `[input_ids, loss_mask]` of each written record
- */
-export function countRowTokens(records: readonly { ids: readonly number[]; mask: readonly number[] }[]): TokenCountDelta {
-  // One key per token, id × 2 + trainable, sorted as numbers (a typed array sorts natively): each id's run of keys
-  // gives its count, and the keys ending in 1 its trainable count. Token ids are below 2^31.
-  let n = 0;
-  for (const r of records) n += r.ids.length;
-  const keys = new Uint32Array(n);
-  let j = 0;
-  for (const r of records) for (let k = 0; k < r.ids.length; k++) keys[j++] = r.ids[k] * 2 + (r.mask[k] ? 1 : 0);
-  keys.sort();
-  let distinct = 0;
-  for (let k = 0; k < n; k++) if (k === 0 || keys[k] >>> 1 !== keys[k - 1] >>> 1) distinct++;
-  const ids = new Uint32Array(distinct);
-  const all = new Uint32Array(distinct);
-  const trained = new Uint32Array(distinct);
-  let d = -1;
-  for (let k = 0; k < n; k++) {
-    const id = keys[k] >>> 1;
-    if (d < 0 || ids[d] !== id) ids[++d] = id;
-    all[d]++;
-    trained[d] += keys[k] & 1;
-  }
-  return { ids, all, trained };
 }
 
 /** Run-wide counts, in dense arrays that grow with the largest id seen. */

@@ -4,7 +4,7 @@
  * the run gets `<id>~2`, `<id>~3`, … in its records (`<id>~2#0`, …) and prompt
  * lines, and the row the note `duplicate_id_renamed`.
  */
-import type { RowResult } from './contract';
+import type { RowResult } from '../records/rowResult';
 
 export class UniqueIds {
   /** Ids used so far → the last suffix given to a duplicate of it (1: used once). */

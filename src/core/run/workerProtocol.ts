@@ -6,7 +6,8 @@
  * structured-clone data (no functions, no class instances, no AbortSignal).
  * This module has no runtime dependencies and must never import `vscode`.
  */
-import type { PrepareOptions, PrepareProgress, PrepareResult, RowResult, RowSettings, RunSetup } from './contract';
+import type { PrepareOptions, PrepareProgress, PrepareResult, RunSetup } from './contract';
+import type { RowResult, RowSettings } from '../records/rowResult';
 import type { NormalizeOptions } from '../formats/base';
 
 /** `workerData` of a worker started for one `prepare` run. */

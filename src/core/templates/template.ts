@@ -16,9 +16,6 @@ import type { NamedTemplate, SpecialTokenVars } from '../tokenizers/tokenizer';
 import { probeTemplate, type TemplateProbes } from './probes';
 import { jsonTextDepth, MAX_JSON_DEPTH } from '../jsonDepth';
 
-export { TemplateBudgetError, TemplateRenderError } from './errors';
-export { pythonFloatRepr } from './jinja';
-
 /** Options of a {@link ChatTemplate}. */
 export interface ChatTemplateOptions {
   /** Limits of one render (renderBudget.ts; unset fields keep their defaults). */

@@ -26,7 +26,6 @@
  *
  * Pure Node (no `vscode`).
  */
-import { applyMapping, mappingFor } from '../../formats/mapping';
 import { containerKind, statFile, readWhole, throwIfAborted } from './containers';
 import { isJsonDocument, numberSharedLines, parseJsonDocument, isPlainObject, wholeArrayRow } from './jsonDocument';
 import { countLines, isBlank, parseLine, streamLines } from './jsonl';
@@ -64,24 +63,13 @@ export const DATASET_FILE_RE = /\.(jsonl|ndjson|json|traj|parquet)(\.gz|\.zst)?$
  * row with `error` at the line of the parse error. `bytes` is the file size
  * scaled by the element's end offset (the file is already read).
  *
- * With a field mapping (`opts.mapping`, or a workspace `eagle3prep.jsonc`),
- * each parsed row is rewritten by it (`formats/mapping.ts`).
+ * Rows are as the file holds them: `eagle3prep.jsonc` and field mappings are
+ * applied above this room, by the row source (`formats/rowSource.ts`).
  *
  * @throws Error naming the file when it is missing, a directory or unreadable;
  *   the signal's reason when `opts.signal` aborts; Error naming a mapping file that does not parse.
  */
 export async function* readRows(file: string, opts: ReadOptions = {}): AsyncGenerator<RawRow> {
-  const mapping = opts.mapping === false ? undefined : mappingFor(file, opts.mapping);
-  if (!mapping) {
-    yield* readRawRows(file, opts);
-    return;
-  }
-  for await (const row of readRawRows(file, opts)) {
-    yield row.error === undefined ? { ...row, value: applyMapping(row.value, mapping.entry, mapping.source) } : row;
-  }
-}
-
-async function* readRawRows(file: string, opts: ReadOptions): AsyncGenerator<RawRow> {
   const size = await statFile(file);
   const kind = await containerKind(file);
   if (kind === 'parquet') {

@@ -10,8 +10,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse, type ParseError } from 'jsonc-parser';
-import { jsonBreakDescription } from '../../formats/content';
-import { jsonTextDepth, MAX_JSON_DEPTH, tooDeepMessage } from '../../jsonDepth';
+import { jsonBreakDescription, jsonTextDepth, MAX_JSON_DEPTH, tooDeepMessage } from '../../jsonDepth';
 import { BOM, byteChunks, wrapIoError, type ContainerKind } from './containers';
 import { isBlank } from './jsonl';
 import type { RawRow } from './rawRow';

@@ -4,8 +4,7 @@
  *
  * Pure Node (no `vscode`).
  */
-import { jsonBreakDescription } from '../../formats/content';
-import { jsonTextDepth, MAX_JSON_DEPTH, tooDeepMessage } from '../../jsonDepth';
+import { jsonBreakDescription, jsonTextDepth, MAX_JSON_DEPTH, tooDeepMessage } from '../../jsonDepth';
 import { byteChunks, fileSize, throwIfAborted, type ContainerKind } from './containers';
 import type { RawRow } from './rawRow';
 

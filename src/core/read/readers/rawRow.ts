@@ -25,10 +25,4 @@ export interface RawRow {
 export interface ReadOptions {
   /** Stops reading: the generator throws the signal's reason at the next row. */
   signal?: AbortSignal;
-  /**
-   * A field-mapping file (`formats/mapping.ts`) to apply; without it the nearest
-   * `eagle3prep.jsonc` beside the file or in a parent folder is used when one of
-   * its entries matches the file. `false` turns mappings off.
-   */
-  mapping?: string | false;
 }

@@ -1,10 +1,10 @@
 /**
- * Row shapes the chat template check's probes stand for (`templates/checkTemplate.ts`
+ * Row shapes the chat template check's probes stand for (`records/checkTemplate.ts`
  * `ProbeName`): a template finding shown by a probe concerns only rows of that
  * probe's shape, so it counts against a file (its warnings, status and `--strict`)
  * only when the file has rows of that shape (`status.ts`).
  */
-import type { ProbeName } from '../templates/checkTemplate';
+import type { ProbeName } from '../templates/probeConversations';
 import type { Conversation } from '../types';
 
 /** A shape of a conversation a probe stands for. */

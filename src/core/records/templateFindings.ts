@@ -1,5 +1,5 @@
 /** Helpers of `check-template`'s findings: prefix-break offsets and excerpts (docs/loss-mask-rules.md "One conversation, how many records"), frequency order, and the default-system-prompt detection. */
-import { commonPrefixLength } from '../records/mask';
+import { commonPrefixLength } from './specialTokens';
 import type { Message } from '../types';
 
 /** Length of the excerpts in {@link PrefixBreak}, in characters. */

@@ -10,18 +10,18 @@
  * can go into `report.json` as is; `formatTemplateCheck` (checkTemplateFormat.ts)
  * renders it for a terminal.
  */
-import { buildRecords, commonPrefixLength, selectTargets, SpecialTokenFinder, type Grouping, type Span, type TextRecord } from '../records/mask';
-import type { RenderBudget } from './renderBudget';
-import { ChatTemplate, pickTemplate, TemplateBudgetError, TemplateRenderError } from './template';
-import type { TemplateProbes } from './probes';
+import { buildRecords, type Grouping, type Span, type TextRecord } from './mask';
+import { selectTargets } from './turns';
+import { commonPrefixLength, SpecialTokenFinder } from './specialTokens';
+import type { RenderBudget } from '../templates/renderBudget';
+import { ChatTemplate, pickTemplate } from '../templates/template';
+import { TemplateBudgetError, TemplateRenderError } from '../templates/errors';
+import type { TemplateProbes } from '../templates/probes';
 import type { TargetTokenizer } from '../tokenizers/tokenizer';
 import { codeMeaning } from '../codes';
 import type { Conversation, MaskPolicy, Message } from '../types';
-import { PROBES, type ProbeName } from './probeConversations';
+import { PROBES, type ProbeName } from '../templates/probeConversations';
 import { breakOffset, byFrequency, detectDefaultSystemPrompt, EMPTY_THINK, excerpt } from './templateFindings';
-
-export type { ProbeName } from './probeConversations';
-export { EXCERPT_BACKUP, EXCERPT_CHARS } from './templateFindings';
 
 /**
  * Where a conversation stops being one growing text (docs/loss-mask-rules.md "One conversation,

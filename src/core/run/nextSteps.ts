@@ -4,9 +4,9 @@
  * Setting names as each trainer's own configuration spells them (core/trainers/trainers.ts
  * names the sources); docs/training.md explains the same commands. Pure.
  */
-import type { PrepareResult } from '../run/contract';
-import { sharegptEmptyReason } from '../run/conversationsNote';
-import { TRAINERS, type TrainerId } from './trainers';
+import type { PrepareResult } from './contract';
+import { sharegptEmptyReason } from './conversationsNote';
+import { TRAINERS, type TrainerId } from '../trainers/trainers';
 
 /** What the commands point at. */
 export interface NextStepInputs {
