@@ -41,7 +41,7 @@
 //                 the extension-host view runs on the first N/5 chats
 //   --memory SIZE also prepare a generated mixed file of SIZE (e.g. 2G) with 2 workers and
 //                 DeepSeek-V3, printing peak RSS and RSS at each quarter of the input
-//   --real DIR    also prepare a folder of real dataset files (e.g. ../shared/real-data/files) with the built
+//   --real DIR    also prepare a folder of real dataset files (e.g. the real-data/files folder of the shared material) with the built
 //                 CLI as a user runs it (`prepare DIR --skip-failed-files --quiet`, embedded tokenizer), once per
 //                 count of --workers, printing each run's peak RSS (the whole process: every thread, the heaps
 //                 and the memory outside them) and CPU seconds (target: under 400 MB with 2 workers).

@@ -267,6 +267,13 @@ const TABLE = {
     remedy: 'run eagle3-prep inspect to see the parts; map a text part written another way with eagle3prep.jsonc, or leave such rows out',
     changesData: true,
   },
+  duplicate_id_across_shards: {
+    kind: 'note',
+    meaning:
+      "merge-reports --data: the record's id was used by a record of another shard (each shard keeps ids unique within itself only), so the merged records repeat it where one unsharded run would have named it <id>~2",
+    remedy: 'if your trainer or tooling keys on record ids, run prepare unsharded, or give rows unique ids (an "id" field) before sharding',
+    changesData: true,
+  },
   duplicate_id_renamed: {
     kind: 'note',
     meaning: 'the row reuses an id used earlier in the run: its records and prompts are named <id>~2, <id>~3, … so ids stay unique',

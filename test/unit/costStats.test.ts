@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, linkSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '../../src/cli';
 import { buildDraftVocab, npyBytes, parseNpy } from '../../src/core/run/draftVocab';
@@ -174,5 +174,12 @@ test('prepare writes token_counts.json that recounts its records; draft-vocab bu
   // The same run's counts named twice (its folder and its token_counts.json) would weight it double: refused, nothing written.
   const dv2 = join(tempDir('eagle3-dv2-'), 'out');
   assert.equal(await main(['draft-vocab', '--size', '64', '--counts', out, join(out, 'token_counts.json'), '--out', dv2]), 1);
+  assert.equal(existsSync(dv2), false);
+  // So are a hard link to it and a copy of its bytes.
+  const twin = tempDir('eagle3-dv-twin-');
+  linkSync(join(out, 'token_counts.json'), join(twin, 'linked.json'));
+  copyFileSync(join(out, 'token_counts.json'), join(twin, 'copy.json'));
+  for (const other of ['linked.json', 'copy.json'])
+    assert.equal(await main(['draft-vocab', '--size', '64', '--counts', out, join(twin, other), '--out', dv2]), 1, other);
   assert.equal(existsSync(dv2), false);
 });

@@ -250,6 +250,7 @@ test('merge-reports --data merges the shards’ Parquet files into the single ru
   assert.deepEqual(merged.outputs.written, [
     join(dir, 'merged', 'data', 'tokenized_data.parquet'),
     join(dir, 'merged', 'prompts_to_generate.jsonl'),
+    join(dir, 'merged', 'problems.jsonl'),
     join(dir, 'merged', 'token_counts.json'),
     join(dir, 'merged', 'report.json'),
     join(dir, 'merged', 'report.md'),

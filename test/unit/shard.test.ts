@@ -95,6 +95,10 @@ test('3 shards in 3 processes, merged, equal one run: records, prompts and repor
   assert.equal(problems.length, a.totals.rowsDropped + a.totals.rowsErrored);
   assert.equal(readFileSync(join(merged, 'problems.jsonl'), 'utf8'), readFileSync(join(single, 'problems.jsonl'), 'utf8'));
   assert.match(readFileSync(join(merged, 'report.md'), 'utf8'), /Merged from 3 shards/);
+  // draft-vocab: the merged counts already add the shards'; both together would count every token twice.
+  const both = await run(['draft-vocab', '--size', '16', '--counts', merged, ...shardDirs, '--out', join(tempDir('eagle3-dv-'), 'o')]);
+  assert.equal(both.code, 1, both.stdout + both.stderr);
+  assert.match(both.stderr, /are the counts of a merge-reports run, which already adds its shards'/);
   // Without --data only the reports are written: the summary names no prompts file in --out.
   const reportsOnly = tempDir('eagle3-merged-reports-');
   const r = await run(['merge-reports', ...shardDirs, '--out', reportsOnly]);
@@ -285,4 +289,78 @@ test('a conversation set aside from a written row (split_part_set_aside) counts 
   writeFileSync(join(shards[0], 'prompts_to_generate.jsonl'), '');
   await assert.rejects(mergeReports(shards, join(dir, 'bad'), { data: true }), /prompts_to_generate\.jsonl hold 1 prompts, their reports 2/);
   assert.equal(existsSync(join(dir, 'bad')), false);
+});
+
+test('problems.jsonl of an OpenAssistant message file is in line order, and 3 merged shards equal one run; a shard without its problems.jsonl fails the merge', async () => {
+  const dir = tempDir('eagle3-shard-oasst-');
+  const oa = join(dir, 'oa2.jsonl');
+  writeFileSync(
+    oa,
+    [
+      { message_id: 'a1', parent_id: null, message_tree_id: 'A', role: 'prompter', text: 'What is 2+2?', rank: 0 },
+      { message_id: 'a2', parent_id: 'a1', message_tree_id: 'A', role: 'assistant', text: '4', rank: 0 },
+      { message_id: 'd1', parent_id: null, message_tree_id: 'D', role: 'prompter', text: 'Another', rank: 0 },
+      { message_id: 'd2', parent_id: 'd1', message_tree_id: 'D', role: 'assistant', text: 'Answer D', rank: 0 },
+    ]
+      .map((r) => JSON.stringify(r))
+      .join('\n') + '\n',
+  );
+  // --max-length 12: every path is too long, so every row of the file has a problems.jsonl line.
+  const common = [oa, '--max-length', '12', '--allow-empty', '--quiet'];
+  const single = join(dir, 'single');
+  const one = await run(['prepare', ...common, '--out', single]);
+  assert.equal(one.code, 0, one.stderr);
+  const lines = readLines(join(single, 'problems.jsonl')).map((l) => JSON.parse(l).line);
+  assert.deepEqual(lines, [1, 2, 3, 4]);
+  const shards = [0, 1, 2].map((i) => join(dir, `sh${i}`));
+  for (const [i, d] of shards.entries()) {
+    const s = await run(['prepare', ...common, '--out', d, '--shard', `${i}/3`]);
+    assert.equal(s.code, 0, s.stderr);
+  }
+  const merged = join(dir, 'merged');
+  const m = await run(['merge-reports', ...shards, '--out', merged, '--data', '--allow-empty']);
+  assert.equal(m.code, 0, m.stderr);
+  assert.equal(readFileSync(join(merged, 'problems.jsonl'), 'utf8'), readFileSync(join(single, 'problems.jsonl'), 'utf8'));
+  // A shard's problems.jsonl gone: the merge fails and says which, instead of a merged file missing its rows.
+  rmSync(join(shards[2], 'problems.jsonl'));
+  const m2 = await run(['merge-reports', ...shards, '--out', join(dir, 'merged2'), '--data', '--allow-empty']);
+  assert.equal(m2.code, 1, m2.stdout + m2.stderr);
+  assert.match(m2.stdout + m2.stderr, /sh2\/problems\.jsonl: missing/);
+  assert.equal(existsSync(join(dir, 'merged2', 'problems.jsonl')), false);
+});
+
+test('merge-reports --data says when two shards used the same record id (one run renames it <id>~2): duplicate_id_across_shards, WARNINGS', async () => {
+  const dir = tempDir('eagle3-shard-ids-');
+  const row = (q: string) =>
+    JSON.stringify({
+      id: '1',
+      messages: [
+        { role: 'user', content: q },
+        { role: 'assistant', content: `The answer to ${q}` },
+      ],
+    }) + '\n';
+  const a = join(dir, 'a.jsonl');
+  const b = join(dir, 'b.jsonl');
+  writeFileSync(a, row('first question'));
+  writeFileSync(b, row('second question'));
+  const single = join(dir, 'single');
+  const one = await run(['prepare', a, b, '--out', single, '--quiet']);
+  assert.equal(one.code, 0, one.stderr);
+  const singleIds = readLines(join(single, 'data', 'tokenized_data.jsonl')).map((l) => JSON.parse(l).id);
+  assert.equal(new Set(singleIds).size, singleIds.length, `one run's ids are unique: ${singleIds}`);
+  const shards = [0, 1].map((i) => join(dir, `sh${i}`));
+  for (const [i, d] of shards.entries()) {
+    const s = await run(['prepare', a, b, '--out', d, '--shard', `${i}/2`, '--quiet']);
+    assert.equal(s.code, 0, s.stderr);
+  }
+  const merged = join(dir, 'merged');
+  const m = await run(['merge-reports', ...shards, '--out', merged, '--data']);
+  assert.equal(m.code, 0, m.stderr);
+  const ids = readLines(join(merged, 'data', 'tokenized_data.jsonl')).map((l) => JSON.parse(l).id);
+  const repeats = ids.length - new Set(ids).size;
+  assert.ok(repeats > 0, `the shards repeat an id: ${ids}`);
+  const rep = readReport(join(merged, 'report.json')).report;
+  assert.equal(rep.files.find((f) => f.file === b)?.notes.duplicate_id_across_shards, repeats);
+  assert.equal(rep.status, 'warnings');
+  assert.match(m.stdout, /duplicate_id_across_shards/);
 });

@@ -193,8 +193,9 @@ export class FileJob {
     let headLeft = false;
     try {
       if (pass) {
-        /** problems.jsonl lines of message rows whose fate follows their paths' (applied after the paths). */
-        const partProblems: string[] = [];
+        // problems.jsonl in line order, as for every other file: the paths' lines (written as their batches settle) and
+        // the message rows' (whose fate follows their paths', applied after them) are gathered and sorted at the end.
+        this.problemBuffer = [];
         await runOasstFile({
           pass,
           head,
@@ -209,7 +210,8 @@ export class FileJob {
           drain: () => batcher.drain(),
           apply: (res) => {
             applyRowResult(this.rep, res);
-            if (res.fate === 'dropped' || res.fate === 'errored') partProblems.push(problemLine(this.file, res));
+            if (res.fate === 'dropped' || res.fate === 'errored')
+              this.problemBuffer?.push({ line: res.line, element: res.element ?? -1, text: problemLine(this.file, res) });
           },
           leafRows: this.leafRows,
           leafFates: this.leafFates,
@@ -219,7 +221,10 @@ export class FileJob {
           signal: hooks.signal,
           log: hooks.log,
         });
-        if (!this.run.doomed) for (const line of partProblems) await this.run.sinks.problems.write(line);
+        const gathered = this.problemBuffer;
+        this.problemBuffer = null;
+        gathered.sort((a, b) => a.line - b.line || a.element - b.element);
+        if (!this.run.doomed) for (const p of gathered) await this.run.sinks.problems.write(p.text);
       } else {
         const sampleDone = () => this.run.dryRun !== null && this.sampled >= this.run.dryRun.sampleRows;
         for (const row of head) {
@@ -327,6 +332,15 @@ export class FileJob {
     await batcher.add(head, row, rowBytes);
   }
 
+  /** problems.jsonl lines gathered while a file-level pass runs (sorted by line when it ends); null otherwise. */
+  private problemBuffer: { line: number; element: number; text: string }[] | null = null;
+
+  /** One problems.jsonl line: written, or gathered while a file-level pass runs. */
+  private async writeProblem(line: number, element: number | undefined, text: string): Promise<void> {
+    if (this.problemBuffer) this.problemBuffer.push({ line, element: element ?? -1, text });
+    else await this.run.sinks.problems.write(text);
+  }
+
   /** Applies one batch's results in order: dedup, unique ids, the report, the outputs. */
   private async settle(results: RowResult[], bytes: number): Promise<void> {
     const { seen, sinks } = this.run;
@@ -345,7 +359,7 @@ export class FileJob {
         if (c.sharegpt !== undefined) await sinks.sharegpt.write(c.sharegpt);
       }
       if (res.prompt) await sinks.prompts.write(res.prompt);
-      if (res.fate === 'dropped' || res.fate === 'errored') await sinks.problems.write(problemLine(this.file, res));
+      if (res.fate === 'dropped' || res.fate === 'errored') await this.writeProblem(res.line, res.element, problemLine(this.file, res));
     }
     this.emit(bytes);
   }
@@ -363,7 +377,8 @@ export class FileJob {
       this.rep.rowsRead++;
       for (const n of res.notes) this.rep.notes[n] = (this.rep.notes[n] ?? 0) + 1;
       addDrop(this.rep, res.line, 'duplicate');
-      if (!this.run.doomed) await this.run.sinks.problems.write(problemLine(this.file, { ...res, fate: 'dropped', reason: 'duplicate', message: undefined }));
+      if (!this.run.doomed)
+        await this.writeProblem(res.line, res.element, problemLine(this.file, { ...res, fate: 'dropped', reason: 'duplicate', message: undefined }));
       return true;
     }
     for (const k of keys) {

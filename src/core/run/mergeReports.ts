@@ -268,7 +268,13 @@ async function mergeInOrder<T>(
  * Lines of the files in `skip` (left out by `--skip-failed-files`) are not written.
  * @returns the number of lines written
  */
-export async function mergeOutputLines(shardFiles: string[], fileOrder: string[], out: AtomicOutput, skip: ReadonlySet<string> = new Set()): Promise<number> {
+export async function mergeOutputLines(
+  shardFiles: string[],
+  fileOrder: string[],
+  out: AtomicOutput,
+  skip: ReadonlySet<string> = new Set(),
+  ids?: RepeatedIds,
+): Promise<number> {
   const fileIndex = new Map(fileOrder.map((f, i) => [f, i]));
   const key = (l: string, from: number): OrderKey => {
     const m = SOURCE_RE.exec(l);
@@ -279,38 +285,96 @@ export async function mergeOutputLines(shardFiles: string[], fileOrder: string[]
   return mergeInOrder(
     shardFiles.map((f) => lines(f)),
     key,
-    (l) => out.write(l + '\n'),
+    (l) => {
+      if (ids) {
+        const m = ID_RE.exec(l);
+        const src = SOURCE_RE.exec(l);
+        if (m && src) ids.see(JSON.parse(m[1]) as string, JSON.parse(src[1]) as string);
+      }
+      return out.write(l + '\n');
+    },
     skipIndexes(fileOrder, skip),
   );
 }
 
+/** A record line's `id` (records are written `{"id":…` first). */
+const ID_RE = /^\{"id":("(?:[^"\\]|\\.)*")/;
+
+/**
+ * Record ids seen by a merge, to find the ids two shards both used: each shard makes its ids unique
+ * within itself only (uniqueIds.ts), so a row reusing an id that another shard's row used keeps it,
+ * where one run would have renamed it `<id>~2`. Kept as 52-bit hashes (a number per record).
+ */
+export class RepeatedIds {
+  private readonly seen = new Set<number>();
+  /** Input file → records whose id an earlier record of the merge already had. */
+  readonly byFile = new Map<string, number>();
+
+  see(id: string, file: string): void {
+    const h = hash52(id);
+    if (this.seen.has(h)) this.byFile.set(file, (this.byFile.get(file) ?? 0) + 1);
+    else this.seen.add(h);
+  }
+}
+
+/** FNV-1a over the UTF-16 units, 52 bits (two 26-bit halves), as a safe integer. */
+function hash52(s: string): number {
+  let a = 0x811c9dc5;
+  let b = 0x01000193;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 13);
+  }
+  return (a >>> 6) * 0x4000000 + (b >>> 6);
+}
+
 /**
  * Merges the shards' `problems.jsonl` files (one {@link RowProblemLine} per dropped or errored row,
- * keyed by its top-level `file`, `line` and `element`) into `out` in input order; lines of the files in
- * `skip` are left out, as a single run's `--skip-failed-files` takes them back out. A shard that wrote
- * no `problems.jsonl` (made before the file existed) adds nothing.
+ * keyed by its top-level `file`, `line` and `element`) into `out`: files in input order, each file's
+ * lines sorted by line and element (a shard lists an OpenAssistant message file's message rows after
+ * its trees', so its lines are grouped by file, not sorted: each file's lines are gathered, then
+ * sorted — memory holds one file's problem lines). Lines of the files in `skip` are left out, as a
+ * single run's `--skip-failed-files` takes them back out. A shard that wrote no `problems.jsonl`
+ * (made before the file existed) adds nothing; the caller refuses a shard whose report names one that
+ * is missing.
  * @returns the number of lines written
  */
 export async function mergeProblemLines(shardFiles: string[], fileOrder: string[], out: AtomicOutput, skip: ReadonlySet<string> = new Set()): Promise<number> {
   const fileIndex = new Map(fileOrder.map((f, i) => [f, i]));
-  const key = (l: string, from: number): OrderKey => {
-    let p: Partial<RowProblemLine>;
-    try {
-      p = JSON.parse(l) as Partial<RowProblemLine>;
-    } catch {
-      throw new MergeError(`${shardFiles[from]}: a line that is not JSON (${l.slice(0, 80)}…)`);
+  type Problem = { l: string; fi: number; line: number; element: number };
+  async function* problems(path: string): AsyncGenerator<Problem> {
+    for await (const l of lines(path)) {
+      let p: Partial<RowProblemLine>;
+      try {
+        p = JSON.parse(l) as Partial<RowProblemLine>;
+      } catch {
+        throw new MergeError(`${path}: a line that is not JSON (${l.slice(0, 80)}…)`);
+      }
+      const fi = typeof p.file === 'string' ? fileIndex.get(p.file) : undefined;
+      if (fi === undefined || typeof p.line !== 'number')
+        throw new MergeError(`${path}: a problem line without a known "file" and "line" (${l.slice(0, 80)}…)`);
+      yield { l, fi, line: p.line, element: typeof p.element === 'number' ? p.element : -1 };
     }
-    const fi = typeof p.file === 'string' ? fileIndex.get(p.file) : undefined;
-    if (fi === undefined || typeof p.line !== 'number')
-      throw new MergeError(`${shardFiles[from]}: a problem line without a known "file" and "line" (${l.slice(0, 80)}…)`);
-    return [fi, p.line, typeof p.element === 'number' ? p.element : -1];
+  }
+  let group: Problem[] = [];
+  const flush = async () => {
+    group.sort((a, b) => a.line - b.line || a.element - b.element);
+    for (const g of group) await out.write(g.l + '\n');
+    group = [];
   };
-  return mergeInOrder(
-    shardFiles.map((f) => lines(f)),
-    key,
-    (l) => out.write(l + '\n'),
+  const n = await mergeInOrder(
+    shardFiles.map((f) => problems(f)),
+    // Grouped by file only: each file's lines are sorted when the next file starts.
+    (p) => [p.fi, 0, 0],
+    async (p) => {
+      if (group.length && group[0].fi !== p.fi) await flush();
+      group.push(p);
+    },
     skipIndexes(fileOrder, skip),
   );
+  await flush();
+  return n;
 }
 
 /**
@@ -408,6 +472,7 @@ export async function mergeReports(paths: string[], outDir: string, opts: MergeP
           /* not there, or not empty */
         }
     };
+    const repeated = new RepeatedIds();
     try {
       if (data) {
         const nRec = await mergeOutputLines(
@@ -415,6 +480,7 @@ export async function mergeReports(paths: string[], outDir: string, opts: MergeP
           order,
           data,
           skip,
+          repeated,
         );
         if (nRec !== merged.totals.recordsWritten)
           throw new MergeError(`the shards' tokenized_data.jsonl hold ${nRec} records, their reports ${merged.totals.recordsWritten}`);
@@ -442,6 +508,12 @@ export async function mergeReports(paths: string[], outDir: string, opts: MergeP
       );
       const expected = promptLines(merged);
       if (nPrompt !== expected) throw new MergeError(`the shards' prompts_to_generate.jsonl hold ${nPrompt} prompts, their reports ${expected}`);
+      // A shard whose report names a problems.jsonl that is not there would leave rows out of the merged one unseen.
+      for (const r of reports)
+        if (r.outputs.problems && !existsSync(r.outputs.problems))
+          throw new MergeError(
+            `${r.outputs.problems}: missing (shard ${r.shard?.index ?? '?'}'s report lists it): its dropped and errored rows would be missing from the merged problems.jsonl`,
+          );
       await mergeProblemLines(
         reports.flatMap((r) => (r.outputs.problems ? [r.outputs.problems] : [])),
         order,
@@ -458,6 +530,14 @@ export async function mergeReports(paths: string[], outDir: string, opts: MergeP
     } catch (e) {
       await abortAll();
       throw e;
+    }
+    // Ids two shards both used: one run would have renamed the later ones (<id>~2); said per file, with the remedy.
+    if (repeated.byFile.size) {
+      for (const f of merged.files) {
+        const n = repeated.byFile.get(f.file);
+        if (n) f.notes.duplicate_id_across_shards = (f.notes.duplicate_id_across_shards ?? 0) + n;
+      }
+      applyStatus(merged, new Set(merged.files.filter((f) => f.status === 'failed').map((f) => f.file)));
     }
     merged.outputs.written = [
       ...(data ? [data.path] : []),

@@ -16,8 +16,9 @@
  * Python: `d = json.load(open("token_counts.json")); freq = {i: c for i, c in zip(d["ids"], d["trainable"]) if c}`
  * is speculators' token-frequency dict (`torch.save(freq, "token_freq.pt")`).
  */
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { TokenCountDelta } from '../records/rowResult';
 import { TOKEN_COUNTS_FILE } from './outputFiles';
 import { tokenizerJsonSize } from '../tokenizers/modelFolder';
@@ -129,23 +130,49 @@ export function tokenCountsJson(f: TokenCountsFile): string {
  */
 /**
  * The counts files of `paths` (each a `token_counts.json` or an output folder holding one), read once
- * each. Two paths naming the same file (a folder and its `token_counts.json`, a link, the same shard
- * twice) are refused: adding a run's counts twice would weight its tokens double in the draft
+ * each. The same counts given twice are refused: two paths naming one file (a folder and its
+ * `token_counts.json`, a symbolic or hard link), two files with the same bytes (a copy), or a merged
+ * run's counts (`merge-reports`: its `report.json` beside them says `shard.merged`) together with a
+ * shard's (`--shard I/N` with N > 1) — adding them would weight those tokens double in the draft
  * vocabulary without a sign in the output.
  * @throws Error naming both paths, or what {@link readTokenCounts} throws
  */
 export function readTokenCountsFiles(paths: readonly string[]): TokenCountsFile[] {
-  const seen = new Map<string, string>();
+  const byIdentity = new Map<string, string>();
+  const byContent = new Map<string, string>();
+  let mergedFrom: string | undefined;
+  let shardFrom: string | undefined;
   for (const path of paths) {
     const file = existsSync(join(path, TOKEN_COUNTS_FILE)) ? join(path, TOKEN_COUNTS_FILE) : path;
     if (!existsSync(file)) continue; // readTokenCounts says it is missing
-    const real = realpathSync(file);
-    const earlier = seen.get(real);
+    const st = statSync(file);
+    const identity = `${st.dev}:${st.ino}`;
+    const content = createHash('sha256').update(readFileSync(file)).digest('hex');
+    const earlier = byIdentity.get(identity) ?? byContent.get(content);
     if (earlier !== undefined)
-      throw new Error(`${earlier} and ${path} are the same token counts file (${real}): give each run's counts once, or its tokens count twice`);
-    seen.set(real, path);
+      throw new Error(`${earlier} and ${path} are the same token counts (one file, or the same bytes): give each run's counts once, or its tokens count twice`);
+    byIdentity.set(identity, path);
+    byContent.set(content, path);
+    const shard = shardOfCountsFile(file);
+    if (shard?.merged) mergedFrom ??= path;
+    else if (shard && shard.count > 1) shardFrom ??= path;
+    if (mergedFrom !== undefined && shardFrom !== undefined)
+      throw new Error(
+        `${mergedFrom} are the counts of a merge-reports run, which already adds its shards', and ${shardFrom} a shard's: give the merged counts or the shards', not both`,
+      );
   }
   return paths.map(readTokenCounts);
+}
+
+/** The `shard` of the run whose `report.json` sits beside a counts file, when it has one. */
+function shardOfCountsFile(file: string): { count: number; merged?: boolean } | undefined {
+  try {
+    const r = JSON.parse(readFileSync(join(dirname(file), 'report.json'), 'utf8')) as { shard?: { count?: unknown; merged?: unknown } | null };
+    const s = r?.shard;
+    return s && typeof s.count === 'number' ? { count: s.count, merged: s.merged === true } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function readTokenCounts(path: string): TokenCountsFile {
