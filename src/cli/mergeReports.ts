@@ -2,6 +2,7 @@
 import { mergeReports } from '../core/run/mergeReports';
 import { reportToJson } from '../core/run/report';
 import { addOptions, Command, EXIT, json, out, setUsageHint, type OptionSpec } from './command';
+import { abortOnSignals } from './signals';
 import { formatRunSummary } from './summary';
 
 const OPTIONS: readonly OptionSpec[] = [
@@ -33,7 +34,23 @@ export function registerMergeReports(program: Command, done: (code: number) => v
   setUsageHint(cmd);
   cmd.action(async (shards: string[], v: { out?: string; data?: boolean; allowEmpty?: boolean; skipFailedFiles?: boolean; json?: boolean }, self: Command) => {
     if (!v.out) self.error("error: required option '--out <dir>' not specified", { exitCode: EXIT.usage });
-    const r = await mergeReports(shards, v.out!, { data: v.data === true, allowEmpty: v.allowEmpty === true, skipFailedFiles: v.skipFailedFiles === true });
+    // A signal cancels the merge like a prepare (signals.ts): its staged files are removed, --out keeps its previous files.
+    const cancel = abortOnSignals();
+    let r: Awaited<ReturnType<typeof mergeReports>>;
+    try {
+      r = await mergeReports(shards, v.out!, {
+        data: v.data === true,
+        allowEmpty: v.allowEmpty === true,
+        skipFailedFiles: v.skipFailedFiles === true,
+        signal: cancel.signal,
+      });
+    } catch (e) {
+      const sig = cancel.received();
+      cancel.dispose();
+      if (sig) throw new Error(`cancelled (${sig}): nothing was written; --out keeps its previous files`, { cause: e });
+      throw e;
+    }
+    cancel.dispose();
     const head = r.ok ? `merged ${r.shard!.count} shards` : `the merge of ${r.shard!.count} shards failed`;
     out(
       v.json ? json(reportToJson(r)) : `${head}\n${formatRunSummary(r, { skipFailedFiles: v.skipFailedFiles === true, allowEmpty: v.allowEmpty === true })}\n`,

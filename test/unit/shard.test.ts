@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { mergeShardResults, MergeError } from '../../src/core/run/mergeReports';
+import { mergeReports, mergeShardResults, MergeError } from '../../src/core/run/mergeReports';
 import type { PrepareResult } from '../../src/core/run/contract';
 import { readReport } from '../../src/core/run/report';
 import { lenmlModelDir, tempDir } from '../helpers';
@@ -321,6 +321,9 @@ test('problems.jsonl of an OpenAssistant message file is in line order, and 3 me
   const m = await run(['merge-reports', ...shards, '--out', merged, '--data', '--allow-empty']);
   assert.equal(m.code, 0, m.stderr);
   assert.equal(readFileSync(join(merged, 'problems.jsonl'), 'utf8'), readFileSync(join(single, 'problems.jsonl'), 'utf8'));
+  // A cancelled merge (merge-reports got a signal) removes what it staged: no folder, no temporary file.
+  await assert.rejects(mergeReports(shards, join(dir, 'merged3'), { data: true, allowEmpty: true, signal: AbortSignal.abort() }), { name: 'AbortError' });
+  assert.equal(existsSync(join(dir, 'merged3')), false);
   // A shard's problems.jsonl gone: the merge fails and says which, instead of a merged file missing its rows.
   rmSync(join(shards[2], 'problems.jsonl'));
   const m2 = await run(['merge-reports', ...shards, '--out', join(dir, 'merged2'), '--data', '--allow-empty']);

@@ -237,6 +237,7 @@ async function mergeInOrder<T>(
   key: (item: T, from: number) => OrderKey,
   emit: (item: T) => Promise<void>,
   skipFile: ReadonlySet<number> = new Set(),
+  signal?: AbortSignal,
 ): Promise<number> {
   const heads: ({ item: T; key: OrderKey } | null)[] = [];
   for (let i = 0; i < its.length; i++) {
@@ -248,6 +249,8 @@ async function mergeInOrder<T>(
     let best = -1;
     for (let i = 0; i < heads.length; i++) if (heads[i] && (best < 0 || before(heads[i]!.key, heads[best]!.key))) best = i;
     if (best < 0) break;
+    // A cancel (merge-reports got a signal) stops between items; the caller removes what it staged.
+    if ((count & 1023) === 0) signal?.throwIfAborted();
     // A row of a file left out by --skip-failed-files is not in the merged outputs.
     if (!skipFile.has(heads[best]!.key[0])) {
       await emit(heads[best]!.item);
@@ -274,6 +277,7 @@ export async function mergeOutputLines(
   out: AtomicOutput,
   skip: ReadonlySet<string> = new Set(),
   ids?: RepeatedIds,
+  signal?: AbortSignal,
 ): Promise<number> {
   const fileIndex = new Map(fileOrder.map((f, i) => [f, i]));
   const key = (l: string, from: number): OrderKey => {
@@ -294,6 +298,7 @@ export async function mergeOutputLines(
       return out.write(l + '\n');
     },
     skipIndexes(fileOrder, skip),
+    signal,
   );
 }
 
@@ -340,7 +345,13 @@ function hash52(s: string): number {
  * is missing.
  * @returns the number of lines written
  */
-export async function mergeProblemLines(shardFiles: string[], fileOrder: string[], out: AtomicOutput, skip: ReadonlySet<string> = new Set()): Promise<number> {
+export async function mergeProblemLines(
+  shardFiles: string[],
+  fileOrder: string[],
+  out: AtomicOutput,
+  skip: ReadonlySet<string> = new Set(),
+  signal?: AbortSignal,
+): Promise<number> {
   const fileIndex = new Map(fileOrder.map((f, i) => [f, i]));
   type Problem = { l: string; fi: number; line: number; element: number };
   async function* problems(path: string): AsyncGenerator<Problem> {
@@ -372,6 +383,7 @@ export async function mergeProblemLines(shardFiles: string[], fileOrder: string[
       group.push(p);
     },
     skipIndexes(fileOrder, skip),
+    signal,
   );
   await flush();
   return n;
@@ -388,6 +400,7 @@ export async function mergeParquetRecords(
   fileOrder: string[],
   out: ParquetRecordsOutput,
   skip: ReadonlySet<string> = new Set(),
+  signal?: AbortSignal,
 ): Promise<number> {
   const fileIndex = new Map(fileOrder.map((f, i) => [f, i]));
   const key = (r: TokenizedRecord, from: number): OrderKey => {
@@ -400,6 +413,7 @@ export async function mergeParquetRecords(
     key,
     (r) => out.write(r),
     skipIndexes(fileOrder, skip),
+    signal,
   );
 }
 
@@ -423,7 +437,7 @@ function commonFormats(reports: PrepareResult[]): { jsonl: boolean; parquet: boo
  * @param paths shard output folders or their `report.json` files
  * @throws MergeError as {@link mergeShardResults}; when `data` and a shard's line counts disagree with its report
  */
-export async function mergeReports(paths: string[], outDir: string, opts: MergePolicy & { data?: boolean } = {}): Promise<PrepareResult> {
+export async function mergeReports(paths: string[], outDir: string, opts: MergePolicy & { data?: boolean; signal?: AbortSignal } = {}): Promise<PrepareResult> {
   const reports = paths.map(readShardReport);
   const merged = mergeShardResults(reports, outDir, opts);
   // --out must not be one of the shards' folders: the merge would replace the outputs it reads.
@@ -481,13 +495,17 @@ export async function mergeReports(paths: string[], outDir: string, opts: MergeP
           data,
           skip,
           repeated,
+          opts.signal,
         );
         if (nRec !== merged.totals.recordsWritten)
           throw new MergeError(`the shards' tokenized_data.jsonl hold ${nRec} records, their reports ${merged.totals.recordsWritten}`);
         if (speculators) {
           const staged = await data.closeForReading();
           for await (const line of createInterface({ input: createReadStream(staged, { encoding: 'utf8' }), crlfDelay: Infinity }))
-            if (line) await speculators.write(line);
+            if (line) {
+              opts.signal?.throwIfAborted();
+              await speculators.write(line);
+            }
         }
       }
       if (parquet) {
@@ -496,6 +514,7 @@ export async function mergeReports(paths: string[], outDir: string, opts: MergeP
           order,
           parquet,
           skip,
+          opts.signal,
         );
         if (nRec !== merged.totals.recordsWritten)
           throw new MergeError(`the shards' tokenized_data.parquet hold ${nRec} records, their reports ${merged.totals.recordsWritten}`);
@@ -505,6 +524,9 @@ export async function mergeReports(paths: string[], outDir: string, opts: MergeP
         reports.map((r) => r.outputs.promptsToGenerate),
         order,
         prompts,
+        undefined,
+        undefined,
+        opts.signal,
       );
       const expected = promptLines(merged);
       if (nPrompt !== expected) throw new MergeError(`the shards' prompts_to_generate.jsonl hold ${nPrompt} prompts, their reports ${expected}`);
@@ -519,7 +541,10 @@ export async function mergeReports(paths: string[], outDir: string, opts: MergeP
         order,
         problems,
         skip,
+        opts.signal,
       );
+      // The last moment a cancel stops the merge: past it, the commits all finish (signals.ts).
+      opts.signal?.throwIfAborted();
       await parquet?.commit();
       await data?.commit();
       await prompts.commit();
