@@ -331,11 +331,11 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
       const elsewhere = holders.filter((r) => !wrote(r)).reduce((a, r) => a + promptLines(r), 0);
       if (where.length)
         lines.push(
-          `Next: ${num(prompts - elsewhere)} prompts (prompt-only conversations) await answers: eagle3-prep generate ${where[0]} --server URL${where.length > 1 ? ` (and ${where.length - 1} more)` : ''}`,
+          `Next: ${num(prompts - elsewhere)} ${prompts - elsewhere === 1 ? 'prompt (a prompt-only conversation) awaits its answer' : 'prompts (prompt-only conversations) await answers'}: eagle3-prep generate ${where[0]} --server URL${where.length > 1 ? ` (and ${where.length - 1} more)` : ''}`,
         );
       if (elsewhere)
         lines.push(
-          `Next: ${num(elsewhere)} prompts (prompt-only conversations) await answers in prompts_to_generate.jsonl files this command did not write (the shards' folders; merge-reports --data merges them), then eagle3-prep generate <file> --server URL`,
+          `Next: ${num(elsewhere)} ${elsewhere === 1 ? 'prompt (a prompt-only conversation) awaits its answer' : 'prompts (prompt-only conversations) await answers'} in prompts_to_generate.jsonl files this command did not write (the shards' folders; merge-reports --data merges them), then eagle3-prep generate <file> --server URL`,
         );
     }
     // The next command for the trainer the records were made for (--trainer).

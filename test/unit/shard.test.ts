@@ -367,3 +367,35 @@ test('merge-reports --data says when two shards used the same record id (one run
   assert.equal(rep.status, 'warnings');
   assert.match(m.stdout, /duplicate_id_across_shards/);
 });
+
+test('an OpenAssistant file whose set-aside path spans two message rows counts one prompt line: summary, report (prompts_written), and 3 merged shards equal one run', async () => {
+  const dir = tempDir('eagle3-shard-oaprompt-');
+  const oa = join(dir, 'oa.jsonl');
+  const m = (id: string, parent: string | null, tree: string, role: string, text: string) =>
+    JSON.stringify({ message_id: id, parent_id: parent, message_tree_id: tree, role, text, rank: 0 });
+  writeFileSync(
+    oa,
+    [
+      m('a1', null, 'A', 'prompter', 'What is 2+2?'),
+      m('a2', 'a1', 'A', 'assistant', '   '),
+      m('b1', null, 'B', 'prompter', 'Hello there'),
+      m('b2', 'b1', 'B', 'assistant', 'Hi!'),
+      m('c1', null, 'C', 'prompter', 'Third'),
+      m('c2', 'c1', 'C', 'assistant', 'Three'),
+    ].join('\n') + '\n',
+  );
+  const single = join(dir, 'single');
+  const one = await run(['prepare', oa, '--out', single]);
+  assert.equal(one.code, 0, one.stderr);
+  assert.equal(readLines(join(single, 'prompts_to_generate.jsonl')).length, 1);
+  assert.match(one.stdout, /^Next: 1 prompt \(a prompt-only conversation\) awaits its answer: /m);
+  const f = readReport(join(single, 'report.json')).report.files[0];
+  assert.equal(f.rowsSetAside, 2, 'both rows of the path are set aside');
+  assert.equal(f.promptsWritten, 1, 'one prompt line');
+  const shards = [0, 1, 2].map((i) => join(dir, `sh${i}`));
+  for (const [i, d] of shards.entries()) assert.equal((await run(['prepare', oa, '--out', d, '--shard', `${i}/3`, '--quiet'])).code, 0);
+  const merged = join(dir, 'merged');
+  const r = await run(['merge-reports', ...shards, '--out', merged, '--data']);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.equal(readFileSync(join(merged, 'prompts_to_generate.jsonl'), 'utf8'), readFileSync(join(single, 'prompts_to_generate.jsonl'), 'utf8'));
+});

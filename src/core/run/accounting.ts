@@ -54,6 +54,7 @@ export function applyRowResult(rep: FileReport, res: RowResult, lengths?: Length
     if (u.lines.length < 10) u.lines.push(res.line);
   }
   for (const sh of res.shapes ?? []) (rep.shapes ??= {})[sh] = (rep.shapes[sh] ?? 0) + 1;
+  if (res.prompt) rep.promptsWritten = (rep.promptsWritten ?? 0) + (res.prompt.match(/\n/g)?.length ?? 0);
   switch (res.fate) {
     case 'written':
       rep.rowsWritten++;
@@ -98,6 +99,7 @@ export function leaveOut(rep: FileReport): void {
   Object.assign(rep, { rowsWritten: 0, recordsWritten: 0, rowsSetAside: 0, trainableTokens: 0, totalTokens: 0 });
   if (rep.conversationsWritten !== undefined) rep.conversationsWritten = 0;
   if (rep.sharegptWritten !== undefined) rep.sharegptWritten = 0;
+  delete rep.promptsWritten;
   delete rep.lengths;
   rep.trainerCuts = emptyTrainerCuts();
 }

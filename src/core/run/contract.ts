@@ -143,6 +143,12 @@ export interface FileReport {
    */
   conversationsWritten?: number;
   sharegptWritten?: number;
+  /**
+   * Lines this file's rows wrote to `prompts_to_generate.jsonl`, present only where that is not
+   * `rowsSetAside` plus the `split_part_set_aside` notes (run/promptLines.ts): an OpenAssistant message
+   * file's set-aside path gives one prompt for all of its message rows.
+   */
+  promptsWritten?: number;
   /** reason code → { count, first line numbers (at most 10) }. */
   dropped: Record<string, { count: number; lines: number[] }>;
   /** First errors (at most 50) with line and message. */

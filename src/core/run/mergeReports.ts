@@ -24,7 +24,7 @@ import {
   TOKENIZED_DATA_PARQUET,
 } from './outputFiles';
 import { SpeculatorsDatasetOutput } from './speculatorsOutput';
-import { promptLines } from './promptLines';
+import { filePromptLines, promptLines, settlePromptsWritten } from './promptLines';
 import { ParquetRecordsOutput, readParquetRecords, removeStaleRecordFiles } from './parquetOutput';
 import type { TokenizedRecord } from '../types';
 import type { FileReport, PrepareResult, RowProblemLine } from './contract';
@@ -150,6 +150,7 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
         m[k] += p[k];
       // --format messages shards: their conversation lines add up as their rows do.
       for (const k of ['conversationsWritten', 'sharegptWritten'] as const) if (p[k] !== undefined) m[k] = (m[k] ?? 0) + p[k]!;
+      m.promptsWritten = (m.promptsWritten ?? 0) + filePromptLines({ ...p, skipped: undefined });
       for (const [code, c] of Object.entries(p.notes)) m.notes[code] = (m.notes[code] ?? 0) + c;
       // Reports written before unread fields were counted have none.
       // Shapes: summed while every shard counted them; a shard of an older version leaves them uncounted (every template finding counts).
@@ -176,6 +177,7 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
     if (parts.every((p) => p.lengths)) m.lengths = mergeLengthStats(parts.map((p) => p.lengths!));
     // Trainer cuts: summed while every shard computed them (shards of older versions did not).
     if (parts.every((p) => p.trainerCuts)) m.trainerCuts = parts.reduce((a, p) => addTrainerCuts(a, p.trainerCuts!), emptyTrainerCuts());
+    settlePromptsWritten(m);
     return m;
   });
   const out = resolve(outDir);

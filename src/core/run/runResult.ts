@@ -1,6 +1,7 @@
 /** Assembles a `prepare` run's result (docs/outputs.md "report.json") from its file reports: failures, skipped files, totals, status. */
 import { explainUnusableInput } from './inspect';
 import { computeTotals, runFailures, throughputOf, type FailurePolicy } from './accounting';
+import { settlePromptsWritten } from './promptLines';
 import { applyStatus } from './status';
 import { sharegptEmptyReason } from './conversationsNote';
 import type { DryRunEstimate, FileReport, PrepareOptions, PrepareResult, RunSetup } from './contract';
@@ -28,6 +29,7 @@ export interface RunOutcome {
 /** The run's {@link PrepareResult} (status applied; `outputs.format` set, `outputs.written` left to the caller). */
 export async function assembleResult(run: RunOutcome): Promise<PrepareResult> {
   const { t0, opts, long, outDir, format, outputs, tokenCountsPath, tok, templateCheck, files, policy, shard, dryRun, estimates } = run;
+  for (const f of files) settlePromptsWritten(f);
   const failures = runFailures(files, policy);
   const skippedFiles = files.filter((f) => f.skipped).map((f) => ({ file: f.file, reason: f.failure ?? 'failed' }));
   if (files.length > 0 && skippedFiles.length === files.length) failures.push(`every input failed; nothing to write (${skippedFiles.length} skipped)`);
