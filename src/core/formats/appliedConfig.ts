@@ -62,8 +62,11 @@ export function appliedConfigOf(datasetFile: string, explicitMapping?: string): 
   }
 }
 
-/** JSON with sorted keys. */
-function canonical(v: unknown): string {
+/**
+ * JSON with object keys sorted at every level, so two values compare equal as text when they are equal
+ * as data (`{"a":1,"b":2}` and `{"b":2,"a":1}` give one text); `undefined` gives `null`.
+ */
+export function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (v && typeof v === 'object')
     return `{${Object.keys(v)

@@ -15,6 +15,7 @@ import { GROUPINGS, type Grouping } from '../records/mask';
 import { MASK_POLICIES, REASONING_POLICIES, type MaskPolicy, type ReasoningPolicy } from '../types';
 import { type PrepareOptions, type PrepareResult } from './contract';
 import { LONG_POLICIES, type LongPolicy } from '../records/rowResult';
+import { canonical } from '../formats/appliedConfig';
 
 /** The record-deciding settings of a run, resolved (no field left to a default). */
 export interface RunSettings {
@@ -107,17 +108,6 @@ export interface SettingDifference {
   /** The value of the run and the current one, as shown to the user. */
   run: string;
   now: string;
-}
-
-/** JSON with sorted keys (template kwargs compared by value). */
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object')
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  return JSON.stringify(v) ?? 'null';
 }
 
 /** A value as shown in a message: `none` for no limit, JSON for kwargs. */
