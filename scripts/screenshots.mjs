@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { webviewFrameWith } from './vscode-host/host.mjs';
 
 const arg = (k, d) => {
   const i = process.argv.indexOf(`--${k}`);
@@ -185,20 +186,7 @@ try {
   await page.keyboard.press('Escape');
   await page.waitForTimeout(500);
 
-  const frameWith = async (selector, timeoutMs = 60000) => {
-    const t0 = Date.now();
-    for (;;) {
-      for (const f of page.frames()) {
-        try {
-          if (await f.$(selector)) return f;
-        } catch {
-          /* detached */
-        }
-      }
-      if (Date.now() - t0 > timeoutMs) throw new Error(`no webview frame with ${selector}`);
-      await page.waitForTimeout(300);
-    }
-  };
+  const frameWith = (selector, timeoutMs = 60000) => webviewFrameWith(page, selector, timeoutMs);
   const palette = async (title) => {
     await page.keyboard.press('F1');
     await page.waitForSelector('.quick-input-widget input', { state: 'visible' });

@@ -176,3 +176,40 @@ export async function launchChromium() {
     ],
   });
 }
+
+/**
+ * Opens the workbench in `page` (Playwright) on `folder` with the extension under development at
+ * `extension`, waits for it (`.monaco-workbench`, up to `timeoutMs`) and declines workspace trust when
+ * VS Code asks (15 s at most), so the extension runs in Restricted Mode, which it declares support for.
+ * @param server what {@link startServer} returned (its `port` and `url`)
+ */
+export async function openWorkbench(page, server, { extension, folder, timeoutMs = 120_000 }) {
+  await page.goto(workbenchUrl(server, { extension, folder }));
+  await page.waitForSelector('.monaco-workbench', { timeout: timeoutMs });
+  const noTrust = page.locator('.monaco-dialog-box a.monaco-button', { hasText: "No, I don't trust the authors" });
+  try {
+    await noTrust.click({ timeout: 15_000 });
+  } catch {
+    /* no dialog */
+  }
+}
+
+/**
+ * The frame of a webview page holding `selector`: VS Code nests a webview's page in two iframes, so it
+ * is found by polling every frame of `page` (300 ms apart) until one has it.
+ * @throws Error after `timeoutMs` ms without such a frame
+ */
+export async function webviewFrameWith(page, selector, timeoutMs = 60_000) {
+  const t0 = Date.now();
+  for (;;) {
+    for (const f of page.frames()) {
+      try {
+        if (await f.$(selector)) return f;
+      } catch {
+        /* detached */
+      }
+    }
+    if (Date.now() - t0 > timeoutMs) throw new Error(`no webview frame with ${selector}`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}

@@ -15,29 +15,13 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { test } from 'node:test';
-import { startServer } from '../../scripts/vscode-host/host.mjs';
+import { launchChromium, openWorkbench, startServer, webviewFrameWith } from '../../scripts/vscode-host/host.mjs';
 
 const repo = resolve(import.meta.dirname, '..', '..');
 const server = process.env.EAGLE3_VSCODE_SERVER || join(repo, '.cache', 'vscode-host', 'node_modules', 'code-server', 'lib', 'vscode', 'out', 'server-main.js');
 const required = !!(process.env.CI || process.env.EAGLE3_REQUIRE_VSCODE_HOST);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const WIDTH = 800;
-
-/** The frame of a webview page holding `selector` (VS Code nests it in two iframes). */
-async function frameWith(page, selector, timeoutMs = 60000) {
-  const t0 = Date.now();
-  for (;;) {
-    for (const f of page.frames()) {
-      try {
-        if (await f.$(selector)) return f;
-      } catch {
-        /* detached */
-      }
-    }
-    if (Date.now() - t0 > timeoutMs) throw new Error(`no webview frame with ${selector}`);
-    await sleep(300);
-  }
-}
 
 test(
   `UI: the workspace dashboard at ${WIDTH} px shows every column of its table and the per-tokenizer totals (screenshot)`,
@@ -49,7 +33,6 @@ test(
       return;
     }
     assert.ok(existsSync(join(repo, 'dist', 'extension.js')) && existsSync(join(repo, 'dist', 'dashboard.js')), 'dist/ is not built (npm run build)');
-    const { chromium } = createRequire(join(repo, 'noop.js'))('playwright-core');
     const tmp = mkdtempSync(join(tmpdir(), 'eagle3-ui-dash-'));
     // The second tokenizer in a folder named like a model (the report names a tokenizer by its folder).
     const llama = join(tmp, 'models', 'Llama-3.1-8B-Instruct');
@@ -77,24 +60,9 @@ test(
     };
     try {
       srv = await startServer(server, { dataPrefix: 'vscode-ui-dash-' });
-      browser = await chromium.launch({
-        executablePath: '/usr/bin/chromium',
-        args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-      });
+      browser = await launchChromium();
       page = await browser.newPage({ viewport: { width: WIDTH, height: 800 } });
-      const host = `127.0.0.1:${srv.port}`;
-      const payload = [
-        ['extensionDevelopmentPath', `vscode-remote://${host}${repo}`],
-        ['skipWelcome', 'true'],
-      ];
-      await page.goto(`http://${host}/?folder=${encodeURIComponent(ws)}&payload=${encodeURIComponent(JSON.stringify(payload))}`);
-      await page.waitForSelector('.monaco-workbench', { timeout: 120000 });
-      const noTrust = page.locator('.monaco-dialog-box a.monaco-button', { hasText: "No, I don't trust the authors" });
-      try {
-        await noTrust.click({ timeout: 15000 });
-      } catch {
-        /* no dialog */
-      }
+      await openWorkbench(page, srv, { extension: repo, folder: ws });
       await sleep(3000);
       // The side bar hidden: the editor (and the webview in it) gets the window's width less the activity bar.
       if (await page.locator('.part.sidebar').isVisible()) await page.keyboard.press('Control+B');
@@ -103,7 +71,7 @@ test(
       await page.keyboard.type('EAGLE-3 Prep: Open workspace dashboard', { delay: 10 });
       await sleep(800);
       await page.keyboard.press('Enter');
-      const frame = await frameWith(page, 'table.datasets tbody tr');
+      const frame = await webviewFrameWith(page, 'table.datasets tbody tr');
       await frame.waitForFunction(() => document.querySelectorAll('table.datasets tbody tr').length === 4, null, { timeout: 60000 });
       await sleep(1500); // charts drawn, layout settled
       await page.mouse.move(5, 790);

@@ -8,32 +8,18 @@
 // without the host unless CI / EAGLE3_REQUIRE_VSCODE_HOST is set.
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
-import { startServer } from '../../scripts/vscode-host/host.mjs';
+import { launchChromium, openWorkbench, startServer, webviewFrameWith } from '../../scripts/vscode-host/host.mjs';
 
 const repo = resolve(import.meta.dirname, '..', '..');
 const server = process.env.EAGLE3_VSCODE_SERVER || join(repo, '.cache', 'vscode-host', 'node_modules', 'code-server', 'lib', 'vscode', 'out', 'server-main.js');
 const required = !!(process.env.CI || process.env.EAGLE3_REQUIRE_VSCODE_HOST);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** The frame of the mask view's page (VS Code nests it in two iframes). */
-async function maskFrame(page, timeoutMs = 60000) {
-  const t0 = Date.now();
-  for (;;) {
-    for (const f of page.frames()) {
-      try {
-        if (await f.$('#app .toolbar')) return f;
-      } catch {
-        /* detached */
-      }
-    }
-    if (Date.now() - t0 > timeoutMs) throw new Error('the mask view webview did not appear');
-    await sleep(300);
-  }
-}
+/** The frame of the mask view's page. */
+const maskFrame = (page, timeoutMs = 60000) => webviewFrameWith(page, '#app .toolbar', timeoutMs);
 
 async function runCommand(page, title) {
   await page.keyboard.press('F1');
@@ -50,7 +36,6 @@ test('UI: hover a row, open the mask view, navigate and switch the policy (scree
     return;
   }
   assert.ok(existsSync(join(repo, 'dist', 'extension.js')) && existsSync(join(repo, 'dist', 'webview.js')), 'dist/ is not built (npm run build)');
-  const { chromium } = createRequire(join(repo, 'noop.js'))('playwright-core');
   const tmp = mkdtempSync(join(tmpdir(), 'eagle3-ui-'));
   const shots = process.env.EAGLE3_SCREENSHOT_DIR ? resolve(process.env.EAGLE3_SCREENSHOT_DIR) : tmp;
   mkdirSync(shots, { recursive: true });
@@ -69,29 +54,14 @@ test('UI: hover a row, open the mask view, navigate and switch the policy (scree
   };
   try {
     srv = await startServer(server, { dataPrefix: 'vscode-ui-' });
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
     const cspErrors = [];
     page.on('console', (m) => {
       if (/Content.Security.Policy/i.test(m.text())) cspErrors.push(m.text());
     });
-    const host = `127.0.0.1:${srv.port}`;
-    const payload = [
-      ['extensionDevelopmentPath', `vscode-remote://${host}${repo}`],
-      ['skipWelcome', 'true'],
-    ];
-    await page.goto(`http://${host}/?folder=${encodeURIComponent(ws)}&payload=${encodeURIComponent(JSON.stringify(payload))}`);
-    await page.waitForSelector('.monaco-workbench', { timeout: 120000 });
-    // The workspace trust dialog: stay in Restricted Mode (the extension declares limited support).
-    const noTrust = page.locator('.monaco-dialog-box a.monaco-button', { hasText: "No, I don't trust the authors" });
-    try {
-      await noTrust.click({ timeout: 15000 });
-    } catch {
-      /* no dialog */
-    }
+    // The workspace trust dialog declined: the extension runs in Restricted Mode (it declares limited support).
+    await openWorkbench(page, srv, { extension: repo, folder: ws });
     await sleep(3000);
 
     // Open the chat sample (Quick Open), wrap lines so the whole row is visible, hide the side bar.
