@@ -21,18 +21,9 @@ import * as vscode from 'vscode';
 import type { PrepareResult } from '../../src/core/run/contract';
 import type { DashboardResult } from '../../src/vscode/dashboard';
 import type { DatasetStateSummary } from '../../src/vscode/datasetsTree';
+import { waitFor as waitUntil, type Probe } from './wait';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 60_000): Promise<T> {
-  const t0 = Date.now();
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(250);
-  }
-}
+const waitFor = <T>(what: string, probe: Probe<T>, timeoutMs = 60_000) => waitUntil(what, probe, timeoutMs);
 
 const chat = (speaker: string, q: string, a: string) =>
   JSON.stringify({

@@ -13,21 +13,10 @@ import { runHonestStatesChecks } from './honestStatesSuite';
 import type { BatchResult } from '../../src/vscode/batchCommand';
 import type { DatasetStateSummary } from '../../src/vscode/datasetsTree';
 import type { DashboardResult } from '../../src/vscode/dashboard';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep, waitFor as waitUntil, type Probe } from './wait';
 
 // 60 s: CI machines are shared; with a load average above 10 on 2 cores the re-scans after "Prepare all" took over 20 s there.
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 60000): Promise<T> {
-  const t0 = Date.now();
-  let last: unknown;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    last = v;
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
-    await sleep(250);
-  }
-}
+const waitFor = <T>(what: string, probe: Probe<T>, timeoutMs = 60000) => waitUntil(what, probe, timeoutMs);
 
 /**
  * A damaged dataset: good rows, a truncated line, an unknown role, a row with its turns under an unknown key

@@ -16,18 +16,9 @@ import type { DashboardResult } from '../../src/vscode/dashboard';
 import type { DatasetStateSummary } from '../../src/vscode/datasetsTree';
 import type { GenerateCommandResult } from '../../src/vscode/generateCommand';
 import type { ShownNotification } from '../../src/vscode/notify';
+import { waitFor as waitUntil, type Probe } from './wait';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20000): Promise<T> {
-  const t0 = Date.now();
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(250);
-  }
-}
+const waitFor = <T>(what: string, probe: Probe<T>, timeoutMs = 20000) => waitUntil(what, probe, timeoutMs);
 
 /** 4 good rows, 60 truncated lines, 3 unknown roles, 3 empty conversations: 63 errored, 3 dropped of 70. */
 export function bigDamageRows(): string[] {

@@ -19,8 +19,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { configWarnings } from './hostLogLines';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from './wait';
 
 /** The extension host's log files beside `logUri`'s folder. */
 function hostLogs(logUri: vscode.Uri): string[] {

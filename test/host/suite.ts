@@ -20,6 +20,7 @@ import { runDatasetsChecks } from './datasetsSuite';
 import { checkNoConfigurationWarnings } from './hostLogCheck';
 import { HostSteps } from './steps';
 import { runWorkerLanesCheck } from './workerLanesCheck';
+import { sleep, waitFor as waitUntil, type Probe } from './wait';
 
 const EXTENSION_ID = 'eagle3-prep.eagle3-prep';
 
@@ -33,17 +34,7 @@ interface TokenizedRecord {
   n_response_tokens: number;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = 15000): Promise<T> {
-  const t0 = Date.now();
-  for (;;) {
-    const v = probe();
-    if (v) return v;
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(200);
-  }
-}
+const waitFor = <T>(what: string, probe: Probe<T>, timeoutMs = 15000) => waitUntil(what, probe, timeoutMs);
 
 /** Checks every record of a tokenized_data.jsonl; returns them. */
 function checkTokenizedData(file: string, expectedSourceFile: string): TokenizedRecord[] {
