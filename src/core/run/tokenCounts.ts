@@ -17,7 +17,7 @@
  * is speculators' token-frequency dict (`torch.save(freq, "token_freq.pt")`).
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { TokenCountDelta } from '../records/rowResult';
 import { TOKEN_COUNTS_FILE } from './outputFiles';
@@ -125,10 +125,6 @@ export function tokenCountsJson(f: TokenCountsFile): string {
 }
 
 /**
- * Reads a `token_counts.json` (a file, or the output folder holding it).
- * @throws Error naming the path when it is missing or not a counts file
- */
-/**
  * The counts files of `paths` (each a `token_counts.json` or an output folder holding one), read once
  * each. The same counts given twice are refused: two paths naming one file (a folder and its
  * `token_counts.json`, a symbolic or hard link), two files with the same bytes (a copy), or a merged
@@ -138,20 +134,17 @@ export function tokenCountsJson(f: TokenCountsFile): string {
  * @throws Error naming both paths, or what {@link readTokenCounts} throws
  */
 export function readTokenCountsFiles(paths: readonly string[]): TokenCountsFile[] {
-  const byIdentity = new Map<string, string>();
+  // The same bytes cover one file under two paths (a link, a folder and its file) and a copy alike.
   const byContent = new Map<string, string>();
   let mergedFrom: string | undefined;
   let shardFrom: string | undefined;
-  for (const path of paths) {
-    const file = existsSync(join(path, TOKEN_COUNTS_FILE)) ? join(path, TOKEN_COUNTS_FILE) : path;
-    if (!existsSync(file)) continue; // readTokenCounts says it is missing
-    const st = statSync(file);
-    const identity = `${st.dev}:${st.ino}`;
-    const content = createHash('sha256').update(readFileSync(file)).digest('hex');
-    const earlier = byIdentity.get(identity) ?? byContent.get(content);
+  return paths.map((path) => {
+    const file = countsFileOf(path);
+    const bytes = readFileSync(file);
+    const content = createHash('sha256').update(bytes).digest('hex');
+    const earlier = byContent.get(content);
     if (earlier !== undefined)
       throw new Error(`${earlier} and ${path} are the same token counts (one file, or the same bytes): give each run's counts once, or its tokens count twice`);
-    byIdentity.set(identity, path);
     byContent.set(content, path);
     const shard = shardOfCountsFile(file);
     if (shard?.merged) mergedFrom ??= path;
@@ -160,8 +153,8 @@ export function readTokenCountsFiles(paths: readonly string[]): TokenCountsFile[
       throw new Error(
         `${mergedFrom} are the counts of a merge-reports run, which already adds its shards', and ${shardFrom} a shard's: give the merged counts or the shards', not both`,
       );
-  }
-  return paths.map(readTokenCounts);
+    return parseTokenCounts(file, bytes.toString('utf8'));
+  });
 }
 
 /** The `shard` of the run whose `report.json` sits beside a counts file, when it has one. */
@@ -175,12 +168,30 @@ function shardOfCountsFile(file: string): { count: number; merged?: boolean } | 
   }
 }
 
+/**
+ * Reads a `token_counts.json` (a file, or the output folder holding it).
+ * @throws Error naming the path when it is missing or not a counts file
+ */
 export function readTokenCounts(path: string): TokenCountsFile {
+  const p = countsFileOf(path);
+  return parseTokenCounts(p, readFileSync(p, 'utf8'));
+}
+
+/**
+ * The counts file `path` names: its `token_counts.json` when it is an output folder holding one, else itself.
+ * @throws Error when there is no such file
+ */
+function countsFileOf(path: string): string {
   const p = existsSync(join(path, TOKEN_COUNTS_FILE)) ? join(path, TOKEN_COUNTS_FILE) : path;
   if (!existsSync(p)) throw new Error(`${p}: no such token counts file (give token_counts.json or the output folder holding it)`);
+  return p;
+}
+
+/** `text` (the file `p`'s) as a token counts file. @throws Error when it is not JSON or not an eagle3-prep token_counts.json */
+function parseTokenCounts(p: string, text: string): TokenCountsFile {
   let f: TokenCountsFile;
   try {
-    f = JSON.parse(readFileSync(p, 'utf8'));
+    f = JSON.parse(text);
   } catch (e) {
     throw new Error(`${p}: not JSON: ${(e as Error).message}`, { cause: e });
   }
