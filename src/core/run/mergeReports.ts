@@ -237,7 +237,7 @@ function before(a: OrderKey, b: OrderKey): boolean {
 async function mergeInOrder<T>(
   its: AsyncIterator<T>[],
   key: (item: T, from: number) => OrderKey,
-  emit: (item: T) => Promise<void>,
+  emit: (item: T, key: OrderKey) => Promise<void>,
   skipFile: ReadonlySet<number> = new Set(),
   signal?: AbortSignal,
 ): Promise<number> {
@@ -255,7 +255,7 @@ async function mergeInOrder<T>(
     if ((count & 1023) === 0) signal?.throwIfAborted();
     // A row of a file left out by --skip-failed-files is not in the merged outputs.
     if (!skipFile.has(heads[best]!.key[0])) {
-      await emit(heads[best]!.item);
+      await emit(heads[best]!.item, heads[best]!.key);
       count++;
     }
     const r = await its[best].next();
@@ -291,12 +291,10 @@ export async function mergeOutputLines(
   return mergeInOrder(
     shardFiles.map((f) => lines(f)),
     key,
-    (l) => {
-      if (ids) {
-        const m = ID_RE.exec(l);
-        const src = SOURCE_RE.exec(l);
-        if (m && src) ids.see(JSON.parse(m[1]) as string, JSON.parse(src[1]) as string);
-      }
+    (l, [fi]) => {
+      // The key already found the line's file (its index in fileOrder); only the id is read here.
+      const m = ids && ID_RE.exec(l);
+      if (m) ids.see(JSON.parse(m[1]) as string, fileOrder[fi]);
       return out.write(l + '\n');
     },
     skipIndexes(fileOrder, skip),
