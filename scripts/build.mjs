@@ -14,12 +14,23 @@ const production = process.argv.includes('--production');
 // A production build drops the maps a development build left in dist/ (vsce packages dist/ as it is).
 const shape = production ? { minify: true, keepNames: true, sourcemap: false } : { sourcemap: true };
 // mainFields: prefer ESM builds (jsonc-parser's UMD build does dynamic requires esbuild cannot follow).
-const common = { bundle: true, platform: 'node', target: 'node20', format: 'cjs', logLevel: 'warning', mainFields: ['module', 'main'], ...shape };
+// external: the Rust `tokenizers` binding is a napi `.node` file esbuild cannot inline; it is loaded at run time from
+// node_modules (a platform VSIX ships it in dist/node_modules/tokenizers/ with its own binary only: scripts/package-platforms.mjs).
+const common = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  logLevel: 'warning',
+  mainFields: ['module', 'main'],
+  external: ['tokenizers'],
+  ...shape,
+};
 
 const builds = [
   { ...common, entryPoints: { cli: 'src/cli.ts' }, outdir: 'dist', banner: { js: '#!/usr/bin/env node' } },
   { ...common, entryPoints: { worker: 'src/worker.ts' }, outdir: 'dist' },
-  { ...common, entryPoints: { extension: 'src/extension.ts' }, outdir: 'dist', external: ['vscode'] },
+  { ...common, entryPoints: { extension: 'src/extension.ts' }, outdir: 'dist', external: ['vscode', 'tokenizers'] },
 ];
 if (existsSync('webview/main.ts')) {
   // The webviews' pages (mask view, dashboard with Chart.js, template check), minified: no CDN, strict CSP.
@@ -37,7 +48,7 @@ if (existsSync('webview/main.ts')) {
   });
 }
 if (existsSync('test/host/suite.ts') && !production) {
-  builds.push({ ...common, entryPoints: { 'host-suite': 'test/host/suite.ts' }, outdir: 'dist-test', external: ['vscode'] });
+  builds.push({ ...common, entryPoints: { 'host-suite': 'test/host/suite.ts' }, outdir: 'dist-test', external: ['vscode', 'tokenizers'] });
 }
 
 // Embedded default tokenizer: Qwen3's tokenizer.json + tokenizer_config.json (Apache-2.0, via npm).
