@@ -101,6 +101,13 @@ function prepareWith(ext, label) {
     fail(`${label}: the extracted CLI's prepare failed:\n${said}`);
     return undefined;
   }
+  // What the run says of its tokenizer (report.json "tokenizer", its folder aside): the universal package has no
+  // Rust binding, so neither its report nor its output may claim one.
+  const { dir: _dir, ...tokenizer } = JSON.parse(readFileSync(join(work, 'out', 'report.json'), 'utf8')).tokenizer ?? {};
+  console.log(`${label}: report.json tokenizer ${JSON.stringify(tokenizer)}`);
+  if (label === 'universal' && /\b(rust|napi|native)\b/i.test(`${JSON.stringify(tokenizer)}\n${tokenizerLines.join('\n')}`)) {
+    fail('universal: the run claims the Rust tokenizer, which the universal package does not carry');
+  }
   // The records' ids and masks (their source names the run's own copy of the sample).
   return readFileSync(join(work, 'out', 'data', 'tokenized_data.jsonl'), 'utf8')
     .split('\n')
