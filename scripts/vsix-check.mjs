@@ -7,8 +7,9 @@
 // 3. extracts this machine's package and the universal one into a temporary folder outside the
 //    repository (so nothing resolves from the development node_modules): the binding loads from
 //    where the bundles require it and encodes with the bundled default tokenizer the ids the
-//    development install gives; the universal one has no binding to load; the CLI of each prepares
-//    the walkthrough's sample from its extracted files alone, and both write the same records;
+//    development install gives; the universal one has no binding to load, another platform's binding
+//    does not load here; the CLI of each prepares the walkthrough's sample from its extracted files
+//    alone, and all write the same ids and masks;
 // 4. installs this machine's package into the VS Code server with its `--install-extension` flag
 //    and runs test/host/vsixSmoke.ts inside a real VS Code (skipped with --no-host).
 //   node scripts/vsix-check.mjs [--no-package] [--dir DIR] [--no-host] [--server SERVER_MAIN_JS]
@@ -70,13 +71,15 @@ function extract(t) {
   return join(out, 'extension');
 }
 
-/** Encodes TEXT in a child process with the binding `require('tokenizers')` resolves from `fromFile`: `{ resolved, ids }` or `{ error }`. */
+/** Encodes TEXT in a child process with the binding `require('tokenizers')` resolves from `fromFile`: `{ resolved, ids }`, or `{ resolved?, error }` when it does not resolve or load. */
 function encodeFrom(fromFile, tokenizerJson) {
   const code = `
     const r = require('node:module').createRequire(${JSON.stringify(fromFile)});
     let resolved;
     try { resolved = r.resolve('tokenizers'); } catch (e) { console.log(JSON.stringify({ error: e.code ?? String(e) })); process.exit(0); }
-    const { Tokenizer } = r('tokenizers');
+    let binding;
+    try { binding = r('tokenizers'); } catch (e) { console.log(JSON.stringify({ resolved, error: String(e.message).split('\\n')[0] })); process.exit(0); }
+    const { Tokenizer } = binding;
     Tokenizer.fromFile(${JSON.stringify(tokenizerJson)}).encode(${JSON.stringify(TEXT)}, null, { addSpecialTokens: false })
       .then((enc) => console.log(JSON.stringify({ resolved, ids: enc.getIds() })));`;
   const r = spawnSync(process.execPath, ['-e', code], { cwd: tmp, encoding: 'utf8', env: { ...process.env, NODE_PATH: '' } });
@@ -134,16 +137,28 @@ else if (existsSync(join(dir, vsixFileName(pkg, host)))) {
     );
   hostRecords = prepareWith(ext, host.target);
 }
+/** Compares a run's records with this machine's package's run (when there was one). */
+function sameRecords(label, records) {
+  if (records === undefined || hostRecords === undefined) return;
+  if (!records.length || records.join('\n') !== hostRecords.join('\n')) fail(`${label} and ${host.target} write different records for ${SAMPLE}`);
+  else console.log(`ok ${label} and ${host.target} write the same ids and masks (${records.length} records) for ${SAMPLE}`);
+}
 if (existsSync(join(dir, vsixFileName(pkg, universal)))) {
   const ext = extract(universal);
   const none = encodeFrom(join(ext, 'dist', 'cli.js'), join(ext, 'dist', 'default-tokenizer', 'qwen3', 'tokenizer.json'));
   if (none.resolved) fail(`universal: tokenizers resolves from the extracted extension (${none.resolved}); the universal package must carry no binding`);
   else console.log(`ok universal: no tokenizers binding resolves from the extracted extension (${none.error})`);
-  const records = prepareWith(ext, 'universal');
-  if (records !== undefined && hostRecords !== undefined) {
-    if (!records.length || records.join('\n') !== hostRecords.join('\n')) fail(`universal and ${host.target} write different records for ${SAMPLE}`);
-    else console.log(`ok universal and ${host.target} write the same ids and masks (${records.length} records) for ${SAMPLE}`);
-  }
+  sameRecords('universal', prepareWith(ext, 'universal'));
+}
+// Another platform's package (VS Code installs a VSIX of another platform without a word): its binding cannot load
+// here, and the extension must still work, with the JavaScript tokenizer.
+const foreign = VSIX_TARGETS.find((t) => t.target && t.platform !== process.platform && existsSync(join(dir, vsixFileName(pkg, t))));
+if (foreign) {
+  const ext = extract(foreign);
+  const r = encodeFrom(join(ext, 'dist', 'cli.js'), join(ext, 'dist', 'default-tokenizer', 'qwen3', 'tokenizer.json'));
+  if (r.ids) fail(`${foreign.target}: its binding loaded on ${process.platform}-${process.arch}`);
+  else console.log(`ok ${foreign.target} here: its binding does not load (${r.error.slice(0, 120)})`);
+  sameRecords(foreign.target, prepareWith(ext, foreign.target));
 }
 
 // 4. Installed into a real VS Code.
