@@ -19,7 +19,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { VSIX_DIR, packagePlatforms, sizeTable } from './package-platforms.mjs';
-import { REPO, TOKENIZERS_DIR, VSIX_TARGETS, checkVsixEntries, hostTarget, targetLabel, vsixFileName } from './vsix-targets.mjs';
+import { REPO, TOKENIZERS_DIR, VSIX_TARGETS, checkVsixEntries, foreignRequires, hostTarget, targetLabel, vsixFileName } from './vsix-targets.mjs';
 
 const arg = (k) => {
   const i = process.argv.indexOf(`--${k}`);
@@ -145,6 +145,11 @@ function sameRecords(label, records) {
 }
 if (existsSync(join(dir, vsixFileName(pkg, universal)))) {
   const ext = extract(universal);
+  // The production bundles need nothing from node_modules but the binding (no devDependency at run time).
+  for (const f of readdirSync(join(ext, 'dist')).filter((n) => n.endsWith('.js'))) {
+    const foreignMods = foreignRequires(readFileSync(join(ext, 'dist', f), 'utf8'));
+    if (foreignMods.length) fail(`universal: dist/${f} requires ${foreignMods.join(', ')}, which no VSIX carries`);
+  }
   const none = encodeFrom(join(ext, 'dist', 'cli.js'), join(ext, 'dist', 'default-tokenizer', 'qwen3', 'tokenizer.json'));
   if (none.resolved) fail(`universal: tokenizers resolves from the extracted extension (${none.resolved}); the universal package must carry no binding`);
   else console.log(`ok universal: no tokenizers binding resolves from the extracted extension (${none.error})`);

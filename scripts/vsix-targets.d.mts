@@ -16,6 +16,8 @@ export const TOKENIZERS_DIR: string;
 export const TOKENIZERS_FILES: string[];
 export const REQUIRED_FILES: string[];
 export const JUNK: [string, RegExp][];
+export const RUNTIME_EXTERNALS: string[];
+export function foreignRequires(code: string): string[];
 export function targetLabel(t: VsixTarget): string;
 export function vsixFileName(pkg: { name: string; version: string }, t: VsixTarget): string;
 export function isMusl(): boolean;

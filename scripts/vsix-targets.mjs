@@ -10,7 +10,7 @@
 // dist/extension.js finds it. The universal VSIX (no --target) carries no binary: the extension
 // falls back to the JavaScript tokenizer.
 import { copyFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { builtinModules, createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 
 /** The repository root. */
@@ -67,6 +67,24 @@ export const JUNK = [
   ['git metadata', /(^|\/)\.git(\/|$)/],
   ['an environment file', /(^|\/)\.env(\.|$)/],
 ];
+
+/** The modules a shipped bundle may require besides Node's own: the editor's API and the binding (external, packaged per platform). */
+export const RUNTIME_EXTERNALS = ['vscode', 'tokenizers'];
+
+/**
+ * The modules a bundle's text requires that are neither Node's own nor RUNTIME_EXTERNALS nor
+ * relative paths: what it would need from a node_modules the VSIX does not carry (a devDependency,
+ * say). Empty for a self-contained bundle. Calls are `require("x")` as esbuild prints them (double
+ * quotes); `require('x')` inside a string is not a call (src/core/run/pool.ts's eval'd worker source
+ * for a `.ts` worker script, used from source only, names tsx that way).
+ */
+export function foreignRequires(code) {
+  const names = new Set([...code.matchAll(/\brequire\(\s*"([^"]+)"\s*\)/g)].map((m) => m[1]));
+  const builtin = (n) => n.startsWith('node:') || builtinModules.includes(n.split('/')[0]) || builtinModules.includes(n);
+  return [...names]
+    .filter((n) => !n.startsWith('.') && !n.startsWith('/') && !builtin(n) && !RUNTIME_EXTERNALS.some((x) => n === x || n.startsWith(`${x}/`)))
+    .sort();
+}
 
 /** The label of a target in tables and file names: its name, or `universal`. */
 export function targetLabel(t) {

@@ -17,6 +17,7 @@ import {
   VSIX_MAX_MB,
   VSIX_TARGETS,
   checkVsixEntries,
+  foreignRequires,
   hostTarget,
   installedBinaries,
   stageTokenizers,
@@ -143,4 +144,17 @@ test('the package rules accept a right package and name each thing wrong with a 
     `holds another platform's binary: ${TOKENIZERS_DIR}/tokenizers.linux-x64-gnu.node`,
   ]);
   assert.deepEqual(check(entriesOf(universal), universal, 3 * MB, manifestOf(linux)), ["its manifest's TargetPlatform is linux-x64, expected absent"]);
+});
+
+test('a bundle may require Node modules, vscode and the binding only: anything else would need a node_modules the VSIX lacks', () => {
+  const code = `const a=require("node:fs"),b=require("fs/promises"),c=require("vscode"),d=require("tokenizers"),e=require("./chunk.js");
+    const f=require("commander"),g=require( "@huggingface/jinja" ),h=require("worker_threads"),i=require("tokenizers/package.json");`;
+  assert.deepEqual(foreignRequires(code), ['@huggingface/jinja', 'commander']);
+  assert.deepEqual(foreignRequires('require("node:path");require("vscode")'), []);
+  // A require inside a string (esbuild prints calls with double quotes) is not a call.
+  assert.deepEqual(foreignRequires("new Worker(`require('tsx/cjs'); require(${JSON.stringify(s)});`, { eval: true })"), []);
+  assert.deepEqual(foreignRequires('require("tokenizers-linux-x64-gnu");require("vscode-languageclient")'), [
+    'tokenizers-linux-x64-gnu',
+    'vscode-languageclient',
+  ]);
 });
