@@ -8,10 +8,16 @@ import {
   DEFAULT_RUN_SETTINGS,
   describeDifferences,
   differingSettings,
+  invalidRunSetting,
+  reportedSettings,
   RUN_SETTING_KEYS,
   resolveRunSettings,
+  runOptionsOf,
+  runSettingSpec,
   runSettingsOfReport,
 } from '../../src/core/run/runSettings';
+import { settingsOf } from '../../src/core/run/runSetup';
+import { PREPARE_OPTIONS } from '../../src/cli/prepare';
 import { tempDir } from '../helpers';
 
 const SAMPLES = join(__dirname, '..', '..', 'samples');
@@ -93,4 +99,36 @@ test('output state: a run with non-default settings is current for those setting
   ]);
   // without current settings the comparison is not made
   assert.equal(readOutputState(f).state, 'prepared');
+});
+
+test('the table drives the prepare options, the row settings, the options passed on and the validation', () => {
+  for (const key of RUN_SETTING_KEYS) {
+    const spec = runSettingSpec(key);
+    const option = PREPARE_OPTIONS.find((o) => o.flags === spec.flag);
+    assert.ok(option, `prepare has ${spec.flag}`);
+    assert.equal(option.help, spec.help);
+    assert.deepEqual(option.choices, spec.choices);
+  }
+  const given = {
+    mask: 'non-system',
+    reasoning: 'drop',
+    maxLength: 64,
+    long: 'split',
+    grouping: 'merged',
+    minTrainableTokens: 3,
+    templateKwargs: { a: 1 },
+  } as const;
+  const row = settingsOf({ inputs: [], outDir: '', ...given, dedup: true });
+  for (const key of RUN_SETTING_KEYS) assert.deepEqual(row[key], given[key], `the row processors get ${key}`);
+  assert.equal(row.dedup, true);
+  // `long` is passed on only with a max length (it does not apply without one)
+  assert.deepEqual(runOptionsOf({ mask: 'assistant', long: 'split' }), { mask: 'assistant' });
+  assert.deepEqual(runOptionsOf({ maxLength: 8, long: 'split' }), { maxLength: 8, long: 'split' });
+  assert.equal(invalidRunSetting(given), undefined);
+  assert.equal(invalidRunSetting({ maxLength: 0 }), undefined, '0 is no limit');
+  assert.equal(invalidRunSetting({ minTrainableTokens: 0 }), 'minTrainableTokens must be a positive integer (got 0)');
+  assert.equal(invalidRunSetting({ minTrainableTokens: 2.5 }), 'minTrainableTokens must be a positive integer (got 2.5)');
+  assert.equal(invalidRunSetting({ mask: 'all' as never }), 'mask must be one of assistant, last-assistant, non-system (got all)');
+  // the settings report.json has always carried are written by the run itself: none is "newer"
+  assert.deepEqual(reportedSettings(resolveRunSettings(given)), {});
 });

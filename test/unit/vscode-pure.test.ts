@@ -15,12 +15,10 @@ import {
   diagnosticsSettingsFrom,
   generateSettingsFrom,
   hoverCapFrom,
-  maskPolicySetting,
-  maxLengthSetting,
   modelFoldersFrom,
   prepareSettingsFrom,
+  runSettingFrom,
   SETTING_DEFAULTS,
-  templateKwargsSetting,
   type SettingKey,
   type SettingsSource,
 } from '../../src/vscode/settings';
@@ -117,15 +115,15 @@ function source(values: Partial<Record<SettingKey, unknown>>): SettingsSource {
 test('settings validation: mask policy, max length, template kwargs, with the warnings', () => {
   const warnings: string[] = [];
   const warn = (m: string) => warnings.push(m);
-  assert.equal(maskPolicySetting('non-system', warn), 'non-system');
-  assert.equal(maskPolicySetting('all', warn), 'assistant');
-  assert.equal(maskPolicySetting(undefined, warn), 'assistant');
-  assert.equal(maxLengthSetting(4096, warn), 4096);
-  for (const none of [null, undefined, 0]) assert.equal(maxLengthSetting(none, warn), undefined);
+  assert.equal(runSettingFrom('mask', 'non-system', warn), 'non-system');
+  assert.equal(runSettingFrom('mask', 'all', warn), 'assistant');
+  assert.equal(runSettingFrom('mask', undefined, warn), 'assistant');
+  assert.equal(runSettingFrom('maxLength', 4096, warn), 4096);
+  for (const none of [null, undefined, 0]) assert.equal(runSettingFrom('maxLength', none, warn), undefined);
   assert.equal(warnings.length, 2, 'no warning for an unset max length');
-  for (const bad of [-5, 2.5, '4096']) assert.equal(maxLengthSetting(bad, warn), undefined);
-  assert.deepEqual(templateKwargsSetting({ enable_thinking: false }, warn), { enable_thinking: false });
-  for (const bad of [[], 'x', null]) assert.deepEqual(templateKwargsSetting(bad, warn), {});
+  for (const bad of [-5, 2.5, '4096']) assert.equal(runSettingFrom('maxLength', bad, warn), undefined);
+  assert.deepEqual(runSettingFrom('templateKwargs', { enable_thinking: false }, warn), { enable_thinking: false });
+  for (const bad of [[], 'x', null]) assert.deepEqual(runSettingFrom('templateKwargs', bad, warn), {});
   assert.deepEqual(warnings, [
     'eagle3prep.maskPolicy "all" is not one of assistant, last-assistant, non-system; using "assistant".',
     'eagle3prep.maskPolicy "undefined" is not one of assistant, last-assistant, non-system; using "assistant".',
@@ -137,7 +135,7 @@ test('settings validation: mask policy, max length, template kwargs, with the wa
     'eagle3prep.templateKwargs must be an object; ignored.',
   ]);
   const kwargs = { a: 1 };
-  assert.notEqual(templateKwargsSetting(kwargs), kwargs, 'a copy: the run never changes the setting object');
+  assert.notEqual(runSettingFrom('templateKwargs', kwargs), kwargs, 'a copy: the run never changes the setting object');
 });
 
 test('prepareSettingsFrom: defaults, valid values, and invalid ones falling back', () => {

@@ -21,14 +21,24 @@ export const RECORD_DROP_NOTES: Readonly<Record<RecordDrop, Code>> = {
   too_few_trainable_tokens: 'record_dropped_few_trainable_tokens',
 };
 
-/** The limits of a run that decide a record's fate. */
-export interface RecordLimits {
+/**
+ * The run settings that are rules of a record's fate, each decided in {@link recordFate} alone. A field
+ * declared here is a run setting everywhere: `RowSettings` (records/rowResult.ts) and the record
+ * view's options (records/recordViewTypes.ts) extend this, `RunSettings` (run/runSettings.ts) resolves
+ * it, and its row in `RUN_SETTINGS` there gives it its CLI flag, editor setting, report entry and
+ * staleness comparison. Absent = the default (the rule off).
+ */
+export interface RecordRules {
+  /** Fewest trainable tokens a written record has (`--min-trainable-tokens`); default 1. */
+  minTrainableTokens?: number;
+}
+
+/** The limits of a run that decide a record's fate: its length limit and its {@link RecordRules}. */
+export interface RecordLimits extends RecordRules {
   /** Longest record in tokens; undefined = no limit. */
   maxLength?: number;
   /** Keep the first `maxLength` tokens of a longer record instead of dropping it. */
   truncate?: boolean;
-  /** Fewest trainable tokens a written record has (`--min-trainable-tokens`); default 1. */
-  minTrainableTokens?: number;
 }
 
 /**

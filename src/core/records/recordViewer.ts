@@ -540,11 +540,7 @@ function recordFateOf(
   mask: MaskPolicy,
 ): { fate: ReturnType<typeof recordFate>; splitUp: boolean; summary: RecordSummary['fate'] } {
   const splits = options.long === 'split' && mask !== 'non-system';
-  const fate = recordFate(tokens, trainableIn, {
-    maxLength: splits ? undefined : options.maxLength,
-    truncate: options.long === 'truncate',
-    minTrainableTokens: options.minTrainableTokens,
-  });
+  const fate = recordFate(tokens, trainableIn, { ...options, maxLength: splits ? undefined : options.maxLength, truncate: options.long === 'truncate' });
   const splitUp = splits && options.maxLength !== undefined && tokens > options.maxLength;
   return { fate, splitUp, summary: splitUp ? 'split' : fate.written ? (fate.truncated ? 'truncated' : 'written') : fate.reason };
 }
