@@ -33,6 +33,11 @@ export interface RecordRules {
   minTrainableTokens?: number;
 }
 
+/** Whether `code` is a record's drop reason (one of {@link RECORD_DROP_NOTES}'s). */
+export function isRecordDrop(code: string): code is RecordDrop {
+  return Object.hasOwn(RECORD_DROP_NOTES, code);
+}
+
 /** The limits of a run that decide a record's fate: its length limit and its {@link RecordRules}. */
 export interface RecordLimits extends RecordRules {
   /** Longest record in tokens; undefined = no limit. */
