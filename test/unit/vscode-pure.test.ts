@@ -147,6 +147,7 @@ test('prepareSettingsFrom: defaults, valid values, and invalid ones falling back
     long: 'drop',
     grouping: 'exact',
     minTrainableTokens: 1,
+    minTrainableShare: 0,
     templateKwargs: {},
     reasoning: 'keep',
     outputDirectory: '',
@@ -177,6 +178,7 @@ test('prepareSettingsFrom: defaults, valid values, and invalid ones falling back
       long: 'truncate',
       grouping: 'merged',
       minTrainableTokens: 8,
+      minTrainableShare: 0,
       templateKwargs: { enable_thinking: false },
       reasoning: 'drop',
       outputDirectory: '/out',
@@ -213,11 +215,14 @@ test('long records: an explicit eagle3prep.longRecords wins, else the legacy tru
   assert.equal(prepareSettingsFrom(source({ grouping: 'both' }), warn).grouping, 'exact');
   assert.equal(prepareSettingsFrom(source({ minTrainableTokens: 0 }), warn).minTrainableTokens, 1);
   assert.equal(prepareSettingsFrom(source({ minTrainableTokens: 2.5 }), warn).minTrainableTokens, 1);
+  assert.equal(prepareSettingsFrom(source({ minTrainableShare: 0.05 }), warn).minTrainableShare, 0.05);
+  assert.equal(prepareSettingsFrom(source({ minTrainableShare: 1.5 }), warn).minTrainableShare, 0);
   assert.deepEqual(warnings, [
     'eagle3prep.longRecords "cut" is not one of drop, truncate, split; using "truncate".',
     'eagle3prep.grouping "both" is not exact or merged; using "exact".',
     'eagle3prep.minTrainableTokens 0 is not a positive integer; using 1.',
     'eagle3prep.minTrainableTokens 2.5 is not a positive integer; using 1.',
+    'eagle3prep.minTrainableShare 1.5 is not a number from 0 to 1; using 0.',
   ]);
 });
 

@@ -141,6 +141,20 @@ export const RUN_SETTINGS = {
     section: 'records',
     help: 'Drop records with fewer trainable tokens (reason too_few_trainable_tokens).',
   },
+  minTrainableShare: {
+    label: 'min trainable share',
+    flag: '--min-trainable-share <f>',
+    setting: 'minTrainableShare',
+    kind: 'number',
+    default: 0,
+    minimum: 0,
+    maximum: 1,
+    section: 'records',
+    defaultText: '0, off',
+    help:
+      'Drop records whose trainable tokens are a smaller share of their tokens than this (reason low_trainable_share): a fraction (0.05) or a percentage (5%). ' +
+      'The trainer runs the target model over every token of a record but learns only from the trained ones, so a long document or tool output with a short answer costs much and teaches little.',
+  },
   templateKwargs: {
     label: 'template kwargs',
     flag: '--template-kwargs <json>',
@@ -246,7 +260,7 @@ export function invalidRunSetting(o: RunSettingOptions): string | undefined {
     if (spec.kind === 'integer' && !Number.isInteger(v)) return `${key} must be ${wholeNumberText(spec)} (got ${String(v)})`;
     if (spec.kind === 'number' && (typeof v !== 'number' || !Number.isFinite(v))) return `${key} must be a number (got ${String(v)})`;
     if (typeof v === 'number' && ((spec.minimum !== undefined && v < spec.minimum) || (spec.maximum !== undefined && v > spec.maximum)))
-      return `${key} must be ${spec.kind === 'integer' ? wholeNumberText(spec) : rangeText(spec)} (got ${v})`;
+      return `${key} must be ${spec.kind === 'integer' ? wholeNumberText(spec) : `a number ${rangeText(spec)}`} (got ${v})`;
   }
   return undefined;
 }
