@@ -1,9 +1,12 @@
 /**
  * The settings of a `prepare` run that decide its records, in one table: each setting's label,
- * choices, default and minimum. The CLI, the extension's settings, the report (what a run
- * recorded, with the defaults of older reports) and every staleness check (the Datasets view,
- * the dashboard, the hover and the mask view) resolve and compare settings here, so a setting
- * added to {@link RUN_SETTINGS} is compared everywhere.
+ * CLI flag and help, VS Code setting, kind, default, choices, minimum and maximum. The CLI's
+ * options (src/cli/prepare.ts), the extension's reading of its settings (src/vscode/settings.ts),
+ * what the row processors get (`settingsOf`), the run's check of its options, the report (what a
+ * run recorded, with the defaults of older reports) and every staleness check (the Datasets view,
+ * the dashboard, the hover and the mask view) come from here, so a setting added to
+ * {@link RUN_SETTINGS} is offered, read, passed on, reported and compared everywhere;
+ * test/unit/vscode-manifest.test.ts holds package.json to it.
  *
  * A trainer (`--trainer`, `eagle3prep.trainer`) is not a row: it decides only the defaults of
  * `maxLength` and `long` (core/trainers/trainers.ts `withTrainerDefaults`, applied before these
