@@ -99,6 +99,28 @@ export function positiveInt(v: string): number {
   return n;
 }
 
+/** A parser of whole numbers from `min` (default 0) to `max` (default none): {@link positiveInt} for 1 and up. */
+export function wholeNumberIn(min = 0, max?: number): (v: string) => number {
+  if (min === 1 && max === undefined) return positiveInt;
+  const expected = max === undefined ? `A whole number ≥ ${min} is expected.` : `A whole number from ${min} to ${max} is expected.`;
+  return (v) => {
+    const n = Number(v);
+    if (!/^\s*-?\d+\s*$/.test(v) || !Number.isInteger(n) || n < min || (max !== undefined && n > max)) throw new InvalidArgumentError(expected);
+    return n;
+  };
+}
+
+/** A parser of numbers from `min` to `max`: {@link fraction} (`0.05` or `5%`) for 0 to 1. */
+export function numberIn(min?: number, max?: number): (v: string) => number {
+  if (min === 0 && max === 1) return fraction;
+  const expected = `A number${min !== undefined ? ` ≥ ${min}` : ''}${max !== undefined ? `${min !== undefined ? ' and' : ''} ≤ ${max}` : ''} is expected.`;
+  return (v) => {
+    const n = Number(v);
+    if (v.trim() === '' || !Number.isFinite(n) || (min !== undefined && n < min) || (max !== undefined && n > max)) throw new InvalidArgumentError(expected);
+    return n;
+  };
+}
+
 /** `--workers`: a whole number ≥ 1, or `auto` (the run's default: the free cores, `run/inputs.ts` defaultWorkerCount). */
 export function workerCount(v: string): number | 'auto' {
   if (v.trim() === 'auto') return 'auto';

@@ -6,9 +6,8 @@
 import { DRY_RUN_SAMPLE_ROWS } from '../core/run/dryRun';
 import { expandInputs } from '../core/run/inputs';
 import { type PrepareOptions } from '../core/run/contract';
-import { GROUPINGS, type Grouping } from '../core/records/mask';
-import { LONG_POLICIES, OUTPUT_FORMATS, type LongPolicy, type OutputFormat } from '../core/records/rowResult';
-import { MASK_POLICIES, REASONING_POLICIES, type MaskPolicy, type ReasoningPolicy } from '../core/types';
+import { OUTPUT_FORMATS, type OutputFormat } from '../core/records/rowResult';
+import { RUN_SETTING_KEYS, runSettingSpec, shown, type RunSettingOptions, type RunSettings, type SettingSpec } from '../core/run/runSettings';
 import { ANSWER_MODES, type AnswerMode } from '../core/types';
 import {
   addOptions,
@@ -16,10 +15,12 @@ import {
   Command,
   fraction,
   jsonObject,
+  numberIn,
   positiveInt,
   setUsageHint,
   shardSpec,
   usageError,
+  wholeNumberIn,
   workerCount,
   type OptionSpec,
 } from './command';
@@ -40,6 +41,30 @@ const RUN = 'Run:';
 const OUTPUT = 'Output and terminal:';
 
 /**
+ * The options of the run settings of one `--help` section, from their table (core/run/runSettings.ts
+ * `RUN_SETTINGS`): flag, help, choices, default and parser. A choice that always applies gets its
+ * default as the value (commander shows it with the choices); the others are left unset when not
+ * given (`--long` needs `--max-length`), their default shown as text.
+ */
+function runSettingOptions(section: SettingSpec<keyof RunSettings>['section'], group: string): OptionSpec<PrepareOptions>[] {
+  return RUN_SETTING_KEYS.filter((k) => runSettingSpec(k).section === section).map((key) => {
+    const spec = runSettingSpec(key);
+    const choices = spec.choices as readonly string[] | undefined;
+    return {
+      flags: spec.flag,
+      group,
+      help: spec.help,
+      ...(choices ? { choices } : {}),
+      ...(spec.kind === 'choice' && !spec.applies ? { default: String(spec.default) } : { defaultText: spec.defaultText ?? shown(spec.default) }),
+      ...(spec.kind === 'integer' ? { parse: wholeNumberIn(spec.minimum, spec.maximum) } : {}),
+      ...(spec.kind === 'number' ? { parse: numberIn(spec.minimum, spec.maximum) } : {}),
+      ...(spec.kind === 'object' ? { parse: jsonObject } : {}),
+      apply: (o: PrepareOptions, v: never) => Object.assign(o, { [key]: v } satisfies RunSettingOptions),
+    };
+  });
+}
+
+/**
  * The options of `prepare`. Options that feed the pipeline set a field of
  * {@link PrepareOptions}; the others (terminal, run policy) are read by the CLI.
  */
@@ -51,61 +76,8 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
     defaultText: 'the embedded Qwen3 tokenizer and template',
     apply: (o, v: string) => (o.tokenizerDir = v),
   },
-  {
-    flags: '--template-kwargs <json>',
-    group: MODEL,
-    help: 'Variables for the chat template, as apply_chat_template(**kwargs) gets them, e.g. \'{"enable_thinking": false}\'.',
-    defaultText: '{}',
-    parse: jsonObject,
-    apply: (o, v: Record<string, unknown>) => (o.templateKwargs = v),
-  },
-  {
-    flags: '--reasoning <policy>',
-    group: MODEL,
-    help:
-      "keep: train the data's reasoning where the model writes it. drop: remove every turn's reasoning (reasoning_content and inline <think> blocks) before rendering, to train a drafter for a model served with thinking off. " +
-      'With keep and a template whose generation prompt turns thinking off, a row with reasoning is an error (reasoning_with_thinking_off) naming both ways out.',
-    choices: REASONING_POLICIES,
-    default: REASONING_POLICIES[0],
-    apply: (o, v: ReasoningPolicy) => (o.reasoning = v),
-  },
-  {
-    flags: '--mask <policy>',
-    group: RECORDS,
-    help: 'Which tokens are trained (loss_mask 1): every assistant turn with its end-of-turn token; only the last assistant turn; or every turn but the system prompt (docs/loss-mask-rules.md "Targets").',
-    choices: MASK_POLICIES,
-    default: MASK_POLICIES[0],
-    apply: (o, v: MaskPolicy) => (o.mask = v),
-  },
-  {
-    flags: '--grouping <grouping>',
-    group: RECORDS,
-    help:
-      'exact: every assistant turn in exactly the context the server sends it; a template that rewrites history (Qwen3, Kimi-K2-Thinking) then costs one record per turn. ' +
-      'merged: one record per conversation (the conversation rendered once), each turn trained where the template writes it there; about 1.0x the tokens. ' +
-      'The report and the summary state the amplification (docs/loss-mask-rules.md "Record grouping").',
-    choices: GROUPINGS,
-    default: 'exact',
-    apply: (o, v: Grouping) => (o.grouping = v),
-  },
-  {
-    flags: '--max-length <tokens>',
-    group: RECORDS,
-    help: 'Longest record in tokens. A longer record is dropped (reason too_long), cut (--long truncate) or split (--long split).',
-    defaultText: 'no limit',
-    parse: positiveInt,
-    apply: (o, v: number) => (o.maxLength = v),
-  },
-  {
-    flags: '--long <policy>',
-    group: RECORDS,
-    help:
-      'What to do with a record longer than --max-length: drop it (too_long); truncate it to its first --max-length tokens; or split the conversation into records that each end with an assistant turn, ' +
-      'holding the system and first user turns plus as much recent history as fits, every turn trained once (noted context_window_cut; a turn that does not fit alone is not written, target_too_long). Needs --max-length.',
-    choices: LONG_POLICIES,
-    defaultText: LONG_POLICIES[0],
-    apply: (o, v: LongPolicy) => (o.long = v),
-  },
+  ...runSettingOptions('model', MODEL),
+  ...runSettingOptions('records', RECORDS),
   {
     flags: '--truncate',
     group: RECORDS,
@@ -121,14 +93,6 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
     choices: TRAINER_IDS,
     defaultText: 'none',
     apply: (o, v: TrainerId) => (o.trainer = v),
-  },
-  {
-    flags: '--min-trainable-tokens <n>',
-    group: RECORDS,
-    help: 'Drop records with fewer trainable tokens (reason too_few_trainable_tokens).',
-    defaultText: '1',
-    parse: positiveInt,
-    apply: (o, v: number) => (o.minTrainableTokens = v),
   },
   {
     flags: '--mapping <file>',

@@ -335,6 +335,11 @@ const TABLE = {
       '--long split keeps every assistant turn in records that fit (recent history kept); --long truncate keeps the first tokens; problems.jsonl says by how much each row is over',
   },
   too_few_trainable_tokens: { kind: 'drop', meaning: 'every record had fewer trainable tokens than --min-trainable-tokens' },
+  low_trainable_share: {
+    kind: 'drop',
+    meaning: "every record's trainable tokens were a smaller share of its tokens than --min-trainable-share",
+    remedy: 'lower --min-trainable-share (eagle3prep.minTrainableShare), or 0 to keep every record; --long split makes shorter records of long conversations',
+  },
   empty_conversation: { kind: 'drop', meaning: 'the row holds a conversation with no messages' },
   no_assistant_turn: { kind: 'drop', meaning: 'no assistant turn' },
   unrecognized_shape: { kind: 'drop', meaning: 'no conversation recognized in the row' },
@@ -503,6 +508,12 @@ const TABLE = {
   record_dropped_few_trainable_tokens: {
     kind: 'note',
     meaning: 'a record of a written row had fewer trainable tokens than --min-trainable-tokens and was dropped',
+    changesData: true,
+  },
+  record_dropped_low_trainable_share: {
+    kind: 'note',
+    meaning: 'a record of a written row had a smaller share of trainable tokens than --min-trainable-share and was dropped',
+    remedy: 'lower --min-trainable-share (eagle3prep.minTrainableShare) to keep such records',
     changesData: true,
   },
   context_window_cut: {

@@ -21,7 +21,7 @@ import { noteRunOutcome } from './runFailures';
 import { runStatusOf, summarizeResult } from './prepareCommand';
 import { tokenizerDisplayName } from './tokenizerSelection';
 import { runPrepareInWorker } from './workerClient';
-import { resolveRunSettings } from '../core/run/runSettings';
+import { resolveRunSettings, runOptionsOf } from '../core/run/runSettings';
 
 /** The outcome of one run of a batch. */
 export interface BatchRun {
@@ -119,14 +119,8 @@ export async function prepareAll(context: vscode.ExtensionContext, output: vscod
               inputs: g.inputs,
               outDir: g.outDir,
               tokenizerDir: g.settings.tokenizerDir,
-              mask: g.settings.mask,
-              maxLength: g.settings.maxLength,
+              ...runOptionsOf(g.settings),
               truncate: g.settings.truncate,
-              long: g.settings.maxLength !== undefined ? g.settings.long : undefined,
-              grouping: g.settings.grouping,
-              minTrainableTokens: g.settings.minTrainableTokens,
-              templateKwargs: g.settings.templateKwargs,
-              reasoning: g.settings.reasoning,
               format: g.settings.format,
               ...(g.settings.trainer ? { trainer: g.settings.trainer } : {}),
             },

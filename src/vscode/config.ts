@@ -28,9 +28,8 @@ import {
   type SettingsSource,
   type SettingWarning,
 } from './settings';
-import type { Grouping } from '../core/records/mask';
-import type { LongPolicy, OutputFormat } from '../core/records/rowResult';
-import type { MaskPolicy, ReasoningPolicy } from '../core/types';
+import type { OutputFormat } from '../core/records/rowResult';
+import type { RunSettingValues } from '../core/run/runSettings';
 import type { TrainerId } from '../core/trainers/trainers';
 
 /**
@@ -89,22 +88,13 @@ export function resolveTokenizerDir(scope?: vscode.Uri): string | undefined {
   return expandConfiguredPath(prepareSettingsFrom(settingsOf(scope)).tokenizerPath, folderOf(scope));
 }
 
-/** The extension's settings that shape a run, read for one dataset resource. */
-export interface PrepareSettings {
+/**
+ * The extension's settings that shape a run, read for one dataset resource: the run settings (`mask`,
+ * `maxLength` (undefined = no limit), `long`, …, core/run/runSettings.ts) and these.
+ */
+export interface PrepareSettings extends RunSettingValues {
   tokenizerDir?: string;
-  mask: MaskPolicy;
-  /** undefined = no limit (setting null or 0). */
-  maxLength?: number;
   truncate: boolean;
-  /** `eagle3prep.longRecords` (CLI `--long`); `truncate` when the legacy `eagle3prep.truncate` is set and this one is not. */
-  long: LongPolicy;
-  /** `eagle3prep.grouping` (CLI `--grouping`). */
-  grouping: Grouping;
-  /** `eagle3prep.minTrainableTokens` (CLI `--min-trainable-tokens`). */
-  minTrainableTokens: number;
-  templateKwargs: Record<string, unknown>;
-  /** `eagle3prep.reasoning` (CLI `--reasoning`): keep (default) or drop the data's reasoning before rendering. */
-  reasoning: ReasoningPolicy;
   /** Folder in which `<input-name>.eagle3/` is created instead of beside the input; undefined = beside it. */
   outputDirectory?: string;
   openReport: OpenReportMode;
@@ -121,20 +111,11 @@ export interface PrepareSettings {
 export function readPrepareSettings(scope?: vscode.Uri, warn: SettingWarning = () => {}): PrepareSettings {
   const s = prepareSettingsFrom(settingsOf(scope), warn, explicitOf(scope));
   const wf = folderOf(scope);
+  const { tokenizerPath, outputDirectory: _o, ...rest } = s;
   return {
-    tokenizerDir: expandConfiguredPath(s.tokenizerPath, wf),
-    mask: s.mask,
-    maxLength: s.maxLength,
-    truncate: s.truncate,
-    long: s.long,
-    grouping: s.grouping,
-    minTrainableTokens: s.minTrainableTokens,
-    templateKwargs: s.templateKwargs,
-    reasoning: s.reasoning,
+    ...rest,
+    tokenizerDir: expandConfiguredPath(tokenizerPath, wf),
     outputDirectory: expandConfiguredPath(s.outputDirectory, wf),
-    openReport: s.openReport,
-    format: s.format,
-    ...(s.trainer ? { trainer: s.trainer } : {}),
   };
 }
 

@@ -18,6 +18,7 @@ import * as vscode from 'vscode';
 import type { RecordView } from '../core/records/recordView';
 import { OUTPUT_FILES } from '../core/run/outputFiles';
 import { readHoverCap, readPrepareSettings } from './config';
+import { RUN_SETTING_KEYS, runSettingOptionsOf } from '../core/run/runSettings';
 import { rowCountOptions } from '../core/records/rowCounts';
 import { exactRecordsFor, type ExactRecords, type NoExactReason } from './exactCounts';
 import { COMMANDS } from './ids';
@@ -130,20 +131,7 @@ export function viewForLine(doc: vscode.TextDocument, line: number): Promise<Rec
   if (text.trim() === '') return Promise.resolve(undefined);
   const settings = readPrepareSettings(doc.uri);
   const maxTokenizedChars = readHoverCap(doc.uri);
-  const key = JSON.stringify([
-    doc.uri.toString(),
-    doc.version,
-    line,
-    settings.tokenizerDir,
-    settings.mask,
-    settings.grouping,
-    settings.templateKwargs,
-    settings.reasoning,
-    settings.maxLength,
-    settings.long,
-    settings.minTrainableTokens,
-    maxTokenizedChars,
-  ]);
+  const key = JSON.stringify([doc.uri.toString(), doc.version, line, settings.tokenizerDir, RUN_SETTING_KEYS.map((k) => settings[k]), maxTokenizedChars]);
   if (last?.key === key) return last.view;
   const view = serviceClient().call(
     {
@@ -151,18 +139,7 @@ export function viewForLine(doc: vscode.TextDocument, line: number): Promise<Rec
       row: { text, file: doc.uri.fsPath, line: line + 1 },
       tokenizerDir: settings.tokenizerDir,
       // The mask view counts a row with the same request (rowCounts.ts), so both give the same numbers.
-      options: rowCountOptions(
-        {
-          mask: settings.mask,
-          grouping: settings.grouping,
-          templateKwargs: settings.templateKwargs,
-          reasoning: settings.reasoning,
-          maxLength: settings.maxLength,
-          long: settings.long,
-          minTrainableTokens: settings.minTrainableTokens,
-        },
-        maxTokenizedChars,
-      ),
+      options: rowCountOptions(runSettingOptionsOf(settings), maxTokenizedChars),
     },
     HOVER_BUDGET_MS,
   );

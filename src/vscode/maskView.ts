@@ -21,6 +21,8 @@ import { rowCountOptions, withRowCounts } from '../core/records/rowCounts';
 import { exactRecordsFor } from './exactCounts';
 import { lineIndexFor } from './lineIndex';
 import { changedSettings, readHoverCap, readPrepareSettings } from './config';
+import { runSettingOptionsOf } from '../core/run/runSettings';
+import { STALENESS_SETTING_KEYS } from './settings';
 import { baseName } from './hover';
 import { COMMANDS, CONFIG_SECTION, MASK_VIEW_TYPE } from './ids';
 import { type HostMessage, isWebviewMessage, MAX_TOKENS_SHOWN, type MaskViewState, type WebviewMessage } from './maskViewProtocol';
@@ -105,22 +107,7 @@ class MaskViewPanel {
       this.panel.webview.onDidReceiveMessage((m: unknown) => this.onMessage(m)),
       vscode.workspace.onDidChangeConfiguration((e) => {
         const uri = vscode.Uri.parse(this.state.uri);
-        const changed = changedSettings(
-          e,
-          [
-            'tokenizerPath',
-            'maskPolicy',
-            'templateKwargs',
-            'maxLength',
-            'truncate',
-            'longRecords',
-            'grouping',
-            'minTrainableTokens',
-            'reasoning',
-            'outputDirectory',
-          ],
-          uri,
-        );
+        const changed = changedSettings(e, STALENESS_SETTING_KEYS, uri);
         if (!changed.length) return;
         const change: Partial<MaskViewState> = {};
         if (this.state.maskFromSettings) change.mask = readPrepareSettings(uri).mask;
@@ -245,15 +232,7 @@ class MaskViewPanel {
       const settings = readPrepareSettings(uri);
       const kwargs = { ...settings.templateKwargs };
       if (this.state.thinking !== 'settings') kwargs.enable_thinking = this.state.thinking === 'on';
-      const options = {
-        mask: this.state.mask,
-        grouping: settings.grouping,
-        templateKwargs: kwargs,
-        reasoning: settings.reasoning,
-        maxLength: settings.maxLength,
-        long: settings.long,
-        minTrainableTokens: settings.minTrainableTokens,
-      };
+      const options: RecordViewOptions = { ...runSettingOptionsOf(settings), mask: this.state.mask, templateKwargs: kwargs };
       const request = (o: RecordViewOptions) =>
         serviceClient().call(
           { op: 'view', row: { text: row.text, file: uri.fsPath, line: this.state.line }, tokenizerDir: settings.tokenizerDir, options: o },

@@ -16,6 +16,7 @@ import { statusWord } from '../core/run/report';
 import { fileStatus, worstStatus } from '../core/run/status';
 import { type RunStatus } from '../core/run/contract';
 import { readPrepareSettings } from './config';
+import { runOptionsOf } from '../core/run/runSettings';
 import { datasetsProvider } from './datasetsTree';
 import { COMMANDS } from './ids';
 import { notify } from './notify';
@@ -210,14 +211,8 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
     inputs,
     outDir,
     tokenizerDir: settings.tokenizerDir,
-    mask: settings.mask,
-    maxLength: settings.maxLength,
+    ...runOptionsOf(settings),
     truncate: settings.truncate,
-    long: settings.maxLength !== undefined ? settings.long : undefined,
-    grouping: settings.grouping,
-    minTrainableTokens: settings.minTrainableTokens,
-    templateKwargs: settings.templateKwargs,
-    reasoning: settings.reasoning,
     format: settings.format,
     ...(settings.trainer ? { trainer: settings.trainer } : {}),
   };

@@ -7,10 +7,20 @@
  * Pure: no `vscode` import (unit-tested in plain node).
  */
 import { REASONING_MODES, type ReasoningMode } from '../core/generate/client';
-import { GROUPINGS, type Grouping } from '../core/records/mask';
 import { LONG_POLICIES, OUTPUT_FORMATS, type LongPolicy, type OutputFormat } from '../core/records/rowResult';
-import { DEFAULT_RUN_SETTINGS, type RunSettings } from '../core/run/runSettings';
-import { MASK_POLICIES, REASONING_POLICIES, type MaskPolicy, type ReasoningPolicy } from '../core/types';
+import {
+  DEFAULT_RUN_SETTINGS,
+  nullable,
+  rangeText,
+  RUN_SETTING_KEYS,
+  RUN_SETTINGS,
+  runSettingSpec,
+  shown,
+  wholeNumberText,
+  type RunSettingName,
+  type RunSettings,
+  type RunSettingValues,
+} from '../core/run/runSettings';
 import { TRAINER_IDS, TRAINERS, withTrainerDefaults, type TrainerId } from '../core/trainers/trainers';
 import { CONFIG_SECTION } from './ids';
 
@@ -26,17 +36,13 @@ export const OPEN_REPORT_MODES = ['preview', 'editor', 'none'] as const;
 /** One of {@link OPEN_REPORT_MODES}. */
 export type OpenReportMode = (typeof OPEN_REPORT_MODES)[number];
 
-/** The type of each setting, by key without the `eagle3prep.` section. */
-export interface SettingTypes {
+/** The VS Code settings of the run settings (core/run/runSettings.ts `RUN_SETTINGS` `setting`), typed as the run settings. */
+type RunSettingTypes = { [K in keyof RunSettings as RunSettingName<K>]: RunSettings[K] };
+
+/** The type of each setting, by key without the `eagle3prep.` section: the run settings' (`maskPolicy`, …) and these. */
+export interface SettingTypes extends RunSettingTypes {
   tokenizerPath: string;
-  maskPolicy: MaskPolicy;
-  maxLength: number | null;
   truncate: boolean;
-  longRecords: LongPolicy;
-  grouping: Grouping;
-  minTrainableTokens: number;
-  templateKwargs: Record<string, unknown>;
-  reasoning: ReasoningPolicy;
   outputDirectory: string;
   openReport: OpenReportMode;
   outputFormat: OutputFormat;
@@ -60,21 +66,35 @@ export interface SettingTypes {
 /** A setting's key without the `eagle3prep.` section, e.g. `maskPolicy`, `datasets.include`. */
 export type SettingKey = keyof SettingTypes;
 
+/** The VS Code setting of run setting `key` (core/run/runSettings.ts `RUN_SETTINGS` `setting`). */
+export function runSettingKey<K extends keyof RunSettings>(key: K): RunSettingName<K> {
+  return RUN_SETTINGS[key].setting;
+}
+
+/**
+ * Settings that decide a run setting besides its own: the trainer's default length and `--long split`,
+ * and the legacy `eagle3prep.truncate`.
+ */
+const ALSO_DECIDED_BY: Partial<Record<keyof RunSettings, readonly SettingKey[]>> = { maxLength: ['trainer'], long: ['truncate', 'trainer'] };
+
 /**
  * The settings each record-deciding run setting (core/run/runSettings.ts) is read from: a change of
  * any of them can make an output stale, so the Datasets view, the dashboard and Problems re-compare
- * on it (the hover and the mask view read the settings on each use). Typed by the run settings: a
- * setting added there needs its entry here.
+ * on it (the hover and the mask view read the settings on each use).
  */
-export const RUN_SETTING_SOURCES: { readonly [K in keyof RunSettings]: readonly SettingKey[] } = {
-  mask: ['maskPolicy'],
-  reasoning: ['reasoning'],
-  maxLength: ['maxLength', 'trainer'],
-  long: ['longRecords', 'truncate', 'trainer'],
-  grouping: ['grouping'],
-  minTrainableTokens: ['minTrainableTokens'],
-  templateKwargs: ['templateKwargs'],
-};
+export const RUN_SETTING_SOURCES: { readonly [K in keyof RunSettings]: readonly SettingKey[] } = Object.fromEntries(
+  RUN_SETTING_KEYS.map((k) => [k, [runSettingKey(k), ...(ALSO_DECIDED_BY[k] ?? [])]]),
+) as { [K in keyof RunSettings]: SettingKey[] };
+
+/** Each run setting's table entry by its VS Code setting name, e.g. `{ maskPolicy: MASK_POLICIES }` for `choices`. */
+function byRunSettingKey<T>(value: (key: keyof RunSettings) => T | undefined): Partial<Record<SettingKey, T>> {
+  const out: Partial<Record<SettingKey, T>> = {};
+  for (const k of RUN_SETTING_KEYS) {
+    const v = value(k);
+    if (v !== undefined) out[runSettingKey(k)] = v;
+  }
+  return out;
+}
 
 /** Every setting a change of which can make a prepared output stale: the tokenizer, the output folder and {@link RUN_SETTING_SOURCES}. */
 export const STALENESS_SETTING_KEYS: readonly SettingKey[] = [
@@ -93,15 +113,9 @@ export type SettingGroup = 'generate' | 'datasets' | 'diagnostics' | 'hover';
 
 /** Every setting's default: the value used when the user set nothing, equal to package.json's `default`. */
 export const SETTING_DEFAULTS: Readonly<SettingTypes> = {
+  ...(byRunSettingKey((k) => DEFAULT_RUN_SETTINGS[k]) as RunSettingTypes),
   tokenizerPath: '',
-  maskPolicy: DEFAULT_RUN_SETTINGS.mask,
-  maxLength: DEFAULT_RUN_SETTINGS.maxLength,
   truncate: false,
-  longRecords: DEFAULT_RUN_SETTINGS.long,
-  grouping: DEFAULT_RUN_SETTINGS.grouping,
-  minTrainableTokens: DEFAULT_RUN_SETTINGS.minTrainableTokens,
-  templateKwargs: DEFAULT_RUN_SETTINGS.templateKwargs,
-  reasoning: DEFAULT_RUN_SETTINGS.reasoning,
   outputDirectory: '',
   openReport: OPEN_REPORT_MODES[0],
   outputFormat: OUTPUT_FORMATS[0],
@@ -129,21 +143,17 @@ export const SETTING_DEFAULTS: Readonly<SettingTypes> = {
 };
 
 /** The allowed values of the enumerated settings (package.json `enum`), in the order offered. */
-export const SETTING_CHOICES = {
-  maskPolicy: MASK_POLICIES,
-  longRecords: LONG_POLICIES,
-  grouping: GROUPINGS,
+export const SETTING_CHOICES: Partial<Record<SettingKey, readonly string[]>> = {
+  ...byRunSettingKey((k) => runSettingSpec(k).choices as readonly string[] | undefined),
   openReport: OPEN_REPORT_MODES,
   outputFormat: OUTPUT_FORMATS,
   trainer: TRAINER_SETTING_CHOICES,
-  reasoning: REASONING_POLICIES,
   'generate.reasoning': REASONING_MODES,
-} as const satisfies Partial<Record<SettingKey, readonly string[]>>;
+};
 
 /** The smallest value of the numeric settings (package.json `minimum`); a smaller one is not used. */
 export const SETTING_MINIMUMS = {
-  maxLength: 1,
-  minTrainableTokens: 1,
+  ...byRunSettingKey((k) => runSettingSpec(k).minimum),
   'generate.concurrency': 1,
   'generate.maxTokens': 1,
   'generate.timeoutSeconds': 1,
@@ -152,6 +162,9 @@ export const SETTING_MINIMUMS = {
   'diagnostics.maxProblems': 1,
   'hover.maxTokenizedCharacters': 1024,
 } as const satisfies Partial<Record<SettingKey, number>>;
+
+/** The largest value of the numeric settings (package.json `maximum`); a larger one is not used. */
+export const SETTING_MAXIMUMS: Partial<Record<SettingKey, number>> = byRunSettingKey((k) => runSettingSpec(k).maximum);
 
 /** The raw value of a setting (VS Code's effective value: folder, workspace, user, else the default). */
 export type SettingsSource = (key: SettingKey) => unknown;
@@ -194,24 +207,38 @@ export function integerAtLeast(value: unknown, min: number, fallback: number): n
   return typeof value === 'number' && Number.isInteger(value) && value >= min ? value : fallback;
 }
 
-/** `eagle3prep.maskPolicy`: a known policy, else the default with a warning. */
-export function maskPolicySetting(value: unknown, warn: SettingWarning = () => {}): MaskPolicy {
-  return choiceSetting('maskPolicy', value, MASK_POLICIES, SETTING_DEFAULTS.maskPolicy, warn);
-}
-
-/** `eagle3prep.maxLength`: a positive integer; null, 0 or nothing = no limit (undefined); anything else is no limit with a warning. */
-export function maxLengthSetting(value: unknown, warn: SettingWarning = () => {}): number | undefined {
-  if (value === null || value === undefined || value === 0) return undefined;
-  if (typeof value === 'number' && Number.isInteger(value) && value >= SETTING_MINIMUMS.maxLength) return value;
-  warn(`eagle3prep.maxLength ${JSON.stringify(value)} is not a positive integer; no limit applied.`);
-  return undefined;
-}
-
-/** `eagle3prep.templateKwargs`: a copy of the object, else `{}` with a warning. */
-export function templateKwargsSetting(value: unknown, warn: SettingWarning = () => {}): Record<string, unknown> {
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return { ...(value as Record<string, unknown>) };
-  warn('eagle3prep.templateKwargs must be an object; ignored.');
-  return {};
+/**
+ * A run setting's value from its VS Code setting (`RUN_SETTINGS[key].setting`), validated by its row
+ * of the table; an invalid one is its default, with a warning naming the setting, what it allows and
+ * what is used. A choice must be one of the choices; an integer a whole number from the minimum (a
+ * nullable one, `maxLength`, is undefined for null, 0 or nothing: no limit); a number one within the
+ * minimum .. maximum; an object is copied (the run never changes the setting's object).
+ */
+export function runSettingFrom<K extends keyof RunSettings>(key: K, value: unknown, warn: SettingWarning = () => {}): RunSettingValues[K] {
+  const spec = runSettingSpec(key);
+  const name = runSettingKey(key);
+  const fallback = spec.default;
+  const inRange = (v: number) => (spec.minimum === undefined || v >= spec.minimum) && (spec.maximum === undefined || v <= spec.maximum);
+  const none = nullable(key);
+  if (none && (value === null || value === undefined || value === 0)) return undefined as RunSettingValues[K];
+  const using = none ? 'no limit applied' : `using ${shown(fallback)}`;
+  switch (spec.kind) {
+    case 'choice':
+      return choiceSetting(name, value, spec.choices as readonly string[], String(fallback), warn) as RunSettingValues[K];
+    case 'integer':
+      if (typeof value === 'number' && Number.isInteger(value) && inRange(value)) return value as RunSettingValues[K];
+      warn(`${CONFIG_SECTION}.${name} ${JSON.stringify(value)} is not ${wholeNumberText(spec)}; ${using}.`);
+      break;
+    case 'number':
+      if (typeof value === 'number' && Number.isFinite(value) && inRange(value)) return value as RunSettingValues[K];
+      warn(`${CONFIG_SECTION}.${name} ${JSON.stringify(value)} is not a number ${rangeText(spec)}; ${using}.`);
+      break;
+    case 'object':
+      if (typeof value === 'object' && value !== null && !Array.isArray(value)) return { ...(value as Record<string, unknown>) } as RunSettingValues[K];
+      warn(`${CONFIG_SECTION}.${name} must be an object; ignored.`);
+      return { ...(fallback as object) } as RunSettingValues[K];
+  }
+  return (none ? undefined : fallback) as RunSettingValues[K];
 }
 
 /**
@@ -221,23 +248,6 @@ export function templateKwargsSetting(value: unknown, warn: SettingWarning = () 
 export function longRecordsSetting(explicit: unknown, truncate: boolean, warn: SettingWarning = () => {}): LongPolicy {
   const fallback: LongPolicy = truncate ? 'truncate' : 'drop';
   return explicit === undefined ? fallback : choiceSetting('longRecords', explicit, LONG_POLICIES, fallback, warn);
-}
-
-/** `eagle3prep.grouping`: `exact` or `merged`, else `exact` with a warning. */
-export function groupingSetting(value: unknown, warn: SettingWarning = () => {}): Grouping {
-  return choiceSetting('grouping', value, GROUPINGS, SETTING_DEFAULTS.grouping, warn);
-}
-
-/** `eagle3prep.reasoning`: `keep` or `drop`, else `keep` with a warning. */
-export function reasoningSetting(value: unknown, warn: SettingWarning = () => {}): ReasoningPolicy {
-  return choiceSetting('reasoning', value, REASONING_POLICIES, SETTING_DEFAULTS.reasoning, warn);
-}
-
-/** `eagle3prep.minTrainableTokens`: a positive integer, else 1 with a warning. */
-export function minTrainableTokensSetting(value: unknown, warn: SettingWarning = () => {}): number {
-  const v = integerAtLeast(value, SETTING_MINIMUMS.minTrainableTokens, SETTING_DEFAULTS.minTrainableTokens);
-  if (v !== value) warn(`eagle3prep.minTrainableTokens ${JSON.stringify(value)} is not a positive integer; using 1.`);
-  return v;
 }
 
 /** `eagle3prep.outputFormat` (CLI `--format`): one of jsonl, parquet, both, messages, else `jsonl` with a warning. */
@@ -275,23 +285,15 @@ function trainerFormat(trainer: TrainerId | undefined, format: OutputFormat, exp
   return format;
 }
 
-/** The settings that shape a prepare run (and the hover, mask view and row checks), validated; paths not yet expanded. */
-export interface PrepareSettingValues {
+/**
+ * The settings that shape a prepare run (and the hover, mask view and row checks), validated; paths not yet expanded.
+ * The run settings (`mask`, `maxLength` (undefined = no limit), `long`, …) by their names in core/run/runSettings.ts:
+ * `long` is `truncate` when the legacy `eagle3prep.truncate` is set and `eagle3prep.longRecords` is not.
+ */
+export interface PrepareSettingValues extends RunSettingValues {
   /** `eagle3prep.tokenizerPath` as written (`''` = the embedded default). */
   tokenizerPath: string;
-  mask: MaskPolicy;
-  /** undefined = no limit. */
-  maxLength?: number;
   truncate: boolean;
-  /** `eagle3prep.longRecords` (CLI `--long`); `truncate` when the legacy `eagle3prep.truncate` is set and this one is not. */
-  long: LongPolicy;
-  /** `eagle3prep.grouping` (CLI `--grouping`). */
-  grouping: Grouping;
-  /** `eagle3prep.minTrainableTokens` (CLI `--min-trainable-tokens`). */
-  minTrainableTokens: number;
-  templateKwargs: Record<string, unknown>;
-  /** `eagle3prep.reasoning` (CLI `--reasoning`): keep (default) or drop the data's reasoning before rendering. */
-  reasoning: ReasoningPolicy;
   /** `eagle3prep.outputDirectory` as written (`''` = beside the input). */
   outputDirectory: string;
   openReport: OpenReportMode;
@@ -303,6 +305,9 @@ export interface PrepareSettingValues {
    */
   trainer?: TrainerId;
 }
+
+/** The run settings read apart from the others: `maxLength` and `long` (the trainer's defaults, the legacy `truncate`). */
+const READ_APART = ['maxLength', 'long'] as const satisfies readonly (keyof RunSettings)[];
 
 /**
  * Reads and validates the prepare settings; invalid values fall back to the defaults and are reported
@@ -316,20 +321,19 @@ export function prepareSettingsFrom(get: SettingsSource, warn: SettingWarning = 
   const explicitLong = explicit('longRecords');
   const lengths = withTrainerDefaults({
     trainer,
-    maxLength: maxLengthSetting(get('maxLength'), warn),
+    maxLength: runSettingFrom('maxLength', get('maxLength'), warn),
     long: explicitLong === undefined && !truncate ? undefined : longRecordsSetting(explicitLong, truncate, warn),
     truncate,
   });
+  const run = Object.fromEntries(
+    RUN_SETTING_KEYS.filter((k) => !(READ_APART as readonly (keyof RunSettings)[]).includes(k)).map((k) => [k, runSettingFrom(k, get(runSettingKey(k)), warn)]),
+  );
   return {
     tokenizerPath: text(get('tokenizerPath')),
-    mask: maskPolicySetting(get('maskPolicy'), warn),
+    ...(run as Omit<RunSettingValues, (typeof READ_APART)[number]>),
     maxLength: lengths.maxLength,
     truncate,
     long: lengths.long ?? longRecordsSetting(explicitLong, truncate, warn),
-    grouping: groupingSetting(get('grouping'), warn),
-    minTrainableTokens: minTrainableTokensSetting(get('minTrainableTokens'), warn),
-    templateKwargs: templateKwargsSetting(get('templateKwargs'), warn),
-    reasoning: reasoningSetting(get('reasoning'), warn),
     outputDirectory: text(get('outputDirectory')),
     openReport: oneOf(get('openReport'), OPEN_REPORT_MODES, SETTING_DEFAULTS.openReport),
     format: trainerFormat(trainer, outputFormatSetting(get('outputFormat'), warn), explicit('outputFormat'), warn),

@@ -57,6 +57,28 @@ test('maskedRecordFate: fewer trainable tokens than the minimum drops the record
   assert.deepEqual(maskedRecordFate([0, 1], { minTrainableTokens: 0 }), { written: true, keep: 2, truncated: false, trainable: 1 }, 'a minimum below 1 is 1');
 });
 
+test('maskedRecordFate: a smaller trainable share than the minimum drops the record as low_trainable_share', () => {
+  // 3 of 30 tokens trainable: a share of 0.1 exactly (0.1 × 30 is 3.0000000000000004 in floating point)
+  const mask = [...Array<number>(27).fill(0), 1, 1, 1];
+  assert.deepEqual(maskedRecordFate(mask, { minTrainableShare: 0.1 }), { written: true, keep: 30, truncated: false, trainable: 3 });
+  assert.deepEqual(maskedRecordFate(mask, { minTrainableShare: 0.11 }), { written: false, reason: 'low_trainable_share', truncated: false });
+  assert.deepEqual(maskedRecordFate(mask, { minTrainableShare: 0 }), { written: true, keep: 30, truncated: false, trainable: 3 }, '0 is off');
+  // the share of the tokens kept: cut to its first 4 tokens, [0, 0, 1, 1, 1, 1] is half trainable
+  assert.deepEqual(maskedRecordFate([0, 0, 1, 1, 1, 1], { maxLength: 4, truncate: true, minTrainableShare: 0.6 }), {
+    written: false,
+    reason: 'low_trainable_share',
+    truncated: true,
+  });
+  assert.deepEqual(maskedRecordFate([0, 0, 1, 1, 1, 1], { minTrainableShare: 0.6 }), { written: true, keep: 6, truncated: false, trainable: 4 });
+  // no trainable token stays no_trainable_tokens; the count minimum is checked first
+  assert.deepEqual(maskedRecordFate([0, 0], { minTrainableShare: 0.5 }), { written: false, reason: 'no_trainable_tokens', truncated: false });
+  assert.deepEqual(maskedRecordFate([0, 1], { minTrainableTokens: 2, minTrainableShare: 0.9 }), {
+    written: false,
+    reason: 'too_few_trainable_tokens',
+    truncated: false,
+  });
+});
+
 test('rowFate: written wins; else the first target error; else the last drop reason', () => {
   const te = { reason: 'template_unsupported', message: 'turn 3 not found' };
   assert.deepEqual(rowFate({ written: 1, drops: ['too_long'], targetErrors: [te] }), { fate: 'written' });
@@ -84,6 +106,8 @@ test('prepare and the record view decide the same fates: too_long, cut, and cut 
     },
     // 16 and 14 trainable tokens: a minimum of 15 drops the second record.
     { minTrainableTokens: 15, seqLens: [46], notes: { record_dropped_few_trainable_tokens: 1 }, warnings: ['too_few_trainable_tokens'] },
+    // 16 of 46 (0.35) and 14 of 68 (0.21) trainable: a share of 0.25 drops the second record.
+    { minTrainableShare: 0.25, seqLens: [46], notes: { record_dropped_low_trainable_share: 1 }, warnings: ['low_trainable_share'] },
   ];
   for (const c of cases) {
     const res = await prepare({
@@ -92,6 +116,7 @@ test('prepare and the record view decide the same fates: too_long, cut, and cut 
       maxLength: c.maxLength,
       truncate: c.truncate,
       minTrainableTokens: c.minTrainableTokens,
+      minTrainableShare: c.minTrainableShare,
     });
     const records = readFileSync(res.outputs.tokenizedData, 'utf8')
       .trim()
@@ -99,7 +124,7 @@ test('prepare and the record view decide the same fates: too_long, cut, and cut 
       .map((l) => JSON.parse(l));
     const view = viewer.view(
       { text: row, file: input, line: 1 },
-      { maxLength: c.maxLength, long: c.truncate ? 'truncate' : 'drop', minTrainableTokens: c.minTrainableTokens },
+      { maxLength: c.maxLength, long: c.truncate ? 'truncate' : 'drop', minTrainableTokens: c.minTrainableTokens, minTrainableShare: c.minTrainableShare },
     );
     const what = JSON.stringify(c);
     assert.deepEqual(

@@ -70,6 +70,7 @@ test('every record-deciding setting has a VS Code setting that changes it, and t
     truncate: true,
     grouping: 'merged',
     minTrainableTokens: 4,
+    minTrainableShare: 0.1,
     templateKwargs: { enable_thinking: false },
     trainer: 'specforge',
   };

@@ -23,15 +23,19 @@ import {
 } from '../../src/vscode/ids';
 import { RESOURCE_SCOPED_SETTINGS, SETTING_CHOICES, SETTING_DEFAULTS, SETTING_MINIMUMS, type SettingKey } from '../../src/vscode/settings';
 import { expandBraces } from '../../src/vscode/globs';
+import { RUN_SETTING_KEYS, runSettingSpec, type SettingKind } from '../../src/core/run/runSettings';
 
 const ROOT = join(__dirname, '..', '..');
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+const manifest = readFileSync(join(ROOT, 'package.json'), 'utf8');
+const pkg = JSON.parse(manifest);
 const contributes = pkg.contributes;
 
 interface PropertySchema {
+  type?: string | string[];
   default?: unknown;
   enum?: unknown[];
   minimum?: number;
+  maximum?: number;
 }
 const properties: Record<string, PropertySchema> = contributes.configuration.properties;
 const settingKey = (full: string): string => {
@@ -52,7 +56,7 @@ test('settings: the enums are the code lists, in the same order, and the minimum
   const withEnum = Object.entries(properties).filter(([, s]) => s.enum);
   assert.deepEqual(withEnum.map(([k]) => settingKey(k)).sort(), Object.keys(SETTING_CHOICES).sort());
   for (const [full, schema] of withEnum) {
-    assert.deepEqual(schema.enum, [...SETTING_CHOICES[settingKey(full) as keyof typeof SETTING_CHOICES]], `enum of ${full}`);
+    assert.deepEqual(schema.enum, [...(SETTING_CHOICES[settingKey(full) as SettingKey] ?? [])], `enum of ${full}`);
     assert.equal(schema.default, schema.enum![0], `${full}: the default comes first in its enum`);
   }
   const withMinimum = Object.entries(properties).filter(([, s]) => s.minimum !== undefined);
@@ -61,6 +65,23 @@ test('settings: the enums are the code lists, in the same order, and the minimum
     { ...SETTING_MINIMUMS },
     'package.json minimum values = SETTING_MINIMUMS',
   );
+});
+
+test('run settings: package.json declares each row of RUN_SETTINGS exactly once, with its type, default, enum, minimum and maximum', () => {
+  const types: Record<SettingKind, string> = { choice: 'string', integer: 'integer', number: 'number', object: 'object' };
+  for (const key of RUN_SETTING_KEYS) {
+    const spec = runSettingSpec(key);
+    const full = `${CONFIG_SECTION}.${spec.setting}`;
+    // JSON.parse keeps the last of two equal keys silently: count them in the text.
+    assert.equal(manifest.split(`"${full}":`).length - 1, 1, `${full} (run setting ${key}) is declared once in package.json`);
+    const schema = properties[full];
+    assert.deepEqual(schema.type, spec.default === null ? [types[spec.kind], 'null'] : types[spec.kind], `type of ${full}`);
+    assert.deepEqual(schema.default, spec.default, `default of ${full}`);
+    assert.deepEqual(schema.enum, spec.choices ? [...spec.choices] : undefined, `enum of ${full}`);
+    assert.equal(schema.minimum, spec.minimum, `minimum of ${full}`);
+    assert.equal(schema.maximum, spec.maximum, `maximum of ${full}`);
+  }
+  assert.deepEqual(new Set(RUN_SETTING_KEYS.map((k) => runSettingSpec(k).setting)).size, RUN_SETTING_KEYS.length, 'one setting per row');
 });
 
 test('settings: the restricted configurations of untrusted workspaces are settings that exist', () => {

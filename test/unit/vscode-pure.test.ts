@@ -15,12 +15,10 @@ import {
   diagnosticsSettingsFrom,
   generateSettingsFrom,
   hoverCapFrom,
-  maskPolicySetting,
-  maxLengthSetting,
   modelFoldersFrom,
   prepareSettingsFrom,
+  runSettingFrom,
   SETTING_DEFAULTS,
-  templateKwargsSetting,
   type SettingKey,
   type SettingsSource,
 } from '../../src/vscode/settings';
@@ -117,15 +115,15 @@ function source(values: Partial<Record<SettingKey, unknown>>): SettingsSource {
 test('settings validation: mask policy, max length, template kwargs, with the warnings', () => {
   const warnings: string[] = [];
   const warn = (m: string) => warnings.push(m);
-  assert.equal(maskPolicySetting('non-system', warn), 'non-system');
-  assert.equal(maskPolicySetting('all', warn), 'assistant');
-  assert.equal(maskPolicySetting(undefined, warn), 'assistant');
-  assert.equal(maxLengthSetting(4096, warn), 4096);
-  for (const none of [null, undefined, 0]) assert.equal(maxLengthSetting(none, warn), undefined);
+  assert.equal(runSettingFrom('mask', 'non-system', warn), 'non-system');
+  assert.equal(runSettingFrom('mask', 'all', warn), 'assistant');
+  assert.equal(runSettingFrom('mask', undefined, warn), 'assistant');
+  assert.equal(runSettingFrom('maxLength', 4096, warn), 4096);
+  for (const none of [null, undefined, 0]) assert.equal(runSettingFrom('maxLength', none, warn), undefined);
   assert.equal(warnings.length, 2, 'no warning for an unset max length');
-  for (const bad of [-5, 2.5, '4096']) assert.equal(maxLengthSetting(bad, warn), undefined);
-  assert.deepEqual(templateKwargsSetting({ enable_thinking: false }, warn), { enable_thinking: false });
-  for (const bad of [[], 'x', null]) assert.deepEqual(templateKwargsSetting(bad, warn), {});
+  for (const bad of [-5, 2.5, '4096']) assert.equal(runSettingFrom('maxLength', bad, warn), undefined);
+  assert.deepEqual(runSettingFrom('templateKwargs', { enable_thinking: false }, warn), { enable_thinking: false });
+  for (const bad of [[], 'x', null]) assert.deepEqual(runSettingFrom('templateKwargs', bad, warn), {});
   assert.deepEqual(warnings, [
     'eagle3prep.maskPolicy "all" is not one of assistant, last-assistant, non-system; using "assistant".',
     'eagle3prep.maskPolicy "undefined" is not one of assistant, last-assistant, non-system; using "assistant".',
@@ -137,7 +135,7 @@ test('settings validation: mask policy, max length, template kwargs, with the wa
     'eagle3prep.templateKwargs must be an object; ignored.',
   ]);
   const kwargs = { a: 1 };
-  assert.notEqual(templateKwargsSetting(kwargs), kwargs, 'a copy: the run never changes the setting object');
+  assert.notEqual(runSettingFrom('templateKwargs', kwargs), kwargs, 'a copy: the run never changes the setting object');
 });
 
 test('prepareSettingsFrom: defaults, valid values, and invalid ones falling back', () => {
@@ -149,6 +147,7 @@ test('prepareSettingsFrom: defaults, valid values, and invalid ones falling back
     long: 'drop',
     grouping: 'exact',
     minTrainableTokens: 1,
+    minTrainableShare: 0,
     templateKwargs: {},
     reasoning: 'keep',
     outputDirectory: '',
@@ -179,6 +178,7 @@ test('prepareSettingsFrom: defaults, valid values, and invalid ones falling back
       long: 'truncate',
       grouping: 'merged',
       minTrainableTokens: 8,
+      minTrainableShare: 0,
       templateKwargs: { enable_thinking: false },
       reasoning: 'drop',
       outputDirectory: '/out',
@@ -215,11 +215,14 @@ test('long records: an explicit eagle3prep.longRecords wins, else the legacy tru
   assert.equal(prepareSettingsFrom(source({ grouping: 'both' }), warn).grouping, 'exact');
   assert.equal(prepareSettingsFrom(source({ minTrainableTokens: 0 }), warn).minTrainableTokens, 1);
   assert.equal(prepareSettingsFrom(source({ minTrainableTokens: 2.5 }), warn).minTrainableTokens, 1);
+  assert.equal(prepareSettingsFrom(source({ minTrainableShare: 0.05 }), warn).minTrainableShare, 0.05);
+  assert.equal(prepareSettingsFrom(source({ minTrainableShare: 1.5 }), warn).minTrainableShare, 0);
   assert.deepEqual(warnings, [
     'eagle3prep.longRecords "cut" is not one of drop, truncate, split; using "truncate".',
     'eagle3prep.grouping "both" is not exact or merged; using "exact".',
     'eagle3prep.minTrainableTokens 0 is not a positive integer; using 1.',
     'eagle3prep.minTrainableTokens 2.5 is not a positive integer; using 1.',
+    'eagle3prep.minTrainableShare 1.5 is not a number from 0 to 1; using 0.',
   ]);
 });
 

@@ -2,7 +2,8 @@
  * The fate of a record and of a row, decided in one place (docs/loss-mask-rules.md "Records that
  * are not written"): a record over the max length is dropped as `too_long`, or cut to it when
  * truncation is on; a record left without a trainable token is dropped as `no_trainable_tokens`,
- * one with fewer than the run's minimum as `too_few_trainable_tokens`; a row is written when one of
+ * one with fewer than the run's minimum as `too_few_trainable_tokens`, one whose trainable tokens are
+ * a smaller share of its tokens than the run's minimum share as `low_trainable_share`; a row is written when one of
  * its records is, errored when a target could not be located and
  * nothing was written, dropped otherwise (with the reason of its last dropped record).
  *
@@ -12,23 +13,45 @@
 import type { Code } from '../codes';
 
 /** Why a record is not written. */
-export type RecordDrop = 'too_long' | 'no_trainable_tokens' | 'too_few_trainable_tokens';
+export type RecordDrop = 'too_long' | 'no_trainable_tokens' | 'too_few_trainable_tokens' | 'low_trainable_share';
 
 /** The note a row gets for each record dropped, by reason (counted in the report). */
 export const RECORD_DROP_NOTES: Readonly<Record<RecordDrop, Code>> = {
   too_long: 'record_dropped_too_long',
   no_trainable_tokens: 'record_dropped_no_trainable_tokens',
   too_few_trainable_tokens: 'record_dropped_few_trainable_tokens',
+  low_trainable_share: 'record_dropped_low_trainable_share',
 };
 
-/** The limits of a run that decide a record's fate. */
-export interface RecordLimits {
+/**
+ * The run settings that are rules of a record's fate, each decided in {@link recordFate} alone. A field
+ * declared here is a run setting everywhere: `RowSettings` (records/rowResult.ts) and the record
+ * view's options (records/recordViewTypes.ts) extend this, `RunSettings` (run/runSettings.ts) resolves
+ * it, and its row in `RUN_SETTINGS` there gives it its CLI flag, editor setting, report entry and
+ * staleness comparison. Absent = the default (the rule off).
+ */
+export interface RecordRules {
+  /** Fewest trainable tokens a written record has (`--min-trainable-tokens`); default 1. */
+  minTrainableTokens?: number;
+  /**
+   * Smallest share (0 to 1) of a written record's tokens (after a cut) that are trainable
+   * (`--min-trainable-share`); default 0, off. A trainer runs the target model over every token of a
+   * record for the draft's features but learns only from the trained ones.
+   */
+  minTrainableShare?: number;
+}
+
+/** Whether `code` is a record's drop reason (one of {@link RECORD_DROP_NOTES}'s). */
+export function isRecordDrop(code: string): code is RecordDrop {
+  return Object.hasOwn(RECORD_DROP_NOTES, code);
+}
+
+/** The limits of a run that decide a record's fate: its length limit and its {@link RecordRules}. */
+export interface RecordLimits extends RecordRules {
   /** Longest record in tokens; undefined = no limit. */
   maxLength?: number;
   /** Keep the first `maxLength` tokens of a longer record instead of dropping it. */
   truncate?: boolean;
-  /** Fewest trainable tokens a written record has (`--min-trainable-tokens`); default 1. */
-  minTrainableTokens?: number;
 }
 
 /**
@@ -54,6 +77,8 @@ export function recordFate(tokens: number, trainableIn: (n: number) => number, l
   const trainable = trainableIn(keep);
   if (trainable === 0) return { written: false, reason: 'no_trainable_tokens', truncated };
   if (trainable < Math.max(1, limits.minTrainableTokens ?? 1)) return { written: false, reason: 'too_few_trainable_tokens', truncated };
+  // trainable / keep, not share × keep: 3 of 30 is 0.1 exactly, and 0.1 × 30 is not 3.
+  if (limits.minTrainableShare && trainable / keep < limits.minTrainableShare) return { written: false, reason: 'low_trainable_share', truncated };
   return { written: true, keep, truncated, trainable };
 }
 

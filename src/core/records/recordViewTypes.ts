@@ -1,5 +1,5 @@
 /** The record view's data: a row in, its options, and the view the hover and the mask view show (turns, records, token detail, warnings). */
-import type { RecordDrop } from './fate';
+import type { RecordDrop, RecordRules } from './fate';
 import type { Code } from '../codes';
 import type { LongPolicy } from './rowResult';
 import type { MaskPolicy, ReasoningPolicy, Role } from '../types';
@@ -30,8 +30,8 @@ export type FileRow =
   | { kind: 'row'; format: string; value: unknown }
   | { kind: 'part'; format: string; partReason: string; leaves: { line: number; element?: number; value: unknown }[] };
 
-/** Options of {@link RecordViewer.view}. */
-export interface RecordViewOptions {
+/** Options of {@link RecordViewer.view}; the record rules ({@link RecordRules}: `minTrainableTokens`, …) as prepare applies them. */
+export interface RecordViewOptions extends RecordRules {
   /** docs/loss-mask-rules.md "Targets"; default `assistant`. */
   mask?: MaskPolicy;
   /** docs/loss-mask-rules.md "Record grouping"; default `exact` — the records `prepare` writes with the same setting. */
@@ -44,8 +44,6 @@ export interface RecordViewOptions {
   maxLength?: number;
   /** What prepare does with a record over `maxLength` (`eagle3prep.longRecords`, CLI `--long`); default `drop`. */
   long?: LongPolicy;
-  /** Records with fewer trainable tokens are dropped by prepare (`too_few_trainable_tokens`); default 1. */
-  minTrainableTokens?: number;
   /** Work cap: characters tokenized per call (turn texts and record texts together); default Infinity (exact). */
   maxTokenizedChars?: number;
   /** For a line holding several rows (a JSON Lines line that is a list of row objects): the 0-based row to show; default the first. */

@@ -3,7 +3,7 @@ import { parseTree } from 'jsonc-parser';
 import { rowConfigFor } from '../formats/rowSource';
 import { normalizeDetailed } from '../formats/normalize';
 import { rowsOfLineValue } from '../read/readers';
-import { partsFate, recordFate, rowFate, type RecordDrop } from './fate';
+import { isRecordDrop, partsFate, recordFate, rowFate } from './fate';
 import { maskFromSpans, type TextRecord } from './mask';
 import { RecordBuilder, type BuildOutcome } from './recordBuilder';
 import type { NormalizeOptions, ShapeHandler } from '../formats/base';
@@ -411,6 +411,14 @@ export class RecordViewer {
           code: 'too_few_trainable_tokens',
           message: `record ${r + 1} has ${trainableIn(fate.truncated ? options.maxLength! : tokens)} trainable tokens, fewer than the minimum ${options.minTrainableTokens}: prepare drops it`,
         });
+      else if (!fate.written && fate.reason !== 'too_long' && fate.reason !== 'no_trainable_tokens') {
+        // Another record rule of records/fate.ts: its reason code, with the counts it decides on.
+        const kept = fate.truncated ? options.maxLength! : tokens;
+        view.warnings.push({
+          code: fate.reason,
+          message: `record ${r + 1} has ${trainableIn(kept)} trainable tokens of ${fate.truncated ? kept.toLocaleString('en-US') : count}: prepare drops it (${fate.reason})`,
+        });
+      }
       if (detail)
         view.detail = detailOf(
           this.tokenizer,
@@ -489,7 +497,7 @@ export class RecordViewer {
  */
 function verdictOfFates(fates: readonly RecordSummary['fate'][], targetErrors: readonly { reason: string; message: string }[]): RowVerdict {
   const written = fates.filter((f) => f === 'written' || f === 'truncated' || f === 'split').length;
-  const drops = fates.filter((f): f is RecordDrop => f === 'too_long' || f === 'no_trainable_tokens' || f === 'too_few_trainable_tokens');
+  const drops = fates.filter(isRecordDrop);
   const row = rowFate({ written, drops, targetErrors });
   if (row.fate === 'written') return { fate: 'written', records: written };
   if (row.fate === 'errored') return { fate: 'errored', code: row.targetError.reason };
@@ -540,11 +548,7 @@ function recordFateOf(
   mask: MaskPolicy,
 ): { fate: ReturnType<typeof recordFate>; splitUp: boolean; summary: RecordSummary['fate'] } {
   const splits = options.long === 'split' && mask !== 'non-system';
-  const fate = recordFate(tokens, trainableIn, {
-    maxLength: splits ? undefined : options.maxLength,
-    truncate: options.long === 'truncate',
-    minTrainableTokens: options.minTrainableTokens,
-  });
+  const fate = recordFate(tokens, trainableIn, { ...options, maxLength: splits ? undefined : options.maxLength, truncate: options.long === 'truncate' });
   const splitUp = splits && options.maxLength !== undefined && tokens > options.maxLength;
   return { fate, splitUp, summary: splitUp ? 'split' : fate.written ? (fate.truncated ? 'truncated' : 'written') : fate.reason };
 }

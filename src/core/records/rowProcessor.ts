@@ -261,7 +261,7 @@ export class RowProcessor {
       }
     }
     if (pieces.length > 1) res.notes.push('split_into_records');
-    const limits = { maxLength: max, truncate: long === 'truncate', minTrainableTokens: this.settings.minTrainableTokens };
+    const limits: RecordLimits = { ...this.settings, maxLength: max, truncate: long === 'truncate' };
     const { written, trainedTurns, tooLong } = this.writeRecords(res, conv, pieces, limits, drops);
     tooLongWhy ??= tooLong;
     const row = rowFate({ written: res.records.length, drops, targetErrors: built.targetErrors });

@@ -6,6 +6,7 @@
 import type { Code } from '../codes';
 import type { TrainerCuts, TrainerId } from '../trainers/trainers';
 import type { MaskPolicy, ReasoningPolicy } from '../types';
+import type { RecordRules } from './fate';
 import type { Grouping } from './mask';
 import type { RowShape } from './shapes';
 
@@ -25,8 +26,11 @@ export const OUTPUT_FORMATS = ['jsonl', 'parquet', 'both', 'messages'] as const;
 /** One of {@link OUTPUT_FORMATS}. */
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
-/** The settings a row processor needs; the same in every worker of a run (a run's `PrepareOptions` (run/contract.ts) hold them). */
-export interface RowSettings {
+/**
+ * The settings a row processor needs; the same in every worker of a run (a run's `PrepareOptions` (run/contract.ts) hold them).
+ * The record rules ({@link RecordRules}, records/fate.ts) come with their declaration there.
+ */
+export interface RowSettings extends RecordRules {
   /** Local Hugging Face model folder with tokenizer files; undefined = the embedded default (Qwen3). */
   tokenizerDir?: string;
   /** docs/loss-mask-rules.md "Targets"; default `assistant`. */
@@ -39,8 +43,6 @@ export interface RowSettings {
   long?: LongPolicy;
   /** docs/loss-mask-rules.md "Record grouping"; default `exact`. */
   grouping?: Grouping;
-  /** Records with fewer trainable tokens than this are dropped (`too_few_trainable_tokens`); default 1 (a record needs one). */
-  minTrainableTokens?: number;
   /** Extra variables for the chat template (`enable_thinking`, …). */
   templateKwargs?: Record<string, unknown>;
   /**

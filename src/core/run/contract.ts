@@ -6,6 +6,7 @@
  */
 import type { AnswerMode } from '../types';
 import type { AppliedConfig } from '../formats/appliedConfig';
+import type { RecordRules } from '../records/fate';
 import type { Grouping } from '../records/mask';
 import type { TemplateCheck } from '../records/checkTemplate';
 import type { TrainerCuts, TrainerId } from '../trainers/trainers';
@@ -240,8 +241,12 @@ export interface DryRunEstimate {
   trainableTokens: number;
 }
 
-/** The result of a run, also written as `report.json`. */
-export interface PrepareResult {
+/**
+ * The result of a run, also written as `report.json`. Its record rules (records/fate.ts `RecordRules`)
+ * beyond `minTrainableTokens` are present only when the run set them off their default
+ * (run/runSettings.ts `reportedSettings`).
+ */
+export interface PrepareResult extends RecordRules {
   ok: boolean;
   /** Why the run failed (e.g. `samples/x.jsonl yielded no record and no prompt`). */
   failures: string[];

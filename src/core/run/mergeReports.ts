@@ -32,6 +32,7 @@ import type { RowShape } from '../records/shapes';
 import { computeTotals, emptyFileReport, fileFailure, leaveOut, runFailures, throughputOf } from './accounting';
 import { readReport, writeReports } from './report';
 import { applyStatus } from './status';
+import { reportedSettings, runSettingsOfReport } from './runSettings';
 import { mergeLengthStats } from './stats';
 import { readTokenCounts, TokenCounter, tokenCountsJson } from './tokenCounts';
 import { writeFileAtomic } from './output';
@@ -106,6 +107,7 @@ export function mergeShardResults(reports: PrepareResult[], outDir: string, opts
       grouping: x.grouping,
       minTrainableTokens: x.minTrainableTokens,
       kwargs: x.templateKwargs,
+      ...reportedSettings(runSettingsOfReport(x)),
     });
     if (!sameJson(settings(r), settings(first))) {
       throw new MergeError(`${r.outDir}: made with other settings than ${first.outDir} (${JSON.stringify(settings(r))} vs ${JSON.stringify(settings(first))})`);

@@ -22,6 +22,7 @@ import { defaultIdBases } from './inputs';
 import type { FileReport, PrepareHooks, PrepareOptions, PrepareResult } from './contract';
 import { NULL_SINK, parquetMetadata, planOutputs, RecordOutputs, settle } from './runOutputs';
 import { startExecutor } from './runSetup';
+import { invalidRunSetting } from './runSettings';
 import { describeError, isInternalError } from '../errors';
 import { notProcessedFailure, preflightFile } from './preflight';
 import { assembleResult } from './runResult';
@@ -70,8 +71,8 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
   const t0 = Date.now();
   const opts = { mask: 'assistant' as MaskPolicy, truncate: false, grouping: 'exact' as const, ...options };
   const long = longPolicyOf(opts);
-  if (opts.minTrainableTokens !== undefined && (!Number.isInteger(opts.minTrainableTokens) || opts.minTrainableTokens < 1))
-    throw new Error(`minTrainableTokens must be a positive integer (got ${opts.minTrainableTokens})`);
+  const invalid = invalidRunSetting(opts);
+  if (invalid) throw new Error(invalid);
   const { outDir, format, outputs, tokenCountsPath } = planOutputs(opts);
   const shard = opts.shard ?? null;
   if (shard && (!Number.isInteger(shard.count) || shard.count < 1 || !Number.isInteger(shard.index) || shard.index < 0 || shard.index >= shard.count)) {

@@ -24,6 +24,7 @@ import type { FileReport, PrepareResult, RunStatus, RunWarning } from './contrac
 import { isTemplateNote, settingNotesOf } from './status';
 import type { Distribution, LengthStats } from './stats';
 import { nextStepsOfRun } from './nextSteps';
+import { reportedSettings, runSettingSpec, runSettingsOfReport, shown, type RunSettings } from './runSettings';
 import { TRAINER_IDS, TRAINERS, type TrainerCuts } from '../trainers/trainers';
 
 /**
@@ -260,7 +261,7 @@ export function renderReportMarkdown(r: PrepareResult): string {
     ...(r.ok ? [] : [...r.failures.map((f) => `- ${f}`), '']),
     ...warningsSection(r),
     `- Tokenizer: ${r.tokenizer.name} — \`${r.tokenizer.dir}\` (files hash \`${r.tokenizer.hash}\`: the first 16 hex digits of a SHA-256 over its tokenizer and template files)`,
-    `- Mask policy: \`${r.mask}\`; reasoning: \`${r.reasoning ?? 'keep'}\`; grouping: \`${r.grouping ?? 'exact'}\`; max length: ${r.maxLength ?? 'none'}${r.maxLength !== null ? ` (longer records: ${r.long ?? (r.truncate ? 'truncate' : 'drop')})` : ''}${(r.minTrainableTokens ?? 1) > 1 ? `; min trainable tokens per record: ${r.minTrainableTokens}` : ''}`,
+    `- Mask policy: \`${r.mask}\`; reasoning: \`${r.reasoning ?? 'keep'}\`; grouping: \`${r.grouping ?? 'exact'}\`; max length: ${r.maxLength ?? 'none'}${r.maxLength !== null ? ` (longer records: ${r.long ?? (r.truncate ? 'truncate' : 'drop')})` : ''}${(r.minTrainableTokens ?? 1) > 1 ? `; min trainable tokens per record: ${r.minTrainableTokens}` : ''}${newerSettingsText(r)}`,
     `- Template kwargs: \`${JSON.stringify(r.templateKwargs)}\``,
     `- Outputs: ${
       r.outputs.format === 'messages'
@@ -306,6 +307,12 @@ const LENGTH_RULE_TEXT = {
  * "Trainer lengths": what each trainer's default length does to the written records (a table), and
  * for a run made for one trainer (`--trainer`) the commands that follow.
  */
+/** `; <label>: <value>` for each setting newer than the report's own fields that the run set (runSettings.ts `reportedSettings`). */
+function newerSettingsText(r: PrepareResult): string {
+  const set = reportedSettings(runSettingsOfReport(r));
+  return (Object.keys(set) as (keyof RunSettings)[]).map((k) => `; ${runSettingSpec(k).label}: ${shown(set[k])}`).join('');
+}
+
 function trainerSection(r: PrepareResult): string[] {
   // Records only: a --format messages run writes conversations, whose length is checked whole (conversation_over_trainer_length).
   const cuts: TrainerCuts | undefined = r.outputs.format === 'messages' ? undefined : r.totals.trainerCuts;

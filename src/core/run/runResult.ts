@@ -5,6 +5,7 @@ import { settlePromptsWritten } from './promptLines';
 import { applyStatus } from './status';
 import { sharegptEmptyReason } from './conversationsNote';
 import type { DryRunEstimate, FileReport, PrepareOptions, PrepareResult, RunSetup } from './contract';
+import { reportedSettings, resolveRunSettings } from './runSettings';
 import type { LongPolicy, OutputFormat } from '../records/rowResult';
 import type { MaskPolicy } from '../types';
 
@@ -70,6 +71,7 @@ export async function assembleResult(run: RunOutcome): Promise<PrepareResult> {
     long,
     grouping: opts.grouping,
     minTrainableTokens: opts.minTrainableTokens ?? 1,
+    ...reportedSettings(resolveRunSettings(opts)),
     trainer: opts.trainer ?? null,
     ...(failures.length || dryRun ? {} : { tokenCounts: tokenCountsPath }),
     templateCheck,

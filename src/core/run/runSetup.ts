@@ -6,6 +6,7 @@ import { RowProcessor } from '../records/rowProcessor';
 import { TokenizerLoadError, type TargetTokenizer } from '../tokenizers/tokenizer';
 import type { PrepareHooks, PrepareOptions, RunSetup } from './contract';
 import type { RowSettings } from '../records/rowResult';
+import { runSettingOptionsOf } from './runSettings';
 
 /**
  * Starts the run's row executor and logs what it loaded (tokenizer, chat template, workers).
@@ -71,18 +72,12 @@ export function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templ
   return setup;
 }
 
-/** The row settings of a run, as every row processor (inline or in a worker) gets them. */
+/** The row settings of a run, as every row processor (inline or in a worker) gets them: its run settings (runSettings.ts) and the row options beside them. */
 export function settingsOf(o: PrepareOptions): RowSettings {
   return {
     tokenizerDir: o.tokenizerDir,
-    mask: o.mask,
-    maxLength: o.maxLength,
+    ...runSettingOptionsOf(o),
     truncate: o.truncate,
-    long: o.long,
-    grouping: o.grouping,
-    minTrainableTokens: o.minTrainableTokens,
-    templateKwargs: o.templateKwargs,
-    reasoning: o.reasoning,
     dedup: o.dedup,
     trainer: o.trainer,
     format: o.format,
