@@ -7,28 +7,29 @@
  * mask view, open report, reveal output.
  *
  * Responsiveness: discovery is one `findFiles` per include glob; each file is scanned
- * (`core/run/datasetScan.ts`) at most {@link SCAN_CONCURRENCY} at a time, only while the view is
+ * (`core/run/datasetScan.ts`) at most `SCAN_CONCURRENCY` at a time (scanQueue.ts), only while the view is
  * visible, and only once per (size, mtime): a FileSystemWatcher invalidates single files, a changed
  * report.json re-reads only the output state of the datasets that write there, and a tokenizer
  * change re-compares hashes without re-reading any dataset.
+ *
+ * What a row says (state, icon, description, tooltip, children, the state summary) is datasetsModel.ts,
+ * tested in plain node; this file discovers, watches, queues scans and hands VS Code the rows.
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { datasetKind, scanDataset, tokenizerFilesHash } from '../core/run/datasetScan';
-import type { RunStatus } from '../core/run/contract';
-import { datasetDetails, datasetTreeItem, describe, nodeIcon, nodeState, plural, type DatasetNode, type DetailNode } from './datasetItems';
-import { datasetFolderTree, folderFiles, folderSummary, type DatasetFolder } from './datasetFolders';
+import { datasetNode, datasetTreeItem, detailNodes, type DatasetNode, type DetailNode } from './datasetItems';
+import { datasetFolderTree, type DatasetFolder } from './datasetFolders';
+import { datasetStateSummary, describe, folderDescription, plural, type DatasetStateSummary } from './datasetsModel';
 import { configAppliesTo, PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
 import { affectsSettings, readDatasetDiscovery, readPrepareSettings, readRestrictedModeNote, resolveTokenizerDir } from './config';
 import { STALENESS_SETTING_KEYS } from './settings';
 import { expandBraces, joinGlobs } from './globs';
-import { COMMANDS, DATASETS_DISCOVERED_CONTEXT, DATASETS_VIEW, FOLDER_CONTEXT, type DatasetItemState } from './ids';
+import { COMMANDS, DATASETS_DISCOVERED_CONTEXT, DATASETS_VIEW, FOLDER_CONTEXT } from './ids';
 import { outDirFor } from './paths';
+import { ScanQueue } from './scanQueue';
 import { tokenizerDisplayName } from './tokenizerSelection';
 import { resolveRunSettings } from '../core/run/runSettings';
-
-/** Files scanned at once (streams are I/O bound; the byte loop yields between 1 MiB chunks). */
-export const SCAN_CONCURRENCY = 4;
 
 /** Whether `uri` matches an `eagle3prep.datasets.exclude` glob (output folders, configuration JSON files, …). */
 export function isExcludedDataset(uri: vscode.Uri): boolean {
@@ -65,25 +66,6 @@ export interface FolderNode {
 }
 export type DatasetsTreeNode = FolderNode | DatasetNode | DetailNode;
 
-/** What `eagle3prep.datasets.state` returns per dataset (for tests and scripts). */
-export interface DatasetStateSummary {
-  file: string;
-  format?: string;
-  rows?: number;
-  state: DatasetItemState;
-  /** The last run's status for the file (`core/run/status.ts`), when prepared. */
-  status?: RunStatus;
-  /** The icon drawn: codicon id and theme colour. */
-  icon: { id: string; color?: string };
-  records?: number;
-  staleBecause: string[];
-  description: string;
-  children: string[];
-  error?: string;
-  /** The folder row that holds the file (its label path from the top, and its summary); absent at the top. */
-  folder?: { label: string; description: string };
-}
-
 /** Tree data provider of the Datasets view; see the module comment. */
 export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTreeNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<DatasetsTreeNode | DatasetsTreeNode[] | undefined>();
@@ -94,16 +76,17 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
   private parents = new Map<FolderNode | DatasetNode, FolderNode>();
   private discovered = false;
   private discovering: Promise<void> | undefined;
-  private queue: DatasetNode[] = [];
-  private running = 0;
-  private idleWaiters: (() => void)[] = [];
+  /** At most SCAN_CONCURRENCY scans at once, only while active (scanQueue.ts). */
+  private readonly scans = new ScanQueue<DatasetNode>(
+    (n) => this.scanNode(n),
+    (n) => this.nodes.has(n.resourceUri.fsPath),
+    (n) => this.scanned(n),
+  );
   private pendingFire = new Set<DatasetNode>();
   private fireTimer: NodeJS.Timeout | undefined;
   private tokenizerName = '';
   private readonly disposables: vscode.Disposable[] = [];
   private watchers: vscode.Disposable[] = [];
-  /** Whether scans may run (the view is visible, or a caller asked for the state). */
-  active = false;
   /** Called after each completed scan (the view's badge). */
   onScanned?: () => void;
 
@@ -167,7 +150,7 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
 
   private fileCreated(u: vscode.Uri): void {
     if (!this.discovered || this.nodes.has(u.fsPath) || !this.isIncluded(u)) return;
-    const n: DatasetNode = { kind: 'dataset', resourceUri: u, pending: false };
+    const n = datasetNode(u);
     this.nodes.set(u.fsPath, n);
     this.enqueue(n);
     this.changed.fire(undefined);
@@ -220,7 +203,7 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
       const old = this.nodes;
       this.nodes = new Map();
       for (const u of uris) {
-        const n: DatasetNode = old.get(u.fsPath) ?? { kind: 'dataset', resourceUri: u, pending: false };
+        const n = old.get(u.fsPath) ?? datasetNode(u);
         this.nodes.set(u.fsPath, n);
         this.enqueue(n);
       }
@@ -233,32 +216,10 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
   }
 
   private enqueue(n: DatasetNode): void {
-    if (n.pending) return;
-    n.pending = true;
-    this.queue.push(n);
-    this.pump();
+    this.scans.enqueue(n);
   }
 
-  /** Starts queued scans while fewer than SCAN_CONCURRENCY run and the view is active. */
-  private pump(): void {
-    while (this.active && this.running < SCAN_CONCURRENCY && this.queue.length) {
-      const n = this.queue.shift()!;
-      if (!this.nodes.has(n.resourceUri.fsPath)) {
-        n.pending = false;
-        continue;
-      }
-      this.running++;
-      void this.scanNode(n).finally(() => {
-        this.running--;
-        this.pump();
-        if (this.running === 0 && this.queue.length === 0) {
-          for (const w of this.idleWaiters.splice(0)) w();
-        }
-      });
-    }
-    if (this.running === 0 && this.queue.length === 0) for (const w of this.idleWaiters.splice(0)) w();
-  }
-
+  /** Scans one dataset (never rejects: a failure leaves it unscanned, logged). */
   private async scanNode(n: DatasetNode): Promise<void> {
     try {
       const settings = readPrepareSettings(n.resourceUri);
@@ -272,36 +233,34 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     } catch (e) {
       n.scan = undefined;
       console.error(`eagle3-prep: scanning ${n.resourceUri.fsPath} failed: ${(e as Error).message}`);
-    } finally {
-      n.pending = false;
-      this.pendingFire.add(n);
-      this.fireTimer ??= setTimeout(() => {
-        this.fireTimer = undefined;
-        const batch = new Set<DatasetsTreeNode>(this.pendingFire);
-        this.pendingFire.clear();
-        // The folders above a re-read file summarize it: they are redrawn with it.
-        for (const n of [...batch]) for (let f = this.parents.get(n as DatasetNode); f; f = this.parents.get(f)) batch.add(f);
-        this.changed.fire(batch.size > 200 ? undefined : [...batch]);
-      }, 100);
-      this.onScanned?.();
     }
+  }
+
+  /** After a scan: redraws the node (batched over 100 ms) with the folders above it, and updates the badge. */
+  private scanned(n: DatasetNode): void {
+    this.pendingFire.add(n);
+    this.fireTimer ??= setTimeout(() => {
+      this.fireTimer = undefined;
+      const batch = new Set<DatasetsTreeNode>(this.pendingFire);
+      this.pendingFire.clear();
+      // The folders above a re-read file summarize it: they are redrawn with it.
+      for (const n of [...batch]) for (let f = this.parents.get(n as DatasetNode); f; f = this.parents.get(f)) batch.add(f);
+      this.changed.fire(batch.size > 200 ? undefined : [...batch]);
+    }, 100);
+    this.onScanned?.();
   }
 
   /** Resolves when discovery is done and no scan is queued or running (activates scanning). */
   async whenIdle(): Promise<void> {
-    this.active = true;
+    this.scans.active = true;
     await this.discover();
-    if (this.running === 0 && this.queue.length === 0) return;
-    await new Promise<void>((r) => {
-      this.idleWaiters.push(r);
-      this.pump();
-    });
+    await this.scans.whenIdle();
   }
 
   /** Lets scans run (view visible) or pauses starting new ones (view hidden). */
   setActive(active: boolean): void {
-    this.active = active;
-    if (active) void this.discover().then(() => this.pump());
+    this.scans.active = active;
+    if (active) void this.discover().then(() => this.scans.pump());
   }
 
   /** Whether the files were discovered (the view was shown or its state asked for). */
@@ -360,17 +319,12 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     return n;
   }
 
-  /** A folder row's description: the summary of every file under it (datasetFolders.ts `folderSummary`). */
-  private folderDescription(f: DatasetFolder<DatasetNode>): string {
-    return folderSummary(folderFiles(f).map((n) => ({ state: nodeState(n), status: n.scan?.output.status })));
-  }
-
   getParent(element: DatasetsTreeNode): DatasetsTreeNode | undefined {
     if (element.kind === 'detail') return element.parent;
     return this.parents.get(element);
   }
 
-  /** One-line description of a dataset (datasetItems.ts `describe`). */
+  /** One-line description of a dataset (datasetsModel.ts `describe`). */
   describe(n: DatasetNode): string {
     return describe(n);
   }
@@ -382,7 +336,7 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
       item.id = `eagle3prep.folder:${element.resourceUri.toString()}`;
       item.resourceUri = element.resourceUri;
       item.iconPath = vscode.ThemeIcon.Folder;
-      item.description = this.folderDescription(f);
+      item.description = folderDescription(f);
       item.tooltip = `${f.dir}\n${item.description}`;
       item.contextValue = FOLDER_CONTEXT;
       return item;
@@ -390,35 +344,21 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     return element.kind === 'detail' ? element.item : datasetTreeItem(element, this.tokenizerName);
   }
 
-  /** Children of a prepared dataset (datasetItems.ts `datasetDetails`). */
+  /** Children of a prepared dataset (datasetsModel.ts `datasetDetails`). */
   details(n: DatasetNode): DetailNode[] {
-    return datasetDetails(n);
+    return detailNodes(n);
   }
 
-  /** Summaries of every dataset after discovery and all scans (activates scanning). */
+  /** Summaries of every dataset after discovery and all scans (activates scanning; datasetsModel.ts `datasetStateSummary`). */
   async state(): Promise<DatasetStateSummary[]> {
     await this.whenIdle();
     this.buildFolders();
-    const folderOf = (n: DatasetNode): DatasetStateSummary['folder'] => {
-      const chain: FolderNode[] = [];
-      for (let f = this.parents.get(n); f; f = this.parents.get(f)) chain.unshift(f);
-      if (!chain.length) return undefined;
-      return { label: chain.map((f) => f.folder.label).join('/'), description: this.folderDescription(chain[chain.length - 1].folder) };
+    const foldersAbove = (n: DatasetNode): DatasetFolder<DatasetNode>[] => {
+      const chain: DatasetFolder<DatasetNode>[] = [];
+      for (let f = this.parents.get(n); f; f = this.parents.get(f)) chain.unshift(f.folder);
+      return chain;
     };
-    return this.datasets().map((n) => ({
-      folder: folderOf(n),
-      file: n.resourceUri.fsPath,
-      format: n.scan?.format,
-      rows: n.scan?.rows,
-      state: n.scan ? nodeState(n) : 'pending',
-      status: n.scan?.output.status,
-      icon: nodeIcon(n),
-      records: n.scan?.output.records,
-      staleBecause: n.scan?.output.staleBecause ?? [],
-      description: this.describe(n),
-      children: this.details(n).map((d) => `${d.item.label}${d.item.description ? ` (${d.item.description})` : ''}`),
-      error: n.scan?.error,
-    }));
+    return this.datasets().map((n) => datasetStateSummary(n, foldersAbove(n)));
   }
 
   dispose(): void {

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { PrepareResult } from '../../src/core/run/contract';
-import type { DatasetStateSummary } from '../../src/vscode/datasetsTree';
+import type { DatasetStateSummary } from '../../src/vscode/datasetsModel';
 
 const SAMPLE = JSON.stringify({
   conversations: [
