@@ -18,7 +18,7 @@ import { COMMANDS } from './ids';
 import { notify } from './notify';
 import { outDirFor } from './paths';
 import { noteRunOutcome } from './runFailures';
-import { runStatusOf, summarizeResult } from './prepareCommand';
+import { runStatusOf, summarizeResult } from './prepareModel';
 import { tokenizerDisplayName } from './tokenizerSelection';
 import { runPrepareInWorker } from './workerClient';
 import { resolveRunSettings } from '../core/run/runSettings';
