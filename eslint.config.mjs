@@ -37,6 +37,7 @@ export default tseslint.config(
       'src/vscode/progressText.ts',
       'src/vscode/maskViewWindow.ts',
       'src/vscode/scanQueue.ts',
+      'src/vscode/tokenizerFolders.ts',
       // A feature's decisions beside its wiring (problemsModel.ts beside diagnostics.ts, …): plain data in, plain data out.
       'src/vscode/*Model.ts',
     ],

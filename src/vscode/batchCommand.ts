@@ -19,7 +19,7 @@ import { notify } from './notify';
 import { outDirFor } from './paths';
 import { noteRunOutcome } from './runFailures';
 import { runStatusOf, summarizeResult } from './prepareModel';
-import { tokenizerDisplayName } from './tokenizerSelection';
+import { tokenizerDisplayName } from './tokenizerFolders';
 import { runPrepareInWorker } from './workerClient';
 import { resolveRunSettings } from '../core/run/runSettings';
 

@@ -28,7 +28,7 @@ import { expandBraces, joinGlobs } from './globs';
 import { COMMANDS, DATASETS_DISCOVERED_CONTEXT, DATASETS_VIEW, FOLDER_CONTEXT } from './ids';
 import { outDirFor } from './paths';
 import { ScanQueue } from './scanQueue';
-import { tokenizerDisplayName } from './tokenizerSelection';
+import { tokenizerDisplayName } from './tokenizerFolders';
 import { resolveRunSettings } from '../core/run/runSettings';
 
 /** Whether `uri` matches an `eagle3prep.datasets.exclude` glob (output folders, configuration JSON files, …). */

@@ -22,7 +22,7 @@ import { progressMessage } from './progressText';
 import { plural, progressPercent, runLogHeader, runOutcomeToast, summarizeResult, writtenFiles } from './prepareModel';
 import { noteRunOutcome, reasonWithoutPath, shortReason } from './runFailures';
 import type { OpenReportMode } from './settings';
-import { tokenizerDisplayName } from './tokenizerSelection';
+import { tokenizerDisplayName } from './tokenizerFolders';
 import { runPrepareInWorker } from './workerClient';
 
 /**
