@@ -10,7 +10,7 @@ import * as vscode from 'vscode';
 import { readOutputState, tokenizerFilesHash } from '../core/run/datasetScan';
 import { groupByDefaultOutDir } from '../core/run/inputs';
 import { type PrepareResult } from '../core/run/contract';
-import { findDatasetFiles } from './datasetsTree';
+import { findDatasetFiles } from './datasetDiscovery';
 import { worstStatus } from '../core/run/status';
 import { type RunStatus } from '../core/run/contract';
 import { readPrepareSettings, resolveTokenizerDir } from './config';

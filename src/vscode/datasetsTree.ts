@@ -3,8 +3,9 @@
  * workspace (`eagle3prep.datasets.include` / `.exclude` globs) in a tree of the folders that hold
  * them (`datasetFolders.ts`: compacted like the Explorer's, each folder row summarizing its files),
  * with its detected format, streamed row count and the state of its prepared output (none / N
- * records / stale, and why); children are the last report's per-reason drop counts and the output files. Item actions: prepare, open in the
- * mask view, open report, reveal output.
+ * records / stale, and why); children are the last report's per-reason drop counts and the output files. The view, its badge
+ * and its item actions (prepare, open in the mask view, open report, reveal output) are registered in
+ * datasetsView.ts; which files are datasets is datasetDiscovery.ts.
  *
  * Responsiveness: discovery is one `findFiles` per include glob; each file is scanned
  * (`core/run/datasetScan.ts`) at most `SCAN_CONCURRENCY` at a time (scanQueue.ts), only while the view is
@@ -20,40 +21,16 @@ import * as vscode from 'vscode';
 import { datasetKind, scanDataset, tokenizerFilesHash } from '../core/run/datasetScan';
 import { datasetNode, datasetTreeItem, detailNodes, type DatasetNode, type DetailNode } from './datasetItems';
 import { datasetFolderTree, type DatasetFolder } from './datasetFolders';
-import { datasetStateSummary, describe, folderDescription, plural, type DatasetStateSummary } from './datasetsModel';
+import { datasetStateSummary, describe, folderDescription, type DatasetStateSummary } from './datasetsModel';
+import { findDatasetFiles, isExcludedDataset } from './datasetDiscovery';
 import { configAppliesTo, PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
-import { affectsSettings, readDatasetDiscovery, readPrepareSettings, readRestrictedModeNote, resolveTokenizerDir } from './config';
+import { affectsSettings, readDatasetDiscovery, readPrepareSettings, resolveTokenizerDir } from './config';
 import { STALENESS_SETTING_KEYS } from './settings';
-import { expandBraces, joinGlobs } from './globs';
-import { COMMANDS, DATASETS_DISCOVERED_CONTEXT, DATASETS_VIEW, FOLDER_CONTEXT } from './ids';
+import { DATASETS_DISCOVERED_CONTEXT, FOLDER_CONTEXT } from './ids';
 import { outDirFor } from './paths';
 import { ScanQueue } from './scanQueue';
 import { tokenizerDisplayName } from './tokenizerFolders';
 import { resolveRunSettings } from '../core/run/runSettings';
-
-/** Whether `uri` matches an `eagle3prep.datasets.exclude` glob (output folders, configuration JSON files, …). */
-export function isExcludedDataset(uri: vscode.Uri): boolean {
-  const exclude = readDatasetDiscovery().exclude.flatMap(expandBraces);
-  // languages.match scores a glob DocumentFilter against the Uri alone.
-  return exclude.some((g) => vscode.languages.match({ pattern: g }, { uri, languageId: '' } as unknown as vscode.TextDocument) > 0);
-}
-
-/**
- * The dataset files of the workspace: local files matching an `eagle3prep.datasets.include` glob and
- * no `eagle3prep.datasets.exclude` glob, whose name is a dataset's (`datasetKind`), sorted by path;
- * at most `eagle3prep.datasets.maxFiles`.
- */
-export async function findDatasetFiles(token?: vscode.CancellationToken): Promise<vscode.Uri[]> {
-  const { include, exclude, maxFiles: max } = readDatasetDiscovery();
-  const excludeGlob = joinGlobs(exclude);
-  const found = new Map<string, vscode.Uri>();
-  for (const inc of include) {
-    for (const u of await vscode.workspace.findFiles(inc, excludeGlob, max, token)) {
-      if (u.scheme === 'file' && datasetKind(u.fsPath)) found.set(u.fsPath, u);
-    }
-  }
-  return [...found.values()].sort((a, b) => a.fsPath.localeCompare(b.fsPath)).slice(0, max);
-}
 
 export type { DatasetNode, DetailNode };
 
@@ -365,77 +342,4 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     if (this.fireTimer) clearTimeout(this.fireTimer);
     for (const d of [...this.disposables, ...this.watchers]) d.dispose();
   }
-}
-
-let currentProvider: DatasetsTreeProvider | undefined;
-
-/** The Datasets view's provider (its dataset nodes and scans), once registered. */
-export function datasetsProvider(): DatasetsTreeProvider | undefined {
-  return currentProvider;
-}
-
-function nodeUri(arg: unknown): vscode.Uri | undefined {
-  if (arg instanceof vscode.Uri) return arg;
-  const r = (arg as { resourceUri?: unknown } | undefined)?.resourceUri;
-  if (r instanceof vscode.Uri) return r;
-  return vscode.window.activeTextEditor?.document.uri;
-}
-
-/**
- * Registers the Datasets view and its item commands: `eagle3prep.datasets.refresh`,
- * `.openMaskView` (→ `eagle3prep.openMaskView(uri, 1)`), `.openReport`, `.revealOutput`, and the
- * hidden `eagle3prep.datasets.state` (resolves with {@link DatasetStateSummary}[] once every file is
- * scanned; for tests and scripts). Preparing uses `eagle3prep.prepare`, which accepts tree nodes.
- */
-export function registerDatasetsTree(): vscode.Disposable[] {
-  const provider = new DatasetsTreeProvider();
-  const view = vscode.window.createTreeView(DATASETS_VIEW, { treeDataProvider: provider, showCollapseAll: true, canSelectMany: true });
-  const updateBadge = () => {
-    const stale = provider.staleCount();
-    view.badge = stale ? { value: stale, tooltip: `${plural(stale, 'dataset')} with stale output` } : undefined;
-  };
-  provider.onScanned = updateBadge;
-  // Restricted Mode ignores the workspace's tokenizer (and output folder, template kwargs): the view says so on top.
-  const updateMessage = () => (view.message = readRestrictedModeNote());
-  updateMessage();
-  currentProvider = provider;
-  provider.setActive(view.visible);
-  const outputState = (arg: unknown) => {
-    const u = nodeUri(arg);
-    const n = u && provider.datasets().find((d) => d.resourceUri.fsPath === u.fsPath);
-    return { uri: u, output: n?.scan?.output };
-  };
-  return [
-    provider,
-    view,
-    view.onDidChangeVisibility((e) => provider.setActive(e.visible)),
-    vscode.workspace.onDidGrantWorkspaceTrust(updateMessage),
-    vscode.workspace.onDidChangeConfiguration((e) => {
-      if (affectsSettings(e, 'tokenizerPath', 'outputDirectory', 'templateKwargs')) updateMessage();
-    }),
-    vscode.commands.registerCommand(COMMANDS.datasetsRefresh, () => provider.rediscover()),
-    vscode.commands.registerCommand(COMMANDS.datasetsState, () => provider.state()),
-    vscode.commands.registerCommand(COMMANDS.datasetsInvalidate, async (u: vscode.Uri) => {
-      // Before the view discovered its files there is nothing to re-read (discovery reads everything).
-      if (!provider.isDiscovered()) return;
-      provider.invalidate(u, true);
-      await provider.whenIdle();
-    }),
-    vscode.commands.registerCommand(COMMANDS.datasetsOpenMaskView, (arg?: unknown) => {
-      const u = nodeUri(arg);
-      if (u) return vscode.commands.executeCommand(COMMANDS.openMaskView, u, 1);
-      return undefined;
-    }),
-    vscode.commands.registerCommand(COMMANDS.datasetsOpenReport, async (arg?: unknown) => {
-      const { output } = outputState(arg);
-      if (!output?.reportMd) return void vscode.window.showInformationMessage('This dataset has no report yet: prepare it first.');
-      await vscode.commands.executeCommand('markdown.showPreview', vscode.Uri.file(output.reportMd));
-    }),
-    vscode.commands.registerCommand(COMMANDS.datasetsRevealOutput, async (arg?: unknown) => {
-      const { output } = outputState(arg);
-      if (!output || output.state === 'none') return void vscode.window.showInformationMessage('This dataset has no output yet: prepare it first.');
-      const target = output.outputs?.find((f) => f.exists)?.path ?? output.outDir;
-      await vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(target));
-    }),
-  ];
 }

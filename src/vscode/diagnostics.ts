@@ -25,7 +25,7 @@ import { datasetKind, readOutputState, tokenizerFilesHash, type RowProblem } fro
 import { readRunReport } from '../core/run/readReport';
 import { resolveRunSettings } from '../core/run/runSettings';
 import { configAppliesTo, PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
-import { isExcludedDataset } from './datasetsTree';
+import { isExcludedDataset } from './datasetDiscovery';
 import { affectsSettings, readDiagnosticsSettings, readPrepareSettings, resolveTokenizerDir } from './config';
 import { COMMANDS, DIAGNOSTICS_COLLECTION } from './ids';
 import { outDirFor } from './paths';

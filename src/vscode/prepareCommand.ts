@@ -13,7 +13,7 @@ import { conversationsLines } from '../core/run/conversationsNote';
 import { DATASET_EXTENSIONS, expandInputs } from '../core/run/inputs';
 import { type PrepareOptions, type PrepareResult } from '../core/run/contract';
 import { readPrepareSettings } from './config';
-import { datasetsProvider } from './datasetsTree';
+import { datasetsProvider } from './datasetsView';
 import { COMMANDS } from './ids';
 import { notify } from './notify';
 import { outDirFor } from './paths';
