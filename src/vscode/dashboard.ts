@@ -11,18 +11,18 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { DashboardModel, DatasetDashboard } from '../core/run/dashboardModel';
-import { readOutputState, tokenizerFilesHash } from '../core/run/datasetScan';
+import { readOutputState } from '../core/run/datasetScan';
 import { datasetDashboardOf, workspaceDashboardOf, type StatsReader } from './dashboardData';
 import { isDashboardWebviewMessage, type DashboardDrawn, type DashboardHostMessage } from './dashboardProtocol';
 import { findDatasetFiles } from './datasetDiscovery';
 import { datasetsProvider } from './datasetsView';
-import { affectsSettings, readPrepareSettings, resolveTokenizerDir } from './config';
+import { affectsSettings, readPrepareSettings } from './config';
 import { STALENESS_SETTING_KEYS } from './settings';
 import { COMMANDS, DASHBOARD_VIEW_TYPE } from './ids';
 import { outDirFor } from './paths';
 import { serviceClient } from './serviceClient';
 import { webviewHtml, webviewOptions } from './webviewHtml';
-import { resolveRunSettings } from '../core/run/runSettings';
+import { editorOutputState } from './stalenessModel';
 
 /** What `eagle3prep.openDashboard` resolves with: the model posted and the webview's acknowledgement. */
 export interface DashboardResult {
@@ -39,11 +39,7 @@ const stats: StatsReader = (parts) => serviceClient().call({ op: 'stats', parts 
 export async function datasetModel(file: string): Promise<DatasetDashboard> {
   const uri = vscode.Uri.file(file);
   const settings = readPrepareSettings(uri);
-  const out = readOutputState(file, {
-    outDir: outDirFor([file], settings.outputDirectory),
-    tokenizerHash: tokenizerFilesHash(resolveTokenizerDir(uri)),
-    settings: resolveRunSettings(settings),
-  });
+  const out = editorOutputState(file, settings);
   return datasetDashboardOf(file, out, stats);
 }
 

@@ -18,7 +18,7 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { datasetKind, scanDataset, tokenizerFilesHash } from '../core/run/datasetScan';
+import { datasetKind, scanDataset } from '../core/run/datasetScan';
 import { datasetNode, datasetTreeItem, detailNodes, type DatasetNode, type DetailNode } from './datasetItems';
 import { datasetFolderTree, type DatasetFolder } from './datasetFolders';
 import { datasetStateSummary, describe, folderDescription, type DatasetStateSummary } from './datasetsModel';
@@ -27,10 +27,9 @@ import { configAppliesTo, PROJECT_CONFIG_NAME } from '../core/read/projectConfig
 import { affectsSettings, readDatasetDiscovery, readPrepareSettings, resolveTokenizerDir } from './config';
 import { STALENESS_SETTING_KEYS } from './settings';
 import { DATASETS_DISCOVERED_CONTEXT, FOLDER_CONTEXT } from './ids';
-import { outDirFor } from './paths';
 import { ScanQueue } from './scanQueue';
 import { tokenizerDisplayName } from './tokenizerFolders';
-import { resolveRunSettings } from '../core/run/runSettings';
+import { outputStateOptions } from './stalenessModel';
 
 export type { DatasetNode, DetailNode };
 
@@ -160,15 +159,6 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     await this.discover();
   }
 
-  /** The files hash of a tokenizer folder (cached by the files' stamps in `tokenizerFilesHash`); undefined when it cannot be read. */
-  private tokenizerHashOf(dir: string | undefined): string | undefined {
-    try {
-      return tokenizerFilesHash(dir);
-    } catch {
-      return undefined;
-    }
-  }
-
   private updateTokenizer(): void {
     this.tokenizerName = tokenizerDisplayName(resolveTokenizerDir());
   }
@@ -200,13 +190,8 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
   private async scanNode(n: DatasetNode): Promise<void> {
     try {
       const settings = readPrepareSettings(n.resourceUri);
-      n.scan = await scanDataset(n.resourceUri.fsPath, {
-        previous: n.scan,
-        outDir: outDirFor([n.resourceUri.fsPath], settings.outputDirectory),
-        // The dataset's own tokenizer (a workspace folder may set another one), as the dashboard, Problems and the hover compare it.
-        tokenizerHash: this.tokenizerHashOf(settings.tokenizerDir),
-        settings: resolveRunSettings(settings),
-      });
+      // The dataset's own settings and tokenizer (a workspace folder may set another one), as the dashboard, Problems and the hover compare them.
+      n.scan = await scanDataset(n.resourceUri.fsPath, { previous: n.scan, ...outputStateOptions(n.resourceUri.fsPath, settings) });
     } catch (e) {
       n.scan = undefined;
       console.error(`eagle3-prep: scanning ${n.resourceUri.fsPath} failed: ${(e as Error).message}`);

@@ -21,14 +21,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RowProblemLine } from '../core/run/contract';
-import { datasetKind, readOutputState, tokenizerFilesHash, type RowProblem } from '../core/run/datasetScan';
+import { datasetKind, type RowProblem } from '../core/run/datasetScan';
 import { readRunReport } from '../core/run/readReport';
-import { resolveRunSettings } from '../core/run/runSettings';
 import { configAppliesTo, PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
 import { isExcludedDataset } from './datasetDiscovery';
-import { affectsSettings, readDiagnosticsSettings, readPrepareSettings, resolveTokenizerDir } from './config';
+import { affectsSettings, readDiagnosticsSettings, readPrepareSettings } from './config';
 import { COMMANDS, DIAGNOSTICS_COLLECTION } from './ids';
-import { outDirFor } from './paths';
+import { editorOutputState } from './stalenessModel';
 import {
   addedToConfigMessage,
   addToProjectConfig,
@@ -114,11 +113,7 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
     if (!this.applies(uri)) return [];
     const key = uri.fsPath;
     const settings = readPrepareSettings(uri);
-    const out = readOutputState(key, {
-      outDir: outDirFor([key], settings.outputDirectory),
-      tokenizerHash: tokenizerFilesHash(resolveTokenizerDir(uri)),
-      settings: resolveRunSettings(settings),
-    });
+    const out = editorOutputState(key, settings);
     // The run's rows stay until the file is prepared again, tagged when the output is stale (runProblems.ts).
     const { use, run } = await readRunProblems(key, out, this.maxProblems(uri));
     if (run) this.fromReport.set(key, run);

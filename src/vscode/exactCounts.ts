@@ -11,11 +11,9 @@
  * exactCountsModel.ts (pure); this file reads the output state and asks the service worker.
  */
 import type * as vscode from 'vscode';
-import { readOutputState, tokenizerFilesHash } from '../core/run/datasetScan';
-import { resolveRunSettings } from '../core/run/runSettings';
 import type { PrepareSettings } from './config';
 import { exactRecordsOf, exactSource, type ExactRecords, type NoExactReason } from './exactCountsModel';
-import { outDirFor } from './paths';
+import { editorOutputState } from './stalenessModel';
 import { serviceClient } from './serviceClient';
 
 /**
@@ -30,16 +28,7 @@ export async function exactRecordsFor(
   opts: { dirty?: boolean; wait?: boolean; budgetMs?: number } = {},
 ): Promise<ExactRecords | { none: NoExactReason }> {
   if (uri.scheme !== 'file') return { none: 'not prepared' };
-  const source = exactSource(
-    opts.dirty
-      ? undefined
-      : readOutputState(uri.fsPath, {
-          outDir: outDirFor([uri.fsPath], settings.outputDirectory),
-          tokenizerHash: tokenizerFilesHash(settings.tokenizerDir),
-          settings: resolveRunSettings(settings),
-        }),
-    opts.dirty,
-  );
+  const source = exactSource(opts.dirty ? undefined : editorOutputState(uri.fsPath, settings), opts.dirty);
   if ('none' in source) return source;
   try {
     const records = await serviceClient().call(
