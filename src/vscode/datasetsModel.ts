@@ -17,6 +17,7 @@ import { REASON_TEXT } from '../core/run/report';
 import type { RunStatus } from '../core/run/contract';
 import { datasetContextValue, DETAIL_CONTEXT, type DatasetItemState } from './ids';
 import { folderFiles, folderSummary, type DatasetFolder } from './datasetFolders';
+import { configAppliesTo } from '../core/read/projectConfig';
 import { failureOf, shortReason } from './runFailures';
 
 /** One dataset file of the view: its path, its last scan, and whether a scan is queued or running. */
@@ -265,6 +266,25 @@ export function datasetDetails(n: DatasetEntry): DetailModel[] {
     });
   }
   return out;
+}
+
+/**
+ * The datasets whose output state a change re-reads (the view's file watchers): a run's `report.json`
+ * written, changed or deleted (the datasets whose output folder holds it); a file deleted (the datasets
+ * whose output folder holds it: one of their outputs is gone).
+ */
+export function outputsAffectedBy<T extends DatasetEntry>(entries: Iterable<T>, changedPath: string, kind: 'report' | 'deleted'): T[] {
+  const out: T[] = [];
+  for (const n of entries) {
+    const dir = n.scan?.output.outDir;
+    if (kind === 'report' ? dir === path.dirname(changedPath) : !!dir && changedPath.startsWith(dir)) out.push(n);
+  }
+  return out;
+}
+
+/** The datasets an `eagle3prep.jsonc` applies to (its folder and below, where no nearer one wins): a change re-reads them whole. */
+export function readWithConfig<T extends DatasetEntry>(entries: Iterable<T>, config: string): T[] {
+  return [...entries].filter((n) => configAppliesTo(config, n.file));
 }
 
 /** A child row as `eagle3prep.datasets.state` lists it: `label (description)`. */

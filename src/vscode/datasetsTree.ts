@@ -16,14 +16,13 @@
  * What a row says (state, icon, description, tooltip, children, the state summary) is datasetsModel.ts,
  * tested in plain node; this file discovers, watches, queues scans and hands VS Code the rows.
  */
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { datasetKind, scanDataset } from '../core/run/datasetScan';
 import { datasetNode, datasetTreeItem, detailNodes, type DatasetNode, type DetailNode } from './datasetItems';
 import { datasetFolderTree, type DatasetFolder } from './datasetFolders';
-import { datasetStateSummary, describe, folderDescription, type DatasetStateSummary } from './datasetsModel';
+import { datasetStateSummary, describe, folderDescription, outputsAffectedBy, readWithConfig, type DatasetStateSummary } from './datasetsModel';
 import { findDatasetFiles, isExcludedDataset } from './datasetDiscovery';
-import { configAppliesTo, PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
+import { PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
 import { affectsSettings, readDatasetDiscovery, readPrepareSettings, resolveTokenizerDir } from './config';
 import { STALENESS_SETTING_KEYS } from './settings';
 import { DATASETS_DISCOVERED_CONTEXT, FOLDER_CONTEXT } from './ids';
@@ -94,18 +93,15 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     // A run's report.json: re-read the output state of the datasets whose output folder it is in.
     const reports = vscode.workspace.createFileSystemWatcher('**/report.json');
     const onReport = (u: vscode.Uri) => {
-      const dir = path.dirname(u.fsPath);
-      for (const n of this.nodes.values()) if (n.scan?.output.outDir === dir) this.enqueue(n);
+      for (const n of outputsAffectedBy(this.nodes.values(), u.fsPath, 'report')) this.enqueue(n);
     };
     // eagle3prep.jsonc changes how rows are read: re-detect the datasets it applies to (its folder and below, where
     // no nearer one wins); whether their outputs are stale is read/appliedConfig.ts's per-file comparison.
     const configs = vscode.workspace.createFileSystemWatcher(`**/${PROJECT_CONFIG_NAME}`);
     const onConfig = (u: vscode.Uri) => {
-      for (const n of this.nodes.values()) {
-        if (configAppliesTo(u.fsPath, n.resourceUri.fsPath)) {
-          if (n.scan) n.scan = { ...n.scan, mtimeMs: -1 }; // force a full re-read
-          this.enqueue(n);
-        }
+      for (const n of readWithConfig(this.nodes.values(), u.fsPath)) {
+        if (n.scan) n.scan = { ...n.scan, mtimeMs: -1 }; // force a full re-read
+        this.enqueue(n);
       }
     };
     this.watchers.push(
@@ -134,7 +130,7 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
 
   private fileDeleted(u: vscode.Uri): void {
     if (this.nodes.delete(u.fsPath)) this.changed.fire(undefined);
-    for (const n of this.nodes.values()) if (n.scan?.output.outDir && u.fsPath.startsWith(n.scan.output.outDir)) this.enqueue(n);
+    for (const n of outputsAffectedBy(this.nodes.values(), u.fsPath, 'deleted')) this.enqueue(n);
   }
 
   /** Re-scans one file (its format and row count only when its size or mtime changed, or `full`). */

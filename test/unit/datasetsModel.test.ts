@@ -1,7 +1,8 @@
 // What the Datasets view says about a dataset (src/vscode/datasetsModel.ts) and how it queues scans
 // (src/vscode/scanQueue.ts), in plain node over real scans of a real file before and after a real run.
 import assert from 'node:assert/strict';
-import { basename, dirname } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { scanDataset } from '../../src/core/run/datasetScan';
 import { prepare } from '../../src/core/run/pipeline';
@@ -16,13 +17,15 @@ import {
   folderDescription,
   nodeIcon,
   nodeState,
+  outputsAffectedBy,
+  readWithConfig,
   sizeText,
   statusText,
   type DatasetEntry,
 } from '../../src/vscode/datasetsModel';
 import { clearFailures, noteRunOutcome } from '../../src/vscode/runFailures';
 import { ScanQueue } from '../../src/vscode/scanQueue';
-import { writeJsonl } from '../helpers';
+import { tempDir, writeJsonl } from '../helpers';
 
 /** One good row, one cut JSON line, one prompt-only row, one empty conversation. */
 function mixedFile(): string {
@@ -200,4 +203,29 @@ test('the scan queue: each item once at a time, at most `concurrency` at once, n
   assert.deepEqual(settled, scanned);
   assert.ok(items.every((it) => !it.pending));
   await q.whenIdle(); // idle: resolves at once
+});
+
+test("the watchers' targets: a report.json re-reads the datasets writing there, a deleted output its dataset, a config the datasets it applies to", async () => {
+  const dir = tempDir();
+  const sub = join(dir, 'sub');
+  mkdirSync(sub);
+  const a = mixedFile();
+  const good = {
+    messages: [
+      { role: 'user', content: 'Hi?' },
+      { role: 'assistant', content: 'Hello.' },
+    ],
+  };
+  const files = [writeJsonl([good], 'a.jsonl', dir), writeJsonl([good], 'b.jsonl', sub), a];
+  assert.ok((await prepare({ inputs: [files[0]], outDir: join(dir, 'a.eagle3') })).ok);
+  const entries = await Promise.all(files.map((f) => entry(f)));
+  const names = (xs: DatasetEntry[]) => xs.map((x) => basename(x.file));
+  assert.deepEqual(names(outputsAffectedBy(entries, join(dir, 'a.eagle3', 'report.json'), 'report')), ['a.jsonl']);
+  // b.jsonl and the other file have no output yet, but the folder they would write to is known: b.eagle3 beside b.
+  assert.deepEqual(names(outputsAffectedBy(entries, join(sub, 'b.eagle3', 'report.json'), 'report')), ['b.jsonl']);
+  assert.deepEqual(names(outputsAffectedBy(entries, join(dir, 'a.eagle3', 'data', 'tokenized_data.jsonl'), 'deleted')), ['a.jsonl']);
+  assert.deepEqual(names(outputsAffectedBy(entries, join(dir, 'elsewhere.jsonl'), 'deleted')), []);
+  // An eagle3prep.jsonc in dir applies to a.jsonl and sub/b.jsonl; one in sub only to b.jsonl.
+  assert.deepEqual(names(readWithConfig(entries, join(dir, 'eagle3prep.jsonc'))), ['a.jsonl', 'b.jsonl']);
+  assert.deepEqual(names(readWithConfig(entries, join(sub, 'eagle3prep.jsonc'))), ['b.jsonl']);
 });
