@@ -17,7 +17,6 @@
  * What the entries say, how the sources merge and which quick fixes a row gets is decided in
  * problemsModel.ts (plain records, tested in plain node); this file turns them into diagnostics.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RowProblemLine } from '../core/run/contract';
@@ -35,6 +34,7 @@ import {
   composeProblems,
   quickFixes,
   readRunProblems,
+  reportedInputs,
   scanFailure,
   scannedProblems,
   type ProblemEntry,
@@ -131,20 +131,7 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
    */
   async refreshAllReports(token?: vscode.CancellationToken): Promise<void> {
     const reports = await vscode.workspace.findFiles('**/report.json', '{**/node_modules/**,**/.git/**}', 500, token);
-    const seen = new Set<string>();
-    for (const r of reports) {
-      let files: string[];
-      try {
-        files = readRunReport(r.fsPath).report.files.map((f) => f.file);
-      } catch {
-        continue;
-      }
-      for (const f of files) {
-        if (seen.has(f) || !fs.existsSync(f)) continue;
-        seen.add(f);
-        await this.refreshFromReport(vscode.Uri.file(f));
-      }
-    }
+    for (const f of reportedInputs(reports.map((r) => r.fsPath))) await this.refreshFromReport(vscode.Uri.file(f));
   }
 
   /**

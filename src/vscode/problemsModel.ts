@@ -155,6 +155,24 @@ export function composeProblems(scan: ScannedProblems | undefined, run: RunProbl
   return { entries, byLine };
 }
 
+/**
+ * The input files the runs of `reportJsons` list, each once, in order, those that still exist (Problems
+ * fills their entries at activation); a report that cannot be read is skipped.
+ */
+export function reportedInputs(reportJsons: string[]): string[] {
+  const seen = new Set<string>();
+  for (const r of reportJsons) {
+    let files: string[];
+    try {
+      files = readRunReport(r).report.files.map((f) => f.file);
+    } catch {
+      continue;
+    }
+    for (const f of files) if (!seen.has(f) && fs.existsSync(f)) seen.add(f);
+  }
+  return [...seen];
+}
+
 /** A quick fix: add `key: value` under `section` of `eagle3prep.jsonc`. */
 export interface QuickFix {
   title: string;

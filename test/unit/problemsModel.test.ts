@@ -1,7 +1,7 @@
 // What Problems lists for a dataset (src/vscode/problemsModel.ts), in plain node: a real run's problems.jsonl and a
 // real scan of the same file, merged one entry per line; the stale tag; the quick fixes; the eagle3prep.jsonc edit.
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { readOutputState, scanRowProblems } from '../../src/core/run/datasetScan';
@@ -15,6 +15,7 @@ import {
   composeProblems,
   quickFixes,
   readRunProblems,
+  reportedInputs,
   scanFailure,
   scannedProblems,
 } from '../../src/vscode/problemsModel';
@@ -260,4 +261,27 @@ test('the quick fix writes the entry into the eagle3prep.jsonc that applies, kee
   const ws = tempDir();
   const g = writeJsonl([{ messages: [] }], 'data.jsonl', tempDir());
   assert.equal(addToProjectConfig(g, 'roleAliases', 'bot2', 'user', ws).file, join(ws, 'eagle3prep.jsonc'));
+});
+
+test('at activation Problems reads the inputs every report.json lists: each once, existing ones, unreadable reports skipped', async () => {
+  const dir = tempDir();
+  const rows = [
+    {
+      messages: [
+        { role: 'user', content: 'Hi?' },
+        { role: 'assistant', content: 'Hello.' },
+      ],
+    },
+  ];
+  const a = writeJsonl(rows, 'a.jsonl', dir);
+  const b = writeJsonl(rows, 'b.jsonl', dir);
+  const c = writeJsonl(rows, 'c.jsonl', dir);
+  const folderRun = await prepare({ inputs: [a, b, c], outDir: join(dir, 'all.eagle3') });
+  const own = await prepare({ inputs: [b], outDir: join(dir, 'b.eagle3') });
+  assert.ok(folderRun.ok && own.ok);
+  rmSync(c);
+  const broken = join(dir, 'broken.json');
+  writeFileSync(broken, '{"files": [');
+  assert.deepEqual(reportedInputs([folderRun.outputs.reportJson, broken, own.outputs.reportJson]), [a, b]);
+  assert.deepEqual(reportedInputs([own.outputs.reportJson]), [b]);
 });
