@@ -19,7 +19,7 @@ const arg = (k, d) => {
 };
 const N = arg('files', 1000);
 const ROWS = arg('rows', 200);
-const CONCURRENCY = 4; // = SCAN_CONCURRENCY of src/vscode/datasetsTree.ts
+const CONCURRENCY = 4; // = SCAN_CONCURRENCY of src/vscode/scanQueue.ts
 
 const root = mkdtempSync(join(tmpdir(), 'eagle3-bench-tree-'));
 const shapes = [

@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import { registerBatchCommand } from './vscode/batchCommand';
 import { registerCheckTemplateCommand } from './vscode/checkTemplateCommand';
 import { registerDashboard } from './vscode/dashboard';
-import { registerDatasetsTree } from './vscode/datasetsTree';
+import { registerDatasetsTree } from './vscode/datasetsView';
 import { registerDiagnostics } from './vscode/diagnostics';
 import { OUTPUT_CHANNEL_NAME } from './vscode/ids';
 import { registerPrepareCommand } from './vscode/prepareCommand';

@@ -7,10 +7,9 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { readOutputState, tokenizerFilesHash } from '../core/run/datasetScan';
 import { groupByDefaultOutDir } from '../core/run/inputs';
 import { type PrepareResult } from '../core/run/contract';
-import { findDatasetFiles } from './datasetsTree';
+import { findDatasetFiles } from './datasetDiscovery';
 import { worstStatus } from '../core/run/status';
 import { type RunStatus } from '../core/run/contract';
 import { readPrepareSettings, resolveTokenizerDir } from './config';
@@ -18,10 +17,11 @@ import { COMMANDS } from './ids';
 import { notify } from './notify';
 import { outDirFor } from './paths';
 import { noteRunOutcome } from './runFailures';
-import { runStatusOf, summarizeResult } from './prepareCommand';
-import { tokenizerDisplayName } from './tokenizerSelection';
+import { runStatusOf, summarizeResult } from './prepareModel';
+import { tokenizerDisplayName } from './tokenizerFolders';
 import { runPrepareInWorker } from './workerClient';
-import { resolveRunSettings, runOptionsOf } from '../core/run/runSettings';
+import { runOptionsOf } from '../core/run/runSettings';
+import { editorOutputState } from './stalenessModel';
 
 /** The outcome of one run of a batch. */
 export interface BatchRun {
@@ -47,11 +47,7 @@ async function pickFiles(uris: vscode.Uri[]): Promise<vscode.Uri[] | undefined> 
   const items: FileItem[] = uris.map((uri) => {
     // The file's own settings, its tokenizer included (a folder may set another one): the comparison the tree makes.
     const settings = readPrepareSettings(uri);
-    const o = readOutputState(uri.fsPath, {
-      outDir: outDirFor([uri.fsPath], settings.outputDirectory),
-      tokenizerHash: tokenizerFilesHash(settings.tokenizerDir),
-      settings: resolveRunSettings(settings),
-    });
+    const o = editorOutputState(uri.fsPath, settings);
     const state = o.state === 'none' ? 'not prepared' : o.state === 'stale' ? `stale: ${o.staleBecause[0]}` : `prepared: ${o.records} records`;
     return {
       label: path.basename(uri.fsPath),

@@ -16,7 +16,7 @@ import { COMMANDS, CONFIG_SECTION, TEMPLATE_CHECK_VIEW_TYPE } from './ids';
 import { notify } from './notify';
 import { ServiceBudgetError, serviceClient } from './serviceClient';
 import { isTemplateCheckWebviewMessage, type TemplateCheckHostMessage, type TemplateCheckModel } from './templateCheckProtocol';
-import { tokenizerDisplayName } from './tokenizerSelection';
+import { tokenizerDisplayName } from './tokenizerFolders';
 import { webviewHtml, webviewOptions } from './webviewHtml';
 
 /** Time budget of one check in the worker, ms. */

@@ -8,24 +8,21 @@
  * background service worker). The page is `dist/dashboard.js` (webview/dashboard.ts, Chart.js
  * bundled); the messages are those of dashboardProtocol.ts. Panels follow their report.json.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { datasetDashboard, statsFromReport, workspaceDashboard, type DashboardModel, type DatasetDashboard } from '../core/run/dashboardModel';
-import { readOutputState, tokenizerFilesHash } from '../core/run/datasetScan';
-import { OUTPUT_FILES, recordsFileIn } from '../core/run/outputFiles';
-import type { OutputStats } from '../core/run/outputStats';
-import { fileReportOf, readRowProblems, readRunReport } from '../core/run/readReport';
+import type { DashboardModel, DatasetDashboard } from '../core/run/dashboardModel';
+import { readOutputState } from '../core/run/datasetScan';
+import { datasetDashboardOf, workspaceDashboardOf, type StatsReader } from './dashboardData';
 import { isDashboardWebviewMessage, type DashboardDrawn, type DashboardHostMessage } from './dashboardProtocol';
-import { datasetsProvider, findDatasetFiles } from './datasetsTree';
-import { affectsSettings, readPrepareSettings, resolveTokenizerDir } from './config';
+import { findDatasetFiles } from './datasetDiscovery';
+import { datasetsProvider } from './datasetsView';
+import { affectsSettings, readPrepareSettings } from './config';
 import { STALENESS_SETTING_KEYS } from './settings';
 import { COMMANDS, DASHBOARD_VIEW_TYPE } from './ids';
 import { outDirFor } from './paths';
 import { serviceClient } from './serviceClient';
 import { webviewHtml, webviewOptions } from './webviewHtml';
-import { failureOf } from './runFailures';
-import { resolveRunSettings } from '../core/run/runSettings';
+import { editorOutputState } from './stalenessModel';
 
 /** What `eagle3prep.openDashboard` resolves with: the model posted and the webview's acknowledgement. */
 export interface DashboardResult {
@@ -35,45 +32,18 @@ export interface DashboardResult {
   drawn?: DashboardDrawn;
 }
 
-/** The model of one dataset's dashboard, from its current or stale output. @throws Error when it has no output */
+/** Reads record-length statistics in the background service worker. */
+const stats: StatsReader = (parts) => serviceClient().call({ op: 'stats', parts }, 10 * 60_000);
+
+/** The model of one dataset's dashboard, from its current or stale output (dashboardData.ts). @throws Error when it has no output */
 export async function datasetModel(file: string): Promise<DatasetDashboard> {
   const uri = vscode.Uri.file(file);
   const settings = readPrepareSettings(uri);
-  const out = readOutputState(file, {
-    outDir: outDirFor([file], settings.outputDirectory),
-    tokenizerHash: tokenizerFilesHash(resolveTokenizerDir(uri)),
-    settings: resolveRunSettings(settings),
-  });
-  if (out.state === 'none' || !out.reportJson) {
-    // A failed run writes nothing: the dashboard says why, as the Datasets view does (runFailures.ts).
-    const failed = failureOf(file);
-    if (failed) throw new Error(`${path.basename(file)} failed in its last run, which wrote nothing: ${failed.reason}`);
-    throw new Error(`${path.basename(file)} has no prepared output in ${out.outDir}: prepare it first.`);
-  }
-  const { report } = readRunReport(out.reportJson);
-  const problems = await readRowProblems(report, file);
-  let stats: OutputStats | null = null;
-  // Record lengths: report.json's when the run wrote them, else read from the JSONL (a Parquet-only output of an
-  // earlier version has none).
-  const fr = fileReportOf(report, file);
-  if (!(fr && statsFromReport(fr)) && fs.existsSync(report.outputs.tokenizedData)) {
-    try {
-      stats = await serviceClient().call({ op: 'stats', parts: [{ tokenizedData: report.outputs.tokenizedData, inputs: [file] }] }, 10 * 60_000);
-    } catch {
-      stats = null;
-    }
-  }
-  const d = datasetDashboard(report, file, {
-    stats,
-    problems: problems.complete ? problems.problems : undefined,
-    staleBecause: out.staleBecause,
-    reportTimeMs: out.reportTimeMs,
-  });
-  if (!d) throw new Error(`${out.reportJson} does not list ${file}`);
-  return d;
+  const out = editorOutputState(file, settings);
+  return datasetDashboardOf(file, out, stats);
 }
 
-/** The workspace model: every dataset of the Datasets view (or found by its globs) with an output. */
+/** The workspace model: every dataset of the Datasets view (or found by its globs) with an output (dashboardData.ts). */
 export async function workspaceModel(): Promise<DashboardModel> {
   const provider = datasetsProvider();
   let files: string[];
@@ -81,28 +51,7 @@ export async function workspaceModel(): Promise<DashboardModel> {
     await provider.whenIdle();
     files = provider.datasets().map((n) => n.resourceUri.fsPath);
   } else files = (await findDatasetFiles()).map((u) => u.fsPath);
-  const datasets: DatasetDashboard[] = [];
-  const notPrepared: string[] = [];
-  const parts: { tokenizedData: string; inputs: string[] }[] = [];
-  for (const f of files) {
-    try {
-      const d = await datasetModel(f);
-      datasets.push(d);
-      const jsonl = recordsFileIn(d.outDir, OUTPUT_FILES.tokenizedData); // data/, or the folder itself for runs before data/
-      if (fs.existsSync(jsonl)) parts.push({ tokenizedData: jsonl, inputs: [f] });
-    } catch {
-      notPrepared.push(path.basename(f));
-    }
-  }
-  let stats: OutputStats | null = null;
-  if (parts.length) {
-    try {
-      stats = await serviceClient().call({ op: 'stats', parts }, 10 * 60_000);
-    } catch {
-      stats = null;
-    }
-  }
-  return { kind: 'workspace', workspace: workspaceDashboard(datasets, notPrepared, stats) };
+  return workspaceDashboardOf(files, datasetModel, stats);
 }
 
 class DashboardPanel {

@@ -3,56 +3,32 @@
  * workspace (`eagle3prep.datasets.include` / `.exclude` globs) in a tree of the folders that hold
  * them (`datasetFolders.ts`: compacted like the Explorer's, each folder row summarizing its files),
  * with its detected format, streamed row count and the state of its prepared output (none / N
- * records / stale, and why); children are the last report's per-reason drop counts and the output files. Item actions: prepare, open in the
- * mask view, open report, reveal output.
+ * records / stale, and why); children are the last report's per-reason drop counts and the output files. The view, its badge
+ * and its item actions (prepare, open in the mask view, open report, reveal output) are registered in
+ * datasetsView.ts; which files are datasets is datasetDiscovery.ts.
  *
  * Responsiveness: discovery is one `findFiles` per include glob; each file is scanned
- * (`core/run/datasetScan.ts`) at most {@link SCAN_CONCURRENCY} at a time, only while the view is
+ * (`core/run/datasetScan.ts`) at most `SCAN_CONCURRENCY` at a time (scanQueue.ts), only while the view is
  * visible, and only once per (size, mtime): a FileSystemWatcher invalidates single files, a changed
  * report.json re-reads only the output state of the datasets that write there, and a tokenizer
  * change re-compares hashes without re-reading any dataset.
+ *
+ * What a row says (state, icon, description, tooltip, children, the state summary) is datasetsModel.ts,
+ * tested in plain node; this file discovers, watches, queues scans and hands VS Code the rows.
  */
-import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { datasetKind, scanDataset, tokenizerFilesHash } from '../core/run/datasetScan';
-import type { RunStatus } from '../core/run/contract';
-import { datasetDetails, datasetTreeItem, describe, nodeIcon, nodeState, plural, type DatasetNode, type DetailNode } from './datasetItems';
-import { datasetFolderTree, folderFiles, folderSummary, type DatasetFolder } from './datasetFolders';
-import { configAppliesTo, PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
-import { affectsSettings, readDatasetDiscovery, readPrepareSettings, readRestrictedModeNote, resolveTokenizerDir } from './config';
+import { datasetKind, scanDataset } from '../core/run/datasetScan';
+import { datasetNode, datasetTreeItem, detailNodes, type DatasetNode, type DetailNode } from './datasetItems';
+import { datasetFolderTree, type DatasetFolder } from './datasetFolders';
+import { datasetStateSummary, describe, folderDescription, outputsAffectedBy, readWithConfig, type DatasetStateSummary } from './datasetsModel';
+import { findDatasetFiles, isExcludedDataset } from './datasetDiscovery';
+import { PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
+import { affectsSettings, readDatasetDiscovery, readPrepareSettings, resolveTokenizerDir } from './config';
 import { STALENESS_SETTING_KEYS } from './settings';
-import { expandBraces, joinGlobs } from './globs';
-import { COMMANDS, DATASETS_DISCOVERED_CONTEXT, DATASETS_VIEW, FOLDER_CONTEXT, type DatasetItemState } from './ids';
-import { outDirFor } from './paths';
-import { tokenizerDisplayName } from './tokenizerSelection';
-import { resolveRunSettings } from '../core/run/runSettings';
-
-/** Files scanned at once (streams are I/O bound; the byte loop yields between 1 MiB chunks). */
-export const SCAN_CONCURRENCY = 4;
-
-/** Whether `uri` matches an `eagle3prep.datasets.exclude` glob (output folders, configuration JSON files, …). */
-export function isExcludedDataset(uri: vscode.Uri): boolean {
-  const exclude = readDatasetDiscovery().exclude.flatMap(expandBraces);
-  // languages.match scores a glob DocumentFilter against the Uri alone.
-  return exclude.some((g) => vscode.languages.match({ pattern: g }, { uri, languageId: '' } as unknown as vscode.TextDocument) > 0);
-}
-
-/**
- * The dataset files of the workspace: local files matching an `eagle3prep.datasets.include` glob and
- * no `eagle3prep.datasets.exclude` glob, whose name is a dataset's (`datasetKind`), sorted by path;
- * at most `eagle3prep.datasets.maxFiles`.
- */
-export async function findDatasetFiles(token?: vscode.CancellationToken): Promise<vscode.Uri[]> {
-  const { include, exclude, maxFiles: max } = readDatasetDiscovery();
-  const excludeGlob = joinGlobs(exclude);
-  const found = new Map<string, vscode.Uri>();
-  for (const inc of include) {
-    for (const u of await vscode.workspace.findFiles(inc, excludeGlob, max, token)) {
-      if (u.scheme === 'file' && datasetKind(u.fsPath)) found.set(u.fsPath, u);
-    }
-  }
-  return [...found.values()].sort((a, b) => a.fsPath.localeCompare(b.fsPath)).slice(0, max);
-}
+import { DATASETS_DISCOVERED_CONTEXT, FOLDER_CONTEXT } from './ids';
+import { ScanQueue } from './scanQueue';
+import { tokenizerDisplayName } from './tokenizerFolders';
+import { outputStateOptions } from './stalenessModel';
 
 export type { DatasetNode, DetailNode };
 
@@ -65,25 +41,6 @@ export interface FolderNode {
 }
 export type DatasetsTreeNode = FolderNode | DatasetNode | DetailNode;
 
-/** What `eagle3prep.datasets.state` returns per dataset (for tests and scripts). */
-export interface DatasetStateSummary {
-  file: string;
-  format?: string;
-  rows?: number;
-  state: DatasetItemState;
-  /** The last run's status for the file (`core/run/status.ts`), when prepared. */
-  status?: RunStatus;
-  /** The icon drawn: codicon id and theme colour. */
-  icon: { id: string; color?: string };
-  records?: number;
-  staleBecause: string[];
-  description: string;
-  children: string[];
-  error?: string;
-  /** The folder row that holds the file (its label path from the top, and its summary); absent at the top. */
-  folder?: { label: string; description: string };
-}
-
 /** Tree data provider of the Datasets view; see the module comment. */
 export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTreeNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<DatasetsTreeNode | DatasetsTreeNode[] | undefined>();
@@ -94,16 +51,17 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
   private parents = new Map<FolderNode | DatasetNode, FolderNode>();
   private discovered = false;
   private discovering: Promise<void> | undefined;
-  private queue: DatasetNode[] = [];
-  private running = 0;
-  private idleWaiters: (() => void)[] = [];
+  /** At most SCAN_CONCURRENCY scans at once, only while active (scanQueue.ts). */
+  private readonly scans = new ScanQueue<DatasetNode>(
+    (n) => this.scanNode(n),
+    (n) => this.nodes.has(n.resourceUri.fsPath),
+    (n) => this.scanned(n),
+  );
   private pendingFire = new Set<DatasetNode>();
   private fireTimer: NodeJS.Timeout | undefined;
   private tokenizerName = '';
   private readonly disposables: vscode.Disposable[] = [];
   private watchers: vscode.Disposable[] = [];
-  /** Whether scans may run (the view is visible, or a caller asked for the state). */
-  active = false;
   /** Called after each completed scan (the view's badge). */
   onScanned?: () => void;
 
@@ -135,18 +93,15 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     // A run's report.json: re-read the output state of the datasets whose output folder it is in.
     const reports = vscode.workspace.createFileSystemWatcher('**/report.json');
     const onReport = (u: vscode.Uri) => {
-      const dir = path.dirname(u.fsPath);
-      for (const n of this.nodes.values()) if (n.scan?.output.outDir === dir) this.enqueue(n);
+      for (const n of outputsAffectedBy(this.nodes.values(), u.fsPath, 'report')) this.enqueue(n);
     };
     // eagle3prep.jsonc changes how rows are read: re-detect the datasets it applies to (its folder and below, where
     // no nearer one wins); whether their outputs are stale is read/appliedConfig.ts's per-file comparison.
     const configs = vscode.workspace.createFileSystemWatcher(`**/${PROJECT_CONFIG_NAME}`);
     const onConfig = (u: vscode.Uri) => {
-      for (const n of this.nodes.values()) {
-        if (configAppliesTo(u.fsPath, n.resourceUri.fsPath)) {
-          if (n.scan) n.scan = { ...n.scan, mtimeMs: -1 }; // force a full re-read
-          this.enqueue(n);
-        }
+      for (const n of readWithConfig(this.nodes.values(), u.fsPath)) {
+        if (n.scan) n.scan = { ...n.scan, mtimeMs: -1 }; // force a full re-read
+        this.enqueue(n);
       }
     };
     this.watchers.push(
@@ -167,7 +122,7 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
 
   private fileCreated(u: vscode.Uri): void {
     if (!this.discovered || this.nodes.has(u.fsPath) || !this.isIncluded(u)) return;
-    const n: DatasetNode = { kind: 'dataset', resourceUri: u, pending: false };
+    const n = datasetNode(u);
     this.nodes.set(u.fsPath, n);
     this.enqueue(n);
     this.changed.fire(undefined);
@@ -175,7 +130,7 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
 
   private fileDeleted(u: vscode.Uri): void {
     if (this.nodes.delete(u.fsPath)) this.changed.fire(undefined);
-    for (const n of this.nodes.values()) if (n.scan?.output.outDir && u.fsPath.startsWith(n.scan.output.outDir)) this.enqueue(n);
+    for (const n of outputsAffectedBy(this.nodes.values(), u.fsPath, 'deleted')) this.enqueue(n);
   }
 
   /** Re-scans one file (its format and row count only when its size or mtime changed, or `full`). */
@@ -200,15 +155,6 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     await this.discover();
   }
 
-  /** The files hash of a tokenizer folder (cached by the files' stamps in `tokenizerFilesHash`); undefined when it cannot be read. */
-  private tokenizerHashOf(dir: string | undefined): string | undefined {
-    try {
-      return tokenizerFilesHash(dir);
-    } catch {
-      return undefined;
-    }
-  }
-
   private updateTokenizer(): void {
     this.tokenizerName = tokenizerDisplayName(resolveTokenizerDir());
   }
@@ -220,7 +166,7 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
       const old = this.nodes;
       this.nodes = new Map();
       for (const u of uris) {
-        const n: DatasetNode = old.get(u.fsPath) ?? { kind: 'dataset', resourceUri: u, pending: false };
+        const n = old.get(u.fsPath) ?? datasetNode(u);
         this.nodes.set(u.fsPath, n);
         this.enqueue(n);
       }
@@ -233,75 +179,46 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
   }
 
   private enqueue(n: DatasetNode): void {
-    if (n.pending) return;
-    n.pending = true;
-    this.queue.push(n);
-    this.pump();
+    this.scans.enqueue(n);
   }
 
-  /** Starts queued scans while fewer than SCAN_CONCURRENCY run and the view is active. */
-  private pump(): void {
-    while (this.active && this.running < SCAN_CONCURRENCY && this.queue.length) {
-      const n = this.queue.shift()!;
-      if (!this.nodes.has(n.resourceUri.fsPath)) {
-        n.pending = false;
-        continue;
-      }
-      this.running++;
-      void this.scanNode(n).finally(() => {
-        this.running--;
-        this.pump();
-        if (this.running === 0 && this.queue.length === 0) {
-          for (const w of this.idleWaiters.splice(0)) w();
-        }
-      });
-    }
-    if (this.running === 0 && this.queue.length === 0) for (const w of this.idleWaiters.splice(0)) w();
-  }
-
+  /** Scans one dataset (never rejects: a failure leaves it unscanned, logged). */
   private async scanNode(n: DatasetNode): Promise<void> {
     try {
       const settings = readPrepareSettings(n.resourceUri);
-      n.scan = await scanDataset(n.resourceUri.fsPath, {
-        previous: n.scan,
-        outDir: outDirFor([n.resourceUri.fsPath], settings.outputDirectory),
-        // The dataset's own tokenizer (a workspace folder may set another one), as the dashboard, Problems and the hover compare it.
-        tokenizerHash: this.tokenizerHashOf(settings.tokenizerDir),
-        settings: resolveRunSettings(settings),
-      });
+      // The dataset's own settings and tokenizer (a workspace folder may set another one), as the dashboard, Problems and the hover compare them.
+      n.scan = await scanDataset(n.resourceUri.fsPath, { previous: n.scan, ...outputStateOptions(n.resourceUri.fsPath, settings) });
     } catch (e) {
       n.scan = undefined;
       console.error(`eagle3-prep: scanning ${n.resourceUri.fsPath} failed: ${(e as Error).message}`);
-    } finally {
-      n.pending = false;
-      this.pendingFire.add(n);
-      this.fireTimer ??= setTimeout(() => {
-        this.fireTimer = undefined;
-        const batch = new Set<DatasetsTreeNode>(this.pendingFire);
-        this.pendingFire.clear();
-        // The folders above a re-read file summarize it: they are redrawn with it.
-        for (const n of [...batch]) for (let f = this.parents.get(n as DatasetNode); f; f = this.parents.get(f)) batch.add(f);
-        this.changed.fire(batch.size > 200 ? undefined : [...batch]);
-      }, 100);
-      this.onScanned?.();
     }
+  }
+
+  /** After a scan: redraws the node (batched over 100 ms) with the folders above it, and updates the badge. */
+  private scanned(n: DatasetNode): void {
+    this.pendingFire.add(n);
+    this.fireTimer ??= setTimeout(() => {
+      this.fireTimer = undefined;
+      const batch = new Set<DatasetsTreeNode>(this.pendingFire);
+      this.pendingFire.clear();
+      // The folders above a re-read file summarize it: they are redrawn with it.
+      for (const n of [...batch]) for (let f = this.parents.get(n as DatasetNode); f; f = this.parents.get(f)) batch.add(f);
+      this.changed.fire(batch.size > 200 ? undefined : [...batch]);
+    }, 100);
+    this.onScanned?.();
   }
 
   /** Resolves when discovery is done and no scan is queued or running (activates scanning). */
   async whenIdle(): Promise<void> {
-    this.active = true;
+    this.scans.active = true;
     await this.discover();
-    if (this.running === 0 && this.queue.length === 0) return;
-    await new Promise<void>((r) => {
-      this.idleWaiters.push(r);
-      this.pump();
-    });
+    await this.scans.whenIdle();
   }
 
   /** Lets scans run (view visible) or pauses starting new ones (view hidden). */
   setActive(active: boolean): void {
-    this.active = active;
-    if (active) void this.discover().then(() => this.pump());
+    this.scans.active = active;
+    if (active) void this.discover().then(() => this.scans.pump());
   }
 
   /** Whether the files were discovered (the view was shown or its state asked for). */
@@ -360,17 +277,12 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     return n;
   }
 
-  /** A folder row's description: the summary of every file under it (datasetFolders.ts `folderSummary`). */
-  private folderDescription(f: DatasetFolder<DatasetNode>): string {
-    return folderSummary(folderFiles(f).map((n) => ({ state: nodeState(n), status: n.scan?.output.status })));
-  }
-
   getParent(element: DatasetsTreeNode): DatasetsTreeNode | undefined {
     if (element.kind === 'detail') return element.parent;
     return this.parents.get(element);
   }
 
-  /** One-line description of a dataset (datasetItems.ts `describe`). */
+  /** One-line description of a dataset (datasetsModel.ts `describe`). */
   describe(n: DatasetNode): string {
     return describe(n);
   }
@@ -382,7 +294,7 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
       item.id = `eagle3prep.folder:${element.resourceUri.toString()}`;
       item.resourceUri = element.resourceUri;
       item.iconPath = vscode.ThemeIcon.Folder;
-      item.description = this.folderDescription(f);
+      item.description = folderDescription(f);
       item.tooltip = `${f.dir}\n${item.description}`;
       item.contextValue = FOLDER_CONTEXT;
       return item;
@@ -390,112 +302,25 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     return element.kind === 'detail' ? element.item : datasetTreeItem(element, this.tokenizerName);
   }
 
-  /** Children of a prepared dataset (datasetItems.ts `datasetDetails`). */
+  /** Children of a prepared dataset (datasetsModel.ts `datasetDetails`). */
   details(n: DatasetNode): DetailNode[] {
-    return datasetDetails(n);
+    return detailNodes(n);
   }
 
-  /** Summaries of every dataset after discovery and all scans (activates scanning). */
+  /** Summaries of every dataset after discovery and all scans (activates scanning; datasetsModel.ts `datasetStateSummary`). */
   async state(): Promise<DatasetStateSummary[]> {
     await this.whenIdle();
     this.buildFolders();
-    const folderOf = (n: DatasetNode): DatasetStateSummary['folder'] => {
-      const chain: FolderNode[] = [];
-      for (let f = this.parents.get(n); f; f = this.parents.get(f)) chain.unshift(f);
-      if (!chain.length) return undefined;
-      return { label: chain.map((f) => f.folder.label).join('/'), description: this.folderDescription(chain[chain.length - 1].folder) };
+    const foldersAbove = (n: DatasetNode): DatasetFolder<DatasetNode>[] => {
+      const chain: DatasetFolder<DatasetNode>[] = [];
+      for (let f = this.parents.get(n); f; f = this.parents.get(f)) chain.unshift(f.folder);
+      return chain;
     };
-    return this.datasets().map((n) => ({
-      folder: folderOf(n),
-      file: n.resourceUri.fsPath,
-      format: n.scan?.format,
-      rows: n.scan?.rows,
-      state: n.scan ? nodeState(n) : 'pending',
-      status: n.scan?.output.status,
-      icon: nodeIcon(n),
-      records: n.scan?.output.records,
-      staleBecause: n.scan?.output.staleBecause ?? [],
-      description: this.describe(n),
-      children: this.details(n).map((d) => `${d.item.label}${d.item.description ? ` (${d.item.description})` : ''}`),
-      error: n.scan?.error,
-    }));
+    return this.datasets().map((n) => datasetStateSummary(n, foldersAbove(n)));
   }
 
   dispose(): void {
     if (this.fireTimer) clearTimeout(this.fireTimer);
     for (const d of [...this.disposables, ...this.watchers]) d.dispose();
   }
-}
-
-let currentProvider: DatasetsTreeProvider | undefined;
-
-/** The Datasets view's provider (its dataset nodes and scans), once registered. */
-export function datasetsProvider(): DatasetsTreeProvider | undefined {
-  return currentProvider;
-}
-
-function nodeUri(arg: unknown): vscode.Uri | undefined {
-  if (arg instanceof vscode.Uri) return arg;
-  const r = (arg as { resourceUri?: unknown } | undefined)?.resourceUri;
-  if (r instanceof vscode.Uri) return r;
-  return vscode.window.activeTextEditor?.document.uri;
-}
-
-/**
- * Registers the Datasets view and its item commands: `eagle3prep.datasets.refresh`,
- * `.openMaskView` (→ `eagle3prep.openMaskView(uri, 1)`), `.openReport`, `.revealOutput`, and the
- * hidden `eagle3prep.datasets.state` (resolves with {@link DatasetStateSummary}[] once every file is
- * scanned; for tests and scripts). Preparing uses `eagle3prep.prepare`, which accepts tree nodes.
- */
-export function registerDatasetsTree(): vscode.Disposable[] {
-  const provider = new DatasetsTreeProvider();
-  const view = vscode.window.createTreeView(DATASETS_VIEW, { treeDataProvider: provider, showCollapseAll: true, canSelectMany: true });
-  const updateBadge = () => {
-    const stale = provider.staleCount();
-    view.badge = stale ? { value: stale, tooltip: `${plural(stale, 'dataset')} with stale output` } : undefined;
-  };
-  provider.onScanned = updateBadge;
-  // Restricted Mode ignores the workspace's tokenizer (and output folder, template kwargs): the view says so on top.
-  const updateMessage = () => (view.message = readRestrictedModeNote());
-  updateMessage();
-  currentProvider = provider;
-  provider.setActive(view.visible);
-  const outputState = (arg: unknown) => {
-    const u = nodeUri(arg);
-    const n = u && provider.datasets().find((d) => d.resourceUri.fsPath === u.fsPath);
-    return { uri: u, output: n?.scan?.output };
-  };
-  return [
-    provider,
-    view,
-    view.onDidChangeVisibility((e) => provider.setActive(e.visible)),
-    vscode.workspace.onDidGrantWorkspaceTrust(updateMessage),
-    vscode.workspace.onDidChangeConfiguration((e) => {
-      if (affectsSettings(e, 'tokenizerPath', 'outputDirectory', 'templateKwargs')) updateMessage();
-    }),
-    vscode.commands.registerCommand(COMMANDS.datasetsRefresh, () => provider.rediscover()),
-    vscode.commands.registerCommand(COMMANDS.datasetsState, () => provider.state()),
-    vscode.commands.registerCommand(COMMANDS.datasetsInvalidate, async (u: vscode.Uri) => {
-      // Before the view discovered its files there is nothing to re-read (discovery reads everything).
-      if (!provider.isDiscovered()) return;
-      provider.invalidate(u, true);
-      await provider.whenIdle();
-    }),
-    vscode.commands.registerCommand(COMMANDS.datasetsOpenMaskView, (arg?: unknown) => {
-      const u = nodeUri(arg);
-      if (u) return vscode.commands.executeCommand(COMMANDS.openMaskView, u, 1);
-      return undefined;
-    }),
-    vscode.commands.registerCommand(COMMANDS.datasetsOpenReport, async (arg?: unknown) => {
-      const { output } = outputState(arg);
-      if (!output?.reportMd) return void vscode.window.showInformationMessage('This dataset has no report yet: prepare it first.');
-      await vscode.commands.executeCommand('markdown.showPreview', vscode.Uri.file(output.reportMd));
-    }),
-    vscode.commands.registerCommand(COMMANDS.datasetsRevealOutput, async (arg?: unknown) => {
-      const { output } = outputState(arg);
-      if (!output || output.state === 'none') return void vscode.window.showInformationMessage('This dataset has no output yet: prepare it first.');
-      const target = output.outputs?.find((f) => f.exists)?.path ?? output.outDir;
-      await vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(target));
-    }),
-  ];
 }

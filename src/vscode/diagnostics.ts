@@ -13,22 +13,34 @@
  *   when a dataset is opened or saved, an `eagle3prep.jsonc` changes, or "Check dataset rows" is run
  *   (files over VS Code's 50 MB sync limit included): invalid JSON, unrecognized shapes, unknown
  *   roles, empty conversations — also for files never prepared or changed since.
+ *
+ * What the entries say, how the sources merge and which quick fixes a row gets is decided in
+ * problemsModel.ts (plain records, tested in plain node); this file turns them into diagnostics.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { applyEdits, findNodeAtLocation, modify, parseTree } from 'jsonc-parser';
-import { codeMeaning, codeRemedyFor } from '../core/codes';
 import type { RowProblemLine } from '../core/run/contract';
-import { datasetKind, readOutputState, tokenizerFilesHash, type RowProblem } from '../core/run/datasetScan';
-import { readRowProblems, readRunReport } from '../core/run/readReport';
-import { resolveRunSettings } from '../core/run/runSettings';
-import { ALIAS_TARGET_ROLES, configAppliesTo, findProjectConfig, PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
-import { isExcludedDataset } from './datasetsTree';
-import { affectsSettings, readDiagnosticsSettings, readPrepareSettings, resolveTokenizerDir } from './config';
+import { datasetKind, type RowProblem } from '../core/run/datasetScan';
+import { readRunReport } from '../core/run/readReport';
+import { configAppliesTo, PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
+import { isExcludedDataset } from './datasetDiscovery';
+import { affectsSettings, readDiagnosticsSettings, readPrepareSettings } from './config';
 import { COMMANDS, DIAGNOSTICS_COLLECTION } from './ids';
-import { outDirFor } from './paths';
-import { runProblemsUse, runRowMessage } from './runProblems';
+import { editorOutputState } from './stalenessModel';
+import {
+  addedToConfigMessage,
+  addToProjectConfig,
+  checkRowsMessage,
+  composeProblems,
+  quickFixes,
+  readRunProblems,
+  reportedInputs,
+  scanFailure,
+  scannedProblems,
+  type ProblemEntry,
+  type RunProblems,
+  type ScannedProblems,
+} from './problemsModel';
 import { STALENESS_SETTING_KEYS } from './settings';
 import { serviceClient } from './serviceClient';
 
@@ -38,51 +50,14 @@ export const DIAGNOSTIC_SOURCE = DIAGNOSTICS_COLLECTION;
 /** Line length used for a diagnostic's range when the document is not open (VS Code clamps it). */
 const WHOLE_LINE = 10_000;
 
-/**
- * Adds `key: value` under `section` of the `eagle3prep.jsonc` that applies to `dataset` (the nearest
- * up the folder tree), creating it in the dataset's workspace folder (else beside the dataset) when
- * there is none. Comments and formatting are kept (jsonc-parser `modify`). Returns the file's path.
- * @throws Error naming the file when it cannot be read or written.
- */
-export function addToProjectConfig(
-  dataset: string,
-  section: 'roleAliases' | 'fieldMappings',
-  key: string,
-  value: string,
-): { file: string; offset: number; length: number } {
-  let file = findProjectConfig(dataset);
-  if (!file) {
-    const wf = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(dataset));
-    file = path.join(wf?.uri.fsPath ?? path.dirname(dataset), PROJECT_CONFIG_NAME);
-  }
-  const text = fs.existsSync(file)
-    ? fs.readFileSync(file, 'utf8')
-    : '// eagle3-prep project configuration: how this project\'s datasets spell roles and fields.\n// See docs/formats.md "Project configuration" in the eagle3-prep repository.\n{}\n';
-  const edits = modify(text, [section, key], value, { formattingOptions: { insertSpaces: true, tabSize: 2, eol: '\n' } });
-  const next = applyEdits(text, edits);
-  fs.writeFileSync(file, next);
-  // The inserted property (key and value), to reveal it.
-  const prop = findNodeAtLocation(parseTree(next)!, [section, key])?.parent;
-  return { file, offset: prop?.offset ?? 0, length: prop?.length ?? 0 };
-}
+const SEVERITY: Record<ProblemEntry['severity'], vscode.DiagnosticSeverity> = {
+  error: vscode.DiagnosticSeverity.Error,
+  warning: vscode.DiagnosticSeverity.Warning,
+  information: vscode.DiagnosticSeverity.Information,
+};
 
-/** What the last run says about one file: its dropped and errored rows. */
-interface FromReport {
-  problems: RowProblemLine[];
-  complete: boolean;
-  missing: number;
-  reportJson: string;
-  reportMd: string;
-  /**
-   * The file's data-changing warnings that no row lists (notes such as `empty_think_trained`, the
-   * template check's findings): one entry each, on line 1, so a `warnings` file is never clean in Problems.
-   */
-  fileWarnings: { code: string; count: number }[];
-  /** The run's `--long` policy, so the advice does not suggest what the run already did (`codeRemedyFor`). */
-  long?: 'drop' | 'truncate' | 'split';
-  /** `''` for a current output, else the stale note appended to each entry (runProblems.ts). */
-  note: string;
-}
+/** Entries that are rows (not notes): what the toasts count. */
+const problemRows = (diags: vscode.Diagnostic[]) => diags.filter((d) => d.severity !== vscode.DiagnosticSeverity.Information).length;
 
 /** Diagnostics of the Problems panel and their quick fixes; see the module comment. */
 export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionProvider {
@@ -91,9 +66,9 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
   /** The problems behind the diagnostics, per file path and line (code actions get copies of the diagnostics). */
   private problems = new Map<string, Map<number, RowProblem>>();
   /** The scan's result per file (pre-tokenizer), and the scan's notes (truncation, unreadable file). */
-  private scanned = new Map<string, { problems: RowProblem[]; extra: vscode.Diagnostic[] }>();
-  /** The last run's rows per file, when its output is current. */
-  private fromReport = new Map<string, FromReport>();
+  private scanned = new Map<string, ScannedProblems>();
+  /** The last run's rows per file, when its output is shown. */
+  private fromReport = new Map<string, RunProblems>();
   private running = new Map<string, AbortController>();
 
   /** Whether `uri` is a dataset this feature looks at (local, dataset name, setting on). */
@@ -108,69 +83,20 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
     return readDiagnosticsSettings(uri).maxProblems;
   }
 
-  /** A line's range: the document's line when it is open, else the whole line (VS Code clamps it). */
-  private rangeFn(uri: vscode.Uri): (line: number) => vscode.Range {
-    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
-    return (line: number) => {
-      const l = Math.max(0, line - 1);
-      return doc && l < doc.lineCount ? doc.lineAt(l).range : new vscode.Range(l, 0, l, WHOLE_LINE);
-    };
-  }
-
-  /** Sets the file's diagnostics from both sources (one entry per line: the scan's, which carries the quick fixes, first). */
+  /** Sets the file's diagnostics from both sources (problemsModel.ts `composeProblems`). */
   private compose(uri: vscode.Uri): vscode.Diagnostic[] {
     const key = uri.fsPath;
-    const range = this.rangeFn(uri);
-    const diags: vscode.Diagnostic[] = [];
-    const byLine = new Map<number, RowProblem>();
-    const scan = this.scanned.get(key);
-    for (const p of scan?.problems ?? []) {
-      const d = new vscode.Diagnostic(
-        range(p.line),
-        `${p.message} (row ${p.line} will be ${p.severity === 'error' ? 'errored' : 'dropped'})`,
-        p.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning,
-      );
-      d.code = p.code;
+    const { entries, byLine } = composeProblems(this.scanned.get(key), this.fromReport.get(key));
+    // A line's range: the document's line when it is open, else the whole line (VS Code clamps it).
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    const diags = entries.map((e) => {
+      const l = Math.max(0, e.line - 1);
+      const range = doc && l < doc.lineCount ? doc.lineAt(l).range : new vscode.Range(l, 0, l, WHOLE_LINE);
+      const d = new vscode.Diagnostic(range, e.message, SEVERITY[e.severity]);
+      if (e.code !== undefined) d.code = e.codeTarget ? { value: e.code, target: vscode.Uri.file(e.codeTarget) } : e.code;
       d.source = DIAGNOSTIC_SOURCE;
-      diags.push(d);
-      byLine.set(p.line, p);
-    }
-    const rep = this.fromReport.get(key);
-    if (rep) {
-      const target = vscode.Uri.file(rep.reportMd);
-      for (const p of rep.problems) {
-        if (byLine.has(p.line)) continue;
-        const d = new vscode.Diagnostic(
-          range(p.line),
-          runRowMessage(p, rep.note),
-          p.fate === 'errored' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning,
-        );
-        d.code = { value: p.code, target };
-        d.source = DIAGNOSTIC_SOURCE;
-        diags.push(d);
-      }
-      for (const w of rep.fileWarnings) {
-        const remedy = codeRemedyFor(w.code, { long: rep.long });
-        const d = new vscode.Diagnostic(
-          range(1),
-          `${w.code} × ${w.count.toLocaleString('en-US')}: ${codeMeaning(w.code) || w.code}${remedy ? `. What to do: ${remedy}` : ''} (data-changing warning of the last run${rep.note})`,
-          vscode.DiagnosticSeverity.Warning,
-        );
-        d.code = { value: w.code, target };
-        d.source = DIAGNOSTIC_SOURCE;
-        diags.push(d);
-      }
-      if (rep.missing > 0) {
-        const d = new vscode.Diagnostic(
-          range(1),
-          `${rep.missing} more dropped or errored rows of the last run are not listed: this output has no problems.jsonl (prepare again to list every row).`,
-          vscode.DiagnosticSeverity.Information,
-        );
-        d.source = DIAGNOSTIC_SOURCE;
-        diags.push(d);
-      }
-    }
-    diags.push(...(scan?.extra ?? []));
+      return d;
+    });
     this.problems.set(key, byLine);
     if (diags.length) this.collection.set(uri, diags);
     else this.collection.delete(uri);
@@ -187,34 +113,16 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
     if (!this.applies(uri)) return [];
     const key = uri.fsPath;
     const settings = readPrepareSettings(uri);
-    const out = readOutputState(key, {
-      outDir: outDirFor([key], settings.outputDirectory),
-      tokenizerHash: tokenizerFilesHash(resolveTokenizerDir(uri)),
-      settings: resolveRunSettings(settings),
-    });
-    let rep: FromReport | undefined;
+    const out = editorOutputState(key, settings);
     // The run's rows stay until the file is prepared again, tagged when the output is stale (runProblems.ts).
-    const use = runProblemsUse(out);
-    if (use.show && out.reportJson) {
-      try {
-        const { report } = readRunReport(out.reportJson);
-        const read = await readRowProblems(report, key, this.maxProblems(uri));
-        const r = use.rows ? read : { ...read, problems: [], missing: 0 };
-        // Drops are listed per row already; the rest of the file's data-changing warnings get one entry each.
-        const dropped = out.fileReport?.dropped ?? {};
-        const fileWarnings = (out.warnings ?? []).filter((w) => !(w.code in dropped));
-        rep = { ...r, reportJson: out.reportJson, reportMd: report.outputs.reportMd, fileWarnings, long: report.long, note: use.note };
-      } catch {
-        rep = undefined;
-      }
-    }
-    if (rep) this.fromReport.set(key, rep);
+    const { use, run } = await readRunProblems(key, out, this.maxProblems(uri));
+    if (run) this.fromReport.set(key, run);
     else this.fromReport.delete(key);
     this.compose(uri);
     // The eagle3prep.jsonc that applies changed how the rows are read: the run's row entries are gone, so the rows are
     // checked again (also when the file is not open) and Problems lists them as they read now (runProblems.ts).
     if (use.show && !use.rows && !this.scanned.has(key) && !this.running.has(key)) void this.refresh(uri);
-    return rep?.problems ?? [];
+    return run?.problems ?? [];
   }
 
   /**
@@ -223,20 +131,7 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
    */
   async refreshAllReports(token?: vscode.CancellationToken): Promise<void> {
     const reports = await vscode.workspace.findFiles('**/report.json', '{**/node_modules/**,**/.git/**}', 500, token);
-    const seen = new Set<string>();
-    for (const r of reports) {
-      let files: string[];
-      try {
-        files = readRunReport(r.fsPath).report.files.map((f) => f.file);
-      } catch {
-        continue;
-      }
-      for (const f of files) {
-        if (seen.has(f) || !fs.existsSync(f)) continue;
-        seen.add(f);
-        await this.refreshFromReport(vscode.Uri.file(f));
-      }
-    }
+    for (const f of reportedInputs(reports.map((r) => r.fsPath))) await this.refreshFromReport(vscode.Uri.file(f));
   }
 
   /**
@@ -252,40 +147,24 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
     const ac = new AbortController();
     this.running.set(key, ac);
     const max = this.maxProblems(uri);
-    const range = this.rangeFn(uri);
-    const extra: vscode.Diagnostic[] = [];
-    let problems: RowProblem[] = [];
+    let scan: ScannedProblems | undefined;
     try {
       const r = await serviceClient().call({ op: 'rowProblems', file: key, maxProblems: max });
       if (ac.signal.aborted) return [];
-      const kind = datasetKind(key);
-      const allBad = r.problems.length === r.rowsRead && r.problems.every((p) => p.code === 'unrecognized_shape' || p.code === 'invalid_json');
-      if (!force && kind?.container === 'json' && allBad) {
+      scan = scannedProblems(key, r, { force, maxProblems: max });
+      if (!scan) {
         this.collection.delete(uri);
         this.problems.delete(key);
         this.scanned.delete(key);
         return [];
       }
-      problems = r.problems;
-      if (r.truncated) {
-        const d = new vscode.Diagnostic(
-          range(1),
-          `Only the first ${max} problem rows are listed (eagle3prep.diagnostics.maxProblems); more rows may be dropped or errored.`,
-          vscode.DiagnosticSeverity.Information,
-        );
-        d.source = DIAGNOSTIC_SOURCE;
-        extra.push(d);
-      }
     } catch (e) {
       if (ac.signal.aborted) return [];
-      const d = new vscode.Diagnostic(range(1), (e as Error).message, vscode.DiagnosticSeverity.Error);
-      d.source = DIAGNOSTIC_SOURCE;
-      d.code = /ProjectConfigError/.test((e as { errorName?: string }).errorName ?? (e as Error).name) ? 'project_config' : 'unreadable';
-      extra.push(d);
+      scan = scanFailure(e);
     } finally {
       if (this.running.get(key) === ac) this.running.delete(key);
     }
-    this.scanned.set(key, { problems, extra });
+    this.scanned.set(key, scan);
     await this.refreshFromReport(uri);
     return this.compose(uri);
   }
@@ -296,7 +175,7 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
     this.compose(uri);
   }
 
-  /** Quick fixes: add a role alias / field mapping to eagle3prep.jsonc for the problem on the diagnostic's line. */
+  /** Quick fixes (problemsModel.ts `quickFixes`): add a role alias / field mapping to eagle3prep.jsonc for the problem on the diagnostic's line. */
   provideCodeActions(document: vscode.TextDocument, _range: vscode.Range, context: vscode.CodeActionContext): vscode.CodeAction[] {
     const byLine = this.problems.get(document.uri.fsPath);
     if (!byLine) return [];
@@ -305,20 +184,11 @@ export class DatasetDiagnostics implements vscode.Disposable, vscode.CodeActionP
       if (diag.source !== DIAGNOSTIC_SOURCE) continue;
       const p = byLine.get(diag.range.start.line + 1);
       if (!p || p.code !== diag.code) continue;
-      if (p.code === 'unknown_role' && p.role !== undefined) {
-        // Most likely first: an unknown speaker in chat data is usually the model's side.
-        for (const role of ['assistant', 'user', 'tool', 'system'].filter((r) => ALIAS_TARGET_ROLES.includes(r as never))) {
-          const a = new vscode.CodeAction(`Add role alias "${p.role}" → ${role} to ${PROJECT_CONFIG_NAME}`, vscode.CodeActionKind.QuickFix);
-          a.diagnostics = [diag];
-          a.command = { command: COMMANDS.addToProjectConfig, title: a.title, arguments: [document.uri, 'roleAliases', p.role, role] };
-          actions.push(a);
-        }
-      }
-      for (const m of p.fieldMappings ?? []) {
-        const a = new vscode.CodeAction(`Map field "${m.from}" → "${m.to}" in ${PROJECT_CONFIG_NAME}`, vscode.CodeActionKind.QuickFix);
+      for (const fix of quickFixes(p)) {
+        const a = new vscode.CodeAction(fix.title, vscode.CodeActionKind.QuickFix);
         a.diagnostics = [diag];
-        a.isPreferred = (p.fieldMappings?.length ?? 0) === 1;
-        a.command = { command: COMMANDS.addToProjectConfig, title: a.title, arguments: [document.uri, 'fieldMappings', m.from, m.to] };
+        if (fix.isPreferred !== undefined) a.isPreferred = fix.isPreferred;
+        a.command = { command: COMMANDS.addToProjectConfig, title: a.title, arguments: [document.uri, fix.section, fix.key, fix.value] };
         actions.push(a);
       }
     }
@@ -407,13 +277,8 @@ export function registerDiagnostics(): vscode.Disposable[] {
         { location: vscode.ProgressLocation.Window, title: `EAGLE-3 Prep: checking rows of ${path.basename(uri.fsPath)}` },
         () => diagnostics.refresh(uri, true),
       );
-      const n = diags.filter((d) => d.severity !== vscode.DiagnosticSeverity.Information).length;
       if (opts?.quiet) return diags;
-      void vscode.window.showInformationMessage(
-        n
-          ? `${path.basename(uri.fsPath)}: ${n} row${n === 1 ? '' : 's'} will be dropped or errored (see Problems).`
-          : `${path.basename(uri.fsPath)}: no row will be dropped or errored before tokenizing.`,
-      );
+      void vscode.window.showInformationMessage(checkRowsMessage(path.basename(uri.fsPath), problemRows(diags)));
       return diags;
     }),
     vscode.commands.registerCommand(COMMANDS.problemsFromReport, async (uris: vscode.Uri[]) => {
@@ -425,7 +290,7 @@ export function registerDiagnostics(): vscode.Disposable[] {
       COMMANDS.addToProjectConfig,
       async (uri: vscode.Uri, section: 'roleAliases' | 'fieldMappings', key: string, value: string) => {
         try {
-          const added = addToProjectConfig(uri.fsPath, section, key, value);
+          const added = addToProjectConfig(uri.fsPath, section, key, value, vscode.workspace.getWorkspaceFolder(uri)?.uri.fsPath);
           // The dataset's output (if any) is now stale: the Datasets view re-reads it; then re-check
           // the rows and show the entry written.
           await vscode.commands.executeCommand(COMMANDS.datasetsInvalidate, uri);
@@ -433,9 +298,7 @@ export function registerDiagnostics(): vscode.Disposable[] {
           const doc = await vscode.workspace.openTextDocument(added.file);
           const sel = new vscode.Range(doc.positionAt(added.offset), doc.positionAt(added.offset + added.length));
           await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true, preserveFocus: true, selection: sel });
-          void vscode.window.showInformationMessage(
-            `${path.basename(added.file)}: ${section === 'roleAliases' ? `role "${key}" → ${value}` : `field "${key}" → "${value}"`}; ${path.basename(uri.fsPath)} re-checked (${diags.filter((d) => d.severity !== vscode.DiagnosticSeverity.Information).length} problem rows); prepare it again to update its output.`,
-          );
+          void vscode.window.showInformationMessage(addedToConfigMessage(added.file, uri.fsPath, section, key, value, problemRows(diags)));
           return { file: added.file, selection: sel, diagnostics: diags.length };
         } catch (e) {
           void vscode.window.showErrorMessage(`Could not update ${PROJECT_CONFIG_NAME}: ${(e as Error).message}`);

@@ -9,7 +9,8 @@
  * output when there is one (`exactCounts.ts`). An open view re-renders when
  * the tokenizer, mask policy, template kwargs or max length settings change.
  * The page is `dist/webview.js` (built from webview/main.ts); the messages are
- * those of maskViewProtocol.ts.
+ * those of maskViewProtocol.ts. The view's decisions (requests, exact counts, the token window,
+ * source ranges, stepping, the command's arguments) are maskViewModel.ts, tested in plain node.
  *
  * Command `eagle3prep.openMaskView` (file Uri or its string, 1-based line; with
  * no arguments the active editor's file and cursor line). It resolves with what
@@ -17,28 +18,33 @@
  */
 import * as vscode from 'vscode';
 import type { RecordView, RecordViewOptions, TurnField } from '../core/records/recordView';
-import { rowCountOptions, withRowCounts } from '../core/records/rowCounts';
+import { withRowCounts } from '../core/records/rowCounts';
 import { exactRecordsFor } from './exactCounts';
 import { lineIndexFor } from './lineIndex';
 import { changedSettings, readHoverCap, readPrepareSettings } from './config';
-import { runSettingOptionsOf } from '../core/run/runSettings';
-import { STALENESS_SETTING_KEYS } from './settings';
 import { baseName } from './hover';
-import { COMMANDS, CONFIG_SECTION, MASK_VIEW_TYPE } from './ids';
-import { type HostMessage, isWebviewMessage, MAX_TOKENS_SHOWN, type MaskViewState, type WebviewMessage } from './maskViewProtocol';
-import { pick, rangesToDraw } from './maskViewWindow';
+import { COMMANDS, MASK_VIEW_TYPE } from './ids';
+import { type HostMessage, isWebviewMessage, type MaskViewState, type WebviewMessage } from './maskViewProtocol';
+import {
+  documentLineCount,
+  exactMismatch,
+  initialState,
+  lineArg,
+  MASK_VIEW_SETTING_KEYS,
+  maskViewTitle,
+  nextRowLine,
+  overBudgetMessage,
+  postedView,
+  renderRequests,
+  settingsChangedNote,
+  sourceRange,
+  targetKind,
+} from './maskViewModel';
 import { ServiceBudgetError, serviceClient } from './serviceClient';
 import { webviewHtml, webviewOptions } from './webviewHtml';
 
 /** Time budget of one render of the mask view in the worker, ms. */
 export const MASK_VIEW_BUDGET_MS = 30_000;
-
-/**
- * Work cap of the mask view's own render (characters tokenized for the records not shown; a line over
- * 4× this has its turns shortened before rendering); the shown record is always tokenized whole. The
- * row's counts the view shows are the hover's (`rowCounts.ts`, with the hover's work cap).
- */
-export const MASK_VIEW_TOTALS_CAP = 262144;
 
 /** What `eagle3prep.openMaskView` resolves with. */
 export interface MaskViewResult {
@@ -57,8 +63,7 @@ export interface MaskViewResult {
 async function readRow(uri: vscode.Uri, line: number): Promise<{ text: string; lineCount: number; source: 'editor' | 'disk' }> {
   const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
   if (doc) {
-    let lineCount = doc.lineCount;
-    if (lineCount > 1 && doc.lineAt(lineCount - 1).text === '') lineCount--;
+    const lineCount = documentLineCount(doc.lineCount, doc.lineAt(doc.lineCount - 1).text);
     if (line < 1 || line > lineCount) throw new RangeError(`line ${line} is outside 1..${lineCount} of ${baseName(uri)}`);
     return { text: doc.lineAt(line - 1).text, lineCount, source: 'editor' };
   }
@@ -85,17 +90,7 @@ class MaskViewPanel {
     onDispose: () => void,
   ) {
     const settings = readPrepareSettings(uri);
-    this.state = {
-      uri: uri.toString(),
-      fileName: baseName(uri),
-      line,
-      lineCount: 0,
-      record: 0,
-      mask: settings.mask,
-      maskFromSettings: true,
-      thinking: 'settings',
-      source: 'disk',
-    };
+    this.state = initialState(uri.toString(), baseName(uri), line, settings.mask);
     this.panel = vscode.window.createWebviewPanel(
       MASK_VIEW_TYPE,
       this.title(),
@@ -107,11 +102,11 @@ class MaskViewPanel {
       this.panel.webview.onDidReceiveMessage((m: unknown) => this.onMessage(m)),
       vscode.workspace.onDidChangeConfiguration((e) => {
         const uri = vscode.Uri.parse(this.state.uri);
-        const changed = changedSettings(e, STALENESS_SETTING_KEYS, uri);
+        const changed = changedSettings(e, MASK_VIEW_SETTING_KEYS, uri);
         if (!changed.length) return;
         const change: Partial<MaskViewState> = {};
         if (this.state.maskFromSettings) change.mask = readPrepareSettings(uri).mask;
-        void this.show(change, `settings changed (${changed.map((k) => `${CONFIG_SECTION}.${k}`).join(', ')}): re-rendered`);
+        void this.show(change, settingsChangedNote(changed));
       }),
       this.panel.onDidDispose(() => {
         for (const d of this.disposables) d.dispose();
@@ -122,7 +117,7 @@ class MaskViewPanel {
   }
 
   private title(): string {
-    return `Mask: ${this.state.fileName}:${this.state.line}`;
+    return maskViewTitle(this.state);
   }
 
   private post(m: HostMessage): void {
@@ -179,8 +174,7 @@ class MaskViewPanel {
    * JSON line: the field's value, else the turn's object. Resolves with the selected range.
    */
   async revealToken(turn: number, field?: TurnField): Promise<vscode.Range | undefined> {
-    const t = this.lastView?.turns[turn];
-    const r = (field && t?.fields?.find((f) => f.field === field)?.range) ?? t?.range;
+    const r = sourceRange(this.lastView, turn, field);
     const uri = vscode.Uri.parse(this.state.uri);
     const line = this.state.line - 1;
     const range = r ? new vscode.Range(line, r[0], line, r[1]) : new vscode.Range(line, 0, line, 0);
@@ -197,18 +191,8 @@ class MaskViewPanel {
   /** Moves to the next / previous non-blank line (at most 10,000 lines away). */
   private async step(direction: 1 | -1): Promise<void> {
     const uri = vscode.Uri.parse(this.state.uri);
-    let line = this.state.line;
-    for (let n = 0; n < 10000; n++) {
-      line += direction;
-      if (line < 1 || (this.state.lineCount > 0 && line > this.state.lineCount)) return;
-      try {
-        const row = await readRow(uri, line);
-        if (row.text.trim() !== '') break;
-      } catch {
-        return;
-      }
-    }
-    await this.show({ line, record: 0 });
+    const line = await nextRowLine(this.state.line, direction, this.state.lineCount, async (l) => (await readRow(uri, l)).text);
+    if (line !== undefined) await this.show({ line, record: 0 });
   }
 
   /**
@@ -230,9 +214,7 @@ class MaskViewPanel {
       this.state = { ...this.state, lineCount: row.lineCount, source: row.source };
       if (row.text.trim() === '') throw new Error(`line ${this.state.line} is blank`);
       const settings = readPrepareSettings(uri);
-      const kwargs = { ...settings.templateKwargs };
-      if (this.state.thinking !== 'settings') kwargs.enable_thinking = this.state.thinking === 'on';
-      const options: RecordViewOptions = { ...runSettingOptionsOf(settings), mask: this.state.mask, templateKwargs: kwargs };
+      const requests = renderRequests(this.state, settings, readHoverCap(uri));
       const request = (o: RecordViewOptions) =>
         serviceClient().call(
           { op: 'view', row: { text: row.text, file: uri.fsPath, line: this.state.line }, tokenizerDir: settings.tokenizerDir, options: o },
@@ -242,33 +224,18 @@ class MaskViewPanel {
       try {
         // The record drawn, tokenized whole; the row's counts asked as the hover asks them (rowCounts.ts),
         // so the hover and this view give the same numbers for the same row.
-        const [drawn, counts] = await Promise.all([
-          request({ ...options, detailRecord: this.state.record, maxTokenizedChars: MASK_VIEW_TOTALS_CAP }),
-          request(rowCountOptions(options, readHoverCap(uri))),
-        ]);
+        const [drawn, counts] = await Promise.all([request(requests.drawn), request(requests.counts)]);
         view = withRowCounts(drawn, counts);
       } catch (e) {
-        throw e instanceof ServiceBudgetError
-          ? new Error(`${e.message}. Try again; for a row this heavy, prepare the file (no time limit): its report and Problems say what became of each row`)
-          : e;
+        throw e instanceof ServiceBudgetError ? new Error(overBudgetMessage(e.message)) : e;
       }
       if (view.detail) this.state.record = view.detail.index;
       // Exact counts apply to what the settings produce: the view's own policy / thinking choice must match them.
       const dirty = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString())?.isDirty;
-      const sameAsSettings = this.state.mask === settings.mask && this.state.thinking === 'settings';
-      const exact = sameAsSettings
-        ? await exactRecordsFor(uri, this.state.line, settings, { dirty, wait: true, budgetMs: 10_000 })
-        : { none: "the view's policy or enable_thinking differ from the settings" as const };
+      const mismatch = exactMismatch(this.state, settings);
+      const exact = mismatch ? { none: mismatch } : await exactRecordsFor(uri, this.state.line, settings, { dirty, wait: true, budgetMs: 10_000 });
       // A long record: every trained span with context around it (maskViewWindow.ts), the gaps counted.
-      const shown = view.detail
-        ? rangesToDraw(
-            view.detail.tokens.map((t) => t.trainable),
-            MAX_TOKENS_SHOWN,
-          )
-        : [];
-      const posted =
-        view.detail && view.detail.tokens.length > MAX_TOKENS_SHOWN ? { ...view, detail: { ...view.detail, tokens: pick(view.detail.tokens, shown) } } : view;
-      const truncatedTokens = view.detail ? view.detail.tokens.length - (posted.detail?.tokens.length ?? 0) : 0;
+      const { posted, shown, truncatedTokens } = postedView(view);
       if (gen !== this.generation) return { state: this.state, view, error: 'superseded' };
       this.lastView = view;
       const drawn = this.nextDrawn();
@@ -317,20 +284,14 @@ export async function openMaskView(extensionUri: vscode.Uri, uri: vscode.Uri, li
 function argsOf(arg?: unknown, line?: unknown): { uri: vscode.Uri; line: number } | undefined {
   let uri: vscode.Uri | undefined;
   if (arg instanceof vscode.Uri) uri = arg;
-  else if (typeof arg === 'string' && arg !== '')
-    uri = /^[a-z][a-z0-9+.-]+:/i.test(arg) && !/^[a-z]:[\\/]/i.test(arg) ? vscode.Uri.parse(arg) : vscode.Uri.file(arg);
+  else if (typeof arg === 'string' && arg !== '') uri = targetKind(arg) === 'uri' ? vscode.Uri.parse(arg) : vscode.Uri.file(arg);
   const editor = vscode.window.activeTextEditor;
   if (!uri) {
     if (!editor) return undefined;
     return { uri: editor.document.uri, line: editor.selection.active.line + 1 };
   }
-  const n =
-    typeof line === 'number' && Number.isInteger(line) && line >= 1
-      ? line
-      : editor && editor.document.uri.toString() === uri.toString()
-        ? editor.selection.active.line + 1
-        : 1;
-  return { uri, line: n };
+  const cursor = editor && editor.document.uri.toString() === uri.toString() ? editor.selection.active.line + 1 : undefined;
+  return { uri, line: lineArg(line, cursor) };
 }
 
 /** Registers `eagle3prep.openMaskView` (and the hidden `eagle3prep.maskView.revealToken`: reveal in the source the turn / field of the open mask view's row, resolving with the selected range; `eagle3prep.maskView.showRecord`). */

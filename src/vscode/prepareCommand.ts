@@ -2,7 +2,8 @@
  * The `eagle3prep.prepare` command ("Prepare for EAGLE-3"): runs the pipeline on
  * the files picked in the explorer (or the active editor's file) in a worker
  * thread, with a cancellable progress notification, logs to the "EAGLE-3 Prep"
- * output channel, then opens the written report.md.
+ * output channel, then opens the written report.md. What it says (the summary, the toast by
+ * status, the log's header) is prepareModel.ts, tested in plain node.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -11,21 +12,18 @@ import { nextStepsOfRun } from '../core/run/nextSteps';
 import { conversationsLines } from '../core/run/conversationsNote';
 import { DATASET_EXTENSIONS, expandInputs } from '../core/run/inputs';
 import { type PrepareOptions, type PrepareResult } from '../core/run/contract';
-import { promptLines } from '../core/run/promptLines';
-import { statusWord } from '../core/run/report';
-import { fileStatus, worstStatus } from '../core/run/status';
-import { type RunStatus } from '../core/run/contract';
 import { readPrepareSettings } from './config';
 import { runOptionsOf } from '../core/run/runSettings';
-import { datasetsProvider } from './datasetsTree';
+import { datasetsProvider } from './datasetsView';
 import { COMMANDS } from './ids';
 import { notify } from './notify';
 import { outDirFor } from './paths';
 import { pickDataset } from './pickDataset';
 import { progressMessage } from './progressText';
+import { plural, progressPercent, runLogHeader, runOutcomeToast, summarizeResult, writtenFiles } from './prepareModel';
 import { noteRunOutcome, reasonWithoutPath, shortReason } from './runFailures';
 import type { OpenReportMode } from './settings';
-import { tokenizerDisplayName } from './tokenizerSelection';
+import { tokenizerDisplayName } from './tokenizerFolders';
 import { runPrepareInWorker } from './workerClient';
 
 /**
@@ -73,90 +71,24 @@ export async function openReport(reportMd: string, mode: OpenReportMode, log: (l
   }
 }
 
-function plural(n: number, word: string): string {
-  return `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
-}
-
-/** One-line summary of a result's totals, e.g. `3 records from 3 rows (0 set aside, 0 dropped, 0 errored)`. */
-export function summarizeResult(result: PrepareResult): string {
-  const t = result.totals;
-  // The status word and the data-changing warnings, as the CLI summary and report.md show them (core/run/status.ts).
-  const warnings = warningsText(result);
-  return (
-    `${statusWord(runStatusOf(result).status)}: ${plural(t.recordsWritten, 'record')} from ${plural(t.rowsRead, 'row')} ` +
-    `(${t.rowsSetAside} set aside for generation, ${t.rowsDropped} dropped, ${t.rowsErrored} errored)` +
-    // A written row can set a conversation aside too (split_part_set_aside): the prompts file then holds more lines than set-aside rows.
-    (promptLines(result) !== t.rowsSetAside ? `; ${plural(promptLines(result), 'prompt')} to generate` : '') +
-    (warnings ? `; ${warnings}` : '')
-  );
-}
-
 /**
- * The status of a run's files and of the run (`core/run/status.ts`, the CLI summary's words): as the
- * run set them (`status` in the result and report.json), else worked out from the counts (results of
- * earlier versions).
- */
-export function runStatusOf(result: PrepareResult): { status: RunStatus; files: { file: string; status: RunStatus }[] } {
-  const files = result.files.map((f) => ({
-    file: f.file,
-    status: f.status ?? fileStatus(f, f.skipped === true || result.failures.some((x) => x.includes(f.file))),
-  }));
-  return { status: result.status ?? (result.ok ? worstStatus(files.map((f) => f.status)) : 'failed'), files };
-}
-
-/** `data-changing warnings: truncated × 3, … (see report.md)`, or '' when the run has none. */
-function warningsText(result: PrepareResult): string {
-  const warnings = (result.warnings ?? []).map((w) => `${w.code} × ${w.count}`).join(', ');
-  return warnings ? `data-changing warnings: ${warnings} (see report.md)` : '';
-}
-
-/** `damaged.jsonl: 4 of 10 rows kept (3 errored, 3 dropped)` for each file that is not ok. */
-function lossText(result: PrepareResult): string {
-  return result.files
-    .filter((f) => f.rowsErrored + f.rowsDropped > 0)
-    .map((f) => {
-      const lost = [f.rowsErrored ? `${f.rowsErrored} errored` : '', f.rowsDropped ? `${f.rowsDropped} dropped` : ''].filter(Boolean).join(', ');
-      return `${path.basename(f.file)}: ${f.rowsWritten + f.rowsSetAside} of ${plural(f.rowsRead, 'row')} kept (${lost})`;
-    })
-    .join('; ');
-}
-
-/**
- * The toast after a run, by status: `ok` informs; `warnings` / `degraded` warn with the rows lost and
- * "Show problems" / "Open report" / "Open dashboard"; `failed` is an error with the failures.
+ * The toast after a run (prepareModel.ts `runOutcomeToast`), and what its buttons do: Problems, report.md,
+ * the dashboard (the workspace's for a run of several files), the output in the Explorer, the log.
  */
 export async function showRunOutcome(result: PrepareResult, output: vscode.OutputChannel, names: string[]): Promise<void> {
-  const { status } = runStatusOf(result);
-  const outName = path.basename(result.outDir);
+  const toast = runOutcomeToast(result, names);
+  const choice = await notify(toast.level, toast.message, ...toast.actions);
   const dashboardArg = result.files.length === 1 ? vscode.Uri.file(result.files[0].file) : undefined;
-  const act = async (choice: string | undefined) => {
-    if (choice === 'Show problems') await vscode.commands.executeCommand('workbench.actions.view.problems');
-    else if (choice === 'Open report') await openReport(result.outputs.reportMd, 'preview', (l) => output.appendLine(l));
-    // A run of several files (a folder) opens the workspace dashboard, where each of its files is listed.
-    else if (choice === 'Open dashboard')
-      await (dashboardArg
-        ? vscode.commands.executeCommand(COMMANDS.openDashboard, dashboardArg)
-        : vscode.commands.executeCommand(COMMANDS.openWorkspaceDashboard));
-    else if (choice === 'Reveal in Explorer')
-      await vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(result.outputs.written?.[0] ?? result.outputs.tokenizedData));
-    else if (choice === 'Show log') output.show(true);
-  };
-  if (status === 'failed') {
-    // Short: the file names and the first reason without its path; "Show details" opens the log with all of it.
-    const failing = result.files.filter((f) => f.status === 'failed' || result.failures.some((x) => x.startsWith(`${f.file}: `)));
-    const which = (failing.length ? failing.map((f) => path.basename(f.file)) : names).join(', ');
-    const first = failing[0] ? (failing[0].failure ?? result.failures[0]) : result.failures[0];
-    const reason = first ? shortReason(reasonWithoutPath(first, failing[0]?.file ?? '')) : 'see the log';
-    const more = result.failures.length > 1 ? ` (+${result.failures.length - 1} more)` : '';
-    const c = await notify('error', `EAGLE-3 Prep failed for ${which}: ${reason}${more}. Nothing was written.`, 'Show details');
-    if (c) output.show(true);
-    return;
-  }
-  if (status === 'ok')
-    return act(await notify('info', `EAGLE-3 Prep: ${summarizeResult(result)} → ${outName}/`, 'Open dashboard', 'Reveal in Explorer', 'Show log'));
-  // The rows lost and the data-changing warnings (status.ts), so the toast says what changed, not only that something did.
-  const changed = [lossText(result), warningsText(result)].filter(Boolean).join('; ') || 'the output differs from the source (see Problems and the report)';
-  return act(await notify('warning', `EAGLE-3 Prep: ${statusWord(status)} — ${changed} → ${outName}/`, 'Show problems', 'Open report', 'Open dashboard'));
+  if (choice === 'Show problems') await vscode.commands.executeCommand('workbench.actions.view.problems');
+  else if (choice === 'Open report') await openReport(result.outputs.reportMd, 'preview', (l) => output.appendLine(l));
+  // A run of several files (a folder) opens the workspace dashboard, where each of its files is listed.
+  else if (choice === 'Open dashboard')
+    await (dashboardArg
+      ? vscode.commands.executeCommand(COMMANDS.openDashboard, dashboardArg)
+      : vscode.commands.executeCommand(COMMANDS.openWorkspaceDashboard));
+  else if (choice === 'Reveal in Explorer')
+    await vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(result.outputs.written?.[0] ?? result.outputs.tokenizedData));
+  else if (choice === 'Show log' || choice === 'Show details') output.show(true);
 }
 
 /** Runs in progress, by output folder: a second run into the same folder is refused. */
@@ -217,14 +149,7 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
     ...(settings.trainer ? { trainer: settings.trainer } : {}),
   };
   const names = inputs.map((i) => path.basename(i));
-  log('');
-  log(`[${new Date().toISOString()}] Prepare for EAGLE-3: ${inputs.join(', ')}`);
-  log(
-    `  tokenizer: ${tokenizerDisplayName(settings.tokenizerDir)}${settings.tokenizerDir ? ` (${settings.tokenizerDir})` : ' (embedded default)'}` +
-      `; mask: ${settings.mask}; grouping: ${settings.grouping}; max length: ${settings.maxLength ?? 'none'}${settings.maxLength !== undefined ? ` (longer records: ${settings.long})` : ''}` +
-      `; template kwargs: ${JSON.stringify(settings.templateKwargs)}; reasoning: ${settings.reasoning}${settings.trainer ? `; trainer: ${settings.trainer}` : ''}`,
-  );
-  log(`  output: ${outDir}`);
+  for (const l of runLogHeader(inputs, settings, tokenizerDisplayName(settings.tokenizerDir), outDir)) log(l);
 
   running.add(outDir);
   // Row counts the Datasets view made of files unchanged since (a percentage of rows in the progress).
@@ -246,8 +171,7 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
           token,
           onLog: log,
           onProgress: (p) => {
-            const fileFrac = p.bytesTotal > 0 ? Math.min(1, p.bytesRead / p.bytesTotal) : 0;
-            const pct = Math.min(100, ((p.fileIndex + fileFrac) / Math.max(1, p.fileCount)) * 100);
+            const pct = progressPercent(p);
             const increment = pct > reported ? pct - reported : 0;
             reported = Math.max(reported, pct);
             progress.report({ increment, message: progressMessage(p, knownRows(p.file)) });
@@ -280,7 +204,11 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
   for (const f of result.failures) log(`  failure: ${f}`);
   // A failed run writes nothing (the folder keeps its previous outputs), so there is no new report to open.
   if (result.ok) {
-    log((result.outputs.written ?? [result.outputs.tokenizedData, result.outputs.promptsToGenerate, result.outputs.reportMd]).map((f) => `  ${f}`).join('\n'));
+    log(
+      writtenFiles(result)
+        .map((f) => `  ${f}`)
+        .join('\n'),
+    );
     // eagle3prep.outputFormat messages: the conversation files and whose masking applies (also in report.md).
     for (const l of conversationsLines(result)) log(`  ${l}`);
     // A run made for a trainer (eagle3prep.trainer): the command that points it at the files (also in report.md).

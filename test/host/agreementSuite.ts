@@ -20,7 +20,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { PrepareResult } from '../../src/core/run/contract';
 import type { DashboardResult } from '../../src/vscode/dashboard';
-import type { DatasetStateSummary } from '../../src/vscode/datasetsTree';
+import type { DatasetStateSummary } from '../../src/vscode/datasetsModel';
 import { waitFor as waitUntil, type Probe } from './wait';
 
 const waitFor = <T>(what: string, probe: Probe<T>, timeoutMs = 60_000) => waitUntil(what, probe, timeoutMs);

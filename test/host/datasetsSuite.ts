@@ -11,7 +11,7 @@ import type { PrepareResult } from '../../src/core/run/contract';
 import type { CheckTemplateResult } from '../../src/vscode/checkTemplateCommand';
 import { runHonestStatesChecks } from './honestStatesSuite';
 import type { BatchResult } from '../../src/vscode/batchCommand';
-import type { DatasetStateSummary } from '../../src/vscode/datasetsTree';
+import type { DatasetStateSummary } from '../../src/vscode/datasetsModel';
 import type { DashboardResult } from '../../src/vscode/dashboard';
 import { sleep, waitFor as waitUntil, type Probe } from './wait';
 

@@ -13,7 +13,7 @@ import * as vscode from 'vscode';
 import type { PrepareResult } from '../../src/core/run/contract';
 import { readReport, REPORT_SCHEMA_VERSION } from '../../src/core/run/report';
 import type { DashboardResult } from '../../src/vscode/dashboard';
-import type { DatasetStateSummary } from '../../src/vscode/datasetsTree';
+import type { DatasetStateSummary } from '../../src/vscode/datasetsModel';
 import type { GenerateCommandResult } from '../../src/vscode/generateCommand';
 import type { ShownNotification } from '../../src/vscode/notify';
 import { waitFor as waitUntil, type Probe } from './wait';

@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { PrepareResult } from '../../src/core/run/contract';
 import { readReport, REPORT_SCHEMA_VERSION } from '../../src/core/run/report';
-import { checkTokenizerFolder, findCachedTokenizers, tokenizerDisplayName } from '../../src/vscode/tokenizerSelection';
+import { checkTokenizerFolder, findCachedTokenizers, tokenizerDisplayName } from '../../src/vscode/tokenizerFolders';
 import { runPrepareInWorker } from '../../src/vscode/workerClient';
 import type { Eagle3PrepExports } from '../../src/extension';
 import { runAgreementChecks } from './agreementSuite';

@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { PrepareResult } from '../../src/core/run/contract';
-import type { DatasetStateSummary } from '../../src/vscode/datasetsTree';
+import type { DatasetStateSummary } from '../../src/vscode/datasetsModel';
 
 const SAMPLE = JSON.stringify({
   conversations: [

@@ -18,7 +18,7 @@ const sample = (f: string) =>
     .split('\n')
     .filter(Boolean);
 const HOVER_CAP = 8192; // the default of eagle3prep.hover.maxTokenizedCharacters
-const MASK_VIEW_CAP = 262144; // maskView.ts MASK_VIEW_TOTALS_CAP
+const MASK_VIEW_CAP = 262144; // maskViewModel.ts MASK_VIEW_TOTALS_CAP
 
 test('the hover and the mask view give a row the same counts (an agent row past the hover cap: estimated)', () => {
   const row = { text: sample('agentic-trajectories.jsonl')[0], file: 'a.jsonl', line: 1 };

@@ -245,9 +245,9 @@ export function runOptionsOf(values: RunSettingOptions & { truncate?: boolean })
   return out as RunSettingOptions;
 }
 
-/** The run settings `o` holds (given or not), every other field left out. */
+/** The run settings `o` gives (those it leaves undefined and every other field left out). */
 export function runSettingOptionsOf(o: RunSettingOptions): RunSettingOptions {
-  return Object.fromEntries(RUN_SETTING_KEYS.map((k) => [k, o[k]])) as RunSettingOptions;
+  return Object.fromEntries(RUN_SETTING_KEYS.filter((k) => o[k] !== undefined).map((k) => [k, o[k]])) as RunSettingOptions;
 }
 
 /**
