@@ -29,7 +29,7 @@ export default tseslint.config(
       'src/vscode/settings.ts',
       'src/vscode/paths.ts',
       'src/vscode/globs.ts',
-      'src/vscode/maskViewProtocol.ts',
+      'src/shared/maskViewProtocol.ts',
       'src/vscode/serviceLanes.ts',
     ],
     rules: {

@@ -11,8 +11,8 @@ import {
   Tooltip,
   type ChartConfiguration,
 } from 'chart.js';
-import type { ReasonCount } from '../src/core/run/dashboardModel';
-import type { Distribution } from '../src/core/run/outputStats';
+import type { ReasonCount } from '../src/shared/dashboardModel';
+import type { Distribution } from '../src/core/run/outputs/outputStats';
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Tooltip, Legend, DoughnutController, ArcElement);
 

@@ -22,8 +22,8 @@ import {
   type MaskViewState,
   type ThinkingChoice,
   type WebviewMessage,
-} from '../src/vscode/maskViewProtocol';
-import type { TokenRange } from '../src/vscode/maskViewWindow';
+} from '../src/shared/maskViewProtocol';
+import type { TokenRange } from '../src/shared/maskViewWindow';
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void; setState(s: unknown): void; getState(): unknown };
 const vscode = acquireVsCodeApi();

@@ -5,12 +5,12 @@
  * unless `--skip-failed-files` — and prints the progress line, the summary and
  * returns the exit code.
  */
-import { prepareStaged, type StagedRun } from '../core/run/pipeline';
-import { defaultWorkerCount, groupByDefaultOutDir } from '../core/run/inputs';
+import { prepareStaged, type StagedRun } from '../core/run/prepare/pipeline';
+import { defaultWorkerCount, groupByDefaultOutDir } from '../core/run/inputs/inputs';
 import { type PrepareOptions, type PrepareResult } from '../core/run/contract';
 import { resolve } from 'node:path';
-import { notProcessedFailure, preflightFile } from '../core/run/preflight';
-import { reportToJson } from '../core/run/report';
+import { notProcessedFailure, preflightFile } from '../core/run/inputs/preflight';
+import { reportToJson } from '../core/run/reports/report';
 import { EXIT, err, json, out } from './command';
 import { ProgressLine } from './progress';
 import { abortOnSignals } from './signals';

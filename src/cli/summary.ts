@@ -8,12 +8,12 @@
 import { basename, relative } from 'node:path';
 import { codeMeaning, codeRemedy } from '../core/codes';
 import type { FileReport, PrepareResult, RunStatus } from '../core/run/contract';
-import { AMPLIFICATION_WARN, amplificationLine } from '../core/run/report';
+import { AMPLIFICATION_WARN, amplificationLine } from '../core/run/reports/report';
 import { KEPT_REASON, removedReason, SPECULATORS_DIR } from '../core/run/outputFiles';
-import { promptLines } from '../core/run/promptLines';
-import { settingNotesOf, worstStatus } from '../core/run/status';
-import { nextStepsOfRun } from '../core/run/nextSteps';
-import { conversationsLines } from '../core/run/conversationsNote';
+import { promptLines } from '../core/run/reports/promptLines';
+import { settingNotesOf, worstStatus } from '../core/run/reports/status';
+import { nextStepsOfRun } from '../core/run/reports/nextSteps';
+import { conversationsLines } from '../core/run/reports/conversationsNote';
 import { compact } from './progress';
 import { addTrainerCuts, emptyTrainerCuts, trainerCutLines } from '../core/trainers/trainers';
 

@@ -7,11 +7,11 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { readOutputState, tokenizerFilesHash } from '../core/run/datasetScan';
-import { groupByDefaultOutDir } from '../core/run/inputs';
+import { readOutputState, tokenizerFilesHash } from '../core/run/editor/datasetScan';
+import { groupByDefaultOutDir } from '../core/run/inputs/inputs';
 import { type PrepareResult } from '../core/run/contract';
 import { findDatasetFiles } from './datasetsTree';
-import { worstStatus } from '../core/run/status';
+import { worstStatus } from '../core/run/reports/status';
 import { type RunStatus } from '../core/run/contract';
 import { readPrepareSettings, resolveTokenizerDir } from './config';
 import { COMMANDS } from './ids';

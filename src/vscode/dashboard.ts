@@ -11,12 +11,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { datasetDashboard, statsFromReport, workspaceDashboard, type DashboardModel, type DatasetDashboard } from '../core/run/dashboardModel';
-import { readOutputState, tokenizerFilesHash } from '../core/run/datasetScan';
+import { datasetDashboard, statsFromReport, workspaceDashboard, type DashboardModel, type DatasetDashboard } from '../shared/dashboardModel';
+import { readOutputState, tokenizerFilesHash } from '../core/run/editor/datasetScan';
 import { OUTPUT_FILES, recordsFileIn } from '../core/run/outputFiles';
-import type { OutputStats } from '../core/run/outputStats';
-import { fileReportOf, readRowProblems, readRunReport } from '../core/run/readReport';
-import { isDashboardWebviewMessage, type DashboardDrawn, type DashboardHostMessage } from './dashboardProtocol';
+import type { OutputStats } from '../core/run/outputs/outputStats';
+import { fileReportOf, readRowProblems, readRunReport } from '../core/run/reports/readReport';
+import { isDashboardWebviewMessage, type DashboardDrawn, type DashboardHostMessage } from '../shared/dashboardProtocol';
 import { datasetsProvider, findDatasetFiles } from './datasetsTree';
 import { affectsSettings, readPrepareSettings, resolveTokenizerDir } from './config';
 import { STALENESS_SETTING_KEYS } from './settings';

@@ -8,10 +8,10 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { DatasetScan } from '../core/run/datasetScan';
+import type { DatasetScan } from '../core/run/editor/datasetScan';
 import { OUTPUT_FILES } from '../core/run/outputFiles';
-import { filePromptLines } from '../core/run/promptLines';
-import { REASON_TEXT } from '../core/run/report';
+import { filePromptLines } from '../core/run/reports/promptLines';
+import { REASON_TEXT } from '../core/run/reports/report';
 import type { RunStatus } from '../core/run/contract';
 import { COMMANDS, datasetContextValue, DETAIL_CONTEXT, type DatasetItemState } from './ids';
 import { failureOf, shortReason } from './runFailures';

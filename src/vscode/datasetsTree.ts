@@ -14,7 +14,7 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { datasetKind, scanDataset, tokenizerFilesHash } from '../core/run/datasetScan';
+import { datasetKind, scanDataset, tokenizerFilesHash } from '../core/run/editor/datasetScan';
 import type { RunStatus } from '../core/run/contract';
 import { datasetDetails, datasetTreeItem, describe, nodeIcon, nodeState, plural, type DatasetNode, type DetailNode } from './datasetItems';
 import { datasetFolderTree, folderFiles, folderSummary, type DatasetFolder } from './datasetFolders';

@@ -10,7 +10,7 @@
  * named with the Datasets view's first reason, word for word.
  */
 import * as vscode from 'vscode';
-import { readOutputState, tokenizerFilesHash } from '../core/run/datasetScan';
+import { readOutputState, tokenizerFilesHash } from '../core/run/editor/datasetScan';
 import { resolveRunSettings } from '../core/run/runSettings';
 import { CONVERSATIONS_FILE } from '../core/run/outputFiles';
 import type { PrepareSettings } from './config';

@@ -11,7 +11,7 @@
  *
  * Pure: no `vscode` import (unit-tested in plain node).
  */
-import type { OutputState } from '../core/run/datasetScan';
+import type { OutputState } from '../core/run/editor/datasetScan';
 
 /** Whether the run's problems are shown, and the note that tags them (`''` for a current output). */
 export type RunProblemsUse = { show: false } | { show: true; note: string; rows: boolean };

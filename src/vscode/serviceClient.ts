@@ -11,7 +11,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import * as vscode from 'vscode';
-import type { ServiceRequest, ServiceResults, ServiceWorkerData } from '../core/run/serviceProtocol';
+import type { ServiceRequest, ServiceResults, ServiceWorkerData } from '../core/run/editor/serviceProtocol';
 import { ServiceLanes, type Lane, type LaneWorkerHandle } from './serviceLanes';
 import { workerScriptPath } from './workerClient';
 

@@ -6,9 +6,9 @@
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import * as vscode from 'vscode';
-import { defaultWorkerCount } from '../core/run/inputs';
+import { defaultWorkerCount } from '../core/run/inputs/inputs';
 import { type PrepareOptions, type PrepareProgress, type PrepareResult } from '../core/run/contract';
-import { isFromWorkerMessage, type PrepareWorkerData, type ToWorkerMessage } from '../core/run/workerProtocol';
+import { isFromWorkerMessage, type PrepareWorkerData, type ToWorkerMessage } from '../core/run/prepare/workerProtocol';
 
 /** Callbacks and cancellation of one worker run. */
 export interface RunInWorkerHooks {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
-import { fromSnakeJson } from '../../src/core/run/jsonCase';
+import { fromSnakeJson } from '../../src/core/run/reports/jsonCase';
 import { checkTemplate, type TemplateCheck } from '../../src/core/records/checkTemplate';
 import { formatTemplateCheck } from '../../src/core/records/checkTemplateFormat';
 import { lenmlModelDir } from '../helpers';

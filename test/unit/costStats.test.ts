@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, linkSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '../../src/cli';
-import { buildDraftVocab, npyBytes, parseNpy } from '../../src/core/run/draftVocab';
-import { prepare } from '../../src/core/run/pipeline';
+import { buildDraftVocab, npyBytes, parseNpy } from '../../src/core/run/jobs/draftVocab';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { DistributionBuilder, fineBucket, HISTOGRAM_EDGES, mergeDistributions } from '../../src/core/run/stats';
-import { readTokenCounts } from '../../src/core/run/tokenCounts';
+import { readTokenCounts } from '../../src/core/run/outputs/tokenCounts';
 import { tempDir } from '../helpers';
 
 process.env.XDG_CACHE_HOME ??= tempDir('eagle3-cache-');

@@ -9,7 +9,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, rmSync } from 'node:fs';
-import { buildDraftVocab, DRAFT_VOCAB_FILES, resolveTargetVocabSize, writeDraftVocab } from '../../src/core/run/draftVocab';
+import { buildDraftVocab, DRAFT_VOCAB_FILES, resolveTargetVocabSize, writeDraftVocab } from '../../src/core/run/jobs/draftVocab';
 import { tempDir } from '../helpers';
 import { runTorch, torchSkip } from '../torch';
 

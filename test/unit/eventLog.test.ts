@@ -14,10 +14,10 @@ import { CODES } from '../../src/core/codes';
 import { detectFormat } from '../../src/core/formats/detect';
 import { normalizeRow } from '../../src/core/formats/normalize';
 import { RecordViewer } from '../../src/core/records/recordView';
-import { scanRowProblems } from '../../src/core/run/datasetScan';
-import { viewRow } from '../../src/core/run/fileRows';
-import { inspectFile } from '../../src/core/run/inspect';
-import { prepare } from '../../src/core/run/pipeline';
+import { scanRowProblems } from '../../src/core/run/editor/datasetScan';
+import { viewRow } from '../../src/core/run/editor/fileRows';
+import { inspectFile } from '../../src/core/run/inputs/inspect';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { lenmlModelDir, tempDir, writeJsonl } from '../helpers';
 

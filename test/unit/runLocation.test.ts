@@ -5,10 +5,10 @@ import assert from 'node:assert/strict';
 import { mkdirSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { readOutputState } from '../../src/core/run/datasetScan';
-import { defaultOutDir } from '../../src/core/run/inputs';
-import { prepare } from '../../src/core/run/pipeline';
-import { locateOutDir, outDirCandidates } from '../../src/core/run/runLocation';
+import { readOutputState } from '../../src/core/run/editor/datasetScan';
+import { defaultOutDir } from '../../src/core/run/inputs/inputs';
+import { prepare } from '../../src/core/run/prepare/pipeline';
+import { locateOutDir, outDirCandidates } from '../../src/core/run/editor/runLocation';
 import { tempDir, writeJsonl } from '../helpers';
 
 const chat = (q: string, a: string) => ({

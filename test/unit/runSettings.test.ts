@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readOutputState } from '../../src/core/run/datasetScan';
-import { prepare } from '../../src/core/run/pipeline';
+import { readOutputState } from '../../src/core/run/editor/datasetScan';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import {
   DEFAULT_RUN_SETTINGS,
   describeDifferences,

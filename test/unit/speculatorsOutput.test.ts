@@ -11,11 +11,11 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
-import { prepare } from '../../src/core/run/pipeline';
-import { expandInputs } from '../../src/core/run/inputs';
-import { SPECULATORS_FEATURES, SpeculatorsDatasetOutput } from '../../src/core/run/speculatorsOutput';
-import { readReport } from '../../src/core/run/report';
-import { mergeReports } from '../../src/core/run/mergeReports';
+import { prepare } from '../../src/core/run/prepare/pipeline';
+import { expandInputs } from '../../src/core/run/inputs/inputs';
+import { SPECULATORS_FEATURES, SpeculatorsDatasetOutput } from '../../src/core/run/outputs/speculatorsOutput';
+import { readReport } from '../../src/core/run/reports/report';
+import { mergeReports } from '../../src/core/run/jobs/mergeReports';
 import { tempDir } from '../helpers';
 
 const SAMPLES = join(__dirname, '..', '..', 'samples');

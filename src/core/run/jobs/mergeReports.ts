@@ -1,0 +1,594 @@
+/**
+ * `eagle3-prep merge-reports`: combines the reports of the N shard runs of one
+ * job (`prepare --shard I/N`, see `PrepareOptions.shard`) into one report, and
+ * checks the accounting across shards: the N reports are shards 0…N-1 of the
+ * same count, made with the same tokenizer (hash), mask policy, max length and
+ * template kwargs over the same input files; for every file the shards agree
+ * on its row count and their rows read add up to it; every shard's rows add up
+ * (written + set aside + dropped + errored = read). Optionally it also merges
+ * the shards' `tokenized_data.jsonl` and `prompts_to_generate.jsonl` back into
+ * input order (a k-way merge on each line's `source` file and line).
+ */
+import { createReadStream, existsSync, rmdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { AtomicOutput } from '../outputs/output';
+import {
+  OUTPUT_FILES,
+  outputPathsIn,
+  PROBLEMS_FILE,
+  RECORDS_DIR,
+  recordsPathIn,
+  SPECULATORS_DIR,
+  TOKEN_COUNTS_FILE,
+  TOKENIZED_DATA_PARQUET,
+} from '../outputFiles';
+import { SpeculatorsDatasetOutput } from '../outputs/speculatorsOutput';
+import { filePromptLines, promptLines, settlePromptsWritten } from '../reports/promptLines';
+import { ParquetRecordsOutput, readParquetRecords, removeStaleRecordFiles } from '../outputs/parquetOutput';
+import type { TokenizedRecord } from '../../types';
+import type { FileReport, PrepareResult, RowProblemLine } from '../contract';
+import type { RowShape } from '../../records/shapes';
+import { computeTotals, emptyFileReport, fileFailure, leaveOut, runFailures, throughputOf } from '../reports/accounting';
+import { readReport, writeReports } from '../reports/report';
+import { applyStatus } from '../reports/status';
+import { mergeLengthStats } from '../stats';
+import { readTokenCounts, TokenCounter, tokenCountsJson } from '../outputs/tokenCounts';
+import { writeFileAtomic } from '../outputs/output';
+import { addTrainerCuts, emptyTrainerCuts } from '../../trainers/trainers';
+
+/** A problem that makes the shard reports not combine into one run. */
+export class MergeError extends Error {}
+
+/** How a merge judges the merged files: prepare's `--allow-empty` and `--skip-failed-files`. */
+export interface MergePolicy {
+  /** A file that yields no record and no prompt across the shards does not fail the merge. */
+  allowEmpty?: boolean;
+  /** A failing file is left out of the merged outputs (listed as skipped) instead of failing the merge. */
+  skipFailedFiles?: boolean;
+}
+
+/**
+ * Reads a shard's `report.json` from a path given as the report file or the shard's output folder.
+ * @throws MergeError naming the path when it is missing or not a report
+ */
+export function readShardReport(path: string): PrepareResult {
+  const p = existsSync(path) && statSync(path).isDirectory() ? join(path, OUTPUT_FILES.reportJson) : path;
+  if (!existsSync(p)) throw new MergeError(`${p}: no such report (give a shard's output folder or its report.json)`);
+  try {
+    return readReport(p).report;
+  } catch (e) {
+    throw new MergeError((e as Error).message);
+  }
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * Combines N shard results into the result of the whole job.
+ *
+ * Counters are summed; drop lines and error lines are merged in line order and
+ * cut to the first 10 per reason and the first 50 errors (as one run keeps
+ * them); notes and unread fields are summed (their lines merged like drop lines);
+ * `elapsedMs` is the slowest shard's.
+ *
+ * The policy words are prepare's (`accounting.ts` `fileFailure`): a file that yields no record and no prompt
+ * across the shards fails the merge unless `allowEmpty`; with `skipFailedFiles` a failing file is left out
+ * (`skippedFiles`, its rows not in the merged outputs) and the merge fails only when every file failed.
+ *
+ * @param reports the N shard reports, in any order
+ * @param outDir the merged run's output folder (where `report.json` goes)
+ * @returns the merged result; `ok` false with `failures` when a file fails and is not skipped
+ * @throws MergeError when the reports are not the N shards of one job or their rows do not add up
+ */
+export function mergeShardResults(reports: PrepareResult[], outDir: string, opts: MergePolicy = {}): PrepareResult {
+  if (reports.length === 0) throw new MergeError('no report to merge');
+  const first = reports[0];
+  const n = first.shard?.count;
+  if (!first.shard || n === undefined) throw new MergeError(`${first.outDir}: not a shard run (no "shard" in report.json; run prepare --shard I/N)`);
+  if (reports.length !== n) throw new MergeError(`${reports.length} reports given for ${n} shards`);
+  const seen = new Map<number, string>();
+  for (const r of reports) {
+    if (!r.shard || r.shard.merged) throw new MergeError(`${r.outDir}: not a shard run`);
+    if (r.shard.count !== n) throw new MergeError(`${r.outDir}: shard of ${r.shard.count}, others of ${n}`);
+    const dup = seen.get(r.shard.index);
+    if (dup) throw new MergeError(`shard ${r.shard.index}/${n} given twice (${dup}, ${r.outDir})`);
+    seen.set(r.shard.index, r.outDir);
+    const settings = (x: PrepareResult) => ({
+      hash: x.tokenizer.hash,
+      mask: x.mask,
+      reasoning: x.reasoning ?? 'keep',
+      maxLength: x.maxLength,
+      truncate: x.truncate,
+      long: x.long,
+      grouping: x.grouping,
+      minTrainableTokens: x.minTrainableTokens,
+      kwargs: x.templateKwargs,
+    });
+    if (!sameJson(settings(r), settings(first))) {
+      throw new MergeError(`${r.outDir}: made with other settings than ${first.outDir} (${JSON.stringify(settings(r))} vs ${JSON.stringify(settings(first))})`);
+    }
+    if (
+      !sameJson(
+        r.files.map((f) => f.file),
+        first.files.map((f) => f.file),
+      )
+    ) {
+      throw new MergeError(`${r.outDir}: other input files than ${first.outDir}`);
+    }
+    if (r.skippedFiles?.length)
+      throw new MergeError(`${r.outDir}: the shard skipped files (--skip-failed-files): ${r.skippedFiles.map((x) => x.file).join(', ')}`);
+    const bad = runFailures(r.files, { allowEmpty: true });
+    if (bad.length) throw new MergeError(`${r.outDir}: ${bad.join('; ')}`);
+  }
+  const ordered = [...reports].sort((a, b) => a.shard!.index - b.shard!.index);
+  const files: FileReport[] = first.files.map((f0, fi) => {
+    const parts = ordered.map((r) => r.files[fi]);
+    const inFile = parts[0].rowsInFile;
+    for (const p of parts) {
+      if (p.rowsInFile === undefined || p.rowsInFile !== inFile)
+        throw new MergeError(`${f0.file}: the shards saw different row counts (${parts.map((x) => x.rowsInFile).join(', ')})`);
+    }
+    const { shapes: _none, trainerCuts: _cuts, ...empty } = emptyFileReport(f0.file);
+    const m: FileReport = {
+      ...empty,
+      format: f0.format,
+      evidence: f0.evidence,
+      // Shapes: summed while every shard counted them; a shard of an older version leaves them uncounted (every template finding counts).
+      ...(parts.every((q) => q.shapes) ? { shapes: {} } : {}),
+      ...(f0.input ? { input: f0.input } : {}),
+    };
+    // Every shard must have read the same bytes of the input (size and mtime), or the rows were not one file.
+    for (const p of parts) {
+      if (f0.input && p.input && (p.input.size !== f0.input.size || p.input.mtimeMs !== f0.input.mtimeMs))
+        throw new MergeError(`${f0.file}: the input changed between shards (size/mtime differ)`);
+    }
+    for (const p of parts) {
+      for (const k of ['rowsRead', 'rowsWritten', 'recordsWritten', 'rowsSetAside', 'rowsDropped', 'rowsErrored', 'trainableTokens', 'totalTokens'] as const)
+        m[k] += p[k];
+      // --format messages shards: their conversation lines add up as their rows do.
+      for (const k of ['conversationsWritten', 'sharegptWritten'] as const) if (p[k] !== undefined) m[k] = (m[k] ?? 0) + p[k]!;
+      m.promptsWritten = (m.promptsWritten ?? 0) + filePromptLines({ ...p, skipped: undefined });
+      for (const [code, c] of Object.entries(p.notes)) m.notes[code] = (m.notes[code] ?? 0) + c;
+      // Reports written before unread fields were counted have none.
+      // Shapes: summed while every shard counted them; a shard of an older version leaves them uncounted (every template finding counts).
+      if (parts.every((q) => q.shapes))
+        for (const [sh, n] of Object.entries(p.shapes!)) (m.shapes ??= {})[sh as RowShape] = (m.shapes[sh as RowShape] ?? 0) + (n ?? 0);
+      for (const [field, u] of Object.entries(p.unreadFields ?? {})) {
+        const t = ((m.unreadFields ??= {})[field] ??= { count: 0, lines: [] });
+        t.count += u.count;
+        t.lines = [...t.lines, ...u.lines].sort((a, b) => a - b).slice(0, 10);
+      }
+      for (const [reason, d] of Object.entries(p.dropped)) {
+        const t = (m.dropped[reason] ??= { count: 0, lines: [] });
+        t.count += d.count;
+        t.lines = [...t.lines, ...d.lines].sort((a, b) => a - b).slice(0, 10);
+      }
+      for (const [reason, d] of Object.entries(p.errorReasons ?? {})) {
+        const t = ((m.errorReasons ??= {})[reason] ??= { count: 0, lines: [] });
+        t.count += d.count;
+        t.lines = [...t.lines, ...d.lines].sort((a, b) => a - b).slice(0, 10);
+      }
+      m.errors = [...m.errors, ...p.errors].sort((a, b) => a.line - b.line).slice(0, 50);
+    }
+    if (m.rowsRead !== inFile) throw new MergeError(`${f0.file}: the shards read ${m.rowsRead} rows, the file has ${inFile}`);
+    if (parts.every((p) => p.lengths)) m.lengths = mergeLengthStats(parts.map((p) => p.lengths!));
+    // Trainer cuts: summed while every shard computed them (shards of older versions did not).
+    if (parts.every((p) => p.trainerCuts)) m.trainerCuts = parts.reduce((a, p) => addTrainerCuts(a, p.trainerCuts!), emptyTrainerCuts());
+    settlePromptsWritten(m);
+    return m;
+  });
+  const out = resolve(outDir);
+  const skippedFiles: { file: string; reason: string }[] = [];
+  if (opts.skipFailedFiles)
+    for (const f of files) {
+      const why = fileFailure(f, opts);
+      if (!why) continue;
+      f.failure = why;
+      leaveOut(f);
+      skippedFiles.push({ file: f.file, reason: why });
+    }
+  const failures = runFailures(files, opts);
+  if (files.length > 0 && skippedFiles.length === files.length) failures.push(`every input failed; nothing to write (${skippedFiles.length} skipped)`);
+  const failed = new Set(files.filter((f) => runFailures([f], opts).length > 0).map((f) => f.file));
+  const { status: _s, warnings: _w, skippedFiles: _k, ...base } = first;
+  const merged: PrepareResult = {
+    ...base,
+    ok: failures.length === 0,
+    failures,
+    ...(skippedFiles.length ? { skippedFiles } : {}),
+    outDir: out,
+    outputs: outputPathsIn(out),
+    files,
+    totals: computeTotals(files),
+    elapsedMs: Math.max(...reports.map((r) => r.elapsedMs)),
+    shard: { index: 0, count: n, merged: true },
+    ...(base.policy ? { policy: { ...base.policy, skipFailedFiles: opts.skipFailedFiles === true } } : {}),
+  };
+  merged.throughput = throughputOf(merged.totals, merged.elapsedMs);
+  applyStatus(merged, failed);
+  return merged;
+}
+
+/** The `source` of a record or prompt line, read without parsing the whole line. */
+const SOURCE_RE = /"source":\{"file":("(?:[^"\\]|\\.)*"),"line":(\d+)(?:,"element":(\d+))?\}/;
+
+async function* lines(path: string): AsyncGenerator<string> {
+  if (!existsSync(path)) return;
+  const rl = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
+  for await (const l of rl) if (l.length) yield l;
+}
+
+/** Input order of a row: (file index, line, element on that line; -1 when the row has the line to itself). */
+type OrderKey = [number, number, number];
+
+function before(a: OrderKey, b: OrderKey): boolean {
+  return a[0] !== b[0] ? a[0] < b[0] : a[1] !== b[1] ? a[1] < b[1] : a[2] < b[2];
+}
+
+/**
+ * A k-way merge of sequences that are each in input order: repeatedly emits the
+ * item with the smallest key among the sequences' next items (a row lives in one
+ * shard, so this restores the order of a single run).
+ * @returns the number of items emitted
+ */
+async function mergeInOrder<T>(
+  its: AsyncIterator<T>[],
+  key: (item: T, from: number) => OrderKey,
+  emit: (item: T, key: OrderKey) => Promise<void>,
+  skipFile: ReadonlySet<number> = new Set(),
+  signal?: AbortSignal,
+): Promise<number> {
+  const heads: ({ item: T; key: OrderKey } | null)[] = [];
+  for (let i = 0; i < its.length; i++) {
+    const r = await its[i].next();
+    heads.push(r.done ? null : { item: r.value, key: key(r.value, i) });
+  }
+  let count = 0;
+  for (;;) {
+    let best = -1;
+    for (let i = 0; i < heads.length; i++) if (heads[i] && (best < 0 || before(heads[i]!.key, heads[best]!.key))) best = i;
+    if (best < 0) break;
+    // A cancel (merge-reports got a signal) stops between items; the caller removes what it staged.
+    if ((count & 1023) === 0) signal?.throwIfAborted();
+    // A row of a file left out by --skip-failed-files is not in the merged outputs.
+    if (!skipFile.has(heads[best]!.key[0])) {
+      await emit(heads[best]!.item, heads[best]!.key);
+      count++;
+    }
+    const r = await its[best].next();
+    heads[best] = r.done ? null : { item: r.value, key: key(r.value, best) };
+  }
+  return count;
+}
+
+/**
+ * Merges the shards' copies of one output (`tokenized_data.jsonl` or
+ * `prompts_to_generate.jsonl`) into `dest` in input order: each shard's lines
+ * are already in input order and a row lives in one shard, so taking the line
+ * with the smallest (file index, line) among the shards' next lines restores
+ * the order of a single run. Written to `out`, which the caller commits (or aborts).
+ * Lines of the files in `skip` (left out by `--skip-failed-files`) are not written.
+ * @returns the number of lines written
+ */
+export async function mergeOutputLines(
+  shardFiles: string[],
+  fileOrder: string[],
+  out: AtomicOutput,
+  skip: ReadonlySet<string> = new Set(),
+  ids?: RepeatedIds,
+  signal?: AbortSignal,
+): Promise<number> {
+  const fileIndex = new Map(fileOrder.map((f, i) => [f, i]));
+  const key = (l: string, from: number): OrderKey => {
+    const m = SOURCE_RE.exec(l);
+    const fi = m ? fileIndex.get(JSON.parse(m[1])) : undefined;
+    if (!m || fi === undefined) throw new MergeError(`${shardFiles[from]}: a line without a known "source" (${l.slice(0, 80)}…)`);
+    return [fi, Number(m[2]), m[3] === undefined ? -1 : Number(m[3])];
+  };
+  return mergeInOrder(
+    shardFiles.map((f) => lines(f)),
+    key,
+    (l, [fi]) => {
+      // The key already found the line's file (its index in fileOrder); only the id is read here.
+      const m = ids && ID_RE.exec(l);
+      if (m) ids.see(JSON.parse(m[1]) as string, fileOrder[fi]);
+      return out.write(l + '\n');
+    },
+    skipIndexes(fileOrder, skip),
+    signal,
+  );
+}
+
+/** A record line's `id` (records are written `{"id":…` first). */
+const ID_RE = /^\{"id":("(?:[^"\\]|\\.)*")/;
+
+/**
+ * Record ids seen by a merge, to find the ids two shards both used: each shard makes its ids unique
+ * within itself only (uniqueIds.ts), so a row reusing an id that another shard's row used keeps it,
+ * where one run would have renamed it `<id>~2`. Kept as 52-bit hashes (a number per record).
+ */
+export class RepeatedIds {
+  private readonly seen = new Set<number>();
+  /** Input file → records whose id an earlier record of the merge already had. */
+  readonly byFile = new Map<string, number>();
+
+  see(id: string, file: string): void {
+    const h = hash52(id);
+    if (this.seen.has(h)) this.byFile.set(file, (this.byFile.get(file) ?? 0) + 1);
+    else this.seen.add(h);
+  }
+}
+
+/** FNV-1a over the UTF-16 units, 52 bits (two 26-bit halves), as a safe integer. */
+function hash52(s: string): number {
+  let a = 0x811c9dc5;
+  let b = 0x01000193;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 13);
+  }
+  return (a >>> 6) * 0x4000000 + (b >>> 6);
+}
+
+/**
+ * Merges the shards' `problems.jsonl` files (one {@link RowProblemLine} per dropped or errored row,
+ * keyed by its top-level `file`, `line` and `element`) into `out`: files in input order, each file's
+ * lines sorted by line and element (a shard lists an OpenAssistant message file's message rows after
+ * its trees', so its lines are grouped by file, not sorted: each file's lines are gathered, then
+ * sorted — memory holds one file's problem lines). Lines of the files in `skip` are left out, as a
+ * single run's `--skip-failed-files` takes them back out. A shard that wrote no `problems.jsonl`
+ * (made before the file existed) adds nothing; the caller refuses a shard whose report names one that
+ * is missing.
+ * @returns the number of lines written
+ */
+export async function mergeProblemLines(
+  shardFiles: string[],
+  fileOrder: string[],
+  out: AtomicOutput,
+  skip: ReadonlySet<string> = new Set(),
+  signal?: AbortSignal,
+): Promise<number> {
+  const fileIndex = new Map(fileOrder.map((f, i) => [f, i]));
+  type Problem = { l: string; fi: number; line: number; element: number };
+  async function* problems(path: string): AsyncGenerator<Problem> {
+    for await (const l of lines(path)) {
+      let p: Partial<RowProblemLine>;
+      try {
+        p = JSON.parse(l) as Partial<RowProblemLine>;
+      } catch {
+        throw new MergeError(`${path}: a line that is not JSON (${l.slice(0, 80)}…)`);
+      }
+      const fi = typeof p.file === 'string' ? fileIndex.get(p.file) : undefined;
+      if (fi === undefined || typeof p.line !== 'number')
+        throw new MergeError(`${path}: a problem line without a known "file" and "line" (${l.slice(0, 80)}…)`);
+      yield { l, fi, line: p.line, element: typeof p.element === 'number' ? p.element : -1 };
+    }
+  }
+  let group: Problem[] = [];
+  const flush = async () => {
+    group.sort((a, b) => a.line - b.line || a.element - b.element);
+    for (const g of group) await out.write(g.l + '\n');
+    group = [];
+  };
+  const n = await mergeInOrder(
+    shardFiles.map((f) => problems(f)),
+    // Grouped by file only: each file's lines are sorted when the next file starts.
+    (p) => [p.fi, 0, 0],
+    async (p) => {
+      if (group.length && group[0].fi !== p.fi) await flush();
+      group.push(p);
+    },
+    skipIndexes(fileOrder, skip),
+    signal,
+  );
+  await flush();
+  return n;
+}
+
+/**
+ * Merges the shards' `tokenized_data.parquet` files into `out` in input order,
+ * record by record (read back with hyparquet row group by row group, so memory
+ * holds one row group per shard plus the row group being written); records of the files in `skip` are not written.
+ * @returns the number of records written
+ */
+export async function mergeParquetRecords(
+  shardFiles: string[],
+  fileOrder: string[],
+  out: ParquetRecordsOutput,
+  skip: ReadonlySet<string> = new Set(),
+  signal?: AbortSignal,
+): Promise<number> {
+  const fileIndex = new Map(fileOrder.map((f, i) => [f, i]));
+  const key = (r: TokenizedRecord, from: number): OrderKey => {
+    const fi = fileIndex.get(r.source?.file);
+    if (fi === undefined) throw new MergeError(`${shardFiles[from]}: a record without a known "source" (${String(r.id).slice(0, 80)})`);
+    return [fi, r.source.line, r.source.element ?? -1];
+  };
+  return mergeInOrder(
+    shardFiles.map((f) => (existsSync(f) ? readParquetRecords(f) : emptyRecords())),
+    key,
+    (r) => out.write(r),
+    skipIndexes(fileOrder, skip),
+    signal,
+  );
+}
+
+function skipIndexes(fileOrder: string[], skip: ReadonlySet<string>): Set<number> {
+  return new Set(fileOrder.flatMap((f, i) => (skip.has(f) ? [i] : [])));
+}
+
+async function* emptyRecords(): AsyncGenerator<TokenizedRecord> {}
+
+/** The record formats every shard wrote (`outputs.format`; reports made before it wrote JSONL). */
+function commonFormats(reports: PrepareResult[]): { jsonl: boolean; parquet: boolean } {
+  const has = (r: PrepareResult, f: 'jsonl' | 'parquet') => (r.outputs.format ?? 'jsonl') === f || r.outputs.format === 'both';
+  return { jsonl: reports.every((r) => has(r, 'jsonl')), parquet: reports.every((r) => has(r, 'parquet') && r.outputs.tokenizedDataParquet) };
+}
+
+/**
+ * Merges shard reports (and with `data`, the shards' outputs) into `outDir`.
+ * Writes `report.json` / `report.md` of the merged run atomically. A merge that fails (`ok` false:
+ * a file fails and `skipFailedFiles` is off) writes nothing, as a failed `prepare`: `outDir` keeps
+ * its previous files and `outputs.written` is empty.
+ * @param paths shard output folders or their `report.json` files
+ * @throws MergeError as {@link mergeShardResults}; when `data` and a shard's line counts disagree with its report
+ */
+export async function mergeReports(paths: string[], outDir: string, opts: MergePolicy & { data?: boolean; signal?: AbortSignal } = {}): Promise<PrepareResult> {
+  const reports = paths.map(readShardReport);
+  const merged = mergeShardResults(reports, outDir, opts);
+  // --out must not be one of the shards' folders: the merge would replace the outputs it reads.
+  for (const r of reports) {
+    if (resolve(r.outDir) === merged.outDir)
+      throw new MergeError(`--out ${outDir} is the output folder of shard ${r.shard?.index}; merge into a folder of its own`);
+  }
+  if (!merged.ok) {
+    merged.outputs.written = [];
+    delete merged.tokenCounts;
+    return merged;
+  }
+  merged.outputs.written = [merged.outputs.reportJson, merged.outputs.reportMd];
+  if (opts.data) {
+    const order = merged.files.map((f) => f.file);
+    const skip = new Set(merged.files.filter((f) => f.skipped).map((f) => f.file));
+    // Each record format every shard wrote is merged; shards that share no format cannot be merged.
+    const formats = commonFormats(reports);
+    if (reports.some((r) => r.outputs.format === 'messages'))
+      throw new MergeError(
+        'merge-reports --data merges records; shards of --format messages wrote conversations (conversations.jsonl): concatenate those files (rows then not in input order), or merge without --data',
+      );
+    if (!formats.jsonl && !formats.parquet)
+      throw new MergeError('the shards wrote their records in different formats (--format): merge needs one format every shard wrote');
+    merged.outputs.format = formats.jsonl && formats.parquet ? 'both' : formats.parquet ? 'parquet' : 'jsonl';
+    if (formats.parquet) merged.outputs.tokenizedDataParquet = recordsPathIn(merged.outDir, TOKENIZED_DATA_PARQUET);
+    else delete merged.outputs.tokenizedDataParquet;
+    // Every file is checked against the reports before any replaces anything in --out; the folders the outputs
+    // create are removed again when the merge fails (a failed merge writes nothing), those that were there stay.
+    const made = [join(merged.outDir, RECORDS_DIR), join(merged.outDir, SPECULATORS_DIR), merged.outDir].filter((d) => !existsSync(d));
+    const data = formats.jsonl ? new AtomicOutput(merged.outputs.tokenizedData) : null;
+    const parquet = formats.parquet ? new ParquetRecordsOutput(merged.outputs.tokenizedDataParquet!, { createdBy: 'eagle3-prep merge-reports' }) : null;
+    const prompts = new AtomicOutput(merged.outputs.promptsToGenerate);
+    merged.outputs.problems = join(merged.outDir, PROBLEMS_FILE);
+    const problems = new AtomicOutput(merged.outputs.problems);
+    // A job made for speculators (--trainer speculators) gets its dataset folder from the merged records too.
+    if (merged.trainer === 'speculators' && data) merged.outputs.speculatorsDataset = join(merged.outDir, SPECULATORS_DIR);
+    else delete merged.outputs.speculatorsDataset;
+    const speculators = merged.outputs.speculatorsDataset ? new SpeculatorsDatasetOutput(merged.outputs.speculatorsDataset) : null;
+    const abortAll = async () => {
+      for (const o of [data, parquet, prompts, problems, speculators]) await o?.abort().catch(() => {});
+      for (const d of made)
+        try {
+          rmdirSync(d); // only an empty folder
+        } catch {
+          /* not there, or not empty */
+        }
+    };
+    const repeated = new RepeatedIds();
+    try {
+      if (data) {
+        const nRec = await mergeOutputLines(
+          reports.map((r) => r.outputs.tokenizedData),
+          order,
+          data,
+          skip,
+          repeated,
+          opts.signal,
+        );
+        if (nRec !== merged.totals.recordsWritten)
+          throw new MergeError(`the shards' tokenized_data.jsonl hold ${nRec} records, their reports ${merged.totals.recordsWritten}`);
+        if (speculators) {
+          const staged = await data.closeForReading();
+          for await (const line of createInterface({ input: createReadStream(staged, { encoding: 'utf8' }), crlfDelay: Infinity }))
+            if (line) {
+              opts.signal?.throwIfAborted();
+              await speculators.write(line);
+            }
+        }
+      }
+      if (parquet) {
+        const nRec = await mergeParquetRecords(
+          reports.map((r) => r.outputs.tokenizedDataParquet!),
+          order,
+          parquet,
+          skip,
+          opts.signal,
+        );
+        if (nRec !== merged.totals.recordsWritten)
+          throw new MergeError(`the shards' tokenized_data.parquet hold ${nRec} records, their reports ${merged.totals.recordsWritten}`);
+        await parquet.finish();
+      }
+      const nPrompt = await mergeOutputLines(
+        reports.map((r) => r.outputs.promptsToGenerate),
+        order,
+        prompts,
+        undefined,
+        undefined,
+        opts.signal,
+      );
+      const expected = promptLines(merged);
+      if (nPrompt !== expected) throw new MergeError(`the shards' prompts_to_generate.jsonl hold ${nPrompt} prompts, their reports ${expected}`);
+      // A shard whose report names a problems.jsonl that is not there would leave rows out of the merged one unseen.
+      for (const r of reports)
+        if (r.outputs.problems && !existsSync(r.outputs.problems))
+          throw new MergeError(
+            `${r.outputs.problems}: missing (shard ${r.shard?.index ?? '?'}'s report lists it): its dropped and errored rows would be missing from the merged problems.jsonl`,
+          );
+      await mergeProblemLines(
+        reports.flatMap((r) => (r.outputs.problems ? [r.outputs.problems] : [])),
+        order,
+        problems,
+        skip,
+        opts.signal,
+      );
+      // The last moment a cancel stops the merge: past it, the commits all finish (signals.ts).
+      opts.signal?.throwIfAborted();
+      await parquet?.commit();
+      await data?.commit();
+      await prompts.commit();
+      await problems.commit();
+      await speculators?.commit();
+      // A record file of the other format left by an earlier merge into --out would not match these records.
+      removeStaleRecordFiles(merged.outDir, merged.outputs.format, { speculators: speculators !== null });
+    } catch (e) {
+      await abortAll();
+      throw e;
+    }
+    // Ids two shards both used: one run would have renamed the later ones (<id>~2); said per file, with the remedy.
+    if (repeated.byFile.size) {
+      for (const f of merged.files) {
+        const n = repeated.byFile.get(f.file);
+        if (n) f.notes.duplicate_id_across_shards = (f.notes.duplicate_id_across_shards ?? 0) + n;
+      }
+      applyStatus(merged, new Set(merged.files.filter((f) => f.status === 'failed').map((f) => f.file)));
+    }
+    merged.outputs.written = [
+      ...(data ? [data.path] : []),
+      ...(parquet ? [parquet.path] : []),
+      ...(speculators?.paths() ?? []),
+      prompts.path,
+      problems.path,
+      merged.outputs.reportJson,
+      merged.outputs.reportMd,
+    ];
+  } else {
+    // Without --data only the reports are written here; the records stay in the shards' folders.
+    delete merged.outputs.format;
+    delete merged.outputs.tokenizedDataParquet;
+    delete merged.outputs.speculatorsDataset;
+  }
+  // token_counts.json: the shards' counts added (when every shard wrote one).
+  const countFiles = reports.map((r) => r.tokenCounts);
+  if (countFiles.every((f): f is string => typeof f === 'string' && existsSync(f))) {
+    const counter = new TokenCounter();
+    for (const f of countFiles) counter.addFile(readTokenCounts(f));
+    const first = readTokenCounts(countFiles[0]);
+    merged.tokenCounts = join(merged.outDir, TOKEN_COUNTS_FILE);
+    await writeFileAtomic(merged.tokenCounts, tokenCountsJson(counter.result(first.tokenizer, first.modelVocabSize, first.tokenizerSize ?? null)));
+    merged.outputs.written.splice(merged.outputs.written.length - 2, 0, merged.tokenCounts);
+  } else delete merged.tokenCounts;
+  await writeReports(merged);
+  return merged;
+}
