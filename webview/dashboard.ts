@@ -10,8 +10,7 @@ import '@vscode-elements/elements/dist/vscode-badge/index.js';
 import '@vscode-elements/elements/dist/vscode-divider/index.js';
 import './dashboard.css';
 import { Chart } from 'chart.js';
-import type { DatasetDashboard, WorkspaceDashboard } from '../src/shared/dashboardModel';
-import type { OutputStats } from '../src/core/run/outputs/outputStats';
+import type { DatasetDashboard, OutputStats, WorkspaceDashboard } from '../src/shared/dashboardModel';
 import {
   isDashboardHostMessage,
   type DashboardAction,

@@ -99,7 +99,7 @@ export function positiveInt(v: string): number {
   return n;
 }
 
-/** `--workers`: a whole number ≥ 1, or `auto` (the run's default: the free cores, `run/inputs.ts` defaultWorkerCount). */
+/** `--workers`: a whole number ≥ 1, or `auto` (the run's default: the free cores, `run/inputs/inputs.ts` defaultWorkerCount). */
 export function workerCount(v: string): number | 'auto' {
   if (v.trim() === 'auto') return 'auto';
   const n = Number(v);

@@ -32,7 +32,7 @@ export interface PrepareCliFlags {
 export async function runPrepare(files: string[], base: PrepareOptions, flags: PrepareCliFlags): Promise<number> {
   base.workers ??= defaultWorkerCount(files);
   let groups = flags.out ? [{ inputs: files, outDir: flags.out }] : groupByDefaultOutDir(files);
-  // Fail early across output folders too: a file that fails its first look (run/preflight.ts) fails the command, so
+  // Fail early across output folders too: a file that fails its first look (run/inputs/preflight.ts) fails the command, so
   // the folders without such a file are not processed (each prepare checks only its own inputs).
   let notRun: string[] = [];
   if (groups.length > 1 && !base.skipFailedFiles) {

@@ -3,7 +3,7 @@
  * input file with its status word, then every data-changing warning once
  * with its count, meaning and what to do, the first errors of degraded files,
  * failures with the way out, and one status line at the end. The status
- * words are those of `report.md` / `report.json` (`core/run/status.ts`).
+ * words are those of `report.md` / `report.json` (`core/run/reports/status.ts`).
  */
 import { basename, relative } from 'node:path';
 import { codeMeaning, codeRemedy } from '../core/codes';
@@ -245,7 +245,7 @@ export function formatSummary(results: readonly PrepareResult[], ctx: SummaryCon
       );
     }
   }
-  // What the records cost, where exact grouping multiplies the tokens (run/report.ts amplificationLine).
+  // What the records cost, where exact grouping multiplies the tokens (run/reports/report.ts amplificationLine).
   const costly = files.filter(({ f, r }) => !f.skipped && (r.grouping ?? 'exact') !== 'merged' && (amplificationOf(f) ?? 0) > AMPLIFICATION_WARN);
   if (costly.length) {
     out.push('', `Cost (amplification over ${AMPLIFICATION_WARN}×):`);

@@ -14,6 +14,9 @@ import type { Distribution as LengthDistribution } from '../core/run/stats';
 import { fileStatus, worstStatus } from '../core/run/reports/status';
 import { type RunStatus } from '../core/run/contract';
 
+/** The token-length statistics the dashboard draws (read from the written data by `run/outputs/outputStats.ts`). */
+export type { Distribution, OutputStats } from '../core/run/outputs/outputStats';
+
 /** One drop reason, error code or data-changing note, with its count. */
 export interface ReasonCount {
   code: string;

@@ -7,6 +7,10 @@ import type { RecordView, TurnField } from '../core/records/recordView';
 import { isMaskPolicy, type MaskPolicy } from '../core/types';
 import type { TokenRange } from './maskViewWindow';
 
+/** The record view the page draws (built by `records/recordView.ts` on the host side), as the messages carry it. */
+export type { RecordView, TokenView } from '../core/records/recordView';
+export type { TokenRange } from './maskViewWindow';
+
 /** Template kwarg `enable_thinking` as the view sets it: left to the settings, or forced on / off. */
 export type ThinkingChoice = 'settings' | 'on' | 'off';
 

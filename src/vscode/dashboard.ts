@@ -3,7 +3,7 @@
  * the workspace, drawing what a run did — seq_len histogram, trainable tokens per record, records
  * per conversation and amplification, the trainable share, drop / error reasons, the detected
  * format and its evidence, and exact vs merged token totals when known. The figures come from the
- * view-model of `core/run/dashboardModel.ts`, built from report.json (`readReport.ts` `readRunReport`), the
+ * view-model of `src/shared/dashboardModel.ts`, built from report.json (`readReport.ts` `readRunReport`), the
  * output's `problems.jsonl` and the length statistics of `tokenized_data.jsonl` (read in the
  * background service worker). The page is `dist/dashboard.js` (webview/dashboard.ts, Chart.js
  * bundled); the messages are those of dashboardProtocol.ts. Panels follow their report.json.

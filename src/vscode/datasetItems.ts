@@ -1,6 +1,6 @@
 /**
  * How the Datasets view draws one dataset and its children: the icon and the
- * one-line description say the last run's status (`core/run/status.ts`: ok /
+ * one-line description say the last run's status (`core/run/reports/status.ts`: ok /
  * warnings / degraded / failed — the CLI summary's words) with the share of
  * rows kept, or that the output is stale; the children list why (stale reasons,
  * drop reasons, errors) and the output files. Pure presentation over a

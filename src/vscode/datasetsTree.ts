@@ -7,7 +7,7 @@
  * mask view, open report, reveal output.
  *
  * Responsiveness: discovery is one `findFiles` per include glob; each file is scanned
- * (`core/run/datasetScan.ts`) at most {@link SCAN_CONCURRENCY} at a time, only while the view is
+ * (`core/run/editor/datasetScan.ts`) at most {@link SCAN_CONCURRENCY} at a time, only while the view is
  * visible, and only once per (size, mtime): a FileSystemWatcher invalidates single files, a changed
  * report.json re-reads only the output state of the datasets that write there, and a tokenizer
  * change re-compares hashes without re-reading any dataset.
@@ -71,7 +71,7 @@ export interface DatasetStateSummary {
   format?: string;
   rows?: number;
   state: DatasetItemState;
-  /** The last run's status for the file (`core/run/status.ts`), when prepared. */
+  /** The last run's status for the file (`core/run/reports/status.ts`), when prepared. */
   status?: RunStatus;
   /** The icon drawn: codicon id and theme colour. */
   icon: { id: string; color?: string };

@@ -79,7 +79,7 @@ function plural(n: number, word: string): string {
 /** One-line summary of a result's totals, e.g. `3 records from 3 rows (0 set aside, 0 dropped, 0 errored)`. */
 export function summarizeResult(result: PrepareResult): string {
   const t = result.totals;
-  // The status word and the data-changing warnings, as the CLI summary and report.md show them (core/run/status.ts).
+  // The status word and the data-changing warnings, as the CLI summary and report.md show them (core/run/reports/status.ts).
   const warnings = warningsText(result);
   return (
     `${statusWord(runStatusOf(result).status)}: ${plural(t.recordsWritten, 'record')} from ${plural(t.rowsRead, 'row')} ` +
@@ -91,7 +91,7 @@ export function summarizeResult(result: PrepareResult): string {
 }
 
 /**
- * The status of a run's files and of the run (`core/run/status.ts`, the CLI summary's words): as the
+ * The status of a run's files and of the run (`core/run/reports/status.ts`, the CLI summary's words): as the
  * run set them (`status` in the result and report.json), else worked out from the counts (results of
  * earlier versions).
  */

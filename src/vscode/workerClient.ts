@@ -1,7 +1,7 @@
 /**
  * Extension-host side of the pipeline worker: starts `dist/worker.js` in a
  * worker thread for one `prepare` run and turns its messages into callbacks
- * and a promise. See src/core/run/workerProtocol.ts for the message shapes.
+ * and a promise. See src/core/run/prepare/workerProtocol.ts for the message shapes.
  */
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';

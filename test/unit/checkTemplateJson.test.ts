@@ -1,6 +1,6 @@
 /**
  * `check-template --json` read back, as a script reading the CLI would: the snake_case document the
- * CLI prints (`run/jsonCase.ts`, docs/outputs.md) becomes the same TemplateCheck the core returns, and
+ * CLI prints (`run/reports/jsonCase.ts`, docs/outputs.md) becomes the same TemplateCheck the core returns, and
  * renders the same findings. (The VS Code command calls the core in the service worker instead.)
  */
 import { test } from 'node:test';

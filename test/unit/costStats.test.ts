@@ -1,6 +1,6 @@
 /**
- * Length statistics (run/stats.ts), token-id counts (run/tokenCounts.ts) and the draft vocabulary
- * (run/draftVocab.ts, `eagle3-prep draft-vocab`): exact values on hand-made inputs, the counts of a
+ * Length statistics (run/stats.ts), token-id counts (run/outputs/tokenCounts.ts) and the draft vocabulary
+ * (run/jobs/draftVocab.ts, `eagle3-prep draft-vocab`): exact values on hand-made inputs, the counts of a
  * real run against a recount of its records, and the d2t / t2d arrays read back from the `.npy` files.
  */
 import { test } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * `draft-vocab`'s files for each trainer (run/draftVocab.ts): the target vocabulary size rules (the model's
+ * `draft-vocab`'s files for each trainer (run/jobs/draftVocab.ts): the target vocabulary size rules (the model's
  * `config.json` `vocab_size`, never the tokenizer's length), and — with a Python with torch — each file read
  * the way its trainer reads it: SpecForge `load_vocab_mapping` (torch.load, copy_ into bool [V] / int64 [K]
  * buffers), EAGLE `cache.pt` (torch.load, `d2t` / `t2d`), Model-Optimizer `load_draft_vocab_cache`

@@ -196,7 +196,7 @@ test('event log: one line read on its own (hover, mask view) says it is an event
   assert.equal(detectFormat([line]).format, 'event-log');
   // Not an event: no uuid / parentUuid envelope.
   assert.notEqual(detectFormat([{ type: 'user', message: { role: 'user', content: 'x' } }]).format, 'event-log');
-  // The Problems scan of the file reads it as prepare does (run/fileRows.ts): no message_fragment problems, and the
+  // The Problems scan of the file reads it as prepare does (run/editor/fileRows.ts): no message_fragment problems, and the
   // drops of the file pass with prepare's codes (its 5 dropped rows, below).
   const scan = await scanRowProblems(FIXTURE);
   assert.deepEqual(

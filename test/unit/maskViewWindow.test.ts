@@ -1,4 +1,4 @@
-// Which tokens of a long record the mask view draws (src/vscode/maskViewWindow.ts): the trained
+// Which tokens of a long record the mask view draws (src/shared/maskViewWindow.ts): the trained
 // spans with context, never the first N tokens of a record whose training comes later.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

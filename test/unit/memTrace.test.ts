@@ -1,4 +1,4 @@
-/** The memory trace of a run (EAGLE3_MEM_TRACE, src/core/run/memTrace.ts): off by default, its period, its line. */
+/** The memory trace of a run (EAGLE3_MEM_TRACE, src/core/run/prepare/memTrace.ts): off by default, its period, its line. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

@@ -1,4 +1,4 @@
-// Where a file's outputs are (src/core/run/runLocation.ts): its own run, or the run of a folder
+// Where a file's outputs are (src/core/run/editor/runLocation.ts): its own run, or the run of a folder
 // that holds it; the newest run that lists the file wins. The Datasets view, the dashboard,
 // Problems and the hover all read a file's state through readOutputState, which uses it.
 import assert from 'node:assert/strict';

@@ -1,7 +1,7 @@
 /**
  * `prepare --trainer speculators` writes `speculators/`, the folder `datasets.save_to_disk` writes
  * and speculators' `train.py --data-path` opens with `datasets.load_from_disk` (issue 22 item 3;
- * run/speculatorsOutput.ts names the sources). Read back here with apache-arrow's IPC stream
+ * run/outputs/speculatorsOutput.ts names the sources). Read back here with apache-arrow's IPC stream
  * reader and compared with `data/tokenized_data.jsonl` record for record; loaded with Python's
  * `datasets` (or `pyarrow`) too when the machine has it.
  */

@@ -164,9 +164,9 @@ export interface OutputState {
   failures?: string[];
   /** This file's entry of the report. */
   fileReport?: FileReport;
-  /** The file's status in that run (`run/status.ts`: ok / warnings / degraded / failed). */
+  /** The file's status in that run (`run/reports/status.ts`: ok / warnings / degraded / failed). */
   status?: RunStatus;
-  /** The file's data-changing warnings in that run (`run/status.ts` `fileWarnings`: its rows' and the template check's), most frequent first. */
+  /** The file's data-changing warnings in that run (`run/reports/status.ts` `fileWarnings`: its rows' and the template check's), most frequent first. */
   warnings?: { code: string; count: number }[];
   /** The record-deciding settings of that run (`runSettings.ts`; older reports get the defaults they ran with). */
   settings?: RunSettings;
@@ -444,7 +444,7 @@ export async function scanRowProblems(
   let rowsRead = 0;
   // OpenAssistant flat exports and agent CLI event logs are read whole by prepare (their message rows become trees,
   // formats/oasst.ts, their events parent chains, formats/eventLog.ts): such a file's rows are read as prepare plans
-  // them (run/fileRows.ts): a conversation row or a dropped message as planned; a message inside other rows'
+  // them (run/editor/fileRows.ts): a conversation row or a dropped message as planned; a message inside other rows'
   // conversations follows their fate, which needs a run.
   const plan = await filePlanOf(file, opts.signal);
   for await (const row of scanRows(file, { signal: opts.signal })) {

@@ -28,7 +28,7 @@
  * `_data_files` lists. Record batches of at most 1,000 rows (datasets' `DEFAULT_MAX_BATCH_SIZE`)
  * and 2^21 tokens bound the memory held (two int64 columns of a batch) and keep a list column's 32-bit offsets far from overflow.
  *
- * Written from the run's staged records at commit (like Parquet, run/runOutputs.ts): the Arrow
+ * Written from the run's staged records at commit (like Parquet, run/outputs/runOutputs.ts): the Arrow
  * file goes to a temporary file beside its final path and is renamed into place, then the two JSON
  * files are written atomically; other files in the folder (draft-vocab's `d2t.npy`, `t2d.npy`,
  * `token_freq.pt`, speculators' `hidden_states/`) are left alone.

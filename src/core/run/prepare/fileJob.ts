@@ -1,5 +1,5 @@
 /**
- * One input file of a `prepare` run (run/pipeline.ts): read its rows through the row source
+ * One input file of a `prepare` run (run/prepare/pipeline.ts): read its rows through the row source
  * (formats/rowSource.ts), detect its format, send its rows in batches to the row processors, apply
  * their results in input order to its report and the run's outputs. Its parts:
  * - {@link RowBatcher} — batching and the window of batches in flight (backpressure);

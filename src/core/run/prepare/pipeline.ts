@@ -1,6 +1,6 @@
 /**
  * The `prepare` job: read → detect → normalize → render → mask → tokenize → write. This module is
- * the run: its outputs, the fail-early check, the files in order (each one a run/fileJob.ts
+ * the run: its outputs, the fail-early check, the files in order (each one a run/prepare/fileJob.ts
  * `FileJob`), leaving a failed file out, the all-or-nothing commit. The option/result shapes are the run contract (`./contract.ts`). Accounting rule (docs/loss-mask-rules.md "Records that are not
  * written"): every row read ends written, set aside for generation, dropped
  * with a reason code, or errored; the four add up to the rows read, per file.
@@ -104,7 +104,7 @@ export async function prepareStaged(options: PrepareOptions, hooks: PrepareHooks
   const counts = new TokenCounter();
   const policy = { allowEmpty: opts.allowEmpty || (shard !== null && shard.count > 1), strict: opts.strict, maxErrorRate: opts.maxErrorRate };
   const seen = opts.dedup ? (hooks.dedup ?? new Set<string>()) : null;
-  /** What every file's job shares (run/fileJob.ts); `doomed`, `globalRow` and `inline` are run-wide state the jobs advance. */
+  /** What every file's job shares (run/prepare/fileJob.ts); `doomed`, `globalRow` and `inline` are run-wide state the jobs advance. */
   const run: FileJobRun = {
     opts,
     hooks,

@@ -90,7 +90,7 @@ export function assertPrepareWorkerData(value: unknown): asserts value is Prepar
 // ------------------------------------------------------------------ row pool
 
 /**
- * `workerData` of a pool worker (`src/core/run/pool.ts`): it loads the tokenizer
+ * `workerData` of a pool worker (`src/core/run/prepare/pool.ts`): it loads the tokenizer
  * once, then answers `batch` messages until it is terminated.
  */
 export interface PoolWorkerData {

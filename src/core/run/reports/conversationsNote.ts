@@ -46,7 +46,7 @@ export function conversationsLines(r: Pick<PrepareResult, 'outputs' | 'files' | 
  * Why `conversations_sharegpt.jsonl` (`--format messages --trainer eagle`) holds no conversation, with what to do
  * instead; undefined when the run did not write that file or it holds at least one. EAGLE's `main.py` would train on
  * nothing: the run fails when conversations were written but none fits EAGLE (runResult.ts, unless `--allow-empty`
- * or a shard), and the next steps print this instead of a train command (run/nextSteps.ts).
+ * or a shard), and the next steps print this instead of a train command (run/reports/nextSteps.ts).
  */
 export function sharegptEmptyReason(r: Pick<PrepareResult, 'outputs' | 'files'>): string | undefined {
   if (!r.outputs.conversationsSharegpt) return undefined;

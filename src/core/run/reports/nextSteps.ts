@@ -16,7 +16,7 @@ export interface NextStepInputs {
   conversations?: string;
   /** `conversations_sharegpt.jsonl` (absolute) of a `--format messages --trainer eagle` run; undefined when not written. */
   sharegpt?: string;
-  /** Why `sharegpt` holds no conversation (run/conversationsNote.ts sharegptEmptyReason): said instead of a train command pointing at it. */
+  /** Why `sharegpt` holds no conversation (run/reports/conversationsNote.ts sharegptEmptyReason): said instead of a train command pointing at it. */
   sharegptEmpty?: string;
   /** `token_counts.json` (absolute), for `eagle3-prep draft-vocab`. */
   tokenCounts: string;
@@ -26,7 +26,7 @@ export interface NextStepInputs {
   maxLength: number;
   /** The tokenizer's model folder, or undefined for the embedded Qwen3 tokenizer (the user names the model then). */
   modelDir?: string;
-  /** The speculators dataset folder the run wrote (`<outDir>/speculators`, run/speculatorsOutput.ts), if it wrote one. */
+  /** The speculators dataset folder the run wrote (`<outDir>/speculators`, run/outputs/speculatorsOutput.ts), if it wrote one. */
   speculatorsDataset?: string;
 }
 
