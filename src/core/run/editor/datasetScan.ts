@@ -221,46 +221,17 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
   }
   const fr = fileReportOf(report, abs);
   if (!fr) return none;
-  // The records file: the JSONL, or the Parquet file of a run with `format: parquet`; `conversations.jsonl` of a
-  // `format: messages` run, which writes no records (docs/outputs.md).
-  const parquetOnly = report.outputs?.format === 'parquet';
-  const names: [string, string][] = [
-    report.outputs?.format === 'messages'
-      ? [CONVERSATIONS_FILE, report.outputs.conversations ?? path.join(outDir, CONVERSATIONS_FILE)]
-      : parquetOnly
-        ? [TOKENIZED_DATA_PARQUET, report.outputs?.tokenizedDataParquet ?? recordsFileIn(outDir, TOKENIZED_DATA_PARQUET)]
-        : [OUTPUT_FILES.tokenizedData, report.outputs?.tokenizedData ?? recordsFileIn(outDir, OUTPUT_FILES.tokenizedData)],
-    [OUTPUT_FILES.promptsToGenerate, report.outputs?.promptsToGenerate ?? path.join(outDir, OUTPUT_FILES.promptsToGenerate)],
-    [OUTPUT_FILES.reportMd, report.outputs?.reportMd ?? path.join(outDir, OUTPUT_FILES.reportMd)],
-  ];
-  const outputs = names.map(([name, p]) => ({ name, path: p, exists: fs.existsSync(p) }));
-  const why: string[] = [];
-  const input = fs.statSync(abs, { throwIfNoEntry: false });
+  const outputs = outputFilesOf(report, outDir);
   const rec = fr.input;
-  if (!input) why.push('the input file no longer exists');
-  else if (rec) {
-    if (rec.size !== input.size)
-      why.push(`input changed since the run (size ${rec.size.toLocaleString('en-US')} → ${input.size.toLocaleString('en-US')} bytes)`);
-    else if (Math.abs(rec.mtimeMs - input.mtimeMs) > 1)
-      why.push(`input modified since the run (${new Date(rec.mtimeMs).toISOString()} → ${new Date(input.mtimeMs).toISOString()})`);
-  } else if (input.mtimeMs > st.mtimeMs) why.push('input modified after report.json was written');
-  if (opts.rowCount !== undefined && opts.rowCount !== fr.rowsRead)
-    why.push(`the file has ${opts.rowCount.toLocaleString('en-US')} rows, the run read ${fr.rowsRead.toLocaleString('en-US')}`);
+  const why = inputChangeReasons(abs, fr, opts.rowCount, st.mtimeMs);
   const inputChanged = why.length > 0;
   if (opts.tokenizerHash && report.tokenizer?.hash && opts.tokenizerHash !== report.tokenizer.hash) {
     why.push(`tokenizer changed (run: ${report.tokenizer.name} ${report.tokenizer.hash}, active: ${opts.tokenizerHash})`);
   }
   const runSettings = runSettingsOfReport(report);
   if (opts.settings) why.push(...describeDifferences(differingSettings(runSettings, opts.settings)));
-  // eagle3prep.jsonc (role aliases, field mappings) decides how rows are read: a change that can change this file's
-  // records makes the output stale (formats/appliedConfig.ts); a report without the applied config: a newer config file.
   const beforeConfig = why.length;
-  if (rec?.projectConfig) why.push(...configStaleReasons(abs, rec.projectConfig, appliedConfigOf(abs)));
-  else {
-    const config = findProjectConfig(abs);
-    const cst = config ? fs.statSync(config, { throwIfNoEntry: false }) : undefined;
-    if (config && cst && cst.mtimeMs > st.mtimeMs) why.push(`${path.basename(config)} changed since the run (${config})`);
-  }
+  why.push(...configChangeReasons(abs, rec, st.mtimeMs));
   const readingChanged = why.length > beforeConfig;
   if (!outputs[0].exists) why.push(`${outputs[0].name} is missing`);
   if (schemaVersion < REPORT_SCHEMA_VERSION) why.push(`report.json was written by an earlier eagle3-prep (schema ${schemaVersion}, no status): prepare again`);
@@ -285,6 +256,57 @@ export function readOutputState(file: string, opts: OutputStateOptions = {}): Ou
     inputChanged,
     readingChanged,
   };
+}
+
+/**
+ * The output files a report names for the dataset's outputs, and whether each is there: the records file (the JSONL,
+ * or the Parquet file of a run with `format: parquet`; `conversations.jsonl` of a `format: messages` run, which writes
+ * no records, docs/outputs.md), `prompts_to_generate.jsonl` and `report.md`, in that order.
+ */
+function outputFilesOf(report: PrepareResult, outDir: string): OutputFile[] {
+  const parquetOnly = report.outputs?.format === 'parquet';
+  const names: [string, string][] = [
+    report.outputs?.format === 'messages'
+      ? [CONVERSATIONS_FILE, report.outputs.conversations ?? path.join(outDir, CONVERSATIONS_FILE)]
+      : parquetOnly
+        ? [TOKENIZED_DATA_PARQUET, report.outputs?.tokenizedDataParquet ?? recordsFileIn(outDir, TOKENIZED_DATA_PARQUET)]
+        : [OUTPUT_FILES.tokenizedData, report.outputs?.tokenizedData ?? recordsFileIn(outDir, OUTPUT_FILES.tokenizedData)],
+    [OUTPUT_FILES.promptsToGenerate, report.outputs?.promptsToGenerate ?? path.join(outDir, OUTPUT_FILES.promptsToGenerate)],
+    [OUTPUT_FILES.reportMd, report.outputs?.reportMd ?? path.join(outDir, OUTPUT_FILES.reportMd)],
+  ];
+  return names.map(([name, p]) => ({ name, path: p, exists: fs.existsSync(p) }));
+}
+
+/**
+ * Why the input is not the one the run read: gone, another size or mtime than the run recorded (for reports without
+ * them, newer than report.json, written at `reportMtimeMs`), or another row count than the run read.
+ */
+function inputChangeReasons(abs: string, fr: FileReport, rowCount: number | undefined, reportMtimeMs: number): string[] {
+  const why: string[] = [];
+  const input = fs.statSync(abs, { throwIfNoEntry: false });
+  const rec = fr.input;
+  if (!input) why.push('the input file no longer exists');
+  else if (rec) {
+    if (rec.size !== input.size)
+      why.push(`input changed since the run (size ${rec.size.toLocaleString('en-US')} → ${input.size.toLocaleString('en-US')} bytes)`);
+    else if (Math.abs(rec.mtimeMs - input.mtimeMs) > 1)
+      why.push(`input modified since the run (${new Date(rec.mtimeMs).toISOString()} → ${new Date(input.mtimeMs).toISOString()})`);
+  } else if (input.mtimeMs > reportMtimeMs) why.push('input modified after report.json was written');
+  if (rowCount !== undefined && rowCount !== fr.rowsRead)
+    why.push(`the file has ${rowCount.toLocaleString('en-US')} rows, the run read ${fr.rowsRead.toLocaleString('en-US')}`);
+  return why;
+}
+
+/**
+ * eagle3prep.jsonc (role aliases, field mappings) decides how rows are read: a change that can change this file's
+ * records makes the output stale (formats/appliedConfig.ts); for a report without the applied config, a config file
+ * newer than report.json (written at `reportMtimeMs`).
+ */
+function configChangeReasons(abs: string, rec: FileReport['input'], reportMtimeMs: number): string[] {
+  if (rec?.projectConfig) return configStaleReasons(abs, rec.projectConfig, appliedConfigOf(abs));
+  const config = findProjectConfig(abs);
+  const cst = config ? fs.statSync(config, { throwIfNoEntry: false }) : undefined;
+  return config && cst && cst.mtimeMs > reportMtimeMs ? [`${path.basename(config)} changed since the run (${config})`] : [];
 }
 
 // ------------------------------------------------------------------ whole scan

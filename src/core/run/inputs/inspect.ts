@@ -19,7 +19,7 @@ import type { AnswerMode } from '../../types';
 import { filePassFor, type FilePass } from './oasstRun';
 import { prepareTurns, selectTargets } from '../../records/turns';
 import { describeError, isInternalError } from '../../errors';
-import type { Message } from '../../types';
+import type { Conversation, Message } from '../../types';
 
 /**
  * One message as `inspect` prints it: the normalized message model (`types.ts` `Message`; optional
@@ -143,78 +143,43 @@ export async function inspectFile(file: string, opts: InspectOptions = {}): Prom
 /** {@link inspectFile}; `at.line` follows the last row read. */
 async function inspectFileUnguarded(file: string, opts: InspectOptions, at: { line: number }): Promise<InspectResult> {
   const limit = opts.limit ?? Infinity;
-  const fileBase = path.basename(file);
-  const sample: unknown[] = [];
-  const records: InspectRecord[] = [];
-  const skipped: InspectSkipped[] = [];
-  const partOf: InspectPart[] = [];
-  const unreadFields: InspectResult['unread_fields'] = {};
-  let rowsRead = 0;
-  let recognized = 0;
-  let invalid = 0;
-  let firstInvalid: string | undefined;
-  let tokenized = 0;
-  const keysSeen = new Map<string, number>();
-  let firstUnrecognized: unknown;
-
   // The same eagle3prep.jsonc role aliases / field mappings / reading choices that prepare applies (projectConfig.ts).
   const config = rowConfigFor(file, { mapping: opts.mapping, answers: opts.answers });
-  const project = config.project;
-  const normalizeOptions = config.reading;
+  const inspection = new Inspection(file, config.reading);
+  if (limit > 0) await inspection.read(configuredRows(file, config), config.project, limit, at);
+  return inspection.result(limit);
+}
 
-  /** Normalizes one row (or the value an OpenAssistant pass planned for it) into records / skipped. */
-  const take = (row: RawRow, value: unknown) => {
-    if (row.error !== undefined) {
-      invalid++;
-      firstInvalid ??= `line ${row.line}: ${row.error}`;
-      skipped.push({ line: row.line, reason: 'invalid_json', message: row.error });
-      return;
-    }
-    const source = row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element };
-    const { outcome, handler } = normalizeDetailed(value, source, fileBase, normalizeOptions);
-    if (handler) recognized++;
-    else if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-      firstUnrecognized ??= value;
-      const keys = datasetKeys(value as Record<string, unknown>);
-      if (keys.includes('input_ids')) tokenized++;
-      for (const k of keys) keysSeen.set(k, (keysSeen.get(k) ?? 0) + 1);
-    }
-    const convs = conversationsOf(outcome);
-    for (const { kind, conversation: c } of convs) {
-      // prepare's rule (docs/loss-mask-rules.md "Empty turns"): a conversation whose trailing empty assistant turns leave
-      // no target (its other assistant turns are context, e.g. a preference prompt's) is a prompt to generate.
-      const pre = kind === 'conversation' ? prepareTurns(c.messages) : undefined;
-      const prompt = kind === 'prompt' || (pre !== undefined && pre.placeholderRemoved && selectTargets(pre.messages, 'assistant').length === 0);
-      const messages = prompt && pre ? pre.messages : c.messages;
-      const rec: InspectRecord = {
-        source: row.element === undefined ? { line: row.line } : { line: row.line, element: row.element },
-        id: c.id,
-        shape: handler?.name ?? 'unknown',
-        messages: messages.map(toInspectMessage),
-        needs_generation: prompt,
-      };
-      if (c.answerAfter?.length) rec.answer_after = c.answerAfter;
-      if (c.tools?.length) rec.tools = c.tools;
-      if (c.nonTextParts?.length) rec.non_text_parts = c.nonTextParts;
-      const notes = [...(c.notes ?? []), ...(prompt && pre ? pre.notes : [])];
-      if (notes.length) rec.notes = [...new Set(notes)];
-      if (c.unreadFields?.length) rec.unread_fields = c.unreadFields;
-      records.push(rec);
-    }
-    for (const f of convs[0]?.conversation.unreadFields ?? []) {
-      const u = (unreadFields[f] ??= { count: 0, lines: [] });
-      u.count++;
-      if (u.lines.length < 10) u.lines.push(row.line);
-    }
-    if (outcome.kind === 'dropped') skipped.push({ line: row.line, reason: outcome.reason, message: outcome.message });
-    else if (outcome.kind === 'errored')
-      skipped.push({ line: row.line, reason: 'errored', ...(outcome.code ? { code: outcome.code } : {}), message: outcome.message });
-  };
+/** What inspecting a file gathers as its rows are read: the records, the skipped rows, the rows inside others, and what was found of the rows no shape read. */
+class Inspection {
+  private readonly fileBase: string;
+  /** The detection sample: the parsed values of the first rows. */
+  private readonly sample: unknown[] = [];
+  private readonly records: InspectRecord[] = [];
+  private readonly skipped: InspectSkipped[] = [];
+  private readonly partOf: InspectPart[] = [];
+  private readonly unreadFields: InspectResult['unread_fields'] = {};
+  private rowsRead = 0;
+  private recognized = 0;
+  private invalid = 0;
+  private firstInvalid: string | undefined;
+  private tokenized = 0;
+  private readonly keysSeen = new Map<string, number>();
+  private firstUnrecognized: unknown;
 
-  if (limit > 0) {
-    // The first rows decide the format; an OpenAssistant flat export is then read whole and rebuilt into trees (formats/oasst.ts).
+  constructor(
+    private readonly file: string,
+    private readonly normalizeOptions: ReturnType<typeof rowConfigFor>['reading'],
+  ) {
+    this.fileBase = path.basename(file);
+  }
+
+  /**
+   * Reads at most `limit` rows. The first rows decide the format; an OpenAssistant flat export (or an agent CLI event
+   * log) is then read whole and rebuilt into trees (formats/oasst.ts), else each row is taken as it is read.
+   */
+  async read(rows: AsyncGenerator<RawRow>, project: ProjectConfig | undefined, limit: number, at: { line: number }): Promise<void> {
     const head: RawRow[] = [];
-    const rows = configuredRows(file, config);
     let oasst: FilePass | undefined;
     const held: RawRow[] = []; // in OpenAssistant mode: every row, message rows without their value (the pass keeps what it needs)
     const hold = (row: RawRow) => {
@@ -225,55 +190,133 @@ async function inspectFileUnguarded(file: string, opts: InspectOptions, at: { li
     const decide = () => {
       decided = true;
       // Detection reads the first rows as prepare does (detect.ts), before any file-level pass.
-      for (const h of head) if (h.error === undefined) sample.push(h.value);
+      for (const h of head) if (h.error === undefined) this.sample.push(h.value);
       oasst = startFilePass(head, project);
       for (const h of head.splice(0)) {
         if (oasst) hold(h);
-        else take(h, h.value);
+        else this.take(h, h.value);
       }
     };
     try {
       for await (const row of rows) {
         at.line = row.line;
-        rowsRead++;
+        this.rowsRead++;
         if (!decided) {
           head.push(row);
           if (head.length >= DETECT_SAMPLE_SIZE) decide();
         } else if (oasst) hold(row);
-        else take(row, row.value);
-        if (rowsRead >= limit) break;
+        else this.take(row, row.value);
+        if (this.rowsRead >= limit) break;
       }
     } finally {
       await rows.return(undefined);
     }
     if (!decided) decide();
-    if (oasst) {
-      const plans = oasst.plan();
-      const lineOf = (i: number) => held[i].line;
-      held.forEach((row, i) => {
-        const plan = plans.get(i);
-        if (!plan) take(row, row.value);
-        else if (plan.kind === 'part') {
-          recognized++;
-          partOf.push({ line: row.line, ...(row.element === undefined ? {} : { element: row.element }), in_records_of: plan.leaves.map(lineOf) });
-        } else take(row, plan.value);
-      });
-    }
+    if (oasst) this.applyPlans(oasst, held);
   }
 
-  if (recognized === 0) {
-    const why = await explainNothingFound(file, { rowsRead, invalid, firstInvalid, tokenized, keysSeen, limited: rowsRead >= limit });
-    throw new Error(tokenized === 0 && firstUnrecognized !== undefined ? `${why}${whatWouldRead(firstUnrecognized, path.basename(file))}` : why);
+  /** The file-level pass's plans for the rows held: a row inside others' conversations goes to `part_of`, the others are taken (with the value planned). */
+  private applyPlans(pass: FilePass, held: RawRow[]): void {
+    const plans = pass.plan();
+    const lineOf = (i: number) => held[i].line;
+    held.forEach((row, i) => {
+      const plan = plans.get(i);
+      if (!plan) this.take(row, row.value);
+      else if (plan.kind === 'part') {
+        this.recognized++;
+        this.partOf.push({ line: row.line, ...(row.element === undefined ? {} : { element: row.element }), in_records_of: plan.leaves.map(lineOf) });
+      } else this.take(row, plan.value);
+    });
   }
-  const { format, evidence } = detectFormat(sample);
-  if (invalid) evidence.push(`${invalid}/${rowsRead} rows are not valid JSON (first: ${firstInvalid})`);
-  if (partOf.length)
-    evidence.push(
-      format === 'event-log'
-        ? `${partOf.length}/${rowsRead} lines are events inside other lines' conversations (agent CLI event log: events joined by parentUuid across the file, each root-to-leaf chain one conversation carried by its leaf line)`
-        : `${partOf.length}/${rowsRead} rows are messages inside other rows' conversations (OpenAssistant trees rebuilt across the file)`,
-    );
-  return { file, format, evidence, rows_read: rowsRead, records, skipped, ...(partOf.length ? { part_of: partOf } : {}), unread_fields: unreadFields };
+
+  /** Normalizes one row (or the value an OpenAssistant pass planned for it) into records / skipped. */
+  private take(row: RawRow, value: unknown): void {
+    if (row.error !== undefined) {
+      this.invalid++;
+      this.firstInvalid ??= `line ${row.line}: ${row.error}`;
+      this.skipped.push({ line: row.line, reason: 'invalid_json', message: row.error });
+      return;
+    }
+    const file = this.file;
+    const source = row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element };
+    const { outcome, handler } = normalizeDetailed(value, source, this.fileBase, this.normalizeOptions);
+    if (handler) this.recognized++;
+    else if (value !== null && typeof value === 'object' && !Array.isArray(value)) this.noteUnrecognized(value as Record<string, unknown>);
+    const convs = conversationsOf(outcome);
+    for (const { kind, conversation: c } of convs) this.records.push(inspectRecord(row, kind, c, handler?.name ?? 'unknown'));
+    for (const f of convs[0]?.conversation.unreadFields ?? []) {
+      const u = (this.unreadFields[f] ??= { count: 0, lines: [] });
+      u.count++;
+      if (u.lines.length < 10) u.lines.push(row.line);
+    }
+    if (outcome.kind === 'dropped') this.skipped.push({ line: row.line, reason: outcome.reason, message: outcome.message });
+    else if (outcome.kind === 'errored')
+      this.skipped.push({ line: row.line, reason: 'errored', ...(outcome.code ? { code: outcome.code } : {}), message: outcome.message });
+  }
+
+  /** A row object no shape read: its keys counted (and whether it is already tokenized), the first one kept for the message. */
+  private noteUnrecognized(value: Record<string, unknown>): void {
+    this.firstUnrecognized ??= value;
+    const keys = datasetKeys(value);
+    if (keys.includes('input_ids')) this.tokenized++;
+    for (const k of keys) this.keysSeen.set(k, (this.keysSeen.get(k) ?? 0) + 1);
+  }
+
+  /**
+   * The inspection's result: the format detected from the sample, with the rows that are not JSON and the rows inside
+   * others in its evidence.
+   * @throws Error explaining why nothing was recognized when no row has a conversational shape
+   */
+  async result(limit: number): Promise<InspectResult> {
+    const { file, rowsRead, invalid, firstInvalid, tokenized, keysSeen, partOf } = this;
+    if (this.recognized === 0) {
+      const why = await explainNothingFound(file, { rowsRead, invalid, firstInvalid, tokenized, keysSeen, limited: rowsRead >= limit });
+      throw new Error(tokenized === 0 && this.firstUnrecognized !== undefined ? `${why}${whatWouldRead(this.firstUnrecognized, path.basename(file))}` : why);
+    }
+    const { format, evidence } = detectFormat(this.sample);
+    if (invalid) evidence.push(`${invalid}/${rowsRead} rows are not valid JSON (first: ${firstInvalid})`);
+    if (partOf.length)
+      evidence.push(
+        format === 'event-log'
+          ? `${partOf.length}/${rowsRead} lines are events inside other lines' conversations (agent CLI event log: events joined by parentUuid across the file, each root-to-leaf chain one conversation carried by its leaf line)`
+          : `${partOf.length}/${rowsRead} rows are messages inside other rows' conversations (OpenAssistant trees rebuilt across the file)`,
+      );
+    return {
+      file,
+      format,
+      evidence,
+      rows_read: rowsRead,
+      records: this.records,
+      skipped: this.skipped,
+      ...(partOf.length ? { part_of: partOf } : {}),
+      unread_fields: this.unreadFields,
+    };
+  }
+}
+
+/**
+ * One conversation of a row as `inspect` shows it. prepare's rule (docs/loss-mask-rules.md "Empty turns"): a
+ * conversation whose trailing empty assistant turns leave no target (its other assistant turns are context, e.g. a
+ * preference prompt's) is a prompt to generate.
+ */
+function inspectRecord(row: RawRow, kind: ReturnType<typeof conversationsOf>[number]['kind'], c: Conversation, shape: string): InspectRecord {
+  const pre = kind === 'conversation' ? prepareTurns(c.messages) : undefined;
+  const prompt = kind === 'prompt' || (pre !== undefined && pre.placeholderRemoved && selectTargets(pre.messages, 'assistant').length === 0);
+  const messages = prompt && pre ? pre.messages : c.messages;
+  const rec: InspectRecord = {
+    source: row.element === undefined ? { line: row.line } : { line: row.line, element: row.element },
+    id: c.id,
+    shape,
+    messages: messages.map(toInspectMessage),
+    needs_generation: prompt,
+  };
+  if (c.answerAfter?.length) rec.answer_after = c.answerAfter;
+  if (c.tools?.length) rec.tools = c.tools;
+  if (c.nonTextParts?.length) rec.non_text_parts = c.nonTextParts;
+  const notes = [...(c.notes ?? []), ...(prompt && pre ? pre.notes : [])];
+  if (notes.length) rec.notes = [...new Set(notes)];
+  if (c.unreadFields?.length) rec.unread_fields = c.unreadFields;
+  return rec;
 }
 
 /** The pass over the whole file when its first rows are an OpenAssistant flat export (formats/oasst.ts) or an agent CLI event log (formats/eventLog.ts). */

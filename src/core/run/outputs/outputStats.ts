@@ -59,50 +59,83 @@ export function parseRecordLine(line: string): { id: string; file: string; line:
  */
 export async function indexTokenizedData(file: string, signal?: AbortSignal): Promise<RecordIndex> {
   const st = await fs.promises.stat(file);
-  const inputs: string[] = [];
-  const inputIdx = new Map<string, number>();
-  let cap = 1024;
-  let fileOf = new Uint32Array(cap);
-  let line = new Uint32Array(cap);
-  let seqLen = new Uint32Array(cap);
-  let trainable = new Uint32Array(cap);
-  const ids: string[] = [];
-  let n = 0;
-  let unreadable = 0;
-  const grow = () => {
-    cap *= 2;
-    const g = (a: Uint32Array) => {
-      const b = new Uint32Array(cap);
-      b.set(a);
-      return b;
-    };
-    fileOf = g(fileOf);
-    line = g(line);
-    seqLen = g(seqLen);
-    trainable = g(trainable);
-  };
-  const take = (text: string) => {
+  const index = new RecordIndexBuilder();
+  await forEachLine(file, (text) => index.add(text), signal);
+  return { file, size: st.size, mtimeMs: st.mtimeMs, ...index.result() };
+}
+
+/** The columns of a {@link RecordIndex} as records are added, in growing typed arrays. */
+class RecordIndexBuilder {
+  private readonly inputs: string[] = [];
+  private readonly inputIdx = new Map<string, number>();
+  private cap = 1024;
+  private fileOf = new Uint32Array(this.cap);
+  private line = new Uint32Array(this.cap);
+  private seqLen = new Uint32Array(this.cap);
+  private trainable = new Uint32Array(this.cap);
+  private readonly ids: string[] = [];
+  private n = 0;
+  private unreadable = 0;
+
+  /** One line of the file: a record indexed, a line that is not one counted, a blank line ignored. */
+  add(text: string): void {
     if (!text.trim()) return;
     const r = parseRecordLine(text);
     if (!r) {
-      unreadable++;
+      this.unreadable++;
       return;
     }
-    if (n === cap) grow();
+    if (this.n === this.cap) this.grow();
     const key = path.resolve(r.file);
-    let fi = inputIdx.get(key);
+    let fi = this.inputIdx.get(key);
     if (fi === undefined) {
-      fi = inputs.length;
-      inputs.push(key);
-      inputIdx.set(key, fi);
+      fi = this.inputs.length;
+      this.inputs.push(key);
+      this.inputIdx.set(key, fi);
     }
-    fileOf[n] = fi;
-    line[n] = r.line;
-    seqLen[n] = r.seqLen;
-    trainable[n] = r.trainable;
-    ids.push(r.id);
-    n++;
-  };
+    const n = this.n;
+    this.fileOf[n] = fi;
+    this.line[n] = r.line;
+    this.seqLen[n] = r.seqLen;
+    this.trainable[n] = r.trainable;
+    this.ids.push(r.id);
+    this.n++;
+  }
+
+  private grow(): void {
+    this.cap *= 2;
+    const g = (a: Uint32Array) => {
+      const b = new Uint32Array(this.cap);
+      b.set(a);
+      return b;
+    };
+    this.fileOf = g(this.fileOf);
+    this.line = g(this.line);
+    this.seqLen = g(this.seqLen);
+    this.trainable = g(this.trainable);
+  }
+
+  /** The columns, cut to the records added. */
+  result(): Omit<RecordIndex, 'file' | 'size' | 'mtimeMs'> {
+    const n = this.n;
+    return {
+      inputs: this.inputs,
+      fileOf: this.fileOf.slice(0, n),
+      line: this.line.slice(0, n),
+      seqLen: this.seqLen.slice(0, n),
+      trainable: this.trainable.slice(0, n),
+      ids: this.ids,
+      unreadable: this.unreadable,
+    };
+  }
+}
+
+/**
+ * Calls `take` with each line of `file` (split at LF, decoded as UTF-8; the last line without its LF too), reading
+ * 1 MiB at a time.
+ * @throws Error from the file system; the abort reason (checked before each read)
+ */
+async function forEachLine(file: string, take: (text: string) => void, signal?: AbortSignal): Promise<void> {
   const fh = await fs.promises.open(file, 'r');
   try {
     const buf = Buffer.allocUnsafe(1 << 20);
@@ -128,18 +161,6 @@ export async function indexTokenizedData(file: string, signal?: AbortSignal): Pr
   } finally {
     await fh.close();
   }
-  return {
-    file,
-    size: st.size,
-    mtimeMs: st.mtimeMs,
-    inputs,
-    fileOf: fileOf.slice(0, n),
-    line: line.slice(0, n),
-    seqLen: seqLen.slice(0, n),
-    trainable: trainable.slice(0, n),
-    ids,
-    unreadable,
-  };
 }
 
 /** The records one row (1-based `line` of `input`) became in an indexed output, in order. */

@@ -135,6 +135,44 @@ class RowBatcher {
   }
 }
 
+/**
+ * A file's reader with one row of lookahead: {@link RowCursor.current} is the next row to take until the reader is
+ * done. The next row is read when the current one is taken (`shift`) or after it was processed (`advance`).
+ */
+class RowCursor {
+  private constructor(
+    private readonly read: () => Promise<IteratorResult<RawRow>>,
+    private it: IteratorResult<RawRow>,
+  ) {}
+
+  /** A cursor on the reader's first row. */
+  static async open(read: () => Promise<IteratorResult<RawRow>>): Promise<RowCursor> {
+    return new RowCursor(read, await read());
+  }
+
+  /** True once the reader has no more rows. */
+  get done(): boolean {
+    return this.it.done === true;
+  }
+
+  /** The current row (only while not {@link done}). */
+  get current(): RawRow {
+    return this.it.value as RawRow;
+  }
+
+  /** Reads the next row. */
+  async advance(): Promise<void> {
+    this.it = await this.read();
+  }
+
+  /** The current row; the next is read before it is returned. */
+  async shift(): Promise<RawRow> {
+    const row = this.current;
+    await this.advance();
+    return row;
+  }
+}
+
 /** Reads, processes and writes one input file of a run (see the module comment). */
 export class FileJob {
   /** Line of the last row the file's reader gave (0 before the first), for the message of a failure. */
@@ -173,78 +211,102 @@ export class FileJob {
     if (project) hooks.log?.(`  project config: ${project.file}`);
     hooks.log?.(`reading ${this.file}`);
     const rows = configuredRows(this.file, config, { signal: hooks.signal });
-    const next = () => this.next(rows);
+    const cursor = await RowCursor.open(() => this.next(rows));
     const head: RawRow[] = [];
-    let it = await next();
-    while (!it.done && head.length < DETECT_SAMPLE_SIZE) {
-      head.push(it.value);
-      it = await next();
-    }
-    const det = detectFormat(head.filter((r) => r.error === undefined).map((r) => r.value));
-    this.rep.format = det.format;
-    this.rep.evidence = det.evidence;
-    hooks.log?.(`  format: ${det.format} — ${det.evidence.join('; ')}`);
+    while (!cursor.done && head.length < DETECT_SAMPLE_SIZE) head.push(await cursor.shift());
+    const format = this.detect(head);
     const batchHead: Omit<RowBatch, 'rows'> = { file: this.file, fileBase: this.run.idBases.get(this.file) ?? basename(this.file), normalize: config.reading };
     const batcher = new RowBatcher(this.run.executor, this.run.workers, hooks.signal, (results, bytes) => this.settle(results, bytes));
     const take = (row: RawRow, k: number) => this.take(batcher, batchHead, row, k);
     // OpenAssistant flat exports need the whole file before any row: their trees span it.
     // So do agent CLI event logs: their conversations are parent chains across it (formats/eventLog.ts).
-    const pass = filePassFor(det.format, project);
+    const pass = filePassFor(format, project);
     let headLeft = false;
     try {
-      if (pass) {
-        // problems.jsonl in line order, as for every other file: the paths' lines (written as their batches settle) and
-        // the message rows' (whose fate follows their paths', applied after them) are gathered and sorted at the end.
-        this.problemBuffer = [];
-        await runOasstFile({
-          pass,
-          head,
-          next: async () => {
-            if (it.done) return undefined;
-            const row = it.value;
-            it = await next();
-            return row;
-          },
-          nextK: () => this.run.globalRow++,
-          take,
-          drain: () => batcher.drain(),
-          apply: (res) => {
-            applyRowResult(this.rep, res);
-            if (res.fate === 'dropped' || res.fate === 'errored')
-              this.problemBuffer?.push({ line: res.line, element: res.element ?? -1, text: problemLine(this.file, res) });
-          },
-          leafRows: this.leafRows,
-          leafFates: this.leafFates,
-          rowKey,
-          rep: this.rep,
-          shard: this.run.shard,
-          signal: hooks.signal,
-          log: hooks.log,
-        });
-        const gathered = this.problemBuffer;
-        this.problemBuffer = null;
-        gathered.sort((a, b) => a.line - b.line || a.element - b.element);
-        if (!this.run.doomed) for (const p of gathered) await this.run.sinks.problems.write(p.text);
-      } else {
-        const sampleDone = () => this.run.dryRun !== null && this.sampled >= this.run.dryRun.sampleRows;
-        for (const row of head) {
-          if (sampleDone()) {
-            headLeft = true; // the sample ended inside the rows read for detection: the file was not read to its end
-            break;
-          }
-          await take(row, this.run.globalRow++);
-        }
-        head.length = 0;
-        while (!it.done && !sampleDone()) {
-          await take(it.value, this.run.globalRow++);
-          it = await next();
-        }
-      }
+      if (pass) await this.passOver(pass, head, cursor, take, batcher);
+      else headLeft = await this.readInOrder(head, cursor, take);
       await batcher.drain();
     } finally {
       await rows.return(undefined); // closes the file when the run stops early
     }
-    const readToEnd = it.done === true && !headLeft;
+    this.finish(cursor.done && !headLeft, batcher);
+  }
+
+  /** Detects the file's format from its first rows (`head`, the rows that parsed), into its report. @returns the format */
+  private detect(head: readonly RawRow[]): string {
+    const det = detectFormat(head.filter((r) => r.error === undefined).map((r) => r.value));
+    this.rep.format = det.format;
+    this.rep.evidence = det.evidence;
+    this.run.hooks.log?.(`  format: ${det.format} — ${det.evidence.join('; ')}`);
+    return det.format;
+  }
+
+  /**
+   * The rows in file order, the detection rows first, until the end or a dry run's sample is full.
+   * @returns true when the sample ended inside the rows read for detection (the file was not read to its end)
+   */
+  private async readInOrder(head: RawRow[], cursor: RowCursor, take: (row: RawRow, k: number) => Promise<void>): Promise<boolean> {
+    const { dryRun } = this.run;
+    const sampleDone = () => dryRun !== null && this.sampled >= dryRun.sampleRows;
+    let headLeft = false;
+    for (const row of head) {
+      if (sampleDone()) {
+        headLeft = true;
+        break;
+      }
+      await take(row, this.run.globalRow++);
+    }
+    head.length = 0;
+    while (!cursor.done && !sampleDone()) {
+      await take(cursor.current, this.run.globalRow++);
+      await cursor.advance();
+    }
+    return headLeft;
+  }
+
+  /**
+   * A file-level pass over the whole file (formats/oasst.ts, formats/eventLog.ts). problems.jsonl stays in line order,
+   * as for every other file: the paths' lines (written as their batches settle) and the message rows' (whose fate
+   * follows their paths', applied after them) are gathered and sorted at the end.
+   */
+  private async passOver(
+    pass: NonNullable<ReturnType<typeof filePassFor>>,
+    head: RawRow[],
+    cursor: RowCursor,
+    take: (row: RawRow, k: number) => Promise<void>,
+    batcher: RowBatcher,
+  ): Promise<void> {
+    const { hooks } = this.run;
+    this.problemBuffer = [];
+    await runOasstFile({
+      pass,
+      head,
+      next: async () => (cursor.done ? undefined : cursor.shift()),
+      nextK: () => this.run.globalRow++,
+      take,
+      drain: () => batcher.drain(),
+      apply: (res) => {
+        applyRowResult(this.rep, res);
+        if (res.fate === 'dropped' || res.fate === 'errored')
+          this.problemBuffer?.push({ line: res.line, element: res.element ?? -1, text: problemLine(this.file, res) });
+      },
+      leafRows: this.leafRows,
+      leafFates: this.leafFates,
+      rowKey,
+      rep: this.rep,
+      shard: this.run.shard,
+      signal: hooks.signal,
+      log: hooks.log,
+    });
+    const gathered = this.problemBuffer;
+    this.problemBuffer = null;
+    gathered.sort((a, b) => a.line - b.line || a.element - b.element);
+    if (!this.run.doomed) for (const p of gathered) await this.run.sinks.problems.write(p.text);
+  }
+
+  /** The file's end: its length statistics and dry-run estimate, the last progress, and its counts in the log. */
+  private finish(readToEnd: boolean, batcher: RowBatcher): void {
+    const { hooks } = this.run;
     this.rep.lengths = this.lengths.result();
     if (this.run.dryRun) this.run.estimates.push(estimate(this.rep, batcher.lastBytes, this.bytesTotal, readToEnd));
     this.emit(readToEnd ? this.bytesTotal : batcher.lastBytes, true);
