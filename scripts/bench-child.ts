@@ -180,7 +180,7 @@ async function main() {
       const d = process.cpuUsage(c);
       loadCpuMs = (d.user + d.system) / 1000;
     }
-    const { prepare } = fromSource ? await import('../src/core/run/pipeline') : { prepare: null };
+    const { prepare } = fromSource ? await import('../src/core/run/prepare/pipeline') : { prepare: null };
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const cli = fromSource ? null : (require(join(ROOT, 'dist', 'cli.js')) as { main(argv: string[]): Promise<number> });
     const series: { t: number; rss: number }[] = [];

@@ -112,12 +112,12 @@ async function child(c: string, n: number, len: number, out: string): Promise<vo
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
   if (c === 'jsonl') {
-    const { AtomicOutput } = await import('../src/core/run/output');
+    const { AtomicOutput } = await import('../src/core/run/outputs/output');
     const o = new AtomicOutput(out);
     for (let i = 0; i < n; i++) await o.write(line(i));
     await o.commit();
   } else if (c.startsWith('hyparquet')) {
-    const { ParquetRecordsOutput } = await import('../src/core/run/parquetOutput');
+    const { ParquetRecordsOutput } = await import('../src/core/run/outputs/parquetOutput');
     const codec = c.endsWith('none') ? 'UNCOMPRESSED' : c.endsWith('gzip') ? 'GZIP' : 'SNAPPY';
     const o = new ParquetRecordsOutput(out, { codec, ...(c.endsWith('1m') ? { rowGroupTokens: 1_000_000 } : {}) });
     for (let i = 0; i < n; i++) await o.write(line(i));

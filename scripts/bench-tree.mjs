@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { mapLimit, scanDataset, tokenizerFilesHash } from '../src/core/run/datasetScan.ts';
+import { mapLimit, scanDataset, tokenizerFilesHash } from '../src/core/run/editor/datasetScan.ts';
 
 const arg = (k, d) => {
   const i = process.argv.indexOf(`--${k}`);

@@ -18,13 +18,13 @@
  */
 import { setPriority } from 'node:os';
 import { isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';
-import { startMemTrace } from './core/run/memTrace';
-import { prepare } from './core/run/pipeline';
-import { runSetup } from './core/run/runSetup';
+import { startMemTrace } from './core/run/prepare/memTrace';
+import { prepare } from './core/run/prepare/pipeline';
+import { runSetup } from './core/run/prepare/runSetup';
 import { RowProcessor } from './core/records/rowProcessor';
 import { errorMessage } from './core/errors';
-import { handleServiceRequest } from './core/run/service';
-import { isServiceCall, type ServiceReply, type ServiceWorkerData } from './core/run/serviceProtocol';
+import { handleServiceRequest } from './core/run/editor/service';
+import { isServiceCall, type ServiceReply, type ServiceWorkerData } from './core/run/editor/serviceProtocol';
 import {
   assertPrepareWorkerData,
   isRowBatchMessage,
@@ -32,7 +32,7 @@ import {
   type FromPoolWorkerMessage,
   type FromWorkerMessage,
   type PoolWorkerData,
-} from './core/run/workerProtocol';
+} from './core/run/prepare/workerProtocol';
 
 function post(port: NonNullable<typeof parentPort>, message: FromWorkerMessage): void {
   port.postMessage(message);

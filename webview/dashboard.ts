@@ -10,16 +10,15 @@ import '@vscode-elements/elements/dist/vscode-badge/index.js';
 import '@vscode-elements/elements/dist/vscode-divider/index.js';
 import './dashboard.css';
 import { Chart } from 'chart.js';
-import type { DatasetDashboard, WorkspaceDashboard } from '../src/core/run/dashboardModel';
-import type { OutputStats } from '../src/core/run/outputStats';
+import type { DatasetDashboard, OutputStats, WorkspaceDashboard } from '../src/shared/dashboardModel';
 import {
   isDashboardHostMessage,
   type DashboardAction,
   type DashboardDrawn,
   type DashboardHostMessage,
   type DashboardWebviewMessage,
-} from '../src/vscode/dashboardProtocol';
-import type { DashboardModel } from '../src/core/run/dashboardModel';
+} from '../src/shared/dashboardProtocol';
+import type { DashboardModel } from '../src/shared/dashboardModel';
 import { baseOptions, card, charts, clearCharts, drawnCharts, fmt, h, histogramCard, notComputed, pct, reasonsCard, shareCard, theme } from './dashboardCharts';
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void; setState(s: unknown): void; getState(): unknown };

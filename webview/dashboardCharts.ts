@@ -11,8 +11,7 @@ import {
   Tooltip,
   type ChartConfiguration,
 } from 'chart.js';
-import type { ReasonCount } from '../src/core/run/dashboardModel';
-import type { Distribution } from '../src/core/run/outputStats';
+import type { Distribution, ReasonCount } from '../src/shared/dashboardModel';
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Tooltip, Legend, DoughnutController, ArcElement);
 

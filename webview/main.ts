@@ -11,7 +11,6 @@ import '@vscode-elements/elements/dist/vscode-textfield/index.js';
 import '@vscode-elements/elements/dist/vscode-badge/index.js';
 import '@vscode-elements/elements/dist/vscode-divider/index.js';
 import './style.css';
-import type { RecordView, TokenView } from '../src/core/records/recordView';
 import {
   type ExactCounts,
   type HostMessage,
@@ -20,10 +19,12 @@ import {
   MASK_POLICY_DESCRIPTIONS,
   turnLabel,
   type MaskViewState,
+  type RecordView,
+  type TokenRange,
+  type TokenView,
   type ThinkingChoice,
   type WebviewMessage,
-} from '../src/vscode/maskViewProtocol';
-import type { TokenRange } from '../src/vscode/maskViewWindow';
+} from '../src/shared/maskViewProtocol';
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void; setState(s: unknown): void; getState(): unknown };
 const vscode = acquireVsCodeApi();

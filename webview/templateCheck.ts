@@ -6,8 +6,8 @@
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-badge/index.js';
 import './templateCheck.css';
-import type { TemplateCheckModel } from '../src/vscode/templateCheckProtocol';
-import { isTemplateCheckHostMessage, type TemplateCheckWebviewMessage } from '../src/vscode/templateCheckProtocol';
+import type { TemplateCheckModel } from '../src/shared/templateCheckProtocol';
+import { isTemplateCheckHostMessage, type TemplateCheckWebviewMessage } from '../src/shared/templateCheckProtocol';
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void };
 const vscode = acquireVsCodeApi();

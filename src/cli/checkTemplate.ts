@@ -2,7 +2,7 @@
 import { GROUPINGS, type Grouping } from '../core/records/mask';
 import { checkTemplate } from '../core/records/checkTemplate';
 import { formatTemplateCheck } from '../core/records/checkTemplateFormat';
-import { toSnakeJson } from '../core/run/jsonCase';
+import { toSnakeJson } from '../core/run/reports/jsonCase';
 import { loadTokenizer } from '../core/tokenizers/tokenizer';
 
 /** Version of the `check-template --json` document (snake_case; docs/outputs.md "report.json"). */

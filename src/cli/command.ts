@@ -121,7 +121,7 @@ export function numberIn(min?: number, max?: number): (v: string) => number {
   };
 }
 
-/** `--workers`: a whole number ≥ 1, or `auto` (the run's default: the free cores, `run/inputs.ts` defaultWorkerCount). */
+/** `--workers`: a whole number ≥ 1, or `auto` (the run's default: the free cores, `run/inputs/inputs.ts` defaultWorkerCount). */
 export function workerCount(v: string): number | 'auto' {
   if (v.trim() === 'auto') return 'auto';
   const n = Number(v);

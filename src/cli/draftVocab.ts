@@ -1,8 +1,8 @@
 /** `eagle3-prep draft-vocab`: the d2t / t2d mapping of a reduced draft vocabulary, from prepare's token counts. */
-import { buildDraftVocab, resolveTargetVocabSize, trainableCounts, writeDraftVocab } from '../core/run/draftVocab';
+import { buildDraftVocab, resolveTargetVocabSize, trainableCounts, writeDraftVocab } from '../core/run/jobs/draftVocab';
 import { TOKEN_COUNTS_FILE } from '../core/run/outputFiles';
-import { readTokenCountsFiles } from '../core/run/tokenCounts';
-import { toSnakeJson } from '../core/run/jsonCase';
+import { readTokenCountsFiles } from '../core/run/outputs/tokenCounts';
+import { toSnakeJson } from '../core/run/reports/jsonCase';
 import { addOptions, Command, EXIT, json, out, positiveInt, setUsageHint, usageError, type OptionSpec } from './command';
 
 /** Version of the `draft-vocab --json` document (snake_case; docs/outputs.md "report.json"). */

@@ -23,7 +23,7 @@ import { awaitServers } from '../core/generate/preflight';
 
 /** Deadline of the check before a run (one GET /v1/models per server): a closed port or a silent server fails within it. */
 const PREFLIGHT_MS = 1500;
-import { toSnakeJson } from '../core/run/jsonCase';
+import { toSnakeJson } from '../core/run/reports/jsonCase';
 
 /** Version of the `generate --json` document (snake_case; docs/outputs.md "report.json"). */
 export const GENERATE_SCHEMA_VERSION = 1;

@@ -1,5 +1,5 @@
 /** `eagle3-prep inspect`: the detected format and the normalized conversations of one file (no tokenizing). */
-import { inspectFile } from '../core/run/inspect';
+import { inspectFile } from '../core/run/inputs/inspect';
 import { addOptions, Command, EXIT, err, out, positiveInt, setUsageHint, type OptionSpec } from './command';
 import { ANSWER_MODES, type AnswerMode } from '../core/types';
 import { ANSWERS_DEFAULT, ANSWERS_HELP } from './prepare';

@@ -1,6 +1,6 @@
 /** `eagle3-prep merge-reports`: one report (and optionally one dataset) from the N shards of a job. */
-import { mergeReports } from '../core/run/mergeReports';
-import { reportToJson } from '../core/run/report';
+import { mergeReports } from '../core/run/jobs/mergeReports';
+import { reportToJson } from '../core/run/reports/report';
 import { addOptions, Command, EXIT, json, out, setUsageHint, type OptionSpec } from './command';
 import { abortOnSignals } from './signals';
 import { formatRunSummary } from './summary';

@@ -3,8 +3,8 @@
  * the value goes) and the run: every input group through `prepare()`, progress
  * on stderr, the summary on stdout, the exit code.
  */
-import { DRY_RUN_SAMPLE_ROWS } from '../core/run/dryRun';
-import { expandInputs } from '../core/run/inputs';
+import { DRY_RUN_SAMPLE_ROWS } from '../core/run/prepare/dryRun';
+import { expandInputs } from '../core/run/inputs/inputs';
 import { type PrepareOptions } from '../core/run/contract';
 import { OUTPUT_FORMATS, type OutputFormat } from '../core/records/rowResult';
 import { RUN_SETTING_KEYS, runSettingSpec, shown, type RunSettingOptions, type RunSettings, type SettingSpec } from '../core/run/runSettings';

@@ -5,12 +5,12 @@
  * unless `--skip-failed-files` — and prints the progress line, the summary and
  * returns the exit code.
  */
-import { prepareStaged, type StagedRun } from '../core/run/pipeline';
-import { defaultWorkerCount, groupByDefaultOutDir } from '../core/run/inputs';
+import { prepareStaged, type StagedRun } from '../core/run/prepare/pipeline';
+import { defaultWorkerCount, groupByDefaultOutDir } from '../core/run/inputs/inputs';
 import { type PrepareOptions, type PrepareResult } from '../core/run/contract';
 import { resolve } from 'node:path';
-import { notProcessedFailure, preflightFile } from '../core/run/preflight';
-import { reportToJson } from '../core/run/report';
+import { notProcessedFailure, preflightFile } from '../core/run/inputs/preflight';
+import { reportToJson } from '../core/run/reports/report';
 import { EXIT, err, json, out } from './command';
 import { ProgressLine } from './progress';
 import { abortOnSignals } from './signals';
@@ -32,7 +32,7 @@ export interface PrepareCliFlags {
 export async function runPrepare(files: string[], base: PrepareOptions, flags: PrepareCliFlags): Promise<number> {
   base.workers ??= defaultWorkerCount(files);
   let groups = flags.out ? [{ inputs: files, outDir: flags.out }] : groupByDefaultOutDir(files);
-  // Fail early across output folders too: a file that fails its first look (run/preflight.ts) fails the command, so
+  // Fail early across output folders too: a file that fails its first look (run/inputs/preflight.ts) fails the command, so
   // the folders without such a file are not processed (each prepare checks only its own inputs).
   let notRun: string[] = [];
   if (groups.length > 1 && !base.skipFailedFiles) {

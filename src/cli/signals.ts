@@ -11,7 +11,7 @@
  * the folder holds either the previous outputs or the new ones, never a mix);
  * only when the cleanup takes longer than {@link CLEANUP_GRACE_MS} after a
  * repeated signal does the process exit at once (exit 128 + signal number; the
- * next run on the folder removes what it left, `core/run/output.ts`).
+ * next run on the folder removes what it left, `core/run/outputs/output.ts`).
  */
 import { constants } from 'node:os';
 

@@ -27,7 +27,7 @@ export interface CodeInfo {
    * chat template note with the way to change it, not as a file's WARNINGS status (issue 24).
    */
   settingNote?: boolean;
-  /** true when a row it is noted on lacks the text it most likely holds (its longest text unread): the file's status is `degraded`, as for errored rows (`run/status.ts`). */
+  /** true when a row it is noted on lacks the text it most likely holds (its longest text unread): the file's status is `degraded`, as for errored rows (`run/reports/status.ts`). */
   degrades?: boolean;
 }
 

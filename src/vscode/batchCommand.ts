@@ -7,10 +7,10 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { groupByDefaultOutDir } from '../core/run/inputs';
+import { groupByDefaultOutDir } from '../core/run/inputs/inputs';
 import { type PrepareResult } from '../core/run/contract';
 import { findDatasetFiles } from './datasetDiscovery';
-import { worstStatus } from '../core/run/status';
+import { worstStatus } from '../core/run/reports/status';
 import { type RunStatus } from '../core/run/contract';
 import { readPrepareSettings, resolveTokenizerDir } from './config';
 import { COMMANDS } from './ids';

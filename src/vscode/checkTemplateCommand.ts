@@ -15,7 +15,7 @@ import { affectsSettings, readPrepareSettings } from './config';
 import { COMMANDS, CONFIG_SECTION, TEMPLATE_CHECK_VIEW_TYPE } from './ids';
 import { notify } from './notify';
 import { ServiceBudgetError, serviceClient } from './serviceClient';
-import { isTemplateCheckWebviewMessage, type TemplateCheckHostMessage, type TemplateCheckModel } from './templateCheckProtocol';
+import { isTemplateCheckWebviewMessage, type TemplateCheckHostMessage, type TemplateCheckModel } from '../shared/templateCheckProtocol';
 import { tokenizerDisplayName } from './tokenizerFolders';
 import { webviewHtml, webviewOptions } from './webviewHtml';
 

@@ -3,17 +3,17 @@
  * the workspace, drawing what a run did — seq_len histogram, trainable tokens per record, records
  * per conversation and amplification, the trainable share, drop / error reasons, the detected
  * format and its evidence, and exact vs merged token totals when known. The figures come from the
- * view-model of `core/run/dashboardModel.ts`, built from report.json (`readReport.ts` `readRunReport`), the
+ * view-model of `src/shared/dashboardModel.ts`, built from report.json (`readReport.ts` `readRunReport`), the
  * output's `problems.jsonl` and the length statistics of `tokenized_data.jsonl` (read in the
  * background service worker). The page is `dist/dashboard.js` (webview/dashboard.ts, Chart.js
  * bundled); the messages are those of dashboardProtocol.ts. Panels follow their report.json.
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { DashboardModel, DatasetDashboard } from '../core/run/dashboardModel';
-import { readOutputState } from '../core/run/datasetScan';
+import type { DashboardModel, DatasetDashboard } from '../shared/dashboardModel';
+import { readOutputState } from '../core/run/editor/datasetScan';
 import { datasetDashboardOf, workspaceDashboardOf, type StatsReader } from './dashboardData';
-import { isDashboardWebviewMessage, type DashboardDrawn, type DashboardHostMessage } from './dashboardProtocol';
+import { isDashboardWebviewMessage, type DashboardDrawn, type DashboardHostMessage } from '../shared/dashboardProtocol';
 import { findDatasetFiles } from './datasetDiscovery';
 import { datasetsProvider } from './datasetsView';
 import { affectsSettings, readPrepareSettings } from './config';

@@ -9,11 +9,11 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { datasetDashboard, statsFromReport, workspaceDashboard, type DashboardModel, type DatasetDashboard } from '../core/run/dashboardModel';
-import type { OutputState } from '../core/run/datasetScan';
+import { datasetDashboard, statsFromReport, workspaceDashboard, type DashboardModel, type DatasetDashboard } from '../shared/dashboardModel';
+import type { OutputState } from '../core/run/editor/datasetScan';
 import { OUTPUT_FILES, recordsFileIn } from '../core/run/outputFiles';
-import type { OutputStats } from '../core/run/outputStats';
-import { fileReportOf, readRowProblems, readRunReport } from '../core/run/readReport';
+import type { OutputStats } from '../core/run/outputs/outputStats';
+import { fileReportOf, readRowProblems, readRunReport } from '../core/run/reports/readReport';
 import { failureOf } from './runFailures';
 
 /** Reads the length statistics of records files (each with the inputs whose records count); rejects when it cannot. */

@@ -4,7 +4,7 @@
  * batch command.
  */
 import * as vscode from 'vscode';
-import { datasetKind } from '../core/run/datasetScan';
+import { datasetKind } from '../core/run/editor/datasetScan';
 import { readDatasetDiscovery } from './config';
 import { expandBraces, joinGlobs } from './globs';
 

@@ -4,7 +4,7 @@
  * tested in plain node). The provider is in datasetsTree.ts.
  */
 import * as vscode from 'vscode';
-import type { DatasetScan } from '../core/run/datasetScan';
+import type { DatasetScan } from '../core/run/editor/datasetScan';
 import { COMMANDS } from './ids';
 import { datasetDetails, datasetItemModel, type DatasetEntry, type DetailAction, type IconName } from './datasetsModel';
 

@@ -10,10 +10,10 @@
  * Pure: no `vscode` import (unit-tested in plain node, test/unit/datasetsModel.test.ts).
  */
 import * as path from 'node:path';
-import type { DatasetScan } from '../core/run/datasetScan';
+import type { DatasetScan } from '../core/run/editor/datasetScan';
 import { OUTPUT_FILES } from '../core/run/outputFiles';
-import { filePromptLines } from '../core/run/promptLines';
-import { REASON_TEXT } from '../core/run/report';
+import { filePromptLines } from '../core/run/reports/promptLines';
+import { REASON_TEXT } from '../core/run/reports/report';
 import type { RunStatus } from '../core/run/contract';
 import { datasetContextValue, DETAIL_CONTEXT, type DatasetItemState } from './ids';
 import { folderFiles, folderSummary, type DatasetFolder } from './datasetFolders';

@@ -8,7 +8,7 @@
  * datasetsView.ts; which files are datasets is datasetDiscovery.ts.
  *
  * Responsiveness: discovery is one `findFiles` per include glob; each file is scanned
- * (`core/run/datasetScan.ts`) at most `SCAN_CONCURRENCY` at a time (scanQueue.ts), only while the view is
+ * (`core/run/editor/datasetScan.ts`) at most `SCAN_CONCURRENCY` at a time (scanQueue.ts), only while the view is
  * visible, and only once per (size, mtime): a FileSystemWatcher invalidates single files, a changed
  * report.json re-reads only the output state of the datasets that write there, and a tokenizer
  * change re-compares hashes without re-reading any dataset.
@@ -17,7 +17,7 @@
  * tested in plain node; this file discovers, watches, queues scans and hands VS Code the rows.
  */
 import * as vscode from 'vscode';
-import { datasetKind, scanDataset } from '../core/run/datasetScan';
+import { datasetKind, scanDataset } from '../core/run/editor/datasetScan';
 import { datasetNode, datasetTreeItem, detailNodes, type DatasetNode, type DetailNode } from './datasetItems';
 import { datasetFolderTree, type DatasetFolder } from './datasetFolders';
 import { datasetStateSummary, describe, folderDescription, outputsAffectedBy, readWithConfig, type DatasetStateSummary } from './datasetsModel';

@@ -20,8 +20,8 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RowProblemLine } from '../core/run/contract';
-import { datasetKind, type RowProblem } from '../core/run/datasetScan';
-import { readRunReport } from '../core/run/readReport';
+import { datasetKind, type RowProblem } from '../core/run/editor/datasetScan';
+import { readRunReport } from '../core/run/reports/readReport';
 import { configAppliesTo, PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
 import { isExcludedDataset } from './datasetDiscovery';
 import { affectsSettings, readDiagnosticsSettings, readPrepareSettings } from './config';

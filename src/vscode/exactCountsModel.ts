@@ -8,7 +8,7 @@
  *
  * Pure: no `vscode` import (unit-tested in plain node, test/unit/hoverModel.test.ts).
  */
-import type { OutputState } from '../core/run/datasetScan';
+import type { OutputState } from '../core/run/editor/datasetScan';
 import { CONVERSATIONS_FILE } from '../core/run/outputFiles';
 
 /** The records of a row as the current output holds them. */

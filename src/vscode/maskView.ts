@@ -24,7 +24,7 @@ import { lineIndexFor } from './lineIndex';
 import { changedSettings, readHoverCap, readPrepareSettings } from './config';
 import { baseName } from './hover';
 import { COMMANDS, MASK_VIEW_TYPE } from './ids';
-import { type HostMessage, isWebviewMessage, type MaskViewState, type WebviewMessage } from './maskViewProtocol';
+import { type HostMessage, isWebviewMessage, type MaskViewState, type WebviewMessage } from '../shared/maskViewProtocol';
 import {
   documentLineCount,
   exactMismatch,
@@ -56,7 +56,7 @@ export interface MaskViewResult {
   /** The webview's acknowledgement: how many tokens and trained spans it drew and the turn labels it wrote; undefined when it did not answer within 10 s. */
   drawn?: { line: number; record: number; tokens: number; labels: string[]; trainedSpans: number };
   /** The row's counts from the current output, or why there are none. */
-  exact?: import('./maskViewProtocol').ExactCounts;
+  exact?: import('../shared/maskViewProtocol').ExactCounts;
 }
 
 /** A line of a dataset, from the open editor when there is one, else from disk through the line index. */

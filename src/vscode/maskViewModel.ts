@@ -12,8 +12,8 @@ import { rowCountOptions } from '../core/records/rowCounts';
 import { runSettingOptionsOf, type RunSettingOptions } from '../core/run/runSettings';
 import type { MaskPolicy } from '../core/types';
 import { CONFIG_SECTION } from './ids';
-import { MAX_TOKENS_SHOWN, type MaskViewState } from './maskViewProtocol';
-import { pick, rangesToDraw, type TokenRange } from './maskViewWindow';
+import { MAX_TOKENS_SHOWN, type MaskViewState } from '../shared/maskViewProtocol';
+import { pick, rangesToDraw, type TokenRange } from '../shared/maskViewWindow';
 import { STALENESS_SETTING_KEYS, type SettingKey } from './settings';
 
 /**

@@ -6,7 +6,7 @@
  */
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { defaultOutDir } from '../core/run/inputs';
+import { defaultOutDir } from '../core/run/inputs/inputs';
 
 /** What a configured path is expanded against. */
 export interface PathContext {

@@ -8,9 +8,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { nextStepsOfRun } from '../core/run/nextSteps';
-import { conversationsLines } from '../core/run/conversationsNote';
-import { DATASET_EXTENSIONS, expandInputs } from '../core/run/inputs';
+import { nextStepsOfRun } from '../core/run/reports/nextSteps';
+import { conversationsLines } from '../core/run/reports/conversationsNote';
+import { DATASET_EXTENSIONS, expandInputs } from '../core/run/inputs/inputs';
 import { type PrepareOptions, type PrepareResult } from '../core/run/contract';
 import { readPrepareSettings } from './config';
 import { runOptionsOf } from '../core/run/runSettings';

@@ -7,9 +7,9 @@
  */
 import * as path from 'node:path';
 import type { PrepareProgress, PrepareResult, RunStatus } from '../core/run/contract';
-import { promptLines } from '../core/run/promptLines';
-import { statusWord } from '../core/run/report';
-import { fileStatus, worstStatus } from '../core/run/status';
+import { promptLines } from '../core/run/reports/promptLines';
+import { statusWord } from '../core/run/reports/report';
+import { fileStatus, worstStatus } from '../core/run/reports/status';
 import type { PrepareSettings } from './config';
 import { reasonWithoutPath, shortReason } from './runFailures';
 

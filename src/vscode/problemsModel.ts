@@ -17,8 +17,8 @@ import * as path from 'node:path';
 import { applyEdits, findNodeAtLocation, modify, parseTree } from 'jsonc-parser';
 import { codeMeaning, codeRemedyFor } from '../core/codes';
 import type { RowProblemLine } from '../core/run/contract';
-import { datasetKind, type OutputState, type RowProblem, type RowProblems } from '../core/run/datasetScan';
-import { readRowProblems, readRunReport } from '../core/run/readReport';
+import { datasetKind, type OutputState, type RowProblem, type RowProblems } from '../core/run/editor/datasetScan';
+import { readRowProblems, readRunReport } from '../core/run/reports/readReport';
 import { ALIAS_TARGET_ROLES, findProjectConfig, PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
 import { runProblemsUse, runRowMessage, type RunProblemsUse } from './runProblems';
 

@@ -11,12 +11,12 @@
  *
  * Pure: no `vscode` import (unit-tested in plain node).
  */
-import type { OutputState } from '../core/run/datasetScan';
+import type { OutputState } from '../core/run/editor/datasetScan';
 
 /** Whether the run's problems are shown, and the note that tags them (`''` for a current output). */
 export type RunProblemsUse = { show: false } | { show: true; note: string; rows: boolean };
 
-/** The rule above, for the output state of one file (`core/run/datasetScan.ts` readOutputState). */
+/** The rule above, for the output state of one file (`core/run/editor/datasetScan.ts` readOutputState). */
 export function runProblemsUse(
   out: Pick<OutputState, 'state' | 'reportJson' | 'fileReport' | 'inputChanged' | 'readingChanged' | 'staleBecause'>,
 ): RunProblemsUse {

@@ -1,5 +1,5 @@
 /**
- * The extension host's side of the service workers (src/core/run/serviceProtocol.ts):
+ * The extension host's side of the service workers (src/core/run/editor/serviceProtocol.ts):
  * everything heavy the editor asks for while a person looks at a dataset runs in
  * `dist/worker.js` threads, never on the extension host's thread.
  *
@@ -11,7 +11,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import * as vscode from 'vscode';
-import type { ServiceRequest, ServiceResults, ServiceWorkerData } from '../core/run/serviceProtocol';
+import type { ServiceRequest, ServiceResults, ServiceWorkerData } from '../core/run/editor/serviceProtocol';
 import { ServiceLanes, type Lane, type LaneWorkerHandle } from './serviceLanes';
 import { workerScriptPath } from './workerClient';
 

@@ -22,7 +22,7 @@
  * huge row exhausting its heap) fails its lane's pending calls with a message; the next call starts
  * a new one.
  */
-import { DEADLINE_EXCEEDED_ERROR, describeServiceRequest, isServiceReply, type ServiceCall, type ServiceRequest } from '../core/run/serviceProtocol';
+import { DEADLINE_EXCEEDED_ERROR, describeServiceRequest, isServiceReply, type ServiceCall, type ServiceRequest } from '../core/run/editor/serviceProtocol';
 
 /** A lane: one worker thread. */
 export type Lane = 'render' | 'template' | 'background';

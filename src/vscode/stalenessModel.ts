@@ -8,7 +8,7 @@
  *
  * Pure: no `vscode` import (unit-tested in plain node, test/unit/stalenessModel.test.ts).
  */
-import { readOutputState, tokenizerFilesHash, type OutputState, type OutputStateOptions } from '../core/run/datasetScan';
+import { readOutputState, tokenizerFilesHash, type OutputState, type OutputStateOptions } from '../core/run/editor/datasetScan';
 import { resolveRunSettings } from '../core/run/runSettings';
 import type { PrepareSettings } from './config';
 import { outDirFor } from './paths';

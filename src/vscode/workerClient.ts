@@ -1,14 +1,14 @@
 /**
  * Extension-host side of the pipeline worker: starts `dist/worker.js` in a
  * worker thread for one `prepare` run and turns its messages into callbacks
- * and a promise. See src/core/run/workerProtocol.ts for the message shapes.
+ * and a promise. See src/core/run/prepare/workerProtocol.ts for the message shapes.
  */
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import * as vscode from 'vscode';
-import { defaultWorkerCount } from '../core/run/inputs';
+import { defaultWorkerCount } from '../core/run/inputs/inputs';
 import { type PrepareOptions, type PrepareProgress, type PrepareResult } from '../core/run/contract';
-import { isFromWorkerMessage, type PrepareWorkerData, type ToWorkerMessage } from '../core/run/workerProtocol';
+import { isFromWorkerMessage, type PrepareWorkerData, type ToWorkerMessage } from '../core/run/prepare/workerProtocol';
 
 /** Callbacks and cancellation of one worker run. */
 export interface RunInWorkerHooks {

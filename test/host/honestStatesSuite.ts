@@ -11,7 +11,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { PrepareResult } from '../../src/core/run/contract';
-import { readReport, REPORT_SCHEMA_VERSION } from '../../src/core/run/report';
+import { readReport, REPORT_SCHEMA_VERSION } from '../../src/core/run/reports/report';
 import type { DashboardResult } from '../../src/vscode/dashboard';
 import type { DatasetStateSummary } from '../../src/vscode/datasetsModel';
 import type { GenerateCommandResult } from '../../src/vscode/generateCommand';

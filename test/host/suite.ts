@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { PrepareResult } from '../../src/core/run/contract';
-import { readReport, REPORT_SCHEMA_VERSION } from '../../src/core/run/report';
+import { readReport, REPORT_SCHEMA_VERSION } from '../../src/core/run/reports/report';
 import { checkTokenizerFolder, findCachedTokenizers, tokenizerDisplayName } from '../../src/vscode/tokenizerFolders';
 import { runPrepareInWorker } from '../../src/vscode/workerClient';
 import type { Eagle3PrepExports } from '../../src/extension';

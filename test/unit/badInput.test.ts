@@ -13,7 +13,7 @@ import { gzipSync } from 'node:zlib';
 import { countRows, readRows, scanElements, type RawRow } from '../../src/core/read/readers';
 import { jsonTextDepth, MAX_JSON_DEPTH, parseJsonLimited, valueDeeperThan } from '../../src/core/jsonDepth';
 import { parseProjectConfig } from '../../src/core/read/projectConfig';
-import { prepare } from '../../src/core/run/pipeline';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { RowProcessor, unexpectedRowError } from '../../src/core/records/rowProcessor';
 import { tempDir } from '../helpers';
 

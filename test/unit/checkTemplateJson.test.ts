@@ -1,6 +1,6 @@
 /**
  * `check-template --json` read back, as a script reading the CLI would: the snake_case document the
- * CLI prints (`run/jsonCase.ts`, docs/outputs.md) becomes the same TemplateCheck the core returns, and
+ * CLI prints (`run/reports/jsonCase.ts`, docs/outputs.md) becomes the same TemplateCheck the core returns, and
  * renders the same findings. (The VS Code command calls the core in the service worker instead.)
  */
 import { test } from 'node:test';
@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
-import { fromSnakeJson } from '../../src/core/run/jsonCase';
+import { fromSnakeJson } from '../../src/core/run/reports/jsonCase';
 import { checkTemplate, type TemplateCheck } from '../../src/core/records/checkTemplate';
 import { formatTemplateCheck } from '../../src/core/records/checkTemplateFormat';
 import { lenmlModelDir } from '../helpers';

@@ -7,8 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { inspectFile } from '../../src/core/run/inspect';
-import { prepare } from '../../src/core/run/pipeline';
+import { inspectFile } from '../../src/core/run/inputs/inspect';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { tempDir, writeJsonl } from '../helpers';
 
 /** Writes `{"messages": [...]}` with as many two-turn conversations as fit in `bytes`; returns the path and the count. */

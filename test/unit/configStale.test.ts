@@ -4,9 +4,9 @@ import { mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { appliedConfigOf, configChange, textHolds } from '../../src/core/formats/appliedConfig';
 import { configAppliesTo } from '../../src/core/read/projectConfig';
-import { readOutputState } from '../../src/core/run/datasetScan';
-import { readRunReport } from '../../src/core/run/readReport';
-import { prepare } from '../../src/core/run/pipeline';
+import { readOutputState } from '../../src/core/run/editor/datasetScan';
+import { readRunReport } from '../../src/core/run/reports/readReport';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { tempDir, writeJsonl } from '../helpers';
 
 const row = (q: string, a: string) => ({

@@ -1,6 +1,6 @@
 /**
- * Length statistics (run/stats.ts), token-id counts (run/tokenCounts.ts) and the draft vocabulary
- * (run/draftVocab.ts, `eagle3-prep draft-vocab`): exact values on hand-made inputs, the counts of a
+ * Length statistics (run/stats.ts), token-id counts (run/outputs/tokenCounts.ts) and the draft vocabulary
+ * (run/jobs/draftVocab.ts, `eagle3-prep draft-vocab`): exact values on hand-made inputs, the counts of a
  * real run against a recount of its records, and the d2t / t2d arrays read back from the `.npy` files.
  */
 import { test } from 'node:test';
@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, linkSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '../../src/cli';
-import { buildDraftVocab, npyBytes, parseNpy } from '../../src/core/run/draftVocab';
-import { prepare } from '../../src/core/run/pipeline';
+import { buildDraftVocab, npyBytes, parseNpy } from '../../src/core/run/jobs/draftVocab';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { DistributionBuilder, fineBucket, HISTOGRAM_EDGES, mergeDistributions } from '../../src/core/run/stats';
-import { readTokenCounts } from '../../src/core/run/tokenCounts';
+import { readTokenCounts } from '../../src/core/run/outputs/tokenCounts';
 import { tempDir } from '../helpers';
 
 process.env.XDG_CACHE_HOME ??= tempDir('eagle3-cache-');

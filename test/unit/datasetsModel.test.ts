@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { test } from 'node:test';
-import { scanDataset } from '../../src/core/run/datasetScan';
-import { prepare } from '../../src/core/run/pipeline';
+import { scanDataset } from '../../src/core/run/editor/datasetScan';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { resolveRunSettings } from '../../src/core/run/runSettings';
 import { datasetFolderTree } from '../../src/vscode/datasetFolders';
 import {

@@ -1,5 +1,5 @@
 /**
- * `draft-vocab`'s files for each trainer (run/draftVocab.ts): the target vocabulary size rules (the model's
+ * `draft-vocab`'s files for each trainer (run/jobs/draftVocab.ts): the target vocabulary size rules (the model's
  * `config.json` `vocab_size`, never the tokenizer's length), and — with a Python with torch — each file read
  * the way its trainer reads it: SpecForge `load_vocab_mapping` (torch.load, copy_ into bool [V] / int64 [K]
  * buffers), EAGLE `cache.pt` (torch.load, `d2t` / `t2d`), Model-Optimizer `load_draft_vocab_cache`
@@ -9,7 +9,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, rmSync } from 'node:fs';
-import { buildDraftVocab, DRAFT_VOCAB_FILES, resolveTargetVocabSize, writeDraftVocab } from '../../src/core/run/draftVocab';
+import { buildDraftVocab, DRAFT_VOCAB_FILES, resolveTargetVocabSize, writeDraftVocab } from '../../src/core/run/jobs/draftVocab';
 import { tempDir } from '../helpers';
 import { runTorch, torchSkip } from '../torch';
 

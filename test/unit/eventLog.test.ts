@@ -14,10 +14,10 @@ import { CODES } from '../../src/core/codes';
 import { detectFormat } from '../../src/core/formats/detect';
 import { normalizeRow } from '../../src/core/formats/normalize';
 import { RecordViewer } from '../../src/core/records/recordView';
-import { scanRowProblems } from '../../src/core/run/datasetScan';
-import { viewRow } from '../../src/core/run/fileRows';
-import { inspectFile } from '../../src/core/run/inspect';
-import { prepare } from '../../src/core/run/pipeline';
+import { scanRowProblems } from '../../src/core/run/editor/datasetScan';
+import { viewRow } from '../../src/core/run/editor/fileRows';
+import { inspectFile } from '../../src/core/run/inputs/inspect';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { lenmlModelDir, tempDir, writeJsonl } from '../helpers';
 
@@ -196,7 +196,7 @@ test('event log: one line read on its own (hover, mask view) says it is an event
   assert.equal(detectFormat([line]).format, 'event-log');
   // Not an event: no uuid / parentUuid envelope.
   assert.notEqual(detectFormat([{ type: 'user', message: { role: 'user', content: 'x' } }]).format, 'event-log');
-  // The Problems scan of the file reads it as prepare does (run/fileRows.ts): no message_fragment problems, and the
+  // The Problems scan of the file reads it as prepare does (run/editor/fileRows.ts): no message_fragment problems, and the
   // drops of the file pass with prepare's codes (its 5 dropped rows, below).
   const scan = await scanRowProblems(FIXTURE);
   assert.deepEqual(

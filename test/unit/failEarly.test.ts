@@ -8,10 +8,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { prepare } from '../../src/core/run/pipeline';
-import { defaultOutDir } from '../../src/core/run/inputs';
+import { prepare } from '../../src/core/run/prepare/pipeline';
+import { defaultOutDir } from '../../src/core/run/inputs/inputs';
 import { type PrepareProgress } from '../../src/core/run/contract';
-import { preflightFile, PREFLIGHT_ROWS } from '../../src/core/run/preflight';
+import { preflightFile, PREFLIGHT_ROWS } from '../../src/core/run/inputs/preflight';
 import { tempDir, writeJsonl } from '../helpers';
 
 /** `n` chat rows of a few dozen tokens each, distinct per file. */

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { maskedRecordFate, recordFate, rowFate } from '../../src/core/records/fate';
 import { recordViewerFor } from '../../src/core/records/recordView';
-import { prepare } from '../../src/core/run/pipeline';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { tempDir, writeJsonl } from '../helpers';
 
 test('maskedRecordFate: within the limit a record is written whole, with its trainable count', () => {

@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { copyFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { globMatch, loadMappingFile } from '../../src/core/formats/mapping';
-import { inspectFile } from '../../src/core/run/inspect';
-import { prepare } from '../../src/core/run/pipeline';
+import { inspectFile } from '../../src/core/run/inputs/inspect';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { tempDir } from '../helpers';
 
 const DIR = join(__dirname, '..', 'fixtures', 'formats-mapping');

@@ -8,8 +8,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { inspectFile } from '../../src/core/run/inspect';
-import { prepare } from '../../src/core/run/pipeline';
+import { inspectFile } from '../../src/core/run/inputs/inspect';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { tempDir } from '../helpers';
 
 // ---- Thrift compact protocol, just what the Parquet footer needs.

@@ -18,8 +18,8 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generate } from '../../src/core/generate/run';
-import { inspectFile } from '../../src/core/run/inspect';
-import { prepare } from '../../src/core/run/pipeline';
+import { inspectFile } from '../../src/core/run/inputs/inspect';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { startFakeServer } from '../support/fakeOpenAIServer';
 import { tempDir, writeJsonl } from '../helpers';
 

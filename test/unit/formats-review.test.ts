@@ -7,7 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { inspectFile } from '../../src/core/run/inspect';
+import { inspectFile } from '../../src/core/run/inputs/inspect';
 import { writeJsonl } from '../helpers';
 
 const turns = (r: Awaited<ReturnType<typeof inspectFile>>) => r.records.map((x) => x.messages.map((m) => [m.role, m.content]));

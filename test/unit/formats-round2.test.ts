@@ -12,9 +12,9 @@ import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path';
 import { normalizeRow } from '../../src/core/formats/normalize';
 import { generate } from '../../src/core/generate/run';
-import { inspectFile, type InspectResult } from '../../src/core/run/inspect';
-import { mergeShardResults } from '../../src/core/run/mergeReports';
-import { prepare } from '../../src/core/run/pipeline';
+import { inspectFile, type InspectResult } from '../../src/core/run/inputs/inspect';
+import { mergeShardResults } from '../../src/core/run/jobs/mergeReports';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { startFakeServer } from '../support/fakeOpenAIServer';
 import { tempDir, writeJsonl } from '../helpers';
 

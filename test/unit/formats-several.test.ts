@@ -15,9 +15,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { detectDatasetFormat } from '../../src/core/run/datasetScan';
-import { inspectFile } from '../../src/core/run/inspect';
-import { prepare } from '../../src/core/run/pipeline';
+import { detectDatasetFormat } from '../../src/core/run/editor/datasetScan';
+import { inspectFile } from '../../src/core/run/inputs/inspect';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { recordViewerFor } from '../../src/core/records/recordView';
 import { tempDir, writeJsonl } from '../helpers';
 

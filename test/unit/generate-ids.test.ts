@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { prepare } from '../../src/core/run/pipeline';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { generatedTurnsOf } from '../../src/core/records/generatedIds';
 import { lenmlModelDir, tempDir, writeJsonl } from '../helpers';

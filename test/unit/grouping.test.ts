@@ -193,7 +193,7 @@ test('merged on Qwen3: same trained tokens as exact, far fewer tokens (amplifica
 
 test('record view (hover, mask view) shows the records of the grouping prepare writes', async () => {
   const { RecordViewer } = await import('../../src/core/records/recordView');
-  const { prepare } = await import('../../src/core/run/pipeline');
+  const { prepare } = await import('../../src/core/run/prepare/pipeline');
   const { tempDir } = await import('../helpers');
   const file = join(SAMPLES, 'agentic-trajectories.jsonl');
   const text = readFileSync(file, 'utf8').split('\n')[0];

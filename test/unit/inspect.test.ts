@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { tempDir } from '../helpers';
-import { inspectFile } from '../../src/core/run/inspect';
+import { inspectFile } from '../../src/core/run/inputs/inspect';
 
 const SAMPLES = path.join(__dirname, '..', '..', 'samples');
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describeError, errorLocation, isInternalError } from '../../src/core/errors';
 import { unexpectedRowError } from '../../src/core/records/rowProcessor';
 import { oneLine } from '../../src/cli/command';
-import { prepare } from '../../src/core/run/pipeline';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { tempDir, writeJsonl } from '../helpers';
 
 /** A real TypeError, thrown by reading a property of undefined (as a bug would). */

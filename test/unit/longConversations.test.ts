@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { prepare } from '../../src/core/run/pipeline';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { type PrepareOptions } from '../../src/core/run/contract';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import type { TargetTokenizer } from '../../src/core/tokenizers/types';

@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { handleServiceRequest } from '../../src/core/run/service';
+import { handleServiceRequest } from '../../src/core/run/editor/service';
 import { hoverViewOptions } from '../../src/vscode/hoverModel';
-import { MAX_TOKENS_SHOWN } from '../../src/vscode/maskViewProtocol';
+import { MAX_TOKENS_SHOWN } from '../../src/shared/maskViewProtocol';
 import {
   documentLineCount,
   exactMismatch,

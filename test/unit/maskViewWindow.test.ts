@@ -1,8 +1,8 @@
-// Which tokens of a long record the mask view draws (src/vscode/maskViewWindow.ts): the trained
+// Which tokens of a long record the mask view draws (src/shared/maskViewWindow.ts): the trained
 // spans with context, never the first N tokens of a record whose training comes later.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { pick, rangesToDraw, trainedSpans } from '../../src/vscode/maskViewWindow';
+import { pick, rangesToDraw, trainedSpans } from '../../src/shared/maskViewWindow';
 
 /** A mask of `n` tokens trained on the given [from, to) ranges. */
 const mask = (n: number, ...spans: [number, number][]): boolean[] => {

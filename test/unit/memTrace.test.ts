@@ -1,9 +1,9 @@
-/** The memory trace of a run (EAGLE3_MEM_TRACE, src/core/run/memTrace.ts): off by default, its period, its line. */
+/** The memory trace of a run (EAGLE3_MEM_TRACE, src/core/run/prepare/memTrace.ts): off by default, its period, its line. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { memSampleLine, memTracePeriod } from '../../src/core/run/memTrace';
+import { memSampleLine, memTracePeriod } from '../../src/core/run/prepare/memTrace';
 
 test('EAGLE3_MEM_TRACE: unset or 0 is off; 1 (or a value under 20) samples every 250 ms; a number is the period in ms', () => {
   assert.equal(memTracePeriod({}), 0);
@@ -27,7 +27,7 @@ test('a sample line names the thread and gives rss, heap used/total, external an
 });
 
 test('startMemTrace prints samples to stderr only when EAGLE3_MEM_TRACE is set, and never keeps the process alive', () => {
-  const src = join(__dirname, '..', '..', 'src', 'core', 'run', 'memTrace.ts');
+  const src = join(__dirname, '..', '..', 'src', 'core', 'run', 'prepare', 'memTrace.ts');
   const script = `const { startMemTrace } = require(${JSON.stringify(src)}); startMemTrace('main', () => 'x'); setTimeout(() => {}, 300);`;
   const run = (env: NodeJS.ProcessEnv) =>
     spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 60_000 });

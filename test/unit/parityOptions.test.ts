@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { recordViewerFor, type RecordViewOptions } from '../../src/core/records/recordView';
-import { prepare } from '../../src/core/run/pipeline';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import type { PrepareOptions } from '../../src/core/run/contract';
 import type { TokenizedRecord } from '../../src/core/types';
 import { allRecordViews, tempDir, writeJsonl } from '../helpers';

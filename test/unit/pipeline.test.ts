@@ -3,11 +3,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { prepare } from '../../src/core/run/pipeline';
-import { defaultOutDir, expandInputs } from '../../src/core/run/inputs';
+import { prepare } from '../../src/core/run/prepare/pipeline';
+import { defaultOutDir, expandInputs } from '../../src/core/run/inputs/inputs';
 import { type PrepareResult } from '../../src/core/run/contract';
 import type { TokenizedRecord } from '../../src/core/types';
-import { readReport } from '../../src/core/run/report';
+import { readReport } from '../../src/core/run/reports/report';
 import { lenmlModelDir, tempDir, writeJsonl } from '../helpers';
 
 const SAMPLES = join(__dirname, '..', '..', 'samples');
@@ -305,7 +305,7 @@ test('outputs are never inputs: a run refuses to overwrite an input, and folder 
 });
 
 test('d.json and d.jsonl beside each other share one output folder instead of overwriting each other', () => {
-  const { groupByDefaultOutDir } = require('../../src/core/run/inputs');
+  const { groupByDefaultOutDir } = require('../../src/core/run/inputs/inputs');
   const dir = tempDir();
   const a = join(dir, 'd.json');
   const b = join(dir, 'd.jsonl');

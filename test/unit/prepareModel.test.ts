@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { copyFileSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { test } from 'node:test';
-import { expandInputs } from '../../src/core/run/inputs';
-import { prepare } from '../../src/core/run/pipeline';
+import { expandInputs } from '../../src/core/run/inputs/inputs';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { SETTING_DEFAULTS, prepareSettingsFrom, type SettingKey } from '../../src/vscode/settings';
 import type { PrepareSettings } from '../../src/vscode/config';
 import {

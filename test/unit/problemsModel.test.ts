@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { readOutputState, scanRowProblems } from '../../src/core/run/datasetScan';
-import { prepare } from '../../src/core/run/pipeline';
+import { readOutputState, scanRowProblems } from '../../src/core/run/editor/datasetScan';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { resolveRunSettings } from '../../src/core/run/runSettings';
 import { parseProjectConfig } from '../../src/core/read/projectConfig';
 import {

@@ -5,7 +5,7 @@ import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { ETA_WINDOW_MS, ProgressLine, compact, duration, etaSeconds, rate } from '../../src/cli/progress';
-import { defaultWorkerCount, SMALL_INPUT_BYTES } from '../../src/core/run/inputs';
+import { defaultWorkerCount, SMALL_INPUT_BYTES } from '../../src/core/run/inputs/inputs';
 import { tempDir, writeJsonl } from '../helpers';
 
 function fakeStream(tty: boolean): { stream: NodeJS.WriteStream; text: () => string } {

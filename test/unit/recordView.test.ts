@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { prepare } from '../../src/core/run/pipeline';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { RecordViewer, recordViewerFor, type RecordView } from '../../src/core/records/recordView';
 import type { TokenizedRecord } from '../../src/core/types';
 import { LineIndex } from '../../src/vscode/lineIndex';

@@ -16,9 +16,9 @@ import { recordViewerFor, type RowVerdict } from '../../src/core/records/recordV
 import { containerKind } from '../../src/core/read/readers/containers';
 import { isJsonDocument } from '../../src/core/read/readers/jsonDocument';
 import { readRows, DATASET_FILE_RE, type RawRow } from '../../src/core/read/readers';
-import { scanRowProblems } from '../../src/core/run/datasetScan';
-import { viewRow } from '../../src/core/run/fileRows';
-import { prepare } from '../../src/core/run/pipeline';
+import { scanRowProblems } from '../../src/core/run/editor/datasetScan';
+import { viewRow } from '../../src/core/run/editor/fileRows';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { SETTING_DEFAULTS } from '../../src/vscode/settings';
 import { tempDir } from '../helpers';
 

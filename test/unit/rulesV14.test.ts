@@ -9,12 +9,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { prepare } from '../../src/core/run/pipeline';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { ChatTemplate } from '../../src/core/templates/template';
 import { loadTokenizer, TokenizerLoadError } from '../../src/core/tokenizers/tokenizer';
 import type { Message } from '../../src/core/types';
 import { CODES, isDataChanging } from '../../src/core/codes';
-import { dataChangingCodes } from '../../src/core/run/status';
+import { dataChangingCodes } from '../../src/core/run/reports/status';
 import { buildModelFolder, fixtureModelFolder, kimiModelFolder, lenmlModelDir, TEMPLATE_FIXTURES, writeJsonl } from '../helpers';
 
 const FIX = join(__dirname, '..', 'fixtures');

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { utimesSync, writeFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { prepare } from '../../src/core/run/pipeline';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { clearFailures, failureOf, noteRunOutcome, reasonWithoutPath, shortReason } from '../../src/vscode/runFailures';
 import { tempDir, writeJsonl } from '../helpers';
 

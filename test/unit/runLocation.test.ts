@@ -1,14 +1,14 @@
-// Where a file's outputs are (src/core/run/runLocation.ts): its own run, or the run of a folder
+// Where a file's outputs are (src/core/run/editor/runLocation.ts): its own run, or the run of a folder
 // that holds it; the newest run that lists the file wins. The Datasets view, the dashboard,
 // Problems and the hover all read a file's state through readOutputState, which uses it.
 import assert from 'node:assert/strict';
 import { mkdirSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { readOutputState } from '../../src/core/run/datasetScan';
-import { defaultOutDir } from '../../src/core/run/inputs';
-import { prepare } from '../../src/core/run/pipeline';
-import { locateOutDir, outDirCandidates } from '../../src/core/run/runLocation';
+import { readOutputState } from '../../src/core/run/editor/datasetScan';
+import { defaultOutDir } from '../../src/core/run/inputs/inputs';
+import { prepare } from '../../src/core/run/prepare/pipeline';
+import { locateOutDir, outDirCandidates } from '../../src/core/run/editor/runLocation';
 import { tempDir, writeJsonl } from '../helpers';
 
 const chat = (q: string, a: string) => ({

@@ -6,9 +6,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { prepare } from '../../src/core/run/pipeline';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { codeRemedyFor } from '../../src/core/codes';
-import { inspectFile } from '../../src/core/run/inspect';
+import { inspectFile } from '../../src/core/run/inputs/inspect';
 import { formatSummary } from '../../src/cli/summary';
 import { tempDir, writeJsonl } from '../helpers';
 

@@ -9,9 +9,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkOutputDir, OutputError } from '../../src/core/run/output';
-import { prepare } from '../../src/core/run/pipeline';
-import { readReport } from '../../src/core/run/report';
+import { checkOutputDir, OutputError } from '../../src/core/run/outputs/output';
+import { prepare } from '../../src/core/run/prepare/pipeline';
+import { readReport } from '../../src/core/run/reports/report';
 import { lenmlModelDir, tempDir, writeJsonl } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');

@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { appendFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { readOutputState } from '../../src/core/run/datasetScan';
-import { prepare } from '../../src/core/run/pipeline';
+import { readOutputState } from '../../src/core/run/editor/datasetScan';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { resolveRunSettings, RUN_SETTING_KEYS } from '../../src/core/run/runSettings';
 import { runProblemsUse, runRowMessage } from '../../src/vscode/runProblems';
 import { prepareSettingsFrom, RUN_SETTING_SOURCES, SETTING_DEFAULTS, STALENESS_SETTING_KEYS, type SettingKey } from '../../src/vscode/settings';

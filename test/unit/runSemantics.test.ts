@@ -9,8 +9,9 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { applyMapping } from '../../src/core/formats/mapping';
-import { mergeReports, MergeError } from '../../src/core/run/mergeReports';
-import { prepare } from '../../src/core/run/pipeline';
+import { mergeReports } from '../../src/core/run/jobs/mergeReports';
+import { MergeError } from '../../src/core/run/jobs/shardOutputs';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { tempDir, writeJsonl } from '../helpers';
 
 const chat = (i: number) => ({

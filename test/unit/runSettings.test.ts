@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readOutputState } from '../../src/core/run/datasetScan';
-import { prepare } from '../../src/core/run/pipeline';
+import { readOutputState } from '../../src/core/run/editor/datasetScan';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import {
   DEFAULT_RUN_SETTINGS,
   describeDifferences,
@@ -16,7 +16,7 @@ import {
   runSettingSpec,
   runSettingsOfReport,
 } from '../../src/core/run/runSettings';
-import { settingsOf } from '../../src/core/run/runSetup';
+import { settingsOf } from '../../src/core/run/prepare/runSetup';
 import { PREPARE_OPTIONS } from '../../src/cli/prepare';
 import { tempDir } from '../helpers';
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ServiceCall, ServiceRequest } from '../../src/core/run/serviceProtocol';
+import type { ServiceCall, ServiceRequest } from '../../src/core/run/editor/serviceProtocol';
 import { ServiceBudgetError, ServiceError, ServiceLanes, type Lane, type LaneWorkerHandle } from '../../src/vscode/serviceLanes';
 
 /** A fake worker: records the calls posted to it; the test answers them (or never does: a stuck template). */

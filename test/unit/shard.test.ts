@@ -8,9 +8,10 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { mergeReports, mergeShardResults, MergeError } from '../../src/core/run/mergeReports';
+import { mergeReports, mergeShardResults } from '../../src/core/run/jobs/mergeReports';
+import { MergeError } from '../../src/core/run/jobs/shardOutputs';
 import type { PrepareResult } from '../../src/core/run/contract';
-import { readReport } from '../../src/core/run/report';
+import { readReport } from '../../src/core/run/reports/report';
 import { lenmlModelDir, tempDir } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
@@ -235,10 +236,10 @@ test('merge-reports: a file no shard has anything of fails the merge and writes 
 });
 
 test('a conversation set aside from a written row (split_part_set_aside) counts as a prompt: summary, report.md, merge --data; a failed merge writes nothing', async () => {
-  const { prepare } = await import('../../src/core/run/pipeline');
-  const { mergeReports } = await import('../../src/core/run/mergeReports');
+  const { prepare } = await import('../../src/core/run/prepare/pipeline');
+  const { mergeReports } = await import('../../src/core/run/jobs/mergeReports');
   const { formatSummary } = await import('../../src/cli/summary');
-  const { promptLines } = await import('../../src/core/run/promptLines');
+  const { promptLines } = await import('../../src/core/run/reports/promptLines');
   const dir = tempDir();
   const file = join(dir, 'rows.jsonl');
   writeFileSync(

@@ -1,7 +1,7 @@
 /**
  * `prepare --trainer speculators` writes `speculators/`, the folder `datasets.save_to_disk` writes
  * and speculators' `train.py --data-path` opens with `datasets.load_from_disk` (issue 22 item 3;
- * run/speculatorsOutput.ts names the sources). Read back here with apache-arrow's IPC stream
+ * run/outputs/speculatorsOutput.ts names the sources). Read back here with apache-arrow's IPC stream
  * reader and compared with `data/tokenized_data.jsonl` record for record; loaded with Python's
  * `datasets` (or `pyarrow`) too when the machine has it.
  */
@@ -11,11 +11,11 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
-import { prepare } from '../../src/core/run/pipeline';
-import { expandInputs } from '../../src/core/run/inputs';
-import { SPECULATORS_FEATURES, SpeculatorsDatasetOutput } from '../../src/core/run/speculatorsOutput';
-import { readReport } from '../../src/core/run/report';
-import { mergeReports } from '../../src/core/run/mergeReports';
+import { prepare } from '../../src/core/run/prepare/pipeline';
+import { expandInputs } from '../../src/core/run/inputs/inputs';
+import { SPECULATORS_FEATURES, SpeculatorsDatasetOutput } from '../../src/core/run/outputs/speculatorsOutput';
+import { readReport } from '../../src/core/run/reports/report';
+import { mergeReports } from '../../src/core/run/jobs/mergeReports';
 import { tempDir } from '../helpers';
 
 const SAMPLES = join(__dirname, '..', '..', 'samples');

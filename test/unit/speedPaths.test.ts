@@ -11,7 +11,7 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { countRowTokens } from '../../src/core/records/rowResult';
-import { tokenizerSizeOf } from '../../src/core/run/tokenCounts';
+import { tokenizerSizeOf } from '../../src/core/run/outputs/tokenCounts';
 import { lenmlModelDir } from '../helpers';
 
 /** The definition: compare one code unit at a time. */

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { prepare } from '../../src/core/run/pipeline';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { resolveRunSettings } from '../../src/core/run/runSettings';
 import type { PrepareSettings } from '../../src/vscode/config';
 import { prepareSettingsFrom, SETTING_DEFAULTS, type SettingKey } from '../../src/vscode/settings';

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { prepare } from '../../src/core/run/pipeline';
+import { prepare } from '../../src/core/run/prepare/pipeline';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { lenmlModelDir, tempDir, writeJsonl } from '../helpers';
 

@@ -10,11 +10,11 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { prepare } from '../../src/core/run/pipeline';
-import { expandInputs } from '../../src/core/run/inputs';
-import { mergeShardResults } from '../../src/core/run/mergeReports';
-import { readReport } from '../../src/core/run/report';
-import { nextStepsOfRun, trainerNextSteps } from '../../src/core/run/nextSteps';
+import { prepare } from '../../src/core/run/prepare/pipeline';
+import { expandInputs } from '../../src/core/run/inputs/inputs';
+import { mergeShardResults } from '../../src/core/run/jobs/mergeReports';
+import { readReport } from '../../src/core/run/reports/report';
+import { nextStepsOfRun, trainerNextSteps } from '../../src/core/run/reports/nextSteps';
 import {
   addRecordCut,
   addTrainerCuts,

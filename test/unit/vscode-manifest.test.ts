@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DATASET_FILE_RE } from '../../src/core/read/readers';
-import { DATASET_EXTENSIONS } from '../../src/core/run/inputs';
+import { DATASET_EXTENSIONS } from '../../src/core/run/inputs/inputs';
 import {
   COMMANDS,
   CONFIG_SECTION,

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { join, resolve } from 'node:path';
 import { datasetContextValue } from '../../src/vscode/ids';
 import { expandBraces, joinGlobs } from '../../src/vscode/globs';
-import { isHostMessage, isWebviewMessage, MASK_POLICIES } from '../../src/vscode/maskViewProtocol';
+import { isHostMessage, isWebviewMessage, MASK_POLICIES } from '../../src/shared/maskViewProtocol';
 import { expandPath, outDirFor } from '../../src/vscode/paths';
 import {
   datasetDiscoveryFrom,

@@ -20,7 +20,7 @@ import { setMaxListeners } from 'node:events';
 import { existsSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { normalizeRow } from '../formats/normalize';
-import { DATASET_FILE_RE } from '../read/readers';
+import { DATASET_FILE_RE, type RawRow } from '../read/readers';
 import { mappedRows } from '../formats/rowSource';
 import { GENERATED_FILE, GENERATED_SUFFIX, OUTPUT_FILES } from '../run/outputFiles';
 import type { Conversation, Message } from '../types';
@@ -37,9 +37,9 @@ import {
   type ReasoningMode,
   type RetryPolicy,
 } from './client';
-import { regenerateConversation, type ConversationOutcome } from './conversation';
+import { regenerateConversation, type ConversationOutcome, type RegeneratedConversation } from './conversation';
 import { HttpStatusError, isTransient, TransportError } from './http';
-import { openAppendLog } from './journal';
+import { openAppendLog, type AppendLog, type LogScan } from './journal';
 import { ServerPool, type ServerState } from './scheduler';
 
 /** Options of one `generate` run. */
@@ -169,14 +169,28 @@ export async function generate(options: GenerateOptions, hooks: GenerateHooks = 
   const t0 = Date.now();
   const input = resolve(options.input);
   const out = resolve(options.out ?? defaultGenerateOut(input));
-  const journalPath = `${out}.journal`;
   if (out === input) throw new Error(`--out ${out} is the input; inputs are never overwritten`);
   const urls = [...new Set(options.servers.map(normalizeServerUrl))];
   if (urls.length === 0) throw new Error('no --server given');
-  const timeoutMs = options.timeoutMs ?? 600_000;
   const policy: RetryPolicy = { retries: options.retries ?? 8, baseMs: options.backoffBaseMs ?? 1000, capMs: options.backoffCapMs ?? 60_000 };
-  const meta = { apiKey: options.apiKey, timeoutMs: Math.min(timeoutMs, 30_000), signal: hooks.signal };
-  // The start-up questions are retried like completions (a server still loading its weights refuses connections).
+  const { model, pool } = await connectServers(urls, options, hooks, policy);
+  const job = new GenerateJob(t0, input, out, model, pool, policy, options, hooks);
+  await job.run();
+  return job.finish();
+}
+
+/**
+ * The start-up questions to the servers: the model (`--model`, else the first server's first model) and each server's
+ * concurrency (`--concurrency`, else what it reports, else {@link DEFAULT_CONCURRENCY}), retried like completions (a
+ * server still loading its weights refuses connections).
+ */
+async function connectServers(
+  urls: string[],
+  options: GenerateOptions,
+  hooks: GenerateHooks,
+  policy: RetryPolicy,
+): Promise<{ model: string; pool: ServerPool }> {
+  const meta = { apiKey: options.apiKey, timeoutMs: Math.min(options.timeoutMs ?? 600_000, 30_000), signal: hooks.signal };
   const retrying = async <T>(what: string, f: () => Promise<T>): Promise<T> => {
     for (let attempt = 0; ; attempt++) {
       try {
@@ -199,36 +213,18 @@ export async function generate(options: GenerateOptions, hooks: GenerateHooks = 
       return n ?? DEFAULT_CONCURRENCY;
     }),
   );
-  const pool = new ServerPool(urls.map((url, i) => ({ url, limit: limits[i] })));
-  const reqOpts: ChatRequestOptions = {
-    model,
-    maxTokens: options.maxTokens ?? 8192,
-    temperature: options.temperature,
-    reasoning: options.reasoning ?? 'keep',
-    logprobTokenIds: options.logprobTokenIds,
-    extraBody: options.extraBody,
-  };
+  return { model, pool: new ServerPool(urls.map((url, i) => ({ url, limit: limits[i] }))) };
+}
 
-  // Files this run creates are removed again when it ends with nothing in them (a run that wrote nothing leaves nothing).
-  const fresh = [out, journalPath].filter((p) => !existsSync(p));
-  const { log: outLog, scan: outScan } = openAppendLog(out, options.fsyncIntervalMs);
-  const { log: jLog, scan: jScan } = openAppendLog(journalPath, options.fsyncIntervalMs);
-  const done = new Set<string>([...outScan.ids.keys(), ...jScan.ids.keys()]);
-  if (done.size) hooks.log?.(`resuming: ${outScan.ids.size} rows already in ${out}, ${jScan.ids.size} in ${journalPath}`);
-  for (const [what, s] of [
-    [out, outScan],
-    [journalPath, jScan],
-  ] as const) {
-    if (s.truncatedBytes) hooks.log?.(`${what}: cut a torn last line (${s.truncatedBytes} bytes); that row is generated again`);
-  }
-
-  const r: GenerateResult = {
+/** A report with every count at zero. */
+function emptyResult(input: string, out: string, journal: string, model: string, tornBytesCut: number): GenerateResult {
+  return {
     ok: false,
     cancelled: false,
     failures: [],
     input,
     out,
-    journal: journalPath,
+    journal,
     model,
     servers: [],
     rowsRead: 0,
@@ -248,47 +244,108 @@ export async function generate(options: GenerateOptions, hooks: GenerateHooks = 
     elapsedMs: 0,
     requestsPerSecond: 0,
     completionTokensPerSecond: 0,
-    tornBytesCut: outScan.truncatedBytes + jScan.truncatedBytes,
+    tornBytesCut,
   };
-  const fail = (reason: string, message: string) => {
-    r.failedTotal++;
-    const f = (r.failed[reason] ??= { count: 0, examples: [] });
+}
+
+/**
+ * One `generate` run once its servers are known: the output and journal (resumed), the report's counters, the
+ * cancellation, and the workers that pull rows from one reader and answer them through the pool.
+ */
+class GenerateJob {
+  private readonly journalPath: string;
+  private readonly timeoutMs: number;
+  private readonly reqOpts: ChatRequestOptions;
+  /** Files this run creates: removed again when it ends with nothing in them (a run that wrote nothing leaves nothing). */
+  private readonly fresh: string[];
+  private readonly outLog: AppendLog;
+  private readonly outScan: LogScan;
+  private readonly jLog: AppendLog;
+  /** Ids written or journaled, by an earlier run or this one. */
+  private readonly done: Set<string>;
+  /** Ids read in this input (a repeated id is not generated twice). */
+  private readonly seen = new Set<string>();
+  private readonly r: GenerateResult;
+  /** Cancellation: the caller's signal, or a fatal error, stops dispatch and aborts requests in flight. */
+  private readonly ac = new AbortController();
+  private readonly onOuterAbort = () => this.ac.abort(this.hooks.signal!.reason);
+  private fatal: Error | null = null;
+  private lastEmit = 0;
+
+  constructor(
+    private readonly t0: number,
+    private readonly input: string,
+    private readonly out: string,
+    private readonly model: string,
+    private readonly pool: ServerPool,
+    private readonly policy: RetryPolicy,
+    private readonly options: GenerateOptions,
+    private readonly hooks: GenerateHooks,
+  ) {
+    this.journalPath = `${out}.journal`;
+    this.timeoutMs = options.timeoutMs ?? 600_000;
+    this.reqOpts = {
+      model,
+      maxTokens: options.maxTokens ?? 8192,
+      temperature: options.temperature,
+      reasoning: options.reasoning ?? 'keep',
+      logprobTokenIds: options.logprobTokenIds,
+      extraBody: options.extraBody,
+    };
+    this.fresh = [out, this.journalPath].filter((p) => !existsSync(p));
+    const { log: outLog, scan: outScan } = openAppendLog(out, options.fsyncIntervalMs);
+    const { log: jLog, scan: jScan } = openAppendLog(this.journalPath, options.fsyncIntervalMs);
+    this.outLog = outLog;
+    this.outScan = outScan;
+    this.jLog = jLog;
+    this.done = new Set<string>([...outScan.ids.keys(), ...jScan.ids.keys()]);
+    if (this.done.size) hooks.log?.(`resuming: ${outScan.ids.size} rows already in ${out}, ${jScan.ids.size} in ${this.journalPath}`);
+    for (const [what, s] of [
+      [out, outScan],
+      [this.journalPath, jScan],
+    ] as const) {
+      if (s.truncatedBytes) hooks.log?.(`${what}: cut a torn last line (${s.truncatedBytes} bytes); that row is generated again`);
+    }
+    this.r = emptyResult(input, out, this.journalPath, model, outScan.truncatedBytes + jScan.truncatedBytes);
+    setMaxListeners(0, this.ac.signal); // one listener per request in flight
+    hooks.signal?.addEventListener('abort', this.onOuterAbort, { once: true });
+  }
+
+  /** Counts a failed row under `reason`, keeping its first 5 messages. */
+  private fail(reason: string, message: string): void {
+    this.r.failedTotal++;
+    const f = (this.r.failed[reason] ??= { count: 0, examples: [] });
     f.count++;
     if (f.examples.length < 5) f.examples.push(message);
-  };
+  }
 
-  // Cancellation: the caller's signal, or a fatal error, stops dispatch and aborts requests in flight.
-  const ac = new AbortController();
-  setMaxListeners(0, ac.signal); // one listener per request in flight
-  const onOuterAbort = () => ac.abort(hooks.signal!.reason);
-  hooks.signal?.addEventListener('abort', onOuterAbort, { once: true });
-  let fatal: Error | null = null;
-
-  let lastEmit = 0;
-  const emit = (force = false) => {
+  /** Reports progress: at most every 200 ms unless forced. */
+  private emit(force = false): void {
     const now = Date.now();
-    if (!hooks.onProgress || (!force && now - lastEmit < 200)) return;
-    lastEmit = now;
-    hooks.onProgress({
+    if (!this.hooks.onProgress || (!force && now - this.lastEmit < 200)) return;
+    this.lastEmit = now;
+    const r = this.r;
+    this.hooks.onProgress({
       rowsRead: r.rowsRead,
       generated: r.generated,
       alreadyDone: r.alreadyDone,
       failed: r.failedTotal,
       notWritten: r.truncated + r.reasoningWithoutAnswer,
-      inFlight: pool.inFlight,
+      inFlight: this.pool.inFlight,
       completionTokens: r.completionTokens,
-      tokensPerSecond: r.completionTokens / Math.max(0.001, (now - t0) / 1000),
+      tokensPerSecond: r.completionTokens / Math.max(0.001, (now - this.t0) / 1000),
     });
-  };
+  }
 
   /** One chat turn with retries; server choice by the pool. */
-  const ask = async (history: Message[], tools: unknown[] | undefined): Promise<ChatTurnResult> => {
-    const body = buildChatBody(history, tools, reqOpts);
+  private readonly ask = async (history: Message[], tools: unknown[] | undefined): Promise<ChatTurnResult> => {
+    const body = buildChatBody(history, tools, this.reqOpts);
+    const { ac, pool, policy } = this;
     for (let attempt = 0; ; attempt++) {
       const server: ServerState = await pool.acquire(ac.signal);
-      r.requests++;
+      this.r.requests++;
       try {
-        const res = await chatOnce(server.url, body, { apiKey: options.apiKey, timeoutMs, signal: ac.signal });
+        const res = await chatOnce(server.url, body, { apiKey: this.options.apiKey, timeoutMs: this.timeoutMs, signal: ac.signal });
         pool.ok(server);
         return res;
       } catch (e) {
@@ -296,40 +353,55 @@ export async function generate(options: GenerateOptions, hooks: GenerateHooks = 
         if (!isTransient(e) || attempt >= policy.retries) throw e;
         const delay = backoffDelay(attempt, policy, e instanceof HttpStatusError ? e.retryAfterMs : undefined);
         pool.backOff(server, delay);
-        r.retries++;
-        hooks.log?.(`retry ${attempt + 1}/${policy.retries} in ${Math.round(delay)} ms: ${(e as Error).message}`);
+        this.r.retries++;
+        this.hooks.log?.(`retry ${attempt + 1}/${policy.retries} in ${Math.round(delay)} ms: ${(e as Error).message}`);
       } finally {
         pool.release(server);
       }
     }
   };
 
-  const seen = new Set<string>();
-  const handle = async (conv: Conversation, rawSource: unknown) => {
-    if (seen.has(conv.id))
-      return fail('duplicate_id', `line ${conv.source.line}: id "${conv.id}" appears earlier in the input; ids key resume, so it is not generated twice`);
-    seen.add(conv.id);
-    if (done.has(conv.id)) {
-      r.alreadyDone++;
+  /** One conversation: skipped when its id was seen or done, else regenerated and written (or journaled, or failed). */
+  private async handle(conv: Conversation, rawSource: unknown): Promise<void> {
+    if (this.seen.has(conv.id))
+      return this.fail('duplicate_id', `line ${conv.source.line}: id "${conv.id}" appears earlier in the input; ids key resume, so it is not generated twice`);
+    this.seen.add(conv.id);
+    if (this.done.has(conv.id)) {
+      this.r.alreadyDone++;
       return;
     }
     let res;
     try {
-      res = await regenerateConversation(conv, ask, reqOpts.reasoning);
+      res = await regenerateConversation(conv, this.ask, this.reqOpts.reasoning);
     } catch (e) {
-      if (ac.signal.aborted) return;
-      const where = `line ${conv.source.line} (id ${conv.id})`;
-      if (e instanceof HttpStatusError) {
-        if (FATAL_STATUSES.has(e.status)) {
-          fatal ??= new FatalRunError(e.message);
-          ac.abort(fatal);
-        }
-        return fail(e.transient ? `http_${e.status}_after_retries` : `http_${e.status}`, `${where}: ${e.message}`);
-      }
-      if (e instanceof TransportError) return fail(`${e.code}_after_retries`, `${where}: ${e.message}`);
-      if (e instanceof BadResponseError) return fail('bad_response', `${where}: ${e.message}`);
-      throw e;
+      return this.failed(conv, e);
     }
+    this.record(conv, rawSource, res);
+  }
+
+  /**
+   * Counts a conversation whose regeneration threw: under its HTTP status, transport error or bad response (a
+   * 401/403/404 also stops the run); nothing when the run was cancelled.
+   * @throws the error when it is none of those
+   */
+  private failed(conv: Conversation, e: unknown): void {
+    if (this.ac.signal.aborted) return;
+    const where = `line ${conv.source.line} (id ${conv.id})`;
+    if (e instanceof HttpStatusError) {
+      if (FATAL_STATUSES.has(e.status)) {
+        this.fatal ??= new FatalRunError(e.message);
+        this.ac.abort(this.fatal);
+      }
+      return this.fail(e.transient ? `http_${e.status}_after_retries` : `http_${e.status}`, `${where}: ${e.message}`);
+    }
+    if (e instanceof TransportError) return this.fail(`${e.code}_after_retries`, `${where}: ${e.message}`);
+    if (e instanceof BadResponseError) return this.fail('bad_response', `${where}: ${e.message}`);
+    throw e;
+  }
+
+  /** A regenerated conversation: its tokens counted; written to the output (`ok`, `tool_call_diverged`) or the journal (the others). */
+  private record(conv: Conversation, rawSource: unknown, res: RegeneratedConversation): void {
+    const r = this.r;
     for (const t of res.turns) {
       r.promptTokens += t.prompt_tokens;
       r.completionTokens += t.completion_tokens;
@@ -337,93 +409,109 @@ export async function generate(options: GenerateOptions, hooks: GenerateHooks = 
     const source = isSource(rawSource) ? rawSource : conv.source;
     const outcome: ConversationOutcome = res.outcome;
     if (outcome === 'length' || outcome === 'reasoning_without_answer') {
-      jLog.append({ id: conv.id, source, outcome, detail: res.detail });
+      this.jLog.append({ id: conv.id, source, outcome, detail: res.detail });
       if (outcome === 'length') r.truncated++;
       else r.reasoningWithoutAnswer++;
-      done.add(conv.id);
+      this.done.add(conv.id);
       return;
     }
     const row: Record<string, unknown> = { id: conv.id, source, messages: res.messages };
     if (conv.tools?.length) row.tools = conv.tools;
-    row.generation = { model, outcome, reasoning: reqOpts.reasoning, ...(res.detail ? { detail: res.detail } : {}), turns: res.turns };
-    outLog.append(row);
-    done.add(conv.id);
+    row.generation = { model: this.model, outcome, reasoning: this.reqOpts.reasoning, ...(res.detail ? { detail: res.detail } : {}), turns: res.turns };
+    this.outLog.append(row);
+    this.done.add(conv.id);
     r.generated++;
     if (outcome === 'tool_call_diverged') r.toolCallDiverged++;
     if (res.turns.every((t) => t.token_ids)) r.withTokenIds++;
     else r.withoutTokenIds++;
-  };
-
-  // Workers pull rows from one reader; the reader is advanced by one worker at a time.
-  const rows = mappedRows(input, { signal: ac.signal });
-  let readChain: Promise<unknown> = Promise.resolve();
-  const nextRow = () => {
-    const p = readChain.then(() => rows.next());
-    readChain = p.catch(() => undefined);
-    return p;
-  };
-  const fileBase = basename(input);
-  const worker = async () => {
-    while (!ac.signal.aborted) {
-      const it = await nextRow();
-      if (it.done) return;
-      const row = it.value;
-      r.rowsRead++;
-      if (row.error !== undefined) fail('invalid_row', `line ${row.line}: ${row.error}`);
-      else {
-        const o = normalizeRow(row.value, { file: input, line: row.line }, fileBase);
-        if (o.kind === 'conversation' || o.kind === 'prompt') await handle(o.conversation, (row.value as { source?: unknown } | null)?.source);
-        else if (o.kind === 'split') {
-          // One row holding several conversations (Self-Instruct instances, …): each is generated and counted as a row of its own.
-          r.rowsRead += o.parts.length - 1;
-          for (const p of o.parts) await handle(p.conversation, (row.value as { source?: unknown } | null)?.source);
-        } else fail(o.kind === 'dropped' ? o.reason : 'invalid_row', `line ${row.line}: ${o.message}`);
-      }
-      emit();
-    }
-  };
-  const ticker = setInterval(() => emit(true), 1000);
-  try {
-    // Every worker is awaited (allSettled) before the files close: none may append after that.
-    const settled = await Promise.allSettled(
-      Array.from({ length: pool.capacity }, () =>
-        worker().catch((e) => {
-          if (!ac.signal.aborted) ac.abort(e); // an unexpected error stops the other workers too
-          throw e;
-        }),
-      ),
-    );
-    const unexpected = settled.find((x): x is PromiseRejectedResult => x.status === 'rejected' && x.reason !== ac.signal.reason);
-    if (unexpected) throw unexpected.reason;
-    if (ac.signal.reason instanceof Error && !hooks.signal?.aborted && !fatal) throw ac.signal.reason;
-  } finally {
-    clearInterval(ticker);
-    hooks.signal?.removeEventListener('abort', onOuterAbort);
-    pool.close();
-    outLog.close();
-    jLog.close();
-    await rows.return(undefined);
-    removeEmpty(fresh);
   }
-  if (fatal) throw fatal;
-  r.cancelled = ac.signal.aborted;
-  r.servers = pool.servers.map((s) => ({ url: s.url, limit: s.limit, requests: s.sent, failures: s.failures }));
-  r.elapsedMs = Date.now() - t0;
-  r.requestsPerSecond = r.requests / Math.max(0.001, r.elapsedMs / 1000);
-  r.completionTokensPerSecond = r.completionTokens / Math.max(0.001, r.elapsedMs / 1000);
-  const accounted = r.generated + r.alreadyDone + r.truncated + r.reasoningWithoutAnswer + r.failedTotal;
-  if (!r.cancelled && accounted !== r.rowsRead) r.failures.push(`accounting mismatch: ${accounted} accounted, ${r.rowsRead} read`);
-  if (r.cancelled) r.failures.push('cancelled; run again with the same --out to continue');
-  if (r.failedTotal)
-    r.failures.push(
-      `${r.failedTotal} rows failed (${Object.entries(r.failed)
-        .map(([k, v]) => `${v.count} ${k}`)
-        .join(', ')}); run again with the same --out to retry them`,
-    );
-  if (!r.cancelled && outScan.ids.size + r.generated === 0) r.failures.push(`nothing written to ${out} (${r.rowsRead} rows read)`);
-  r.ok = r.failures.length === 0;
-  emit(true);
-  return r;
+
+  /**
+   * Reads and answers every row: workers pull rows from one reader (advanced by one worker at a time), every worker is
+   * awaited before the files close (none may append after that), and the files this run created stay only when
+   * something was written to them.
+   * @throws an unexpected error of a worker, or the fatal error that stopped the run
+   */
+  async run(): Promise<void> {
+    const { ac } = this;
+    const rows = mappedRows(this.input, { signal: ac.signal });
+    let readChain: Promise<unknown> = Promise.resolve();
+    const nextRow = () => {
+      const p = readChain.then(() => rows.next());
+      readChain = p.catch(() => undefined);
+      return p;
+    };
+    const fileBase = basename(this.input);
+    const worker = async () => {
+      while (!ac.signal.aborted) {
+        const it = await nextRow();
+        if (it.done) return;
+        await this.handleRow(it.value, fileBase);
+        this.emit();
+      }
+    };
+    const ticker = setInterval(() => this.emit(true), 1000);
+    try {
+      const settled = await Promise.allSettled(
+        Array.from({ length: this.pool.capacity }, () =>
+          worker().catch((e) => {
+            if (!ac.signal.aborted) ac.abort(e); // an unexpected error stops the other workers too
+            throw e;
+          }),
+        ),
+      );
+      const unexpected = settled.find((x): x is PromiseRejectedResult => x.status === 'rejected' && x.reason !== ac.signal.reason);
+      if (unexpected) throw unexpected.reason;
+      if (ac.signal.reason instanceof Error && !this.hooks.signal?.aborted && !this.fatal) throw ac.signal.reason;
+    } finally {
+      clearInterval(ticker);
+      this.hooks.signal?.removeEventListener('abort', this.onOuterAbort);
+      this.pool.close();
+      this.outLog.close();
+      this.jLog.close();
+      await rows.return(undefined);
+      removeEmpty(this.fresh);
+    }
+    if (this.fatal) throw this.fatal;
+  }
+
+  /** One row read: its conversation (or each of the several it holds, counted as rows of their own) handled, or the row failed. */
+  private async handleRow(row: RawRow, fileBase: string): Promise<void> {
+    const r = this.r;
+    r.rowsRead++;
+    if (row.error !== undefined) return this.fail('invalid_row', `line ${row.line}: ${row.error}`);
+    const o = normalizeRow(row.value, { file: this.input, line: row.line }, fileBase);
+    const rawSource = (row.value as { source?: unknown } | null)?.source;
+    if (o.kind === 'conversation' || o.kind === 'prompt') await this.handle(o.conversation, rawSource);
+    else if (o.kind === 'split') {
+      // One row holding several conversations (Self-Instruct instances, …): each is generated and counted as a row of its own.
+      r.rowsRead += o.parts.length - 1;
+      for (const p of o.parts) await this.handle(p.conversation, rawSource);
+    } else this.fail(o.kind === 'dropped' ? o.reason : 'invalid_row', `line ${row.line}: ${o.message}`);
+  }
+
+  /** The report once the run ended: servers, time and rates, and its failures (accounting, cancel, failed rows, nothing written). */
+  finish(): GenerateResult {
+    const r = this.r;
+    r.cancelled = this.ac.signal.aborted;
+    r.servers = this.pool.servers.map((s) => ({ url: s.url, limit: s.limit, requests: s.sent, failures: s.failures }));
+    r.elapsedMs = Date.now() - this.t0;
+    r.requestsPerSecond = r.requests / Math.max(0.001, r.elapsedMs / 1000);
+    r.completionTokensPerSecond = r.completionTokens / Math.max(0.001, r.elapsedMs / 1000);
+    const accounted = r.generated + r.alreadyDone + r.truncated + r.reasoningWithoutAnswer + r.failedTotal;
+    if (!r.cancelled && accounted !== r.rowsRead) r.failures.push(`accounting mismatch: ${accounted} accounted, ${r.rowsRead} read`);
+    if (r.cancelled) r.failures.push('cancelled; run again with the same --out to continue');
+    if (r.failedTotal)
+      r.failures.push(
+        `${r.failedTotal} rows failed (${Object.entries(r.failed)
+          .map(([k, v]) => `${v.count} ${k}`)
+          .join(', ')}); run again with the same --out to retry them`,
+      );
+    if (!r.cancelled && this.outScan.ids.size + r.generated === 0) r.failures.push(`nothing written to ${this.out} (${r.rowsRead} rows read)`);
+    r.ok = r.failures.length === 0;
+    this.emit(true);
+    return r;
+  }
 }
 
 /** Removes the files of `paths` that exist and are empty (errors ignored: a file that stays is harmless). */

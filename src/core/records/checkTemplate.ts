@@ -135,7 +135,7 @@ export interface ProbeRecords {
 
 /**
  * Every template-dependent decision of the rules (spec v1.4), with its evidence, for one chat template
- * (camelCase in memory; snake_case in `check-template --json` and `report.json`, run/jsonCase.ts).
+ * (camelCase in memory; snake_case in `check-template --json` and `report.json`, run/reports/jsonCase.ts).
  */
 export interface ProbeDecisions {
   /** The template's name (`default`, `tool_use`, …). */

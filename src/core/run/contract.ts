@@ -1,6 +1,6 @@
 /**
- * The run contract: the option, progress and report shapes that `prepare` (run/pipeline.ts), its
- * worker pool (run/pool.ts and run/workerProtocol.ts), the report writers, the CLI and the extension
+ * The run contract: the option, progress and report shapes that `prepare` (run/prepare/pipeline.ts), its
+ * worker pool (run/prepare/pool.ts and run/prepare/workerProtocol.ts), the report writers, the CLI and the extension
  * share; a row's settings and result are records/rowResult.ts (the row job's, below the run).
  * Types only: this module imports nothing at run time.
  */
@@ -15,7 +15,7 @@ import type { LengthStats } from './stats';
 import type { LongPolicy, OutputFormat, RowSettings } from '../records/rowResult';
 import type { RowShape } from '../records/shapes';
 import type { MaskPolicy, ReasoningPolicy } from '../types';
-/** The status word of a file and of a run (`run/status.ts` decides it). */
+/** The status word of a file and of a run (`run/reports/status.ts` decides it). */
 export type RunStatus = 'ok' | 'warnings' | 'degraded' | 'failed';
 
 /** Options of one `prepare` run. All inputs of one run share one output folder. */
@@ -146,7 +146,7 @@ export interface FileReport {
   sharegptWritten?: number;
   /**
    * Lines this file's rows wrote to `prompts_to_generate.jsonl`, present only where that is not
-   * `rowsSetAside` plus the `split_part_set_aside` notes (run/promptLines.ts): an OpenAssistant message
+   * `rowsSetAside` plus the `split_part_set_aside` notes (run/reports/promptLines.ts): an OpenAssistant message
    * file's set-aside path gives one prompt for all of its message rows.
    */
   promptsWritten?: number;
@@ -202,7 +202,7 @@ export interface FileReport {
   };
   /** Sharded runs only: rows of the file across all shards (this shard read `rowsRead` of them). */
   rowsInFile?: number;
-  /** The file's status (`run/status.ts`); the run's is the worst of its files'. */
+  /** The file's status (`run/reports/status.ts`); the run's is the worst of its files'. */
   status?: RunStatus;
   /** Why the file failed (set when `status` is `failed`). */
   failure?: string;
@@ -271,7 +271,7 @@ export interface PrepareResult extends RecordRules {
     written?: string[];
     /**
      * The speculators dataset folder (`<outDir>/speculators/`, written with `--trainer speculators`:
-     * a `datasets.save_to_disk` folder that speculators' `train.py --data-path` reads; run/speculatorsOutput.ts).
+     * a `datasets.save_to_disk` folder that speculators' `train.py --data-path` reads; run/outputs/speculatorsOutput.ts).
      */
     speculatorsDataset?: string;
     /**
@@ -302,7 +302,7 @@ export interface PrepareResult extends RecordRules {
   minTrainableTokens?: number;
   /** `--trainer` of the run (null: none); absent in reports of older versions. */
   trainer?: TrainerId | null;
-  /** `token_counts.json` beside the outputs (run/tokenCounts.ts); absent in reports of older versions. */
+  /** `token_counts.json` beside the outputs (run/outputs/tokenCounts.ts); absent in reports of older versions. */
   tokenCounts?: string;
   /**
    * The chat-template check run once per run (`eagle3-prep check-template`, issue 4):
@@ -333,18 +333,18 @@ export interface PrepareResult extends RecordRules {
     errorReasons?: Record<string, number>;
   };
   elapsedMs: number;
-  /** Tokens written and rows read per second of `elapsedMs` (`run/accounting.ts` throughputOf); absent in reports written before it. */
+  /** Tokens written and rows read per second of `elapsedMs` (`run/reports/accounting.ts` throughputOf); absent in reports written before it. */
   throughput?: { tokensPerSecond: number; rowsPerSecond: number };
   /** Set when the run was one shard (`--shard I/N`), or a merge of N shards (`merged: true`). */
   shard?: { index: number; count: number; merged?: boolean };
-  /** The run's status: the worst of its files' (`run/status.ts`); `failed` when `ok` is false. */
+  /** The run's status: the worst of its files' (`run/reports/status.ts`); `failed` when `ok` is false. */
   status?: RunStatus;
   /** Every data-changing warning of the run, most frequent first. */
   warnings?: RunWarning[];
   /** Files left out by `skipFailedFiles`, with why. */
   skippedFiles?: { file: string; reason: string }[];
   /**
-   * Files (absolute paths) not processed at all: the first look at every input (`run/preflight.ts`) found a file that
+   * Files (absolute paths) not processed at all: the first look at every input (`run/inputs/preflight.ts`) found a file that
    * fails the run, so without `skipFailedFiles` the run stopped before reading the others. They have no entry in `files`.
    */
   notProcessed?: string[];

@@ -28,7 +28,7 @@ export const OUTPUT_FILES = {
   reportMd: 'report.md',
 } as const;
 
-/** The records as Parquet (`--format parquet|both`, run/parquetOutput.ts): the same records as {@link OUTPUT_FILES}.tokenizedData; in {@link RECORDS_DIR}. */
+/** The records as Parquet (`--format parquet|both`, run/outputs/parquetOutput.ts): the same records as {@link OUTPUT_FILES}.tokenizedData; in {@link RECORDS_DIR}. */
 export const TOKENIZED_DATA_PARQUET = 'tokenized_data.parquet';
 
 /**
@@ -44,12 +44,12 @@ export const CONVERSATIONS_SHAREGPT_FILE = 'conversations_sharegpt.jsonl';
 const CONVERSATION_FILES: ReadonlySet<string> = new Set([CONVERSATIONS_FILE, CONVERSATIONS_SHAREGPT_FILE]);
 
 /**
- * Every dropped and errored row of a run, one `RowProblemLine` a line (run/accounting.ts);
+ * Every dropped and errored row of a run, one `RowProblemLine` a line (run/reports/accounting.ts);
  * `outputs.problems` of the report, absent from reports written before it existed and from merged shard reports.
  */
 export const PROBLEMS_FILE = 'problems.jsonl';
 
-/** Token-id counts of the written records (run/tokenCounts.ts), beside the outputs when the run succeeds. */
+/** Token-id counts of the written records (run/outputs/tokenCounts.ts), beside the outputs when the run succeeds. */
 export const TOKEN_COUNTS_FILE = 'token_counts.json';
 
 /** Absolute paths of a run's outputs, keyed like {@link OUTPUT_FILES}. */
@@ -83,7 +83,7 @@ export function recordsFileIn(outDir: string, name: string): string {
 }
 
 /**
- * The speculators dataset folder a run with `--trainer speculators` writes (run/speculatorsOutput.ts):
+ * The speculators dataset folder a run with `--trainer speculators` writes (run/outputs/speculatorsOutput.ts):
  * what `datasets.Dataset.save_to_disk` writes, for speculators' `train.py --data-path`.
  */
 export const SPECULATORS_DIR = 'speculators';

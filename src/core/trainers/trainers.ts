@@ -13,7 +13,7 @@
  *   `src/speculators/data_generation/preprocessing.py` `_append_row`): the same cut to the first
  *   tokens; a record with no trainable token left is dropped; both logged as warnings. A dataset
  *   folder given to `scripts/train.py --data-path` as it is (what `prepare --trainer speculators`
- *   writes, run/speculatorsOutput.ts) is cut by the collator to `--total-seq-len`, default 8192
+ *   writes, run/outputs/speculatorsOutput.ts) is cut by the collator to `--total-seq-len`, default 8192
  *   too (`src/speculators/train/data.py`).
  * - EAGLE (SafeAILab/EAGLE `eagle/traineagle3/main.py`, `train_config["max_len"]` 2048): a
  *   conversation whose tokens number more than `max_len` is left out whole.

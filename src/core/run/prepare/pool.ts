@@ -1,0 +1,194 @@
+/**
+ * Executors for the `prepare` run's row batches: in the calling thread, or in a
+ * pool of `worker_threads` (Node.js `worker_threads` documentation). Each pool
+ * worker holds its own {@link RowProcessor} (tokenizer and compiled chat
+ * templates, loaded once) and answers one message per batch; the run's single
+ * writer (`prepare`) consumes the answers in submission order, so the output
+ * order never depends on the number of workers or on their timing.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { NormalizeOptions } from '../../formats/normalize';
+import type { RowProcessor } from '../../records/rowProcessor';
+import type { RunSetup } from '../contract';
+import type { RowResult, RowSettings } from '../../records/rowResult';
+import { isFromPoolWorkerMessage, type PoolWorkerData, type RowBatchMessage } from './workerProtocol';
+
+/** Rows of one file sent together: `{line, value}` or `{line, error}` as the reader yielded them. */
+export interface RowBatch {
+  file: string;
+  /** Basename of `file` (default record ids are `<fileBase>:<line>`). */
+  fileBase: string;
+  /** The file's reading choices (`eagle3prep.jsonc` "reading"). */
+  normalize?: NormalizeOptions;
+  rows: { line: number; element?: number; value?: unknown; error?: string }[];
+}
+
+/** Runs batches of rows; results come back one per row, in row order. */
+export interface RowExecutor {
+  /** @returns the rows' results in order; rejects when a worker failed (the run must then abort) */
+  run(batch: RowBatch): Promise<RowResult[]>;
+  /** Stops the workers (pending batches reject); safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** Processes each batch synchronously in the calling thread when `run` is called. */
+export class InlineExecutor implements RowExecutor {
+  constructor(private readonly processor: RowProcessor) {}
+
+  run(batch: RowBatch): Promise<RowResult[]> {
+    try {
+      return Promise.resolve(batch.rows.map((r) => this.processor.processRow(r, batch.file, batch.fileBase, batch.normalize)));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  async close(): Promise<void> {}
+}
+
+/**
+ * The pool worker script: `worker.js` beside the running bundle (`dist/cli.js`,
+ * `dist/worker.js`), else `src/worker.ts` when running from source under tsx
+ * (the worker inherits the parent's `--import tsx`).
+ * @throws Error naming the places looked in when neither exists
+ */
+export function poolWorkerScript(): string {
+  const candidates = [
+    join(__dirname, 'worker.js'),
+    join(__dirname, '..', '..', '..', 'worker.ts'),
+    join(__dirname, '..', '..', '..', '..', 'dist', 'worker.js'),
+  ];
+  for (const c of candidates) if (existsSync(c)) return c;
+  throw new Error(`pool worker script not found (looked in ${candidates.join(', ')}); run "npm run build"`);
+}
+
+/**
+ * Old-generation heap limit of a pool worker (MB). Without it V8 lets each
+ * worker's heap grow to several times its live size (the tokenizer, ~50 MB)
+ * before collecting; with it a worker stays near 250 MB RSS. Rows larger than
+ * `PrepareOptions.largeRowBytes` never go to a worker (the run's own thread,
+ * without this limit, processes them).
+ */
+export const POOL_WORKER_HEAP_MB = 256;
+
+/**
+ * Young-generation size of a pool worker (MB). V8's default (up to 3 × 16 MB
+ * semi-spaces on 64-bit) is kept resident by each worker once reached; a row
+ * batch's short-lived objects (rendered texts, token arrays, JSON lines) fit in
+ * 8 MB, so scavenges stay cheap and each worker holds about 20 MB less
+ * (docs/scale.md "Memory": 2-worker peak 391 → 352 MB on 5 MB of mixed rows).
+ */
+export const POOL_WORKER_YOUNG_MB = 8;
+
+/** The `resourceLimits` of a pool worker. */
+const POOL_WORKER_LIMITS = { maxOldGenerationSizeMb: POOL_WORKER_HEAP_MB, maxYoungGenerationSizeMb: POOL_WORKER_YOUNG_MB };
+
+interface Slot {
+  worker: Worker;
+  /** Batches sent and not answered, by id. */
+  pending: Map<number, { resolve: (r: RowResult[]) => void; reject: (e: Error) => void }>;
+}
+
+/**
+ * A fixed pool of `size` worker threads running {@link RowProcessor}s with the
+ * same settings. A batch goes to the worker with the fewest unanswered batches.
+ * A worker that fails (an exception, an `error` event, an exit) fails every
+ * batch it holds and the pool: later `run` calls reject with the same error.
+ */
+export class WorkerPool implements RowExecutor {
+  private readonly slots: Slot[] = [];
+  private nextId = 0;
+  private failure: Error | null = null;
+  private closed = false;
+  /**
+   * The run's tokenizer facts and template check, from the first worker once
+   * it has loaded the tokenizer; rejects when it could not (e.g. TokenizerLoadError's message).
+   */
+  readonly setup: Promise<RunSetup>;
+  private setupSettle!: { resolve: (s: RunSetup) => void; reject: (e: Error) => void };
+
+  /**
+   * @param size number of worker threads (≥ 1)
+   * @param settings row settings every worker uses
+   * @param opts.script worker script (default {@link poolWorkerScript})
+   * @param opts.lowPriority workers lower their own thread's priority (Linux only, see `PrepareOptions.lowPriority`)
+   */
+  constructor(
+    readonly size: number,
+    settings: RowSettings,
+    opts: { script?: string; lowPriority?: boolean } = {},
+  ) {
+    const script = opts.script ?? poolWorkerScript();
+    this.setup = new Promise<RunSetup>((resolve, reject) => (this.setupSettle = { resolve, reject }));
+    this.setup.catch(() => {}); // a caller that never asks must not see an unhandled rejection
+    for (let i = 0; i < size; i++) {
+      const data: PoolWorkerData = { job: 'rows', settings, setup: i === 0, ...(opts.lowPriority ? { lowPriority: true } : {}) };
+      // From source (tests, `node --import tsx`), a .ts worker registers tsx's CommonJS hooks first.
+      const worker = script.endsWith('.ts')
+        ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(script)});`, {
+            eval: true,
+            workerData: data,
+            name: `eagle3-rows-${i}`,
+            resourceLimits: POOL_WORKER_LIMITS,
+          })
+        : new Worker(script, { workerData: data, name: `eagle3-rows-${i}`, resourceLimits: POOL_WORKER_LIMITS });
+      const slot: Slot = { worker, pending: new Map() };
+      worker.on('message', (m: unknown) => {
+        if (!isFromPoolWorkerMessage(m)) return;
+        if (m.type === 'ready') {
+          if (m.setup) this.setupSettle.resolve(m.setup);
+        } else if (m.type === 'results') {
+          const p = slot.pending.get(m.id);
+          slot.pending.delete(m.id);
+          p?.resolve(m.results);
+        } else if (m.type === 'failed') {
+          const e = new Error(m.message);
+          if (m.stack) e.stack = m.stack;
+          this.fail(slot, e);
+        }
+      });
+      worker.on('error', (e) => {
+        const oom = (e as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY';
+        this.fail(slot, oom ? new Error(`${e.message}: a batch needed more than a pool worker's ${POOL_WORKER_HEAP_MB} MB heap; rerun with --workers 1`) : e);
+      });
+      worker.on('exit', (code) => {
+        if (!this.closed) this.fail(slot, new Error(`pool worker ${i} exited (code ${code}) with ${slot.pending.size} batches unanswered`));
+      });
+      this.slots.push(slot);
+    }
+  }
+
+  private fail(slot: Slot, e: Error): void {
+    this.failure ??= e;
+    this.setupSettle.reject(e);
+    for (const p of slot.pending.values()) p.reject(e);
+    slot.pending.clear();
+  }
+
+  run(batch: RowBatch): Promise<RowResult[]> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.closed) return Promise.reject(new Error('the worker pool is closed'));
+    let slot = this.slots[0];
+    for (const s of this.slots) if (s.pending.size < slot.pending.size) slot = s;
+    const id = this.nextId++;
+    return new Promise<RowResult[]>((resolve, reject) => {
+      slot.pending.set(id, { resolve, reject });
+      const msg: RowBatchMessage = { type: 'batch', id, ...batch };
+      slot.worker.postMessage(msg);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const err = new Error('the worker pool was closed');
+    this.setupSettle.reject(err);
+    for (const s of this.slots) {
+      for (const p of s.pending.values()) p.reject(err);
+      s.pending.clear();
+    }
+    await Promise.all(this.slots.map((s) => s.worker.terminate()));
+  }
+}

@@ -1,0 +1,85 @@
+/** Starting a `prepare` run (docs/scale.md): the row executor (this thread or a worker pool), the tokenizer and the chat-template check. */
+import { availableParallelism } from 'node:os';
+import { checkTemplate } from '../../records/checkTemplate';
+import { InlineExecutor, WorkerPool, type RowExecutor } from './pool';
+import { RowProcessor } from '../../records/rowProcessor';
+import { TokenizerLoadError, type TargetTokenizer } from '../../tokenizers/tokenizer';
+import type { PrepareHooks, PrepareOptions, RunSetup } from '../contract';
+import type { RowSettings } from '../../records/rowResult';
+import { runSettingOptionsOf } from '../runSettings';
+
+/**
+ * Starts the run's row executor and logs what it loaded (tokenizer, chat template, workers).
+ * @throws TokenizerLoadError when the tokenizer has no chat template (the executor is closed first).
+ */
+export async function startExecutor(opts: PrepareOptions, hooks: PrepareHooks): Promise<{ executor: RowExecutor; setup: RunSetup; workers: number }> {
+  // More row workers than cores only adds tokenizer copies (~100 MB each) and start-up time: capped at the cores.
+  const requested = Math.max(1, Math.floor(opts.workers ?? 1));
+  const workers = Math.min(requested, availableParallelism());
+  if (workers < requested) hooks.log?.(`  workers: ${requested} requested, ${workers} used (the available cores)`);
+  // With a pool, this thread never loads the tokenizer: the first worker reports it and runs the template check.
+  let executor: RowExecutor;
+  let setup: RunSetup;
+  if (workers > 1) {
+    const pool = new WorkerPool(workers, settingsOf(opts), { script: opts.workerScript, lowPriority: opts.lowPriority });
+    executor = pool;
+    try {
+      setup = await pool.setup;
+    } catch (e) {
+      await pool.close();
+      throw e;
+    }
+  } else {
+    const processor = new RowProcessor(settingsOf(opts));
+    executor = new InlineExecutor(processor);
+    setup = runSetup(processor.tok, opts);
+  }
+  const tok = setup.tokenizer;
+  if (!setup.hasTemplates) {
+    await executor.close();
+    throw new TokenizerLoadError(
+      `${tok.dir}: no chat template (tokenizer_config.json "chat_template", chat_template.jinja or chat_template.json); records cannot be rendered as the target model serves them`,
+    );
+  }
+  hooks.log?.(`tokenizer: ${tok.name} (${tok.dir}, sha256 ${tok.hash})`);
+  const templateCheck = setup.templateCheck;
+  if (templateCheck) {
+    hooks.log?.(
+      `chat template: ${templateCheck.prefixStable ? 'prefix-stable' : 'rewrites history'}; end of turn trained ${JSON.stringify(templateCheck.endOfTurnTrained)}` +
+        (templateCheck.defaultSystemPrompt ? `; injects a default system prompt` : '') +
+        (templateCheck.generationPromptScaffold ? `; generation prompt pre-fills ${JSON.stringify(templateCheck.generationPromptScaffold)}` : ''),
+    );
+  } else if (setup.checkError) hooks.log?.(`chat template check failed: ${setup.checkError}`);
+  if (workers > 1) hooks.log?.(`workers: ${workers} threads`);
+  return { executor, setup, workers };
+}
+
+/** Runs the chat-template check once for a run (`eagle3-prep check-template`, without the probe renders). */
+export function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templateKwargs' | 'mask' | 'grouping'>): RunSetup {
+  const setup: RunSetup = {
+    tokenizer: { dir: tok.dir, name: tok.name, hash: tok.hash, embeddedDefault: tok.embeddedDefault },
+    hasTemplates: tok.templates.length > 0,
+    templateCheck: null,
+    ...(tok.size !== undefined ? { tokenizerSize: tok.size } : {}),
+  };
+  if (!setup.hasTemplates) return setup;
+  try {
+    const { records: _r, turns: _t, ...findings } = checkTemplate(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask, grouping: opts.grouping });
+    setup.templateCheck = findings;
+  } catch (e) {
+    setup.checkError = (e as Error).message;
+  }
+  return setup;
+}
+
+/** The row settings of a run, as every row processor (inline or in a worker) gets them: its run settings (runSettings.ts) and the row options beside them. */
+export function settingsOf(o: PrepareOptions): RowSettings {
+  return {
+    tokenizerDir: o.tokenizerDir,
+    ...runSettingOptionsOf(o),
+    truncate: o.truncate,
+    dedup: o.dedup,
+    trainer: o.trainer,
+    format: o.format,
+  };
+}
