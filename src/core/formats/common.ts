@@ -3,8 +3,8 @@
  * one source turn → messages. The common end of a row (system field, tools,
  * id, conversation vs prompt vs dropped, context turns, rows holding several
  * conversations) is `rowEnd.ts`; content parts, tool calls and reasoning
- * layouts are `content.ts`; the shared types and helpers `base.ts` (all
- * re-exported here, the one import of the shape files).
+ * layouts are `content.ts`; the shared types and helpers `base.ts` (shape
+ * files import each from its own module).
  *
  * Rules implemented (docs/loss-mask-rules.md "What the template is given" and "Targets"):
  * - `null` content → `""`, except an assistant turn with tool calls and no text,
@@ -42,10 +42,6 @@ import { contentBlocks, hermesToolCalls, inlineThinkParts, isPartList, partListC
 import { knownRoleSpellings, mapRole } from './roles';
 import { readSideCall, resultText, sideCallList } from './turnCalls';
 import { parseJsonLimited } from '../jsonDepth';
-
-export * from './base';
-export { finish, isAnswer, markContextTurns, splitOutcome } from './rowEnd';
-export { asWrittenInline, contentBlocks, hermesToolCalls, parseToolCalls, reportNonText, splitInlineThink, splitThoughtMarkers, toText } from './content';
 
 /** Keys holding a turn's reasoning, in priority order (`thoughts`: ShareGPT-style tool-use sets that carry the model's thoughts beside `value`). */
 const REASONING_KEYS = ['reasoning_content', 'reasoning', 'thinking', 'thoughts'];

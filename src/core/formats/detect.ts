@@ -9,7 +9,8 @@
  */
 import type { FormatDetection } from '../types';
 import { fieldRoleEvidence, tallyFieldRoles, type FieldRoleTally } from './fieldRoles';
-import { conversationsOf, describeJsonType, normalizeDetailed, type Row } from './normalize';
+import { conversationsOf, normalizeDetailed } from './normalize';
+import { describeJsonType, type Row } from './base';
 
 /** How many rows detection looks at by default. */
 export const DETECT_SAMPLE_SIZE = 50;

@@ -36,7 +36,9 @@
  */
 import type { Code } from '../codes';
 import type { DropReason, RowOutcome } from '../types';
-import { convertTurns, drop, errored, finish, isObject, isTurnError, splitOutcome, type Row, type ShapeHandler } from './common';
+import { convertTurns } from './common';
+import { drop, errored, isObject, isTurnError, type Row, type ShapeHandler } from './base';
+import { finish, splitOutcome } from './rowEnd';
 import { unreadKeys } from './fields';
 import type { OasstPlan } from './oasst';
 

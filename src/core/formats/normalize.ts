@@ -14,7 +14,7 @@
  */
 import type { Code } from '../codes';
 import type { Conversation, RowOutcome, Source } from '../types';
-import { describeJsonType, drop, type NormalizeContext, type NormalizeOptions, type Row, type ShapeHandler } from './common';
+import { describeJsonType, drop, type NormalizeContext, type NormalizeOptions, type Row, type ShapeHandler } from './base';
 import { describeCandidate, findConversations } from './discovery';
 import { ASSIGNED_ROLES_KEY, datasetKeys, type AssignedRoles } from './fieldRoles';
 import { FieldTracker } from './fields';
@@ -53,8 +53,6 @@ import { questionTurnsHandler, selfInstructHandler } from './shapes-prompts';
 import { answersWithoutPromptHandler, geminiBatchHandler } from './shapes-batch';
 import { answersHandler } from './shapes-answers';
 import { isStackOverflow, parseJsonLimited } from '../jsonDepth';
-
-export { describeJsonType, ID_KEYS, splitInlineThink, type NormalizeContext, type NormalizeOptions, type Row, type ShapeHandler } from './common';
 
 /** Result of {@link normalizeDetailed}: the outcome plus what detection needs to explain it. */
 export interface DetailedOutcome {

@@ -34,7 +34,9 @@
  */
 import type { Code } from '../codes';
 import type { DropReason, Message, RowOutcome } from '../types';
-import { convertTurns, drop, errored, finish, isObject, isTurnError, splitOutcome, type Row, type ShapeHandler } from './common';
+import { convertTurns } from './common';
+import { drop, errored, isObject, isTurnError, type Row, type ShapeHandler } from './base';
+import { finish, splitOutcome } from './rowEnd';
 import { unreadKeys } from './fields';
 import { isOasstMessage } from './shapes-chat';
 

@@ -17,7 +17,7 @@ import type { RenderBudget } from '../templates/renderBudget';
 import { ChatTemplate, pickTemplate } from '../templates/template';
 import { TemplateBudgetError, TemplateRenderError } from '../templates/errors';
 import type { TemplateProbes } from '../templates/probes';
-import type { TargetTokenizer } from '../tokenizers/tokenizer';
+import type { TargetTokenizer } from '../tokenizers/types';
 import { codeMeaning } from '../codes';
 import type { Conversation, MaskPolicy, Message } from '../types';
 import { PROBES, type ProbeName } from '../templates/probeConversations';

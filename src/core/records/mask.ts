@@ -12,7 +12,7 @@ import { DEFAULT_REASONING_CLOSE, endsWithReasoningOpener, reasoningTags } from 
 import type { Conversation, MaskPolicy, Message, ReasoningPolicy, ToolCall } from '../types';
 import { templateTurnEnd } from './dataTokens';
 import { commonPrefixLength, SpecialTokenFinder, tokenBoundary } from './specialTokens';
-import { asWrittenInline } from '../formats/common';
+import { asWrittenInline } from '../formats/content';
 import { NEXT_TURN_PROBE, prepareTurns, reasoningShown, restoreInline, restoreIntoWrapper, selectTargets, stopTokenAfter, trimNewlines } from './turns';
 
 /** A half-open character range `[start, end)` in a record's text (JS string indices). */
@@ -26,8 +26,6 @@ export interface TextRecord {
   /** Indices (into the conversation's messages) of the assistant turns trained in this record. */
   targets: number[];
 }
-
-export type { ReasoningPolicy };
 
 /**
  * How targets are grouped into records (docs/loss-mask-rules.md "Record grouping: exact or merged"):

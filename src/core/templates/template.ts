@@ -5,14 +5,14 @@
  * template reads.
  */
 import type { Code } from '../codes';
-import { asWrittenInline, splitInlineThink } from '../formats/common';
+import { asWrittenInline, splitInlineThink } from '../formats/content';
 import { CompiledTemplate } from './jinja';
 import { TemplateRenderError } from './errors';
 import { pythonFloatRepr } from './jinja';
 import { PyFloat } from './jinja/values';
 import type { RenderBudget } from './renderBudget';
 import type { Message } from '../types';
-import type { NamedTemplate, SpecialTokenVars } from '../tokenizers/tokenizer';
+import type { NamedTemplate, SpecialTokenVars } from '../tokenizers/types';
 import { probeTemplate, type TemplateProbes } from './probes';
 import { jsonTextDepth, MAX_JSON_DEPTH } from '../jsonDepth';
 
