@@ -22,7 +22,8 @@ import { join } from 'node:path';
 import { buildRecords, maskFromSpans, type ConversationRecords, type TextRecord } from '../../src/core/records/mask';
 import { SpecialTokenFinder } from '../../src/core/records/specialTokens';
 import { ChatTemplate } from '../../src/core/templates/template';
-import { loadTokenizer, type TargetTokenizer } from '../../src/core/tokenizers/tokenizer';
+import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
+import type { TargetTokenizer } from '../../src/core/tokenizers/types';
 import type { Message, ReasoningPolicy } from '../../src/core/types';
 import { buildModelFolder, fixtureModelFolder, kimiModelFolder, oracleEncode, TEMPLATE_FIXTURES } from '../helpers';
 

@@ -4,7 +4,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadTokenizer, type TargetTokenizer } from '../../src/core/tokenizers/tokenizer';
+import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
+import type { TargetTokenizer } from '../../src/core/tokenizers/types';
 import { ChatTemplate } from '../../src/core/templates/template';
 import { buildRecords, maskFromSpans, type TextRecord } from '../../src/core/records/mask';
 import { selectTargets } from '../../src/core/records/turns';

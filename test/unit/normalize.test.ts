@@ -109,7 +109,7 @@ test('sample reasoning-sharegpt: top-level system prepended, thought markers spl
 });
 
 test('thought markers: without solution markers the rest is the content; not at the start, the text is kept', async () => {
-  const { splitThoughtMarkers } = await import('../../src/core/formats/common');
+  const { splitThoughtMarkers } = await import('../../src/core/formats/content');
   assert.deepEqual(splitThoughtMarkers('<|begin_of_thought|>\nA\n<|end_of_thought|>\n\nB'), { reasoning: 'A', content: 'B' });
   assert.equal(splitThoughtMarkers('x <|begin_of_thought|>A<|end_of_thought|>B'), null);
   assert.equal(splitThoughtMarkers('<|begin_of_thought|>never closed'), null);
@@ -592,8 +592,7 @@ test('shape table is shared and ordered', () => {
 });
 
 test('inline <think> reasoning (and a lone closing </think>) is read as reasoning_content, the text around it kept so the content as written comes back exactly', () => {
-  const { splitInlineThink } = require('../../src/core/formats/normalize');
-  const { asWrittenInline, inlineThinkParts } = require('../../src/core/formats/content');
+  const { asWrittenInline, inlineThinkParts, splitInlineThink } = require('../../src/core/formats/content');
   assert.deepEqual(splitInlineThink('<think>\nadd them\n</think>\n\n4'), { reasoning: 'add them', content: '4' });
   assert.deepEqual(splitInlineThink('add them\n</think>\n\n4'), { reasoning: 'add them', content: '4' });
   assert.equal(splitInlineThink('no reasoning here'), null);

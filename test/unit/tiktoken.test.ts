@@ -7,18 +7,14 @@ import { tempDir } from '../helpers';
 // Cache files go to a fresh folder so that the first load in this file really parses.
 process.env.XDG_CACHE_HOME = tempDir('eagle3-cache-');
 
-import {
-  bpeMerge,
-  kimiSubstrings,
-  KIMI_PAT_STR,
-  loadRankTable,
-  loadTiktokenTokenizer,
-  parseTiktokenModel,
-  pythonIsSpace,
-  tiktokenCacheDir,
-  translatePattern,
-} from '../../src/core/tokenizers/tiktoken';
-import { loadTokenizer, TokenizerLoadError } from '../../src/core/tokenizers/tokenizer';
+import { bpeMerge } from '../../src/core/tokenizers/tiktoken/bpe';
+import { kimiSubstrings, KIMI_PAT_STR, pythonIsSpace } from '../../src/core/tokenizers/tiktoken/kimi';
+import { loadRankTable, tiktokenCacheDir } from '../../src/core/tokenizers/tiktoken/rankCache';
+import { loadTiktokenTokenizer } from '../../src/core/tokenizers/tiktoken/load';
+import { parseTiktokenModel } from '../../src/core/tokenizers/tiktoken/rankTable';
+import { translatePattern } from '../../src/core/tokenizers/tiktoken/pattern';
+import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
+import { TokenizerLoadError } from '../../src/core/tokenizers/types';
 
 const STANDIN = join(__dirname, '..', 'fixtures', 'kimi-format-standin');
 const expected: { n_base: number; pat_str: string; cases: { text: string; ids: number[] }[] } = JSON.parse(

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { loadTokenizer, TokenizerLoadError } from '../../src/core/tokenizers/tokenizer';
+import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
+import { TokenizerLoadError } from '../../src/core/tokenizers/types';
 import { lenmlModelDir, oracleEncode, tempDir } from '../helpers';
 
 const renders: { model: string; full: string | null }[] = require('../fixtures/renders/renders.json').renders;

@@ -20,7 +20,8 @@
  * Pure Node (no `vscode`).
  */
 import * as fs from 'node:fs';
-import { mappingFor, type FieldMapping } from './mapping';
+import { mappingFor } from './mapping';
+import type { FieldMapping } from '../read/mappingFile';
 import { findProjectConfig, loadProjectConfigFor, type ReadingSettings } from '../read/projectConfig';
 
 /** The parts of an `eagle3prep.jsonc` that apply to one file (all empty when none applies). */

@@ -3,8 +3,8 @@
  * one source turn → messages. The common end of a row (system field, tools,
  * id, conversation vs prompt vs dropped, context turns, rows holding several
  * conversations) is `rowEnd.ts`; content parts, tool calls and reasoning
- * layouts are `content.ts`; the shared types and helpers `base.ts` (all
- * re-exported here, the one import of the shape files).
+ * layouts are `content.ts`; the shared types and helpers `base.ts` (shape
+ * files import each from its own module).
  *
  * Rules implemented (docs/loss-mask-rules.md "What the template is given" and "Targets"):
  * - `null` content → `""`, except an assistant turn with tool calls and no text,
@@ -40,12 +40,8 @@ import {
 } from './base';
 import { contentBlocks, hermesToolCalls, inlineThinkParts, isPartList, partListContent, parseToolCalls, splitThoughtMarkers, toText } from './content';
 import { knownRoleSpellings, mapRole } from './roles';
-import { readSideCall, resultText, sideCallList } from './turnCalls';
+import { readSideCall, resultText, sideCallList, type SideCall } from './turnCalls';
 import { parseJsonLimited } from '../jsonDepth';
-
-export * from './base';
-export { finish, isAnswer, markContextTurns, splitOutcome } from './rowEnd';
-export { asWrittenInline, contentBlocks, hermesToolCalls, parseToolCalls, reportNonText, splitInlineThink, splitThoughtMarkers, toText } from './content';
 
 /** Keys holding a turn's reasoning, in priority order (`thoughts`: ShareGPT-style tool-use sets that carry the model's thoughts beside `value`). */
 const REASONING_KEYS = ['reasoning_content', 'reasoning', 'thinking', 'thoughts'];
@@ -100,32 +96,89 @@ export function toMessages(turn: unknown, index: number, ctx: NormalizeContext, 
   const f = ctx.fields;
   f.track(turn, `${opts.label ?? 'turns[]'}.`);
   if (opts.derived) f.use(turn, ...opts.derived.filter((k) => k in turn));
+  const speaker = turnSpeaker(turn, index, ctx, opts);
+  if (isTurnError(speaker)) return speaker;
+  if (speaker === 'function_call') return functionCallTurn(turn, index, ctx);
+  const { role, roleKey } = speaker;
+
+  let toolCalls = namedToolCalls(turn, role, index, ctx);
+  if (isTurnError(toolCalls)) return toolCalls;
+  const side = role === 'assistant' ? readSideCalls(turn, roleKey, ctx, opts) : undefined;
+  if (side && !side.withResults) {
+    toolCalls = [...(toolCalls ?? []), ...side.calls.map((c) => c.call)];
+    ctx.note('side_tool_calls_read', `"${side.key}" beside the turn text holds tool calls without results: they are the turn's tool calls`);
+  }
+
+  const msg: Message = { role, content: '' };
+  ctx.current = msg;
+  const text = turnText(turn, role, index, ctx, opts);
+  if (isTurnError(text)) return text;
+  if (text.toolCalls.length) toolCalls = [...(toolCalls ?? []), ...text.toolCalls];
+  msg.content = settledContent(text, role, toolCalls !== undefined, ctx);
+  if (text.rawNull) nullSourced.add(msg);
+  readReasoning(turn, msg, text.reasoning, ctx);
+  if (role === 'assistant') splitWrittenReasoning(msg, ctx);
+  if (role === 'assistant' && !toolCalls && typeof msg.content === 'string' && msg.content.includes('<tool_call>')) {
+    const h = hermesToolCalls(msg.content, ctx);
+    if (h) {
+      toolCalls = h.calls;
+      msg.content = h.text === '' ? null : h.text;
+    }
+  }
+  if (toolCalls) msg.tool_calls = toolCalls;
+  readCallIdAndName(turn, msg, ctx);
+  readTrainingFlags(turn, msg, ctx);
+  ctx.current = undefined;
+  if (side?.withResults) return [...text.toolResults, ...expandSideCalls(msg, side, ctx)];
+  if (text.toolResults.length) {
+    ctx.note('tool_result_blocks_as_tool_turns', 'tool results inside content (Anthropic "tool_result", Gemini "functionResponse") became "tool" turns');
+    if (msg.role === 'tool') return text.toolResults; // Gemini role "function" holding functionResponse parts
+    return msg.content === null ? text.toolResults : [...text.toolResults, msg];
+  }
+  return [msg];
+}
+
+/**
+ * A turn's speaker: its role through the alias table (`roles.ts`) and the key it was read from, `'function_call'` for a
+ * turn whose role says it holds a function call as JSON text ({@link functionCallTurn}), or a {@link TurnError}:
+ * `missing_role`, or `unknown_role` (its facts also set on `ctx.turnError`; never trained on or dropped silently).
+ */
+function turnSpeaker(turn: Row, index: number, ctx: NormalizeContext, opts: TurnOptions): { role: Role; roleKey: string } | 'function_call' | TurnError {
   const roleKey = opts.roleKey ?? ROLE_KEYS.find((k) => k in turn);
   const spelling = roleKey === undefined ? undefined : turn[roleKey];
-  if (spelling === undefined || spelling === null) {
+  if (roleKey === undefined || spelling === undefined || spelling === null) {
     return {
       code: 'missing_role',
       message: `message ${index} has no role (looked for ${ROLE_KEYS.map((k) => `"${k}"`).join(', ')}; keys found: ${Object.keys(turn).join(', ') || 'none'})`,
     };
   }
-  f.use(turn, roleKey!);
-  if (typeof spelling === 'string' && FUNCTION_CALL_ROLES.has(spelling.trim().toLowerCase().replace(/-/g, '_'))) return functionCallTurn(turn, index, ctx);
+  ctx.fields.use(turn, roleKey);
+  if (typeof spelling === 'string' && FUNCTION_CALL_ROLES.has(spelling.trim().toLowerCase().replace(/-/g, '_'))) return 'function_call';
   const role: Role | undefined = mapRole(spelling);
-  if (!role) {
-    const shown = typeof spelling === 'string' ? `"${spelling}"` : JSON.stringify(spelling);
-    ctx.turnError = { code: 'unknown_role', role: typeof spelling === 'string' ? spelling : JSON.stringify(spelling), turn: index - 1 };
-    return {
-      code: 'unknown_role',
-      message: `unknown role ${shown} in message ${index} (known: ${knownRoleSpellings()}, function_call); add it to "roleAliases" in eagle3prep.jsonc`,
-    };
-  }
+  if (role) return { role, roleKey };
+  const shown = typeof spelling === 'string' ? `"${spelling}"` : JSON.stringify(spelling);
+  ctx.turnError = { code: 'unknown_role', role: typeof spelling === 'string' ? spelling : JSON.stringify(spelling), turn: index - 1 };
+  return {
+    code: 'unknown_role',
+    message: `unknown role ${shown} in message ${index} (known: ${knownRoleSpellings()}, function_call); add it to "roleAliases" in eagle3prep.jsonc`,
+  };
+}
 
-  // Tool calls (OpenAI) and the legacy single `function_call`.
+/** A list of call objects that keep their results (`[{name, arguments, result}]`, `[{request, response}]`): read with them by {@link readSideCalls} (turnCalls.ts). */
+function callsWithResults(v: unknown): boolean {
+  return Array.isArray(v) && v.some((c) => (isObject(c) && isObject(c.request)) || (readSideCall(c) !== undefined && 'result' in readSideCall(c)!));
+}
+
+/**
+ * The turn's tool calls under the keys that name them, in this order: OpenAI `tool_calls` (unless they keep their
+ * results), the legacy single `function_call` (noted `function_call_converted`), and an assistant turn's
+ * `actions: [{API_name, API_params}]` (ShareGPT-style tool use; noted `api_actions_converted`). `undefined` when
+ * none of the keys is there; arguments kept as the source gave them (`content.ts` `parseToolCalls`).
+ */
+function namedToolCalls(turn: Row, role: Role, index: number, ctx: NormalizeContext): ToolCall[] | undefined | TurnError {
+  const f = ctx.fields;
   let toolCalls: ToolCall[] | undefined;
-  // Call objects that keep their results (`tool_calls: [{name, arguments, result}]`) are read with them below (turnCalls.ts).
-  const withResults = (v: unknown) =>
-    Array.isArray(v) && v.some((c) => (isObject(c) && isObject(c.request)) || (readSideCall(c) !== undefined && 'result' in readSideCall(c)!));
-  if (turn.tool_calls !== undefined && turn.tool_calls !== null && !(role === 'assistant' && withResults(turn.tool_calls))) {
+  if (turn.tool_calls !== undefined && turn.tool_calls !== null && !(role === 'assistant' && callsWithResults(turn.tool_calls))) {
     f.use(turn, 'tool_calls');
     const tc = parseToolCalls(turn.tool_calls, index, ctx);
     if (isTurnError(tc)) return tc;
@@ -143,9 +196,8 @@ export function toMessages(turn: unknown, index: number, ctx: NormalizeContext, 
     Array.isArray(turn.actions) &&
     turn.actions.length > 0 &&
     turn.actions.every((a) => isObject(a) && typeof a.API_name === 'string') &&
-    !withResults(turn.actions)
+    !callsWithResults(turn.actions)
   ) {
-    // ShareGPT-style tool-use turns: `actions: [{API_name, API_params}]` beside the turn's `value`.
     f.use(turn, 'actions');
     const tc = parseToolCalls(
       (turn.actions as Row[]).map((a) => ({ name: a.API_name, arguments: a.API_params ?? {} })),
@@ -156,54 +208,58 @@ export function toMessages(turn: unknown, index: number, ctx: NormalizeContext, 
     toolCalls = [...(toolCalls ?? []), ...tc];
     ctx.note('api_actions_converted', '"actions" [{API_name, API_params}] beside the turn text converted to tool calls');
   }
+  return toolCalls;
+}
 
-  // Other lists of call objects beside the text (`apis: [{request, response}]`, `calls: [{name, parameters, result}]`), found by structure.
-  const side =
-    role === 'assistant'
-      ? sideCallList(turn, new Set([roleKey!, ...TEXT_KEYS, ...REASONING_KEYS, ...(opts.textKey ? [opts.textKey] : []), ...(f.usedKeys(turn) ?? [])]))
-      : undefined;
-  const sideResults = side !== undefined && side.calls.some((c) => 'result' in c);
-  if (side) {
-    f.use(turn, side.key);
-    for (const c of side.calls) {
-      const item = (turn[side.key] as unknown[])[side.calls.indexOf(c)] as Row;
-      f.track(item, `${opts.label ?? 'turns[]'}.${side.key}[].`);
-      f.use(item, ...c.read);
-      if (c.request !== item) {
-        f.track(c.request, `${opts.label ?? 'turns[]'}.${side.key}[].request.`);
-        f.use(c.request, ...c.requestRead);
-      }
-    }
-    if (!sideResults) {
-      toolCalls = [...(toolCalls ?? []), ...side.calls.map((c) => c.call)];
-      ctx.note('side_tool_calls_read', `"${side.key}" beside the turn text holds tool calls without results: they are the turn's tool calls`);
-    }
-  }
+/** A list of call objects beside an assistant turn's text, read (`turnCalls.ts`); `withResults` when a call keeps its result. */
+interface SideCalls {
+  key: string;
+  calls: SideCall[];
+  withResults: boolean;
+}
 
-  const msg: Message = { role, content: '' };
-  ctx.current = msg;
-  const extra: Message[] = []; // tool messages from Anthropic tool_result blocks
-  // The turn's text: the first text key that holds text (else the first present); another key holding the text is noted.
-  const present = opts.textKey !== undefined ? [opts.textKey] : TEXT_KEYS.filter((k) => k in turn);
-  const textKey = present.find((k) => holdsText(turn[k])) ?? present[0];
-  for (const k of present) if (!holdsText(turn[k])) f.use(turn, k); // empty: nothing to report
-  if (textKey !== undefined) {
-    f.use(turn, textKey);
-    if (textKey !== present[0]) ctx.note('text_field_fallback', `the turn's "${present[0]}" is empty: its text is in "${textKey}"`);
-  }
-  const raw = textKey === undefined ? undefined : turn[textKey];
-  let content: string | null;
-  let rawNull = false;
-  let blockReasoning: string | undefined;
-  if (isPartList(raw)) {
-    // LLaMA-Factory v1 messages: content = [{type: text|reasoning|tool_call|tools|image_url, value}].
-    const p = partListContent(raw, index, ctx);
-    if (isTurnError(p)) return p;
-    content = p.text;
-    blockReasoning = p.reasoning;
-    if (p.toolCalls.length) toolCalls = [...(toolCalls ?? []), ...p.toolCalls];
-    if (p.tools.length) ctx.partTools = [...(ctx.partTools ?? []), ...p.tools];
-  } else if (
+/**
+ * Other lists of call objects beside an assistant turn's text (`apis: [{request, response}]`, `calls: [{name,
+ * parameters, result}]`), found by structure among the keys not read yet (`turnCalls.ts` `sideCallList`); each call's
+ * fields marked read. Undefined when there is none.
+ */
+function readSideCalls(turn: Row, roleKey: string, ctx: NormalizeContext, opts: TurnOptions): SideCalls | undefined {
+  const f = ctx.fields;
+  const side = sideCallList(turn, new Set([roleKey, ...TEXT_KEYS, ...REASONING_KEYS, ...(opts.textKey ? [opts.textKey] : []), ...(f.usedKeys(turn) ?? [])]));
+  if (!side) return undefined;
+  f.use(turn, side.key);
+  const label = `${opts.label ?? 'turns[]'}.${side.key}[]`;
+  side.calls.forEach((c, i) => {
+    const item = (turn[side.key] as unknown[])[i] as Row;
+    f.track(item, `${label}.`);
+    f.use(item, ...c.read);
+    if (c.request !== item) {
+      f.track(c.request, `${label}.request.`);
+      f.use(c.request, ...c.requestRead);
+    }
+  });
+  return { ...side, withResults: side.calls.some((c) => 'result' in c) };
+}
+
+/** A turn's text field, read (see {@link turnText}). */
+interface TurnText {
+  /** The text; `null` when the field held only tool results (no turn of its own). */
+  content: string | null;
+  /** The field was JSON `null` (and no other field gave the text). */
+  rawNull: boolean;
+  /** The field was missing, `null` or a list: with no text found, the turn holds no text of its own. */
+  emptyField: boolean;
+  /** Reasoning from content parts (`thinking` blocks, LLaMA-Factory `reasoning` parts). */
+  reasoning?: string;
+  /** Tool calls from content parts (`tool_use`, `functionCall`, `tool_call` parts). */
+  toolCalls: ToolCall[];
+  /** `tool` messages from tool-result parts (Anthropic `tool_result`, Gemini `functionResponse`), placed before the turn. */
+  toolResults: Message[];
+}
+
+/** A content-part list that carries more than text: Anthropic / Gemini blocks of tool use, tool results or thinking. */
+function isBlockList(raw: unknown): raw is unknown[] {
+  return (
     Array.isArray(raw) &&
     raw.some(
       (p) =>
@@ -215,56 +271,105 @@ export function toMessages(turn: unknown, index: number, ctx: NormalizeContext, 
           isObject(p.functionResponse) ||
           p.thought === true),
     )
-  ) {
-    const b = contentBlocks(raw, ctx);
-    content = b.text;
-    blockReasoning = b.reasoning;
-    if (b.toolCalls.length) toolCalls = [...(toolCalls ?? []), ...b.toolCalls];
-    extra.push(...b.toolResults);
-    if (b.toolResults.length && b.text === '') content = null; // only tool results: no user turn of its own
-  } else if (raw === null || raw === undefined) {
-    rawNull = raw === null;
-    content = '';
-  } else {
-    content = toText(raw, ctx);
+  );
+}
+
+/**
+ * A turn's text: the first text key that holds text (else the first present; another key holding the text is noted
+ * `text_field_fallback`), read as a LLaMA-Factory v1 part list, a list of content blocks (`content.ts`), `null`, or
+ * text. When it is empty, the text is looked for where the source keeps it instead: an assistant's OpenAI `refusal`,
+ * a system turn's own `system_prompt` (SWE-agent runs).
+ */
+function turnText(turn: Row, role: Role, index: number, ctx: NormalizeContext, opts: TurnOptions): TurnText | TurnError {
+  const f = ctx.fields;
+  const present = opts.textKey !== undefined ? [opts.textKey] : TEXT_KEYS.filter((k) => k in turn);
+  const textKey = present.find((k) => holdsText(turn[k])) ?? present[0];
+  for (const k of present) if (!holdsText(turn[k])) f.use(turn, k); // empty: nothing to report
+  if (textKey !== undefined) {
+    f.use(turn, textKey);
+    if (textKey !== present[0]) ctx.note('text_field_fallback', `the turn's "${present[0]}" is empty: its text is in "${textKey}"`);
   }
-  // The text is elsewhere when the usual field is empty: OpenAI `refusal`, a per-turn `system_prompt` (SWE-agent runs).
-  if (content === '' && role === 'assistant' && nonEmptyString(turn.refusal)) {
+  const raw = textKey === undefined ? undefined : turn[textKey];
+  const text: TurnText = { content: '', rawNull: false, emptyField: raw === null || raw === undefined || Array.isArray(raw), toolCalls: [], toolResults: [] };
+  if (isPartList(raw)) {
+    // LLaMA-Factory v1 messages: content = [{type: text|reasoning|tool_call|tools|image_url, value}].
+    const p = partListContent(raw, index, ctx);
+    if (isTurnError(p)) return p;
+    text.content = p.text;
+    text.reasoning = p.reasoning;
+    text.toolCalls = p.toolCalls;
+    if (p.tools.length) ctx.partTools = [...(ctx.partTools ?? []), ...p.tools];
+  } else if (isBlockList(raw)) {
+    const b = contentBlocks(raw, ctx);
+    text.content = b.text;
+    text.reasoning = b.reasoning;
+    text.toolCalls = b.toolCalls;
+    text.toolResults = b.toolResults;
+    if (b.toolResults.length && b.text === '') text.content = null; // only tool results: no user turn of its own
+  } else if (raw === null || raw === undefined) {
+    text.rawNull = raw === null;
+  } else {
+    text.content = toText(raw, ctx);
+  }
+  if (text.content === '' && role === 'assistant' && nonEmptyString(turn.refusal)) {
     f.use(turn, 'refusal');
-    content = turn.refusal;
-    rawNull = false;
+    text.content = turn.refusal;
+    text.rawNull = false;
     ctx.note('refusal_as_content', 'an assistant turn without content whose text is in "refusal" (OpenAI): the refusal is the content');
-  } else if (content === '' && role === 'system' && nonEmptyString(turn.system_prompt)) {
+  } else if (text.content === '' && role === 'system' && nonEmptyString(turn.system_prompt)) {
     f.use(turn, 'system_prompt');
-    content = turn.system_prompt;
-    rawNull = false;
+    text.content = turn.system_prompt;
+    text.rawNull = false;
     ctx.note(
       'turn_system_prompt_used',
       'a system turn without text whose prompt is in its own "system_prompt" field (SWE-agent runs): that prompt is the content',
     );
   }
-  const noText = (raw === null || raw === undefined || (Array.isArray(raw) && content === '')) && content === '';
-  if (noText && role === 'assistant' && toolCalls) {
-    content = null;
-    ctx.note('tool_call_content_null', 'assistant turns with tool calls and no text keep content null (the template adapter decides)');
-  } else if (content === '' && rawNull && role !== 'system') {
-    ctx.note('null_content', 'null content replaced by ""');
-  }
-  msg.content = content;
-  if (rawNull) nullSourced.add(msg);
+  return text;
+}
 
+/**
+ * The content a turn without text keeps: `null` for an assistant turn with tool calls and no text (the template adapter
+ * decides per template; noted `tool_call_content_null`), else the text, a `null` field read as `""` (noted
+ * `null_content` outside system turns).
+ */
+function settledContent(text: TurnText, role: Role, hasToolCalls: boolean, ctx: NormalizeContext): string | null {
+  const noText = text.emptyField && text.content === '';
+  if (noText && role === 'assistant' && hasToolCalls) {
+    ctx.note('tool_call_content_null', 'assistant turns with tool calls and no text keep content null (the template adapter decides)');
+    return null;
+  }
+  if (text.content === '' && text.rawNull && role !== 'system') ctx.note('null_content', 'null content replaced by ""');
+  return text.content;
+}
+
+/**
+ * The turn's reasoning field (the first of {@link REASONING_KEYS} present, noted `reasoning_field_used` unless it is
+ * `reasoning_content`) as `msg.reasoning_content`, after any reasoning from content parts (`fromParts`).
+ */
+function readReasoning(turn: Row, msg: Message, fromParts: string | undefined, ctx: NormalizeContext): void {
   const reasoningKey = REASONING_KEYS.find((k) => turn[k] !== undefined && turn[k] !== null);
   if (reasoningKey) {
-    f.use(turn, reasoningKey);
+    ctx.fields.use(turn, reasoningKey);
     const r = toText(turn[reasoningKey], ctx);
     if (r !== '') {
-      msg.reasoning_content = blockReasoning && blockReasoning !== r ? `${blockReasoning}\n${r}` : r;
+      msg.reasoning_content = fromParts && fromParts !== r ? `${fromParts}\n${r}` : r;
       if (reasoningKey !== 'reasoning_content') ctx.note('reasoning_field_used', `"${reasoningKey}" turn field used as reasoning_content`);
-    } else if (blockReasoning) msg.reasoning_content = blockReasoning;
-  } else if (blockReasoning) {
-    msg.reasoning_content = blockReasoning;
+      return;
+    }
   }
-  if (role === 'assistant' && msg.reasoning_content === undefined && typeof msg.content === 'string') {
+  if (fromParts) msg.reasoning_content = fromParts;
+}
+
+/**
+ * Reasoning written into an assistant turn's text, when it has no reasoning field: thought markers
+ * (`<|begin_of_thought|>…<|end_of_thought|>`, the solution markers kept as content) and inline `<think>R</think>C`,
+ * read as `reasoning_content` R with content C and the text around R kept in `reasoning_inline`: the template adapter
+ * gives the content back as written to a template that does not render reasoning_content (templates/template.ts
+ * adaptTurns; docs/loss-mask-rules.md "Reasoning written into the text").
+ */
+function splitWrittenReasoning(msg: Message, ctx: NormalizeContext): void {
+  if (msg.reasoning_content === undefined && typeof msg.content === 'string') {
     const marked = splitThoughtMarkers(msg.content);
     if (marked) {
       msg.content = marked.content;
@@ -275,10 +380,7 @@ export function toMessages(turn: unknown, index: number, ctx: NormalizeContext, 
       );
     }
   }
-  // Inline reasoning is read as the turn's reasoning, with the text around it kept (reasoning_inline): the template
-  // adapter gives the content back as written to a template that does not render reasoning_content
-  // (templates/template.ts adaptTurns; docs/loss-mask-rules.md "Reasoning written into the text").
-  if (role === 'assistant' && msg.reasoning_content === undefined && typeof msg.content === 'string') {
+  if (msg.reasoning_content === undefined && typeof msg.content === 'string') {
     const parts = inlineThinkParts(msg.content);
     if (parts) {
       msg.content = parts.content;
@@ -289,14 +391,11 @@ export function toMessages(turn: unknown, index: number, ctx: NormalizeContext, 
       );
     }
   }
-  if (role === 'assistant' && !toolCalls && typeof msg.content === 'string' && msg.content.includes('<tool_call>')) {
-    const h = hermesToolCalls(msg.content, ctx);
-    if (h) {
-      toolCalls = h.calls;
-      msg.content = h.text === '' ? null : h.text;
-    }
-  }
-  if (toolCalls) msg.tool_calls = toolCalls;
+}
+
+/** The turn's `tool_call_id` (or SWE-agent's first `tool_call_ids`) and a non-empty `name`. */
+function readCallIdAndName(turn: Row, msg: Message, ctx: NormalizeContext): void {
+  const f = ctx.fields;
   if (typeof turn.tool_call_id === 'string') {
     f.use(turn, 'tool_call_id');
     msg.tool_call_id = turn.tool_call_id;
@@ -308,53 +407,57 @@ export function toMessages(turn: unknown, index: number, ctx: NormalizeContext, 
     f.use(turn, 'name');
     msg.name = turn.name;
   }
+}
 
+/**
+ * Per-turn training flags ({@link TRAIN_FLAG_KEYS}): one that is `false` or `0` makes the turn not trainable (noted
+ * `untrainable_turn`). LLaMA-Factory writes `loss_weight: 0.0` on every non-assistant turn, so only an assistant turn's
+ * `loss_weight` says anything; a fractional one is trained with weight 1 (noted `fractional_loss_weight`).
+ */
+function readTrainingFlags(turn: Row, msg: Message, ctx: NormalizeContext): void {
   const flags = TRAIN_FLAG_KEYS.filter((k) => k in turn);
-  if (flags.length) f.use(turn, ...flags);
-  // LLaMA-Factory writes `loss_weight: 0.0` on every non-assistant turn: only an assistant turn's weight says anything.
-  const flag = flags.find((k) => (turn[k] === false || turn[k] === 0) && (k !== 'loss_weight' || role === 'assistant'));
+  if (flags.length) ctx.fields.use(turn, ...flags);
+  const flag = flags.find((k) => (turn[k] === false || turn[k] === 0) && (k !== 'loss_weight' || msg.role === 'assistant'));
   if (flag) {
     msg.trainable = false;
     ctx.note(
       'untrainable_turn',
       'per-turn training flag (weight: 0 / loss: false / train: false / trainable: false / loss_weight: 0) marks turns not trainable',
     );
-  } else if (role === 'assistant' && typeof turn.loss_weight === 'number' && turn.loss_weight > 0 && turn.loss_weight !== 1) {
+  } else if (msg.role === 'assistant' && typeof turn.loss_weight === 'number' && turn.loss_weight > 0 && turn.loss_weight !== 1) {
     ctx.note('fractional_loss_weight', 'a "loss_weight" between 0 and 1: the turn is trained with weight 1 (a loss mask has no fractional weights)');
   }
-  ctx.current = undefined;
-  if (side && sideResults) {
-    // Each call its own assistant turn, its result the tool turn after it; the turn's text last (turnCalls.ts "Order").
-    const calls: Message[] = [];
-    for (const c of side.calls) {
-      const m: Message = { role: 'assistant', content: null, tool_calls: [c.call] };
-      if (msg.trainable === false) m.trainable = false;
-      calls.push(m);
-      if ('result' in c) {
-        const t: Message = { role: 'tool', content: resultText(c.result) };
-        if (c.call.id !== undefined) t.tool_call_id = c.call.id;
-        calls.push(t);
-      }
+}
+
+/**
+ * An assistant turn whose side calls keep their results (turnCalls.ts "Order"): each call its own assistant turn (not
+ * trainable when the turn is not), its result the `tool` turn after it, the turn's reasoning on the first call, and the
+ * turn's text last (dropped when it has neither text nor tool calls).
+ */
+function expandSideCalls(msg: Message, side: SideCalls, ctx: NormalizeContext): Message[] {
+  const calls: Message[] = [];
+  for (const c of side.calls) {
+    const m: Message = { role: 'assistant', content: null, tool_calls: [c.call] };
+    if (msg.trainable === false) m.trainable = false;
+    calls.push(m);
+    if ('result' in c) {
+      const t: Message = { role: 'tool', content: resultText(c.result) };
+      if (c.call.id !== undefined) t.tool_call_id = c.call.id;
+      calls.push(t);
     }
-    if (msg.reasoning_content !== undefined) {
-      calls[0].reasoning_content = msg.reasoning_content;
-      if (msg.reasoning_inline) calls[0].reasoning_inline = msg.reasoning_inline;
-      delete msg.reasoning_content;
-      delete msg.reasoning_inline;
-    }
-    ctx.note(
-      'side_tool_calls_expanded',
-      `"${side.key}" beside the turn text holds tool calls with their results: each call an assistant turn followed by a tool turn with its result, the turn's text after them`,
-    );
-    const text = (msg.content ?? '').trim() !== '' || (msg.tool_calls?.length ?? 0) > 0;
-    return [...extra, ...calls, ...(text ? [msg] : [])];
   }
-  if (extra.length) {
-    ctx.note('tool_result_blocks_as_tool_turns', 'tool results inside content (Anthropic "tool_result", Gemini "functionResponse") became "tool" turns');
-    if (msg.role === 'tool') return extra; // Gemini role "function" holding functionResponse parts
-    return msg.content === null ? extra : [...extra, msg];
+  if (msg.reasoning_content !== undefined) {
+    calls[0].reasoning_content = msg.reasoning_content;
+    if (msg.reasoning_inline) calls[0].reasoning_inline = msg.reasoning_inline;
+    delete msg.reasoning_content;
+    delete msg.reasoning_inline;
   }
-  return [msg];
+  ctx.note(
+    'side_tool_calls_expanded',
+    `"${side.key}" beside the turn text holds tool calls with their results: each call an assistant turn followed by a tool turn with its result, the turn's text after them`,
+  );
+  const text = (msg.content ?? '').trim() !== '' || (msg.tool_calls?.length ?? 0) > 0;
+  return [...calls, ...(text ? [msg] : [])];
 }
 
 /**

@@ -36,7 +36,9 @@
  */
 import type { Code } from '../codes';
 import type { DropReason, RowOutcome } from '../types';
-import { convertTurns, drop, errored, finish, isObject, isTurnError, splitOutcome, type Row, type ShapeHandler } from './common';
+import { convertTurns } from './common';
+import { drop, errored, isObject, isTurnError, type Row, type ShapeHandler } from './base';
+import { finish, splitOutcome } from './rowEnd';
 import { unreadKeys } from './fields';
 import type { OasstPlan } from './oasst';
 
@@ -155,6 +157,15 @@ export class EventLogFilePass {
   /** The plan of every kept row, by row index. */
   plan(): Map<number, OasstPlan> {
     const out = new Map<number, OasstPlan>();
+    this.planBookkeeping(out);
+    const tree = eventTree(this.events, out);
+    for (const root of tree.roots) planChains(root, tree.children, out);
+    planOrphanEvents(this.events, tree.byId, out);
+    return out;
+  }
+
+  /** Summary lines (`summary_event`: a title the CLI wrote) and typed lines outside the chains (`non_conversation_event`) dropped. */
+  private planBookkeeping(out: Map<number, OasstPlan>): void {
     for (const s of this.summaries) {
       out.set(
         s.index,
@@ -168,74 +179,93 @@ export class EventLogFilePass {
     for (const o of this.others) {
       out.set(o.index, dropPlan(o.index, 'non_conversation_event', `a "${o.type}" line without uuid or message: the CLI's own bookkeeping, not a turn`));
     }
-    const byId = new Map<string, Ev>();
-    for (const e of this.events) {
-      const first = byId.get(e.uuid);
-      if (first) out.set(e.index, dropPlan(e.index, 'duplicate_event', `event ${e.uuid} appears again (first on line ${first.line}): this copy is not used`));
-      else byId.set(e.uuid, e);
+  }
+}
+
+/** The file's events joined by `parentUuid`: each uuid's first event, the children of each event in file order, the roots. */
+interface EventTree {
+  byId: Map<string, Ev>;
+  children: Map<string, Ev[]>;
+  roots: Ev[];
+}
+
+/** The events as trees; an event uuid seen again is dropped (`duplicate_event`, the first kept). */
+function eventTree(events: readonly Ev[], out: Map<number, OasstPlan>): EventTree {
+  const byId = new Map<string, Ev>();
+  for (const e of events) {
+    const first = byId.get(e.uuid);
+    if (first) out.set(e.index, dropPlan(e.index, 'duplicate_event', `event ${e.uuid} appears again (first on line ${first.line}): this copy is not used`));
+    else byId.set(e.uuid, e);
+  }
+  const children = new Map<string, Ev[]>();
+  const roots: Ev[] = [];
+  for (const e of events) {
+    if (byId.get(e.uuid) !== e) continue;
+    if (e.parent === null) roots.push(e);
+    else if (byId.has(e.parent)) children.set(e.parent, [...(children.get(e.parent) ?? []), e]);
+  }
+  return { byId, children, roots };
+}
+
+/**
+ * One root's chains, each a conversation (`$eventlog`) planned on its leaf event: an iterative depth-first walk,
+ * children in file order, each leaf's chain one conversation (turns by {@link buildTurns}, a turn trained in an earlier
+ * chain is context). Every other event of a chain is a `part` naming the leaves that carry it.
+ */
+function planChains(root: Ev, children: Map<string, Ev[]>, out: Map<number, OasstPlan>): void {
+  const chains: Ev[][] = [];
+  const stack: Ev[][] = [[root]];
+  while (stack.length) {
+    const p = stack.pop()!;
+    const kids = children.get(p[p.length - 1].uuid) ?? [];
+    if (!kids.length) chains.push(p);
+    for (let i = kids.length - 1; i >= 0; i--) stack.push([...p, kids[i]]);
+  }
+  const trained = new Set<Ev>();
+  const leavesOf = new Map<Ev, number[]>();
+  for (const chain of chains) {
+    const leaf = chain[chain.length - 1];
+    const built = buildTurns(chain, trained);
+    for (const e of chain.slice(0, -1)) leavesOf.set(e, [...(leavesOf.get(e) ?? []), leaf.index]);
+    const unread = [...new Set(chain.flatMap((e) => e.unread))];
+    out.set(leaf.index, {
+      kind: 'path',
+      root: root.index,
+      value: {
+        $eventlog: {
+          session: leaf.session,
+          chains: chains.length,
+          events: chain.length,
+          lines: [chain[0].line, leaf.line],
+          context: built.context,
+          ...(built.error ? { error: built.error } : {}),
+        },
+        id: leaf.uuid,
+        messages: built.messages,
+        ...(unread.length ? { $unread: unread } : {}),
+      },
+    });
+  }
+  for (const [e, leaves] of leavesOf) if (!out.has(e.index)) out.set(e.index, { kind: 'part', root: root.index, leaves: leaves.sort((a, b) => a - b) });
+}
+
+/** Events under no root of the file dropped (`orphan_event`), naming the ancestor whose parent is missing or the loop. */
+function planOrphanEvents(events: readonly Ev[], byId: Map<string, Ev>, out: Map<number, OasstPlan>): void {
+  for (const e of events) {
+    if (out.has(e.index)) continue;
+    let top = e;
+    const seen = new Set<Ev>();
+    while (top.parent !== null && byId.has(top.parent) && !seen.has(top)) {
+      seen.add(top);
+      top = byId.get(top.parent)!;
     }
-    const children = new Map<string, Ev[]>();
-    const roots: Ev[] = [];
-    for (const e of this.events) {
-      if (byId.get(e.uuid) !== e) continue;
-      if (e.parent === null) roots.push(e);
-      else if (byId.has(e.parent)) children.set(e.parent, [...(children.get(e.parent) ?? []), e]);
-    }
-    for (const root of roots) {
-      const chains: Ev[][] = [];
-      // Iterative depth-first walk, children in file order: each leaf's chain is one conversation.
-      const stack: Ev[][] = [[root]];
-      while (stack.length) {
-        const p = stack.pop()!;
-        const kids = children.get(p[p.length - 1].uuid) ?? [];
-        if (!kids.length) chains.push(p);
-        for (let i = kids.length - 1; i >= 0; i--) stack.push([...p, kids[i]]);
-      }
-      const trained = new Set<Ev>();
-      const leavesOf = new Map<Ev, number[]>();
-      for (const chain of chains) {
-        const leaf = chain[chain.length - 1];
-        const built = buildTurns(chain, trained);
-        for (const e of chain.slice(0, -1)) leavesOf.set(e, [...(leavesOf.get(e) ?? []), leaf.index]);
-        const unread = [...new Set(chain.flatMap((e) => e.unread))];
-        out.set(leaf.index, {
-          kind: 'path',
-          root: root.index,
-          value: {
-            $eventlog: {
-              session: leaf.session,
-              chains: chains.length,
-              events: chain.length,
-              lines: [chain[0].line, leaf.line],
-              context: built.context,
-              ...(built.error ? { error: built.error } : {}),
-            },
-            id: leaf.uuid,
-            messages: built.messages,
-            ...(unread.length ? { $unread: unread } : {}),
-          },
-        });
-      }
-      for (const [e, leaves] of leavesOf) if (!out.has(e.index)) out.set(e.index, { kind: 'part', root: root.index, leaves: leaves.sort((a, b) => a - b) });
-    }
-    for (const e of this.events) {
-      if (out.has(e.index)) continue;
-      // Not under any root of the file: find the ancestor whose parent is missing.
-      let top = e;
-      const seen = new Set<Ev>();
-      while (top.parent !== null && byId.has(top.parent) && !seen.has(top)) {
-        seen.add(top);
-        top = byId.get(top.parent)!;
-      }
-      const why =
-        top === e
-          ? `its parent ${e.parent ?? '(none)'} is not in the file`
-          : top.parent === null || seen.has(top)
-            ? 'its parent chain loops'
-            : `its ancestor ${top.uuid} (line ${top.line}) has a parent (${top.parent}) that is not in the file`;
-      out.set(e.index, dropPlan(e.index, 'orphan_event', `event ${e.uuid}: ${why}, so its conversation cannot be rebuilt`));
-    }
-    return out;
+    const why =
+      top === e
+        ? `its parent ${e.parent ?? '(none)'} is not in the file`
+        : top.parent === null || seen.has(top)
+          ? 'its parent chain loops'
+          : `its ancestor ${top.uuid} (line ${top.line}) has a parent (${top.parent}) that is not in the file`;
+    out.set(e.index, dropPlan(e.index, 'orphan_event', `event ${e.uuid}: ${why}, so its conversation cannot be rebuilt`));
   }
 }
 

@@ -15,7 +15,7 @@
 
 /** Keys that are metadata whatever their value: ids, timestamps, model names, provenance, ratings, moderation, bookkeeping. */
 const METADATA_KEYS: ReadonlySet<string> = new Set([
-  // ids (formats/common.ts ID_KEYS and their relatives)
+  // ids (formats/base.ts ID_KEYS and their relatives)
   'id',
   '_id',
   'idx',

@@ -21,92 +21,18 @@
  * "id"?, "$unread"?}` (`$unread`: the source fields the entry does not name,
  * reported as unread fields unless they are known metadata) and read by the `mapped` shape handler (same turn rules as every
  * shape: roles through `roles` then the built-in aliases, unknown roles errored).
- * Parsed with `jsonc-parser` (comments and trailing commas allowed).
+ * The file is read and checked by `read/mappingFile.ts` (the one JSONC parser of `read/projectConfig.ts`).
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parse, type ParseError } from 'jsonc-parser';
 import { findProjectConfig, PROJECT_CONFIG_NAME } from '../read/projectConfig';
+import { loadMappingFile, type FieldMapping } from '../read/mappingFile';
 import { findConversations } from './discovery';
 import { isMetadataField } from './fields';
 import { mapRole } from './roles';
-import { isStackOverflow, jsonBreakDescription, jsonTextDepth, MAX_JSON_DEPTH, parseJsonLimited, tooDeepMessage } from '../jsonDepth';
-
-/** One mapping entry. All keys but `files` and `turns` are optional. */
-export interface FieldMapping {
-  files: string | string[];
-  turns: string;
-  role?: string;
-  content?: string;
-  roles?: Record<string, string>;
-  system?: string;
-  tools?: string;
-  reasoning?: string;
-  tool_calls?: string;
-  train?: string;
-  id?: string;
-}
-
-/** A loaded mapping file. */
-export interface MappingFile {
-  path: string;
-  mappings: FieldMapping[];
-}
+import { parseJsonLimited } from '../jsonDepth';
 
 /** The workspace mapping file name, looked for beside the input and in its parent folders (the project config's file, `projectConfig.ts`). */
 export const WORKSPACE_MAPPING_FILE = PROJECT_CONFIG_NAME;
-
-/**
- * Load and check a mapping file.
- * @throws Error naming the file and the line of a syntax error, or the entry and key that is wrong
- */
-export function loadMappingFile(file: string): MappingFile {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new Error(`cannot read mapping file ${file}: ${(e as Error).message}`, { cause: e });
-  }
-  const errors: ParseError[] = [];
-  // jsonc-parser recurses once per nesting level: a text nested deeper than any mapping is refused first.
-  const tooDeep = () => new Error(`mapping file ${file}: ${tooDeepMessage('the file', MAX_JSON_DEPTH)}`);
-  if (jsonTextDepth(text) > MAX_JSON_DEPTH) throw tooDeep();
-  let doc: unknown;
-  try {
-    doc = parse(text, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true });
-  } catch (e) {
-    if (isStackOverflow(e)) throw tooDeep();
-    throw e;
-  }
-  if (errors.length) {
-    const line = text.slice(0, errors[0].offset).split('\n').length;
-    throw new Error(`mapping file ${file}, line ${line}: not valid JSONC (${jsonBreakDescription(text, { lines: true, jsonc: true })})`);
-  }
-  // The same file may carry only the project config's `roleAliases` / `fieldMappings` (projectConfig.ts): no entries then.
-  const list =
-    doc === undefined ? [] : Array.isArray(doc) ? doc : doc && typeof doc === 'object' ? ((doc as { mappings?: unknown }).mappings ?? []) : undefined;
-  if (!Array.isArray(list)) throw new Error(`mapping file ${file}: expected {"mappings": [ … ]} (a list of entries with "files" and "turns")`);
-  list.forEach((m, i) => {
-    const where = `mapping file ${file}, entry ${i + 1}`;
-    if (!m || typeof m !== 'object') throw new Error(`${where}: not an object`);
-    const e = m as Record<string, unknown>;
-    if (!(typeof e.files === 'string' || (Array.isArray(e.files) && e.files.every((f) => typeof f === 'string'))))
-      throw new Error(`${where}: "files" must be a glob or a list of globs`);
-    if (typeof e.turns !== 'string' || e.turns === '') throw new Error(`${where}: "turns" must name the field holding the turns`);
-    for (const k of ['role', 'content', 'system', 'tools', 'reasoning', 'tool_calls', 'train', 'id']) {
-      if (e[k] !== undefined && typeof e[k] !== 'string') throw new Error(`${where}: "${k}" must be a field name`);
-    }
-    if (e.roles !== undefined) {
-      if (!e.roles || typeof e.roles !== 'object' || Array.isArray(e.roles))
-        throw new Error(`${where}: "roles" must map source roles to system/user/assistant/tool`);
-      for (const [k, v] of Object.entries(e.roles)) {
-        if (!['system', 'user', 'assistant', 'tool'].includes(v as string))
-          throw new Error(`${where}: role "${k}" maps to "${String(v)}"; use system, user, assistant or tool`);
-      }
-    }
-  });
-  return { path: path.resolve(file), mappings: list as FieldMapping[] };
-}
 
 /**
  * The mapping entry for a dataset file: from `explicit` (a mapping file given

@@ -14,7 +14,7 @@
  */
 import type { Code } from '../codes';
 import type { Conversation, RowOutcome, Source } from '../types';
-import { describeJsonType, drop, type NormalizeContext, type NormalizeOptions, type Row, type ShapeHandler } from './common';
+import { describeJsonType, drop, type NormalizeContext, type NormalizeOptions, type Row, type ShapeHandler } from './base';
 import { describeCandidate, findConversations } from './discovery';
 import { ASSIGNED_ROLES_KEY, datasetKeys, type AssignedRoles } from './fieldRoles';
 import { FieldTracker } from './fields';
@@ -53,8 +53,6 @@ import { questionTurnsHandler, selfInstructHandler } from './shapes-prompts';
 import { answersWithoutPromptHandler, geminiBatchHandler } from './shapes-batch';
 import { answersHandler } from './shapes-answers';
 import { isStackOverflow, parseJsonLimited } from '../jsonDepth';
-
-export { describeJsonType, ID_KEYS, splitInlineThink, type NormalizeContext, type NormalizeOptions, type Row, type ShapeHandler } from './common';
 
 /** Result of {@link normalizeDetailed}: the outcome plus what detection needs to explain it. */
 export interface DetailedOutcome {
@@ -178,14 +176,39 @@ export function conversationsOf(o: RowOutcome): { kind: 'conversation' | 'prompt
 
 /** {@link normalizeRow} plus the owning handler and the facts observed (used by format detection). Never throws. */
 export function normalizeDetailed(value: unknown, source: Source, fileBase: string, options: NormalizeOptions = {}): DetailedOutcome {
+  const decoded = typeof value === 'string' ? decodedRowString(value, source, fileBase, options) : undefined;
+  if (decoded) return decoded;
+  const { ctx, notes, facts } = rowContext(source, fileBase, options);
+  if (!isRow(value)) {
+    return { outcome: drop(source, 'unrecognized_shape', `row is ${describeJsonType(value)}, not an object`), facts };
+  }
+  const handler = findHandler(value);
+  if (!handler) return { outcome: drop(source, 'unrecognized_shape', unrecognizedMessage(value, fileBase)), facts };
+  ctx.fields.track(value, '');
+  let outcome = handledRow(handler, value, ctx);
+  if (!ONE_CONVERSATION_SHAPES.has(handler) && outcome.kind !== 'dropped') outcome = otherConversations(value, outcome, ctx);
+  const assigned = isRow(value[ASSIGNED_ROLES_KEY]) ? (value[ASSIGNED_ROLES_KEY] as unknown as AssignedRoles) : undefined;
+  noteAssignedRoles(assigned, ctx);
+  const convs = conversationsOf(outcome);
+  if (convs.length) {
+    const unread = unreadFields(convs, assigned, ctx);
+    for (const { conversation } of convs) {
+      if (notes.length) conversation.notes = [...(conversation.notes ?? []), ...notes.filter((n) => !conversation.notes?.includes(n))];
+      if (unread.length) conversation.unreadFields = unread;
+    }
+  }
+  return { outcome, handler, facts, row: value };
+}
+
+/** A row's normalization context, with the notes (each code once, in order) and facts it collects. */
+function rowContext(source: Source, fileBase: string, options: NormalizeOptions): { ctx: NormalizeContext; notes: Code[]; facts: string[] } {
   const notes: Code[] = [];
   const facts: string[] = [];
-  const fields = new FieldTracker();
   const ctx: NormalizeContext = {
     source,
     fileBase,
     options,
-    fields,
+    fields: new FieldTracker(),
     nonText: [],
     note(code, fact) {
       if (!notes.includes(code)) notes.push(code);
@@ -195,38 +218,45 @@ export function normalizeDetailed(value: unknown, source: Source, fileBase: stri
       if (!facts.includes(text)) facts.push(text);
     },
   };
-  if (typeof value === 'string' && /^\s*\{/.test(value)) {
-    // A row stored as a JSON string holding the object (double-encoded JSON Lines).
-    try {
-      const inner: unknown = parseJsonLimited(value);
-      if (isRow(inner)) {
-        const d = normalizeDetailed(inner, source, fileBase, options);
-        d.facts.push('row is a JSON string holding the object (decoded)');
-        for (const { conversation } of conversationsOf(d.outcome)) conversation.notes = [...(conversation.notes ?? []), 'row_json_string'];
-        return d;
-      }
-    } catch {
-      /* not JSON inside: unrecognized below */
-    }
-  }
-  if (!isRow(value)) {
-    return { outcome: drop(source, 'unrecognized_shape', `row is ${describeJsonType(value)}, not an object`), facts };
-  }
-  const handler = findHandler(value);
-  if (!handler) return { outcome: drop(source, 'unrecognized_shape', unrecognizedMessage(value, fileBase)), facts };
-  fields.track(value, '');
-  let outcome: RowOutcome;
+  return { ctx, notes, facts };
+}
+
+/**
+ * A row stored as a JSON string holding the object (double-encoded JSON Lines): the object normalized, its
+ * conversations noted `row_json_string`. Undefined when the string does not hold a JSON object.
+ */
+function decodedRowString(value: string, source: Source, fileBase: string, options: NormalizeOptions): DetailedOutcome | undefined {
+  if (!/^\s*\{/.test(value)) return undefined;
   try {
-    outcome = handler.normalize(value, ctx);
+    const inner: unknown = parseJsonLimited(value);
+    if (!isRow(inner)) return undefined;
+    const d = normalizeDetailed(inner, source, fileBase, options);
+    d.facts.push('row is a JSON string holding the object (decoded)');
+    for (const { conversation } of conversationsOf(d.outcome)) conversation.notes = [...(conversation.notes ?? []), 'row_json_string'];
+    return d;
+  } catch {
+    return undefined; // not JSON inside: unrecognized
+  }
+}
+
+/** The handler's outcome for the row; a handler that throws makes the row `internal_error` (a row too deep to walk says so). */
+function handledRow(handler: ShapeHandler, value: Row, ctx: NormalizeContext): RowOutcome {
+  try {
+    return handler.normalize(value, ctx);
   } catch (err) {
     const why = isStackOverflow(err)
       ? `the row is nested too deep to normalize (JavaScript stack overflow: ${(err as Error).message})`
       : `internal error normalizing ${handler.name} row: ${err instanceof Error ? err.message : String(err)} (please report it with the row's shape)`;
-    outcome = { kind: 'errored', source, message: why, code: 'internal_error' };
+    return { kind: 'errored', source: ctx.source, message: why, code: 'internal_error' };
   }
-  if (!ONE_CONVERSATION_SHAPES.has(handler) && outcome.kind !== 'dropped') outcome = otherConversations(value, outcome, ctx);
-  // Roles eagle3prep.jsonc "fieldRoles" assigned (read/projectConfig.ts): said, and the fields they displaced reported.
-  const assigned = isRow(value[ASSIGNED_ROLES_KEY]) ? (value[ASSIGNED_ROLES_KEY] as unknown as AssignedRoles) : undefined;
+}
+
+/**
+ * The roles eagle3prep.jsonc "fieldRoles" assigned (`fieldRoles.ts`), said (`field_role_assigned`, with the fields they
+ * displaced), and the config's paths the row does not have (`field_role_unmatched`), so a misspelled one is seen
+ * (counted per row in the summary).
+ */
+function noteAssignedRoles(assigned: AssignedRoles | undefined, ctx: NormalizeContext): void {
   if (assigned && Object.keys(assigned.roles).length) {
     const said = Object.entries(assigned.roles).map(
       ([p, r]) =>
@@ -239,34 +269,33 @@ export function normalizeDetailed(value: unknown, source: Source, fileBase: stri
     );
     ctx.note('field_role_assigned', `read as eagle3prep.jsonc "fieldRoles" says: ${said.join(', ')}`);
   }
-  // Paths of the config the row does not have: said, so a misspelled one is seen (counted per row in the summary).
   const unmatched = assigned?.unmatched ?? [];
   if (unmatched.length)
     ctx.note(
       'field_role_unmatched',
       `eagle3prep.jsonc "fieldRoles" path${unmatched.length > 1 ? 's' : ''} ${unmatched.map((p) => `"${p}"`).join(', ')} matched no field`,
     );
-  // Unread paths as the dataset writes them: an assigned field by its own name, a displaced one by its own.
+}
+
+/**
+ * The row's fields no conversation read, as the dataset writes them (an assigned field by its own name, a displaced one
+ * by its own), noted `fields_not_read` (detect.ts sums them per field for the evidence). An unread field that looks
+ * model-written (`modelText.ts`) is a warning of its own: `longest_text_not_read` when it is longer than every turn read
+ * (most likely the row's answer), else `model_text_not_read`.
+ */
+function unreadFields(convs: { conversation: Conversation }[], assigned: AssignedRoles | undefined, ctx: NormalizeContext): string[] {
   const named = (p: string) => assigned?.renamed[p] ?? p;
-  const convs = conversationsOf(outcome);
-  if (convs.length) {
-    const unread = [...new Set([...(assigned?.displaced ?? []), ...fields.unread().map(named)])];
-    if (unread.length) ctx.note('fields_not_read'); // detect.ts sums them per field for the evidence
-    // An unread field that looks model-written is a data-changing warning of its own (modelText.ts).
-    const readTexts = unread.length ? convs.flatMap(({ conversation: c }) => c.messages.flatMap((m) => [m.content ?? '', m.reasoning_content ?? ''])) : [];
-    const longestRead = Math.max(0, ...readTexts.map((t) => t.trim().length));
-    const unreadValues = new Map([...fields.unreadValues()].map(([p, v]) => [named(p), v]));
-    for (const { path, longest } of unread.length ? modelTextFields(unreadValues, readTexts) : []) {
-      // Longer than every turn read: most likely the row's answer (a degrading warning); else a data-changing one.
-      if (longest > longestRead) ctx.note('longest_text_not_read', `"${path}" looks written by a model and is longer than every turn read: not read`);
-      else ctx.note('model_text_not_read', `"${path}" looks written by a model (long prose or code) and is not read`);
-    }
-    for (const { conversation } of convs) {
-      if (notes.length) conversation.notes = [...(conversation.notes ?? []), ...notes.filter((n) => !conversation.notes?.includes(n))];
-      if (unread.length) conversation.unreadFields = unread;
-    }
+  const unread = [...new Set([...(assigned?.displaced ?? []), ...ctx.fields.unread().map(named)])];
+  if (!unread.length) return unread;
+  ctx.note('fields_not_read');
+  const readTexts = convs.flatMap(({ conversation: c }) => c.messages.flatMap((m) => [m.content ?? '', m.reasoning_content ?? '']));
+  const longestRead = Math.max(0, ...readTexts.map((t) => t.trim().length));
+  const unreadValues = new Map([...ctx.fields.unreadValues()].map(([p, v]) => [named(p), v]));
+  for (const { path, longest } of modelTextFields(unreadValues, readTexts)) {
+    if (longest > longestRead) ctx.note('longest_text_not_read', `"${path}" looks written by a model and is longer than every turn read: not read`);
+    else ctx.note('model_text_not_read', `"${path}" looks written by a model (long prose or code) and is not read`);
   }
-  return { outcome, handler, facts, row: value };
+  return unread;
 }
 
 /**

@@ -34,7 +34,9 @@
  */
 import type { Code } from '../codes';
 import type { DropReason, Message, RowOutcome } from '../types';
-import { convertTurns, drop, errored, finish, isObject, isTurnError, splitOutcome, type Row, type ShapeHandler } from './common';
+import { convertTurns } from './common';
+import { drop, errored, isObject, isTurnError, type Row, type ShapeHandler } from './base';
+import { finish, splitOutcome } from './rowEnd';
 import { unreadKeys } from './fields';
 import { isOasstMessage } from './shapes-chat';
 
@@ -109,99 +111,134 @@ export class OasstFilePass {
   /** The plan of every kept row, by row index. */
   plan(paths: OasstPaths = this.paths): Map<number, OasstPlan> {
     const out = new Map<number, OasstPlan>();
-    const byId = new Map<string, Msg>();
-    for (const m of this.msgs) if (!byId.has(m.id)) byId.set(m.id, m);
-    const children = new Map<string, Msg[]>();
-    const roots: Msg[] = [];
-    for (const m of this.msgs) {
-      if (byId.get(m.id) !== m) {
-        out.set(m.index, dropPlan(m.index, 'oasst_duplicate', `message ${m.id} appears again (line of its first row kept): this copy is not used`));
-        continue;
-      }
-      if (m.parent === null) roots.push(m);
-      else if (byId.has(m.parent)) children.set(m.parent, [...(children.get(m.parent) ?? []), m]);
-    }
-    const rankOf = (m: Msg) => (m.rank === null ? Infinity : m.rank);
-    for (const list of children.values()) list.sort((a, b) => rankOf(a) - rankOf(b) || a.index - b.index);
+    const tree = messageTree(this.msgs, out);
     const reached = new Set<Msg>();
-
-    for (const root of roots) {
-      const rootIndex = root.index;
-      // Excluded subtrees: deleted or failing review, with everything below.
-      const dropBelow = (m: Msg, why: string) => {
-        reached.add(m);
-        out.set(m.index, dropPlan(rootIndex, 'oasst_excluded', why));
-        for (const c of children.get(m.id) ?? []) dropBelow(c, `message ${m.id} above it is ${m.excluded ? 'deleted or failed review' : 'excluded'}`);
-      };
-      const kids = (m: Msg) => (children.get(m.id) ?? []).filter((c) => !c.excluded);
-      for (const m of walk(root, children)) if (m.excluded && !reached.has(m)) dropBelow(m, `message ${m.id} is marked deleted or failed review`);
-      if (root.excluded) continue;
-      const pathsOf: Msg[][] = [];
-      if (paths === 'best-ranked') {
-        const p = [root];
-        for (let k = kids(root); k.length; k = kids(p[p.length - 1])) p.push(k[0]);
-        pathsOf.push(p);
-      } else {
-        const dfs = (m: Msg, prefix: Msg[]) => {
-          const p = [...prefix, m];
-          const k = kids(m);
-          if (!k.length) pathsOf.push(p);
-          for (const c of k) dfs(c, p);
-        };
-        dfs(root, []);
-      }
-      const trained = new Set<Msg>();
-      const leavesOf = new Map<Msg, number[]>();
-      for (const p of pathsOf) {
-        const leaf = p[p.length - 1];
-        const messages = p.map((m) => {
-          reached.add(m);
-          return { role: m.role, content: m.text };
-        });
-        const context = p.flatMap((m, i) => (m.role === 'assistant' && trained.has(m) ? [i] : []));
-        for (const m of p) if (m.role === 'assistant') trained.add(m);
-        for (const m of p.slice(0, -1)) leavesOf.set(m, [...(leavesOf.get(m) ?? []), leaf.index]);
-        const unread = [...new Set(p.flatMap((m) => m.unread))];
-        out.set(leaf.index, {
-          kind: 'path',
-          root: rootIndex,
-          value: {
-            $oasst: { tree: root.tree || root.id, paths: pathsOf.length, context, best: paths === 'best-ranked' },
-            id: leaf.id,
-            messages,
-            ...(unread.length ? { $unread: unread } : {}),
-          },
-        });
-      }
-      for (const [m, leaves] of leavesOf) if (!out.has(m.index)) out.set(m.index, { kind: 'part', root: rootIndex, leaves: leaves.sort((a, b) => a - b) });
-      if (paths === 'best-ranked') {
-        for (const m of walk(root, children)) {
-          if (!reached.has(m)) {
-            reached.add(m);
-            out.set(
-              m.index,
-              dropPlan(rootIndex, 'oasst_not_best_path', `message ${m.id} is off the best-ranked path of its tree ("oasstPaths": "best-ranked")`),
-            );
-          }
-        }
-      }
-    }
-    for (const m of this.msgs) {
-      if (out.has(m.index)) continue;
-      // Not under any root of the file: find the ancestor whose parent is missing.
-      let top = m;
-      const seen = new Set<Msg>();
-      while (top.parent !== null && byId.has(top.parent) && !seen.has(top)) {
-        seen.add(top);
-        top = byId.get(top.parent)!;
-      }
-      const why =
-        top === m
-          ? `its parent ${m.parent ?? '(none)'} is not in the file`
-          : `its ancestor ${top.id} has a parent (${top.parent ?? 'none'}) that is not in the file`;
-      out.set(m.index, dropPlan(m.index, 'oasst_orphan', `message ${m.id}: ${why}, so its conversation cannot be rebuilt`));
-    }
+    for (const root of tree.roots) planTree(root, tree, paths, out, reached);
+    planOrphans(this.msgs, tree.byId, out);
     return out;
+  }
+}
+
+/** The file's messages linked into trees: each id's first row, the replies of each message (best rank first, then file order), the roots. */
+interface MessageTree {
+  byId: Map<string, Msg>;
+  children: Map<string, Msg[]>;
+  roots: Msg[];
+}
+
+/** The messages as trees; a message id seen again is dropped (`oasst_duplicate`, the first row kept). */
+function messageTree(msgs: readonly Msg[], out: Map<number, OasstPlan>): MessageTree {
+  const byId = new Map<string, Msg>();
+  for (const m of msgs) if (!byId.has(m.id)) byId.set(m.id, m);
+  const children = new Map<string, Msg[]>();
+  const roots: Msg[] = [];
+  for (const m of msgs) {
+    if (byId.get(m.id) !== m) {
+      out.set(m.index, dropPlan(m.index, 'oasst_duplicate', `message ${m.id} appears again (line of its first row kept): this copy is not used`));
+      continue;
+    }
+    if (m.parent === null) roots.push(m);
+    else if (byId.has(m.parent)) children.set(m.parent, [...(children.get(m.parent) ?? []), m]);
+  }
+  const rankOf = (m: Msg) => (m.rank === null ? Infinity : m.rank);
+  for (const list of children.values()) list.sort((a, b) => rankOf(a) - rankOf(b) || a.index - b.index);
+  return { byId, children, roots };
+}
+
+/**
+ * One tree's plan: its excluded subtrees dropped (`oasst_excluded`), then each path (every root-to-leaf path, or with
+ * `best-ranked` the path through each message's best-ranked reply) a conversation carried by its leaf row, and with
+ * `best-ranked` the messages off that path dropped (`oasst_not_best_path`).
+ */
+function planTree(root: Msg, tree: MessageTree, paths: OasstPaths, out: Map<number, OasstPlan>, reached: Set<Msg>): void {
+  dropExcluded(root, tree.children, out, reached);
+  if (root.excluded) return;
+  planPaths(root, treePaths(root, tree.children, paths), paths === 'best-ranked', out, reached);
+  if (paths !== 'best-ranked') return;
+  for (const m of walk(root, tree.children)) {
+    if (!reached.has(m)) {
+      reached.add(m);
+      out.set(m.index, dropPlan(root.index, 'oasst_not_best_path', `message ${m.id} is off the best-ranked path of its tree ("oasstPaths": "best-ranked")`));
+    }
+  }
+}
+
+/** Excluded subtrees (a message deleted or failing review) dropped with everything below them (`oasst_excluded`). */
+function dropExcluded(root: Msg, children: Map<string, Msg[]>, out: Map<number, OasstPlan>, reached: Set<Msg>): void {
+  const dropBelow = (m: Msg, why: string) => {
+    reached.add(m);
+    out.set(m.index, dropPlan(root.index, 'oasst_excluded', why));
+    for (const c of children.get(m.id) ?? []) dropBelow(c, `message ${m.id} above it is ${m.excluded ? 'deleted or failed review' : 'excluded'}`);
+  };
+  for (const m of walk(root, children)) if (m.excluded && !reached.has(m)) dropBelow(m, `message ${m.id} is marked deleted or failed review`);
+}
+
+/** The tree's paths over messages that are not excluded: every root-to-leaf path in depth-first order, or the best-ranked one. */
+function treePaths(root: Msg, children: Map<string, Msg[]>, paths: OasstPaths): Msg[][] {
+  const kids = (m: Msg) => (children.get(m.id) ?? []).filter((c) => !c.excluded);
+  const pathsOf: Msg[][] = [];
+  if (paths === 'best-ranked') {
+    const p = [root];
+    for (let k = kids(root); k.length; k = kids(p[p.length - 1])) p.push(k[0]);
+    pathsOf.push(p);
+  } else {
+    const dfs = (m: Msg, prefix: Msg[]) => {
+      const p = [...prefix, m];
+      const k = kids(m);
+      if (!k.length) pathsOf.push(p);
+      for (const c of k) dfs(c, p);
+    };
+    dfs(root, []);
+  }
+  return pathsOf;
+}
+
+/**
+ * Each path a conversation row (`$oasst`) planned on its leaf: an assistant reply already trained in an earlier path
+ * of the tree is context there (trained once). Every other message of a path is a `part` naming the leaves that carry it.
+ */
+function planPaths(root: Msg, pathsOf: readonly Msg[][], best: boolean, out: Map<number, OasstPlan>, reached: Set<Msg>): void {
+  const trained = new Set<Msg>();
+  const leavesOf = new Map<Msg, number[]>();
+  for (const p of pathsOf) {
+    const leaf = p[p.length - 1];
+    const messages = p.map((m) => {
+      reached.add(m);
+      return { role: m.role, content: m.text };
+    });
+    const context = p.flatMap((m, i) => (m.role === 'assistant' && trained.has(m) ? [i] : []));
+    for (const m of p) if (m.role === 'assistant') trained.add(m);
+    for (const m of p.slice(0, -1)) leavesOf.set(m, [...(leavesOf.get(m) ?? []), leaf.index]);
+    const unread = [...new Set(p.flatMap((m) => m.unread))];
+    out.set(leaf.index, {
+      kind: 'path',
+      root: root.index,
+      value: {
+        $oasst: { tree: root.tree || root.id, paths: pathsOf.length, context, best },
+        id: leaf.id,
+        messages,
+        ...(unread.length ? { $unread: unread } : {}),
+      },
+    });
+  }
+  for (const [m, leaves] of leavesOf) if (!out.has(m.index)) out.set(m.index, { kind: 'part', root: root.index, leaves: leaves.sort((a, b) => a - b) });
+}
+
+/** Messages under no root of the file dropped (`oasst_orphan`), naming the ancestor whose parent is missing. */
+function planOrphans(msgs: readonly Msg[], byId: Map<string, Msg>, out: Map<number, OasstPlan>): void {
+  for (const m of msgs) {
+    if (out.has(m.index)) continue;
+    let top = m;
+    const seen = new Set<Msg>();
+    while (top.parent !== null && byId.has(top.parent) && !seen.has(top)) {
+      seen.add(top);
+      top = byId.get(top.parent)!;
+    }
+    const why =
+      top === m
+        ? `its parent ${m.parent ?? '(none)'} is not in the file`
+        : `its ancestor ${top.id} has a parent (${top.parent ?? 'none'}) that is not in the file`;
+    out.set(m.index, dropPlan(m.index, 'oasst_orphan', `message ${m.id}: ${why}, so its conversation cannot be rebuilt`));
   }
 }
 

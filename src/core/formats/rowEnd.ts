@@ -2,7 +2,7 @@
  * The common end of every shape handler (`finish`: system field, tools, id,
  * non-text parts, conversation vs prompt vs dropped), the context-turn rule of
  * prompt/completion layouts, and rows holding several conversations
- * (`splitOutcome`). Re-exported by `common.ts`.
+ * (`splitOutcome`).
  */
 import type { Conversation, Message, RowOutcome } from '../types';
 import { describeJsonType, drop, errored, ID_KEYS, isObject, nonEmptyString, nullSourced, type NormalizeContext, type Row } from './base';

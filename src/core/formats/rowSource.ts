@@ -14,7 +14,8 @@ import { loadProjectConfigFor, type FieldRoleName, type ProjectConfig, type Read
 import { ASSIGNED_ROLES_KEY, type AssignedRoles } from './fieldRoles';
 import type { NormalizeOptions } from './base';
 import type { AnswerMode } from '../types';
-import { applyMapping, mappingFor, type FieldMapping } from './mapping';
+import { applyMapping, mappingFor } from './mapping';
+import type { FieldMapping } from '../read/mappingFile';
 
 /** What `eagle3prep.jsonc` (and a `--mapping` file) says about one dataset file. */
 export interface RowConfig {

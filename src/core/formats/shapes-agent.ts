@@ -17,7 +17,10 @@
  * observations become `user` turns for the same reason.
  */
 import type { Message, ToolCall } from '../types';
-import { convertTurns, drop, errored, fieldValue, finish, isObject, isTurnError, nonEmptyString, toText, type Row, type ShapeHandler } from './common';
+import { convertTurns } from './common';
+import { drop, errored, fieldValue, isObject, isTurnError, nonEmptyString, type Row, type ShapeHandler } from './base';
+import { finish } from './rowEnd';
+import { toText } from './content';
 import { rolesOf } from './shapes-chat';
 
 const STEP_KEYS = ['thought', 'action', 'observation', 'response'];

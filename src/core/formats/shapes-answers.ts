@@ -20,18 +20,9 @@
  * answer: it is read as a label, never trained (noted `short_label_not_trained`).
  */
 import type { Message, RowOutcome } from '../types';
-import {
-  convertTurns,
-  errored,
-  finish,
-  isObject,
-  isTurnError,
-  nonEmptyString,
-  splitOutcome,
-  type NormalizeContext,
-  type Row,
-  type ShapeHandler,
-} from './common';
+import { convertTurns } from './common';
+import { errored, isObject, isTurnError, nonEmptyString, type NormalizeContext, type Row, type ShapeHandler } from './base';
+import { finish, splitOutcome } from './rowEnd';
 import { isLabelValue } from './labels';
 import { answerAfterPrompt, PROMPT_KEYS, promptText, RESPONSE_KEYS } from './shapes-instruct';
 

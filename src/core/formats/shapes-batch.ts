@@ -14,7 +14,10 @@
  * `chat-completions-log` shape (`shapes-instruct.ts`).
  */
 import type { Message, RowOutcome } from '../types';
-import { convertTurns, errored, finish, isObject, isTurnError, splitOutcome, toText, type NormalizeContext, type Row, type ShapeHandler } from './common';
+import { convertTurns } from './common';
+import { errored, isObject, isTurnError, type NormalizeContext, type Row, type ShapeHandler } from './base';
+import { finish, splitOutcome } from './rowEnd';
+import { toText } from './content';
 
 /** The Gemini request of a row: `request.contents` (a non-empty list of turns). */
 function geminiRequest(row: Row): Row | undefined {

@@ -6,24 +6,24 @@
  * (Glaive, HH, Guanaco, ChatML).
  */
 import type { Message, RowOutcome } from '../types';
+import { convertTurns } from './common';
 import {
-  convertTurns,
   drop,
   errored,
   fieldValue,
-  finish,
   isObject,
   isTurnError,
   nonEmptyString,
   roleSpelling,
   ROLE_KEYS,
   TEXT_KEYS,
-  toText,
   wasJsonString,
   type NormalizeContext,
   type Row,
   type ShapeHandler,
-} from './common';
+} from './base';
+import { finish } from './rowEnd';
+import { toText } from './content';
 import { speakerMarkedStrings } from './discovery';
 import { mapRole } from './roles';
 import { PROMPT_KEYS } from './shapes-instruct';

@@ -10,7 +10,9 @@
  * (mapped rows never reach this handler).
  */
 import type { Conversation, Message, RowOutcome } from '../types';
-import { convertTurns, errored, finish, isTurnError, splitOutcome, type NormalizeContext, type Row, type ShapeHandler } from './common';
+import { convertTurns } from './common';
+import { errored, isTurnError, type NormalizeContext, type Row, type ShapeHandler } from './base';
+import { finish, splitOutcome } from './rowEnd';
 import { describeCandidate, findConversations, SPEAKER_PREFIX_RE, topKey, type ConversationCandidate } from './discovery';
 import { FieldTracker } from './fields';
 import { mapRole } from './roles';

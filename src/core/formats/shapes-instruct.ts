@@ -6,24 +6,21 @@
  * `prompt`/`completion`) and prompt-only rows.
  */
 import type { Message, RowOutcome } from '../types';
+import { convertTurns } from './common';
+import { markContextTurns, finish, splitOutcome } from './rowEnd';
 import {
-  convertTurns,
-  markContextTurns,
   errored,
   fieldValue,
-  finish,
   isObject,
   isTurnError,
   nonEmptyString,
-  parseToolCalls,
   roleSpelling,
-  splitOutcome,
-  toText,
   wasJsonString,
   type NormalizeContext,
   type Row,
   type ShapeHandler,
-} from './common';
+} from './base';
+import { parseToolCalls, toText } from './content';
 import { isLabelValue, outweighsLabel } from './labels';
 import { isAssignedField } from './fieldRoles';
 import { chatMlPromptTurns, hhPromptTurns, withoutChatMlEnd } from './transcript';

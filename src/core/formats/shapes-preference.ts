@@ -16,24 +16,21 @@
  *   KTO layout (`messages` + `label`, the last assistant turn judged) too.
  */
 import type { Message, RowOutcome } from '../types';
+import { convertTurns, toMessages, type TurnOptions } from './common';
 import {
-  convertTurns,
   drop,
   errored,
   fieldValue,
-  finish,
   isObject,
   isTurnError,
-  markContextTurns,
   nonEmptyString,
   roleSpelling,
-  toMessages,
   type NormalizeContext,
   type Row,
   type ShapeHandler,
   type TurnError,
-  type TurnOptions,
-} from './common';
+} from './base';
+import { finish, markContextTurns } from './rowEnd';
 import { mapRole } from './roles';
 import { promptText } from './shapes-instruct';
 import { HH_MARKERS, hhPromptTurns, splitByMarkers } from './transcript';

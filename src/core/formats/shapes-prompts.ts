@@ -12,7 +12,9 @@
  *   answer.
  */
 import type { Message, RowOutcome } from '../types';
-import { finish, isObject, nonEmptyString, splitOutcome, toText, type Row, type ShapeHandler } from './common';
+import { finish, splitOutcome } from './rowEnd';
+import { isObject, nonEmptyString, type Row, type ShapeHandler } from './base';
+import { toText } from './content';
 import { speakerMarkedStrings } from './discovery';
 
 /** A benchmark question turn: a string, or `{"content": "…"}` with no role (Arena-Hard). */

@@ -11,7 +11,7 @@
  * - ChatML: `<|im_start|>role\n…<|im_end|>`.
  */
 import type { Message, Role, ToolCall } from '../types';
-import { type NormalizeContext } from './common';
+import type { NormalizeContext } from './base';
 import { parseJsonLimited } from '../jsonDepth';
 
 /** One marker family: label (as written, including the colon) → role. */

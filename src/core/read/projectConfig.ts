@@ -90,26 +90,20 @@ export class ProjectConfigError extends Error {
   override name = 'ProjectConfigError';
 }
 
-function lineOf(text: string, offset: number): number {
-  let n = 1;
-  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) n++;
-  return n;
-}
-
 /**
- * Parses the text of an `eagle3prep.jsonc` (comments and trailing commas allowed).
+ * The value of a configuration file's text: JSON with comments and trailing commas (`jsonc-parser`), `undefined` for
+ * a text with no value. The one parser of `eagle3prep.jsonc` and of `--mapping` files ({@link parseProjectConfig},
+ * `read/mappingFile.ts`). A text nested deeper than {@link MAX_JSON_DEPTH} is refused before it is parsed
+ * (`jsonc-parser` recurses once per nesting level).
  *
- * @param file path used in error messages and stored in the result.
- * @returns the config; unknown top-level keys are ignored (forward compatible).
- * @throws ProjectConfigError naming `file`, the 1-based line and the reason for a syntax error,
- *   a non-object root, a `roleAliases` value that is not one of {@link ALIAS_TARGET_ROLES}, or a
- *   `fieldMappings` value that is not a non-empty string.
+ * @param fail makes the error thrown: `line` (1-based) for a syntax error, undefined for a text nested too deep;
+ *   `reason` says what is wrong (`not valid JSONC (…)`, or the depth limit).
+ * @throws what `fail` makes
  */
-export function parseProjectConfig(text: string, file = ''): ProjectConfig {
-  const errors: ParseError[] = [];
-  // jsonc-parser recurses once per nesting level: a text nested deeper than any config is refused first.
-  const tooDeep = () => new ProjectConfigError(`${file || PROJECT_CONFIG_NAME}: ${tooDeepMessage('the file', MAX_JSON_DEPTH)}`);
+export function parseJsoncText(text: string, fail: (line: number | undefined, reason: string) => Error): unknown {
+  const tooDeep = () => fail(undefined, tooDeepMessage('the file', MAX_JSON_DEPTH));
   if (jsonTextDepth(text) > MAX_JSON_DEPTH) throw tooDeep();
+  const errors: ParseError[] = [];
   let doc: unknown;
   try {
     doc = parse(text, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true });
@@ -117,12 +111,31 @@ export function parseProjectConfig(text: string, file = ''): ProjectConfig {
     if (isStackOverflow(e)) throw tooDeep();
     throw e;
   }
-  if (errors.length) {
-    const e = errors[0];
-    throw new ProjectConfigError(
-      `${file || PROJECT_CONFIG_NAME}:${lineOf(text, e.offset)}: not valid JSONC (${jsonBreakDescription(text, { lines: true, jsonc: true })})`,
-    );
-  }
+  if (errors.length) throw fail(lineOf(text, errors[0].offset), `not valid JSONC (${jsonBreakDescription(text, { lines: true, jsonc: true })})`);
+  return doc;
+}
+
+/** The 1-based line of a character offset in `text`. */
+function lineOf(text: string, offset: number): number {
+  let n = 1;
+  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
+/**
+ * Parses the text of an `eagle3prep.jsonc` (comments and trailing commas allowed; {@link parseJsoncText}).
+ *
+ * @param file path used in error messages and stored in the result.
+ * @returns the config; unknown top-level keys are ignored (forward compatible; `mappings` is `read/mappingFile.ts`'s).
+ * @throws ProjectConfigError naming `file`, the 1-based line and the reason for a syntax error,
+ *   a non-object root, a `roleAliases` value that is not one of {@link ALIAS_TARGET_ROLES}, or a
+ *   `fieldMappings` value that is not a non-empty string.
+ */
+export function parseProjectConfig(text: string, file = ''): ProjectConfig {
+  const doc = parseJsoncText(
+    text,
+    (line, reason) => new ProjectConfigError(`${file || PROJECT_CONFIG_NAME}${line === undefined ? '' : `:${line}`}: ${reason}`),
+  );
   const cfg: ProjectConfig = { file, roleAliases: {}, fieldMappings: {}, fieldRoles: {}, reading: {} };
   if (doc === undefined) return cfg;
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {

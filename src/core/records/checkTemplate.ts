@@ -10,18 +10,26 @@
  * can go into `report.json` as is; `formatTemplateCheck` (checkTemplateFormat.ts)
  * renders it for a terminal.
  */
-import { buildRecords, type Grouping, type Span, type TextRecord } from './mask';
+import { buildRecords, type ConversationRecords, type Grouping, type Span, type TextRecord } from './mask';
 import { selectTargets } from './turns';
-import { commonPrefixLength, SpecialTokenFinder } from './specialTokens';
+import { SpecialTokenFinder } from './specialTokens';
 import type { RenderBudget } from '../templates/renderBudget';
 import { ChatTemplate, pickTemplate } from '../templates/template';
 import { TemplateBudgetError, TemplateRenderError } from '../templates/errors';
-import type { TemplateProbes } from '../templates/probes';
-import type { TargetTokenizer } from '../tokenizers/tokenizer';
+import type { TargetTokenizer } from '../tokenizers/types';
 import { codeMeaning } from '../codes';
 import type { Conversation, MaskPolicy, Message } from '../types';
 import { PROBES, type ProbeName } from '../templates/probeConversations';
-import { breakOffset, byFrequency, detectDefaultSystemPrompt, EMPTY_THINK, excerpt } from './templateFindings';
+import {
+  breakOffset,
+  byFrequency,
+  decisionsOf,
+  detectDefaultSystemPrompt,
+  detectGenerationPrompt,
+  EMPTY_THINK,
+  excerpt,
+  type ProbeDecisions,
+} from './templateFindings';
 
 /**
  * Where a conversation stops being one growing text (docs/loss-mask-rules.md "One conversation,
@@ -131,25 +139,6 @@ export interface ProbeRecords {
    * (proven equal, templates/prefixRenderer.ts) rather than a render of their own; null when the template raised.
    */
   prefixRenders: { fromOnePass: number; total: number } | null;
-}
-
-/**
- * Every template-dependent decision of the rules (spec v1.4), with its evidence, for one chat template
- * (camelCase in memory; snake_case in `check-template --json` and `report.json`, run/reports/jsonCase.ts).
- */
-export interface ProbeDecisions {
-  /** The template's name (`default`, `tool_use`, …). */
-  template: string;
-  /** Tool-call arguments: `object` or `string` (Python `json.dumps` form); `verbatimStrings`: a string is re-dumped, not parsed. */
-  toolArguments: { form: 'object' | 'string'; verbatimStrings: boolean; evidence: string };
-  /** What an assistant turn with tool calls and no text gets: `null` or `""`. */
-  nullContent: { form: 'null' | 'empty'; evidence: string };
-  /** Whether the template renders `reasoning_content` (inline `<think>` is split only then). */
-  reasoningRendered: { rendered: boolean; evidence: string };
-  /** The text around reasoning as the template writes it; null when it renders none (or no tag around it). */
-  reasoningWrapper: { open: string; close: string; trimsNewlines: boolean } | null;
-  /** The generation prompt and what it pre-fills: an open reasoning block (case 2b restores reasoning after it), or an empty closed one (thinking off). */
-  generationPrompt: { text: string | null; prefill: string | null; opensReasoning: boolean; thinkingOff: boolean; evidence: string };
 }
 
 /** The model's stop tokens and how turns end (docs/loss-mask-rules.md "A turn that ends at the next role marker"). */
@@ -262,13 +251,51 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
     }
     return t;
   };
-  const specials = new SpecialTokenFinder(tok.specialTokens);
   const specialList = [...new Set(tok.specialTokens.filter((s) => s.length > 0))].sort((a, b) => b.length - a.length);
-  const endToken = (text: string, end: number): string | null => specialList.find((s) => end >= s.length && text.startsWith(s, end - s.length)) ?? null;
+  const scope: ProbeScope = {
+    tok,
+    mask,
+    specials: new SpecialTokenFinder(tok.specialTokens),
+    endToken: (text, end) => specialList.find((s) => end >= s.length && text.startsWith(s, end - s.length)) ?? null,
+    out: emptyCheck(tok, kwargs, mask, opts.grouping ?? 'exact'),
+    fromNextTurn: [],
+    rendered: [],
+  };
+  const out = scope.out;
+  for (const probe of PROBES) {
+    const template = templateFor((probe.tools?.length ?? 0) > 0);
+    const pr: ProbeRecords = {
+      probe: probe.name,
+      title: probe.title,
+      template: template.named.name,
+      error: null,
+      prefixStable: null,
+      records: [],
+      prefixRenders: null,
+    };
+    out.records.push(pr);
+    try {
+      const built = probeRecords(probe, template, pr, scope);
+      pr.prefixStable = probeTurns(probe, template, built, scope);
+      if (!pr.prefixStable) out.prefixStable = false;
+    } catch (e) {
+      if (!(e instanceof TemplateRenderError)) throw e;
+      pr.error = e.message;
+      out.warnings.push({ probe: probe.name, code: e instanceof TemplateBudgetError ? e.code : 'template_error', message: e.message });
+    }
+  }
+  summarizeProbes(out, scope.fromNextTurn);
+  for (const t of compiled.values()) out.probeDecisions.push(decisionsOf(t.named.name, t.probes));
+  findPromptScaffold(out, templateFor(false), tok);
+  out.specialTokensSeen = specialList.filter((s) => scope.rendered.some((t) => t.includes(s)));
+  return out;
+}
 
-  const out: TemplateCheck = {
+/** A check with nothing found yet: prefix-stable until a probe shows otherwise. */
+function emptyCheck(tok: TargetTokenizer, templateKwargs: Record<string, unknown>, mask: MaskPolicy, grouping: Grouping): TemplateCheck {
+  return {
     tokenizer: { name: tok.name, dir: tok.dir, hash: tok.hash },
-    templateKwargs: kwargs,
+    templateKwargs,
     mask,
     prefixStable: true,
     prefixBreaks: [],
@@ -285,125 +312,140 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
     warnings: [],
     records: [],
     specialTokensSeen: [],
-    grouping: opts.grouping ?? 'exact',
+    grouping,
     amplification: { exactTokens: 0, mergedTokens: 0, renderedTokens: 0, exact: null, merged: null },
   };
-  const fromNextTurn: string[] = [];
-  const rendered: string[] = [];
+}
+
+/** What every probe of one check is built with, and what the probes add to. */
+interface ProbeScope {
+  tok: TargetTokenizer;
+  mask: MaskPolicy;
+  specials: SpecialTokenFinder;
+  /** The special token (longest first) that ends exactly at `end` in `text`, or null. */
+  endToken: (text: string, end: number) => string | null;
+  out: TemplateCheck;
+  /** Stop tokens taken from the next turn's render (`stop_token_from_next_turn`), one per turn. */
+  fromNextTurn: string[];
+  /** Every record text of the probes (for the special tokens seen). */
+  rendered: string[];
+}
+
+/** One of the probe conversations (`templates/probeConversations.ts`). */
+type ProbeConversation = (typeof PROBES)[number];
+
+/** The probe conversation, as `buildRecords` takes it. */
+function probeConversation(probe: ProbeConversation, messages: Message[]): Conversation {
+  return { id: `probe:${probe.name}`, source: { file: '<check-template>', line: 0 }, messages, tools: probe.tools };
+}
+
+/**
+ * The probe's records under the check's mask, as `prepare` builds them (exact, and merged for the amplification
+ * figures; `pr.records` in the check's grouping), and the warnings they carry: the row error, `{% generation %}` blocks
+ * that disagree, the notes that change what is trained, the target errors.
+ * @throws TemplateRenderError when the template raises on the probe
+ */
+function probeRecords(probe: ProbeConversation, template: ChatTemplate, pr: ProbeRecords, s: ProbeScope): ConversationRecords {
+  const { out, tok } = s;
   const tokens = (texts: readonly string[]) => texts.reduce((a, t) => a + tok.encode(t).ids.length, 0);
-
-  for (const probe of PROBES) {
-    const hasTools = (probe.tools?.length ?? 0) > 0;
-    const template = templateFor(hasTools);
-    const conv = (messages: Message[]): Conversation => ({
-      id: `probe:${probe.name}`,
-      source: { file: '<check-template>', line: 0 },
-      messages,
-      tools: probe.tools,
-    });
-    const pr: ProbeRecords = {
-      probe: probe.name,
-      title: probe.title,
-      template: template.named.name,
-      error: null,
-      prefixStable: null,
-      records: [],
-      prefixRenders: null,
-    };
-    out.records.push(pr);
-    try {
-      const built = buildRecords(conv(probe.messages), template, specials, mask, { stopTokens: tok.stopTokens });
-      const merged = buildRecords(conv(probe.messages), template, specials, mask, { grouping: 'merged', stopTokens: tok.stopTokens });
-      if (built.rendered !== null) {
-        out.amplification.exactTokens += tokens(built.records.map((r) => r.text));
-        out.amplification.mergedTokens += tokens(merged.records.map((r) => r.text));
-        out.amplification.renderedTokens += tokens([built.rendered]);
-      }
-      pr.records = out.grouping === 'merged' ? merged.records : built.records;
-      if (built.prefixRenders) pr.prefixRenders = { fromOnePass: built.prefixRenders.proven, total: built.prefixRenders.proven + built.prefixRenders.fallback };
-      rendered.push(...built.records.map((r) => r.text));
-      if (built.rowError) out.warnings.push({ probe: probe.name, code: built.rowError.code, message: built.rowError.message });
-      // What a training template's blocks would have trained instead: the first difference on this probe.
-      if (built.generationBlocks !== undefined)
-        out.warnings.push({ probe: probe.name, code: 'generation_blocks_disagree', message: `${built.generationBlocks} (the records follow the rules)` });
-      for (const n of built.notes) {
-        if (n === 'reasoning_missing_after_prefill' || n === 'no_end_of_turn_token' || n === 'content_not_rendered' || n === 'stop_token_inside_turn')
-          out.warnings.push({ probe: probe.name, code: n, message: codeMeaning(n) });
-        if (n === 'reasoning_not_rendered')
-          out.warnings.push({
-            probe: probe.name,
-            code: n,
-            message: "an assistant turn's reasoning_content is not in its rendered completion (template kwargs such as preserve_thinking can change that)",
-          });
-      }
-      for (const e of built.targetErrors) out.warnings.push({ probe: probe.name, code: e.reason, message: e.message });
-      const unsupported = new Set(built.targetErrors.filter((e) => e.reason === 'template_unsupported').map((e) => e.index));
-      const noPrompt = new Set(built.targetErrors.filter((e) => e.reason === 'prompt_not_renderable').map((e) => e.index));
-
-      // Per target: its own prompt/completion, found by building the prefix up to it alone.
-      const adapted = template.adaptMessages(probe.messages);
-      const R = (n: number, gen: boolean) => template.render(adapted.slice(0, n), probe.tools, { addGenerationPrompt: gen });
-      let stable = true;
-      let prevText: string | null = null;
-      const emptyThink: number[] = [];
-      for (const i of selectTargets(adapted, 'assistant')) {
-        if (noPrompt.has(i)) continue;
-        const P = R(i, true);
-        if (unsupported.has(i)) {
-          const F = R(i + 1, false);
-          const at = breakOffset(P, F);
-          out.prefixBreaks.push({ probe: probe.name, turn: i, kind: 'template_unsupported', at, expected: excerpt(P, at), actual: excerpt(F, at) });
-          stable = false;
-          continue;
-        }
-        const one = buildRecords(conv(probe.messages.slice(0, i + 1)), template, specials, 'last-assistant', { stopTokens: tok.stopTokens });
-        const rec = one.records[0];
-        if (!rec) continue;
-        const [start, end]: Span = rec.spans[0];
-        const tokenAtEnd = endToken(rec.text, end);
-        if (one.notes.includes('stop_token_from_next_turn') && tokenAtEnd) fromNextTurn.push(tokenAtEnd);
-        out.turns.push({ probe: probe.name, turn: i, endOfTurn: tokenAtEnd, textAfter: rec.text.slice(end), trained: rec.text.slice(start, end) });
-        if (!tokenAtEnd)
-          out.warnings.push({
-            probe: probe.name,
-            code: 'span_without_special_token',
-            message: `assistant turn ${i}: the trainable span ends without a special token (trained to the end of its completion)`,
-          });
-        if (!(probe.messages[i].reasoning_content ?? '').trim() && EMPTY_THINK.test(rec.text.slice(start, end))) emptyThink.push(i);
-        const kind = one.notes.includes('template_rewrites_history')
-          ? 'template_rewrites_history'
-          : one.notes.includes('generation_prompt_mismatch')
-            ? 'generation_prompt_mismatch'
-            : null;
-        if (kind) {
-          const F = R(i + 1, false);
-          const at = breakOffset(P, F);
-          out.prefixBreaks.push({ probe: probe.name, turn: i, kind, at, expected: excerpt(P, at), actual: excerpt(F, at) });
-          stable = false;
-        }
-        if (prevText !== null && !P.startsWith(prevText)) {
-          const at = breakOffset(prevText, P);
-          out.prefixBreaks.push({ probe: probe.name, turn: i, kind: 'record_split', at, expected: excerpt(prevText, at), actual: excerpt(P, at) });
-          stable = false;
-        }
-        prevText = rec.text;
-      }
-      if (emptyThink.length) {
-        const turns = `assistant turn${emptyThink.length > 1 ? 's' : ''} ${emptyThink.join(', ')}`;
-        out.warnings.push({
-          probe: probe.name,
-          code: 'empty_think_trained',
-          message: `${turns}: no reasoning in the data; the trainable text holds the empty think block the template writes for such a turn (trained: case 1 of the loss-mask rules, docs/loss-mask-rules.md); if the data was generated with thinking off, set the template kwargs that turn it off`,
-        });
-      }
-      pr.prefixStable = stable;
-      if (!stable) out.prefixStable = false;
-    } catch (e) {
-      if (!(e instanceof TemplateRenderError)) throw e;
-      pr.error = e.message;
-      out.warnings.push({ probe: probe.name, code: e instanceof TemplateBudgetError ? e.code : 'template_error', message: e.message });
-    }
+  const built = buildRecords(probeConversation(probe, probe.messages), template, s.specials, s.mask, { stopTokens: tok.stopTokens });
+  const merged = buildRecords(probeConversation(probe, probe.messages), template, s.specials, s.mask, { grouping: 'merged', stopTokens: tok.stopTokens });
+  if (built.rendered !== null) {
+    out.amplification.exactTokens += tokens(built.records.map((r) => r.text));
+    out.amplification.mergedTokens += tokens(merged.records.map((r) => r.text));
+    out.amplification.renderedTokens += tokens([built.rendered]);
   }
+  pr.records = out.grouping === 'merged' ? merged.records : built.records;
+  if (built.prefixRenders) pr.prefixRenders = { fromOnePass: built.prefixRenders.proven, total: built.prefixRenders.proven + built.prefixRenders.fallback };
+  s.rendered.push(...built.records.map((r) => r.text));
+  if (built.rowError) out.warnings.push({ probe: probe.name, code: built.rowError.code, message: built.rowError.message });
+  // What a training template's blocks would have trained instead: the first difference on this probe.
+  if (built.generationBlocks !== undefined)
+    out.warnings.push({ probe: probe.name, code: 'generation_blocks_disagree', message: `${built.generationBlocks} (the records follow the rules)` });
+  for (const n of built.notes) {
+    if (n === 'reasoning_missing_after_prefill' || n === 'no_end_of_turn_token' || n === 'content_not_rendered' || n === 'stop_token_inside_turn')
+      out.warnings.push({ probe: probe.name, code: n, message: codeMeaning(n) });
+    if (n === 'reasoning_not_rendered')
+      out.warnings.push({
+        probe: probe.name,
+        code: n,
+        message: "an assistant turn's reasoning_content is not in its rendered completion (template kwargs such as preserve_thinking can change that)",
+      });
+  }
+  for (const e of built.targetErrors) out.warnings.push({ probe: probe.name, code: e.reason, message: e.message });
+  return built;
+}
+
+/**
+ * Per assistant turn of the probe, its own prompt and completion, found by building the prefix up to it alone
+ * (policy `last-assistant`): the turn's end-of-turn token and text after it (`out.turns`), where the prefix breaks
+ * (`template_unsupported`, `template_rewrites_history`, `generation_prompt_mismatch`, `record_split`), and the empty
+ * think blocks trained for turns without reasoning. Returns whether the probe is prefix-stable.
+ * @throws TemplateRenderError when the template raises on the probe
+ */
+function probeTurns(probe: ProbeConversation, template: ChatTemplate, built: ConversationRecords, s: ProbeScope): boolean {
+  const { out, tok } = s;
+  const unsupported = new Set(built.targetErrors.filter((e) => e.reason === 'template_unsupported').map((e) => e.index));
+  const noPrompt = new Set(built.targetErrors.filter((e) => e.reason === 'prompt_not_renderable').map((e) => e.index));
+  const adapted = template.adaptMessages(probe.messages);
+  const R = (n: number, gen: boolean) => template.render(adapted.slice(0, n), probe.tools, { addGenerationPrompt: gen });
+  const breakAt = (turn: number, kind: PrefixBreak['kind'], expected: string, actual: string) => {
+    const at = breakOffset(expected, actual);
+    out.prefixBreaks.push({ probe: probe.name, turn, kind, at, expected: excerpt(expected, at), actual: excerpt(actual, at) });
+  };
+  let stable = true;
+  let prevText: string | null = null;
+  const emptyThink: number[] = [];
+  for (const i of selectTargets(adapted, 'assistant')) {
+    if (noPrompt.has(i)) continue;
+    const P = R(i, true);
+    if (unsupported.has(i)) {
+      breakAt(i, 'template_unsupported', P, R(i + 1, false));
+      stable = false;
+      continue;
+    }
+    const one = buildRecords(probeConversation(probe, probe.messages.slice(0, i + 1)), template, s.specials, 'last-assistant', { stopTokens: tok.stopTokens });
+    const rec = one.records[0];
+    if (!rec) continue;
+    const [start, end]: Span = rec.spans[0];
+    const tokenAtEnd = s.endToken(rec.text, end);
+    if (one.notes.includes('stop_token_from_next_turn') && tokenAtEnd) s.fromNextTurn.push(tokenAtEnd);
+    out.turns.push({ probe: probe.name, turn: i, endOfTurn: tokenAtEnd, textAfter: rec.text.slice(end), trained: rec.text.slice(start, end) });
+    if (!tokenAtEnd)
+      out.warnings.push({
+        probe: probe.name,
+        code: 'span_without_special_token',
+        message: `assistant turn ${i}: the trainable span ends without a special token (trained to the end of its completion)`,
+      });
+    if (!(probe.messages[i].reasoning_content ?? '').trim() && EMPTY_THINK.test(rec.text.slice(start, end))) emptyThink.push(i);
+    const kind = one.notes.includes('template_rewrites_history')
+      ? 'template_rewrites_history'
+      : one.notes.includes('generation_prompt_mismatch')
+        ? 'generation_prompt_mismatch'
+        : null;
+    if (kind) {
+      breakAt(i, kind, P, R(i + 1, false));
+      stable = false;
+    }
+    if (prevText !== null && !P.startsWith(prevText)) {
+      breakAt(i, 'record_split', prevText, P);
+      stable = false;
+    }
+    prevText = rec.text;
+  }
+  if (emptyThink.length) {
+    const turns = `assistant turn${emptyThink.length > 1 ? 's' : ''} ${emptyThink.join(', ')}`;
+    out.warnings.push({
+      probe: probe.name,
+      code: 'empty_think_trained',
+      message: `${turns}: no reasoning in the data; the trainable text holds the empty think block the template writes for such a turn (trained: case 1 of the loss-mask rules, docs/loss-mask-rules.md); if the data was generated with thinking off, set the template kwargs that turn it off`,
+    });
+  }
+  return stable;
+}
+
+/** What the probes add up to: the amplification ratios, the end-of-turn tokens and text after them by frequency, the stop tokens' evidence, prefix stability with its evidence. */
+function summarizeProbes(out: TemplateCheck, fromNextTurn: string[]): void {
   const a = out.amplification;
   if (a.renderedTokens > 0) {
     a.exact = a.exactTokens / a.renderedTokens;
@@ -418,15 +460,19 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
         (out.stopTokens.fromNextTurn.length
           ? `; turns hold no end-of-turn token and end at the next turn's ${out.stopTokens.fromNextTurn.map((x) => JSON.stringify(x)).join(', ')} (trained)`
           : '');
-  for (const t of compiled.values()) out.probeDecisions.push(decisionsOf(t.named.name, t.probes));
   const splits = out.prefixBreaks.map((b) => `${b.probe} turn ${b.turn}: ${b.kind}`);
   out.prefixStability = {
     stable: out.prefixStable,
     evidence: splits.length ? splits.join('; ') : 'every probe gives one record per conversation, every completion found after its prompt (case 1)',
   };
   out.textAfterEndOfTurn = byFrequency(out.turns.filter((t) => t.endOfTurn).map((t) => t.textAfter));
+}
 
-  const plain = templateFor(false);
+/**
+ * With the template for conversations without tools: its default system prompt and its generation prompt with the
+ * assistant header and scaffold ({@link detectGenerationPrompt}). A finding the template raises on becomes a warning.
+ */
+function findPromptScaffold(out: TemplateCheck, plain: ChatTemplate, tok: TargetTokenizer): void {
   const R = (messages: Message[], gen = false) => plain.render(plain.adaptMessages(messages), undefined, { addGenerationPrompt: gen });
   const tryFinding = (what: string, f: () => void) => {
     try {
@@ -439,42 +485,5 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
   tryFinding('default system prompt', () => {
     out.defaultSystemPrompt = detectDefaultSystemPrompt(R, tok.specialTokenVars.bos_token);
   });
-  tryFinding('generation prompt scaffold', () => {
-    const user: Message = { role: 'user', content: 'Probe question one.' };
-    const marker = 'Probe answer one.';
-    const H = R([user]);
-    const P = R([user], true);
-    out.generationPrompt = P.startsWith(H) ? P.slice(H.length) : P.slice(commonPrefixLength(P, H));
-    // An assistant turn followed by another user turn: rendered as history, as the server's prompt shows it.
-    const F = R([user, { role: 'assistant', content: marker }, { role: 'user', content: 'Probe question two.' }]);
-    const from = commonPrefixLength(H, F);
-    const at = F.indexOf(marker, from);
-    out.assistantHeader = at >= 0 ? F.slice(from, at) : null;
-    if (out.assistantHeader !== null) {
-      const scaffold = out.generationPrompt.slice(commonPrefixLength(out.generationPrompt, out.assistantHeader));
-      out.generationPromptScaffold = scaffold.length ? scaffold : null;
-    }
-  });
-  out.specialTokensSeen = specialList.filter((s) => rendered.some((t) => t.includes(s)));
-  return out;
-}
-
-/** The probe decisions of one compiled template in the snake_case JSON form. */
-function decisionsOf(template: string, p: TemplateProbes): ProbeDecisions {
-  return {
-    template,
-    toolArguments: { form: p.toolArguments.form, verbatimStrings: p.toolArguments.verbatimStrings, evidence: p.toolArguments.evidence },
-    nullContent: { form: p.nullContent.form, evidence: p.nullContent.evidence },
-    reasoningRendered: { rendered: p.reasoning.rendered, evidence: p.reasoning.evidence },
-    reasoningWrapper: p.reasoning.wrapper
-      ? { open: p.reasoning.wrapper.open, close: p.reasoning.wrapper.close, trimsNewlines: p.reasoning.wrapper.trimsNewlines }
-      : null,
-    generationPrompt: {
-      text: p.generationPrompt.text,
-      prefill: p.generationPrompt.prefill,
-      opensReasoning: p.generationPrompt.opensReasoning,
-      thinkingOff: p.generationPrompt.thinkingOff,
-      evidence: p.generationPrompt.evidence,
-    },
-  };
+  tryFinding('generation prompt scaffold', () => detectGenerationPrompt(R, out));
 }

@@ -30,8 +30,42 @@ export interface FormatOptions {
  * @returns text ending with a newline
  */
 export function formatTemplateCheck(check: TemplateCheck, opts: FormatOptions): string {
-  const c = (code: string, s: string) => (opts.color ? `${code}${s}${ANSI.reset}` : s);
-  const q = (s: string) => JSON.stringify(s);
+  const c: Paint = (code, s) => (opts.color ? `${code}${s}${ANSI.reset}` : s);
+  const lines = [...findingLines(check, c), ...decisionLines(check.probeDecisions, c)];
+  lines.push(`  prefix stability:           ${check.prefixStability.evidence}`);
+  const amp = check.amplification;
+  if (amp.exact !== null && amp.merged !== null) {
+    const ex = `${amp.exact.toFixed(2)}×`;
+    lines.push(
+      `  amplification (probes):     exact ${amp.exact > 2 ? c(ANSI.yellow, ex) : ex} (${amp.exactTokens} record tokens for ${amp.renderedTokens} tokens rendered once), merged ${amp.merged.toFixed(2)}×` +
+        (amp.exact > 2 ? ' — --grouping merged writes one record per conversation' : ''),
+    );
+  }
+  lines.push(`  records shown:              grouping ${check.grouping}`);
+  if (check.warnings.length) {
+    lines.push(`  warnings:`);
+    for (const w of check.warnings)
+      lines.push(
+        `    - ${w.probe ? `${w.probe}: ` : ''}${c(w.code === 'template_error' || w.code === 'template_budget_exceeded' ? ANSI.red : ANSI.yellow, w.code)}: ${w.message.split('\n')[0]}`,
+      );
+  }
+  lines.push('');
+  lines.push(
+    opts.color
+      ? `Trainable text: ${c(ANSI.trainBg, 'like this')}; special tokens ${c(ANSI.dim, 'dim')} / ${c(ANSI.bold, 'bold')} when trained.`
+      : 'Trainable text: ⟦like this⟧.',
+  );
+  for (const p of check.records) lines.push(...probeLines(p, check.specialTokensSeen, opts.color, c));
+  return lines.join('\n') + '\n';
+}
+
+/** Wraps text in an ANSI code (and a reset) when colors are on; the text alone otherwise. */
+type Paint = (code: string, s: string) => string;
+
+const q = (s: string) => JSON.stringify(s);
+
+/** The check's header and the template's findings: prefix stability with each break, end of turn, system and generation prompts, stop tokens. */
+function findingLines(check: TemplateCheck, c: Paint): string[] {
   const lines: string[] = [];
   const kw = Object.keys(check.templateKwargs).length ? ` kwargs ${JSON.stringify(check.templateKwargs)}` : '';
   lines.push(c(ANSI.bold, `Chat template check: ${check.tokenizer.name}`) + ` (${check.tokenizer.dir}, hash ${check.tokenizer.hash})${kw}`);
@@ -58,7 +92,13 @@ export function formatTemplateCheck(check: TemplateCheck, opts: FormatOptions): 
   lines.push(`  scaffold beyond header:     ${check.generationPromptScaffold === null ? 'none' : c(ANSI.yellow, q(check.generationPromptScaffold))}`);
   const st = check.stopTokens;
   lines.push(`  stop tokens:                ${st.tokens.length ? st.tokens.map(q).join(', ') : c(ANSI.yellow, 'none')} (${st.evidence})`);
-  for (const d of check.probeDecisions) {
+  return lines;
+}
+
+/** Each compiled template's decisions (tool-call arguments, no-text tool-call turns, reasoning, generation-prompt prefill) with their evidence. */
+function decisionLines(decisions: TemplateCheck['probeDecisions'], c: Paint): string[] {
+  const lines: string[] = [];
+  for (const d of decisions) {
     lines.push(`  decisions of template "${d.template}":`);
     lines.push(`    tool-call arguments:      ${d.toolArguments.form === 'object' ? 'objects' : 'JSON strings'} — ${d.toolArguments.evidence}`);
     lines.push(`    no-text tool-call turn:   ${d.nullContent.form === 'null' ? 'content null' : 'content ""'} — ${d.nullContent.evidence}`);
@@ -72,44 +112,23 @@ export function formatTemplateCheck(check: TemplateCheck, opts: FormatOptions): 
     const gpWhat = gp.opensReasoning ? c(ANSI.yellow, 'opens reasoning (case 2b)') : gp.thinkingOff ? c(ANSI.yellow, 'thinking off') : 'no reasoning prefill';
     lines.push(`    generation-prompt prefill: ${gp.prefill === null ? 'none' : q(gp.prefill)}, ${gpWhat} — ${gp.evidence}`);
   }
-  lines.push(`  prefix stability:           ${check.prefixStability.evidence}`);
-  const amp = check.amplification;
-  if (amp.exact !== null && amp.merged !== null) {
-    const ex = `${amp.exact.toFixed(2)}×`;
-    lines.push(
-      `  amplification (probes):     exact ${amp.exact > 2 ? c(ANSI.yellow, ex) : ex} (${amp.exactTokens} record tokens for ${amp.renderedTokens} tokens rendered once), merged ${amp.merged.toFixed(2)}×` +
-        (amp.exact > 2 ? ' — --grouping merged writes one record per conversation' : ''),
-    );
+  return lines;
+}
+
+/** One probe: its title and template, then each record's text behind a `│` gutter with the trainable spans highlighted ({@link highlight}), or the template's error. */
+function probeLines(p: TemplateCheck['records'][number], specialTokensSeen: string[], color: boolean, c: Paint): string[] {
+  const lines = ['', c(ANSI.bold, `probe ${p.probe}`) + ` — ${p.title} (template "${p.template}")`];
+  if (p.error !== null) {
+    lines.push(`  ${c(ANSI.red, 'template error')}: ${p.error}`);
+    return lines;
   }
-  lines.push(`  records shown:              grouping ${check.grouping}`);
-  if (check.warnings.length) {
-    lines.push(`  warnings:`);
-    for (const w of check.warnings)
-      lines.push(
-        `    - ${w.probe ? `${w.probe}: ` : ''}${c(w.code === 'template_error' || w.code === 'template_budget_exceeded' ? ANSI.red : ANSI.yellow, w.code)}: ${w.message.split('\n')[0]}`,
-      );
-  }
-  lines.push('');
-  lines.push(
-    opts.color
-      ? `Trainable text: ${c(ANSI.trainBg, 'like this')}; special tokens ${c(ANSI.dim, 'dim')} / ${c(ANSI.bold, 'bold')} when trained.`
-      : 'Trainable text: ⟦like this⟧.',
-  );
-  for (const p of check.records) {
-    lines.push('');
-    lines.push(c(ANSI.bold, `probe ${p.probe}`) + ` — ${p.title} (template "${p.template}")`);
-    if (p.error !== null) {
-      lines.push(`  ${c(ANSI.red, 'template error')}: ${p.error}`);
-      continue;
-    }
-    if (p.prefixRenders) lines.push(`  prefix renders from one pass: ${p.prefixRenders.fromOnePass}/${p.prefixRenders.total}`);
-    if (p.records.length === 0) lines.push('  (no records)');
-    p.records.forEach((r, k) => {
-      lines.push(`  record ${k + 1}/${p.records.length}, targets: turn${r.targets.length > 1 ? 's' : ''} ${r.targets.join(', ')}`);
-      for (const l of highlight(r.text, r.spans, check.specialTokensSeen, opts.color).split('\n')) lines.push(`  │ ${l}`);
-    });
-  }
-  return lines.join('\n') + '\n';
+  if (p.prefixRenders) lines.push(`  prefix renders from one pass: ${p.prefixRenders.fromOnePass}/${p.prefixRenders.total}`);
+  if (p.records.length === 0) lines.push('  (no records)');
+  p.records.forEach((r, k) => {
+    lines.push(`  record ${k + 1}/${p.records.length}, targets: turn${r.targets.length > 1 ? 's' : ''} ${r.targets.join(', ')}`);
+    for (const l of highlight(r.text, r.spans, specialTokensSeen, color).split('\n')) lines.push(`  │ ${l}`);
+  });
+  return lines;
 }
 
 /** A piece of a record's text: trained or not, a special token or not (for drawing a record). */

@@ -19,7 +19,7 @@
  * differently from what the model wrote). All or nothing per record, so a
  * record never mixes the two.
  */
-import type { EncodedText } from '../tokenizers/tokenizer';
+import type { EncodedText } from '../tokenizers/types';
 import type { TextRecord } from './mask';
 
 /** One generated turn as `generate` writes it. */

@@ -10,9 +10,9 @@ import { ChatTemplate, type AdaptedTurns } from '../templates/template';
 import { TemplateBudgetError, TemplateRenderError } from '../templates/errors';
 import { DEFAULT_REASONING_CLOSE, endsWithReasoningOpener, reasoningTags } from '../templates/probes';
 import type { Conversation, MaskPolicy, Message, ReasoningPolicy, ToolCall } from '../types';
-import { templateTurnEnd } from './dataTokens';
+import { templateTurnEnd, type TurnEnd } from './dataTokens';
 import { commonPrefixLength, SpecialTokenFinder, tokenBoundary } from './specialTokens';
-import { asWrittenInline } from '../formats/common';
+import { asWrittenInline } from '../formats/content';
 import { NEXT_TURN_PROBE, prepareTurns, reasoningShown, restoreInline, restoreIntoWrapper, selectTargets, stopTokenAfter, trimNewlines } from './turns';
 
 /** A half-open character range `[start, end)` in a record's text (JS string indices). */
@@ -26,8 +26,6 @@ export interface TextRecord {
   /** Indices (into the conversation's messages) of the assistant turns trained in this record. */
   targets: number[];
 }
-
-export type { ReasoningPolicy };
 
 /**
  * How targets are grouped into records (docs/loss-mask-rules.md "Record grouping: exact or merged"):
@@ -186,21 +184,10 @@ export function buildRecords(
     out.prompt = pre.messages.map(asWrittenInline); // a prompt is written out as the source wrote it
     return finish();
   }
-  const reasoningTargets = policy === 'non-system' ? selectTargets(messages, 'assistant') : targets;
-  const gp = template.probes.generationPrompt;
-  if (gp.thinkingOff) {
-    const i = reasoningTargets.find((t) => adapted.reasoning[t] !== undefined);
-    if (i !== undefined) {
-      const kw = Object.keys(template.templateKwargs).length ? `template kwargs ${JSON.stringify(template.templateKwargs)}` : "the template's default";
-      out.rowError = {
-        code: 'reasoning_with_thinking_off',
-        message:
-          `assistant turn ${i} has reasoning, but thinking is off: the generation prompt pre-fills ${q(gp.prefill ?? gp.text ?? '')} ` +
-          `(an empty, closed reasoning block; ${kw}), so the model answers without reasoning and never writes this reasoning. ` +
-          `Pass --reasoning drop to train on the answers without their reasoning, or turn thinking on (the template kwargs that enable it)`,
-      };
-      return finish();
-    }
+  const rowError = reasoningWithThinkingOff(policy === 'non-system' ? selectTargets(messages, 'assistant') : targets, adapted, template);
+  if (rowError) {
+    out.rowError = rowError;
+    return finish();
   }
 
   // R(n, gen) = template.render(messages[:n], gen), each distinct one once, from one traced render where proven (templates/prefixRenderer.ts).
@@ -209,142 +196,261 @@ export function buildRecords(
   out.prefixRenders = prefixes.stats;
 
   if (policy === 'non-system') {
-    if (targets.length === 0) return finish();
-    out.targetCount = 1;
-    const full = R(messages.length, false);
-    let k = 0;
-    while (k < messages.length && messages[k].role === 'system') k++;
-    let start = 0;
-    if (k > 0) {
-      const sys = R(k, false);
-      start = full.startsWith(sys) ? sys.length : commonPrefixLength(sys, full);
-    }
-    // A turn whose tool calls the template does not write would be trained as an empty or cut turn: the row is errored.
-    for (const i of selectTargets(messages, 'assistant')) {
-      if (!messages[i].tool_calls?.length) continue;
-      const H = R(i, false);
-      const F = R(i + 1, false);
-      const C = F.slice(F.startsWith(H) ? H.length : commonPrefixLength(H, F));
-      const missing = unrenderedToolCalls(messages[i], C);
-      if (missing.length)
-        out.targetErrors.push({ index: i, reason: 'tool_calls_not_rendered', message: toolCallsNotRenderedMessage(i, messages[i], missing, C) });
-    }
-    if (out.targetErrors.length) return finish();
-    const eot = specials.lastEnd(full, start, full.length);
-    const end = eot >= 0 ? eot : full.length;
-    out.records.push({ text: full, spans: end > start ? [[start, end]] : [], targets: selectTargets(messages, 'assistant') });
-    out.rendered = full;
+    if (targets.length > 0) nonSystemRecord(messages, R, specials, out);
     return finish();
   }
 
   out.targetCount = targets.length;
-  const wrapper = template.probes.reasoning.wrapper;
-  const tags = reasoningTags(wrapper);
-  const stops = new Set(options.stopTokens ?? []);
-  let current: TextRecord | null = null;
-  const located: LocatedTarget[] = [];
+  const scope: TargetScope = {
+    conv,
+    messages,
+    adapted,
+    template,
+    specials,
+    stops: new Set(options.stopTokens ?? []),
+    tags: reasoningTags(template.probes.reasoning.wrapper),
+    R,
+    notes,
+  };
   // The conversation through its last target: a template that raises on it errors the row (docs/loss-mask-rules.md "Records that are not written").
   if (targets.length) out.rendered = R(targets[targets.length - 1] + 1, false);
-  for (const i of targets) {
-    let found: Located | { error: string };
-    let P: string;
-    try {
-      // R(m[:i]) followed by a probe user turn, for a template that may write text after every conversation.
-      const nextUser = (): string | null => {
-        try {
-          return template.render([...messages.slice(0, i), { role: 'user', content: NEXT_TURN_PROBE }], conv.tools, { addGenerationPrompt: false });
-        } catch (e) {
-          if (!(e instanceof TemplateRenderError) || e instanceof TemplateBudgetError) throw e;
-          return null;
-        }
-      };
-      found = locateCompletion(i, R, adapted, template, tags, specials, stops, nextUser, notes);
-      P = R(i, true);
-    } catch (e) {
-      // The template renders the whole conversation but not the prompt before this turn (an assistant greeting
-      // before any user turn: no server prompt leads to it). The turn is errored and stays history of later targets.
-      if (!(e instanceof TemplateRenderError) || e instanceof TemplateBudgetError) throw e;
-      out.targetErrors.push({
-        index: i,
-        reason: 'prompt_not_renderable',
-        message:
-          `assistant turn ${i}: the chat template raises on the conversation before it with a generation prompt (${e.message}), ` +
-          `so no server prompt leads to this turn; it is not trained (it stays in the history of later turns)`,
-      });
-      continue;
-    }
-    if ('error' in found) {
-      out.targetErrors.push({ index: i, reason: 'template_unsupported', message: found.error });
-      continue;
-    }
-    let C = found.C;
-    const m = messages[i];
-    const reasoning = adapted.reasoning[i];
-    // Reasoning the template drops from its own turn, put back into the empty wrapper it writes there.
-    if (reasoning !== undefined && !reasoningShown(C, reasoning, template, tags) && template.probes.reasoning.rendered && wrapper) {
-      const restored = restoreIntoWrapper(C, reasoning, wrapper);
-      if (restored !== null) {
-        C = restored;
-        notes.add('reasoning_restored');
-      }
-    }
-    if (reasoning !== undefined && !reasoningShown(C, reasoning, template, tags)) notes.add('reasoning_not_rendered');
-    // Tool calls the template does not write: the completion is not what the model writes (an empty turn, or text that stops
-    // where the model calls), so the target is errored, never trained (docs/loss-mask-rules.md "What the template dropped").
-    const missing = unrenderedToolCalls(m, C);
-    if (missing.length) {
-      out.targetErrors.push({ index: i, reason: 'tool_calls_not_rendered', message: toolCallsNotRenderedMessage(i, m, missing, C) });
-      continue;
-    }
-    // The turn's text as the template was given it (inline reasoning kept as written: the text after the block).
-    const content = adapted.inline[i]?.content ?? m.content ?? '';
-    if (!contentShown(content, C) && !contentShown(content, generationPromptOf(i, P, R) + C)) notes.add('content_not_rendered');
-    // The turn's end-of-turn token: the last special token the template writes in C, found by position (a turn
-    // whose text spells a special token is rendered once more without it, dataTokens.ts).
-    const own = templateTurnEnd(i, C, found.from, found.F ?? R(i + 1, false), messages, conv.tools, template, specials);
-    let end = own ? own.end : specials.lastEnd(C, 0, C.length);
-    // The model stops at the first of its stop tokens in the turn's closing run (Apriel-1.5 ends a turn "<|end|>\n</s>").
-    if (end >= 0) end = closingStopEnd(C, end, specials, stops);
-    // A turn that ends at the next role marker: the stop token the next turn's render starts with is the turn's end.
-    if (end < 0) {
-      const next = stopTokenAfter(i, C, found.F ?? R(i + 1, false), messages, template, conv.tools, specials, stops);
-      if (next !== null) {
-        C += next;
-        notes.add('stop_token_from_next_turn');
-      } else notes.add('no_end_of_turn_token');
-      end = C.length;
-    }
-
-    const X = P + C;
-    const span: Span = [P.length, P.length + end];
-    // The model stops at the first stop token (or its own end-of-turn token) the turn's text spells: what follows is never written.
-    const final = specials.tokenEndingAt(X, span[1]);
-    const quoted = own?.dataTokens.some((t) => P.length + t.end < span[1] && (stops.has(t.token) || t.token === final)) ?? false;
-    if (quoted || stopTokenInside(X, span, specials, stops)) notes.add('stop_token_inside_turn');
-    // {% generation %} blocks are a claim, checked against the span the rules derive (the first difference is kept).
-    if (template.hasGenerationBlocks && out.generationBlocks === undefined) {
-      const diff = generationBlocksDiff(i, X.slice(span[0], span[1]), C, found, messages, conv.tools, template);
-      if (diff !== null) {
-        notes.add('generation_blocks_disagree');
-        out.generationBlocks = diff;
-      }
-    }
-    located.push({ index: i, P, X, span, texts: turnTexts(adapted.messages[i]) });
-    if (current && P.startsWith(current.text)) {
-      current.text = X;
-      current.spans.push(span);
-      current.targets.push(i);
-    } else {
-      current = { text: X, spans: [span], targets: [i] };
-      out.records.push(current);
-    }
-  }
+  const located = locateTargets(targets, scope, out);
+  out.records = exactRecords(located);
   if (options.grouping === 'merged' && out.records.length > 1) {
     const merged = mergedRecord(located, out.rendered!, R, specials, notes);
     if (merged) out.records = [merged];
     else notes.add('merged_fallback_exact');
   }
   return finish();
+}
+
+/**
+ * With thinking off (the generation prompt closes an empty reasoning block), the first target with reasoning makes the
+ * row an error: the model never writes that reasoning. The message names both ways out (`--reasoning drop`, the
+ * template kwargs that turn thinking on). Undefined when thinking is on or no target has reasoning.
+ */
+function reasoningWithThinkingOff(targets: readonly number[], adapted: AdaptedTurns, template: ChatTemplate): ConversationRecords['rowError'] {
+  const gp = template.probes.generationPrompt;
+  if (!gp.thinkingOff) return undefined;
+  const i = targets.find((t) => adapted.reasoning[t] !== undefined);
+  if (i === undefined) return undefined;
+  const kw = Object.keys(template.templateKwargs).length ? `template kwargs ${JSON.stringify(template.templateKwargs)}` : "the template's default";
+  return {
+    code: 'reasoning_with_thinking_off',
+    message:
+      `assistant turn ${i} has reasoning, but thinking is off: the generation prompt pre-fills ${q(gp.prefill ?? gp.text ?? '')} ` +
+      `(an empty, closed reasoning block; ${kw}), so the model answers without reasoning and never writes this reasoning. ` +
+      `Pass --reasoning drop to train on the answers without their reasoning, or turn thinking on (the template kwargs that enable it)`,
+  };
+}
+
+/**
+ * Policy `non-system` (docs/loss-mask-rules.md "Policy non-system"): one record `R(m)` trainable from the end of the
+ * leading system messages to the last special token, written into `out` (`targetCount`, `records`, `rendered`). A turn
+ * whose tool calls the template does not write would be trained as an empty or cut turn: it is a target error instead,
+ * and no record is written.
+ */
+function nonSystemRecord(messages: Message[], R: (n: number, gen: boolean) => string, specials: SpecialTokenFinder, out: ConversationRecords): void {
+  out.targetCount = 1;
+  const full = R(messages.length, false);
+  let k = 0;
+  while (k < messages.length && messages[k].role === 'system') k++;
+  let start = 0;
+  if (k > 0) {
+    const sys = R(k, false);
+    start = full.startsWith(sys) ? sys.length : commonPrefixLength(sys, full);
+  }
+  for (const i of selectTargets(messages, 'assistant')) {
+    if (!messages[i].tool_calls?.length) continue;
+    const H = R(i, false);
+    const F = R(i + 1, false);
+    const C = F.slice(F.startsWith(H) ? H.length : commonPrefixLength(H, F));
+    const missing = unrenderedToolCalls(messages[i], C);
+    if (missing.length)
+      out.targetErrors.push({ index: i, reason: 'tool_calls_not_rendered', message: toolCallsNotRenderedMessage(i, messages[i], missing, C) });
+  }
+  if (out.targetErrors.length) return;
+  const eot = specials.lastEnd(full, start, full.length);
+  const end = eot >= 0 ? eot : full.length;
+  out.records.push({ text: full, spans: end > start ? [[start, end]] : [], targets: selectTargets(messages, 'assistant') });
+  out.rendered = full;
+}
+
+/** A target that is not trained, with why (see {@link ConversationRecords.targetErrors}). */
+type TargetError = ConversationRecords['targetErrors'][number];
+
+/** What every target of one conversation is located with (the exact rules of {@link buildRecords}). */
+interface TargetScope {
+  conv: Conversation;
+  /** The messages as the template is given them (`adapted.messages`). */
+  messages: Message[];
+  adapted: AdaptedTurns;
+  template: ChatTemplate;
+  specials: SpecialTokenFinder;
+  /** The model's stop tokens. */
+  stops: ReadonlySet<string>;
+  /** The template's reasoning tags (`templates/probes.ts` `reasoningTags`). */
+  tags: { open: string; close: string };
+  /** `R(n, gen)`: the render of the first `n` messages, with or without the generation prompt. */
+  R: (n: number, gen: boolean) => string;
+  /** The conversation's record-level notes, added to in order. */
+  notes: Set<Code>;
+}
+
+/**
+ * The targets located by the exact rules ({@link locateTarget}), in order; those that are not trained go to
+ * `out.targetErrors`. With `{% generation %}` blocks, the first place where they disagree with a derived span is
+ * `out.generationBlocks` (docs/loss-mask-rules.md "Generation blocks": the blocks are a claim, never the span).
+ */
+function locateTargets(targets: readonly number[], s: TargetScope, out: ConversationRecords): LocatedTarget[] {
+  const located: LocatedTarget[] = [];
+  for (const i of targets) {
+    const t = locateTarget(i, s);
+    if (!('target' in t)) {
+      out.targetErrors.push(t);
+      continue;
+    }
+    if (s.template.hasGenerationBlocks && out.generationBlocks === undefined) {
+      const { X, span } = t.target;
+      const diff = generationBlocksDiff(i, X.slice(span[0], span[1]), t.C, t.found, s.messages, s.conv.tools, s.template);
+      if (diff !== null) {
+        s.notes.add('generation_blocks_disagree');
+        out.generationBlocks = diff;
+      }
+    }
+    located.push(t.target);
+  }
+  return located;
+}
+
+/**
+ * One target by the exact rules (docs/loss-mask-rules.md "One target"): its prompt `P` and completion `C`
+ * ({@link completionOf}), its reasoning shown ({@link withReasoningShown}), its tool calls written (else
+ * `tool_calls_not_rendered`), its end of turn ({@link turnEnding}); candidate `X = P + C`, span from `len(P)` to the end
+ * of the turn. Notes `content_not_rendered` and `stop_token_inside_turn` where they apply. `C` and `found` are
+ * returned for the `{% generation %}` check.
+ */
+function locateTarget(i: number, s: TargetScope): { target: LocatedTarget; C: string; found: Located } | TargetError {
+  const located = completionOf(i, s);
+  if ('reason' in located) return located;
+  const { found, P } = located;
+  const m = s.messages[i];
+  let C = withReasoningShown(i, found.C, s);
+  // Tool calls the template does not write: the completion is not what the model writes (an empty turn, or text that stops
+  // where the model calls), so the target is errored, never trained (docs/loss-mask-rules.md "What the template dropped").
+  const missing = unrenderedToolCalls(m, C);
+  if (missing.length) return { index: i, reason: 'tool_calls_not_rendered', message: toolCallsNotRenderedMessage(i, m, missing, C) };
+  // The turn's text as the template was given it (inline reasoning kept as written: the text after the block).
+  const content = s.adapted.inline[i]?.content ?? m.content ?? '';
+  if (!contentShown(content, C) && !contentShown(content, generationPromptOf(i, P, s.R) + C)) s.notes.add('content_not_rendered');
+  const ending = turnEnding(i, C, found, s);
+  C = ending.C;
+  const X = P + C;
+  const span: Span = [P.length, P.length + ending.end];
+  // The model stops at the first stop token (or its own end-of-turn token) the turn's text spells: what follows is never written.
+  const final = s.specials.tokenEndingAt(X, span[1]);
+  const quoted = ending.own?.dataTokens.some((t) => P.length + t.end < span[1] && (s.stops.has(t.token) || t.token === final)) ?? false;
+  if (quoted || stopTokenInside(X, span, s.specials, s.stops)) s.notes.add('stop_token_inside_turn');
+  return { target: { index: i, P, X, span, texts: turnTexts(s.messages[i]) }, C, found };
+}
+
+/**
+ * Target `i`'s prompt `P = R(m[:i], gen)` and its completion located in the renders ({@link locateCompletion}), or a
+ * target error: `prompt_not_renderable` when the template raises on the prompt (an assistant greeting before any user
+ * turn: no server prompt leads to it; the turn stays history of later targets), `template_unsupported` when the
+ * completion cannot be located.
+ * @throws TemplateBudgetError, and any error that is not a TemplateRenderError
+ */
+function completionOf(i: number, s: TargetScope): { found: Located; P: string } | TargetError {
+  const { messages, template } = s;
+  let found: Located | { error: string };
+  let P: string;
+  try {
+    // R(m[:i]) followed by a probe user turn, for a template that may write text after every conversation.
+    const nextUser = (): string | null => {
+      try {
+        return template.render([...messages.slice(0, i), { role: 'user', content: NEXT_TURN_PROBE }], s.conv.tools, { addGenerationPrompt: false });
+      } catch (e) {
+        if (!(e instanceof TemplateRenderError) || e instanceof TemplateBudgetError) throw e;
+        return null;
+      }
+    };
+    found = locateCompletion(i, s.R, s.adapted, template, s.tags, s.specials, s.stops, nextUser, s.notes);
+    P = s.R(i, true);
+  } catch (e) {
+    if (!(e instanceof TemplateRenderError) || e instanceof TemplateBudgetError) throw e;
+    return {
+      index: i,
+      reason: 'prompt_not_renderable',
+      message:
+        `assistant turn ${i}: the chat template raises on the conversation before it with a generation prompt (${e.message}), ` +
+        `so no server prompt leads to this turn; it is not trained (it stays in the history of later turns)`,
+    };
+  }
+  if ('error' in found) return { index: i, reason: 'template_unsupported', message: found.error };
+  return { found, P };
+}
+
+/**
+ * Completion `C` of target `i` with its reasoning: reasoning the template drops from its own turn is put back into the
+ * empty wrapper it writes there (`reasoning_restored`); reasoning still not shown is noted `reasoning_not_rendered`.
+ */
+function withReasoningShown(i: number, C: string, s: TargetScope): string {
+  const reasoning = s.adapted.reasoning[i];
+  if (reasoning === undefined) return C;
+  const wrapper = s.template.probes.reasoning.wrapper;
+  if (!reasoningShown(C, reasoning, s.template, s.tags) && s.template.probes.reasoning.rendered && wrapper) {
+    const restored = restoreIntoWrapper(C, reasoning, wrapper);
+    if (restored !== null) {
+      C = restored;
+      s.notes.add('reasoning_restored');
+    }
+  }
+  if (!reasoningShown(C, reasoning, s.template, s.tags)) s.notes.add('reasoning_not_rendered');
+  return C;
+}
+
+/**
+ * Where target `i`'s turn ends in `C` (an index into `C`): after its end-of-turn token, the last special token the
+ * template writes in `C`, found by position (a turn whose text spells a special token is rendered once more without it,
+ * dataTokens.ts), moved to the first of the model's stop tokens in the turn's closing run (Apriel-1.5 ends a turn
+ * "<|end|>\n</s>"). A turn that ends at the next role marker gets the stop token the next turn's render starts with
+ * appended to `C` (`stop_token_from_next_turn`), else ends at the end of `C` (`no_end_of_turn_token`).
+ */
+function turnEnding(i: number, C: string, found: Located, s: TargetScope): { C: string; end: number; own: TurnEnd | null } {
+  const own = templateTurnEnd(i, C, found.from, found.F ?? s.R(i + 1, false), s.messages, s.conv.tools, s.template, s.specials);
+  let end = own ? own.end : s.specials.lastEnd(C, 0, C.length);
+  if (end >= 0) end = closingStopEnd(C, end, s.specials, s.stops);
+  if (end < 0) {
+    const next = stopTokenAfter(i, C, found.F ?? s.R(i + 1, false), s.messages, s.template, s.conv.tools, s.specials, s.stops);
+    if (next !== null) {
+      C += next;
+      s.notes.add('stop_token_from_next_turn');
+    } else s.notes.add('no_end_of_turn_token');
+    end = C.length;
+  }
+  return { C, end, own };
+}
+
+/**
+ * Grouping `exact` (docs/loss-mask-rules.md "One conversation, how many records"): located targets in order, each
+ * joining the current record while its text is a prefix of the target's prompt `P` (the record's text becomes `X`),
+ * else starting a new record.
+ */
+function exactRecords(located: readonly LocatedTarget[]): TextRecord[] {
+  const records: TextRecord[] = [];
+  let current: TextRecord | undefined;
+  for (const { index, P, X, span } of located) {
+    if (current && P.startsWith(current.text)) {
+      current.text = X;
+      current.spans.push(span);
+      current.targets.push(index);
+    } else {
+      current = { text: X, spans: [span], targets: [index] };
+      records.push(current);
+    }
+  }
+  return records;
 }
 
 /**

@@ -8,7 +8,7 @@
 import type { Code } from '../codes';
 import { TemplateBudgetError, TemplateRenderError } from '../templates/errors';
 import { ChatTemplate, pickTemplate } from '../templates/template';
-import type { TargetTokenizer } from '../tokenizers/tokenizer';
+import type { TargetTokenizer } from '../tokenizers/types';
 import type { Conversation, MaskPolicy, ReasoningPolicy } from '../types';
 import { buildRecords, type ConversationRecords, type Grouping } from './mask';
 import { SpecialTokenFinder } from './specialTokens';

@@ -23,7 +23,8 @@
  * the viewer that builds the view (recordViewer.ts); this file keeps one viewer per tokenizer folder.
  */
 import { resolve } from 'node:path';
-import { loadTokenizer, tokenizerFilesStamp } from '../tokenizers/tokenizer';
+import { loadTokenizer } from '../tokenizers/tokenizer';
+import { tokenizerFilesStamp } from '../tokenizers/modelFolder';
 import { RecordViewer } from './recordViewer';
 
 export * from './recordViewTypes';

@@ -1,5 +1,5 @@
 /** The record view's work cap: the encoding cache, the shared token budget that extrapolates past it, and the texts it counts. */
-import type { TargetTokenizer } from '../tokenizers/tokenizer';
+import type { TargetTokenizer } from '../tokenizers/types';
 import type { Message } from '../types';
 import type { Span } from './mask';
 import { encodeHead, estimatedCount, type HeadEncoding } from './tokenEstimate';

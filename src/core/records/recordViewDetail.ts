@@ -1,8 +1,8 @@
 /** The mask view's per-token detail of one record: each token's turn (from prefix renders), trainability and specialness, and where each turn's fields lie in the rendered text. */
 import type { ChatTemplate } from '../templates/template';
-import type { TargetTokenizer } from '../tokenizers/tokenizer';
+import type { TargetTokenizer } from '../tokenizers/types';
 import type { Conversation, Message, Role } from '../types';
-import { type Span, type TextRecord } from './mask';
+import type { Span, TextRecord } from './mask';
 import { commonPrefixLength } from './specialTokens';
 import type { RecordDetail, TokenView, TurnField, TurnView } from './recordViewTypes';
 

@@ -9,7 +9,7 @@ import { RecordBuilder, type BuildOutcome } from './recordBuilder';
 import type { NormalizeOptions, ShapeHandler } from '../formats/base';
 import { ASSIGNED_ROLES_KEY, type AssignedRoles } from '../formats/fieldRoles';
 import { describeError } from '../errors';
-import type { TargetTokenizer } from '../tokenizers/tokenizer';
+import type { TargetTokenizer } from '../tokenizers/types';
 import type { Conversation, MaskPolicy, Message } from '../types';
 import { codeMeaning, isDataChanging } from '../codes';
 import { jsonTextDepth, MAX_JSON_DEPTH, tooDeepMessage } from '../jsonDepth';

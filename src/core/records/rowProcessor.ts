@@ -6,11 +6,14 @@
 import type { Code } from '../codes';
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
-import { conversationsOf, normalizeRow, type NormalizeOptions } from '../formats/normalize';
+import { conversationsOf, normalizeRow } from '../formats/normalize';
+import type { NormalizeOptions } from '../formats/base';
 import type { RawRow } from '../read/readers';
 import type { LongPolicy, RowResult, RowSettings, TokenCountDelta } from './rowResult';
 import type { ChatTemplate } from '../templates/template';
-import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from '../tokenizers/tokenizer';
+import { loadTokenizer } from '../tokenizers/tokenizer';
+import { tokenizerFilesStamp } from '../tokenizers/modelFolder';
+import type { TargetTokenizer } from '../tokenizers/types';
 import type { Conversation, MaskPolicy, TokenizedRecord } from '../types';
 import { maskedRecordFate, partsFate, RECORD_DROP_NOTES, rowFate, type RecordDrop, type RecordLimits } from './fate';
 import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from './generatedIds';

@@ -82,91 +82,129 @@ export function splitConversation(
   renderedChars: number,
   renderedTokens: number,
 ): SplitResult {
+  const s = pieceSearch(conv, maxLength, build, renderedChars, renderedTokens);
+  const out: SplitResult = { records: [], tooLong: [], tooLongTokens: [] };
+  const todo = [...targets].filter((t) => t >= s.head).sort((x, y) => x - y);
+  for (const t of targets)
+    if (t < s.head) {
+      out.tooLong.push(t); // cannot happen for assistant turns after the head; kept honest
+      out.tooLongTokens.push(null);
+    }
+  while (todo.length) {
+    const t = todo[0];
+    s.measured.tooLong = null;
+    const placed = placeFirstTargets(todo, s);
+    if (!placed) {
+      // The last piece tried for t alone is the one with the least history (the loop steps towards t).
+      out.tooLong.push(t);
+      out.tooLongTokens.push(s.measured.tooLong);
+      todo.shift();
+      continue;
+    }
+    out.records.push(...placed.records);
+    todo.splice(0, placed.used);
+  }
+  return out;
+}
+
+/** How the pieces of one conversation are searched: its head, the token estimates of windows, and one build-and-measure per piece. */
+interface PieceSearch {
+  /** Messages `0 … head-1` are the head every piece holds ({@link headEnd}). */
+  head: number;
+  maxLength: number;
+  /** Estimated tokens of the head and messages `a … e`. */
+  windowEst(a: number, e: number): number;
+  /** Whether a piece may start its history at message `a` (after the head, not a `tool` turn). */
+  validStart(a: number): boolean;
+  /** The piece of the head and messages `a …` the last of `want` built and measured: its records when every one fits and every target of `want` is trained, else null. */
+  attempt(a: number, want: readonly number[]): PieceRecord[] | null;
+  /** Tokens of the longest record of the last piece measured too long. */
+  measured: { tooLong: number | null };
+}
+
+/**
+ * The search over one conversation. Estimates use the conversation's own characters per token (`renderedChars /
+ * renderedTokens`, 4 when nothing was rendered) and spread the template's text beyond the fields (headers, end tokens)
+ * evenly over the messages; in a piece, the assistant turns that are not its targets are history (not trainable).
+ */
+function pieceSearch(conv: Conversation, maxLength: number, build: BuildPiece, renderedChars: number, renderedTokens: number): PieceSearch {
   const msgs = conv.messages;
   const h = headEnd(msgs);
   const charsPerToken = renderedTokens > 0 ? Math.max(1, renderedChars / renderedTokens) : 4;
-  // Template text per message (headers, end tokens): what T holds beyond the fields, spread evenly.
   const fields = msgs.map(fieldChars);
   const markup = Math.max(0, (renderedChars - fields.reduce((a, b) => a + b, 0)) / Math.max(1, msgs.length));
   const est = msgs.map((_, i) => (fields[i] + markup) / charsPerToken);
   const headEst = est.slice(0, h).reduce((a, b) => a + b, 0);
-  const windowEst = (a: number, e: number) => {
-    let s = headEst;
-    for (let i = a; i <= e; i++) s += est[i];
-    return s;
-  };
-  const validStart = (a: number) => a >= h && msgs[a].role !== 'tool';
-
-  const out: SplitResult = { records: [], tooLong: [], tooLongTokens: [] };
-  const todo = [...targets].filter((t) => t >= h).sort((x, y) => x - y);
-  for (const t of targets)
-    if (t < h) {
-      out.tooLong.push(t); // cannot happen for assistant turns after the head; kept honest
-      out.tooLongTokens.push(null);
-    }
-  /** Tokens of the longest record of the last piece measured too long. */
   const measured: { tooLong: number | null } = { tooLong: null };
-  const attempt = (a: number, want: number[]): PieceRecord[] | null => {
-    const e = want[want.length - 1];
-    const keep = new Set(want);
-    const indices = [...Array(h).keys(), ...Array.from({ length: e - a + 1 }, (_, k) => a + k)];
-    const messages = indices.map((i) => (msgs[i].role === 'assistant' && !keep.has(i) ? { ...msgs[i], trainable: false } : msgs[i]));
-    let built;
-    try {
-      built = build({ ...conv, messages });
-    } catch {
-      return null;
-    }
-    if (built.some((r) => r.ids.length > maxLength)) {
-      measured.tooLong = Math.max(...built.map((r) => r.ids.length));
-      return null;
-    }
-    const trained = new Set(built.flatMap((r) => r.targets.map((k) => indices[k])));
-    if (!want.every((w) => trained.has(w))) return null;
-    return built.map((r) => ({ ids: r.ids, mask: r.mask, targets: r.targets.map((k) => indices[k]), cut: a > h }));
+  return {
+    head: h,
+    maxLength,
+    measured,
+    windowEst(a, e) {
+      let sum = headEst;
+      for (let i = a; i <= e; i++) sum += est[i];
+      return sum;
+    },
+    validStart: (a) => a >= h && msgs[a].role !== 'tool',
+    attempt(a, want) {
+      const e = want[want.length - 1];
+      const keep = new Set(want);
+      const indices = [...Array(h).keys(), ...Array.from({ length: e - a + 1 }, (_, k) => a + k)];
+      const messages = indices.map((i) => (msgs[i].role === 'assistant' && !keep.has(i) ? { ...msgs[i], trainable: false } : msgs[i]));
+      let built;
+      try {
+        built = build({ ...conv, messages });
+      } catch {
+        return null;
+      }
+      if (built.some((r) => r.ids.length > maxLength)) {
+        measured.tooLong = Math.max(...built.map((r) => r.ids.length));
+        return null;
+      }
+      const trained = new Set(built.flatMap((r) => r.targets.map((k) => indices[k])));
+      if (!want.every((w) => trained.has(w))) return null;
+      return built.map((r) => ({ ids: r.ids, mask: r.mask, targets: r.targets.map((k) => indices[k]), cut: a > h }));
+    },
   };
+}
 
-  while (todo.length) {
-    const t = todo[0];
-    measured.tooLong = null;
-    // Most targets first (the estimate with no history before t), then the most history.
-    let n = 1;
-    while (n < todo.length && windowEst(t, todo[n]) <= maxLength) n++;
-    let placed: PieceRecord[] | null = null;
-    let used = 0;
-    for (; n >= 1 && !placed; n--) {
-      const want = todo.slice(0, n);
-      const e = want[n - 1];
-      let a = t;
-      while (a > h && windowEst(a - 1, e) <= maxLength) a--;
-      while (a < t && !validStart(a)) a++;
-      // Measure; step towards less history while too long, then towards more while it fits.
-      let got = attempt(a, want);
-      let tries = 0;
-      while (!got && a < t && tries++ < 16) {
-        a++;
-        while (a < t && !validStart(a)) a++;
-        got = attempt(a, want);
-      }
-      if (!got) continue;
-      for (let b = a - 1; b >= h && tries++ < 24; b--) {
-        if (!validStart(b)) continue;
-        const more = attempt(b, want);
-        if (!more) break;
-        got = more;
-      }
-      placed = got;
-      used = n;
-    }
-    if (!placed) {
-      // The last piece tried for t alone is the one with the least history (the loop steps towards t).
-      out.tooLong.push(t);
-      out.tooLongTokens.push(measured.tooLong);
-      todo.shift();
-      continue;
-    }
-    out.records.push(...placed);
-    todo.splice(0, used);
+/**
+ * The first targets of `todo` placed in one piece: as many targets as the estimate allows with no history before the
+ * first, then one fewer at a time until a piece fits. Null when not even the first target alone fits.
+ */
+function placeFirstTargets(todo: readonly number[], s: PieceSearch): { records: PieceRecord[]; used: number } | null {
+  const t = todo[0];
+  let n = 1;
+  while (n < todo.length && s.windowEst(t, todo[n]) <= s.maxLength) n++;
+  for (; n >= 1; n--) {
+    const records = mostHistoryPiece(t, todo.slice(0, n), s);
+    if (records) return { records, used: n };
   }
-  return out;
+  return null;
+}
+
+/**
+ * The piece for targets `want` (the first is `t`) with the most history that fits: from the estimate's start, measured,
+ * stepping towards less history while too long, then towards more while it fits (at most 24 measures).
+ */
+function mostHistoryPiece(t: number, want: readonly number[], s: PieceSearch): PieceRecord[] | null {
+  const e = want[want.length - 1];
+  let a = t;
+  while (a > s.head && s.windowEst(a - 1, e) <= s.maxLength) a--;
+  while (a < t && !s.validStart(a)) a++;
+  let got = s.attempt(a, want);
+  let tries = 0;
+  while (!got && a < t && tries++ < 16) {
+    a++;
+    while (a < t && !s.validStart(a)) a++;
+    got = s.attempt(a, want);
+  }
+  if (!got) return null;
+  for (let b = a - 1; b >= s.head && tries++ < 24; b--) {
+    if (!s.validStart(b)) continue;
+    const more = s.attempt(b, want);
+    if (!more) break;
+    got = more;
+  }
+  return got;
 }

@@ -5,7 +5,7 @@
  * the next role marker.
  */
 import type { Code } from '../codes';
-import { splitInlineThink } from '../formats/common';
+import { splitInlineThink } from '../formats/content';
 import type { ChatTemplate } from '../templates/template';
 import { reasoningTags, type ReasoningWrapper } from '../templates/probes';
 import type { MaskPolicy, Message, ReasoningPolicy } from '../types';

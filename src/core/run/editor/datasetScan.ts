@@ -32,7 +32,8 @@ import { mappedRows, rowConfigFor } from '../../formats/rowSource';
 import { countRows, DATASET_FILE_RE } from '../../read/readers';
 import { rowKey } from '../prepare/batches';
 import { filePlanOf } from './fileRows';
-import { defaultTokenizerDir, tokenizerFilesHashOf, tokenizerFilesStamp } from '../../tokenizers/tokenizer';
+import { defaultTokenizerDir } from '../../tokenizers/tokenizer';
+import { tokenizerFilesHashOf, tokenizerFilesStamp } from '../../tokenizers/modelFolder';
 import type { FormatDetection } from '../../types';
 
 export { DATASET_FILE_RE };

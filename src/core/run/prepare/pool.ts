@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { NormalizeOptions } from '../../formats/normalize';
+import type { NormalizeOptions } from '../../formats/base';
 import type { RowProcessor } from '../../records/rowProcessor';
 import type { RunSetup } from '../contract';
 import type { RowResult, RowSettings } from '../../records/rowResult';

@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { checkTemplate } from '../../records/checkTemplate';
 import { InlineExecutor, WorkerPool, type RowExecutor } from './pool';
 import { RowProcessor } from '../../records/rowProcessor';
-import { TokenizerLoadError, type TargetTokenizer } from '../../tokenizers/tokenizer';
+import { TokenizerLoadError, type TargetTokenizer } from '../../tokenizers/types';
 import type { PrepareHooks, PrepareOptions, RunSetup } from '../contract';
 import type { RowSettings } from '../../records/rowResult';
 import { runSettingOptionsOf } from '../runSettings';
