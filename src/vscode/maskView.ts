@@ -16,7 +16,7 @@
  * was shown ({@link MaskViewResult}) once the webview has drawn it (or after 10 s).
  */
 import * as vscode from 'vscode';
-import type { RecordView, RecordViewOptions, TurnField } from '../core/records/recordView';
+import type { RecordView, RecordViewOptions, TurnField } from '../core/records/recordViewTypes';
 import { rowCountOptions, withRowCounts } from '../core/records/rowCounts';
 import { exactRecordsFor } from './exactCounts';
 import { lineIndexFor } from './lineIndex';

@@ -3,7 +3,7 @@
  * and its webview (webview/main.ts). Both sides import this file; it holds
  * types and guards only (no `vscode`, no DOM), so it bundles into either.
  */
-import type { RecordView, TurnField } from '../core/records/recordView';
+import type { RecordView, TurnField } from '../core/records/recordViewTypes';
 import { isMaskPolicy, type MaskPolicy } from '../core/types';
 import type { TokenRange } from './maskViewWindow';
 
