@@ -205,9 +205,36 @@ export class RecordViewer {
     let renders = this.prefixRenders.get(got);
     if (!renders) this.prefixRenders.set(got, (renders = new Map()));
     const p = rec.piece;
-    if (!p) return detailOf(this.tokenizer, this.specialSet, r, rec.text, rec.ids, rec.starts, rec.mask, part.rendered, got.built.messages, got.template, turns, renders);
+    if (!p)
+      return detailOf(
+        this.tokenizer,
+        this.specialSet,
+        r,
+        rec.text,
+        rec.ids,
+        rec.starts,
+        rec.mask,
+        part.rendered,
+        got.built.messages,
+        got.template,
+        turns,
+        renders,
+      );
     const pieceTurns = p.indices.map((i) => turns[i]);
-    const d = detailOf(this.tokenizer, this.specialSet, r, rec.text, rec.ids, rec.starts, rec.mask, p.conversation, p.messages, got.template, pieceTurns, new Map());
+    const d = detailOf(
+      this.tokenizer,
+      this.specialSet,
+      r,
+      rec.text,
+      rec.ids,
+      rec.starts,
+      rec.mask,
+      p.conversation,
+      p.messages,
+      got.template,
+      pieceTurns,
+      new Map(),
+    );
     const at = (k: number) => (k < 0 ? k : p.indices[k]);
     return {
       ...d,
@@ -351,7 +378,14 @@ function decorateOutcome(view: RecordView, trace: RowTrace): boolean {
 }
 
 /** The shown conversation's id, notes and turns: where each lies in the line, its counts within the cap, a warning for an empty assistant turn. */
-function decorateTurns(view: RecordView, part: ConversationTrace, text: string, row: Record<string, unknown>, fieldSource: Record<string, string>, options: RecordViewOptions): void {
+function decorateTurns(
+  view: RecordView,
+  part: ConversationTrace,
+  text: string,
+  row: Record<string, unknown>,
+  fieldSource: Record<string, string>,
+  options: RecordViewOptions,
+): void {
   const conv = part.conversation;
   view.status = part.kind;
   if (conv.unreadFields?.length)
@@ -374,7 +408,11 @@ function decorateTurns(view: RecordView, part: ConversationTrace, text: string, 
     const fields = tree ? fieldRanges(tree, ranges[i], m) : undefined;
     view.turns.push({ index: i, role: m.role, ...counted, target: false, range: ranges[i], ...(fields ? { fields } : {}) });
     if (m.role === 'assistant' && !(m.content ?? '').trim() && !(m.reasoning_content ?? '').trim() && !m.tool_calls?.length)
-      view.warnings.push({ code: 'empty_assistant_turn', message: `turn ${i + 1} (assistant) is empty: it has no text, reasoning or tool call, so it is not trained`, turn: i });
+      view.warnings.push({
+        code: 'empty_assistant_turn',
+        message: `turn ${i + 1} (assistant) is empty: it has no text, reasoning or tool call, so it is not trained`,
+        turn: i,
+      });
   });
 }
 
@@ -405,13 +443,19 @@ function recordWarnings(rec: TracedRecord, r: number, max: number | undefined, m
       message: `record ${r + 1} has ${count} tokens, over the max length ${maxText}: prepare splits the conversation into records that fit (long records: split)`,
     });
   else if (!f.written && f.reason === 'too_long')
-    out.push({ code: 'too_long', message: `record ${r + 1} has ${count} tokens, over the max length ${maxText}: prepare drops it (too_long) unless truncate is set` });
+    out.push({
+      code: 'too_long',
+      message: `record ${r + 1} has ${count} tokens, over the max length ${maxText}: prepare drops it (too_long) unless truncate is set`,
+    });
   else if (f.truncated) out.push({ code: 'record_truncated', message: `record ${r + 1} has ${count} tokens: prepare keeps its first ${maxText} (truncate)` });
   if (!f.written && f.reason === 'no_trainable_tokens')
     out.push({ code: 'no_trainable_tokens', message: `record ${r + 1} has no trainable token${f.truncated ? ' after the cut' : ''}: prepare drops it` });
   if (!f.written && f.reason === 'too_few_trainable_tokens') {
     const trainable = trainableInOf(rec.mask, rec.tokens, rec.trainable)(f.truncated ? max! : rec.tokens);
-    out.push({ code: 'too_few_trainable_tokens', message: `record ${r + 1} has ${trainable} trainable tokens, fewer than the minimum ${minTrainable}: prepare drops it` });
+    out.push({
+      code: 'too_few_trainable_tokens',
+      message: `record ${r + 1} has ${trainable} trainable tokens, fewer than the minimum ${minTrainable}: prepare drops it`,
+    });
   }
   return out;
 }

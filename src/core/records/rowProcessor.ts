@@ -22,7 +22,6 @@ import { errorLocation, errorMessage, isInternalError } from '../errors';
 
 const tokenizerCache = new Map<string, TargetTokenizer>();
 
-
 /**
  * The `--dedup` key of a normalized conversation: 16 bytes of the SHA-256 of
  * what is rendered (roles, texts, reasoning, tool calls and results, tools,
@@ -193,7 +192,14 @@ export class RowProcessor {
       res.renderedTokens = t.renderedTokens;
       res.tokenCounts = countRowTokens(written);
       if (this.settings.format === 'messages')
-        res.conversations = [this.conversationOut(conv, t.renderedTokens, res.notes, untrainedTurns((t.build as { built: { messages: Message[] } }).built.messages, t.trainedTurns))];
+        res.conversations = [
+          this.conversationOut(
+            conv,
+            t.renderedTokens,
+            res.notes,
+            untrainedTurns((t.build as { built: { messages: Message[] } }).built.messages, t.trainedTurns),
+          ),
+        ];
     }
     return res;
   }

@@ -155,7 +155,14 @@ export interface TraceRowInput {
  * Never throws for data: a row that is not JSON is errored `invalid_json`.
  * @throws what `ctx.checkCancelled` throws; NoChatTemplateError with `ctx.rethrowNoTemplate`; a bug
  */
-export function traceRow(row: TraceRowInput, file: string, fileBase: string, normalize: NormalizeOptions, settings: TraceSettings, ctx: TraceContext): RowTrace {
+export function traceRow(
+  row: TraceRowInput,
+  file: string,
+  fileBase: string,
+  normalize: NormalizeOptions,
+  settings: TraceSettings,
+  ctx: TraceContext,
+): RowTrace {
   if (row.error !== undefined) return { parts: [], fate: { fate: 'errored', code: 'invalid_json', message: row.error } };
   const source = row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element };
   const detailed = normalizeDetailed(row.value, source, fileBase, normalize);
@@ -190,7 +197,16 @@ export function traceConversation(
   first: boolean,
 ): ConversationTrace {
   const counter = new Counter(ctx, first, settings.mask ?? 'assistant');
-  const t: ConversationTrace = { kind, conversation: conv, rendered: conv, records: [], notes: [], renderedTokens: 0, trainedTurns: new Set(), fate: { fate: 'setAside' } };
+  const t: ConversationTrace = {
+    kind,
+    conversation: conv,
+    rendered: conv,
+    records: [],
+    notes: [],
+    renderedTokens: 0,
+    trainedTurns: new Set(),
+    fate: { fate: 'setAside' },
+  };
   if (ctx.cap && first) capTurns(t, ctx.cap, counter);
   if (kind === 'prompt') return t;
   const b = (ctx.build ?? ((c, s) => ctx.builder.build(c, s, { rethrowNoTemplate: ctx.rethrowNoTemplate })))(t.rendered, settings);
@@ -298,7 +314,11 @@ function splitIfLong(
   const pieceOf = new Map<number[], { text: TextRecord; piece: NonNullable<TracedRecord['piece']> }>();
   const build = (piece: Conversation) => {
     if (pieceCounter.overCap) return [];
-    const b = buildRecords(piece, template, ctx.builder.specials, mask, { grouping: settings.grouping ?? 'exact', reasoning: settings.reasoning, stopTokens: ctx.tok.stopTokens });
+    const b = buildRecords(piece, template, ctx.builder.specials, mask, {
+      grouping: settings.grouping ?? 'exact',
+      reasoning: settings.reasoning,
+      stopTokens: ctx.tok.stopTokens,
+    });
     const indices = pieceIndices(conv, piece);
     return b.records.map((rec) => {
       const r = pieceCounter.record(rec, generated && remapGenerated(generated, conv, piece), []);
@@ -307,7 +327,14 @@ function splitIfLong(
     });
   };
   const over = records.filter((r) => r.tokens > max);
-  const cut = splitConversation(conv, over.flatMap((r) => r.targets), max, build, (t.build as { built: { rendered: string | null } }).built.rendered?.length ?? 0, t.renderedTokens);
+  const cut = splitConversation(
+    conv,
+    over.flatMap((r) => r.targets),
+    max,
+    build,
+    (t.build as { built: { rendered: string | null } }).built.rendered?.length ?? 0,
+    t.renderedTokens,
+  );
   if (pieceCounter.overCap) {
     for (const r of over) r.splitUp = true;
     return records;
@@ -317,7 +344,18 @@ function splitIfLong(
   const placed = cut.records.map((p): TracedRecord => {
     const { text, piece } = pieceOf.get(p.ids)!;
     const starts = pieceCounter.startsOf(p.ids);
-    return { text, piece, ids: p.ids, starts, mask: p.mask, tokens: p.ids.length, trainable: sum(p.mask), estimated: false, targets: p.targets, fate: NOT_DECIDED };
+    return {
+      text,
+      piece,
+      ids: p.ids,
+      starts,
+      mask: p.mask,
+      tokens: p.ids.length,
+      trainable: sum(p.mask),
+      estimated: false,
+      targets: p.targets,
+      fate: NOT_DECIDED,
+    };
   });
   if (placed.length === 0 && records.every((r) => r.tokens > max)) {
     drops.push('too_long');
@@ -352,7 +390,13 @@ function decideRecords(t: ConversationTrace, settings: TraceSettings, drops: Rec
     // What each trainer's default length does to the record (core/trainers/trainers.ts); noted when no --trainer chose the length
     // and the record is written (--format messages writes conversations, checked whole where they are written).
     const mask = r.fate.truncated ? r.mask.slice(0, r.fate.keep) : r.mask;
-    if (!r.estimated && r.fate.keep > SHORTEST_TRAINER_LENGTH && addRecordCut((t.trainerCuts ??= emptyTrainerCuts()), mask) && !settings.trainer && settings.format !== 'messages')
+    if (
+      !r.estimated &&
+      r.fate.keep > SHORTEST_TRAINER_LENGTH &&
+      addRecordCut((t.trainerCuts ??= emptyTrainerCuts()), mask) &&
+      !settings.trainer &&
+      settings.format !== 'messages'
+    )
       t.notes.push('trainer_length_cut');
     for (const k of r.targets) t.trainedTurns.add(k);
   }
@@ -410,7 +454,15 @@ class Counter {
     const mask = maskFromSpans(enc.starts, rec.spans);
     const whole = enc.cut >= rec.text.length;
     if (!whole && this.budget && !this.first) this.overCap = true;
-    const out: TracedRecord = { text: rec, ids: enc.ids, starts: enc.starts, mask, ...countOf(rec, enc, mask, this.rate()), targets: rec.targets, fate: NOT_DECIDED };
+    const out: TracedRecord = {
+      text: rec,
+      ids: enc.ids,
+      starts: enc.starts,
+      mask,
+      ...countOf(rec, enc, mask, this.rate()),
+      targets: rec.targets,
+      fate: NOT_DECIDED,
+    };
     if (t?.removed) shortenedCounts(out, t, this.mask, this.rate());
     else if (generated && whole) {
       const g = applyGeneratedIds(rec, { ids: enc.ids, starts: enc.starts, exactOffsets: true }, mask, generated, (x) => this.ctx.tok.decode(x), !!this.budget);
@@ -477,7 +529,8 @@ function shortenedCounts(r: TracedRecord, t: ConversationTrace, mask: MaskPolicy
   for (let i = 0; i <= lastMsg && i < removed.length; i++) r.tokens += Math.round(removed[i] * rate(i));
   for (const k of r.targets) r.trainable += Math.round(removed[k] * rate(k));
   if (mask === 'non-system')
-    for (let i = 0; i < removed.length; i++) if (t.conversation.messages[i].role !== 'system' && !r.targets.includes(i)) r.trainable += Math.round(removed[i] * rate(i));
+    for (let i = 0; i < removed.length; i++)
+      if (t.conversation.messages[i].role !== 'system' && !r.targets.includes(i)) r.trainable += Math.round(removed[i] * rate(i));
   r.estimated = true;
 }
 
