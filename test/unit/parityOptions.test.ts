@@ -58,6 +58,13 @@ for (const c of CASES) {
           if (!d) continue;
           const rec = v.records[d.index];
           if (v.warnings.some((w) => w.code === 'split_into_records')) pieces++;
+          // The detail's turns are the row's (a piece of --long split holds some of them, renumbered back).
+          for (const tr of d.turnRanges) assert.equal(tr.role, v.turns[tr.turn].role, `${f}:${i + 1} record ${d.index}: turn ${tr.turn}`);
+          for (const t of rec.targets)
+            assert.ok(
+              d.turnRanges.some((tr) => tr.turn === t),
+              `${f}:${i + 1} record ${d.index}: target turn ${t} in the detail`,
+            );
           if (rec.fate !== 'written' && rec.fate !== 'truncated') {
             notWritten++;
             continue;

@@ -372,7 +372,7 @@ function decorateOutcome(view: RecordView, trace: RowTrace): boolean {
   } else if (f.fate === 'errored') {
     view.message = f.message;
     view.warnings.push(f.turn !== undefined ? { code: 'unknown_role', message: f.message, turn: f.turn } : { code: 'errored', message: f.message });
-    view.verdict = { fate: 'errored', code: f.code };
+    view.verdict = { fate: 'errored', code: f.code ?? 'errored' };
   }
   return false;
 }
@@ -465,7 +465,7 @@ function verdictOf(trace: RowTrace): RowVerdict {
   const f = trace.fate;
   if (f.fate === 'written') return { fate: 'written', records: f.records };
   if (f.fate === 'setAside') return { fate: 'setAside' };
-  return f.fate === 'dropped' ? { fate: 'dropped', code: f.reason } : { fate: 'errored', code: f.code };
+  return f.fate === 'dropped' ? { fate: 'dropped', code: f.reason } : { fate: 'errored', code: f.code ?? 'errored' };
 }
 
 function finishTotals(view: RecordView): void {

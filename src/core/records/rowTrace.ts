@@ -115,7 +115,7 @@ export interface ConversationTrace {
   records: TracedRecord[];
   /** Notes, in prepare's order, one entry per occurrence. */
   notes: Code[];
-  /** Tokens of the conversation rendered once (`built.rendered`), when it has records. */
+  /** Tokens of the conversation rendered once (`built.rendered`), when it has records (with a work cap, only when `--long split` needs them). */
   renderedTokens: number;
   /** What each trainer's default length cuts of the written records. */
   trainerCuts?: TrainerCuts;
@@ -131,7 +131,7 @@ export type TracedRowFate =
   | { fate: 'written'; records: number }
   | { fate: 'setAside' }
   | { fate: 'dropped'; reason: string; message?: string }
-  | { fate: 'errored'; code: string; message: string; reason?: string; turn?: number };
+  | { fate: 'errored'; code?: string; message: string; reason?: string; turn?: number };
 
 /** One row, traced. */
 export interface RowTrace {
@@ -170,7 +170,7 @@ export function traceRow(
   if (outcome.kind === 'dropped') return { detailed, parts: [], fate: { fate: 'dropped', reason: outcome.reason, message: outcome.message } };
   if (outcome.kind === 'errored') {
     const turn = outcome.code === 'unknown_role' && outcome.turn !== undefined ? { turn: outcome.turn } : {};
-    return { detailed, parts: [], fate: { fate: 'errored', code: outcome.code ?? 'errored', message: outcome.message, ...turn } };
+    return { detailed, parts: [], fate: { fate: 'errored', ...(outcome.code === undefined ? {} : { code: outcome.code }), message: outcome.message, ...turn } };
   }
   const generated = generatedTurnsOf(row.value);
   const parts = conversationsOf(outcome).map((p, k) => {
@@ -229,7 +229,8 @@ export function traceConversation(
     ctx.checkCancelled?.();
     return counter.record(rec, generated, t.notes, t, r);
   });
-  t.renderedTokens = renderedTokensOf(built.rendered, built.records, pieces, counter);
+  // The rendered conversation's tokens: prepare reports them; the views need them only for `--long split`.
+  if (!ctx.cap || splitLength(settings, pieces) !== undefined) t.renderedTokens = renderedTokensOf(built.rendered, built.records, pieces, counter);
   const drops: RecordDrop[] = [];
   let tooLongWhy: string | undefined;
   t.records = splitIfLong(t, template, pieces, generated, settings, ctx, counter, drops, (why) => (tooLongWhy = why));
@@ -306,12 +307,13 @@ function splitIfLong(
   drops: RecordDrop[],
   tooLong: (why: string) => void,
 ): TracedRecord[] {
-  const max = settings.format === 'messages' ? undefined : settings.maxLength;
+  const max = splitLength(settings, records);
+  if (max === undefined) return records;
   const mask = settings.mask ?? 'assistant';
-  if (max === undefined || longPolicyOf(settings) !== 'split' || mask === 'non-system' || !records.some((p) => p.tokens > max)) return records;
   const conv = t.conversation;
   const pieceCounter = counter.forPieces();
-  const pieceOf = new Map<number[], { text: TextRecord; piece: NonNullable<TracedRecord['piece']> }>();
+  // Each built piece record by its loss mask (an array made for it alone; its ids may be a cached encoding's, shared by equal texts).
+  const pieceOf = new Map<number[], { text: TextRecord; starts: number[]; piece: NonNullable<TracedRecord['piece']> }>();
   const build = (piece: Conversation) => {
     if (pieceCounter.overCap) return [];
     const b = buildRecords(piece, template, ctx.builder.specials, mask, {
@@ -322,7 +324,7 @@ function splitIfLong(
     const indices = pieceIndices(conv, piece);
     return b.records.map((rec) => {
       const r = pieceCounter.record(rec, generated && remapGenerated(generated, conv, piece), []);
-      pieceOf.set(r.ids, { text: rec, piece: { conversation: piece, messages: b.messages, indices } });
+      pieceOf.set(r.mask, { text: rec, starts: r.starts, piece: { conversation: piece, messages: b.messages, indices } });
       return { ids: r.ids, mask: r.mask, targets: r.targets };
     });
   };
@@ -342,8 +344,7 @@ function splitIfLong(
   for (let k = 0; k < cut.tooLong.length; k++) t.notes.push('target_too_long');
   for (const p of cut.records) if (p.cut) t.notes.push('context_window_cut');
   const placed = cut.records.map((p): TracedRecord => {
-    const { text, piece } = pieceOf.get(p.ids)!;
-    const starts = pieceCounter.startsOf(p.ids);
+    const { text, starts, piece } = pieceOf.get(p.mask)!;
     return {
       text,
       piece,
@@ -362,6 +363,13 @@ function splitIfLong(
     tooLong(splitTooLongMessage(cut.tooLong, cut.tooLongTokens, max));
   }
   return [...records.filter((r) => r.tokens <= max), ...placed].sort((a, b) => a.targets[0] - b.targets[0]);
+}
+
+/** The max length when `--long split` applies to a conversation's records (one is longer; not with mask `non-system` nor `--format messages`). */
+function splitLength(settings: TraceSettings, records: readonly TracedRecord[]): number | undefined {
+  const max = settings.format === 'messages' ? undefined : settings.maxLength;
+  if (max === undefined || longPolicyOf(settings) !== 'split' || (settings.mask ?? 'assistant') === 'non-system') return undefined;
+  return records.some((p) => p.tokens > max) ? max : undefined;
 }
 
 /** A record's fate before {@link decideRecords}. */
@@ -419,13 +427,14 @@ class Counter {
     private readonly first: boolean,
     private readonly mask: MaskPolicy,
     budget?: TokenBudget,
+    private readonly pieces = false,
   ) {
     this.budget = budget ?? (ctx.cap ? new TokenBudget(ctx.cap.chars, ctx.tok, ctx.cap.encodings) : undefined);
   }
 
   /** A counter for the pieces of `--long split`: the same budget; a piece it cannot tokenize whole sets {@link overCap}. */
   forPieces(): Counter {
-    return new Counter(this.ctx, false, this.mask, this.budget);
+    return new Counter(this.ctx, false, this.mask, this.budget, true);
   }
 
   /** A turn's text counted (work cap). */
@@ -438,12 +447,6 @@ class Counter {
     return this.budget ? this.budget.count(text).tokens : this.ctx.tok.encode(text).ids.length;
   }
 
-  /** The UTF-16 starts of ids of a piece (its encoding, as tokenized). */
-  startsOf(ids: number[]): number[] {
-    return this.starts.get(ids) ?? [];
-  }
-  private readonly starts = new Map<number[], number[]>();
-
   /**
    * Tokenizes one text record and masks it; a row written by `generate` gets the generated token ids
    * (records/generatedIds.ts) when the record is tokenized whole. Notes `offsets_approximate` and the ids' source.
@@ -453,7 +456,7 @@ class Counter {
     if (enc.exactOffsets === false) notes.push('offsets_approximate');
     const mask = maskFromSpans(enc.starts, rec.spans);
     const whole = enc.cut >= rec.text.length;
-    if (!whole && this.budget && !this.first) this.overCap = true;
+    if (!whole && this.pieces) this.overCap = true;
     const out: TracedRecord = {
       text: rec,
       ids: enc.ids,
@@ -470,7 +473,6 @@ class Counter {
       Object.assign(out, { ids: g.ids, mask: g.mask, idsSource: g.source, tokens: g.ids.length, trainable: sum(g.mask) });
       if (g.source === 'generated') out.starts = g.starts ?? [];
     }
-    this.starts.set(out.ids, out.starts);
     return out;
   }
 
