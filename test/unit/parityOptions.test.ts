@@ -215,3 +215,22 @@ test('rows answered by generate: the views use the generated ids where prepare d
     );
   }
 });
+
+test('--long split and the work cap: below it the view shows the pieces; past it the records over the max length are marked split, counted within the cap', () => {
+  const file = join(SAMPLES, 'agentic-trajectories.jsonl');
+  const text = rowsOf('agentic-trajectories.jsonl')[0];
+  const exact = viewer.view({ text, file, line: 1 }, { maxLength: 300, long: 'split' });
+  assert.equal(exact.totals.estimated, false);
+  assert.ok(exact.warnings.some((w) => w.code === 'split_into_records'));
+  assert.ok(
+    exact.records.every((r) => r.fate === 'written' && r.tokens <= 300),
+    'every piece fits',
+  );
+  assert.equal(exact.verdict.fate === 'written' && exact.verdict.records, exact.records.length);
+  const capped = viewer.view({ text, file, line: 1 }, { maxLength: 300, long: 'split', maxTokenizedChars: 2000 });
+  assert.equal(capped.totals.estimated, true);
+  assert.ok(!capped.warnings.some((w) => w.code === 'split_into_records'), 'no piece is built past the cap');
+  const split = capped.records.filter((r) => r.fate === 'split');
+  assert.ok(split.length > 0 && split.every((r) => r.tokens > 300));
+  assert.deepEqual(capped.warnings.filter((w) => w.code === 'record_split').length, split.length);
+});
