@@ -17,30 +17,19 @@
  */
 import { resolve } from 'node:path';
 import { parseTree } from 'jsonc-parser';
-import { rowConfigFor } from '../formats/rowSource';
-import type { NormalizeOptions, ShapeHandler } from '../formats/base';
-import { ASSIGNED_ROLES_KEY, type AssignedRoles } from '../formats/fieldRoles';
-import { rowsOfLineValue } from '../read/readers';
-import { describeError } from '../errors';
+import type { ShapeHandler } from '../formats/base';
 import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from '../tokenizers/tokenizer';
 import type { Conversation } from '../types';
 import { codeMeaning, isDataChanging } from '../codes';
-import { jsonTextDepth, MAX_JSON_DEPTH, tooDeepMessage } from '../jsonDepth';
 import { RecordBuilder, type BuildOutcome, type BuildSettings } from './recordBuilder';
 import { EncodingCache } from './recordViewBudget';
 import { detailOf } from './recordViewDetail';
 import { fieldRanges, turnRanges } from './recordViewSource';
-import { traceRow, trainableInOf, type ConversationTrace, type RowTrace, type TraceSettings, type TracedRecord } from './rowTrace';
+import { traceRow } from './rowTrace';
+import { trainableInOf } from './traceCounter';
+import type { ConversationTrace, RowTrace, TraceSettings, TracedRecord } from './rowTraceTypes';
+import { parseLine, readLine, type ReadLine } from './recordViewRead';
 import type { FileRow, RecordDetail, RecordSummary, RecordView, RecordViewOptions, RowInput, RowVerdict, TurnView } from './recordViewTypes';
-
-/** The line read as `prepare` reads it: the row's value, its element in the line, its reading options and where its fields came from. */
-interface ReadLine {
-  value: unknown;
-  element?: number;
-  reading: NormalizeOptions;
-  /** Normalized field → the source field it was read from (field mappings, `fieldRoles`), for turn positions. */
-  fieldSource: Record<string, string>;
-}
 
 /**
  * Turns one row into a {@link RecordView} with a loaded tokenizer. Keeps the compiled chat templates and what recent
@@ -290,68 +279,6 @@ function emptyView(input: RowInput, options: RecordViewOptions, tokenizer: Targe
     templateKwargs: options.templateKwargs ?? {},
     verdict: { fate: 'errored', code: 'invalid_json' },
   };
-}
-
-/** The line's JSON value, or undefined (the view says why) when it is not JSON or nested deeper than the readers read. */
-function parseLine(text: string, line: number, view: RecordView): { value: unknown } | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    view.message = `line ${line} is not valid JSON: ${(e as Error).message}`;
-    view.warnings.push({ code: 'invalid_json', message: view.message });
-    return undefined;
-  }
-  // As readers.ts refuses it: later steps (jsonc-parser's tree, templates) recurse once per level.
-  if (text.length > MAX_JSON_DEPTH && jsonTextDepth(text) > MAX_JSON_DEPTH) {
-    view.message = `line ${line}: ${tooDeepMessage()}`;
-    view.warnings.push({ code: 'invalid_json', message: view.message });
-    return undefined;
-  }
-  return { value };
-}
-
-/**
- * The row of the line as prepare reads it: the row shown of a line holding several (a list of row objects), with the
- * `eagle3prep.jsonc` that covers the file applied by the one row source (formats/rowSource.ts: its field-mapping
- * entry, then field renames, field roles and role aliases), unless `planned` (a row of a file read whole has it
- * applied already, run/fileRows.ts). Undefined (the view says why) when the config is invalid.
- */
-function readLine(value: unknown, input: RowInput, options: RecordViewOptions, view: RecordView, planned: boolean): ReadLine | undefined {
-  // A line that is a list: its turns (one conversation), or several rows, as the readers read it.
-  const lineRows = planned ? undefined : rowsOfLineValue(value);
-  let element: number | undefined;
-  if (lineRows) {
-    const k = Math.min(Math.max(0, options.element ?? 0), lineRows.length - 1);
-    value = lineRows[k].value;
-    element = lineRows[k].element;
-    if (lineRows.length > 1)
-      view.warnings.push({
-        code: 'line_holds_rows',
-        message: `line ${input.line} holds ${lineRows.length} rows (a list of objects): the view shows the ${k === 0 ? 'first' : `row ${k + 1}`}; prepare reads each as its own row`,
-      });
-  }
-  try {
-    const config = rowConfigFor(input.file, { answers: options.answers });
-    const { mapping, project } = config;
-    const raw = planned ? value : config.map(value);
-    const applied = planned ? value : config.apply(raw, true);
-    const fieldSource: Record<string, string> = {};
-    // A field mapping renames only when the row does not already have the target (projectConfig.ts).
-    const had = (k: string) => !planned && raw !== null && typeof raw === 'object' && k in raw;
-    for (const [from, to] of Object.entries(project?.fieldMappings ?? {})) if (!had(to)) fieldSource[to] = from;
-    if (mapping && !mapping.entry.turns.includes('.')) fieldSource.messages = mapping.entry.turns;
-    if (mapping?.entry.system && !mapping.entry.system.includes('.')) fieldSource.system = mapping.entry.system;
-    // Fields eagle3prep.jsonc "fieldRoles" moved to where their role is read (`response` ← `worked_solution`).
-    const roled = (applied as Record<string, unknown> | null)?.[ASSIGNED_ROLES_KEY] as AssignedRoles | undefined;
-    for (const [to, from] of Object.entries(roled?.renamed ?? {})) if (!from.includes('.')) fieldSource[to] = from;
-    return { value: applied, ...(element === undefined ? {} : { element }), reading: config.reading, fieldSource };
-  } catch (e) {
-    view.message = describeError(e);
-    view.warnings.push({ code: 'errored', message: view.message });
-    view.verdict = { fate: 'errored', code: 'errored' };
-    return undefined;
-  }
 }
 
 /**

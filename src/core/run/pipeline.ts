@@ -13,7 +13,7 @@ import { KEPT_REASON, RECORDS_DIR, removedReason, SPECULATORS_DIR } from './outp
 import { version as PACKAGE_VERSION } from '../../../package.json';
 import { writeReports } from './report';
 import { targetSizesOf, TokenCounter, tokenCountsJson } from './tokenCounts';
-import { longPolicyOf } from '../records/rowTrace';
+import { longPolicyOf } from '../records/rowTraceTypes';
 import type { MaskPolicy } from '../types';
 import { emptyFileReport, fileFailure, leaveOut } from './accounting';
 import { fileWarnings } from './status';
