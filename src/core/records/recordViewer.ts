@@ -94,15 +94,8 @@ export class RecordViewer {
   /** The row's trace under the view's options and work cap (records/rowTrace.ts), through the build cache. */
   private trace(input: RowInput, read: ReadLine, shorten: boolean, options: RecordViewOptions): RowTrace {
     const cap = options.maxTokenizedChars ?? Infinity;
-    const settings: TraceSettings = {
-      mask: options.mask,
-      grouping: options.grouping,
-      reasoning: options.reasoning,
-      templateKwargs: options.templateKwargs,
-      maxLength: options.maxLength,
-      long: options.long,
-      minTrainableTokens: options.minTrainableTokens,
-    };
+    // The view's options are prepare's row settings (mask, grouping, reasoning, kwargs, length, record rules); the rest is the view's.
+    const settings: TraceSettings = options;
     const fileBase = input.file.split(/[\\/]/).pop() ?? input.file;
     return traceRow({ line: input.line, element: read.element, value: read.value }, input.file, fileBase, read.reading, settings, {
       tok: this.tokenizer,
@@ -382,6 +375,14 @@ function recordWarnings(rec: TracedRecord, r: number, max: number | undefined, m
     out.push({
       code: 'too_few_trainable_tokens',
       message: `record ${r + 1} has ${trainable} trainable tokens, fewer than the minimum ${minTrainable}: prepare drops it`,
+    });
+  } else if (!f.written && f.reason !== 'too_long' && f.reason !== 'no_trainable_tokens') {
+    // Another record rule of records/fate.ts: its reason code, with the counts it decides on.
+    const kept = f.truncated ? max! : rec.tokens;
+    const trainable = trainableInOf(rec.mask, rec.tokens, rec.trainable)(kept);
+    out.push({
+      code: f.reason,
+      message: `record ${r + 1} has ${trainable} trainable tokens of ${kept.toLocaleString('en-US')}: prepare drops it (${f.reason})`,
     });
   }
   return out;

@@ -183,7 +183,8 @@ function capTurns(t: ConversationTrace, cap: WorkCap, counter: Counter): void {
 function decideRecords(t: ConversationTrace, settings: TraceSettings, drops: RecordDrop[]): string | undefined {
   const max = settings.format === 'messages' ? undefined : settings.maxLength;
   const long = longPolicyOf(settings);
-  const limits: RecordLimits = { maxLength: max, truncate: long === 'truncate', minTrainableTokens: settings.minTrainableTokens };
+  // Every record rule of the settings (records/fate.ts), with the length limit as the policy has it.
+  const limits: RecordLimits = { ...settings, maxLength: max, truncate: long === 'truncate' };
   let tooLong: string | undefined;
   for (const r of t.records) {
     const trainableIn = trainableInOf(r.mask, r.tokens, r.trainable);
