@@ -1,5 +1,5 @@
 // Hover latency benchmark (`npm run bench:hover`): the core path of the record hover
-// (src/core/records/recordView.ts: parse, jsonc ranges, normalize, chat template, capped tokenization)
+// (src/core/records/recordViewer.ts: parse, jsonc ranges, normalize, chat template, capped tokenization)
 // on a 1 MB JSONL line with a warm tokenizer (the embedded Qwen3), and on the longest sample row.
 // Every iteration uses a different line text, so no cache of the viewer helps.
 //   node --import tsx scripts/bench-hover.mjs [--iterations N] [--cap CHARS] [--mb SIZE]
@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
-const { recordViewerFor } = await import('../src/core/records/recordView.ts');
+const { recordViewerFor } = await import('../src/core/records/recordViewer.ts');
 const arg = (name, def) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) : def;

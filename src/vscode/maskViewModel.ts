@@ -7,7 +7,7 @@
  *
  * Pure: no `vscode` import (unit-tested in plain node, test/unit/maskViewModel.test.ts).
  */
-import type { RecordView, RecordViewOptions, TurnField } from '../core/records/recordView';
+import type { RecordView, RecordViewOptions, TurnField } from '../core/records/recordViewTypes';
 import { rowCountOptions } from '../core/records/rowCounts';
 import { runSettingOptionsOf, type RunSettingOptions } from '../core/run/runSettings';
 import type { MaskPolicy } from '../core/types';

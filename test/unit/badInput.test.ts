@@ -281,7 +281,7 @@ test('blank lines: hundreds of MiB of them (a small gzip) are skipped at the spe
 });
 
 test('the record view (hover, mask view) of a line nested thousands of levels deep: a message, no stack overflow', async () => {
-  const { recordViewerFor } = await import('../../src/core/records/recordView');
+  const { recordViewerFor } = await import('../../src/core/records/recordViewer');
   const v = recordViewerFor(undefined).view({ text: `{"messages":${nestedArrays(20_000)}}`, file: '/x/d.jsonl', line: 9 });
   assert.equal(v.records.length, 0);
   assert.match(v.message ?? '', /^line 9: the row is nested more than 512 levels deep/);

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { CODES } from '../../src/core/codes';
 import { detectFormat } from '../../src/core/formats/detect';
 import { normalizeRow } from '../../src/core/formats/normalize';
-import { RecordViewer } from '../../src/core/records/recordView';
+import { RecordViewer } from '../../src/core/records/recordViewer';
 import { scanRowProblems } from '../../src/core/run/editor/datasetScan';
 import { viewRow } from '../../src/core/run/editor/fileRows';
 import { inspectFile } from '../../src/core/run/inputs/inspect';

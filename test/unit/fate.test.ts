@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { maskedRecordFate, recordFate, rowFate } from '../../src/core/records/fate';
-import { recordViewerFor } from '../../src/core/records/recordView';
+import { recordViewerFor } from '../../src/core/records/recordViewer';
 import { prepare } from '../../src/core/run/prepare/pipeline';
 import { tempDir, writeJsonl } from '../helpers';
 

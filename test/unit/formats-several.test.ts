@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { detectDatasetFormat } from '../../src/core/run/editor/datasetScan';
 import { inspectFile } from '../../src/core/run/inputs/inspect';
 import { prepare } from '../../src/core/run/prepare/pipeline';
-import { recordViewerFor } from '../../src/core/records/recordView';
+import { recordViewerFor } from '../../src/core/records/recordViewer';
 import { tempDir, writeJsonl } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');

@@ -192,7 +192,7 @@ test('merged on Qwen3: same trained tokens as exact, far fewer tokens (amplifica
 });
 
 test('record view (hover, mask view) shows the records of the grouping prepare writes', async () => {
-  const { RecordViewer } = await import('../../src/core/records/recordView');
+  const { RecordViewer } = await import('../../src/core/records/recordViewer');
   const { prepare } = await import('../../src/core/run/prepare/pipeline');
   const { tempDir } = await import('../helpers');
   const file = join(SAMPLES, 'agentic-trajectories.jsonl');

@@ -11,14 +11,16 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
-import { test } from 'node:test';
-import { recordViewerFor, type RowVerdict } from '../../src/core/records/recordView';
+import { test, type TestContext } from 'node:test';
+import { recordViewerFor } from '../../src/core/records/recordViewer';
+import type { RowVerdict } from '../../src/core/records/recordViewTypes';
 import { containerKind } from '../../src/core/read/readers/containers';
 import { isJsonDocument } from '../../src/core/read/readers/jsonDocument';
 import { readRows, DATASET_FILE_RE, type RawRow } from '../../src/core/read/readers';
 import { scanRowProblems } from '../../src/core/run/editor/datasetScan';
 import { viewRow } from '../../src/core/run/editor/fileRows';
 import { prepare } from '../../src/core/run/prepare/pipeline';
+import type { PrepareOptions } from '../../src/core/run/contract';
 import { SETTING_DEFAULTS } from '../../src/vscode/settings';
 import { tempDir } from '../helpers';
 
@@ -93,10 +95,13 @@ async function editorRows(file: string): Promise<Row[]> {
 }
 
 /** Per file, per row (line, element): what prepare made of it, from its outputs. */
-async function prepareVerdicts(files: string[]): Promise<Map<string, Map<string, RowVerdict>>> {
-  const res = await prepare({ inputs: files, outDir: tempDir('e3p-verdict-'), allowEmpty: true, skipFailedFiles: true, workers: 1 });
+async function prepareVerdicts(files: string[], options: Partial<PrepareOptions> = {}): Promise<Map<string, Map<string, RowVerdict>>> {
+  const res = await prepare({ inputs: files, outDir: tempDir('e3p-verdict-'), allowEmpty: true, skipFailedFiles: true, workers: 1, ...options });
   const skipped = res.files.filter((f) => f.skipped).map((f) => f.file);
-  const all = [res, ...(await Promise.all(skipped.map((f) => prepare({ inputs: [f], outDir: tempDir('e3p-verdict-'), allowEmpty: true, workers: 1 }))))];
+  const all = [
+    res,
+    ...(await Promise.all(skipped.map((f) => prepare({ inputs: [f], outDir: tempDir('e3p-verdict-'), allowEmpty: true, workers: 1, ...options })))),
+  ];
   const out = new Map<string, Map<string, RowVerdict>>();
   const of = (file: string) => out.get(file) ?? out.set(file, new Map()).get(file)!;
   const lines = (p: string | undefined) =>
@@ -134,7 +139,8 @@ const SOURCES = [
   join(REAL, 'adp_std'),
 ];
 
-test('the editor (hover, mask view, Problems) gives every row the fate prepare gives it', async (t) => {
+/** The files compared: each source file, or a copy of its first rows; files over {@link MAX_BYTES} skipped (named). */
+async function comparedFiles(t: TestContext): Promise<{ name: string; file: string }[]> {
   if (!existsSync(REAL)) t.diagnostic(`the real-data corpus is not beside the checkout (${REAL}; EAGLE3_REAL_DATA names it): its files are skipped`);
   const dir = tempDir('e3p-verdict-files-');
   const files: { name: string; file: string }[] = [];
@@ -145,6 +151,11 @@ test('the editor (hover, mask view, Problems) gives every row the fate prepare g
     else files.push({ name, file: await comparedFile(file, dir) });
   }
   assert.ok(files.length >= (existsSync(REAL) ? 140 : 55), `${files.length} files`);
+  return files;
+}
+
+test('the editor (hover, mask view, Problems) gives every row the fate prepare gives it', async (t) => {
+  const files = await comparedFiles(t);
   const expected = await prepareVerdicts(files.map((f) => f.file));
   const wrong: string[] = [];
   let compared = 0;
@@ -168,5 +179,35 @@ test('the editor (hover, mask view, Problems) gives every row the fate prepare g
   }
   t.diagnostic(`${compared} rows of ${files.length} files compared`);
   assert.ok(compared > 500, `${compared} rows`);
+  assert.deepEqual(wrong, []);
+});
+
+// Non-default options, every option the row path reads at once: the view (with no work cap: below the cap it is
+// prepare's path, records/rowTrace.ts) gives every row the verdict prepare gives it, records split by --long split counted.
+test('with --long split (max length 512), mask last-assistant, merged grouping, reasoning drop and min trainable 8, the view gives every row the fate prepare gives it', async (t) => {
+  const run = { maxLength: 512, long: 'split', mask: 'last-assistant', grouping: 'merged', reasoning: 'drop', minTrainableTokens: 8 } as const;
+  const files = await comparedFiles(t);
+  const expected = await prepareVerdicts(
+    files.map((f) => f.file),
+    run,
+  );
+  const wrong: string[] = [];
+  const fates = new Map<string, number>();
+  for (const { name, file } of files) {
+    const want = expected.get(file) ?? new Map<string, RowVerdict>();
+    for (const row of await editorRows(file)) {
+      const k = key(row.line, row.element);
+      const view = await viewRow(viewer, { text: row.text, file, line: row.line }, { element: row.element, ...run });
+      const w = want.get(k) ?? { fate: 'written', records: 0 };
+      fates.set(show(w), (fates.get(show(w)) ?? 0) + 1);
+      if (JSON.stringify(view.verdict) !== JSON.stringify(w)) wrong.push(`${name}:${k}: prepare ${show(w)}, the view ${show(view.verdict)}`);
+    }
+  }
+  t.diagnostic(`fates: ${[...fates].map(([f, n]) => `${f} × ${n}`).join('; ')}`);
+  assert.ok(
+    [...fates.keys()].some((f) => /written \([2-9]|written \(\d\d/.test(f)),
+    'some row is split into several records',
+  );
+  assert.ok(fates.has('dropped too_long') || fates.has('dropped too_few_trainable_tokens'), 'some record is dropped for its length or its trainable tokens');
   assert.deepEqual(wrong, []);
 });

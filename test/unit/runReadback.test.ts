@@ -19,7 +19,7 @@ import { handleServiceRequest } from '../../src/core/run/editor/service';
 import { preflightServers } from '../../src/core/generate/preflight';
 import { recordSegments } from '../../src/core/records/checkTemplateFormat';
 import { turnLabel } from '../../src/shared/maskViewProtocol';
-import type { RecordView } from '../../src/core/records/recordView';
+import type { RecordView } from '../../src/core/records/recordViewTypes';
 import { tempDir, writeJsonl } from '../helpers';
 
 const good = (i: number) => ({

@@ -7,8 +7,8 @@
  * its records is, errored when a target could not be located and
  * nothing was written, dropped otherwise (with the reason of its last dropped record).
  *
- * `prepare` (records/rowProcessor.ts) decides with the exact loss mask; the record view can ask the
- * same question with its counts, exact or estimated.
+ * Asked by the one row path (records/rowTrace.ts) for `prepare` and the hover / mask view alike: with the
+ * exact loss mask, or past the views' work cap with counts extrapolated from it.
  */
 import type { Code } from '../codes';
 

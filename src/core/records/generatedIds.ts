@@ -32,7 +32,8 @@ export interface GeneratedTurnIds {
 export type RetokenizedReason = 'no_token_ids' | 'spans_not_per_turn' | 'token_boundary' | 'text_differs';
 
 export type GeneratedIdsResult =
-  { source: 'generated'; ids: number[]; mask: number[] } | { source: 'retokenized'; reason: RetokenizedReason; ids: number[]; mask: number[] };
+  | { source: 'generated'; ids: number[]; mask: number[]; starts?: number[] }
+  | { source: 'retokenized'; reason: RetokenizedReason; ids: number[]; mask: number[] };
 
 /**
  * The generated turns of a raw input row (`row.generation.turns`), or undefined
@@ -53,6 +54,8 @@ export function generatedTurnsOf(row: unknown): GeneratedTurnIds[] | undefined {
  * @param mask the loss mask of `enc` (1 inside spans)
  * @param turns the row's generated turns
  * @param decode the target tokenizer's decode (special tokens kept)
+ * @param withStarts also return each token's UTF-16 start in `rec.text` (the mask view's detail): a generated token's
+ *   is where the decoded tokens before it in its turn end (capped at the span's end, as a token may hold part of a character)
  * @returns ids and mask to write, and whether they are the generated ones
  */
 export function applyGeneratedIds(
@@ -61,12 +64,14 @@ export function applyGeneratedIds(
   mask: number[],
   turns: GeneratedTurnIds[],
   decode: (ids: number[]) => string,
+  withStarts = false,
 ): GeneratedIdsResult {
   const keep = (reason: RetokenizedReason): GeneratedIdsResult => ({ source: 'retokenized', reason, ids: enc.ids, mask });
   if (rec.spans.length !== rec.targets.length || rec.spans.length === 0) return keep('spans_not_per_turn');
   const byIndex = new Map(turns.map((t) => [t.message_index, t.token_ids]));
   const ids: number[] = [];
   const outMask: number[] = [];
+  const starts: number[] = [];
   let k = 0; // next token of enc to copy
   for (let s = 0; s < rec.spans.length; s++) {
     const [start, end] = rec.spans[s];
@@ -81,16 +86,23 @@ export function applyGeneratedIds(
     for (; k < a; k++) {
       ids.push(enc.ids[k]);
       outMask.push(mask[k]);
+      if (withStarts) starts.push(enc.starts[k]);
     }
+    let at = start;
     for (const id of gen) {
       ids.push(id);
       outMask.push(1);
+      if (withStarts) {
+        starts.push(at);
+        at = Math.min(end, at + decode([id]).length);
+      }
     }
     k = b;
   }
   for (; k < enc.ids.length; k++) {
     ids.push(enc.ids[k]);
     outMask.push(mask[k]);
+    if (withStarts) starts.push(enc.starts[k]);
   }
-  return { source: 'generated', ids, mask: outMask };
+  return { source: 'generated', ids, mask: outMask, ...(withStarts ? { starts } : {}) };
 }

@@ -1,9 +1,9 @@
 /**
  * One conversation → its text records (render → mask spans), with the chat template chosen, compiled
- * and cached in one place, and a failure turned into the row's error in one place. `prepare`'s row
- * processor (records/rowProcessor.ts) and the record view (records/recordViewer.ts, the hover and the
- * mask view) both build through it, so a conversation gets the same records, notes and errors in both;
- * they differ only in how the records are tokenized (exactly, or within the view's work cap).
+ * and cached in one place, and a failure turned into the row's error in one place. The one row path
+ * (records/rowTrace.ts) builds through it for `prepare` and the record view (records/recordViewer.ts, the
+ * hover and the mask view, which keeps recent builds), so a conversation gets the same records, notes and
+ * errors in both.
  */
 import type { Code } from '../codes';
 import { TemplateBudgetError, TemplateRenderError } from '../templates/errors';

@@ -21,70 +21,8 @@ export function detailOf(
   turns: TurnView[],
   prefixRenders: Map<string, string>,
 ): RecordDetail {
-  // Where turn k's header starts: render messages[:k] followed by a stand-in turn k (its role, a
-  // placeholder text) and the same with another role; the two renders part where the role is
-  // written, and the special tokens right before that point (`<|im_start|>`) open the header.
-  // History is rendered as history here, as in the record, so templates that rewrite earlier
-  // turns (Qwen3 dropping reasoning) do not shift the boundary. Falls back to the plain
-  // prefix render when the template refuses a stand-in (e.g. role alternation checks).
-  const render = (k: number, role?: Role): string => {
-    const key = `${k}:${role ?? ''}`;
-    let r = prefixRenders.get(key);
-    if (r === undefined) {
-      const msgs = role ? [...messages.slice(0, k), { role, content: 'eagle3 turn placeholder' }] : messages.slice(0, k);
-      r = template.render(msgs, conv.tools, { addGenerationPrompt: false });
-      prefixRenders.set(key, r);
-    }
-    return r;
-  };
-  const headerStart = (k: number): number => {
-    const role = messages[k].role;
-    const other: Role = role === 'user' ? 'assistant' : 'user';
-    try {
-      const a = render(k, role);
-      let p = Math.min(commonPrefixLength(a, render(k, other)), commonPrefixLength(a, rec.text));
-      // Inside a special token (`<｜User｜>` vs `<｜Assistant｜>` part after `<｜`): back to its start.
-      for (const sp of specialSet) {
-        const i = sp ? rec.text.lastIndexOf(sp, p) : -1;
-        if (i >= 0 && i < p && i + sp.length > p) p = i;
-      }
-      for (let moved = true; moved;) {
-        moved = false;
-        for (const sp of specialSet) {
-          if (sp && p >= sp.length && rec.text.startsWith(sp, p - sp.length)) {
-            p -= sp.length;
-            moved = true;
-            break;
-          }
-        }
-      }
-      return p;
-    } catch {
-      return commonPrefixLength(render(k), rec.text);
-    }
-  };
+  const bounds = turnStarts(specialSet, rec, starts, conv, messages, template, prefixRenders);
   const last = Math.max(...rec.targets, 0);
-  const bounds: number[] = [];
-  let prev = 0;
-  for (let k = 0; k <= last && k < messages.length; k++) {
-    let b: number;
-    try {
-      b = k === 0 ? 0 : headerStart(k);
-    } catch {
-      b = prev;
-    }
-    // A boundary inside a token (`<｜User｜>` vs `<｜Assistant｜>` part after `<｜`) moves to that token's start.
-    let lo = 0;
-    let hi = starts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (starts[mid] <= b) lo = mid;
-      else hi = mid - 1;
-    }
-    if (starts.length && starts[lo] < b && (lo + 1 >= starts.length || starts[lo + 1] > b)) b = starts[lo];
-    prev = Math.max(prev, b);
-    bounds.push(prev);
-  }
   // The last target's completion follows the generation prompt: the target turn runs from its own start to the end of the text.
   const turnRanges: RecordDetail['turnRanges'] = [];
   for (let k = 0; k <= last && k < turns.length; k++) {
@@ -102,27 +40,114 @@ export function detailOf(
     const content = tokenizer.idToToken(id);
     return { id, text: surface, start, trainable: mask[k] === 1, special: content !== undefined && specialSet.has(content), turn };
   });
-  // Each field's text inside its turn's rendered range (templates write content verbatim; a field not found is left out).
+  return { index, tokens, turnRanges, spans: rec.spans.map((s) => [s[0], s[1]] as Span), fieldSpans: fieldSpansOf(rec.text, conv, turnRanges) };
+}
+
+/**
+ * Where each turn through the record's last target starts in its text (on a token start), ascending. Turn k's header
+ * starts where messages[:k] followed by a stand-in turn k (its role, a placeholder text) and the same with another
+ * role part; the special tokens right before that point (`<|im_start|>`) open the header. History is rendered as
+ * history here, as in the record, so templates that rewrite earlier turns (Qwen3 dropping reasoning) do not shift the
+ * boundary. Falls back to the plain prefix render when the template refuses a stand-in (e.g. role alternation checks).
+ */
+function turnStarts(
+  specialSet: ReadonlySet<string>,
+  rec: TextRecord,
+  starts: number[],
+  conv: Conversation,
+  messages: readonly Message[],
+  template: ChatTemplate,
+  prefixRenders: Map<string, string>,
+): number[] {
+  const render = (k: number, role?: Role): string => {
+    const key = `${k}:${role ?? ''}`;
+    let r = prefixRenders.get(key);
+    if (r === undefined) {
+      const msgs = role ? [...messages.slice(0, k), { role, content: 'eagle3 turn placeholder' }] : messages.slice(0, k);
+      r = template.render(msgs, conv.tools, { addGenerationPrompt: false });
+      prefixRenders.set(key, r);
+    }
+    return r;
+  };
+  const headerStart = (k: number): number => {
+    const role = messages[k].role;
+    const other: Role = role === 'user' ? 'assistant' : 'user';
+    try {
+      const a = render(k, role);
+      return specialStart(specialSet, rec.text, Math.min(commonPrefixLength(a, render(k, other)), commonPrefixLength(a, rec.text)));
+    } catch {
+      return commonPrefixLength(render(k), rec.text);
+    }
+  };
+  const last = Math.max(...rec.targets, 0);
+  const bounds: number[] = [];
+  let prev = 0;
+  for (let k = 0; k <= last && k < messages.length; k++) {
+    let b: number;
+    try {
+      b = k === 0 ? 0 : headerStart(k);
+    } catch {
+      b = prev;
+    }
+    prev = Math.max(prev, tokenStartAt(starts, b));
+    bounds.push(prev);
+  }
+  return bounds;
+}
+
+/** `p` moved back out of a special token it is inside (`<｜User｜>` vs `<｜Assistant｜>` part after `<｜`), then before the special tokens right before it. */
+function specialStart(specialSet: ReadonlySet<string>, text: string, p: number): number {
+  for (const sp of specialSet) {
+    const i = sp ? text.lastIndexOf(sp, p) : -1;
+    if (i >= 0 && i < p && i + sp.length > p) p = i;
+  }
+  for (let moved = true; moved;) {
+    moved = false;
+    for (const sp of specialSet) {
+      if (sp && p >= sp.length && text.startsWith(sp, p - sp.length)) {
+        p -= sp.length;
+        moved = true;
+        break;
+      }
+    }
+  }
+  return p;
+}
+
+/** A boundary inside a token (`<｜User｜>` vs `<｜Assistant｜>` part after `<｜`) moved to that token's start. */
+function tokenStartAt(starts: readonly number[], b: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid] <= b) lo = mid;
+    else hi = mid - 1;
+  }
+  return starts.length && starts[lo] < b && (lo + 1 >= starts.length || starts[lo + 1] > b) ? starts[lo] : b;
+}
+
+/** Each field's text inside its turn's rendered range (templates write content verbatim; a field not found is left out). */
+function fieldSpansOf(text: string, conv: Conversation, turnRanges: RecordDetail['turnRanges']): RecordDetail['fieldSpans'] {
   const fieldSpans: RecordDetail['fieldSpans'] = [];
   for (const tr of turnRanges) {
     const m = conv.messages[tr.turn];
     if (!m) continue;
     const look = (field: TurnField, t: string | null | undefined) => {
       if (!t) return;
-      const i = rec.text.indexOf(t, tr.start);
+      const i = text.indexOf(t, tr.start);
       if (i >= 0 && i + t.length <= tr.end) fieldSpans.push({ turn: tr.turn, field, start: i, end: i + t.length });
     };
     look('reasoning_content', m.reasoning_content);
     look('content', m.content);
     for (const tc of m.tool_calls ?? []) {
       const args = typeof tc.function.arguments === 'string' ? tc.function.arguments : JSON.stringify(tc.function.arguments);
-      const i = rec.text.indexOf(tc.function.name, tr.start);
+      const i = text.indexOf(tc.function.name, tr.start);
       if (i >= 0 && i < tr.end) {
-        const j = args ? rec.text.indexOf(args.slice(0, 40), i) : -1;
+        const j = args ? text.indexOf(args.slice(0, 40), i) : -1;
         const end = j >= 0 ? Math.min(tr.end, j + args.length) : i + tc.function.name.length;
         fieldSpans.push({ turn: tr.turn, field: 'tool_calls', start: i, end });
       }
     }
   }
-  return { index, tokens, turnRanges, spans: rec.spans.map((s) => [s[0], s[1]] as Span), fieldSpans };
+  return fieldSpans;
 }

@@ -1,35 +1,51 @@
-/** The record viewer: builds a row's {@link RecordView} (see recordView.ts for what it shows and the work cap). */
+/**
+ * What one dataset row becomes, for a person looking at it (the record hover and the mask view): its detected shape,
+ * its turns (with where each one lies in the JSON line), the records it yields as tokens with their loss mask, totals
+ * and warnings.
+ *
+ * Pure (no `vscode`). The row goes through `prepare`'s one row path, records/rowTrace.ts `traceRow` (normalize →
+ * records → tokens and loss mask → `--long split` → fate), so what is shown is what `prepare` writes; the viewer reads
+ * the line (JSON, the `eagle3prep.jsonc` that covers the file, formats/rowSource.ts) and decorates the trace: turn
+ * positions inside the line (`jsonc-parser`'s syntax tree, recordViewSource.ts), the mask view's token detail
+ * (recordViewDetail.ts), warnings with their meaning.
+ *
+ * Work cap: a hover must answer fast even on a 1 MB line, so the trace tokenizes at most `maxTokenizedChars`
+ * characters per conversation (recordViewBudget.ts); beyond that, counts are extrapolated (records/tokenEstimate.ts)
+ * and flagged `estimated`. A line longer than `4 × maxTokenizedChars` has its turn texts shortened before rendering
+ * (the template's structure, hence the number of records, does not depend on text length); the removed characters are
+ * counted back in at each turn's rate.
+ */
+import { resolve } from 'node:path';
 import { parseTree } from 'jsonc-parser';
-import { rowConfigFor } from '../formats/rowSource';
-import { normalizeDetailed } from '../formats/normalize';
-import { rowsOfLineValue } from '../read/readers';
-import { isRecordDrop, partsFate, recordFate, rowFate } from './fate';
-import { maskFromSpans, type TextRecord } from './mask';
-import { RecordBuilder, type BuildOutcome } from './recordBuilder';
-import type { NormalizeOptions, ShapeHandler } from '../formats/base';
-import { ASSIGNED_ROLES_KEY, type AssignedRoles } from '../formats/fieldRoles';
-import { describeError } from '../errors';
+import type { ShapeHandler } from '../formats/base';
+import { loadTokenizer } from '../tokenizers/tokenizer';
+import { tokenizerFilesStamp } from '../tokenizers/modelFolder';
 import type { TargetTokenizer } from '../tokenizers/types';
-import type { Conversation, MaskPolicy, Message } from '../types';
+import type { Conversation } from '../types';
 import { codeMeaning, isDataChanging } from '../codes';
-import { jsonTextDepth, MAX_JSON_DEPTH, tooDeepMessage } from '../jsonDepth';
-import { EncodingCache, TokenBudget, trainableChars, turnText } from './recordViewBudget';
+import { RecordBuilder, type BuildOutcome, type BuildSettings } from './recordBuilder';
+import { EncodingCache } from './recordViewBudget';
 import { detailOf } from './recordViewDetail';
 import { fieldRanges, turnRanges } from './recordViewSource';
-import { type FileRow, type RecordSummary, type RecordView, type RecordViewOptions, type RowInput, type RowVerdict } from './recordViewTypes';
+import { traceRow } from './rowTrace';
+import { trainableInOf } from './traceCounter';
+import type { ConversationTrace, RowTrace, TraceSettings, TracedRecord } from './rowTraceTypes';
+import { parseLine, readLine, type ReadLine } from './recordViewRead';
+import type { FileRow, RecordDetail, RecordSummary, RecordView, RecordViewOptions, RowInput, RowVerdict, TurnView } from './recordViewTypes';
 
 /**
- * Turns one row into a {@link RecordView} with a loaded tokenizer. Keeps the
- * compiled chat templates between calls (per template and template kwargs), so
- * create one per tokenizer and reuse it.
+ * Turns one row into a {@link RecordView} with a loaded tokenizer. Keeps the compiled chat templates and what recent
+ * rows built between calls, so create one per tokenizer ({@link recordViewerFor}) and reuse it.
  */
 export class RecordViewer {
   /** prepare's record builder (records/recordBuilder.ts): the same template choice, records, notes and errors. */
   private readonly builder: RecordBuilder;
   private readonly specialSet: Set<string>;
   private readonly encodings = new EncodingCache();
-  /** What recently viewed rows built (by line text, policy, kwargs and shortening), and their prefix renders, most recent last. */
-  private readonly builtCache = new Map<string, { outcome: BuildOutcome; prefixRenders: Map<string, string> }>();
+  /** What recently viewed conversations built (by conversation and settings), most recent last. */
+  private readonly builtCache = new Map<string, BuildOutcome>();
+  /** The prefix renders of the mask view's turn boundaries, per build. */
+  private readonly prefixRenders = new WeakMap<BuildOutcome, Map<string, string>>();
 
   constructor(readonly tokenizer: TargetTokenizer) {
     this.builder = new RecordBuilder(tokenizer);
@@ -37,38 +53,179 @@ export class RecordViewer {
   }
 
   /**
-   * Builds the view of one row: parse → the `eagle3prep.jsonc` that covers `input.file`, as
-   * `inspect` / `prepare` apply it (its field-mapping entry, `formats/mapping.ts`, then role aliases
-   * and field renames, `projectConfig.ts`) → normalize (shape, turns) → records
-   * (`buildRecords` with the policy and kwargs) → tokens and loss mask
-   * (`encode` + `maskFromSpans`), within the work cap.
+   * Builds the view of one row: parse → the `eagle3prep.jsonc` that covers `input.file` (formats/rowSource.ts, as
+   * `inspect` / `prepare` apply it) → the row's trace (records/rowTrace.ts, within the work cap) → decorations.
    *
-   * Never throws for bad data: an invalid JSON line, an unrecognized shape or an
-   * unknown role give `status` `errored` / `dropped` with the pipeline's message
-   * (and, for an unknown role, a warning on that turn); an invalid `eagle3prep.jsonc` gives
-   * `errored` with the config's message (file and line). Throws only what
-   * `checkCancelled` throws, and {@link NoChatTemplateError}.
+   * Never throws for bad data: an invalid JSON line, an unrecognized shape or an unknown role give `status` `errored`
+   * / `dropped` with the pipeline's message (and, for an unknown role, a warning on that turn); an invalid
+   * `eagle3prep.jsonc` gives `errored` with the config's message (file and line). Throws only what `checkCancelled`
+   * throws, and {@link NoChatTemplateError}.
    */
   view(input: RowInput, options: RecordViewOptions = {}): RecordView {
-    const rest: Conversation[] = [];
-    const restKinds: ('conversation' | 'prompt')[] = [];
-    const view = this.viewShown(input, options, (parts) => {
-      for (const p of parts) {
-        rest.push(p.conversation);
-        restKinds.push(p.kind);
-      }
-    });
-    if (!rest.length) return view;
-    // The other conversations of the row decide its fate with the shown one, as prepare's row processor combines them.
-    const verdicts = [
-      view.verdict,
-      ...rest.map((c, i) => (restKinds[i] === 'prompt' ? ({ fate: 'setAside' } as const) : this.conversationVerdict(c, options))),
-    ];
-    view.verdict = partsFate(verdicts, (v) => (v.fate === 'written' ? v.records : 0))!;
+    const view = emptyView(input, options, this.tokenizer);
+    const text = input.text.charCodeAt(0) === 0xfeff ? input.text.slice(1) : input.text;
+    const parsed = parseLine(text, input.line, view);
+    if (!parsed) return view;
+    const planned = input.fileRow;
+    if (planned?.kind === 'part') return this.partView(view, planned, input, options);
+    const read = readLine(planned ? planned.value : parsed.value, input, options, view, planned !== undefined);
+    if (!read) return view;
+    options.checkCancelled?.();
+    const shorten = input.text.length > 4 * (options.maxTokenizedChars ?? Infinity);
+    const trace = this.trace(input, read, shorten, options);
+    const part = trace.parts[0];
+    if (!decorateOutcome(view, trace) || !part) return view;
+    if (trace.parts.length > 1)
+      view.warnings.push({ code: 'several_conversations', message: `the row holds ${trace.parts.length} conversations (one record each); the first is shown` });
+    const row = (trace.detailed?.row ?? read.value) as Record<string, unknown>;
+    decorateTurns(view, part, text, row, read.fieldSource, options);
+    if (this.decorateBuild(view, part, options)) this.decorateRecords(view, part, options);
+    finishTotals(view);
+    view.verdict = verdictOf(trace);
     const w = view.warnings.find((x) => x.code === 'several_conversations');
     if (w && view.verdict.fate === 'written')
       w.message += `; prepare writes ${view.verdict.records.toLocaleString('en-US')} record${view.verdict.records === 1 ? '' : 's'} from the row`;
+    if (view.totals.estimated && !shorten)
+      view.warnings.push({
+        code: 'estimated',
+        message: `token counts are estimates: the work cap tokenizes ${(options.maxTokenizedChars ?? Infinity).toLocaleString('en-US')} characters per hover (setting eagle3prep.hover.maxTokenizedCharacters)`,
+      });
     return view;
+  }
+
+  /** The row's trace under the view's options and work cap (records/rowTrace.ts), through the build cache. */
+  private trace(input: RowInput, read: ReadLine, shorten: boolean, options: RecordViewOptions): RowTrace {
+    const cap = options.maxTokenizedChars ?? Infinity;
+    // The view's options are prepare's row settings (mask, grouping, reasoning, kwargs, length, record rules); the rest is the view's.
+    const settings: TraceSettings = options;
+    const fileBase = input.file.split(/[\\/]/).pop() ?? input.file;
+    return traceRow({ line: input.line, element: read.element, value: read.value }, input.file, fileBase, read.reading, settings, {
+      tok: this.tokenizer,
+      builder: this.builder,
+      build: (conv, s) => this.cachedBuild(conv, s),
+      rethrowNoTemplate: true,
+      cap: { chars: cap, encodings: this.encodings, shorten, ...(options.detailRecord === undefined ? {} : { exactRecord: options.detailRecord }) },
+      ...(options.checkCancelled ? { checkCancelled: options.checkCancelled } : {}),
+    });
+  }
+
+  /** prepare's build (records/recordBuilder.ts) of a conversation, kept for the next views (a template that raised or ran out of budget is tried again). */
+  private cachedBuild(conv: Conversation, settings: BuildSettings): BuildOutcome {
+    const key = JSON.stringify([settings.mask ?? 'assistant', settings.grouping ?? 'exact', settings.reasoning ?? 'keep', settings.templateKwargs ?? {}, conv]);
+    let outcome = this.builtCache.get(key);
+    if (outcome) this.builtCache.delete(key);
+    else outcome = this.builder.build(conv, settings, { rethrowNoTemplate: true });
+    if (outcome.kind === 'built' || outcome.from === 'rules') this.builtCache.set(key, outcome);
+    while (this.builtCache.size > 8) this.builtCache.delete(this.builtCache.keys().next().value!);
+    return outcome;
+  }
+
+  /**
+   * The build of the shown conversation: its template, its error (the view is done), a prompt to generate (done), or
+   * its records' notes and target errors as warnings and its targets marked on the turns.
+   * @returns whether there are records to show
+   */
+  private decorateBuild(view: RecordView, part: ConversationTrace, options: RecordViewOptions): boolean {
+    const got = part.build;
+    if (part.kind === 'prompt' || !got) {
+      view.warnings.push({ code: 'set_aside', message: 'no assistant turn: the row is set aside in prompts_to_generate.jsonl for the target model to answer' });
+      return false;
+    }
+    if (got.template) view.template = got.template.named.name;
+    if (got.kind === 'errored') {
+      if (got.from === 'rules') for (const n of got.notes) if (!view.notes.includes(n)) view.notes.push(n);
+      view.status = 'errored';
+      view.message = got.message;
+      view.warnings.push({ code: got.from === 'template' ? 'template_error' : got.code, message: view.message });
+      return false;
+    }
+    const { built } = got;
+    for (const n of built.notes) if (!view.notes.includes(n)) view.notes.push(n);
+    if (built.prompt) {
+      view.status = 'prompt';
+      view.warnings.push({
+        code: 'set_aside',
+        message:
+          'the trailing empty assistant turn is a generation placeholder and no turn is left to train: the row is set aside in prompts_to_generate.jsonl for the target model to answer',
+      });
+      return false;
+    }
+    // Data-changing notes of the rules are warnings here, with their meaning (core/codes.ts).
+    for (const n of built.notes) if (isDataChanging(n)) view.warnings.push({ code: n, message: `${n}: ${codeMeaning(n)}` });
+    for (const te of built.targetErrors) view.warnings.push({ code: te.reason, message: te.message, turn: te.index });
+    const mask = options.mask ?? 'assistant';
+    if (built.targetCount === 0)
+      view.warnings.push({ code: 'no_trainable_tokens', message: `no turn is a target under the "${mask}" policy: the row is dropped (no_trainable_tokens)` });
+    for (const r of built.records) for (const t of r.targets) if (view.turns[t]) view.turns[t].target = true;
+    if (mask === 'non-system') for (const t of view.turns) t.target = t.role !== 'system';
+    return true;
+  }
+
+  /** The shown conversation's records (ids, counts, fates as prepare decides them) with a warning per record not written whole, and the record in detail. */
+  private decorateRecords(view: RecordView, part: ConversationTrace, options: RecordViewOptions): void {
+    const max = options.maxLength;
+    part.records.forEach((rec, r) => {
+      const summary = recordSummary(rec, r, part);
+      view.records.push(summary);
+      for (const w of recordWarnings(rec, r, max, options.minTrainableTokens)) view.warnings.push(w);
+    });
+    const pieces = part.records.filter((r) => r.piece).length;
+    if (pieces > 0)
+      view.warnings.push({
+        code: 'split_into_records',
+        message: `records over the max length ${max!.toLocaleString('en-US')} are split into ${pieces} record${pieces === 1 ? '' : 's'} that fit, as prepare writes them (long records: split)`,
+      });
+    for (const n of part.notes) if (n === 'target_too_long') view.warnings.push({ code: n, message: `${n}: ${codeMeaning(n)}` });
+    if (options.detailRecord !== undefined && part.records.length > 0) {
+      const r = Math.min(Math.max(0, options.detailRecord), part.records.length - 1);
+      view.detail = this.detail(part, r, view.turns);
+    }
+  }
+
+  /** The mask view's token detail of record `r` of the shown conversation (a piece of `--long split` in its own messages, its turns renumbered). */
+  private detail(part: ConversationTrace, r: number, turns: TurnView[]): RecordDetail {
+    const rec = part.records[r];
+    const got = part.build as Extract<BuildOutcome, { kind: 'built' }>;
+    let renders = this.prefixRenders.get(got);
+    if (!renders) this.prefixRenders.set(got, (renders = new Map()));
+    const p = rec.piece;
+    if (!p)
+      return detailOf(
+        this.tokenizer,
+        this.specialSet,
+        r,
+        rec.text,
+        rec.ids,
+        rec.starts,
+        rec.mask,
+        part.rendered,
+        got.built.messages,
+        got.template,
+        turns,
+        renders,
+      );
+    const pieceTurns = p.indices.map((i) => turns[i]);
+    const d = detailOf(
+      this.tokenizer,
+      this.specialSet,
+      r,
+      rec.text,
+      rec.ids,
+      rec.starts,
+      rec.mask,
+      p.conversation,
+      p.messages,
+      got.template,
+      pieceTurns,
+      new Map(),
+    );
+    const at = (k: number) => (k < 0 ? k : p.indices[k]);
+    return {
+      ...d,
+      tokens: d.tokens.map((t) => ({ ...t, turn: at(t.turn) })),
+      turnRanges: d.turnRanges.map((t) => ({ ...t, turn: at(t.turn) })),
+      fieldSpans: d.fieldSpans.map((f) => ({ ...f, turn: at(f.turn) })),
+    };
   }
 
   /**
@@ -95,413 +252,159 @@ export class RecordViewer {
     const shown = lines.length > 6 ? `${lines.slice(0, 6).join(', ')} and ${lines.length - 6} more` : lines.join(', ');
     view.message = `line ${input.line} is a message inside the conversation${lines.length === 1 ? '' : 's'} of line${lines.length === 1 ? '' : 's'} ${shown} (${planned.format}: the file is read whole); it is ${written ? 'written with them, in their records' : setAside ? 'set aside with them' : 'dropped: none of them is written'}`;
     view.warnings.push({ code: 'part_of', message: view.message });
-    this.finishTotals(view);
+    finishTotals(view);
     return view;
-  }
-
-  /**
-   * The verdict of one conversation of a row that holds several (not the one shown): its records built and
-   * counted within the work cap, each record's fate decided as for the shown one.
-   */
-  private conversationVerdict(conv: Conversation, options: RecordViewOptions): RowVerdict {
-    const mask = options.mask ?? 'assistant';
-    const b = this.builder.build(conv, options, { rethrowNoTemplate: true });
-    if (b.kind === 'errored') return { fate: 'errored', code: b.code };
-    const { built } = b;
-    if (built.prompt) return { fate: 'setAside' };
-    const budget = new TokenBudget(options.maxTokenizedChars ?? Infinity, this.tokenizer, this.encodings);
-    const fates = built.records.map((rec) => {
-      const enc = budget.encode(rec.text);
-      const m = maskFromSpans(enc.starts, rec.spans);
-      const c = countRecord(rec, enc, m, budget);
-      return recordFateOf(c.tokens, trainableInOf(m, c.tokens, c.trainable), options, mask).summary;
-    });
-    return verdictOfFates(fates, built.targetErrors);
-  }
-
-  private viewShown(
-    input: RowInput,
-    options: RecordViewOptions,
-    more: (parts: { kind: 'conversation' | 'prompt'; conversation: Conversation }[]) => void,
-  ): RecordView {
-    const mask = options.mask ?? 'assistant';
-    const kwargs = options.templateKwargs ?? {};
-    const cap = options.maxTokenizedChars ?? Infinity;
-    const check = options.checkCancelled ?? (() => {});
-    const text = input.text.charCodeAt(0) === 0xfeff ? input.text.slice(1) : input.text;
-    const view: RecordView = {
-      file: input.file,
-      line: input.line,
-      lineChars: input.text.length,
-      status: 'errored',
-      turns: [],
-      records: [],
-      totals: { tokens: 0, trainableTokens: 0, records: 0, estimated: false },
-      warnings: [],
-      notes: [],
-      tokenizer: { name: this.tokenizer.name, dir: this.tokenizer.dir },
-      mask,
-      templateKwargs: kwargs,
-      verdict: { fate: 'errored', code: 'invalid_json' },
-    };
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (e) {
-      view.message = `line ${input.line} is not valid JSON: ${(e as Error).message}`;
-      view.warnings.push({ code: 'invalid_json', message: view.message });
-      return view;
-    }
-    // As readers.ts refuses it: later steps (jsonc-parser's tree below, templates) recurse once per level.
-    if (text.length > MAX_JSON_DEPTH && jsonTextDepth(text) > MAX_JSON_DEPTH) {
-      view.message = `line ${input.line}: ${tooDeepMessage()}`;
-      view.warnings.push({ code: 'invalid_json', message: view.message });
-      return view;
-    }
-    const planned = input.fileRow;
-    if (planned?.kind === 'part') return this.partView(view, planned, input, options);
-    if (planned) value = planned.value;
-    // A line that is a list: its turns (one conversation), or several rows, as the readers read it.
-    const lineRows = planned ? undefined : rowsOfLineValue(value);
-    let element: number | undefined;
-    if (lineRows) {
-      const k = Math.min(Math.max(0, options.element ?? 0), lineRows.length - 1);
-      value = lineRows[k].value;
-      element = lineRows[k].element;
-      if (lineRows.length > 1)
-        view.warnings.push({
-          code: 'line_holds_rows',
-          message: `line ${input.line} holds ${lineRows.length} rows (a list of objects): the view shows the ${k === 0 ? 'first' : `row ${k + 1}`}; prepare reads each as its own row`,
-        });
-    }
-    // The eagle3prep.jsonc of the file, as readRows + inspect / prepare apply it: the field mapping
-    // entry (formats/mapping.ts) first, then role aliases and field renames (projectConfig.ts).
-    let configKey: string;
-    const fieldSource: Record<string, string> = {};
-    let reading: NormalizeOptions;
-    try {
-      // The one row source's config (formats/rowSource.ts), as prepare, inspect and Problems apply it.
-      const config = rowConfigFor(input.file, { answers: options.answers });
-      const { mapping, project } = config;
-      reading = config.reading;
-      configKey = config.key;
-      // A planned row of a file read whole has the config applied already (run/fileRows.ts).
-      const raw = planned ? value : config.map(value);
-      if (!planned) value = config.apply(raw, true);
-      // A field mapping renames only when the row does not already have the target (projectConfig.ts).
-      const had = (k: string) => !planned && raw !== null && typeof raw === 'object' && k in raw;
-      for (const [from, to] of Object.entries(project?.fieldMappings ?? {})) if (!had(to)) fieldSource[to] = from;
-      if (mapping && !mapping.entry.turns.includes('.')) fieldSource.messages = mapping.entry.turns;
-      if (mapping?.entry.system && !mapping.entry.system.includes('.')) fieldSource.system = mapping.entry.system;
-      // Fields eagle3prep.jsonc "fieldRoles" moved to where their role is read (`response` ← `worked_solution`).
-      const roled = (value as Record<string, unknown> | null)?.[ASSIGNED_ROLES_KEY] as AssignedRoles | undefined;
-      for (const [to, from] of Object.entries(roled?.renamed ?? {})) if (!from.includes('.')) fieldSource[to] = from;
-    } catch (e) {
-      view.message = describeError(e);
-      view.warnings.push({ code: 'errored', message: view.message });
-      view.verdict = { fate: 'errored', code: 'errored' };
-      return view;
-    }
-    check();
-    const fileBase = input.file.split(/[\\/]/).pop() ?? input.file;
-    const source = element === undefined ? { file: input.file, line: input.line } : { file: input.file, line: input.line, element };
-    const detailed = normalizeDetailed(value, source, fileBase, reading);
-    const { outcome, handler } = detailed;
-    // The row the shape matched (a double-encoded line's decoded object), as normalization read it.
-    const row = (detailed.row ?? value) as Record<string, unknown>;
-    if (handler) view.shape = { format: handler.name, description: describeShape(handler, row) };
-    if (outcome.kind === 'dropped') {
-      view.status = 'dropped';
-      view.reason = outcome.reason;
-      view.message = outcome.message;
-      view.warnings.push({ code: 'dropped', message: `dropped (${outcome.reason}): ${outcome.message}` });
-      view.verdict = { fate: 'dropped', code: outcome.reason };
-      return view;
-    }
-    if (outcome.kind === 'errored') {
-      view.message = outcome.message;
-      view.warnings.push(
-        outcome.code === 'unknown_role' && outcome.turn !== undefined
-          ? { code: 'unknown_role', message: outcome.message, turn: outcome.turn }
-          : { code: 'errored', message: outcome.message },
-      );
-      view.verdict = { fate: 'errored', code: outcome.code ?? 'errored' };
-      return view;
-    }
-    // A row holding several conversations (Self-Instruct instances, conversation lists): the first is shown.
-    const shown = outcome.kind === 'split' ? outcome.parts[0] : outcome;
-    if (outcome.kind === 'split') {
-      more(outcome.parts.slice(1));
-      view.warnings.push({
-        code: 'several_conversations',
-        message: `the row holds ${outcome.parts.length} conversations (one record each); the first is shown`,
-      });
-    }
-    const conv = shown.conversation;
-    view.status = shown.kind;
-    if (conv.unreadFields?.length) {
-      view.warnings.push({ code: 'fields_not_read', message: `fields not read (neither a known field nor metadata): ${conv.unreadFields.join(', ')}` });
-    }
-    view.id = conv.id;
-    view.notes.push(...(conv.notes ?? []));
-    const ranges = turnRanges(text, view.shape?.description, conv.messages, row, fieldSource);
-    check();
-
-    const budget = new TokenBudget(cap, this.tokenizer, this.encodings);
-    // Over 4x the cap, shorten each turn's texts before rendering (see the module comment).
-    const shorten = input.text.length > 4 * cap;
-    const removed: number[] = conv.messages.map(() => 0);
-    let renderConv: Conversation = conv;
-    if (shorten) {
-      const keep = Math.max(256, Math.floor(cap / Math.max(1, conv.messages.length)));
-      const cut = (s: string | undefined, i: number): string | undefined => {
-        if (s === undefined || s.length <= keep) return s;
-        removed[i] += s.length - keep;
-        return s.slice(0, keep);
-      };
-      renderConv = {
-        ...conv,
-        messages: conv.messages.map((m, i) => {
-          const c: Message = { ...m, content: m.content === null ? null : cut(m.content, i)! };
-          if (m.reasoning_content !== undefined) c.reasoning_content = cut(m.reasoning_content, i);
-          return c;
-        }),
-      };
-      view.warnings.push({
-        code: 'estimated',
-        message: `the line has ${input.text.length.toLocaleString('en-US')} characters, over 4 × the work cap (${cap.toLocaleString('en-US')}): turns were shortened to ${keep.toLocaleString('en-US')} characters for rendering; token counts are estimates`,
-      });
-    }
-
-    // Field positions are for the mask view's "reveal in source" (one parse of the line).
-    const tree = options.detailRecord !== undefined ? parseTree(text) : undefined;
-    conv.messages.forEach((m, i) => {
-      const t = turnText(m);
-      const c = budget.count(t);
-      const fields = tree ? fieldRanges(tree, ranges[i], m) : undefined;
-      view.turns.push({
-        index: i,
-        role: m.role,
-        chars: t.length,
-        tokens: c.tokens,
-        estimated: c.estimated,
-        target: false,
-        range: ranges[i],
-        ...(fields ? { fields } : {}),
-      });
-      if (m.role === 'assistant' && !(m.content ?? '').trim() && !(m.reasoning_content ?? '').trim() && !m.tool_calls?.length) {
-        view.warnings.push({
-          code: 'empty_assistant_turn',
-          message: `turn ${i + 1} (assistant) is empty: it has no text, reasoning or tool call, so it is not trained`,
-          turn: i,
-        });
-      }
-    });
-    check();
-
-    if (shown.kind === 'prompt') {
-      view.warnings.push({ code: 'set_aside', message: 'no assistant turn: the row is set aside in prompts_to_generate.jsonl for the target model to answer' });
-      view.verdict = { fate: 'setAside' };
-      this.finishTotals(view);
-      return view;
-    }
-
-    // The template is part of the key through the text and config (its tools) and the kwargs.
-    const key = `${mask}\0${options.grouping ?? 'exact'}\0${options.reasoning ?? 'keep'}\0${JSON.stringify(kwargs)}\0${shorten ? cap : ''}\0${configKey}\0${text}`;
-    let entry = this.builtCache.get(key);
-    if (entry) this.builtCache.delete(key);
-    else entry = { outcome: this.builder.build(renderConv, options, { rethrowNoTemplate: true }), prefixRenders: new Map() };
-    // A template that raised or ran out of budget is tried again on the next view (its budget has a time limit).
-    if (entry.outcome.kind === 'built' || entry.outcome.from === 'rules') this.builtCache.set(key, entry);
-    while (this.builtCache.size > 8) this.builtCache.delete(this.builtCache.keys().next().value!);
-    const { outcome: got, prefixRenders } = entry;
-    if (got.template) view.template = got.template.named.name;
-    if (got.kind === 'errored' && got.from === 'template') {
-      view.status = 'errored';
-      view.message = got.message;
-      view.warnings.push({ code: 'template_error', message: view.message });
-      view.verdict = { fate: 'errored', code: got.code };
-      return view;
-    }
-    check();
-    for (const n of got.kind === 'built' ? got.built.notes : got.notes) if (!view.notes.includes(n)) view.notes.push(n);
-    if (got.kind === 'errored') {
-      view.status = 'errored';
-      view.message = got.message;
-      view.warnings.push({ code: got.code, message: view.message });
-      view.verdict = { fate: 'errored', code: got.code };
-      return view;
-    }
-    const { built, template } = got;
-    if (built.prompt) {
-      view.status = 'prompt';
-      view.warnings.push({
-        code: 'set_aside',
-        message:
-          'the trailing empty assistant turn is a generation placeholder and no turn is left to train: the row is set aside in prompts_to_generate.jsonl for the target model to answer',
-      });
-      view.verdict = { fate: 'setAside' };
-      this.finishTotals(view);
-      return view;
-    }
-    // Data-changing notes of the rules are warnings here, with their meaning (core/codes.ts).
-    for (const n of built.notes) if (isDataChanging(n)) view.warnings.push({ code: n, message: `${n}: ${codeMeaning(n)}` });
-    for (const te of built.targetErrors) view.warnings.push({ code: te.reason, message: te.message, turn: te.index });
-    if (built.targetCount === 0)
-      view.warnings.push({ code: 'no_trainable_tokens', message: `no turn is a target under the "${mask}" policy: the row is dropped (no_trainable_tokens)` });
-    for (const r of built.records) for (const t of r.targets) if (view.turns[t]) view.turns[t].target = true;
-    if (mask === 'non-system') for (const t of view.turns) t.target = t.role !== 'system';
-
-    built.records.forEach((rec, r) => {
-      check();
-      const detail = r === options.detailRecord;
-      const enc = detail ? this.encodeExact(rec.text) : budget.encode(rec.text);
-      const m = maskFromSpans(enc.starts, rec.spans);
-      let { tokens, trainable, estimated } = countRecord(rec, enc, m, budget);
-      if (shorten) {
-        // Characters removed before rendering, each turn's at that turn's own rate (its counted text's).
-        const lastMsg = Math.max(...rec.targets, 0);
-        const rate = (i: number) => (view.turns[i]?.chars ? view.turns[i].tokens / view.turns[i].chars : budget.rate());
-        for (let i = 0; i <= lastMsg && i < removed.length; i++) tokens += Math.round(removed[i] * rate(i));
-        for (const t of rec.targets) trainable += Math.round(removed[t] * rate(t));
-        if (mask === 'non-system')
-          for (let i = 0; i < removed.length; i++)
-            if (conv.messages[i].role !== 'system' && !rec.targets.includes(i)) trainable += Math.round(removed[i] * rate(i));
-        estimated = true;
-      }
-      view.records.push({
-        index: r,
-        id: built.records.length > 1 ? `${conv.id}#${r}` : conv.id,
-        tokens,
-        trainableTokens: trainable,
-        estimated,
-        targets: [...rec.targets],
-        chars: rec.text.length,
-        fate: 'written',
-      });
-      // The record's fate as prepare decides it (records/fate.ts), from these counts: the trainable
-      // tokens of a cut record from the mask where it was tokenized, in proportion past that.
-      const trainableIn = trainableInOf(m, tokens, trainable);
-      const count = `${estimated ? '≈' : ''}${tokens.toLocaleString('en-US')}`;
-      const { fate, splitUp, summary } = recordFateOf(tokens, trainableIn, options, mask);
-      view.records[view.records.length - 1].fate = summary;
-      if (splitUp) {
-        view.warnings.push({
-          code: 'record_split',
-          message: `record ${r + 1} has ${count} tokens, over the max length ${options.maxLength!.toLocaleString('en-US')}: prepare splits the conversation into records that fit (long records: split)`,
-        });
-      } else if (!fate.written && fate.reason === 'too_long') {
-        view.warnings.push({
-          code: 'too_long',
-          message: `record ${r + 1} has ${count} tokens, over the max length ${options.maxLength!.toLocaleString('en-US')}: prepare drops it (too_long) unless truncate is set`,
-        });
-      } else if (fate.truncated) {
-        view.warnings.push({
-          code: 'record_truncated',
-          message: `record ${r + 1} has ${count} tokens: prepare keeps its first ${options.maxLength!.toLocaleString('en-US')} (truncate)`,
-        });
-      }
-      if (!fate.written && fate.reason === 'no_trainable_tokens')
-        view.warnings.push({
-          code: 'no_trainable_tokens',
-          message: `record ${r + 1} has no trainable token${fate.truncated ? ' after the cut' : ''}: prepare drops it`,
-        });
-      if (!fate.written && fate.reason === 'too_few_trainable_tokens')
-        view.warnings.push({
-          code: 'too_few_trainable_tokens',
-          message: `record ${r + 1} has ${trainableIn(fate.truncated ? options.maxLength! : tokens)} trainable tokens, fewer than the minimum ${options.minTrainableTokens}: prepare drops it`,
-        });
-      else if (!fate.written && fate.reason !== 'too_long' && fate.reason !== 'no_trainable_tokens') {
-        // Another record rule of records/fate.ts: its reason code, with the counts it decides on.
-        const kept = fate.truncated ? options.maxLength! : tokens;
-        view.warnings.push({
-          code: fate.reason,
-          message: `record ${r + 1} has ${trainableIn(kept)} trainable tokens of ${fate.truncated ? kept.toLocaleString('en-US') : count}: prepare drops it (${fate.reason})`,
-        });
-      }
-      if (detail)
-        view.detail = detailOf(
-          this.tokenizer,
-          this.specialSet,
-          r,
-          rec,
-          enc.ids,
-          enc.starts,
-          m,
-          renderConv,
-          built.messages,
-          template,
-          view.turns,
-          prefixRenders,
-        );
-    });
-    if (options.detailRecord !== undefined && !view.detail && built.records.length > 0) {
-      // Out of range: clamp to the last record.
-      const r = Math.min(Math.max(0, options.detailRecord), built.records.length - 1);
-      const rec = built.records[r];
-      const enc = this.encodeExact(rec.text);
-      view.detail = detailOf(
-        this.tokenizer,
-        this.specialSet,
-        r,
-        rec,
-        enc.ids,
-        enc.starts,
-        maskFromSpans(enc.starts, rec.spans),
-        renderConv,
-        built.messages,
-        template,
-        view.turns,
-        prefixRenders,
-      );
-    }
-    this.finishTotals(view);
-    view.verdict = verdictOfFates(
-      view.records.map((r) => r.fate),
-      built.targetErrors,
-    );
-    if (view.totals.estimated && !shorten) {
-      view.warnings.push({
-        code: 'estimated',
-        message: `token counts are estimates: the work cap tokenizes ${cap.toLocaleString('en-US')} characters per hover (setting eagle3prep.hover.maxTokenizedCharacters)`,
-      });
-    }
-    return view;
-  }
-
-  /** Encodes a whole text (no cap), through the encoding cache. */
-  private encodeExact(text: string): { ids: number[]; starts: number[]; cut: number } {
-    let e = this.encodings.get(text);
-    if (!e) {
-      const enc = this.tokenizer.encode(text);
-      e = { ids: enc.ids, starts: enc.starts };
-      this.encodings.set(text, e);
-    }
-    return { ...e, cut: text.length };
-  }
-
-  private finishTotals(view: RecordView): void {
-    view.totals = {
-      tokens: view.records.reduce((a, r) => a + r.tokens, 0),
-      trainableTokens: view.records.reduce((a, r) => a + r.trainableTokens, 0),
-      records: view.records.length,
-      estimated: view.records.some((r) => r.estimated) || view.turns.some((t) => t.estimated),
-    };
   }
 }
 
+/** A view before anything is known of the row (errored `invalid_json` until decided). */
+function emptyView(input: RowInput, options: RecordViewOptions, tokenizer: TargetTokenizer): RecordView {
+  return {
+    file: input.file,
+    line: input.line,
+    lineChars: input.text.length,
+    status: 'errored',
+    turns: [],
+    records: [],
+    totals: { tokens: 0, trainableTokens: 0, records: 0, estimated: false },
+    warnings: [],
+    notes: [],
+    tokenizer: { name: tokenizer.name, dir: tokenizer.dir },
+    mask: options.mask ?? 'assistant',
+    templateKwargs: options.templateKwargs ?? {},
+    verdict: { fate: 'errored', code: 'invalid_json' },
+  };
+}
+
 /**
- * A conversation's verdict from its records' fates, as the row processor decides it (records/fate.ts `rowFate`):
- * written when a record is (a record `prepare` splits counts once), else errored with the first target error,
- * else dropped with the last record's reason.
+ * The row's shape, and for a row the normalizer dropped or errored, its status, message, warning and verdict.
+ * @returns whether the row has conversations to show
  */
-function verdictOfFates(fates: readonly RecordSummary['fate'][], targetErrors: readonly { reason: string; message: string }[]): RowVerdict {
-  const written = fates.filter((f) => f === 'written' || f === 'truncated' || f === 'split').length;
-  const drops = fates.filter(isRecordDrop);
-  const row = rowFate({ written, drops, targetErrors });
-  if (row.fate === 'written') return { fate: 'written', records: written };
-  if (row.fate === 'errored') return { fate: 'errored', code: row.targetError.reason };
-  return { fate: 'dropped', code: row.reason };
+function decorateOutcome(view: RecordView, trace: RowTrace): boolean {
+  const d = trace.detailed;
+  if (d?.handler) view.shape = { format: d.handler.name, description: describeShape(d.handler, (d.row ?? {}) as Record<string, unknown>) };
+  const f = trace.fate;
+  if (trace.parts.length) return true;
+  if (f.fate === 'dropped') {
+    view.status = 'dropped';
+    view.reason = f.reason;
+    view.message = f.message;
+    view.warnings.push({ code: 'dropped', message: `dropped (${f.reason}): ${f.message}` });
+    view.verdict = { fate: 'dropped', code: f.reason };
+  } else if (f.fate === 'errored') {
+    view.message = f.message;
+    view.warnings.push(f.turn !== undefined ? { code: 'unknown_role', message: f.message, turn: f.turn } : { code: 'errored', message: f.message });
+    view.verdict = { fate: 'errored', code: f.code ?? 'errored' };
+  }
+  return false;
+}
+
+/** The shown conversation's id, notes and turns: where each lies in the line, its counts within the cap, a warning for an empty assistant turn. */
+function decorateTurns(
+  view: RecordView,
+  part: ConversationTrace,
+  text: string,
+  row: Record<string, unknown>,
+  fieldSource: Record<string, string>,
+  options: RecordViewOptions,
+): void {
+  const conv = part.conversation;
+  view.status = part.kind;
+  if (conv.unreadFields?.length)
+    view.warnings.push({ code: 'fields_not_read', message: `fields not read (neither a known field nor metadata): ${conv.unreadFields.join(', ')}` });
+  view.id = conv.id;
+  view.notes.push(...(conv.notes ?? []));
+  const ranges = turnRanges(text, view.shape?.description, conv.messages, row, fieldSource);
+  if (part.removed) {
+    const cap = options.maxTokenizedChars ?? Infinity;
+    const keep = Math.max(256, Math.floor(cap / Math.max(1, conv.messages.length)));
+    view.warnings.push({
+      code: 'estimated',
+      message: `the line has ${view.lineChars.toLocaleString('en-US')} characters, over 4 × the work cap (${cap.toLocaleString('en-US')}): turns were shortened to ${keep.toLocaleString('en-US')} characters for rendering; token counts are estimates`,
+    });
+  }
+  // Field positions are for the mask view's "reveal in source" (one parse of the line).
+  const tree = options.detailRecord !== undefined ? parseTree(text) : undefined;
+  conv.messages.forEach((m, i) => {
+    const counted = part.turns![i];
+    const fields = tree ? fieldRanges(tree, ranges[i], m) : undefined;
+    view.turns.push({ index: i, role: m.role, ...counted, target: false, range: ranges[i], ...(fields ? { fields } : {}) });
+    if (m.role === 'assistant' && !(m.content ?? '').trim() && !(m.reasoning_content ?? '').trim() && !m.tool_calls?.length)
+      view.warnings.push({
+        code: 'empty_assistant_turn',
+        message: `turn ${i + 1} (assistant) is empty: it has no text, reasoning or tool call, so it is not trained`,
+        turn: i,
+      });
+  });
+}
+
+/** One record as the view lists it: prepare's id, its counts, and its fate (`split` when prepare splits it past the work cap). */
+function recordSummary(rec: TracedRecord, r: number, part: ConversationTrace): RecordSummary {
+  const fate: RecordSummary['fate'] = rec.splitUp ? 'split' : rec.fate.written ? (rec.fate.truncated ? 'truncated' : 'written') : rec.fate.reason;
+  return {
+    index: r,
+    id: part.records.length > 1 ? `${part.conversation.id}#${r}` : part.conversation.id,
+    tokens: rec.tokens,
+    trainableTokens: rec.trainable,
+    estimated: rec.estimated,
+    targets: [...rec.targets],
+    chars: rec.text.text.length,
+    fate,
+  };
+}
+
+/** The warnings of a record that prepare does not write whole (split past the cap, too long, truncated, too little to train). */
+function recordWarnings(rec: TracedRecord, r: number, max: number | undefined, minTrainable: number | undefined): RecordView['warnings'] {
+  const out: RecordView['warnings'] = [];
+  const count = `${rec.estimated ? '≈' : ''}${rec.tokens.toLocaleString('en-US')}`;
+  const f = rec.fate;
+  const maxText = max?.toLocaleString('en-US');
+  if (rec.splitUp)
+    out.push({
+      code: 'record_split',
+      message: `record ${r + 1} has ${count} tokens, over the max length ${maxText}: prepare splits the conversation into records that fit (long records: split)`,
+    });
+  else if (!f.written && f.reason === 'too_long')
+    out.push({
+      code: 'too_long',
+      message: `record ${r + 1} has ${count} tokens, over the max length ${maxText}: prepare drops it (too_long) unless truncate is set`,
+    });
+  else if (f.truncated) out.push({ code: 'record_truncated', message: `record ${r + 1} has ${count} tokens: prepare keeps its first ${maxText} (truncate)` });
+  if (!f.written && f.reason === 'no_trainable_tokens')
+    out.push({ code: 'no_trainable_tokens', message: `record ${r + 1} has no trainable token${f.truncated ? ' after the cut' : ''}: prepare drops it` });
+  if (!f.written && f.reason === 'too_few_trainable_tokens') {
+    const trainable = trainableInOf(rec.mask, rec.tokens, rec.trainable)(f.truncated ? max! : rec.tokens);
+    out.push({
+      code: 'too_few_trainable_tokens',
+      message: `record ${r + 1} has ${trainable} trainable tokens, fewer than the minimum ${minTrainable}: prepare drops it`,
+    });
+  } else if (!f.written && f.reason !== 'too_long' && f.reason !== 'no_trainable_tokens') {
+    // Another record rule of records/fate.ts: its reason code, with the counts it decides on.
+    const kept = f.truncated ? max! : rec.tokens;
+    const trainable = trainableInOf(rec.mask, rec.tokens, rec.trainable)(kept);
+    out.push({
+      code: f.reason,
+      message: `record ${r + 1} has ${trainable} trainable tokens of ${kept.toLocaleString('en-US')}: prepare drops it (${f.reason})`,
+    });
+  }
+  return out;
+}
+
+/** The row's verdict from its trace: what prepare's outputs say of it. */
+function verdictOf(trace: RowTrace): RowVerdict {
+  const f = trace.fate;
+  if (f.fate === 'written') return { fate: 'written', records: f.records };
+  if (f.fate === 'setAside') return { fate: 'setAside' };
+  return f.fate === 'dropped' ? { fate: 'dropped', code: f.reason } : { fate: 'errored', code: f.code ?? 'errored' };
+}
+
+function finishTotals(view: RecordView): void {
+  view.totals = {
+    tokens: view.records.reduce((a, r) => a + r.tokens, 0),
+    trainableTokens: view.records.reduce((a, r) => a + r.trainableTokens, 0),
+    records: view.records.length,
+    estimated: view.records.some((r) => r.estimated) || view.turns.some((t) => t.estimated),
+  };
 }
 
 /** A shape's description of a row; a description that fails on odd data names the shape alone (the view never throws for data). */
@@ -513,42 +416,24 @@ function describeShape(handler: ShapeHandler, row: Record<string, unknown>): str
   }
 }
 
+const viewers = new Map<string, RecordViewer>();
+
 /**
- * A record's tokens and trainable tokens from its encoding, extrapolated past the part the work cap tokenized
- * (`estimated`): the last sampled token may be cut, so the rest is counted from its start at the observed rate.
+ * A {@link RecordViewer} for a tokenizer folder, loaded once per process and reloaded when one of its files
+ * (`tokenizer.json`, `tiktoken.model`, `tokenizer_config.json`, `chat_template.jinja`, `chat_template.json`) changes
+ * (by modification time and size: `tokenizerFilesStamp`).
+ * @param dir local model folder; undefined or '' = the embedded default
+ * @throws TokenizerLoadError as `loadTokenizer`
  */
-function countRecord(
-  rec: TextRecord,
-  enc: { ids: number[]; starts: number[]; cut: number; restRate?: number },
-  m: readonly number[],
-  budget: TokenBudget,
-): { tokens: number; trainable: number; estimated: boolean } {
-  let tokens = enc.ids.length;
-  let trainable = m.reduce((a, b) => a + b, 0);
-  if (enc.cut >= rec.text.length) return { tokens, trainable, estimated: false };
-  const from = enc.starts.length ? enc.starts[enc.starts.length - 1] : 0;
-  tokens -= 1;
-  trainable -= m.length ? m[m.length - 1] : 0;
-  const rate = enc.restRate ?? budget.rate(); // the record's own sampled rate (tokenEstimate.ts)
-  tokens += Math.round((rec.text.length - from) * rate);
-  trainable += Math.round(trainableChars(rec.spans, from, rec.text.length) * rate);
-  return { tokens, trainable, estimated: true };
-}
-
-/** The trainable tokens among a record's first `n` tokens: from the mask where it was tokenized, in proportion past that. */
-function trainableInOf(m: readonly number[], tokens: number, trainable: number): (n: number) => number {
-  return (n) => (n >= tokens ? trainable : n <= m.length ? m.slice(0, n).reduce((a, b) => a + b, 0) : Math.round((trainable * n) / tokens));
-}
-
-/** The record's fate as prepare decides it (records/fate.ts) under the view's options, and its summary (`split` when `--long split` splits it). */
-function recordFateOf(
-  tokens: number,
-  trainableIn: (n: number) => number,
-  options: RecordViewOptions,
-  mask: MaskPolicy,
-): { fate: ReturnType<typeof recordFate>; splitUp: boolean; summary: RecordSummary['fate'] } {
-  const splits = options.long === 'split' && mask !== 'non-system';
-  const fate = recordFate(tokens, trainableIn, { ...options, maxLength: splits ? undefined : options.maxLength, truncate: options.long === 'truncate' });
-  const splitUp = splits && options.maxLength !== undefined && tokens > options.maxLength;
-  return { fate, splitUp, summary: splitUp ? 'split' : fate.written ? (fate.truncated ? 'truncated' : 'written') : fate.reason };
+export function recordViewerFor(dir: string | undefined): RecordViewer {
+  const folder = dir ? resolve(dir) : '';
+  const stamp = folder ? tokenizerFilesStamp(folder) : 'embedded';
+  const key = `${folder}|${stamp}`;
+  let v = viewers.get(key);
+  if (!v) {
+    for (const k of viewers.keys()) if (k.startsWith(`${folder}|`)) viewers.delete(k);
+    v = new RecordViewer(loadTokenizer(dir || undefined));
+    viewers.set(key, v);
+  }
+  return v;
 }

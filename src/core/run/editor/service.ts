@@ -4,7 +4,7 @@
  * output indexes are kept between requests. Pure Node, no `vscode`.
  */
 import * as fs from 'node:fs';
-import { recordViewerFor } from '../../records/recordView';
+import { recordViewerFor } from '../../records/recordViewer';
 import { checkTemplate } from '../../records/checkTemplate';
 import { loadTokenizer } from '../../tokenizers/tokenizer';
 import { scanRowProblems } from './datasetScan';

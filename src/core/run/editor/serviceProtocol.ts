@@ -7,7 +7,7 @@
  * Run off the extension host's thread so a huge row or a hostile template can
  * neither freeze nor crash it. Plain structured-clone data; no `vscode`.
  */
-import type { RecordView, RecordViewOptions, RowInput } from '../../records/recordView';
+import type { RecordView, RecordViewOptions, RowInput } from '../../records/recordViewTypes';
 import type { TemplateCheck } from '../../records/checkTemplate';
 import type { OutputStats } from '../outputs/outputStats';
 import type { RowProblems } from './datasetScan';

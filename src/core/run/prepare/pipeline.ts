@@ -13,7 +13,7 @@ import { KEPT_REASON, RECORDS_DIR, removedReason, SPECULATORS_DIR } from '../out
 import { version as PACKAGE_VERSION } from '../../../../package.json';
 import { writeReports } from '../reports/report';
 import { targetSizesOf, TokenCounter, tokenCountsJson } from '../outputs/tokenCounts';
-import { longPolicyOf } from '../../records/rowProcessor';
+import { longPolicyOf } from '../../records/rowTraceTypes';
 import type { MaskPolicy } from '../../types';
 import { emptyFileReport, fileFailure, leaveOut, type FailurePolicy } from '../reports/accounting';
 import { fileWarnings } from '../reports/status';
