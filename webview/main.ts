@@ -11,7 +11,6 @@ import '@vscode-elements/elements/dist/vscode-textfield/index.js';
 import '@vscode-elements/elements/dist/vscode-badge/index.js';
 import '@vscode-elements/elements/dist/vscode-divider/index.js';
 import './style.css';
-import type { RecordView, TokenView } from '../src/core/records/recordViewTypes';
 import {
   type ExactCounts,
   type HostMessage,

@@ -19,7 +19,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RecordView } from '../core/records/recordViewTypes';
-import { OUTPUT_FILES } from '../core/run/outputFiles';
 import { readHoverCap, readPrepareSettings } from './config';
 import { exactRecordsFor } from './exactCounts';
 import { hoverErrorMarkdown, hoverKey, hoverMarkdown, hoverViewOptions, turnAt } from './hoverModel';

@@ -18,7 +18,7 @@
  */
 import * as vscode from 'vscode';
 import type { RecordView, RecordViewOptions, TurnField } from '../core/records/recordViewTypes';
-import { rowCountOptions, withRowCounts } from '../core/records/rowCounts';
+import { withRowCounts } from '../core/records/rowCounts';
 import { exactRecordsFor } from './exactCounts';
 import { lineIndexFor } from './lineIndex';
 import { changedSettings, readHoverCap, readPrepareSettings } from './config';
