@@ -76,6 +76,9 @@ export interface ModelFolderOptions {
   generationConfig?: Record<string, unknown>;
 }
 
+/** The parsed `tokenizer.json` of each base vocabulary {@link buildModelFolder} used (read-only: it copies what it changes). */
+const baseTokenizers = new Map<string, Record<string, unknown>>();
+
 /**
  * A model folder built from a real vocabulary plus a family's control tokens, as
  * `shared/fixtures/templates/README.md` describes (Qwen3's byte-level BPE + the family's
@@ -85,9 +88,12 @@ export interface ModelFolderOptions {
  */
 export function buildModelFolder(opts: ModelFolderOptions): string {
   const baseDir = lenmlModelDir(opts.base ?? 'qwen3');
-  const tj = JSON.parse(readFileSync(join(baseDir, 'tokenizer.json'), 'utf8'));
+  // The base tokenizer.json is parsed once per process (11–33 MB: ~0.2 s each time); only its added tokens change here, so they are copied.
+  const base = baseTokenizers.get(baseDir) ?? JSON.parse(readFileSync(join(baseDir, 'tokenizer.json'), 'utf8'));
+  baseTokenizers.set(baseDir, base);
+  const tj = { ...base, added_tokens: (base.added_tokens as object[]).map((t) => ({ ...t })) };
   const config = opts.tokenizerConfig ?? JSON.parse(readFileSync(join(baseDir, 'tokenizer_config.json'), 'utf8'));
-  const added: { id: number; content: string; special: boolean }[] = tj.added_tokens;
+  const added: { id: number; content: string; special: boolean }[] = tj.added_tokens as never;
   for (const [key, v] of Object.entries((config.added_tokens_decoder ?? {}) as Record<string, any>)) {
     const id = Number(key);
     const have = added.find((t) => t.id === id);
