@@ -77,6 +77,9 @@ export interface ModelFolderOptions {
   generationConfig?: Record<string, unknown>;
 }
 
+/** The parsed `tokenizer.json` of each base vocabulary {@link buildModelFolder} used (read-only: it copies what it changes). */
+const baseTokenizers = new Map<string, Record<string, unknown>>();
+
 /**
  * A model folder built from a real vocabulary plus a family's control tokens, as
  * `shared/fixtures/templates/README.md` describes (Qwen3's byte-level BPE + the family's
@@ -86,9 +89,12 @@ export interface ModelFolderOptions {
  */
 export function buildModelFolder(opts: ModelFolderOptions): string {
   const baseDir = lenmlModelDir(opts.base ?? 'qwen3');
-  const tj = JSON.parse(readFileSync(join(baseDir, 'tokenizer.json'), 'utf8'));
+  // The base tokenizer.json is parsed once per process (11–33 MB: ~0.2 s each time); only its added tokens change here, so they are copied.
+  const base = baseTokenizers.get(baseDir) ?? JSON.parse(readFileSync(join(baseDir, 'tokenizer.json'), 'utf8'));
+  baseTokenizers.set(baseDir, base);
+  const tj = { ...base, added_tokens: (base.added_tokens as object[]).map((t) => ({ ...t })) };
   const config = opts.tokenizerConfig ?? JSON.parse(readFileSync(join(baseDir, 'tokenizer_config.json'), 'utf8'));
-  const added: { id: number; content: string; special: boolean }[] = tj.added_tokens;
+  const added: { id: number; content: string; special: boolean }[] = tj.added_tokens as never;
   for (const [key, v] of Object.entries((config.added_tokens_decoder ?? {}) as Record<string, any>)) {
     const id = Number(key);
     const have = added.find((t) => t.id === id);
@@ -164,4 +170,68 @@ export function kimiModelFolder(template: string): string {
 export function allRecordViews(viewer: RecordViewer, text: string, file: string, line: number, opts: RecordViewOptions = {}): RecordView[] {
   const first = viewer.view({ text, file, line }, { ...opts, detailRecord: 0 });
   return first.records.map((_, r) => (r === 0 ? first : viewer.view({ text, file, line }, { ...opts, detailRecord: r })));
+}
+
+/** What {@link runCli} returns: the exit code and everything the command wrote (as `spawnSync` with `encoding: 'utf8'` gives them). */
+export interface CliResult {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
+
+let cliQueue: Promise<unknown> = Promise.resolve();
+
+/**
+ * Runs the CLI (`src/cli.ts` `main`) in this process with `args`, as `eagle3-prep <args>` would run in a child:
+ * its exit code, and its stdout and stderr captured (the process's own writes are held back meanwhile).
+ * For tests about what a command does, not about the process (signals, exit on a closed pipe, heap limits, the
+ * built `dist/cli.js`): it saves the ~1 s of CPU a `node --import tsx` child spends starting, and the modules,
+ * tokenizers and templates the process has loaded stay loaded for the next call. Calls run one at a time (the
+ * capture is process-wide); `cwd` and `env` (a variable set to `undefined` is removed) apply for the call's duration.
+ * Only text is captured: under `node --test` the runner's own reports to its parent are bytes and pass through.
+ */
+export function runCli(args: string[], opts: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<CliResult> {
+  const next = cliQueue.then(() => runCliNow(args, opts));
+  cliQueue = next.catch(() => undefined);
+  return next;
+}
+
+async function runCliNow(args: string[], opts: { cwd?: string; env?: Record<string, string | undefined> }): Promise<CliResult> {
+  const { main } = require('../src/cli') as typeof import('../src/cli');
+  const captured = { stdout: '', stderr: '' };
+  const streams = [
+    ['stdout', process.stdout],
+    ['stderr', process.stderr],
+  ] as const;
+  const writes = streams.map(([, s]) => s.write);
+  streams.forEach(([name, s]) => {
+    const write = s.write;
+    s.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      // Bytes are the test runner's own reports to its parent (node --test's child protocol); the CLI writes text.
+      if (typeof chunk !== 'string') return write.call(s, chunk, ...(rest as []));
+      captured[name] += chunk;
+      const cb = rest.find((x) => typeof x === 'function') as (() => void) | undefined;
+      if (cb) process.nextTick(cb);
+      return true;
+    }) as typeof s.write;
+  });
+  const cwd = process.cwd();
+  const envBefore: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(opts.env ?? {})) {
+    envBefore[k] = process.env[k];
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+  if (opts.cwd) process.chdir(opts.cwd);
+  try {
+    const status = await main(args);
+    return { status, ...captured };
+  } finally {
+    streams.forEach(([, s], i) => (s.write = writes[i]));
+    process.chdir(cwd);
+    for (const [k, v] of Object.entries(envBefore)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
 }

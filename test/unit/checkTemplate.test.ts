@@ -5,14 +5,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import type { TargetTokenizer } from '../../src/core/tokenizers/types';
 import { checkTemplate, type TemplateCheck } from '../../src/core/records/checkTemplate';
 import { formatTemplateCheck } from '../../src/core/records/checkTemplateFormat';
-import { lenmlModelDir } from '../helpers';
+import { lenmlModelDir, runCli } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
 const FIX = join(__dirname, '..', 'fixtures');
@@ -236,17 +235,14 @@ test('formatTemplateCheck: findings, then records with spans marked (⟦⟧ with
   assert.match(g, /probe tool_call .*\n {2}template error: Conversation roles must alternate/);
 });
 
-function cli(...args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args], {
-    encoding: 'utf8',
-    cwd: ROOT,
-    env: { ...process.env, NO_COLOR: '' },
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+/** The CLI in this process (runCli). */
+async function cli(...args: string[]) {
+  const r = await runCli(args, { cwd: ROOT, env: { NO_COLOR: '' } });
+  return { code: r.status as number | null, stdout: r.stdout, stderr: r.stderr };
 }
 
-test('CLI check-template --json prints the TemplateCheck of the given tokenizer', () => {
-  const r = cli('check-template', '--tokenizer', lenmlModelDir('deepseek_v3'), '--json');
+test('CLI check-template --json prints the TemplateCheck of the given tokenizer', async () => {
+  const r = await cli('check-template', '--tokenizer', lenmlModelDir('deepseek_v3'), '--json');
   assert.equal(r.code, 0, r.stderr);
   const o = JSON.parse(r.stdout);
   assert.equal(o.schema_version, 1);
@@ -257,24 +253,24 @@ test('CLI check-template --json prints the TemplateCheck of the given tokenizer'
     o.records.map((p: any) => p.probe),
     ['single_turn', 'multi_turn', 'tool_call', 'reasoning', 'agent_reasoning', 'trailing_tool_result'],
   );
-  const k = cli('check-template', '--json', '--template-kwargs', '{"enable_thinking": false}');
+  const k = await cli('check-template', '--json', '--template-kwargs', '{"enable_thinking": false}');
   assert.equal(k.code, 0, k.stderr);
   assert.equal(JSON.parse(k.stdout).generation_prompt_scaffold, '<think>\n\n</think>\n\n');
   assert.deepEqual(JSON.parse(k.stdout).template_kwargs, { enable_thinking: false });
 });
 
-test('CLI check-template without --json: text report, no color when stdout is not a TTY, spans marked', () => {
-  const r = cli('check-template');
+test('CLI check-template without --json: text report, no color when stdout is not a TTY, spans marked', async () => {
+  const r = await cli('check-template');
   assert.equal(r.code, 0, r.stderr);
   assert.ok(!r.stdout.includes('\x1b['));
   assert.match(r.stdout, /^Chat template check: Qwen3 \(embedded default\)/);
   assert.ok(r.stdout.includes('⟦') && r.stdout.includes('⟧'));
   assert.ok(r.stdout.includes('probe reasoning'));
-  const bad = cli('check-template', '--template-kwargs', '{oops');
+  const bad = await cli('check-template', '--template-kwargs', '{oops');
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /option '--template-kwargs <json>' argument '\{oops' is invalid\. It is not valid JSON/);
-  assert.equal(cli('check-template', 'extra').code, 2);
-  const missing = cli('check-template', '--tokenizer', join(ROOT, 'no-such-folder'));
+  assert.equal((await cli('check-template', 'extra')).code, 2);
+  const missing = await cli('check-template', '--tokenizer', join(ROOT, 'no-such-folder'));
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /tokenizer folder not found/);
 });
@@ -309,7 +305,7 @@ test('fixture templates: check-template shows the v1.4 decisions with their evid
   assert.equal(qwq.turns.find((t) => t.probe === 'reasoning' && t.turn === 1)!.trained, 'Add two and two.\n</think>\n\n4<|im_end|>');
   assert.ok(qwq.warnings.some((w) => w.probe === 'single_turn' && w.code === 'reasoning_missing_after_prefill'));
   // The CLI prints the same fields.
-  const r = cli('check-template', '--tokenizer', glmDir, '--json');
+  const r = await cli('check-template', '--tokenizer', glmDir, '--json');
   assert.equal(r.code, 0, r.stderr);
   const o = JSON.parse(r.stdout);
   assert.deepEqual(Object.keys(o.probe_decisions[0]), [

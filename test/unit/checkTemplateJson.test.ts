@@ -5,13 +5,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { fromSnakeJson } from '../../src/core/run/reports/jsonCase';
 import { checkTemplate, type TemplateCheck } from '../../src/core/records/checkTemplate';
 import { formatTemplateCheck } from '../../src/core/records/checkTemplateFormat';
-import { lenmlModelDir } from '../helpers';
+import { lenmlModelDir, runCli } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -25,17 +24,10 @@ function parseCheckTemplateJson(text: string): TemplateCheck {
   return check;
 }
 
-test('check-template --json read back: the TemplateCheck of the core, with the same readable findings', () => {
+test('check-template --json read back: the TemplateCheck of the core, with the same readable findings', async () => {
   const dir = lenmlModelDir('qwen3');
   const kwargs = { enable_thinking: false };
-  const r = spawnSync(
-    process.execPath,
-    ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'check-template', '--tokenizer', dir, '--template-kwargs', JSON.stringify(kwargs), '--json'],
-    {
-      encoding: 'utf8',
-      cwd: ROOT,
-    },
-  );
+  const r = await runCli(['check-template', '--tokenizer', dir, '--template-kwargs', JSON.stringify(kwargs), '--json'], { cwd: ROOT });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /"template_kwargs": \{\s*"enable_thinking": false\s*\}/, 'the document is snake_case, the kwargs kept as given');
   const read = parseCheckTemplateJson(r.stdout);

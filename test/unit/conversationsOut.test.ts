@@ -9,7 +9,6 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { prepare } from '../../src/core/run/prepare/pipeline';
@@ -19,7 +18,7 @@ import { mergeReports, mergeShardResults } from '../../src/core/run/jobs/mergeRe
 import { conversationLine, sharegptLine } from '../../src/core/records/conversationLines';
 import { CODES, isDataChanging } from '../../src/core/codes';
 import type { Conversation } from '../../src/core/types';
-import { buildModelFolder, tempDir, writeJsonl } from '../helpers';
+import { buildModelFolder, runCli, tempDir, writeJsonl } from '../helpers';
 
 process.env.XDG_CACHE_HOME ??= tempDir('eagle3-cache-');
 const ROOT = join(__dirname, '..', '..');
@@ -319,13 +318,12 @@ test('prepare --format messages: a conversation longer than --max-length is note
   assert.equal(readReport(join(out, 'report.json')).report.outputs.tokenizedData, join(out, 'data', 'tokenized_data.jsonl'));
 });
 
-test('CLI: --trainer modelopt writes conversations.jsonl by default and points data.data_path at it; --format messages refused for SpecForge', () => {
+test('CLI: --trainer modelopt writes conversations.jsonl by default and points data.data_path at it; --format messages refused for SpecForge', async () => {
   const dir = tempDir();
   const file = writeJsonl(ROWS, 'rows.jsonl', dir);
   const out = join(dir, 'out');
-  const cli = (...args: string[]) =>
-    spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'prepare', ...args], { encoding: 'utf8', cwd: ROOT });
-  const run = cli(file, '--out', out, '--trainer', 'modelopt', '--workers', '1');
+  const cli = (...args: string[]) => runCli(['prepare', ...args], { cwd: ROOT });
+  const run = await cli(file, '--out', out, '--trainer', 'modelopt', '--workers', '1');
   assert.equal(run.status, 0, run.stderr);
   assert.deepEqual(lines(join(out, 'conversations.jsonl')), expectedMessages(file));
   assert.ok(!existsSync(join(out, 'conversations_sharegpt.jsonl')));
@@ -334,12 +332,12 @@ test('CLI: --trainer modelopt writes conversations.jsonl by default and points d
   assert.match(run.stdout, new RegExp(` data\\.data_path=${join(out, 'conversations.jsonl').replace(/[.]/g, '\\.')} training\\.training_seq_len=2048 `));
   assert.doesNotMatch(run.stdout, /eagle_/);
   // EAGLE: the ShareGPT file, and --trainpath at it.
-  const eagle = cli(file, '--out', join(dir, 'eagle'), '--trainer', 'eagle', '--workers', '1');
+  const eagle = await cli(file, '--out', join(dir, 'eagle'), '--trainer', 'eagle', '--workers', '1');
   assert.equal(eagle.status, 0, eagle.stderr);
   assert.deepEqual(lines(join(dir, 'eagle', 'conversations_sharegpt.jsonl')), expectedSharegpt(file));
   assert.match(eagle.stdout, new RegExp(`--trainpath ${join(dir, 'eagle', 'conversations_sharegpt.jsonl').replace(/[.]/g, '\\.')} `));
   // A trainer that reads records refuses conversations.
-  const refused = cli(file, '--out', join(dir, 'sf'), '--trainer', 'specforge', '--format', 'messages');
+  const refused = await cli(file, '--out', join(dir, 'sf'), '--trainer', 'specforge', '--format', 'messages');
   assert.equal(refused.status, 2);
   assert.match(refused.stderr, /SpecForge reads JSONL records, not conversations: use --format jsonl or both with --trainer specforge/);
 });
@@ -463,14 +461,7 @@ test('--trainer eagle with no conversation EAGLE can read: the run fails with th
     "--trainer eagle: conversations_sharegpt.jsonl holds no conversation: EAGLE's main.py cannot read any of the 1 written conversation as it is (eagle_reasoning ×1), so --trainer eagle has nothing to train on. --trainer modelopt reads conversations.jsonl (tool turns and reasoning included); --format jsonl writes records for SpecForge or speculators; or --allow-empty to write the files anyway",
   ]);
   assert.equal(existsSync(out), false, 'a failed run writes nothing');
-  const run = spawnSync(
-    process.execPath,
-    ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'prepare', file, '--out', out, '--trainer', 'eagle', '--allow-empty', '--workers', '1'],
-    {
-      cwd: ROOT,
-      encoding: 'utf8',
-    },
-  );
+  const run = await runCli(['prepare', file, '--out', out, '--trainer', 'eagle', '--allow-empty', '--workers', '1'], { cwd: ROOT });
   assert.equal(run.status, 0, run.stderr);
   assert.equal(readFileSync(join(out, 'conversations_sharegpt.jsonl'), 'utf8'), '');
   assert.match(run.stdout, /^ {2}NO TRAIN COMMAND: conversations_sharegpt\.jsonl holds no conversation: .*--trainer modelopt reads conversations\.jsonl/m);

@@ -7,7 +7,6 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CODES } from '../../src/core/codes';
@@ -19,7 +18,7 @@ import { viewRow } from '../../src/core/run/editor/fileRows';
 import { inspectFile } from '../../src/core/run/inputs/inspect';
 import { prepare } from '../../src/core/run/prepare/pipeline';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
-import { lenmlModelDir, tempDir, writeJsonl } from '../helpers';
+import { lenmlModelDir, runCli, tempDir, writeJsonl } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
 const FIXTURE = join(__dirname, '..', 'fixtures', 'formats', 'agent-event-log.jsonl');
@@ -219,12 +218,9 @@ test('event log: one line read on its own (hover, mask view) says it is an event
   assert.match(inFile.message ?? '', /^line 2 is a message inside the conversations? of lines? [\d, ]+.*event-log: the file is read whole/);
 });
 
-test('CLI: prepare --json and inspect --json on an event log; accounting adds up', () => {
+test('CLI: prepare --json and inspect --json on an event log; accounting adds up', async () => {
   const out = tempDir();
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'prepare', FIXTURE, '--out', out, '--json'], {
-    encoding: 'utf8',
-    cwd: ROOT,
-  });
+  const r = await runCli(['prepare', FIXTURE, '--out', out, '--json'], { cwd: ROOT });
   assert.equal(r.status, 0, r.stderr);
   const f = JSON.parse(r.stdout).files[0];
   assert.deepEqual([f.rows_read, f.rows_written, f.rows_set_aside, f.rows_dropped, f.rows_errored], [19, 14, 0, 5, 0]);
@@ -234,7 +230,7 @@ test('CLI: prepare --json and inspect --json on an event log; accounting adds up
       .split('\n').length,
     5,
   );
-  const ins = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'inspect', FIXTURE], { encoding: 'utf8', cwd: ROOT });
+  const ins = await runCli(['inspect', FIXTURE], { cwd: ROOT });
   assert.equal(ins.status, 0, ins.stderr);
   assert.match(ins.stdout, /: event-log\n/);
   assert.match(ins.stdout, /18\/19 rows: agent CLI event lines: the file is read whole and its events joined by parentUuid/);

@@ -4,7 +4,6 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -12,7 +11,7 @@ import { prepare } from '../../src/core/run/prepare/pipeline';
 import { defaultOutDir } from '../../src/core/run/inputs/inputs';
 import { type PrepareProgress } from '../../src/core/run/contract';
 import { preflightFile, PREFLIGHT_ROWS } from '../../src/core/run/inputs/preflight';
-import { tempDir, writeJsonl } from '../helpers';
+import { runCli, tempDir, writeJsonl } from '../helpers';
 
 /** `n` chat rows of a few dozen tokens each, distinct per file. */
 function chats(tag: string, n: number): object[] {
@@ -137,15 +136,12 @@ test('an unreadable file (damaged compression at its start) or an empty one fail
   assert.match(res.failures[0], /broken\.jsonl\.gz: cannot read: /);
 });
 
-test('without --out (one folder per input) a bad input fails the command before the other inputs are processed; the summary names them and the ways out', () => {
+test('without --out (one folder per input) a bad input fails the command before the other inputs are processed; the summary names them and the ways out', async () => {
   const dir = tempDir();
   const bad = writeJsonl([{ foo: 1 }, { foo: 2 }], 'bad.jsonl', dir);
   const goods = [0, 1].map((k) => writeJsonl(chats(`c${k}`, 3), `good${k}.jsonl`, dir));
   const root = join(__dirname, '..', '..');
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli.ts'), 'prepare', bad, ...goods, '--workers', '1'], {
-    encoding: 'utf8',
-    cwd: root,
-  });
+  const r = await runCli(['prepare', bad, ...goods, '--workers', '1'], { cwd: root });
   assert.equal(r.status, 1, r.stderr);
   assert.match(
     r.stdout,

@@ -13,12 +13,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inspectFile } from '../../src/core/run/inputs/inspect';
 import { prepare } from '../../src/core/run/prepare/pipeline';
-import { tempDir, writeJsonl } from '../helpers';
+import { runCli, tempDir, writeJsonl } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
 const turns = (r: Awaited<ReturnType<typeof inspectFile>>) => r.records.map((x) => [x.id, x.messages.map((m) => [m.role, m.content, m.reasoning_content])]);
@@ -335,15 +334,15 @@ test('eagle3prep.jsonc "reading": {"answers"} chooses all / first / best; an inv
   await assert.rejects(inspectFile(file), /"reading": "answers" must be "best" or "all" or "first", got "longest"/);
 });
 
-test('through the CLI: inspect --json trains the preferred output; prepare --strict fails on unread model text and names the code', () => {
+test('through the CLI: inspect --json trains the preferred output; prepare --strict fails on unread model text and names the code', async () => {
   const dir = tempDir();
   const pairs = writeJsonl(
     [{ instruction: 'Name a prime number.', output_1: 'Nine is a prime number.', output_2: 'Seven is a prime number.', preference: 2 }],
     'pairs.jsonl',
     dir,
   );
-  const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args], { encoding: 'utf8', cwd: ROOT });
-  const i = run(['inspect', pairs, '--json']);
+  const run = (args: string[]) => runCli(args, { cwd: ROOT });
+  const i = await run(['inspect', pairs, '--json']);
   assert.equal(i.status, 0, i.stderr);
   const j = JSON.parse(i.stdout);
   assert.equal(j.format, 'prompt-answers');
@@ -365,7 +364,7 @@ test('through the CLI: inspect --json trains the preferred output; prepare --str
     'judged.jsonl',
     dir,
   );
-  const p = run(['prepare', judged, '--strict', '--out', join(dir, 'out')]);
+  const p = await run(['prepare', judged, '--strict', '--out', join(dir, 'out')]);
   assert.equal(p.status, 1, p.stdout + p.stderr);
   assert.match(p.stdout + p.stderr, /longest_text_not_read/);
 });
@@ -449,18 +448,18 @@ test('--answers best|all|first on inspect and prepare: wins over eagle3prep.json
   assert.equal(f.notes.answers_as_records, 2);
   // Through the CLI: prepare --answers best over the file whose eagle3prep.jsonc says first.
   const ROOT = join(__dirname, '..', '..');
-  const cli = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args], { encoding: 'utf8', cwd: ROOT });
-  const ins = cli('inspect', file, '--json', '--answers', 'best');
+  const cli = (...args: string[]) => runCli(args, { cwd: ROOT });
+  const ins = await cli('inspect', file, '--json', '--answers', 'best');
   assert.equal(ins.status, 0, ins.stderr);
   assert.deepEqual(
     JSON.parse(ins.stdout).records.map((x: { id: string }) => x.id),
     ['answers.jsonl:1', 'answers.jsonl:2/1', 'answers.jsonl:2/2'],
   );
-  const p = cli('prepare', file, '--out', tempDir(), '--json', '--answers', 'best');
+  const p = await cli('prepare', file, '--out', tempDir(), '--json', '--answers', 'best');
   assert.equal(p.status, 0, p.stderr);
   const pf = JSON.parse(p.stdout).files[0];
   assert.deepEqual([pf.rows_read, pf.rows_written, pf.notes.preferred_answer_used, pf.notes.answers_as_records], [2, 2, 1, 1]);
-  const bad = cli('prepare', file, '--out', tempDir(), '--answers', 'longest');
+  const bad = await cli('prepare', file, '--out', tempDir(), '--answers', 'longest');
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /--answers.*longest/);
 });

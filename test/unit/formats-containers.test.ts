@@ -13,7 +13,7 @@ import { gzipSync } from 'node:zlib';
 import { inspectFile } from '../../src/core/run/inputs/inspect';
 import { prepare } from '../../src/core/run/prepare/pipeline';
 import { readRows } from '../../src/core/read/readers';
-import { tempDir } from '../helpers';
+import { runCli, tempDir } from '../helpers';
 
 const rowA = { prompt: 'Say A', response: 'A' };
 const rowB = {
@@ -241,11 +241,10 @@ test('Python NaN/Infinity values, a JSONL line holding a conversation list or se
 });
 
 test('CLI: inspect --json exits 1 naming the file on clear failures and on files whose rows all fail; 0 with the JSON otherwise', async () => {
-  const { spawnSync } = await import('node:child_process');
   const root = join(__dirname, '..', '..');
-  const run = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli.ts'), ...args], { encoding: 'utf8', cwd: root });
+  const run = (...args: string[]) => runCli(args, { cwd: root });
   const tok = file('tok.jsonl', '{"input_ids": [1, 2], "attention_mask": [1, 1]}\n');
-  let r = run('inspect', '--json', tok);
+  let r = await run('inspect', '--json', tok);
   assert.equal(r.status, 1);
   assert.ok(r.stderr.includes(tok) && /already tokenized/.test(r.stderr), r.stderr);
   const bad = file(
@@ -257,12 +256,12 @@ test('CLI: inspect --json exits 1 naming the file on clear failures and on files
       ],
     }) + '\n',
   );
-  r = run('inspect', '--json', bad);
+  r = await run('inspect', '--json', bad);
   assert.equal(r.status, 1);
   assert.equal(JSON.parse(r.stdout).skipped[0].code, 'unknown_role');
   assert.match(r.stderr, /no usable record: all 1 rows skipped \(first: line 1: errored unknown_role: unknown role "narrator"/);
   const good = file('ok.jsonl', jsonl);
-  r = run('inspect', '--json', good);
+  r = await run('inspect', '--json', good);
   assert.equal(r.status, 0, r.stderr);
   assert.equal(JSON.parse(r.stdout).rows_read, 2);
 });

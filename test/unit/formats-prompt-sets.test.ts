@@ -14,14 +14,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generate } from '../../src/core/generate/run';
 import { inspectFile } from '../../src/core/run/inputs/inspect';
 import { prepare } from '../../src/core/run/prepare/pipeline';
 import { startFakeServer } from '../support/fakeOpenAIServer';
-import { tempDir, writeJsonl } from '../helpers';
+import { runCli, tempDir, writeJsonl } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -193,7 +192,7 @@ test('strings without evidence of who speaks are never read as a dialogue: answe
     );
     return true;
   });
-  const cli = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'inspect', answers, '--json'], { encoding: 'utf8', cwd: ROOT });
+  const cli = await runCli(['inspect', answers, '--json'], { cwd: ROOT });
   assert.notEqual(cli.status, 0);
   assert.match(cli.stderr, /choices\[0\]\.turns/);
   // Plain strings under a conversation-like name, without markers: not read either (who speaks is not known).
@@ -411,7 +410,7 @@ test('a suggested mapping is shown only when it reads the row: exchanges keyed b
   );
 });
 
-test('CLI: prepare --json over the classes of this file; every row written, set aside, dropped or errored, and they add up', () => {
+test('CLI: prepare --json over the classes of this file; every row written, set aside, dropped or errored, and they add up', async () => {
   const dir = tempDir();
   writeJsonl(bfclRows, 'multi_turn.json', dir);
   writeJsonl(
@@ -449,14 +448,7 @@ test('CLI: prepare --json over the classes of this file; every row written, set 
   );
   const out = tempDir();
   const names = ['multi_turn.json', 'kto.jsonl', 'layouts.jsonl', 'strings_batch.jsonl'];
-  const r = spawnSync(
-    process.execPath,
-    ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'prepare', ...names.map((n) => join(dir, n)), '--out', out, '--json'],
-    {
-      encoding: 'utf8',
-      cwd: ROOT,
-    },
-  );
+  const r = await runCli(['prepare', ...names.map((n) => join(dir, n)), '--out', out, '--json'], { cwd: ROOT });
   assert.equal(r.status, 0, r.stderr);
   const rep = JSON.parse(r.stdout);
   const got = Object.fromEntries(

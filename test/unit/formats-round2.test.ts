@@ -7,7 +7,6 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { normalizeRow } from '../../src/core/formats/normalize';
@@ -16,7 +15,7 @@ import { inspectFile, type InspectResult } from '../../src/core/run/inputs/inspe
 import { mergeShardResults } from '../../src/core/run/jobs/mergeReports';
 import { prepare } from '../../src/core/run/prepare/pipeline';
 import { startFakeServer } from '../support/fakeOpenAIServer';
-import { tempDir, writeJsonl } from '../helpers';
+import { runCli, tempDir, writeJsonl } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
 const DIR = join(__dirname, '..', 'fixtures', 'formats');
@@ -658,13 +657,10 @@ test('prepare over every fixture (Qwen3): rows add up per file; unread_fields em
   assert.equal(by['self-instruct.jsonl'].recordsWritten >= 3, true);
 });
 
-test('CLI: prepare and inspect --json over the issue 12 fixtures; accounting adds up per file', () => {
+test('CLI: prepare and inspect --json over the issue 12 fixtures; accounting adds up per file', async () => {
   const names = Object.keys(ROUND2);
   const out = tempDir();
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'prepare', ...names.map(fx), '--out', out, '--json'], {
-    encoding: 'utf8',
-    cwd: ROOT,
-  });
+  const r = await runCli(['prepare', ...names.map(fx), '--out', out, '--json'], { cwd: ROOT });
   assert.equal(r.status, 0, r.stderr);
   const rep = JSON.parse(r.stdout);
   for (const f of rep.files) {
@@ -676,10 +672,7 @@ test('CLI: prepare and inspect --json over the issue 12 fixtures; accounting add
   const prompts = readFileSync(join(out, 'prompts_to_generate.jsonl'), 'utf8').trim().split('\n');
   // 3 MT-bench questions + 2 undesirable KTO rows' prompts + the unanswered OpenAssistant prompt + the user-only "draft" conversation beside "final"
   assert.equal(prompts.length, 7);
-  const ins = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'inspect', fx('oasst-flat.jsonl'), '--json'], {
-    encoding: 'utf8',
-    cwd: ROOT,
-  });
+  const ins = await runCli(['inspect', fx('oasst-flat.jsonl'), '--json'], { cwd: ROOT });
   assert.equal(ins.status, 0, ins.stderr);
   const o = JSON.parse(ins.stdout);
   assert.equal(o.records.length + o.skipped.length + o.part_of.length, o.rows_read);

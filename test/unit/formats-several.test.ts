@@ -12,14 +12,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { detectDatasetFormat } from '../../src/core/run/editor/datasetScan';
 import { inspectFile } from '../../src/core/run/inputs/inspect';
 import { prepare } from '../../src/core/run/prepare/pipeline';
 import { recordViewerFor } from '../../src/core/records/recordViewer';
-import { tempDir, writeJsonl } from '../helpers';
+import { runCli, tempDir, writeJsonl } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
 const turns = (r: Awaited<ReturnType<typeof inspectFile>>) =>
@@ -184,18 +183,15 @@ test('several conversations: a mappings entry in eagle3prep.jsonc reads the one 
   assert.deepEqual(Object.keys(r.unread_fields), ['messages']);
 });
 
-test('CLI: prepare --json and inspect --json on rows holding several conversations; accounting adds up', () => {
+test('CLI: prepare --json and inspect --json on rows holding several conversations; accounting adds up', async () => {
   const file = writeJsonl(SEVERAL, 'several.jsonl');
   const out = tempDir();
-  const p = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'prepare', file, '--out', out, '--json'], {
-    encoding: 'utf8',
-    cwd: ROOT,
-  });
+  const p = await runCli(['prepare', file, '--out', out, '--json'], { cwd: ROOT });
   assert.equal(p.status, 0, p.stderr);
   const f = JSON.parse(p.stdout).files[0];
   assert.deepEqual([f.rows_read, f.rows_written, f.rows_set_aside, f.rows_dropped, f.rows_errored, f.records_written], [6, 6, 0, 0, 0, 10]);
   assert.equal(f.rows_written + f.rows_set_aside + f.rows_dropped + f.rows_errored, f.rows_read);
-  const i = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'inspect', file, '--json'], { encoding: 'utf8', cwd: ROOT });
+  const i = await runCli(['inspect', file, '--json'], { cwd: ROOT });
   assert.equal(i.status, 0, i.stderr);
   const o = JSON.parse(i.stdout);
   assert.deepEqual(
@@ -265,10 +261,10 @@ test('field roles in the evidence: which field is the answer, the prompt, a labe
   const hover = await detectDatasetFormat(file);
   assert.deepEqual(hover.evidence.slice(1, 4), ROLE_LINES);
   // The CLI: inspect prints them under the format, and in --json.
-  const text = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'inspect', file], { encoding: 'utf8', cwd: ROOT });
+  const text = await runCli(['inspect', file], { cwd: ROOT });
   assert.equal(text.status, 0, text.stderr);
   for (const l of ROLE_LINES) assert.ok(text.stdout.includes(`  - ${l}\n`), `${l}\n${text.stdout}`);
-  const json = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'inspect', file, '--json'], { encoding: 'utf8', cwd: ROOT });
+  const json = await runCli(['inspect', file, '--json'], { cwd: ROOT });
   assert.deepEqual(JSON.parse(json.stdout).evidence.slice(1, 4), ROLE_LINES);
 });
 
@@ -344,10 +340,7 @@ test('eagle3prep.jsonc "fieldRoles": a field path is read in the role given (ans
     'messages[].thought': 'reasoning',
   });
   const out = tempDir();
-  const p = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'prepare', file, '--out', out, '--json'], {
-    encoding: 'utf8',
-    cwd: ROOT,
-  });
+  const p = await runCli(['prepare', file, '--out', out, '--json'], { cwd: ROOT });
   assert.equal(p.status, 0, p.stderr);
   const j = JSON.parse(p.stdout).files[0];
   assert.deepEqual([j.rows_read, j.rows_written, j.rows_set_aside, j.rows_dropped, j.rows_errored], [2, 2, 0, 0, 0]);

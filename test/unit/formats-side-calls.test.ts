@@ -6,11 +6,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { normalizeDetailed } from '../../src/core/formats/normalize';
-import { tempDir, writeJsonl } from '../helpers';
+import { runCli, tempDir, writeJsonl } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
 const src = { file: 'x.jsonl', line: 1 };
@@ -149,7 +148,7 @@ test('calls without results stay on the turn with its text; tool definitions and
   assert.deepEqual(defs.unreadFields, ['messages[].functions']);
 });
 
-test('CLI: prepare writes the calls and results into the records; written + set aside + dropped + errored = rows read', () => {
+test('CLI: prepare writes the calls and results into the records; written + set aside + dropped + errored = rows read', async () => {
   const dir = tempDir();
   const file = writeJsonl(
     [
@@ -168,15 +167,12 @@ test('CLI: prepare writes the calls and results into the records; written + set 
     dir,
   );
   const out = join(dir, 'out');
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'prepare', file, '--out', out, '--json'], {
-    encoding: 'utf8',
-    cwd: ROOT,
-  });
+  const r = await runCli(['prepare', file, '--out', out, '--json'], { cwd: ROOT });
   assert.equal(r.status, 0, r.stderr);
   const f = JSON.parse(r.stdout).files[0];
   assert.deepEqual([f.rows_read, f.rows_written, f.rows_set_aside, f.rows_dropped, f.rows_errored], [4, 2, 1, 1, 0]);
   assert.equal(f.notes.side_tool_calls_expanded, 2);
-  const ins = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'inspect', file, '--json'], { encoding: 'utf8', cwd: ROOT });
+  const ins = await runCli(['inspect', file, '--json'], { cwd: ROOT });
   assert.equal(ins.status, 0, ins.stderr);
   const o = JSON.parse(ins.stdout);
   assert.deepEqual(

@@ -990,12 +990,23 @@ const runs: [make: () => Family, policy: Policy][] = [
 ];
 
 /**
- * The training templates run in a process of their own (oracleTrainingMasks.test.ts starts this file with
- * ORACLE_SET=training): one process holding every tokenizer of both sets runs out of heap.
+ * The tests this process runs (ORACLE_SET), each set in a process of its own so that the unit runner spreads them
+ * over its cores and no process holds every tokenizer (one process holding every tokenizer of all sets runs out of heap):
+ * unset — the hand-written families and the checks of the comparison itself (this file);
+ * `fixtures-1` … `fixtures-${FIXTURE_SLICES}` — every FIXTURE_SLICES-th run over the fixture templates (oracleFixtureMasks*.test.ts);
+ * `training` — the training templates (oracleTrainingMasks.test.ts). Those files set ORACLE_SET and require this one.
  */
-const TRAINING_SET = process.env.ORACLE_SET === 'training';
+const ORACLE_SET = process.env.ORACLE_SET ?? '';
+const TRAINING_SET = ORACLE_SET === 'training';
+/** The number of fixture-template sets (files oracleFixtureMasks-1 … -N.test.ts). */
+const FIXTURE_SLICES = 3;
+/** This process's fixture set (1-based), or 0. */
+const FIXTURE_SLICE = Number(/^fixtures-(\d+)$/.exec(ORACLE_SET)?.[1] ?? 0);
+/** The hand-written families and the comparison's own checks run when no other set is chosen. */
+const FAMILY_SET = ORACLE_SET === '';
+if (!FAMILY_SET && !TRAINING_SET && !(FIXTURE_SLICE >= 1 && FIXTURE_SLICE <= FIXTURE_SLICES)) throw new Error(`ORACLE_SET ${ORACLE_SET}: not a set`);
 
-for (const [make, policy] of TRAINING_SET ? [] : runs) {
+for (const [make, policy] of FAMILY_SET ? runs : []) {
   test(`naive spec oracle agrees with prepare: ${make().name}, policy ${policy}`, async () => {
     const f = make();
     const r = await compare(f, convs, policy);
@@ -1017,19 +1028,11 @@ const FIXTURE_TEMPLATES = [TEMPLATE_FIXTURES, TEMPLATE_FIXTURES_MORE]
   .sort();
 /** Templates on which the naive oracle and prepare are known to differ, with what differs; listed, not compared (none now). */
 const KNOWN_DIFFERENCES = new Map<string, string>([]);
-/** Templates the engine does not render as Python does are left out (they would compare renders that no server sends), with the first render that differs. */
-const leftOut = new Map<string, string>();
-for (const t of FIXTURE_TEMPLATES) {
-  const why = KNOWN_DIFFERENCES.has(t) ? null : rendersLikePython(t);
-  if (why) leftOut.set(t, `engine differs from Python at ${why}`);
-  else if (KNOWN_DIFFERENCES.has(t)) leftOut.set(t, `known difference: ${KNOWN_DIFFERENCES.get(t)}`);
-}
-const included = FIXTURE_TEMPLATES.filter((t) => !leftOut.has(t));
 
-test('fixture templates the engine renders as Python does are all compared; the rest are listed with the render that differs', { skip: TRAINING_SET }, () => {
-  for (const [t, why] of leftOut) console.log(`# left out: ${t} (${why})`);
+test('the fixture sets together run every fixture template (57)', { skip: !FAMILY_SET }, () => {
   assert.equal(FIXTURE_TEMPLATES.length, 57);
-  assert.equal(included.length, 57, `only ${included.length} of ${FIXTURE_TEMPLATES.length} fixture templates render as Python does`);
+  const inSets = new Set(Array.from({ length: FIXTURE_SLICES }, (_, k) => sliceOf(k + 1).map((r) => r.template)).flat());
+  assert.deepEqual([...inSets].sort(), FIXTURE_TEMPLATES);
 });
 
 /** A run over a fixture template: its setup and policy. */
@@ -1054,11 +1057,27 @@ const extraRuns: FixtureRun[] = [
   { template: 'MiniMax-M2', policy: 'non-system' },
   { template: 'deepseek-ai-DeepSeek-R1-Distill-Qwen-32B', reasoning: 'drop', policy: 'non-system' },
 ];
-const fixtureRuns: FixtureRun[] = [...included.map((template): FixtureRun => ({ template, policy: 'assistant' })), ...extraRuns].filter(
-  (r) => !leftOut.has(r.template),
-);
+/** Every run over a fixture template (each template with its default setup, then the extra runs). */
+const allFixtureRuns: FixtureRun[] = [...FIXTURE_TEMPLATES.map((template): FixtureRun => ({ template, policy: 'assistant' })), ...extraRuns];
+/** The runs of fixture set k (1-based): every FIXTURE_SLICES-th run. */
+function sliceOf(k: number): FixtureRun[] {
+  return allFixtureRuns.filter((_, i) => i % FIXTURE_SLICES === k - 1);
+}
+const sliceRuns = FIXTURE_SLICE ? sliceOf(FIXTURE_SLICE) : [];
+/** Templates of this set the engine does not render as Python does are left out (they would compare renders that no server sends), with the first render that differs. */
+const leftOut = new Map<string, string>();
+for (const t of new Set(sliceRuns.map((r) => r.template))) {
+  const why = KNOWN_DIFFERENCES.has(t) ? null : rendersLikePython(t);
+  if (why) leftOut.set(t, `engine differs from Python at ${why}`);
+  else if (KNOWN_DIFFERENCES.has(t)) leftOut.set(t, `known difference: ${KNOWN_DIFFERENCES.get(t)}`);
+}
 
-for (const run of TRAINING_SET ? [] : fixtureRuns) {
+test('fixture templates the engine renders as Python does are all compared; the rest are listed with the render that differs', { skip: !FIXTURE_SLICE }, () => {
+  for (const [t, why] of leftOut) console.log(`# left out: ${t} (${why})`);
+  assert.deepEqual([...leftOut.keys()], [], `${leftOut.size} fixture templates of set ${FIXTURE_SLICE} do not render as Python does`);
+});
+
+for (const run of sliceRuns.filter((r) => !leftOut.has(r.template))) {
   test(`naive spec oracle agrees with prepare on fixture template ${runName(run)}`, async () => {
     const f = fixtureFamily(run.template, run.kwargs, run.reasoning);
     const r = await compare(f, convs, run.policy);
@@ -1087,6 +1106,10 @@ function trainingFamily(name: string): Family {
   return folderFamily(name, dir, referenceFacts(name, join(TRAINING, name)));
 }
 
+test('the training set is the 18 training templates', { skip: !TRAINING_SET }, () => {
+  assert.equal(TRAINING_TEMPLATES.length, 18);
+});
+
 for (const name of TRAINING_SET ? TRAINING_TEMPLATES : []) {
   test(`naive spec oracle agrees with prepare on training template ${name} (its generation blocks ignored by both), policy assistant`, async () => {
     assert.equal(rendersLikePython(name, join(TRAINING, name)), null);
@@ -1097,7 +1120,7 @@ for (const name of TRAINING_SET ? TRAINING_TEMPLATES : []) {
   });
 }
 
-test('the comparison can fail: a deliberately wrong rule in the naive oracle gives differences', { skip: TRAINING_SET }, async () => {
+test('the comparison can fail: a deliberately wrong rule in the naive oracle gives differences', { skip: !FAMILY_SET }, async () => {
   const cases: [() => Family, Mistake][] = [
     [() => fixtureFamily('GLM-4.6'), 'no-stop-token'],
     [() => fixtureFamily('Qwen-QwQ-32B', { enable_thinking: true }), 'no-restore'],

@@ -12,10 +12,18 @@ import { join } from 'node:path';
 import { checkOutputDir, OutputError } from '../../src/core/run/outputs/output';
 import { prepare } from '../../src/core/run/prepare/pipeline';
 import { readReport } from '../../src/core/run/reports/report';
-import { lenmlModelDir, tempDir, writeJsonl } from '../helpers';
+import { lenmlModelDir, runCli, tempDir, writeJsonl } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
-function cli(args: string[], opts: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv } = {}) {
+/**
+ * The CLI: in this process (runCli), or as a child process when it must run as another user (`uid`, `gid`, `env`:
+ * the EACCES case, which needs a real unprivileged process).
+ */
+async function cli(args: string[], opts: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv } = {}) {
+  if (opts.uid === undefined) {
+    const r = await runCli(args, { cwd: ROOT });
+    return { code: r.status as number | null, stdout: r.stdout, stderr: r.stderr };
+  }
   const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args], { encoding: 'utf8', cwd: ROOT, ...opts });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -35,11 +43,11 @@ const bad = (i: number) => ({
 });
 const KW = ['--template-kwargs', '{"enable_thinking": false}'];
 
-test('a 50 %-errored file is DEGRADED and exits 0; --max-error-rate and --strict fail it and write nothing', () => {
+test('a 50 %-errored file is DEGRADED and exits 0; --max-error-rate and --strict fail it and write nothing', async () => {
   const dir = tempDir();
   const file = writeJsonl([chat(1), bad(2), chat(3), bad(4)], 'half.jsonl', dir);
   const out = join(dir, 'out');
-  const r = cli(['prepare', file, '--out', out, ...KW]);
+  const r = await cli(['prepare', file, '--out', out, ...KW]);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /^ {2}DEGRADED {2}.*half\.jsonl .* {2}4 {2,}2 {2,}0 {2,}0 {2,}2 /m);
   assert.match(r.stdout, /Errored rows in .*half\.jsonl \(2\):\n {2}line 2: .*wizard/);
@@ -50,24 +58,24 @@ test('a 50 %-errored file is DEGRADED and exits 0; --max-error-rate and --strict
   assert.match(readFileSync(join(out, 'report.md'), 'utf8'), /\*\*Status: DEGRADED\*\*/);
   const before = readFileSync(join(out, 'data', 'tokenized_data.jsonl'), 'utf8');
 
-  const m = cli(['prepare', file, '--out', out, ...KW, '--max-error-rate', '0.25']);
+  const m = await cli(['prepare', file, '--out', out, ...KW, '--max-error-rate', '0.25']);
   assert.equal(m.code, 1);
   assert.match(m.stdout, /half\.jsonl: 2 of 4 rows errored \(50\.0 %\), over --max-error-rate 0\.25/);
   assert.match(m.stdout, /^FAILED: nothing was written/m);
-  const ok = cli(['prepare', file, '--out', out, ...KW, '--max-error-rate', '50%']);
+  const ok = await cli(['prepare', file, '--out', out, ...KW, '--max-error-rate', '50%']);
   assert.equal(ok.code, 0, 'a rate equal to the limit is within it');
 
-  const s = cli(['prepare', file, '--out', out, ...KW, '--strict']);
+  const s = await cli(['prepare', file, '--out', out, ...KW, '--strict']);
   assert.equal(s.code, 1);
   assert.match(s.stdout, /half\.jsonl: 2 rows errored \(--strict\)/);
   assert.equal(readFileSync(join(out, 'data', 'tokenized_data.jsonl'), 'utf8'), before, 'a failed run replaces nothing');
-  assert.equal(cli(['prepare', file, '--out', out, '--max-error-rate', '1.5']).code, 2);
+  assert.equal((await cli(['prepare', file, '--out', out, '--max-error-rate', '1.5'])).code, 2);
 });
 
-test('the empty think block of the default Qwen3 template is a chat template note, once per run: OK, and --strict passes', () => {
+test('the empty think block of the default Qwen3 template is a chat template note, once per run: OK, and --strict passes', async () => {
   const dir = tempDir();
   const file = writeJsonl([chat(1), chat(2)], 'clean.jsonl', dir);
-  const plain = cli(['prepare', file, '--out', join(dir, 'o1'), '--strict']);
+  const plain = await cli(['prepare', file, '--out', join(dir, 'o1'), '--strict']);
   assert.equal(plain.code, 0, plain.stdout);
   assert.match(plain.stdout, /^ {2}OK {2}/m);
   assert.match(
@@ -80,43 +88,43 @@ test('the empty think block of the default Qwen3 template is a chat template not
     /Chat template notes [^\n]*\n\n- `empty_think_trained` × 2: an assistant turn without reasoning/,
   );
   // With thinking off the block is prompt: no note at all.
-  const off = cli(['prepare', file, '--out', join(dir, 'o3'), '--strict', ...KW]);
+  const off = await cli(['prepare', file, '--out', join(dir, 'o3'), '--strict', ...KW]);
   assert.equal(off.code, 0, off.stdout);
   assert.doesNotMatch(off.stdout, /empty_think_trained/);
   assert.match(off.stdout, /^Status: OK — every row written or set aside as it is/m);
 });
 
-test('--strict fails on a data-changing warning alone (a row dropped)', () => {
+test('--strict fails on a data-changing warning alone (a row dropped)', async () => {
   const dir = tempDir();
   const file = writeJsonl([chat(1), chat(2), { messages: [] }], 'clean.jsonl', dir);
-  const plain = cli(['prepare', file, '--out', join(dir, 'o1'), ...KW]);
+  const plain = await cli(['prepare', file, '--out', join(dir, 'o1'), ...KW]);
   assert.equal(plain.code, 0, plain.stderr);
   assert.match(plain.stdout, /^ {2}WARNINGS {2}/m);
   assert.match(plain.stdout, /^Status: WARNINGS — 1 data-changing warning \(empty_conversation × 1; above\)/m);
-  const strict = cli(['prepare', file, '--out', join(dir, 'o2'), ...KW, '--strict']);
+  const strict = await cli(['prepare', file, '--out', join(dir, 'o2'), ...KW, '--strict']);
   assert.equal(strict.code, 1);
   assert.match(strict.stdout, /clean\.jsonl: data-changing warnings \(--strict\): empty_conversation × 1/);
   assert.equal(existsSync(join(dir, 'o2', 'data', 'tokenized_data.jsonl')), false);
 });
 
-test('a failing file fails a multi-file run, naming it and the way out; --skip-failed-files writes the rest and lists it', () => {
+test('a failing file fails a multi-file run, naming it and the way out; --skip-failed-files writes the rest and lists it', async () => {
   const dir = tempDir();
   const good = writeJsonl([chat(1), chat(2)], 'good.jsonl', dir);
   const empty = join(dir, 'empty.jsonl');
   writeFileSync(empty, '');
   const out = join(dir, 'out');
-  const first = cli(['prepare', good, '--out', out, ...KW]);
+  const first = await cli(['prepare', good, '--out', out, ...KW]);
   assert.equal(first.code, 0);
   const before = readFileSync(join(out, 'data', 'tokenized_data.jsonl'), 'utf8');
   writeFileSync(good, [chat(5), chat(6), chat(7)].map((x) => JSON.stringify(x)).join('\n') + '\n');
 
-  const r = cli(['prepare', good, empty, '--out', out, ...KW]);
+  const r = await cli(['prepare', good, empty, '--out', out, ...KW]);
   assert.equal(r.code, 1);
   assert.match(r.stdout, /Failed:\n {2}.*empty\.jsonl: no record written and no prompt set aside \(0 rows read/);
   assert.match(r.stdout, /FAILED: nothing was written; the output folders keep their previous files\. Run again with --skip-failed-files/);
   assert.equal(readFileSync(join(out, 'data', 'tokenized_data.jsonl'), 'utf8'), before, "the good file's records are not written either");
 
-  const s = cli(['prepare', good, empty, '--out', out, ...KW, '--skip-failed-files']);
+  const s = await cli(['prepare', good, empty, '--out', out, ...KW, '--skip-failed-files']);
   assert.equal(s.code, 0, s.stdout);
   assert.match(s.stdout, /^ {2}SKIPPED {2}.*empty\.jsonl/m);
   assert.match(s.stdout, /Skipped \(--skip-failed-files; not in the outputs\):\n {2}.*empty\.jsonl: no record written/);
@@ -136,15 +144,15 @@ test('a failing file fails a multi-file run, naming it and the way out; --skip-f
 
   // Without --out, each input has its own folder: one failing folder holds back the others (none replaced).
   const g2 = writeJsonl([chat(8)], 'g2.jsonl', dir);
-  const r2 = cli(['prepare', g2, empty, ...KW]);
+  const r2 = await cli(['prepare', g2, empty, ...KW]);
   assert.equal(r2.code, 1);
   assert.equal(existsSync(join(dir, 'g2.eagle3', 'data', 'tokenized_data.jsonl')), false);
-  const s2 = cli(['prepare', g2, empty, ...KW, '--skip-failed-files']);
+  const s2 = await cli(['prepare', g2, empty, ...KW, '--skip-failed-files']);
   assert.equal(s2.code, 0, s2.stdout);
   assert.equal(existsSync(join(dir, 'g2.eagle3', 'data', 'tokenized_data.jsonl')), true);
   assert.equal(existsSync(join(dir, 'empty.eagle3', 'data', 'tokenized_data.jsonl')), false);
   // Everything skipped: a run that writes nothing fails.
-  assert.equal(cli(['prepare', empty, ...KW, '--skip-failed-files']).code, 1);
+  assert.equal((await cli(['prepare', empty, ...KW, '--skip-failed-files'])).code, 1);
 });
 
 test('a file that fails mid-way under --skip-failed-files leaves none of its rows in the outputs (rollback)', async () => {
@@ -228,18 +236,18 @@ test('--dedup writes identical conversations once, across files and with the wor
   }
   const plain = await prepare({ inputs: [a, b], outDir: join(dir, 'plain'), workers: 1, templateKwargs: { enable_thinking: false } });
   assert.equal(plain.totals.recordsWritten, 5, 'without --dedup every row is written');
-  const c = cli(['prepare', a, b, '--out', join(dir, 'cli'), '--dedup', ...KW]);
+  const c = await cli(['prepare', a, b, '--out', join(dir, 'cli'), '--dedup', ...KW]);
   assert.equal(c.code, 0, c.stderr);
   assert.match(c.stdout, /Duplicates: 3 rows identical to an earlier conversation of the run were dropped/);
 });
 
-test('--dry-run writes nothing and estimates the whole file from its first rows', () => {
+test('--dry-run writes nothing and estimates the whole file from its first rows', async () => {
   const dir = tempDir();
   const rows = [];
   for (let i = 0; i < 400; i++) rows.push(i % 4 === 3 ? bad(i) : chat(i, ' padding text that is the same length'));
   const file = writeJsonl(rows, 'big.jsonl', dir);
   const out = join(dir, 'out');
-  const r = cli(['prepare', file, '--out', out, '--dry-run', '100', '--json', ...KW]);
+  const r = await cli(['prepare', file, '--out', out, '--dry-run', '100', '--json', ...KW]);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(existsSync(out), false, 'a dry run creates nothing');
   const rep = JSON.parse(r.stdout);
@@ -250,7 +258,7 @@ test('--dry-run writes nothing and estimates the whole file from its first rows'
   assert.equal(est.complete, false);
   assert.ok(Math.abs(est.rows - 400) <= 8, `estimated rows ${est.rows}`);
   assert.ok(Math.abs(est.records - 300) <= 8, `estimated records ${est.records}`);
-  const text = cli(['prepare', file, '--out', out, '--dry-run', ...KW]);
+  const text = await cli(['prepare', file, '--out', out, '--dry-run', ...KW]);
   assert.equal(text.code, 0);
   assert.match(text.stdout, /Estimates for the whole files \(the first 1,000 rows of each, scaled by bytes\):\n.*\n {2}.*big\.jsonl +400 +300 .* whole file/);
   assert.match(text.stdout, /^Dry run: nothing written/m);
@@ -298,22 +306,22 @@ function assertOneLineFailure(r: { code: number | null; stdout: string; stderr: 
   assert.doesNotMatch(r.stderr, /reading |Error: |\n {4}at /);
 }
 
-test('an output folder with a file in the way fails in one line before any row is read', () => {
+test('an output folder with a file in the way fails in one line before any row is read', async () => {
   const dir = tempDir();
   const file = writeJsonl([chat(1)], 'd.jsonl', dir);
   const blocker = join(dir, 'blocker');
   writeFileSync(blocker, 'x');
   assertOneLineFailure(
-    cli(['prepare', file, '--out', join(blocker, 'out'), '--verbose']),
+    await cli(['prepare', file, '--out', join(blocker, 'out'), '--verbose']),
     /^eagle3-prep: cannot create the output folder .*blocker\/out: a file is in the way \(not a folder\) \(ENOTDIR\)$/,
   );
   assertOneLineFailure(
-    cli(['prepare', file, '--out', blocker, '--verbose']),
+    await cli(['prepare', file, '--out', blocker, '--verbose']),
     /^eagle3-prep: cannot create the output folder .*blocker: a file is in the way \(not a folder\) \(EEXIST\)$/,
   );
 });
 
-test('a folder the user may not write (EACCES) fails in one line before any row is read', (t) => {
+test('a folder the user may not write (EACCES) fails in one line before any row is read', async (t) => {
   const dir = tempDir();
   chmodSync(dir, 0o755);
   const file = writeJsonl([chat(1)], 'd.jsonl', dir);
@@ -323,15 +331,15 @@ test('a folder the user may not write (EACCES) fails in one line before any row 
   // root bypasses permission bits: run the CLI as an unprivileged user then (proves the real EACCES path, not a simulation).
   const asUser = process.getuid?.() === 0 ? { uid: 65534, gid: 65534, env: { ...process.env, HOME: dir, TMPDIR: dir } } : {};
   if (process.getuid?.() === 0) chmodSync(dir, 0o777);
-  const r = cli(['prepare', file, '--out', join(locked, 'out'), '--verbose'], asUser);
+  const r = await cli(['prepare', file, '--out', join(locked, 'out'), '--verbose'], asUser);
   if (r.code !== 1 && /EPERM|setuid|uid/i.test(r.stderr)) return t.skip(`cannot run as an unprivileged user here: ${r.stderr.split('\n')[0]}`);
   assertOneLineFailure(r, /^eagle3-prep: cannot create the output folder .*locked\/out: permission denied \(EACCES\)$/);
-  const r2 = cli(['prepare', file, '--out', locked, '--verbose'], asUser);
+  const r2 = await cli(['prepare', file, '--out', locked, '--verbose'], asUser);
   assertOneLineFailure(r2, /^eagle3-prep: cannot write to the output folder .*locked: permission denied \(EACCES\)$/);
   assert.deepEqual(readdirSync(locked), []);
 });
 
-test('a full disk (ENOSPC) and a read-only file system (EROFS) fail in one line before any row is read (real tmpfs mounts)', (t) => {
+test('a full disk (ENOSPC) and a read-only file system (EROFS) fail in one line before any row is read (real tmpfs mounts)', async (t) => {
   const dir = tempDir();
   const file = writeJsonl([chat(1)], 'd.jsonl', dir);
   const mnt = join(dir, 'mnt');
@@ -340,7 +348,7 @@ test('a full disk (ENOSPC) and a read-only file system (EROFS) fail in one line 
   if (m.status !== 0) return t.skip(`cannot mount a tmpfs here (${(m.stderr || m.error?.message || '').trim()}); covered by the injected-error test below`);
   try {
     assertOneLineFailure(
-      cli(['prepare', file, '--out', mnt, '--verbose']),
+      await cli(['prepare', file, '--out', mnt, '--verbose']),
       /^eagle3-prep: cannot write to the output folder .*mnt: no space left on device \(ENOSPC\)$/,
     );
     assert.deepEqual(readdirSync(mnt), [], 'the write check leaves nothing behind');
@@ -349,7 +357,7 @@ test('a full disk (ENOSPC) and a read-only file system (EROFS) fail in one line 
     const rows = [];
     for (let i = 0; i < 3000; i++) rows.push(chat(i, ` and a longer text so that the records need more room than the disk has ${i}`));
     const big = writeJsonl(rows, 'big.jsonl', dir);
-    const full = cli(['prepare', big, '--out', mnt, '--workers', '1']);
+    const full = await cli(['prepare', big, '--out', mnt, '--workers', '1']);
     assert.equal(full.code, 1, full.stdout);
     assert.equal(
       full.stderr.trim().split('\n').pop(),
@@ -359,7 +367,7 @@ test('a full disk (ENOSPC) and a read-only file system (EROFS) fail in one line 
     assert.deepEqual(readdirSync(mnt), []);
     assert.equal(spawnSync('mount', ['-o', 'remount,ro', mnt]).status, 0);
     assertOneLineFailure(
-      cli(['prepare', file, '--out', join(mnt, 'sub'), '--verbose']),
+      await cli(['prepare', file, '--out', join(mnt, 'sub'), '--verbose']),
       /^eagle3-prep: cannot create the output folder .*mnt\/sub: read-only file system \(EROFS\)$/,
     );
   } finally {
@@ -428,7 +436,7 @@ test('a chat template finding counts against a file only when it has rows of the
     // still visible: listed as a template finding that concerns no file
     const tw = r.warnings!.filter((w) => w.source === 'template');
     assert.ok(tw.length > 0 && tw.every((w) => w.files.length === 0), JSON.stringify(r.warnings));
-    const c = cli(['prepare', plain, '--strict', '--tokenizer', lenmlModelDir(model), '--out', join(dir, `${model}-cli`)]);
+    const c = await cli(['prepare', plain, '--strict', '--tokenizer', lenmlModelDir(model), '--out', join(dir, `${model}-cli`)]);
     assert.equal(c.code, 0, c.stdout + c.stderr);
     assert.match(c.stdout, /Chat template notes/);
   }
@@ -475,7 +483,7 @@ test('rows reusing an id get unique record and prompt ids (<id>~2, …) and a no
     r.files.map((f) => f.notes.duplicate_id_renamed),
     [1, 2],
   );
-  const c = cli(['prepare', a, '--out', join(dir, 'cli'), ...KW]);
+  const c = await cli(['prepare', a, '--out', join(dir, 'cli'), ...KW]);
   assert.equal(c.code, 0, c.stderr);
   assert.match(c.stdout, /Duplicate ids: 1 rows reuse an id/);
 });

@@ -1,31 +1,24 @@
 /**
- * Shards for a cluster: N local CLI processes (`prepare --shard I/N`) merged
+ * Shards for a cluster: N runs of the CLI (`prepare --shard I/N`, in this process) merged
  * with `merge-reports` equal one run — tokenized_data.jsonl line for line
  * (order-insensitive, and in order with --data), report totals exactly.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mergeReports, mergeShardResults } from '../../src/core/run/jobs/mergeReports';
 import { MergeError } from '../../src/core/run/jobs/shardOutputs';
 import type { PrepareResult } from '../../src/core/run/contract';
 import { readReport } from '../../src/core/run/reports/report';
-import { lenmlModelDir, tempDir } from '../helpers';
+import { lenmlModelDir, runCli, tempDir } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
-const CLI = [join(ROOT, 'src', 'cli.ts')];
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((res) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', ...CLI, ...args], { cwd: ROOT });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => (stdout += d));
-    p.stderr.on('data', (d) => (stderr += d));
-    p.on('close', (code) => res({ code, stdout, stderr }));
-  });
+/** The CLI, in this process (the shards of a job array share nothing but the file system: separate processes add nothing here). */
+async function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const r = await runCli(args, { cwd: ROOT });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 const readLines = (p: string) => readFileSync(p, 'utf8').split('\n').filter(Boolean);
@@ -53,7 +46,7 @@ function inputs(): string[] {
   return [join(ROOT, 'samples'), damaged];
 }
 
-test('3 shards in 3 processes, merged, equal one run: records, prompts and report totals', async () => {
+test('3 shards (3 runs), merged, equal one run: records, prompts and report totals', async () => {
   const ins = inputs();
   const tk = ['--tokenizer', lenmlModelDir('deepseek_v3')];
   const single = tempDir('eagle3-single-');
@@ -172,11 +165,8 @@ test('merge-reports refuses shards that do not add up', () => {
   assert.throws(() => mergeShardResults([unsharded], tempDir()), /not a shard run/);
 });
 
-test('--shard usage errors exit 2', () => {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', ...CLI, 'prepare', 'samples/prompts-only.jsonl', '--out', tempDir(), '--shard', '3/3'], {
-    encoding: 'utf8',
-    cwd: ROOT,
-  });
+test('--shard usage errors exit 2', async () => {
+  const r = await runCli(['prepare', 'samples/prompts-only.jsonl', '--out', tempDir(), '--shard', '3/3'], { cwd: ROOT });
   assert.equal(r.status, 2);
   assert.match(r.stderr, /option '--shard <i\/n>' argument '3\/3' is invalid\. I\/N with 0 <= I < N is expected/);
 });

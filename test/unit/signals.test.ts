@@ -12,7 +12,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { tempDir } from '../helpers';
+import { runCli, tempDir } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
 const CLI = ['--import', 'tsx', join(ROOT, 'src', 'cli.ts')];
@@ -31,14 +31,17 @@ function chatRows(n: number, tag: string): string {
   return s;
 }
 
-/** A folder with a small and a large input, and an output folder holding a previous run's outputs. */
-function setup(): { dir: string; a: string; b: string; out: string; before: string[] } {
+/**
+ * A folder with a small and a large input, and an output folder holding a previous run's outputs (written by the CLI
+ * in this process: only the signalled runs need a process of their own).
+ */
+async function setup(): Promise<{ dir: string; a: string; b: string; out: string; before: string[] }> {
   const dir = tempDir('eagle3-signal-');
   const a = join(dir, 'a.jsonl');
   const b = join(dir, 'b.jsonl');
   const out = join(dir, 'out');
   writeFileSync(a, chatRows(3, 'prev'));
-  const first = spawnSync(process.execPath, [...CLI, 'prepare', a, '--out', out, '--quiet'], { encoding: 'utf8', cwd: ROOT });
+  const first = await runCli(['prepare', a, '--out', out, '--quiet'], { cwd: ROOT });
   assert.equal(first.status, 0, first.stderr);
   const before = OUTPUTS.map((f) => readFileSync(join(out, f), 'utf8'));
   writeFileSync(a, chatRows(200, 'a'));
@@ -83,7 +86,7 @@ const POINTS: { name: string; extra: string[]; marker: RegExp }[] = [
 
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   test(`${signal} cancels at every point: exit 1, one line, no temporary file, previous outputs intact`, async () => {
-    const { a, b, out, before } = setup();
+    const { a, b, out, before } = await setup();
     for (const point of POINTS) {
       const r = await runAndSignal(['prepare', a, b, '--out', out, '--verbose', ...point.extra], point.marker, signal);
       assert.ok(r.sent, `${point.name}: the marker never appeared:\n${r.stderr}`);
@@ -102,7 +105,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
 }
 
 test('temporary files of a kill -9 run are removed by the next run on that folder; a live run’s are kept', async () => {
-  const { a, b, out, before } = setup();
+  const { a, b, out, before } = await setup();
   const r = await runAndSignal(['prepare', a, b, '--out', out, '--verbose', '--workers', '1'], /reading .*b\.jsonl/, 'SIGKILL', 300);
   assert.equal(r.sig, 'SIGKILL');
   const left = temps(out);
@@ -132,10 +135,10 @@ function rng(seed: number): () => number {
 }
 
 test('repeated group signals of any kind at random points: the previous outputs or the new ones, never a temporary file', { timeout: 5 * 60_000 }, async () => {
-  const { dir, a, b, out } = setup();
+  const { dir, a, b, out } = await setup();
   // The outputs of an uncancelled run over the same inputs: what "the new ones" must equal.
   const ref = join(dir, 'ref');
-  const full = spawnSync(process.execPath, [...CLI, 'prepare', a, b, '--out', ref, '--quiet'], { encoding: 'utf8', cwd: ROOT });
+  const full = await runCli(['prepare', a, b, '--out', ref, '--quiet'], { cwd: ROOT });
   assert.equal(full.status, 0, full.stderr);
   const DATA = ['data/tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'problems.jsonl'];
   const fresh = DATA.map((f) => readFileSync(join(ref, f), 'utf8'));

@@ -7,7 +7,6 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { prepare } from '../../src/core/run/prepare/pipeline';
@@ -27,7 +26,7 @@ import {
   type TrainerId,
 } from '../../src/core/trainers/trainers';
 import { prepareSettingsFrom, SETTING_DEFAULTS, type SettingKey } from '../../src/vscode/settings';
-import { tempDir } from '../helpers';
+import { runCli, tempDir } from '../helpers';
 
 process.env.XDG_CACHE_HOME ??= tempDir('eagle3-cache-');
 const ROOT = join(__dirname, '..', '..');
@@ -299,13 +298,9 @@ test('prepare without --trainer on the samples: trainer_length_cut and the cuts 
 });
 
 for (const id of ['specforge', 'speculators'] as const)
-  test(`prepare --trainer ${id} on the samples: no trainable token lost to ${TRAINERS[id].name}'s length, no note, the next command printed`, () => {
+  test(`prepare --trainer ${id} on the samples: no trainable token lost to ${TRAINERS[id].name}'s length, no note, the next command printed`, async () => {
     const out = tempDir();
-    const run = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'prepare', 'samples/', '--out', out, '--trainer', id], {
-      encoding: 'utf8',
-      cwd: ROOT,
-      env: { ...process.env },
-    });
+    const run = await runCli(['prepare', 'samples/', '--out', out, '--trainer', id], { cwd: ROOT });
     assert.equal(run.status, 0, run.stderr);
     const r = readReport(join(out, 'report.json')).report;
     const L = TRAINERS[id].defaultLength;
@@ -332,12 +327,8 @@ for (const id of ['specforge', 'speculators'] as const)
     assert.doesNotMatch(run.stdout, /Trainer lengths/);
   });
 
-test('prepare --trainer: Parquet only is refused for a trainer that reads JSONL records', () => {
-  const run = spawnSync(
-    process.execPath,
-    ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'prepare', 'samples/', '--out', tempDir(), '--trainer', 'specforge', '--format', 'parquet'],
-    { encoding: 'utf8', cwd: ROOT },
-  );
+test('prepare --trainer: Parquet only is refused for a trainer that reads JSONL records', async () => {
+  const run = await runCli(['prepare', 'samples/', '--out', tempDir(), '--trainer', 'specforge', '--format', 'parquet'], { cwd: ROOT });
   assert.equal(run.status, 2);
   assert.match(run.stderr, /SpecForge reads JSONL records, not Parquet: use --format jsonl or both with --trainer specforge/);
 });
