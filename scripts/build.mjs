@@ -14,12 +14,24 @@ const production = process.argv.includes('--production');
 // A production build drops the maps a development build left in dist/ (vsce packages dist/ as it is).
 const shape = production ? { minify: true, keepNames: true, sourcemap: false } : { sourcemap: true };
 // mainFields: prefer ESM builds (jsonc-parser's UMD build does dynamic requires esbuild cannot follow).
-const common = { bundle: true, platform: 'node', target: 'node20', format: 'cjs', logLevel: 'warning', mainFields: ['module', 'main'], ...shape };
+// `tokenizers` (the Rust tokenizer binding, src/core/tokenizers/rustTokenizer.ts) is loaded at run time from the
+// node_modules beside the bundles: its .node file is per platform and cannot be inlined.
+const NATIVE = ['tokenizers'];
+const common = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  logLevel: 'warning',
+  mainFields: ['module', 'main'],
+  external: NATIVE,
+  ...shape,
+};
 
 const builds = [
   { ...common, entryPoints: { cli: 'src/cli.ts' }, outdir: 'dist', banner: { js: '#!/usr/bin/env node' } },
   { ...common, entryPoints: { worker: 'src/worker.ts' }, outdir: 'dist' },
-  { ...common, entryPoints: { extension: 'src/extension.ts' }, outdir: 'dist', external: ['vscode'] },
+  { ...common, entryPoints: { extension: 'src/extension.ts' }, outdir: 'dist', external: ['vscode', ...NATIVE] },
 ];
 if (existsSync('webview/main.ts')) {
   // The webviews' pages (mask view, dashboard with Chart.js, template check), minified: no CDN, strict CSP.
@@ -37,7 +49,7 @@ if (existsSync('webview/main.ts')) {
   });
 }
 if (existsSync('test/host/suite.ts') && !production) {
-  builds.push({ ...common, entryPoints: { 'host-suite': 'test/host/suite.ts' }, outdir: 'dist-test', external: ['vscode'] });
+  builds.push({ ...common, entryPoints: { 'host-suite': 'test/host/suite.ts' }, outdir: 'dist-test', external: ['vscode', ...NATIVE] });
 }
 
 // Embedded default tokenizer: Qwen3's tokenizer.json + tokenizer_config.json (Apache-2.0, via npm).

@@ -10,6 +10,7 @@ import { GROUPINGS, type Grouping } from '../core/records/mask';
 import { LONG_POLICIES, OUTPUT_FORMATS, type LongPolicy, type OutputFormat } from '../core/records/rowResult';
 import { MASK_POLICIES, REASONING_POLICIES, type MaskPolicy, type ReasoningPolicy } from '../core/types';
 import { ANSWER_MODES, type AnswerMode } from '../core/types';
+import { TOKENIZER_BACKEND_CHOICES, type TokenizerBackendChoice } from '../core/tokenizers/types';
 import {
   addOptions,
   applyOptions,
@@ -50,6 +51,16 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
     help: "Local Hugging Face model folder of the target model: tokenizer.json (or tiktoken.model) and tokenizer_config.json with its chat template (chat_template.jinja when the model ships one), and generation_config.json, whose eos_token_id names the model's stop tokens (else eos_token). The report names it and hashes its files.",
     defaultText: 'the embedded Qwen3 tokenizer and template',
     apply: (o, v: string) => (o.tokenizerDir = v),
+  },
+  {
+    flags: '--tokenizer-backend <backend>',
+    group: MODEL,
+    help:
+      'The tokenizer implementation: auto uses the Rust tokenizers binding (the same code as Python tokenizers, faster) where it loads and the JavaScript one otherwise, saying so once in the log and the report; rust fails when the binding does not load; js never loads it. ' +
+      'The records are the same with either (docs/scale.md "Tokenizer backends"). Default: the EAGLE3_TOKENIZER_BACKEND environment variable, else auto.',
+    choices: TOKENIZER_BACKEND_CHOICES,
+    defaultText: 'auto',
+    apply: (o, v: TokenizerBackendChoice) => (o.tokenizerBackend = v),
   },
   {
     flags: '--template-kwargs <json>',

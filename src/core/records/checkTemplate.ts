@@ -249,6 +249,45 @@ export interface CheckTemplateOptions {
  * @throws TemplateRenderError when the tokenizer has no chat template or the template does not parse
  */
 export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions = {}): TemplateCheck {
+  const { check, texts } = checkTemplateUncounted(tok, opts);
+  const count = (list: readonly string[]) => list.reduce((a, t) => a + tok.encode(t).ids.length, 0);
+  return withAmplification(check, count(texts.exact), count(texts.merged), count(texts.rendered));
+}
+
+/**
+ * {@link checkTemplate} with the amplification's texts encoded by the tokenizer's `encodeBatch` when it has one (the
+ * Rust backend, whose synchronous `encode` would load the JavaScript tokenizer for these few texts); the same result.
+ * @throws TemplateRenderError as checkTemplate does
+ */
+export async function checkTemplateAsync(tok: TargetTokenizer, opts: CheckTemplateOptions = {}): Promise<TemplateCheck> {
+  if (!tok.encodeBatch) return checkTemplate(tok, opts);
+  const { check, texts } = checkTemplateUncounted(tok, opts);
+  const all = [...texts.exact, ...texts.merged, ...texts.rendered];
+  const lengths = (await tok.encodeBatch(all)).map((e) => e.ids.length);
+  const sum = (from: number, n: number) => lengths.slice(from, from + n).reduce((a, b) => a + b, 0);
+  const e = texts.exact.length;
+  const m = texts.merged.length;
+  return withAmplification(check, sum(0, e), sum(e, m), sum(e + m, texts.rendered.length));
+}
+
+/** The check's amplification from its token counts (record tokens of each grouping, and of the conversations rendered once). */
+function withAmplification(out: TemplateCheck, exactTokens: number, mergedTokens: number, renderedTokens: number): TemplateCheck {
+  const a = out.amplification;
+  a.exactTokens = exactTokens;
+  a.mergedTokens = mergedTokens;
+  a.renderedTokens = renderedTokens;
+  if (a.renderedTokens > 0) {
+    a.exact = a.exactTokens / a.renderedTokens;
+    a.merged = a.mergedTokens / a.renderedTokens;
+  }
+  return out;
+}
+
+/** The check without its amplification's token counts, and the texts they count (records of each grouping, whole renders). */
+function checkTemplateUncounted(
+  tok: TargetTokenizer,
+  opts: CheckTemplateOptions,
+): { check: TemplateCheck; texts: { exact: string[]; merged: string[]; rendered: string[] } } {
   const kwargs = opts.templateKwargs ?? {};
   const mask = opts.mask ?? 'assistant';
   const compiled = new Map<string, ChatTemplate>();
@@ -290,7 +329,7 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
   };
   const fromNextTurn: string[] = [];
   const rendered: string[] = [];
-  const tokens = (texts: readonly string[]) => texts.reduce((a, t) => a + tok.encode(t).ids.length, 0);
+  const texts = { exact: [] as string[], merged: [] as string[], rendered: [] as string[] };
 
   for (const probe of PROBES) {
     const hasTools = (probe.tools?.length ?? 0) > 0;
@@ -315,9 +354,9 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
       const built = buildRecords(conv(probe.messages), template, specials, mask, { stopTokens: tok.stopTokens });
       const merged = buildRecords(conv(probe.messages), template, specials, mask, { grouping: 'merged', stopTokens: tok.stopTokens });
       if (built.rendered !== null) {
-        out.amplification.exactTokens += tokens(built.records.map((r) => r.text));
-        out.amplification.mergedTokens += tokens(merged.records.map((r) => r.text));
-        out.amplification.renderedTokens += tokens([built.rendered]);
+        texts.exact.push(...built.records.map((r) => r.text));
+        texts.merged.push(...merged.records.map((r) => r.text));
+        texts.rendered.push(built.rendered);
       }
       pr.records = out.grouping === 'merged' ? merged.records : built.records;
       if (built.prefixRenders) pr.prefixRenders = { fromOnePass: built.prefixRenders.proven, total: built.prefixRenders.proven + built.prefixRenders.fallback };
@@ -404,11 +443,6 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
       out.warnings.push({ probe: probe.name, code: e instanceof TemplateBudgetError ? e.code : 'template_error', message: e.message });
     }
   }
-  const a = out.amplification;
-  if (a.renderedTokens > 0) {
-    a.exact = a.exactTokens / a.renderedTokens;
-    a.merged = a.mergedTokens / a.renderedTokens;
-  }
   out.endOfTurnTrained = byFrequency(out.turns.flatMap((t) => (t.endOfTurn ? [t.endOfTurn] : [])));
   out.stopTokens.fromNextTurn = byFrequency(fromNextTurn);
   out.stopTokens.evidence =
@@ -456,7 +490,7 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
     }
   });
   out.specialTokensSeen = specialList.filter((s) => rendered.some((t) => t.includes(s)));
-  return out;
+  return { check: out, texts };
 }
 
 /** The probe decisions of one compiled template in the snake_case JSON form. */

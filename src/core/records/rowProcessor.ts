@@ -10,7 +10,8 @@ import { conversationsOf, normalizeRow, type NormalizeOptions } from '../formats
 import type { RawRow } from '../read/readers';
 import type { LongPolicy, RowResult, RowSettings, TokenCountDelta } from './rowResult';
 import type { ChatTemplate } from '../templates/template';
-import { loadTokenizer, tokenizerFilesStamp, type TargetTokenizer } from '../tokenizers/tokenizer';
+import { tokenizerFilesStamp, type EncodedText, type TargetTokenizer, type TokenizerBackendChoice } from '../tokenizers/tokenizer';
+import { loadTokenizerWithBackend, tokenizerBackendChoice, type BackendTokenizer } from '../tokenizers/backend';
 import type { Conversation, MaskPolicy, TokenizedRecord } from '../types';
 import { maskedRecordFate, partsFate, RECORD_DROP_NOTES, rowFate, type RecordDrop, type RecordLimits } from './fate';
 import { applyGeneratedIds, generatedTurnsOf, type GeneratedTurnIds } from './generatedIds';
@@ -24,7 +25,7 @@ import { conversationLine, sharegptLine, untrainedTurns } from './conversationLi
 import { isStackOverflow, MAX_JSON_DEPTH } from '../jsonDepth';
 import { errorLocation, errorMessage, isInternalError } from '../errors';
 
-const tokenizerCache = new Map<string, TargetTokenizer>();
+const tokenizerCache = new Map<string, BackendTokenizer>();
 
 /** An empty think block (only whitespace inside), as reasoning templates write it for a turn without reasoning. */
 const EMPTY_THINK = /<think>\s*<\/think>/;
@@ -55,21 +56,29 @@ export function conversationKey(c: Conversation): string {
 }
 
 /**
- * Loads a tokenizer once per process: runs over several inputs (and the
- * extension's repeated runs) reuse it while its files are unchanged (keyed by
- * folder and the files' modification times).
+ * Loads a tokenizer once per thread with the backend `backend` asks for (tokenizers/backend.ts): runs over several
+ * inputs (and the extension's repeated runs) reuse it while its files are unchanged (keyed by folder, the files'
+ * modification times and the backend asked for). `fallback`: why `auto` loaded the JavaScript tokenizer.
  */
-export function cachedTokenizer(dir: string | undefined): TargetTokenizer {
+export function cachedTokenizer(dir: string | undefined, backend?: TokenizerBackendChoice): BackendTokenizer {
   const folder = dir ? resolve(dir) : '';
   const stamp = folder ? tokenizerFilesStamp(folder) : 'embedded';
-  const key = `${folder}|${stamp}`;
+  const choice = tokenizerBackendChoice(backend);
+  const key = `${folder}|${stamp}|${choice}`;
   let tok = tokenizerCache.get(key);
   if (!tok) {
-    tok = loadTokenizer(dir);
+    tok = loadTokenizerWithBackend(dir, choice);
     tokenizerCache.set(key, tok);
   }
   return tok;
 }
+
+/**
+ * A row's processing as steps: it yields the texts it needs encoded (a conversation's record texts, at most a few
+ * times per row) and is resumed with their encodings, in order; it returns the row's result. {@link RowProcessor}
+ * drives it with the synchronous `encode` (`processRow`) or with one `encodeBatch` for a batch of rows (`processRows`).
+ */
+type RowSteps = Generator<string[], RowResult, EncodedText[]>;
 
 /** The long-record policy of settings: `long`, else `truncate` when the legacy flag is set, else `drop`. */
 export function longPolicyOf(s: Pick<RowSettings, 'long' | 'truncate'>): LongPolicy {
@@ -78,12 +87,16 @@ export function longPolicyOf(s: Pick<RowSettings, 'long' | 'truncate'>): LongPol
 
 /**
  * Turns raw rows into {@link RowResult}s: normalize → render → mask → tokenize.
- * Synchronous and self-contained (one per thread); it loads the tokenizer once
- * per process (`cachedTokenizer`). Rows never share state, so any number of
- * processors give the same results for the same rows.
+ * Self-contained (one per thread); it loads the tokenizer once per thread
+ * (`cachedTokenizer`). Rows never share state, so any number of
+ * processors give the same results for the same rows. One path per row
+ * ({@link RowSteps}), driven row by row with the synchronous `encode`
+ * (`processRow`) or a batch at a time with the tokenizer's `encodeBatch` (`processRows`).
  */
 export class RowProcessor {
   readonly tok: TargetTokenizer;
+  /** Why the run's `auto` backend fell back to the JavaScript tokenizer (tokenizers/backend.ts); absent otherwise. */
+  readonly backendFallback?: string;
   private readonly builder: RecordBuilder;
   private readonly mask: MaskPolicy;
   private readonly grouping: Grouping;
@@ -91,7 +104,9 @@ export class RowProcessor {
 
   /** @throws TokenizerLoadError for an unusable tokenizer folder */
   constructor(readonly settings: RowSettings) {
-    this.tok = cachedTokenizer(settings.tokenizerDir);
+    const loaded = cachedTokenizer(settings.tokenizerDir, settings.tokenizerBackend);
+    this.tok = loaded.tok;
+    if (loaded.fallback !== undefined) this.backendFallback = loaded.fallback;
     this.builder = new RecordBuilder(this.tok);
     this.mask = settings.mask ?? 'assistant';
     this.grouping = settings.grouping ?? 'exact';
@@ -110,22 +125,63 @@ export class RowProcessor {
    */
   processRow(row: Pick<RawRow, 'line' | 'element' | 'value' | 'error'>, file: string, fileBase: string, normalize: NormalizeOptions = {}): RowResult {
     try {
-      return this.processRowUnguarded(row, file, fileBase, normalize);
+      const steps = this.rowSteps(row, file, fileBase, normalize);
+      let step = steps.next();
+      while (!step.done) step = steps.next(step.value.map((t) => this.tok.encode(t)));
+      return step.value;
     } catch (e) {
-      // A bug or an exhausted resource on odd data errors this row only; the message names what happened.
-      const res = emptyResult(row.line);
-      if (row.element !== undefined) res.element = row.element;
-      res.message = unexpectedRowError(e);
-      return res;
+      return erroredRow(row, e);
     }
   }
 
-  private processRowUnguarded(
-    row: Pick<RawRow, 'line' | 'element' | 'value' | 'error'>,
+  /**
+   * {@link processRow} for the rows of a batch, with the same results in row order: when the tokenizer has an
+   * `encodeBatch` (the Rust backend), every row is processed up to the texts it needs encoded, those of all rows are
+   * encoded in one call, and the rows resume (again for the rows that need more, e.g. a row of several
+   * conversations); else row by row with `encode`. Never rejects: a row whose processing throws is errored as in
+   * processRow, and so are the rows waiting on an `encodeBatch` that rejects.
+   */
+  async processRows(
+    rows: readonly Pick<RawRow, 'line' | 'element' | 'value' | 'error'>[],
     file: string,
     fileBase: string,
-    normalize: NormalizeOptions,
-  ): RowResult {
+    normalize: NormalizeOptions = {},
+  ): Promise<RowResult[]> {
+    const encodeBatch = this.tok.encodeBatch;
+    if (!encodeBatch) return rows.map((r) => this.processRow(r, file, fileBase, normalize));
+    const out = new Array<RowResult>(rows.length);
+    /** Rows waiting for their texts' encodings: the row's index, its steps and the texts. */
+    let waiting: { k: number; steps: RowSteps; texts: string[] }[] = [];
+    const advance = (k: number, steps: RowSteps, encs?: EncodedText[]) => {
+      try {
+        const step = encs === undefined ? steps.next() : steps.next(encs);
+        if (step.done) out[k] = step.value;
+        else waiting.push({ k, steps, texts: step.value });
+      } catch (e) {
+        out[k] = erroredRow(rows[k], e);
+      }
+    };
+    rows.forEach((r, k) => advance(k, this.rowSteps(r, file, fileBase, normalize)));
+    while (waiting.length) {
+      const round = waiting;
+      waiting = [];
+      let encs: EncodedText[];
+      try {
+        encs = await encodeBatch(round.flatMap((w) => w.texts));
+      } catch (e) {
+        for (const w of round) out[w.k] = erroredRow(rows[w.k], e);
+        continue;
+      }
+      let at = 0;
+      for (const w of round) {
+        advance(w.k, w.steps, encs.slice(at, at + w.texts.length));
+        at += w.texts.length;
+      }
+    }
+    return out;
+  }
+
+  private *rowSteps(row: Pick<RawRow, 'line' | 'element' | 'value' | 'error'>, file: string, fileBase: string, normalize: NormalizeOptions): RowSteps {
     const res: RowResult = emptyResult(row.line);
     if (row.element !== undefined) res.element = row.element;
     if (row.error !== undefined) {
@@ -163,7 +219,7 @@ export class RowProcessor {
             continue;
           }
           const part = emptyResult(row.line);
-          this.processConversation(part, p.conversation, generatedTurnsOf(row.value));
+          yield* this.processConversation(part, p.conversation, generatedTurnsOf(row.value));
           res.notes.push(...part.notes);
           if (part.fate === 'setAside' && part.prompt !== undefined) {
             // v1.4 "Empty turns": a trailing placeholder left no target, so this part is a prompt to generate.
@@ -217,8 +273,11 @@ export class RowProcessor {
     return res;
   }
 
-  /** Turns one conversation into tokenized record lines; sets the row's fate. */
-  private processConversation(res: RowResult, conv: Conversation, generated?: GeneratedTurnIds[]): void {
+  /**
+   * Turns one conversation into tokenized record lines; sets the row's fate. Yields its records' texts (and the whole
+   * render when no record is it) once, for their encodings.
+   */
+  private *processConversation(res: RowResult, conv: Conversation, generated?: GeneratedTurnIds[]): Generator<string[], void, EncodedText[]> {
     const b = this.builder.build(conv, this.settings);
     if (b.kind === 'errored') {
       res.notes.push(...b.notes);
@@ -244,12 +303,17 @@ export class RowProcessor {
     const long = this.long;
     let renderedTokens = 0;
     let pieces: Tokenized[] = [];
-    for (const rec of built.records) {
-      const t = this.tokenize(rec, generated, res.notes);
+    // The records' texts, and the whole render when no record is it (its length in tokens, for --format messages and the report).
+    const texts = built.records.map((rec) => rec.text);
+    const renderedApart = built.rendered !== null && texts.length > 0 && !texts.includes(built.rendered);
+    if (renderedApart) texts.push(built.rendered!);
+    const encs = texts.length ? yield texts : [];
+    built.records.forEach((rec, k) => {
+      const t = this.tokenize(rec, encs[k], generated, res.notes);
       if (rec.text === built.rendered) renderedTokens = t.ids.length;
       pieces.push(t);
-    }
-    if (built.rendered !== null && renderedTokens === 0 && pieces.length) renderedTokens = this.tok.encode(built.rendered).ids.length;
+    });
+    if (renderedApart) renderedTokens = encs[texts.length - 1].ids.length;
     /** Why the row is too long, for its problems.jsonl line when it is dropped so (by how much). */
     let tooLongWhy: string | undefined;
     if (max !== undefined && long === 'split' && this.mask !== 'non-system' && pieces.some((p) => p.ids.length > max)) {
@@ -379,9 +443,8 @@ export class RowProcessor {
     return entry;
   }
 
-  /** Tokenizes one text record and masks it; rows written by `generate` carry the generated token ids (src/core/records/generatedIds.ts). */
-  private tokenize(rec: TextRecord, generated: GeneratedTurnIds[] | undefined, notes: Code[]): Tokenized {
-    const enc = this.tok.encode(rec.text);
+  /** Masks one text record given its encoding; rows written by `generate` carry the generated token ids (src/core/records/generatedIds.ts). */
+  private tokenize(rec: TextRecord, enc: EncodedText, generated: GeneratedTurnIds[] | undefined, notes: Code[]): Tokenized {
     if (!enc.exactOffsets) notes.push('offsets_approximate');
     const mask = maskFromSpans(enc.starts, rec.spans);
     if (!generated) return { ids: enc.ids, mask, targets: rec.targets };
@@ -415,7 +478,7 @@ export class RowProcessor {
         reasoning: this.settings.reasoning,
         stopTokens: this.tok.stopTokens,
       });
-      return b.records.map((r) => this.tokenize(r, generated && remapGenerated(generated, conv, piece), []));
+      return b.records.map((r) => this.tokenize(r, this.tok.encode(r.text), generated && remapGenerated(generated, conv, piece), []));
     };
     const cut = splitConversation(conv, over, max, build, rendered.length, renderedTokens);
     for (let k = 0; k < cut.tooLong.length; k++) notes.push('target_too_long');
@@ -487,6 +550,17 @@ export function promptLine(c: Conversation): string {
     return after.has(i) && i < c.messages.length - 1 ? [line, { role: 'assistant' as const, content: '' }] : [line];
   });
   return JSON.stringify({ id: c.id, source: c.source, messages: msgs, ...(c.tools?.length ? { tools: c.tools } : {}) }) + '\n';
+}
+
+/**
+ * The result of a row whose processing threw: errored with {@link unexpectedRowError}'s message (a bug or an
+ * exhausted resource on odd data errors this row only; the message names what happened).
+ */
+function erroredRow(row: Pick<RawRow, 'line' | 'element'>, e: unknown): RowResult {
+  const res = emptyResult(row.line);
+  if (row.element !== undefined) res.element = row.element;
+  res.message = unexpectedRowError(e);
+  return res;
 }
 
 /** A row's result before it is processed (fate `errored` until decided). */

@@ -39,7 +39,7 @@ export class InlineExecutor implements RowExecutor {
 
   run(batch: RowBatch): Promise<RowResult[]> {
     try {
-      return Promise.resolve(batch.rows.map((r) => this.processor.processRow(r, batch.file, batch.fileBase, batch.normalize)));
+      return this.processor.processRows(batch.rows, batch.file, batch.fileBase, batch.normalize);
     } catch (e) {
       return Promise.reject(e);
     }
