@@ -4,13 +4,14 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { loadRustBinding, loadRustTokenizer, rustBinding, utf16Starts, type RustBinding } from '../../src/core/tokenizers/rustTokenizer';
 import { loadTokenizerWithBackend, tokenizerBackendChoice, TOKENIZER_BACKEND_ENV } from '../../src/core/tokenizers/backend';
 import { TokenizerLoadError } from '../../src/core/tokenizers/types';
 import { RowProcessor } from '../../src/core/records/rowProcessor';
-import { lenmlModelDir, oracleEncode } from '../helpers';
+import { lenmlModelDir, oracleEncode, tempDir } from '../helpers';
 
 const binding = (): RustBinding => {
   const b = rustBinding();
@@ -56,7 +57,7 @@ test('utf16Starts: code point offsets become UTF-16 indices (ASCII, CJK, astral 
 
 test('utf16Starts agrees with the binding on texts with emoji, CJK and combining marks (Qwen3)', async () => {
   const dir = lenmlModelDir('qwen3');
-  const rust = binding().Tokenizer.fromString(require('node:fs').readFileSync(join(dir, 'tokenizer.json'), 'utf8'));
+  const rust = binding().Tokenizer.fromString(readFileSync(join(dir, 'tokenizer.json'), 'utf8'));
   for (const text of ['héllo 👋🏽 wörld', '数学题：𝑥² + 𝑦² = 1 🎉🎉', 'e\u0301 and 🇫🇷 flags', '<|im_start|>user\n你好 😀<|im_end|>']) {
     const [enc] = await rust.encodeBatch([text], { addSpecialTokens: false });
     const want = await oracleEncode(join(dir, 'tokenizer.json'), text);
@@ -94,29 +95,45 @@ test('tokenizerBackendChoice: the option, else EAGLE3_TOKENIZER_BACKEND, else au
   );
 });
 
-test('loadTokenizerWithBackend: auto loads the Rust binding, falls back with the reason when it does not load; rust then fails', () => {
-  const dir = lenmlModelDir('qwen3');
+/** A model folder whose tokenizer the word cache does not fit (Qwen3's with `byte_fallback`: SentencePiece-style BPE has it), so `auto` takes the Rust binding. */
+function folderWithoutWordCache(): string {
+  const dir = tempDir();
+  const tj = JSON.parse(readFileSync(join(lenmlModelDir('qwen3'), 'tokenizer.json'), 'utf8'));
+  tj.model.byte_fallback = true;
+  writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(tj));
+  writeFileSync(join(dir, 'tokenizer_config.json'), readFileSync(join(lenmlModelDir('qwen3'), 'tokenizer_config.json')));
+  return dir;
+}
+
+test('loadTokenizerWithBackend: auto takes JavaScript where the word cache fits, else Rust, falling back with the reason; rust then fails', () => {
+  const qwen = lenmlModelDir('qwen3');
+  const other = folderWithoutWordCache();
   const broken = () => ({ error: 'no binary for this platform' });
-  const auto = loadTokenizerWithBackend(dir, 'auto');
+  const autoQwen = loadTokenizerWithBackend(qwen, 'auto', broken);
+  assert.equal(autoQwen.tok.backend, 'js');
+  assert.equal(autoQwen.fallback, undefined, 'a choice, not a fallback: the binding is not even loaded');
+  const auto = loadTokenizerWithBackend(other, 'auto');
   assert.equal(auto.tok.backend, 'rust');
   assert.equal(auto.fallback, undefined);
   assert.equal(typeof auto.tok.encodeBatch, 'function');
-  const js = loadTokenizerWithBackend(dir, 'js', broken);
+  const rust = loadTokenizerWithBackend(qwen, 'rust');
+  assert.equal(rust.tok.backend, 'rust');
+  const js = loadTokenizerWithBackend(other, 'js', broken);
   assert.equal(js.tok.backend, 'js');
   assert.equal(js.tok.encodeBatch, undefined);
   assert.equal(js.fallback, undefined, 'asking for js is no fallback');
-  const fell = loadTokenizerWithBackend(dir, 'auto', broken);
+  const fell = loadTokenizerWithBackend(other, 'auto', broken);
   assert.equal(fell.tok.backend, 'js');
   assert.equal(fell.fallback, 'the Rust tokenizers binding does not load (no binary for this platform)');
   assert.throws(
-    () => loadTokenizerWithBackend(dir, 'rust', broken),
+    () => loadTokenizerWithBackend(other, 'rust', broken),
     /--tokenizer-backend rust: the Rust tokenizers binding does not load: no binary for this platform/,
   );
   // The folder's own problem is reported whatever the backend.
-  assert.throws(() => loadTokenizerWithBackend(join(dir, 'nope'), 'auto'), /tokenizer folder not found/);
+  assert.throws(() => loadTokenizerWithBackend(join(qwen, 'nope'), 'auto'), /tokenizer folder not found/);
   // The same facts as the JavaScript loader.
-  const { encode: _a, decode: _b, idToToken: _c, encodeBatch: _d, backend: _e, ...rustFacts } = auto.tok;
-  const { encode: _f, decode: _g, idToToken: _h, encodeBatch: _i, backend: _j, ...jsFacts } = js.tok;
+  const { encode: _a, decode: _b, idToToken: _c, encodeBatch: _d, backend: _e, ...rustFacts } = rust.tok;
+  const { encode: _f, decode: _g, idToToken: _h, encodeBatch: _i, backend: _j, ...jsFacts } = autoQwen.tok;
   assert.deepEqual(rustFacts, jsFacts);
 });
 
@@ -140,13 +157,11 @@ for (const name of ['qwen3', 'deepseek_v3'] as const) {
     const approximate: string[] = [];
     EDGE_TEXTS.forEach((t, k) => {
       const want = js.encode(t);
-      assert.deepEqual(got[k].ids, want.ids, JSON.stringify(t));
-      assert.deepEqual(got[k].starts, want.starts, JSON.stringify(t));
-      // Where the aligner cannot align exactly (a normalizer changed the text), the binding's own offsets are used: exact.
-      assert.equal(got[k].exactOffsets, true);
+      assert.deepEqual(got[k], want, JSON.stringify(t));
       if (!want.exactOffsets) approximate.push(t);
     });
-    // Qwen3's NFC normalizer composes the decomposed accents of one text; DeepSeek-V3 has no normalizer.
+    // Qwen3's NFC normalizer composes the decomposed accents of one text (normalized before the binding sees it, as the
+    // JavaScript backend does: the same offsets note); DeepSeek-V3 has no normalizer.
     assert.deepEqual(approximate, name === 'qwen3' ? [EDGE_TEXTS[3]] : []);
     // The synchronous calls go to the JavaScript tokenizer of the same folder.
     assert.deepEqual(rust.encode(EDGE_TEXTS[1]), js.encode(EDGE_TEXTS[1]));
@@ -154,6 +169,21 @@ for (const name of ['qwen3', 'deepseek_v3'] as const) {
     assert.equal(rust.idToToken(got[2].ids[0]), js.idToToken(got[2].ids[0]));
   });
 }
+
+test("where the aligner cannot align (a normalizer it does not know), the starts are the binding's offsets, exact", async () => {
+  // Qwen3's vocabulary with a Lowercase normalizer: token surfaces are lower case, the text is not.
+  const dir = tempDir();
+  const tj = JSON.parse(readFileSync(join(lenmlModelDir('qwen3'), 'tokenizer.json'), 'utf8'));
+  tj.normalizer = { type: 'Lowercase' };
+  writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(tj));
+  writeFileSync(join(dir, 'tokenizer_config.json'), '{}');
+  const text = 'Hello WORLD 😀 Ünïcode';
+  const rust = loadRustTokenizer(binding(), dir)!;
+  const [got] = await rust.encodeBatch!([text]);
+  const want = await oracleEncode(join(dir, 'tokenizer.json'), text);
+  assert.deepEqual(got, { ids: want.ids, starts: want.starts, exactOffsets: true });
+  assert.equal(loadTokenizer(dir).encode(text).exactOffsets, false, 'the JavaScript backend can only approximate them');
+});
 
 test('RowProcessor.processRows with the Rust backend gives processRow results with the JavaScript one, row for row', async () => {
   const rows = [

@@ -1,11 +1,17 @@
 /**
- * Choosing the tokenizer implementation of a run (docs/scale.md "Tokenizer backends"): the Rust binding
- * (rustTokenizer.ts) where it loads, else the JavaScript tokenizer (tokenizer.ts); `--tokenizer-backend` or
- * `EAGLE3_TOKENIZER_BACKEND` forces one. Ids are the same either way (the oracle tests and
- * scripts/compare-tokenizers.ts compare them), so the choice changes speed, not records.
+ * Choosing the tokenizer implementation of a run (docs/scale.md "Tokenizer backends"): `auto` takes the faster one
+ * as measured — the JavaScript tokenizer (tokenizer.ts) where its word cache fits the tokenizer (byte-level BPE:
+ * Qwen3, DeepSeek-V3, Llama-3, gpt-oss; as fast as the binding per CPU second on real text, 2× on the repeated text
+ * of a history-rewriting template's records), the Rust binding (rustTokenizer.ts) for the others (SentencePiece-style
+ * BPE such as Gemma-3: 4× faster) where it loads; `--tokenizer-backend` or `EAGLE3_TOKENIZER_BACKEND` forces one. Ids
+ * are the same either way (the oracle tests and scripts/compare-tokenizers.ts compare them), so the choice changes
+ * speed, not records.
  */
-import { loadTokenizer } from './tokenizer';
-import { loadRustTokenizer, rustBinding, type RustBindingLoad } from './rustTokenizer';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadTokenizer, tokenizerFolderOf } from './tokenizer';
+import { loadRustTokenizer, readTokenizerJson, rustBinding, type RustBindingLoad } from './rustTokenizer';
+import { wordCacheFits } from './wordCache';
 import { TOKENIZER_BACKEND_CHOICES, TokenizerLoadError, type TargetTokenizer, type TokenizerBackendChoice } from './types';
 
 /** The environment variable that chooses the backend when no option does (`auto`, `rust`, `js`). */
@@ -31,8 +37,9 @@ export interface BackendTokenizer {
 
 /**
  * Loads the tokenizer of `dir` with the backend `choice` asks for ({@link tokenizerBackendChoice}).
- * `auto`: the Rust binding, else (it does not load, or cannot read this `tokenizer.json`) the JavaScript tokenizer
- * with the reason in `fallback`; a tiktoken folder is always JavaScript (no fallback: there is no Rust one).
+ * `auto`: the JavaScript tokenizer when its word cache fits the `tokenizer.json` ({@link wordCacheFits}), else the
+ * Rust binding, else (it does not load, or cannot read this `tokenizer.json`) the JavaScript tokenizer with the
+ * reason in `fallback`. A tiktoken folder is always JavaScript (no fallback: there is no Rust one).
  * @param binding the binding's load (default: `require('tokenizers')`, once per thread); for tests
  * @throws TokenizerLoadError for an unusable folder, or with `rust` when the binding does not load or cannot read it
  */
@@ -43,16 +50,19 @@ export function loadTokenizerWithBackend(
 ): BackendTokenizer {
   const want = tokenizerBackendChoice(choice);
   if (want === 'js') return { tok: loadTokenizer(dir) };
+  const tjPath = join(tokenizerFolderOf(dir).folder, 'tokenizer.json');
+  if (!existsSync(tjPath)) return { tok: loadTokenizer(dir) }; // tiktoken (or the JavaScript loader's error)
+  const parsed = readTokenizerJson(tjPath);
+  if (want === 'auto' && wordCacheFits(parsed.json)) return { tok: loadTokenizer(dir, parsed.json) };
   const b = binding();
   if ('error' in b) {
     if (want === 'rust') throw new TokenizerLoadError(`--tokenizer-backend rust: the Rust tokenizers binding does not load: ${b.error}`);
-    return { tok: loadTokenizer(dir), fallback: `the Rust tokenizers binding does not load (${b.error})` };
+    return { tok: loadTokenizer(dir, parsed.json), fallback: `the Rust tokenizers binding does not load (${b.error})` };
   }
   try {
-    return { tok: loadRustTokenizer(b.binding, dir) ?? loadTokenizer(dir) };
+    return { tok: loadRustTokenizer(b.binding, dir, parsed)! };
   } catch (e) {
-    // The folder's own problems (missing, unreadable) are the JavaScript loader's to report, with its wording.
-    if (want === 'rust' || !(e instanceof TokenizerLoadError) || !e.message.includes('Rust tokenizers binding')) throw e;
-    return { tok: loadTokenizer(dir), fallback: e.message };
+    if (want === 'rust') throw e;
+    return { tok: loadTokenizer(dir, parsed.json), fallback: (e as Error).message };
   }
 }

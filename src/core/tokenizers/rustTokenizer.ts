@@ -101,32 +101,50 @@ export function utf16Starts(text: string, offsets: readonly (readonly number[])[
   return starts;
 }
 
+/** A `tokenizer.json` as read: its text and the parsed object. */
+export interface ParsedTokenizerJson {
+  text: string;
+  json: { added_tokens?: { id: number; content: string; special: boolean }[]; normalizer?: unknown; [k: string]: unknown };
+}
+
+/**
+ * Reads and parses a `tokenizer.json`.
+ * @throws TokenizerLoadError naming the file when it cannot be read or is not JSON
+ */
+export function readTokenizerJson(path: string): ParsedTokenizerJson {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new TokenizerLoadError(`${path}: cannot read: ${(e as Error).message}`);
+  }
+  try {
+    return { text, json: JSON.parse(text) };
+  } catch (e) {
+    throw new TokenizerLoadError(`${path}: cannot read JSON: ${(e as Error).message}`);
+  }
+}
+
 /**
  * Loads the tokenizer of a model folder with the Rust binding: the same facts as {@link loadTokenizer} (templates,
  * special tokens, stop tokens, hash, size), ids from the binding. Returns null for a folder without `tokenizer.json`
  * (a tiktoken folder: tiktoken/, JavaScript only).
  * @param dir the model folder; undefined = the embedded default
+ * @param parsed its `tokenizer.json`, when the caller has read it already
  * @throws TokenizerLoadError naming the folder when its files are missing or unreadable, or the binding rejects them
  */
-export function loadRustTokenizer(binding: RustBinding, dir?: string): TargetTokenizer | null {
+export function loadRustTokenizer(binding: RustBinding, dir?: string, parsed?: ParsedTokenizerJson): TargetTokenizer | null {
   const { folder, embeddedDefault } = tokenizerFolderOf(dir);
   const tjPath = join(folder, 'tokenizer.json');
-  if (!existsSync(tjPath)) return null;
-  let text: string;
-  try {
-    text = readFileSync(tjPath, 'utf8');
-  } catch (e) {
-    throw new TokenizerLoadError(`${tjPath}: cannot read: ${(e as Error).message}`);
-  }
-  let tokenizerJson: { added_tokens?: { id: number; content: string; special: boolean }[] };
-  try {
-    tokenizerJson = JSON.parse(text);
-  } catch (e) {
-    throw new TokenizerLoadError(`${tjPath}: cannot read JSON: ${(e as Error).message}`);
-  }
+  if (!parsed && !existsSync(tjPath)) return null;
+  const { text, json: tokenizerJson } = parsed ?? readTokenizerJson(tjPath);
+  // A lone NFC normalizer is applied here (as tokenizer.ts does, same tables: normalizeLikeRust), only to texts it
+  // changes: the binding's normalizer tracks the alignment of every byte of every text, 2× the cost of encoding
+  // Qwen3's records (docs/scale.md "Tokenizer backends"). The same ids: the normalized text is what the model sees.
+  const ownNfc = JSON.stringify(tokenizerJson.normalizer ?? null) === '{"type":"NFC"}';
   let rust: RustTokenizer;
   try {
-    rust = binding.Tokenizer.fromString(text);
+    rust = binding.Tokenizer.fromString(ownNfc ? JSON.stringify({ ...tokenizerJson, normalizer: null }) : text);
   } catch (e) {
     throw new TokenizerLoadError(`${tjPath}: the Rust tokenizers binding cannot load it: ${(e as Error).message}`);
   }
@@ -156,11 +174,13 @@ export function loadRustTokenizer(binding: RustBinding, dir?: string): TargetTok
     encodeBatch: async (texts) => {
       // Lone surrogates become U+FFFD as the binding would make them (same length: offsets unchanged), as encode does.
       const wellFormed = texts.map(toWellFormed);
-      const encs = await rust.encodeBatch(wellFormed, { addSpecialTokens: false });
+      const inputs = ownNfc ? wellFormed.map((t) => aligner.normalized(t)) : wellFormed;
+      const encs = await rust.encodeBatch(inputs, { addSpecialTokens: false });
       return encs.map((e, k): EncodedText => {
         const ids = e.getIds();
         const aligned = aligner.starts(wellFormed[k], ids);
-        if (aligned.exactOffsets) return { ids, ...aligned };
+        // The binding's offsets are into the text it was given: used where that is the text (not normalized here).
+        if (aligned.exactOffsets || inputs[k] !== wellFormed[k]) return { ids, ...aligned };
         return { ids, starts: utf16Starts(wellFormed[k], e.getOffsets()), exactOffsets: true };
       });
     },

@@ -39,16 +39,17 @@ export function defaultTokenizerDir(): string {
 /**
  * Loads a tokenizer from a local Hugging Face model folder.
  * @param dir folder holding `tokenizer.json` + `tokenizer_config.json`; undefined = embedded default.
+ * @param parsed its `tokenizer.json`, when the caller has parsed it already (tokenizers/backend.ts)
  * @throws TokenizerLoadError naming the folder when files are missing or unreadable.
  */
-export function loadTokenizer(dir?: string): TargetTokenizer {
+export function loadTokenizer(dir?: string, parsed?: any): TargetTokenizer {
   const { folder, embeddedDefault } = tokenizerFolderOf(dir);
   const tjPath = join(folder, 'tokenizer.json');
   const tcPath = join(folder, 'tokenizer_config.json');
   // A tiktoken rank file without tokenizer.json (Kimi-K2 / K2.5): see tiktoken/.
   if (!existsSync(tjPath) && existsSync(join(folder, 'tiktoken.model'))) return loadTiktokenTokenizer(folder);
   if (!existsSync(tjPath)) throw new TokenizerLoadError(`${folder}: no tokenizer.json (nor tiktoken.model)`);
-  const tokenizerJson = readJson(tjPath);
+  const tokenizerJson = parsed ?? readJson(tjPath);
   const config = existsSync(tcPath) ? readJson(tcPath) : {};
   // NFC is applied here, with the Rust normalizer's older tables (see normalizeLikeRust), not by @huggingface/tokenizers.
   const ownNfc = JSON.stringify(tokenizerJson.normalizer ?? null) === '{"type":"NFC"}';
