@@ -11,6 +11,7 @@ import { loadRustBinding, loadRustTokenizer, rustBinding, utf16Starts, type Rust
 import { loadTokenizerWithBackend, tokenizerBackendChoice, TOKENIZER_BACKEND_ENV } from '../../src/core/tokenizers/backend';
 import { TokenizerLoadError } from '../../src/core/tokenizers/types';
 import { RowProcessor } from '../../src/core/records/rowProcessor';
+import { checkTemplate, checkTemplateAsync } from '../../src/core/records/checkTemplate';
 import { lenmlModelDir, oracleEncode, tempDir } from '../helpers';
 
 const binding = (): RustBinding => {
@@ -245,4 +246,12 @@ test('RowProcessor.processRows errors the waiting rows, not the batch, when enco
   assert.equal(got[0].fate, 'errored');
   assert.match(got[0].message!, /binding failure/);
   assert.equal(got[1].code, 'invalid_json');
+});
+
+test('checkTemplateAsync with the Rust backend (encodeBatch) gives checkTemplate with the JavaScript one, amplification included', async () => {
+  const dir = lenmlModelDir('qwen3');
+  const want = checkTemplate(loadTokenizer(dir), { grouping: 'merged' });
+  const got = await checkTemplateAsync(loadRustTokenizer(binding(), dir)!, { grouping: 'merged' });
+  assert.deepEqual(got, want);
+  assert.ok(want.amplification.renderedTokens > 0 && want.amplification.exact! > 1, 'Qwen3 rewrites history: exact records cost more tokens');
 });
