@@ -46,6 +46,8 @@ interface Task {
   linear?: boolean;
   /** prepare task from source: load the tokenizer before the clock starts (its CPU time is reported apart as loadCpuMs). */
   warm?: boolean;
+  /** prepare and host tasks: `--tokenizer-backend` (default: the run's default, auto). */
+  backend?: 'auto' | 'rust' | 'js';
 }
 
 const task: Task = JSON.parse(process.argv[2]);
@@ -58,6 +60,23 @@ const ROOT = join(__dirname, '..');
  */
 function instrumentEncode(saved?: string[]): { ms: number; cpuMs: number; tokens: number; calls: number } {
   const stats = { ms: 0, cpuMs: 0, tokens: 0, calls: 0 };
+  // The Rust backend (src/core/tokenizers/rustTokenizer.ts) encodes with the binding's encodeBatch: its time is the
+  // process's CPU while the call runs (the binding's thread; the run's thread waits), its texts are saved alike.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const rust = require('tokenizers').Tokenizer.prototype;
+  const batch = rust.encodeBatch;
+  rust.encodeBatch = async function (this: unknown, texts: string[], options: unknown) {
+    const t = performance.now();
+    const c = process.cpuUsage();
+    const r = await batch.call(this, texts, options);
+    const d = process.cpuUsage(c);
+    stats.ms += performance.now() - t;
+    stats.cpuMs += (d.user + d.system) / 1000;
+    for (const e of r) stats.tokens += e.getLength();
+    stats.calls += texts.length;
+    saved?.push(...texts);
+    return r;
+  };
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { Tokenizer } = require('@huggingface/tokenizers');
   const orig = Tokenizer.prototype.encode_text;
@@ -130,7 +149,8 @@ async function trlTask(): Promise<void> {
   const { defaultTokenizerDir } = await import('../src/core/tokenizers/tokenizer');
   type Tmpl = import('../src/core/templates/template').ChatTemplate;
   const processor = new RowProcessor({ tokenizerDir: task.tokenizerDir });
-  const templateFor = (processor as unknown as { templateFor(hasTools: boolean): Tmpl }).templateFor.bind(processor);
+  const builder = (processor as unknown as { builder: { template(hasTools: boolean): Tmpl } }).builder;
+  const templateFor = (hasTools: boolean) => builder.template(hasTools);
   const rust = Tokenizer.fromFile(join(task.tokenizerDir ?? defaultTokenizerDir(), 'tokenizer.json'));
   // Not timed: reading and normalizing (TRL gets a dataset of messages), and what the template is given.
   const convs: { template: Tmpl; messages: import('../src/core/types').Message[]; tools: unknown[] | undefined }[] = [];
@@ -176,7 +196,7 @@ async function main() {
     if (fromSource && task.warm) {
       const { cachedTokenizer } = await import('../src/core/records/rowProcessor');
       const c = process.cpuUsage();
-      cachedTokenizer(task.tokenizerDir);
+      cachedTokenizer(task.tokenizerDir, task.backend);
       const d = process.cpuUsage(c);
       loadCpuMs = (d.user + d.system) / 1000;
     }
@@ -193,7 +213,14 @@ async function main() {
       totals: { rowsRead: number; recordsWritten: number; totalTokens: number; trainableTokens: number; lengths?: { renderedTokens: number } };
     };
     if (prepare) {
-      r = await prepare({ inputs: [task.input], outDir: task.out, tokenizerDir: task.tokenizerDir, workers: task.workers, grouping: task.grouping });
+      r = await prepare({
+        inputs: [task.input],
+        outDir: task.out,
+        tokenizerDir: task.tokenizerDir,
+        workers: task.workers,
+        grouping: task.grouping,
+        tokenizerBackend: task.backend,
+      });
     } else {
       const code = await cli!.main([
         'prepare',
@@ -205,6 +232,7 @@ async function main() {
         '--quiet',
         ...(task.grouping ? ['--grouping', task.grouping] : []),
         ...(task.tokenizerDir ? ['--tokenizer', task.tokenizerDir] : []),
+        ...(task.backend ? ['--tokenizer-backend', task.backend] : []),
       ]);
       r = JSON.parse(readFileSync(join(task.out, 'report.json'), 'utf8'));
       if (code !== 0) r.ok = false;
@@ -251,7 +279,14 @@ async function main() {
   const w = new Worker(join(ROOT, 'dist', 'worker.js'), {
     workerData: {
       job: 'prepare',
-      options: { inputs: [task.input], outDir: task.out, tokenizerDir: task.tokenizerDir, workers: task.workers, lowPriority: task.lowPriority ?? true },
+      options: {
+        inputs: [task.input],
+        outDir: task.out,
+        tokenizerDir: task.tokenizerDir,
+        workers: task.workers,
+        lowPriority: task.lowPriority ?? true,
+        tokenizerBackend: task.backend,
+      },
     },
   });
   lag.enable();

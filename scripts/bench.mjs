@@ -37,6 +37,9 @@
 // Usage: npm run bench [-- --rows N] [--shapes chat,reasoning,agent|none] [--tokenizers qwen3,deepseek_v3]
 //                      [--workers 1,2] [--memory 2G] [--real DIR] [--scaling N|0] [--linear on|off|on,off] [--keep DIR]
 //                      [--ratios on|off] [--ratio-runs 20] [--ratio-chats 4000] [--repeat 3] [--start on|off]
+//                      [--backend auto|rust|js]
+//   --backend B   every prepare with --tokenizer-backend B (default: the run's default, auto); the "tokenizer library"
+//                 column is then that library's encode inside the run (tokenizers.js encode_text, or the Rust encodeBatch)
 //   --rows N      chat rows (default 10000); reasoning rows N/10, agent runs N/500 (at least 8);
 //                 the extension-host view runs on the first N/5 chats
 //   --memory SIZE also prepare a generated mixed file of SIZE (e.g. 2G) with 2 workers and
@@ -74,6 +77,7 @@ const { values } = parseArgs({
     'ratio-chats': { type: 'string', default: '4000' },
     repeat: { type: 'string', default: '3' },
     start: { type: 'string', default: 'on' },
+    backend: { type: 'string' },
   },
 });
 const rows = Number(values.rows);
@@ -96,6 +100,8 @@ mkdirSync(work, { recursive: true });
 const log = (s) => process.stderr.write(s + '\n');
 
 function child(task) {
+  // --backend: every prepare (from source, the built CLI, the host's worker) with that --tokenizer-backend.
+  if (values.backend && (task.task === 'prepare' || task.task === 'host' || task.task === 'memory')) task = { ...task, backend: values.backend };
   const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'bench-child.ts'), JSON.stringify(task)], {
     cwd: ROOT,
     encoding: 'utf8',
@@ -375,16 +381,16 @@ if (scaling.length) {
 if (ratios.length) {
   lines.push(
     '',
-    `Issue 26 ratios, per core (CPU seconds of one process; medians of ${values.repeat} runs; load average ${loadavg()
+    `Issue 26 ratios, per core (tokenizer backend ${values.backend ?? 'auto'}; CPU seconds of one process; medians of ${values.repeat} runs; load average ${loadavg()
       .map((x) => x.toFixed(1))
       .join(' / ')} at the end): ` +
       'prepare = tokens written ÷ CPU s of `prepare` with 1 worker after the tokenizer load (with the load in brackets); ' +
       'raw Rust = the Rust `tokenizers` binding encoding the same texts (every text the run tokenized), one call at a time; ' +
       'TRL = a conversation rendered once and encoded once (Rust), its tokens ÷ that CPU s (render share in brackets), ' +
-      "against prepare's conversation tokens (rendered once) ÷ its CPU s; JS = the JavaScript tokenizer inside the run; " +
+      "against prepare's conversation tokens (rendered once) ÷ its CPU s; library = the tokenizer library's encode inside the run (JavaScript or Rust, per the backend); " +
       '1 → 2 workers = wall-time speed-up of the built CLI (CPU s of each run in brackets).',
     '',
-    '| data | tokenizer | grouping | rows | records | tokens written | prepare tok/CPU s (with load) | raw Rust tok/CPU s | **prepare ÷ Rust** | JS tokenizer tok/CPU s | TRL render-once tok/CPU s (render share) | prepare (conversation tokens) tok/CPU s | **prepare ÷ TRL** | 1 → 2 workers, wall (CPU s) |',
+    '| data | tokenizer | grouping | rows | records | tokens written | prepare tok/CPU s (with load) | raw Rust tok/CPU s | **prepare ÷ Rust** | tokenizer library tok/CPU s | TRL render-once tok/CPU s (render share) | prepare (conversation tokens) tok/CPU s | **prepare ÷ TRL** | 1 → 2 workers, wall (CPU s) |',
     '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...ratios.map(
       (r) =>

@@ -84,7 +84,7 @@ const STAGES = [
 ];
 /** Setup, charged by the outermost frame: whatever these call is setup. */
 const SETUP = [
-  ['setup: tokenizer load', /^(loadTokenizer|cachedTokenizer)$/],
+  ['setup: tokenizer load', /^(loadTokenizer|cachedTokenizer|loadRustTokenizer|loadTokenizerWithBackend)$/],
   ['setup: template check', /^(runSetup|checkTemplate|templateCheck)$/],
 ];
 

@@ -99,18 +99,24 @@ function rowsWorker(port: NonNullable<typeof parentPort>, data: PoolWorkerData):
     send({ type: 'failed', id: -1, message: errorMessage(e), stack: stackOf(e) });
     return;
   }
-  send({ type: 'ready', ...(data.setup ? { setup: runSetup(processor.tok, data.settings) } : {}) });
   let batches = 0;
-  startMemTrace(`worker${threadId}`, () => `batches=${batches}`);
+  // Batches are answered in the order they came: with an asynchronous tokenizer (processRows awaits its encodeBatch)
+  // the next batch waits for the one before (the pool counts a worker's unanswered batches; the run reads them in order).
+  let queue: Promise<void> = Promise.resolve();
   port.on('message', (m: unknown) => {
     if (!isRowBatchMessage(m)) return;
-    batches++;
-    try {
-      send({ type: 'results', id: m.id, results: m.rows.map((r) => processor.processRow(r, m.file, m.fileBase, m.normalize)) });
-    } catch (e) {
-      send({ type: 'failed', id: m.id, message: `${m.file}: ${errorMessage(e)}`, stack: stackOf(e) });
-    }
+    queue = queue.then(async () => {
+      batches++;
+      try {
+        send({ type: 'results', id: m.id, results: await processor.processRows(m.rows, m.file, m.fileBase, m.normalize) });
+      } catch (e) {
+        send({ type: 'failed', id: m.id, message: `${m.file}: ${errorMessage(e)}`, stack: stackOf(e) });
+      }
+    });
   });
+  startMemTrace(`worker${threadId}`, () => `batches=${batches}`);
+  const ready = async () => send({ type: 'ready', ...(data.setup ? { setup: await runSetup(processor.tok, data.settings, processor.backendFallback) } : {}) });
+  queue = queue.then(ready).catch((e: unknown) => send({ type: 'failed', id: -1, message: errorMessage(e), stack: stackOf(e) }));
 }
 
 /** A service worker: answers each `call` with one `reply`; calls that await I/O interleave. */

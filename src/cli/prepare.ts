@@ -9,6 +9,7 @@ import { type PrepareOptions } from '../core/run/contract';
 import { OUTPUT_FORMATS, type OutputFormat } from '../core/records/rowResult';
 import { RUN_SETTING_KEYS, runSettingSpec, shown, type RunSettingOptions, type RunSettings, type SettingSpec } from '../core/run/runSettings';
 import { ANSWER_MODES, type AnswerMode } from '../core/types';
+import { TOKENIZER_BACKEND_CHOICES, type TokenizerBackendChoice } from '../core/tokenizers/types';
 import {
   addOptions,
   applyOptions,
@@ -75,6 +76,16 @@ export const PREPARE_OPTIONS: readonly OptionSpec<PrepareOptions>[] = [
     help: "Local Hugging Face model folder of the target model: tokenizer.json (or tiktoken.model) and tokenizer_config.json with its chat template (chat_template.jinja when the model ships one), and generation_config.json, whose eos_token_id names the model's stop tokens (else eos_token). The report names it and hashes its files.",
     defaultText: 'the embedded Qwen3 tokenizer and template',
     apply: (o, v: string) => (o.tokenizerDir = v),
+  },
+  {
+    flags: '--tokenizer-backend <backend>',
+    group: MODEL,
+    help:
+      'The tokenizer implementation: auto takes the faster one as measured, the JavaScript tokenizer where its word cache fits (byte-level BPE) and the Rust tokenizers binding (the same code as Python tokenizers) for the others where it loads, saying so once in the log and the report when it does not; rust fails when the binding does not load; js never loads it. ' +
+      'The records are the same with either (docs/scale.md "Tokenizer backends"). Default: the EAGLE3_TOKENIZER_BACKEND environment variable, else auto.',
+    choices: TOKENIZER_BACKEND_CHOICES,
+    defaultText: 'auto',
+    apply: (o, v: TokenizerBackendChoice) => (o.tokenizerBackend = v),
   },
   ...runSettingOptions('model', MODEL),
   ...runSettingOptions('records', RECORDS),

@@ -8,7 +8,7 @@
 import { basename, relative } from 'node:path';
 import { codeMeaning, codeRemedy } from '../core/codes';
 import type { FileReport, PrepareResult, RunStatus } from '../core/run/contract';
-import { AMPLIFICATION_WARN, amplificationLine } from '../core/run/reports/report';
+import { AMPLIFICATION_WARN, amplificationLine, backendLine } from '../core/run/reports/report';
 import { KEPT_REASON, removedReason, SPECULATORS_DIR } from '../core/run/outputFiles';
 import { promptLines } from '../core/run/reports/promptLines';
 import { settingNotesOf, worstStatus } from '../core/run/reports/status';
@@ -143,6 +143,8 @@ function headingLines(results: readonly PrepareResult[]): string[] {
   return [
     `tokenizer ${r0.tokenizer.name} · mask ${r0.mask}${r0.reasoning === 'drop' ? ' · reasoning dropped' : ''}${r0.maxLength ? ` · max length ${r0.maxLength}${r0.truncate ? ' (truncate)' : ''}` : ''}` +
       `${Object.keys(r0.templateKwargs).length ? ` · template kwargs ${JSON.stringify(r0.templateKwargs)}` : ''} · ${secs.toFixed(1)} s${speed}`,
+    // The backend is said only when auto fell back (the records are the same; the speed is not).
+    ...(r0.tokenizer.backendFallback ? [`tokenizer backend: ${backendLine(r0.tokenizer)}`] : []),
     '',
   ];
 }

@@ -141,3 +141,24 @@ test("rows larger than largeRowBytes are processed in the run's own thread, in t
   assert.deepEqual(strip(b), strip(a));
   assert.equal(a.files[0].recordsWritten > 90, true);
 });
+
+test('the Rust tokenizer backend with 2 pool workers writes what the JavaScript one does in this thread', async () => {
+  const file = writeJsonl(mixedRows());
+  const runs: { out: string; r: PrepareResult }[] = [];
+  for (const [workers, tokenizerBackend] of [
+    [1, 'js'],
+    [2, 'rust'],
+  ] as const) {
+    const out = tempDir();
+    runs.push({ out, r: await prepare({ inputs: [file], outDir: out, workers, tokenizerBackend, tokenizerDir: lenmlModelDir('qwen3'), grouping: 'merged' }) });
+  }
+  assert.deepEqual(
+    runs.map((x) => x.r.tokenizer.backend),
+    ['js', 'rust'],
+  );
+  for (const f of [join('data', 'tokenized_data.jsonl'), 'prompts_to_generate.jsonl', 'token_counts.json', 'problems.jsonl'])
+    assert.equal(readFileSync(join(runs[1].out, f), 'utf8'), readFileSync(join(runs[0].out, f), 'utf8'), f);
+  const same = (r: PrepareResult) => ({ ...strip(r), tokenizer: { ...r.tokenizer, backend: undefined } });
+  assert.deepEqual(same(runs[1].r), same(runs[0].r));
+  assert.ok(runs[0].r.totals.recordsWritten > 50);
+});

@@ -238,6 +238,45 @@ export interface CheckTemplateOptions {
  * @throws TemplateRenderError when the tokenizer has no chat template or the template does not parse
  */
 export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions = {}): TemplateCheck {
+  const { check, texts } = checkTemplateUncounted(tok, opts);
+  const count = (list: readonly string[]) => list.reduce((a, t) => a + tok.encode(t).ids.length, 0);
+  return withAmplification(check, count(texts.exact), count(texts.merged), count(texts.rendered));
+}
+
+/**
+ * {@link checkTemplate} with the amplification's texts encoded by the tokenizer's `encodeBatch` when it has one (the
+ * Rust backend, whose synchronous `encode` would load the JavaScript tokenizer for these few texts); the same result.
+ * @throws TemplateRenderError as checkTemplate does
+ */
+export async function checkTemplateAsync(tok: TargetTokenizer, opts: CheckTemplateOptions = {}): Promise<TemplateCheck> {
+  if (!tok.encodeBatch) return checkTemplate(tok, opts);
+  const { check, texts } = checkTemplateUncounted(tok, opts);
+  const all = [...texts.exact, ...texts.merged, ...texts.rendered];
+  const lengths = (await tok.encodeBatch(all)).map((e) => e.ids.length);
+  const sum = (from: number, n: number) => lengths.slice(from, from + n).reduce((a, b) => a + b, 0);
+  const e = texts.exact.length;
+  const m = texts.merged.length;
+  return withAmplification(check, sum(0, e), sum(e, m), sum(e + m, texts.rendered.length));
+}
+
+/** The check's amplification from its token counts (record tokens of each grouping, and of the conversations rendered once). */
+function withAmplification(out: TemplateCheck, exactTokens: number, mergedTokens: number, renderedTokens: number): TemplateCheck {
+  const a = out.amplification;
+  a.exactTokens = exactTokens;
+  a.mergedTokens = mergedTokens;
+  a.renderedTokens = renderedTokens;
+  if (a.renderedTokens > 0) {
+    a.exact = a.exactTokens / a.renderedTokens;
+    a.merged = a.mergedTokens / a.renderedTokens;
+  }
+  return out;
+}
+
+/** The check without its amplification's token counts, and the texts they count (records of each grouping, whole renders). */
+function checkTemplateUncounted(
+  tok: TargetTokenizer,
+  opts: CheckTemplateOptions,
+): { check: TemplateCheck; texts: { exact: string[]; merged: string[]; rendered: string[] } } {
   const kwargs = opts.templateKwargs ?? {};
   const mask = opts.mask ?? 'assistant';
   const compiled = new Map<string, ChatTemplate>();
@@ -260,6 +299,7 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
     out: emptyCheck(tok, kwargs, mask, opts.grouping ?? 'exact'),
     fromNextTurn: [],
     rendered: [],
+    texts: { exact: [], merged: [], rendered: [] },
   };
   const out = scope.out;
   for (const probe of PROBES) {
@@ -288,7 +328,7 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
   for (const t of compiled.values()) out.probeDecisions.push(decisionsOf(t.named.name, t.probes));
   findPromptScaffold(out, templateFor(false), tok);
   out.specialTokensSeen = specialList.filter((s) => scope.rendered.some((t) => t.includes(s)));
-  return out;
+  return { check: out, texts: scope.texts };
 }
 
 /** A check with nothing found yet: prefix-stable until a probe shows otherwise. */
@@ -329,6 +369,8 @@ interface ProbeScope {
   fromNextTurn: string[];
   /** Every record text of the probes (for the special tokens seen). */
   rendered: string[];
+  /** The texts the amplification counts: the records of each grouping and the conversations rendered once. */
+  texts: { exact: string[]; merged: string[]; rendered: string[] };
 }
 
 /** One of the probe conversations (`templates/probeConversations.ts`). */
@@ -347,13 +389,12 @@ function probeConversation(probe: ProbeConversation, messages: Message[]): Conve
  */
 function probeRecords(probe: ProbeConversation, template: ChatTemplate, pr: ProbeRecords, s: ProbeScope): ConversationRecords {
   const { out, tok } = s;
-  const tokens = (texts: readonly string[]) => texts.reduce((a, t) => a + tok.encode(t).ids.length, 0);
   const built = buildRecords(probeConversation(probe, probe.messages), template, s.specials, s.mask, { stopTokens: tok.stopTokens });
   const merged = buildRecords(probeConversation(probe, probe.messages), template, s.specials, s.mask, { grouping: 'merged', stopTokens: tok.stopTokens });
   if (built.rendered !== null) {
-    out.amplification.exactTokens += tokens(built.records.map((r) => r.text));
-    out.amplification.mergedTokens += tokens(merged.records.map((r) => r.text));
-    out.amplification.renderedTokens += tokens([built.rendered]);
+    s.texts.exact.push(...built.records.map((r) => r.text));
+    s.texts.merged.push(...merged.records.map((r) => r.text));
+    s.texts.rendered.push(built.rendered);
   }
   pr.records = out.grouping === 'merged' ? merged.records : built.records;
   if (built.prefixRenders) pr.prefixRenders = { fromOnePass: built.prefixRenders.proven, total: built.prefixRenders.proven + built.prefixRenders.fallback };
@@ -444,13 +485,8 @@ function probeTurns(probe: ProbeConversation, template: ChatTemplate, built: Con
   return stable;
 }
 
-/** What the probes add up to: the amplification ratios, the end-of-turn tokens and text after them by frequency, the stop tokens' evidence, prefix stability with its evidence. */
+/** What the probes add up to (the amplification apart, {@link withAmplification}): the end-of-turn tokens and text after them by frequency, the stop tokens' evidence, prefix stability with its evidence. */
 function summarizeProbes(out: TemplateCheck, fromNextTurn: string[]): void {
-  const a = out.amplification;
-  if (a.renderedTokens > 0) {
-    a.exact = a.exactTokens / a.renderedTokens;
-    a.merged = a.mergedTokens / a.renderedTokens;
-  }
   out.endOfTurnTrained = byFrequency(out.turns.flatMap((t) => (t.endOfTurn ? [t.endOfTurn] : [])));
   out.stopTokens.fromNextTurn = byFrequency(fromNextTurn);
   out.stopTokens.evidence =

@@ -9,21 +9,21 @@ import { resolve } from 'node:path';
 import type { NormalizeOptions } from '../formats/base';
 import type { RawRow } from '../read/readers';
 import type { RowResult, RowSettings, TokenCountDelta } from './rowResult';
-import { loadTokenizer } from '../tokenizers/tokenizer';
 import { tokenizerFilesStamp } from '../tokenizers/modelFolder';
-import type { TargetTokenizer } from '../tokenizers/types';
+import type { EncodedText, TargetTokenizer, TokenizerBackendChoice } from '../tokenizers/types';
+import { loadTokenizerWithBackend, tokenizerBackendChoice, type BackendTokenizer } from '../tokenizers/backend';
 import type { Conversation, Message, TokenizedRecord } from '../types';
 import { countRowTokens } from './rowResult';
 import { addTrainerCuts, CONVERSATION_TRAINER_LENGTH, emptyTrainerCuts } from '../trainers/trainers';
 import { conversationShapes } from './shapes';
 import { RecordBuilder } from './recordBuilder';
-import { traceRow } from './rowTrace';
-import type { ConversationTrace } from './rowTraceTypes';
+import { runSteps, traceRowSteps, type TraceSteps } from './rowTrace';
+import type { ConversationTrace, RowTrace } from './rowTraceTypes';
 import { conversationLine, sharegptLine, untrainedTurns } from './conversationLines';
 import { isStackOverflow, MAX_JSON_DEPTH } from '../jsonDepth';
 import { errorLocation, errorMessage, isInternalError } from '../errors';
 
-const tokenizerCache = new Map<string, TargetTokenizer>();
+const tokenizerCache = new Map<string, BackendTokenizer>();
 
 /**
  * The `--dedup` key of a normalized conversation: 16 bytes of the SHA-256 of
@@ -51,17 +51,19 @@ export function conversationKey(c: Conversation): string {
 }
 
 /**
- * Loads a tokenizer once per process: runs over several inputs (and the
- * extension's repeated runs) reuse it while its files are unchanged (keyed by
- * folder and the files' modification times).
+ * Loads a tokenizer once per thread with the backend `backend` asks for (tokenizers/backend.ts): runs over several
+ * inputs (and the extension's repeated runs) reuse it while its files are unchanged (keyed by folder, the files'
+ * modification times and the backend asked for). `fallback`: why `auto` fell back to the JavaScript tokenizer.
+ * @throws TokenizerLoadError for an unusable folder, an unknown EAGLE3_TOKENIZER_BACKEND, or `rust` without the binding
  */
-export function cachedTokenizer(dir: string | undefined): TargetTokenizer {
+export function cachedTokenizer(dir: string | undefined, backend?: TokenizerBackendChoice): BackendTokenizer {
   const folder = dir ? resolve(dir) : '';
   const stamp = folder ? tokenizerFilesStamp(folder) : 'embedded';
-  const key = `${folder}|${stamp}`;
+  const choice = tokenizerBackendChoice(backend);
+  const key = `${folder}|${stamp}|${choice}`;
   let tok = tokenizerCache.get(key);
   if (!tok) {
-    tok = loadTokenizer(dir);
+    tok = loadTokenizerWithBackend(dir, choice);
     tokenizerCache.set(key, tok);
   }
   return tok;
@@ -70,17 +72,23 @@ export function cachedTokenizer(dir: string | undefined): TargetTokenizer {
 /**
  * Turns raw rows into {@link RowResult}s: the row's trace (records/rowTrace.ts `traceRow`: normalize → render →
  * mask → tokenize → fate), written as its record lines, prompt lines, counts and notes.
- * Synchronous and self-contained (one per thread); it loads the tokenizer once
- * per process (`cachedTokenizer`). Rows never share state, so any number of
- * processors give the same results for the same rows.
+ * Self-contained (one per thread); it loads the tokenizer once per thread
+ * (`cachedTokenizer`). Rows never share state, so any number of
+ * processors give the same results for the same rows. One path per row
+ * (records/rowTrace.ts `traceRowSteps`), driven row by row with the synchronous `encode`
+ * (`processRow`) or a batch at a time with the tokenizer's `encodeBatch` (`processRows`).
  */
 export class RowProcessor {
   readonly tok: TargetTokenizer;
+  /** Why the run's `auto` backend fell back to the JavaScript tokenizer (tokenizers/backend.ts); absent otherwise. */
+  readonly backendFallback?: string;
   private readonly builder: RecordBuilder;
 
-  /** @throws TokenizerLoadError for an unusable tokenizer folder */
+  /** @throws TokenizerLoadError for an unusable tokenizer folder or backend (cachedTokenizer) */
   constructor(readonly settings: RowSettings) {
-    this.tok = cachedTokenizer(settings.tokenizerDir);
+    const loaded = cachedTokenizer(settings.tokenizerDir, settings.tokenizerBackend);
+    this.tok = loaded.tok;
+    if (loaded.fallback !== undefined) this.backendFallback = loaded.fallback;
     this.builder = new RecordBuilder(this.tok);
   }
 
@@ -96,25 +104,75 @@ export class RowProcessor {
    */
   processRow(row: Pick<RawRow, 'line' | 'element' | 'value' | 'error'>, file: string, fileBase: string, normalize: NormalizeOptions = {}): RowResult {
     try {
-      return this.processRowUnguarded(row, file, fileBase, normalize);
+      return runSteps(this.rowSteps(row, file, fileBase, normalize), this.tok);
     } catch (e) {
-      // A bug or an exhausted resource on odd data errors this row only; the message names what happened.
-      const res = emptyResult(row.line);
-      if (row.element !== undefined) res.element = row.element;
-      res.message = unexpectedRowError(e);
-      return res;
+      return erroredRow(row, e);
     }
   }
 
-  private processRowUnguarded(
+  /**
+   * {@link processRow} for the rows of a batch, with the same results in row order: when the tokenizer has an
+   * `encodeBatch` (the Rust backend), every row is traced up to the texts it needs encoded, those of all rows are
+   * encoded in one call, and the rows resume (again for the rows that need more, e.g. a row of several
+   * conversations); else row by row with `encode`. Never rejects: a row whose processing throws is errored as in
+   * processRow, and so are the rows waiting on an `encodeBatch` that rejects.
+   */
+  async processRows(
+    rows: readonly Pick<RawRow, 'line' | 'element' | 'value' | 'error'>[],
+    file: string,
+    fileBase: string,
+    normalize: NormalizeOptions = {},
+  ): Promise<RowResult[]> {
+    const encodeBatch = this.tok.encodeBatch?.bind(this.tok);
+    if (!encodeBatch) return rows.map((r) => this.processRow(r, file, fileBase, normalize));
+    const out = new Array<RowResult>(rows.length);
+    /** Rows waiting for their texts' encodings: the row's index, its steps and the texts. */
+    let waiting: { k: number; steps: TraceSteps<RowResult>; texts: string[] }[] = [];
+    const advance = (k: number, steps: TraceSteps<RowResult> | undefined, encs?: EncodedText[]) => {
+      try {
+        steps ??= this.rowSteps(rows[k], file, fileBase, normalize);
+        const step = encs === undefined ? steps.next() : steps.next(encs);
+        if (step.done) out[k] = step.value;
+        else waiting.push({ k, steps, texts: step.value });
+      } catch (e) {
+        out[k] = erroredRow(rows[k], e);
+      }
+    };
+    rows.forEach((_, k) => advance(k, undefined));
+    while (waiting.length) {
+      const round = waiting;
+      waiting = [];
+      let encs: EncodedText[];
+      try {
+        encs = await encodeBatch(round.flatMap((w) => w.texts));
+      } catch (e) {
+        for (const w of round) out[w.k] = erroredRow(rows[w.k], e);
+        continue;
+      }
+      let at = 0;
+      for (const w of round) {
+        advance(w.k, w.steps, encs.slice(at, at + w.texts.length));
+        at += w.texts.length;
+      }
+    }
+    return out;
+  }
+
+  /** One row's processing as steps (records/rowTrace.ts `TraceSteps`): its trace, then the trace written as its result. */
+  private *rowSteps(
     row: Pick<RawRow, 'line' | 'element' | 'value' | 'error'>,
     file: string,
     fileBase: string,
     normalize: NormalizeOptions,
-  ): RowResult {
+  ): TraceSteps<RowResult> {
+    const trace = yield* traceRowSteps(row, file, fileBase, normalize, this.settings, { tok: this.tok, builder: this.builder });
+    return this.resultOf(row, trace);
+  }
+
+  /** A row's trace as prepare writes it: fate, record lines, prompt lines, counts and notes. */
+  private resultOf(row: Pick<RawRow, 'line' | 'element'>, trace: RowTrace): RowResult {
     const res: RowResult = emptyResult(row.line);
     if (row.element !== undefined) res.element = row.element;
-    const trace = traceRow(row, file, fileBase, normalize, this.settings, { tok: this.tok, builder: this.builder });
     const f = trace.fate;
     if (!trace.parts.length) {
       if (f.fate === 'dropped') Object.assign(res, { fate: 'dropped', reason: f.reason, message: f.message });
@@ -272,6 +330,17 @@ function addPart(res: RowResult, part: RowResult): void {
   res.totalTokens += part.totalTokens;
   res.renderedTokens += part.renderedTokens;
   if (part.tokenCounts) res.tokenCounts = res.tokenCounts ? mergeTokenCounts(res.tokenCounts, part.tokenCounts) : part.tokenCounts;
+}
+
+/**
+ * The result of a row whose processing threw: errored with {@link unexpectedRowError}'s message (a bug or an
+ * exhausted resource on odd data errors this row only; the message names what happened).
+ */
+function erroredRow(row: Pick<RawRow, 'line' | 'element'>, e: unknown): RowResult {
+  const res = emptyResult(row.line);
+  if (row.element !== undefined) res.element = row.element;
+  res.message = unexpectedRowError(e);
+  return res;
 }
 
 /** A row's result before it is processed (fate `errored` until decided). */

@@ -7,6 +7,7 @@ import type { Code } from '../codes';
 import type { TrainerCuts, TrainerId } from '../trainers/trainers';
 import type { MaskPolicy, ReasoningPolicy } from '../types';
 import type { RecordRules } from './fate';
+import type { TokenizerBackendChoice } from '../tokenizers/types';
 import type { Grouping } from './mask';
 import type { RowShape } from './shapes';
 
@@ -33,6 +34,8 @@ export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 export interface RowSettings extends RecordRules {
   /** Local Hugging Face model folder with tokenizer files; undefined = the embedded default (Qwen3). */
   tokenizerDir?: string;
+  /** The tokenizer implementation (`--tokenizer-backend`, tokenizers/backend.ts); undefined = `EAGLE3_TOKENIZER_BACKEND`, else `auto`. Same ids either way. */
+  tokenizerBackend?: TokenizerBackendChoice;
   /** docs/loss-mask-rules.md "Targets"; default `assistant`. */
   mask?: MaskPolicy;
   /** Maximum record length in tokens; undefined = no limit. */

@@ -10,11 +10,17 @@
  * and says so (`estimated`). Below the cap every step is prepare's, in prepare's order. Past it the trace decides
  * each record's fate from its counted tokens, and a record `--long split` would cut is marked `splitUp` (prepare
  * splits it; the pieces are not built past the cap).
+ *
+ * The path is written once, as steps ({@link TraceSteps}): where prepare tokenizes a conversation's records it yields
+ * their texts and is resumed with their encodings. {@link traceRow} drives the steps with the tokenizer's synchronous
+ * `encode` (the views, `processRow`); records/rowProcessor.ts `processRows` drives a batch of rows' steps with one
+ * `encodeBatch` per round (prepare's pool workers and inline executor with the Rust backend). Same trace either way.
  */
 import type { Code } from '../codes';
 import { conversationsOf, normalizeDetailed } from '../formats/normalize';
 import type { NormalizeOptions } from '../formats/base';
 import type { Conversation, Message } from '../types';
+import type { EncodedText, TargetTokenizer } from '../tokenizers/types';
 import { partsFate, RECORD_DROP_NOTES, recordFate, rowFate, type RecordDrop, type RecordLimits } from './fate';
 import { generatedTurnsOf, type GeneratedTurnIds } from './generatedIds';
 import type { TextRecord } from './mask';
@@ -37,7 +43,22 @@ import { turnText } from './recordViewBudget';
 const EMPTY_THINK = /<think>\s*<\/think>/;
 
 /**
- * Traces one row of `file` (`fileBase`: its basename, for default ids; `normalize`: the file's reading options).
+ * The one row path as steps: it yields the texts it needs encoded (a conversation's record texts, and its whole render
+ * when no record is it: once per conversation, never with a work cap) and is resumed with their encodings, in the
+ * same order, as the tokenizer's `encode` gives them; it returns `T`.
+ */
+export type TraceSteps<T> = Generator<string[], T, EncodedText[]>;
+
+/** Runs `steps` to its end, encoding each text it yields with `tok.encode` (synchronous). @throws what the steps throw */
+export function runSteps<T>(steps: TraceSteps<T>, tok: Pick<TargetTokenizer, 'encode'>): T {
+  let step = steps.next();
+  while (!step.done) step = steps.next(step.value.map((t) => tok.encode(t)));
+  return step.value;
+}
+
+/**
+ * Traces one row of `file` (`fileBase`: its basename, for default ids; `normalize`: the file's reading options),
+ * tokenizing with `ctx.tok.encode` ({@link traceRowSteps} driven by {@link runSteps}).
  * Never throws for data: a row that is not JSON is errored `invalid_json`.
  * @throws what `ctx.checkCancelled` throws; NoChatTemplateError with `ctx.rethrowNoTemplate`; a bug
  */
@@ -49,6 +70,18 @@ export function traceRow(
   settings: TraceSettings,
   ctx: TraceContext,
 ): RowTrace {
+  return runSteps(traceRowSteps(row, file, fileBase, normalize, settings, ctx), ctx.tok);
+}
+
+/** {@link traceRow} as steps ({@link TraceSteps}): the caller encodes the texts it yields. @throws as traceRow */
+export function* traceRowSteps(
+  row: TraceRowInput,
+  file: string,
+  fileBase: string,
+  normalize: NormalizeOptions,
+  settings: TraceSettings,
+  ctx: TraceContext,
+): TraceSteps<RowTrace> {
   if (row.error !== undefined) return { parts: [], fate: { fate: 'errored', code: 'invalid_json', message: row.error } };
   const source = row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element };
   const detailed = normalizeDetailed(row.value, source, fileBase, normalize);
@@ -59,10 +92,11 @@ export function traceRow(
     return { detailed, parts: [], fate: { fate: 'errored', ...(outcome.code === undefined ? {} : { code: outcome.code }), message: outcome.message, ...turn } };
   }
   const generated = generatedTurnsOf(row.value);
-  const parts = conversationsOf(outcome).map((p, k) => {
+  const parts: ConversationTrace[] = [];
+  for (const [k, p] of conversationsOf(outcome).entries()) {
     ctx.checkCancelled?.();
-    return traceConversation(p.conversation, p.kind, generated, settings, ctx, k === 0);
-  });
+    parts.push(yield* traceConversation(p.conversation, p.kind, generated, settings, ctx, k === 0));
+  }
   const decided = partsFate(
     parts.map((p) => p.fate),
     (f) => (f.fate === 'written' ? f.records : 0),
@@ -72,16 +106,18 @@ export function traceRow(
 
 /**
  * Traces one conversation: with a cap, its turns counted (the first conversation) → build → tokens and mask of each
- * record → `--long split` → each record's fate → the conversation's.
+ * record → `--long split` → each record's fate → the conversation's. Without a cap, its records' texts (and the whole
+ * render when no record is it) are yielded once for their encodings; the pieces of `--long split` are encoded with
+ * `ctx.tok.encode`.
  */
-export function traceConversation(
+export function* traceConversation(
   conv: Conversation,
   kind: 'conversation' | 'prompt',
   generated: GeneratedTurnIds[] | undefined,
   settings: TraceSettings,
   ctx: TraceContext,
   first: boolean,
-): ConversationTrace {
+): TraceSteps<ConversationTrace> {
   const counter = new Counter(ctx, first, settings.mask ?? 'assistant');
   const t: ConversationTrace = {
     kind,
@@ -111,12 +147,22 @@ export function traceConversation(
   }
   for (const te of built.targetErrors) t.notes.push(te.reason);
   if (ctx.cap?.exactRecord !== undefined) counter.exactIndex = Math.min(Math.max(0, ctx.cap.exactRecord), built.records.length - 1);
+  // Without a cap (prepare): the records' texts, and the whole render when no record is it, encoded in one step.
+  let renderedEnc: EncodedText | undefined;
+  if (!ctx.cap && built.records.length) {
+    const texts = built.records.map((rec) => rec.text);
+    const renderedApart = built.rendered !== null && !texts.includes(built.rendered);
+    if (renderedApart) texts.push(built.rendered!);
+    const encs = yield texts;
+    counter.given = encs.slice(0, built.records.length);
+    if (renderedApart) renderedEnc = encs[texts.length - 1];
+  }
   const pieces = built.records.map((rec, r) => {
     ctx.checkCancelled?.();
     return counter.record(rec, generated, t.notes, t, r);
   });
   // The rendered conversation's tokens: prepare reports them; the views need them only for `--long split`.
-  if (!ctx.cap || splitLength(settings, pieces) !== undefined) t.renderedTokens = renderedTokensOf(built.rendered, built.records, pieces, counter);
+  if (!ctx.cap || splitLength(settings, pieces) !== undefined) t.renderedTokens = renderedTokensOf(built.rendered, built.records, pieces, counter, renderedEnc);
   const drops: RecordDrop[] = [];
   let tooLongWhy: string | undefined;
   t.records = splitIfLong(t, template, pieces, generated, settings, ctx, counter, drops, (why) => (tooLongWhy = why));
@@ -135,13 +181,22 @@ export function traceConversation(
   return t;
 }
 
-/** The tokens of `built.rendered`: the record that is that text, else the text encoded (0 when there is no record). */
-function renderedTokensOf(rendered: string | null, records: readonly TextRecord[], pieces: readonly TracedRecord[], counter: Counter): number {
+/**
+ * The tokens of `built.rendered`: the record that is that text, else the text encoded (`given`: its encoding, when
+ * the steps had it encoded; 0 when there is no record).
+ */
+function renderedTokensOf(
+  rendered: string | null,
+  records: readonly TextRecord[],
+  pieces: readonly TracedRecord[],
+  counter: Counter,
+  given?: EncodedText,
+): number {
   let n = 0;
   records.forEach((rec, r) => {
     if (rec.text === rendered) n = pieces[r].tokens;
   });
-  if (rendered !== null && n === 0 && pieces.length) n = counter.count(rendered);
+  if (rendered !== null && n === 0 && pieces.length) n = given ? given.ids.length : counter.count(rendered);
   return n;
 }
 

@@ -4,6 +4,7 @@
  */
 import type { Code } from '../codes';
 import type { MaskPolicy } from '../types';
+import type { EncodedText } from '../tokenizers/types';
 import { applyGeneratedIds, type GeneratedTurnIds } from './generatedIds';
 import { maskFromSpans, type TextRecord } from './mask';
 import { TokenBudget, trainableChars } from './recordViewBudget';
@@ -19,6 +20,8 @@ export class Counter {
   overCap = false;
   /** The record tokenized whole whatever the cap (the first conversation's record in detail, clamped). */
   exactIndex?: number;
+  /** Without a cap: the conversation's records already encoded (records/rowTrace.ts `TraceSteps`), by record index. */
+  given?: readonly EncodedText[];
 
   constructor(
     private readonly ctx: TraceContext,
@@ -77,7 +80,7 @@ export class Counter {
   private encode(text: string, index: number | undefined): { ids: number[]; starts: number[]; cut: number; restRate?: number; exactOffsets?: boolean } {
     const cap = this.ctx.cap;
     if (!this.budget || !cap) {
-      const e = this.ctx.tok.encode(text);
+      const e = (index !== undefined ? this.given?.[index] : undefined) ?? this.ctx.tok.encode(text);
       return { ids: e.ids, starts: e.starts, cut: text.length, exactOffsets: e.exactOffsets };
     }
     if (this.first && index !== undefined && index === this.exactIndex) {

@@ -15,6 +15,7 @@ import type { LengthStats } from './stats';
 import type { LongPolicy, OutputFormat, RowSettings } from '../records/rowResult';
 import type { RowShape } from '../records/shapes';
 import type { MaskPolicy, ReasoningPolicy } from '../types';
+import type { TokenizerBackend } from '../tokenizers/types';
 /** The status word of a file and of a run (`run/reports/status.ts` decides it). */
 export type RunStatus = 'ok' | 'warnings' | 'degraded' | 'failed';
 
@@ -287,7 +288,16 @@ export interface PrepareResult extends RecordRules {
      */
     kept?: string[];
   };
-  tokenizer: { dir: string; name: string; hash: string; embeddedDefault: boolean };
+  tokenizer: {
+    dir: string;
+    name: string;
+    hash: string;
+    embeddedDefault: boolean;
+    /** The implementation that encoded (docs/scale.md "Tokenizer backends"; the records are the same with either); absent in reports of older versions (then `js`). */
+    backend?: TokenizerBackend;
+    /** Why `--tokenizer-backend auto` used the JavaScript tokenizer (the Rust binding did not load); absent otherwise. */
+    backendFallback?: string;
+  };
   templateKwargs: Record<string, unknown>;
   mask: MaskPolicy;
   /** `--reasoning` of the run; absent in reports of older versions (then `keep`). */

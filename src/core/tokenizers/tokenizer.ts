@@ -36,18 +36,17 @@ export function defaultTokenizerDir(): string {
 /**
  * Loads a tokenizer from a local Hugging Face model folder.
  * @param dir folder holding `tokenizer.json` + `tokenizer_config.json`; undefined = embedded default.
+ * @param parsed its `tokenizer.json`, when the caller has parsed it already (tokenizers/backend.ts)
  * @throws TokenizerLoadError naming the folder when files are missing or unreadable.
  */
-export function loadTokenizer(dir?: string): TargetTokenizer {
-  const embeddedDefault = dir === undefined || dir === '';
-  const folder = embeddedDefault ? defaultTokenizerDir() : resolve(dir!);
-  if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new TokenizerLoadError(`tokenizer folder not found: ${folder}`);
+export function loadTokenizer(dir?: string, parsed?: any): TargetTokenizer {
+  const { folder, embeddedDefault } = tokenizerFolderOf(dir);
   const tjPath = join(folder, 'tokenizer.json');
   const tcPath = join(folder, 'tokenizer_config.json');
   // A tiktoken rank file without tokenizer.json (Kimi-K2 / K2.5): see tiktoken/.
   if (!existsSync(tjPath) && existsSync(join(folder, 'tiktoken.model'))) return loadTiktokenTokenizer(folder);
   if (!existsSync(tjPath)) throw new TokenizerLoadError(`${folder}: no tokenizer.json (nor tiktoken.model)`);
-  const tokenizerJson = readJson(tjPath);
+  const tokenizerJson = parsed ?? readJson(tjPath);
   const config = existsSync(tcPath) ? readJson(tcPath) : {};
   // NFC is applied here, with the Rust normalizer's older tables (see normalizeLikeRust), not by @huggingface/tokenizers.
   const ownNfc = JSON.stringify(tokenizerJson.normalizer ?? null) === '{"type":"NFC"}';
@@ -70,7 +69,8 @@ export function loadTokenizer(dir?: string): TargetTokenizer {
   const stops = stopTokensOf(folder, specialTokenVars, (id) => added.find((t) => t.id === id)?.content ?? tok.id_to_token(id) ?? undefined);
   return {
     dir: folder,
-    name: embeddedDefault ? 'Qwen3 (embedded default)' : basename(folder),
+    name: tokenizerDisplayName(folder, embeddedDefault),
+    backend: 'js',
     hash: tokenizerFilesHashOf(folder),
     embeddedDefault,
     templates: readChatTemplates(folder, config),
@@ -88,6 +88,22 @@ export function loadTokenizer(dir?: string): TargetTokenizer {
     idToToken: (id) => tok.id_to_token(id),
     size,
   };
+}
+
+/**
+ * The model folder `dir` names (absolute), or the embedded default's when `dir` is undefined or empty.
+ * @throws TokenizerLoadError when the folder does not exist
+ */
+export function tokenizerFolderOf(dir: string | undefined): { folder: string; embeddedDefault: boolean } {
+  const embeddedDefault = dir === undefined || dir === '';
+  const folder = embeddedDefault ? defaultTokenizerDir() : resolve(dir!);
+  if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new TokenizerLoadError(`tokenizer folder not found: ${folder}`);
+  return { folder, embeddedDefault };
+}
+
+/** The display name of a tokenizer folder ({@link TargetTokenizer.name}). */
+export function tokenizerDisplayName(folder: string, embeddedDefault: boolean): string {
+  return embeddedDefault ? 'Qwen3 (embedded default)' : basename(folder);
 }
 
 /**
@@ -194,12 +210,13 @@ export function toWellFormed(text: string): string {
 
 /**
  * Recovers where each token starts in the text, since `@huggingface/tokenizers`
- * returns ids without offsets. Each token's surface bytes are derived from its
+ * returns ids without offsets (the Rust backend, rustTokenizer.ts, uses it too:
+ * cheaper than fetching the binding's offsets, and the same starts). Each token's surface bytes are derived from its
  * vocabulary string (byte-level alphabet for byte-level BPE; `▁` = space and
  * `<0xNN>` byte fallback for SentencePiece-style vocabularies; the literal
  * content for added tokens) and matched against the UTF-8 bytes of the text.
  */
-class OffsetAligner {
+export class OffsetAligner {
   private readonly byteLevel: boolean;
   /**
    * The vocabulary surface of each token id met so far, packed: its bytes are `pool[surfaceAt[id] … + surfaceLen[id]]`
@@ -220,8 +237,13 @@ class OffsetAligner {
   /** Added tokens matched in the raw text before normalization (`normalized: false`), longest first. */
   private readonly rawAdded: RegExp | null;
 
+  /**
+   * @param tok the vocabulary's id → token string (added tokens by their content): tokenizers.js's `Tokenizer`, or an
+   *   adapter over another implementation of the same `tokenizer.json` (rustTokenizer.ts)
+   * @param tokenizerJson the parsed `tokenizer.json` (its pre-tokenizer, decoder, normalizer and added tokens are read)
+   */
   constructor(
-    private readonly tok: Tokenizer,
+    private readonly tok: { id_to_token(id: number): string | null | undefined },
     tokenizerJson: any,
   ) {
     const json = JSON.stringify([tokenizerJson.pre_tokenizer, tokenizerJson.decoder]);

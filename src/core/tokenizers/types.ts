@@ -45,6 +45,14 @@ export interface TargetTokenizer {
   stopTokensSource: 'generation_config' | 'eos_token' | 'none';
   /** Encodes text as a serving stack does: special tokens in the text matched as special tokens, no BOS/EOS added by a post-processor. */
   encode(text: string): EncodedText;
+  /**
+   * Encodes several texts at once, as {@link encode} does each (same ids, starts and `exactOffsets`), asynchronously:
+   * present when the tokenizer has a faster asynchronous implementation (the Rust binding, rustTokenizer.ts), which
+   * `prepare`'s row processor then uses for a batch of rows (records/rowProcessor.ts `processRows`).
+   */
+  encodeBatch?(texts: string[]): Promise<EncodedText[]>;
+  /** The implementation that encodes (`rust`: the `tokenizers` binding; `js`: `@huggingface/tokenizers` or the tiktoken tokenizer); absent = `js`. */
+  backend?: TokenizerBackend;
   /** Decodes ids to text, special tokens kept. */
   decode(ids: number[]): string;
   /** The token string of an id (vocabulary form, e.g. `Ġthe`), for display. */
@@ -56,6 +64,18 @@ export interface TargetTokenizer {
    */
   size?: number | null;
 }
+
+/** A tokenizer implementation (docs/scale.md "Tokenizer backends"). */
+export type TokenizerBackend = 'rust' | 'js';
+
+/**
+ * Which tokenizer implementation a run asks for: `auto` = the Rust binding where it loads, else the JavaScript one
+ * (said once in the run's log and report); `rust` = the Rust binding or an error; `js` = the JavaScript one.
+ */
+export type TokenizerBackendChoice = 'auto' | TokenizerBackend;
+
+/** The choices of {@link TokenizerBackendChoice}, the default first. */
+export const TOKENIZER_BACKEND_CHOICES: readonly TokenizerBackendChoice[] = ['auto', 'rust', 'js'];
 
 /** Error raised when a folder cannot be used as a tokenizer; the message names the folder and what is missing. */
 export class TokenizerLoadError extends Error {}

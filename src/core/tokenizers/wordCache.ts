@@ -33,6 +33,18 @@ export interface WordCacheStats {
 }
 
 /**
+ * Whether a parsed `tokenizer.json` has the shape the cache is installed on (below): byte-level BPE with a pre-tokenizer
+ * `Sequence` ending in `ByteLevel` (`use_regex: false`), no byte fallback, no unknown-token fusing.
+ */
+export function wordCacheFits(tokenizerJson: any): boolean {
+  const pre = tokenizerJson?.pre_tokenizer;
+  const model = tokenizerJson?.model;
+  if (pre?.type !== 'Sequence' || !Array.isArray(pre.pretokenizers) || model?.type !== 'BPE') return false;
+  const last = pre.pretokenizers[pre.pretokenizers.length - 1];
+  return last?.type === 'ByteLevel' && last.use_regex === false && !model.byte_fallback && !model.fuse_unk;
+}
+
+/**
  * Installs the cache on a tokenizers.js `Tokenizer` instance when its
  * `tokenizer.json` is byte-level BPE with a pre-tokenizer `Sequence` ending in
  * `ByteLevel` (`use_regex: false`) and a model without byte fallback or unknown-token fusing
@@ -41,12 +53,8 @@ export interface WordCacheStats {
  * @returns the cache's statistics, or null when the tokenizer does not have that shape (left unchanged)
  */
 export function installWordCache(tok: any, tokenizerJson: any): WordCacheStats | null {
-  const pre = tokenizerJson?.pre_tokenizer;
-  const model = tokenizerJson?.model;
-  if (pre?.type !== 'Sequence' || !Array.isArray(pre.pretokenizers) || model?.type !== 'BPE') return null;
-  const last = pre.pretokenizers[pre.pretokenizers.length - 1];
-  if (last?.type !== 'ByteLevel' || last.use_regex !== false) return null;
-  if (model.byte_fallback || model.fuse_unk) return null;
+  if (!wordCacheFits(tokenizerJson)) return null;
+  const pre = tokenizerJson.pre_tokenizer;
   const seq = tok?.pre_tokenizer;
   const bpe = tok?.model;
   if (!seq || !Array.isArray(seq.tokenizers) || seq.tokenizers.length !== pre.pretokenizers.length || typeof bpe?._call !== 'function') return null;

@@ -14,6 +14,7 @@ import type { RowProcessor } from '../../records/rowProcessor';
 import type { RunSetup } from '../contract';
 import type { RowResult, RowSettings } from '../../records/rowResult';
 import { isFromPoolWorkerMessage, type PoolWorkerData, type RowBatchMessage } from './workerProtocol';
+import { limitRustThreads } from '../../tokenizers/rustTokenizer';
 
 /** Rows of one file sent together: `{line, value}` or `{line, error}` as the reader yielded them. */
 export interface RowBatch {
@@ -39,7 +40,7 @@ export class InlineExecutor implements RowExecutor {
 
   run(batch: RowBatch): Promise<RowResult[]> {
     try {
-      return Promise.resolve(batch.rows.map((r) => this.processor.processRow(r, batch.file, batch.fileBase, batch.normalize)));
+      return this.processor.processRows(batch.rows, batch.file, batch.fileBase, batch.normalize);
     } catch (e) {
       return Promise.reject(e);
     }
@@ -121,6 +122,8 @@ export class WorkerPool implements RowExecutor {
     opts: { script?: string; lowPriority?: boolean } = {},
   ) {
     const script = opts.script ?? poolWorkerScript();
+    // Before the workers load the Rust tokenizer binding: one thread per encode, as many workers as cores (rustTokenizer.ts).
+    limitRustThreads();
     this.setup = new Promise<RunSetup>((resolve, reject) => (this.setupSettle = { resolve, reject }));
     this.setup.catch(() => {}); // a caller that never asks must not see an unhandled rejection
     for (let i = 0; i < size; i++) {

@@ -1,6 +1,7 @@
 /** Starting a `prepare` run (docs/scale.md): the row executor (this thread or a worker pool), the tokenizer and the chat-template check. */
 import { availableParallelism } from 'node:os';
-import { checkTemplate } from '../../records/checkTemplate';
+import { checkTemplateAsync } from '../../records/checkTemplate';
+import { backendLine } from '../reports/report';
 import { InlineExecutor, WorkerPool, type RowExecutor } from './pool';
 import { RowProcessor } from '../../records/rowProcessor';
 import { TokenizerLoadError, type TargetTokenizer } from '../../tokenizers/types';
@@ -32,7 +33,7 @@ export async function startExecutor(opts: PrepareOptions, hooks: PrepareHooks): 
   } else {
     const processor = new RowProcessor(settingsOf(opts));
     executor = new InlineExecutor(processor);
-    setup = runSetup(processor.tok, opts);
+    setup = await runSetup(processor.tok, opts, processor.backendFallback);
   }
   const tok = setup.tokenizer;
   if (!setup.hasTemplates) {
@@ -42,6 +43,7 @@ export async function startExecutor(opts: PrepareOptions, hooks: PrepareHooks): 
     );
   }
   hooks.log?.(`tokenizer: ${tok.name} (${tok.dir}, sha256 ${tok.hash})`);
+  hooks.log?.(`tokenizer backend: ${backendLine(tok)}`);
   const templateCheck = setup.templateCheck;
   if (templateCheck) {
     hooks.log?.(
@@ -54,17 +56,31 @@ export async function startExecutor(opts: PrepareOptions, hooks: PrepareHooks): 
   return { executor, setup, workers };
 }
 
-/** Runs the chat-template check once for a run (`eagle3-prep check-template`, without the probe renders). */
-export function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templateKwargs' | 'mask' | 'grouping'>): RunSetup {
+/**
+ * Runs the chat-template check once for a run (`eagle3-prep check-template`, without the probe renders) and says which
+ * tokenizer backend runs (`fallback`: why `auto` fell back to the JavaScript one).
+ */
+export async function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templateKwargs' | 'mask' | 'grouping'>, fallback?: string): Promise<RunSetup> {
   const setup: RunSetup = {
-    tokenizer: { dir: tok.dir, name: tok.name, hash: tok.hash, embeddedDefault: tok.embeddedDefault },
+    tokenizer: {
+      dir: tok.dir,
+      name: tok.name,
+      hash: tok.hash,
+      embeddedDefault: tok.embeddedDefault,
+      backend: tok.backend ?? 'js',
+      ...(fallback === undefined ? {} : { backendFallback: fallback }),
+    },
     hasTemplates: tok.templates.length > 0,
     templateCheck: null,
     ...(tok.size !== undefined ? { tokenizerSize: tok.size } : {}),
   };
   if (!setup.hasTemplates) return setup;
   try {
-    const { records: _r, turns: _t, ...findings } = checkTemplate(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask, grouping: opts.grouping });
+    const {
+      records: _r,
+      turns: _t,
+      ...findings
+    } = await checkTemplateAsync(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask, grouping: opts.grouping });
     setup.templateCheck = findings;
   } catch (e) {
     setup.checkError = (e as Error).message;
@@ -77,6 +93,7 @@ export function settingsOf(o: PrepareOptions): RowSettings {
   return {
     tokenizerDir: o.tokenizerDir,
     ...runSettingOptionsOf(o),
+    tokenizerBackend: o.tokenizerBackend,
     truncate: o.truncate,
     dedup: o.dedup,
     trainer: o.trainer,

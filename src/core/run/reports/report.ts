@@ -27,6 +27,12 @@ import { nextStepsOfRun } from './nextSteps';
 import { TRAINER_IDS, TRAINERS, type TrainerCuts } from '../../trainers/trainers';
 import { reportedSettings, runSettingSpec, runSettingsOfReport, shown, type RunSettings } from '../runSettings';
 
+/** How a run's log, summary and report.md name the tokenizer backend that ran, with the reason of a fallback. */
+export function backendLine(t: Pick<PrepareResult['tokenizer'], 'backend' | 'backendFallback'>): string {
+  const name = t.backend === 'rust' ? 'Rust (tokenizers binding)' : 'JavaScript';
+  return t.backendFallback ? `${name}, because ${t.backendFallback}` : name;
+}
+
 /**
  * Version of the `report.json` schema (docs/outputs.md "report.json"): 2 = snake_case
  * keys with `schema_version`, `status`, `warnings`. Reports without
@@ -261,6 +267,7 @@ export function renderReportMarkdown(r: PrepareResult): string {
     ...(r.ok ? [] : [...r.failures.map((f) => `- ${f}`), '']),
     ...warningsSection(r),
     `- Tokenizer: ${r.tokenizer.name} — \`${r.tokenizer.dir}\` (files hash \`${r.tokenizer.hash}\`: the first 16 hex digits of a SHA-256 over its tokenizer and template files)`,
+    ...(r.tokenizer.backend ? [`- Tokenizer backend: ${backendLine(r.tokenizer)} (the records are the same with either backend)`] : []),
     `- Mask policy: \`${r.mask}\`; reasoning: \`${r.reasoning ?? 'keep'}\`; grouping: \`${r.grouping ?? 'exact'}\`; max length: ${r.maxLength ?? 'none'}${r.maxLength !== null ? ` (longer records: ${r.long ?? (r.truncate ? 'truncate' : 'drop')})` : ''}${(r.minTrainableTokens ?? 1) > 1 ? `; min trainable tokens per record: ${r.minTrainableTokens}` : ''}${newerSettingsText(r)}`,
     `- Template kwargs: \`${JSON.stringify(r.templateKwargs)}\``,
     `- Outputs: ${
