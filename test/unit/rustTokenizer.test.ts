@@ -255,3 +255,50 @@ test('checkTemplateAsync with the Rust backend (encodeBatch) gives checkTemplate
   assert.deepEqual(got, want);
   assert.ok(want.amplification.renderedTokens > 0 && want.amplification.exact! > 1, 'Qwen3 rewrites history: exact records cost more tokens');
 });
+
+test('the row path as steps: processRows encodes each round of a batch in one encodeBatch (a row of three conversations takes three), with processRow results, --long split included', async () => {
+  const u = (content: string) => ({ role: 'user', content });
+  const a = (content: string) => ({ role: 'assistant', content });
+  const long = 'A long answer with many words in it. '.repeat(12);
+  const rows = [
+    {
+      line: 1,
+      value: {
+        id: 'f',
+        messages: [u('One?'), a('1.')],
+        episodes: [
+          [u('Two?'), a('2.')],
+          [u('Three?'), a('3.')],
+        ],
+      },
+    },
+    { line: 2, value: { id: 'g', messages: [u('q1'), a(long), u('q2'), a(long), u('q3'), a('short')] } },
+    { line: 3, error: 'bad json' },
+    { line: 4, value: { id: 'h', messages: [u('only a prompt')] } },
+  ];
+  const settings = { tokenizerBackend: 'js', maxLength: 160, long: 'split' } as const;
+  const p = new RowProcessor(settings);
+  const want = rows.map((r) => p.processRow(r, '/x/d.jsonl', 'd.jsonl'));
+  const batches: number[] = [];
+  const batched = Object.create(p) as RowProcessor;
+  const encodeBatch = (texts: string[]) => {
+    batches.push(texts.length);
+    return Promise.resolve(texts.map((t) => p.tok.encode(t)));
+  };
+  Object.defineProperty(batched, 'tok', { value: { ...p.tok, encodeBatch } });
+  const got = await batched.processRows(rows, '/x/d.jsonl', 'd.jsonl');
+  assert.deepEqual(got, want);
+  assert.deepEqual(
+    want.map((r) => r.fate),
+    ['written', 'written', 'errored', 'setAside'],
+  );
+  assert.ok(want[1].notes.includes('split_into_records'), 'row g is split (its pieces encoded with encode)');
+  assert.equal(want[0].records.length, 3);
+  // Round 1: f's first conversation and g's records (and g's whole render when no record is it); rounds 2 and 3: f's
+  // other two conversations (one record each). h and the bad line need no encoding.
+  assert.equal(batches.length, 3);
+  assert.deepEqual(batches.slice(1), [1, 1]);
+  // The Rust binding's encodeBatch gives the same results.
+  const rust = new RowProcessor({ ...settings, tokenizerBackend: 'rust' });
+  assert.deepEqual(await rust.processRows(rows, '/x/d.jsonl', 'd.jsonl'), want);
+});
