@@ -36,7 +36,7 @@ export default tseslint.config(
       'src/vscode/runFailures.ts',
       'src/vscode/datasetFolders.ts',
       'src/vscode/progressText.ts',
-      'src/vscode/maskViewWindow.ts',
+      'src/vscode/lineIndex.ts',
       'src/vscode/scanQueue.ts',
       'src/vscode/tokenizerFolders.ts',
       'src/vscode/dashboardData.ts',

@@ -153,7 +153,8 @@ export function positiveNumber(v: string): number {
 /** A fraction in [0, 1] (`0.05`) or a percentage (`5%`). */
 export function fraction(v: string): number {
   const m = /^\s*([0-9]*\.?[0-9]+)\s*(%?)\s*$/.exec(v);
-  const n = m ? Number(m[1]) / (m[2] ? 100 : 1) : NaN;
+  // A percentage moves the decimal point in the text (`2.24%` → `2.24e-2`, exactly 0.0224), not by a division (2.24 / 100 = 0.022400000000000003).
+  const n = m ? Number(m[2] ? `${m[1]}e-2` : m[1]) : NaN;
   if (!(n >= 0 && n <= 1)) throw new InvalidArgumentError('A fraction from 0 to 1 (0.05) or a percentage (5%) is expected.');
   return n;
 }

@@ -79,12 +79,21 @@ test('maskedRecordFate: a smaller trainable share than the minimum drops the rec
   });
 });
 
-test('rowFate: written wins; else the first target error; else the last drop reason', () => {
+test('rowFate: written wins; else the first target error; else the reason that dropped most records (ties: the later)', () => {
   const te = { reason: 'template_unsupported', message: 'turn 3 not found' };
   assert.deepEqual(rowFate({ written: 1, drops: ['too_long'], targetErrors: [te] }), { fate: 'written' });
   assert.deepEqual(rowFate({ written: 0, drops: ['too_long'], targetErrors: [te, { reason: 'x', message: 'y' }] }), { fate: 'errored', targetError: te });
   assert.deepEqual(rowFate({ written: 0, drops: ['no_trainable_tokens', 'too_long'], targetErrors: [] }), { fate: 'dropped', reason: 'too_long' });
   assert.deepEqual(rowFate({ written: 0, drops: ['too_long', 'no_trainable_tokens'], targetErrors: [] }), { fate: 'dropped', reason: 'no_trainable_tokens' });
+  // A rule that emptied the row is named even when another rule dropped its last record (--min-trainable-share beside --max-length).
+  assert.deepEqual(rowFate({ written: 0, drops: ['low_trainable_share', 'low_trainable_share', 'too_long'], targetErrors: [] }), {
+    fate: 'dropped',
+    reason: 'low_trainable_share',
+  });
+  assert.deepEqual(rowFate({ written: 0, drops: ['too_long', 'low_trainable_share', 'too_long', 'low_trainable_share'], targetErrors: [] }), {
+    fate: 'dropped',
+    reason: 'low_trainable_share',
+  });
   assert.deepEqual(rowFate({ written: 0, drops: [], targetErrors: [] }), { fate: 'dropped', reason: 'no_trainable_tokens' }, 'no target, no record');
 });
 

@@ -375,7 +375,7 @@ test('the row hover (record view): several conversations are named; a row read t
   const v = viewer.view({ text, file: join(dir, 'several.jsonl'), line: 1 });
   assert.deepEqual(
     v.warnings.map((w) => [w.code, w.message]),
-    [['several_conversations', 'the row holds 2 conversations (one record each); the first is shown; prepare writes 2 records from the row']],
+    [['several_conversations_found', 'the row holds 2 conversations (one record each); the first is shown; prepare writes 2 records from the row']],
   );
   assert.deepEqual(v.notes, ['several_conversations_found']);
   writeFileSync(join(dir, 'eagle3prep.jsonc'), '{ "fieldRoles": { "worked_solution": "answer", "gt": "label" } }\n');

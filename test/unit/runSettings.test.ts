@@ -144,6 +144,9 @@ test('--min-trainable-share: a CLI option and a report entry from its row; chang
   assert.ok(option?.parse);
   assert.equal(option.parse('5%', undefined), 0.05);
   assert.equal(option.parse('0.25', undefined), 0.25);
+  // A percentage is the decimal number it names, not a division's rounding: 2.24% is exactly 0.0224.
+  assert.equal(option.parse!('2.24%', undefined), 0.0224);
+  for (let k = 1; k < 1000; k++) assert.equal(option.parse!(`${k / 10}%`, undefined), Number(`${k / 10}e-2`), `${k / 10}%`);
   assert.throws(() => option.parse!('1.5', undefined), /A fraction from 0 to 1/);
   const dir = tempDir();
   const f = join(dir, 'chat.jsonl');

@@ -110,14 +110,27 @@ export type RowFate = { fate: 'written' } | { fate: 'dropped'; reason: RecordDro
 
 /**
  * Decides a row's fate from its records: written when at least one record is; else errored with the
- * first target error when there is one; else dropped with the reason of the last dropped record
- * (`no_trainable_tokens` when the row had no record at all: no target under the mask policy; a
+ * first target error when there is one; else dropped with the reason that dropped most of its records
+ * (of reasons dropping as many, the one of the later record), so a rule that emptied the row is the one
+ * named (`no_trainable_tokens` when the row had no record at all: no target under the mask policy; a
  * conversation that `--long split` could not place anywhere counts as a `too_long` drop).
  */
 export function rowFate(o: RowRecordsOutcome): RowFate {
   if (o.written > 0) return { fate: 'written' };
   if (o.targetErrors.length > 0) return { fate: 'errored', targetError: o.targetErrors[0] };
-  return { fate: 'dropped', reason: o.drops.length ? o.drops[o.drops.length - 1] : 'no_trainable_tokens' };
+  return { fate: 'dropped', reason: mostFrequentLast(o.drops) ?? 'no_trainable_tokens' };
+}
+
+/** The value occurring most often in `xs`; of values occurring as often, the one that occurs last. */
+function mostFrequentLast<T>(xs: readonly T[]): T | undefined {
+  const counts = new Map<T, number>();
+  let best: T | undefined;
+  for (const x of xs) {
+    const c = (counts.get(x) ?? 0) + 1;
+    counts.set(x, c);
+    if (best === undefined || c >= (counts.get(best) ?? 0)) best = x;
+  }
+  return best;
 }
 
 /**

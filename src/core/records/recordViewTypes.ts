@@ -56,10 +56,22 @@ export interface RecordViewOptions extends RecordRules {
   checkCancelled?: () => void;
 }
 
+/**
+ * What only the view says (no row of prepare's outputs carries these): `estimated` (counts past the work cap),
+ * `dropped` / `errored` / `set_aside` (the row's fate, whose reason code is in the message and the verdict),
+ * `part_of` / `line_holds_rows` (a line that is one of several rows, or holds several), `empty_assistant_turn`
+ * (a turn the view marks before normalizing).
+ */
+export type ViewWarning = 'estimated' | 'dropped' | 'errored' | 'set_aside' | 'part_of' | 'line_holds_rows' | 'empty_assistant_turn';
+
 /** A warning about the row, with the turn (index into `turns`) it concerns when there is one. */
 export interface RowWarning {
-  /** `unknown_role`, `empty_assistant_turn`, `too_long`, `record_truncated`, `record_split`, `too_few_trainable_tokens`, `invalid_json`, `errored`, `dropped`, `no_trainable_tokens`, `estimated`, `template_error`, or a mask note code (`template_rewrites_history`, …). */
-  code: string;
+  /**
+   * A code of src/core/codes.ts (the words prepare writes in report.json and problems.jsonl: `too_long`,
+   * `record_truncated`, `split_into_records`, `several_conversations_found`, a mask note, …), or one of the
+   * view's own {@link ViewWarning}s for what only the view says.
+   */
+  code: Code | ViewWarning;
   message: string;
   turn?: number;
 }

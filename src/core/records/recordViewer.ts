@@ -76,13 +76,13 @@ export class RecordViewer {
     const part = trace.parts[0];
     if (!decorateOutcome(view, trace) || !part) return view;
     if (trace.parts.length > 1)
-      view.warnings.push({ code: 'several_conversations', message: `the row holds ${trace.parts.length} conversations (one record each); the first is shown` });
+      view.warnings.push({ code: 'several_conversations_found', message: `the row holds ${trace.parts.length} conversations (one record each); the first is shown` });
     const row = (trace.detailed?.row ?? read.value) as Record<string, unknown>;
     decorateTurns(view, part, text, row, read.fieldSource, options);
     if (this.decorateBuild(view, part, options)) this.decorateRecords(view, part, options);
     finishTotals(view);
     view.verdict = verdictOf(trace);
-    const w = view.warnings.find((x) => x.code === 'several_conversations');
+    const w = view.warnings.find((x) => x.code === 'several_conversations_found');
     if (w && view.verdict.fate === 'written')
       w.message += `; prepare writes ${view.verdict.records.toLocaleString('en-US')} record${view.verdict.records === 1 ? '' : 's'} from the row`;
     if (view.totals.estimated && !shorten)
@@ -361,7 +361,7 @@ function recordWarnings(rec: TracedRecord, r: number, max: number | undefined, m
   const maxText = max?.toLocaleString('en-US');
   if (rec.splitUp)
     out.push({
-      code: 'record_split',
+      code: 'split_into_records',
       message: `record ${r + 1} has ${count} tokens, over the max length ${maxText}: prepare splits the conversation into records that fit (long records: split)`,
     });
   else if (!f.written && f.reason === 'too_long')
