@@ -76,7 +76,10 @@ export class RecordViewer {
     const part = trace.parts[0];
     if (!decorateOutcome(view, trace) || !part) return view;
     if (trace.parts.length > 1)
-      view.warnings.push({ code: 'several_conversations_found', message: `the row holds ${trace.parts.length} conversations (one record each); the first is shown` });
+      view.warnings.push({
+        code: 'several_conversations_found',
+        message: `the row holds ${trace.parts.length} conversations (one record each); the first is shown`,
+      });
     const row = (trace.detailed?.row ?? read.value) as Record<string, unknown>;
     decorateTurns(view, part, text, row, read.fieldSource, options);
     if (this.decorateBuild(view, part, options)) this.decorateRecords(view, part, options);
