@@ -387,7 +387,10 @@ function recordWarnings(rec: TracedRecord, r: number, max: number | undefined, m
     const trainable = trainableInOf(rec.mask, rec.tokens, rec.trainable)(kept);
     out.push({
       code: f.reason,
-      message: `record ${r + 1} has ${trainable} trainable tokens of ${kept.toLocaleString('en-US')}: prepare drops it (${f.reason})`,
+      // Past the work cap the counts are estimates, and so is the verdict they give (the exact counts may keep the record).
+      message: rec.estimated
+        ? `record ${r + 1} has ≈${trainable.toLocaleString('en-US')} trainable tokens of ≈${kept.toLocaleString('en-US')} (estimated past the work cap): prepare likely drops it (${f.reason})`
+        : `record ${r + 1} has ${trainable.toLocaleString('en-US')} trainable tokens of ${kept.toLocaleString('en-US')}: prepare drops it (${f.reason})`,
     });
   }
   return out;
