@@ -20,7 +20,8 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RowProblemLine } from '../core/run/contract';
-import { datasetKind, type RowProblem } from '../core/run/editor/datasetScan';
+import { datasetKind } from '../core/run/editor/datasetScan';
+import type { RowProblem } from '../core/run/editor/rowProblems';
 import { readRunReport } from '../core/run/reports/readReport';
 import { configAppliesTo, PROJECT_CONFIG_NAME } from '../core/read/projectConfig';
 import { isExcludedDataset } from './datasetDiscovery';

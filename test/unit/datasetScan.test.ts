@@ -4,15 +4,8 @@ import assert from 'node:assert/strict';
 import { copyFileSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import {
-  countDatasetRows,
-  datasetKind,
-  readOutputState,
-  scanDataset,
-  scanRowProblems,
-  tokenizerFilesHash,
-  mapLimit,
-} from '../../src/core/run/editor/datasetScan';
+import { countDatasetRows, datasetKind, readOutputState, scanDataset, tokenizerFilesHash, mapLimit } from '../../src/core/run/editor/datasetScan';
+import { scanRowProblems } from '../../src/core/run/editor/rowProblems';
 import { prepare } from '../../src/core/run/prepare/pipeline';
 import { parseProjectConfig, PROJECT_CONFIG_NAME } from '../../src/core/read/projectConfig';
 import { applyProjectConfig } from '../../src/core/formats/rowSource';

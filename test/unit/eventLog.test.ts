@@ -9,11 +9,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CODES } from '../../src/core/codes';
+import { codeMeaning, CODES } from '../../src/core/codes';
 import { detectFormat } from '../../src/core/formats/detect';
 import { normalizeRow } from '../../src/core/formats/normalize';
 import { RecordViewer } from '../../src/core/records/recordViewer';
-import { scanRowProblems } from '../../src/core/run/editor/datasetScan';
+import { scanRowProblems } from '../../src/core/run/editor/rowProblems';
 import { viewRow } from '../../src/core/run/editor/fileRows';
 import { inspectFile } from '../../src/core/run/inputs/inspect';
 import { prepare } from '../../src/core/run/prepare/pipeline';
@@ -143,11 +143,29 @@ test('event log: a block that cannot be read errors the chain with its line; the
   ]);
   const r = await inspectFile(file);
   assert.equal(r.format, 'event-log');
-  assert.deepEqual(r.skipped, [{ line: 4, reason: 'errored', code: 'bad_turn', message: 'line 3: user event u2 holds a "image" block that is not read' }]);
+  // The chain's only leaf is errored as it is read: prepare drops the events inside it, and inspect and Problems say so
+  // (issue 23: inspect listed them as part of line 4's records, which has none, and Problems did not list them).
+  const chain = codeMeaning('event_chain_not_written');
+  assert.deepEqual(r.skipped, [
+    ...[1, 2, 3].map((line) => ({ line, reason: 'event_chain_not_written', message: chain })),
+    { line: 4, reason: 'errored', code: 'bad_turn', message: 'line 3: user event u2 holds a "image" block that is not read' },
+  ]);
+  assert.equal(r.part_of, undefined);
+  const scan = await scanRowProblems(file);
+  assert.deepEqual(
+    scan.problems.map((p) => [p.line, p.code, p.severity]),
+    [
+      [1, 'event_chain_not_written', 'warning'],
+      [2, 'event_chain_not_written', 'warning'],
+      [3, 'event_chain_not_written', 'warning'],
+      [4, 'bad_turn', 'error'],
+    ],
+  );
   const res = await prepare({ inputs: [file], outDir: tempDir() });
   const f = res.files[0];
   assert.deepEqual([f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.rowsErrored], [4, 0, 0, 3, 1]);
   assert.deepEqual(f.dropped.event_chain_not_written.lines, [1, 2, 3]);
+  assert.deepEqual(f.errors, [{ line: 4, message: scan.problems[3].message }]);
 });
 
 test('event log: a chain ending with a tool result is set aside to answer, and written up to its last answer', async () => {

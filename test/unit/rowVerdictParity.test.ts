@@ -17,7 +17,7 @@ import type { RowVerdict } from '../../src/core/records/recordViewTypes';
 import { containerKind } from '../../src/core/read/readers/containers';
 import { isJsonDocument } from '../../src/core/read/readers/jsonDocument';
 import { readRows, DATASET_FILE_RE, type RawRow } from '../../src/core/read/readers';
-import { scanRowProblems } from '../../src/core/run/editor/datasetScan';
+import { scanRowProblems } from '../../src/core/run/editor/rowProblems';
 import { viewRow } from '../../src/core/run/editor/fileRows';
 import { prepare } from '../../src/core/run/prepare/pipeline';
 import type { PrepareOptions } from '../../src/core/run/contract';

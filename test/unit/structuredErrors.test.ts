@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { normalizeRow } from '../../src/core/formats/normalize';
-import { scanRowProblems } from '../../src/core/run/editor/datasetScan';
+import { scanRowProblems } from '../../src/core/run/editor/rowProblems';
 import { writeJsonl } from '../helpers';
 
 // An unknown role is an error that carries the role as written and its 0-based turn, whatever the

@@ -31,6 +31,8 @@ import {
   longPolicyOf,
   type ConversationTrace,
   type RowTrace,
+  type ReadingContext,
+  type ReadTrace,
   type TraceContext,
   type TracedRecord,
   type TraceRowInput,
@@ -58,42 +60,82 @@ export function runSteps<T>(steps: TraceSteps<T>, tok: Pick<TargetTokenizer, 'en
 
 /**
  * Traces one row of `file` (`fileBase`: its basename, for default ids; `normalize`: the file's reading options),
- * tokenizing with `ctx.tok.encode` ({@link traceRowSteps} driven by {@link runSteps}).
+ * tokenizing with `ctx.tok.encode` ({@link traceRowSteps} driven by {@link runSteps}). With a {@link ReadingContext}
+ * it stops after reading the row ({@link ReadTrace}: no tokenizer, no template; `settings` are not used).
  * Never throws for data: a row that is not JSON is errored `invalid_json`.
  * @throws what `ctx.checkCancelled` throws; NoChatTemplateError with `ctx.rethrowNoTemplate`; a bug
  */
+export function traceRow(row: TraceRowInput, file: string, fileBase: string, normalize: NormalizeOptions, settings: TraceSettings, ctx: TraceContext): RowTrace;
 export function traceRow(
   row: TraceRowInput,
   file: string,
   fileBase: string,
   normalize: NormalizeOptions,
   settings: TraceSettings,
-  ctx: TraceContext,
-): RowTrace {
-  return runSteps(traceRowSteps(row, file, fileBase, normalize, settings, ctx), ctx.tok);
+  ctx: ReadingContext,
+): ReadTrace;
+export function traceRow(
+  row: TraceRowInput,
+  file: string,
+  fileBase: string,
+  normalize: NormalizeOptions,
+  settings: TraceSettings,
+  ctx: TraceContext | ReadingContext,
+): RowTrace | ReadTrace {
+  return runSteps(rowSteps(row, file, fileBase, normalize, settings, ctx), ctx.until === 'conversations' ? NO_ENCODING : ctx.tok);
 }
 
+/** The tokenizer of a trace that stops after reading: that stage encodes nothing. */
+const NO_ENCODING: Pick<TargetTokenizer, 'encode'> = {
+  encode: () => {
+    throw new Error('a trace that stops after reading the row encodes nothing');
+  },
+};
+
 /** {@link traceRow} as steps ({@link TraceSteps}): the caller encodes the texts it yields. @throws as traceRow */
-export function* traceRowSteps(
+export function traceRowSteps(
   row: TraceRowInput,
   file: string,
   fileBase: string,
   normalize: NormalizeOptions,
   settings: TraceSettings,
   ctx: TraceContext,
-): TraceSteps<RowTrace> {
-  if (row.error !== undefined) return { parts: [], fate: { fate: 'errored', code: 'invalid_json', message: row.error } };
-  const source = row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element };
-  const detailed = normalizeDetailed(row.value, source, fileBase, normalize);
-  const { outcome } = detailed;
-  if (outcome.kind === 'dropped') return { detailed, parts: [], fate: { fate: 'dropped', reason: outcome.reason, message: outcome.message } };
-  if (outcome.kind === 'errored') {
-    const turn = outcome.code === 'unknown_role' && outcome.turn !== undefined ? { turn: outcome.turn } : {};
-    return { detailed, parts: [], fate: { fate: 'errored', ...(outcome.code === undefined ? {} : { code: outcome.code }), message: outcome.message, ...turn } };
-  }
+): TraceSteps<RowTrace>;
+export function traceRowSteps(
+  row: TraceRowInput,
+  file: string,
+  fileBase: string,
+  normalize: NormalizeOptions,
+  settings: TraceSettings,
+  ctx: ReadingContext,
+): TraceSteps<ReadTrace>;
+export function traceRowSteps(
+  row: TraceRowInput,
+  file: string,
+  fileBase: string,
+  normalize: NormalizeOptions,
+  settings: TraceSettings,
+  ctx: TraceContext | ReadingContext,
+): TraceSteps<RowTrace | ReadTrace> {
+  return rowSteps(row, file, fileBase, normalize, settings, ctx);
+}
+
+/** The one row path: the row read ({@link readRow}), then, unless the context stops there, each conversation traced and the row's fate. */
+function* rowSteps(
+  row: TraceRowInput,
+  file: string,
+  fileBase: string,
+  normalize: NormalizeOptions,
+  settings: TraceSettings,
+  ctx: TraceContext | ReadingContext,
+): TraceSteps<RowTrace | ReadTrace> {
+  const read = readRow(row, file, fileBase, normalize);
+  if (ctx.until === 'conversations') return read;
+  const { source, detailed } = read;
+  if (read.fate.fate !== 'pending' && read.fate.fate !== 'setAside') return { source, ...(detailed ? { detailed } : {}), parts: [], fate: read.fate };
   const generated = generatedTurnsOf(row.value);
   const parts: ConversationTrace[] = [];
-  for (const [k, p] of conversationsOf(outcome).entries()) {
+  for (const [k, p] of read.parts.entries()) {
     ctx.checkCancelled?.();
     parts.push(yield* traceConversation(p.conversation, p.kind, generated, settings, ctx, k === 0));
   }
@@ -101,7 +143,33 @@ export function* traceRowSteps(
     parts.map((p) => p.fate),
     (f) => (f.fate === 'written' ? f.records : 0),
   )!;
-  return { detailed, parts, fate: decided };
+  return { source, detailed, parts, fate: decided };
+}
+
+/**
+ * The row's first stage: the row read (formats/normalize.ts), its conversations with their notes, or its drop or
+ * error (`invalid_json` for a row that is not JSON; an `unknown_role` error with its role and turn).
+ */
+function readRow(row: TraceRowInput, file: string, fileBase: string, normalize: NormalizeOptions): ReadTrace {
+  const source = row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element };
+  const stopped = 'conversations' as const;
+  if (row.error !== undefined) return { stoppedAt: stopped, source, parts: [], fate: { fate: 'errored', code: 'invalid_json', message: row.error } };
+  const detailed = normalizeDetailed(row.value, source, fileBase, normalize);
+  const { outcome } = detailed;
+  if (outcome.kind === 'dropped')
+    return { stoppedAt: stopped, source, detailed, parts: [], fate: { fate: 'dropped', reason: outcome.reason, message: outcome.message } };
+  if (outcome.kind === 'errored') {
+    const turn =
+      outcome.code === 'unknown_role'
+        ? { ...(outcome.role === undefined ? {} : { role: outcome.role }), ...(outcome.turn === undefined ? {} : { turn: outcome.turn }) }
+        : {};
+    const fate = { fate: 'errored' as const, ...(outcome.code === undefined ? {} : { code: outcome.code }), message: outcome.message, ...turn };
+    return { stoppedAt: stopped, source, detailed, parts: [], fate };
+  }
+  const parts = conversationsOf(outcome);
+  // Every conversation a prompt to generate: set aside as it is read (traceConversation renders none of them).
+  const fate = parts.length && parts.every((p) => p.kind === 'prompt') ? { fate: 'setAside' as const } : { fate: 'pending' as const };
+  return { stoppedAt: stopped, source, detailed, parts, fate };
 }
 
 /**

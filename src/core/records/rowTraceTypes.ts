@@ -3,7 +3,7 @@ import type { Code } from '../codes';
 import type { DetailedOutcome } from '../formats/normalize';
 import type { TargetTokenizer } from '../tokenizers/types';
 import type { TrainerCuts } from '../trainers/trainers';
-import type { Conversation, Message } from '../types';
+import type { Conversation, Message, Source } from '../types';
 import type { RecordDrop, RecordFate } from './fate';
 import type { TextRecord } from './mask';
 import type { BuildOutcome, BuildSettings, RecordBuilder } from './recordBuilder';
@@ -35,8 +35,25 @@ export interface WorkCap {
   exactRecord?: number;
 }
 
+/**
+ * The stages of the one row path (records/rowTrace.ts), in order: `conversations` (the row read: the shape that read
+ * it, its drop or error, its conversations with the notes and unread fields of reading them; no tokenizer, no
+ * template), then `fate` (all of it: records, tokens and loss mask, `--long split`, each record's and the row's fate).
+ */
+export type TraceStage = 'conversations' | 'fate';
+
+/**
+ * What a trace that stops after reading the row needs (`inspect`, the Problems scan, prepare's first look): nothing
+ * of the tokenizer. `until` names the last stage run.
+ */
+export interface ReadingContext {
+  until: 'conversations';
+}
+
 /** What a trace needs besides the settings. */
 export interface TraceContext {
+  /** The last stage run; default (and the only other stage) `fate`. A trace that stops earlier takes a {@link ReadingContext}. */
+  until?: 'fate';
   tok: TargetTokenizer;
   builder: RecordBuilder;
   /** Builds a conversation's records; default `builder.build` (the record view passes its cache). */
@@ -113,15 +130,32 @@ export type TracedRowFate =
   | { fate: 'written'; records: number }
   | { fate: 'setAside' }
   | { fate: 'dropped'; reason: string; message?: string }
-  | { fate: 'errored'; code?: string; message: string; reason?: string; turn?: number };
+  /** `role` (as the source spells it) and `turn` (0-based): an `unknown_role` error's turn. */
+  | { fate: 'errored'; code?: string; message: string; reason?: string; role?: string; turn?: number };
 
 /** One row, traced. */
 export interface RowTrace {
+  /** Where the row is: its file, line and (several rows on one line) element. */
+  source: Source;
   /** The normalizer's reading (shape handler, the object read); undefined for a row that is not JSON. */
   detailed?: DetailedOutcome;
   /** The row's conversations in order (none for a dropped or errored row). */
   parts: ConversationTrace[];
   fate: TracedRowFate;
+}
+
+/**
+ * A row traced through its `conversations` stage ({@link ReadingContext}): the same reading, notes and errors as the
+ * row's whole {@link RowTrace} has (its `parts` are the same conversations, before any record). `fate` is the row's
+ * when reading decides it (not JSON, dropped or errored by the normalizer; set aside when every conversation is a
+ * prompt to generate), else `pending`: its records decide it.
+ */
+export interface ReadTrace {
+  stoppedAt: 'conversations';
+  source: Source;
+  detailed?: DetailedOutcome;
+  parts: Pick<ConversationTrace, 'kind' | 'conversation'>[];
+  fate: Exclude<TracedRowFate, { fate: 'written' }> | { fate: 'pending' };
 }
 
 /** A row as the readers give it: its value, or why it is not JSON. */

@@ -17,7 +17,6 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../../formats/detect';
-import { normalizeRow } from '../../formats/normalize';
 import { CONVERSATIONS_FILE, OUTPUT_FILES, recordsFileIn, TOKENIZED_DATA_PARQUET } from '../outputFiles';
 import { locateOutDir } from './runLocation';
 import type { FileReport, PrepareResult, RunStatus } from '../contract';
@@ -27,11 +26,9 @@ import { ReportReadError } from '../reports/report';
 import { fileStatus, fileWarnings } from '../reports/status';
 import { describeDifferences, differingSettings, runSettingsOfReport, type RunSettings } from '../runSettings';
 import { appliedConfigOf, configStaleReasons } from '../../formats/appliedConfig';
-import { findProjectConfig, type ProjectConfig } from '../../read/projectConfig';
+import { findProjectConfig } from '../../read/projectConfig';
 import { mappedRows, rowConfigFor } from '../../formats/rowSource';
 import { countRows, DATASET_FILE_RE } from '../../read/readers';
-import { rowKey } from '../prepare/batches';
-import { filePlanOf } from './fileRows';
 import { defaultTokenizerDir } from '../../tokenizers/tokenizer';
 import { tokenizerFilesHashOf, tokenizerFilesStamp } from '../../tokenizers/modelFolder';
 import type { FormatDetection } from '../../types';
@@ -406,103 +403,4 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
   return out;
-}
-
-// ------------------------------------------------------------------ row problems
-
-/** A row normalization drops or errors (what the Problems panel lists). */
-export interface RowProblem {
-  /** 1-based line of the row. */
-  line: number;
-  /**
-   * Reason code: a drop reason of `types.ts` (`invalid_json`, `unrecognized_shape`,
-   * `empty_conversation`, `no_assistant_turn`), `unknown_role`, or `errored` (other bad data).
-   */
-  code: string;
-  /** The pipeline's message for the row. */
-  message: string;
-  /** `error` for rows that error, `warning` for rows that are dropped. */
-  severity: 'error' | 'warning';
-  /** For `unknown_role`: the source spelling (as written). */
-  role?: string;
-  /**
-   * For `unrecognized_shape`: field mappings that would make the row readable — each top-level key
-   * holding a list of objects, to `conversations` when its turns use `from`, else `messages`.
-   */
-  fieldMappings?: { from: string; to: string }[];
-}
-
-/** Result of {@link scanRowProblems}. */
-export interface RowProblems {
-  problems: RowProblem[];
-  rowsRead: number;
-  /** True when scanning stopped at `maxProblems` (more rows may be bad). */
-  truncated: boolean;
-  /** The project config applied, if any (its path). */
-  projectConfig?: string;
-}
-
-/**
- * Reads every row of a dataset file and normalizes it as `prepare` does (after the project config,
- * `eagle3prep.jsonc`), collecting the rows that will be dropped or errored before any tokenizer
- * is involved. Rows set aside for generation (prompt-only) are not problems. Rows dropped later
- * for token reasons (`too_long`, `no_trainable_tokens`, template errors) need a run; see the report.
- * @param opts.maxProblems stop after this many problems (default 1000).
- * @param opts.yieldEveryMs yield to the event loop (setImmediate) after this much work, ms (default 20; 0 = never).
- * @throws Error naming the file when it cannot be read; ProjectConfigError for an invalid config; the abort reason.
- */
-export async function scanRowProblems(
-  file: string,
-  opts: { maxProblems?: number; signal?: AbortSignal; config?: ProjectConfig; yieldEveryMs?: number } = {},
-): Promise<RowProblems> {
-  const max = opts.maxProblems ?? 1000;
-  // Rows of one read chunk are parsed back to back; yield to the event loop every few ms so an
-  // extension host scanning a 1 GB file stays responsive (0 = never yield).
-  const yieldEvery = opts.yieldEveryMs ?? 20;
-  let lastYield = performance.now();
-  const config = rowConfigFor(file, { project: opts.config });
-  const cfg = config.project;
-  const base = path.basename(file);
-  const problems: RowProblem[] = [];
-  let rowsRead = 0;
-  // OpenAssistant flat exports and agent CLI event logs are read whole by prepare (their message rows become trees,
-  // formats/oasst.ts, their events parent chains, formats/eventLog.ts): such a file's rows are read as prepare plans
-  // them (run/editor/fileRows.ts): a conversation row or a dropped message as planned; a message inside other rows'
-  // conversations follows their fate, which needs a run.
-  const plan = await filePlanOf(file, opts.signal);
-  for await (const row of scanRows(file, { signal: opts.signal })) {
-    rowsRead++;
-    if (yieldEvery > 0 && performance.now() - lastYield > yieldEvery) {
-      await new Promise((r) => setImmediate(r));
-      lastYield = performance.now();
-    }
-    const planned = plan?.get(rowKey(row));
-    if (row.error !== undefined) {
-      problems.push({ line: row.line, code: 'invalid_json', message: row.error, severity: 'error' });
-    } else if (planned?.kind !== 'part') {
-      // scanRows applied the mapping entry already (read/readers); the value keeps it for the field-mapping suggestion below.
-      const value = planned ? planned.value : config.apply(row.value, true);
-      const source = row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element };
-      const outcome = normalizeRow(value, source, base, config.reading);
-      if (outcome.kind === 'dropped') {
-        const p: RowProblem = { line: row.line, code: outcome.reason, message: outcome.message, severity: 'warning' };
-        if (outcome.reason === 'unrecognized_shape' && row.value && typeof row.value === 'object' && !Array.isArray(row.value)) {
-          p.fieldMappings = Object.entries(row.value as Record<string, unknown>)
-            .filter(([, v]) => Array.isArray(v) && v.length > 0 && v.every((t) => t !== null && typeof t === 'object' && !Array.isArray(t)))
-            .map(([k, v]) => ({ from: k, to: (v as Record<string, unknown>[]).some((t) => 'from' in t) ? 'conversations' : 'messages' }));
-        }
-        problems.push(p);
-      } else if (outcome.kind === 'errored') {
-        const unknown = outcome.code === 'unknown_role';
-        // The code prepare writes in problems.jsonl (rowProcessor.ts): the normalizer's, else `errored`.
-        const p: RowProblem = { line: row.line, code: outcome.code ?? 'errored', message: outcome.message, severity: 'error' };
-        if (unknown && outcome.role !== undefined) p.role = outcome.role;
-        problems.push(p);
-      }
-    }
-    if (problems.length >= max) {
-      return { problems: problems.slice(0, max), rowsRead, truncated: true, projectConfig: cfg?.file };
-    }
-  }
-  return { problems: problems.slice(0, max), rowsRead, truncated: problems.length > max, projectConfig: cfg?.file };
 }

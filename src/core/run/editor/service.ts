@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import { recordViewerFor } from '../../records/recordViewer';
 import { checkTemplate } from '../../records/checkTemplate';
 import { loadTokenizer } from '../../tokenizers/tokenizer';
-import { scanRowProblems } from './datasetScan';
+import { scanRowProblems } from './rowProblems';
 import { viewRow } from './fileRows';
 import { indexTokenizedData, outputStats, recordsOfRow, type RecordIndex } from '../outputs/outputStats';
 import type { ServiceRequest, ServiceResults } from './serviceProtocol';

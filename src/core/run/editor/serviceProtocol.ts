@@ -10,7 +10,7 @@
 import type { RecordView, RecordViewOptions, RowInput } from '../../records/recordViewTypes';
 import type { TemplateCheck } from '../../records/checkTemplate';
 import type { OutputStats } from '../outputs/outputStats';
-import type { RowProblems } from './datasetScan';
+import type { RowProblems } from './rowProblems';
 
 /** `workerData` of a service worker. */
 export interface ServiceWorkerData {

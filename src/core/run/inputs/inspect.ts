@@ -9,14 +9,17 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../../formats/detect';
 import { describeCandidate, findConversations } from '../../formats/discovery';
-import { conversationsOf, EXPECTED_SHAPES, normalizeDetailed } from '../../formats/normalize';
+import { EXPECTED_SHAPES } from '../../formats/normalize';
+import { codeMeaning } from '../../codes';
+import { traceRow } from '../../records/rowTrace';
+import type { ConversationTrace, ReadTrace } from '../../records/rowTraceTypes';
 import { datasetKeys } from '../../formats/fieldRoles';
 import { suggestMappingLine } from '../../formats/mapping';
 import type { RawRow } from '../../read/readers';
 import type { ProjectConfig } from '../../read/projectConfig';
 import { configuredRows, rowConfigFor } from '../../formats/rowSource';
 import type { AnswerMode } from '../../types';
-import { filePassFor, type FilePass } from './oasstRun';
+import { filePassFor, partFateAsRead, type FilePass } from './oasstRun';
 import { prepareTurns, selectTargets } from '../../records/turns';
 import { describeError, isInternalError } from '../../errors';
 import type { Conversation, Message } from '../../types';
@@ -215,43 +218,60 @@ class Inspection {
     if (oasst) this.applyPlans(oasst, held);
   }
 
-  /** The file-level pass's plans for the rows held: a row inside others' conversations goes to `part_of`, the others are taken (with the value planned). */
+  /**
+   * The file-level pass's plans for the rows held, in row order: a row inside others' conversations goes to `part_of`
+   * (to `skipped`, with the pass's `partReason`, when every row carrying it was dropped or errored as it was read:
+   * prepare drops it so, oasstRun.ts `partFateAsRead`), the others are taken (with the value planned).
+   */
   private applyPlans(pass: FilePass, held: RawRow[]): void {
     const plans = pass.plan();
-    const lineOf = (i: number) => held[i].line;
+    const taken = held.map((row, i) => {
+      const plan = plans.get(i);
+      if (plan?.kind === 'part') return undefined;
+      const value = plan ? plan.value : row.value;
+      return { value, trace: this.trace(row, value) };
+    });
     held.forEach((row, i) => {
       const plan = plans.get(i);
-      if (!plan) this.take(row, row.value);
-      else if (plan.kind === 'part') {
-        this.recognized++;
-        this.partOf.push({ line: row.line, ...(row.element === undefined ? {} : { element: row.element }), in_records_of: plan.leaves.map(lineOf) });
-      } else this.take(row, plan.value);
+      if (plan?.kind !== 'part') return this.take(row, taken[i]!.value, taken[i]!.trace);
+      this.recognized++;
+      if (partFateAsRead(plan.leaves.map((l) => taken[l]?.trace.fate.fate)) === 'dropped')
+        this.skipped.push({ line: row.line, reason: pass.partReason, message: codeMeaning(pass.partReason) });
+      else
+        this.partOf.push({
+          line: row.line,
+          ...(row.element === undefined ? {} : { element: row.element }),
+          in_records_of: plan.leaves.map((l) => held[l].line),
+        });
     });
   }
 
-  /** Normalizes one row (or the value an OpenAssistant pass planned for it) into records / skipped. */
-  private take(row: RawRow, value: unknown): void {
-    if (row.error !== undefined) {
+  /** One row (or the value an OpenAssistant pass planned for it) read by prepare's row path, up to its conversations (records/rowTrace.ts). */
+  private trace(row: RawRow, value: unknown): ReadTrace {
+    return traceRow({ ...row, value }, this.file, this.fileBase, this.normalizeOptions, {}, { until: 'conversations' });
+  }
+
+  /** One row (or the value an OpenAssistant pass planned for it; `trace`: its trace, when taken already) into records / skipped. */
+  private take(row: RawRow, value: unknown, trace = this.trace(row, value)): void {
+    const f = trace.fate;
+    if (!trace.detailed && f.fate === 'errored') {
+      // Not JSON: the trace errors it `invalid_json` with the reader's message.
       this.invalid++;
       this.firstInvalid ??= `line ${row.line}: ${row.error}`;
-      this.skipped.push({ line: row.line, reason: 'invalid_json', message: row.error });
+      this.skipped.push({ line: row.line, reason: 'invalid_json', message: f.message });
       return;
     }
-    const file = this.file;
-    const source = row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element };
-    const { outcome, handler } = normalizeDetailed(value, source, this.fileBase, this.normalizeOptions);
+    const handler = trace.detailed?.handler;
     if (handler) this.recognized++;
     else if (value !== null && typeof value === 'object' && !Array.isArray(value)) this.noteUnrecognized(value as Record<string, unknown>);
-    const convs = conversationsOf(outcome);
-    for (const { kind, conversation: c } of convs) this.records.push(inspectRecord(row, kind, c, handler?.name ?? 'unknown'));
-    for (const f of convs[0]?.conversation.unreadFields ?? []) {
-      const u = (this.unreadFields[f] ??= { count: 0, lines: [] });
+    for (const { kind, conversation: c } of trace.parts) this.records.push(inspectRecord(row, kind, c, handler?.name ?? 'unknown'));
+    for (const field of trace.parts[0]?.conversation.unreadFields ?? []) {
+      const u = (this.unreadFields[field] ??= { count: 0, lines: [] });
       u.count++;
       if (u.lines.length < 10) u.lines.push(row.line);
     }
-    if (outcome.kind === 'dropped') this.skipped.push({ line: row.line, reason: outcome.reason, message: outcome.message });
-    else if (outcome.kind === 'errored')
-      this.skipped.push({ line: row.line, reason: 'errored', ...(outcome.code ? { code: outcome.code } : {}), message: outcome.message });
+    if (f.fate === 'dropped') this.skipped.push({ line: row.line, reason: f.reason, message: f.message ?? codeMeaning(f.reason) });
+    else if (f.fate === 'errored') this.skipped.push({ line: row.line, reason: 'errored', ...(f.code ? { code: f.code } : {}), message: f.message });
   }
 
   /** A row object no shape read: its keys counted (and whether it is already tokenized), the first one kept for the message. */
@@ -299,7 +319,7 @@ class Inspection {
  * conversation whose trailing empty assistant turns leave no target (its other assistant turns are context, e.g. a
  * preference prompt's) is a prompt to generate.
  */
-function inspectRecord(row: RawRow, kind: ReturnType<typeof conversationsOf>[number]['kind'], c: Conversation, shape: string): InspectRecord {
+function inspectRecord(row: RawRow, kind: ConversationTrace['kind'], c: Conversation, shape: string): InspectRecord {
   const pre = kind === 'conversation' ? prepareTurns(c.messages) : undefined;
   const prompt = kind === 'prompt' || (pre !== undefined && pre.placeholderRemoved && selectTargets(pre.messages, 'assistant').length === 0);
   const messages = prompt && pre ? pre.messages : c.messages;

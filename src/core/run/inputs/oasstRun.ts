@@ -15,6 +15,7 @@ import type { ProjectConfig } from '../../read/projectConfig';
 import type { RawRow } from '../../read/readers';
 import type { FileReport } from '../contract';
 import type { RowResult } from '../../records/rowResult';
+import type { ReadTrace } from '../../records/rowTraceTypes';
 
 /**
  * A file-level pass (`OasstFilePass`, `EventLogFilePass`): keeps the rows it reads, then plans every kept row;
@@ -84,10 +85,8 @@ export async function runOasstFile(io: OasstRunIO): Promise<void> {
     }
   }
   await io.drain();
-  // A message inside paths takes their fate: written when one was written, else set aside, else dropped.
   for (const { row, leaves } of parts) {
-    const fates = leaves.map((l) => io.leafFates.get(l));
-    const fate = fates.includes('written') ? 'written' : fates.includes('setAside') ? 'setAside' : 'dropped';
+    const fate = partRowFate(leaves.map((l) => io.leafFates.get(l)));
     io.apply({
       line: row.line,
       ...(row.element === undefined ? {} : { element: row.element }),
@@ -102,6 +101,25 @@ export async function runOasstFile(io: OasstRunIO): Promise<void> {
       renderedTokens: 0,
     });
   }
+}
+
+/**
+ * The fate of a row inside other rows' conversations (an OpenAssistant message inside root-to-leaf paths, an agent
+ * CLI event inside parent chains), from the fates of the rows carrying them (`undefined`: not processed): written when
+ * one was written, else set aside when one was, else dropped (with the pass's `partReason`).
+ */
+export function partRowFate(leafFates: readonly (RowResult['fate'] | undefined)[]): RowResult['fate'] {
+  return leafFates.includes('written') ? 'written' : leafFates.includes('setAside') ? 'setAside' : 'dropped';
+}
+
+/**
+ * {@link partRowFate} when reading the rows decides it (records/rowTrace.ts `ReadTrace`): `dropped` when every row
+ * carrying the part was read and dropped or errored as it was read (prepare drops the part so); undefined when a
+ * carrying row's fate waits on its records (`pending`), was set aside or is not known (not read).
+ */
+export function partFateAsRead(leafFates: readonly (ReadTrace['fate']['fate'] | undefined)[]): 'dropped' | undefined {
+  const known = leafFates.filter((f): f is 'setAside' | 'dropped' | 'errored' => f !== undefined && f !== 'pending');
+  return known.length === leafFates.length && partRowFate(known) === 'dropped' ? 'dropped' : undefined;
 }
 
 /**
