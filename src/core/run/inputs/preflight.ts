@@ -7,7 +7,7 @@
 import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../../formats/detect';
-import { normalizeDetailed } from '../../formats/normalize';
+import { traceRow } from '../../records/rowTrace';
 import { configuredRows, rowConfigFor, type RowConfig } from '../../formats/rowSource';
 import type { RawRow } from '../../read/readers';
 
@@ -79,10 +79,9 @@ export async function preflightFile(file: string, opts: PreflightOptions = {}): 
       read++;
       if (row.error !== undefined) invalid++;
       else {
-        const value = row.value;
-        sample.push(value);
-        const source = row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element };
-        if (normalizeDetailed(value, source, fileBase, options).handler) recognized++;
+        sample.push(row.value);
+        // prepare's row path, stopped after reading the row (records/rowTrace.ts): a shape read it, or none.
+        if (traceRow(row, file, fileBase, options, {}, { until: 'conversations' }).detailed?.handler) recognized++;
         else unrecognized++;
       }
       if (read >= limit || recognized > 0) break;
