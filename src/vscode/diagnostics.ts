@@ -9,7 +9,7 @@
  *   errored row from the output's `problems.jsonl` (`readReport.ts` `readRowProblems`; older
  *   outputs: the lines report.json keeps). Filled at activation, when a report.json is written, and
  *   after a run;
- * - a scan without tokenizer (`datasetScan.ts` `scanRowProblems`, in the background service worker)
+ * - a scan without tokenizer (`rowProblems.ts` `scanRowProblems`, in the background service worker)
  *   when a dataset is opened or saved, an `eagle3prep.jsonc` changes, or "Check dataset rows" is run
  *   (files over VS Code's 50 MB sync limit included): invalid JSON, unrecognized shapes, unknown
  *   roles, empty conversations — also for files never prepared or changed since.

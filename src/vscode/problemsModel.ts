@@ -3,7 +3,7 @@
  * them into `vscode.Diagnostic`s): the two sources merged per file, one entry per line, and the
  * quick fixes of each row.
  *
- * - the scan without tokenizer (`datasetScan.ts` `scanRowProblems`, run in the service worker):
+ * - the scan without tokenizer (`rowProblems.ts` `scanRowProblems`, run in the service worker):
  *   rows that will be dropped or errored, a note when the scan stopped at `maxProblems`, or one
  *   entry saying why the file could not be read;
  * - the last run, when its output is shown (runProblems.ts `runProblemsUse`): every dropped and

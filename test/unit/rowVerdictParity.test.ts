@@ -2,7 +2,7 @@
 // way"): for every sample, every dataset fixture and every file of the real-data corpus (shared/real-data beside the
 // checkout, or EAGLE3_REAL_DATA; skipped when absent), each row's fate in
 // the hover / mask view (RecordViewer, with the hover's default work cap) and in the Problems scan
-// (datasetScan.ts scanRowProblems) is the fate prepare gave it in its outputs (tokenized_data.jsonl,
+// (rowProblems.ts scanRowProblems) is the fate prepare gave it in its outputs (tokenized_data.jsonl,
 // prompts_to_generate.jsonl, problems.jsonl): written with N records, set aside, dropped with a code,
 // errored with a code.
 // Bounded: a file with more than ROWS_PER_FILE rows is compared on a copy holding its first rows (JSON Lines:

@@ -11,6 +11,12 @@
  * each record's fate from its counted tokens, and a record `--long split` would cut is marked `splitUp` (prepare
  * splits it; the pieces are not built past the cap).
  *
+ * The path can stop early: with a {@link ReadingContext} (`until: 'conversations'`) it ends after its first stage,
+ * reading the row, and needs no tokenizer ({@link ReadTrace}: the shape, the conversations with their notes and
+ * unread fields, or the row's drop or error with its code, message, role and turn). `inspect`, the Problems scan
+ * (run/editor/rowProblems.ts) and prepare's first look read rows so: what they say of a row is what prepare's
+ * trace of it has through that stage.
+ *
  * The path is written once, as steps ({@link TraceSteps}): where prepare tokenizes a conversation's records it yields
  * their texts and is resumed with their encodings. {@link traceRow} drives the steps with the tokenizer's synchronous
  * `encode` (the views, `processRow`); records/rowProcessor.ts `processRows` drives a batch of rows' steps with one

@@ -2,8 +2,8 @@
  * What the datasets tree and the Problems panel know about one dataset file,
  * without tokenizing anything: its container (JSONL / JSON / Parquet, plain or
  * gzip / zstd compressed), its detected format, a streamed row count, the state
- * of its prepared output (none / prepared with N records / stale, and why), and
- * the rows that normalization will drop or error.
+ * of its prepared output (none / prepared with N records / stale, and why).
+ * The rows prepare drops or errors as it reads them: run/editor/rowProblems.ts.
  *
  * Rules used: rows and line numbers as `read/readers` defines them (non-blank
  * lines of JSONL); format detection of `formats/detect.ts` on the first

@@ -23,7 +23,7 @@ export interface ServiceWorkerData {
 export type ServiceRequest =
   /** A row's view (records, totals, tokens of `options.detailRecord`) with the tokenizer of `tokenizerDir` ('' / undefined = embedded). */
   | { op: 'view'; row: RowInput; tokenizerDir?: string; options: Omit<RecordViewOptions, 'checkCancelled'>; budgetMs?: number }
-  /** The rows normalization drops or errors (`datasetScan.ts` `scanRowProblems`). */
+  /** The rows prepare drops or errors as it reads them (`rowProblems.ts` `scanRowProblems`). */
   | { op: 'rowProblems'; file: string; maxProblems?: number }
   /** `check-template` for a tokenizer and template kwargs. */
   | { op: 'checkTemplate'; tokenizerDir?: string; templateKwargs: Record<string, unknown> }
