@@ -292,3 +292,40 @@ test('the parity comparison fails when one side changes: a note, an unread field
   const warned = scan.problems.map((p) => ({ ...p, severity: 'warning' as const }));
   assert.notDeepEqual(sorted(scanSide(warned)), sorted(expectedScan(readings)));
 });
+
+test('traceRow stopped after reading: no tokenizer; the fate reading decides, else pending; the same conversations as the whole trace', () => {
+  const read = (value: unknown, error?: string) =>
+    traceRow(error === undefined ? { line: 7, value } : { line: 7, error }, 'f.jsonl', 'f.jsonl', {}, SETTINGS, { until: 'conversations' });
+  assert.deepEqual(read(undefined, 'invalid JSON: x'), {
+    stoppedAt: 'conversations',
+    source: { file: 'f.jsonl', line: 7 },
+    parts: [],
+    fate: { fate: 'errored', code: 'invalid_json', message: 'invalid JSON: x' },
+  });
+  const unknown = read({
+    messages: [
+      { role: 'user', content: 'q' },
+      { role: 'narrator', content: 'n' },
+      { role: 'assistant', content: 'a' },
+    ],
+  });
+  assert.deepEqual({ ...unknown.fate, message: undefined }, { fate: 'errored', code: 'unknown_role', message: undefined, role: 'narrator', turn: 1 });
+  assert.deepEqual(read({ prompt: 'only a question' }).fate, { fate: 'setAside' });
+  assert.deepEqual(read({ messages: [] }).fate, { fate: 'dropped', reason: 'empty_conversation', message: '"messages" is an empty list' });
+  const row = {
+    messages: [
+      { role: 'user', content: 'q' },
+      { role: 'assistant', content: 'a' },
+    ],
+    extra: 1,
+  };
+  const stopped = read(row);
+  assert.equal(stopped.fate.fate, 'pending');
+  const whole = traceRow({ line: 7, value: row }, 'f.jsonl', 'f.jsonl', {}, SETTINGS, { tok, builder });
+  assert.equal(whole.fate.fate, 'written');
+  assert.deepEqual(
+    stopped.parts.map((p) => [p.kind, p.conversation]),
+    whole.parts.map((p) => [p.kind, p.conversation]),
+  );
+  assert.deepEqual(stopped.parts[0].conversation.unreadFields, ['extra']);
+});
