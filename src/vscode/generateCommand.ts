@@ -16,7 +16,9 @@ import * as vscode from 'vscode';
 import * as fs from 'node:fs';
 import { countRows, DATASET_FILE_RE } from '../core/read/readers';
 import { preflightServers, type ServerCheck } from '../core/generate/preflight';
-import { defaultGenerateOut, formatGenerateSummary, generate } from '../core/generate/run';
+import { generate } from '../core/generate/run';
+import { defaultGenerateOut } from '../core/generate/options';
+import { formatGenerateSummary, type GenerateResult } from '../core/generate/report';
 import { OUTPUT_FILES } from '../core/run/outputFiles';
 import { readGenerateSettings } from './config';
 import { API_KEY_SECRET, COMMANDS, CONFIG_SECTION } from './ids';
@@ -30,7 +32,7 @@ export interface GenerateCommandResult {
   preflight?: ServerCheck[];
   /** Why nothing ran: `preflight`, `declined`, `no servers`, `running`. */
   stopped?: string;
-  result?: import('../core/generate/run').GenerateResult;
+  result?: GenerateResult;
   /** Time from the command's start to the preflight's end, ms. */
   preflightMs?: number;
 }
