@@ -184,16 +184,16 @@ class RankLines {
     return rank;
   }
 
-  /** Decodes the base64 token field `data[a, b)` onto the end of `decoded`. */
+  /** Decodes the base64 token field `data[a, b)` onto the end of `decoded` (a hot loop: locals, no closures). */
   private decodeToken(a: number, b: number, lineNo: number): void {
     const data = this.data;
     const decoded = this.decoded;
-    const invalid = () => this.err(lineNo, `token is not valid base64: ${JSON.stringify(Buffer.from(data.subarray(a, b)).toString('latin1'))}`);
     const n = b - a;
     let pad = 0;
     if (n > 0 && data[b - 1] === 0x3d) pad++;
     if (n > 1 && data[b - 2] === 0x3d) pad++;
-    if (n % 4 !== 0 || n === 0) invalid();
+    if (n % 4 !== 0 || n === 0) this.invalidToken(a, b, lineNo);
+    let outPos = this.outPos;
     for (let k = a; k < b - pad; k += 4) {
       const q = Math.min(4, b - pad - k);
       let acc = 0;
@@ -201,14 +201,19 @@ class RankLines {
         let v = 0;
         if (j < q) {
           v = B64[data[k + j]];
-          if (v < 0) invalid();
+          if (v < 0) this.invalidToken(a, b, lineNo);
         }
         acc = (acc << 6) | v;
       }
-      decoded[this.outPos++] = (acc >> 16) & 0xff;
-      if (q > 2) decoded[this.outPos++] = (acc >> 8) & 0xff;
-      if (q > 3) decoded[this.outPos++] = acc & 0xff;
+      decoded[outPos++] = (acc >> 16) & 0xff;
+      if (q > 2) decoded[outPos++] = (acc >> 8) & 0xff;
+      if (q > 3) decoded[outPos++] = acc & 0xff;
     }
+    this.outPos = outPos;
+  }
+
+  private invalidToken(a: number, b: number, lineNo: number): never {
+    this.err(lineNo, `token is not valid base64: ${JSON.stringify(Buffer.from(this.data.subarray(a, b)).toString('latin1'))}`);
   }
 
   /** The tokens in rank order as a table. @throws TokenizerLoadError when a rank in 0…count−1 is missing */
