@@ -63,6 +63,35 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.browser } },
   },
   {
+    // Functions a reader can hold (issue 23): no function over 80 lines (blank lines and comments not counted) and no
+    // file over 500 lines in src/ and webview/. A longer function is split into named steps, a longer file into
+    // cohesive modules (importers name the new home: no re-export shims). `npm run sizes` (scripts/sizes.mjs) lists
+    // every function and file over these limits, the exemptions below included; it reads the limits from this block.
+    files: ['src/**/*.ts', 'webview/**/*.ts'],
+    rules: {
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true, IIFEs: true }],
+      'max-lines': ['error', { max: 500, skipBlankLines: false, skipComments: false }],
+    },
+  },
+  {
+    // Declarative tables, exempt from the file length: codes.ts is the one table of every code with its meaning and
+    // remedy (one entry per code, nothing to split into steps; splitting it by room would make two homes for codes).
+    files: ['src/core/codes.ts'],
+    rules: { 'max-lines': 'off' },
+  },
+  {
+    // PENDING: owned by a parallel change, remove after merge. These files are being edited on other branches
+    // (the mask rules, the tokenizer and its BPE, the dataset scan); they are split there or right after the merge,
+    // not here. Warnings (visible in `npm run lint`), not errors, until then.
+    files: ['src/core/records/mask.ts', 'src/core/tokenizers/tokenizer.ts', 'src/core/run/editor/datasetScan.ts'],
+    rules: { 'max-lines': 'warn' },
+  },
+  {
+    // PENDING: owned by a parallel change, remove after merge (the tiktoken BPE merge loop, `bpeMerge`).
+    files: ['src/core/tokenizers/tiktoken/bpe.ts'],
+    rules: { 'max-lines-per-function': ['warn', { max: 80, skipBlankLines: true, skipComments: true, IIFEs: true }] },
+  },
+  {
     // Tests resolve fixture and package paths with require.resolve / require at run time.
     files: ['test/**/*.ts', 'test/**/*.mjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },

@@ -176,6 +176,7 @@ function datasetView(d: DatasetDashboard): HTMLElement[] {
   return [head, ...(stale ? [stale] : []), kpis, grid];
 }
 
+/** The workspace's dashboard: head, totals, the mixed-tokenizer note, the datasets table and the charts. */
 function workspaceView(w: WorkspaceDashboard): HTMLElement[] {
   const t = theme();
   figures.status = w.status;
@@ -202,48 +203,64 @@ function workspaceView(w: WorkspaceDashboard): HTMLElement[] {
     kpi('trainable', 'trainable tokens', fmt(w.tokens.trainable)),
     kpi('share', 'trainable share', pct(w.tokens.share)),
   );
-  // Two tokenizers: the sum adds counts of different vocabularies, so each tokenizer's totals are given beside it.
-  const mixedNote = mixed
-    ? [
+  const mixedNote = mixed ? [tokenizerNoteCard(w, mixed)] : [];
+  const table = datasetsTable(w, !!mixed);
+  const perDataset = perDatasetCard(w, t);
+  const grid = h(
+    'div',
+    { class: 'cards' },
+    perDataset,
+    ...statsCards(w.stats, 'tokenized_data.jsonl'),
+    shareCard(w.tokens.trainable, w.tokens.total),
+    reasonsCard(w.reasons, true),
+  );
+  return [head, kpis, ...mixedNote, h('section', { class: 'card wide' }, h('h3', {}, 'Datasets'), h('div', { class: 'table-scroll' }, table)), grid];
+}
+
+/** Two tokenizers: the sum adds counts of different vocabularies, so each tokenizer's totals are given beside it. */
+function tokenizerNoteCard(w: WorkspaceDashboard, mixed: string): HTMLElement {
+  return h(
+    'section',
+    { class: 'card wide warning-card', 'data-figure': 'tokenizerNote' },
+    h('p', { class: 'warning' }, `⚠ ${mixed}`),
+    h(
+      'div',
+      { class: 'table-scroll' },
+      h(
+        'table',
+        { class: 'grid per-tokenizer' },
         h(
-          'section',
-          { class: 'card wide warning-card', 'data-figure': 'tokenizerNote' },
-          h('p', { class: 'warning' }, `⚠ ${mixed}`),
-          h(
-            'div',
-            { class: 'table-scroll' },
+          'thead',
+          {},
+          h('tr', {}, ...['tokenizer', 'datasets', 'records', 'tokens', 'trainable'].map((c) => h('th', c === 'datasets' ? { class: 'text' } : {}, c))),
+        ),
+        h(
+          'tbody',
+          {},
+          ...w.tokenizers.map((tk) =>
             h(
-              'table',
-              { class: 'grid per-tokenizer' },
-              h(
-                'thead',
-                {},
-                h('tr', {}, ...['tokenizer', 'datasets', 'records', 'tokens', 'trainable'].map((c) => h('th', c === 'datasets' ? { class: 'text' } : {}, c))),
-              ),
-              h(
-                'tbody',
-                {},
-                ...w.tokenizers.map((tk) =>
-                  h(
-                    'tr',
-                    {},
-                    h('th', { scope: 'row' }, `${tk.name} (${tk.hash.slice(0, 8)})`),
-                    h('td', { class: 'text names' }, tk.datasets.join(', ')),
-                    h('td', {}, fmt(tk.records)),
-                    h('td', {}, fmt(tk.tokens)),
-                    h('td', {}, fmt(tk.trainableTokens)),
-                  ),
-                ),
-              ),
+              'tr',
+              {},
+              h('th', { scope: 'row' }, `${tk.name} (${tk.hash.slice(0, 8)})`),
+              h('td', { class: 'text names' }, tk.datasets.join(', ')),
+              h('td', {}, fmt(tk.records)),
+              h('td', {}, fmt(tk.tokens)),
+              h('td', {}, fmt(tk.trainableTokens)),
             ),
           ),
         ),
-      ]
-    : [];
-  // The table fits a narrow editor (800 px): the dataset name is the link that opens its dashboard, long
-  // names and the status wrap, numbers do not; narrower still, the table scrolls inside its card.
+      ),
+    ),
+  );
+}
+
+/**
+ * The datasets table. It fits a narrow editor (800 px): the dataset name is the link that opens its dashboard, long
+ * names and the status wrap, numbers do not; narrower still, the table scrolls inside its card.
+ */
+function datasetsTable(w: WorkspaceDashboard, mixed: boolean): HTMLElement {
   const columns = ['dataset', 'status', ...(mixed ? ['tokenizer'] : []), 'format', 'rows', 'kept', 'records', 'tokens', 'trainable'];
-  const table = h(
+  return h(
     'table',
     { class: 'grid datasets' },
     h(
@@ -281,7 +298,11 @@ function workspaceView(w: WorkspaceDashboard): HTMLElement[] {
       }),
     ),
   );
-  const perDataset = card(
+}
+
+/** The chart of trainable vs prompt / context tokens per dataset (stacked bars). */
+function perDatasetCard(w: WorkspaceDashboard, t: ReturnType<typeof theme>): HTMLElement {
+  return card(
     'datasets',
     'Tokens per dataset',
     'trainable vs prompt / context tokens written for each dataset',
@@ -320,15 +341,6 @@ function workspaceView(w: WorkspaceDashboard): HTMLElement[] {
     `Tokens per dataset: ${w.datasets.map((d) => `${d.name} ${d.tokens.total}`).join(', ')}`,
     true,
   );
-  const grid = h(
-    'div',
-    { class: 'cards' },
-    perDataset,
-    ...statsCards(w.stats, 'tokenized_data.jsonl'),
-    shareCard(w.tokens.trainable, w.tokens.total),
-    reasonsCard(w.reasons, true),
-  );
-  return [head, kpis, ...mixedNote, h('section', { class: 'card wide' }, h('h3', {}, 'Datasets'), h('div', { class: 'table-scroll' }, table)), grid];
 }
 
 // ------------------------------------------------------------------ drawing

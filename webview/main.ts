@@ -85,6 +85,9 @@ function countsLine(view: RecordView, exact: ExactCounts): { text: string; sourc
   };
 }
 
+type Detail = NonNullable<RecordView['detail']>;
+
+/** Draws a record view: toolbars, summary, legend, warnings, the tokens by turn and the trained-span navigation. */
 function render(
   state: MaskViewState,
   view: RecordView,
@@ -94,6 +97,38 @@ function render(
   exact: ExactCounts,
   because?: string,
 ): { drawn: number; labels: string[]; trainedSpans: number } {
+  const status = h(
+    'div',
+    { class: 'status', 'aria-live': 'polite' },
+    'Hover a token for its id and position; click it to reveal its turn and field in the JSON source.',
+  );
+  const body = h('div', { class: 'tokens', role: 'document' });
+  let drawn: DrawnTokens = { drawn: 0, labels: [], spanStarts: [] };
+  if (view.detail) drawn = drawTokens(view, view.detail, shown, truncated, body, status);
+  else if (view.status === 'conversation') body.append(h('p', { class: 'muted' }, 'This row yields no record under this policy.'));
+  const { spanStarts } = drawn;
+  const notice = because ? h('div', { class: 'notice', role: 'status' }, because) : '';
+  app.replaceChildren(
+    rowToolbar(state),
+    viewControls(state, view),
+    h('vscode-divider', {}),
+    notice,
+    summaryOf(view, exact),
+    legendOf(elapsedMs),
+    warningsOf(view),
+    spanNavigation(spanStarts, body),
+    body,
+    status,
+  );
+  // The view opens where the training is: the first trained span, when it is below the fold.
+  const first = spanStarts[0];
+  if (first) requestAnimationFrame(() => first.getBoundingClientRect().top > window.innerHeight && first.scrollIntoView({ block: 'center' }));
+  busy = undefined;
+  return { drawn: drawn.drawn, labels: drawn.labels, trainedSpans: spanStarts.length };
+}
+
+/** The row toolbar: previous / next row, the line field and Go, Reveal, and where the row is. */
+function rowToolbar(state: MaskViewState): HTMLElement {
   const toolbar = h('div', { class: 'toolbar', role: 'toolbar' });
   const lineField = h('vscode-textfield', { id: 'line', type: 'number', value: String(state.line), 'aria-label': 'Line', size: '6' }) as El;
   const go = (): void => {
@@ -115,6 +150,11 @@ function render(
       `${state.fileName} · line ${state.line} of ${fmt(state.lineCount)} · read from ${state.source === 'editor' ? 'the editor' : 'disk'}`,
     ),
   );
+  return toolbar;
+}
+
+/** The view's controls: the mask policy, enable_thinking, and the record shown (when the row has records). */
+function viewControls(state: MaskViewState, view: RecordView): HTMLElement {
   const controls = h('div', { class: 'toolbar controls' });
   const policy = select(
     'mask',
@@ -169,7 +209,11 @@ function render(
       ),
     );
   }
+  return controls;
+}
 
+/** The summary line: shape, turns, the counts with their source (or the row's status), tokenizer and template. */
+function summaryOf(view: RecordView, exact: ExactCounts): HTMLElement {
   const summary = h('div', { class: 'summary' });
   const badge = (text: string, cls = '', title = ''): HTMLElement => h('span', { class: `pill ${cls}`, title }, text);
   summary.append(
@@ -188,8 +232,12 @@ function render(
     );
   }
   summary.append(h('span', { class: 'sep' }, '·'), h('span', {}, `tokenizer ${view.tokenizer.name}${view.template ? `, template ${view.template}` : ''}`));
+  return summary;
+}
 
-  const legend = h(
+/** The legend of the token colours, and the render time. */
+function legendOf(elapsedMs: number): HTMLElement {
+  return h(
     'div',
     { class: 'legend' },
     h('span', { class: 'tok trainable' }, 'trainable'),
@@ -198,90 +246,121 @@ function render(
     h('span', { class: 'tok special trainable' }, '<|special|> trained'),
     h('span', { class: 'muted' }, `rendered in ${elapsedMs} ms · click a token to reveal its source`),
   );
+}
 
+/** The row's warnings with their codes (or its message when it has none). */
+function warningsOf(view: RecordView): HTMLElement {
   const warnings = h('ul', { class: 'warnings' });
   for (const w of view.warnings) warnings.append(h('li', {}, h('span', { class: 'warn-code' }, w.code), ' ', w.message));
   if (view.message && !view.warnings.length) warnings.append(h('li', {}, view.message));
+  return warnings;
+}
 
-  const status = h(
-    'div',
-    { class: 'status', 'aria-live': 'polite' },
-    'Hover a token for its id and position; click it to reveal its turn and field in the JSON source.',
-  );
-  const body = h('div', { class: 'tokens', role: 'document' });
-  const detail = view.detail;
-  let drawn = 0;
-  const labels: string[] = [];
-  const spanStarts: HTMLElement[] = [];
-  if (detail) {
-    const frag = document.createDocumentFragment();
-    const tokens: TokenView[] = detail.tokens;
-    // The record index of each drawn token (a long record is drawn in ranges around its trained spans).
-    const index = shown.length ? shown.flatMap((r) => Array.from({ length: r.to - r.from }, (_, i) => r.from + i)) : tokens.map((_, k) => k);
-    const total = tokens.length + truncated;
-    // Groups of consecutive tokens of one turn; a group is "trained here" when one of its tokens is.
-    const groups: { turn: number; from: number; to: number; trained: boolean }[] = [];
-    tokens.forEach((tok, k) => {
-      const g = groups[groups.length - 1];
-      if (!g || g.turn !== tok.turn || index[k] !== index[k - 1] + 1) groups.push({ turn: tok.turn, from: k, to: k + 1, trained: tok.trainable });
-      else {
-        g.to = k + 1;
-        g.trained ||= tok.trainable;
-      }
-    });
-    for (const [gi, g] of groups.entries()) {
-      // A gap in the drawn ranges: say how many tokens are not drawn there.
-      const gapBefore = gi === 0 ? index[0] : index[g.from] - index[g.from - 1] - 1;
-      if (gapBefore > 0) frag.append(h('p', { class: 'muted gap' }, `… ${fmt(gapBefore)} tokens not shown …`));
-      const turn = view.turns[g.turn];
-      const role = turn ? turn.role : 'template';
-      const label = turnLabel(view, g.turn, g.trained);
-      labels.push(label);
-      const section = h('section', { class: `turn role-${role}${g.trained ? ' target' : ''}` });
-      section.append(h('div', { class: 'turn-label' }, h('vscode-badge', { variant: g.trained ? 'counter' : 'default' }, label)));
-      const textEl = h('div', { class: 'turn-text' });
-      for (let k = g.from; k < g.to; k++) {
-        const tok = tokens[k];
-        const cls = `tok ${tok.trainable ? 'trainable' : 'prompt'}${tok.special ? ' special' : ''}${k % 2 ? ' odd' : ''}`;
-        const span = h('span', { class: cls, 'data-k': String(k) }, visible(tok.text));
-        span.title = `token ${index[k]} · id ${tok.id} · offset ${tok.start}${tok.special ? ' · special' : ''} · ${tok.trainable ? 'trainable (loss_mask 1)' : 'prompt (loss_mask 0)'}`;
-        if (tok.trainable && (k === 0 || !tokens[k - 1].trainable || index[k] !== index[k - 1] + 1)) spanStarts.push(span);
-        if (k > g.from) textEl.append(document.createElement('wbr'));
-        textEl.append(span);
-        drawn++;
-      }
-      section.append(textEl);
-      frag.append(section);
-    }
-    body.append(frag);
-    const after = total - 1 - (index[index.length - 1] ?? -1);
-    if (after > 0) body.append(h('p', { class: 'muted gap' }, `… ${fmt(after)} more tokens not shown.`));
-    const fieldOf = (tok: TokenView) => detail.fieldSpans?.find((f) => f.turn === tok.turn && tok.start >= f.start && tok.start < f.end)?.field;
-    body.addEventListener('mouseover', (e) => {
-      const target = (e.target as HTMLElement).closest('.tok') as HTMLElement | null;
-      if (!target?.dataset.k) return;
-      const k = Number(target.dataset.k);
-      const tok = tokens[k];
-      const turn = view.turns[tok.turn];
-      const field = fieldOf(tok);
-      status.textContent =
-        `token ${index[k]} of ${fmt(total)} · id ${tok.id} · ${JSON.stringify(tok.text)} · character offset ${tok.start}` +
-        `${tok.special ? ' · special token' : ''} · ${tok.trainable ? 'trainable (loss_mask 1)' : 'prompt (loss_mask 0)'}` +
-        ` · ${turn ? `turn ${turn.index + 1} (${turn.role})${field ? `, ${field}` : ''}` : 'template text'}`;
-    });
-    body.addEventListener('click', (e) => {
-      const target = (e.target as HTMLElement).closest('.tok') as HTMLElement | null;
-      if (!target?.dataset.k) return;
-      const tok = tokens[Number(target.dataset.k)];
-      if (tok.turn < 0) return;
-      const field = fieldOf(tok);
-      send(field ? { type: 'revealToken', turn: tok.turn, field } : { type: 'revealToken', turn: tok.turn });
-    });
-  } else if (view.status === 'conversation') {
-    body.append(h('p', { class: 'muted' }, 'This row yields no record under this policy.'));
+/** What drawing the tokens gave: tokens drawn, each turn group's label, and the first token of each trained span. */
+interface DrawnTokens {
+  drawn: number;
+  labels: string[];
+  spanStarts: HTMLElement[];
+}
+
+/** A run of consecutive drawn tokens of one turn; `trained` when one of its tokens is. */
+interface TurnGroup {
+  turn: number;
+  from: number;
+  to: number;
+  trained: boolean;
+}
+
+/**
+ * The record's tokens into `body`, by turn, with the gaps of a long record's undrawn ranges; hovering a token
+ * describes it in `status`, clicking it reveals its turn and field in the source.
+ */
+function drawTokens(view: RecordView, detail: Detail, shown: readonly TokenRange[], truncated: number, body: HTMLElement, status: HTMLElement): DrawnTokens {
+  const frag = document.createDocumentFragment();
+  const tokens: TokenView[] = detail.tokens;
+  // The record index of each drawn token (a long record is drawn in ranges around its trained spans).
+  const index = shown.length ? shown.flatMap((r) => Array.from({ length: r.to - r.from }, (_, i) => r.from + i)) : tokens.map((_, k) => k);
+  const total = tokens.length + truncated;
+  const out: DrawnTokens = { drawn: 0, labels: [], spanStarts: [] };
+  const groups = turnGroups(tokens, index);
+  for (const [gi, g] of groups.entries()) {
+    // A gap in the drawn ranges: say how many tokens are not drawn there.
+    const gapBefore = gi === 0 ? index[0] : index[g.from] - index[g.from - 1] - 1;
+    if (gapBefore > 0) frag.append(h('p', { class: 'muted gap' }, `… ${fmt(gapBefore)} tokens not shown …`));
+    frag.append(drawGroup(view, tokens, index, g, out));
   }
+  body.append(frag);
+  const after = total - 1 - (index[index.length - 1] ?? -1);
+  if (after > 0) body.append(h('p', { class: 'muted gap' }, `… ${fmt(after)} more tokens not shown.`));
+  listenToTokens(view, detail, index, total, body, status);
+  return out;
+}
 
-  // Previous / next trained span: relative to the last one jumped to.
+/** Groups of consecutive tokens of one turn (a gap in the drawn ranges starts a new group). */
+function turnGroups(tokens: TokenView[], index: number[]): TurnGroup[] {
+  const groups: TurnGroup[] = [];
+  tokens.forEach((tok, k) => {
+    const g = groups[groups.length - 1];
+    if (!g || g.turn !== tok.turn || index[k] !== index[k - 1] + 1) groups.push({ turn: tok.turn, from: k, to: k + 1, trained: tok.trainable });
+    else {
+      g.to = k + 1;
+      g.trained ||= tok.trainable;
+    }
+  });
+  return groups;
+}
+
+/** One turn group as a section: its label, then each token as a span (counted, and noted when it starts a trained span). */
+function drawGroup(view: RecordView, tokens: TokenView[], index: number[], g: TurnGroup, out: DrawnTokens): HTMLElement {
+  const turn = view.turns[g.turn];
+  const role = turn ? turn.role : 'template';
+  const label = turnLabel(view, g.turn, g.trained);
+  out.labels.push(label);
+  const section = h('section', { class: `turn role-${role}${g.trained ? ' target' : ''}` });
+  section.append(h('div', { class: 'turn-label' }, h('vscode-badge', { variant: g.trained ? 'counter' : 'default' }, label)));
+  const textEl = h('div', { class: 'turn-text' });
+  for (let k = g.from; k < g.to; k++) {
+    const tok = tokens[k];
+    const cls = `tok ${tok.trainable ? 'trainable' : 'prompt'}${tok.special ? ' special' : ''}${k % 2 ? ' odd' : ''}`;
+    const span = h('span', { class: cls, 'data-k': String(k) }, visible(tok.text));
+    span.title = `token ${index[k]} · id ${tok.id} · offset ${tok.start}${tok.special ? ' · special' : ''} · ${tok.trainable ? 'trainable (loss_mask 1)' : 'prompt (loss_mask 0)'}`;
+    if (tok.trainable && (k === 0 || !tokens[k - 1].trainable || index[k] !== index[k - 1] + 1)) out.spanStarts.push(span);
+    if (k > g.from) textEl.append(document.createElement('wbr'));
+    textEl.append(span);
+    out.drawn++;
+  }
+  section.append(textEl);
+  return section;
+}
+
+/** Hover: the token's id, position, mask and source turn and field in `status`; click: reveal its turn and field. */
+function listenToTokens(view: RecordView, detail: Detail, index: number[], total: number, body: HTMLElement, status: HTMLElement): void {
+  const tokens: TokenView[] = detail.tokens;
+  const fieldOf = (tok: TokenView) => detail.fieldSpans?.find((f) => f.turn === tok.turn && tok.start >= f.start && tok.start < f.end)?.field;
+  body.addEventListener('mouseover', (e) => {
+    const target = (e.target as HTMLElement).closest('.tok') as HTMLElement | null;
+    if (!target?.dataset.k) return;
+    const k = Number(target.dataset.k);
+    const tok = tokens[k];
+    const turn = view.turns[tok.turn];
+    const field = fieldOf(tok);
+    status.textContent =
+      `token ${index[k]} of ${fmt(total)} · id ${tok.id} · ${JSON.stringify(tok.text)} · character offset ${tok.start}` +
+      `${tok.special ? ' · special token' : ''} · ${tok.trainable ? 'trainable (loss_mask 1)' : 'prompt (loss_mask 0)'}` +
+      ` · ${turn ? `turn ${turn.index + 1} (${turn.role})${field ? `, ${field}` : ''}` : 'template text'}`;
+  });
+  body.addEventListener('click', (e) => {
+    const target = (e.target as HTMLElement).closest('.tok') as HTMLElement | null;
+    if (!target?.dataset.k) return;
+    const tok = tokens[Number(target.dataset.k)];
+    if (tok.turn < 0) return;
+    const field = fieldOf(tok);
+    send(field ? { type: 'revealToken', turn: tok.turn, field } : { type: 'revealToken', turn: tok.turn });
+  });
+}
+
+/** Previous / next trained span buttons: relative to the last one jumped to, which flashes. */
+function spanNavigation(spanStarts: HTMLElement[], body: HTMLElement): HTMLElement {
   let at = -1;
   const where = h(
     'span',
@@ -297,21 +376,13 @@ function render(
     el.classList.add('flash');
     where.textContent = `trained span ${at + 1} of ${spanStarts.length}`;
   };
-  const spans = h(
+  return h(
     'div',
     { class: 'toolbar spans' },
     button('◀ Trained span', 'Scroll to the previous trained span', () => jump(-1), spanStarts.length === 0),
     button('Trained span ▶', 'Scroll to the next trained span', () => jump(1), spanStarts.length === 0),
     where,
   );
-
-  const notice = because ? h('div', { class: 'notice', role: 'status' }, because) : '';
-  app.replaceChildren(toolbar, controls, h('vscode-divider', {}), notice, summary, legend, warnings, spans, body, status);
-  // The view opens where the training is: the first trained span, when it is below the fold.
-  const first = spanStarts[0];
-  if (first) requestAnimationFrame(() => first.getBoundingClientRect().top > window.innerHeight && first.scrollIntoView({ block: 'center' }));
-  busy = undefined;
-  return { drawn, labels, trainedSpans: spanStarts.length };
 }
 
 function showError(state: MaskViewState, message: string): void {

@@ -61,9 +61,32 @@ function decisions(m: TemplateCheckModel): [string, Node | string, string][] {
   return rows;
 }
 
+/** Draws the check: head with its actions, the decisions, where the prefix breaks, warnings, and each probe's records. */
 function draw(m: TemplateCheckModel): void {
+  const rows = decisions(m);
+  const table = h(
+    'table',
+    { class: 'decisions' },
+    h('tbody', {}, ...rows.map(([label, value, cls]) => h('tr', { class: cls }, h('th', { scope: 'row' }, label), h('td', {}, value)))),
+  );
+  const legend = h(
+    'div',
+    { class: 'legend' },
+    h('span', { class: 'seg trained' }, 'trainable'),
+    h('span', { class: 'seg prompt' }, 'prompt (not trained)'),
+    h('span', { class: 'seg special prompt' }, '<|special|>'),
+    h('span', { class: 'seg special trained' }, '<|special|> trained'),
+  );
+  const counter = { trainedSegments: 0 };
+  const probes = m.probes.map((p) => probeSection(p, counter));
+  app.replaceChildren(checkHead(m), table, prefixBreaksOf(m), warningsOf(m), h('h2', { class: 'sub' }, 'Probe renders'), legend, ...probes);
+  send({ type: 'drawn', probes: m.probes.length, trainedSegments: counter.trainedSegments, decisions: rows.map((r) => r[0]) });
+}
+
+/** The head: the tokenizer, scope, hash and mask, and the actions (check again, select tokenizer, template kwargs). */
+function checkHead(m: TemplateCheckModel): HTMLElement {
   const c = m.check;
-  const head = h(
+  return h(
     'header',
     { class: 'head' },
     h('h2', {}, `Chat template: ${c.tokenizer.name}`),
@@ -84,36 +107,30 @@ function draw(m: TemplateCheckModel): void {
       }),
     ),
   );
-  const rows = decisions(m);
-  const table = h(
-    'table',
-    { class: 'decisions' },
-    h('tbody', {}, ...rows.map(([label, value, cls]) => h('tr', { class: cls }, h('th', { scope: 'row' }, label), h('td', {}, value)))),
+}
+
+/** Where the prefix breaks, each with what was expected and what was rendered; nothing when it never breaks. */
+function prefixBreaksOf(m: TemplateCheckModel): HTMLElement | string {
+  const c = m.check;
+  if (!c.prefixBreaks.length) return '';
+  return h(
+    'section',
+    {},
+    h('h3', {}, 'Where the prefix breaks'),
+    h(
+      'ul',
+      {},
+      ...c.prefixBreaks.map((b) =>
+        h('li', {}, `${b.probe}, turn ${b.turn}: `, code(b.kind), ` at character ${b.at}: expected `, code(q(b.expected)), ', rendered ', code(q(b.actual))),
+      ),
+    ),
   );
-  const breaks = c.prefixBreaks.length
-    ? h(
-        'section',
-        {},
-        h('h3', {}, 'Where the prefix breaks'),
-        h(
-          'ul',
-          {},
-          ...c.prefixBreaks.map((b) =>
-            h(
-              'li',
-              {},
-              `${b.probe}, turn ${b.turn}: `,
-              code(b.kind),
-              ` at character ${b.at}: expected `,
-              code(q(b.expected)),
-              ', rendered ',
-              code(q(b.actual)),
-            ),
-          ),
-        ),
-      )
-    : '';
-  const warnings = c.warnings.length
+}
+
+/** The check's warnings with their codes, or "No warning.". */
+function warningsOf(m: TemplateCheckModel): HTMLElement {
+  const c = m.check;
+  return c.warnings.length
     ? h(
         'section',
         {},
@@ -121,45 +138,32 @@ function draw(m: TemplateCheckModel): void {
         h('ul', { class: 'warnings' }, ...c.warnings.map((w) => h('li', {}, w.probe ? `${w.probe}: ` : '', code(w.code), ` ${w.message}`))),
       )
     : h('p', { class: 'good-text' }, 'No warning.');
-  const legend = h(
-    'div',
-    { class: 'legend' },
-    h('span', { class: 'seg trained' }, 'trainable'),
-    h('span', { class: 'seg prompt' }, 'prompt (not trained)'),
-    h('span', { class: 'seg special prompt' }, '<|special|>'),
-    h('span', { class: 'seg special trained' }, '<|special|> trained'),
-  );
-  let trainedSegments = 0;
-  const probes = m.probes.map((p) => {
-    const sec = h(
-      'section',
-      { class: 'probe' },
-      h('h3', {}, `probe ${p.probe}`, ' ', h('span', { class: 'muted' }, `— ${p.title} (template "${p.template}")`)),
-    );
-    if (p.error !== null) {
-      sec.append(h('p', { class: 'error' }, `template error: ${p.error}`));
-      return sec;
-    }
-    p.records.forEach((r, k) => {
-      const text = h('div', { class: 'record-text' });
-      for (const s of r.segments) {
-        if (s.trained) trainedSegments++;
-        text.append(h('span', { class: `seg ${s.trained ? 'trained' : 'prompt'}${s.special ? ' special' : ''}` }, visible(s.text)));
-      }
-      sec.append(
-        h(
-          'div',
-          { class: 'record-label' },
-          h('vscode-badge', {}, `record ${k + 1}/${p.records.length}`),
-          ` trains turn${r.targets.length === 1 ? '' : 's'} ${r.targets.join(', ') || '–'}`,
-        ),
-        text,
-      );
-    });
+}
+
+/** One probe: its template error, or each record's text coloured by segment (trained segments counted). */
+function probeSection(p: TemplateCheckModel['probes'][number], counter: { trainedSegments: number }): HTMLElement {
+  const sec = h('section', { class: 'probe' }, h('h3', {}, `probe ${p.probe}`, ' ', h('span', { class: 'muted' }, `— ${p.title} (template "${p.template}")`)));
+  if (p.error !== null) {
+    sec.append(h('p', { class: 'error' }, `template error: ${p.error}`));
     return sec;
+  }
+  p.records.forEach((r, k) => {
+    const text = h('div', { class: 'record-text' });
+    for (const s of r.segments) {
+      if (s.trained) counter.trainedSegments++;
+      text.append(h('span', { class: `seg ${s.trained ? 'trained' : 'prompt'}${s.special ? ' special' : ''}` }, visible(s.text)));
+    }
+    sec.append(
+      h(
+        'div',
+        { class: 'record-label' },
+        h('vscode-badge', {}, `record ${k + 1}/${p.records.length}`),
+        ` trains turn${r.targets.length === 1 ? '' : 's'} ${r.targets.join(', ') || '–'}`,
+      ),
+      text,
+    );
   });
-  app.replaceChildren(head, table, breaks, warnings, h('h2', { class: 'sub' }, 'Probe renders'), legend, ...probes);
-  send({ type: 'drawn', probes: m.probes.length, trainedSegments, decisions: rows.map((r) => r[0]) });
+  return sec;
 }
 
 window.addEventListener('message', (e: MessageEvent) => {

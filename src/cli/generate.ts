@@ -1,5 +1,7 @@
 /** `eagle3-prep generate`: answers prompt-only conversations with the target model on OpenAI-compatible servers. */
-import { formatGenerateSummary, generate, type GenerateOptions } from '../core/generate/run';
+import { generate } from '../core/generate/run';
+import type { GenerateOptions } from '../core/generate/options';
+import { formatGenerateSummary } from '../core/generate/report';
 import { REASONING_MODES, type ReasoningMode } from '../core/generate/client';
 import {
   addOptions,

@@ -2,7 +2,7 @@
  * The typed messages between "Check chat template"'s webview panel (src/vscode/templateCheckView.ts)
  * and its page (webview/templateCheck.ts). Types and guards only; both sides import it.
  */
-import type { TemplateCheck } from '../core/records/checkTemplate';
+import type { TemplateCheck } from '../core/records/checkTemplateTypes';
 import type { TextSegment } from '../core/records/checkTemplateFormat';
 
 /** One probe as drawn: its records cut into segments (trained / special), like the mask view colours tokens. */

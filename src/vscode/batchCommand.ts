@@ -12,7 +12,7 @@ import { type PrepareResult } from '../core/run/contract';
 import { findDatasetFiles } from './datasetDiscovery';
 import { worstStatus } from '../core/run/reports/status';
 import { type RunStatus } from '../core/run/contract';
-import { readPrepareSettings, resolveTokenizerDir } from './config';
+import { readPrepareSettings, resolveTokenizerDir, type PrepareSettings } from './config';
 import { COMMANDS } from './ids';
 import { notify } from './notify';
 import { outDirFor } from './paths';
@@ -67,26 +67,23 @@ async function pickFiles(uris: vscode.Uri[]): Promise<vscode.Uri[] | undefined> 
   return picked?.map((p) => p.uri);
 }
 
+/** One run of a batch before it runs: the inputs that share an output folder, and their settings. */
+interface BatchGroup {
+  inputs: string[];
+  outDir: string;
+  settings: PrepareSettings;
+}
+
 /**
  * Runs the batch. `arg` (programmatic use): a Uri[] of the files to prepare, skipping the pick list.
  * @returns the runs (each with its PrepareResult or error), or undefined when nothing was found or picked.
  */
 export async function prepareAll(context: vscode.ExtensionContext, output: vscode.OutputChannel, arg?: unknown): Promise<BatchResult | undefined> {
   const log = (l: string) => output.appendLine(l);
-  let uris: vscode.Uri[] | undefined = Array.isArray(arg) ? arg.filter((u): u is vscode.Uri => u instanceof vscode.Uri) : undefined;
-  if (!uris) {
-    const found = await findDatasetFiles();
-    if (found.length === 0) {
-      void vscode.window.showInformationMessage(
-        'Prepare all datasets: no dataset file (.jsonl, .ndjson, .json, .traj, .parquet, .gz, .zst) found in the workspace (see the eagle3prep.datasets.include / exclude settings).',
-      );
-      return undefined;
-    }
-    uris = await pickFiles(found);
-  }
+  const uris = await batchUris(arg);
   if (!uris || uris.length === 0) return undefined;
   // Group by output folder (d.json + d.jsonl share one), honouring eagle3prep.outputDirectory.
-  const groups = groupByDefaultOutDir(uris.map((u) => u.fsPath)).map((g) => {
+  const groups: BatchGroup[] = groupByDefaultOutDir(uris.map((u) => u.fsPath)).map((g) => {
     const settings = readPrepareSettings(vscode.Uri.file(g.inputs[0]));
     return { inputs: g.inputs, outDir: outDirFor(g.inputs, settings.outputDirectory), settings };
   });
@@ -94,6 +91,37 @@ export async function prepareAll(context: vscode.ExtensionContext, output: vscod
   log(
     `[${new Date().toISOString()}] Prepare all datasets: ${groups.length} run${groups.length === 1 ? '' : 's'} over ${uris.length} file${uris.length === 1 ? '' : 's'}`,
   );
+  const { runs, cancelled } = await runBatch(context, groups, log);
+  const outcome = batchOutcome(runs, groups.length, cancelled);
+  for (const r of runs)
+    for (const f of noteRunOutcome(r.inputs, r.result ? { result: r.result } : { error: r.error ?? 'the run failed' }))
+      void vscode.commands.executeCommand(COMMANDS.datasetsInvalidate, vscode.Uri.file(f)).then(undefined, () => undefined);
+  log(outcome.summary);
+  for (const r of runs) {
+    if (!r.result?.ok) continue;
+    const uris = r.result.files.map((f) => vscode.Uri.file(f.file));
+    await vscode.commands.executeCommand(COMMANDS.problemsFromReport, uris).then(undefined, () => undefined);
+    for (const u of uris) void vscode.commands.executeCommand(COMMANDS.datasetsInvalidate, u).then(undefined, () => undefined);
+  }
+  showBatchOutcome(outcome, cancelled, output);
+  return { runs, cancelled };
+}
+
+/** The files of the batch: the given Uri[], else the workspace's datasets as picked; undefined when none were found. */
+async function batchUris(arg: unknown): Promise<vscode.Uri[] | undefined> {
+  if (Array.isArray(arg)) return arg.filter((u): u is vscode.Uri => u instanceof vscode.Uri);
+  const found = await findDatasetFiles();
+  if (found.length === 0) {
+    void vscode.window.showInformationMessage(
+      'Prepare all datasets: no dataset file (.jsonl, .ndjson, .json, .traj, .parquet, .gz, .zst) found in the workspace (see the eagle3prep.datasets.include / exclude settings).',
+    );
+    return undefined;
+  }
+  return pickFiles(found);
+}
+
+/** The runs one after the other under one cancellable progress notification; a cancel stops before the next run. */
+async function runBatch(context: vscode.ExtensionContext, groups: BatchGroup[], log: (l: string) => void): Promise<BatchResult> {
   const runs: BatchRun[] = [];
   let cancelled = false;
   await vscode.window.withProgress(
@@ -108,35 +136,54 @@ export async function prepareAll(context: vscode.ExtensionContext, output: vscod
         const name = g.inputs.map((f) => path.basename(f)).join(', ');
         progress.report({ message: `${i + 1}/${groups.length}: ${name}`, increment: i === 0 ? 0 : 100 / groups.length });
         log(`  ${name} → ${g.outDir}`);
-        try {
-          const result = await runPrepareInWorker(
-            context.extensionUri,
-            {
-              inputs: g.inputs,
-              outDir: g.outDir,
-              tokenizerDir: g.settings.tokenizerDir,
-              ...runOptionsOf(g.settings),
-              truncate: g.settings.truncate,
-              format: g.settings.format,
-              ...(g.settings.trainer ? { trainer: g.settings.trainer } : {}),
-            },
-            { token, onLog: (l) => log(`    ${l}`) },
-          );
-          runs.push({ inputs: g.inputs, outDir: g.outDir, result });
-          log(`    ${result.ok ? 'done' : 'FAILED'}: ${summarizeResult(result)}${result.failures.length ? `; ${result.failures.join('; ')}` : ''}`);
-        } catch (e) {
-          if (e instanceof vscode.CancellationError) {
-            cancelled = true;
-            log('    cancelled');
-            break;
-          }
-          const msg = e instanceof Error ? e.message : String(e);
-          runs.push({ inputs: g.inputs, outDir: g.outDir, error: msg });
-          log(`    error: ${msg}`);
+        const run = await runGroup(context, g, token, log);
+        if (run === 'cancelled') {
+          cancelled = true;
+          break;
         }
+        runs.push(run);
       }
     },
   );
+  return { runs, cancelled };
+}
+
+/** One run of the batch in the worker, logged; 'cancelled' when the user cancelled it. */
+async function runGroup(
+  context: vscode.ExtensionContext,
+  g: BatchGroup,
+  token: vscode.CancellationToken,
+  log: (l: string) => void,
+): Promise<BatchRun | 'cancelled'> {
+  try {
+    const result = await runPrepareInWorker(
+      context.extensionUri,
+      {
+        inputs: g.inputs,
+        outDir: g.outDir,
+        tokenizerDir: g.settings.tokenizerDir,
+        ...runOptionsOf(g.settings),
+        truncate: g.settings.truncate,
+        format: g.settings.format,
+        ...(g.settings.trainer ? { trainer: g.settings.trainer } : {}),
+      },
+      { token, onLog: (l) => log(`    ${l}`) },
+    );
+    log(`    ${result.ok ? 'done' : 'FAILED'}: ${summarizeResult(result)}${result.failures.length ? `; ${result.failures.join('; ')}` : ''}`);
+    return { inputs: g.inputs, outDir: g.outDir, result };
+  } catch (e) {
+    if (e instanceof vscode.CancellationError) {
+      log('    cancelled');
+      return 'cancelled';
+    }
+    const msg = e instanceof Error ? e.message : String(e);
+    log(`    error: ${msg}`);
+    return { inputs: g.inputs, outDir: g.outDir, error: msg };
+  }
+}
+
+/** What the batch says when it ends: its summary line, the worst file status, and how many runs did not end ok. */
+function batchOutcome(runs: BatchRun[], groupCount: number, cancelled: boolean): { summary: string; worst: RunStatus; failed: number } {
   const ok = runs.filter((r) => r.result?.ok).length;
   const records = runs.reduce((a, r) => a + (r.result?.totals.recordsWritten ?? 0), 0);
   const failed = runs.length - ok;
@@ -152,17 +199,13 @@ export async function prepareAll(context: vscode.ExtensionContext, output: vscod
   const failedText = failedNames.length
     ? `; failed: ${failedNames.slice(0, 5).join(', ')}${failedNames.length > 5 ? ` and ${failedNames.length - 5} more` : ''}`
     : '';
-  const summary = `EAGLE-3 Prep: ${ok}/${groups.length} dataset run${groups.length === 1 ? '' : 's'} done, ${records.toLocaleString('en-US')} records${notOk.length ? ` — ${notOk.join(', ')}` : ' — all ok'}${failedText}${cancelled ? ' (cancelled)' : ''}.`;
-  for (const r of runs)
-    for (const f of noteRunOutcome(r.inputs, r.result ? { result: r.result } : { error: r.error ?? 'the run failed' }))
-      void vscode.commands.executeCommand(COMMANDS.datasetsInvalidate, vscode.Uri.file(f)).then(undefined, () => undefined);
-  log(summary);
-  for (const r of runs) {
-    if (!r.result?.ok) continue;
-    const uris = r.result.files.map((f) => vscode.Uri.file(f.file));
-    await vscode.commands.executeCommand(COMMANDS.problemsFromReport, uris).then(undefined, () => undefined);
-    for (const u of uris) void vscode.commands.executeCommand(COMMANDS.datasetsInvalidate, u).then(undefined, () => undefined);
-  }
+  const summary = `EAGLE-3 Prep: ${ok}/${groupCount} dataset run${groupCount === 1 ? '' : 's'} done, ${records.toLocaleString('en-US')} records${notOk.length ? ` — ${notOk.join(', ')}` : ' — all ok'}${failedText}${cancelled ? ' (cancelled)' : ''}.`;
+  return { summary, worst, failed };
+}
+
+/** The batch's toast, by its worst status, with its buttons. */
+function showBatchOutcome(outcome: { summary: string; worst: RunStatus; failed: number }, cancelled: boolean, output: vscode.OutputChannel): void {
+  const { summary, worst, failed } = outcome;
   const severity = worst === 'failed' || failed ? 'error' : worst !== 'ok' || cancelled ? 'warning' : 'info';
   const actions = worst === 'ok' ? ['Open dashboard', 'Show log'] : ['Show problems', 'Open dashboard', 'Show log'];
   void notify(severity, summary, ...actions).then((c) => {
@@ -170,7 +213,6 @@ export async function prepareAll(context: vscode.ExtensionContext, output: vscod
     else if (c === 'Show problems') void vscode.commands.executeCommand('workbench.actions.view.problems');
     else if (c === 'Open dashboard') void vscode.commands.executeCommand(COMMANDS.openWorkspaceDashboard);
   });
-  return { runs, cancelled };
 }
 
 /** Registers `eagle3prep.prepareAll`. */

@@ -9,7 +9,7 @@
  * the check itself is `src/core/records/checkTemplate.ts`.
  */
 import * as vscode from 'vscode';
-import type { TemplateCheck } from '../core/records/checkTemplate';
+import type { TemplateCheck } from '../core/records/checkTemplateTypes';
 import { recordSegments } from '../core/records/checkTemplateFormat';
 import { affectsSettings, readPrepareSettings } from './config';
 import { COMMANDS, CONFIG_SECTION, TEMPLATE_CHECK_VIEW_TYPE } from './ids';

@@ -12,7 +12,7 @@ import { nextStepsOfRun } from '../core/run/reports/nextSteps';
 import { conversationsLines } from '../core/run/reports/conversationsNote';
 import { DATASET_EXTENSIONS, expandInputs } from '../core/run/inputs/inputs';
 import { type PrepareOptions, type PrepareResult } from '../core/run/contract';
-import { readPrepareSettings } from './config';
+import { readPrepareSettings, type PrepareSettings } from './config';
 import { runOptionsOf } from '../core/run/runSettings';
 import { datasetsProvider } from './datasetsView';
 import { COMMANDS } from './ids';
@@ -104,29 +104,8 @@ const running = new Set<string>();
  */
 export async function prepareUris(context: vscode.ExtensionContext, output: vscode.OutputChannel, uris: vscode.Uri[]): Promise<PrepareResult | undefined> {
   const log = (line: string): void => output.appendLine(line);
-  if (uris.length === 0) {
-    void vscode.window.showWarningMessage(
-      'Prepare for EAGLE-3: select a .jsonl / .ndjson / .json / .traj / .parquet dataset (optionally .gz / .zst) or a folder in the Explorer, or open one.',
-    );
-    return undefined;
-  }
-  const notLocal = uris.filter((u) => u.scheme !== 'file');
-  if (notLocal.length) {
-    void vscode.window.showErrorMessage(`Prepare for EAGLE-3 reads local files only; cannot read ${notLocal.map((u) => u.toString()).join(', ')}.`);
-    return undefined;
-  }
-  for (const u of uris) {
-    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === u.toString());
-    if (doc?.isDirty) log(`Note: ${u.fsPath} has unsaved changes; the saved file is used.`);
-  }
-  let inputs: string[];
-  try {
-    inputs = expandInputs(uris.map((u) => u.fsPath));
-    if (inputs.length === 0) throw new Error(`no ${DATASET_EXTENSIONS.join(' / ')} file in ${uris.map((u) => u.fsPath).join(', ')}`);
-  } catch (e) {
-    void vscode.window.showErrorMessage(`Prepare for EAGLE-3: ${e instanceof Error ? e.message : String(e)}`);
-    return undefined;
-  }
+  const inputs = prepareInputs(uris, log);
+  if (!inputs) return undefined;
   const settings = readPrepareSettings(uris[0], (m) => {
     log(m);
     void vscode.window.showWarningMessage(m);
@@ -152,77 +131,132 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
   for (const l of runLogHeader(inputs, settings, tokenizerDisplayName(settings.tokenizerDir), outDir)) log(l);
 
   running.add(outDir);
-  // Row counts the Datasets view made of files unchanged since (a percentage of rows in the progress).
-  const knownRows = (file: string): number | undefined => {
-    const n = datasetsProvider()
-      ?.datasets()
-      .find((d) => d.resourceUri.fsPath === file);
-    const st = n?.scan && fs.statSync(file, { throwIfNoEntry: false });
-    return n?.scan && st && st.size === n.scan.size && st.mtimeMs === n.scan.mtimeMs ? n.scan.rows : undefined;
-  };
   let result: PrepareResult;
   try {
-    result = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: 'EAGLE-3 Prep', cancellable: true },
-      async (progress, token) => {
-        progress.report({ message: `starting (${names.length === 1 ? names[0] : plural(names.length, 'file')})…` });
-        let reported = 0; // percent already reported (withProgress increments are cumulative)
-        return runPrepareInWorker(context.extensionUri, options, {
-          token,
-          onLog: log,
-          onProgress: (p) => {
-            const pct = progressPercent(p);
-            const increment = pct > reported ? pct - reported : 0;
-            reported = Math.max(reported, pct);
-            progress.report({ increment, message: progressMessage(p, knownRows(p.file)) });
-          },
-        });
-      },
-    );
+    result = await runWithProgress(context, options, names, log);
   } catch (e) {
-    if (e instanceof vscode.CancellationError) {
-      log('Cancelled; the output folder may hold partial files.');
-      void vscode.window.showInformationMessage(`EAGLE-3 Prep cancelled (${names.join(', ')}).`);
-    } else {
-      const msg = e instanceof Error ? e.message : String(e);
-      log(`Error: ${msg}`);
-      const paths = uris.map((u) => u.fsPath);
-      for (const f of noteRunOutcome(paths, { error: msg }))
-        void vscode.commands.executeCommand(COMMANDS.datasetsInvalidate, vscode.Uri.file(f)).then(undefined, () => undefined);
-      void vscode.window
-        .showErrorMessage(`EAGLE-3 Prep failed on ${names.join(', ')}: ${shortReason(reasonWithoutPath(msg, paths[0]))}`, 'Show details')
-        .then((c) => {
-          if (c) output.show(true);
-        });
-    }
+    reportRunError(e, uris, names, output);
     return undefined;
   } finally {
     running.delete(outDir);
   }
+  await logRunResult(result, settings, uris, log);
+  await refreshFromRun(result, uris);
+  void showRunOutcome(result, output, names);
+  return result;
+}
 
+/**
+ * The dataset files `uris` name (folders expanded), after noting unsaved editors; undefined after a message when
+ * there are none, or a Uri is not a local file.
+ */
+function prepareInputs(uris: vscode.Uri[], log: (line: string) => void): string[] | undefined {
+  if (uris.length === 0) {
+    void vscode.window.showWarningMessage(
+      'Prepare for EAGLE-3: select a .jsonl / .ndjson / .json / .traj / .parquet dataset (optionally .gz / .zst) or a folder in the Explorer, or open one.',
+    );
+    return undefined;
+  }
+  const notLocal = uris.filter((u) => u.scheme !== 'file');
+  if (notLocal.length) {
+    void vscode.window.showErrorMessage(`Prepare for EAGLE-3 reads local files only; cannot read ${notLocal.map((u) => u.toString()).join(', ')}.`);
+    return undefined;
+  }
+  for (const u of uris) {
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === u.toString());
+    if (doc?.isDirty) log(`Note: ${u.fsPath} has unsaved changes; the saved file is used.`);
+  }
+  try {
+    const inputs = expandInputs(uris.map((u) => u.fsPath));
+    if (inputs.length === 0) throw new Error(`no ${DATASET_EXTENSIONS.join(' / ')} file in ${uris.map((u) => u.fsPath).join(', ')}`);
+    return inputs;
+  } catch (e) {
+    void vscode.window.showErrorMessage(`Prepare for EAGLE-3: ${e instanceof Error ? e.message : String(e)}`);
+    return undefined;
+  }
+}
+
+/** Row counts the Datasets view made of files unchanged since (a percentage of rows in the progress). */
+function knownRows(file: string): number | undefined {
+  const n = datasetsProvider()
+    ?.datasets()
+    .find((d) => d.resourceUri.fsPath === file);
+  const st = n?.scan && fs.statSync(file, { throwIfNoEntry: false });
+  return n?.scan && st && st.size === n.scan.size && st.mtimeMs === n.scan.mtimeMs ? n.scan.rows : undefined;
+}
+
+/** The run in the worker under a cancellable progress notification. @throws vscode.CancellationError when cancelled, or the run's error */
+async function runWithProgress(
+  context: vscode.ExtensionContext,
+  options: PrepareOptions,
+  names: string[],
+  log: (line: string) => void,
+): Promise<PrepareResult> {
+  return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'EAGLE-3 Prep', cancellable: true }, async (progress, token) => {
+    progress.report({ message: `starting (${names.length === 1 ? names[0] : plural(names.length, 'file')})…` });
+    let reported = 0; // percent already reported (withProgress increments are cumulative)
+    return runPrepareInWorker(context.extensionUri, options, {
+      token,
+      onLog: log,
+      onProgress: (p) => {
+        const pct = progressPercent(p);
+        const increment = pct > reported ? pct - reported : 0;
+        reported = Math.max(reported, pct);
+        progress.report({ increment, message: progressMessage(p, knownRows(p.file)) });
+      },
+    });
+  });
+}
+
+/** A run that was cancelled or threw: logged and said; a failure also goes to the Datasets view and Problems. */
+function reportRunError(e: unknown, uris: vscode.Uri[], names: string[], output: vscode.OutputChannel): void {
+  const log = (line: string): void => output.appendLine(line);
+  if (e instanceof vscode.CancellationError) {
+    log('Cancelled; the output folder may hold partial files.');
+    void vscode.window.showInformationMessage(`EAGLE-3 Prep cancelled (${names.join(', ')}).`);
+    return;
+  }
+  const msg = e instanceof Error ? e.message : String(e);
+  log(`Error: ${msg}`);
+  const paths = uris.map((u) => u.fsPath);
+  for (const f of noteRunOutcome(paths, { error: msg }))
+    void vscode.commands.executeCommand(COMMANDS.datasetsInvalidate, vscode.Uri.file(f)).then(undefined, () => undefined);
+  void vscode.window
+    .showErrorMessage(`EAGLE-3 Prep failed on ${names.join(', ')}: ${shortReason(reasonWithoutPath(msg, paths[0]))}`, 'Show details')
+    .then((c) => {
+      if (c) output.show(true);
+    });
+}
+
+/** The finished run in the log (time, summary, failures, the files written, next steps), and its report.md opened. */
+async function logRunResult(result: PrepareResult, settings: PrepareSettings, uris: vscode.Uri[], log: (line: string) => void): Promise<void> {
   log(`Done in ${(result.elapsedMs / 1000).toFixed(1)} s: ${summarizeResult(result)}.`);
   for (const f of result.failures) log(`  failure: ${f}`);
   // A failed run writes nothing (the folder keeps its previous outputs), so there is no new report to open.
-  if (result.ok) {
-    log(
-      writtenFiles(result)
-        .map((f) => `  ${f}`)
-        .join('\n'),
-    );
-    // eagle3prep.outputFormat messages: the conversation files and whose masking applies (also in report.md).
-    for (const l of conversationsLines(result)) log(`  ${l}`);
-    // A run made for a trainer (eagle3prep.trainer): the command that points it at the files (also in report.md).
-    for (const l of nextStepsOfRun(result)) log(l);
-    const active = vscode.window.activeTextEditor?.document.uri.toString();
-    await openReport(
-      result.outputs.reportMd,
-      settings.openReport,
-      log,
-      uris.some((u) => u.toString() === active),
-    );
-  } else log('  nothing written: the output folder keeps its previous outputs');
+  if (!result.ok) {
+    log('  nothing written: the output folder keeps its previous outputs');
+    return;
+  }
+  log(
+    writtenFiles(result)
+      .map((f) => `  ${f}`)
+      .join('\n'),
+  );
+  // eagle3prep.outputFormat messages: the conversation files and whose masking applies (also in report.md).
+  for (const l of conversationsLines(result)) log(`  ${l}`);
+  // A run made for a trainer (eagle3prep.trainer): the command that points it at the files (also in report.md).
+  for (const l of nextStepsOfRun(result)) log(l);
+  const active = vscode.window.activeTextEditor?.document.uri.toString();
+  await openReport(
+    result.outputs.reportMd,
+    settings.openReport,
+    log,
+    uris.some((u) => u.toString() === active),
+  );
+}
 
-  // Problems and the Datasets view from this run's report, before the toast that points at them.
+/** Problems and the Datasets view from this run's report, before the toast that points at them. */
+async function refreshFromRun(result: PrepareResult, uris: vscode.Uri[]): Promise<void> {
   const inputUris = result.files.map((f) => vscode.Uri.file(f.file));
   const failedChanged = noteRunOutcome(
     uris.map((u) => u.fsPath),
@@ -235,8 +269,6 @@ export async function prepareUris(context: vscode.ExtensionContext, output: vsco
       void vscode.commands.executeCommand(COMMANDS.checkRows, vscode.Uri.file(f.file), { quiet: true }).then(undefined, () => undefined);
   for (const u of new Set([...inputUris.map((u) => u.fsPath), ...failedChanged]))
     void vscode.commands.executeCommand(COMMANDS.datasetsInvalidate, vscode.Uri.file(u)).then(undefined, () => undefined);
-  void showRunOutcome(result, output, names);
-  return result;
 }
 
 /**

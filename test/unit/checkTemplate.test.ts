@@ -9,7 +9,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import type { TargetTokenizer } from '../../src/core/tokenizers/types';
-import { checkTemplate, type TemplateCheck } from '../../src/core/records/checkTemplate';
+import { checkTemplate } from '../../src/core/records/checkTemplate';
+import type { TemplateCheck } from '../../src/core/records/checkTemplateTypes';
 import { formatTemplateCheck } from '../../src/core/records/checkTemplateFormat';
 import { lenmlModelDir, runCli } from '../helpers';
 

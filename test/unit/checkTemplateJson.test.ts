@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { fromSnakeJson } from '../../src/core/run/reports/jsonCase';
-import { checkTemplate, type TemplateCheck } from '../../src/core/records/checkTemplate';
+import { checkTemplate } from '../../src/core/records/checkTemplate';
+import type { TemplateCheck } from '../../src/core/records/checkTemplateTypes';
 import { formatTemplateCheck } from '../../src/core/records/checkTemplateFormat';
 import { lenmlModelDir, runCli } from '../helpers';
 

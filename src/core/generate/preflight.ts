@@ -5,7 +5,7 @@
  * failure says what is wrong in words a person can act on.
  */
 import { HttpStatusError, requestJson, TransportError } from './http';
-import { normalizeServerUrl } from './run';
+import { normalizeServerUrl } from './options';
 
 /** What the check found for one server. */
 export interface ServerCheck {

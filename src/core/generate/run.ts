@@ -18,11 +18,10 @@
  */
 import { setMaxListeners } from 'node:events';
 import { existsSync, statSync, unlinkSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { normalizeRow } from '../formats/normalize';
-import { DATASET_FILE_RE, type RawRow } from '../read/readers';
+import type { RawRow } from '../read/readers';
 import { mappedRows } from '../formats/rowSource';
-import { GENERATED_FILE, GENERATED_SUFFIX, OUTPUT_FILES } from '../run/outputFiles';
 import type { Conversation, Message } from '../types';
 import {
   BadResponseError,
@@ -34,124 +33,14 @@ import {
   sleep,
   type ChatRequestOptions,
   type ChatTurnResult,
-  type ReasoningMode,
   type RetryPolicy,
 } from './client';
 import { regenerateConversation, type ConversationOutcome, type RegeneratedConversation } from './conversation';
 import { HttpStatusError, isTransient, TransportError } from './http';
 import { openAppendLog, type AppendLog, type LogScan } from './journal';
+import { DEFAULT_CONCURRENCY, defaultGenerateOut, normalizeServerUrl, type GenerateHooks, type GenerateOptions } from './options';
+import { emptyResult, type GenerateResult } from './report';
 import { ServerPool, type ServerState } from './scheduler';
-
-/** Options of one `generate` run. */
-export interface GenerateOptions {
-  /** Input JSONL/JSON file. */
-  input: string;
-  /** Output JSONL; default {@link defaultGenerateOut}. The journal is `<out>.journal`. */
-  out?: string;
-  /** Server roots (`http://host:port`, a trailing `/v1` is accepted and removed). */
-  servers: string[];
-  /** Model name sent in requests; default: the first model of the first server's `GET /v1/models`. */
-  model?: string;
-  /** Bearer token; the CLI reads it from an environment variable, the extension from SecretStorage. Never logged. */
-  apiKey?: string;
-  /** Requests in flight per server; default: the server's `max_running_requests` when it reports one (SGLang), else {@link DEFAULT_CONCURRENCY}. */
-  concurrency?: number;
-  /** `max_tokens` per turn; default 8192. */
-  maxTokens?: number;
-  temperature?: number;
-  /** Per-request deadline in ms; default 600 000 (10 min). */
-  timeoutMs?: number;
-  /** Retries per request on transient failures; default 8. */
-  retries?: number;
-  /** Backoff base and cap in ms; default 1000 and 60 000. */
-  backoffBaseMs?: number;
-  backoffCapMs?: number;
-  reasoning?: ReasoningMode;
-  /** Ask for token ids through logprobs too (older vLLM). */
-  logprobTokenIds?: boolean;
-  /** Extra request fields (`{"top_p": 0.95}`). */
-  extraBody?: Record<string, unknown>;
-  /** fdatasync interval of the output and journal (ms); default 1000. */
-  fsyncIntervalMs?: number;
-}
-
-/** Requests in flight per server when neither the user nor the server says (vLLM's default `--max-num-seqs` is 256 on GPUs; 64 keeps latency per request low). */
-export const DEFAULT_CONCURRENCY = 64;
-
-export interface GenerateProgress {
-  rowsRead: number;
-  generated: number;
-  alreadyDone: number;
-  failed: number;
-  /** length + reasoning_without_answer. */
-  notWritten: number;
-  inFlight: number;
-  completionTokens: number;
-  /** Completion tokens per second since the start (this process). */
-  tokensPerSecond: number;
-}
-
-export interface GenerateHooks {
-  onProgress?: (p: GenerateProgress) => void;
-  log?: (line: string) => void;
-  signal?: AbortSignal;
-}
-
-/** The report of a run (`<out>.report.json`-like; the CLI prints it with --json). */
-export interface GenerateResult {
-  ok: boolean;
-  cancelled: boolean;
-  failures: string[];
-  input: string;
-  out: string;
-  journal: string;
-  model: string;
-  servers: { url: string; limit: number; requests: number; failures: number }[];
-  rowsRead: number;
-  /** Written to the output by this run, by outcome (`ok`, `tool_call_diverged`). */
-  generated: number;
-  toolCallDiverged: number;
-  /** Rows whose id was already in the output or journal (resume). */
-  alreadyDone: number;
-  /** Stopped by `max_tokens` (journaled, not written). */
-  truncated: number;
-  reasoningWithoutAnswer: number;
-  /** reason → { count, first messages (≤ 5) }. */
-  failed: Record<string, { count: number; examples: string[] }>;
-  failedTotal: number;
-  requests: number;
-  retries: number;
-  /** Rows written with generated token ids for every turn / without. */
-  withTokenIds: number;
-  withoutTokenIds: number;
-  promptTokens: number;
-  completionTokens: number;
-  elapsedMs: number;
-  requestsPerSecond: number;
-  completionTokensPerSecond: number;
-  /** Bytes of a torn last line cut from the output/journal on resume. */
-  tornBytesCut: number;
-}
-
-/** `x/prompts_to_generate.jsonl` → `x/generated.jsonl`; `x/data.jsonl` (or `.json.gz`, `.parquet`, … — `read/readers` `DATASET_FILE_RE`) → `x/data.generated.jsonl`. */
-export function defaultGenerateOut(input: string): string {
-  const abs = resolve(input);
-  const name = basename(abs);
-  if (name === OUTPUT_FILES.promptsToGenerate) return join(dirname(abs), GENERATED_FILE);
-  return join(dirname(abs), name.replace(DATASET_FILE_RE, '') + GENERATED_SUFFIX);
-}
-
-/** `http://h:1/v1/` → `http://h:1`. @throws Error for a URL that is not http(s) */
-export function normalizeServerUrl(u: string): string {
-  let url: URL;
-  try {
-    url = new URL(u.trim());
-  } catch {
-    throw new Error(`--server "${u}" is not a URL (e.g. http://127.0.0.1:30000)`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`--server "${u}" must be http:// or https://`);
-  return url.toString().replace(/\/+$/, '').replace(/\/v1$/, '');
-}
 
 /** Errors that end the whole run: every request would fail the same way. */
 const FATAL_STATUSES = new Set([401, 403, 404]);
@@ -214,38 +103,6 @@ async function connectServers(
     }),
   );
   return { model, pool: new ServerPool(urls.map((url, i) => ({ url, limit: limits[i] }))) };
-}
-
-/** A report with every count at zero. */
-function emptyResult(input: string, out: string, journal: string, model: string, tornBytesCut: number): GenerateResult {
-  return {
-    ok: false,
-    cancelled: false,
-    failures: [],
-    input,
-    out,
-    journal,
-    model,
-    servers: [],
-    rowsRead: 0,
-    generated: 0,
-    toolCallDiverged: 0,
-    alreadyDone: 0,
-    truncated: 0,
-    reasoningWithoutAnswer: 0,
-    failed: {},
-    failedTotal: 0,
-    requests: 0,
-    retries: 0,
-    withTokenIds: 0,
-    withoutTokenIds: 0,
-    promptTokens: 0,
-    completionTokens: 0,
-    elapsedMs: 0,
-    requestsPerSecond: 0,
-    completionTokensPerSecond: 0,
-    tornBytesCut,
-  };
 }
 
 /**
@@ -528,19 +385,4 @@ function removeEmpty(paths: string[]): void {
 function isSource(v: unknown): v is { file: string; line: number } {
   const o = v as { file?: unknown; line?: unknown } | null;
   return !!o && typeof o === 'object' && typeof o.file === 'string' && typeof o.line === 'number';
-}
-
-/** The report as text lines (CLI and output channel). */
-export function formatGenerateSummary(r: GenerateResult): string {
-  const lines = [
-    `${r.ok ? 'OK' : r.cancelled ? 'CANCELLED' : 'FAILED'}  ${r.out}  (model ${r.model})`,
-    `  rows ${r.rowsRead}: generated ${r.generated}${r.toolCallDiverged ? ` (${r.toolCallDiverged} stopped at a diverging tool call)` : ''}, already done ${r.alreadyDone}, ` +
-      `truncated by max_tokens ${r.truncated}, reasoning without answer ${r.reasoningWithoutAnswer}, failed ${r.failedTotal}`,
-    `  requests ${r.requests} (${r.retries} retried), ${r.requestsPerSecond.toFixed(1)} req/s, ${r.completionTokens} completion tokens, ${r.completionTokensPerSecond.toFixed(1)} tok/s, ${(r.elapsedMs / 1000).toFixed(1)} s`,
-    `  token ids returned for ${r.withTokenIds} rows, missing for ${r.withoutTokenIds} (prepare re-tokenizes those)`,
-    ...r.servers.map((s) => `  server ${s.url}: limit ${s.limit}, ${s.requests} requests, ${s.failures} transient failures`),
-  ];
-  for (const [k, v] of Object.entries(r.failed)) lines.push(`  failed ${k} ${v.count}: ${v.examples[0]}`);
-  for (const f of r.failures) lines.push(`  error: ${f}`);
-  return lines.join('\n');
 }

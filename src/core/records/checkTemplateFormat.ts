@@ -3,7 +3,7 @@
  * findings and highlighted record texts.
  */
 import type { Span } from './mask';
-import type { TemplateCheck } from './checkTemplate';
+import type { TemplateCheck } from './checkTemplateTypes';
 
 const ANSI = {
   reset: '\x1b[0m',

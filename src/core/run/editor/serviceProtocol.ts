@@ -8,7 +8,7 @@
  * neither freeze nor crash it. Plain structured-clone data; no `vscode`.
  */
 import type { RecordView, RecordViewOptions, RowInput } from '../../records/recordViewTypes';
-import type { TemplateCheck } from '../../records/checkTemplate';
+import type { TemplateCheck } from '../../records/checkTemplateTypes';
 import type { OutputStats } from '../outputs/outputStats';
 import type { RowProblems } from './rowProblems';
 

@@ -15,12 +15,68 @@ import { dictEntries, isDict, isStr, makeDict, Namespace, norm, PyCallable, PyEr
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 
+/** What a `strftime` directive reads: the date, the directive's flag, and helpers that write as the flag asks. */
+interface StrftimeField {
+  d: Date;
+  /** glibc's flag: `-` no padding, `_` space padding, `0` zero padding, `^` upper case, `#` (read, ignored). */
+  flag: string;
+  /** 1-based day of the year. */
+  dayOfYear: number;
+  /** Minutes east of UTC. */
+  tz: number;
+  /** A number padded to `w` digits as the flag asks. */
+  num(n: number, w: number): string;
+  /** A name, upper-cased under `^`. */
+  up(s: string): string;
+  /** Week of the year, weeks starting on `firstDay` (0 Sunday, 1 Monday); days before the first such day are week 0. */
+  weekNo(firstDay: number): number;
+}
+
+const p2 = (n: number) => String(n).padStart(2, '0');
+
+/** Each `strftime` directive as glibc writes it in the C locale (a directive not listed is written as it stands). */
+const STRFTIME: Record<string, (f: StrftimeField) => string> = {
+  a: ({ d, up }) => up(DAYS[d.getDay()].slice(0, 3)),
+  A: ({ d, up }) => up(DAYS[d.getDay()]),
+  b: ({ d, up }) => up(MONTHS[d.getMonth()].slice(0, 3)),
+  h: ({ d, up }) => up(MONTHS[d.getMonth()].slice(0, 3)),
+  B: ({ d, up }) => up(MONTHS[d.getMonth()]),
+  d: ({ d, num }) => num(d.getDate(), 2),
+  e: ({ d, flag }) => (flag === '-' ? String(d.getDate()) : String(d.getDate()).padStart(2, ' ')),
+  H: ({ d, num }) => num(d.getHours(), 2),
+  I: ({ d, num }) => num(d.getHours() % 12 || 12, 2),
+  j: ({ dayOfYear, num }) => num(dayOfYear, 3),
+  m: ({ d, num }) => num(d.getMonth() + 1, 2),
+  M: ({ d, num }) => num(d.getMinutes(), 2),
+  p: ({ d }) => (d.getHours() < 12 ? 'AM' : 'PM'),
+  S: ({ d, num }) => num(d.getSeconds(), 2),
+  f: ({ d }) => String(d.getMilliseconds() * 1000).padStart(6, '0'),
+  y: ({ d, num }) => num(d.getFullYear() % 100, 2),
+  Y: ({ d }) => String(d.getFullYear()),
+  w: ({ d }) => String(d.getDay()),
+  u: ({ d }) => String(d.getDay() || 7),
+  U: ({ num, weekNo }) => num(weekNo(0), 2),
+  W: ({ num, weekNo }) => num(weekNo(1), 2),
+  z: ({ tz }) => `${tz < 0 ? '-' : '+'}${p2(Math.floor(Math.abs(tz) / 60))}${p2(Math.abs(tz) % 60)}`,
+  Z: () => '',
+  D: ({ d }) => `${p2(d.getMonth() + 1)}/${p2(d.getDate())}/${p2(d.getFullYear() % 100)}`,
+  F: ({ d }) => `${d.getFullYear()}-${p2(d.getMonth() + 1)}-${p2(d.getDate())}`,
+  T: ({ d }) => `${p2(d.getHours())}:${p2(d.getMinutes())}:${p2(d.getSeconds())}`,
+  R: ({ d }) => `${p2(d.getHours())}:${p2(d.getMinutes())}`,
+  c: ({ d }) =>
+    `${DAYS[d.getDay()].slice(0, 3)} ${MONTHS[d.getMonth()].slice(0, 3)} ${String(d.getDate()).padStart(2, ' ')} ${p2(d.getHours())}:${p2(d.getMinutes())}:${p2(d.getSeconds())} ${d.getFullYear()}`,
+  x: ({ d }) => `${p2(d.getMonth() + 1)}/${p2(d.getDate())}/${p2(d.getFullYear() % 100)}`,
+  X: ({ d }) => `${p2(d.getHours())}:${p2(d.getMinutes())}:${p2(d.getSeconds())}`,
+  n: () => '\n',
+  t: () => '\t',
+  '%': () => '%',
+};
+
 /**
- * C-locale `strftime` as Python's `datetime.strftime` writes it on Linux (glibc), local time: the common
- * directives and glibc's `-` (no padding) flag.
+ * C-locale `strftime` as Python's `datetime.strftime` writes it on Linux (glibc), local time: the directives of
+ * `STRFTIME` and glibc's `-` (no padding) flag.
  */
 export function pyStrftime(d: Date, fmt: string): string {
-  const p2 = (n: number) => String(n).padStart(2, '0');
   const dayOfYear = Math.round((Date.UTC(d.getFullYear(), d.getMonth(), d.getDate()) - Date.UTC(d.getFullYear(), 0, 1)) / 86400000) + 1;
   const weekNo = (firstDay: number) => {
     const wdJan1 = new Date(d.getFullYear(), 0, 1).getDay();
@@ -31,75 +87,8 @@ export function pyStrftime(d: Date, fmt: string): string {
   return fmt.replace(/%([-_0^#]?)([a-zA-Z%])/g, (m, flag: string, c: string) => {
     const num = (n: number, w: number) => (flag === '-' ? String(n) : flag === '_' ? String(n).padStart(w, ' ') : String(n).padStart(w, '0'));
     const up = (s: string) => (flag === '^' ? s.toUpperCase() : s);
-    switch (c) {
-      case 'a':
-        return up(DAYS[d.getDay()].slice(0, 3));
-      case 'A':
-        return up(DAYS[d.getDay()]);
-      case 'b':
-      case 'h':
-        return up(MONTHS[d.getMonth()].slice(0, 3));
-      case 'B':
-        return up(MONTHS[d.getMonth()]);
-      case 'd':
-        return num(d.getDate(), 2);
-      case 'e':
-        return flag === '-' ? String(d.getDate()) : String(d.getDate()).padStart(2, ' ');
-      case 'H':
-        return num(d.getHours(), 2);
-      case 'I':
-        return num(d.getHours() % 12 || 12, 2);
-      case 'j':
-        return num(dayOfYear, 3);
-      case 'm':
-        return num(d.getMonth() + 1, 2);
-      case 'M':
-        return num(d.getMinutes(), 2);
-      case 'p':
-        return d.getHours() < 12 ? 'AM' : 'PM';
-      case 'S':
-        return num(d.getSeconds(), 2);
-      case 'f':
-        return String(d.getMilliseconds() * 1000).padStart(6, '0');
-      case 'y':
-        return num(d.getFullYear() % 100, 2);
-      case 'Y':
-        return String(d.getFullYear());
-      case 'w':
-        return String(d.getDay());
-      case 'u':
-        return String(d.getDay() || 7);
-      case 'U':
-        return num(weekNo(0), 2);
-      case 'W':
-        return num(weekNo(1), 2);
-      case 'z':
-        return `${tz < 0 ? '-' : '+'}${p2(Math.floor(Math.abs(tz) / 60))}${p2(Math.abs(tz) % 60)}`;
-      case 'Z':
-        return '';
-      case 'D':
-        return `${p2(d.getMonth() + 1)}/${p2(d.getDate())}/${p2(d.getFullYear() % 100)}`;
-      case 'F':
-        return `${d.getFullYear()}-${p2(d.getMonth() + 1)}-${p2(d.getDate())}`;
-      case 'T':
-        return `${p2(d.getHours())}:${p2(d.getMinutes())}:${p2(d.getSeconds())}`;
-      case 'R':
-        return `${p2(d.getHours())}:${p2(d.getMinutes())}`;
-      case 'c':
-        return `${DAYS[d.getDay()].slice(0, 3)} ${MONTHS[d.getMonth()].slice(0, 3)} ${String(d.getDate()).padStart(2, ' ')} ${p2(d.getHours())}:${p2(d.getMinutes())}:${p2(d.getSeconds())} ${d.getFullYear()}`;
-      case 'x':
-        return `${p2(d.getMonth() + 1)}/${p2(d.getDate())}/${p2(d.getFullYear() % 100)}`;
-      case 'X':
-        return `${p2(d.getHours())}:${p2(d.getMinutes())}:${p2(d.getSeconds())}`;
-      case 'n':
-        return '\n';
-      case 't':
-        return '\t';
-      case '%':
-        return '%';
-      default:
-        return m;
-    }
+    const write = Object.hasOwn(STRFTIME, c) ? STRFTIME[c] : undefined;
+    return write ? write({ d, flag, dayOfYear, tz, num, up, weekNo }) : m;
   });
 }
 

@@ -143,6 +143,7 @@ function formatFloat(x: number, s: Spec): string {
 /**
  * Python `fmt.format(*args, **kwargs)` (jinja2's sandboxed formatter: field lookups go through the template's
  * attribute/item rules, `getattr` and `getitem`).
+ * @throws PyError `ValueError` / `IndexError` / `KeyError` as Python's `str.format` raises them
  */
 export function strFormat(
   fmt: string,
@@ -152,46 +153,24 @@ export function strFormat(
   getitem: (obj: unknown, key: unknown) => unknown,
   markup: boolean,
 ): string {
-  let auto = 0;
-  let mode: 'auto' | 'manual' | null = null;
-  const field = (name: string): unknown => {
-    const m = /^([^.[]*)(.*)$/s.exec(name)!;
-    let first: unknown;
-    const head = m[1];
-    if (head === '') {
-      if (mode === 'manual') throw new PyError('ValueError', 'cannot switch from manual field specification to automatic field numbering');
-      mode = 'auto';
-      if (auto >= args.length) throw new PyError('IndexError', `Replacement index ${auto} out of range for positional args tuple`);
-      first = args[auto++];
-    } else if (/^\d+$/.test(head)) {
-      if (mode === 'auto') throw new PyError('ValueError', 'cannot switch from automatic field numbering to manual field specification');
-      mode = 'manual';
-      const k = Number(head);
-      if (k >= args.length) throw new PyError('IndexError', `Replacement index ${k} out of range for positional args tuple`);
-      first = args[k];
-    } else {
-      if (!kwargs.has(head)) throw new PyError('KeyError', pyRepr(head));
-      first = kwargs.get(head);
-    }
-    let rest = m[2];
-    let obj = first;
-    while (rest.length) {
-      if (rest[0] === '.') {
-        const a = /^\.([^.[]+)/.exec(rest);
-        if (!a) throw new PyError('ValueError', 'Empty attribute in format string');
-        obj = getattr(obj, a[1]);
-        rest = rest.slice(a[0].length);
-      } else {
-        const a = /^\[([^\]]+)\]/.exec(rest);
-        if (!a) throw new PyError('ValueError', "Missing ']' in format string");
-        obj = getitem(obj, /^\d+$/.test(a[1]) ? Number(a[1]) : a[1]);
-        rest = rest.slice(a[0].length);
-      }
-    }
-    if (obj instanceof Undef) obj.fail();
-    return obj;
-  };
-  const render = (s: string, depth: number): string => {
+  return new StrFormatter(args, kwargs, getattr, getitem, markup).render(fmt, 0);
+}
+
+/** One `str.format` call: its arguments and the field numbering it has settled on (automatic or manual). */
+class StrFormatter {
+  private auto = 0;
+  private mode: 'auto' | 'manual' | null = null;
+
+  constructor(
+    private readonly args: unknown[],
+    private readonly kwargs: Map<string, unknown>,
+    private readonly getattr: (obj: unknown, name: string) => unknown,
+    private readonly getitem: (obj: unknown, key: unknown) => unknown,
+    private readonly markup: boolean,
+  ) {}
+
+  /** A format string (or a nested format spec, `depth` 1) with its `{{`, `}}` and replacement fields written out. */
+  render(s: string, depth: number): string {
     let out = '';
     let i = 0;
     while (i < s.length) {
@@ -202,27 +181,9 @@ export function strFormat(
           i += 2;
           continue;
         }
-        let d = 1;
-        let j = i + 1;
-        while (j < s.length && d > 0) {
-          if (s[j] === '{') d++;
-          else if (s[j] === '}') d--;
-          if (d > 0) j++;
-        }
-        if (d > 0) throw new PyError('ValueError', "expected '}' before end of string");
-        const inner = s.slice(i + 1, j);
+        const j = closingBrace(s, i);
+        out += this.replacementField(s.slice(i + 1, j), depth);
         i = j + 1;
-        const m = /^([^!:]*)(?:!([^:]))?(?::(.*))?$/s.exec(inner);
-        if (!m) throw new PyError('ValueError', 'unmatched field in format string');
-        if (depth > 1) throw new PyError('ValueError', 'Max string recursion exceeded');
-        let v = field(m[1]);
-        const spec = m[3] !== undefined ? render(m[3], depth + 1) : '';
-        if (m[2] === 'r') v = pyRepr(v);
-        else if (m[2] === 's') v = pyStr(v);
-        else if (m[2] === 'a') v = asciiEscape(pyRepr(v));
-        else if (m[2] !== undefined) throw new PyError('ValueError', `Unknown conversion specifier ${m[2]}`);
-        const text = formatValue(v, spec);
-        out += markup && !(v instanceof Markup) ? markupEscape(text).s : text;
       } else if (c === '}') {
         if (s[i + 1] !== '}') throw new PyError('ValueError', "Single '}' encountered in format string");
         out += '}';
@@ -233,6 +194,80 @@ export function strFormat(
       }
     }
     return out;
-  };
-  return render(fmt, 0);
+  }
+
+  /** One replacement field's inside, `name!conversion:spec`, formatted (and escaped in a `Markup` format). */
+  private replacementField(inner: string, depth: number): string {
+    const m = /^([^!:]*)(?:!([^:]))?(?::(.*))?$/s.exec(inner);
+    if (!m) throw new PyError('ValueError', 'unmatched field in format string');
+    if (depth > 1) throw new PyError('ValueError', 'Max string recursion exceeded');
+    let v = this.field(m[1]);
+    const spec = m[3] !== undefined ? this.render(m[3], depth + 1) : '';
+    if (m[2] === 'r') v = pyRepr(v);
+    else if (m[2] === 's') v = pyStr(v);
+    else if (m[2] === 'a') v = asciiEscape(pyRepr(v));
+    else if (m[2] !== undefined) throw new PyError('ValueError', `Unknown conversion specifier ${m[2]}`);
+    const text = formatValue(v, spec);
+    return this.markup && !(v instanceof Markup) ? markupEscape(text).s : text;
+  }
+
+  /** A field name's value: its first part (an argument), then each `.attr` and `[key]` after it. */
+  private field(name: string): unknown {
+    const m = /^([^.[]*)(.*)$/s.exec(name)!;
+    let obj = this.argument(m[1]);
+    let rest = m[2];
+    while (rest.length) {
+      if (rest[0] === '.') {
+        const a = /^\.([^.[]+)/.exec(rest);
+        if (!a) throw new PyError('ValueError', 'Empty attribute in format string');
+        obj = this.getattr(obj, a[1]);
+        rest = rest.slice(a[0].length);
+      } else {
+        const a = /^\[([^\]]+)\]/.exec(rest);
+        if (!a) throw new PyError('ValueError', "Missing ']' in format string");
+        obj = this.getitem(obj, /^\d+$/.test(a[1]) ? Number(a[1]) : a[1]);
+        rest = rest.slice(a[0].length);
+      }
+    }
+    if (obj instanceof Undef) obj.fail();
+    return obj;
+  }
+
+  /**
+   * The argument a field name starts with: the next positional one (`{}`), a numbered one (`{0}`) or a keyword
+   * one (`{x}`). Python refuses to mix automatic and manual numbering in one call.
+   */
+  private argument(head: string): unknown {
+    if (head === '') {
+      if (this.mode === 'manual') throw new PyError('ValueError', 'cannot switch from manual field specification to automatic field numbering');
+      this.mode = 'auto';
+      if (this.auto >= this.args.length) throw new PyError('IndexError', `Replacement index ${this.auto} out of range for positional args tuple`);
+      return this.args[this.auto++];
+    }
+    if (/^\d+$/.test(head)) {
+      if (this.mode === 'auto') throw new PyError('ValueError', 'cannot switch from automatic field numbering to manual field specification');
+      this.mode = 'manual';
+      const k = Number(head);
+      if (k >= this.args.length) throw new PyError('IndexError', `Replacement index ${k} out of range for positional args tuple`);
+      return this.args[k];
+    }
+    if (!this.kwargs.has(head)) throw new PyError('KeyError', pyRepr(head));
+    return this.kwargs.get(head);
+  }
+}
+
+/**
+ * Index of the `}` that closes the replacement field opened at `open` (nested braces counted, as a format spec may
+ * hold fields). @throws PyError `ValueError` when the string ends first
+ */
+function closingBrace(s: string, open: number): number {
+  let d = 1;
+  let j = open + 1;
+  while (j < s.length && d > 0) {
+    if (s[j] === '{') d++;
+    else if (s[j] === '}') d--;
+    if (d > 0) j++;
+  }
+  if (d > 0) throw new PyError('ValueError', "expected '}' before end of string");
+  return j;
 }

@@ -57,28 +57,97 @@ function propertyEscape(name: string, negated: boolean, pat: string): string {
  * @throws Error naming the pattern for constructs it does not translate (other inline flags, unknown properties, unbalanced brackets).
  */
 export function translatePattern(pat: string): string {
-  let i = 0;
-  const fail = (what: string): never => {
-    throw new Error(`pre-tokenizer pattern: ${what} at offset ${i} of ${JSON.stringify(pat)}`);
-  };
-  // Reads one escape starting at pat[i] === '\\'; returns its JS form (for use inside or outside a class).
-  const escape = (inClass: boolean, ci: boolean): string => {
-    const c = pat[i + 1];
-    if (c === undefined) fail('dangling backslash');
+  return new PatternTranslator(pat).translate();
+}
+
+/** A pattern being read left to right: `i` is the offset of the next character to translate. */
+class PatternTranslator {
+  private i = 0;
+
+  constructor(private readonly pat: string) {}
+
+  /** @throws Error naming what is not translated, the offset and the pattern */
+  private fail(what: string): never {
+    throw new Error(`pre-tokenizer pattern: ${what} at offset ${this.i} of ${JSON.stringify(this.pat)}`);
+  }
+
+  /** The whole pattern, outside any class; `(?i:…)` scopes case-insensitivity to its group. */
+  translate(): string {
+    const pat = this.pat;
+    let out = '';
+    const ciStack: boolean[] = [false];
+    while (this.i < pat.length) {
+      const ci = ciStack[ciStack.length - 1];
+      const c = pat[this.i];
+      if (c === '\\') out += this.escape(false, ci);
+      else if (c === '[') out += this.klass(ci);
+      else if (c === '(') out += this.groupOpen(ci, ciStack);
+      else if (c === ')') {
+        if (ciStack.length === 1) this.fail('unbalanced )');
+        ciStack.pop();
+        out += ')';
+        this.i++;
+      } else if ('|*+?.^$'.includes(c)) {
+        out += c;
+        this.i++;
+      } else if (c === '{') {
+        const m = /^\{\d+(,\d*)?\}/.exec(pat.slice(this.i));
+        if (!m) this.fail('bad repetition');
+        out += m![0];
+        this.i += m![0].length;
+      } else {
+        const ch = String.fromCodePoint(pat.codePointAt(this.i)!);
+        this.i += ch.length;
+        out += literal(ch, ci, false);
+      }
+    }
+    if (ciStack.length !== 1) this.fail('unbalanced (');
+    return out;
+  }
+
+  /**
+   * A group's opening at pat[i] === '(': `(?i:` becomes a non-capturing group whose letters are case-expanded,
+   * lookarounds and `(?:` stay, a capture group becomes non-capturing (the matches are the same). Pushes the
+   * group's case-insensitivity.
+   */
+  private groupOpen(ci: boolean, ciStack: boolean[]): string {
+    const pat = this.pat;
+    if (pat.startsWith('(?i:', this.i)) {
+      ciStack.push(true);
+      this.i += 4;
+      return '(?:';
+    }
+    if (pat[this.i + 1] === '?') {
+      const m = /^\(\?(?::|=|!|<=|<!)/.exec(pat.slice(this.i));
+      if (!m) this.fail('unsupported group syntax');
+      ciStack.push(ci);
+      this.i += m![0].length;
+      return m![0];
+    }
+    ciStack.push(ci);
+    this.i++;
+    return '(?:';
+  }
+
+  /** Reads one escape starting at pat[i] === '\\'; returns its JS form (for use inside or outside a class). */
+  private escape(inClass: boolean, ci: boolean): string {
+    const pat = this.pat;
+    const c = pat[this.i + 1];
+    if (c === undefined) this.fail('dangling backslash');
     if (c === 'p' || c === 'P') {
       let name: string;
-      if (pat[i + 2] === '{') {
-        const end = pat.indexOf('}', i + 3);
-        if (end < 0) fail('unterminated \\p{');
-        name = pat.slice(i + 3, end);
-        i = end + 1;
+      if (pat[this.i + 2] === '{') {
+        const end = pat.indexOf('}', this.i + 3);
+        if (end < 0) this.fail('unterminated \\p{');
+        name = pat.slice(this.i + 3, end);
+        this.i = end + 1;
       } else {
-        name = pat[i + 2];
-        i += 3;
+        name = pat[this.i + 2];
+        this.i += 3;
       }
       return propertyEscape(name, c === 'P', pat);
     }
-    i += 2;
+    this.i += 2;
     switch (c) {
       case 's':
         return '\\p{White_Space}';
@@ -95,101 +164,66 @@ export function translatePattern(pat: string): string {
       case 'v':
         return '\\' + c;
       default:
-        if (/[A-Za-z0-9]/.test(c)) fail(`unsupported escape \\${c}`);
+        if (/[A-Za-z0-9]/.test(c)) this.fail(`unsupported escape \\${c}`);
         if (ci && !inClass) return literal(c, ci, inClass);
         return inClass ? classLiteral(c) : '\\' + c;
     }
-  };
-  const literal = (ch: string, ci: boolean, inClass: boolean): string => {
-    if (ci && /\p{L}/u.test(ch)) {
-      const v = caseVariants(ch).map(classLiteral).join('');
-      return inClass ? v : `[${v}]`;
-    }
-    if (inClass) return classLiteral(ch);
-    return /[\\^$.*+?()[\]{}|/]/.test(ch) ? '\\' + ch : ch;
-  };
-  // Parses a class starting at pat[i] === '['; returns the v-flag class source.
-  const klass = (ci: boolean): string => {
-    i++;
+  }
+
+  /** Parses a class starting at pat[i] === '['; returns the v-flag class source (`&&` operands bracketed). */
+  private klass(ci: boolean): string {
+    const pat = this.pat;
+    this.i++;
     let neg = '';
-    if (pat[i] === '^') {
+    if (pat[this.i] === '^') {
       neg = '^';
-      i++;
+      this.i++;
     }
     const operands: string[] = [];
     let cur = '';
     let first = true;
     for (;;) {
-      if (i >= pat.length) fail('unterminated character class');
-      const c = pat[i];
+      if (this.i >= pat.length) this.fail('unterminated character class');
+      const c = pat[this.i];
       if (c === ']' && !first) {
-        i++;
+        this.i++;
         break;
       }
       first = false;
-      if (c === '&' && pat[i + 1] === '&') {
+      if (c === '&' && pat[this.i + 1] === '&') {
         operands.push(cur);
         cur = '';
-        i += 2;
-      } else if (c === '[') cur += klass(ci);
-      else if (c === '\\') cur += escape(true, ci);
-      else {
-        const ch = String.fromCodePoint(pat.codePointAt(i)!);
-        i += ch.length;
-        if (pat[i] === '-' && pat[i + 1] !== ']' && pat[i + 1] !== undefined) {
-          const hi = String.fromCodePoint(pat.codePointAt(i + 1)!);
-          i += 1 + hi.length;
-          if (ci) fail('case-insensitive class range');
-          cur += `${classLiteral(ch)}-${classLiteral(hi)}`;
-        } else cur += literal(ch, ci, true);
-      }
+        this.i += 2;
+      } else if (c === '[') cur += this.klass(ci);
+      else if (c === '\\') cur += this.escape(true, ci);
+      else cur += this.classMember(ci);
     }
     operands.push(cur);
     if (operands.length === 1) return `[${neg}${operands[0]}]`;
     return `[${neg}${operands.map((o) => `[${o}]`).join('&&')}]`;
-  };
-  let out = '';
-  const ciStack: boolean[] = [false];
-  while (i < pat.length) {
-    const ci = ciStack[ciStack.length - 1];
-    const c = pat[i];
-    if (c === '\\') out += escape(false, ci);
-    else if (c === '[') out += klass(ci);
-    else if (c === '(') {
-      if (pat.startsWith('(?i:', i)) {
-        out += '(?:';
-        ciStack.push(true);
-        i += 4;
-      } else if (pat[i + 1] === '?') {
-        const m = /^\(\?(?::|=|!|<=|<!)/.exec(pat.slice(i));
-        if (!m) fail('unsupported group syntax');
-        out += m![0];
-        ciStack.push(ci);
-        i += m![0].length;
-      } else {
-        out += '(?:'; // capture groups are not needed; keep matching identical
-        ciStack.push(ci);
-        i++;
-      }
-    } else if (c === ')') {
-      if (ciStack.length === 1) fail('unbalanced )');
-      ciStack.pop();
-      out += ')';
-      i++;
-    } else if ('|*+?.^$'.includes(c)) {
-      out += c;
-      i++;
-    } else if (c === '{') {
-      const m = /^\{\d+(,\d*)?\}/.exec(pat.slice(i));
-      if (!m) fail('bad repetition');
-      out += m![0];
-      i += m![0].length;
-    } else {
-      const ch = String.fromCodePoint(pat.codePointAt(i)!);
-      i += ch.length;
-      out += literal(ch, ci, false);
-    }
   }
-  if (ciStack.length !== 1) fail('unbalanced (');
-  return out;
+
+  /** One character of a class at pat[i], or a range `a-z` from it (refused under `(?i:`). */
+  private classMember(ci: boolean): string {
+    const pat = this.pat;
+    const ch = String.fromCodePoint(pat.codePointAt(this.i)!);
+    this.i += ch.length;
+    if (pat[this.i] === '-' && pat[this.i + 1] !== ']' && pat[this.i + 1] !== undefined) {
+      const hi = String.fromCodePoint(pat.codePointAt(this.i + 1)!);
+      this.i += 1 + hi.length;
+      if (ci) this.fail('case-insensitive class range');
+      return `${classLiteral(ch)}-${classLiteral(hi)}`;
+    }
+    return literal(ch, ci, true);
+  }
+}
+
+/** One literal character, as a class member or outside a class; under `(?i:` a letter becomes all its case variants. */
+function literal(ch: string, ci: boolean, inClass: boolean): string {
+  if (ci && /\p{L}/u.test(ch)) {
+    const v = caseVariants(ch).map(classLiteral).join('');
+    return inClass ? v : `[${v}]`;
+  }
+  if (inClass) return classLiteral(ch);
+  return /[\\^$.*+?()[\]{}|/]/.test(ch) ? '\\' + ch : ch;
 }
