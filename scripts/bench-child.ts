@@ -194,7 +194,7 @@ async function main() {
     const prefixes = fromSource ? await countPrefixRenders() : null;
     let loadCpuMs = 0;
     if (fromSource && task.warm) {
-      const { cachedTokenizer } = await import('../src/core/records/rowProcessor');
+      const { cachedTokenizer } = await import('../src/core/tokenizers/loadedTokenizers');
       const c = process.cpuUsage();
       cachedTokenizer(task.tokenizerDir, task.backend);
       const d = process.cpuUsage(c);
