@@ -18,7 +18,8 @@
  * The cache: one file per `tokenizer.json` content (sha256 of its bytes and of {@link PREPARED_FORMAT}), in
  * cacheDir.ts `tokenizerCacheDir`; written to a temporary name and renamed into place (atomic: concurrent runs and pool
  * workers write the same bytes, a reader sees a whole file or none); each file carries the sha256 of its body,
- * checked on read. Anything unreadable, foreign or damaged is a miss (the tokenizer is loaded from its files and
+ * checked on read; an entry another user owns is not read (the default folder may be in a shared temporary folder).
+ * Anything unreadable, foreign or damaged is a miss (the tokenizer is loaded from its files and
  * the entry rewritten); a cache that cannot be written is skipped. Speed only: it never decides an id.
  */
 import { createHash } from 'node:crypto';
@@ -117,7 +118,7 @@ export function writePrepared(dir: string, key: string, json: any, p: PreparedBp
     const top = Buffer.alloc(8);
     top.writeUInt32LE(MAGIC, 0);
     top.writeUInt32LE(PREPARED_FORMAT, 4);
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     writeFileSync(tmp, Buffer.concat([top, createHash('sha256').update(body).digest(), body]));
     renameSync(tmp, preparedPath(dir, key));
   } catch {
@@ -148,7 +149,10 @@ function tableFirstExtra(strings: string[], vocab: ReadonlyMap<string, number>):
 export function readPrepared(dir: string, key: string, config: any, tokConfigOf: (json: any) => any): PreparedBpe | undefined {
   let buf: Buffer;
   try {
-    buf = readFileSync(preparedPath(dir, key));
+    const path = preparedPath(dir, key);
+    // Only an entry this user wrote: in a shared temporary folder another user's file could hold any ids.
+    if (process.getuid && statSync(path).uid !== process.getuid()) return undefined;
+    buf = readFileSync(path);
   } catch {
     return undefined;
   }
