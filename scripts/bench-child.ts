@@ -194,7 +194,7 @@ async function main() {
     const prefixes = fromSource ? await countPrefixRenders() : null;
     let loadCpuMs = 0;
     if (fromSource && task.warm) {
-      const { cachedTokenizer } = await import('../src/core/records/rowProcessor');
+      const { cachedTokenizer } = await import('../src/core/tokenizers/loadedTokenizers');
       const c = process.cpuUsage();
       cachedTokenizer(task.tokenizerDir, task.backend);
       const d = process.cpuUsage(c);
@@ -234,8 +234,19 @@ async function main() {
         ...(task.tokenizerDir ? ['--tokenizer', task.tokenizerDir] : []),
         ...(task.backend ? ['--tokenizer-backend', task.backend] : []),
       ]);
-      r = JSON.parse(readFileSync(join(task.out, 'report.json'), 'utf8'));
-      if (code !== 0) r.ok = false;
+      // report.json is snake_case (run/reports/jsonCase.ts): the totals this task prints, in the run's own names.
+      const doc = JSON.parse(readFileSync(join(task.out, 'report.json'), 'utf8'));
+      const t = doc.totals ?? {};
+      r = {
+        ok: code === 0 && doc.ok !== false,
+        totals: {
+          rowsRead: t.rows_read,
+          recordsWritten: t.records_written,
+          totalTokens: t.total_tokens,
+          trainableTokens: t.trainable_tokens,
+          ...(t.lengths?.rendered_tokens !== undefined ? { lengths: { renderedTokens: t.lengths.rendered_tokens } } : {}),
+        },
+      };
     }
     const ms = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);

@@ -2,7 +2,9 @@
  * VS Code entry point: wiring only, one registration per line. The features live in
  * src/vscode/* (one file each), the pipeline in src/core/* (run in dist/worker.js).
  */
+import { join } from 'node:path';
 import * as vscode from 'vscode';
+import { TOKENIZER_CACHE_ENV } from './core/tokenizers/cacheDir';
 import { registerBatchCommand } from './vscode/batchCommand';
 import { registerCheckTemplateCommand } from './vscode/checkTemplateCommand';
 import { registerDashboard } from './vscode/dashboard';
@@ -26,6 +28,8 @@ export interface Eagle3PrepExports {
 
 /** Called by VS Code on the first activation event; registers every feature once (their disposables go to `context.subscriptions`). */
 export function activate(context: vscode.ExtensionContext): Eagle3PrepExports {
+  // The tokenizer cache (core/tokenizers/cacheDir.ts) in the extension's global storage, for every thread started from here.
+  process.env[TOKENIZER_CACHE_ENV] ||= join(context.globalStorageUri.fsPath, 'tokenizer-cache');
   const output = vscode.window.createOutputChannel(OUTPUT_CHANNEL_NAME);
   context.subscriptions.push(output, initServiceClient(context.extensionUri), registerNotifications());
   context.subscriptions.push(registerPrepareCommand(context, output));

@@ -181,7 +181,7 @@ test('folder loader: dispatch from loadTokenizer, templates, special-token vars,
   // The converted rank table is cached under the model's sha256; the cached table encodes identically.
   const path = join(STANDIN, 'tiktoken.model');
   assert.equal(loadRankTable(path).fromCache, true);
-  assert.ok(tiktokenCacheDir().startsWith(process.env.XDG_CACHE_HOME!));
+  assert.ok(tiktokenCacheDir()!.startsWith(process.env.XDG_CACHE_HOME!));
   const parsed = loadRankTable(path, false);
   assert.equal(parsed.fromCache, false);
   assert.equal(parsed.ranks.size, expected.n_base);

@@ -18,8 +18,7 @@
 import { resolve } from 'node:path';
 import { parseTree } from 'jsonc-parser';
 import type { ShapeHandler } from '../formats/base';
-import { loadTokenizer } from '../tokenizers/tokenizer';
-import { tokenizerFilesStamp } from '../tokenizers/modelFolder';
+import { cachedTokenizer } from '../tokenizers/loadedTokenizers';
 import type { TargetTokenizer } from '../tokenizers/types';
 import type { Conversation } from '../types';
 import { codeMeaning, isDataChanging } from '../codes';
@@ -422,24 +421,25 @@ function describeShape(handler: ShapeHandler, row: Record<string, unknown>): str
   }
 }
 
+/** The viewer of each tokenizer folder ('' = the embedded default), with the tokenizer it was made for. */
 const viewers = new Map<string, RecordViewer>();
 
 /**
- * A {@link RecordViewer} for a tokenizer folder, loaded once per process and reloaded when one of its files
- * (`tokenizer.json`, `tiktoken.model`, `tokenizer_config.json`, `chat_template.jinja`, `chat_template.json`) changes
- * (by modification time and size: `tokenizerFilesStamp`).
+ * A {@link RecordViewer} for a tokenizer folder: the thread's one loaded tokenizer of that folder
+ * (tokenizers/loadedTokenizers.ts `cachedTokenizer`, the JavaScript backend: the views encode synchronously),
+ * reloaded when one of its files (`tokenizer.json`, `tiktoken.model`, `tokenizer_config.json`, `chat_template.jinja`,
+ * `chat_template.json`, `generation_config.json`) changes by modification time or size; the folder's viewer of the
+ * older files is then dropped with its tokenizer.
  * @param dir local model folder; undefined or '' = the embedded default
  * @throws TokenizerLoadError as `loadTokenizer`
  */
 export function recordViewerFor(dir: string | undefined): RecordViewer {
   const folder = dir ? resolve(dir) : '';
-  const stamp = folder ? tokenizerFilesStamp(folder) : 'embedded';
-  const key = `${folder}|${stamp}`;
-  let v = viewers.get(key);
-  if (!v) {
-    for (const k of viewers.keys()) if (k.startsWith(`${folder}|`)) viewers.delete(k);
-    v = new RecordViewer(loadTokenizer(dir || undefined));
-    viewers.set(key, v);
+  const tok = cachedTokenizer(dir || undefined, 'js').tok;
+  let v = viewers.get(folder);
+  if (!v || v.tokenizer !== tok) {
+    v = new RecordViewer(tok);
+    viewers.set(folder, v);
   }
   return v;
 }

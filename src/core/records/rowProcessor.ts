@@ -5,13 +5,11 @@
  */
 import type { Code } from '../codes';
 import { createHash } from 'node:crypto';
-import { resolve } from 'node:path';
 import type { NormalizeOptions } from '../formats/base';
 import type { RawRow } from '../read/readers';
 import type { RowResult, RowSettings, TokenCountDelta } from './rowResult';
-import { tokenizerFilesStamp } from '../tokenizers/modelFolder';
-import type { EncodedText, TargetTokenizer, TokenizerBackendChoice } from '../tokenizers/types';
-import { loadTokenizerWithBackend, tokenizerBackendChoice, type BackendTokenizer } from '../tokenizers/backend';
+import type { EncodedText, TargetTokenizer } from '../tokenizers/types';
+import { cachedTokenizer } from '../tokenizers/loadedTokenizers';
 import type { Conversation, Message, TokenizedRecord } from '../types';
 import { countRowTokens } from './rowResult';
 import { addTrainerCuts, CONVERSATION_TRAINER_LENGTH, emptyTrainerCuts } from '../trainers/trainers';
@@ -22,8 +20,6 @@ import type { ConversationTrace, RowTrace } from './rowTraceTypes';
 import { conversationLine, sharegptLine, untrainedTurns } from './conversationLines';
 import { isStackOverflow, MAX_JSON_DEPTH } from '../jsonDepth';
 import { errorLocation, errorMessage, isInternalError } from '../errors';
-
-const tokenizerCache = new Map<string, BackendTokenizer>();
 
 /**
  * The `--dedup` key of a normalized conversation: 16 bytes of the SHA-256 of
@@ -51,29 +47,10 @@ export function conversationKey(c: Conversation): string {
 }
 
 /**
- * Loads a tokenizer once per thread with the backend `backend` asks for (tokenizers/backend.ts): runs over several
- * inputs (and the extension's repeated runs) reuse it while its files are unchanged (keyed by folder, the files'
- * modification times and the backend asked for). `fallback`: why `auto` fell back to the JavaScript tokenizer.
- * @throws TokenizerLoadError for an unusable folder, an unknown EAGLE3_TOKENIZER_BACKEND, or `rust` without the binding
- */
-export function cachedTokenizer(dir: string | undefined, backend?: TokenizerBackendChoice): BackendTokenizer {
-  const folder = dir ? resolve(dir) : '';
-  const stamp = folder ? tokenizerFilesStamp(folder) : 'embedded';
-  const choice = tokenizerBackendChoice(backend);
-  const key = `${folder}|${stamp}|${choice}`;
-  let tok = tokenizerCache.get(key);
-  if (!tok) {
-    tok = loadTokenizerWithBackend(dir, choice);
-    tokenizerCache.set(key, tok);
-  }
-  return tok;
-}
-
-/**
  * Turns raw rows into {@link RowResult}s: the row's trace (records/rowTrace.ts `traceRow`: normalize → render →
  * mask → tokenize → fate), written as its record lines, prompt lines, counts and notes.
  * Self-contained (one per thread); it loads the tokenizer once per thread
- * (`cachedTokenizer`). Rows never share state, so any number of
+ * (tokenizers/loadedTokenizers.ts `cachedTokenizer`). Rows never share state, so any number of
  * processors give the same results for the same rows. One path per row
  * (records/rowTrace.ts `traceRowSteps`), driven row by row with the synchronous `encode`
  * (`processRow`) or a batch at a time with the tokenizer's `encodeBatch` (`processRows`).

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { loadTokenizer, tokenizerFolderOf } from './tokenizer';
 import { loadRustTokenizer, readTokenizerJson, rustBinding, type RustBindingLoad } from './rustTokenizer';
 import { wordCacheFits } from './wordCache';
+import { hasPreparedBpe } from './preparedBpe';
 import { TOKENIZER_BACKEND_CHOICES, TokenizerLoadError, type TargetTokenizer, type TokenizerBackendChoice } from './types';
 
 /** The environment variable that chooses the backend when no option does (`auto`, `rust`, `js`). */
@@ -52,6 +53,8 @@ export function loadTokenizerWithBackend(
   if (want === 'js') return { tok: loadTokenizer(dir) };
   const tjPath = join(tokenizerFolderOf(dir).folder, 'tokenizer.json');
   if (!existsSync(tjPath)) return { tok: loadTokenizer(dir) }; // tiktoken (or the JavaScript loader's error)
+  // Only a tokenizer.json the word cache fits has a prepared form in the tokenizer cache (preparedBpe.ts): no parse.
+  if (want === 'auto' && hasPreparedBpe(tjPath)) return { tok: loadTokenizer(dir) };
   const parsed = readTokenizerJson(tjPath);
   if (want === 'auto' && wordCacheFits(parsed.json)) return { tok: loadTokenizer(dir, parsed.json) };
   const b = binding();

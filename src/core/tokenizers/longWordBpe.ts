@@ -232,13 +232,15 @@ export function heapBpe(word: string, table: MergeTable, endOfWordSuffix?: strin
  * (11 MB; the config's copy goes too, `releaseParsedModel`) and its LRU cache (3 MB): ~30 MB less per loaded
  * tokenizer, once per pool worker (docs/scale.md "Memory"). Same merges, same order, same tokens (the tests compare
  * ids with the Rust `tokenizers` oracle).
+ * @param opts.table with `everyWord`: the model's merge table, built already (preparedBpe.ts: from the `tokenizer.json`
+ *   merges, or read back from the tokenizer cache) instead of from `model.merges`
  * @returns whether the model has that shape (else it is left unchanged)
  */
-export function installLongWordBpe(tok: any, opts: { everyWord?: boolean } = {}): boolean {
+export function installLongWordBpe(tok: any, opts: { everyWord?: boolean; table?: MergeTable } = {}): boolean {
   const model = tok?.model;
   if (typeof model?.bpe !== 'function' || !Array.isArray(model.merges) || !(model.tokens_to_ids instanceof Map)) return false;
   if (opts.everyWord) {
-    const all = buildMergeTable(model.merges, model.tokens_to_ids);
+    const all = opts.table ?? buildMergeTable(model.merges, model.tokens_to_ids);
     if (all) {
       model.bpe = (token: string): string[] => heapBpe(token, all, model.end_of_word_suffix, model.continuing_subword_suffix);
       model.bpe_ranks = undefined;

@@ -12,6 +12,7 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { loadTiktokenTokenizer } from './tiktoken/load';
 import { installWordCache } from './wordCache';
 import { installLongWordBpe } from './longWordBpe';
+import { loadJsTokenizer } from './preparedBpe';
 import { byteLevelDecoder, readChatTemplates, readJson, specialTokenVarsOf, stopTokensOf, tokenizerFilesHashOf, tokenizerJsonSize } from './modelFolder';
 import { TokenizerLoadError, type TargetTokenizer } from './types';
 
@@ -46,17 +47,26 @@ export function loadTokenizer(dir?: string, parsed?: any): TargetTokenizer {
   // A tiktoken rank file without tokenizer.json (Kimi-K2 / K2.5): see tiktoken/.
   if (!existsSync(tjPath) && existsSync(join(folder, 'tiktoken.model'))) return loadTiktokenTokenizer(folder);
   if (!existsSync(tjPath)) throw new TokenizerLoadError(`${folder}: no tokenizer.json (nor tiktoken.model)`);
-  const tokenizerJson = parsed ?? readJson(tjPath);
   const config = existsSync(tcPath) ? readJson(tcPath) : {};
   // NFC is applied here, with the Rust normalizer's older tables (see normalizeLikeRust), not by @huggingface/tokenizers.
-  const ownNfc = JSON.stringify(tokenizerJson.normalizer ?? null) === '{"type":"NFC"}';
-  const tokConfig = ownNfc ? { ...tokenizerJson, normalizer: null } : tokenizerJson;
-  const tok = new Tokenizer(tokConfig, config);
+  const tokConfigOf = (json: any) => (JSON.stringify(json.normalizer ?? null) === '{"type":"NFC"}' ? { ...json, normalizer: null } : json);
+  // From the tokenizer cache, or parsed and built without the merge ranks the heap BPE replaces (preparedBpe.ts).
+  let { json: tokenizerJson, tok, table } = loadJsTokenizer(tjPath, parsed, config, tokConfigOf);
+  let tokConfig = tokConfigOf(tokenizerJson);
+  const ownNfc = tokConfig !== tokenizerJson;
   // Same ids, fewer BPE runs (wordCache.ts); EAGLE3_NO_WORD_CACHE=1 turns it off for comparisons.
-  const wordCache = process.env.EAGLE3_NO_WORD_CACHE ? null : installWordCache(tok, tokConfig);
+  let wordCache = process.env.EAGLE3_NO_WORD_CACHE ? null : installWordCache(tok, tokConfig);
+  if (table && !wordCache) {
+    // Built for the word cache, which this instance did not take: the library's own BPE state is needed after all.
+    tokenizerJson = readJson(tjPath);
+    tokConfig = tokConfigOf(tokenizerJson);
+    tok = new Tokenizer(tokConfig, config);
+    table = undefined;
+    wordCache = process.env.EAGLE3_NO_WORD_CACHE ? null : installWordCache(tok, tokConfig);
+  }
   // Long pre-tokens (a 5 MiB run of one character) in O(n log n) with the same merges (longWordBpe.ts); EAGLE3_NO_LONG_WORD_BPE=1 turns it off for comparisons.
   // Behind the word cache, every word (the library's BPE state released: ~30 MB per tokenizer, docs/scale.md "Memory").
-  if (!process.env.EAGLE3_NO_LONG_WORD_BPE) installLongWordBpe(tok, { everyWord: wordCache !== null });
+  if (!process.env.EAGLE3_NO_LONG_WORD_BPE) installLongWordBpe(tok, { everyWord: wordCache !== null, ...(table ? { table } : {}) });
 
   const specialTokenVars = specialTokenVarsOf(config);
   const added: { id: number; content: string; special: boolean }[] = tokenizerJson.added_tokens ?? [];

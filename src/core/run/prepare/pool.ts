@@ -83,8 +83,19 @@ export const POOL_WORKER_HEAP_MB = 256;
  */
 export const POOL_WORKER_YOUNG_MB = 8;
 
-/** The `resourceLimits` of a pool worker. */
-const POOL_WORKER_LIMITS = { maxOldGenerationSizeMb: POOL_WORKER_HEAP_MB, maxYoungGenerationSizeMb: POOL_WORKER_YOUNG_MB };
+/**
+ * The environment variable that sets a pool worker's young generation (MB, 1–256) instead of
+ * {@link POOL_WORKER_YOUNG_MB}, for measuring (docs/scale.md "1 → 2 workers": with 2 workers V8's background
+ * threads, mostly the workers' scavenges, took 2–3× the CPU they take with 1; 32 MB cut it, at ~25 MB more RSS per
+ * worker, on a loaded machine).
+ */
+export const POOL_YOUNG_MB_ENV = 'EAGLE3_POOL_YOUNG_MB';
+
+/** A pool worker's young generation (MB): {@link POOL_YOUNG_MB_ENV} when it holds a whole number in 1–256, else {@link POOL_WORKER_YOUNG_MB}. */
+export function poolWorkerYoungMb(env: NodeJS.ProcessEnv = process.env): number {
+  const v = Number(env[POOL_YOUNG_MB_ENV]);
+  return Number.isInteger(v) && v >= 1 && v <= 256 ? v : POOL_WORKER_YOUNG_MB;
+}
 
 interface Slot {
   worker: Worker;
@@ -124,6 +135,7 @@ export class WorkerPool implements RowExecutor {
     const script = opts.script ?? poolWorkerScript();
     // Before the workers load the Rust tokenizer binding: one thread per encode, as many workers as cores (rustTokenizer.ts).
     limitRustThreads();
+    const limits = { maxOldGenerationSizeMb: POOL_WORKER_HEAP_MB, maxYoungGenerationSizeMb: poolWorkerYoungMb() };
     this.setup = new Promise<RunSetup>((resolve, reject) => (this.setupSettle = { resolve, reject }));
     this.setup.catch(() => {}); // a caller that never asks must not see an unhandled rejection
     for (let i = 0; i < size; i++) {
@@ -134,9 +146,9 @@ export class WorkerPool implements RowExecutor {
             eval: true,
             workerData: data,
             name: `eagle3-rows-${i}`,
-            resourceLimits: POOL_WORKER_LIMITS,
+            resourceLimits: limits,
           })
-        : new Worker(script, { workerData: data, name: `eagle3-rows-${i}`, resourceLimits: POOL_WORKER_LIMITS });
+        : new Worker(script, { workerData: data, name: `eagle3-rows-${i}`, resourceLimits: limits });
       const slot: Slot = { worker, pending: new Map() };
       worker.on('message', (m: unknown) => {
         if (!isFromPoolWorkerMessage(m)) return;

@@ -4,20 +4,20 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseTiktokenModel, RankTable } from './rankTable';
+import { tokenizerCacheDir } from '../cacheDir';
 
 const CACHE_MAGIC = 0x45335454; // "E3TT"
 const CACHE_VERSION = 1;
 
 /**
- * Folder for converted tokenizer caches: `$XDG_CACHE_HOME/eagle3-prep` when
- * XDG_CACHE_HOME is set, else `os.tmpdir()/eagle3-prep-cache`.
+ * Folder for converted tokenizer caches, the tokenizer cache folder (cacheDir.ts `tokenizerCacheDir`:
+ * EAGLE3_TOKENIZER_CACHE, else `$XDG_CACHE_HOME/eagle3-prep`, else `os.tmpdir()/eagle3-prep-cache`); null when
+ * EAGLE3_TOKENIZER_CACHE is `off`.
  */
-export function tiktokenCacheDir(): string {
-  const xdg = process.env.XDG_CACHE_HOME;
-  return xdg ? join(xdg, 'eagle3-prep') : join(tmpdir(), 'eagle3-prep-cache');
+export function tiktokenCacheDir(): string | null {
+  return tokenizerCacheDir();
 }
 
 function readCache(path: string): RankTable | null {
@@ -72,12 +72,13 @@ function writeCache(path: string, t: RankTable): void {
 export function loadRankTable(modelPath: string, useCache = true): { ranks: RankTable; sha256: string; fromCache: boolean } {
   const data = readFileSync(modelPath);
   const sha256 = createHash('sha256').update(data).digest('hex');
-  const cachePath = join(tiktokenCacheDir(), `tiktoken-${sha256.slice(0, 32)}.bin`);
-  if (useCache) {
+  const dir = useCache ? tiktokenCacheDir() : null;
+  const cachePath = dir === null ? '' : join(dir, `tiktoken-${sha256.slice(0, 32)}.bin`);
+  if (dir !== null) {
     const cached = readCache(cachePath);
     if (cached) return { ranks: cached, sha256, fromCache: true };
   }
   const ranks = parseTiktokenModel(modelPath, data);
-  if (useCache) writeCache(cachePath, ranks);
+  if (dir !== null) writeCache(cachePath, ranks);
   return { ranks, sha256, fromCache: false };
 }
