@@ -71,8 +71,15 @@ export class OasstFilePass {
   /** The note of a message inside paths. */
   readonly partNote: Code = 'oasst_tree_rebuilt';
 
-  /** @param paths which paths of a tree become conversations (`eagle3prep.jsonc` "oasstPaths"). */
-  constructor(private readonly paths: OasstPaths = 'all') {}
+  /**
+   * @param paths which paths of a tree become conversations (`eagle3prep.jsonc` "oasstPaths").
+   * @param roleAliases `eagle3prep.jsonc` "roleAliases" (lower-case, trimmed spelling → role): a message row's `role`
+   *   is one turn's role, outside any turn list, so the pass applies them (read/projectConfig.ts reads them for turn lists).
+   */
+  constructor(
+    private readonly paths: OasstPaths = 'all',
+    private readonly roleAliases: Readonly<Record<string, string>> = {},
+  ) {}
 
   /** The run's log line once the plan is made. */
   describe(): string {
@@ -92,7 +99,7 @@ export class OasstFilePass {
       id: String(v.message_id),
       parent: v.parent_id === null || v.parent_id === undefined ? null : String(v.parent_id),
       tree: v.message_tree_id === undefined || v.message_tree_id === null ? '' : String(v.message_tree_id),
-      role: v.role as string,
+      role: this.aliased(v.role),
       text: v.text as string,
       rank: typeof v.rank === 'number' ? v.rank : null,
       excluded: v.deleted === true || v.review_result === false,
@@ -101,6 +108,12 @@ export class OasstFilePass {
     this.msgs.push(m);
     this.byIndex.set(index, m);
     return true;
+  }
+
+  /** A message row's role, through "roleAliases" (spelling matched lower-case and trimmed, as for turn lists). */
+  private aliased(role: unknown): string {
+    const key = typeof role === 'string' ? role.trim().toLowerCase() : undefined;
+    return key !== undefined && Object.hasOwn(this.roleAliases, key) ? this.roleAliases[key] : (role as string);
   }
 
   /** Messages kept so far. */

@@ -3,14 +3,14 @@
  * `oasstRun.ts` `filePassFor`), for the editor's row views (the hover, the mask view): such a file's line is a
  * message, and what it becomes depends on the other lines (its tree, its parent chain). The file is read and
  * planned as `prepare` plans it (the first {@link DETECT_SAMPLE_SIZE} rows decide the format, `eagle3prep.jsonc`
- * applied to every row), once per file state (size and modification time).
+ * applied to every row), once per file state (size and modification time, and the eagle3prep.jsonc that applies).
  *
  * Pure Node (no `vscode`).
  */
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../../formats/detect';
-import { configuredRows, rowConfigFor } from '../../formats/rowSource';
+import { configuredRows, rowConfigFor, type RowConfig } from '../../formats/rowSource';
 import type { RecordViewer } from '../../records/recordViewer';
 import type { FileRow, RecordView, RecordViewOptions, RowInput } from '../../records/recordViewTypes';
 import { rowKey } from '../prepare/batches';
@@ -34,17 +34,20 @@ export async function fileRowOf(file: string, line: number, element?: number, si
 
 /**
  * Every planned row of a file read whole (row key, `line` or `line[element]` as `batches.ts` `rowKey` → its reading,
- * see {@link fileRowOf}); undefined for a file read row by row. Planned once per file state.
- * @throws Error naming the file when it cannot be read; the abort reason.
+ * see {@link fileRowOf}); undefined for a file read row by row. Planned once per file state: the file's size and
+ * modification time, and what its `eagle3prep.jsonc` (or mapping entry) says (an edited config re-plans the file).
+ * @throws Error naming the file when it cannot be read; ProjectConfigError for an invalid config; the abort reason.
  */
 export async function filePlanOf(file: string, signal?: AbortSignal): Promise<ReadonlyMap<string, FileRow> | undefined> {
   const abs = resolve(file);
   const st = statSync(abs, { throwIfNoEntry: false });
   if (!st) return undefined;
-  const stamp = `${st.size}:${st.mtimeMs}`;
+  const config = rowConfigFor(abs);
+  // The config's part of the state: how rows are rewritten (`key`) and the reading choices of the file-level passes.
+  const stamp = `${st.size}:${st.mtimeMs}:${config.key}:${JSON.stringify(config.project?.reading ?? null)}`;
   let hit = plans.get(abs);
   if (hit?.stamp !== stamp) {
-    hit = { stamp, plan: planFile(abs, signal) };
+    hit = { stamp, plan: planFile(abs, config, signal) };
     plans.set(abs, hit);
     hit.plan.catch(() => plans.delete(abs));
     while (plans.size > 4) plans.delete(plans.keys().next().value!);
@@ -53,8 +56,7 @@ export async function filePlanOf(file: string, signal?: AbortSignal): Promise<Re
 }
 
 /** Reads a file as prepare's file-level pass does and plans every row (undefined when no pass reads the file). */
-async function planFile(file: string, signal?: AbortSignal): Promise<FilePlan> {
-  const config = rowConfigFor(file);
+async function planFile(file: string, config: RowConfig, signal?: AbortSignal): Promise<FilePlan> {
   const rows = configuredRows(file, config, { signal });
   const head: { line: number; element?: number; value?: unknown; error?: string }[] = [];
   let it = await rows.next();

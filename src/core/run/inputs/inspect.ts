@@ -71,8 +71,8 @@ export interface InspectPart {
  * A row that yields no record. `reason`: `invalid_json`, a drop reason
  * (`empty_conversation`, `no_assistant_turn`, `unrecognized_shape`,
  * `message_fragment`, `kto_undesirable`, `oasst_excluded`, `oasst_orphan`,
- * `oasst_duplicate`, `oasst_not_best_path`, `summary_event`, `orphan_event`, `duplicate_event`,
- * `non_conversation_event`) or `errored`; for `errored`, `code` says why
+ * `oasst_duplicate`, `oasst_not_best_path`, `oasst_path_not_written`, `summary_event`, `orphan_event`,
+ * `duplicate_event`, `non_conversation_event`, `event_chain_not_written`) or `errored`; for `errored`, `code` says why
  * (`unknown_role`, `missing_role`, `bad_turn`, `bad_tool_calls`, `bad_field`, `internal_error`).
  */
 export interface InspectSkipped {
@@ -94,7 +94,7 @@ export interface InspectResult {
   rows_read: number;
   records: InspectRecord[];
   skipped: InspectSkipped[];
-  /** Rows that are part of other rows' records (OpenAssistant flat exports); present only when there are some. */
+  /** Rows that are part of other rows' records (OpenAssistant flat exports, agent CLI event logs); present only when there are some. */
   part_of?: InspectPart[];
   /** Field path → rows that have it, over the rows read (empty when every field is understood). */
   unread_fields: Record<string, { count: number; lines: number[] }>;
@@ -120,8 +120,9 @@ export interface InspectOptions {
  * `needs_generation: true`; a row holding several conversations gives one each),
  * everything else goes to `skipped` with `line`, `reason` (`invalid_json`, a
  * drop reason, or `errored`) and `message`. An OpenAssistant flat export is read
- * whole and its trees rebuilt (`formats/oasst.ts`): the message rows inside other
- * rows' conversations go to `part_of`. Fields nobody read are listed per record
+ * whole and its trees rebuilt (`formats/oasst.ts`; an agent CLI event log likewise, `formats/eventLog.ts`): the
+ * message rows inside other rows' conversations go to `part_of`, or to `skipped` with the pass's reason when every
+ * row carrying them was dropped or errored as it was read. Fields nobody read are listed per record
  * and per file (`unread_fields`). Row order is kept in every list.
  *
  * @throws Error when the file cannot be read (message names the file), and when

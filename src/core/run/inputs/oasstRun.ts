@@ -127,7 +127,7 @@ export function partFateAsRead(leafFates: readonly (ReadTrace['fate']['fate'] | 
  * trees rebuilt) or `event-log` (agent CLI event log, parent chains joined); undefined for every other format.
  */
 export function filePassFor(format: string, project: ProjectConfig | undefined): FilePass | undefined {
-  if (format === 'oasst-messages') return new OasstFilePass(project?.reading.oasstPaths ?? 'all');
+  if (format === 'oasst-messages') return new OasstFilePass(project?.reading.oasstPaths ?? 'all', project?.roleAliases);
   if (format === 'event-log') return new EventLogFilePass();
   return undefined;
 }
