@@ -10,7 +10,7 @@
  * input order (a k-way merge on each line's `source` file and line).
  */
 import { createReadStream, existsSync, rmdirSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { AtomicOutput } from '../outputs/output';
 import {
@@ -26,7 +26,7 @@ import {
 import { SpeculatorsDatasetOutput } from '../outputs/speculatorsOutput';
 import { filePromptLines, promptLines, settlePromptsWritten } from '../reports/promptLines';
 import { ParquetRecordsOutput, removeStaleRecordFiles } from '../outputs/parquetOutput';
-import { MergeError, mergeOutputLines, mergeParquetRecords, mergeProblemLines, RepeatedIds } from './shardOutputs';
+import { MergeError, mergeOutputLines, mergeParquetRecords, mergeProblemLines, relocateShardReport, RepeatedIds, requireShardFile } from './shardOutputs';
 import type { FileReport, PrepareResult } from '../contract';
 import type { RowShape } from '../../records/shapes';
 import { computeTotals, emptyFileReport, fileFailure, leaveOut, runFailures, throughputOf } from '../reports/accounting';
@@ -47,17 +47,21 @@ export interface MergePolicy {
 }
 
 /**
- * Reads a shard's `report.json` from a path given as the report file or the shard's output folder.
- * @throws MergeError naming the path when it is missing or not a report
+ * Reads a shard's `report.json` from a path given as the report file or the shard's output folder, with its output
+ * paths taken to be in the folder it was read from (the folder may have been moved or copied since the shard ran;
+ * `relocateShardReport`).
+ * @throws MergeError naming the path when it is missing or not a report, or names an output outside its folder
  */
 export function readShardReport(path: string): PrepareResult {
   const p = existsSync(path) && statSync(path).isDirectory() ? join(path, OUTPUT_FILES.reportJson) : path;
   if (!existsSync(p)) throw new MergeError(`${p}: no such report (give a shard's output folder or its report.json)`);
+  let report: PrepareResult;
   try {
-    return readReport(p).report;
+    report = readReport(p).report;
   } catch (e) {
     throw new MergeError((e as Error).message);
   }
+  return relocateShardReport(report, dirname(resolve(p)), p);
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
@@ -292,6 +296,7 @@ async function mergeData(reports: PrepareResult[], merged: PrepareResult, signal
   const order = merged.files.map((f) => f.file);
   const skip = new Set(merged.files.filter((f) => f.skipped).map((f) => f.file));
   const formats = mergedFormats(reports, merged);
+  requireShardFiles(reports, formats);
   const outs = openMergeOutputs(merged, formats);
   const repeated = new RepeatedIds();
   try {
@@ -306,12 +311,6 @@ async function mergeData(reports: PrepareResult[], merged: PrepareResult, signal
     );
     const expected = promptLines(merged);
     if (nPrompt !== expected) throw new MergeError(`the shards' prompts_to_generate.jsonl hold ${nPrompt} prompts, their reports ${expected}`);
-    // A shard whose report names a problems.jsonl that is not there would leave rows out of the merged one unseen.
-    for (const r of reports)
-      if (r.outputs.problems && !existsSync(r.outputs.problems))
-        throw new MergeError(
-          `${r.outputs.problems}: missing (shard ${r.shard?.index ?? '?'}'s report lists it): its dropped and errored rows would be missing from the merged problems.jsonl`,
-        );
     await mergeProblemLines(
       reports.flatMap((r) => (r.outputs.problems ? [r.outputs.problems] : [])),
       order,
@@ -337,6 +336,21 @@ async function mergeData(reports: PrepareResult[], merged: PrepareResult, signal
     applyStatus(merged, new Set(merged.files.filter((f) => f.status === 'failed').map((f) => f.file)));
   }
   merged.outputs.written = outs.written(merged);
+}
+
+/**
+ * Every file the merge reads from each shard's folder is there (before anything is staged): the record files of
+ * the merged formats and the prompts when the shard's report counts some, and the `problems.jsonl` its report lists
+ * (without it the shard's dropped and errored rows would be missing from the merged one, unseen).
+ * @throws MergeError naming the missing file and the shard
+ */
+function requireShardFiles(reports: PrepareResult[], formats: { jsonl: boolean; parquet: boolean }): void {
+  for (const r of reports) {
+    if (formats.jsonl && r.totals.recordsWritten > 0) requireShardFile(r, r.outputs.tokenizedData, OUTPUT_FILES.tokenizedData);
+    if (formats.parquet && r.totals.recordsWritten > 0) requireShardFile(r, r.outputs.tokenizedDataParquet, TOKENIZED_DATA_PARQUET);
+    if (promptLines(r) > 0) requireShardFile(r, r.outputs.promptsToGenerate, OUTPUT_FILES.promptsToGenerate);
+    if (r.outputs.problems) requireShardFile(r, r.outputs.problems, PROBLEMS_FILE);
+  }
 }
 
 /**
