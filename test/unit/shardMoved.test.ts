@@ -22,7 +22,8 @@ async function cli(args: string[]): Promise<{ code: number | null; stderr: strin
 test('shard folders moved and copied elsewhere merge from where they are, never from the paths their reports recorded', async () => {
   const dir = tempDir('eagle3-shard-moved-');
   const single = join(dir, 'single');
-  assert.equal((await cli(['prepare', ...SAMPLES, '--format', 'both', '--out', single, '--quiet'])).code, 0);
+  const one = await cli(['prepare', ...SAMPLES, '--format', 'both', '--out', single, '--quiet']);
+  assert.equal(one.code, 0, one.stderr);
   for (const i of [0, 1]) {
     const r = await cli(['prepare', ...SAMPLES, '--format', 'both', '--shard', `${i}/2`, '--out', join(dir, 'node', `s${i}`), '--quiet']);
     assert.equal(r.code, 0, r.stderr);
@@ -91,4 +92,41 @@ test('a shard report naming an output outside its own output folder is refused, 
     [r.outDir, r.outputs.tokenizedData, r.outputs.promptsToGenerate, r.outputs.written],
     ['/merge/s0', '/merge/s0/data/tokenized_data.jsonl', '/merge/s0/prompts_to_generate.jsonl', ['/merge/s0/tokenized_data.jsonl']],
   );
+});
+
+/** A Parquet file's footer as hyparquet reads it: created_by and the key-value metadata. */
+async function footer(file: string): Promise<{ created_by?: string; kv: { key: string; value?: string }[]; rows: number }> {
+  const hp = await import('hyparquet');
+  const m = await hp.parquetMetadataAsync(await hp.asyncBufferFromFile(file));
+  return { created_by: m.created_by, kv: m.key_value_metadata ?? [], rows: Number(m.num_rows) };
+}
+
+test("merged shards' Parquet file has a single run's footer: created_by and the eagle3_prep key-value metadata", async () => {
+  const dir = tempDir('eagle3-shard-parquet-meta-');
+  const args = [...SAMPLES, '--format', 'parquet', '--max-length', '4096', '--template-kwargs', '{"enable_thinking": true}', '--quiet'];
+  assert.equal((await cli(['prepare', ...args, '--out', join(dir, 'single')])).code, 0);
+  for (const i of [0, 1, 2]) assert.equal((await cli(['prepare', ...args, '--shard', `${i}/3`, '--out', join(dir, `s${i}`)])).code, 0);
+  const m = await cli(['merge-reports', ...[0, 1, 2].map((i) => join(dir, `s${i}`)), '--data', '--out', join(dir, 'm')]);
+  assert.equal(m.code, 0, m.stderr);
+  const one = await footer(join(dir, 'single', 'data', 'tokenized_data.parquet'));
+  const merged = await footer(join(dir, 'm', 'data', 'tokenized_data.parquet'));
+  assert.deepEqual(merged, one);
+  assert.deepEqual(
+    one.kv.map((kv) => kv.key),
+    ['eagle3_prep'],
+  );
+  const made = JSON.parse(one.kv[0].value!);
+  assert.deepEqual([made.max_length, made.template_kwargs, made.mask], [4096, { enable_thinking: true }, 'assistant']);
+  assert.match(one.created_by!, /^eagle3-prep \d+\.\d+\.\d+/);
+  assert.ok(one.rows > 3);
+  // A shard whose file says another version made it: refused, naming both files.
+  const s2 = join(dir, 's2', 'data', 'tokenized_data.parquet');
+  const bytes = readFileSync(s2);
+  const from = Buffer.from('"version":"'),
+    at = bytes.indexOf(from) + from.length;
+  bytes[at] = bytes[at] === 0x39 ? 0x38 : bytes[at] + 1; // the version's first digit, same length
+  writeFileSync(s2, bytes);
+  const bad = await cli(['merge-reports', ...[0, 1, 2].map((i) => join(dir, `s${i}`)), '--data', '--out', join(dir, 'm2')]);
+  assert.notEqual(bad.code, 0);
+  assert.match(bad.stderr, /s2\/data\/tokenized_data\.parquet and .*s0\/data\/tokenized_data\.parquet say different things about how they were made/);
 });

@@ -25,8 +25,17 @@ import {
 } from '../outputFiles';
 import { SpeculatorsDatasetOutput } from '../outputs/speculatorsOutput';
 import { filePromptLines, promptLines, settlePromptsWritten } from '../reports/promptLines';
-import { ParquetRecordsOutput, removeStaleRecordFiles } from '../outputs/parquetOutput';
-import { MergeError, mergeOutputLines, mergeParquetRecords, mergeProblemLines, relocateShardReport, RepeatedIds, requireShardFile } from './shardOutputs';
+import { ParquetRecordsOutput, removeStaleRecordFiles, type ParquetMadeBy } from '../outputs/parquetOutput';
+import {
+  MergeError,
+  mergeOutputLines,
+  mergeParquetRecords,
+  mergeProblemLines,
+  relocateShardReport,
+  shardsParquetMadeBy,
+  RepeatedIds,
+  requireShardFiles,
+} from './shardOutputs';
 import type { FileReport, PrepareResult } from '../contract';
 import type { RowShape } from '../../records/shapes';
 import { computeTotals, emptyFileReport, fileFailure, leaveOut, runFailures, throughputOf } from '../reports/accounting';
@@ -297,7 +306,9 @@ async function mergeData(reports: PrepareResult[], merged: PrepareResult, signal
   const skip = new Set(merged.files.filter((f) => f.skipped).map((f) => f.file));
   const formats = mergedFormats(reports, merged);
   requireShardFiles(reports, formats);
-  const outs = openMergeOutputs(merged, formats);
+  // The merged Parquet file says what made it as a single run's does: the shards' footer.
+  const madeBy = formats.parquet ? await shardsParquetMadeBy(reports.map((r) => r.outputs.tokenizedDataParquet!)) : { metadata: {} };
+  const outs = openMergeOutputs(merged, formats, madeBy);
   const repeated = new RepeatedIds();
   try {
     await mergeRecordFiles(reports, merged, outs, order, skip, repeated, signal);
@@ -339,21 +350,6 @@ async function mergeData(reports: PrepareResult[], merged: PrepareResult, signal
 }
 
 /**
- * Every file the merge reads from each shard's folder is there (before anything is staged): the record files of
- * the merged formats and the prompts when the shard's report counts some, and the `problems.jsonl` its report lists
- * (without it the shard's dropped and errored rows would be missing from the merged one, unseen).
- * @throws MergeError naming the missing file and the shard
- */
-function requireShardFiles(reports: PrepareResult[], formats: { jsonl: boolean; parquet: boolean }): void {
-  for (const r of reports) {
-    if (formats.jsonl && r.totals.recordsWritten > 0) requireShardFile(r, r.outputs.tokenizedData, OUTPUT_FILES.tokenizedData);
-    if (formats.parquet && r.totals.recordsWritten > 0) requireShardFile(r, r.outputs.tokenizedDataParquet, TOKENIZED_DATA_PARQUET);
-    if (promptLines(r) > 0) requireShardFile(r, r.outputs.promptsToGenerate, OUTPUT_FILES.promptsToGenerate);
-    if (r.outputs.problems) requireShardFile(r, r.outputs.problems, PROBLEMS_FILE);
-  }
-}
-
-/**
  * The record formats the merge writes: each one every shard wrote (set in `merged.outputs`).
  * @throws MergeError for shards of `--format messages` (no records) or shards that share no format
  */
@@ -388,10 +384,12 @@ interface MergeOutputs {
  * Opens the merged run's outputs as temporary files (sets their paths in `merged.outputs`). The folders they create
  * are removed again when the merge fails (a failed merge writes nothing); those that were there stay.
  */
-function openMergeOutputs(merged: PrepareResult, formats: { jsonl: boolean; parquet: boolean }): MergeOutputs {
+function openMergeOutputs(merged: PrepareResult, formats: { jsonl: boolean; parquet: boolean }, madeBy: ParquetMadeBy): MergeOutputs {
   const made = [join(merged.outDir, RECORDS_DIR), join(merged.outDir, SPECULATORS_DIR), merged.outDir].filter((d) => !existsSync(d));
   const data = formats.jsonl ? new AtomicOutput(merged.outputs.tokenizedData) : null;
-  const parquet = formats.parquet ? new ParquetRecordsOutput(merged.outputs.tokenizedDataParquet!, { createdBy: 'eagle3-prep merge-reports' }) : null;
+  const parquet = formats.parquet
+    ? new ParquetRecordsOutput(merged.outputs.tokenizedDataParquet!, { createdBy: madeBy.createdBy ?? 'eagle3-prep', metadata: madeBy.metadata })
+    : null;
   const prompts = new AtomicOutput(merged.outputs.promptsToGenerate);
   merged.outputs.problems = join(merged.outDir, PROBLEMS_FILE);
   const problems = new AtomicOutput(merged.outputs.problems);

@@ -7,9 +7,11 @@ import { createReadStream, existsSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { AtomicOutput } from '../outputs/output';
-import { readParquetRecords, type ParquetRecordsOutput } from '../outputs/parquetOutput';
+import { readParquetMadeBy, readParquetRecords, type ParquetMadeBy, type ParquetRecordsOutput } from '../outputs/parquetOutput';
 import type { TokenizedRecord } from '../../types';
 import type { PrepareResult, RowProblemLine } from '../contract';
+import { OUTPUT_FILES, PROBLEMS_FILE, TOKENIZED_DATA_PARQUET } from '../outputFiles';
+import { promptLines } from '../reports/promptLines';
 
 /** A problem that makes the shard reports (or their outputs) not combine into one run. */
 export class MergeError extends Error {}
@@ -68,6 +70,21 @@ export function requireShardFile(report: PrepareResult, path: string | undefined
   throw new MergeError(
     `${path ?? join(report.outDir, what)}: missing (shard ${report.shard?.index ?? '?'}'s report lists its ${what}): copy or move each shard's whole output folder before merging`,
   );
+}
+
+/**
+ * Every file the merge reads from each shard's folder is there (before anything is staged): the record files of
+ * the merged formats and the prompts when the shard's report counts some, and the `problems.jsonl` its report lists
+ * (without it the shard's dropped and errored rows would be missing from the merged one, unseen).
+ * @throws MergeError naming the missing file and the shard
+ */
+export function requireShardFiles(reports: PrepareResult[], formats: { jsonl: boolean; parquet: boolean }): void {
+  for (const r of reports) {
+    if (formats.jsonl && r.totals.recordsWritten > 0) requireShardFile(r, r.outputs.tokenizedData, OUTPUT_FILES.tokenizedData);
+    if (formats.parquet && r.totals.recordsWritten > 0) requireShardFile(r, r.outputs.tokenizedDataParquet, TOKENIZED_DATA_PARQUET);
+    if (promptLines(r) > 0) requireShardFile(r, r.outputs.promptsToGenerate, OUTPUT_FILES.promptsToGenerate);
+    if (r.outputs.problems) requireShardFile(r, r.outputs.problems, PROBLEMS_FILE);
+  }
 }
 
 /** The `source` of a record or prompt line, read without parsing the whole line. */
@@ -273,6 +290,34 @@ export async function mergeParquetRecords(
     skipIndexes(fileOrder, skip),
     signal,
   );
+}
+
+/**
+ * What the merged `tokenized_data.parquet` says made it: the shards' footer (`created_by` and the key-value metadata,
+ * `eagle3_prep`: version, tokenizer, mask, max length, long, grouping, reasoning, template kwargs), which a single run
+ * over the same inputs writes too; nothing in it is per shard. Shards whose files say different things (e.g. made
+ * by different versions) are refused: the merged file could name only one of them.
+ * @param files each shard's Parquet file (those not there, a shard without records, are passed over)
+ * @returns the shards' footer; an empty one when no shard has a file
+ * @throws MergeError naming the two shards' files that differ
+ */
+export async function shardsParquetMadeBy(files: string[]): Promise<ParquetMadeBy> {
+  let first: { file: string; made: ParquetMadeBy } | null = null;
+  for (const file of files) {
+    if (!existsSync(file)) continue;
+    let made: ParquetMadeBy;
+    try {
+      made = await readParquetMadeBy(file);
+    } catch (e) {
+      throw new MergeError((e as Error).message);
+    }
+    if (!first) first = { file, made };
+    else if (JSON.stringify(made) !== JSON.stringify(first.made))
+      throw new MergeError(
+        `${file} and ${first.file} say different things about how they were made (Parquet created_by / key-value metadata ${JSON.stringify(made)} vs ${JSON.stringify(first.made)}): the merged file can name only one; rerun the shards with one eagle3-prep version, or merge without --data`,
+      );
+  }
+  return first?.made ?? { metadata: {} };
 }
 
 function skipIndexes(fileOrder: string[], skip: ReadonlySet<string>): Set<number> {
