@@ -7,7 +7,15 @@ import { DRY_RUN_SAMPLE_ROWS } from '../core/run/prepare/dryRun';
 import { expandInputs } from '../core/run/inputs/inputs';
 import { type PrepareOptions } from '../core/run/contract';
 import { OUTPUT_FORMATS, type OutputFormat } from '../core/records/rowResult';
-import { RUN_SETTING_KEYS, runSettingSpec, shown, type RunSettingOptions, type RunSettings, type SettingSpec } from '../core/run/runSettings';
+import {
+  longSplitConflict,
+  RUN_SETTING_KEYS,
+  runSettingSpec,
+  shown,
+  type RunSettingOptions,
+  type RunSettings,
+  type SettingSpec,
+} from '../core/run/runSettings';
 import { ANSWER_MODES, type AnswerMode } from '../core/types';
 import { TOKENIZER_BACKEND_CHOICES, type TokenizerBackendChoice } from '../core/tokenizers/types';
 import {
@@ -264,6 +272,8 @@ export function registerPrepare(program: Command, done: (code: number) => void):
     if (base.long !== undefined && base.maxLength === undefined) usageError(self, '--long needs --max-length');
     if (base.truncate && base.long !== undefined && base.long !== 'truncate')
       usageError(self, `--truncate is --long truncate; it cannot go with --long ${base.long}`);
+    const conflict = longSplitConflict(base);
+    if (conflict) usageError(self, conflict);
     if (base.shard && !flags.out) usageError(self, '--shard needs --out (each shard writes its own output folder)');
     const files = expandInputs(inputs);
     if (files.length === 0) throw new Error(`no dataset files (.jsonl, .ndjson, .json, .traj, .parquet, optionally .gz/.zst) found in ${inputs.join(', ')}`);

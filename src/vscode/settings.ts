@@ -306,6 +306,21 @@ export interface PrepareSettingValues extends RunSettingValues {
   trainer?: TrainerId;
 }
 
+/**
+ * `long` with mask `non-system`: split does not apply (non-system records are never split, core/run/runSettings.ts
+ * `longSplitConflict`), so it is `drop`, which is what the run does; said through `warn` when `longRecords` asked for split
+ * (a trainer's default split changes silently: nothing was asked).
+ */
+function nonSystemLong(long: LongPolicy, mask: unknown, asked: boolean, warn: SettingWarning): LongPolicy {
+  if (long !== 'split' || mask !== 'non-system') return long;
+  if (asked)
+    warn(
+      'eagle3prep.longRecords "split" does not apply with eagle3prep.maskPolicy "non-system": non-system records are never split, so a too-long one ' +
+        'is dropped (too_long); using "drop". Set longRecords to drop or truncate, or maskPolicy to assistant or last-assistant to split.',
+    );
+  return 'drop';
+}
+
 /** The run settings read apart from the others: `maxLength` and `long` (the trainer's defaults, the legacy `truncate`). */
 const READ_APART = ['maxLength', 'long'] as const satisfies readonly (keyof RunSettings)[];
 
@@ -333,7 +348,7 @@ export function prepareSettingsFrom(get: SettingsSource, warn: SettingWarning = 
     ...(run as Omit<RunSettingValues, (typeof READ_APART)[number]>),
     maxLength: lengths.maxLength,
     truncate,
-    long: lengths.long ?? longRecordsSetting(explicitLong, truncate, warn),
+    long: nonSystemLong(lengths.long ?? longRecordsSetting(explicitLong, truncate, warn), run.mask, explicitLong !== undefined, warn),
     outputDirectory: text(get('outputDirectory')),
     openReport: oneOf(get('openReport'), OPEN_REPORT_MODES, SETTING_DEFAULTS.openReport),
     format: trainerFormat(trainer, outputFormatSetting(get('outputFormat'), warn), explicit('outputFormat'), warn),

@@ -251,8 +251,23 @@ export function runSettingOptionsOf(o: RunSettingOptions): RunSettingOptions {
 }
 
 /**
+ * Why `long` split cannot go with `mask` (undefined when it can): non-system records are never split
+ * (records/traceSplit.ts; docs/training-tokens.md), so a too-long one would be dropped while split was asked
+ * for. Names both options and the ways out; the CLI refuses it as a usage error, a run as an error.
+ */
+export function longSplitConflict(o: Pick<RunSettingOptions, 'mask' | 'long'>): string | undefined {
+  if (o.long !== 'split' || o.mask !== 'non-system') return undefined;
+  return (
+    '--long split cannot go with --mask non-system: non-system records are never split, so a record longer than --max-length ' +
+    'would be dropped (too_long), not split. Use --long drop (the same, said so) or --long truncate with --mask non-system, ' +
+    'or --mask assistant or last-assistant to split'
+  );
+}
+
+/**
  * Why `o` holds a value a run cannot use (not one of the choices, not a whole number where one is
- * expected, outside the minimum .. maximum), naming the option; undefined when every value is usable.
+ * expected, outside the minimum .. maximum; `long` split with `mask` non-system, {@link longSplitConflict}),
+ * naming the option; undefined when every value is usable.
  */
 export function invalidRunSetting(o: RunSettingOptions): string | undefined {
   for (const key of RUN_SETTING_KEYS) {
@@ -265,7 +280,7 @@ export function invalidRunSetting(o: RunSettingOptions): string | undefined {
     if (typeof v === 'number' && ((spec.minimum !== undefined && v < spec.minimum) || (spec.maximum !== undefined && v > spec.maximum)))
       return `${key} must be ${spec.kind === 'integer' ? wholeNumberText(spec) : `a number ${rangeText(spec)}`} (got ${v})`;
   }
-  return undefined;
+  return longSplitConflict(o);
 }
 
 /** `a positive integer` (minimum 1), else `an integer ≥ n` / `an integer from n to m`. */

@@ -222,19 +222,20 @@ export function trainerCutLines(cuts: Partial<TrainerCuts> | undefined, trainabl
  * The length settings of a run made for a trainer (`--trainer`, `eagle3prep.trainer`): `maxLength`
  * its default length unless one is given, and `long: 'split'` unless a long policy (or the legacy
  * `truncate`) is given, so that no record is longer than the trainer takes and every turn is
- * trained. For a trainer that reads conversations, not records (EAGLE, Model-Optimizer), `format`
+ * trained (`long: 'drop'` with `mask` `non-system`, whose records are never split: the run then says
+ * what it does). For a trainer that reads conversations, not records (EAGLE, Model-Optimizer), `format`
  * `messages` unless a format is given: the run writes `conversations.jsonl` (and for EAGLE
  * `conversations_sharegpt.jsonl`), which the next command points at, with `token_counts.json` for
  * its vocabulary file. Without a trainer, `o` as it is. Returns a copy.
  */
 export function withTrainerDefaults<
-  T extends { trainer?: TrainerId; maxLength?: number; long?: 'drop' | 'truncate' | 'split'; truncate?: boolean; format?: string },
+  T extends { trainer?: TrainerId; maxLength?: number; long?: 'drop' | 'truncate' | 'split'; truncate?: boolean; format?: string; mask?: string },
 >(o: T): T {
   if (!o.trainer) return o;
   return {
     ...o,
     maxLength: o.maxLength ?? TRAINERS[o.trainer].defaultLength,
-    long: o.long ?? (o.truncate ? 'truncate' : 'split'),
+    long: o.long ?? (o.truncate ? 'truncate' : o.mask === 'non-system' ? 'drop' : 'split'),
     ...(o.format === undefined && !TRAINERS[o.trainer].readsRecords ? { format: 'messages' } : {}),
   };
 }

@@ -10,7 +10,7 @@
  * input order (a k-way merge on each line's `source` file and line).
  */
 import { createReadStream, existsSync, rmdirSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { AtomicOutput } from '../outputs/output';
 import {
@@ -25,8 +25,17 @@ import {
 } from '../outputFiles';
 import { SpeculatorsDatasetOutput } from '../outputs/speculatorsOutput';
 import { filePromptLines, promptLines, settlePromptsWritten } from '../reports/promptLines';
-import { ParquetRecordsOutput, removeStaleRecordFiles } from '../outputs/parquetOutput';
-import { MergeError, mergeOutputLines, mergeParquetRecords, mergeProblemLines, RepeatedIds } from './shardOutputs';
+import { ParquetRecordsOutput, removeStaleRecordFiles, type ParquetMadeBy } from '../outputs/parquetOutput';
+import {
+  MergeError,
+  mergeOutputLines,
+  mergeParquetRecords,
+  mergeProblemLines,
+  relocateShardReport,
+  shardsParquetMadeBy,
+  RepeatedIds,
+  requireShardFiles,
+} from './shardOutputs';
 import type { FileReport, PrepareResult } from '../contract';
 import type { RowShape } from '../../records/shapes';
 import { computeTotals, emptyFileReport, fileFailure, leaveOut, runFailures, throughputOf } from '../reports/accounting';
@@ -47,17 +56,21 @@ export interface MergePolicy {
 }
 
 /**
- * Reads a shard's `report.json` from a path given as the report file or the shard's output folder.
- * @throws MergeError naming the path when it is missing or not a report
+ * Reads a shard's `report.json` from a path given as the report file or the shard's output folder, with its output
+ * paths taken to be in the folder it was read from (the folder may have been moved or copied since the shard ran;
+ * `relocateShardReport`).
+ * @throws MergeError naming the path when it is missing or not a report, or names an output outside its folder
  */
 export function readShardReport(path: string): PrepareResult {
   const p = existsSync(path) && statSync(path).isDirectory() ? join(path, OUTPUT_FILES.reportJson) : path;
   if (!existsSync(p)) throw new MergeError(`${p}: no such report (give a shard's output folder or its report.json)`);
+  let report: PrepareResult;
   try {
-    return readReport(p).report;
+    report = readReport(p).report;
   } catch (e) {
     throw new MergeError((e as Error).message);
   }
+  return relocateShardReport(report, dirname(resolve(p)), p);
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
@@ -292,7 +305,10 @@ async function mergeData(reports: PrepareResult[], merged: PrepareResult, signal
   const order = merged.files.map((f) => f.file);
   const skip = new Set(merged.files.filter((f) => f.skipped).map((f) => f.file));
   const formats = mergedFormats(reports, merged);
-  const outs = openMergeOutputs(merged, formats);
+  requireShardFiles(reports, formats);
+  // The merged Parquet file says what made it as a single run's does: the shards' footer.
+  const madeBy = formats.parquet ? await shardsParquetMadeBy(reports.map((r) => r.outputs.tokenizedDataParquet!)) : { metadata: {} };
+  const outs = openMergeOutputs(merged, formats, madeBy);
   const repeated = new RepeatedIds();
   try {
     await mergeRecordFiles(reports, merged, outs, order, skip, repeated, signal);
@@ -306,12 +322,6 @@ async function mergeData(reports: PrepareResult[], merged: PrepareResult, signal
     );
     const expected = promptLines(merged);
     if (nPrompt !== expected) throw new MergeError(`the shards' prompts_to_generate.jsonl hold ${nPrompt} prompts, their reports ${expected}`);
-    // A shard whose report names a problems.jsonl that is not there would leave rows out of the merged one unseen.
-    for (const r of reports)
-      if (r.outputs.problems && !existsSync(r.outputs.problems))
-        throw new MergeError(
-          `${r.outputs.problems}: missing (shard ${r.shard?.index ?? '?'}'s report lists it): its dropped and errored rows would be missing from the merged problems.jsonl`,
-        );
     await mergeProblemLines(
       reports.flatMap((r) => (r.outputs.problems ? [r.outputs.problems] : [])),
       order,
@@ -374,10 +384,12 @@ interface MergeOutputs {
  * Opens the merged run's outputs as temporary files (sets their paths in `merged.outputs`). The folders they create
  * are removed again when the merge fails (a failed merge writes nothing); those that were there stay.
  */
-function openMergeOutputs(merged: PrepareResult, formats: { jsonl: boolean; parquet: boolean }): MergeOutputs {
+function openMergeOutputs(merged: PrepareResult, formats: { jsonl: boolean; parquet: boolean }, madeBy: ParquetMadeBy): MergeOutputs {
   const made = [join(merged.outDir, RECORDS_DIR), join(merged.outDir, SPECULATORS_DIR), merged.outDir].filter((d) => !existsSync(d));
   const data = formats.jsonl ? new AtomicOutput(merged.outputs.tokenizedData) : null;
-  const parquet = formats.parquet ? new ParquetRecordsOutput(merged.outputs.tokenizedDataParquet!, { createdBy: 'eagle3-prep merge-reports' }) : null;
+  const parquet = formats.parquet
+    ? new ParquetRecordsOutput(merged.outputs.tokenizedDataParquet!, { createdBy: madeBy.createdBy ?? 'eagle3-prep', metadata: madeBy.metadata })
+    : null;
   const prompts = new AtomicOutput(merged.outputs.promptsToGenerate);
   merged.outputs.problems = join(merged.outDir, PROBLEMS_FILE);
   const problems = new AtomicOutput(merged.outputs.problems);

@@ -4,14 +4,88 @@
  * single run. JSON Lines records and prompts, problems.jsonl and Parquet records; the ids two shards both used.
  */
 import { createReadStream, existsSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { AtomicOutput } from '../outputs/output';
-import { readParquetRecords, type ParquetRecordsOutput } from '../outputs/parquetOutput';
+import { readParquetMadeBy, readParquetRecords, type ParquetMadeBy, type ParquetRecordsOutput } from '../outputs/parquetOutput';
 import type { TokenizedRecord } from '../../types';
-import type { RowProblemLine } from '../contract';
+import type { PrepareResult, RowProblemLine } from '../contract';
+import { OUTPUT_FILES, PROBLEMS_FILE, TOKENIZED_DATA_PARQUET } from '../outputFiles';
+import { promptLines } from '../reports/promptLines';
 
 /** A problem that makes the shard reports (or their outputs) not combine into one run. */
 export class MergeError extends Error {}
+
+/** The path fields of a shard report's `outputs` that name one of its files (or its speculators folder). */
+const SHARD_OUTPUT_FIELDS = ['tokenizedData', 'promptsToGenerate', 'reportJson', 'reportMd', 'tokenizedDataParquet', 'problems', 'speculatorsDataset'] as const;
+
+/**
+ * A shard's report with its output paths moved to where the shard's folder is now: a report records absolute
+ * paths (`outDir`, `outputs.*`, `tokenCounts`), but shard folders are copied or moved between the shard runs and
+ * the merge (per-node scratch, rsync), and a recorded path that still exists would then be another copy's file
+ * (or a later run's). Each path is taken relative to the recorded `outDir` and joined to `shardDir`, the folder
+ * the report was read from; `outDir` becomes `shardDir`. `outputs.written`, `removed` and `kept` are moved the same
+ * way (those outside the folder dropped: the merge never reads them).
+ * @param report the shard's report as read (not changed)
+ * @param shardDir the folder holding the shard's `report.json` (absolute or relative to the working directory)
+ * @param reportPath the report file, for the error
+ * @throws MergeError when a path the merge reads is outside the recorded output folder (a shard's outputs are always
+ *   inside it; reading a file elsewhere would read a file the shard folder does not hold)
+ * @returns the report with the moved paths
+ */
+export function relocateShardReport(report: PrepareResult, shardDir: string, reportPath: string): PrepareResult {
+  const recorded = resolve(report.outDir);
+  const here = resolve(shardDir);
+  const inside = (p: string): string | null => {
+    const rel = relative(recorded, resolve(recorded, p));
+    return rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel) ? null : rel;
+  };
+  // Named as report.json spells it (snake_case).
+  const move = (field: string, p: string): string => {
+    const rel = inside(p);
+    if (rel === null)
+      throw new MergeError(
+        `${reportPath}: names its ${field.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase())} at ${p}, outside the shard's output folder (${recorded}); merge-reports reads a shard's outputs from the shard's own folder only`,
+      );
+    return join(here, rel);
+  };
+  const o: Record<string, unknown> = { ...report.outputs };
+  for (const f of SHARD_OUTPUT_FIELDS) if (typeof o[f] === 'string') o[f] = move(`outputs.${f}`, o[f] as string);
+  for (const f of ['written', 'removed', 'kept'] as const) {
+    const list = report.outputs[f];
+    if (Array.isArray(list)) o[f] = list.flatMap((p) => (inside(p) === null ? [] : [join(here, inside(p)!)]));
+  }
+  const tokenCounts = typeof report.tokenCounts === 'string' ? move('tokenCounts', report.tokenCounts) : report.tokenCounts;
+  return { ...report, outDir: here, outputs: o as unknown as PrepareResult['outputs'], ...(tokenCounts !== undefined ? { tokenCounts } : {}) };
+}
+
+/**
+ * Fails when a file a shard's report lists and the merge reads is not in the shard's folder: without it the
+ * merge would find fewer lines than the report counts, or none.
+ * @param what the file's role, for the error (`tokenized_data.jsonl`, …)
+ * @throws MergeError naming the path, the shard and the remedy
+ */
+export function requireShardFile(report: PrepareResult, path: string | undefined, what: string): void {
+  if (path !== undefined && existsSync(path)) return;
+  throw new MergeError(
+    `${path ?? join(report.outDir, what)}: missing (shard ${report.shard?.index ?? '?'}'s report lists its ${what}): copy or move each shard's whole output folder before merging`,
+  );
+}
+
+/**
+ * Every file the merge reads from each shard's folder is there (before anything is staged): the record files of
+ * the merged formats and the prompts when the shard's report counts some, and the `problems.jsonl` its report lists
+ * (without it the shard's dropped and errored rows would be missing from the merged one, unseen).
+ * @throws MergeError naming the missing file and the shard
+ */
+export function requireShardFiles(reports: PrepareResult[], formats: { jsonl: boolean; parquet: boolean }): void {
+  for (const r of reports) {
+    if (formats.jsonl && r.totals.recordsWritten > 0) requireShardFile(r, r.outputs.tokenizedData, OUTPUT_FILES.tokenizedData);
+    if (formats.parquet && r.totals.recordsWritten > 0) requireShardFile(r, r.outputs.tokenizedDataParquet, TOKENIZED_DATA_PARQUET);
+    if (promptLines(r) > 0) requireShardFile(r, r.outputs.promptsToGenerate, OUTPUT_FILES.promptsToGenerate);
+    if (r.outputs.problems) requireShardFile(r, r.outputs.problems, PROBLEMS_FILE);
+  }
+}
 
 /** The `source` of a record or prompt line, read without parsing the whole line. */
 const SOURCE_RE = /"source":\{"file":("(?:[^"\\]|\\.)*"),"line":(\d+)(?:,"element":(\d+))?\}/;
@@ -216,6 +290,34 @@ export async function mergeParquetRecords(
     skipIndexes(fileOrder, skip),
     signal,
   );
+}
+
+/**
+ * What the merged `tokenized_data.parquet` says made it: the shards' footer (`created_by` and the key-value metadata,
+ * `eagle3_prep`: version, tokenizer, mask, max length, long, grouping, reasoning, template kwargs), which a single run
+ * over the same inputs writes too; nothing in it is per shard. Shards whose files say different things (e.g. made
+ * by different versions) are refused: the merged file could name only one of them.
+ * @param files each shard's Parquet file (those not there, a shard without records, are passed over)
+ * @returns the shards' footer; an empty one when no shard has a file
+ * @throws MergeError naming the two shards' files that differ
+ */
+export async function shardsParquetMadeBy(files: string[]): Promise<ParquetMadeBy> {
+  let first: { file: string; made: ParquetMadeBy } | null = null;
+  for (const file of files) {
+    if (!existsSync(file)) continue;
+    let made: ParquetMadeBy;
+    try {
+      made = await readParquetMadeBy(file);
+    } catch (e) {
+      throw new MergeError((e as Error).message);
+    }
+    if (!first) first = { file, made };
+    else if (JSON.stringify(made) !== JSON.stringify(first.made))
+      throw new MergeError(
+        `${file} and ${first.file} say different things about how they were made (Parquet created_by / key-value metadata ${JSON.stringify(made)} vs ${JSON.stringify(first.made)}): the merged file can name only one; rerun the shards with one eagle3-prep version, or merge without --data`,
+      );
+  }
+  return first?.made ?? { metadata: {} };
 }
 
 function skipIndexes(fileOrder: string[], skip: ReadonlySet<string>): Set<number> {

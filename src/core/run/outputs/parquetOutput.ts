@@ -229,6 +229,27 @@ function emptyFileFix(fd: number): void {
   if (at >= 0) writeSync(fd, Buffer.from([0x0c]), 0, 1, metaStart + at + 3);
 }
 
+/** What a Parquet records file says made it: its footer's `created_by` and key-value metadata (`eagle3_prep`, runOutputs.ts `parquetMetadata`). */
+export interface ParquetMadeBy {
+  createdBy?: string;
+  metadata: Record<string, string>;
+}
+
+/**
+ * Reads the footer of a `tokenized_data.parquet`: `created_by` and the key-value metadata (a key without a
+ * value reads as the empty string).
+ * @throws Error naming the file when it is not a readable Parquet file
+ */
+export async function readParquetMadeBy(file: string): Promise<ParquetMadeBy> {
+  const hp = await import('hyparquet');
+  try {
+    const meta = await hp.parquetMetadataAsync(await hp.asyncBufferFromFile(file));
+    return { createdBy: meta.created_by, metadata: Object.fromEntries((meta.key_value_metadata ?? []).map((kv) => [kv.key, kv.value ?? ''])) };
+  } catch (e) {
+    throw new Error(`cannot read ${file}: not a readable Parquet file (${(e as Error).message})`, { cause: e });
+  }
+}
+
 /**
  * The records of a `tokenized_data.parquet` (as written by
  * {@link ParquetRecordsOutput}), row group by row group, as the JSONL's
