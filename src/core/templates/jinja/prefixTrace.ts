@@ -134,7 +134,10 @@ interface HeaderStop {
 
 /** The hooks of a header replay: frames kept as in the main run; the first resumable loop stops the render. */
 class HeaderHooks implements TraceHooks {
-  readonly stop = new Error('header replay: stop');
+  /** Thrown to stop the render (a plain object: an Error would capture a stack for nothing). */
+  readonly stop = { headerReplayStop: true };
+  /** Whether the header read the flag (its replay then depends on the flag value). */
+  flagRead = false;
   at: HeaderStop | null = null;
   poisoned = false;
   constructor(
@@ -150,7 +153,9 @@ class HeaderHooks implements TraceHooks {
     return run.loop.hasItem(i);
   }
   endLoop(): void {}
-  readInput(): void {}
+  readInput(): void {
+    this.flagRead = true;
+  }
   poison(): void {
     this.poisoned = true;
   }
@@ -231,6 +236,11 @@ export class PrefixTrace implements TraceHooks, ObservationSink, JournalWatcher 
   private readonly rootVars: [string, unknown][];
   private readonly body: N[];
   private finalCount = 0;
+  /**
+   * Header replays: key 3k for a header that did not read the flag (the replay is then the same for both values: up
+   * to a read of the flag both run alike), 3k + 1 + g for one that did; its output, count and overrides (null: no match).
+   */
+  private readonly headers = new Map<number, { text: string; count: number; overrides: Override[] } | null>();
   private exiting: Run | null = null;
   private poisoned = false;
   private minDirtyBorn = Infinity;
@@ -350,11 +360,9 @@ export class PrefixTrace implements TraceHooks, ObservationSink, JournalWatcher 
   private afterHeaderReplay(k: number, g: number): string | undefined {
     const cp0 = this.checkpoints[0];
     if (!this.afterHeader || !this.afterHeaderFirst || cp0 === undefined || cp0.jpos !== 0) return undefined;
-    const head = this.replayHeader(k, g, cp0);
+    const head = this.header(k, g, cp0);
     if (!head) return undefined;
-    this.journal.moveTo(cp0.jpos);
-    const overrides = stateOverrides(head.root, this.root);
-    if (!overrides) return undefined;
+    const overrides = head.overrides;
     let at: number;
     let apply: Override[] = overrides;
     if (overrides.length === 0) at = this.afterHeader.res[g][k];
@@ -391,12 +399,26 @@ export class PrefixTrace implements TraceHooks, ObservationSink, JournalWatcher 
     return head.text + cp.text.slice(base) + out;
   }
 
+  /** The header replay of `(k, g)` and its overrides (computed once per prefix length when the header does not read the flag). */
+  private header(k: number, g: number, cp0: Checkpoint): { text: string; count: number; overrides: Override[] } | undefined {
+    for (const key of [3 * k, 3 * k + 1 + g]) if (this.headers.has(key)) return this.headers.get(key) ?? undefined;
+    const head = this.replayHeader(k, g, cp0);
+    let out: { text: string; count: number; overrides: Override[] } | null = null;
+    if (head) {
+      this.journal.moveTo(cp0.jpos);
+      const overrides = stateOverrides(head.root, this.root);
+      if (overrides) out = { text: head.text, count: head.count, overrides };
+    }
+    this.headers.set(head?.flagRead === false ? 3 * k : 3 * k + 1 + g, out);
+    return out ?? undefined;
+  }
+
   /**
    * Runs the template from its start for `m[:k]` and flag `g` up to the start of its first resumable loop; that must
    * be the loop of checkpoint `cp0`, in the same frames, over the same view of the list. Undefined otherwise (or
    * when the header raises, runs past the budget or lets a loop context escape).
    */
-  private replayHeader(k: number, g: number, cp0: Checkpoint): { root: Scope; text: string; count: number } | undefined {
+  private replayHeader(k: number, g: number, cp0: Checkpoint): { root: Scope; text: string; count: number; flagRead: boolean } | undefined {
     const r = this.renderer;
     const hooks = new HeaderHooks(this.resumableBlocks, this.resumableFors);
     const root = new Scope(r.globals);
@@ -431,7 +453,7 @@ export class PrefixTrace implements TraceHooks, ObservationSink, JournalWatcher 
       if (a.nodes !== b.nodes || a.index !== b.index || a.scope !== root || b.scope !== this.root) return undefined;
     }
     if (run.scope !== this.root) return undefined;
-    return { root, text: at.text, count };
+    return { root, text: at.text, count, flagRead: hooks.flagRead };
   }
 
   /**
