@@ -1,11 +1,11 @@
 /**
  * Prefix renders from one traced render (src/core/templates/jinja/prefixTrace.ts) on the shared conformance
- * fixtures (`../shared/fixtures/templates`: 57 real chat templates with Python jinja2 reference renders; skipped when
- * the folder is not beside the checkout, `EAGLE3_SHARED_TEMPLATES` names another): for every template, every probe
- * conversation and one long conversation joined from them (system prompt, several turns, tool calls and results,
- * reasoning, inline thinking, a trailing tool result: about 30 messages), every prefix length and both
- * `add_generation_prompt` values, each render served from the trace equals the prefix rendered on its own — with
- * header replay and without it (the path before it) — and the number served per template is pinned for both.
+ * fixtures (`fixtures/templates` of the shared folder beside the checkout: 57 real chat templates with Python jinja2
+ * reference renders; skipped when it is not there, `EAGLE3_SHARED_TEMPLATES` names another folder): for every
+ * template, every probe conversation and one long conversation joined from them (system prompt, several turns, tool
+ * calls and results, reasoning, inline thinking, a trailing tool result: about 30 messages), every prefix length and
+ * both `add_generation_prompt` values, each render served from the trace equals the prefix rendered on its own —
+ * with header replay and without it (the path before it) — and the number served per template is pinned for both.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
