@@ -343,7 +343,8 @@ export abstract class ExprEvaluator implements Env {
       const view = viewOf(obj);
       if (view) return view.slice(start ?? 0, stop);
     }
-    if (Array.isArray(obj)) return pySlice(obj.map(norm), start, stop, step);
+    // A traced list is copied through its view (one observation of its length), not element by element through its proxy.
+    if (Array.isArray(obj)) return pySlice((viewOf(obj)?.items() ?? obj).map(norm), start, stop, step);
     if (obj instanceof PyTuple) return new PyTuple(pySlice(obj.items, start, stop, step));
     if (typeof obj === 'string') return pySlice(codePoints(obj), start, stop, step).join('');
     if (obj instanceof Markup) return new Markup(pySlice(codePoints(obj.s), start, stop, step).join(''));
