@@ -296,6 +296,15 @@ test('header replay: states that differ by more than plain values, or by which o
   assert.equal(check(unset), 10); // k = 4 … 8, both flags
 });
 
+test("header replay within the render budget: the header counts as the prefix's own, the rest as the full render's", () => {
+  // 301 iterations per message and a header loop over the messages: prefixes past the budget raise, as on their own.
+  const heavy = `{%- set ns = namespace(n=0) -%}{%- for m in messages[::-1] -%}{%- set ns.n = ns.n + 1 -%}{%- endfor -%}
+{%- for m in messages -%}{%- for i in range(300) -%}{%- endfor -%}{{ m.content }}{{ ns.n }};{%- endfor -%}{{ add_generation_prompt }}`;
+  const five = chat(['user', '1'], ['assistant', '2'], ['user', '3'], ['assistant', '4'], ['user', '5']);
+  // k ≤ 3 fit (k header iterations + 301 k ≤ 1,000), both flags; longer ones raise, and so does the full render.
+  assert.equal(check(heavy, [five], { budget: { maxLoopIterations: 1000 } }), 8);
+});
+
 test('linearPrefixes: false renders every prefix on its own', () => {
   const ct = templateOf(`{%- for m in messages -%}{{ m.content }}{%- endfor -%}`, { linearPrefixes: false });
   const pr = new PrefixRenderer(ct, CONV, undefined);
