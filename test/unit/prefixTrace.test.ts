@@ -17,50 +17,22 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { normalizeRow } from '../../src/core/formats/normalize';
+import { PREFIX_TRACE_TESTING } from '../../src/core/templates/jinja/prefixTrace';
 import { PrefixRenderer } from '../../src/core/templates/prefixRenderer';
 import { ChatTemplate, pickTemplate, type ChatTemplateOptions } from '../../src/core/templates/template';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import type { Message } from '../../src/core/types';
 import { lenmlModelDir } from '../helpers';
+import { compareAll } from '../prefixCompare';
 
 const FIX = join(__dirname, '..', 'fixtures');
 
-/** Renders every (n, gen) through a PrefixRenderer and on its own; asserts equality (or the same error); returns how many the trace served. */
-function compareAll(ct: ChatTemplate, messages: Message[], tools: unknown[] | undefined, where: string, ns?: number[]): { proven: number; renderable: number } {
-  const pr = new PrefixRenderer(ct, messages, tools);
-  let proven = 0;
-  let renderable = 0;
-  for (const n of ns ?? Array.from({ length: messages.length + 1 }, (_, k) => k)) {
-    for (const gen of [false, true]) {
-      let want: string | Error;
-      try {
-        want = ct.render(messages.slice(0, n), tools, { addGenerationPrompt: gen });
-        renderable++;
-      } catch (e) {
-        want = e as Error;
-      }
-      const before = pr.stats.proven;
-      let got: string | Error;
-      try {
-        got = pr.render(n, gen);
-      } catch (e) {
-        got = e as Error;
-      }
-      const served = pr.stats.proven > before;
-      if (served) proven++;
-      if (want instanceof Error) {
-        assert.ok(!served, `${where} n=${n} gen=${gen}: served a render whose own render raises ${want.message}`);
-        assert.ok(got instanceof Error && got.message === want.message, `${where} n=${n} gen=${gen}: expected the error ${want.message}`);
-      } else assert.equal(got, want, `${where} n=${n} gen=${gen}${served ? ' (served from the trace)' : ''}`);
-    }
-  }
-  return { proven, renderable };
-}
-
 // Prefix renders served from one traced render, of the renders that do not raise, over the 9 probes × (len + 1) × 2.
 // k = 0 (no message) is cut before the loop wherever the template reads messages[0] or tests the list: then
-// proven = renderable − 18. Left to real renders: Qwen3 and its kind (messages|length, a reversed pre-pass),
-// Gemma-4 (range over the length), Mistral (selectattr over the list), Kimi-K2-Thinking (range over the length).
+// proven = renderable − 18. Qwen3 and its kind (messages|length, a reversed pre-pass), Gemma-4 (range over the
+// length) and Llama-3.2/4 (`messages|length` in the header) are served by header replay (before it: 18, 18 and 54 of
+// 70). Left partly to real renders: Mistral (a header that builds a list of the user turns: an object, not a plain
+// value, differs between prefixes), Kimi-K2-Thinking (a header value read as a whole in the loop).
 const EXPECTED: Record<string, [proven: number, renderable: number]> = {
   'Apertus-8B-Instruct': [70, 88],
   'ByteDance-Seed-OSS': [70, 70],
@@ -73,41 +45,41 @@ const EXPECTED: Record<string, [proven: number, renderable: number]> = {
   'NVIDIA-Nemotron-Nano-v2': [66, 66],
   'Qwen-QwQ-32B': [70, 70],
   'Qwen-Qwen2.5-7B-Instruct': [70, 70],
-  'Qwen-Qwen3-0.6B': [18, 70],
+  'Qwen-Qwen3-0.6B': [70, 70],
   'Qwen3-Coder': [70, 70],
   'deepseek-ai-DeepSeek-R1-Distill-Qwen-32B': [88, 88],
   'deepseek-ai-DeepSeek-V3.1': [88, 88],
   'google-gemma-2-2b-it': [36, 36],
-  'google-gemma-4-31B-it': [18, 70],
+  'google-gemma-4-31B-it': [70, 70],
   'ibm-granite-granite-3.3-2B-Instruct': [70, 70],
   'llama-cpp-rwkv-world': [88, 88],
   'meetkai-functionary-medium-v3.2': [88, 88],
-  'meta-llama-Llama-3.2-3B-Instruct': [54, 70],
+  'meta-llama-Llama-3.2-3B-Instruct': [70, 70],
   'microsoft-Phi-3.5-mini-instruct': [88, 88],
-  'mistralai-Mistral-Nemo-Instruct-2407': [12, 54],
+  'mistralai-Mistral-Nemo-Instruct-2407': [30, 54],
   'openai-gpt-oss-120b': [70, 70],
   'unsloth-mistral-Devstral-Small-2507': [70, 70],
-  'Apriel-1.6-15b-Thinker-fixed': [18, 88],
+  'Apriel-1.6-15b-Thinker-fixed': [70, 88],
   'DeepSeek-V3.2-llamacpp': [88, 88],
   'GigaChat3-10B-A1.8B': [70, 88],
   'Kimi-K3': [88, 88],
   'LFM2.5-8B-A1B': [70, 70],
-  'StepFun3.7-Flash': [18, 70],
+  'StepFun3.7-Flash': [70, 70],
   'glm-4.5-llamacpp': [88, 88],
-  'meta-llama-Llama-4-transformers': [54, 70],
+  'meta-llama-Llama-4-transformers': [70, 70],
   'microsoft-Phi-4-mini-instruct-llamacpp': [22, 22],
-  'mistralai-Mistral-Small-3.1-24B-Instruct-2503': [18, 70],
-  'moonshotai-Kimi-K2-Thinking': [18, 88],
+  'mistralai-Mistral-Small-3.1-24B-Instruct-2503': [46, 70],
+  'moonshotai-Kimi-K2-Thinking': [24, 88],
   'nvidia-Llama-3_3-Nemotron-Super-49B-v1_5': [70, 70],
-  'unsloth-Apriel-1.5': [18, 70],
+  'unsloth-Apriel-1.5': [70, 70],
   'unsloth-MiniMax-M2': [70, 88],
   'vllm-tool_chat_template_deepseekr1': [88, 88],
-  'vllm-tool_chat_template_gemma3_pythonic': [18, 70],
+  'vllm-tool_chat_template_gemma3_pythonic': [70, 70],
   'vllm-tool_chat_template_granite': [88, 88],
   'vllm-tool_chat_template_hermes': [88, 88],
   'vllm-tool_chat_template_hunyuan_a13b': [88, 88],
   'vllm-tool_chat_template_internlm2_tool': [70, 70],
-  'vllm-tool_chat_template_llama3.1_json': [54, 70],
+  'vllm-tool_chat_template_llama3.1_json': [70, 70],
   'vllm-tool_chat_template_minicpm3': [70, 70],
   'vllm-tool_chat_template_olmo3': [70, 70],
   'vllm-tool_chat_template_phi4_mini': [66, 88],
@@ -200,10 +172,11 @@ test('sliced lists: messages[1:], messages[:3], messages[2:4] are views; message
   const views = `{%- for m in messages[1:] -%}{{ m.content }}{%- endfor -%}|{%- for m in messages[:3] -%}{{ m.content }}{%- endfor -%}|{{ messages[2:4]|length }}|{{ add_generation_prompt }}`;
   // messages[2:4]|length observes the length of a view that ends at 4: prefixes of 4 or more are unaffected.
   assert.ok(check(views) >= 8);
+  // messages[-1] in the header: every non-empty prefix by header replay (its header output differs, its state does not).
   const last = `{{ messages[-1].content }}{%- for m in messages -%}{{ m.content }}{%- endfor -%}`;
-  assert.equal(check(last), 2); // only the full conversation (both flags: the flag is never read)
+  assert.equal(check(last), 16);
   const reversed = `{%- for m in messages[::-1] -%}{{ m.content }}{%- endfor -%}{{ add_generation_prompt }}`;
-  assert.equal(check(reversed), 2); // the full conversation: one trace per flag value (the flag is read after no checkpoint)
+  assert.equal(check(reversed), 2); // the full conversation: one trace per flag value (no resumable loop)
 });
 
 test('a pre-scan over all messages rejoins the render only where its state is the same (DeepSeek-V3 system prompts)', () => {
@@ -250,6 +223,88 @@ test('errors: a full render that raises still serves the prefixes cut before the
   assert.equal(check(heavy, [five], { budget: { maxLoopIterations: 1000 } }), 8);
 });
 
+// ---------------------------------------------------------------------------------------------------------------
+// Header replay: a header that depends on the number of messages (prefixTrace.ts, module comment 6)
+
+const QWEN_LIKE = `{%- set ns = namespace(multi=true, last=messages|length - 1) -%}
+{%- for m in messages[::-1] -%}{%- set i = (messages|length - 1) - loop.index0 -%}
+{%- if ns.multi and m.role == 'user' -%}{%- set ns.multi = false -%}{%- set ns.last = i -%}{%- endif -%}{%- endfor -%}
+{%- for m in messages -%}{%- if m.role == 'assistant' and loop.index0 > ns.last -%}[think]{%- endif -%}{{ m.role }}:{{ m.content }};{%- endfor -%}
+{%- if add_generation_prompt -%}A:{%- endif -%}`;
+
+test('header replay: a last-query index computed in the header and compared in the loop (Qwen3) serves every prefix', () => {
+  // k = 0 too: its header reads messages|length - 1 = -1, compared the same way.
+  assert.equal(check(QWEN_LIKE), 18);
+  // Without header replay only the full conversation (both flags) is served.
+  assert.equal(check(QWEN_LIKE, [CONV], { headerReplay: false }), 2);
+});
+
+test('header replay forced past the reads of its overridden state: the equality check fails', () => {
+  PREFIX_TRACE_TESTING.ignoreStateReads = true;
+  try {
+    assert.throws(
+      () => check(QWEN_LIKE),
+      (e: Error) => e.name === 'AssertionError' && /served from the trace/.test(e.message),
+    );
+    const ref = JSON.parse(readFileSync(join(FIX, 'templates', 'Qwen-Qwen3-0.6B', 'renders.json'), 'utf8'));
+    const ct = new ChatTemplate(
+      { name: 'default', source: readFileSync(join(FIX, 'templates', 'Qwen-Qwen3-0.6B', 'chat_template.jinja'), 'utf8') },
+      ref.variables,
+      {},
+    );
+    const p = ref.probes.find((x: { id: string }) => x.id === 'p7_reasoning_final_multiturn');
+    assert.throws(() => compareAll(ct, p.messages, p.tools ?? undefined, 'Qwen3 p7 (forced)'), /served from the trace/);
+  } finally {
+    PREFIX_TRACE_TESTING.ignoreStateReads = false;
+  }
+  assert.equal(check(QWEN_LIKE), 18);
+});
+
+test('header replay: header values printed, written and read whole in the loop; header output that differs', () => {
+  // Printed in the loop: a plain read; prefixes whose count differs resume before its first use (here the first message).
+  const printed = `{%- set n = messages|length -%}<{{ n }}>{%- for m in messages -%}{{ m.content }}/{{ n }};{%- endfor -%}{{ add_generation_prompt }}`;
+  assert.equal(check(printed), 18);
+  // Written in the loop before it is read: both renders write the same value from there on.
+  const healed = `{%- set ns = namespace(c=messages|length) -%}{%- for m in messages -%}{%- set ns.c = loop.index -%}{{ m.content }}{{ ns.c }};{%- endfor -%}{{ ns.c }}`;
+  assert.equal(check(healed), 18);
+  // A namespace printed whole in the loop: every attribute read at once.
+  const whole = `{%- set ns = namespace(c=messages|length, x=1) -%}{%- for m in messages -%}{%- if loop.index0 == 4 -%}{{ ns }}{%- endif -%}{{ m.content }};{%- endfor -%}`;
+  assert.equal(check(whole), 18);
+  // Compared with a container: not relaxed (a second comparison could read the list further).
+  const container = `{%- set ns = namespace(r=messages[messages|length - 1].role) -%}{%- for m in messages -%}{%- if ns.r in ['user', 'tool'] -%}?{%- endif -%}{%- if m.role == ns.r -%}*{%- endif -%}{{ m.content }};{%- endfor -%}`;
+  assert.equal(check(container), 16); // k = 0 raises (messages[-1] is undefined)
+  // A macro defined in the header, called in the loop, reading a header value.
+  const macro = `{%- set ns = namespace(last=messages|length - 1) -%}{%- macro tag(i) -%}{%- if i == ns.last -%}LAST{%- else -%}-{%- endif -%}{%- endmacro -%}
+{%- for m in messages -%}{{ tag(loop.index0) }}{{ m.content }};{%- endfor -%}`;
+  assert.equal(check(macro), 18);
+  // The flag read in the header and kept: an override like any other value.
+  const flag = `{%- set g = add_generation_prompt and messages|length > 2 -%}{%- for m in messages -%}{{ m.content }}{%- if loop.last and g -%}+{%- endif -%};{%- endfor -%}`;
+  assert.equal(check(flag), 18);
+});
+
+test('header replay: states that differ by more than plain values, or by which object is which, are not served', () => {
+  // A list built in the header from the messages: an object that differs between prefixes.
+  const list = `{%- set users = messages|selectattr('role', 'eq', 'user')|list -%}{%- for m in messages -%}{{ m.content }}{{ users|length }};{%- endfor -%}`;
+  // Served where the list holds the same messages as the full render's (k ≥ 4: both user turns) and nowhere else.
+  assert.equal(check(list), 10);
+  // Two variables that are one list in the full render and two equal lists in short prefixes: \`is sameas\` differs.
+  const alias = `{%- set a = [1] -%}{%- if messages|length > 5 -%}{%- set b = a -%}{%- else -%}{%- set b = [1] -%}{%- endif -%}
+{%- for m in messages -%}{{ m.content }}{{ a is sameas b }};{%- endfor -%}`;
+  assert.equal(check(alias), 6); // k = 6, 7, 8 (the full render's branch), both flags; k ≤ 5 are rendered on their own
+  // A variable the full render sets and a short prefix does not: no tail can unset it.
+  const unset = `{%- if messages|length > 3 -%}{%- set x = 1 -%}{%- endif -%}{%- for m in messages -%}{{ m.content }}{{ x is defined }};{%- endfor -%}`;
+  assert.equal(check(unset), 10); // k = 4 … 8, both flags
+});
+
+test("header replay within the render budget: the header counts as the prefix's own, the rest as the full render's", () => {
+  // 301 iterations per message and a header loop over the messages: prefixes past the budget raise, as on their own.
+  const heavy = `{%- set ns = namespace(n=0) -%}{%- for m in messages[::-1] -%}{%- set ns.n = ns.n + 1 -%}{%- endfor -%}
+{%- for m in messages -%}{%- for i in range(300) -%}{%- endfor -%}{{ m.content }}{{ ns.n }};{%- endfor -%}{{ add_generation_prompt }}`;
+  const five = chat(['user', '1'], ['assistant', '2'], ['user', '3'], ['assistant', '4'], ['user', '5']);
+  // k ≤ 3 fit (k header iterations + 301 k ≤ 1,000), both flags; longer ones raise, and so does the full render.
+  assert.equal(check(heavy, [five], { budget: { maxLoopIterations: 1000 } }), 8);
+});
+
 test('linearPrefixes: false renders every prefix on its own', () => {
   const ct = templateOf(`{%- for m in messages -%}{{ m.content }}{%- endfor -%}`, { linearPrefixes: false });
   const pr = new PrefixRenderer(ct, CONV, undefined);
@@ -289,8 +344,11 @@ test('agent runs of 10, 40, 80 and 160 messages: real templates, every prefix, b
     [10, 40, 80, 160].map((n) => all(n) - 2),
     'gemma3',
   );
-  assert.ok(
-    served.qwen3.every((x) => x <= 2),
-    'qwen3 reads messages|length first: only the full render is served',
+  // Qwen3 reads messages|length first (its last-query index): every prefix by header replay.
+  // (k = 0 raises: its header reads messages[0].role.)
+  assert.deepEqual(
+    served.qwen3,
+    [10, 40, 80, 160].map((n) => all(n) - 2),
+    'qwen3',
   );
 });

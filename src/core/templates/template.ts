@@ -28,6 +28,12 @@ export interface ChatTemplateOptions {
    * path, for comparisons).
    */
   linearPrefixes?: boolean;
+  /**
+   * Within those, prefix renders whose template header depends on the number of messages (Qwen3's
+   * `messages|length`) from the same traced render by header replay (jinja/prefixTrace.ts; default true, unless the
+   * environment sets `EAGLE3_NO_HEADER_REPLAY=1`); false renders them on their own.
+   */
+  headerReplay?: boolean;
 }
 
 /** The prefix renders one traced render serves ({@link ChatTemplate.tracePrefixes}). */
@@ -199,6 +205,7 @@ export class ChatTemplate {
     const trace = this.template.tracePrefixes(this.variables(messages, tools, addGenerationPrompt), 'messages', 'add_generation_prompt', {
       budget: this.options.budget,
       now: this.options.now,
+      headerReplay: this.options.headerReplay ?? !process.env.EAGLE3_NO_HEADER_REPLAY,
     });
     return {
       render: (n, gen) => trace.render(n, gen),

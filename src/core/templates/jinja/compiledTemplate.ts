@@ -68,6 +68,8 @@ export interface RenderEnvOptions {
   budget?: Partial<RenderBudget>;
   /** The clock `strftime_now` reads (default: now). */
   now?: () => Date;
+  /** {@link tracePrefixes}: serve prefixes cut in the template's header by header replay (prefixTrace.ts; default true). */
+  headerReplay?: boolean;
 }
 
 /** A compiled chat template. */
@@ -133,6 +135,6 @@ export class CompiledTemplate {
   tracePrefixes(vars: Record<string, unknown>, listName: string, flagName: string, opts: RenderEnvOptions = {}): PrefixTrace {
     const budget = { ...DEFAULT_RENDER_BUDGET, ...opts.budget };
     const t = (opts.now ?? (() => new Date()))();
-    return new PrefixTrace(this.body, this.macroRefs, vars, listName, flagName, { budget, now: () => t });
+    return new PrefixTrace(this.body, this.macroRefs, vars, listName, flagName, { budget, now: () => t, headerReplay: opts.headerReplay });
   }
 }

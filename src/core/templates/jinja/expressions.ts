@@ -12,7 +12,7 @@ import { pyCompare, pyEq, toList, truthy } from './protocols';
 import { pyStr, undefinedMessage } from './repr';
 import { builtinAttribute, UNSAFE } from './sandbox';
 import { Control, LoopCtx, Scope } from './scope';
-import { INPUT_FLAG, type TraceHooks } from './traceHooks';
+import { INPUT_FLAG, type StateRead, type TraceHooks } from './traceHooks';
 import { viewOf } from './tracedList';
 import { codePoints } from './strings';
 import { pyContains, TESTS } from './tests';
@@ -48,6 +48,10 @@ export abstract class ExprEvaluator implements Env {
   hooks: TraceHooks | null = null;
   /** The value a read of {@link INPUT_FLAG} gives (traced renders). */
   flagValue = false;
+  /** Traced renders: the next state read (root variable, namespace attribute) is an operand's whole value ({@link operand}). */
+  private relaxNext = false;
+  /** The relaxable read the last {@link noteState} returned. */
+  private lastRead: StateRead | null = null;
 
   /** @param meter the render budget's account (a resumed tail gets its own) */
   constructor(
@@ -117,8 +121,9 @@ export abstract class ExprEvaluator implements Env {
       case 'BinaryExpression':
         return this.binary((n.operator as Tok).value, n.left, n.right, scope);
       case 'UnaryExpression': {
-        const v = norm(this.expr(n.argument, scope));
         const op = (n.operator as Tok).value;
+        if (op === 'not' && this.hooks !== null) return !this.testValue(n.argument, scope);
+        const v = norm(this.expr(n.argument, scope));
         if (op === 'not') return !truthy(v);
         if (v instanceof Undef) v.fail();
         if (typeof v === 'number' || typeof v === 'boolean') return op === '-' ? pyInt(-numValue(v)) : numValue(v);
@@ -126,9 +131,9 @@ export abstract class ExprEvaluator implements Env {
         throw new PyError('TypeError', `bad operand type for unary ${op}: '${typeName(v)}'`);
       }
       case 'Ternary':
-        return truthy(this.expr(n.condition, scope)) ? this.expr(n.trueExpr, scope) : this.expr(n.falseExpr, scope);
+        return this.testValue(n.condition, scope) ? this.expr(n.trueExpr, scope) : this.expr(n.falseExpr, scope);
       case 'SelectExpression':
-        return truthy(this.expr(n.test, scope))
+        return this.testValue(n.test, scope)
           ? this.expr(n.lhs, scope)
           : new Undef('the inline if-expression evaluated to false and no else section was defined.');
       case 'ArrayLiteral':
@@ -162,9 +167,66 @@ export abstract class ExprEvaluator implements Env {
   private resolve(name: string, scope: Scope): unknown {
     for (let s: Scope | null = scope; s; s = s.parent) {
       const v = s.vars.get(name);
+      if (s.born === 0 && this.hooks !== null) this.noteState(s, name, v, false);
       if (v !== undefined) return v;
     }
     return undefined;
+  }
+
+  /**
+   * Traced renders: tells the tracer about a read of the render's state (a variable of the root scope, found or not;
+   * a namespace attribute). When {@link operand} asked for it and `whole` (the value read is the operand's value as
+   * it is), the read is kept in {@link lastRead} to be settled by the operand's test.
+   */
+  private noteState(owner: object, key: string, value: unknown, whole: boolean): void {
+    const relax = this.relaxNext && whole;
+    this.relaxNext = false;
+    const t = this.hooks!.readState(owner, key, value, relax);
+    if (relax) this.lastRead = t;
+  }
+
+  /**
+   * An operand of a test (a comparison, a truth test) in a traced render: its value and, when that value is exactly
+   * one read of the render's state (a root variable `x`, a namespace attribute `ns.x`) and nothing else, that read —
+   * to be settled with the test made of it (traceHooks.ts `StateRead`). Evaluates exactly as {@link expr}.
+   */
+  protected operand(n: N, scope: Scope): [unknown, StateRead | null] {
+    this.lastRead = null;
+    if (n.type === 'Identifier') {
+      this.relaxNext = true;
+      const v = this.lookup(n.value, scope);
+      this.relaxNext = false;
+      if (v instanceof LoopCtx) this.hooks!.poison();
+      return [v, this.takeRead()];
+    }
+    if (n.type === 'MemberExpression' && !n.computed && n.property.type === 'Identifier') {
+      const obj = n.object.type === 'Identifier' ? this.lookup(n.object.value, scope) : this.expr(n.object, scope);
+      this.lastRead = null;
+      this.relaxNext = true;
+      const v = this.getattr(obj, n.property.value);
+      this.relaxNext = false;
+      return [v, this.takeRead()];
+    }
+    return [this.expr(n, scope), null];
+  }
+
+  private takeRead(): StateRead | null {
+    const t = this.lastRead;
+    this.lastRead = null;
+    return t;
+  }
+
+  /** Python truth of an expression; in a traced render, a state read that is the whole operand is settled with it. */
+  protected testValue(n: N, scope: Scope): boolean {
+    if (this.hooks === null) return truthy(this.expr(n, scope));
+    const [v, t] = this.operand(n, scope);
+    const b = truthy(v);
+    if (t) {
+      // An identifier's value went through `norm` (lookup); an attribute's did not.
+      const normed = n.type === 'Identifier';
+      t.settle((x) => truthy(normed ? norm(x) : x) === b);
+    }
+    return b;
   }
 
   private lookup(name: string, scope: Scope): unknown {
@@ -181,6 +243,7 @@ export abstract class ExprEvaluator implements Env {
     }
     for (let s: Scope | null = scope; s; s = s.parent) {
       const v = s.vars.get(name);
+      if (s.born === 0 && this.hooks !== null) this.noteState(s, name, v, v !== undefined && v !== INPUT_FLAG);
       if (v === INPUT_FLAG) {
         this.hooks?.readInput();
         return this.flagValue;
@@ -191,6 +254,7 @@ export abstract class ExprEvaluator implements Env {
   }
 
   private binary(op: string, left: N, right: N, scope: Scope): unknown {
+    if (this.hooks !== null && COMPARISONS.has(op)) return this.tracedComparison(op, left, right, scope);
     const l = this.expr(left, scope);
     if (op === 'and') return truthy(l) ? this.expr(right, scope) : l;
     if (op === 'or') return truthy(l) ? l : this.expr(right, scope);
@@ -237,6 +301,28 @@ export abstract class ExprEvaluator implements Env {
   }
 
   /**
+   * A comparison in a traced render: evaluated as {@link binary} does; an operand that is one read of the render's
+   * state, compared with a plain value (not a container, which a second comparison could read differently), is
+   * settled with the comparison: another value read there passes when it gives the same answer.
+   */
+  private tracedComparison(op: string, left: N, right: N, scope: Scope): boolean {
+    const [l, lt] = this.operand(left, scope);
+    const [r, rt] = this.operand(right, scope);
+    const res = compare(op, l, r);
+    if (lt && rt) {
+      lt.settle(null);
+      rt.settle(null);
+    } else if (lt) {
+      const normed = left.type === 'Identifier';
+      lt.settle(plainValue(r) ? (x) => compare(op, normed ? norm(x) : x, r) === res : null);
+    } else if (rt) {
+      const normed = right.type === 'Identifier';
+      rt.settle(plainValue(l) ? (x) => compare(op, l, normed ? norm(x) : x) === res : null);
+    }
+    return res;
+  }
+
+  /**
    * `obj[start:stop:step]`. jinja2 compiles a slice to Python's own subscript (not the sandbox's `getitem`), so
    * its errors propagate: `None[1:]` and `{}[1:]` raise `TypeError`, as does a non-integer bound.
    */
@@ -257,7 +343,8 @@ export abstract class ExprEvaluator implements Env {
       const view = viewOf(obj);
       if (view) return view.slice(start ?? 0, stop);
     }
-    if (Array.isArray(obj)) return pySlice(obj.map(norm), start, stop, step);
+    // A traced list is copied through its view (one observation of its length), not element by element through its proxy.
+    if (Array.isArray(obj)) return pySlice((viewOf(obj)?.items() ?? obj).map(norm), start, stop, step);
     if (obj instanceof PyTuple) return new PyTuple(pySlice(obj.items, start, stop, step));
     if (typeof obj === 'string') return pySlice(codePoints(obj), start, stop, step).join('');
     if (obj instanceof Markup) return new Markup(pySlice(codePoints(obj.s), start, stop, step).join(''));
@@ -270,7 +357,12 @@ export abstract class ExprEvaluator implements Env {
 
   /** Python attribute lookup (no item fallback). */
   attribute(obj: unknown, name: string): unknown {
-    if (obj instanceof Namespace) return obj.attrs.has(name) ? obj.attrs.get(name) : name.startsWith('__') ? UNSAFE : undefined;
+    if (obj instanceof Namespace) {
+      const has = obj.attrs.has(name);
+      const v = has ? obj.attrs.get(name) : undefined;
+      if (this.hooks !== null) this.noteState(obj, name, v, has);
+      return has ? v : name.startsWith('__') ? UNSAFE : undefined;
+    }
     if (obj instanceof LoopCtx) return obj.attr(name);
     if (obj instanceof Cycler) {
       if (name === 'current') return obj.current;
@@ -370,4 +462,33 @@ export abstract class ExprEvaluator implements Env {
     if (kwargs.size) throw new PyError('TypeError', `test '${name}' takes no keyword arguments`);
     return TESTS[name](this, norm(value), args);
   }
+}
+
+const COMPARISONS = new Set(['==', '!=', '<', '<=', '>', '>=', 'in', 'not in']);
+
+/** The comparison operators of {@link ExprEvaluator} (`binary`). */
+function compare(op: string, l: unknown, r: unknown): boolean {
+  switch (op) {
+    case '==':
+      return pyEq(l, r);
+    case '!=':
+      return !pyEq(l, r);
+    case '<':
+      return pyCompare(l, r, op) < 0;
+    case '<=':
+      return pyCompare(l, r, op) <= 0;
+    case '>':
+      return pyCompare(l, r, op) > 0;
+    case '>=':
+      return pyCompare(l, r, op) >= 0;
+    case 'in':
+      return pyContains(r, l);
+    default:
+      return !pyContains(r, l);
+  }
+}
+
+/** A value a comparison reads nothing more of: a str, number, bool, None, float or Markup. */
+function plainValue(v: unknown): boolean {
+  return v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' || v instanceof PyFloat || v instanceof Markup;
 }

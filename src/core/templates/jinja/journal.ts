@@ -38,11 +38,24 @@ export interface Entry {
   neu: unknown;
 }
 
+/**
+ * Told of changes and whole reads of journaled objects (prefixTrace.ts: where a prefix render whose state differs
+ * from the full render's must stop following it).
+ */
+export interface JournalWatcher {
+  /** `owner`'s `key` (a root variable, a namespace attribute, a field) is being set. */
+  wrote(owner: Born, key: unknown): void;
+  /** Every attribute of `owner` (a namespace) is read at once (its `repr`). */
+  readAll(owner: Born): void;
+}
+
 /** A journal: the main one of a traced render (append-only, then moved with undo/redo), or a tail's (undone when the tail ends). */
 export class Journal {
   readonly entries: Entry[] = [];
   /** The state position (entries applied). */
   pos = 0;
+  /** Told of every recorded change and whole read (the main journal of a traced render only). */
+  watcher: JournalWatcher | null = null;
   /**
    * @param tail true for a tail run: its objects are born at +Infinity (never live at a checkpoint)
    * @param lastMark position of the latest checkpoint: changes of objects born at or before it are recorded
@@ -74,12 +87,14 @@ export class Journal {
 
   recordMap(owner: Born, map: Map<unknown, unknown>, key: unknown, value: unknown): void {
     if (owner.born > this.lastMark) return;
+    this.watcher?.wrote(owner, key);
     const had = map.has(key);
     this.push({ kind: Kind.Map, owner, container: map, key, had, old: had ? map.get(key) : undefined, neu: value });
   }
 
   recordField(owner: Born, obj: Record<string, unknown>, key: string, value: unknown): void {
     if (owner.born > this.lastMark) return;
+    this.watcher?.wrote(owner, key);
     this.push({ kind: Kind.Field, owner, container: obj, key, had: true, old: obj[key], neu: value });
   }
 
@@ -150,4 +165,9 @@ export function journaledFieldSet<T extends Born, K extends keyof T & string>(ob
 /** Notes that an iterator advanced (cannot be undone). */
 export function journalConsume(owner: Born): void {
   if (active) active.recordConsume(owner);
+}
+
+/** Notes that every attribute of `owner` is read at once (a namespace's `repr`), for the active journal's watcher. */
+export function journalReadAll(owner: Born): void {
+  active?.watcher?.readAll(owner);
 }

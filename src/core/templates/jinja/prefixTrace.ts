@@ -21,72 +21,67 @@
  *    from the same state at the same statement, so the search for its cut resumes there. This serves templates
  *    that scan all messages before rendering them (DeepSeek-V3's system-prompt pass).
  * 5. A prefix never cut renders exactly as the full render.
- * Anything else — a cut before the first checkpoint (Qwen3's `messages|length` in its header), an invalid
- * checkpoint (an iterator consumed across it), an error — is not served: the caller renders it for real.
+ * 6. Header replay. A prefix cut before the first checkpoint (Qwen3 reads `messages|length` in its header, before
+ *    its message loop) runs the template for real from its start with the list cut to `m[:k]`, up to the start of
+ *    its first resumable loop — the header, cheap — and stops there. If that is the loop of the first checkpoint
+ *    (same statement, same frames, same view of the list), the two states are compared (stateMatch.ts): they must be
+ *    the same up to which objects are which, except for plain values in some root variables and namespace
+ *    attributes (the overrides: Qwen3's `ns.last_query_index`). From there the prefix follows the full render
+ *    while (a) no observation of the list or the flag after the first checkpoint differs for `(k, g)` (the cuts are
+ *    kept a second time, from the first checkpoint on) and (b) every read of an overridden place gives the same
+ *    decision: each read of a root variable or namespace attribute after the first checkpoint is recorded in order,
+ *    either as a plain read (fails for any other value) or, when the value read is the whole operand of a
+ *    comparison with a plain value or of a truth test, as that test (`loop.index0 > ns.last_query_index` fails only
+ *    for a value that answers otherwise); a write heals the place (both renders write the same value, everything
+ *    before it being the same). The prefix is then its own header's output + the full render's output from the
+ *    first checkpoint to the checkpoint before the first failing read or cut + a tail from that checkpoint with the
+ *    overrides applied (those not healed before it) — or the full render's rest when nothing fails. Without
+ *    overrides, prefixes that rejoin at a loop's end (4) rejoin here too.
+ * Anything else — a cut before the first checkpoint whose header replay does not reach the same loop in a matching
+ * state, an invalid checkpoint (an iterator consumed across it), an error — is not served: the caller renders it for
+ * real.
  */
-import type { N } from './ast';
-import { BudgetMeter } from '../renderBudget';
-import type { RenderBudget } from '../renderBudget';
-import { activateJournal, isChange, isConsume, Journal, type Born } from './journal';
+import type { MacroRefs, N } from './ast';
+import { BudgetMeter, type RenderBudget } from '../renderBudget';
+import { activateJournal, isChange, isConsume, Journal, journaledMapSet, type Born, type JournalWatcher } from './journal';
 import { LoopCtx, Control, Scope } from './scope';
+import { stateOverrides, type Override } from './stateMatch';
 import { Renderer } from './statements';
-import { INPUT_FLAG, type Frame, type LoopRun, type TraceHooks } from './traceHooks';
-import { ListTrace, type ObservationSink } from './tracedList';
-import type { MacroRefs } from './ast';
-
-const UNCUT = -2;
-const ABSENT = Symbol('absent');
-
-/** A resumable loop's run, with the prefixes waiting at its end to rejoin. */
-class Run implements LoopRun {
-  pending: { k: number; g: number; cp: number }[] = [];
-  constructor(
-    readonly node: N,
-    readonly scope: Scope,
-    readonly loop: LoopCtx,
-    readonly frames: readonly Readonly<Frame>[],
-    readonly baseText: string,
-  ) {}
-}
-
-/** A checkpoint: boundary `i` of `run`, at journal position `jpos`, with the output so far. */
-interface Checkpoint {
-  run: Run;
-  i: number;
-  jpos: number;
-  text: string;
-  iterations: number;
-  /** Smallest `born` of an iterator consumed at or after `jpos` in the main run (computed after it). */
-  consumedBorn: number;
-}
-
-/** The blocks and loops of the top-level chain of a template body (see {@link TraceHooks}). */
-function topLevelChain(body: N[]): { blocks: Set<N[]>; fors: Set<N> } {
-  const blocks = new Set<N[]>();
-  const fors = new Set<N>();
-  const walk = (nodes: N[]) => {
-    blocks.add(nodes);
-    for (const n of nodes) {
-      if (n.type === 'If') {
-        walk(n.body);
-        walk(n.alternate);
-      } else if (n.type === 'For') fors.add(n);
-    }
-  };
-  walk(body);
-  return { blocks, fors };
-}
-const CHAINS = new WeakMap<N[], { blocks: Set<N[]>; fors: Set<N> }>();
+import { INPUT_FLAG, type Frame, type LoopRun, type StateRead, type TraceHooks } from './traceHooks';
+import { ListTrace, type ListView, type ObservationSink } from './tracedList';
+import {
+  ABSENT,
+  Access,
+  CHAINS,
+  currentValue,
+  HeaderHooks,
+  Kind,
+  Layer,
+  NEVER,
+  Run,
+  topLevelChain,
+  UNCUT,
+  type Checkpoint,
+  type Pair,
+} from './prefixTraceParts';
 
 /** Options of a traced render. */
 export interface PrefixTraceOptions {
   budget: Readonly<RenderBudget>;
   /** The clock, read once: the full render and every tail see the same time. */
   now: () => Date;
+  /** Serve prefixes cut before the first checkpoint by header replay (module comment, 6); default true. */
+  headerReplay?: boolean;
 }
 
+/**
+ * For tests only: `ignoreStateReads` makes header replay follow the full render past reads of overridden places as
+ * if every one gave the same decision — a wrong proof, which the equality tests must catch.
+ */
+export const PREFIX_TRACE_TESTING = { ignoreStateReads: false };
+
 /** One traced render of a template over a list, serving its prefix renders. */
-export class PrefixTrace implements TraceHooks, ObservationSink {
+export class PrefixTrace implements TraceHooks, ObservationSink, JournalWatcher {
   readonly resumableBlocks: ReadonlySet<N[]>;
   readonly resumableFors: ReadonlySet<N>;
   /** Length of the full list. */
@@ -96,9 +91,28 @@ export class PrefixTrace implements TraceHooks, ObservationSink {
   private readonly journal = new Journal(false);
   private readonly checkpoints: Checkpoint[] = [];
   private lastCp = -1;
-  /** Per flag value (0 = false, 1 = true): for each k, UNCUT or the checkpoint a prefix resumes from (-1: none). */
-  private readonly resume: [Int32Array, Int32Array];
-  private readonly minUncut = [0, 0];
+  /** The cuts from the template's start (per flag value, 0 = false: for each k, UNCUT or a checkpoint, -1: none). */
+  private readonly fromStart: Layer;
+  /** Header replay (module comment, 6): the cuts from the first checkpoint on, with and without rejoining. */
+  private afterHeader: Layer | null = null;
+  private afterHeaderFirst: Layer | null = null;
+  private readonly layers: Layer[] = [];
+  /** The end of the widest range of prefixes cut before the first checkpoint. */
+  private headerCutEnd = 0;
+  /** Accesses to the state after the first checkpoint, by owner and key, in order (header replay only). */
+  private readonly accesses = new Map<object, Map<unknown, Access[]>>();
+  /** The first checkpoint at which each namespace was read whole. */
+  private readonly wholeReads = new Map<object, number>();
+  private recording = false;
+  private readonly root: Scope;
+  private readonly rootVars: [string, unknown][];
+  private readonly body: N[];
+  private finalCount = 0;
+  /**
+   * Header replays: key 3k for a header that did not read the flag (the replay is then the same for both values: up
+   * to a read of the flag both run alike), 3k + 1 + g for one that did; its output, count and overrides (null: no match).
+   */
+  private readonly headers = new Map<number, { text: string; count: number; overrides: Override[] } | null>();
   private exiting: Run | null = null;
   private poisoned = false;
   private minDirtyBorn = Infinity;
@@ -125,18 +139,22 @@ export class PrefixTrace implements TraceHooks, ObservationSink {
     this.resumableFors = chain.fors;
     this.trace = new ListTrace(vars[listName] as unknown[]);
     this.n = this.trace.n;
-    this.resume = [new Int32Array(this.n + 1).fill(UNCUT), new Int32Array(this.n + 1).fill(UNCUT)];
+    this.fromStart = new Layer(this.n, true);
+    this.layers.push(this.fromStart);
     this.fullFlag = vars[flagName] ? 1 : 0;
+    this.body = body;
     const r = (this.renderer = new Renderer(new BudgetMeter(opts.budget), opts.now, macroRefs));
-    const root = new Scope(r.globals);
+    const root = (this.root = new Scope(r.globals));
     root.born = 0;
     for (const [k, v] of Object.entries(vars)) if (v !== undefined) root.vars.set(k, v);
     root.vars.set(listName, this.trace.root());
     root.vars.set(flagName, INPUT_FLAG);
+    this.rootVars = [...root.vars];
     r.flagValue = this.fullFlag === 1;
     r.hooks = this;
     r.frames = [];
     this.trace.sink = this;
+    this.journal.watcher = this;
     const prev = activateJournal(this.journal);
     try {
       const out = r.block(body, root);
@@ -145,7 +163,10 @@ export class PrefixTrace implements TraceHooks, ObservationSink {
     } catch {
       this.fullText = null; // prefixes cut before the error are still served
     } finally {
+      this.finalCount = r.meter.count;
       activateJournal(prev);
+      this.journal.watcher = null;
+      this.recording = false;
       this.trace.sink = null;
       r.hooks = null;
       r.frames = null;
@@ -160,30 +181,43 @@ export class PrefixTrace implements TraceHooks, ObservationSink {
    */
   render(k: number, flag: boolean): string | undefined {
     if (!Number.isInteger(k) || k < 0 || k > this.n) return undefined;
-    const at = this.resume[flag ? 1 : 0][k];
+    const g = flag ? 1 : 0;
+    const at = this.fromStart.res[g][k];
     if (at === UNCUT) return this.fullText ?? undefined;
-    if (at < 0) return undefined;
+    if (at < 0) return this.afterHeaderReplay(k, g);
     const cp = this.checkpoints[at];
-    if (cp.consumedBorn <= cp.jpos || this.minDirtyBorn <= cp.jpos) return undefined;
-    return this.tail(cp, k, flag);
+    if (!this.usable(cp)) return undefined;
+    const out = this.tail(cp, k, flag, [], 0, cp.text.length);
+    if (out === undefined) return undefined;
+    // The output up to a checkpoint is the full render's output up to there (top-level blocks only append): when the
+    // tail continues it too, the render is a prefix of the full text, returned as a slice of it (no copy).
+    const full = this.fullText;
+    if (full !== null && full.startsWith(out, cp.text.length)) return full.slice(0, cp.text.length + out.length);
+    return cp.text + out;
   }
 
-  private tail(cp: Checkpoint, k: number, flag: boolean): string | undefined {
+  private usable(cp: Checkpoint): boolean {
+    return cp.consumedBorn > cp.jpos && this.minDirtyBorn > cp.jpos;
+  }
+
+  /**
+   * The rest of a render from checkpoint `cp`, the list cut to `k`, with `overrides` applied to the state there.
+   * @param shift iterations the prefix render counted more than the full render up to `cp` (its own header's)
+   * @param before the length of the prefix render's output before `cp` (for the budget's length check)
+   */
+  private tail(cp: Checkpoint, k: number, flag: boolean, overrides: readonly Override[], shift: number, before: number): string | undefined {
     const r = this.renderer;
     this.journal.moveTo(cp.jpos);
     const tailJournal = new Journal(true, cp.jpos, (born) => (this.minDirtyBorn = Math.min(this.minDirtyBorn, born)));
     const prev = activateJournal(tailJournal);
     this.trace.limit = k;
     r.flagValue = flag;
-    r.meter = new BudgetMeter(this.opts.budget, cp.iterations);
+    r.meter = new BudgetMeter(this.opts.budget, cp.iterations + shift);
     try {
+      for (const o of overrides) journaledMapSet(o.owner, o.container, o.key, o.value);
       const out = r.resumeFrom(cp.run, cp.i);
-      r.meter.length(cp.text.length + out.length);
-      // The output up to a checkpoint is the full render's output up to there (top-level blocks only append): when the
-      // tail continues it too, the render is a prefix of the full text, returned as a slice of it (no copy).
-      const full = this.fullText;
-      if (full !== null && full.startsWith(out, cp.text.length)) return full.slice(0, cp.text.length + out.length);
-      return cp.text + out;
+      r.meter.length(before + out.length);
+      return out;
     } catch {
       return undefined;
     } finally {
@@ -194,6 +228,121 @@ export class PrefixTrace implements TraceHooks, ObservationSink {
     }
   }
 
+  /** A prefix cut before the first checkpoint, by header replay (module comment, 6), or undefined. */
+  private afterHeaderReplay(k: number, g: number): string | undefined {
+    const cp0 = this.checkpoints[0];
+    if (!this.afterHeader || !this.afterHeaderFirst || cp0 === undefined || cp0.jpos !== 0) return undefined;
+    const head = this.header(k, g, cp0);
+    if (!head) return undefined;
+    const overrides = head.overrides;
+    let at: number;
+    let apply: Override[] = overrides;
+    if (overrides.length === 0) at = this.afterHeader.res[g][k];
+    else {
+      const listCut = this.afterHeaderFirst.res[g][k];
+      let cut = listCut === UNCUT ? NEVER : listCut;
+      const heals: number[] = [];
+      for (const o of overrides) {
+        const [fail, heal] = this.firstFailure(o);
+        cut = Math.min(cut, fail);
+        heals.push(heal);
+      }
+      at = cut === NEVER ? UNCUT : cut;
+      // A place written before the checkpoint resumed from holds there what the prefix render wrote too.
+      apply = overrides.filter((_, i) => heals[i] >= cut);
+    }
+    const shift = head.count - cp0.iterations;
+    const base = cp0.text.length;
+    if (at === UNCUT) {
+      const full = this.fullText;
+      if (full === null || head.count + this.finalCount - cp0.iterations > this.opts.budget.maxLoopIterations) return undefined;
+      if (head.text.length + full.length - base > this.opts.budget.maxOutputLength) return undefined;
+      return head.text === cp0.text ? full : head.text + full.slice(base);
+    }
+    const cp = this.checkpoints[at];
+    if (!this.usable(cp)) return undefined;
+    const out = this.tail(cp, k, g === 1, apply, shift, head.text.length + cp.text.length - base);
+    if (out === undefined) return undefined;
+    if (head.text === cp0.text) {
+      const full = this.fullText;
+      if (full !== null && full.startsWith(out, cp.text.length)) return full.slice(0, cp.text.length + out.length);
+      return cp.text + out;
+    }
+    return head.text + cp.text.slice(base) + out;
+  }
+
+  /** The header replay of `(k, g)` and its overrides (computed once per prefix length when the header does not read the flag). */
+  private header(k: number, g: number, cp0: Checkpoint): { text: string; count: number; overrides: Override[] } | undefined {
+    for (const key of [3 * k, 3 * k + 1 + g]) if (this.headers.has(key)) return this.headers.get(key) ?? undefined;
+    const head = this.replayHeader(k, g, cp0);
+    let out: { text: string; count: number; overrides: Override[] } | null = null;
+    if (head) {
+      this.journal.moveTo(cp0.jpos);
+      const overrides = stateOverrides(head.root, this.root);
+      if (overrides) out = { text: head.text, count: head.count, overrides };
+    }
+    this.headers.set(head?.flagRead === false ? 3 * k : 3 * k + 1 + g, out);
+    return out ?? undefined;
+  }
+
+  /**
+   * Runs the template from its start for `m[:k]` and flag `g` up to the start of its first resumable loop; that must
+   * be the loop of checkpoint `cp0`, in the same frames, over the same view of the list. Undefined otherwise (or
+   * when the header raises, runs past the budget or lets a loop context escape).
+   */
+  private replayHeader(k: number, g: number, cp0: Checkpoint): { root: Scope; text: string; count: number; flagRead: boolean } | undefined {
+    const r = this.renderer;
+    const hooks = new HeaderHooks(this.resumableBlocks, this.resumableFors);
+    const root = new Scope(r.globals);
+    for (const [name, v] of this.rootVars) root.vars.set(name, v);
+    const prev = activateJournal(new Journal(true));
+    this.trace.limit = k;
+    r.flagValue = g === 1;
+    r.meter = new BudgetMeter(this.opts.budget);
+    r.hooks = hooks;
+    r.frames = [];
+    let count: number;
+    try {
+      r.block(this.body, root);
+      return undefined; // no resumable loop reached
+    } catch (e) {
+      if (e !== hooks.stop) return undefined;
+      count = r.meter.count;
+    } finally {
+      activateJournal(prev);
+      r.hooks = null;
+      r.frames = null;
+      r.control = Control.None;
+      this.trace.limit = this.n;
+    }
+    const at = hooks.at!;
+    const run = cp0.run;
+    if (hooks.poisoned || at.node !== run.node || at.view.lo !== run.view.lo || at.view.hi !== run.view.hi) return undefined;
+    if (at.frames.length !== run.frames.length) return undefined;
+    for (let d = 0; d < at.frames.length; d++) {
+      const a = at.frames[d];
+      const b = run.frames[d];
+      if (a.nodes !== b.nodes || a.index !== b.index || a.scope !== root || b.scope !== this.root) return undefined;
+    }
+    if (run.scope !== this.root) return undefined;
+    return { root, text: at.text, count, flagRead: hooks.flagRead };
+  }
+
+  /**
+   * For an overridden place: the checkpoint before its first access that the prefix's value would make go
+   * otherwise (NEVER: none), and the checkpoint of the first write to it (NEVER: none) — accesses after that write
+   * see the same value in both renders.
+   */
+  private firstFailure(o: Override): [fail: number, heal: number] {
+    if (PREFIX_TRACE_TESTING.ignoreStateReads) return [NEVER, NEVER];
+    const whole = this.wholeReads.get(o.owner) ?? NEVER;
+    for (const a of this.accesses.get(o.owner)?.get(o.key) ?? []) {
+      if (a.kind === Kind.Write) return [whole, a.cp];
+      if (a.failsWith(o.value)) return [Math.min(whole, a.cp), NEVER];
+    }
+    return [whole, NEVER];
+  }
+
   // --- ObservationSink ------------------------------------------------------------------------------------------
 
   cut(a: number, b: number): void {
@@ -201,26 +350,66 @@ export class PrefixTrace implements TraceHooks, ObservationSink {
   }
 
   private cutRange(g: number, a: number, b: number): void {
-    const res = this.resume[g];
-    for (let k = Math.max(a, this.minUncut[g]); k < b; k++) {
-      if (res[k] !== UNCUT) continue;
-      res[k] = this.lastCp;
-      if (this.exiting && this.lastCp >= 0) this.exiting.pending.push({ k, g, cp: this.lastCp });
+    if (this.lastCp < 0) this.headerCutEnd = Math.max(this.headerCutEnd, b);
+    for (const layer of this.layers) {
+      const res = layer.res[g];
+      for (let k = Math.max(a, layer.minUncut[g]); k < b; k++) {
+        if (res[k] !== UNCUT) continue;
+        res[k] = this.lastCp;
+        if (layer.rejoin && this.exiting && this.lastCp >= 0) this.exiting.pending.push({ layer, k, g, cp: this.lastCp });
+      }
+      let m = layer.minUncut[g];
+      while (m <= this.n && res[m] !== UNCUT) m++;
+      layer.minUncut[g] = m;
     }
-    let m = this.minUncut[g];
-    while (m <= this.n && res[m] !== UNCUT) m++;
-    this.minUncut[g] = m;
+  }
+
+  // --- JournalWatcher and state reads (header replay) ------------------------------------------------------------
+
+  private access(owner: object, key: unknown, open: boolean, write: boolean): Access | null {
+    if (!this.recording || (owner as Born).born > 0) return null; // made after the first checkpoint: no prefix's state differs there
+    let byKey = this.accesses.get(owner);
+    if (!byKey) this.accesses.set(owner, (byKey = new Map()));
+    let list = byKey.get(key);
+    if (!list) byKey.set(key, (list = []));
+    const last = list[list.length - 1];
+    // After a settled plain read or a write, later accesses cannot come first.
+    if (last !== undefined && !last.open && last.kind !== Kind.Test) return null;
+    const a = new Access(this.lastCp, open);
+    if (write) a.kind = Kind.Write;
+    list.push(a);
+    return a;
+  }
+
+  wrote(owner: Born, key: unknown): void {
+    this.access(owner, key, false, true);
+  }
+
+  readAll(owner: Born): void {
+    if (this.recording && !this.wholeReads.has(owner)) this.wholeReads.set(owner, this.lastCp);
+  }
+
+  readState(owner: object, key: string, _value: unknown, relaxable: boolean): StateRead | null {
+    const a = this.access(owner, key, relaxable, false);
+    return relaxable ? a : null;
   }
 
   // --- TraceHooks -----------------------------------------------------------------------------------------------
 
-  beginLoop(node: N, scope: Scope, loop: LoopCtx, frames: readonly Frame[]): LoopRun {
+  beginLoop(node: N, scope: Scope, loop: LoopCtx, frames: readonly Frame[], view: ListView): LoopRun {
     const snapshot = frames.map((f) => ({ nodes: f.nodes, scope: f.scope, index: f.index, out: '' }));
-    return new Run(node, scope, loop, snapshot, frames.map((f) => f.out).join(''));
+    return new Run(node, scope, loop, snapshot, frames.map((f) => f.out).join(''), view);
   }
 
   boundary(run: LoopRun, i: number, out: string): void {
     if (this.poisoned) return;
+    if (this.checkpoints.length === 0 && this.headerCutEnd > 1 && this.opts.headerReplay !== false) {
+      // Prefixes of one message or more were cut in the header: keep what header replay needs (module comment, 6).
+      this.afterHeader = new Layer(this.n, true);
+      this.afterHeaderFirst = new Layer(this.n, false);
+      this.layers.push(this.afterHeader, this.afterHeaderFirst);
+      this.recording = true;
+    }
     const jpos = this.journal.mark();
     const r = run as Run;
     this.checkpoints.push({ run: r, i, jpos, text: r.baseText + out, iterations: this.renderer.meter.count, consumedBorn: Infinity });
@@ -274,9 +463,9 @@ export class PrefixTrace implements TraceHooks, ObservationSink {
       if (same) {
         for (let k = from; k <= at; k++) {
           const p = pending[k];
-          if (this.resume[p.g][p.k] !== id) continue;
-          this.resume[p.g][p.k] = UNCUT;
-          this.minUncut[p.g] = Math.min(this.minUncut[p.g], p.k);
+          if (p.layer.res[p.g][p.k] !== id) continue;
+          p.layer.res[p.g][p.k] = UNCUT;
+          p.layer.minUncut[p.g] = Math.min(p.layer.minUncut[p.g], p.k);
         }
       }
       at = from - 1;
@@ -307,17 +496,4 @@ export class PrefixTrace implements TraceHooks, ObservationSink {
       cp.consumedBorn = born;
     }
   }
-}
-
-/** A journaled location (a Map key or an object field) and its value at the checkpoint being compared. */
-interface Pair {
-  owner: Born;
-  container: Map<unknown, unknown> | Record<string, unknown>;
-  key: unknown;
-  value: unknown;
-}
-
-function currentValue(p: Pair): unknown {
-  if (p.container instanceof Map) return p.container.has(p.key) ? p.container.get(p.key) : ABSENT;
-  return p.container[p.key as string];
 }

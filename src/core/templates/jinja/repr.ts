@@ -1,6 +1,7 @@
 /**
  * Python `str()` and `repr()` of template values, as jinja2 prints them (`{{ v }}`), and the messages of undefined values.
  */
+import { journalReadAll } from './journal';
 import { toList } from './protocols';
 import { htmlEscape } from './strings';
 import {
@@ -107,7 +108,10 @@ export function pyRepr(v: unknown): string {
       .join(', ')}}`;
   if (v instanceof Undef || v === undefined) return 'Undefined';
   if (v instanceof Markup) return `Markup(${reprStr(v.s)})`;
-  if (v instanceof Namespace) return `<Namespace {${[...v.attrs].map(([k, x]) => `${reprStr(k)}: ${pyRepr(x)}`).join(', ')}}>`;
+  if (v instanceof Namespace) {
+    journalReadAll(v);
+    return `<Namespace {${[...v.attrs].map(([k, x]) => `${reprStr(k)}: ${pyRepr(x)}`).join(', ')}}>`;
+  }
   if (v instanceof PyRange) return v.step === 1 ? `range(${v.start}, ${v.stop})` : `range(${v.start}, ${v.stop}, ${v.step})`;
   if (v instanceof DictView) return `dict_${v.kind}(${pyRepr(toList(v))})`;
   if (v instanceof PyCallable && v.kind === 'macro') return `<Macro ${reprStr(v.name)}>`;

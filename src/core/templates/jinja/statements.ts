@@ -16,6 +16,20 @@ import { makeDict, Namespace, PyCallable, PyError, PyTuple, typeName, Undef } fr
 // ---------------------------------------------------------------------------------------------------------------
 // Evaluation
 
+/** Where a macro was defined: its parameters and body (AST nodes) and the scope its names resolve in. */
+export interface MacroOrigin {
+  params: N[];
+  body: N[];
+  scope: Scope;
+}
+
+const MACRO_ORIGINS = new WeakMap<PyCallable, MacroOrigin>();
+
+/** The definition of a macro made by {@link Renderer} (two macros with the same origin in equivalent scopes behave the same), or undefined. */
+export function macroOrigin(fn: PyCallable): MacroOrigin | undefined {
+  return MACRO_ORIGINS.get(fn);
+}
+
 /** One render's evaluator: {@link ExprEvaluator} plus the statements. */
 export class Renderer extends ExprEvaluator {
   constructor(
@@ -83,7 +97,7 @@ export class Renderer extends ExprEvaluator {
       case 'Comment':
         return '';
       case 'If':
-        return this.block(truthy(this.expr(n.test, scope)) ? n.body : n.alternate, scope);
+        return this.block(this.testValue(n.test, scope) ? n.body : n.alternate, scope);
       case 'For':
         return this.forStmt(n, scope);
       case 'Set': {
@@ -141,7 +155,7 @@ export class Renderer extends ExprEvaluator {
       }
       loop = new LoopCtx(items);
     }
-    const run = view && this.frames !== null && this.hooks!.resumableFors.has(n) ? this.hooks!.beginLoop(n, scope, loop, this.frames) : null;
+    const run = view && this.frames !== null && this.hooks!.resumableFors.has(n) ? this.hooks!.beginLoop(n, scope, loop, this.frames, view) : null;
     return this.loopFrom(n, scope, loop, 0, run);
   }
 
@@ -215,7 +229,7 @@ export class Renderer extends ExprEvaluator {
     }
     const r = refs;
     const names = params.map((p) => (p.type === 'Identifier' ? p.value : p.key.value) as string);
-    return new PyCallable(name, 'macro', (args, kwargs) => {
+    const macro = new PyCallable(name, 'macro', (args, kwargs) => {
       this.meter.enter();
       try {
         const s = new Scope(defScope);
@@ -255,5 +269,7 @@ export class Renderer extends ExprEvaluator {
         this.meter.leave();
       }
     });
+    MACRO_ORIGINS.set(macro, { params, body, scope: defScope });
+    return macro;
   }
 }

@@ -4,6 +4,7 @@
  */
 import type { N } from './ast';
 import type { LoopCtx, Scope } from './scope';
+import type { ListView } from './tracedList';
 
 /**
  * Stands for a boolean input (`add_generation_prompt`) in the root scope of a traced render: reading the variable
@@ -38,8 +39,8 @@ export interface TraceHooks {
   readonly resumableBlocks: ReadonlySet<N[]>;
   /** `for` statements directly in those blocks. */
   readonly resumableFors: ReadonlySet<N>;
-  /** A resumable loop over a traced list starts; `frames` are the live frames around it. */
-  beginLoop(node: N, scope: Scope, loop: LoopCtx, frames: readonly Frame[]): LoopRun;
+  /** A resumable loop over a traced list (`view`) starts; `frames` are the live frames around it. */
+  beginLoop(node: N, scope: Scope, loop: LoopCtx, frames: readonly Frame[], view: ListView): LoopRun;
   /** Boundary before iteration `i` of `run` (a checkpoint); `out` the loop's output so far. */
   boundary(run: LoopRun, i: number, out: string): void;
   /** The loop's own test whether iteration `i` exists (an exit for the prefixes whose list ends there). */
@@ -50,4 +51,20 @@ export interface TraceHooks {
   readInput(): void;
   /** Something the journal cannot restore happened (a loop context escaped into state): no checkpoint from here on. */
   poison(): void;
+  /**
+   * A variable was looked up in the render's root scope (found or not: `value` undefined), or a namespace attribute
+   * was read. With `relaxable`, the value read is the whole result of an operand whose only use is the test the
+   * caller is about to make: the read is returned as a {@link StateRead} the caller then settles (see
+   * {@link StateRead}); otherwise null (the read is recorded as a plain read).
+   */
+  readState(owner: object, key: string, value: unknown, relaxable: boolean): StateRead | null;
+}
+
+/**
+ * A relaxable read of the render's state (TraceHooks.readState): until settled, it stands for "the value read here".
+ * The caller settles it with the test it made of the value — `test(x)` is true when the value `x` (read in its place)
+ * would make the same decision — or with null (the value was used as it is).
+ */
+export interface StateRead {
+  settle(test: ((x: unknown) => boolean) | null): void;
 }

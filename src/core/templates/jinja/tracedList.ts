@@ -100,6 +100,15 @@ export class ListView {
     return this.has(0);
   }
 
+  /**
+   * The visible items as a new array, observed as its length is (reading the length and then every index, as a copy
+   * through the proxy does, observes no more than the length).
+   */
+  items(): unknown[] {
+    const n = this.length();
+    return this.trace.base.slice(this.lo, this.lo + n);
+  }
+
   /** `view[a:b]` for `a ≥ 0`, `b ≥ 0` or null, step 1: a new view; observes nothing. */
   slice(a: number, b: number | null): unknown[] {
     const lo = this.lo + a;
