@@ -11,7 +11,7 @@ import { TemplateBudgetError, TemplateRenderError } from '../templates/errors';
 import { DEFAULT_REASONING_CLOSE, endsWithReasoningOpener, reasoningTags } from '../templates/probes';
 import type { Conversation, MaskPolicy, Message, ReasoningPolicy, ToolCall } from '../types';
 import { templateTurnEnd, type TurnEnd } from './dataTokens';
-import { commonPrefixLength, SpecialTokenFinder, tokenBoundary } from './specialTokens';
+import { commonPrefixLength, endsWithFast, SpecialTokenFinder, startsWithAt, tokenBoundary } from './specialTokens';
 import { asWrittenInline } from '../formats/content';
 import { NEXT_TURN_PROBE, prepareTurns, reasoningShown, restoreInline, restoreIntoWrapper, selectTargets, stopTokenAfter, trimNewlines } from './turns';
 
@@ -258,13 +258,13 @@ function nonSystemRecord(messages: Message[], R: (n: number, gen: boolean) => st
   let start = 0;
   if (k > 0) {
     const sys = R(k, false);
-    start = full.startsWith(sys) ? sys.length : commonPrefixLength(sys, full);
+    start = startsWithAt(full, sys) ? sys.length : commonPrefixLength(sys, full);
   }
   for (const i of selectTargets(messages, 'assistant')) {
     if (!messages[i].tool_calls?.length) continue;
     const H = R(i, false);
     const F = R(i + 1, false);
-    const C = F.slice(F.startsWith(H) ? H.length : commonPrefixLength(H, F));
+    const C = F.slice(startsWithAt(F, H) ? H.length : commonPrefixLength(H, F));
     const missing = unrenderedToolCalls(messages[i], C);
     if (missing.length)
       out.targetErrors.push({ index: i, reason: 'tool_calls_not_rendered', message: toolCallsNotRenderedMessage(i, messages[i], missing, C) });
@@ -441,7 +441,7 @@ function exactRecords(located: readonly LocatedTarget[]): TextRecord[] {
   const records: TextRecord[] = [];
   let current: TextRecord | undefined;
   for (const { index, P, X, span } of located) {
-    if (current && P.startsWith(current.text)) {
+    if (current && startsWithAt(P, current.text)) {
       current.text = X;
       current.spans.push(span);
       current.targets.push(index);
@@ -546,8 +546,8 @@ function turnTexts(m: Message): string[] {
  * the end of the header, `assistant\n…`, is not taken for a coincidence, so no header text becomes trainable.)
  */
 export function ownTextStart(F: string, from: number, at: number, texts: readonly string[]): number {
-  if (texts.some((t) => F.startsWith(t, at))) return at;
-  for (let k = at - 1; k >= from; k--) if (texts.some((t) => k + t.length > at && F.startsWith(t, k))) return k;
+  if (texts.some((t) => startsWithAt(F, t, at))) return at;
+  for (let k = at - 1; k >= from; k--) if (texts.some((t) => k + t.length > at && startsWithAt(F, t, k))) return k;
   return at;
 }
 
@@ -591,7 +591,7 @@ function trailingTextCase(
   const p = H.length - tail.length;
   if (commonPrefixLength(H, F) < p || commonPrefixLength(P, H) < p) return null;
   const U = nextUser();
-  if (U === null || !U.endsWith(tail) || commonPrefixLength(U, H) < p || U.startsWith(tail, p)) return null;
+  if (U === null || !endsWithFast(U, tail) || commonPrefixLength(U, H) < p || U.startsWith(tail, p)) return null;
   const body = F.slice(0, F.length - tail.length);
   const T = body.slice(p);
   const served = P.slice(p);
@@ -630,8 +630,8 @@ function locateCompletion(
     return tail;
   }
   // Case 1, the common case.
-  if (F.startsWith(P)) return { C: F.slice(P.length), from: P.length };
-  const G = P.startsWith(H) ? P.slice(H.length) : P.slice(commonPrefixLength(P, H));
+  if (startsWithAt(F, P)) return { C: F.slice(P.length), from: P.length };
+  const G = startsWithAt(P, H) ? P.slice(H.length) : P.slice(commonPrefixLength(P, H));
   const L = commonPrefixLength(H, F);
   const rest = F.slice(H.length);
   // Case 2: the history is intact and the template writes no header for this turn.
@@ -694,7 +694,7 @@ function mergedRecord(
 ): TextRecord | null {
   if (located.length === 0) return null;
   const last = located[located.length - 1];
-  const text = last.X.length > T.length && last.X.startsWith(T) ? last.X : T;
+  const text = last.X.length > T.length && startsWithAt(last.X, T) ? last.X : T;
   const spans: Span[] = [];
   let historyForm = false;
   for (const t of located) {
@@ -706,11 +706,11 @@ function mergedRecord(
     const start = agree < t.P.length ? ownTextStart(text, history, agree, t.texts) : agree;
     const trained = t.X.slice(t.span[0], t.span[1]);
     let end: number;
-    if (text.startsWith(trained, start)) end = start + trained.length;
+    if (startsWithAt(text, trained, start)) end = start + trained.length;
     else {
       const eot = specials.tokenEndingAt(t.X, t.span[1]);
       const at = eot ? text.indexOf(eot, start) : -1;
-      if (at < 0 || !trained.endsWith(text.slice(start, at + eot!.length))) return null;
+      if (at < 0 || !endsWithFast(trained, text.slice(start, at + eot!.length))) return null;
       end = at + eot!.length;
       historyForm = true;
     }
@@ -755,7 +755,7 @@ function generationBlocksDiff(
   const turn = `assistant turn ${i}`;
   // The turn's own text in F_i: up to the text the template writes after every conversation, when it does (located.F ends before it).
   const own = F.text.slice(located.from, located.F !== undefined ? located.F.length : F.text.length);
-  if (!C.startsWith(own))
+  if (!startsWithAt(C, own))
     return `${turn}: the rules train ${q(cut(trained))} (its reasoning put back where the model writes it); its generation blocks hold ${q(cut(blockText))}`;
   const start = located.from;
   const inF = Math.min(trained.length, F.text.length - start);

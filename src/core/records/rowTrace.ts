@@ -42,6 +42,12 @@ import { turnText } from './recordViewBudget';
 /** An empty think block (only whitespace inside), as reasoning templates write it for a turn without reasoning. */
 const EMPTY_THINK = /<think>\s*<\/think>/;
 
+/** Whether `text[a, z)` holds an empty think block ({@link EMPTY_THINK}); no slice nor regex scan of a span without `<think>`. */
+function hasEmptyThink(text: string, a: number, z: number): boolean {
+  const k = text.indexOf('<think>', a);
+  return k >= 0 && k < z && EMPTY_THINK.test(text.slice(k, z));
+}
+
 /**
  * The one row path as steps: it yields the texts it needs encoded (a conversation's record texts, and its whole render
  * when no record is it: once per conversation, never with a work cap) and is resumed with their encodings, in the
@@ -173,7 +179,7 @@ export function* traceConversation(
   if (row.fate === 'written') {
     t.fate = { fate: 'written', records: t.records.filter((r) => r.fate.written).length };
     // A turn without reasoning trained with the empty think block the template writes for it (checkTemplate's finding, per row).
-    if (built.records.some((rec) => rec.spans.some(([a, z]) => EMPTY_THINK.test(rec.text.slice(a, z))))) t.notes.push('empty_think_trained');
+    if (built.records.some((rec) => rec.spans.some(([a, z]) => hasEmptyThink(rec.text, a, z)))) t.notes.push('empty_think_trained');
   } else if (row.fate === 'errored') {
     const message = `${row.targetError.reason}: ${row.targetError.message}; template "${template.named.name}" of ${ctx.tok.dir}`;
     t.fate = { fate: 'errored', code: row.targetError.reason as Code, message };

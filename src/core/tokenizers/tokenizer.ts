@@ -12,6 +12,7 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { loadTiktokenTokenizer } from './tiktoken/load';
 import { installWordCache } from './wordCache';
 import { installLongWordBpe } from './longWordBpe';
+import { idsEncoder } from './textIds';
 import { byteLevelDecoder, readChatTemplates, readJson, specialTokenVarsOf, stopTokensOf, tokenizerFilesHashOf, tokenizerJsonSize } from './modelFolder';
 import { TokenizerLoadError, type TargetTokenizer } from './types';
 
@@ -107,66 +108,6 @@ export function tokenizerDisplayName(folder: string, embeddedDefault: boolean): 
 }
 
 /**
- * The ids of `text` as `tok.encode(text, { add_special_tokens: false }).ids` gives them, without what that call builds
- * and drops: tokenizers.js (0.2) `encode` runs `encode_text` (added tokens, normalizer, pre-tokenizer, model: the
- * token strings), passes them through the post-processor (which, without special tokens and without a pair, returns
- * them as they are, copied) and maps each to its id (`added_tokens_map`, else the model's `tokens_to_ids`, else the
- * unknown token), with an `attention_mask` array beside. Here `encode_text`'s tokens are mapped directly, the same
- * lookups in the same order. Used when the tokenizer's post-processor is one that passes the tokens through
- * ({@link passesTokensThrough}); otherwise the library's `encode`. Same ids: the oracle tests and
- * test/unit/speedPaths.test.ts compare both. 10–20 % of an encode on long texts (the copies and the mask array).
- */
-function idsEncoder(tok: Tokenizer, tokenizerJson: { post_processor?: unknown }): (text: string) => number[] {
-  const lib = (text: string) => tok.encode(text, { add_special_tokens: false }).ids;
-  const t = tok as unknown as {
-    encode_text?: (text: string) => string[] | null;
-    added_tokens_map?: Map<string, { id?: number }>;
-    model?: { tokens_to_ids?: Map<string, number>; unk_token_id?: number };
-  };
-  const added = t.added_tokens_map;
-  const ids = t.model?.tokens_to_ids;
-  if (typeof t.encode_text !== 'function' || !(added instanceof Map) || !(ids instanceof Map) || !passesTokensThrough(tokenizerJson.post_processor ?? null))
-    return lib;
-  const encodeText = t.encode_text.bind(tok);
-  const model = t.model!;
-  return (text) => {
-    const tokens = encodeText(text) ?? [];
-    const out = new Array<number>(tokens.length);
-    for (let k = 0; k < tokens.length; k++) {
-      const s = tokens[k];
-      out[k] = (added.get(s)?.id ?? ids.get(s) ?? model.unk_token_id) as number;
-    }
-    return out;
-  };
-}
-
-/**
- * Whether a `tokenizer.json` post-processor returns a single text's tokens unchanged when no special tokens are added
- * (tokenizers.js 0.2 `post_process(tokens, null, false)`): none, `ByteLevel`, `BertProcessing`, `RobertaProcessing`,
- * a `TemplateProcessing` whose `single` template holds sequence `A` once (its special tokens are left out), and a
- * `Sequence` of such processors.
- */
-export function passesTokensThrough(pp: unknown): boolean {
-  if (pp === null) return true;
-  const p = pp as { type?: string; single?: unknown; processors?: unknown };
-  switch (p.type) {
-    case 'ByteLevel':
-    case 'BertProcessing':
-    case 'RobertaProcessing':
-      return true;
-    case 'TemplateProcessing': {
-      if (!Array.isArray(p.single)) return false;
-      const seqs = p.single.filter((x) => x && typeof x === 'object' && 'Sequence' in x);
-      return seqs.length === 1 && (seqs[0] as { Sequence: { id?: string } }).Sequence.id === 'A';
-    }
-    case 'Sequence':
-      return Array.isArray(p.processors) && p.processors.every(passesTokensThrough);
-    default:
-      return false;
-  }
-}
-
-/**
  * The tokenizer's length (`len(tokenizer)`, {@link tokenizerJsonSize}) of a loaded tokenizers.js `Tokenizer`: the
  * highest id of its model's `tokens_to_ids` (the vocabulary with the added tokens the constructor puts in it) + 1,
  * a few ms where walking the parsed JSON object of a 128k-token vocabulary takes 0.1 s; from `tokenizerJson` when
@@ -205,6 +146,9 @@ export function releaseParsedModel(tok: unknown): void {
  * writes it. Length and every other character are unchanged.
  */
 export function toWellFormed(text: string): string {
+  // The engine's own check and replacement (ES2024, Node 20), when it has them: no regex scan per encode.
+  const w = text as unknown as { isWellFormed?: () => boolean; toWellFormed?: () => string };
+  if (typeof w.isWellFormed === 'function') return w.isWellFormed() ? text : w.toWellFormed!();
   return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 }
 
@@ -230,6 +174,8 @@ export class OffsetAligner {
   /** The surfaces of added tokens (one or two each), by id. */
   private readonly altById = new Map<number, Uint8Array[]>();
   private readonly added = new Map<number, string>();
+  /** `isAdded[id]` 1 for an added token's id (a typed-array read per token, not a map lookup). */
+  private readonly isAdded: Uint8Array;
   private static readonly byteDecoder = byteLevelDecoder();
 
   /** Unicode normalization form the tokenizer's normalizer applies (NFC, NFKC, …), if any. */
@@ -251,6 +197,8 @@ export class OffsetAligner {
     const form = /"type":"(NFC|NFD|NFKC|NFKD)"/.exec(JSON.stringify(tokenizerJson.normalizer ?? null));
     this.unicodeForm = form ? (form[1] as 'NFC') : null;
     for (const t of tokenizerJson.added_tokens ?? []) this.added.set(t.id, t.content);
+    this.isAdded = new Uint8Array(Math.max(0, ...this.added.keys()) + 1);
+    for (const id of this.added.keys()) if (id >= 0) this.isAdded[id] = 1;
     const raw: string[] = (tokenizerJson.added_tokens ?? []).filter((t: any) => !t.normalized && t.content).map((t: any) => t.content as string);
     raw.sort((a, b) => b.length - a.length);
     this.rawAdded = raw.length ? new RegExp(raw.map((x) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g') : null;
@@ -425,7 +373,8 @@ export class OffsetAligner {
     let cursor = 0;
     let exact = true;
     for (let k = 0; k < ids.length; k++) {
-      if (!this.added.has(ids[k])) {
+      const id = ids[k];
+      if (id >= this.isAdded.length || this.isAdded[id] === 0) {
         // A vocabulary token (nearly all): its one surface, read from the pool without an object per token.
         let at = this.surfaceStart(ids[k]);
         let len = this.surfaceLen[ids[k]];
