@@ -23,7 +23,7 @@ import type { Conversation, Message } from '../types';
 import type { EncodedText, TargetTokenizer } from '../tokenizers/types';
 import { partsFate, RECORD_DROP_NOTES, recordFate, rowFate, type RecordDrop, type RecordLimits } from './fate';
 import { generatedTurnsOf, type GeneratedTurnIds } from './generatedIds';
-import type { TextRecord } from './mask';
+import type { TextRecord } from './maskTypes';
 import { addRecordCut, emptyTrainerCuts, SHORTEST_TRAINER_LENGTH } from '../trainers/trainers';
 import { Counter, trainableInOf } from './traceCounter';
 import { splitIfLong, splitLength } from './traceSplit';
