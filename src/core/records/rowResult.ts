@@ -147,36 +147,25 @@ export interface TokenCountDelta {
  * @param records `[input_ids, loss_mask]` of each written record
  */
 export function countRowTokens(records: readonly { ids: readonly number[]; mask: readonly number[] }[]): TokenCountDelta {
-  // Counted per id in scratch arrays indexed by id (kept between rows, zeroed again after each), the distinct ids met
-  // listed once and sorted: O(tokens + distinct log distinct), where sorting every token cost O(tokens log tokens).
-  // Token ids are below 2^31.
-  let top = -1;
-  for (const r of records) for (let k = 0; k < r.ids.length; k++) if (r.ids[k] > top) top = r.ids[k];
-  if (top >= scratch.all.length) {
-    const n = Math.max(top + 1, scratch.all.length * 2);
-    scratch.all = new Uint32Array(n);
-    scratch.trained = new Uint32Array(n);
-  }
-  const { all: seen, trained: seenTrained } = scratch;
-  const met: number[] = [];
-  for (const r of records)
-    for (let k = 0; k < r.ids.length; k++) {
-      const id = r.ids[k];
-      if (seen[id]++ === 0) met.push(id);
-      if (r.mask[k]) seenTrained[id]++;
-    }
-  const ids = Uint32Array.from(met).sort();
-  const all = new Uint32Array(ids.length);
-  const trained = new Uint32Array(ids.length);
-  for (let d = 0; d < ids.length; d++) {
-    const id = ids[d];
-    all[d] = seen[id];
-    trained[d] = seenTrained[id];
-    seen[id] = 0;
-    seenTrained[id] = 0;
+  // One key per token, id × 2 + trainable, sorted as numbers (a typed array sorts natively): each id's run of keys
+  // gives its count, and the keys ending in 1 its trainable count. Token ids are below 2^31.
+  let n = 0;
+  for (const r of records) n += r.ids.length;
+  const keys = new Uint32Array(n);
+  let j = 0;
+  for (const r of records) for (let k = 0; k < r.ids.length; k++) keys[j++] = r.ids[k] * 2 + (r.mask[k] ? 1 : 0);
+  keys.sort();
+  let distinct = 0;
+  for (let k = 0; k < n; k++) if (k === 0 || keys[k] >>> 1 !== keys[k - 1] >>> 1) distinct++;
+  const ids = new Uint32Array(distinct);
+  const all = new Uint32Array(distinct);
+  const trained = new Uint32Array(distinct);
+  let d = -1;
+  for (let k = 0; k < n; k++) {
+    const id = keys[k] >>> 1;
+    if (d < 0 || ids[d] !== id) ids[++d] = id;
+    all[d]++;
+    trained[d] += keys[k] & 1;
   }
   return { ids, all, trained };
 }
-
-/** {@link countRowTokens}'s counters by token id, all zero between calls (one set per thread). */
-const scratch = { all: new Uint32Array(0), trained: new Uint32Array(0) };
