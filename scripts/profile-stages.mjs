@@ -71,7 +71,10 @@ const STAGES = [
   ['other (start-up, module loading, node internals)', /node:internal\/(modules|bootstrap)\//],
   ['tokenize', /@huggingface\/tokenizers|src\/core\/tokenizers\//],
   ['render', /@huggingface\/jinja|src\/core\/templates\//],
-  ['mask (rules, token mask)', /src\/core\/records\/(mask|turns|specialTokens|dataTokens|split)\.ts/],
+  [
+    'mask (rules, token mask)',
+    /src\/core\/records\/(mask|maskTypes|targetRules|completion|mergedRecord|generationBlocks|turns|specialTokens|dataTokens|split)\.ts/,
+  ],
   ['normalize', /src\/core\/formats\//],
   ['read/parse', /src\/core\/read\/|hyparquet\/|fzstd|node:internal\/(fs|streams)|node:fs|node:zlib|readline/],
   [

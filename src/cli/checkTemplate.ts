@@ -1,5 +1,5 @@
 /** `eagle3-prep check-template`: what the chat template does to training records, on probe conversations. */
-import { GROUPINGS, type Grouping } from '../core/records/mask';
+import { GROUPINGS, type Grouping } from '../core/records/maskTypes';
 import { checkTemplate } from '../core/records/checkTemplate';
 import { formatTemplateCheck } from '../core/records/checkTemplateFormat';
 import { toSnakeJson } from '../core/run/reports/jsonCase';

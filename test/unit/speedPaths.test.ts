@@ -5,8 +5,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { commonPrefixLength } from '../../src/core/records/specialTokens';
-import { loadTokenizer, passesTokensThrough } from '../../src/core/tokenizers/tokenizer';
+import { commonPrefixLength, endsWithFast, startsWithAt } from '../../src/core/records/specialTokens';
+import { addRecordCut, emptyTrainerCuts, recordCut, TRAINER_IDS, TRAINERS } from '../../src/core/trainers/trainers';
+import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
+import { passesTokensThrough } from '../../src/core/tokenizers/textIds';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -53,6 +55,56 @@ test('commonPrefixLength equals the character loop at every length and differenc
   assert.equal(commonPrefixLength('x'.repeat(100) + '😀', 'x'.repeat(100) + '😁'), 101);
 });
 
+test('startsWithAt and endsWithFast equal startsWith and endsWith at every position, short and long', () => {
+  let seed = 5;
+  const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  for (let t = 0; t < 2000; t++) {
+    const len = Math.floor(rand() ** 2 * 3000);
+    let s = '';
+    for (let k = 0; k < len; k++) s += String.fromCharCode(97 + Math.floor(rand() * 2));
+    const a = Math.floor(rand() * (len + 1));
+    const b = a + Math.floor(rand() * (len - a + 40));
+    // A slice of s (true), or one with a character changed or added (mostly false).
+    let p = s.slice(a, b);
+    if (rand() < 0.4 && p.length) {
+      const at = Math.floor(rand() * p.length);
+      p = p.slice(0, at) + 'z' + p.slice(at + 1);
+    } else if (rand() < 0.2) p += 'b';
+    for (const at of [0, a, Math.max(0, a - 1), a + 1, len, len + 3])
+      assert.equal(startsWithAt(s, p, at), s.startsWith(p, at), `${s.length} ${p.length} at ${at}`);
+    assert.equal(startsWithAt(s, p), s.startsWith(p));
+    assert.equal(endsWithFast(s, p), s.endsWith(p));
+    assert.equal(endsWithFast(s, s.slice(a)), true);
+  }
+  assert.equal(startsWithAt('x'.repeat(100) + '😀', 'x'.repeat(100) + '\uD83D'), true);
+  assert.equal(startsWithAt('x'.repeat(40), 'x'.repeat(40), 1), false);
+  assert.equal(endsWithFast('y' + 'x'.repeat(40), 'x'.repeat(41)), false);
+});
+
+test('addRecordCut adds what recordCut says of each trainer, on random masks around the default lengths', () => {
+  let seed = 3;
+  const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  for (let t = 0; t < 200; t++) {
+    const n = Math.floor(rand() * 10000);
+    const p = rand();
+    const mask = Array.from({ length: n }, () => (rand() < p ? 1 : 0));
+    const got = emptyTrainerCuts();
+    const lost = addRecordCut(got, mask);
+    const want = emptyTrainerCuts();
+    let wantLost = false;
+    for (const id of TRAINER_IDS) {
+      const r = recordCut(mask, TRAINERS[id].rule, want[id].length);
+      if (!r.over) continue;
+      want[id].recordsOver++;
+      if (r.untrained) want[id].recordsUntrained++;
+      want[id].trainableLost += r.lost;
+      if (r.lost > 0) wantLost = true;
+    }
+    assert.deepEqual(got, want, `record of ${n}`);
+    assert.equal(lost, n > Math.min(...TRAINER_IDS.map((id) => want[id].length)) && wantLost);
+  }
+});
+
 test('a loaded tokenizer says its length, equal to the one read from tokenizer.json', () => {
   for (const [name, expected] of [
     ['qwen3', 151669],
@@ -81,7 +133,7 @@ test('countRowTokens: ids ascending and distinct with their counts, all and trai
   const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
   for (let t = 0; t < 50; t++) {
     const records = Array.from({ length: 1 + Math.floor(rand() * 3) }, () => {
-      const n = Math.floor(rand() * 400);
+      const n = Math.floor(rand() ** 3 * 9000); // both ways: short rows are sorted, long ones counted by id
       return { ids: Array.from({ length: n }, () => Math.floor(rand() ** 2 * 300000)), mask: Array.from({ length: n }, () => (rand() < 0.3 ? 1 : 0)) };
     });
     const all = new Map<number, number>();

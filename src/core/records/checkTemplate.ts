@@ -10,7 +10,8 @@
  * can go into `report.json` as is; `formatTemplateCheck` (checkTemplateFormat.ts)
  * renders it for a terminal.
  */
-import { buildRecords, type ConversationRecords, type Grouping, type Span } from './mask';
+import { buildRecords } from './mask';
+import type { ConversationRecords, Grouping, Span } from './maskTypes';
 import { selectTargets } from './turns';
 import { SpecialTokenFinder } from './specialTokens';
 import { ChatTemplate, pickTemplate } from '../templates/template';

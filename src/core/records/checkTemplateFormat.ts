@@ -2,7 +2,7 @@
  * `check-template` for a terminal: {@link formatTemplateCheck} renders a {@link TemplateCheck} (checkTemplate.ts) as
  * findings and highlighted record texts.
  */
-import type { Span } from './mask';
+import type { Span } from './maskTypes';
 import type { TemplateCheck } from './checkTemplateTypes';
 
 const ANSI = {

@@ -3,7 +3,7 @@
  * as plain data (JSON-serializable, no `undefined` values) that goes into `report.json` as is and that the CLI, the
  * editor's template check page and the run's report show.
  */
-import type { Grouping, TextRecord } from './mask';
+import type { Grouping, TextRecord } from './maskTypes';
 import type { RenderBudget } from '../templates/renderBudget';
 import type { MaskPolicy } from '../types';
 import type { ProbeName } from '../templates/probeConversations';

@@ -11,7 +11,7 @@
  */
 import type { ChatTemplate } from '../templates/template';
 import type { Message, ToolCall } from '../types';
-import type { SpecialTokenFinder } from './specialTokens';
+import { endsWithFast, startsWithAt, type SpecialTokenFinder } from './specialTokens';
 
 /** First code unit of the placeholders: one private-use character per distinct special token, repeated to its length. */
 const PLACEHOLDER_BASE = 0xf100;
@@ -115,11 +115,11 @@ export function templateTurnEnd(
     return null;
   }
   // `F` may stop before the end of the render (a template that writes text after every conversation).
-  if (Fn.length < F.length || !neutral.restore(Fn).startsWith(F)) return null;
+  if (Fn.length < F.length || !startsWithAt(neutral.restore(Fn), F)) return null;
   Fn = Fn.slice(0, F.length);
   // C's positions from `shift` on are F's positions `p - shift + F.length - C.length`... expressed as an offset:
   const tail = F.slice(from);
-  if (!C.endsWith(tail)) return null;
+  if (!endsWithFast(C, tail)) return null;
   const offset = F.length - C.length; // F position = C position + offset, for C positions >= C.length - tail.length
   const zone = C.length - tail.length;
   let end = -1;

@@ -20,7 +20,7 @@
  * record never mixes the two.
  */
 import type { EncodedText } from '../tokenizers/types';
-import type { TextRecord } from './mask';
+import type { TextRecord } from './maskTypes';
 
 /** One generated turn as `generate` writes it. */
 export interface GeneratedTurnIds {

@@ -10,7 +10,8 @@ import { TemplateBudgetError, TemplateRenderError } from '../templates/errors';
 import { ChatTemplate, pickTemplate } from '../templates/template';
 import type { TargetTokenizer } from '../tokenizers/types';
 import type { Conversation, MaskPolicy, ReasoningPolicy } from '../types';
-import { buildRecords, type ConversationRecords, type Grouping } from './mask';
+import { buildRecords } from './mask';
+import type { ConversationRecords, Grouping } from './maskTypes';
 import { SpecialTokenFinder } from './specialTokens';
 
 /** Thrown when the tokenizer has no chat template (a {@link TemplateRenderError}: `prepare` errors the row with it, the record view rethrows it). */

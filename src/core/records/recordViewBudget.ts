@@ -1,7 +1,7 @@
 /** The record view's work cap: the encoding cache, the shared token budget that extrapolates past it, and the texts it counts. */
 import type { TargetTokenizer } from '../tokenizers/types';
 import type { Message } from '../types';
-import type { Span } from './mask';
+import type { Span } from './maskTypes';
 import { encodeHead, estimatedCount, type HeadEncoding } from './tokenEstimate';
 
 /** Encodings of recent texts (records of a row re-shown with another record, policy or hover), bounded by total characters. */

@@ -2,7 +2,7 @@
 import type { ChatTemplate } from '../templates/template';
 import type { TargetTokenizer } from '../tokenizers/types';
 import type { Conversation, Message, Role } from '../types';
-import type { Span, TextRecord } from './mask';
+import type { Span, TextRecord } from './maskTypes';
 import { commonPrefixLength } from './specialTokens';
 import type { RecordDetail, TokenView, TurnField, TurnView } from './recordViewTypes';
 

@@ -4,7 +4,7 @@ import type { Code } from '../codes';
 import type { LongPolicy } from './rowResult';
 import type { MaskPolicy, ReasoningPolicy, Role } from '../types';
 import type { AnswerMode } from '../types';
-import type { Grouping, Span } from './mask';
+import type { Grouping, Span } from './maskTypes';
 
 /** One row of a dataset file: its JSON text (one JSONL line), and where it is. */
 export interface RowInput {

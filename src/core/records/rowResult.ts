@@ -8,7 +8,7 @@ import type { TrainerCuts, TrainerId } from '../trainers/trainers';
 import type { MaskPolicy, ReasoningPolicy } from '../types';
 import type { RecordRules } from './fate';
 import type { TokenizerBackendChoice } from '../tokenizers/types';
-import type { Grouping } from './mask';
+import type { Grouping } from './maskTypes';
 import type { RowShape } from './shapes';
 
 /**

@@ -29,7 +29,7 @@ import type { Conversation, Message } from '../types';
 import type { EncodedText, TargetTokenizer } from '../tokenizers/types';
 import { partsFate, RECORD_DROP_NOTES, recordFate, rowFate, type RecordDrop, type RecordLimits } from './fate';
 import { generatedTurnsOf, type GeneratedTurnIds } from './generatedIds';
-import type { TextRecord } from './mask';
+import type { TextRecord } from './maskTypes';
 import { addRecordCut, emptyTrainerCuts, SHORTEST_TRAINER_LENGTH } from '../trainers/trainers';
 import { Counter, trainableInOf } from './traceCounter';
 import { splitIfLong, splitLength } from './traceSplit';
@@ -49,6 +49,12 @@ import { turnText } from './recordViewBudget';
 
 /** An empty think block (only whitespace inside), as reasoning templates write it for a turn without reasoning. */
 const EMPTY_THINK = /<think>\s*<\/think>/;
+
+/** Whether `text[a, z)` holds an empty think block ({@link EMPTY_THINK}); no slice nor regex scan of a span without `<think>` (the caller checks that the text has one at all: one scan per record). */
+function hasEmptyThink(text: string, a: number, z: number): boolean {
+  const k = text.indexOf('<think>', a);
+  return k >= 0 && k < z && EMPTY_THINK.test(text.slice(k, z));
+}
 
 /**
  * The one row path as steps: it yields the texts it needs encoded (a conversation's record texts, and its whole render
@@ -247,7 +253,8 @@ export function* traceConversation(
   if (row.fate === 'written') {
     t.fate = { fate: 'written', records: t.records.filter((r) => r.fate.written).length };
     // A turn without reasoning trained with the empty think block the template writes for it (checkTemplate's finding, per row).
-    if (built.records.some((rec) => rec.spans.some(([a, z]) => EMPTY_THINK.test(rec.text.slice(a, z))))) t.notes.push('empty_think_trained');
+    if (built.records.some((rec) => rec.text.includes('<think>') && rec.spans.some(([a, z]) => hasEmptyThink(rec.text, a, z))))
+      t.notes.push('empty_think_trained');
   } else if (row.fate === 'errored') {
     const message = `${row.targetError.reason}: ${row.targetError.message}; template "${template.named.name}" of ${ctx.tok.dir}`;
     t.fate = { fate: 'errored', code: row.targetError.reason as Code, message };

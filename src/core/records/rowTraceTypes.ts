@@ -5,7 +5,7 @@ import type { TargetTokenizer } from '../tokenizers/types';
 import type { TrainerCuts } from '../trainers/trainers';
 import type { Conversation, Message, Source } from '../types';
 import type { RecordDrop, RecordFate } from './fate';
-import type { TextRecord } from './mask';
+import type { TextRecord } from './maskTypes';
 import type { BuildOutcome, BuildSettings, RecordBuilder } from './recordBuilder';
 import type { EncodingCache } from './recordViewBudget';
 import type { LongPolicy, RowSettings } from './rowResult';

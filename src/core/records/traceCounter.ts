@@ -6,7 +6,8 @@ import type { Code } from '../codes';
 import type { MaskPolicy } from '../types';
 import type { EncodedText } from '../tokenizers/types';
 import { applyGeneratedIds, type GeneratedTurnIds } from './generatedIds';
-import { maskFromSpans, type TextRecord } from './mask';
+import { maskFromSpans } from './mask';
+import type { TextRecord } from './maskTypes';
 import { TokenBudget, trainableChars } from './recordViewBudget';
 import { NOT_DECIDED, type ConversationTrace, type TraceContext, type TracedRecord } from './rowTraceTypes';
 

@@ -9,7 +9,7 @@ import { splitInlineThink } from '../formats/content';
 import type { ChatTemplate } from '../templates/template';
 import { reasoningTags, type ReasoningWrapper } from '../templates/probes';
 import type { MaskPolicy, Message, ReasoningPolicy } from '../types';
-import type { SpecialTokenFinder } from './specialTokens';
+import { startsWithAt, type SpecialTokenFinder } from './specialTokens';
 
 /** Whether a turn has text: content that is not `null`, `""` or only whitespace (docs/loss-mask-rules.md "No text"). */
 function hasText(m: Message): boolean {
@@ -171,7 +171,7 @@ export function stopTokenAfter(
     return null;
   }
   let end: number;
-  if (T.startsWith(F)) end = F.length;
+  if (startsWithAt(T, F)) end = F.length;
   else {
     // The template renders turn i differently once a turn follows (GLM-4.x drops reasoning before the last user
     // turn): the turn ends after the longest tail of C that occurs before the probe turn.

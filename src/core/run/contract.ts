@@ -7,7 +7,7 @@
 import type { AnswerMode } from '../types';
 import type { AppliedConfig } from '../formats/appliedConfig';
 import type { RecordRules } from '../records/fate';
-import type { Grouping } from '../records/mask';
+import type { Grouping } from '../records/maskTypes';
 import type { TemplateCheck } from '../records/checkTemplateTypes';
 import type { TrainerCuts, TrainerId } from '../trainers/trainers';
 import type { RunOutputPaths } from './outputFiles';

@@ -14,7 +14,7 @@
  *
  * Pure and without side effects; imports types and choice lists only.
  */
-import { GROUPINGS, type Grouping } from '../records/mask';
+import { GROUPINGS, type Grouping } from '../records/maskTypes';
 import { MASK_POLICIES, REASONING_POLICIES, type MaskPolicy, type ReasoningPolicy } from '../types';
 import type { RecordRules } from '../records/fate';
 import { type PrepareOptions, type PrepareResult } from './contract';

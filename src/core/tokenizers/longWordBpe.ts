@@ -157,47 +157,15 @@ export function heapBpe(word: string, table: MergeTable, endOfWordSuffix?: strin
     return findMerge(table, sym[p], sym[q]);
   };
 
-  let heap = new Float64Array(Math.max(16, n));
-  let size = 0;
-  const push = (key: number) => {
-    if (size === heap.length) {
-      const bigger = new Float64Array(heap.length * 2);
-      bigger.set(heap);
-      heap = bigger;
-    }
-    let k = size++;
-    while (k > 0) {
-      const parent = (k - 1) >> 1;
-      if (heap[parent] <= key) break;
-      heap[k] = heap[parent];
-      k = parent;
-    }
-    heap[k] = key;
-  };
-  const pop = (): number => {
-    const top = heap[0];
-    const last = heap[--size];
-    let k = 0;
-    for (;;) {
-      const l = 2 * k + 1;
-      if (l >= size) break;
-      const r = l + 1;
-      const c = r < size && heap[r] < heap[l] ? r : l;
-      if (heap[c] >= last) break;
-      heap[k] = heap[c];
-      k = c;
-    }
-    heap[k] = last;
-    return top;
-  };
+  const heap = new KeyHeap(n);
   const candidate = (p: number) => {
     const m = mergeAt(p);
-    if (m >= 0) push(table.rank[m] * POS_SPACE + p);
+    if (m >= 0) heap.push(table.rank[m] * POS_SPACE + p);
   };
 
   for (let p = 0; p < n - 1; p++) candidate(p);
-  while (size > 0) {
-    const key = pop();
+  while (heap.size > 0) {
+    const key = heap.pop();
     const rank = Math.floor(key / POS_SPACE);
     const p = key - rank * POS_SPACE;
     if (!alive[p]) continue;
@@ -217,6 +185,53 @@ export function heapBpe(word: string, table: MergeTable, endOfWordSuffix?: strin
   for (let p = 0; p >= 0; p = next[p]) out.push(sym[p] >= 0 ? strings[sym[p]] : chars[p]);
   if (continuingSubwordSuffix) for (let k = 0; k < out.length - 1; k++) out[k] += continuingSubwordSuffix;
   return out;
+}
+
+/** A binary min-heap of numbers in a typed array (the merge candidates of {@link heapBpe}: rank × POS_SPACE + position). */
+class KeyHeap {
+  private heap: Float64Array;
+  size = 0;
+
+  constructor(capacity: number) {
+    this.heap = new Float64Array(Math.max(16, capacity));
+  }
+
+  push(key: number): void {
+    if (this.size === this.heap.length) {
+      const bigger = new Float64Array(this.heap.length * 2);
+      bigger.set(this.heap);
+      this.heap = bigger;
+    }
+    const heap = this.heap;
+    let k = this.size++;
+    while (k > 0) {
+      const parent = (k - 1) >> 1;
+      if (heap[parent] <= key) break;
+      heap[k] = heap[parent];
+      k = parent;
+    }
+    heap[k] = key;
+  }
+
+  /** Removes and returns the smallest key (the heap is not empty). */
+  pop(): number {
+    const heap = this.heap;
+    const top = heap[0];
+    const last = heap[--this.size];
+    const size = this.size;
+    let k = 0;
+    for (;;) {
+      const l = 2 * k + 1;
+      if (l >= size) break;
+      const r = l + 1;
+      const c = r < size && heap[r] < heap[l] ? r : l;
+      if (heap[c] >= last) break;
+      heap[k] = heap[c];
+      k = c;
+    }
+    heap[k] = last;
+    return top;
+  }
 }
 
 /**

@@ -12,7 +12,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
-import { loadTokenizer, OffsetAligner, tokenizerDisplayName, tokenizerFolderOf, toWellFormed } from './tokenizer';
+import { loadTokenizer, tokenizerDisplayName, tokenizerFolderOf } from './tokenizer';
+import { OffsetAligner } from './offsetAligner';
+import { toWellFormed } from './rustText';
 import { readChatTemplates, readJson, specialTokenVarsOf, stopTokensOf, tokenizerFilesHashOf, tokenizerJsonSize } from './modelFolder';
 import { TokenizerLoadError, type EncodedText, type TargetTokenizer } from './types';
 

@@ -62,29 +62,74 @@ export function installWordCache(tok: any, tokenizerJson: any): WordCacheStats |
   if (typeof byteLevel?.pre_tokenize_text !== 'function' || bpe.fuse_unk) return null;
 
   const original = bpe._call.bind(bpe) as (tokens: string[]) => string[];
-  // A piece of one token (most of them) is cached as that token's string, not as a one-element array (~60 bytes less).
-  const cache = new Map<string, string | string[]>();
+  const addedMap = tok.added_tokens_map as Map<string, { id?: number }> | undefined;
+  const toIds = bpe.tokens_to_ids as Map<string, number> | undefined;
+  const vocab = bpe.vocab as unknown;
+  const unk = bpe.unk_token_id as number;
+  if (!(addedMap instanceof Map) || !(toIds instanceof Map) || !Array.isArray(vocab)) return null;
+  // The cache holds each piece's ids: one id (most pieces) as the number itself, several as an array. A piece is
+  // cached only when every token maps to an id whose vocabulary string is that token (always, in byte-level BPE),
+  // so the library's path below gets back exactly the tokens the model gave.
+  const cache = new Map<string, number | number[]>();
   const stats: WordCacheStats = { hits: 0, misses: 0 };
+  /** The id of a token as tokenizers.js's `encode` maps it (added tokens first, then the model's vocabulary), -1 when neither has it. */
+  const idOf = (t: string): number => addedMap.get(t)?.id ?? toIds.get(t) ?? -1;
+  /** The ids of a piece the cache has not seen (the final `ByteLevel` step, then the model), cached when they map back. */
+  const miss = (piece: string): number | number[] | string[] => {
+    stats.misses++;
+    const tokens = original(byteLevel.pre_tokenize_text(piece)) as string[];
+    const ids = new Array<number>(tokens.length);
+    for (let k = 0; k < tokens.length; k++) {
+      const id = idOf(tokens[k]);
+      if (id < 0 || vocab[id] !== tokens[k]) return tokens;
+      ids[k] = id;
+    }
+    if (cache.size >= MAX_ENTRIES) cache.clear();
+    const v = ids.length === 1 ? ids[0] : ids;
+    cache.set(ownCopy(piece), v);
+    return v;
+  };
   seq.tokenizers = seq.tokenizers.slice(0, -1);
   bpe._call = (pieces: string[]): string[] => {
     const out: string[] = [];
     for (const piece of pieces) {
-      const cached = cache.get(piece);
-      if (cached === undefined) {
-        stats.misses++;
-        const tokens = original(byteLevel.pre_tokenize_text(piece)) as string[];
-        if (cache.size >= MAX_ENTRIES) cache.clear();
-        cache.set(ownCopy(piece), tokens.length === 1 ? tokens[0] : tokens);
-        for (const t of tokens) out.push(t);
-      } else {
-        stats.hits++;
-        if (typeof cached === 'string') out.push(cached);
-        else for (const t of cached) out.push(t);
-      }
+      let v: number | number[] | string[] | undefined = cache.get(piece);
+      if (v === undefined) v = miss(piece);
+      else stats.hits++;
+      if (typeof v === 'number') out.push(vocab[v]);
+      else for (const x of v) out.push(typeof x === 'number' ? vocab[x] : x);
     }
     return out;
   };
+  appenders.set(tok, (pieces, out) => {
+    for (let p = 0; p < pieces.length; p++) {
+      let v: number | number[] | string[] | undefined = cache.get(pieces[p]);
+      if (v === undefined) v = miss(pieces[p]);
+      else stats.hits++;
+      if (typeof v === 'number') out.push(v);
+      else if (typeof v[0] === 'number') for (let k = 0; k < v.length; k++) out.push(v[k] as number);
+      else
+        for (let k = 0; k < v.length; k++) {
+          const id = idOf(v[k] as string);
+          out.push(id < 0 ? unk : id);
+        }
+    }
+  });
   return stats;
+}
+
+/**
+ * Appends the token ids of pre-tokenized pieces (the pre-tokenizer `Sequence` without its final `ByteLevel` step, as
+ * installed) to `out`, through the word cache: the ids tokenizers.js's `encode` gives their tokens (added tokens first,
+ * then the model's vocabulary, else the unknown token).
+ */
+export type PieceIdsAppender = (pieces: readonly string[], out: number[]) => void;
+
+const appenders = new WeakMap<object, PieceIdsAppender>();
+
+/** The {@link PieceIdsAppender} of a tokenizers.js `Tokenizer` the cache is installed on ({@link installWordCache}); undefined otherwise. */
+export function pieceIdsOf(tok: object): PieceIdsAppender | undefined {
+  return appenders.get(tok);
 }
 
 /**

@@ -155,15 +155,27 @@ export function recordCut(mask: ArrayLike<number>, rule: LengthRule, length: num
  */
 export function addRecordCut(cuts: TrainerCuts, mask: ArrayLike<number>): boolean {
   if (mask.length <= SHORTEST_TRAINER_LENGTH) return false;
+  // The trainable tokens in all and before each trainer's length, in one pass over the mask (recordCut's counts).
+  let lengths = TRAINER_IDS.map((id) => cuts[id].length);
+  const before = new Map<number, number>();
+  let total = 0;
+  lengths = [...new Set(lengths)].sort((a, b) => a - b);
+  let next = 0;
+  for (let i = 0; i < mask.length; i++) {
+    while (next < lengths.length && lengths[next] <= i) before.set(lengths[next++], total);
+    if (mask[i] === 1) total++;
+  }
+  while (next < lengths.length) before.set(lengths[next++], total);
   let lostAny = false;
   for (const id of TRAINER_IDS) {
     const c = cuts[id];
-    const r = recordCut(mask, TRAINERS[id].rule, c.length);
-    if (!r.over) continue;
+    if (mask.length <= c.length) continue;
+    const head = before.get(c.length)!;
+    const lost = TRAINERS[id].rule === 'drop' ? total : total - head;
     c.recordsOver++;
-    if (r.untrained) c.recordsUntrained++;
-    c.trainableLost += r.lost;
-    if (r.lost > 0) lostAny = true;
+    if (TRAINERS[id].rule === 'drop' || head === 0) c.recordsUntrained++;
+    c.trainableLost += lost;
+    if (lost > 0) lostAny = true;
   }
   return lostAny;
 }

@@ -31,44 +31,52 @@ export function bpeMerge(ranks: RankTable, buf: Uint8Array, start: number, end: 
     outPos.push(0);
     return;
   }
+  if (end - start <= 256 && !forceHeap) scanMerge(ranks, buf, start, end, out, outPos);
+  else heapMerge(ranks, buf, start, end, out, outPos);
+}
+
+/** {@link bpeMerge} by tiktoken's own linear scan (short pre-tokens). */
+function scanMerge(ranks: RankTable, buf: Uint8Array, start: number, end: number, out: number[], outPos: number[]): void {
   const n = end - start;
-  if (n <= 256 && !forceHeap) {
-    // tiktoken's scan: bounds[k] = start of part k; pr[k] = rank of parts k and k+1 merged (MAXR: not a rank).
-    if (BOUNDS.length < n + 1) {
-      BOUNDS = new Int32Array(2 * (n + 1));
-      PAIR = new Int32Array(2 * (n + 1));
-    }
-    const bounds = BOUNDS;
-    const pr = PAIR;
-    for (let k = 0; k <= n; k++) bounds[k] = start + k;
-    for (let k = 0; k < n - 1; k++) pr[k] = pairRank(ranks, buf, start + k, start + k + 2);
-    pr[n - 1] = MAXR;
-    let parts = n;
-    for (;;) {
-      let best = MAXR;
-      let bi = -1;
-      for (let k = 0; k < parts - 1; k++) {
-        if (pr[k] < best) {
-          best = pr[k];
-          bi = k;
-        }
-      }
-      if (bi < 0) break;
-      // Drop boundary bi+1 (parts bi and bi+1 become one), then re-rank the pairs touching the new part.
-      bounds.copyWithin(bi + 1, bi + 2, parts + 1);
-      pr.copyWithin(bi + 1, bi + 2, parts);
-      parts--;
-      pr[bi] = bi < parts - 1 ? pairRank(ranks, buf, bounds[bi], bounds[bi + 2]) : MAXR;
-      if (bi > 0) pr[bi - 1] = pairRank(ranks, buf, bounds[bi - 1], bounds[bi + 1]);
-    }
-    for (let k = 0; k < parts; k++) {
-      const r = ranks.rank(buf, bounds[k], bounds[k + 1]);
-      if (r < 0) throw new Error(`no rank for byte sequence at ${bounds[k]}`);
-      out.push(r);
-      outPos.push(bounds[k] - start);
-    }
-    return;
+  // tiktoken's scan: bounds[k] = start of part k; pr[k] = rank of parts k and k+1 merged (MAXR: not a rank).
+  if (BOUNDS.length < n + 1) {
+    BOUNDS = new Int32Array(2 * (n + 1));
+    PAIR = new Int32Array(2 * (n + 1));
   }
+  const bounds = BOUNDS;
+  const pr = PAIR;
+  for (let k = 0; k <= n; k++) bounds[k] = start + k;
+  for (let k = 0; k < n - 1; k++) pr[k] = pairRank(ranks, buf, start + k, start + k + 2);
+  pr[n - 1] = MAXR;
+  let parts = n;
+  for (;;) {
+    let best = MAXR;
+    let bi = -1;
+    for (let k = 0; k < parts - 1; k++) {
+      if (pr[k] < best) {
+        best = pr[k];
+        bi = k;
+      }
+    }
+    if (bi < 0) break;
+    // Drop boundary bi+1 (parts bi and bi+1 become one), then re-rank the pairs touching the new part.
+    bounds.copyWithin(bi + 1, bi + 2, parts + 1);
+    pr.copyWithin(bi + 1, bi + 2, parts);
+    parts--;
+    pr[bi] = bi < parts - 1 ? pairRank(ranks, buf, bounds[bi], bounds[bi + 2]) : MAXR;
+    if (bi > 0) pr[bi - 1] = pairRank(ranks, buf, bounds[bi - 1], bounds[bi + 1]);
+  }
+  for (let k = 0; k < parts; k++) {
+    const r = ranks.rank(buf, bounds[k], bounds[k + 1]);
+    if (r < 0) throw new Error(`no rank for byte sequence at ${bounds[k]}`);
+    out.push(r);
+    outPos.push(bounds[k] - start);
+  }
+}
+
+/** {@link bpeMerge} with a heap of candidate merges, in the scan's order (rank, then position): long pre-tokens. */
+function heapMerge(ranks: RankTable, buf: Uint8Array, start: number, end: number, out: number[], outPos: number[]): void {
+  const n = end - start;
   // Heap variant: parts are a linked list indexed by their start (relative byte offset).
   const next = new Int32Array(n + 1);
   const prev = new Int32Array(n + 1);
@@ -79,60 +87,7 @@ export function bpeMerge(ranks: RankTable, buf: Uint8Array, start: number, end: 
     prev[k] = k - 1;
     alive[k] = 1;
   }
-  // Heap of (rank, pos, version) triples.
-  let hr = new Int32Array(n * 2);
-  let hp = new Int32Array(n * 2);
-  let hv = new Int32Array(n * 2);
-  let hn = 0;
-  const less = (a: number, b: number) => hr[a] < hr[b] || (hr[a] === hr[b] && hp[a] < hp[b]);
-  const swap = (a: number, b: number) => {
-    let t = hr[a];
-    hr[a] = hr[b];
-    hr[b] = t;
-    t = hp[a];
-    hp[a] = hp[b];
-    hp[b] = t;
-    t = hv[a];
-    hv[a] = hv[b];
-    hv[b] = t;
-  };
-  const push = (r: number, p: number, v: number) => {
-    if (hn === hr.length) {
-      const grow = (x: Int32Array) => {
-        const y = new Int32Array(x.length * 2);
-        y.set(x);
-        return y;
-      };
-      hr = grow(hr);
-      hp = grow(hp);
-      hv = grow(hv);
-    }
-    let k = hn++;
-    hr[k] = r;
-    hp[k] = p;
-    hv[k] = v;
-    while (k > 0) {
-      const parent = (k - 1) >> 1;
-      if (!less(k, parent)) break;
-      swap(k, parent);
-      k = parent;
-    }
-  };
-  const pop = () => {
-    hn--;
-    swap(0, hn);
-    let k = 0;
-    for (;;) {
-      const l = 2 * k + 1;
-      const r = l + 1;
-      let m = k;
-      if (l < hn && less(l, m)) m = l;
-      if (r < hn && less(r, m)) m = r;
-      if (m === k) break;
-      swap(k, m);
-      k = m;
-    }
-  };
+  const heap = new RankHeap(n * 2);
   const linkRank = (p: number) => {
     const q = next[p];
     if (q >= n) return -1;
@@ -141,16 +96,16 @@ export function bpeMerge(ranks: RankTable, buf: Uint8Array, start: number, end: 
   const refresh = (p: number) => {
     ver[p]++;
     const r = linkRank(p);
-    if (r >= 0) push(r, p, ver[p]);
+    if (r >= 0) heap.push(r, p, ver[p]);
   };
   for (let p = 0; p < n - 1; p++) {
     const r = linkRank(p);
-    if (r >= 0) push(r, p, 0);
+    if (r >= 0) heap.push(r, p, 0);
   }
-  while (hn > 0) {
-    const p = hp[0];
-    const v = hv[0];
-    pop();
+  while (heap.size > 0) {
+    const p = heap.topPos();
+    const v = heap.topVersion();
+    heap.pop();
     if (!alive[p] || ver[p] !== v) continue;
     const q = next[p];
     alive[q] = 0;
@@ -164,5 +119,86 @@ export function bpeMerge(ranks: RankTable, buf: Uint8Array, start: number, end: 
     if (r < 0) throw new Error(`no rank for byte sequence at ${start + p}`);
     out.push(r);
     outPos.push(p);
+  }
+}
+
+/** A binary min-heap of (rank, position, version) triples in typed arrays, ordered by rank, then position. */
+class RankHeap {
+  private hr: Int32Array;
+  private hp: Int32Array;
+  private hv: Int32Array;
+  size = 0;
+
+  constructor(capacity: number) {
+    this.hr = new Int32Array(Math.max(1, capacity));
+    this.hp = new Int32Array(Math.max(1, capacity));
+    this.hv = new Int32Array(Math.max(1, capacity));
+  }
+
+  /** The position of the smallest triple. */
+  topPos(): number {
+    return this.hp[0];
+  }
+
+  /** The version of the smallest triple. */
+  topVersion(): number {
+    return this.hv[0];
+  }
+
+  push(r: number, p: number, v: number): void {
+    if (this.size === this.hr.length) {
+      const grow = (x: Int32Array) => {
+        const y = new Int32Array(x.length * 2);
+        y.set(x);
+        return y;
+      };
+      this.hr = grow(this.hr);
+      this.hp = grow(this.hp);
+      this.hv = grow(this.hv);
+    }
+    let k = this.size++;
+    this.hr[k] = r;
+    this.hp[k] = p;
+    this.hv[k] = v;
+    while (k > 0) {
+      const parent = (k - 1) >> 1;
+      if (!this.less(k, parent)) break;
+      this.swap(k, parent);
+      k = parent;
+    }
+  }
+
+  /** Removes the smallest triple. */
+  pop(): void {
+    const hn = --this.size;
+    this.swap(0, hn);
+    let k = 0;
+    for (;;) {
+      const l = 2 * k + 1;
+      const r = l + 1;
+      let m = k;
+      if (l < hn && this.less(l, m)) m = l;
+      if (r < hn && this.less(r, m)) m = r;
+      if (m === k) break;
+      this.swap(k, m);
+      k = m;
+    }
+  }
+
+  private less(a: number, b: number): boolean {
+    return this.hr[a] < this.hr[b] || (this.hr[a] === this.hr[b] && this.hp[a] < this.hp[b]);
+  }
+
+  private swap(a: number, b: number): void {
+    const { hr, hp, hv } = this;
+    let t = hr[a];
+    hr[a] = hr[b];
+    hr[b] = t;
+    t = hp[a];
+    hp[a] = hp[b];
+    hp[b] = t;
+    t = hv[a];
+    hv[a] = hv[b];
+    hv[b] = t;
   }
 }
