@@ -2,14 +2,16 @@
 // under GNU time and prints a table sorted by user + sys seconds (the CPU the file costs, children included),
 // with its wall time, test count and anything it left in its temporary folder. Wall time on a loaded machine
 // says little; CPU seconds are what the suite's wall time is made of (wall ≈ total CPU / cores).
-//   node scripts/test-cpu.mjs [--jobs N] [--json out.json] [--logs dir] [files...]
+//   node scripts/test-cpu.mjs [--jobs N] [--json out.json] [--logs dir] [--save] [files...]
 // Default files: every test/unit/*.test.ts. --jobs: files measured side by side (default 1; 2 on an idle 2-core
 // machine changes the numbers little). --logs: each file's test output (spec reporter, with per-test durations).
-// Needs /usr/bin/time (GNU time; Debian package `time`).
+// --save: merges the CPU seconds into scripts/test-cpu-seconds.json, which balances the unit runner's groups
+// (scripts/test-groups.mjs). Needs /usr/bin/time (GNU time; Debian package `time`).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
 import { basename, join } from 'node:path';
+import { CPU_TABLE } from './test-groups.mjs';
 
 const argv = process.argv.slice(2);
 const opt = (name) => {
@@ -22,6 +24,8 @@ const opt = (name) => {
 const jobs = Number(opt('--jobs') ?? 1);
 const jsonOut = opt('--json');
 const logs = opt('--logs');
+const save = argv.includes('--save');
+if (save) argv.splice(argv.indexOf('--save'), 1);
 const files = argv.length
   ? argv
   : readdirSync('test/unit')
@@ -39,11 +43,10 @@ function measure(file) {
   return new Promise((resolvePromise) => {
     const tmp = mkdtempSync(join(tmpdir(), 'eagle3-cpu-'));
     const timeFile = join(tmp, '.time');
-    const child = spawn(
-      '/usr/bin/time',
-      ['-f', '%e %U %S %M', '-o', timeFile, process.execPath, '--import', 'tsx', '--test', '--test-reporter=spec', file],
-      { env: { ...process.env, TMPDIR: tmp, TMP: tmp, TEMP: tmp }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawn('/usr/bin/time', ['-f', '%e %U %S %M', '-o', timeFile, process.execPath, '--import', 'tsx', '--test', '--test-reporter=spec', file], {
+      env: { ...process.env, TMPDIR: tmp, TMP: tmp, TEMP: tmp },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
@@ -83,5 +86,23 @@ console.log(
   `\n${results.length} files, ${results.reduce((s, r) => s + (r.tests || 0), 0)} tests, ${total.toFixed(1)} CPU s in total; ` +
     `${((Date.now() - t0) / 1000).toFixed(0)} s wall with ${jobs} job(s), load average ${load0.toFixed(2)} → ${loadavg()[0].toFixed(2)}`,
 );
+if (save) {
+  const table = existsSync(CPU_TABLE) ? JSON.parse(readFileSync(CPU_TABLE, 'utf8')) : {};
+  const seconds = { ...table.seconds };
+  for (const r of results) if (r.exit === 0) seconds[basename(r.file)] = Math.round(r.cpu * 10) / 10;
+  const sorted = Object.fromEntries(Object.entries(seconds).sort(([a], [b]) => a.localeCompare(b)));
+  writeFileSync(
+    CPU_TABLE,
+    JSON.stringify(
+      {
+        about: 'CPU seconds (user + sys) of each test file run alone: node scripts/test-cpu.mjs --save',
+        measured: new Date().toISOString().slice(0, 10),
+        seconds: sorted,
+      },
+      null,
+      2,
+    ) + '\n',
+  );
+}
 if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ date: new Date().toISOString(), jobs, total, results }, null, 1) + '\n');
 process.exit(results.some((r) => r.exit !== 0 || r.leftovers.length) ? 1 : 0);

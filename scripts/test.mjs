@@ -2,12 +2,13 @@
 // imports down the pipeline), then builds dist/, then runs every test file under node's own test runner, so one
 // summary line — the last thing printed — counts them all.
 //   --checks  only the static checks
-//   --unit    only test/unit (no checks, no build, no VS Code host)
+//   --unit    only test/unit (no checks, no build, no VS Code host); `--unit test/unit/a.test.ts …` only those files
 //   --host    only test/host (the extension in a real VS Code; see test/host/README.md)
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
+import { GROUP_DIR, GROUPS_PER_CORE, writeGroupFiles } from './test-groups.mjs';
 
 const args = process.argv.slice(2);
 const only = args.includes('--checks') ? 'checks' : args.includes('--unit') ? 'unit' : args.includes('--host') ? 'host' : null;
@@ -33,33 +34,48 @@ if (only !== 'unit') {
   const b = spawnSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
   if (b.status !== 0) process.exit(b.status ?? 1);
 }
-const files = dirs.flatMap((d) =>
-  readdirSync(d, { recursive: true })
-    .map(String)
-    .filter((f) => /\.test\.(ts|mjs)$/.test(f))
-    .sort()
-    .map((f) => join(d, f)),
-);
+const named = only === 'unit' ? args.filter((a) => !a.startsWith('--')).map((f) => relative('.', resolve(f))) : [];
+const files = named.length
+  ? named
+  : dirs.flatMap((d) =>
+      readdirSync(d, { recursive: true })
+        .map(String)
+        .filter((f) => /\.test\.(ts|mjs)$/.test(f))
+        .sort()
+        .map((f) => join(d, f)),
+    );
 if (files.length === 0) {
   console.error('no test files found in', dirs.join(', '));
   process.exit(1);
 }
-// Test files are independent processes and run side by side, one per core (the VS Code host
-// file among them: it starts its own VS Code and runs its suites there one after another).
+// Unit test files run in groups, a few node processes that each import several files
+// (scripts/test-groups.mjs: balanced by the CPU seconds in scripts/test-cpu-seconds.json), so the
+// start of node + tsx, the modules and the tokenizers a process loads are paid once per group, not
+// once per file; each file's tests are a suite named after the file. EAGLE3_TEST_GROUPS=N sets the
+// number of groups (0: one process per file, as `node --import tsx --test <file>` runs one file).
+// Groups and the host test files run side by side, one per core (the VS Code host file among them:
+// it starts its own VS Code and runs its suites there one after another).
 // EAGLE3_TEST_CONCURRENCY overrides the number.
 const concurrency = Number(process.env.EAGLE3_TEST_CONCURRENCY) || Math.max(1, availableParallelism());
 // Each run gets a temp folder of its own (TMPDIR for every test process): whatever a test leaves
 // there is a defect, reported after the summary and failing the run; the folder is then removed.
-// Caches are not leftovers: the tiktoken rank cache (eagle3-prep-cache) and tsx's compile cache (tsx-<uid>).
+// Caches are not leftovers: the tiktoken rank cache (eagle3-prep-cache) and tsx's compile cache (tsx-<uid>);
+// nor are the group files this runner writes there (GROUP_DIR).
 const runTmp = mkdtempSync(join(tmpdir(), 'eagle3-tests-'));
 chmodSync(runTmp, 0o1777); // like /tmp: a test runs a child as another user (the EACCES case of runPolicy.test.ts)
+const unitFiles = files.filter((f) => f.startsWith(join('test', 'unit') + sep) && f.endsWith('.ts')); // an .mjs file is ESM: its own process
+const groupCount = process.env.EAGLE3_TEST_GROUPS === undefined ? concurrency * GROUPS_PER_CORE : Number(process.env.EAGLE3_TEST_GROUPS);
+const runFiles =
+  groupCount > 0 && unitFiles.length > 1
+    ? [...writeGroupFiles(unitFiles, groupCount, join(runTmp, GROUP_DIR)), ...files.filter((f) => !unitFiles.includes(f))]
+    : files;
 // The host tests' screenshots outlive the run: .cache/screenshots unless EAGLE3_SCREENSHOT_DIR says.
 const screenshots = resolve(process.env.EAGLE3_SCREENSHOT_DIR || join('.cache', 'screenshots'));
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...files], {
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...runFiles], {
   stdio: 'inherit',
   env: { ...process.env, TMPDIR: runTmp, TMP: runTmp, TEMP: runTmp, EAGLE3_SCREENSHOT_DIR: screenshots },
 });
-const leftovers = readdirSync(runTmp).filter((n) => n !== 'eagle3-prep-cache' && !/^tsx-\d+$/.test(n));
+const leftovers = readdirSync(runTmp).filter((n) => n !== 'eagle3-prep-cache' && n !== GROUP_DIR && !/^tsx-\d+$/.test(n));
 rmSync(runTmp, { recursive: true, force: true });
 if (leftovers.length > 0) {
   console.error(`[test] ${leftovers.length} temporary item(s) left behind by the tests: ${leftovers.slice(0, 20).join(', ')}`);
