@@ -89,15 +89,20 @@ console.log(
 if (save) {
   const table = existsSync(CPU_TABLE) ? JSON.parse(readFileSync(CPU_TABLE, 'utf8')) : {};
   const seconds = { ...table.seconds };
-  for (const r of results) if (r.exit === 0) seconds[basename(r.file)] = Math.round(r.cpu * 10) / 10;
-  const sorted = Object.fromEntries(Object.entries(seconds).sort(([a], [b]) => a.localeCompare(b)));
+  const maxRssMb = { ...table.maxRssMb };
+  for (const r of results.filter((x) => x.exit === 0)) {
+    seconds[basename(r.file)] = Math.round(r.cpu * 10) / 10;
+    maxRssMb[basename(r.file)] = r.maxRssMb;
+  }
+  const sorted = (o) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
   writeFileSync(
     CPU_TABLE,
     JSON.stringify(
       {
-        about: 'CPU seconds (user + sys) of each test file run alone: node scripts/test-cpu.mjs --save',
+        about: 'CPU seconds (user + sys) and peak RSS (MB) of each test file run alone: node scripts/test-cpu.mjs --save',
         measured: new Date().toISOString().slice(0, 10),
-        seconds: sorted,
+        seconds: sorted(seconds),
+        maxRssMb: sorted(maxRssMb),
       },
       null,
       2,

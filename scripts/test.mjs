@@ -5,7 +5,7 @@
 //   --unit    only test/unit (no checks, no build, no VS Code host); `--unit test/unit/a.test.ts …` only those files
 //   --host    only test/host (the extension in a real VS Code; see test/host/README.md)
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
 import { GROUP_DIR, GROUPS_PER_CORE, writeGroupFiles } from './test-groups.mjs';
@@ -63,11 +63,14 @@ const concurrency = Number(process.env.EAGLE3_TEST_CONCURRENCY) || Math.max(1, a
 // nor are the group files this runner writes there (GROUP_DIR).
 const runTmp = mkdtempSync(join(tmpdir(), 'eagle3-tests-'));
 chmodSync(runTmp, 0o1777); // like /tmp: a test runs a child as another user (the EACCES case of runPolicy.test.ts)
+// EAGLE3_TEST_CPU=1: after the summary, the CPU seconds of all test processes and each unit file's in its group.
+const cpuLog = process.env.EAGLE3_TEST_CPU ? join(runTmp, GROUP_DIR, 'cpu.jsonl') : undefined;
+const t0 = Date.now();
 const unitFiles = files.filter((f) => f.startsWith(join('test', 'unit') + sep) && f.endsWith('.ts')); // an .mjs file is ESM: its own process
 const groupCount = process.env.EAGLE3_TEST_GROUPS === undefined ? concurrency * GROUPS_PER_CORE : Number(process.env.EAGLE3_TEST_GROUPS);
 const runFiles =
   groupCount > 0 && unitFiles.length > 1
-    ? [...writeGroupFiles(unitFiles, groupCount, join(runTmp, GROUP_DIR)), ...files.filter((f) => !unitFiles.includes(f))]
+    ? [...writeGroupFiles(unitFiles, groupCount, join(runTmp, GROUP_DIR), cpuLog), ...files.filter((f) => !unitFiles.includes(f))]
     : files;
 // The host tests' screenshots outlive the run: .cache/screenshots unless EAGLE3_SCREENSHOT_DIR says.
 const screenshots = resolve(process.env.EAGLE3_SCREENSHOT_DIR || join('.cache', 'screenshots'));
@@ -75,6 +78,21 @@ const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-conc
   stdio: 'inherit',
   env: { ...process.env, TMPDIR: runTmp, TMP: runTmp, TEMP: runTmp, EAGLE3_SCREENSHOT_DIR: screenshots },
 });
+if (cpuLog) {
+  // Linux: the CPU time of the child processes waited for (all test processes), /proc/self/stat fields 16–17.
+  const stat = existsSync('/proc/self/stat') ? readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ') : null;
+  const children = stat ? (Number(stat[13]) + Number(stat[14])) / 100 : NaN;
+  const perFile = existsSync(cpuLog)
+    ? readFileSync(cpuLog, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .sort((a, b) => b.cpu - a.cpu)
+    : [];
+  console.error(`[test] ${children.toFixed(1)} CPU s in the test processes, ${((Date.now() - t0) / 1000).toFixed(0)} s wall, ${runFiles.length} processes`);
+  console.error(`[test] CPU s per unit file in its group (not counting processes its tests start): ${perFile.length} files`);
+  for (const x of perFile) console.error(`${x.cpu.toFixed(1).padStart(8)}  ${x.file}`);
+}
 const leftovers = readdirSync(runTmp).filter((n) => n !== 'eagle3-prep-cache' && n !== GROUP_DIR && !/^tsx-\d+$/.test(n));
 rmSync(runTmp, { recursive: true, force: true });
 if (leftovers.length > 0) {
