@@ -74,7 +74,10 @@ const runFiles =
     : files;
 // The host tests' screenshots outlive the run: .cache/screenshots unless EAGLE3_SCREENSHOT_DIR says.
 const screenshots = resolve(process.env.EAGLE3_SCREENSHOT_DIR || join('.cache', 'screenshots'));
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...runFiles], {
+// A group holds what all its files load (the tokenizers of tens of model folders in some): node's default heap limit
+// (~4 GB) is raised for the test processes (node --test passes its flags on to them), not the memory they use.
+const heap = runFiles === files ? [] : ['--max-old-space-size=6144'];
+const r = spawnSync(process.execPath, [...heap, '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...runFiles], {
   stdio: 'inherit',
   env: { ...process.env, TMPDIR: runTmp, TMP: runTmp, TEMP: runTmp, EAGLE3_SCREENSHOT_DIR: screenshots },
 });
