@@ -39,7 +39,7 @@ const RSS_BASE_MB = 250;
  * Splits `files` into at most `n` groups of nearly equal CPU seconds: the costliest file first, each into the group
  * with the least so far whose memory budget ({@link GROUP_RSS_BUDGET_MB}) it fits, else the one with the least memory
  * (longest processing time first). Groups come costliest first (the runner starts them in that order); the files of a
- * group in name order. A file not in the table counts as the median file.
+ * group in name order. A file not in the table counts as the median file, and as a bare process for memory.
  * @returns [{ files, seconds, rssMb }]
  */
 export function planGroups(files, n, table = readCpuTable()) {
@@ -48,9 +48,8 @@ export function planGroups(files, n, table = readCpuTable()) {
     return v.length ? v.sort((a, b) => a - b)[Math.floor(v.length / 2)] : 1;
   };
   const cpuMedian = median(table.seconds);
-  const rssMedian = median(table.maxRssMb);
   const cost = (f) => table.seconds[basename(f)] ?? cpuMedian;
-  const rss = (f) => Math.max(0, (table.maxRssMb[basename(f)] ?? rssMedian) - RSS_BASE_MB);
+  const rss = (f) => Math.max(0, (table.maxRssMb[basename(f)] ?? RSS_BASE_MB) - RSS_BASE_MB);
   const groups = Array.from({ length: Math.max(1, Math.min(n, files.length)) }, () => ({ files: [], seconds: 0, rssMb: 0 }));
   for (const f of [...files].sort((a, b) => cost(b) - cost(a) || a.localeCompare(b))) {
     const fits = groups.filter((g) => g.rssMb + rss(f) <= GROUP_RSS_BUDGET_MB);
