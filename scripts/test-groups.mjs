@@ -20,11 +20,15 @@ export const GROUPS_PER_CORE = 3;
 /** The measured CPU seconds per test file (basename → seconds). */
 export const CPU_TABLE = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, 'test-cpu-seconds.json');
 
-/** The measured table ({@link CPU_TABLE}): CPU seconds and peak RSS (MB) per test file basename; empty when it is missing. */
+/**
+ * The measured table ({@link CPU_TABLE}): CPU seconds and peak RSS (MB) per test file basename, and `together`: lists
+ * of files that load the same model folders (through `sharedTokenizer`), planned as one unit so that a group loads
+ * them once. Empty when it is missing.
+ */
 export function readCpuTable() {
-  if (!existsSync(CPU_TABLE)) return { seconds: {}, maxRssMb: {} };
+  if (!existsSync(CPU_TABLE)) return { seconds: {}, maxRssMb: {}, together: [] };
   const t = JSON.parse(readFileSync(CPU_TABLE, 'utf8'));
-  return { seconds: t.seconds ?? {}, maxRssMb: t.maxRssMb ?? {} };
+  return { seconds: t.seconds ?? {}, maxRssMb: t.maxRssMb ?? {}, together: t.together ?? [] };
 }
 
 /**
@@ -36,7 +40,7 @@ export const GROUP_RSS_BUDGET_MB = 2500;
 const RSS_BASE_MB = 250;
 
 /**
- * Splits `files` into at most `n` groups of nearly equal CPU seconds: the costliest file first, each into the group
+ * Splits `files` into at most `n` groups of nearly equal CPU seconds: the costliest file (or `together` list) first, each into the group
  * with the least so far whose memory budget ({@link GROUP_RSS_BUDGET_MB}) it fits, else the one with the least memory
  * (longest processing time first). Groups come costliest first (the runner starts them in that order); the files of a
  * group in name order. A file not in the table counts as the median file, and as a bare process for memory.
@@ -50,13 +54,23 @@ export function planGroups(files, n, table = readCpuTable()) {
   const cpuMedian = median(table.seconds);
   const cost = (f) => table.seconds[basename(f)] ?? cpuMedian;
   const rss = (f) => Math.max(0, (table.maxRssMb[basename(f)] ?? RSS_BASE_MB) - RSS_BASE_MB);
-  const groups = Array.from({ length: Math.max(1, Math.min(n, files.length)) }, () => ({ files: [], seconds: 0, rssMb: 0 }));
-  for (const f of [...files].sort((a, b) => cost(b) - cost(a) || a.localeCompare(b))) {
-    const fits = groups.filter((g) => g.rssMb + rss(f) <= GROUP_RSS_BUDGET_MB);
+  // Units: a `together` list (of the files given), else one file.
+  const units = [];
+  const placed = new Set();
+  for (const list of table.together ?? []) {
+    const unit = files.filter((f) => list.includes(basename(f)) && !placed.has(f));
+    unit.forEach((f) => placed.add(f));
+    if (unit.length) units.push(unit);
+  }
+  for (const f of files) if (!placed.has(f)) units.push([f]);
+  const sum = (unit, of) => unit.reduce((a, f) => a + of(f), 0);
+  const groups = Array.from({ length: Math.max(1, Math.min(n, units.length)) }, () => ({ files: [], seconds: 0, rssMb: 0 }));
+  for (const unit of units.sort((a, b) => sum(b, cost) - sum(a, cost) || a[0].localeCompare(b[0]))) {
+    const fits = groups.filter((g) => g.rssMb + sum(unit, rss) <= GROUP_RSS_BUDGET_MB);
     const g = fits.length ? fits.reduce((a, b) => (b.seconds < a.seconds ? b : a)) : groups.reduce((a, b) => (b.rssMb < a.rssMb ? b : a));
-    g.files.push(f);
-    g.seconds += cost(f);
-    g.rssMb += rss(f);
+    g.files.push(...unit);
+    g.seconds += sum(unit, cost);
+    g.rssMb += sum(unit, rss);
   }
   for (const g of groups) g.files.sort();
   return groups.filter((g) => g.files.length > 0).sort((a, b) => b.seconds - a.seconds);
