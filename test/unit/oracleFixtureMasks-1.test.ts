@@ -1,6 +1,7 @@
 /**
- * The naive spec oracle of oracleMasks.test.ts on fixture set 1 of 3 (every third run over the 57 fixture templates of
- * test/fixtures/templates and templates-more), in a process of its own so that the sets run side by side.
+ * The naive spec oracle (test/naiveOracle.ts) on fixture set 1 of 3: every third fixture template of test/fixtures/templates
+ * and templates-more, with all its runs.
  */
-process.env.ORACLE_SET = 'fixtures-1';
-require('./oracleMasks.test');
+import { registerOracleSet } from '../naiveOracle';
+
+registerOracleSet('fixtures-1');

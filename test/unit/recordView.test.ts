@@ -8,8 +8,7 @@ import { RecordViewer, recordViewerFor } from '../../src/core/records/recordView
 import type { RecordView } from '../../src/core/records/recordViewTypes';
 import type { TokenizedRecord } from '../../src/core/types';
 import { LineIndex } from '../../src/vscode/lineIndex';
-import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
-import { allRecordViews, lenmlModelDir, oracleEncode, tempDir, writeJsonl } from '../helpers';
+import { allRecordViews, lenmlModelDir, oracleEncode, sharedTokenizer, tempDir, writeJsonl } from '../helpers';
 
 const SAMPLES = join(__dirname, '..', '..', 'samples');
 const lines = (f: string): string[] =>
@@ -360,7 +359,7 @@ test('turn boundaries in a record: each turn from its header, also where the tem
     '<|im_start|>user\nAnd light?<|im_end|>\n',
     '<|im_start|>assistant\n<think>\n\n</think>\n\nBright, indirect light suits most of them.<|im_end|>\n',
   ]);
-  const ds = new RecordViewer(loadTokenizer(lenmlModelDir('deepseek_v3')));
+  const ds = new RecordViewer(sharedTokenizer(lenmlModelDir('deepseek_v3')));
   assert.deepEqual(turnTexts(ds.view({ text, file: 'c.jsonl', line: 2 }, { detailRecord: 0 })), [
     '<｜begin▁of▁sentence｜>You are a friendly assistant.',
     '<｜User｜>Give me a tip about houseplants (#1).',
@@ -426,7 +425,7 @@ test('eagle3prep.jsonc: the view applies the mapping entry and the role aliases 
 
 test('v1.4 rules flow into the view: GLM-4.6 stop tokens trained (note), thinking off + reasoning is an error naming both ways out, a placeholder makes a prompt, data-changing notes are warnings', async () => {
   const { fixtureModelFolder } = await import('../helpers');
-  const glm = new RecordViewer(loadTokenizer(fixtureModelFolder('GLM-4.6')));
+  const glm = new RecordViewer(sharedTokenizer(fixtureModelFolder('GLM-4.6')));
   const file = join(tempDir(), 'rows.jsonl');
   const row = (messages: object[]) => JSON.stringify({ messages });
   const chat = glm.view(

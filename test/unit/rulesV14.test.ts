@@ -16,11 +16,11 @@ import { TokenizerLoadError } from '../../src/core/tokenizers/types';
 import type { Message } from '../../src/core/types';
 import { CODES, isDataChanging } from '../../src/core/codes';
 import { dataChangingCodes } from '../../src/core/run/reports/status';
-import { buildModelFolder, fixtureModelFolder, kimiModelFolder, lenmlModelDir, TEMPLATE_FIXTURES, writeJsonl } from '../helpers';
+import { buildModelFolder, fixtureModelFolder, kimiModelFolder, lenmlModelDir, sharedTokenizer, TEMPLATE_FIXTURES, writeJsonl } from '../helpers';
 
 const FIX = join(__dirname, '..', 'fixtures');
 const fixtureTemplate = (name: string, kwargs: Record<string, unknown> = {}) => {
-  const tok = loadTokenizer(fixtureModelFolder(name));
+  const tok = sharedTokenizer(fixtureModelFolder(name));
   return new ChatTemplate(tok.templates[0], tok.specialTokenVars, kwargs);
 };
 
@@ -58,7 +58,7 @@ test('probe decisions on real templates: argument form, no-text form, reasoning 
   assert.equal(d('GLM-4.6').toolArguments.form, 'object');
   assert.equal(d('MiniMax-M2').toolArguments.form, 'object');
   // DeepSeek-V3 concatenates strings: an object raises in Python, shows as a language-level form here.
-  const ds = new ChatTemplate(loadTokenizer(lenmlModelDir('deepseek_v3')).templates[0], {});
+  const ds = new ChatTemplate(sharedTokenizer(lenmlModelDir('deepseek_v3')).templates[0], {});
   assert.equal(ds.probes.toolArguments.form, 'string');
   assert.equal(ds.probes.nullContent.form, 'null');
   // Qwen3 writes a string verbatim and its dumps string as the object: re-dumped strings keep 10.0; Gemma-4 does not (braces).
@@ -115,7 +115,7 @@ test('adapter: inline <think> split only for a template that renders reasoning_c
   });
   // Arguments that are not a JSON object stay the string they are.
   assert.equal(coder.adaptMessages(turn('', 'not json'))[0].tool_calls![0].function.arguments, 'not json');
-  const ds = new ChatTemplate(loadTokenizer(lenmlModelDir('deepseek_v3')).templates[0], {});
+  const ds = new ChatTemplate(sharedTokenizer(lenmlModelDir('deepseek_v3')).templates[0], {});
   const adapted = ds.adaptMessages(turn('   ', '{"city":"Oslo","t":10.0}'))[0];
   assert.equal(adapted.content, null);
   assert.equal(adapted.tool_calls![0].function.arguments, '{"city": "Oslo", "t": 10.0}');

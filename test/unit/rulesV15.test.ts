@@ -15,7 +15,7 @@ import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import type { TargetTokenizer } from '../../src/core/tokenizers/types';
 import type { Message } from '../../src/core/types';
 import { checkTemplate } from '../../src/core/records/checkTemplate';
-import { buildModelFolder, fixtureModelFolder, TEMPLATE_FIXTURES, TEMPLATE_FIXTURES_MORE } from '../helpers';
+import { buildModelFolder, fixtureModelFolder, sharedTokenizer, TEMPLATE_FIXTURES, TEMPLATE_FIXTURES_MORE } from '../helpers';
 
 const FIX = join(__dirname, '..', 'fixtures');
 
@@ -39,7 +39,7 @@ function reference(name: string, probe: string) {
 }
 function fixture(name: string, edit: (source: string) => string = (s) => s, kwargs: Record<string, unknown> = {}) {
   let tok = tokenizers.get(name);
-  if (!tok) tokenizers.set(name, (tok = loadTokenizer(fixtureModelFolder(name))));
+  if (!tok) tokenizers.set(name, (tok = sharedTokenizer(fixtureModelFolder(name))));
   const ct = new ChatTemplate(
     { name: 'default', source: edit(readFileSync(join(fixtureDir(name), 'chat_template.jinja'), 'utf8')) },
     tok.specialTokenVars,

@@ -7,14 +7,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { commonPrefixLength, endsWithFast, startsWithAt } from '../../src/core/records/specialTokens';
 import { addRecordCut, emptyTrainerCuts, recordCut, TRAINER_IDS, TRAINERS } from '../../src/core/trainers/trainers';
-import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { passesTokensThrough } from '../../src/core/tokenizers/textIds';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { countRowTokens } from '../../src/core/records/rowResult';
 import { tokenizerSizeOf } from '../../src/core/run/outputs/tokenCounts';
-import { lenmlModelDir } from '../helpers';
+import { lenmlModelDir, sharedTokenizer } from '../helpers';
 
 /** The definition: compare one code unit at a time. */
 function slowCommonPrefix(a: string, b: string): number {
@@ -111,7 +110,7 @@ test('a loaded tokenizer says its length, equal to the one read from tokenizer.j
     ['llama3_1', 128256],
   ] as const) {
     const dir = lenmlModelDir(name);
-    assert.equal(loadTokenizer(dir).size, expected, name);
+    assert.equal(sharedTokenizer(dir).size, expected, name);
     assert.equal(tokenizerSizeOf(dir), expected, name);
   }
 });
@@ -187,7 +186,7 @@ test('TargetTokenizer.encode ids equal the library encode (add_special_tokens fa
     const cfg = JSON.parse(readFileSync(join(dir, 'tokenizer_config.json'), 'utf8'));
     // The library as it is, no cache or NFC handling of ours (texts here are NFC already where it matters).
     const lib = new Tokenizer(tj, cfg);
-    const tok = loadTokenizer(dir);
+    const tok = sharedTokenizer(dir);
     for (const t of texts) {
       const want = lib.encode(t.normalize('NFC'), { add_special_tokens: false }).ids;
       assert.deepEqual(tok.encode(t.normalize('NFC')).ids, want, `${name}: ${JSON.stringify(t.slice(0, 40))}`);

@@ -7,11 +7,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { ChatTemplate, pythonJsonDumps, pythonJsonRedump } from '../../src/core/templates/template';
 import { pythonFloatRepr } from '../../src/core/templates/jinja';
 import { PyFloat } from '../../src/core/templates/jinja/values';
-import { lenmlModelDir } from '../helpers';
+import { lenmlModelDir, sharedTokenizer } from '../helpers';
 
 const FIX = join(__dirname, '..', 'fixtures');
 const R = require('../fixtures/renders/renders.json');
@@ -25,7 +24,7 @@ interface Model {
 const models: Record<string, Model> = {};
 for (const m of ['qwen3', 'deepseek_v3', 'gemma3', 'llama3_1'] as const) {
   const dir = lenmlModelDir(m);
-  const t = loadTokenizer(dir);
+  const t = sharedTokenizer(dir);
   const cfg = JSON.parse(readFileSync(join(dir, 'tokenizer_config.json'), 'utf8'));
   models[m] = { source: t.templates[0].source, vars: t.specialTokenVars, strippedBos: cfg.add_bos_token ? t.specialTokenVars.bos_token : undefined };
 }
@@ -70,8 +69,8 @@ for (const model of Object.keys(models)) {
 }
 
 test('tool-call arguments: objects for templates that serialize them (Qwen3), JSON strings for templates that concatenate (DeepSeek-V3)', () => {
-  const qwen = loadTokenizer(lenmlModelDir('qwen3'));
-  const ds = loadTokenizer(lenmlModelDir('deepseek_v3'));
+  const qwen = sharedTokenizer(lenmlModelDir('qwen3'));
+  const ds = sharedTokenizer(lenmlModelDir('deepseek_v3'));
   const q = new ChatTemplate(qwen.templates[0], qwen.specialTokenVars);
   const d = new ChatTemplate(ds.templates[0], ds.specialTokenVars);
   assert.equal(q.objectToolArguments, true);
@@ -85,7 +84,7 @@ test('tool-call arguments: objects for templates that serialize them (Qwen3), JS
 });
 
 test('a JSON-string arguments is re-serialized as Python tojson writes the parsed object (1.0 stays 1.0) for templates that also write strings verbatim', () => {
-  const qwen = loadTokenizer(lenmlModelDir('qwen3'));
+  const qwen = sharedTokenizer(lenmlModelDir('qwen3'));
   const q = new ChatTemplate(qwen.templates[0], qwen.specialTokenVars);
   assert.equal(q.verbatimStringArguments, true);
   const kimi = new ChatTemplate({ name: 'default', source: readFileSync(join(FIX, 'kimi', 'kimi-k2-thinking.chat_template.jinja'), 'utf8') }, {});
@@ -93,7 +92,7 @@ test('a JSON-string arguments is re-serialized as Python tojson writes the parse
   const llama = new ChatTemplate({ name: 'default', source: readFileSync(join(FIX, 'llama3_1', 'chat_template.jinja'), 'utf8') }, {});
   assert.equal(llama.objectToolArguments, true);
   assert.equal(llama.verbatimStringArguments, false);
-  const ds = loadTokenizer(lenmlModelDir('deepseek_v3'));
+  const ds = sharedTokenizer(lenmlModelDir('deepseek_v3'));
   assert.equal(new ChatTemplate(ds.templates[0], ds.specialTokenVars).verbatimStringArguments, false);
 
   const args = '{"amount":10.0,"rate":1E-7,"id":12345678901234567890,"tags":["a","é"]}';

@@ -21,9 +21,8 @@ import { SpecialTokenFinder } from '../../src/core/records/specialTokens';
 import { ChatTemplate } from '../../src/core/templates/template';
 import { TemplateRenderError } from '../../src/core/templates/errors';
 import { PROBES } from '../../src/core/templates/probeConversations';
-import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import type { Message } from '../../src/core/types';
-import { buildModelFolder, TEMPLATE_FIXTURES, TEMPLATE_FIXTURES_MORE } from '../helpers';
+import { fixtureModelFolder, sharedTokenizer } from '../helpers';
 
 const SET = join(__dirname, '..', 'fixtures', 'templates-training');
 const NAMES = readdirSync(SET, { withFileTypes: true })
@@ -63,19 +62,17 @@ const EXTRA_FAMILIES: Record<string, string> = {
 /** Where a checked template lives: the training set, else templates-extra. */
 const templateFile = (name: string) => join(existsSync(join(SET, name)) ? SET : EXTRA, name, 'chat_template.jinja');
 
-/** The model folder of a checked template: its family's tokenizer files (a fixture of test/fixtures/templates*) with the template. */
-function modelFolder(name: string): string {
-  const family: string = existsSync(join(SET, name))
-    ? JSON.parse(readFileSync(join(SET, name, 'family.json'), 'utf8')).model_folder_from
-    : EXTRA_FAMILIES[name];
-  const src = existsSync(join(TEMPLATE_FIXTURES, family)) ? join(TEMPLATE_FIXTURES, family) : join(TEMPLATE_FIXTURES_MORE, family);
-  const gen = join(src, 'generation_config.json');
-  return buildModelFolder({
-    template: readFileSync(templateFile(name), 'utf8'),
-    tokenizerConfig: JSON.parse(readFileSync(join(src, 'tokenizer_config.json'), 'utf8')),
-    generationConfig: existsSync(gen) ? JSON.parse(readFileSync(gen, 'utf8')) : undefined,
-  });
+/** The fixture (test/fixtures/templates*) whose tokenizer files a checked template is used with. */
+function familyOf(name: string): string {
+  return existsSync(join(SET, name)) ? JSON.parse(readFileSync(join(SET, name, 'family.json'), 'utf8')).model_folder_from : EXTRA_FAMILIES[name];
 }
+
+/**
+ * The tokenizer of a checked template's model folder, its family's tokenizer files: its special tokens, their template
+ * variables and its stop tokens, which come from those files alone (the template is read from templateFile), so the
+ * family's fixture folder gives the same and is loaded once.
+ */
+const tokenizerOf = (name: string) => sharedTokenizer(fixtureModelFolder(familyOf(name)));
 
 const call = (id: string, name: string, args: string) => ({ id, type: 'function' as const, function: { name, arguments: args } });
 const TOOLS = PROBES.find((p) => p.name === 'tool_call')!.tools;
@@ -192,7 +189,7 @@ test('training templates: the set is there (15 of TRL, 3 of Model-Optimizer, eac
 });
 
 test('hand-checked: a turn whose closing run holds a stop token before its last special token (Apriel-1.5 "<|end|>\\n</s>", stop <|end|>) is trained through the stop token', () => {
-  const tok = loadTokenizer(modelFolder('unsloth-Apriel-1.5'));
+  const tok = tokenizerOf('unsloth-Apriel-1.5');
   assert.deepEqual(tok.stopTokens, ['<|end|>']);
   const ct = new ChatTemplate({ name: 'default', source: readFileSync(templateFile('unsloth-Apriel-1.5'), 'utf8') }, tok.specialTokenVars);
   const r = buildRecords(
@@ -234,8 +231,7 @@ test('templates-extra: every one is checked or has a reason not to be', () => {
 
 for (const name of [...NAMES, ...Object.keys(EXTRA_FAMILIES)]) {
   test(`${existsSync(join(SET, name)) ? 'training' : 'serving'} template ${name}: no prompt header or text after the end-of-turn token trained, every disagreeing block noted`, () => {
-    const dir = modelFolder(name);
-    const tok = loadTokenizer(dir);
+    const tok = tokenizerOf(name);
     const ct = new ChatTemplate({ name: 'default', source: readFileSync(templateFile(name), 'utf8') }, tok.specialTokenVars);
     const specials = new SpecialTokenFinder(tok.specialTokens);
     const broken: string[] = [];
@@ -253,7 +249,7 @@ for (const name of [...NAMES, ...Object.keys(EXTRA_FAMILIES)]) {
 
 /** One probe conversation through a training template: its records' trained texts, its notes and the first block difference. */
 function probeRecords(name: string, probe: string) {
-  const tok = loadTokenizer(modelFolder(name));
+  const tok = tokenizerOf(name);
   const ct = new ChatTemplate({ name: 'default', source: readFileSync(templateFile(name), 'utf8') }, tok.specialTokenVars);
   const conv = CONVERSATIONS.find((c) => c.name === probe)!;
   const r = buildRecords(
