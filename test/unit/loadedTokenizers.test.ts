@@ -21,7 +21,13 @@ function putVocabulary(dir: string, name: 'deepseek_v3' | 'llama3_1', when: numb
   }
 }
 
-test("prepare's row processor and the record viewer share one tokenizer per folder; a changed folder gives both the new one and drops the old", async () => {
+test("prepare's row processor and the record viewer share one tokenizer per folder; a changed folder gives both the new one and drops the old", async (t) => {
+  // Test files share a process (scripts/test.mjs groups): put the variable back for the files after this one.
+  const saved = process.env.EAGLE3_TOKENIZER_CACHE;
+  t.after(() => {
+    if (saved === undefined) delete process.env.EAGLE3_TOKENIZER_CACHE;
+    else process.env.EAGLE3_TOKENIZER_CACHE = saved;
+  });
   process.env.EAGLE3_TOKENIZER_CACHE = tempDir('eagle3-tokcache-');
   const dir = tempDir();
   const text = 'Hello world, a changed tokenizer folder: 漢字 😀 12345';
