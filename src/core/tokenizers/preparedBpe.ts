@@ -32,6 +32,7 @@ import { TokenizerLoadError } from './types';
 import { tokenizerCacheDir } from './cacheDir';
 import { fileStamp } from './modelFolder';
 import { wordCacheFits } from './wordCache';
+import { jsAddedTokenGap } from './addedTokenGaps';
 
 /**
  * The version of the prepared form. Part of every entry's key: bump it when the form, the way it is rebuilt, or
@@ -297,7 +298,8 @@ export function loadJsTokenizer(path: string, parsed: any, config: any, tokConfi
     }
   }
   const tokConfig = tokConfigOf(json);
-  if (preparedBpeUsable() && wordCacheFits(tokConfig)) {
+  // Not for a tokenizer whose ids would differ from the model's (tokenizer.ts refuses it: addedTokenGaps.ts).
+  if (preparedBpeUsable() && wordCacheFits(tokConfig) && !jsAddedTokenGap(json)) {
     const p = buildPreparedBpe(json, tokConfig, config);
     if (p) {
       if (dir && key) writePrepared(dir, key, json, p);
