@@ -15,8 +15,15 @@ import { loadTokenizerWithBackend } from '../../src/core/tokenizers/backend';
 import { TOKENIZER_CACHE_ENV } from '../../src/core/tokenizers/cacheDir';
 import { lenmlModelDir, oracleEncode, tempDir } from '../helpers';
 
-const CACHE = tempDir('eagle3-tokcache-');
-process.env[TOKENIZER_CACHE_ENV] = CACHE;
+/** A fresh tokenizer cache folder for test `t`, the variable put back after it (test files may share a process). */
+function freshCache(t: { after(fn: () => void): void }): string {
+  const saved = process.env[TOKENIZER_CACHE_ENV];
+  t.after(() => {
+    if (saved === undefined) delete process.env[TOKENIZER_CACHE_ENV];
+    else process.env[TOKENIZER_CACHE_ENV] = saved;
+  });
+  return (process.env[TOKENIZER_CACHE_ENV] = tempDir('eagle3-tokcache-'));
+}
 
 const BASE = JSON.parse(readFileSync(join(lenmlModelDir('qwen3'), 'tokenizer.json'), 'utf8'));
 
@@ -38,7 +45,8 @@ async function assertOracleIds(dir: string, encode: (t: string) => number[]): Pr
   for (const text of TEXTS) assert.deepEqual(encode(text), (await oracleEncode(join(dir, 'tokenizer.json'), text)).ids, JSON.stringify(text));
 }
 
-test('single_word and NFC-changed normalized added tokens: the JavaScript tokenizer gives other ids than the oracle, so every backend refuses the folder', async () => {
+test('single_word and NFC-changed normalized added tokens: the JavaScript tokenizer gives other ids than the oracle, so every backend refuses the folder', async (t) => {
+  const cache = freshCache(t);
   for (const [token, text, why] of [
     [{ content: 'abqz', single_word: true }, 'xabqz', /single_word/],
     [{ content: 'e\u0301qzk', normalized: true }, 'caf\u00e9qzk', /NFC changes it/],
@@ -52,10 +60,11 @@ test('single_word and NFC-changed normalized added tokens: the JavaScript tokeni
     assert.throws(() => loadTokenizer(dir), why);
     for (const backend of ['auto', 'js', 'rust'] as const) assert.throws(() => loadTokenizerWithBackend(dir, backend), why, backend);
   }
-  assert.deepEqual(readdirSync(CACHE), [], 'no prepared form written for them');
+  assert.deepEqual(readdirSync(cache), [], 'no prepared form written for them');
 });
 
-test('lstrip / rstrip and NFC-stable normalized added tokens stay JavaScript, with the oracle ids', async () => {
+test('lstrip / rstrip and NFC-stable normalized added tokens stay JavaScript, with the oracle ids', async (t) => {
+  freshCache(t);
   const dir = folderWith([
     { content: '<tool>', lstrip: true, rstrip: true },
     { content: '</tool>', rstrip: true, special: true },
