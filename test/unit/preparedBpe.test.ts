@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { buildMergeTable, type MergeTable } from '../../src/core/tokenizers/longWordBpe';
@@ -14,6 +14,7 @@ import { PREPARED_FOR_LIBRARY, preparedKey, preparedPath, readPrepared } from '.
 import { TOKENIZER_CACHE_ENV, tokenizerCacheDir } from '../../src/core/tokenizers/cacheDir';
 import { defaultTokenizerDir, loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { loadTokenizerWithBackend } from '../../src/core/tokenizers/backend';
+import { cachedTokenizer } from '../../src/core/tokenizers/loadedTokenizers';
 import { lenmlModelDir, oracleEncode, tempDir } from '../helpers';
 
 const CACHE = tempDir('eagle3-tokcache-');
@@ -150,4 +151,36 @@ test('the cache folder: the variable, else XDG_CACHE_HOME, else the temp folder'
 test('the prepared form is pinned to the installed tokenizers.js version (bump PREPARED_FORMAT with the library)', () => {
   const pkg = JSON.parse(readFileSync(join(require.resolve('@huggingface/tokenizers'), '..', '..', 'package.json'), 'utf8'));
   assert.equal(pkg.version, PREPARED_FOR_LIBRARY);
+});
+
+test('a tokenizer.json rewritten with other content of the same size and modification time is not read from its old entry', async () => {
+  // Two vocabularies of the same byte size: the ids of "Hello" and "Ġworld" (both 4 digits) swapped in the second.
+  const src = lenmlModelDir('qwen3');
+  const json = JSON.parse(readFileSync(join(src, 'tokenizer.json'), 'utf8'));
+  const before = JSON.stringify(json);
+  const v = json.model.vocab as Record<string, number>;
+  [v.Hello, v['Ġworld']] = [v['Ġworld'], v.Hello];
+  const after = JSON.stringify(json);
+  assert.equal(Buffer.byteLength(after), Buffer.byteLength(before));
+  assert.notEqual(after, before);
+  const dir = tempDir();
+  const ref = tempDir(); // the oracle reads the second content from its own path
+  for (const d of [dir, ref]) copyFileSync(join(src, 'tokenizer_config.json'), join(d, 'tokenizer_config.json'));
+  writeFileSync(join(dir, 'tokenizer.json'), before);
+  writeFileSync(join(ref, 'tokenizer.json'), after);
+  const stamp = new Date('2026-01-02T03:04:05Z'); // whole seconds: set back exactly below
+  utimesSync(join(dir, 'tokenizer.json'), stamp, stamp);
+  const text = 'Hello world';
+  const old = cachedTokenizer(dir, 'js').tok.encode(text).ids;
+  assert.deepEqual(loadTokenizer(dir).encode(text).ids, old);
+  assert.deepEqual(old, (await oracleEncode(join(src, 'tokenizer.json'), text)).ids);
+  // Rewritten in place (rsync --inplace, a restore), its modification time set back: only its change time moved.
+  const st = statSync(join(dir, 'tokenizer.json'));
+  writeFileSync(join(dir, 'tokenizer.json'), after);
+  utimesSync(join(dir, 'tokenizer.json'), stamp, stamp);
+  assert.equal(statSync(join(dir, 'tokenizer.json')).mtimeMs, st.mtimeMs);
+  const want = (await oracleEncode(join(ref, 'tokenizer.json'), text)).ids;
+  assert.notDeepEqual(want, old);
+  assert.deepEqual(loadTokenizer(dir).encode(text).ids, want, 'ids of the new content');
+  assert.deepEqual(cachedTokenizer(dir, 'js').tok.encode(text).ids, want, 'the in-memory tokenizer cache too');
 });

@@ -74,15 +74,24 @@ export const TOKENIZER_FILES = [
 ] as const;
 
 /**
- * A cheap stamp of a model folder's tokenizer files ({@link TOKENIZER_FILES}): each one's
- * modification time (ms) and size in bytes, `-` for a missing one, joined by `|`. Equal stamps mean
- * the files are unchanged for caching (no bytes are read).
+ * A cheap stamp of one file for caching (no bytes read): its change time, modification time (ms), size in bytes
+ * and inode. The change time is in it because the modification time can be set back (rsync --inplace, a restore,
+ * `touch -r`) after other content of the same size was written; the change time cannot be set by a user.
+ */
+export function fileStamp(st: { ctimeMs: number; mtimeMs: number; size: number; ino: number }): string {
+  return `${st.ctimeMs}:${st.mtimeMs}:${st.size}:${st.ino}`;
+}
+
+/**
+ * A cheap stamp of a model folder's tokenizer files ({@link TOKENIZER_FILES}): each one's {@link fileStamp}
+ * (change and modification times, size, inode), `-` for a missing one, joined by `|`. Equal stamps mean the files
+ * are unchanged for caching (no bytes are read).
  * @param folder an absolute model folder
  */
 export function tokenizerFilesStamp(folder: string): string {
   return TOKENIZER_FILES.map((f) => {
     const st = statSync(join(folder, f), { throwIfNoEntry: false });
-    return st ? `${st.mtimeMs}:${st.size}` : '-';
+    return st ? fileStamp(st) : '-';
   }).join('|');
 }
 

@@ -30,7 +30,9 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { buildMergeTable, type MergeTable } from './longWordBpe';
 import { TokenizerLoadError } from './types';
 import { tokenizerCacheDir } from './cacheDir';
+import { fileStamp } from './modelFolder';
 import { wordCacheFits } from './wordCache';
+import { jsAddedTokenGap } from './addedTokenGaps';
 
 /**
  * The version of the prepared form. Part of every entry's key: bump it when the form, the way it is rebuilt, or
@@ -221,18 +223,19 @@ export function readPrepared(dir: string, key: string, config: any, tokConfigOf:
   }
 }
 
-/** The cache key of each `tokenizer.json` met in this thread, by path, with the modification time and size it was read at. */
+/** The cache key of each `tokenizer.json` met in this thread, by path, with the file stamp ({@link fileStamp}) it was read at. */
 const keys = new Map<string, { stamp: string; key: string }>();
 
 /**
  * The cache key ({@link preparedKey}) of the `tokenizer.json` at `path`: read and hashed once per thread while its
- * modification time and size are unchanged.
+ * stamp ({@link fileStamp}: change time, modification time, size, inode) is unchanged. The modification time and
+ * size alone are not enough: a file rewritten in place with other content of the same size and its modification
+ * time set back (rsync --inplace, a restore, `touch -r`) kept its old key, and its old entry's ids were served.
  * @param bytes its bytes, when the caller has read them
  * @throws the file system's error when it cannot be read
  */
 export function preparedKeyOf(path: string, bytes?: Uint8Array): string {
-  const st = statSync(path);
-  const stamp = `${st.mtimeMs}:${st.size}`;
+  const stamp = fileStamp(statSync(path));
   const known = keys.get(path);
   if (known && known.stamp === stamp) return known.key;
   const key = preparedKey(bytes ?? readFileSync(path));
@@ -295,7 +298,8 @@ export function loadJsTokenizer(path: string, parsed: any, config: any, tokConfi
     }
   }
   const tokConfig = tokConfigOf(json);
-  if (preparedBpeUsable() && wordCacheFits(tokConfig)) {
+  // Not for a tokenizer whose ids would differ from the model's (tokenizer.ts refuses it: addedTokenGaps.ts).
+  if (preparedBpeUsable() && wordCacheFits(tokConfig) && !jsAddedTokenGap(json)) {
     const p = buildPreparedBpe(json, tokConfig, config);
     if (p) {
       if (dir && key) writePrepared(dir, key, json, p);

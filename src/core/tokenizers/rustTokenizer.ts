@@ -17,6 +17,7 @@ import { OffsetAligner } from './offsetAligner';
 import { toWellFormed } from './rustText';
 import { readChatTemplates, readJson, specialTokenVarsOf, stopTokensOf, tokenizerFilesHashOf, tokenizerJsonSize } from './modelFolder';
 import { TokenizerLoadError, type EncodedText, type TargetTokenizer } from './types';
+import { jsAddedTokenGap, jsAddedTokenGapMessage } from './addedTokenGaps';
 
 /** What this module uses of the binding's `Encoding`. */
 interface RustEncoding {
@@ -144,6 +145,9 @@ export function loadRustTokenizer(binding: RustBinding, dir?: string, parsed?: P
   // changes: the binding's normalizer tracks the alignment of every byte of every text, 2× the cost of encoding
   // Qwen3's records (docs/scale.md "Tokenizer backends"). The same ids: the normalized text is what the model sees.
   const ownNfc = JSON.stringify(tokenizerJson.normalizer ?? null) === '{"type":"NFC"}';
+  // Its synchronous calls are the JavaScript tokenizer's, and its NFC is applied here too: refused alike.
+  const gap = jsAddedTokenGap(tokenizerJson);
+  if (gap) throw new TokenizerLoadError(jsAddedTokenGapMessage(tjPath, gap));
   let rust: RustTokenizer;
   try {
     rust = binding.Tokenizer.fromString(ownNfc ? JSON.stringify({ ...tokenizerJson, normalizer: null }) : text);

@@ -13,6 +13,7 @@ import { loadTiktokenTokenizer } from './tiktoken/load';
 import { installWordCache } from './wordCache';
 import { installLongWordBpe } from './longWordBpe';
 import { loadJsTokenizer } from './preparedBpe';
+import { jsAddedTokenGap, jsAddedTokenGapMessage } from './addedTokenGaps';
 import { idsEncoder } from './textIds';
 import { OffsetAligner } from './offsetAligner';
 import { toWellFormed } from './rustText';
@@ -55,6 +56,9 @@ export function loadTokenizer(dir?: string, parsed?: any): TargetTokenizer {
   const tokConfigOf = (json: any) => (JSON.stringify(json.normalizer ?? null) === '{"type":"NFC"}' ? { ...json, normalizer: null } : json);
   // From the tokenizer cache, or parsed and built without the merge ranks the heap BPE replaces (preparedBpe.ts).
   let { json: tokenizerJson, tok, table } = loadJsTokenizer(tjPath, parsed, config, tokConfigOf);
+  // Added tokens matched otherwise than by the model's own (Rust) tokenizer: other ids, silently (addedTokenGaps.ts).
+  const gap = jsAddedTokenGap(tokenizerJson);
+  if (gap) throw new TokenizerLoadError(jsAddedTokenGapMessage(tjPath, gap));
   let tokConfig = tokConfigOf(tokenizerJson);
   const ownNfc = tokConfig !== tokenizerJson;
   // Same ids, fewer BPE runs (wordCache.ts); EAGLE3_NO_WORD_CACHE=1 turns it off for comparisons.
