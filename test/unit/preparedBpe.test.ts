@@ -4,7 +4,7 @@
  * (entries and order), vocabulary array, unknown-token id and merge table that tokenizers.js's constructor and
  * `buildMergeTable` give, and encode as the Rust `tokenizers` oracle does. A damaged or foreign cache entry is a miss.
  */
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,7 +18,15 @@ import { cachedTokenizer } from '../../src/core/tokenizers/loadedTokenizers';
 import { lenmlModelDir, oracleEncode, tempDir } from '../helpers';
 
 const CACHE = tempDir('eagle3-tokcache-');
-process.env[TOKENIZER_CACHE_ENV] = CACHE;
+// Test files share a process (scripts/test.mjs groups): this file's cache folder only while its tests run.
+const savedCacheEnv = process.env[TOKENIZER_CACHE_ENV];
+before(() => {
+  process.env[TOKENIZER_CACHE_ENV] = CACHE;
+});
+after(() => {
+  if (savedCacheEnv === undefined) delete process.env[TOKENIZER_CACHE_ENV];
+  else process.env[TOKENIZER_CACHE_ENV] = savedCacheEnv;
+});
 
 const TEXTS = [
   'Hello world! Hello  world!!  Hello   world',
