@@ -259,23 +259,8 @@ export abstract class ExprEvaluator implements Env {
     if (op === 'and') return truthy(l) ? this.expr(right, scope) : l;
     if (op === 'or') return truthy(l) ? l : this.expr(right, scope);
     const r = this.expr(right, scope);
+    if (COMPARISONS.has(op)) return compare(op, l, r);
     switch (op) {
-      case '==':
-        return pyEq(l, r);
-      case '!=':
-        return !pyEq(l, r);
-      case '<':
-        return pyCompare(l, r, op) < 0;
-      case '<=':
-        return pyCompare(l, r, op) <= 0;
-      case '>':
-        return pyCompare(l, r, op) > 0;
-      case '>=':
-        return pyCompare(l, r, op) >= 0;
-      case 'in':
-        return pyContains(r, l);
-      case 'not in':
-        return !pyContains(r, l);
       case '~': {
         const a = pyStr(l);
         const b = pyStr(r);
