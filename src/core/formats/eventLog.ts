@@ -40,7 +40,7 @@ import { convertTurns } from './common';
 import { drop, errored, isObject, isTurnError, type Row, type ShapeHandler } from './base';
 import { finish, splitOutcome } from './rowEnd';
 import { unreadKeys } from './fields';
-import type { OasstPlan } from './oasst';
+import { topAncestor, type OasstPlan } from './oasst';
 
 /** Fields of an event line the pass reads or knows as metadata of the envelope. */
 const READ_FIELDS = [
@@ -253,16 +253,11 @@ function planChains(root: Ev, children: Map<string, Ev[]>, out: Map<number, Oass
 function planOrphanEvents(events: readonly Ev[], byId: Map<string, Ev>, out: Map<number, OasstPlan>): void {
   for (const e of events) {
     if (out.has(e.index)) continue;
-    let top = e;
-    const seen = new Set<Ev>();
-    while (top.parent !== null && byId.has(top.parent) && !seen.has(top)) {
-      seen.add(top);
-      top = byId.get(top.parent)!;
-    }
+    const { top, loops } = topAncestor(e, byId);
     const why =
       top === e
         ? `its parent ${e.parent ?? '(none)'} is not in the file`
-        : top.parent === null || seen.has(top)
+        : top.parent === null || loops
           ? 'its parent chain loops'
           : `its ancestor ${top.uuid} (line ${top.line}) has a parent (${top.parent}) that is not in the file`;
     out.set(e.index, dropPlan(e.index, 'orphan_event', `event ${e.uuid}: ${why}, so its conversation cannot be rebuilt`));

@@ -241,12 +241,7 @@ function planPaths(root: Msg, pathsOf: readonly Msg[][], best: boolean, out: Map
 function planOrphans(msgs: readonly Msg[], byId: Map<string, Msg>, out: Map<number, OasstPlan>): void {
   for (const m of msgs) {
     if (out.has(m.index)) continue;
-    let top = m;
-    const seen = new Set<Msg>();
-    while (top.parent !== null && byId.has(top.parent) && !seen.has(top)) {
-      seen.add(top);
-      top = byId.get(top.parent)!;
-    }
+    const { top } = topAncestor(m, byId);
     const why =
       top === m
         ? `its parent ${m.parent ?? '(none)'} is not in the file`
@@ -266,6 +261,21 @@ function* walk(root: Msg, children: Map<string, Msg[]>): Generator<Msg> {
 
 function dropPlan(root: number, reason: DropReason, message: string): OasstPlan {
   return { kind: 'dropped', root, value: { $oasstDrop: { reason, message } } };
+}
+
+/**
+ * The topmost ancestor of `node` reachable through `byId` (parent id → node): the walk stops at a node without a
+ * parent, one whose parent is not in `byId`, or where the chain comes back on itself (`loops`: true). Shared by the
+ * OpenAssistant and event-log passes, whose orphans are named by it.
+ */
+export function topAncestor<T extends { parent: string | null }>(node: T, byId: ReadonlyMap<string, T>): { top: T; loops: boolean } {
+  let top = node;
+  const seen = new Set<T>();
+  while (top.parent !== null && byId.has(top.parent) && !seen.has(top)) {
+    seen.add(top);
+    top = byId.get(top.parent)!;
+  }
+  return { top, loops: top.parent !== null && seen.has(top) };
 }
 
 /**
