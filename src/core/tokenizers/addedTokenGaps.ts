@@ -5,6 +5,8 @@
  * and the Rust one (whose synchronous calls are the JavaScript tokenizer's and whose NFC is applied by this project).
  */
 
+import { appliesOwnNfc } from './rustText';
+
 /** The parts of a `tokenizer.json` added token read here. */
 interface AddedTokenJson {
   content?: unknown;
@@ -27,7 +29,7 @@ interface AddedTokenJson {
 export function jsAddedTokenGap(tokenizerJson: { added_tokens?: unknown; normalizer?: unknown } | null | undefined): string | undefined {
   const added = tokenizerJson?.added_tokens;
   if (!Array.isArray(added)) return undefined;
-  const nfc = JSON.stringify(tokenizerJson?.normalizer ?? null) === '{"type":"NFC"}';
+  const nfc = appliesOwnNfc(tokenizerJson);
   for (const t of added as AddedTokenJson[]) {
     if (!t || typeof t.content !== 'string') continue;
     const name = JSON.stringify(t.content);

@@ -79,6 +79,15 @@ const NFC_TABLE_GAP_SPLIT = new RegExp(`(${NFC_TABLE_GAP_CLASS})`, 'u');
 const NFC_TABLE_GAP_ONE = new RegExp(`^${NFC_TABLE_GAP_CLASS}$`, 'u');
 
 /**
+ * Whether a `tokenizer.json`'s normalizer is NFC alone — the one normalizer this project applies itself, with the
+ * Rust normalizer's older tables ({@link normalizeLikeRust}), handing both tokenizer backends no normalizer.
+ * @param tokenizerJson the parsed `tokenizer.json` (its `normalizer` as written)
+ */
+export function appliesOwnNfc(tokenizerJson: { normalizer?: unknown } | null | undefined): boolean {
+  return JSON.stringify(tokenizerJson?.normalizer ?? null) === '{"type":"NFC"}';
+}
+
+/**
  * Unicode normalization as the Rust `tokenizers` normalizer does it: for NFC,
  * the characters of {@link NFC_TABLE_GAP_RANGES} are left alone and the runs
  * between them normalized on their own; other forms use V8's tables as is.

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 import { loadTokenizer, tokenizerDisplayName, tokenizerFolderOf } from './tokenizer';
 import { OffsetAligner } from './offsetAligner';
-import { toWellFormed } from './rustText';
+import { appliesOwnNfc, toWellFormed } from './rustText';
 import { readChatTemplates, readJson, specialTokenVarsOf, stopTokensOf, tokenizerFilesHashOf, tokenizerJsonSize } from './modelFolder';
 import { TokenizerLoadError, type EncodedText, type TargetTokenizer } from './types';
 import { jsAddedTokenGap, jsAddedTokenGapMessage } from './addedTokenGaps';
@@ -144,7 +144,7 @@ export function loadRustTokenizer(binding: RustBinding, dir?: string, parsed?: P
   // A lone NFC normalizer is applied here (as tokenizer.ts does, same tables: normalizeLikeRust), only to texts it
   // changes: the binding's normalizer tracks the alignment of every byte of every text, 2× the cost of encoding
   // Qwen3's records (docs/scale.md "Tokenizer backends"). The same ids: the normalized text is what the model sees.
-  const ownNfc = JSON.stringify(tokenizerJson.normalizer ?? null) === '{"type":"NFC"}';
+  const ownNfc = appliesOwnNfc(tokenizerJson);
   // Its synchronous calls are the JavaScript tokenizer's, and its NFC is applied here too: refused alike.
   const gap = jsAddedTokenGap(tokenizerJson);
   if (gap) throw new TokenizerLoadError(jsAddedTokenGapMessage(tjPath, gap));

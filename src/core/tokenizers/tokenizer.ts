@@ -16,7 +16,7 @@ import { loadJsTokenizer } from './preparedBpe';
 import { jsAddedTokenGap, jsAddedTokenGapMessage } from './addedTokenGaps';
 import { idsEncoder } from './textIds';
 import { OffsetAligner } from './offsetAligner';
-import { toWellFormed } from './rustText';
+import { appliesOwnNfc, toWellFormed } from './rustText';
 import { readChatTemplates, readJson, specialTokenVarsOf, stopTokensOf, tokenizerFilesHashOf, tokenizerJsonSize } from './modelFolder';
 import { TokenizerLoadError, type TargetTokenizer } from './types';
 
@@ -53,7 +53,7 @@ export function loadTokenizer(dir?: string, parsed?: any): TargetTokenizer {
   if (!existsSync(tjPath)) throw new TokenizerLoadError(`${folder}: no tokenizer.json (nor tiktoken.model)`);
   const config = existsSync(tcPath) ? readJson(tcPath) : {};
   // NFC is applied here, with the Rust normalizer's older tables (see normalizeLikeRust), not by @huggingface/tokenizers.
-  const tokConfigOf = (json: any) => (JSON.stringify(json.normalizer ?? null) === '{"type":"NFC"}' ? { ...json, normalizer: null } : json);
+  const tokConfigOf = (json: any) => (appliesOwnNfc(json) ? { ...json, normalizer: null } : json);
   // From the tokenizer cache, or parsed and built without the merge ranks the heap BPE replaces (preparedBpe.ts).
   let { json: tokenizerJson, tok, table } = loadJsTokenizer(tjPath, parsed, config, tokConfigOf);
   // Added tokens matched otherwise than by the model's own (Rust) tokenizer: other ids, silently (addedTokenGaps.ts).
