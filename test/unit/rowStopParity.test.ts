@@ -94,6 +94,24 @@ function files(): string[] {
       },
       { messages: [{ role: 'user', content: 'q' }, { content: 'no role' }] },
       { foo: [{ a: 1 }] },
+      // Only reasoning in the last turn: a target kept, a generation placeholder once `--reasoning drop` empties it.
+      {
+        messages: [
+          { role: 'user', content: 'q' },
+          { role: 'assistant', content: '', reasoning_content: 'thinking it over' },
+        ],
+      },
+      // An untrainable last answer, then a placeholder: a prompt under last-assistant, a target left under assistant.
+      {
+        messages: [
+          { role: 'user', content: 'q1' },
+          { role: 'assistant', content: 'a1' },
+          { role: 'user', content: 'q2' },
+          { role: 'assistant', content: 'a2', weight: 0 },
+          { role: 'user', content: 'q3' },
+          { role: 'assistant', content: '' },
+        ],
+      },
     ],
     'chat.jsonl',
     dir,
@@ -156,15 +174,18 @@ function files(): string[] {
 /** What a row is, through reading, as a plain value to compare: its drop or error, or each conversation's notes and unread fields. */
 type Reading =
   | { fate: 'dropped' | 'errored'; code: string; message: string; role?: string }
-  | { fate: 'read'; conversations: { notes: string[]; unread: string[] }[] }
+  | { fate: 'read'; conversations: { notes: string[]; unread: string[]; generate: boolean }[] }
   /** A row inside others' conversations (a file read whole): the code it is dropped with as it is read, else false. */
   | { fate: 'part'; dropped: string | false };
 
 /** Prepare's side: every row of `file` traced whole (prepare's row path and settings), and prepare's row results. */
-async function prepareSide(file: string): Promise<{ readings: Map<string, Reading>; results: Map<string, string>; traces: Map<string, RowTrace> }> {
+async function prepareSide(
+  file: string,
+  settings: RowSettings = SETTINGS,
+): Promise<{ readings: Map<string, Reading>; results: Map<string, string>; traces: Map<string, RowTrace> }> {
   const config = rowConfigFor(file);
   const plan = await filePlanOf(file);
-  const processor = new RowProcessor(SETTINGS);
+  const processor = new RowProcessor(settings);
   const traces = new Map<string, RowTrace>();
   const readings = new Map<string, Reading>();
   const results = new Map<string, string>();
@@ -177,7 +198,7 @@ async function prepareSide(file: string): Promise<{ readings: Map<string, Readin
       continue;
     }
     const input = planned ? { ...row, value: planned.value } : row;
-    const t = traceRow(input, file, basename(file), config.reading, SETTINGS, { tok, builder });
+    const t = traceRow(input, file, basename(file), config.reading, settings, { tok, builder });
     traces.set(k, t);
     const f = t.fate;
     if (!t.parts.length && (f.fate === 'dropped' || f.fate === 'errored')) {
@@ -186,7 +207,12 @@ async function prepareSide(file: string): Promise<{ readings: Map<string, Readin
     } else
       readings.set(k, {
         fate: 'read',
-        conversations: t.parts.map((p) => ({ notes: [...(p.conversation.notes ?? [])], unread: [...(p.conversation.unreadFields ?? [])] })),
+        conversations: t.parts.map((p) => ({
+          notes: [...(p.conversation.notes ?? [])],
+          unread: [...(p.conversation.unreadFields ?? [])],
+          // prepare's decision: a prompt as read, or set aside by its build (records/mask.ts `buildRecords`).
+          generate: p.kind === 'prompt' || p.prompt !== undefined,
+        })),
       });
     const res = processor.processRow(input, file, basename(file), config.reading);
     results.set(k, `${res.fate} ${res.reason ?? res.code ?? 'errored'}`);
@@ -217,17 +243,20 @@ function inspectSide(r: InspectResult, traces: Map<string, RowTrace>): Map<strin
     const k = rowKey(rec.source);
     const prev = out.get(k);
     const conversations = prev?.fate === 'read' ? prev.conversations : [];
-    // inspect says a trailing empty assistant turn makes a prompt (prepare's build notes it so: checked against the trace).
-    const notes = (rec.notes ?? []).filter((n) => n !== 'generation_placeholder_removed' || !isPlaceholderNoted(traces.get(k)!, conversations.length));
-    conversations.push({ notes, unread: rec.unread_fields ?? [] });
+    // inspect notes the turns a prompt to generate lost (prepare's build notes them so: checked against the trace).
+    const notes = (rec.notes ?? []).filter((n) => !PROMPT_NOTES.includes(n) || !isPromptNoted(traces.get(k)!, conversations.length, n));
+    conversations.push({ notes, unread: rec.unread_fields ?? [], generate: rec.needs_generation });
     out.set(k, { fate: 'read', conversations });
   }
   return out;
 }
 
-/** Whether prepare's trace of the row notes, in its records stage, the placeholder inspect's prompt rule removed. */
-function isPlaceholderNoted(t: RowTrace, part: number): boolean {
-  return t.parts[part].notes.includes('generation_placeholder_removed') && t.parts[part].prompt !== undefined;
+/** The notes of the turns a prompt to generate loses before the template (records/turns.ts `prepareTurns`). */
+const PROMPT_NOTES = ['generation_placeholder_removed', 'reasoning_dropped'];
+
+/** Whether prepare's trace of the row sets the conversation aside as a prompt and notes `note` in its records stage. */
+function isPromptNoted(t: RowTrace, part: number, note: string): boolean {
+  return t.parts[part].notes.includes(note as never) && t.parts[part].prompt !== undefined;
 }
 
 /** The Problems scan's side, for the rows prepare decided as it read them: the scan's code, message and role. */
@@ -255,7 +284,7 @@ test('inspect and the Problems scan report, for every row, what prepare’s trac
   let notesSeen = 0;
   for (const file of files()) {
     const { readings, results, traces } = await prepareSide(file);
-    const inspected = inspectSide(await inspectFile(file), traces);
+    const inspected = inspectSide(await inspectFile(file, { settings: SETTINGS }), traces);
     // inspect: a part row's message is the code's meaning; compare parts by their fate only.
     const comparable = (m: Map<string, Reading>) =>
       sorted(new Map([...m].map(([k, r]) => [k, r.fate === 'errored' || r.fate === 'dropped' ? { ...r, role: undefined } : r])));
@@ -272,10 +301,31 @@ test('inspect and the Problems scan report, for every row, what prepare’s trac
   assert.ok(notesSeen >= 6, `${notesSeen} notes and unread fields`);
 });
 
-test('the parity comparison fails when one side changes: a note, an unread field, a code, a role', async () => {
+test('inspect’s needs_generation is prepare’s decision, under the default settings and others; a prepare run with other settings may decide otherwise', async () => {
+  const [chat] = files();
+  const generating = (m: Map<string, Reading>) =>
+    sorted(m).flatMap(([k, r]) => (r.fate === 'read' ? r.conversations.map((c, i) => `${k}.${i} ${c.generate}`) : []));
+  const seen = new Map<string, string[]>();
+  for (const settings of [{}, SETTINGS, { mask: 'last-assistant' }, { reasoning: 'drop' }, { mask: 'non-system' }] as RowSettings[]) {
+    const { readings, traces } = await prepareSide(chat, settings);
+    const inspected = inspectSide(await inspectFile(chat, { settings }), traces);
+    assert.deepEqual(generating(inspected), generating(readings), JSON.stringify(settings));
+    seen.set(JSON.stringify(settings), generating(readings));
+  }
+  // The rows above make the settings matter (else the comparison would not show that inspect follows them).
+  const defaults = seen.get('{}')!;
+  assert.ok(defaults.includes('6.0 true') && defaults.includes('10.0 false') && defaults.includes('11.0 false'), defaults.join(', '));
+  assert.ok(seen.get(JSON.stringify({ reasoning: 'drop' }))!.includes('10.0 true'));
+  assert.ok(seen.get(JSON.stringify({ mask: 'last-assistant' }))!.includes('11.0 true'));
+  // Without settings, inspect decides for prepare's defaults: a `--reasoning drop` run sets row 10 aside, inspect does not.
+  const { readings, traces } = await prepareSide(chat, { reasoning: 'drop' });
+  assert.notDeepEqual(generating(inspectSide(await inspectFile(chat), traces)), generating(readings));
+});
+
+test('the parity comparison fails when one side changes: a note, an unread field, a code, a role, needs_generation', async () => {
   const [chat] = files();
   const { readings, traces } = await prepareSide(chat);
-  const r = await inspectFile(chat);
+  const r = await inspectFile(chat, { settings: SETTINGS });
   const base = inspectSide(r, traces);
   assert.deepEqual(sorted(base).length, sorted(readings).length);
   const withNote = structuredClone(r);
@@ -284,6 +334,9 @@ test('the parity comparison fails when one side changes: a note, an unread field
   const withoutUnread = structuredClone(r);
   delete withoutUnread.records[0].unread_fields;
   assert.notDeepEqual(sorted(inspectSide(withoutUnread, traces)), sorted(base));
+  const flipped = structuredClone(r);
+  flipped.records[0].needs_generation = !flipped.records[0].needs_generation;
+  assert.notDeepEqual(sorted(inspectSide(flipped, traces)), sorted(base));
   const otherCode = structuredClone(r);
   otherCode.skipped[0] = { ...otherCode.skipped[0], code: 'bad_turn' };
   assert.notDeepEqual(sorted(inspectSide(otherCode, traces)), sorted(base));

@@ -15,7 +15,7 @@ import type { BuildOptions, ConversationRecords, Span } from './maskTypes';
 import { mergedRecord } from './mergedRecord';
 import { commonPrefixLength, SpecialTokenFinder, startsWithAt } from './specialTokens';
 import { exactRecords, locateTargets, toolCallsNotRenderedMessage, unrenderedToolCalls, type TargetScope } from './targetRules';
-import { prepareTurns, selectTargets } from './turns';
+import { policyTargets, selectTargets, turnsBeforeTemplate } from './turns';
 
 /** A string as JSON, for messages. */
 const q = (s: string) => JSON.stringify(s);
@@ -23,7 +23,7 @@ const q = (s: string) => JSON.stringify(s);
 /**
  * Builds the records of one conversation (docs/loss-mask-rules.md).
  *
- * Before rendering ({@link prepareTurns}, then {@link ChatTemplate.adaptTurns}): `--reasoning drop`, trailing
+ * Before rendering ({@link turnsBeforeTemplate}, then {@link ChatTemplate.adaptTurns}): `--reasoning drop`, trailing
  * generation placeholders removed (no target left → `prompt`), what the template is given. With thinking off (the
  * generation prompt closes an empty reasoning block) a target with reasoning makes the row an error (`rowError`)
  * that names both ways out.
@@ -56,7 +56,7 @@ export function buildRecords(
   policy: MaskPolicy,
   options: BuildOptions = {},
 ): ConversationRecords {
-  const pre = prepareTurns(conv.messages, options.reasoning ?? 'keep');
+  const pre = turnsBeforeTemplate(conv.messages, policy, options.reasoning ?? 'keep');
   const adapted = template.adaptTurns(pre.messages);
   const messages = adapted.messages;
   const out: ConversationRecords = { records: [], rendered: null, notes: [], targetErrors: [], targetCount: 0, messages };
@@ -66,12 +66,11 @@ export function buildRecords(
     return out;
   };
 
-  const targets =
-    policy === 'non-system' ? (messages.some((m) => m.role === 'assistant' && m.trainable !== false) ? [-1] : []) : selectTargets(messages, policy);
-  if (targets.length === 0 && pre.placeholderRemoved) {
+  if (pre.needsGeneration) {
     out.prompt = pre.messages.map(asWrittenInline); // a prompt is written out as the source wrote it
     return finish();
   }
+  const targets = policyTargets(messages, policy);
   const rowError = reasoningWithThinkingOff(policy === 'non-system' ? selectTargets(messages, 'assistant') : targets, adapted, template);
   if (rowError) {
     out.rowError = rowError;

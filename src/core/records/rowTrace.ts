@@ -37,6 +37,7 @@ import {
   longPolicyOf,
   type ConversationTrace,
   type RowTrace,
+  type ReadConversation,
   type ReadingContext,
   type ReadTrace,
   type TraceContext,
@@ -46,6 +47,7 @@ import {
   type WorkCap,
 } from './rowTraceTypes';
 import { turnText } from './recordViewBudget';
+import { turnsBeforeTemplate } from './turns';
 
 /** An empty think block (only whitespace inside), as reasoning templates write it for a turn without reasoning. */
 const EMPTY_THINK = /<think>\s*<\/think>/;
@@ -73,7 +75,8 @@ export function runSteps<T>(steps: TraceSteps<T>, tok: Pick<TargetTokenizer, 'en
 /**
  * Traces one row of `file` (`fileBase`: its basename, for default ids; `normalize`: the file's reading options),
  * tokenizing with `ctx.tok.encode` ({@link traceRowSteps} driven by {@link runSteps}). With a {@link ReadingContext}
- * it stops after reading the row ({@link ReadTrace}: no tokenizer, no template; `settings` are not used).
+ * it stops after reading the row ({@link ReadTrace}: no tokenizer, no template; of `settings` only `mask` and
+ * `reasoning`, for whether a conversation is a prompt to generate).
  * Never throws for data: a row that is not JSON is errored `invalid_json`.
  * @throws what `ctx.checkCancelled` throws; NoChatTemplateError with `ctx.rethrowNoTemplate`; a bug
  */
@@ -141,7 +144,7 @@ function* rowSteps(
   settings: TraceSettings,
   ctx: TraceContext | ReadingContext,
 ): TraceSteps<RowTrace | ReadTrace> {
-  const read = readRow(row, file, fileBase, normalize);
+  const read = readRow(row, file, fileBase, normalize, settings);
   if (ctx.until === 'conversations') return read;
   const { source, detailed } = read;
   if (read.fate.fate !== 'pending' && read.fate.fate !== 'setAside') return { source, ...(detailed ? { detailed } : {}), parts: [], fate: read.fate };
@@ -159,10 +162,12 @@ function* rowSteps(
 }
 
 /**
- * The row's first stage: the row read (formats/normalize.ts), its conversations with their notes, or its drop or
- * error (`invalid_json` for a row that is not JSON; an `unknown_role` error with its role and turn).
+ * The row's first stage: the row read (formats/normalize.ts), its conversations with their notes and whether each is a
+ * prompt to generate under `settings` (`mask`, `reasoning`: records/turns.ts `turnsBeforeTemplate`, the decision
+ * prepare's build takes), or its drop or error (`invalid_json` for a row that is not JSON; an `unknown_role` error
+ * with its role and turn).
  */
-function readRow(row: TraceRowInput, file: string, fileBase: string, normalize: NormalizeOptions): ReadTrace {
+function readRow(row: TraceRowInput, file: string, fileBase: string, normalize: NormalizeOptions, settings: TraceSettings): ReadTrace {
   const source = row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element };
   const stopped = 'conversations' as const;
   if (row.error !== undefined) return { stoppedAt: stopped, source, parts: [], fate: { fate: 'errored', code: 'invalid_json', message: row.error } };
@@ -178,10 +183,17 @@ function readRow(row: TraceRowInput, file: string, fileBase: string, normalize: 
     const fate = { fate: 'errored' as const, ...(outcome.code === undefined ? {} : { code: outcome.code }), message: outcome.message, ...turn };
     return { stoppedAt: stopped, source, detailed, parts: [], fate };
   }
-  const parts = conversationsOf(outcome);
+  const parts = conversationsOf(outcome).map((p) => readConversation(p, settings));
   // Every conversation a prompt to generate: set aside as it is read (traceConversation renders none of them).
   const fate = parts.length && parts.every((p) => p.kind === 'prompt') ? { fate: 'setAside' as const } : { fate: 'pending' as const };
   return { stoppedAt: stopped, source, detailed, parts, fate };
+}
+
+/** One conversation as read, with the turns of the prompt to generate when its trailing empty assistant turns leave no target (records/turns.ts `turnsBeforeTemplate`). */
+function readConversation(p: Pick<ConversationTrace, 'kind' | 'conversation'>, settings: TraceSettings): ReadConversation {
+  if (p.kind === 'prompt') return p;
+  const pre = turnsBeforeTemplate(p.conversation.messages, settings.mask ?? 'assistant', settings.reasoning ?? 'keep');
+  return pre.needsGeneration ? { ...p, toGenerate: { messages: pre.messages, notes: pre.notes } } : p;
 }
 
 /**

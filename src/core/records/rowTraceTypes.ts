@@ -148,14 +148,29 @@ export interface RowTrace {
  * A row traced through its `conversations` stage ({@link ReadingContext}): the same reading, notes and errors as the
  * row's whole {@link RowTrace} has (its `parts` are the same conversations, before any record). `fate` is the row's
  * when reading decides it (not JSON, dropped or errored by the normalizer; set aside when every conversation is a
- * prompt to generate), else `pending`: its records decide it.
+ * prompt to generate as read), else `pending`: its records decide it. Whether a conversation that came with an
+ * assistant turn is a prompt to generate is decided here too (`toGenerate`), by prepare's rule under the trace's
+ * `mask` and `reasoning` settings; such a row stays `pending`, since the build may still error it (its template).
  */
 export interface ReadTrace {
   stoppedAt: 'conversations';
   source: Source;
   detailed?: DetailedOutcome;
-  parts: Pick<ConversationTrace, 'kind' | 'conversation'>[];
+  parts: ReadConversation[];
   fate: Exclude<TracedRowFate, { fate: 'written' }> | { fate: 'pending' };
+}
+
+/**
+ * One conversation of a {@link ReadTrace}: as read, and whether it is a prompt to generate under the trace's mask
+ * policy and reasoning (records/turns.ts `turnsBeforeTemplate`, the rule `prepare`'s build applies).
+ */
+export interface ReadConversation extends Pick<ConversationTrace, 'kind' | 'conversation'> {
+  /**
+   * A `conversation` whose trailing empty assistant turns leave no target: the turns `prepare` sets aside as the
+   * prompt (before the template) and the notes of removing them. Undefined for a `prompt` (it is one as read) and
+   * for a conversation with a target.
+   */
+  toGenerate?: { messages: Message[]; notes: Code[] };
 }
 
 /** A row as the readers give it: its value, or why it is not JSON. */

@@ -83,6 +83,42 @@ export function prepareTurns(
   return { messages: out, notes, placeholderRemoved };
 }
 
+/**
+ * The targets {@link buildRecords} renders records for under a policy (docs/loss-mask-rules.md "Targets"):
+ * {@link selectTargets}, and for `non-system` `[-1]` (one record of the whole conversation) when an assistant turn
+ * is not flagged untrainable, else none.
+ */
+export function policyTargets(messages: readonly Message[], policy: MaskPolicy): number[] {
+  if (policy === 'non-system') return messages.some((m) => m.role === 'assistant' && m.trainable !== false) ? [-1] : [];
+  return selectTargets(messages, policy);
+}
+
+/** A conversation's turns before the template ({@link prepareTurns}) and whether it is a prompt to generate ({@link turnsBeforeTemplate}). */
+export interface TurnsBeforeTemplate {
+  /** The turns the template is given (reasoning dropped with `drop`, trailing empty assistant turns removed). */
+  messages: Message[];
+  /** `reasoning_dropped`, `generation_placeholder_removed` when they apply. */
+  notes: Code[];
+  placeholderRemoved: boolean;
+  /** Trailing empty assistant turns were removed and no target is left under the policy: the conversation is a prompt to generate. */
+  needsGeneration: boolean;
+}
+
+/**
+ * The one decision of whether a conversation that came with an assistant turn is a prompt to generate
+ * (docs/loss-mask-rules.md "Empty turns"): its trailing empty assistant turns (generation placeholders) are removed
+ * and no target is left under the mask policy ({@link policyTargets}); its other assistant turns are then context
+ * (a preference prompt's). It needs no template: the template adapter (templates/template.ts `adaptTurns`) changes
+ * no turn's role, flag or emptiness, so the targets of the adapted turns are these turns' own. `prepare`
+ * ({@link buildRecords}) and the row path's reading stage (records/rowTrace.ts, which `inspect` reads) both call it.
+ * @param policy the mask policy (`--mask`; prepare's default `assistant`)
+ * @param reasoning `--reasoning` (prepare's default `keep`): with `drop`, a turn with only reasoning becomes empty
+ */
+export function turnsBeforeTemplate(messages: readonly Message[], policy: MaskPolicy, reasoning: ReasoningPolicy): TurnsBeforeTemplate {
+  const pre = prepareTurns(messages, reasoning);
+  return { ...pre, needsGeneration: pre.placeholderRemoved && policyTargets(pre.messages, policy).length === 0 };
+}
+
 /** Newlines trimmed at both ends (docs/loss-mask-rules.md "Reasoning written into the text"). */
 export const trimNewlines = (s: string) => s.replace(/^\n+/, '').replace(/\n+$/, '');
 

@@ -12,7 +12,7 @@ import { describeCandidate, findConversations } from '../../formats/discovery';
 import { EXPECTED_SHAPES } from '../../formats/normalize';
 import { codeMeaning } from '../../codes';
 import { traceRow } from '../../records/rowTrace';
-import type { ConversationTrace, ReadTrace } from '../../records/rowTraceTypes';
+import type { ReadConversation, ReadTrace, TraceSettings } from '../../records/rowTraceTypes';
 import { datasetKeys } from '../../formats/fieldRoles';
 import { suggestMappingLine } from '../../formats/mapping';
 import type { RawRow } from '../../read/readers';
@@ -20,9 +20,8 @@ import type { ProjectConfig } from '../../read/projectConfig';
 import { configuredRows, rowConfigFor } from '../../formats/rowSource';
 import type { AnswerMode } from '../../types';
 import { filePassFor, partFateAsRead, type FilePass } from './oasstRun';
-import { prepareTurns, selectTargets } from '../../records/turns';
 import { describeError, isInternalError } from '../../errors';
-import type { Conversation, Message } from '../../types';
+import type { Message } from '../../types';
 
 /**
  * One message as `inspect` prints it: the normalized message model (`types.ts` `Message`; optional
@@ -32,7 +31,12 @@ import type { Conversation, Message } from '../../types';
  */
 export type InspectMessage = Omit<Message, 'trainable'> & { trainable?: false };
 
-/** One normalized row. `needs_generation` is true for prompt rows (no assistant turn: the target model must answer first). */
+/**
+ * One normalized row. `needs_generation` is true for prompt rows (no assistant turn, or only trailing empty ones that
+ * leave no target: the target model must answer first), decided by prepare's own rule (records/turns.ts
+ * `turnsBeforeTemplate`) under the default mask policy and reasoning (`assistant`, `keep`) unless
+ * {@link InspectOptions.settings} says otherwise: `prepare --reasoning drop` or another `--mask` may set more aside.
+ */
 export interface InspectRecord {
   source: { line: number; element?: number };
   id: string;
@@ -108,6 +112,11 @@ export interface InspectOptions {
   mapping?: string;
   /** Several answers to one prompt without a preference (`--answers`): wins over eagle3prep.jsonc "reading" "answers". */
   answers?: AnswerMode;
+  /**
+   * The mask policy and reasoning whose prepare run `needs_generation` is decided for (records/turns.ts
+   * `turnsBeforeTemplate`); default prepare's defaults (`assistant`, `keep`). The CLI's `inspect` passes none.
+   */
+  settings?: Pick<TraceSettings, 'mask' | 'reasoning'>;
 }
 
 /**
@@ -149,7 +158,7 @@ async function inspectFileUnguarded(file: string, opts: InspectOptions, at: { li
   const limit = opts.limit ?? Infinity;
   // The same eagle3prep.jsonc role aliases / field mappings / reading choices that prepare applies (projectConfig.ts).
   const config = rowConfigFor(file, { mapping: opts.mapping, answers: opts.answers });
-  const inspection = new Inspection(file, config.reading);
+  const inspection = new Inspection(file, config.reading, opts.settings ?? {});
   if (limit > 0) await inspection.read(configuredRows(file, config), config.project, limit, at);
   return inspection.result(limit);
 }
@@ -174,6 +183,7 @@ class Inspection {
   constructor(
     private readonly file: string,
     private readonly normalizeOptions: ReturnType<typeof rowConfigFor>['reading'],
+    private readonly settings: Pick<TraceSettings, 'mask' | 'reasoning'>,
   ) {
     this.fileBase = path.basename(file);
   }
@@ -249,7 +259,7 @@ class Inspection {
 
   /** One row (or the value an OpenAssistant pass planned for it) read by prepare's row path, up to its conversations (records/rowTrace.ts). */
   private trace(row: RawRow, value: unknown): ReadTrace {
-    return traceRow({ ...row, value }, this.file, this.fileBase, this.normalizeOptions, {}, { until: 'conversations' });
+    return traceRow({ ...row, value }, this.file, this.fileBase, this.normalizeOptions, this.settings, { until: 'conversations' });
   }
 
   /** One row (or the value an OpenAssistant pass planned for it; `trace`: its trace, when taken already) into records / skipped. */
@@ -265,7 +275,7 @@ class Inspection {
     const handler = trace.detailed?.handler;
     if (handler) this.recognized++;
     else if (value !== null && typeof value === 'object' && !Array.isArray(value)) this.noteUnrecognized(value as Record<string, unknown>);
-    for (const { kind, conversation: c } of trace.parts) this.records.push(inspectRecord(row, kind, c, handler?.name ?? 'unknown'));
+    for (const part of trace.parts) this.records.push(inspectRecord(row, part, handler?.name ?? 'unknown'));
     for (const field of trace.parts[0]?.conversation.unreadFields ?? []) {
       const u = (this.unreadFields[field] ??= { count: 0, lines: [] });
       u.count++;
@@ -316,25 +326,24 @@ class Inspection {
 }
 
 /**
- * One conversation of a row as `inspect` shows it. prepare's rule (docs/loss-mask-rules.md "Empty turns"): a
- * conversation whose trailing empty assistant turns leave no target (its other assistant turns are context, e.g. a
- * preference prompt's) is a prompt to generate.
+ * One conversation of a row as `inspect` shows it. Whether it needs generation is the trace's reading stage's
+ * (`toGenerate`: records/turns.ts `turnsBeforeTemplate`, the decision prepare's build takes; docs/loss-mask-rules.md
+ * "Empty turns"): a prompt as read, or a conversation whose trailing empty assistant turns leave no target (its other
+ * assistant turns are context, e.g. a preference prompt's), shown with those turns removed.
  */
-function inspectRecord(row: RawRow, kind: ConversationTrace['kind'], c: Conversation, shape: string): InspectRecord {
-  const pre = kind === 'conversation' ? prepareTurns(c.messages) : undefined;
-  const prompt = kind === 'prompt' || (pre !== undefined && pre.placeholderRemoved && selectTargets(pre.messages, 'assistant').length === 0);
-  const messages = prompt && pre ? pre.messages : c.messages;
+function inspectRecord(row: RawRow, part: ReadConversation, shape: string): InspectRecord {
+  const { kind, conversation: c, toGenerate } = part;
   const rec: InspectRecord = {
     source: row.element === undefined ? { line: row.line } : { line: row.line, element: row.element },
     id: c.id,
     shape,
-    messages: messages.map(toInspectMessage),
-    needs_generation: prompt,
+    messages: (toGenerate?.messages ?? c.messages).map(toInspectMessage),
+    needs_generation: kind === 'prompt' || toGenerate !== undefined,
   };
   if (c.answerAfter?.length) rec.answer_after = c.answerAfter;
   if (c.tools?.length) rec.tools = c.tools;
   if (c.nonTextParts?.length) rec.non_text_parts = c.nonTextParts;
-  const notes = [...(c.notes ?? []), ...(prompt && pre ? pre.notes : [])];
+  const notes = [...(c.notes ?? []), ...(toGenerate?.notes ?? [])];
   if (notes.length) rec.notes = [...new Set(notes)];
   if (c.unreadFields?.length) rec.unread_fields = c.unreadFields;
   return rec;
