@@ -9,7 +9,7 @@
  *
  * Responsiveness: discovery is one `findFiles` per include glob; each file is scanned
  * (`core/run/editor/datasetScan.ts`) at most `SCAN_CONCURRENCY` at a time (scanQueue.ts), only while the view is
- * visible, and only once per (size, mtime): a FileSystemWatcher invalidates single files, a changed
+ * visible, and only once per file stamp (core/read/fileStamp.ts): a FileSystemWatcher invalidates single files, a changed
  * report.json re-reads only the output state of the datasets that write there, and a tokenizer
  * change re-compares hashes without re-reading any dataset.
  *
@@ -100,7 +100,7 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     const configs = vscode.workspace.createFileSystemWatcher(`**/${PROJECT_CONFIG_NAME}`);
     const onConfig = (u: vscode.Uri) => {
       for (const n of readWithConfig(this.nodes.values(), u.fsPath)) {
-        if (n.scan) n.scan = { ...n.scan, mtimeMs: -1 }; // force a full re-read
+        if (n.scan) n.scan = { ...n.scan, stamp: '' }; // force a full re-read
         this.enqueue(n);
       }
     };
@@ -133,11 +133,11 @@ export class DatasetsTreeProvider implements vscode.TreeDataProvider<DatasetsTre
     for (const n of outputsAffectedBy(this.nodes.values(), u.fsPath, 'deleted')) this.enqueue(n);
   }
 
-  /** Re-scans one file (its format and row count only when its size or mtime changed, or `full`). */
+  /** Re-scans one file (its format and row count only when its file stamp changed, or `full`). */
   invalidate(u: vscode.Uri, full = false): void {
     const n = this.nodes.get(u.fsPath);
     if (!n) return;
-    if (full && n.scan) n.scan = { ...n.scan, mtimeMs: -1 };
+    if (full && n.scan) n.scan = { ...n.scan, stamp: '' };
     this.enqueue(n);
   }
 

@@ -10,17 +10,18 @@
  * at the start of the file is removed from line 1. Text is decoded as UTF-8.
  */
 import * as fs from 'node:fs';
+import { fileStamp } from '../core/read/fileStamp';
 
 const CHUNK = 1 << 16;
 
-/** A sparse index of line starts of one file (as it was when built: size and mtime are kept). */
+/** A sparse index of line starts of one file (as it was when built: its size and file stamp are kept). */
 export class LineIndex {
   private constructor(
     readonly file: string,
     /** File size in bytes when indexed. */
     readonly size: number,
-    /** Modification time (ms) when indexed. */
-    readonly mtimeMs: number,
+    /** The file's stamp when indexed (core/read/fileStamp.ts: change and modification times, size, inode). */
+    readonly stamp: string,
     /** Number of lines (a final line without `\n` counts; an empty file has 0). */
     readonly lineCount: number,
     private readonly every: number,
@@ -63,14 +64,13 @@ export class LineIndex {
       lastStart = await lastLineStart(file, st.size);
     }
     const lineCount = st.size === 0 ? 0 : lastStart < st.size ? lines + 1 : lines;
-    return new LineIndex(file, st.size, st.mtimeMs, lineCount, every, Float64Array.from(cps));
+    return new LineIndex(file, st.size, fileStamp(st), lineCount, every, Float64Array.from(cps));
   }
 
-  /** Whether the file changed (size or modification time) since the index was built. */
+  /** Whether the file changed (its file stamp) since the index was built. */
   isStale(): boolean {
     try {
-      const st = fs.statSync(this.file);
-      return st.size !== this.size || st.mtimeMs !== this.mtimeMs;
+      return fileStamp(fs.statSync(this.file)) !== this.stamp;
     } catch {
       return true;
     }

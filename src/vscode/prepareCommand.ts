@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { fileStampOf } from '../core/read/fileStamp';
 import { nextStepsOfRun } from '../core/run/reports/nextSteps';
 import { conversationsLines } from '../core/run/reports/conversationsNote';
 import { DATASET_EXTENSIONS, expandInputs } from '../core/run/inputs/inputs';
@@ -181,8 +182,7 @@ function knownRows(file: string): number | undefined {
   const n = datasetsProvider()
     ?.datasets()
     .find((d) => d.resourceUri.fsPath === file);
-  const st = n?.scan && fs.statSync(file, { throwIfNoEntry: false });
-  return n?.scan && st && st.size === n.scan.size && st.mtimeMs === n.scan.mtimeMs ? n.scan.rows : undefined;
+  return n?.scan && fileStampOf(file) === n.scan.stamp ? n.scan.rows : undefined;
 }
 
 /** The run in the worker under a cancellable progress notification. @throws vscode.CancellationError when cancelled, or the run's error */

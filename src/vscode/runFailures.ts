@@ -6,8 +6,8 @@
  *
  * Pure (no `vscode` import): tested in plain node (test/unit/runFailures.test.ts).
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { fileStampOf } from '../core/read/fileStamp';
 import type { PrepareResult } from '../core/run/contract';
 
 /** Why a file's last run failed, and the input as it was then. */
@@ -16,15 +16,11 @@ export interface FileFailure {
   reason: string;
   /** When the run ended (ms since the epoch). */
   atMs: number;
-  input?: { size: number; mtimeMs: number };
+  /** The input's file stamp then (core/read/fileStamp.ts: change and modification times, size, inode). */
+  input?: string;
 }
 
 const failures = new Map<string, FileFailure>();
-
-const stamp = (file: string) => {
-  const st = fs.statSync(file, { throwIfNoEntry: false });
-  return st ? { size: st.size, mtimeMs: st.mtimeMs } : undefined;
-};
 
 /** `"/a/b.jsonl: no record written"` → `"no record written"` (the failures of a run start with the file's path). */
 export function reasonWithoutPath(message: string, file: string): string {
@@ -51,7 +47,7 @@ export function noteRunOutcome(inputs: readonly string[], outcome: { result: Pre
     const abs = path.resolve(file);
     const had = failures.has(abs);
     if (reason === undefined) failures.delete(abs);
-    else failures.set(abs, { reason: reasonWithoutPath(reason, abs), atMs: nowMs, input: stamp(abs) });
+    else failures.set(abs, { reason: reasonWithoutPath(reason, abs), atMs: nowMs, input: fileStampOf(abs) });
     if (had || reason !== undefined) changed.push(abs);
   };
   if ('error' in outcome) {
@@ -74,8 +70,8 @@ export function failureOf(file: string): FileFailure | undefined {
   const abs = path.resolve(file);
   const f = failures.get(abs);
   if (!f) return undefined;
-  const now = stamp(abs);
-  if (!now || !f.input || now.size !== f.input.size || now.mtimeMs !== f.input.mtimeMs) {
+  const now = fileStampOf(abs);
+  if (!now || !f.input || now !== f.input) {
     failures.delete(abs);
     return undefined;
   }

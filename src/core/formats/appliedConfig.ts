@@ -23,6 +23,7 @@ import * as fs from 'node:fs';
 import { mappingFor } from './mapping';
 import type { FieldMapping } from '../read/mappingFile';
 import { findProjectConfig, loadProjectConfigFor, type ReadingSettings } from '../read/projectConfig';
+import { fileStamp } from '../read/fileStamp';
 
 /** The parts of an `eagle3prep.jsonc` that apply to one file (all empty when none applies). */
 export interface AppliedConfig {
@@ -112,8 +113,8 @@ const textHitCache = new Map<string, { stamp: string; hits: Set<string> }>();
 
 /**
  * Which of `needles` occur in the file's text (aliases case-insensitively, fields as `"name"`),
- * read in 4 MB chunks (a needle across two chunks is found: the chunks overlap). Cached by file,
- * size and mtime. Never throws: an unreadable file holds every needle (conservative).
+ * read in 4 MB chunks (a needle across two chunks is found: the chunks overlap). Cached by file and
+ * its stamp (read/fileStamp.ts: change and modification times, size, inode). Never throws: an unreadable file holds every needle (conservative).
  */
 export function textHolds(file: string, aliases: readonly string[], fields: readonly string[]): { aliases: string[]; fields: string[] } {
   const needles = [...aliases.map((a) => `a:${a}`), ...fields.map((f) => `f:${f}`)];
@@ -121,7 +122,7 @@ export function textHolds(file: string, aliases: readonly string[], fields: read
   let fd: number | undefined;
   try {
     const st = fs.statSync(file);
-    const stamp = `${st.size}:${st.mtimeMs}:${needles.join('\u0000')}`;
+    const stamp = `${fileStamp(st)}:${needles.join('\u0000')}`;
     const hit = textHitCache.get(file);
     let hits: Set<string>;
     if (hit && hit.stamp === stamp) hits = hit.hits;

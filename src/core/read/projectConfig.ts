@@ -35,6 +35,7 @@ import { dirname, isAbsolute, join, parse as parsePath, relative, resolve, sep }
 import { parse, type ParseError } from 'jsonc-parser';
 import { ANSWER_MODES, type AnswerMode, type Role } from '../types';
 import { isStackOverflow, jsonBreakDescription, jsonTextDepth, MAX_JSON_DEPTH, tooDeepMessage } from '../jsonDepth';
+import { fileStamp } from './fileStamp';
 
 /** File name of the project configuration. */
 export const PROJECT_CONFIG_NAME = 'eagle3prep.jsonc';
@@ -236,11 +237,11 @@ export function configAppliesTo(configFile: string, datasetFile: string): boolea
   return true;
 }
 
-const cache = new Map<string, { mtimeMs: number; size: number; cfg: ProjectConfig }>();
+const cache = new Map<string, { stamp: string; cfg: ProjectConfig }>();
 
 /**
  * Reads the `eagle3prep.jsonc` that applies to `datasetFile` (see {@link findProjectConfig}),
- * cached by path, modification time and size.
+ * cached by path and file stamp (read/fileStamp.ts: change and modification times, size, inode).
  * @returns undefined when no such file exists, or when it maps nothing and sets no "reading" choice.
  * @throws ProjectConfigError when the file is unreadable or invalid (see {@link parseProjectConfig}).
  */
@@ -249,12 +250,12 @@ export function loadProjectConfigFor(datasetFile: string): ProjectConfig | undef
   if (!file) return undefined;
   let cfg: ProjectConfig;
   try {
-    const st = statSync(file);
+    const stamp = fileStamp(statSync(file));
     const hit = cache.get(file);
-    if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) cfg = hit.cfg;
+    if (hit && hit.stamp === stamp) cfg = hit.cfg;
     else {
       cfg = parseProjectConfig(readFileSync(file, 'utf8'), file);
-      cache.set(file, { mtimeMs: st.mtimeMs, size: st.size, cfg });
+      cache.set(file, { stamp, cfg });
     }
   } catch (e) {
     if (e instanceof ProjectConfigError) throw e;

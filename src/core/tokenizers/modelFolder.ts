@@ -5,8 +5,9 @@
  * and the files hash / stamp a run records and caches by.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileStampOf } from '../read/fileStamp';
 import { TokenizerLoadError, type NamedTemplate, type SpecialTokenVars } from './types';
 
 function tokenString(v: unknown): string | undefined {
@@ -74,24 +75,14 @@ export const TOKENIZER_FILES = [
 ] as const;
 
 /**
- * A cheap stamp of one file for caching (no bytes read): its change time, modification time (ms), size in bytes
- * and inode. The change time is in it because the modification time can be set back (rsync --inplace, a restore,
- * `touch -r`) after other content of the same size was written; the change time cannot be set by a user.
- */
-export function fileStamp(st: { ctimeMs: number; mtimeMs: number; size: number; ino: number }): string {
-  return `${st.ctimeMs}:${st.mtimeMs}:${st.size}:${st.ino}`;
-}
-
-/**
- * A cheap stamp of a model folder's tokenizer files ({@link TOKENIZER_FILES}): each one's {@link fileStamp}
+ * A cheap stamp of a model folder's tokenizer files ({@link TOKENIZER_FILES}): each one's `fileStamp` (read/fileStamp.ts:
  * (change and modification times, size, inode), `-` for a missing one, joined by `|`. Equal stamps mean the files
  * are unchanged for caching (no bytes are read).
  * @param folder an absolute model folder
  */
 export function tokenizerFilesStamp(folder: string): string {
   return TOKENIZER_FILES.map((f) => {
-    const st = statSync(join(folder, f), { throwIfNoEntry: false });
-    return st ? fileStamp(st) : '-';
+    return fileStampOf(join(folder, f)) ?? '-';
   }).join('|');
 }
 

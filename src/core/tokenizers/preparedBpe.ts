@@ -30,7 +30,7 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { buildMergeTable, type MergeTable } from './longWordBpe';
 import { TokenizerLoadError } from './types';
 import { tokenizerCacheDir } from './cacheDir';
-import { fileStamp } from './modelFolder';
+import { fileStamp } from '../read/fileStamp';
 import { wordCacheFits } from './wordCache';
 import { jsAddedTokenGap } from './addedTokenGaps';
 

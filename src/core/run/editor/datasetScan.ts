@@ -32,6 +32,7 @@ import { countRows, DATASET_FILE_RE } from '../../read/readers';
 import { defaultTokenizerDir } from '../../tokenizers/tokenizer';
 import { tokenizerFilesHashOf, tokenizerFilesStamp } from '../../tokenizers/modelFolder';
 import type { FormatDetection } from '../../types';
+import { fileStamp } from '../../read/fileStamp';
 
 export { DATASET_FILE_RE };
 
@@ -112,7 +113,7 @@ const hashCache = new Map<string, { stamp: string; hash: string }>();
 /**
  * The files hash `prepare` records in `report.json` (`tokenizer.hash`) for a tokenizer folder,
  * computed the same way as `loadTokenizer` (tokenizer.json folders) and `loadTiktokenTokenizer`
- * (tiktoken.model folders), without loading the tokenizer. Cached by the files' mtimes and sizes.
+ * (tiktoken.model folders), without loading the tokenizer. Cached by the files' stamps (tokenizerFilesStamp).
  * @param dir model folder; undefined / '' = the embedded default.
  * @returns 16 hex characters; undefined when the folder has neither tokenizer file.
  */
@@ -315,6 +316,8 @@ export interface DatasetScan {
   kind: DatasetKind;
   size: number;
   mtimeMs: number;
+  /** The file's stamp when scanned (read/fileStamp.ts: change and modification times, size, inode; '' when missing): the scan's format and row count hold while it is the file's. */
+  stamp: string;
   /** Detected format (`sharegpt`, `openai-messages`, …, `unknown`); undefined when reading failed. */
   format?: string;
   evidence: string[];
@@ -330,13 +333,13 @@ export interface DatasetScan {
 /** Options of {@link scanDataset}. */
 export interface ScanOptions extends Omit<OutputStateOptions, 'rowCount'> {
   signal?: AbortSignal;
-  /** A previous scan of the same file: when its size and mtime are unchanged, its format and row count are reused (only the output state is re-read). */
+  /** A previous scan of the same file: when its stamp is the file's, its format and row count are reused (only the output state is re-read). */
   previous?: DatasetScan;
 }
 
 /**
  * Scans one dataset file: detected format (first rows), streamed row count, output state.
- * Reuses `previous`'s format and count when the file's size and mtime did not change.
+ * Reuses `previous`'s format and count when the file's stamp (read/fileStamp.ts) did not change.
  * Never throws for bad data (`error` is set); rethrows only an abort.
  */
 export async function scanDataset(file: string, opts: ScanOptions = {}): Promise<DatasetScan> {
@@ -350,6 +353,7 @@ export async function scanDataset(file: string, opts: ScanOptions = {}): Promise
       kind,
       size: 0,
       mtimeMs: 0,
+      stamp: '',
       evidence: [],
       error: `${abs}: no such file`,
       output: readOutputState(abs, opts),
@@ -357,11 +361,12 @@ export async function scanDataset(file: string, opts: ScanOptions = {}): Promise
     };
   }
   const prev = opts.previous;
+  const stamp = fileStamp(st);
   let format: string | undefined;
   let evidence: string[] = [];
   let rows: number | undefined;
   let error: string | undefined;
-  if (prev && prev.size === st.size && prev.mtimeMs === st.mtimeMs && prev.error === undefined) {
+  if (prev && prev.stamp === stamp && prev.error === undefined) {
     ({ format, evidence, rows } = prev);
   } else {
     try {
@@ -379,6 +384,7 @@ export async function scanDataset(file: string, opts: ScanOptions = {}): Promise
     kind,
     size: st.size,
     mtimeMs: st.mtimeMs,
+    stamp,
     format,
     evidence,
     rows,

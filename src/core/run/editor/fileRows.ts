@@ -15,6 +15,7 @@ import type { RecordViewer } from '../../records/recordViewer';
 import type { FileRow, RecordView, RecordViewOptions, RowInput } from '../../records/recordViewTypes';
 import { rowKey } from '../prepare/batches';
 import { filePassFor } from '../inputs/oasstRun';
+import { fileStamp } from '../../read/fileStamp';
 
 /** The planned rows of a file read whole (row key `line` or `line[element]` → its reading); undefined for a file read row by row. */
 type FilePlan = Map<string, FileRow> | undefined;
@@ -34,8 +35,8 @@ export async function fileRowOf(file: string, line: number, element?: number, si
 
 /**
  * Every planned row of a file read whole (row key, `line` or `line[element]` as `batches.ts` `rowKey` → its reading,
- * see {@link fileRowOf}); undefined for a file read row by row. Planned once per file state: the file's size and
- * modification time, and what its `eagle3prep.jsonc` (or mapping entry) says (an edited config re-plans the file).
+ * see {@link fileRowOf}); undefined for a file read row by row. Planned once per file state: the file's stamp
+ * (read/fileStamp.ts: change and modification times, size, inode), and what its `eagle3prep.jsonc` (or mapping entry) says (an edited config re-plans the file).
  * @throws Error naming the file when it cannot be read; ProjectConfigError for an invalid config; the abort reason.
  */
 export async function filePlanOf(file: string, signal?: AbortSignal): Promise<ReadonlyMap<string, FileRow> | undefined> {
@@ -44,7 +45,7 @@ export async function filePlanOf(file: string, signal?: AbortSignal): Promise<Re
   if (!st) return undefined;
   const config = rowConfigFor(abs);
   // The config's part of the state: how rows are rewritten (`key`) and the reading choices of the file-level passes.
-  const stamp = `${st.size}:${st.mtimeMs}:${config.key}:${JSON.stringify(config.project?.reading ?? null)}`;
+  const stamp = `${fileStamp(st)}:${config.key}:${JSON.stringify(config.project?.reading ?? null)}`;
   let hit = plans.get(abs);
   if (hit?.stamp !== stamp) {
     hit = { stamp, plan: planFile(abs, config, signal) };

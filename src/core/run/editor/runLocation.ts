@@ -5,28 +5,30 @@
  * for both, so a folder run from the Explorer is seen by the Datasets view, the dashboard,
  * Problems and the hover alike (docs/vscode.md, "Datasets view, Problems and batch runs").
  *
- * Reads report.json files only (cached by path, size and mtime); never throws.
+ * Reads report.json files only (cached by path and file stamp, read/fileStamp.ts); never throws.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { defaultOutDir } from '../inputs/inputs';
 import { OUTPUT_FILES } from '../outputFiles';
 import { readRunReport } from '../reports/readReport';
+import { fileStamp } from '../../read/fileStamp';
 
 /** How many folders above a file are looked at for a folder run. */
 const MAX_ANCESTORS = 8;
 
-const covered = new Map<string, { size: number; mtimeMs: number; files: Set<string> }>();
+const covered = new Map<string, { stamp: string; mtimeMs: number; files: Set<string> }>();
 
 /** The absolute input paths a report.json lists, or undefined when it is missing or unreadable (cached). */
 function filesOfReport(reportJson: string): { files: Set<string>; mtimeMs: number } | undefined {
   const st = fs.statSync(reportJson, { throwIfNoEntry: false });
   if (!st?.isFile()) return undefined;
   const hit = covered.get(reportJson);
-  if (hit && hit.size === st.size && hit.mtimeMs === st.mtimeMs) return hit;
+  const stamp = fileStamp(st);
+  if (hit && hit.stamp === stamp) return hit;
   try {
     const files = new Set(readRunReport(reportJson).report.files.map((f) => path.resolve(f.file)));
-    const entry = { size: st.size, mtimeMs: st.mtimeMs, files };
+    const entry = { stamp, mtimeMs: st.mtimeMs, files };
     covered.set(reportJson, entry);
     return entry;
   } catch {

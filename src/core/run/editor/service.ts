@@ -11,24 +11,21 @@ import { scanRowProblems } from './rowProblems';
 import { viewRow } from './fileRows';
 import { indexTokenizedData, outputStats, recordsOfRow, type RecordIndex } from '../outputs/outputStats';
 import type { ServiceRequest, ServiceResults } from './serviceProtocol';
+import { fileStamp } from '../../read/fileStamp';
 
 /** A request that ran past its deadline (checked between the viewer's steps); the worker replies with its class name, `serviceProtocol.ts` DEADLINE_EXCEEDED_ERROR. */
 export class DeadlineExceededError extends Error {}
 
-const indexes = new Map<string, { size: number; mtimeMs: number; index: Promise<RecordIndex> }>();
+const indexes = new Map<string, { stamp: string; index: Promise<RecordIndex> }>();
 
-/** The index of a tokenized_data.jsonl, built once per (size, mtime); at most 8 kept. */
+/** The index of a tokenized_data.jsonl, built once per file stamp (read/fileStamp.ts); at most 8 kept. */
 function indexOf(file: string): { ready: boolean; index: Promise<RecordIndex> } {
-  const st = fs.statSync(file);
+  const stamp = fileStamp(fs.statSync(file));
   const hit = indexes.get(file);
-  if (hit && hit.size === st.size && hit.mtimeMs === st.mtimeMs) {
+  if (hit && hit.stamp === stamp) {
     return { ready: (hit as { done?: boolean }).done === true, index: hit.index };
   }
-  const entry: { size: number; mtimeMs: number; index: Promise<RecordIndex>; done?: boolean } = {
-    size: st.size,
-    mtimeMs: st.mtimeMs,
-    index: indexTokenizedData(file),
-  };
+  const entry: { stamp: string; index: Promise<RecordIndex>; done?: boolean } = { stamp, index: indexTokenizedData(file) };
   entry.index.then(
     () => (entry.done = true),
     () => indexes.delete(file),

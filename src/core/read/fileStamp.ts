@@ -1,0 +1,30 @@
+/**
+ * The one stamp of a file's state for every cache keyed by a file (no bytes read): the tokenizer caches, the project
+ * config, a file's plan and applied-config text hits, report.json's file list, the output index, the Datasets view's
+ * scan, the editor's line index and failure memory.
+ */
+import { statSync } from 'node:fs';
+
+/** The fields of `fs.Stats` a {@link fileStamp} reads. */
+export interface StampedStat {
+  ctimeMs: number;
+  mtimeMs: number;
+  size: number;
+  ino: number;
+}
+
+/**
+ * A cheap stamp of one file for caching: its change time, modification time (ms), size in bytes and inode. The
+ * change time is in it because the modification time can be set back (rsync --inplace, a restore, `touch -r`)
+ * after other content of the same size was written; the change time cannot be set by a user. Equal stamps mean the
+ * file is unchanged for caching.
+ */
+export function fileStamp(st: StampedStat): string {
+  return `${st.ctimeMs}:${st.mtimeMs}:${st.size}:${st.ino}`;
+}
+
+/** The {@link fileStamp} of the file at `path`, undefined when it does not exist. @throws the file system's other errors */
+export function fileStampOf(path: string): string | undefined {
+  const st = statSync(path, { throwIfNoEntry: false });
+  return st ? fileStamp(st) : undefined;
+}
