@@ -10,7 +10,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadTokenizer, tokenizerFolderOf } from './tokenizer';
-import { loadRustTokenizer, readTokenizerJson, rustBinding, type RustBindingLoad } from './rustTokenizer';
+import { loadRustTokenizer, readTokenizerBytes, readTokenizerJson, rustBinding, type RustBindingLoad } from './rustTokenizer';
 import { wordCacheFits } from './wordCache';
 import { hasPreparedBpe } from './preparedBpe';
 import { TOKENIZER_BACKEND_CHOICES, TokenizerLoadError, type TargetTokenizer, type TokenizerBackendChoice } from './types';
@@ -53,19 +53,21 @@ export function loadTokenizerWithBackend(
   if (want === 'js') return { tok: loadTokenizer(dir) };
   const tjPath = join(tokenizerFolderOf(dir).folder, 'tokenizer.json');
   if (!existsSync(tjPath)) return { tok: loadTokenizer(dir) }; // tiktoken (or the JavaScript loader's error)
+  // Read once: the cache key, the parse and the files hash take these bytes.
+  const bytes = readTokenizerBytes(tjPath);
   // Only a tokenizer.json the word cache fits has a prepared form in the tokenizer cache (preparedBpe.ts): no parse.
-  if (want === 'auto' && hasPreparedBpe(tjPath)) return { tok: loadTokenizer(dir) };
-  const parsed = readTokenizerJson(tjPath);
-  if (want === 'auto' && wordCacheFits(parsed.json)) return { tok: loadTokenizer(dir, parsed.json) };
+  if (want === 'auto' && hasPreparedBpe(tjPath, bytes)) return { tok: loadTokenizer(dir, { bytes }) };
+  const parsed = readTokenizerJson(tjPath, bytes);
+  if (want === 'auto' && wordCacheFits(parsed.json)) return { tok: loadTokenizer(dir, parsed) };
   const b = binding();
   if ('error' in b) {
     if (want === 'rust') throw new TokenizerLoadError(`--tokenizer-backend rust: the Rust tokenizers binding does not load: ${b.error}`);
-    return { tok: loadTokenizer(dir, parsed.json), fallback: `the Rust tokenizers binding does not load (${b.error})` };
+    return { tok: loadTokenizer(dir, parsed), fallback: `the Rust tokenizers binding does not load (${b.error})` };
   }
   try {
     return { tok: loadRustTokenizer(b.binding, dir, parsed)! };
   } catch (e) {
     if (want === 'rust') throw e;
-    return { tok: loadTokenizer(dir, parsed.json), fallback: (e as Error).message };
+    return { tok: loadTokenizer(dir, parsed), fallback: (e as Error).message };
   }
 }

@@ -34,12 +34,19 @@ export function specialTokenVarsOf(config: any, defaults: Record<string, string>
 /**
  * Hashes a model folder's tokenizer files (each present one's name and bytes,
  * in the order given) into `hasher`, which a caller may have fed already.
+ * @param given the bytes of files the caller has read already (by name): hashed as the file's, not read again
  * @returns the sha256 hex digest's first 16 characters
  */
-export function hashModelFiles(folder: string, files: readonly string[], hasher = createHash('sha256')): string {
+export function hashModelFiles(
+  folder: string,
+  files: readonly string[],
+  hasher = createHash('sha256'),
+  given: Readonly<Record<string, Uint8Array>> = {},
+): string {
   for (const f of files) {
     const p = join(folder, f);
-    if (existsSync(p)) hasher.update(f).update('\0').update(readFileSync(p)).update('\0');
+    const bytes = given[f] ?? (existsSync(p) ? readFileSync(p) : undefined);
+    if (bytes) hasher.update(f).update('\0').update(bytes).update('\0');
   }
   return hasher.digest('hex').slice(0, 16);
 }
@@ -57,10 +64,12 @@ const TEMPLATE_FILES = ['tokenizer_config.json', 'chat_template.jinja', 'chat_te
  * tiktoken folder (Kimi, tiktoken/), `tiktoken.model` by its sha256 and then the template files.
  * @param folder an absolute model folder
  * @param tiktokenSha256 hex sha256 of `tiktoken.model` for a tiktoken folder; omitted: a tokenizer.json folder
+ * @param tokenizerJson the bytes of the folder's `tokenizer.json` when the loader has read them (hashed, not read again)
  * @returns 16 hex characters
  */
-export function tokenizerFilesHashOf(folder: string, tiktokenSha256?: string): string {
-  if (tiktokenSha256 === undefined) return hashModelFiles(folder, ['tokenizer.json', ...TEMPLATE_FILES]);
+export function tokenizerFilesHashOf(folder: string, tiktokenSha256?: string, tokenizerJson?: Uint8Array): string {
+  if (tiktokenSha256 === undefined)
+    return hashModelFiles(folder, ['tokenizer.json', ...TEMPLATE_FILES], undefined, tokenizerJson ? { 'tokenizer.json': tokenizerJson } : {});
   return hashModelFiles(folder, TEMPLATE_FILES, createHash('sha256').update('tiktoken.model').update('\0').update(tiktokenSha256).update('\0'));
 }
 
@@ -90,6 +99,15 @@ export function tokenizerFilesStamp(folder: string): string {
 export function readJson(path: string): any {
   try {
     return JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new TokenizerLoadError(`${path}: cannot read JSON: ${(e as Error).message}`);
+  }
+}
+
+/** Parses the bytes read from the JSON file at `path` (UTF-8, as {@link readJson} reads it). @throws TokenizerLoadError naming the file and the parser's reason. */
+export function parseJsonBytes(path: string, bytes: Buffer): any {
+  try {
+    return JSON.parse(bytes.toString('utf8'));
   } catch (e) {
     throw new TokenizerLoadError(`${path}: cannot read JSON: ${(e as Error).message}`);
   }

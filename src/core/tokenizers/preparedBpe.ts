@@ -248,12 +248,15 @@ export function preparedBpeUsable(env: NodeJS.ProcessEnv = process.env): boolean
   return !env.EAGLE3_NO_WORD_CACHE && !env.EAGLE3_NO_LONG_WORD_BPE;
 }
 
-/** Whether the tokenizer cache holds the prepared form of the `tokenizer.json` at `path` (tokenizers/backend.ts: `auto` then needs no parse). */
-export function hasPreparedBpe(path: string): boolean {
+/**
+ * Whether the tokenizer cache holds the prepared form of the `tokenizer.json` at `path` (tokenizers/backend.ts: `auto`
+ * then needs no parse). `bytes`: its bytes, when the caller has read them.
+ */
+export function hasPreparedBpe(path: string, bytes?: Uint8Array): boolean {
   const dir = preparedBpeUsable() ? tokenizerCacheDir() : null;
   if (!dir) return false;
   try {
-    return existsSync(preparedPath(dir, preparedKeyOf(path)));
+    return existsSync(preparedPath(dir, preparedKeyOf(path, bytes)));
   } catch {
     return false;
   }
@@ -263,27 +266,33 @@ export function hasPreparedBpe(path: string): boolean {
  * The tokenizers.js `Tokenizer` of a `tokenizer.json`: from the tokenizer cache when it holds its prepared form;
  * else parsed, and built without the merge ranks when it has the word cache's shape (its prepared form then
  * written to the cache); else built by the library's constructor as it is.
- * @param parsed the parsed file, when the caller has it (no cache read then)
+ * @param given the file's bytes, and the parsed file, when the caller has them (it is read once: the cache key, the
+ *   parse and the caller's files hash take the same bytes; with `json`, no cache read)
  * @param tokConfigOf what the constructor is given for a parsed `tokenizer.json` (tokenizer.ts: the NFC normalizer taken out)
  * @returns the parsed `tokenizer.json` (without vocabulary and merges when read from the cache), the `Tokenizer`,
- *   and the merge table when it was built here (the library's merge ranks were not)
+ *   the merge table when it was built here (the library's merge ranks were not), and the file's bytes
  * @throws TokenizerLoadError naming the file when it cannot be read or is not JSON
  */
-export function loadJsTokenizer(path: string, parsed: any, config: any, tokConfigOf: (json: any) => any): { json: any; tok: Tokenizer; table?: MergeTable } {
+export function loadJsTokenizer(
+  path: string,
+  given: { bytes: Buffer; json?: any } | undefined,
+  config: any,
+  tokConfigOf: (json: any) => any,
+): { json: any; tok: Tokenizer; table?: MergeTable; bytes: Buffer } {
   const dir = preparedBpeUsable() ? tokenizerCacheDir() : null;
-  let json = parsed;
+  let json = given?.json;
   let key: string | undefined;
+  let bytes: Buffer;
+  try {
+    bytes = given?.bytes ?? readFileSync(path);
+  } catch (e) {
+    throw new TokenizerLoadError(`${path}: cannot read JSON: ${(e as Error).message}`);
+  }
   if (json === undefined) {
-    let bytes: Buffer;
-    try {
-      bytes = readFileSync(path);
-    } catch (e) {
-      throw new TokenizerLoadError(`${path}: cannot read JSON: ${(e as Error).message}`);
-    }
     if (dir) {
       key = preparedKeyOf(path, bytes);
       const hit = readPrepared(dir, key, config, tokConfigOf);
-      if (hit) return hit;
+      if (hit) return { ...hit, bytes };
     }
     try {
       json = JSON.parse(bytes.toString('utf8'));
@@ -292,7 +301,7 @@ export function loadJsTokenizer(path: string, parsed: any, config: any, tokConfi
     }
   } else if (dir) {
     try {
-      key = preparedKeyOf(path);
+      key = preparedKeyOf(path, bytes);
     } catch {
       key = undefined;
     }
@@ -303,8 +312,8 @@ export function loadJsTokenizer(path: string, parsed: any, config: any, tokConfi
     const p = buildPreparedBpe(json, tokConfig, config);
     if (p) {
       if (dir && key) writePrepared(dir, key, json, p);
-      return p;
+      return { ...p, bytes };
     }
   }
-  return { json, tok: new Tokenizer(tokConfig, config) };
+  return { json, tok: new Tokenizer(tokConfig, config), bytes };
 }

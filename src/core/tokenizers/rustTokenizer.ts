@@ -104,25 +104,33 @@ export function utf16Starts(text: string, offsets: readonly (readonly number[])[
   return starts;
 }
 
-/** A `tokenizer.json` as read: its text and the parsed object. */
+/** A `tokenizer.json` as read: its bytes, its text and the parsed object. */
 export interface ParsedTokenizerJson {
+  bytes: Buffer;
   text: string;
   json: { added_tokens?: { id: number; content: string; special: boolean }[]; normalizer?: unknown; [k: string]: unknown };
 }
 
 /**
- * Reads and parses a `tokenizer.json`.
- * @throws TokenizerLoadError naming the file when it cannot be read or is not JSON
+ * The bytes of a `tokenizer.json`, read once per load (the cache key, the parse and the files hash take them).
+ * @throws TokenizerLoadError naming the file when it cannot be read
  */
-export function readTokenizerJson(path: string): ParsedTokenizerJson {
-  let text: string;
+export function readTokenizerBytes(path: string): Buffer {
   try {
-    text = readFileSync(path, 'utf8');
+    return readFileSync(path);
   } catch (e) {
     throw new TokenizerLoadError(`${path}: cannot read: ${(e as Error).message}`);
   }
+}
+
+/**
+ * Reads (unless `bytes` are given: what was read of it) and parses a `tokenizer.json`.
+ * @throws TokenizerLoadError naming the file when it cannot be read or is not JSON
+ */
+export function readTokenizerJson(path: string, bytes: Buffer = readTokenizerBytes(path)): ParsedTokenizerJson {
+  const text = bytes.toString('utf8');
   try {
-    return { text, json: JSON.parse(text) };
+    return { bytes, text, json: JSON.parse(text) };
   } catch (e) {
     throw new TokenizerLoadError(`${path}: cannot read JSON: ${(e as Error).message}`);
   }
@@ -140,7 +148,7 @@ export function loadRustTokenizer(binding: RustBinding, dir?: string, parsed?: P
   const { folder, embeddedDefault } = tokenizerFolderOf(dir);
   const tjPath = join(folder, 'tokenizer.json');
   if (!parsed && !existsSync(tjPath)) return null;
-  const { text, json: tokenizerJson } = parsed ?? readTokenizerJson(tjPath);
+  const { bytes, text, json: tokenizerJson } = parsed ?? readTokenizerJson(tjPath);
   // A lone NFC normalizer is applied here (as tokenizer.ts does, same tables: normalizeLikeRust), only to texts it
   // changes: the binding's normalizer tracks the alignment of every byte of every text, 2× the cost of encoding
   // Qwen3's records (docs/scale.md "Tokenizer backends"). The same ids: the normalized text is what the model sees.
@@ -168,7 +176,7 @@ export function loadRustTokenizer(binding: RustBinding, dir?: string, parsed?: P
   return {
     dir: folder,
     name: tokenizerDisplayName(folder, embeddedDefault),
-    hash: tokenizerFilesHashOf(folder),
+    hash: tokenizerFilesHashOf(folder, undefined, bytes),
     embeddedDefault,
     templates: readChatTemplates(folder, config),
     specialTokenVars,

@@ -17,7 +17,7 @@ import { jsAddedTokenGap, jsAddedTokenGapMessage } from './addedTokenGaps';
 import { idsEncoder } from './textIds';
 import { OffsetAligner } from './offsetAligner';
 import { appliesOwnNfc, toWellFormed } from './rustText';
-import { readChatTemplates, readJson, specialTokenVarsOf, stopTokensOf, tokenizerFilesHashOf, tokenizerJsonSize } from './modelFolder';
+import { parseJsonBytes, readChatTemplates, readJson, specialTokenVarsOf, stopTokensOf, tokenizerFilesHashOf, tokenizerJsonSize } from './modelFolder';
 import { TokenizerLoadError, type TargetTokenizer } from './types';
 
 /**
@@ -41,10 +41,11 @@ export function defaultTokenizerDir(): string {
 /**
  * Loads a tokenizer from a local Hugging Face model folder.
  * @param dir folder holding `tokenizer.json` + `tokenizer_config.json`; undefined = embedded default.
- * @param parsed its `tokenizer.json`, when the caller has parsed it already (tokenizers/backend.ts)
+ * @param given its `tokenizer.json`'s bytes (and parsed), when the caller has read them (tokenizers/backend.ts): the
+ *   file is read once per load, for the cache key, the parse and the files hash alike
  * @throws TokenizerLoadError naming the folder when files are missing or unreadable.
  */
-export function loadTokenizer(dir?: string, parsed?: any): TargetTokenizer {
+export function loadTokenizer(dir?: string, given?: { bytes: Buffer; json?: any }): TargetTokenizer {
   const { folder, embeddedDefault } = tokenizerFolderOf(dir);
   const tjPath = join(folder, 'tokenizer.json');
   const tcPath = join(folder, 'tokenizer_config.json');
@@ -55,7 +56,8 @@ export function loadTokenizer(dir?: string, parsed?: any): TargetTokenizer {
   // NFC is applied here, with the Rust normalizer's older tables (see normalizeLikeRust), not by @huggingface/tokenizers.
   const tokConfigOf = (json: any) => (appliesOwnNfc(json) ? { ...json, normalizer: null } : json);
   // From the tokenizer cache, or parsed and built without the merge ranks the heap BPE replaces (preparedBpe.ts).
-  let { json: tokenizerJson, tok, table } = loadJsTokenizer(tjPath, parsed, config, tokConfigOf);
+  const loaded = loadJsTokenizer(tjPath, given, config, tokConfigOf);
+  let { json: tokenizerJson, tok, table } = loaded;
   // Added tokens matched otherwise than by the model's own (Rust) tokenizer: other ids, silently (addedTokenGaps.ts).
   const gap = jsAddedTokenGap(tokenizerJson);
   if (gap) throw new TokenizerLoadError(jsAddedTokenGapMessage(tjPath, gap));
@@ -65,7 +67,7 @@ export function loadTokenizer(dir?: string, parsed?: any): TargetTokenizer {
   let wordCache = process.env.EAGLE3_NO_WORD_CACHE ? null : installWordCache(tok, tokConfig);
   if (table && !wordCache) {
     // Built for the word cache, which this instance did not take: the library's own BPE state is needed after all.
-    tokenizerJson = readJson(tjPath);
+    tokenizerJson = parseJsonBytes(tjPath, loaded.bytes);
     tokConfig = tokConfigOf(tokenizerJson);
     tok = new Tokenizer(tokConfig, config);
     table = undefined;
@@ -88,7 +90,7 @@ export function loadTokenizer(dir?: string, parsed?: any): TargetTokenizer {
     dir: folder,
     name: tokenizerDisplayName(folder, embeddedDefault),
     backend: 'js',
-    hash: tokenizerFilesHashOf(folder),
+    hash: tokenizerFilesHashOf(folder, undefined, loaded.bytes),
     embeddedDefault,
     templates: readChatTemplates(folder, config),
     specialTokenVars,
