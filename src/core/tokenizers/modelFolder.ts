@@ -105,7 +105,7 @@ export function readJson(path: string): any {
 }
 
 /** Parses the bytes read from the JSON file at `path` (UTF-8, as {@link readJson} reads it). @throws TokenizerLoadError naming the file and the parser's reason. */
-export function parseJsonBytes(path: string, bytes: Buffer): any {
+export function parseJsonBytes(path: string, bytes: Buffer): unknown {
   try {
     return JSON.parse(bytes.toString('utf8'));
   } catch (e) {
