@@ -296,6 +296,39 @@ test('header replay: states that differ by more than plain values, or by which o
   assert.equal(check(unset), 10); // k = 4 … 8, both flags
 });
 
+/**
+ * A header replay stops at the render's first resumable loop by a signal every block of the top-level chain obeys
+ * (`Control.Stop`, statements.ts), not by an exception. Built to catch a stop that does not reach every frame (the
+ * replay would go on to the statements after the loop: here sets the loop reads, whose values would become overrides
+ * and print `True`) or one left pending for the tails and later replays (their output would stop short), next to
+ * `break` in a header loop and in a macro the header calls (Control.Break must stay its own signal).
+ */
+const STOP_FRAMES = `{%- set ns = namespace(n=messages|length) -%}{%- macro first(xs) -%}{%- for x in xs -%}{{ x }}{%- break -%}{%- endfor -%}{%- endmacro -%}
+{%- if true -%}A{{ first([7, 8]) }}{%- for x in [1, 2, 3] -%}{%- if x == 2 -%}{%- break -%}{%- endif -%}{{ x }}{%- endfor -%}
+{%- if ns.n > 0 -%}B{%- for m in messages -%}{{ m.content }}{{ after is defined }}{{ outer is defined }}{%- if loop.index0 > ns.n - 3 -%}!{%- endif -%};{%- endfor -%}
+{%- set after = 'inner' -%}C{{ after }}{%- endif -%}D{%- set outer = 'outer' -%}{%- endif -%}E{{ outer is defined }}{%- if add_generation_prompt -%}G{%- endif -%}`;
+
+test('header replay stops at its loop in every frame of the top-level chain, and the stop is not left pending', () => {
+  const longer = chat(...Array.from({ length: 12 }, (_, i): [string, string] => [i % 2 ? 'assistant' : 'user', `c${i}`]));
+  // Every prefix of one message or more is served by header replay (k = 0 is cut at `ns.n > 0`, before the loop).
+  assert.equal(check(STOP_FRAMES, [CONV, longer]), 16 + 24);
+  assert.equal(check(STOP_FRAMES, [CONV, longer], { headerReplay: false }), 2 + 2);
+});
+
+test('header replay evaluates without recording state reads: the flag read in comparisons, `not` and tests is still seen', () => {
+  // A header replay's hooks record no state reads (HeaderHooks.recordsState): its comparisons, truth tests and `not`
+  // take the evaluator's plain path. The flag must still be noticed there (its replay then depends on the flag value):
+  // a replay shared by both values would print the first value's decisions for the other.
+  const compared = `{%- set ns = namespace(n=messages|length, g=(add_generation_prompt == true)) -%}{%- set h = not add_generation_prompt -%}
+{%- set d = ns.n > 2 and (add_generation_prompt is true) -%}{%- for m in messages -%}{{ m.content }}{%- if loop.last -%}[{{ ns.g }}{{ h }}{{ d }}]{%- endif -%};{%- endfor -%}`;
+  assert.equal(check(compared), 18);
+  // Undefined values and strings compared and tested in the header, kept as overrides (a float would not be one: a
+  // PyFloat is an object, and one that differs between prefixes is rendered on its own).
+  const mixed = `{%- set ns = namespace(a=(messages|length) // 2, b=(missing is defined) or messages|length > 3, c=('x' ~ messages|length) < 'x5') -%}
+{%- for m in messages -%}{{ m.content }}{%- if loop.index0 > ns.a -%}+{%- endif -%}{%- if ns.b and not ns.c -%}*{%- endif -%};{%- endfor -%}{{ add_generation_prompt }}`;
+  assert.equal(check(mixed), 18);
+});
+
 test("header replay within the render budget: the header counts as the prefix's own, the rest as the full render's", () => {
   // 301 iterations per message and a header loop over the messages: prefixes past the budget raise, as on their own.
   const heavy = `{%- set ns = namespace(n=0) -%}{%- for m in messages[::-1] -%}{%- set ns.n = ns.n + 1 -%}{%- endfor -%}

@@ -7,13 +7,23 @@ import { isStr, Markup, PyError, PyIter, strOf, typeName, Undef } from './values
 /** No value given for a parameter (distinct from None). */
 export const MISSING = Symbol('missing');
 
+const NO_DEFAULTS: Readonly<Record<string, unknown>> = Object.freeze({});
+
 /**
  * Binds Python call arguments to parameters.
  * @param params parameter names; `defaults[name]` holds each optional one's default
  * @returns one value per parameter (MISSING where neither given nor defaulted)
  * @throws PyError `TypeError` for unknown keywords, duplicates or too many positionals
  */
-export function bind(fname: string, args: unknown[], kwargs: Map<string, unknown>, params: string[], defaults: Record<string, unknown> = {}): unknown[] {
+export function bind(
+  fname: string,
+  args: unknown[],
+  kwargs: Map<string, unknown>,
+  params: string[],
+  defaults: Record<string, unknown> = NO_DEFAULTS,
+): unknown[] {
+  // Every parameter given by position, no keyword: the positional arguments as they are (what the steps below give).
+  if (kwargs.size === 0 && args.length === params.length && !args.includes(MISSING)) return args.slice();
   if (args.length > params.length) throw new PyError('TypeError', `${fname}() takes at most ${params.length} argument(s) (${args.length} given)`);
   const out: unknown[] = params.map((p, i) => (i < args.length ? args[i] : p in defaults ? defaults[p] : MISSING));
   for (const [k, v] of kwargs) {

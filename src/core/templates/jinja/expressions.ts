@@ -44,8 +44,20 @@ import {
 export abstract class ExprEvaluator implements Env {
   control: Control = Control.None;
   readonly globals: Scope;
-  /** The prefix tracer, during the main run of a traced render only (prefixTrace.ts). */
-  hooks: TraceHooks | null = null;
+  private traceHooks: TraceHooks | null = null;
+  /**
+   * Whether the hooks record reads of the render's state ({@link TraceHooks.recordsState}): the main run of a traced
+   * render. A header replay's hooks do not, and its expressions then skip that bookkeeping (they evaluate alike).
+   */
+  private stateReads = false;
+  /** The prefix tracer, during the main run of a traced render and its header replays only (prefixTrace.ts). */
+  get hooks(): TraceHooks | null {
+    return this.traceHooks;
+  }
+  set hooks(h: TraceHooks | null) {
+    this.traceHooks = h;
+    this.stateReads = h !== null && h.recordsState;
+  }
   /** The value a read of {@link INPUT_FLAG} gives (traced renders). */
   flagValue = false;
   /** Traced renders: the next state read (root variable, namespace attribute) is an operand's whole value ({@link operand}). */
@@ -122,7 +134,7 @@ export abstract class ExprEvaluator implements Env {
         return this.binary((n.operator as Tok).value, n.left, n.right, scope);
       case 'UnaryExpression': {
         const op = (n.operator as Tok).value;
-        if (op === 'not' && this.hooks !== null) return !this.testValue(n.argument, scope);
+        if (op === 'not' && this.stateReads) return !this.testValue(n.argument, scope);
         const v = norm(this.expr(n.argument, scope));
         if (op === 'not') return !truthy(v);
         if (v instanceof Undef) v.fail();
@@ -167,7 +179,7 @@ export abstract class ExprEvaluator implements Env {
   private resolve(name: string, scope: Scope): unknown {
     for (let s: Scope | null = scope; s; s = s.parent) {
       const v = s.vars.get(name);
-      if (s.born === 0 && this.hooks !== null) this.noteState(s, name, v, false);
+      if (s.born === 0 && this.stateReads) this.noteState(s, name, v, false);
       if (v !== undefined) return v;
     }
     return undefined;
@@ -218,7 +230,7 @@ export abstract class ExprEvaluator implements Env {
 
   /** Python truth of an expression; in a traced render, a state read that is the whole operand is settled with it. */
   protected testValue(n: N, scope: Scope): boolean {
-    if (this.hooks === null) return truthy(this.expr(n, scope));
+    if (!this.stateReads) return truthy(this.expr(n, scope));
     const [v, t] = this.operand(n, scope);
     const b = truthy(v);
     if (t) {
@@ -243,7 +255,7 @@ export abstract class ExprEvaluator implements Env {
     }
     for (let s: Scope | null = scope; s; s = s.parent) {
       const v = s.vars.get(name);
-      if (s.born === 0 && this.hooks !== null) this.noteState(s, name, v, v !== undefined && v !== INPUT_FLAG);
+      if (s.born === 0 && this.stateReads) this.noteState(s, name, v, v !== undefined && v !== INPUT_FLAG);
       if (v === INPUT_FLAG) {
         this.hooks?.readInput();
         return this.flagValue;
@@ -254,7 +266,7 @@ export abstract class ExprEvaluator implements Env {
   }
 
   private binary(op: string, left: N, right: N, scope: Scope): unknown {
-    if (this.hooks !== null && COMPARISONS.has(op)) return this.tracedComparison(op, left, right, scope);
+    if (this.stateReads && COMPARISONS.has(op)) return this.tracedComparison(op, left, right, scope);
     const l = this.expr(left, scope);
     if (op === 'and') return truthy(l) ? this.expr(right, scope) : l;
     if (op === 'or') return truthy(l) ? l : this.expr(right, scope);
@@ -345,7 +357,7 @@ export abstract class ExprEvaluator implements Env {
     if (obj instanceof Namespace) {
       const has = obj.attrs.has(name);
       const v = has ? obj.attrs.get(name) : undefined;
-      if (this.hooks !== null) this.noteState(obj, name, v, has);
+      if (this.stateReads) this.noteState(obj, name, v, has);
       return has ? v : name.startsWith('__') ? UNSAFE : undefined;
     }
     if (obj instanceof LoopCtx) return obj.attr(name);

@@ -15,12 +15,23 @@ function numPair(a: unknown, b: unknown): [number, number, boolean] | null {
   return [numValue(a), numValue(b), a instanceof PyFloat || b instanceof PyFloat];
 }
 
+/** Two ints (integral JS numbers, which `norm` keeps as they are). */
+function bothInts(a: unknown, b: unknown): a is number {
+  return typeof a === 'number' && typeof b === 'number' && Number.isInteger(a) && Number.isInteger(b);
+}
+
 function opError(op: string, a: unknown, b: unknown): never {
   throw new PyError('TypeError', `unsupported operand type(s) for ${op}: '${typeName(a)}' and '${typeName(b)}'`);
 }
 
 /** Python `a + b`. */
 export function pyAdd(a: unknown, b: unknown, meter: BudgetMeter): unknown {
+  // The two commonest cases first, as the general path below answers them: two strs, two ints.
+  if (typeof a === 'string' && typeof b === 'string') {
+    meter.length(a.length + b.length);
+    return a + b;
+  }
+  if (bothInts(a, b)) return pyInt(a + (b as number));
   a = norm(a);
   b = norm(b);
   if (a instanceof Undef) a.fail();
@@ -45,6 +56,7 @@ export function pyAdd(a: unknown, b: unknown, meter: BudgetMeter): unknown {
 
 /** Python `a - b`. */
 export function pySub(a: unknown, b: unknown): unknown {
+  if (bothInts(a, b)) return pyInt(a - (b as number)); // as numPair below answers two ints
   a = norm(a);
   b = norm(b);
   if (a instanceof Undef) a.fail();

@@ -84,6 +84,7 @@ export const PREFIX_TRACE_TESTING = { ignoreStateReads: false };
 export class PrefixTrace implements TraceHooks, ObservationSink, JournalWatcher {
   readonly resumableBlocks: ReadonlySet<N[]>;
   readonly resumableFors: ReadonlySet<N>;
+  readonly recordsState = true;
   /** Length of the full list. */
   readonly n: number;
   private readonly trace: ListTrace;
@@ -304,10 +305,10 @@ export class PrefixTrace implements TraceHooks, ObservationSink, JournalWatcher 
     let count: number;
     try {
       r.block(this.body, root);
-      return undefined; // no resumable loop reached
-    } catch (e) {
-      if (e !== hooks.stop) return undefined;
+      if (r.control !== Control.Stop) return undefined; // no resumable loop reached
       count = r.meter.count;
+    } catch {
+      return undefined;
     } finally {
       activateJournal(prev);
       r.hooks = null;

@@ -90,10 +90,12 @@ export interface HeaderStop {
   view: ListView;
 }
 
-/** The hooks of a header replay: frames kept as in the main run; the first resumable loop stops the render. */
+/**
+ * The hooks of a header replay: frames kept as in the main run; the first resumable loop stops the render
+ * (`beginLoop` answers null: `Control.Stop`). They record no state reads.
+ */
 export class HeaderHooks implements TraceHooks {
-  /** Thrown to stop the render (a plain object: an Error would capture a stack for nothing). */
-  readonly stop = { headerReplayStop: true };
+  readonly recordsState = false;
   /** Whether the header read the flag (its replay then depends on the flag value). */
   flagRead = false;
   at: HeaderStop | null = null;
@@ -102,9 +104,9 @@ export class HeaderHooks implements TraceHooks {
     readonly resumableBlocks: ReadonlySet<N[]>,
     readonly resumableFors: ReadonlySet<N>,
   ) {}
-  beginLoop(node: N, _scope: Scope, _loop: LoopCtx, frames: readonly Frame[], view: ListView): LoopRun {
+  beginLoop(node: N, _scope: Scope, _loop: LoopCtx, frames: readonly Frame[], view: ListView): null {
     this.at = { node, frames: frames.map((f) => ({ nodes: f.nodes, index: f.index, scope: f.scope })), text: frames.map((f) => f.out).join(''), view };
-    throw this.stop;
+    return null;
   }
   boundary(): void {}
   exitHas(run: LoopRun, i: number): boolean {

@@ -108,4 +108,6 @@ export const enum Control {
   None = 0,
   Break = 1,
   Continue = 2,
+  /** A header replay reached the loop it stops at (TraceHooks.beginLoop): every block of the top-level chain returns. */
+  Stop = 3,
 }

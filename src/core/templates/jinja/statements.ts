@@ -155,7 +155,16 @@ export class Renderer extends ExprEvaluator {
       }
       loop = new LoopCtx(items);
     }
-    const run = view && this.frames !== null && this.hooks!.resumableFors.has(n) ? this.hooks!.beginLoop(n, scope, loop, this.frames, view) : null;
+    let run: LoopRun | null = null;
+    if (view && this.frames !== null && this.hooks!.resumableFors.has(n)) {
+      run = this.hooks!.beginLoop(n, scope, loop, this.frames, view);
+      if (run === null) {
+        // A header replay stops here (prefixTrace.ts): this statement is in a block of the top-level chain, whose
+        // frames see the signal and return, up to the template's body (no exception unwinding per replay).
+        this.control = Control.Stop;
+        return '';
+      }
+    }
     return this.loopFrom(n, scope, loop, 0, run);
   }
 

@@ -39,8 +39,17 @@ export interface TraceHooks {
   readonly resumableBlocks: ReadonlySet<N[]>;
   /** `for` statements directly in those blocks. */
   readonly resumableFors: ReadonlySet<N>;
-  /** A resumable loop over a traced list (`view`) starts; `frames` are the live frames around it. */
-  beginLoop(node: N, scope: Scope, loop: LoopCtx, frames: readonly Frame[], view: ListView): LoopRun;
+  /**
+   * Whether {@link readState} wants the reads of the render's state (the main traced run). When false the evaluator
+   * does not call it, and evaluates tests and comparisons without settling reads: the same values, in the same order.
+   */
+  readonly recordsState: boolean;
+  /**
+   * A resumable loop over a traced list (`view`) starts; `frames` are the live frames around it. Null stops the render
+   * there (a header replay): the evaluator leaves every block of the top-level chain without running anything more
+   * (`Control.Stop`), and the caller reads where it stopped from the hooks.
+   */
+  beginLoop(node: N, scope: Scope, loop: LoopCtx, frames: readonly Frame[], view: ListView): LoopRun | null;
   /** Boundary before iteration `i` of `run` (a checkpoint); `out` the loop's output so far. */
   boundary(run: LoopRun, i: number, out: string): void;
   /** The loop's own test whether iteration `i` exists (an exit for the prefixes whose list ends there). */
