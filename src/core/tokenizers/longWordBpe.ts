@@ -189,6 +189,7 @@ export function mergeSymbols(sym: Int32Array, n: number, table: MergeTable): Int
     alive[k] = 1;
   }
   if (n < 2) return next;
+  if (n <= SMALL_WORD) return mergeSmall(sym, n, next, prev, table);
   /** The merge-table slot of the pair starting at symbol p, or -1. */
   const mergeAt = (p: number): number => {
     const q = next[p];
@@ -221,6 +222,50 @@ export function mergeSymbols(sym: Int32Array, n: number, table: MergeTable): Int
     candidate(p);
   }
   return next;
+}
+
+/** Words up to this many symbols are merged by {@link mergeSmall} (a scan of the pairs' ranks per merge, no heap). */
+const SMALL_WORD = 24;
+let smallRank = new Int32Array(SMALL_WORD);
+let smallSlot = new Int32Array(SMALL_WORD);
+
+/**
+ * {@link mergeSymbols} for a short word: the same merges in the same order — each step merges the adjacent pair of
+ * lowest rank, the leftmost among equal ranks (the heap's (rank, position) order: positions grow along the list) —
+ * found by scanning the surviving pairs' ranks, which are kept per left symbol and recomputed beside each merge only.
+ */
+function mergeSmall(sym: Int32Array, n: number, next: Int32Array, prev: Int32Array, table: MergeTable): Int32Array {
+  if (smallRank.length < n) {
+    smallRank = new Int32Array(n);
+    smallSlot = new Int32Array(n);
+  }
+  const rank = smallRank;
+  const slot = smallSlot;
+  const NONE = 0x7fffffff;
+  /** The rank of the pair starting at symbol p (NONE: no pair, or no merge), with its table slot. */
+  const pairAt = (p: number): void => {
+    const q = next[p];
+    const m = q < 0 || sym[p] < 0 || sym[q] < 0 ? -1 : findMerge(table, sym[p], sym[q]);
+    rank[p] = m < 0 ? NONE : table.rank[m];
+    slot[p] = m;
+  };
+  for (let p = 0; p >= 0; p = next[p]) pairAt(p);
+  for (;;) {
+    let best = -1;
+    let bestRank = NONE;
+    for (let p = 0; p >= 0; p = next[p])
+      if (rank[p] < bestRank) {
+        bestRank = rank[p];
+        best = p;
+      }
+    if (best < 0) return next;
+    const q = next[best];
+    sym[best] = table.merged[slot[best]];
+    next[best] = next[q];
+    if (next[q] >= 0) prev[next[q]] = best;
+    pairAt(best);
+    if (prev[best] >= 0) pairAt(prev[best]);
+  }
 }
 
 /** A binary min-heap of numbers in a typed array (the merge candidates of {@link heapBpe}: rank × POS_SPACE + position). */

@@ -9,13 +9,14 @@
  * - the added tokens are split off as tokenizers.js 0.2 `encode_text` does (`DictionarySplitter`: at each position,
  *   left to right, the longest added token starting there; first the tokens matched in the raw text, then, in each
  *   piece between them, those matched after the normalizer), with a RegExp of the tokens, longest first;
- * - the pre-tokenizer's `Split` regexes (tokenizers.js's own compiled patterns) are run with `exec` on each piece
- *   as tokenizers.js's `regex_split` cuts it (the matches and the text between them, in order), one level per
- *   `Split` of the `Sequence`;
- * - each piece (before the byte-level mapping) is looked up in this encoder's cache, which holds its ids and each
- *   token's UTF-16 offset in the piece (one number for a one-token piece; else an entry of a packed Int32Array):
- *   a piece seen before costs one Map lookup and a copy of its ids; the byte-level mapping and BPE run on a miss only
- *   (the word cache's miss: wordCache.ts `pieceTokensOf`);
+ * - the pre-tokenizer's `Split` regexes (tokenizers.js's own compiled patterns) cut each piece as tokenizers.js's
+ *   `regex_split` cuts it (the matches and the text between them, in order), one level per `Split` of the
+ *   `Sequence`; the last level without a substring or a match array per piece (a sticky copy of its pattern);
+ * - each piece (before the byte-level mapping) is looked up by its range of the text in this encoder's cache
+ *   (pieceTable.ts), which holds its ids and each token's UTF-16 offset in the piece (the id itself for a one-token
+ *   piece; else an entry of a packed Int32Array): a piece seen before costs one hash lookup and a copy of its ids,
+ *   with no allocation; the byte-level mapping and BPE run on a miss only, over byte ids on the model's merge table
+ *   (pieceMiss.ts);
  * - a token's start is its piece's start plus its cached offset: the offset aligner's work (a UTF-8 copy of the
  *   text, its byte → UTF-16 map, a walk over every token's surface) is gone where it would have aligned exactly.
  *
@@ -27,13 +28,12 @@
  * compares both paths and the Rust `tokenizers` oracle; scripts/compare-tokenizers.ts the shared real files.
  */
 import { normalizeLikeRust } from './rustText';
-import { ownCopy, pieceTokensOf, wordCacheFits } from './wordCache';
+import { pieceTokensOf, wordCacheFits } from './wordCache';
+import { PieceTable } from './pieceTable';
 import { PieceMiss, type BpeModelInside } from './pieceMiss';
 import { passesTokensThrough } from './textIds';
 import type { EncodedText } from './types';
 
-/** Entries kept before the cache is cleared (as wordCache.ts: ~100k pieces, a few MB with their ids and offsets). */
-const MAX_ENTRIES = 100_000;
 /** Pieces longer than this (UTF-16 units) are not cached: a 5 MiB run of one letter is one piece (docs/scale.md "Long words"). */
 const MAX_CACHED_PIECE = 4096;
 /** Packed ints kept before the cache is cleared (4 bytes each). */
@@ -176,16 +176,19 @@ const MAY_CHANGE_UNDER_NFC = /[\u0300-\uffff]/;
 class PieceEncoder {
   readonly stats: PieceEncoderStats = { texts: 0, fallbacks: 0, hits: 0, misses: 0 };
   /**
-   * A piece's entry: its one id (a one-token piece, offset 0), or −(at + 1) for `pool[at]` = n, then the n ids, then
-   * the UTF-16 offsets in the piece of tokens 1 … n−1.
+   * Each piece's entry: its one id (a one-token piece, offset 0), or −(at + 2) for `pool[at]` = n, then the n ids,
+   * then the UTF-16 offsets in the piece of tokens 1 … n−1.
    */
-  private readonly cache = new Map<string, number>();
+  private readonly cache = new PieceTable();
   private pool = new Int32Array(1 << 14);
   private used = 0;
   /** The text in progress: its ids and starts, and whether a part of it could not be done exactly. */
   private ids: number[] = [];
   private starts: number[] = [];
   private failed = false;
+  /** The last `Split`'s pattern, sticky (a match at the position itself) and as it is (the next match). */
+  private readonly sticky: RegExp | null;
+  private readonly lastSplit: RegExp | null;
 
   constructor(
     private readonly splits: RegExp[],
@@ -193,7 +196,10 @@ class PieceEncoder {
     private readonly miss: PieceMiss,
     private readonly ownNfc: boolean,
     private readonly normalizedAround: (text: string) => string,
-  ) {}
+  ) {
+    this.lastSplit = splits.length ? splits[splits.length - 1] : null;
+    this.sticky = this.lastSplit ? new RegExp(this.lastSplit.source, this.lastSplit.flags + 'y') : null;
+  }
 
   encode(text: string): EncodedText | undefined {
     this.stats.texts++;
@@ -250,7 +256,7 @@ class PieceEncoder {
 
   /** The `Split` of level `k` on `s` (starting at `base`), as tokenizers.js's `regex_split` cuts it: the matches and the text between them, in order. */
   private split(k: number, s: string, base: number): void {
-    if (k === this.splits.length) return this.piece(s, base);
+    if (k >= this.splits.length - 1) return this.splitLast(s, base);
     const re = this.splits[k];
     re.lastIndex = 0;
     let prev = 0;
@@ -267,15 +273,47 @@ class PieceEncoder {
     if (prev < s.length) this.split(k + 1, prev === 0 ? s : s.slice(prev), base + prev);
   }
 
-  /** One pre-tokenized piece, starting at `base` in the text: its ids and starts from the cache, else computed and cached. */
-  private piece(p: string, base: number): void {
-    const v = this.cache.get(p);
-    if (v === undefined) return this.missed(p, base);
+  /**
+   * The last `Split` on `s`, cut as {@link split} cuts, its pieces given as ranges of `s` (no substring): the match at
+   * the position itself from the sticky copy of the pattern (no match array), else the next one from the pattern.
+   */
+  private splitLast(s: string, base: number): void {
+    const re = this.lastSplit;
+    const sticky = this.sticky;
+    if (re === null || sticky === null) return this.piece(s, 0, s.length, base);
+    const n = s.length;
+    let prev = 0;
+    for (let pos = 0; pos <= n && !this.failed;) {
+      let at: number;
+      let end: number;
+      sticky.lastIndex = pos;
+      if (pos < n && sticky.test(s)) {
+        at = pos;
+        end = sticky.lastIndex;
+      } else {
+        re.lastIndex = pos;
+        const m = re.exec(s);
+        if (m === null) break;
+        at = m.index;
+        end = at + m[0].length;
+      }
+      if (prev < at) this.piece(s, prev, at, base);
+      if (end > at) this.piece(s, at, end, base);
+      prev = end;
+      pos = end > at ? end : advance(s, at, re.unicode);
+    }
+    if (prev < n && !this.failed) this.piece(s, prev, n, base);
+  }
+
+  /** One pre-tokenized piece, `s[from … to)` (`s` starts at `base` in the text): its ids and starts from the cache, else computed and cached. */
+  private piece(s: string, from: number, to: number, base: number): void {
+    const v = this.cache.get(s, from, to);
+    if (v === -1) return this.missed(s, from, to, base + from);
     this.stats.hits++;
     if (v >= 0) {
       this.ids.push(v);
-      this.starts.push(base);
-    } else this.emit(-v - 1, base);
+      this.starts.push(base + from);
+    } else this.emit(-v - 2, base + from);
   }
 
   /** Appends the ids and starts of the pool entry at `at` for a piece starting at `base`. */
@@ -290,30 +328,34 @@ class PieceEncoder {
     }
   }
 
-  /** A piece the cache has not seen: its tokens computed (pieceMiss.ts), appended and cached; `failed` when they cannot be given exactly. */
-  private missed(p: string, base: number): void {
+  /**
+   * A piece the cache has not seen, `s[from … to)` starting at `start` in the text: its tokens computed (pieceMiss.ts),
+   * appended and cached; `failed` when they cannot be given exactly.
+   */
+  private missed(s: string, from: number, to: number, start: number): void {
     this.stats.misses++;
     const miss = this.miss;
-    const n = miss.run(p);
+    const n = miss.run(from === 0 && to === s.length ? s : s.slice(from, to));
     if (n === 0) {
       this.failed = true;
       return;
     }
-    if (p.length > MAX_CACHED_PIECE) {
+    const len = to - from;
+    if (len > MAX_CACHED_PIECE) {
       for (let k = 0; k < n; k++) {
         this.ids.push(miss.ids[k]);
-        this.starts.push(base + miss.offsets[k]);
+        this.starts.push(start + miss.offsets[k]);
       }
       return;
     }
-    if (this.cache.size >= MAX_ENTRIES || this.used + 2 * n > MAX_POOL) {
+    if (this.cache.full(len) || this.used + 2 * n > MAX_POOL) {
       this.cache.clear();
       this.used = 0;
     }
     if (n === 1) {
-      this.cache.set(ownCopy(p), miss.ids[0]);
+      this.cache.set(s, from, to, miss.ids[0]);
       this.ids.push(miss.ids[0]);
-      this.starts.push(base);
+      this.starts.push(start);
       return;
     }
     if (this.used + 2 * n > this.pool.length) {
@@ -327,8 +369,8 @@ class PieceEncoder {
     for (let k = 0; k < n; k++) pool[at + 1 + k] = miss.ids[k];
     for (let k = 1; k < n; k++) pool[at + n + k] = miss.offsets[k];
     this.used += 2 * n;
-    this.cache.set(ownCopy(p), -(at + 1));
-    this.emit(at, base);
+    this.cache.set(s, from, to, -(at + 2));
+    this.emit(at, start);
   }
 }
 
