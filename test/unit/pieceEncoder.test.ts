@@ -13,7 +13,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
-import { pieceEncode, pieceEncoder } from '../../src/core/tokenizers/pieceEncoder';
+import { pieceEncode, pieceEncoder, type PieceEncoderStats } from '../../src/core/tokenizers/pieceEncoder';
+import { PIECE_TABLE_ENTRIES, PieceTable } from '../../src/core/tokenizers/pieceTable';
 import { installWordCache } from '../../src/core/tokenizers/wordCache';
 import { installLongWordBpe } from '../../src/core/tokenizers/longWordBpe';
 import type { EncodedText, TargetTokenizer } from '../../src/core/tokenizers/types';
@@ -174,4 +175,55 @@ test('tokenizer.json shapes it does not reproduce are refused (the old path enco
   assert.equal(built(withStep(1, { add_prefix_space: true })), undefined, 'ByteLevel adding a prefix space');
   assert.equal(built({ ...json, normalizer: { type: 'Lowercase' } }), undefined, 'a normalizer');
   assert.equal(built({ ...json, post_processor: { type: 'TemplateProcessing', single: [{ SpecialToken: { id: 'x' } }] } }), undefined);
+});
+
+test('the piece table finds ranges of any string by content, and empties itself when told', () => {
+  const t = new PieceTable();
+  const text = 'the cat; the dog; the cat';
+  assert.equal(t.get(text, 0, 3), -1);
+  t.set(text, 0, 3, 7);
+  assert.equal(t.get('xx the', 3, 6), 7, 'the same characters in another string');
+  assert.equal(t.get(text, 4, 7), -1);
+  t.set(text, 4, 7, -5);
+  assert.equal(t.get(text, 22, 25), -5);
+  assert.equal(t.get(text, 4, 6), -1, 'a prefix is another key');
+  assert.equal(t.get('', 0, 0), -1);
+  t.set('', 0, 0, 3);
+  assert.equal(t.get('abc', 1, 1), 3, 'the empty key');
+  // Many keys (collisions in the slots), then full: the caller clears.
+  for (let k = 0; k < PIECE_TABLE_ENTRIES - 3; k++) {
+    const key = `k${k.toString(36)}`;
+    assert.equal(t.get(key, 0, key.length), -1);
+    t.set(key, 0, key.length, k);
+  }
+  assert.ok(t.full(1));
+  assert.equal(t.get('k1000', 0, 5), parseInt('1000', 36));
+  assert.equal(t.get(text, 0, 3), 7);
+  t.clear();
+  assert.equal(t.get(text, 0, 3), -1);
+  assert.equal(t.get('k1000', 0, 5), -1);
+});
+
+test('more distinct pieces than the cache holds: it is cleared and refilled, ids and starts unchanged', () => {
+  const dir = lenmlModelDir('llama3_1');
+  const { own, old } = bothPaths(dir);
+  // 140,000 distinct words of letters (each one piece, most of several tokens), then the first ones again (evicted).
+  const words: string[] = [];
+  for (let k = 0; words.length < 140_000; k++) words.push(' ' + (k + 26 ** 3).toString(26).replace(/[0-9]/g, (d) => 'qrstuvwxyz'[Number(d)]));
+  const texts = [words.slice(0, 70_000).join(''), words.slice(70_000).join(''), words.slice(0, 5_000).join('')];
+  const run = pieceEncode.run;
+  let stats: PieceEncoderStats | undefined;
+  pieceEncode.run = (e, text) => ((stats = e.stats), run(e, text));
+  try {
+    for (const text of texts) {
+      const got = own.encode(text);
+      assert.equal(firstDifference(got, old.encode(text)), undefined);
+      assert.ok(got.exactOffsets);
+    }
+  } finally {
+    pieceEncode.run = run;
+  }
+  // Every word a miss: the 5,000 first ones again too (evicted when the cache was cleared).
+  assert.equal(stats?.misses, 145_000);
+  assert.equal(stats?.fallbacks, 0);
 });
