@@ -227,3 +227,25 @@ test('more distinct pieces than the cache holds: it is cleared and refilled, ids
   assert.equal(stats?.misses, 145_000);
   assert.equal(stats?.fallbacks, 0);
 });
+
+test("without the heap BPE's merge table (EAGLE3_NO_LONG_WORD_BPE), misses go through the library's model: same ids and starts", async () => {
+  const dir = lenmlModelDir('llama3_1');
+  process.env.EAGLE3_NO_LONG_WORD_BPE = '1';
+  let paths: { own: TargetTokenizer; old: TargetTokenizer };
+  try {
+    paths = bothPaths(dir);
+  } finally {
+    delete process.env.EAGLE3_NO_LONG_WORD_BPE;
+  }
+  const { own, old } = paths;
+  const texts = corpus(['<|begin_of_text|>', '<|eot_id|>', '<|start_header_id|>'], 3).slice(0, 60);
+  const { answered, handedBack } = await counted(async () => {
+    for (const text of texts) {
+      const got = own.encode(text);
+      assert.equal(firstDifference(got, old.encode(text)), undefined, JSON.stringify(text.slice(0, 80)));
+      const want = await oracleEncode(join(dir, 'tokenizer.json'), text);
+      assert.equal(firstDifference(got, want), undefined, JSON.stringify(text.slice(0, 80)));
+    }
+  });
+  assert.deepEqual({ answered, handedBack }, { answered: texts.length, handedBack: 0 });
+});
