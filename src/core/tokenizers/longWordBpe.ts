@@ -141,15 +141,55 @@ export function heapBpe(word: string, table: MergeTable, endOfWordSuffix?: strin
   if (n >= POS_SPACE) throw new RangeError(`a pre-token of ${n} characters is too long to encode`);
   const { ids, strings } = table;
   // sym[k]: interned id of the symbol starting at character k (-1: a character no merge knows).
-  const sym = new Int32Array(n);
+  const sym = n <= SCRATCH_MAX ? scratchSymbols(n) : new Int32Array(n);
   for (let k = 0; k < n; k++) sym[k] = ids.get(chars[k]) ?? -1;
-  const next = new Int32Array(n);
-  const prev = new Int32Array(n);
-  const alive = new Uint8Array(n).fill(1);
+  const next = mergeSymbols(sym, n, table);
+  const out: string[] = [];
+  for (let p = 0; p >= 0; p = next[p]) out.push(sym[p] >= 0 ? strings[sym[p]] : chars[p]);
+  if (continuingSubwordSuffix) for (let k = 0; k < out.length - 1; k++) out[k] += continuingSubwordSuffix;
+  return out;
+}
+
+/** Words up to this many symbols are merged in arrays kept between calls (no allocation per word); longer ones in their own. */
+const SCRATCH_MAX = 4096;
+let scratchSym = new Int32Array(64);
+let scratchNext = new Int32Array(64);
+let scratchPrev = new Int32Array(64);
+let scratchAlive = new Uint8Array(64);
+let scratchHeap: KeyHeap | undefined;
+
+/** The scratch symbol array, at least `n` long (its content is the caller's until the next call). */
+export function scratchSymbols(n: number): Int32Array {
+  if (scratchSym.length < n) {
+    let cap = scratchSym.length;
+    while (cap < n) cap *= 2;
+    scratchSym = new Int32Array(cap);
+    scratchNext = new Int32Array(cap);
+    scratchPrev = new Int32Array(cap);
+    scratchAlive = new Uint8Array(cap);
+  }
+  return scratchSym;
+}
+
+/**
+ * Merges the symbols `sym[0 … n)` (interned ids of `table`, -1 for a symbol no merge knows) as {@link heapBpe}
+ * describes: the lowest-ranked adjacent pair first, the leftmost among equal ranks, until no adjacent pair has a merge.
+ * `sym` is rewritten in place: the surviving symbols hold their merged ids.
+ * @returns `next`: the surviving symbols as a linked list from 0 (`next[p]` the one after p, -1 at the end); read
+ *   before the next call when `sym` is the scratch array ({@link scratchSymbols})
+ */
+export function mergeSymbols(sym: Int32Array, n: number, table: MergeTable): Int32Array {
+  const scratch = sym === scratchSym;
+  const next = scratch ? scratchNext : new Int32Array(n);
+  const prev = scratch ? scratchPrev : new Int32Array(n);
+  const alive = scratch ? scratchAlive : new Uint8Array(n);
   for (let k = 0; k < n; k++) {
     next[k] = k + 1 < n ? k + 1 : -1;
     prev[k] = k - 1;
+    alive[k] = 1;
   }
+  if (n < 2) return next;
+  if (n <= SMALL_WORD) return mergeSmall(sym, n, next, prev, table);
   /** The merge-table slot of the pair starting at symbol p, or -1. */
   const mergeAt = (p: number): number => {
     const q = next[p];
@@ -157,7 +197,8 @@ export function heapBpe(word: string, table: MergeTable, endOfWordSuffix?: strin
     return findMerge(table, sym[p], sym[q]);
   };
 
-  const heap = new KeyHeap(n);
+  const heap = scratch ? (scratchHeap ??= new KeyHeap(SCRATCH_MAX)) : new KeyHeap(n);
+  heap.size = 0;
   const candidate = (p: number) => {
     const m = mergeAt(p);
     if (m >= 0) heap.push(table.rank[m] * POS_SPACE + p);
@@ -180,11 +221,51 @@ export function heapBpe(word: string, table: MergeTable, endOfWordSuffix?: strin
     if (prev[p] >= 0) candidate(prev[p]);
     candidate(p);
   }
+  return next;
+}
 
-  const out: string[] = [];
-  for (let p = 0; p >= 0; p = next[p]) out.push(sym[p] >= 0 ? strings[sym[p]] : chars[p]);
-  if (continuingSubwordSuffix) for (let k = 0; k < out.length - 1; k++) out[k] += continuingSubwordSuffix;
-  return out;
+/** Words up to this many symbols are merged by {@link mergeSmall} (a scan of the pairs' ranks per merge, no heap). */
+const SMALL_WORD = 24;
+let smallRank = new Int32Array(SMALL_WORD);
+let smallSlot = new Int32Array(SMALL_WORD);
+
+/**
+ * {@link mergeSymbols} for a short word: the same merges in the same order — each step merges the adjacent pair of
+ * lowest rank, the leftmost among equal ranks (the heap's (rank, position) order: positions grow along the list) —
+ * found by scanning the surviving pairs' ranks, which are kept per left symbol and recomputed beside each merge only.
+ */
+function mergeSmall(sym: Int32Array, n: number, next: Int32Array, prev: Int32Array, table: MergeTable): Int32Array {
+  if (smallRank.length < n) {
+    smallRank = new Int32Array(n);
+    smallSlot = new Int32Array(n);
+  }
+  const rank = smallRank;
+  const slot = smallSlot;
+  const NONE = 0x7fffffff;
+  /** The rank of the pair starting at symbol p (NONE: no pair, or no merge), with its table slot. */
+  const pairAt = (p: number): void => {
+    const q = next[p];
+    const m = q < 0 || sym[p] < 0 || sym[q] < 0 ? -1 : findMerge(table, sym[p], sym[q]);
+    rank[p] = m < 0 ? NONE : table.rank[m];
+    slot[p] = m;
+  };
+  for (let p = 0; p >= 0; p = next[p]) pairAt(p);
+  for (;;) {
+    let best = -1;
+    let bestRank = NONE;
+    for (let p = 0; p >= 0; p = next[p])
+      if (rank[p] < bestRank) {
+        bestRank = rank[p];
+        best = p;
+      }
+    if (best < 0) return next;
+    const q = next[best];
+    sym[best] = table.merged[slot[best]];
+    next[best] = next[q];
+    if (next[q] >= 0) prev[next[q]] = best;
+    pairAt(best);
+    if (prev[best] >= 0) pairAt(prev[best]);
+  }
 }
 
 /** A binary min-heap of numbers in a typed array (the merge candidates of {@link heapBpe}: rank × POS_SPACE + position). */
@@ -234,6 +315,17 @@ class KeyHeap {
   }
 }
 
+const everyWordTables = new WeakMap<object, MergeTable>();
+
+/**
+ * The merge table of a tokenizers.js BPE model (`tok.model`) whose every word goes to {@link heapBpe}
+ * ({@link installLongWordBpe} with `everyWord`), or undefined: its words are then merged by the library (the word is
+ * the same, heapBpe's tokens equal the library's).
+ */
+export function everyWordTableOf(model: object): MergeTable | undefined {
+  return everyWordTables.get(model);
+}
+
 /**
  * Routes the long words of a tokenizers.js BPE model (`tok.model` with
  * `bpe(token)`, `merges`, `tokens_to_ids`) to {@link heapBpe}; shorter words
@@ -257,6 +349,7 @@ export function installLongWordBpe(tok: any, opts: { everyWord?: boolean; table?
   if (opts.everyWord) {
     const all = opts.table ?? buildMergeTable(model.merges, model.tokens_to_ids);
     if (all) {
+      everyWordTables.set(model, all);
       model.bpe = (token: string): string[] => heapBpe(token, all, model.end_of_word_suffix, model.continuing_subword_suffix);
       model.bpe_ranks = undefined;
       model.merges = undefined;

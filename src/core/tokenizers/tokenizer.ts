@@ -15,6 +15,7 @@ import { installLongWordBpe } from './longWordBpe';
 import { loadJsTokenizer } from './preparedBpe';
 import { jsAddedTokenGap, jsAddedTokenGapMessage } from './addedTokenGaps';
 import { idsEncoder } from './textIds';
+import { pieceEncode, pieceEncoder } from './pieceEncoder';
 import { OffsetAligner } from './offsetAligner';
 import { appliesOwnNfc, toWellFormed } from './rustText';
 import { parseJsonBytes, readChatTemplates, readJson, specialTokenVarsOf, stopTokensOf, tokenizerFilesHashOf, tokenizerJsonSize } from './modelFolder';
@@ -83,6 +84,8 @@ export function loadTokenizer(dir?: string, given?: { bytes: Buffer; json?: any 
 
   const aligner = new OffsetAligner(tok, tokenizerJson);
   const encodeIds = idsEncoder(tok, tokConfig);
+  // Our own encode, ids and starts in one pass, where the tokenizer.json's shape allows it (pieceEncoder.ts); EAGLE3_NO_PIECE_ENCODER=1 turns it off for comparisons.
+  const own = wordCache && !process.env.EAGLE3_NO_PIECE_ENCODER ? pieceEncoder(tok, tokConfig, ownNfc, (text) => aligner.normalized(text)) : undefined;
   const size = loadedTokenizerSize(tok, tokenizerJson);
   releaseParsedModel(tok);
   const stops = stopTokensOf(folder, specialTokenVars, (id) => added.find((t) => t.id === id)?.content ?? tok.id_to_token(id) ?? undefined);
@@ -100,6 +103,8 @@ export function loadTokenizer(dir?: string, given?: { bytes: Buffer; json?: any 
     encode: (text) => {
       // Lone surrogates reach a Rust tokenizer as U+FFFD (same UTF-16 length, so offsets are unchanged).
       const wellFormed = toWellFormed(text);
+      const done = own && pieceEncode.run(own, wellFormed);
+      if (done) return done;
       const ids = encodeIds(ownNfc ? aligner.normalized(wellFormed) : wellFormed);
       return { ids, ...aligner.starts(wellFormed, ids) };
     },

@@ -90,6 +90,10 @@ export function installWordCache(tok: any, tokenizerJson: any): WordCacheStats |
     return v;
   };
   seq.tokenizers = seq.tokenizers.slice(0, -1);
+  pieceTokenFns.set(tok, (piece) => {
+    const mapped = byteLevel.pre_tokenize_text(piece) as string[];
+    return mapped.length === 1 ? { mapped: mapped[0], tokens: original(mapped) as string[] } : undefined;
+  });
   bpe._call = (pieces: string[]): string[] => {
     const out: string[] = [];
     for (const piece of pieces) {
@@ -127,6 +131,20 @@ export type PieceIdsAppender = (pieces: readonly string[], out: number[]) => voi
 
 const appenders = new WeakMap<object, PieceIdsAppender>();
 
+/**
+ * A pre-tokenized piece's byte-level form (`mapped`: the final `ByteLevel` step's one output, one character per UTF-8
+ * byte) and the model's tokens of it, computed (no cache): what the word cache runs on a miss. Undefined when the
+ * `ByteLevel` step did not give exactly one string.
+ */
+export type PieceTokens = (piece: string) => { mapped: string; tokens: string[] } | undefined;
+
+const pieceTokenFns = new WeakMap<object, PieceTokens>();
+
+/** The {@link PieceTokens} of a tokenizers.js `Tokenizer` the cache is installed on ({@link installWordCache}); undefined otherwise. */
+export function pieceTokensOf(tok: object): PieceTokens | undefined {
+  return pieceTokenFns.get(tok);
+}
+
 /** The {@link PieceIdsAppender} of a tokenizers.js `Tokenizer` the cache is installed on ({@link installWordCache}); undefined otherwise. */
 export function pieceIdsOf(tok: object): PieceIdsAppender | undefined {
   return appenders.get(tok);
@@ -138,6 +156,6 @@ export function pieceIdsOf(tok: object): PieceIdsAppender | undefined {
  * held every rendered conversation they came from (12 MB per pool worker on the shared real files, up to 0.5 MB per
  * text; docs/scale.md "Memory"). Concatenating forces a flat copy of the piece; slicing it keeps that copy only.
  */
-function ownCopy(piece: string): string {
+export function ownCopy(piece: string): string {
   return piece.length < 13 ? piece : (' ' + piece).slice(1);
 }
