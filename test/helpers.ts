@@ -135,8 +135,27 @@ export interface ModelFolderOptions {
   generationConfig?: Record<string, unknown>;
 }
 
-/** The parsed `tokenizer.json` of each base vocabulary {@link buildModelFolder} used (read-only: it copies what it changes). */
-const baseTokenizers = new Map<string, Record<string, unknown>>();
+/**
+ * The parsed `tokenizer.json` of each base vocabulary {@link buildModelFolder} used (read-only: it copies what it changes),
+ * and its serialization around `added_tokens` (the text before and after that array): a folder's file is written as
+ * `head + JSON.stringify(added_tokens) + tail`, the bytes `JSON.stringify` of the whole object gives, without
+ * serializing the 11–33 MB vocabulary and merges again for every folder (~0.2 CPU s each).
+ */
+const baseTokenizers = new Map<string, { json: Record<string, unknown>; head: string; tail: string }>();
+
+/** The base `tokenizer.json` of `baseDir`, parsed and split around `added_tokens` once per process. */
+function baseTokenizer(baseDir: string): { json: Record<string, unknown>; head: string; tail: string } {
+  let b = baseTokenizers.get(baseDir);
+  if (!b) {
+    const json = JSON.parse(readFileSync(join(baseDir, 'tokenizer.json'), 'utf8'));
+    const mark = '\u0000eagle3-added-tokens\u0000';
+    const text = JSON.stringify({ ...json, added_tokens: mark });
+    const at = text.indexOf(JSON.stringify(mark));
+    if (at < 0 || text.indexOf(JSON.stringify(mark), at + 1) >= 0) throw new Error(`${baseDir}: cannot split tokenizer.json around added_tokens`);
+    baseTokenizers.set(baseDir, (b = { json, head: text.slice(0, at), tail: text.slice(at + JSON.stringify(mark).length) }));
+  }
+  return b;
+}
 
 /**
  * A model folder built from a real vocabulary plus a family's control tokens, as
@@ -148,9 +167,8 @@ const baseTokenizers = new Map<string, Record<string, unknown>>();
 export function buildModelFolder(opts: ModelFolderOptions): string {
   const baseDir = lenmlModelDir(opts.base ?? 'qwen3');
   // The base tokenizer.json is parsed once per process (11–33 MB: ~0.2 s each time); only its added tokens change here, so they are copied.
-  const base = baseTokenizers.get(baseDir) ?? JSON.parse(readFileSync(join(baseDir, 'tokenizer.json'), 'utf8'));
-  baseTokenizers.set(baseDir, base);
-  const tj = { ...base, added_tokens: (base.added_tokens as object[]).map((t) => ({ ...t })) };
+  const base = baseTokenizer(baseDir);
+  const tj = { ...base.json, added_tokens: (base.json.added_tokens as object[]).map((t) => ({ ...t })) };
   const config = opts.tokenizerConfig ?? JSON.parse(readFileSync(join(baseDir, 'tokenizer_config.json'), 'utf8'));
   const added: { id: number; content: string; special: boolean }[] = tj.added_tokens as never;
   for (const [key, v] of Object.entries((config.added_tokens_decoder ?? {}) as Record<string, any>)) {
@@ -174,7 +192,7 @@ export function buildModelFolder(opts: ModelFolderOptions): string {
   added.sort((a, b) => a.id - b.id);
   const dir = tempDir('eagle3-model-');
   const tjPath = join(dir, 'tokenizer.json');
-  writeFileSync(tjPath, JSON.stringify(tj));
+  writeFileSync(tjPath, base.head + JSON.stringify(tj.added_tokens) + base.tail);
   const st = statSync(tjPath);
   builtTokenizerJson.set(resolve(tjPath), { key: `built:${baseDir}\n${JSON.stringify(tj.added_tokens)}`, json: tj, mtimeMs: st.mtimeMs, size: st.size });
   const { chat_template: _t, ...rest } = config;
