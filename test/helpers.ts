@@ -251,6 +251,27 @@ export function allRecordViews(viewer: RecordViewer, text: string, file: string,
   return first.records.map((_, r) => (r === 0 ? first : viewer.view({ text, file, line }, { ...opts, detailRecord: r })));
 }
 
+/**
+ * The node arguments that start the CLI in a process of its own (before the CLI's own arguments; node flags such as
+ * `--max-old-space-size` go first): the bundle the unit runner built for the run (`EAGLE3_TEST_CLI`,
+ * scripts/test-bundle.mjs: ~0.2 CPU s to start), else `src/cli.ts` under tsx (~1.5 s; a file run alone).
+ */
+export function cliNodeArgs(): string[] {
+  const bundle = process.env.EAGLE3_TEST_CLI;
+  return bundle && existsSync(bundle) ? [bundle] : ['--import', 'tsx', join(__dirname, '..', 'src', 'cli.ts')];
+}
+
+/**
+ * The pool worker script for `prepare`'s `workerScript` in this process: the bundled `worker.js` beside the run's
+ * `EAGLE3_TEST_CLI` (a worker thread starts it without tsx's ~1 CPU s), else undefined (the pool's own choice:
+ * `src/worker.ts` under tsx).
+ */
+export function testWorkerScript(): string | undefined {
+  const bundle = process.env.EAGLE3_TEST_CLI;
+  const worker = bundle && join(bundle, '..', 'worker.js');
+  return worker && existsSync(worker) ? worker : undefined;
+}
+
 /** What {@link runCli} returns: the exit code and everything the command wrote (as `spawnSync` with `encoding: 'utf8'` gives them). */
 export interface CliResult {
   status: number;
