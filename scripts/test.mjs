@@ -90,6 +90,9 @@ const r = spawnSync(process.execPath, [...heap, '--import', 'tsx', '--test', `--
     TMP: runTmp,
     TEMP: runTmp,
     EAGLE3_SCREENSHOT_DIR: screenshots,
+    // The tokenizer cache (converted tokenizers, by content) is the run's temp folder's eagle3-prep-cache for every
+    // test process (test/helpers.ts isolateTokenizerCache): a tokenizer one group converted, the others read.
+    EAGLE3_TEST_SHARED_CACHE: '1',
     ...(bundle ? { [TEST_CLI_ENV]: join(bundle, 'cli.js') } : {}),
   },
 });

@@ -26,6 +26,17 @@ export function tempDir(prefix = 'eagle3-test-'): string {
   return d;
 }
 
+/**
+ * Keeps the tokenizer cache (tokenizers/cacheDir.ts: converted tokenizers, by content) of this process out of the
+ * user's own: under the unit runner (scripts/test.mjs sets EAGLE3_TEST_SHARED_CACHE) it is the run's
+ * `<run temp folder>/eagle3-prep-cache`, shared by all the run's processes (a tokenizer converted by one group is read
+ * by the others) and removed with the run; a file run alone gets a temporary folder of its own. An XDG_CACHE_HOME
+ * already set is kept.
+ */
+export function isolateTokenizerCache(): void {
+  if (!process.env.EAGLE3_TEST_SHARED_CACHE) process.env.XDG_CACHE_HOME ??= tempDir('eagle3-cache-');
+}
+
 /** Writes JSONL rows (objects or raw strings) to a file in a temp folder and returns its path. */
 export function writeJsonl(rows: (object | string)[], name = 'data.jsonl', dir = tempDir()): string {
   const p = join(dir, name);

@@ -32,6 +32,7 @@ import { rng } from './fuzzCorpus';
 import {
   buildModelFolder,
   fixtureModelFolder,
+  isolateTokenizerCache,
   kimiModelFolder,
   lenmlModelDir,
   oracleEncode,
@@ -41,7 +42,7 @@ import {
   TEMPLATE_FIXTURES_MORE,
 } from './helpers';
 
-process.env.XDG_CACHE_HOME ??= tempDir('eagle3-cache-');
+isolateTokenizerCache();
 const FIX = join(__dirname, 'fixtures');
 
 // ---------------------------------------------------------------- conversations
