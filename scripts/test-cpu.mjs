@@ -8,10 +8,11 @@
 // --save: merges the CPU seconds into scripts/test-cpu-seconds.json, which balances the unit runner's groups
 // (scripts/test-groups.mjs). Needs /usr/bin/time (GNU time; Debian package `time`).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
 import { basename, join } from 'node:path';
 import { CPU_TABLE } from './test-groups.mjs';
+import { buildTestBundle, removeTestBundle, TEST_CLI_ENV } from './test-bundle.mjs';
 
 const argv = process.argv.slice(2);
 const opt = (name) => {
@@ -38,13 +39,18 @@ if (!existsSync('/usr/bin/time')) {
 }
 if (logs) mkdirSync(logs, { recursive: true });
 
+// The CLI bundle, as the unit runner builds it (scripts/test-bundle.mjs): the files' CLI children and pool workers start
+// it, so that a file's CPU seconds here are what it costs in a run.
+const bundle = await buildTestBundle();
+
 /** Runs one file under GNU time in a temp folder of its own; resolves to its measurement. */
 function measure(file) {
   return new Promise((resolvePromise) => {
     const tmp = mkdtempSync(join(tmpdir(), 'eagle3-cpu-'));
+    chmodSync(tmp, 0o1777); // as scripts/test.mjs: a test runs a child as another user (runPolicy.test.ts)
     const timeFile = join(tmp, '.time');
     const child = spawn('/usr/bin/time', ['-f', '%e %U %S %M', '-o', timeFile, process.execPath, '--import', 'tsx', '--test', '--test-reporter=spec', file], {
-      env: { ...process.env, TMPDIR: tmp, TMP: tmp, TEMP: tmp },
+      env: { ...process.env, TMPDIR: tmp, TMP: tmp, TEMP: tmp, ...(bundle ? { [TEST_CLI_ENV]: join(bundle, 'cli.js') } : {}) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -74,6 +80,7 @@ await Promise.all(
     }
   }),
 );
+removeTestBundle(bundle);
 results.sort((a, b) => b.cpu - a.cpu);
 const total = results.reduce((s, r) => s + r.cpu, 0);
 console.log('| file | CPU s | user | sys | wall s | tests | max RSS MB |');
@@ -103,6 +110,7 @@ if (save) {
         measured: new Date().toISOString().slice(0, 10),
         seconds: sorted(seconds),
         maxRssMb: sorted(maxRssMb),
+        together: table.together ?? [],
       },
       null,
       2,

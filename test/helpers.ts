@@ -26,6 +26,17 @@ export function tempDir(prefix = 'eagle3-test-'): string {
   return d;
 }
 
+/**
+ * Keeps the tokenizer cache (tokenizers/cacheDir.ts: converted tokenizers, by content) of this process out of the
+ * user's own: under the unit runner (scripts/test.mjs sets EAGLE3_TEST_SHARED_CACHE) it is the run's
+ * `<run temp folder>/eagle3-prep-cache`, shared by all the run's processes (a tokenizer converted by one group is read
+ * by the others) and removed with the run; a file run alone gets a temporary folder of its own. An XDG_CACHE_HOME
+ * already set is kept.
+ */
+export function isolateTokenizerCache(): void {
+  if (!process.env.EAGLE3_TEST_SHARED_CACHE) process.env.XDG_CACHE_HOME ??= tempDir('eagle3-cache-');
+}
+
 /** Writes JSONL rows (objects or raw strings) to a file in a temp folder and returns its path. */
 export function writeJsonl(rows: (object | string)[], name = 'data.jsonl', dir = tempDir()): string {
   const p = join(dir, name);
@@ -135,8 +146,27 @@ export interface ModelFolderOptions {
   generationConfig?: Record<string, unknown>;
 }
 
-/** The parsed `tokenizer.json` of each base vocabulary {@link buildModelFolder} used (read-only: it copies what it changes). */
-const baseTokenizers = new Map<string, Record<string, unknown>>();
+/**
+ * The parsed `tokenizer.json` of each base vocabulary {@link buildModelFolder} used (read-only: it copies what it changes),
+ * and its serialization around `added_tokens` (the text before and after that array): a folder's file is written as
+ * `head + JSON.stringify(added_tokens) + tail`, the bytes `JSON.stringify` of the whole object gives, without
+ * serializing the 11–33 MB vocabulary and merges again for every folder (~0.2 CPU s each).
+ */
+const baseTokenizers = new Map<string, { json: Record<string, unknown>; head: string; tail: string }>();
+
+/** The base `tokenizer.json` of `baseDir`, parsed and split around `added_tokens` once per process. */
+function baseTokenizer(baseDir: string): { json: Record<string, unknown>; head: string; tail: string } {
+  let b = baseTokenizers.get(baseDir);
+  if (!b) {
+    const json = JSON.parse(readFileSync(join(baseDir, 'tokenizer.json'), 'utf8'));
+    const mark = '\u0000eagle3-added-tokens\u0000';
+    const text = JSON.stringify({ ...json, added_tokens: mark });
+    const at = text.indexOf(JSON.stringify(mark));
+    if (at < 0 || text.indexOf(JSON.stringify(mark), at + 1) >= 0) throw new Error(`${baseDir}: cannot split tokenizer.json around added_tokens`);
+    baseTokenizers.set(baseDir, (b = { json, head: text.slice(0, at), tail: text.slice(at + JSON.stringify(mark).length) }));
+  }
+  return b;
+}
 
 /**
  * A model folder built from a real vocabulary plus a family's control tokens, as
@@ -148,9 +178,8 @@ const baseTokenizers = new Map<string, Record<string, unknown>>();
 export function buildModelFolder(opts: ModelFolderOptions): string {
   const baseDir = lenmlModelDir(opts.base ?? 'qwen3');
   // The base tokenizer.json is parsed once per process (11–33 MB: ~0.2 s each time); only its added tokens change here, so they are copied.
-  const base = baseTokenizers.get(baseDir) ?? JSON.parse(readFileSync(join(baseDir, 'tokenizer.json'), 'utf8'));
-  baseTokenizers.set(baseDir, base);
-  const tj = { ...base, added_tokens: (base.added_tokens as object[]).map((t) => ({ ...t })) };
+  const base = baseTokenizer(baseDir);
+  const tj = { ...base.json, added_tokens: (base.json.added_tokens as object[]).map((t) => ({ ...t })) };
   const config = opts.tokenizerConfig ?? JSON.parse(readFileSync(join(baseDir, 'tokenizer_config.json'), 'utf8'));
   const added: { id: number; content: string; special: boolean }[] = tj.added_tokens as never;
   for (const [key, v] of Object.entries((config.added_tokens_decoder ?? {}) as Record<string, any>)) {
@@ -174,7 +203,7 @@ export function buildModelFolder(opts: ModelFolderOptions): string {
   added.sort((a, b) => a.id - b.id);
   const dir = tempDir('eagle3-model-');
   const tjPath = join(dir, 'tokenizer.json');
-  writeFileSync(tjPath, JSON.stringify(tj));
+  writeFileSync(tjPath, base.head + JSON.stringify(tj.added_tokens) + base.tail);
   const st = statSync(tjPath);
   builtTokenizerJson.set(resolve(tjPath), { key: `built:${baseDir}\n${JSON.stringify(tj.added_tokens)}`, json: tj, mtimeMs: st.mtimeMs, size: st.size });
   const { chat_template: _t, ...rest } = config;
@@ -231,6 +260,27 @@ export function kimiModelFolder(template: string): string {
 export function allRecordViews(viewer: RecordViewer, text: string, file: string, line: number, opts: RecordViewOptions = {}): RecordView[] {
   const first = viewer.view({ text, file, line }, { ...opts, detailRecord: 0 });
   return first.records.map((_, r) => (r === 0 ? first : viewer.view({ text, file, line }, { ...opts, detailRecord: r })));
+}
+
+/**
+ * The node arguments that start the CLI in a process of its own (before the CLI's own arguments; node flags such as
+ * `--max-old-space-size` go first): the bundle the unit runner built for the run (`EAGLE3_TEST_CLI`,
+ * scripts/test-bundle.mjs: ~0.2 CPU s to start), else `src/cli.ts` under tsx (~1.5 s; a file run alone).
+ */
+export function cliNodeArgs(): string[] {
+  const bundle = process.env.EAGLE3_TEST_CLI;
+  return bundle && existsSync(bundle) ? [bundle] : ['--import', 'tsx', join(__dirname, '..', 'src', 'cli.ts')];
+}
+
+/**
+ * The pool worker script for `prepare`'s `workerScript` in this process: the bundled `worker.js` beside the run's
+ * `EAGLE3_TEST_CLI` (a worker thread starts it without tsx's ~1 CPU s), else undefined (the pool's own choice:
+ * `src/worker.ts` under tsx).
+ */
+export function testWorkerScript(): string | undefined {
+  const bundle = process.env.EAGLE3_TEST_CLI;
+  const worker = bundle && join(bundle, '..', 'worker.js');
+  return worker && existsSync(worker) ? worker : undefined;
 }
 
 /** What {@link runCli} returns: the exit code and everything the command wrote (as `spawnSync` with `encoding: 'utf8'` gives them). */

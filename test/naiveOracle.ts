@@ -32,6 +32,7 @@ import { rng } from './fuzzCorpus';
 import {
   buildModelFolder,
   fixtureModelFolder,
+  isolateTokenizerCache,
   kimiModelFolder,
   lenmlModelDir,
   oracleEncode,
@@ -41,7 +42,7 @@ import {
   TEMPLATE_FIXTURES_MORE,
 } from './helpers';
 
-process.env.XDG_CACHE_HOME ??= tempDir('eagle3-cache-');
+isolateTokenizerCache();
 const FIX = join(__dirname, 'fixtures');
 
 // ---------------------------------------------------------------- conversations
@@ -1026,16 +1027,6 @@ const extraRuns: FixtureRun[] = [
 ];
 /** Every run over a fixture template (each template with its default setup, then the extra runs). */
 const allFixtureRuns: FixtureRun[] = [...FIXTURE_TEMPLATES.map((template): FixtureRun => ({ template, policy: 'assistant' })), ...extraRuns];
-/** The number of fixture-template sets (files oracleFixtureMasks-1 … -N.test.ts). */
-const FIXTURE_SLICES = 3;
-/**
- * The runs of fixture set k (1-based): every FIXTURE_SLICES-th fixture template with all its runs, so that a template's
- * runs share its model folder and loaded tokenizers.
- */
-function sliceOf(k: number): FixtureRun[] {
-  return allFixtureRuns.filter((r) => FIXTURE_TEMPLATES.indexOf(r.template) % FIXTURE_SLICES === k - 1);
-}
-
 // ------------------------------------------- the training templates (test/fixtures/templates-training: TRL's and Model-Optimizer's)
 
 const TRAINING = join(FIX, 'templates-training');
@@ -1044,9 +1035,12 @@ const TRAINING_TEMPLATES = readdirSync(TRAINING, { withFileTypes: true })
   .map((d) => d.name)
   .sort();
 
+/** The fixture whose tokenizer files a training template runs on (its family.json `model_folder_from`). */
+const trainingFamilyOf = (name: string): string => JSON.parse(readFileSync(join(TRAINING, name, 'family.json'), 'utf8')).model_folder_from;
+
 /** A training template on the tokenizer files of the fixture its family.json names; its facts from its own reference renders. */
 function trainingFamily(name: string): Family {
-  const family: string = JSON.parse(readFileSync(join(TRAINING, name, 'family.json'), 'utf8')).model_folder_from;
+  const family = trainingFamilyOf(name);
   const gen = join(templateDir(family), 'generation_config.json');
   const dir = buildModelFolder({
     template: readFileSync(join(TRAINING, name, 'chat_template.jinja'), 'utf8'),
@@ -1056,13 +1050,78 @@ function trainingFamily(name: string): Family {
   return folderFamily(name, dir, referenceFacts(name, join(TRAINING, name)));
 }
 
+// ------------------------------------------- the template sets (oracleFixtureMasks-1 … -N.test.ts)
+
+/** The number of template sets (files oracleFixtureMasks-1 … -N.test.ts). */
+const FIXTURE_SLICES = 3;
+
+/**
+ * The `tokenizer.json` a fixture's model folder gets (helpers.ts `buildModelFolder`: Qwen3's vocabulary plus the
+ * `added_tokens_decoder` of its `tokenizer_config.json`), as a key: fixtures with the same key get byte-identical
+ * `tokenizer.json` files, so in one process they share the Rust oracle (`oracleEncode`) and prepare's tokenizer cache
+ * entry on disk, and their loads (~2.5 CPU s per key) are paid once.
+ */
+function tokenizerKeyOf(template: string): string {
+  const cfg = JSON.parse(readFileSync(join(templateDir(template), 'tokenizer_config.json'), 'utf8'));
+  return JSON.stringify(Object.entries(cfg.added_tokens_decoder ?? {}).sort(([a], [b]) => Number(a) - Number(b)));
+}
+
+/** The mistakes planted in the naive oracle on fixture templates ('the comparison can fail'), run in the set of their template. */
+const FIXTURE_MISTAKES: { template: string; kwargs?: Record<string, unknown>; mistake: Mistake }[] = [
+  { template: 'GLM-4.6', mistake: 'no-stop-token' },
+  { template: 'Qwen-QwQ-32B', kwargs: { enable_thinking: true }, mistake: 'no-restore' },
+  { template: 'meta-llama-Llama-3.2-3B-Instruct', mistake: 'split-inline-always' },
+  { template: 'unsloth-Apriel-1.5', mistake: 'no-closing-stop' },
+];
+
+/** What one template set runs: fixture runs, training templates and planted mistakes. */
+interface TemplateSet {
+  runs: FixtureRun[];
+  training: string[];
+  mistakes: typeof FIXTURE_MISTAKES;
+}
+
+/**
+ * The template sets: the fixture templates with all their runs, the training templates and the planted mistakes on
+ * fixture templates, cut by tokenizer (every run whose model folder gets the same `tokenizer.json`, {@link tokenizerKeyOf},
+ * in one set: its tokenizer loads are paid once) and balanced by an estimate of their CPU (~2.5 s per tokenizer, ~1 s
+ * per run; longest first into the set with the least).
+ */
+const templateSets: TemplateSet[] = (() => {
+  const units = new Map<string, TemplateSet>();
+  const unit = (template: string) => {
+    const key = tokenizerKeyOf(template);
+    if (!units.has(key)) units.set(key, { runs: [], training: [], mistakes: [] });
+    return units.get(key)!;
+  };
+  for (const r of allFixtureRuns) unit(r.template).runs.push(r);
+  for (const t of TRAINING_TEMPLATES) unit(trainingFamilyOf(t)).training.push(t);
+  for (const m of FIXTURE_MISTAKES) unit(m.template).mistakes.push(m);
+  const cost = (u: TemplateSet) => 2.5 + u.runs.length + u.training.length + u.mistakes.length;
+  const sets = Array.from({ length: FIXTURE_SLICES }, (): TemplateSet & { cost: number } => ({ runs: [], training: [], mistakes: [], cost: 0 }));
+  for (const u of [...units.values()].sort((a, b) => cost(b) - cost(a) || runName(a.runs[0]).localeCompare(runName(b.runs[0])))) {
+    const s = sets.reduce((x, y) => (y.cost < x.cost ? y : x));
+    s.runs.push(...u.runs);
+    s.training.push(...u.training);
+    s.mistakes.push(...u.mistakes);
+    s.cost += cost(u);
+  }
+  return sets;
+})();
+
+/** The runs of template set k (1-based). */
+function sliceOf(k: number): FixtureRun[] {
+  return templateSets[k - 1].runs;
+}
+
 /**
  * A set of the oracle's tests, each registered by its own test file so that the unit runner can spread them over its
  * cores: `families` — the hand-written families and the checks of the comparison itself (oracleMasks.test.ts);
- * `fixtures-1` … `fixtures-${FIXTURE_SLICES}` — the fixture templates, every FIXTURE_SLICES-th with its runs
- * (oracleFixtureMasks-k.test.ts); `training` — the training templates (oracleTrainingMasks.test.ts).
+ * `fixtures-1` … `fixtures-${FIXTURE_SLICES}` — the template sets: the fixture templates with all their runs, the
+ * training templates and the planted mistakes on fixture templates, cut by tokenizer ({@link templateSets};
+ * oracleFixtureMasks-k.test.ts).
  */
-export type OracleSet = 'families' | 'training' | `fixtures-${number}`;
+export type OracleSet = 'families' | `fixtures-${number}`;
 
 /**
  * Registers the tests of one oracle set (node:test `test` calls, at the caller's level).
@@ -1071,7 +1130,6 @@ export type OracleSet = 'families' | 'training' | `fixtures-${number}`;
 export function registerOracleSet(set: OracleSet): void {
   const fixtureSlice = Number(/^fixtures-(\d+)$/.exec(set)?.[1] ?? 0);
   if (set === 'families') registerFamilies();
-  else if (set === 'training') registerTraining();
   else if (fixtureSlice >= 1 && fixtureSlice <= FIXTURE_SLICES) registerFixtures(fixtureSlice);
   else throw new Error(`oracle set ${set}: not a set`);
 }
@@ -1088,32 +1146,28 @@ function registerFamilies(): void {
     });
   }
 
-  test('the fixture sets together run every fixture template (57) and every run once', () => {
+  test('the template sets together run every fixture template (57) and every run once, the 18 training templates and the planted mistakes once each', () => {
     assert.equal(FIXTURE_TEMPLATES.length, 57);
+    assert.equal(TRAINING_TEMPLATES.length, 18);
     const inSets = Array.from({ length: FIXTURE_SLICES }, (_, k) => sliceOf(k + 1)).flat();
     assert.deepEqual([...new Set(inSets.map((r) => r.template))].sort(), FIXTURE_TEMPLATES);
     assert.deepEqual(inSets.map(runName).sort(), allFixtureRuns.map(runName).sort());
+    assert.deepEqual(templateSets.flatMap((s) => s.training).sort(), TRAINING_TEMPLATES);
+    const planted = (ms: typeof FIXTURE_MISTAKES) => ms.map((m) => `${m.template} ${m.mistake}`).sort();
+    assert.deepEqual(planted(templateSets.flatMap((s) => s.mistakes)), planted(FIXTURE_MISTAKES));
   });
 
-  test('the comparison can fail: a deliberately wrong rule in the naive oracle gives differences', async () => {
-    const cases: [() => Family, Mistake][] = [
-      [() => fixtureFamily('GLM-4.6'), 'no-stop-token'],
-      [() => fixtureFamily('Qwen-QwQ-32B', { enable_thinking: true }), 'no-restore'],
-      [() => kimiFamily('kimi_k2_thinking', join(FIX, 'kimi', 'kimi-k2-thinking.chat_template.jinja'), true), 'no-restore'],
-      [() => fixtureFamily('meta-llama-Llama-3.2-3B-Instruct'), 'split-inline-always'],
-      [() => fixtureFamily('unsloth-Apriel-1.5'), 'no-closing-stop'],
-    ];
-    for (const [make, mistake] of cases) {
-      const f = make();
-      const r = await compare(f, convs, 'assistant', mistake);
-      assert.ok(r.diffs.length > 0, `${f.name} with the mistake ${mistake}: no difference found`);
-      console.log(`# ${f.name}, mistake ${mistake}: ${r.diffs.length} differences, e.g. ${r.diffs[0]}`);
-    }
+  test("the comparison can fail: a deliberately wrong rule in the naive oracle gives differences (the Kimi stand-in; the fixture templates' mistakes run in their template set)", async () => {
+    const f = kimiFamily('kimi_k2_thinking', join(FIX, 'kimi', 'kimi-k2-thinking.chat_template.jinja'), true);
+    const r = await compare(f, convs, 'assistant', 'no-restore');
+    assert.ok(r.diffs.length > 0, `${f.name} with the mistake no-restore: no difference found`);
+    console.log(`# ${f.name}, mistake no-restore: ${r.diffs.length} differences, e.g. ${r.diffs[0]}`);
   });
 }
 
 function registerFixtures(slice: number): void {
   const sliceRuns = sliceOf(slice);
+  if (process.env.ORACLE_DEBUG) console.log(`# set ${slice}: ${JSON.stringify(templateSets[slice - 1])}`);
   /** Templates of this set the engine does not render as Python does are left out (they would compare renders that no server sends), with the first render that differs. */
   const leftOut = new Map<string, string>();
   for (const t of new Set(sliceRuns.map((r) => r.template))) {
@@ -1135,20 +1189,23 @@ function registerFixtures(slice: number): void {
       console.log(`# ${runName(run)}: ${r.compared} records compared, ${JSON.stringify(r.count)}, notes ${JSON.stringify(r.notes)}`);
     });
   }
-}
 
-function registerTraining(): void {
-  test('the training set is the 18 training templates', () => {
-    assert.equal(TRAINING_TEMPLATES.length, 18);
-  });
-
-  for (const name of TRAINING_TEMPLATES) {
+  for (const name of templateSets[slice - 1].training) {
     test(`naive spec oracle agrees with prepare on training template ${name} (its generation blocks ignored by both), policy assistant`, async () => {
       assert.equal(rendersLikePython(name, join(TRAINING, name)), null);
       const f = trainingFamily(name);
       const r = await compare(f, convs, 'assistant');
       assert.deepEqual(r.diffs, [], `${f.name}: ${r.diffs.length} differences`);
       console.log(`# ${name}: ${r.compared} records compared, ${JSON.stringify(r.count)}, notes ${JSON.stringify(r.notes)}`);
+    });
+  }
+
+  for (const m of templateSets[slice - 1].mistakes) {
+    test(`the comparison can fail: the mistake ${m.mistake} planted in the naive oracle gives differences on fixture template ${m.template}`, async () => {
+      const f = fixtureFamily(m.template, m.kwargs);
+      const r = await compare(f, convs, 'assistant', m.mistake);
+      assert.ok(r.diffs.length > 0, `${f.name} with the mistake ${m.mistake}: no difference found`);
+      console.log(`# ${f.name}, mistake ${m.mistake}: ${r.diffs.length} differences, e.g. ${r.diffs[0]}`);
     });
   }
 }

@@ -4,12 +4,12 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli, tempDir, writeJsonl } from '../helpers';
+import { cliNodeArgs, runCli, tempDir, writeJsonl } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
-/** The CLI as a process of its own (node + tsx on src/cli.ts): the entry point's exit code and flushed output. */
+/** The CLI as a process of its own (the run's bundle, or src/cli.ts under tsx: helpers.ts `cliNodeArgs`): the entry point's exit code and flushed output. */
 function cliProcess(...args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args], { encoding: 'utf8', cwd: ROOT });
+  const r = spawnSync(process.execPath, [...cliNodeArgs(), ...args], { encoding: 'utf8', cwd: ROOT });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 /** The CLI's main in this process (runCli): the commands' contract without a process start per call. */

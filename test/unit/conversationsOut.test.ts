@@ -18,9 +18,9 @@ import { mergeReports, mergeShardResults } from '../../src/core/run/jobs/mergeRe
 import { conversationLine, sharegptLine } from '../../src/core/records/conversationLines';
 import { CODES, isDataChanging } from '../../src/core/codes';
 import type { Conversation } from '../../src/core/types';
-import { buildModelFolder, runCli, tempDir, writeJsonl } from '../helpers';
+import { buildModelFolder, isolateTokenizerCache, runCli, tempDir, writeJsonl } from '../helpers';
 
-process.env.XDG_CACHE_HOME ??= tempDir('eagle3-cache-');
+isolateTokenizerCache();
 const ROOT = join(__dirname, '..', '..');
 
 const ROWS: (object | string)[] = [

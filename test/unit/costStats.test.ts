@@ -12,9 +12,9 @@ import { buildDraftVocab, npyBytes, parseNpy } from '../../src/core/run/jobs/dra
 import { prepare } from '../../src/core/run/prepare/pipeline';
 import { DistributionBuilder, fineBucket, HISTOGRAM_EDGES, mergeDistributions } from '../../src/core/run/stats';
 import { readTokenCounts } from '../../src/core/run/outputs/tokenCounts';
-import { tempDir } from '../helpers';
+import { isolateTokenizerCache, tempDir } from '../helpers';
 
-process.env.XDG_CACHE_HOME ??= tempDir('eagle3-cache-');
+isolateTokenizerCache();
 const SAMPLES = join(__dirname, '..', '..', 'samples');
 
 test('distribution: exact percentiles below 64, bucket tops above, display histogram on powers of two', () => {

@@ -15,7 +15,7 @@ import { inspectFile, type InspectResult } from '../../src/core/run/inputs/inspe
 import { mergeShardResults } from '../../src/core/run/jobs/mergeReports';
 import { prepare } from '../../src/core/run/prepare/pipeline';
 import { startFakeServer } from '../support/fakeOpenAIServer';
-import { runCli, tempDir, writeJsonl } from '../helpers';
+import { runCli, tempDir, testWorkerScript, writeJsonl } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
 const DIR = join(__dirname, '..', 'fixtures', 'formats');
@@ -332,7 +332,7 @@ test('OpenAssistant pass with shards and a worker pool: a tree goes to the shard
   const merged = mergeShardResults(shards, tempDir());
   const pick = (f: (typeof single.files)[0]) => [f.rowsRead, f.rowsWritten, f.rowsSetAside, f.rowsDropped, f.recordsWritten, f.dropped];
   assert.deepEqual(pick(merged.files[0]), pick(single.files[0]));
-  const pooled = await prepare({ inputs: [file], outDir: tempDir(), workers: 2 });
+  const pooled = await prepare({ inputs: [file], outDir: tempDir(), workers: 2, workerScript: testWorkerScript() });
   assert.deepEqual(pick(pooled.files[0]), pick(single.files[0]));
   assert.equal(readFileSync(pooled.outputs.tokenizedData, 'utf8'), readFileSync(single.outputs.tokenizedData, 'utf8'));
 });

@@ -12,13 +12,13 @@ import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { awaitServers, preflightServers } from '../../src/core/generate/preflight';
 import { generate } from '../../src/core/generate/run';
-import { tempDir, writeJsonl } from '../helpers';
+import { cliNodeArgs, tempDir, writeJsonl } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
 
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((res) => {
-    const c = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args], { cwd: ROOT });
+    const c = spawn(process.execPath, [...cliNodeArgs(), ...args], { cwd: ROOT });
     let stdout = '';
     let stderr = '';
     c.stdout.on('data', (d) => (stdout += d));

@@ -10,7 +10,7 @@ import { generate } from '../../src/core/generate/run';
 import { defaultGenerateOut, normalizeServerUrl, type GenerateOptions } from '../../src/core/generate/options';
 import { ServerPool } from '../../src/core/generate/scheduler';
 import { EOT_ID, fakeTokenIds, startFakeServer, type Fault } from '../support/fakeOpenAIServer';
-import { tempDir, writeJsonl } from '../helpers';
+import { cliNodeArgs, tempDir, writeJsonl } from '../helpers';
 
 const readOut = (p: string) =>
   readFileSync(p, 'utf8')
@@ -449,7 +449,7 @@ test('CLI generate: usage errors exit 2; the key comes from the environment vari
   const ROOT = join(__dirname, '..', '..');
   const cli = (args: string[], env: NodeJS.ProcessEnv = {}) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((res) => {
-      const c = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+      const c = spawn(process.execPath, [...cliNodeArgs(), ...args], { cwd: ROOT, env: { ...process.env, ...env } });
       let stdout = '';
       let stderr = '';
       c.stdout.on('data', (d) => (stdout += d));

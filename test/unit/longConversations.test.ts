@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import { prepare } from '../../src/core/run/prepare/pipeline';
 import { type PrepareOptions } from '../../src/core/run/contract';
 import type { TargetTokenizer } from '../../src/core/tokenizers/types';
-import { lenmlModelDir, sharedTokenizer, tempDir } from '../helpers';
+import { isolateTokenizerCache, lenmlModelDir, sharedTokenizer, tempDir } from '../helpers';
 
-process.env.XDG_CACHE_HOME ??= tempDir('eagle3-cache-');
+isolateTokenizerCache();
 const SAMPLES = join(__dirname, '..', '..', 'samples');
 const INPUTS = readdirSync(SAMPLES)
   .filter((f) => f.endsWith('.jsonl') && f !== 'prompts-only.jsonl')

@@ -13,7 +13,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BPE, Tokenizer } from '@huggingface/tokenizers';
 import { buildMergeTable, heapBpe, installLongWordBpe, LONG_WORD_CHARS } from '../../src/core/tokenizers/longWordBpe';
-import { lenmlModelDir, oracleEncode, sharedTokenizer, tempDir } from '../helpers';
+import { cliNodeArgs, lenmlModelDir, oracleEncode, sharedTokenizer, tempDir } from '../helpers';
 
 const MODELS = ['qwen3', 'deepseek_v3', 'llama3_1', 'gemma3'] as const;
 
@@ -137,11 +137,12 @@ test('a multi-MiB single-character assistant turn: prepare in a child process wi
   const out = join(dir, 'out');
   const root = join(__dirname, '..', '..');
   const t0 = Date.now();
-  const child = spawnSync(
-    process.execPath,
-    ['--max-old-space-size=700', '--import', 'tsx', join(root, 'src', 'cli.ts'), 'prepare', input, '--out', out, '--workers', '1', '--json'],
-    { cwd: root, encoding: 'utf8', timeout: 480_000, maxBuffer: 64 * 1024 * 1024 },
-  );
+  const child = spawnSync(process.execPath, ['--max-old-space-size=700', ...cliNodeArgs(), 'prepare', input, '--out', out, '--workers', '1', '--json'], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 480_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const seconds = (Date.now() - t0) / 1000;
   assert.equal(child.status, 0, `exit ${child.status} ${child.signal ?? ''} after ${seconds} s: ${child.stderr.slice(-2000)}`);
   // The heap cap is the sharp bound (before: 0.87 GB at 1 MiB, 3.2 GB at 5 MiB); the time bound is generous for a

@@ -14,7 +14,7 @@ import { SpecialTokenFinder } from '../../src/core/records/specialTokens';
 import type { Message, MaskPolicy, ToolCall } from '../../src/core/types';
 import { readFileSync as readFixture, symlinkSync, writeFileSync } from 'node:fs';
 import { join as joinPath } from 'node:path';
-import { lenmlModelDir, oracleEncode, sharedTokenizer, tempDir } from '../helpers';
+import { isolateTokenizerCache, lenmlModelDir, oracleEncode, sharedTokenizer, tempDir } from '../helpers';
 
 const qwen = sharedTokenizer(lenmlModelDir('qwen3'));
 const deepseek = sharedTokenizer(lenmlModelDir('deepseek_v3'));
@@ -455,7 +455,7 @@ test('Llama-3.1 with tools: the call and the answer trained through <|eot_id|>; 
 
 /** The Kimi-format stand-in tokenizer (test/fixtures/kimi-format-standin) with a real Kimi-K2 chat template. */
 function kimiStandin(templateFile: string): TargetTokenizer {
-  process.env.XDG_CACHE_HOME ??= tempDir('eagle3-cache-'); // the converted rank table is cached there
+  isolateTokenizerCache(); // the converted rank table is cached there
   const standin = joinPath(FIXTURES, 'kimi-format-standin');
   const nBase: number = JSON.parse(readFixture(joinPath(standin, 'expected_ids.json'), 'utf8')).n_base;
   const names: Record<string, string> = JSON.parse(readFixture(joinPath(standin, 'specials.json'), 'utf8'));

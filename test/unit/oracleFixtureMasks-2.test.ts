@@ -1,6 +1,7 @@
 /**
- * The naive spec oracle (test/naiveOracle.ts) on fixture set 2 of 3: every third fixture template of test/fixtures/templates
- * and templates-more, with all its runs.
+ * The naive spec oracle (test/naiveOracle.ts) on template set 2 of 3: fixture templates of test/fixtures/templates and
+ * templates-more with all their runs, training templates of test/fixtures/templates-training and planted mistakes, the
+ * runs whose model folders get the same tokenizer.json in one set (naiveOracle.ts templateSets).
  */
 import { registerOracleSet } from '../naiveOracle';
 

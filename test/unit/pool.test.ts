@@ -5,7 +5,10 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { prepare } from '../../src/core/run/prepare/pipeline';
 import { type PrepareResult } from '../../src/core/run/contract';
-import { lenmlModelDir, tempDir, writeJsonl } from '../helpers';
+import { lenmlModelDir, tempDir, testWorkerScript, writeJsonl } from '../helpers';
+
+/** The pool's worker script: the run's bundled worker.js, else the pool's own choice (src/worker.ts under tsx). */
+const workerScript = testWorkerScript();
 
 const SAMPLES = join(__dirname, '..', '..', 'samples');
 
@@ -45,7 +48,7 @@ test('1, 2 and 3 workers write byte-identical outputs and reports (input order)'
   for (const workers of [1, 2, 3]) {
     const out = tempDir();
     outs.push(out);
-    results.push(await prepare({ inputs: [file], outDir: out, workers, tokenizerDir: lenmlModelDir('deepseek_v3') }));
+    results.push(await prepare({ inputs: [file], outDir: out, workers, workerScript, tokenizerDir: lenmlModelDir('deepseek_v3') }));
   }
   const data = outs.map((o) => readFileSync(join(o, 'data', 'tokenized_data.jsonl'), 'utf8'));
   assert.equal(data[1], data[0]);
@@ -78,7 +81,7 @@ test('cancel while the pool runs: rejects, no output file appears, earlier outpu
   let progressed = 0;
   await assert.rejects(
     prepare(
-      { inputs: [file], outDir: out, workers: 2 },
+      { inputs: [file], outDir: out, workers: 2, workerScript },
       {
         signal: ac.signal,
         onProgress: () => {
@@ -116,7 +119,7 @@ test('with a pool, tokenizer problems found by the workers fail the run naming t
   const file = join(SAMPLES, 'chat-sharegpt-human-gpt.jsonl');
   const missing = join(tempDir(), 'no-such-model');
   await assert.rejects(
-    prepare({ inputs: [file], outDir: tempDir(), workers: 2, tokenizerDir: missing }),
+    prepare({ inputs: [file], outDir: tempDir(), workers: 2, workerScript, tokenizerDir: missing }),
     (e: Error) => e.message.includes(missing) && /tokenizer folder not found/.test(e.message),
   );
   const dir = tempDir();
@@ -125,7 +128,7 @@ test('with a pool, tokenizer problems found by the workers fail the run naming t
   writeFileSync(join(dir, 'tokenizer_config.json'), '{"eos_token": "<|im_end|>"}');
   const out = tempDir();
   await assert.rejects(
-    prepare({ inputs: [file], outDir: out, workers: 2, tokenizerDir: dir }),
+    prepare({ inputs: [file], outDir: out, workers: 2, workerScript, tokenizerDir: dir }),
     (e: Error) => e.message.includes(dir) && /no chat template/.test(e.message),
   );
   assert.deepEqual(readdirSync(out), []);
@@ -136,7 +139,7 @@ test("rows larger than largeRowBytes are processed in the run's own thread, in t
   const ds = lenmlModelDir('deepseek_v3');
   const a = await prepare({ inputs: [file], outDir: tempDir(), workers: 1, tokenizerDir: ds });
   // The three trajectory rows (~8–17 kB) exceed 4 kB: they go to the main thread between pool batches.
-  const b = await prepare({ inputs: [file], outDir: tempDir(), workers: 2, tokenizerDir: ds, largeRowBytes: 4096 });
+  const b = await prepare({ inputs: [file], outDir: tempDir(), workers: 2, workerScript, tokenizerDir: ds, largeRowBytes: 4096 });
   assert.equal(readFileSync(b.outputs.tokenizedData, 'utf8'), readFileSync(a.outputs.tokenizedData, 'utf8'));
   assert.deepEqual(strip(b), strip(a));
   assert.equal(a.files[0].recordsWritten > 90, true);
@@ -150,7 +153,10 @@ test('the Rust tokenizer backend with 2 pool workers writes what the JavaScript 
     [2, 'rust'],
   ] as const) {
     const out = tempDir();
-    runs.push({ out, r: await prepare({ inputs: [file], outDir: out, workers, tokenizerBackend, tokenizerDir: lenmlModelDir('qwen3'), grouping: 'merged' }) });
+    runs.push({
+      out,
+      r: await prepare({ inputs: [file], outDir: out, workers, workerScript, tokenizerBackend, tokenizerDir: lenmlModelDir('qwen3'), grouping: 'merged' }),
+    });
   }
   assert.deepEqual(
     runs.map((x) => x.r.tokenizer.backend),

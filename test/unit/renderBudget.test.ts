@@ -19,7 +19,7 @@ import { CompiledTemplate } from '../../src/core/templates/jinja';
 import { DEFAULT_RENDER_BUDGET, type RenderBudget } from '../../src/core/templates/renderBudget';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import type { Message } from '../../src/core/types';
-import { lenmlModelDir, tempDir, writeJsonl } from '../helpers';
+import { cliNodeArgs, lenmlModelDir, tempDir, writeJsonl } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -263,21 +263,7 @@ test('the process survives hostile templates under the default budget, in 512 MB
     const t0 = Date.now();
     const r = spawnSync(
       process.execPath,
-      [
-        '--max-old-space-size=512',
-        '--import',
-        'tsx',
-        join(ROOT, 'src', 'cli.ts'),
-        'prepare',
-        file,
-        '--tokenizer',
-        modelWithTemplate(template),
-        '--out',
-        out,
-        '--json',
-        '--workers',
-        '1',
-      ],
+      ['--max-old-space-size=512', ...cliNodeArgs(), 'prepare', file, '--tokenizer', modelWithTemplate(template), '--out', out, '--json', '--workers', '1'],
       { encoding: 'utf8', cwd: ROOT, timeout: 120_000 },
     );
     const ms = Date.now() - t0;

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { checkOutputDir, OutputError } from '../../src/core/run/outputs/output';
 import { prepare } from '../../src/core/run/prepare/pipeline';
 import { readReport } from '../../src/core/run/reports/report';
-import { lenmlModelDir, runCli, tempDir, writeJsonl } from '../helpers';
+import { cliNodeArgs, lenmlModelDir, runCli, tempDir, writeJsonl } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
 /**
@@ -24,7 +24,7 @@ async function cli(args: string[], opts: { uid?: number; gid?: number; env?: Nod
     const r = await runCli(args, { cwd: ROOT });
     return { code: r.status as number | null, stdout: r.stdout, stderr: r.stderr };
   }
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args], { encoding: 'utf8', cwd: ROOT, ...opts });
+  const r = spawnSync(process.execPath, [...cliNodeArgs(), ...args], { encoding: 'utf8', cwd: ROOT, ...opts });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -21,12 +21,15 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { lenmlModelDir } from '../helpers';
+import { cliNodeArgs, lenmlModelDir } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
 const SCALE_MD = readFileSync(join(ROOT, 'docs', 'scale.md'), 'utf8');
-/** The CLI as the tests run it (from source under tsx, by absolute path: a job runs in its own folder). */
-const CLI_CMD = `${process.execPath} --import ${join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')} ${join(ROOT, 'src', 'cli.ts')}`;
+/** The CLI as the tests run it (the run's bundle, else from source under tsx; by absolute path: a job runs in its own folder). */
+const CLI_CMD =
+  cliNodeArgs().length === 1
+    ? `${process.execPath} ${cliNodeArgs()[0]}`
+    : `${process.execPath} --import ${join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')} ${join(ROOT, 'src', 'cli.ts')}`;
 /** How docs/scale.md runs the CLI on a cluster. */
 const DOC_CLI = 'node /opt/eagle3-prep/dist/cli.js';
 /** Shards the test runs (the page's 16 on this machine would only take longer). */

@@ -12,10 +12,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { runCli, tempDir } from '../helpers';
+import { cliNodeArgs, runCli, tempDir } from '../helpers';
 
 const ROOT = join(__dirname, '..', '..');
-const CLI = ['--import', 'tsx', join(ROOT, 'src', 'cli.ts')];
+const CLI = cliNodeArgs();
 const OUTPUTS = ['data/tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'report.json', 'report.md'];
 
 function chatRows(n: number, tag: string): string {

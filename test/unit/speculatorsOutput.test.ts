@@ -16,7 +16,7 @@ import { expandInputs } from '../../src/core/run/inputs/inputs';
 import { SPECULATORS_FEATURES, SpeculatorsDatasetOutput } from '../../src/core/run/outputs/speculatorsOutput';
 import { readReport } from '../../src/core/run/reports/report';
 import { mergeReports } from '../../src/core/run/jobs/mergeReports';
-import { tempDir } from '../helpers';
+import { tempDir, testWorkerScript } from '../helpers';
 
 const SAMPLES = join(__dirname, '..', '..', 'samples');
 
@@ -88,7 +88,15 @@ test('prepare --trainer speculators on the samples: speculators/ holds the recor
   assert.match(readFileSync(join(out, 'report.md'), 'utf8'), /`data\/tokenized_data\.jsonl` and `speculators\/` \(\d+ records\)/);
 
   // The same records give the same folder (the fingerprint is the content's).
-  const again = await prepare({ inputs: expandInputs([SAMPLES]), outDir: out, workers: 2, trainer: 'speculators', maxLength: 8192, long: 'split' });
+  const again = await prepare({
+    inputs: expandInputs([SAMPLES]),
+    outDir: out,
+    workers: 2,
+    workerScript: testWorkerScript(),
+    trainer: 'speculators',
+    maxLength: 8192,
+    long: 'split',
+  });
   assert.equal(again.ok, true);
   assert.deepEqual(readFileSync(join(dir, 'data-00000-of-00001.arrow')), bytes);
   assert.equal(JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8'))._fingerprint, state._fingerprint);

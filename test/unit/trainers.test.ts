@@ -26,9 +26,9 @@ import {
   type TrainerId,
 } from '../../src/core/trainers/trainers';
 import { prepareSettingsFrom, SETTING_DEFAULTS, type SettingKey } from '../../src/vscode/settings';
-import { runCli, tempDir } from '../helpers';
+import { isolateTokenizerCache, runCli, tempDir } from '../helpers';
 
-process.env.XDG_CACHE_HOME ??= tempDir('eagle3-cache-');
+isolateTokenizerCache();
 const ROOT = join(__dirname, '..', '..');
 const SAMPLES = join(ROOT, 'samples');
 
