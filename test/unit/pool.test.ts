@@ -96,23 +96,23 @@ test('cancel while the pool runs: rejects, no output file appears, earlier outpu
 test('a worker that crashes fails the run with its message and leaves no output', async () => {
   const dir = tempDir();
   const script = join(dir, 'crash.js');
-  // Reports a loaded tokenizer, then exits on its first batch without answering, as a worker that runs out of memory does.
-  const setup = { tokenizer: { dir: '/t', name: 't', hash: 'h', embeddedDefault: false }, hasTemplates: true, templateCheck: null };
+  // Reports that it is ready, then takes its first batch (as src/worker.ts does: the batch's claim) and exits without
+  // answering, as a worker that runs out of memory does. (The run's thread loads the tokenizer and checks the template.)
   writeFileSync(
     script,
     `const { parentPort, workerData } = require('node:worker_threads');\n` +
-      `parentPort.postMessage({ type: 'ready', ...(workerData.setup ? { setup: ${JSON.stringify(setup)} } : {}) });\n` +
-      `parentPort.on('message', () => process.exit(3));\n`,
+      `parentPort.postMessage({ type: 'ready' });\n` +
+      `parentPort.on('message', (m) => { Atomics.compareExchange(new Int32Array(workerData.claims), m.claim, m.id + 1, -(m.id + 1)); process.exit(3); });\n`,
   );
   const out = tempDir();
-  await assert.rejects(
-    prepare({ inputs: [join(SAMPLES, 'chat-sharegpt-human-gpt.jsonl')], outDir: out, workers: 2, workerScript: script }),
-    /exited \(code 3\)/,
-  );
+  // Enough rows that the worker takes a batch before the run's thread could take every batch back (sharedExecutor.ts).
+  const chat = readFileSync(join(SAMPLES, 'chat-sharegpt-human-gpt.jsonl'), 'utf8').split('\n').filter(Boolean);
+  const file = writeJsonl(Array.from({ length: 2000 }, (_, i) => chat[i % chat.length]));
+  await assert.rejects(prepare({ inputs: [file], outDir: out, workers: 2, workerScript: script }), /exited \(code 3\)/);
   assert.deepEqual(readdirSync(out), []);
 });
 
-test('with a pool, tokenizer problems found by the workers fail the run naming the folder', async () => {
+test('with a pool, tokenizer problems fail the run naming the folder', async () => {
   const file = join(SAMPLES, 'chat-sharegpt-human-gpt.jsonl');
   const missing = join(tempDir(), 'no-such-model');
   await assert.rejects(
