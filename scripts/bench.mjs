@@ -30,7 +30,7 @@
 //   TRL render-once      tokens of each conversation rendered once ÷ CPU s of rendering it once and encoding it once
 //                        (Rust), TRL's cost; prepare's speed on the same measure (conversation tokens ÷ its CPU s) ÷ it
 // then 1 → 2 workers (--speedup, default on): the built CLI with 1 and 2 workers on --speedup-runs agent runs of 80
-// messages (default 200, DeepSeek-V3) and --speedup-chats chats (default 20,000, Qwen3), large enough that each worker's
+// messages (default 600, DeepSeek-V3) and --speedup-chats chats (default 20,000, Qwen3), large enough that each worker's
 // set-up is not what is measured: wall and CPU s, medians of --repeat, the load average around each run;
 // and small inputs (--start, default on; scripts/bench-start.mjs, plain node, built bundles): on the bundled
 // samples and on 160 agent runs of 10 messages, the time to the first record (prepare in a worker thread, as the
@@ -39,7 +39,7 @@
 // Usage: npm run bench [-- --rows N] [--shapes chat,reasoning,agent|none] [--tokenizers qwen3,deepseek_v3]
 //                      [--workers 1,2] [--memory 2G] [--real DIR] [--scaling N|0] [--linear on|off|on,off] [--keep DIR]
 //                      [--ratios on|off] [--ratio-runs 20] [--ratio-chats 4000] [--repeat 3] [--start on|off]
-//                      [--backend auto|rust|js] [--speedup on|off] [--speedup-runs 200] [--speedup-chats 20000]
+//                      [--backend auto|rust|js] [--speedup on|off] [--speedup-runs 600] [--speedup-chats 20000]
 //   --backend B   every prepare with --tokenizer-backend B (default: the run's default, auto); the "tokenizer library"
 //                 column is then that library's encode inside the run (tokenizers.js encode_text, or the Rust encodeBatch)
 //   --rows N      chat rows (default 10000); reasoning rows N/10, agent runs N/500 (at least 8);
@@ -80,7 +80,7 @@ const { values } = parseArgs({
     repeat: { type: 'string', default: '3' },
     start: { type: 'string', default: 'on' },
     speedup: { type: 'string', default: 'on' },
-    'speedup-runs': { type: 'string', default: '200' },
+    'speedup-runs': { type: 'string', default: '600' },
     'speedup-chats': { type: 'string', default: '20000' },
     backend: { type: 'string' },
   },
@@ -268,9 +268,11 @@ if (values.ratios !== 'off') {
   }
 }
 
-// Issue 26's 1 → 2 workers: the built CLI on inputs large enough that the per-worker set-up (start-up, tokenizer
-// load, template check: ~0.3–0.5 s of CPU per worker once the tokenizer cache holds the tokenizer) is not what is measured:
-// 200 agent runs of 80 messages (DeepSeek-V3, prefix-stable) and 20,000 chats (Qwen3 embedded), 1 and 2 workers
+// Issue 26's 1 → 2 workers: the built CLI on inputs large enough that the second thread's set-up (its start and
+// tokenizer load: ~0.5 s of CPU once the tokenizer cache holds the tokenizer) and the run's serial part (process start,
+// the first tokenizer load, the template check, the commit: ~0.6 s of wall) are a few percent of the run: 600 agent runs
+// of 80 messages (21 MB, ~12 s with 1 worker on the idle machine; 200 runs were ~4 s, where the serial part alone capped
+// the speed-up near 1.6×) and 20,000 chats (Qwen3 embedded, ~23 s), 1 and 2 workers
 // interleaved, --repeat times; the load average is read before and after each run (the machine's other load shows in
 // the wall time, not in the CPU s).
 const speedups = [];

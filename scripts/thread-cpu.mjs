@@ -18,7 +18,8 @@ if (args[0] === '--repeat') {
   args.splice(0, 2);
 }
 const commands = [];
-for (const a of args) if (a === '--') commands.push(null);
+for (const a of args)
+  if (a === '--') commands.push(null);
   else if (commands.length) commands[commands.length - 1] = a;
 if (!commands.length || commands.some((c) => !c)) {
   console.error("usage: node scripts/thread-cpu.mjs [--repeat N] -- 'command' [-- 'command' …]");
@@ -57,7 +58,10 @@ function measure(command) {
       if (code !== 0) return reject(new Error(`${command}: exit ${code}\n${stderr.slice(-2000)}`));
       const wall = (performance.now() - t0) / 1000;
       const pid = child.pid;
-      const v8 = [...threads.keys()].filter((t) => t !== pid).sort((a, b) => a - b).slice(0, 4);
+      const v8 = [...threads.keys()]
+        .filter((t) => t !== pid)
+        .sort((a, b) => a - b)
+        .slice(0, 4);
       const r = { wall, cpu: 0, main: threads.get(pid) ?? 0, v8: 0, others: 0, load: loadavg()[0], threads: {} };
       for (const [tid, cpu] of threads) {
         r.cpu += cpu;

@@ -92,7 +92,7 @@ test('the run’s thread keeps a batch only when every worker holds its queue de
     [[[9, 'written']]],
   );
   assert.equal(await ex.help(), false); // nothing left to take back
-  assert.deepEqual(ex.counts, { own: 1, takenBack: 1 });
+  assert.deepEqual(ex.counts, { own: 1, sent: 1, takenBack: 1 });
   fake.failed = new Error('pool worker 0 exited (code 3)');
   await assert.rejects(ex.run(batch(3)), /exited/);
 });

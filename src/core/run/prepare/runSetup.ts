@@ -21,7 +21,8 @@ export async function startExecutor(opts: PrepareOptions, hooks: PrepareHooks): 
   if (workers < requested) hooks.log?.(`  workers: ${requested} requested, ${workers} used (the available cores)`);
   // N threads of row work: this one and, with N > 1, a pool of N − 1 workers started first, so that they load their
   // tokenizers while this thread loads its own and runs the template check (sharedExecutor.ts).
-  const pool = workers > 1 ? new WorkerPool(workers - 1, settingsOf(opts), { script: opts.workerScript, lowPriority: opts.lowPriority, reportSetup: false }) : null;
+  const pool =
+    workers > 1 ? new WorkerPool(workers - 1, settingsOf(opts), { script: opts.workerScript, lowPriority: opts.lowPriority, reportSetup: false }) : null;
   let processor: RowProcessor;
   let setup: RunSetup;
   try {
@@ -31,7 +32,7 @@ export async function startExecutor(opts: PrepareOptions, hooks: PrepareHooks): 
     await pool?.close();
     throw e;
   }
-  const executor: RowExecutor = pool ? new SharedRowExecutor(processor, pool) : new InlineExecutor(processor);
+  const executor: RowExecutor = pool ? new SharedRowExecutor(processor, pool, undefined, hooks.log) : new InlineExecutor(processor);
   const tok = setup.tokenizer;
   if (!setup.hasTemplates) {
     await executor.close();

@@ -31,25 +31,31 @@ export function poolQueueDepth(env: NodeJS.ProcessEnv = process.env): number {
 export class SharedRowExecutor implements RowExecutor {
   /** A batch of this thread is being processed (only ever true across an `await`: the Rust backend's encodeBatch). */
   private busy = false;
-  /** Batches processed here: sent to this thread directly, and taken back from a worker's queue. */
-  readonly counts = { own: 0, takenBack: 0 };
+  private closed = false;
+  /** Batches kept here when every worker was full (`own`), sent to the pool (`sent`), and taken back from a worker's queue (`takenBack`, of `sent`). */
+  readonly counts = { own: 0, sent: 0, takenBack: 0 };
 
   /**
    * @param processor this thread's row processor (its tokenizer loaded)
    * @param pool the other N − 1 threads; closed with this executor
    * @param depth a worker's queue before this thread keeps a batch ({@link poolQueueDepth})
+   * @param log where {@link close} says how the batches were shared (the run's log)
    */
   constructor(
     readonly processor: RowProcessor,
     private readonly pool: WorkerPool,
     private readonly depth = poolQueueDepth(),
+    private readonly log?: (line: string) => void,
   ) {}
 
   run(batch: RowBatch): Promise<RowResult[]> {
     const failed = this.pool.failed;
     if (failed) return Promise.reject(failed);
     const { index, queued } = this.pool.leastLoaded();
-    if (queued < this.depth || this.busy) return this.pool.runOn(index, batch);
+    if (queued < this.depth || this.busy) {
+      this.counts.sent++;
+      return this.pool.runOn(index, batch);
+    }
     this.counts.own++;
     return this.here(batch);
   }
@@ -86,6 +92,10 @@ export class SharedRowExecutor implements RowExecutor {
   }
 
   close(): Promise<void> {
+    const { own, sent, takenBack } = this.counts;
+    if (own + sent > 0 && !this.closed)
+      this.log?.(`  row batches: ${own + takenBack} of ${own + sent} in this thread (${takenBack} taken back from a pool worker's queue)`);
+    this.closed = true;
     return this.pool.close();
   }
 }
