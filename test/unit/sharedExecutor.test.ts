@@ -2,7 +2,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WorkerPool, type RowBatch } from '../../src/core/run/prepare/pool';
-import { POOL_QUEUE_DEPTH, POOL_QUEUE_DEPTH_ENV, SharedRowExecutor, poolQueueDepth } from '../../src/core/run/prepare/sharedExecutor';
+import {
+  POOL_QUEUE_DEPTH,
+  POOL_QUEUE_DEPTH_ENV,
+  SHARED_ROWS_ENV,
+  SharedRowExecutor,
+  poolQueueDepth,
+  sharedRows,
+} from '../../src/core/run/prepare/sharedExecutor';
 import { RowProcessor } from '../../src/core/records/rowProcessor';
 import type { RowResult } from '../../src/core/records/rowResult';
 import { lenmlModelDir } from '../helpers';
@@ -102,4 +109,10 @@ test('the queue depth: 3 unless EAGLE3_POOL_QUEUE_DEPTH names a whole number in 
   assert.equal(poolQueueDepth({}), 3);
   assert.equal(poolQueueDepth({ [POOL_QUEUE_DEPTH_ENV]: '8' }), 8);
   for (const bad of ['', '0', '65', '1.5', 'deep']) assert.equal(poolQueueDepth({ [POOL_QUEUE_DEPTH_ENV]: bad }), 3, bad);
+});
+
+test('the shared executor is on only when EAGLE3_SHARED_ROWS is 1', () => {
+  assert.equal(sharedRows({}), false);
+  assert.equal(sharedRows({ [SHARED_ROWS_ENV]: '1' }), true);
+  for (const other of ['', '0', 'yes', 'true']) assert.equal(sharedRows({ [SHARED_ROWS_ENV]: other }), false, other);
 });

@@ -27,6 +27,20 @@ export function poolQueueDepth(env: NodeJS.ProcessEnv = process.env): number {
   return Number.isInteger(v) && v >= 1 && v <= 64 ? v : POOL_QUEUE_DEPTH;
 }
 
+/**
+ * The environment variable that turns the shared executor on for `--workers N` > 1 (`1`): off by default, because the
+ * run's thread doing row work is not held to a pool worker's heap limits (V8 sets the main thread's young generation
+ * and heap limit when the process starts): on the 67 shared real files the 2-thread run peaked at 490 MB against
+ * 370 MB for a reader and 2 pool workers (docs/scale.md "1 → 2 workers"), over the 400 MB target, for a CPU cost
+ * that counted the same in instructions. Its wall speed-up is to be measured on an idle machine.
+ */
+export const SHARED_ROWS_ENV = 'EAGLE3_SHARED_ROWS';
+
+/** Whether `--workers N` > 1 runs as this thread and N − 1 pool workers ({@link SHARED_ROWS_ENV} is `1`) rather than N pool workers beside a reading thread. */
+export function sharedRows(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env[SHARED_ROWS_ENV] === '1';
+}
+
 /** The run's thread and a {@link WorkerPool} sharing the batches (see the module comment). */
 export class SharedRowExecutor implements RowExecutor {
   /** A batch of this thread is being processed (only ever true across an `await`: the Rust backend's encodeBatch). */
