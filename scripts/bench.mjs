@@ -104,13 +104,14 @@ const work = values.keep ?? mkdtempSync(join(tmpdir(), 'eagle3-bench-'));
 mkdirSync(work, { recursive: true });
 const log = (s) => process.stderr.write(s + '\n');
 
-function child(task) {
+function child(task, env) {
   // --backend: every prepare (from source, the built CLI, the host's worker) with that --tokenizer-backend.
   if (values.backend && (task.task === 'prepare' || task.task === 'host' || task.task === 'memory')) task = { ...task, backend: values.backend };
   const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'bench-child.ts'), JSON.stringify(task)], {
     cwd: ROOT,
     encoding: 'utf8',
     maxBuffer: 1 << 26,
+    ...(env ? { env: { ...process.env, ...env } } : {}),
   });
   if (r.status !== 0) throw new Error(`bench child failed (${JSON.stringify(task)}):\n${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop());
@@ -296,12 +297,16 @@ if (values.speedup !== 'off') {
       dist: true,
     });
     rmSync(join(work, 'out-warm'), { recursive: true, force: true });
-    const runs = { 1: [], 2: [] };
+    // '2s': 2 workers as the run's thread and one pool worker (EAGLE3_SHARED_ROWS=1, src/core/run/prepare/sharedExecutor.ts).
+    const runs = { 1: [], 2: [], '2s': [] };
     for (let k = 0; k < Math.max(1, Number(values.repeat)); k++) {
-      for (const n of [1, 2]) {
+      for (const n of [1, 2, '2s']) {
         const out = join(work, `out-speedup-${n}`);
         const before = loadavg()[0];
-        const r = child({ task: 'prepare', input, tokenizerDir: tokDir(tk), workers: n, out, dist: true });
+        const r = child(
+          { task: 'prepare', input, tokenizerDir: tokDir(tk), workers: n === '2s' ? 2 : n, out, dist: true },
+          n === '2s' ? { EAGLE3_SHARED_ROWS: '1' } : undefined,
+        );
         rmSync(out, { recursive: true, force: true });
         runs[n].push({ ...r, load: [before, loadavg()[0]] });
         log(
@@ -319,10 +324,14 @@ if (values.speedup !== 'off') {
       wall2: median(runs[2].map((x) => x.ms)),
       cpu1: median(runs[1].map((x) => x.cpuMs)),
       cpu2: median(runs[2].map((x) => x.cpuMs)),
-      loads: [...runs[1], ...runs[2]].flatMap((x) => x.load),
+      wall2s: median(runs['2s'].map((x) => x.ms)),
+      cpu2s: median(runs['2s'].map((x) => x.cpuMs)),
+      loads: [...runs[1], ...runs[2], ...runs['2s']].flatMap((x) => x.load),
     };
     speedups.push(s);
-    log(`  ${data}: 1 → 2 workers ${fmt(s.wall1 / s.wall2, 2)}× wall; CPU ${fmt(s.cpu1 / 1000, 1)} → ${fmt(s.cpu2 / 1000, 1)} s`);
+    log(
+      `  ${data}: 1 → 2 workers ${fmt(s.wall1 / s.wall2, 2)}× wall (shared: ${fmt(s.wall1 / s.wall2s, 2)}×); CPU ${fmt(s.cpu1 / 1000, 1)} → ${fmt(s.cpu2 / 1000, 1)} s (shared: ${fmt(s.cpu2s / 1000, 1)} s)`,
+    );
   }
 }
 
@@ -459,11 +468,11 @@ if (speedups.length) {
       'wall s and CPU s of the whole process (every thread); the load average (1 min) read before and after each run, its range in the last column — ' +
       "with other processes on the cores the wall speed-up is not the idle machine's; the CPU s say what the second worker costs.",
     '',
-    '| data | tokenizer | MB | rows | tokens | wall s, 1 worker | wall s, 2 workers | **speed-up (wall)** | CPU s, 1 worker | CPU s, 2 workers | load average |',
-    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+    '| data | tokenizer | MB | rows | tokens | wall s, 1 worker | wall s, 2 workers | **speed-up (wall)** | CPU s, 1 worker | CPU s, 2 workers | 2 shared (`EAGLE3_SHARED_ROWS=1`): wall s, **speed-up**, CPU s | load average |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
     ...speedups.map(
       (s) =>
-        `| ${s.data} | ${s.tokenizer} | ${fmt(s.mb, 1)} | ${fmt(s.rows)} | ${fmt(s.tokens)} | ${fmt(s.wall1 / 1000, 1)} | ${fmt(s.wall2 / 1000, 1)} | **${fmt(s.wall1 / s.wall2, 2)}×** | ${fmt(s.cpu1 / 1000, 1)} | ${fmt(s.cpu2 / 1000, 1)} | ${fmt(Math.min(...s.loads), 1)}–${fmt(Math.max(...s.loads), 1)} |`,
+        `| ${s.data} | ${s.tokenizer} | ${fmt(s.mb, 1)} | ${fmt(s.rows)} | ${fmt(s.tokens)} | ${fmt(s.wall1 / 1000, 1)} | ${fmt(s.wall2 / 1000, 1)} | **${fmt(s.wall1 / s.wall2, 2)}×** | ${fmt(s.cpu1 / 1000, 1)} | ${fmt(s.cpu2 / 1000, 1)} | ${fmt(s.wall2s / 1000, 1)}, **${fmt(s.wall1 / s.wall2s, 2)}×**, ${fmt(s.cpu2s / 1000, 1)} | ${fmt(Math.min(...s.loads), 1)}–${fmt(Math.max(...s.loads), 1)} |`,
     ),
   );
 }
