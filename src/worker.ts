@@ -100,18 +100,28 @@ function rowsWorker(port: NonNullable<typeof parentPort>, data: PoolWorkerData):
     return;
   }
   let batches = 0;
+  const done = data.done && data.index !== undefined ? { cells: new Int32Array(data.done), index: data.index } : null;
+  const claims = data.claims ? new Int32Array(data.claims) : null;
   // Batches are answered in the order they came: with an asynchronous tokenizer (processRows awaits its encodeBatch)
   // the next batch waits for the one before (the pool counts a worker's unanswered batches; the run reads them in order).
   let queue: Promise<void> = Promise.resolve();
   port.on('message', (m: unknown) => {
     if (!isRowBatchMessage(m)) return;
     queue = queue.then(async () => {
-      batches++;
-      try {
-        send({ type: 'results', id: m.id, results: await processor.processRows(m.rows, m.file, m.fileBase, m.normalize) });
-      } catch (e) {
-        send({ type: 'failed', id: m.id, message: `${m.file}: ${errorMessage(e)}`, stack: stackOf(e) });
+      // A batch the run's thread took back while it waited here (pool.ts takeBack): answered as skipped.
+      const mine = !claims || m.claim === undefined || Atomics.compareExchange(claims, m.claim, m.id + 1, -(m.id + 1)) === m.id + 1;
+      let reply: FromPoolWorkerMessage;
+      if (!mine) reply = { type: 'results', id: m.id, results: [], skipped: true };
+      else {
+        batches++;
+        try {
+          reply = { type: 'results', id: m.id, results: await processor.processRows(m.rows, m.file, m.fileBase, m.normalize) };
+        } catch (e) {
+          reply = { type: 'failed', id: m.id, message: `${m.file}: ${errorMessage(e)}`, stack: stackOf(e) };
+        }
       }
+      if (done) Atomics.add(done.cells, done.index, 1);
+      send(reply);
     });
   });
   startMemTrace(`worker${threadId}`, () => `batches=${batches}`);

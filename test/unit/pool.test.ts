@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { prepare } from '../../src/core/run/prepare/pipeline';
 import { type PrepareResult } from '../../src/core/run/contract';
 import { lenmlModelDir, tempDir, testWorkerScript, writeJsonl } from '../helpers';
+import { SHARED_ROWS_ENV } from '../../src/core/run/prepare/sharedExecutor';
 
 /** The pool's worker script: the run's bundled worker.js, else the pool's own choice (src/worker.ts under tsx). */
 const workerScript = testWorkerScript();
@@ -45,21 +46,32 @@ test('1, 2 and 3 workers write byte-identical outputs and reports (input order)'
   const file = writeJsonl(mixedRows());
   const outs: string[] = [];
   const results: PrepareResult[] = [];
-  for (const workers of [1, 2, 3]) {
+  // 2 and 3 as N pool workers, then as this thread and N − 1 pool workers (EAGLE3_SHARED_ROWS, sharedExecutor.ts).
+  for (const [workers, shared] of [
+    [1, false],
+    [2, false],
+    [3, false],
+    [2, true],
+    [3, true],
+  ] as const) {
     const out = tempDir();
     outs.push(out);
-    results.push(await prepare({ inputs: [file], outDir: out, workers, workerScript, tokenizerDir: lenmlModelDir('deepseek_v3') }));
+    process.env[SHARED_ROWS_ENV] = shared ? '1' : '';
+    try {
+      results.push(await prepare({ inputs: [file], outDir: out, workers, workerScript, tokenizerDir: lenmlModelDir('deepseek_v3') }));
+    } finally {
+      delete process.env[SHARED_ROWS_ENV];
+    }
   }
   const data = outs.map((o) => readFileSync(join(o, 'data', 'tokenized_data.jsonl'), 'utf8'));
-  assert.equal(data[1], data[0]);
-  assert.equal(data[2], data[0]);
   const prompts = outs.map((o) => readFileSync(join(o, 'prompts_to_generate.jsonl'), 'utf8'));
-  assert.equal(prompts[1], prompts[0]);
   const counts = outs.map((o) => readFileSync(join(o, 'token_counts.json'), 'utf8'));
-  assert.equal(counts[1], counts[0]);
-  assert.equal(counts[2], counts[0]);
-  assert.deepEqual(strip(results[1]), strip(results[0]));
-  assert.deepEqual(strip(results[2]), strip(results[0]));
+  for (let k = 1; k < outs.length; k++) {
+    assert.equal(data[k], data[0], `run ${k}`);
+    assert.equal(prompts[k], prompts[0], `run ${k}`);
+    assert.equal(counts[k], counts[0], `run ${k}`);
+    assert.deepEqual(strip(results[k]), strip(results[0]), `run ${k}`);
+  }
   // Input order: source lines never go down.
   const lines = data[0]
     .split('\n')
@@ -96,24 +108,31 @@ test('cancel while the pool runs: rejects, no output file appears, earlier outpu
   assert.equal(readFileSync(join(out, 'tokenized_data.jsonl'), 'utf8'), 'previous\n');
 });
 
-test('a worker that crashes fails the run with its message and leaves no output', async () => {
-  const dir = tempDir();
-  const script = join(dir, 'crash.js');
-  // Reports a loaded tokenizer, then exits on its first batch without answering, as a worker that runs out of memory does.
-  const setup = { tokenizer: { dir: '/t', name: 't', hash: 'h', embeddedDefault: false }, hasTemplates: true, templateCheck: null };
-  writeFileSync(
-    script,
-    `const { parentPort, workerData } = require('node:worker_threads');\n` +
-      `parentPort.postMessage({ type: 'ready', ...(workerData.setup ? { setup: ${JSON.stringify(setup)} } : {}) });\n` +
-      `parentPort.on('message', () => process.exit(3));\n`,
-  );
-  const out = tempDir();
-  await assert.rejects(
-    prepare({ inputs: [join(SAMPLES, 'chat-sharegpt-human-gpt.jsonl')], outDir: out, workers: 2, workerScript: script }),
-    /exited \(code 3\)/,
-  );
-  assert.deepEqual(readdirSync(out), []);
-});
+for (const shared of [false, true])
+  test(`a worker that crashes fails the run with its message and leaves no output${shared ? ' (this thread and a pool worker)' : ''}`, async () => {
+    const dir = tempDir();
+    const script = join(dir, 'crash.js');
+    // Reports a loaded tokenizer when asked, then takes its first batch (as src/worker.ts does: the batch's claim) and
+    // exits without answering, as a worker that runs out of memory does.
+    const setup = { tokenizer: { dir: '/t', name: 't', hash: 'h', embeddedDefault: false }, hasTemplates: true, templateCheck: null };
+    writeFileSync(
+      script,
+      `const { parentPort, workerData } = require('node:worker_threads');\n` +
+        `parentPort.postMessage({ type: 'ready', ...(workerData.setup ? { setup: ${JSON.stringify(setup)} } : {}) });\n` +
+        `parentPort.on('message', (m) => { Atomics.compareExchange(new Int32Array(workerData.claims), m.claim, m.id + 1, -(m.id + 1)); process.exit(3); });\n`,
+    );
+    const out = tempDir();
+    // Enough rows that the worker takes a batch before the run's thread could take every batch back (sharedExecutor.ts).
+    const chat = readFileSync(join(SAMPLES, 'chat-sharegpt-human-gpt.jsonl'), 'utf8').split('\n').filter(Boolean);
+    const file = writeJsonl(Array.from({ length: 2000 }, (_, i) => chat[i % chat.length]));
+    process.env[SHARED_ROWS_ENV] = shared ? '1' : '';
+    try {
+      await assert.rejects(prepare({ inputs: [file], outDir: out, workers: 2, workerScript: script }), /exited \(code 3\)/);
+    } finally {
+      delete process.env[SHARED_ROWS_ENV];
+    }
+    assert.deepEqual(readdirSync(out), []);
+  });
 
 test('with a pool, tokenizer problems found by the workers fail the run naming the folder', async () => {
   const file = join(SAMPLES, 'chat-sharegpt-human-gpt.jsonl');

@@ -76,7 +76,7 @@ class RowBatcher {
   private batchBytes = 0;
   /** Bytes of the file read through the last row sent (or skipped by the shard). */
   lastBytes = 0;
-  private readonly inFlight: { batch: Promise<RowResult[]>; bytes: number }[] = [];
+  private readonly inFlight: { batch: Promise<RowResult[]>; bytes: number; settled: boolean }[] = [];
   private readonly window: number;
 
   constructor(
@@ -102,18 +102,14 @@ class RowBatcher {
   async addAlone(run: () => RowResult[] | Promise<RowResult[]>, bytes: number): Promise<void> {
     await this.flush();
     this.lastBytes = bytes;
-    const p = Promise.resolve().then(run);
-    p.catch(() => {});
-    this.inFlight.push({ batch: p, bytes });
+    this.push(Promise.resolve().then(run), bytes);
     await this.keepWindow();
   }
 
   /** Sends the open batch. */
   async flush(): Promise<void> {
     if (!this.batch) return;
-    const p = this.executor.run(this.batch);
-    p.catch(() => {}); // awaited in order by settleOldest; a failure must not surface unhandled meanwhile
-    this.inFlight.push({ batch: p, bytes: this.lastBytes });
+    this.push(this.executor.run(this.batch), this.lastBytes);
     this.batch = null;
     this.batchBytes = 0;
     await this.keepWindow();
@@ -129,9 +125,22 @@ class RowBatcher {
     while (this.inFlight.length >= this.window) await this.settleOldest();
   }
 
+  private push(batch: Promise<RowResult[]>, bytes: number): void {
+    const entry = { batch, bytes, settled: false };
+    // Awaited in order by settleOldest; a failure must not surface unhandled meanwhile.
+    batch.then(
+      () => (entry.settled = true),
+      () => (entry.settled = true),
+    );
+    this.inFlight.push(entry);
+  }
+
   private async settleOldest(): Promise<void> {
-    const { batch, bytes } = this.inFlight.shift()!;
-    await this.settle(await untilAborted(batch, this.signal), bytes);
+    const oldest = this.inFlight[0];
+    // Rather than wait, this thread processes batches still queued for a worker (SharedRowExecutor.help).
+    while (!oldest.settled && this.executor.help && (await this.executor.help())) this.signal?.throwIfAborted();
+    this.inFlight.shift();
+    await this.settle(await untilAborted(oldest.batch, this.signal), oldest.bytes);
   }
 }
 

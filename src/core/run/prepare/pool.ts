@@ -32,6 +32,11 @@ export interface RowExecutor {
   run(batch: RowBatch): Promise<RowResult[]>;
   /** Stops the workers (pending batches reject); safe to call twice. */
   close(): Promise<void>;
+  /**
+   * Called by a caller about to wait for a batch: processes, in the calling thread, one batch sent earlier that no
+   * worker has started yet (the waiting thread works instead of idling). @returns false when there was none
+   */
+  help?(): Promise<boolean>;
 }
 
 /** Processes each batch synchronously in the calling thread when `run` is called. */
@@ -99,13 +104,33 @@ export function poolWorkerYoungMb(env: NodeJS.ProcessEnv = process.env): number 
 
 interface Slot {
   worker: Worker;
-  /** Batches sent and not answered, by id. */
-  pending: Map<number, { resolve: (r: RowResult[]) => void; reject: (e: Error) => void }>;
+  /** Batches sent to this worker so far (its cell of the pool's `done` counters trails it by its queue). */
+  sent: number;
+  /** Batches sent and not answered, by id, with their claim cell (the batch is kept so that it can be taken back). */
+  pending: Map<number, PendingBatch>;
+}
+
+interface PendingBatch {
+  batch: RowBatch;
+  claim: number;
+  resolve: (r: RowResult[]) => void;
+  reject: (e: Error) => void;
+}
+
+/** A batch sent to a pool worker and taken back before the worker started it (`WorkerPool.takeBack`): process it, then settle it. */
+export interface TakenBatch {
+  batch: RowBatch;
+  resolve: (r: RowResult[]) => void;
+  reject: (e: Error) => void;
 }
 
 /**
  * A fixed pool of `size` worker threads running {@link RowProcessor}s with the
- * same settings. A batch goes to the worker with the fewest unanswered batches.
+ * same settings. A batch goes to the worker with the fewest unanswered batches
+ * (counted in shared memory: a worker counts each batch it answered, so the
+ * count is current even while this thread is busy). A batch a worker has not
+ * started yet can be taken back ({@link WorkerPool.takeBack}) by the calling
+ * thread, which then processes it itself; the worker skips it.
  * A worker that fails (an exception, an `error` event, an exit) fails every
  * batch it holds and the pool: later `run` calls reject with the same error.
  */
@@ -114,9 +139,13 @@ export class WorkerPool implements RowExecutor {
   private nextId = 0;
   private failure: Error | null = null;
   private closed = false;
+  /** Per worker, the batches it answered (`Atomics`; see `PoolWorkerData.done`). */
+  private readonly done: Int32Array;
+  /** The claim cells of the batches in flight (`PoolWorkerData.claims`), a ring indexed by batch id. */
+  private readonly claims: Int32Array;
   /**
    * The run's tokenizer facts and template check, from the first worker once
-   * it has loaded the tokenizer; rejects when it could not (e.g. TokenizerLoadError's message).
+   * it has loaded the tokenizer (only when `reportSetup` is on); rejects when it could not (e.g. TokenizerLoadError's message).
    */
   readonly setup: Promise<RunSetup>;
   private setupSettle!: { resolve: (s: RunSetup) => void; reject: (e: Error) => void };
@@ -126,11 +155,13 @@ export class WorkerPool implements RowExecutor {
    * @param settings row settings every worker uses
    * @param opts.script worker script (default {@link poolWorkerScript})
    * @param opts.lowPriority workers lower their own thread's priority (Linux only, see `PrepareOptions.lowPriority`)
+   * @param opts.reportSetup the first worker runs the run's template check and resolves {@link setup} (default true);
+   *   false when the calling thread loads the tokenizer and checks the template itself ({@link SharedRowExecutor})
    */
   constructor(
     readonly size: number,
     settings: RowSettings,
-    opts: { script?: string; lowPriority?: boolean } = {},
+    opts: { script?: string; lowPriority?: boolean; reportSetup?: boolean } = {},
   ) {
     const script = opts.script ?? poolWorkerScript();
     // Before the workers load the Rust tokenizer binding: one thread per encode, as many workers as cores (rustTokenizer.ts).
@@ -138,8 +169,21 @@ export class WorkerPool implements RowExecutor {
     const limits = { maxOldGenerationSizeMb: POOL_WORKER_HEAP_MB, maxYoungGenerationSizeMb: poolWorkerYoungMb() };
     this.setup = new Promise<RunSetup>((resolve, reject) => (this.setupSettle = { resolve, reject }));
     this.setup.catch(() => {}); // a caller that never asks must not see an unhandled rejection
+    const doneBuffer = new SharedArrayBuffer(4 * size);
+    this.done = new Int32Array(doneBuffer);
+    // More cells than batches can be in flight (the run's window is 4 per thread), so a cell is reused only after its batch was answered.
+    const claimsBuffer = new SharedArrayBuffer(4 * Math.max(CLAIM_CELLS, 64 * size));
+    this.claims = new Int32Array(claimsBuffer);
     for (let i = 0; i < size; i++) {
-      const data: PoolWorkerData = { job: 'rows', settings, setup: i === 0, ...(opts.lowPriority ? { lowPriority: true } : {}) };
+      const data: PoolWorkerData = {
+        job: 'rows',
+        settings,
+        setup: i === 0 && opts.reportSetup !== false,
+        index: i,
+        done: doneBuffer,
+        claims: claimsBuffer,
+        ...(opts.lowPriority ? { lowPriority: true } : {}),
+      };
       // From source (tests, `node --import tsx`), a .ts worker registers tsx's CommonJS hooks first.
       const worker = script.endsWith('.ts')
         ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(script)});`, {
@@ -149,15 +193,16 @@ export class WorkerPool implements RowExecutor {
             resourceLimits: limits,
           })
         : new Worker(script, { workerData: data, name: `eagle3-rows-${i}`, resourceLimits: limits });
-      const slot: Slot = { worker, pending: new Map() };
+      const slot: Slot = { worker, sent: 0, pending: new Map() };
       worker.on('message', (m: unknown) => {
         if (!isFromPoolWorkerMessage(m)) return;
         if (m.type === 'ready') {
           if (m.setup) this.setupSettle.resolve(m.setup);
         } else if (m.type === 'results') {
+          // A skipped batch was taken back: its entry is gone and it was settled by the thread that took it.
           const p = slot.pending.get(m.id);
           slot.pending.delete(m.id);
-          p?.resolve(m.results);
+          if (!m.skipped) p?.resolve(m.results);
         } else if (m.type === 'failed') {
           const e = new Error(m.message);
           if (m.stack) e.stack = m.stack;
@@ -182,17 +227,56 @@ export class WorkerPool implements RowExecutor {
     slot.pending.clear();
   }
 
+  /** The error that failed the pool, or null. */
+  get failed(): Error | null {
+    return this.failure;
+  }
+
+  /** The worker with the fewest batches sent and not answered (read from the shared counters), and that number. */
+  leastLoaded(): { index: number; queued: number } {
+    let best = { index: 0, queued: Infinity };
+    for (let i = 0; i < this.slots.length; i++) {
+      const queued = this.slots[i].sent - Atomics.load(this.done, i);
+      if (queued < best.queued) best = { index: i, queued };
+    }
+    return best;
+  }
+
   run(batch: RowBatch): Promise<RowResult[]> {
+    return this.runOn(this.leastLoaded().index, batch);
+  }
+
+  /** Sends `batch` to worker `index`. @returns its results; rejects when the pool failed or is closed */
+  runOn(index: number, batch: RowBatch): Promise<RowResult[]> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closed) return Promise.reject(new Error('the worker pool is closed'));
-    let slot = this.slots[0];
-    for (const s of this.slots) if (s.pending.size < slot.pending.size) slot = s;
+    const slot = this.slots[index];
     const id = this.nextId++;
+    const claim = id % this.claims.length;
+    Atomics.store(this.claims, claim, id + 1);
+    slot.sent++;
     return new Promise<RowResult[]>((resolve, reject) => {
-      slot.pending.set(id, { resolve, reject });
-      const msg: RowBatchMessage = { type: 'batch', id, ...batch };
+      slot.pending.set(id, { batch, claim, resolve, reject });
+      const msg: RowBatchMessage = { type: 'batch', id, claim, ...batch };
       slot.worker.postMessage(msg);
     });
+  }
+
+  /**
+   * Takes back the oldest batch that waits in a worker's queue (not started): the worker will skip it.
+   * @returns the batch and its settlement, or undefined when every batch sent has been started (or the pool failed)
+   */
+  takeBack(): TakenBatch | undefined {
+    if (this.failure || this.closed) return undefined;
+    const waiting: { slot: Slot; id: number; p: PendingBatch }[] = [];
+    for (const slot of this.slots) for (const [id, p] of slot.pending) waiting.push({ slot, id, p });
+    waiting.sort((a, b) => a.id - b.id);
+    for (const { slot, id, p } of waiting) {
+      if (Atomics.compareExchange(this.claims, p.claim, id + 1, -(id + 1)) !== id + 1) continue;
+      slot.pending.delete(id);
+      return { batch: p.batch, resolve: p.resolve, reject: p.reject };
+    }
+    return undefined;
   }
 
   async close(): Promise<void> {
@@ -207,3 +291,6 @@ export class WorkerPool implements RowExecutor {
     await Promise.all(this.slots.map((s) => s.worker.terminate()));
   }
 }
+
+/** Claim cells of a pool (at least; 64 per worker when more): far more than the batches a run keeps in flight. */
+const CLAIM_CELLS = 4096;

@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { checkTemplateAsync } from '../../records/checkTemplate';
 import { backendLine } from '../reports/report';
 import { InlineExecutor, WorkerPool, type RowExecutor } from './pool';
+import { SharedRowExecutor, sharedRows } from './sharedExecutor';
 import { RowProcessor } from '../../records/rowProcessor';
 import { TokenizerLoadError, type TargetTokenizer } from '../../tokenizers/types';
 import type { PrepareHooks, PrepareOptions, RunSetup } from '../contract';
@@ -18,10 +19,10 @@ export async function startExecutor(opts: PrepareOptions, hooks: PrepareHooks): 
   const requested = Math.max(1, Math.floor(opts.workers ?? 1));
   const workers = Math.min(requested, availableParallelism());
   if (workers < requested) hooks.log?.(`  workers: ${requested} requested, ${workers} used (the available cores)`);
-  // With a pool, this thread never loads the tokenizer: the first worker reports it and runs the template check.
   let executor: RowExecutor;
   let setup: RunSetup;
-  if (workers > 1) {
+  if (workers > 1 && !sharedRows()) {
+    // N pool workers; this thread reads and writes, and loads no tokenizer: the first worker reports it and runs the template check.
     const pool = new WorkerPool(workers, settingsOf(opts), { script: opts.workerScript, lowPriority: opts.lowPriority });
     executor = pool;
     try {
@@ -31,9 +32,19 @@ export async function startExecutor(opts: PrepareOptions, hooks: PrepareHooks): 
       throw e;
     }
   } else {
-    const processor = new RowProcessor(settingsOf(opts));
-    executor = new InlineExecutor(processor);
-    setup = await runSetup(processor.tok, opts, processor.backendFallback);
+    // N threads of row work: this one and, with N > 1, a pool of N − 1 workers started first, so that they load their
+    // tokenizers while this thread loads its own and runs the template check (sharedExecutor.ts).
+    const pool =
+      workers > 1 ? new WorkerPool(workers - 1, settingsOf(opts), { script: opts.workerScript, lowPriority: opts.lowPriority, reportSetup: false }) : null;
+    let processor: RowProcessor;
+    try {
+      processor = new RowProcessor(settingsOf(opts));
+      setup = await runSetup(processor.tok, opts, processor.backendFallback);
+    } catch (e) {
+      await pool?.close();
+      throw e;
+    }
+    executor = pool ? new SharedRowExecutor(processor, pool, undefined, hooks.log) : new InlineExecutor(processor);
   }
   const tok = setup.tokenizer;
   if (!setup.hasTemplates) {
@@ -52,7 +63,12 @@ export async function startExecutor(opts: PrepareOptions, hooks: PrepareHooks): 
         (templateCheck.generationPromptScaffold ? `; generation prompt pre-fills ${JSON.stringify(templateCheck.generationPromptScaffold)}` : ''),
     );
   } else if (setup.checkError) hooks.log?.(`chat template check failed: ${setup.checkError}`);
-  if (workers > 1) hooks.log?.(`workers: ${workers} threads`);
+  if (workers > 1)
+    hooks.log?.(
+      executor instanceof SharedRowExecutor
+        ? `workers: ${workers} threads (this one and ${workers - 1} pool worker${workers > 2 ? 's' : ''})`
+        : `workers: ${workers} threads`,
+    );
   return { executor, setup, workers };
 }
 

@@ -100,6 +100,19 @@ export interface PoolWorkerData {
   setup?: boolean;
   /** Lower this thread's OS priority (nice 10; Linux only, where the nice value is per thread). */
   lowPriority?: boolean;
+  /** This worker's index in the pool: its cell of `done`. */
+  index?: number;
+  /**
+   * The pool's batch counters (`Int32Array`, one cell per worker): a worker adds 1 to its cell when it has answered
+   * a batch (processed or skipped), so the run's thread sees each worker's queue without waiting for its messages.
+   */
+  done?: SharedArrayBuffer;
+  /**
+   * The claims of the batches sent (`Int32Array` ring, cell `RowBatchMessage.claim`): `id + 1` while batch `id` waits,
+   * `-(id + 1)` once a thread took it. A worker takes a batch only when it turns the cell from `id + 1`; the run's
+   * thread may take a waiting batch back the same way and process it itself (pool.ts `WorkerPool.takeBack`).
+   */
+  claims?: SharedArrayBuffer;
 }
 
 /** Worker → pool: the tokenizer is loaded; with `setup` when the worker was asked for it. */
@@ -117,13 +130,16 @@ export interface RowBatchMessage {
   /** The file's reading choices (`eagle3prep.jsonc` "reading", `formats/base.ts` NormalizeOptions). */
   normalize?: NormalizeOptions;
   rows: { line: number; element?: number; value?: unknown; error?: string }[];
+  /** The batch's cell in `PoolWorkerData.claims`; absent: the worker processes it unconditionally. */
+  claim?: number;
 }
 
-/** Worker → pool: the results of batch `id`, one per row, in row order. */
+/** Worker → pool: the results of batch `id`, one per row, in row order; `skipped` (no results) when the run's thread had taken it back. */
 export interface RowResultsMessage {
   type: 'results';
   id: number;
   results: RowResult[];
+  skipped?: true;
 }
 
 /** Worker → pool: the worker cannot go on (tokenizer load failed, an unexpected exception); `id` is -1 at start-up. */
