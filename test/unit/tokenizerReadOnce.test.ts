@@ -9,8 +9,8 @@ import { join, resolve } from 'node:path';
 import { mock, test } from 'node:test';
 import { loadTokenizerWithBackend } from '../../src/core/tokenizers/backend';
 import type { TokenizerBackendChoice } from '../../src/core/tokenizers/types';
-import { PREPARED_FOR_LIBRARY, PREPARED_FORMAT, preparedPath } from '../../src/core/tokenizers/preparedBpe';
-import { rustBinding } from '../../src/core/tokenizers/rustTokenizer';
+import { PREPARED_FOR_LIBRARY, PREPARED_FORMAT, preparedKey, preparedKeyOf, preparedPath } from '../../src/core/tokenizers/preparedBpe';
+import { readTokenizerBytes, rustBinding } from '../../src/core/tokenizers/rustTokenizer';
 import { lenmlModelDir, tempDir } from '../helpers';
 
 /** The files hash as report.json records it: sha256 over each present file's name and bytes, in this order; 16 hex. */
@@ -64,4 +64,20 @@ test('tokenizer.json is read once per load; the cache key and the files hash are
   assert.deepEqual(loadCounting(folder, 'js'), { hash: want, backend: 'js', reads: 1 }, 'js');
   if ('binding' in rustBinding()) assert.deepEqual(loadCounting(folder, 'rust'), { hash: want, backend: 'rust', reads: 1 }, 'rust');
   else t.diagnostic('the Rust binding does not load here: its backend not checked');
+});
+
+test('a tokenizer.json replaced after its bytes were read: the key of those bytes is not remembered for the new file', () => {
+  // backend.ts reads the bytes first and hands them to preparedKeyOf, which remembers its key by the file's stamp. A
+  // file replaced (renamed over, as downloads do) between the read and the stamp must not get the old bytes' key: the
+  // tokenizer cache would then serve the old tokenizer's prepared form for the new file (other ids, silently).
+  const folder = tempDir();
+  const tj = join(folder, 'tokenizer.json');
+  fs.writeFileSync(tj, '{"model": "old"}');
+  const old = readTokenizerBytes(tj);
+  const fresh = Buffer.from('{"model": "new!"}');
+  fs.writeFileSync(join(folder, 'next.json'), fresh);
+  fs.renameSync(join(folder, 'next.json'), tj);
+  assert.equal(preparedKeyOf(tj, old), preparedKey(old), 'the key of the bytes given');
+  assert.equal(preparedKeyOf(tj), preparedKey(fresh), 'the file as it is now');
+  assert.equal(preparedKeyOf(tj, readTokenizerBytes(tj)), preparedKey(fresh));
 });

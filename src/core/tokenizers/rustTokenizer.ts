@@ -9,8 +9,9 @@
  * (code points, converted by {@link utf16Starts}) for a text the aligner cannot align exactly.
  * docs/scale.md "Tokenizer backends".
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { readFileStamped } from '../read/fileStamp';
 import { isMainThread } from 'node:worker_threads';
 import { loadTokenizer, tokenizerDisplayName, tokenizerFolderOf } from './tokenizer';
 import { OffsetAligner } from './offsetAligner';
@@ -117,7 +118,7 @@ export interface ParsedTokenizerJson {
  */
 export function readTokenizerBytes(path: string): Buffer {
   try {
-    return readFileSync(path);
+    return readFileStamped(path); // with the stamp they were read at, for the tokenizer cache's key (preparedBpe.ts)
   } catch (e) {
     throw new TokenizerLoadError(`${path}: cannot read: ${(e as Error).message}`);
   }
