@@ -23,9 +23,20 @@ export function fileStamp(st: StampedStat): string {
   return `${st.ctimeMs}:${st.mtimeMs}:${st.size}:${st.ino}`;
 }
 
-/** The {@link fileStamp} of the file at `path`, undefined when it does not exist. @throws the file system's other errors */
+/**
+ * The {@link fileStamp} of the file at `path`, undefined when it does not exist: no entry (`ENOENT`), or a part of
+ * the path that is a file, not a folder (`ENOTDIR`: `--tokenizer` given the tokenizer.json itself, a dataset's folder
+ * replaced by a file), as `fs.existsSync` answers both.
+ * @throws the file system's other errors (`EACCES`, `ELOOP`, ...)
+ */
 export function fileStampOf(path: string): string | undefined {
-  const st = statSync(path, { throwIfNoEntry: false });
+  let st;
+  try {
+    st = statSync(path, { throwIfNoEntry: false });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+    throw e;
+  }
   return st ? fileStamp(st) : undefined;
 }
 
