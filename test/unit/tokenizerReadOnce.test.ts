@@ -10,7 +10,7 @@ import { mock, test } from 'node:test';
 import { loadTokenizerWithBackend } from '../../src/core/tokenizers/backend';
 import type { TokenizerBackendChoice } from '../../src/core/tokenizers/types';
 import { PREPARED_FOR_LIBRARY, PREPARED_FORMAT, preparedKey, preparedKeyOf, preparedPath } from '../../src/core/tokenizers/preparedBpe';
-import { readTokenizerBytes, rustBinding } from '../../src/core/tokenizers/rustTokenizer';
+import { loadRustTokenizer, readTokenizerBytes, rustBinding } from '../../src/core/tokenizers/rustTokenizer';
 import { lenmlModelDir, tempDir } from '../helpers';
 
 /** The files hash as report.json records it: sha256 over each present file's name and bytes, in this order; 16 hex. */
@@ -80,4 +80,20 @@ test('a tokenizer.json replaced after its bytes were read: the key of those byte
   assert.equal(preparedKeyOf(tj, old), preparedKey(old), 'the key of the bytes given');
   assert.equal(preparedKeyOf(tj), preparedKey(fresh), 'the file as it is now');
   assert.equal(preparedKeyOf(tj, readTokenizerBytes(tj)), preparedKey(fresh));
+});
+
+test('the Rust backend: its synchronous encode (a JavaScript tokenizer built later) is of the bytes it was loaded from', async (t) => {
+  const b = rustBinding();
+  if (!('binding' in b)) return t.skip('the Rust binding does not load here');
+  const folder = tempDir();
+  for (const f of ['tokenizer.json', 'tokenizer_config.json']) fs.copyFileSync(join(lenmlModelDir('qwen3'), f), join(folder, f));
+  const tok = loadRustTokenizer(b.binding, folder)!;
+  const text = 'Hello world, tokenizers!';
+  const [rust] = await tok.encodeBatch!([text]);
+  assert.deepEqual(rust.ids, [9707, 1879, 11, 3950, 12230, 0], "the Rust binding's ids of Qwen3");
+  // Another model's tokenizer.json put in its place before the first synchronous call (renamed over, as downloads do).
+  fs.copyFileSync(join(lenmlModelDir('llama3_1'), 'tokenizer.json'), join(folder, 'next.json'));
+  fs.renameSync(join(folder, 'next.json'), join(folder, 'tokenizer.json'));
+  assert.deepEqual(tok.encode(text).ids, rust.ids, 'not the ids of the new file under the old files hash');
+  assert.deepEqual(tok.decode(rust.ids), text);
 });

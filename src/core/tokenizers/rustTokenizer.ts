@@ -173,7 +173,9 @@ export function loadRustTokenizer(binding: RustBinding, dir?: string, parsed?: P
   const stops = stopTokensOf(folder, specialTokenVars, (id) => added.find((t) => t.id === id)?.content ?? idToToken(id));
   /** The JavaScript tokenizer of the same folder, for the synchronous calls (loaded on the first). */
   let js: TargetTokenizer | undefined;
-  const sync = () => (js ??= loadTokenizer(dir));
+  // Built when first needed from the bytes the Rust tokenizer was built from (kept for it), not the file as it is then:
+  // a tokenizer.json replaced since would give the synchronous calls another tokenizer's ids under this one's hash.
+  const sync = () => (js ??= loadTokenizer(dir, { bytes }));
   return {
     dir: folder,
     name: tokenizerDisplayName(folder, embeddedDefault),
