@@ -17,6 +17,9 @@ import { defaultOutDir } from '../../src/core/run/inputs/inputs';
 import { OUTPUT_FILES } from '../../src/core/run/outputFiles';
 import { LineIndex } from '../../src/vscode/lineIndex';
 import { clearFailures, failureOf, noteRunOutcome } from '../../src/vscode/runFailures';
+import { cachedTokenizer } from '../../src/core/tokenizers/loadedTokenizers';
+import { TOKENIZER_FILES, tokenizerFilesStamp } from '../../src/core/tokenizers/modelFolder';
+import { TokenizerLoadError } from '../../src/core/tokenizers/types';
 import { tempDir, writeJsonl } from '../helpers';
 
 /** Whole seconds: the modification time is set back exactly. */
@@ -157,4 +160,22 @@ test('the output index is built again (the service’s rowRecords)', async () =>
   assert.deepEqual(await rows(), [{ id: 'r1', tokens: 15, trainableTokens: 2 }]);
   rewriteInPlace(data, record(16));
   assert.deepEqual(await rows(), [{ id: 'r1', tokens: 16, trainableTokens: 2 }]);
+});
+
+test('a path under a file (not a folder) is missing for the stamps, not an error: a tokenizer given as a file is named so', () => {
+  const dir = tempDir();
+  const file = join(dir, 'tokenizer.json');
+  writeFileSync(file, '{}');
+  // ENOTDIR, as ENOENT: nothing is at that path (fs.existsSync says false).
+  assert.equal(fileStampOf(join(file, 'tokenizer.json')), undefined);
+  assert.equal(tokenizerFilesStamp(file), TOKENIZER_FILES.map(() => '-').join('|'));
+  // `--tokenizer path/to/tokenizer.json` (the file, not its folder): the loader's own message, not ENOTDIR from a stamp.
+  assert.throws(
+    () => cachedTokenizer(file),
+    (e) => e instanceof TokenizerLoadError && /tokenizer folder not found/.test(e.message),
+  );
+  clearFailures();
+  const input = join(file, 'data.jsonl');
+  noteRunOutcome([input], { error: 'boom' });
+  assert.equal(failureOf(input), undefined, 'an input under a file: its failure is forgotten, not a throw');
 });

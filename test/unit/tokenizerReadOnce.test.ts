@@ -9,8 +9,8 @@ import { join, resolve } from 'node:path';
 import { mock, test } from 'node:test';
 import { loadTokenizerWithBackend } from '../../src/core/tokenizers/backend';
 import type { TokenizerBackendChoice } from '../../src/core/tokenizers/types';
-import { PREPARED_FOR_LIBRARY, PREPARED_FORMAT, preparedPath } from '../../src/core/tokenizers/preparedBpe';
-import { rustBinding } from '../../src/core/tokenizers/rustTokenizer';
+import { PREPARED_FOR_LIBRARY, PREPARED_FORMAT, preparedKey, preparedKeyOf, preparedPath } from '../../src/core/tokenizers/preparedBpe';
+import { loadRustTokenizer, readTokenizerBytes, rustBinding } from '../../src/core/tokenizers/rustTokenizer';
 import { lenmlModelDir, tempDir } from '../helpers';
 
 /** The files hash as report.json records it: sha256 over each present file's name and bytes, in this order; 16 hex. */
@@ -64,4 +64,36 @@ test('tokenizer.json is read once per load; the cache key and the files hash are
   assert.deepEqual(loadCounting(folder, 'js'), { hash: want, backend: 'js', reads: 1 }, 'js');
   if ('binding' in rustBinding()) assert.deepEqual(loadCounting(folder, 'rust'), { hash: want, backend: 'rust', reads: 1 }, 'rust');
   else t.diagnostic('the Rust binding does not load here: its backend not checked');
+});
+
+test('a tokenizer.json replaced after its bytes were read: the key of those bytes is not remembered for the new file', () => {
+  // backend.ts reads the bytes first and hands them to preparedKeyOf, which remembers its key by the file's stamp. A
+  // file replaced (renamed over, as downloads do) between the read and the stamp must not get the old bytes' key: the
+  // tokenizer cache would then serve the old tokenizer's prepared form for the new file (other ids, silently).
+  const folder = tempDir();
+  const tj = join(folder, 'tokenizer.json');
+  fs.writeFileSync(tj, '{"model": "old"}');
+  const old = readTokenizerBytes(tj);
+  const fresh = Buffer.from('{"model": "new!"}');
+  fs.writeFileSync(join(folder, 'next.json'), fresh);
+  fs.renameSync(join(folder, 'next.json'), tj);
+  assert.equal(preparedKeyOf(tj, old), preparedKey(old), 'the key of the bytes given');
+  assert.equal(preparedKeyOf(tj), preparedKey(fresh), 'the file as it is now');
+  assert.equal(preparedKeyOf(tj, readTokenizerBytes(tj)), preparedKey(fresh));
+});
+
+test('the Rust backend: its synchronous encode (a JavaScript tokenizer built later) is of the bytes it was loaded from', async (t) => {
+  const b = rustBinding();
+  if (!('binding' in b)) return t.skip('the Rust binding does not load here');
+  const folder = tempDir();
+  for (const f of ['tokenizer.json', 'tokenizer_config.json']) fs.copyFileSync(join(lenmlModelDir('qwen3'), f), join(folder, f));
+  const tok = loadRustTokenizer(b.binding, folder)!;
+  const text = 'Hello world, tokenizers!';
+  const [rust] = await tok.encodeBatch!([text]);
+  assert.deepEqual(rust.ids, [9707, 1879, 11, 3950, 12230, 0], "the Rust binding's ids of Qwen3");
+  // Another model's tokenizer.json put in its place before the first synchronous call (renamed over, as downloads do).
+  fs.copyFileSync(join(lenmlModelDir('llama3_1'), 'tokenizer.json'), join(folder, 'next.json'));
+  fs.renameSync(join(folder, 'next.json'), join(folder, 'tokenizer.json'));
+  assert.deepEqual(tok.encode(text).ids, rust.ids, 'not the ids of the new file under the old files hash');
+  assert.deepEqual(tok.decode(rust.ids), text);
 });

@@ -30,7 +30,7 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { buildMergeTable, type MergeTable } from './longWordBpe';
 import { TokenizerLoadError } from './types';
 import { tokenizerCacheDir } from './cacheDir';
-import { fileStamp } from '../read/fileStamp';
+import { fileStampOf, readFileStamped, stampOfRead } from '../read/fileStamp';
 import { wordCacheFits } from './wordCache';
 import { jsAddedTokenGap } from './addedTokenGaps';
 
@@ -223,22 +223,31 @@ export function readPrepared(dir: string, key: string, config: any, tokConfigOf:
   }
 }
 
-/** The cache key of each `tokenizer.json` met in this thread, by path, with the file stamp ({@link fileStamp}) it was read at. */
+/** The cache key of each `tokenizer.json` met in this thread, by path, with the file stamp (read/fileStamp.ts `fileStamp`) it was read at. */
 const keys = new Map<string, { stamp: string; key: string }>();
 
 /**
  * The cache key ({@link preparedKey}) of the `tokenizer.json` at `path`: read and hashed once per thread while its
- * stamp ({@link fileStamp}: change time, modification time, size, inode) is unchanged. The modification time and
+ * stamp (read/fileStamp.ts `fileStamp`: change time, modification time, size, inode) is unchanged. The modification time and
  * size alone are not enough: a file rewritten in place with other content of the same size and its modification
  * time set back (rsync --inplace, a restore, `touch -r`) kept its old key, and its old entry's ids were served.
- * @param bytes its bytes, when the caller has read them
+ * The stamp is the one the bytes were read at (read/fileStamp.ts `readFileStamped`), not the file's when the key is
+ * asked for: a file replaced between the two (renamed over) kept the old bytes' key under its new stamp.
+ * @param bytes its bytes, when the caller has read them (by `readFileStamped`; other bytes are hashed every time)
  * @throws the file system's error when it cannot be read
  */
 export function preparedKeyOf(path: string, bytes?: Uint8Array): string {
-  const stamp = fileStamp(statSync(path));
+  if (bytes === undefined) {
+    const known = keys.get(path);
+    if (known && known.stamp === fileStampOf(path)) return known.key;
+    bytes = readFileStamped(path);
+  }
+  // The stamp the bytes were read at, not the file's now: it may have been replaced since they were read.
+  const stamp = stampOfRead(bytes);
+  if (stamp === undefined) return preparedKey(bytes); // bytes of no known stamp: hashed, not remembered
   const known = keys.get(path);
   if (known && known.stamp === stamp) return known.key;
-  const key = preparedKey(bytes ?? readFileSync(path));
+  const key = preparedKey(bytes);
   keys.set(path, { stamp, key });
   return key;
 }
@@ -284,7 +293,7 @@ export function loadJsTokenizer(
   let key: string | undefined;
   let bytes: Buffer;
   try {
-    bytes = given?.bytes ?? readFileSync(path);
+    bytes = given?.bytes ?? readFileStamped(path);
   } catch (e) {
     throw new TokenizerLoadError(`${path}: cannot read JSON: ${(e as Error).message}`);
   }

@@ -9,8 +9,9 @@
  * (code points, converted by {@link utf16Starts}) for a text the aligner cannot align exactly.
  * docs/scale.md "Tokenizer backends".
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { readFileStamped } from '../read/fileStamp';
 import { isMainThread } from 'node:worker_threads';
 import { loadTokenizer, tokenizerDisplayName, tokenizerFolderOf } from './tokenizer';
 import { OffsetAligner } from './offsetAligner';
@@ -117,7 +118,7 @@ export interface ParsedTokenizerJson {
  */
 export function readTokenizerBytes(path: string): Buffer {
   try {
-    return readFileSync(path);
+    return readFileStamped(path); // with the stamp they were read at, for the tokenizer cache's key (preparedBpe.ts)
   } catch (e) {
     throw new TokenizerLoadError(`${path}: cannot read: ${(e as Error).message}`);
   }
@@ -172,7 +173,9 @@ export function loadRustTokenizer(binding: RustBinding, dir?: string, parsed?: P
   const stops = stopTokensOf(folder, specialTokenVars, (id) => added.find((t) => t.id === id)?.content ?? idToToken(id));
   /** The JavaScript tokenizer of the same folder, for the synchronous calls (loaded on the first). */
   let js: TargetTokenizer | undefined;
-  const sync = () => (js ??= loadTokenizer(dir));
+  // Built when first needed from the bytes the Rust tokenizer was built from (kept for it), not the file as it is then:
+  // a tokenizer.json replaced since would give the synchronous calls another tokenizer's ids under this one's hash.
+  const sync = () => (js ??= loadTokenizer(dir, { bytes }));
   return {
     dir: folder,
     name: tokenizerDisplayName(folder, embeddedDefault),
