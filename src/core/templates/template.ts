@@ -24,14 +24,14 @@ export interface ChatTemplateOptions {
   now?: () => Date;
   /**
    * Prefix renders of a conversation (prefixRenderer.ts) from one traced render where proven equal (default true,
-   * unless the environment sets `EAGLE3_NO_LINEAR_PREFIXES=1`); false renders every prefix on its own (the reference
-   * path, for comparisons).
+   * unless the environment sets `EAGLE3_NO_LINEAR_PREFIXES=1` when the template is made); false renders every prefix on
+   * its own (the reference path, for comparisons).
    */
   linearPrefixes?: boolean;
   /**
    * Within those, prefix renders whose template header depends on the number of messages (Qwen3's
    * `messages|length`) from the same traced render by header replay (jinja/prefixTrace.ts; default true, unless the
-   * environment sets `EAGLE3_NO_HEADER_REPLAY=1`); false renders them on their own.
+   * environment sets `EAGLE3_NO_HEADER_REPLAY=1` when the template is made); false renders them on their own.
    */
   headerReplay?: boolean;
 }
