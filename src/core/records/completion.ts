@@ -16,7 +16,12 @@ const q = (s: string) => JSON.stringify(s);
  * what {@link ownTextStart} looks for.
  */
 export function turnTexts(m: Message): string[] {
-  return [m.reasoning_content, typeof m.content === 'string' ? m.content : undefined].flatMap((t) => (t && t.trim() ? [t.trim()] : []));
+  const out: string[] = [];
+  const r = m.reasoning_content ? m.reasoning_content.trim() : '';
+  if (r) out.push(r);
+  const c = typeof m.content === 'string' ? m.content.trim() : '';
+  if (c) out.push(c);
+  return out;
 }
 
 /**

@@ -162,8 +162,9 @@ export class RowProcessor {
     const unread = parts[0].conversation.unreadFields;
     if (unread?.length) res.unreadFields = unread;
     res.notes.push(...(parts[0].conversation.notes ?? []));
-    const shapes = new Set(parts.flatMap((p) => conversationShapes(p.conversation)));
-    if (shapes.size) res.shapes = [...shapes];
+    // Each shape once (one conversation's are distinct already).
+    const shapes = parts.length === 1 ? conversationShapes(parts[0].conversation) : [...new Set(parts.flatMap((p) => conversationShapes(p.conversation)))];
+    if (shapes.length) res.shapes = shapes;
     const prompts: string[] = [];
     const promptIds: string[] = [];
     for (const p of parts) {
@@ -198,13 +199,14 @@ export class RowProcessor {
     res.notes.push(...t.notes);
     const conv = t.conversation;
     const written: { ids: number[]; mask: number[] }[] = [];
-    for (const r of t.records) {
+    for (let k = 0; k < t.records.length; k++) {
+      const r = t.records[k];
       if (!r.fate.written) continue;
       const ids = r.fate.truncated ? r.ids.slice(0, r.fate.keep) : r.ids;
       const mask = r.fate.truncated ? r.mask.slice(0, r.fate.keep) : r.mask;
       const nResp = r.fate.trainable;
       const out: TokenizedRecord = {
-        id: t.records.length > 1 ? `${conv.id}#${t.records.indexOf(r)}` : conv.id,
+        id: t.records.length > 1 ? `${conv.id}#${k}` : conv.id,
         source:
           conv.source.element === undefined
             ? { file: conv.source.file, line: conv.source.line }

@@ -142,30 +142,63 @@ export interface TokenCountDelta {
   trained: Uint32Array;
 }
 
+/** Per thread, reused by every row ({@link countRowTokens}): each token id's slot among the row's distinct ids (-1: none), grown to the largest id seen. */
+let slotOf = new Int32Array(0);
+/** Per thread, reused: the row's distinct ids in order of first occurrence, and their counts over all and over trainable tokens. */
+let firstSeen = new Uint32Array(0);
+let allOf = new Uint32Array(0);
+let trainedOf = new Uint32Array(0);
+
 /**
  * Counts one row's records into a {@link TokenCountDelta} (structured-clone data for the pool).
- * @param records `[input_ids, loss_mask]` of each written record
+ * Each token is counted in a slot of its id (scratch arrays of the thread, reset after the row), and only the row's
+ * distinct ids are sorted: a row of short chats sorted all its tokens before, and this is a per-row cost of `prepare`.
+ * @param records `[input_ids, loss_mask]` of each written record (token ids: integers from 0 below 2^31)
  */
 export function countRowTokens(records: readonly { ids: readonly number[]; mask: readonly number[] }[]): TokenCountDelta {
-  // One key per token, id × 2 + trainable, sorted as numbers (a typed array sorts natively): each id's run of keys
-  // gives its count, and the keys ending in 1 its trainable count. Token ids are below 2^31.
   let n = 0;
   for (const r of records) n += r.ids.length;
-  const keys = new Uint32Array(n);
-  let j = 0;
-  for (const r of records) for (let k = 0; k < r.ids.length; k++) keys[j++] = r.ids[k] * 2 + (r.mask[k] ? 1 : 0);
-  keys.sort();
-  let distinct = 0;
-  for (let k = 0; k < n; k++) if (k === 0 || keys[k] >>> 1 !== keys[k - 1] >>> 1) distinct++;
-  const ids = new Uint32Array(distinct);
-  const all = new Uint32Array(distinct);
-  const trained = new Uint32Array(distinct);
-  let d = -1;
-  for (let k = 0; k < n; k++) {
-    const id = keys[k] >>> 1;
-    if (d < 0 || ids[d] !== id) ids[++d] = id;
-    all[d]++;
-    trained[d] += keys[k] & 1;
+  if (firstSeen.length < n) {
+    const size = Math.max(n, 2 * firstSeen.length, 1024);
+    firstSeen = new Uint32Array(size);
+    allOf = new Uint32Array(size);
+    trainedOf = new Uint32Array(size);
   }
+  let distinct = 0;
+  for (const r of records) {
+    const ids = r.ids;
+    const mask = r.mask;
+    for (let k = 0; k < ids.length; k++) {
+      const id = ids[k];
+      if (id >= slotOf.length) {
+        const grown = new Int32Array(Math.max(id + 1, 2 * slotOf.length, 65536)).fill(-1);
+        grown.set(slotOf);
+        slotOf = grown;
+      }
+      let s = slotOf[id];
+      if (s < 0) {
+        s = distinct++;
+        slotOf[id] = s;
+        firstSeen[s] = id;
+        allOf[s] = 0;
+        trainedOf[s] = 0;
+      }
+      allOf[s]++;
+      if (mask[k]) trainedOf[s]++;
+    }
+  }
+  // One buffer for the three arrays (one allocation; structured clone copies it once).
+  const buf = new ArrayBuffer(12 * distinct);
+  const ids = new Uint32Array(buf, 0, distinct);
+  ids.set(firstSeen.subarray(0, distinct));
+  ids.sort();
+  const all = new Uint32Array(buf, 4 * distinct, distinct);
+  const trained = new Uint32Array(buf, 8 * distinct, distinct);
+  for (let k = 0; k < distinct; k++) {
+    const s = slotOf[ids[k]];
+    all[k] = allOf[s];
+    trained[k] = trainedOf[s];
+  }
+  for (let s = 0; s < distinct; s++) slotOf[firstSeen[s]] = -1;
   return { ids, all, trained };
 }

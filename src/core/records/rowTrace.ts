@@ -27,7 +27,7 @@ import { conversationsOf, normalizeDetailed } from '../formats/normalize';
 import type { NormalizeOptions } from '../formats/base';
 import type { Conversation, Message } from '../types';
 import type { EncodedText, TargetTokenizer } from '../tokenizers/types';
-import { partsFate, RECORD_DROP_NOTES, recordFate, rowFate, type RecordDrop, type RecordLimits } from './fate';
+import { partsFate, RECORD_DROP_NOTES, recordFate, recordRulesOf, rowFate, type RecordDrop, type RecordLimits } from './fate';
 import { generatedTurnsOf, type GeneratedTurnIds } from './generatedIds';
 import type { TextRecord } from './maskTypes';
 import { addRecordCut, emptyTrainerCuts, SHORTEST_TRAINER_LENGTH } from '../trainers/trainers';
@@ -332,7 +332,7 @@ function decideRecords(t: ConversationTrace, settings: TraceSettings, drops: Rec
   const max = settings.format === 'messages' ? undefined : settings.maxLength;
   const long = longPolicyOf(settings);
   // Every record rule of the settings (records/fate.ts), with the length limit as the policy has it.
-  const limits: RecordLimits = { ...settings, maxLength: max, truncate: long === 'truncate' };
+  const limits: RecordLimits = { ...recordRulesOf(settings), maxLength: max, truncate: long === 'truncate' };
   let tooLong: string | undefined;
   for (const r of t.records) {
     const trainableIn = trainableInOf(r.mask, r.tokens, r.trainable);

@@ -26,11 +26,20 @@ export const PROBE_SHAPES: Record<ProbeName, readonly RowShape[] | null> = {
 /** The shapes of one conversation (each once). */
 export function conversationShapes(c: Pick<Conversation, 'messages' | 'tools'>): RowShape[] {
   const out: RowShape[] = [];
-  const ms = c.messages;
-  if (ms.some((m) => m.role === 'system')) out.push('system');
-  if (ms.filter((m) => m.role === 'assistant').length > 1) out.push('multi_turn');
-  const tools = (c.tools?.length ?? 0) > 0 || ms.some((m) => (m.tool_calls?.length ?? 0) > 0 || m.role === 'tool');
-  const reasoning = ms.some((m) => (m.reasoning_content ?? '').trim() !== '');
+  // One pass over the messages (once per row in prepare).
+  let system = false;
+  let assistants = 0;
+  let tools = (c.tools?.length ?? 0) > 0;
+  let reasoning = false;
+  for (const m of c.messages) {
+    if (m.role === 'system') system = true;
+    else if (m.role === 'assistant') assistants++;
+    else if (m.role === 'tool') tools = true;
+    if ((m.tool_calls?.length ?? 0) > 0) tools = true;
+    if (!reasoning && m.reasoning_content && m.reasoning_content.trim() !== '') reasoning = true;
+  }
+  if (system) out.push('system');
+  if (assistants > 1) out.push('multi_turn');
   if (tools) out.push('tool_calls');
   if (reasoning) out.push('reasoning');
   if (tools && reasoning) out.push('tool_calls_with_reasoning');

@@ -10,17 +10,21 @@
 export class SpecialTokenFinder {
   private readonly re: RegExp | null;
   private readonly maxLength: number;
+  /** The last UTF-16 unit of each special token: no token ends where the text's unit is none of them. */
+  private readonly lastUnits: Set<number>;
 
   /** @param specialTokens contents of the special added tokens */
   constructor(specialTokens: readonly string[]) {
     const uniq = [...new Set(specialTokens.filter((s) => s.length > 0))].sort((a, b) => b.length - a.length);
     this.re = uniq.length ? new RegExp(uniq.map(escapeRegExp).join('|'), 'g') : null;
     this.maxLength = uniq.length ? uniq[0].length : 0;
+    this.lastUnits = new Set(uniq.map((t) => t.charCodeAt(t.length - 1)));
   }
 
   /** The special token that ends exactly at `end` in `text` (the longest when several do), or null. */
   tokenEndingAt(text: string, end: number): string | null {
-    if (!this.re) return null;
+    // A token ending at `end` ends with the unit before it: without one, no scan of the alternation (hundreds of tokens).
+    if (!this.re || end <= 0 || end > text.length || !this.lastUnits.has(text.charCodeAt(end - 1))) return null;
     const re = this.re;
     re.lastIndex = Math.max(0, end - this.maxLength);
     let best: string | null = null;

@@ -24,14 +24,14 @@ export interface ChatTemplateOptions {
   now?: () => Date;
   /**
    * Prefix renders of a conversation (prefixRenderer.ts) from one traced render where proven equal (default true,
-   * unless the environment sets `EAGLE3_NO_LINEAR_PREFIXES=1`); false renders every prefix on its own (the reference
-   * path, for comparisons).
+   * unless the environment sets `EAGLE3_NO_LINEAR_PREFIXES=1` when the template is made); false renders every prefix on
+   * its own (the reference path, for comparisons).
    */
   linearPrefixes?: boolean;
   /**
    * Within those, prefix renders whose template header depends on the number of messages (Qwen3's
    * `messages|length`) from the same traced render by header replay (jinja/prefixTrace.ts; default true, unless the
-   * environment sets `EAGLE3_NO_HEADER_REPLAY=1`); false renders them on their own.
+   * environment sets `EAGLE3_NO_HEADER_REPLAY=1` when the template is made); false renders them on their own.
    */
   headerReplay?: boolean;
 }
@@ -107,8 +107,20 @@ export class ChatTemplate {
     } catch (e) {
       throw new TemplateRenderError(`chat template "${named.name}" does not parse: ${(e as Error).message}`, (e as TemplateRenderError).pythonType);
     }
+    this.linear = options.linearPrefixes ?? !process.env.EAGLE3_NO_LINEAR_PREFIXES;
+    this.headerReplay = options.headerReplay ?? !process.env.EAGLE3_NO_HEADER_REPLAY;
+    this.renderOpts = { budget: options.budget, now: options.now };
+    this.traceOpts = { ...this.renderOpts, headerReplay: this.headerReplay };
     this.probes = probeTemplate((messages, gen) => this.render(messages, undefined, { addGenerationPrompt: gen }));
   }
+
+  /** Decided once, when the template is made (the environment is not read per render): {@link linearPrefixes}, header replay. */
+  private readonly linear: boolean;
+  private readonly headerReplay: boolean;
+  /** Made once: the engine's options of every render and traced render; the special tokens' and kwargs' variables (kwargs win). */
+  private readonly renderOpts: { budget?: Partial<RenderBudget>; now?: () => Date };
+  private readonly traceOpts: { budget?: Partial<RenderBudget>; now?: () => Date; headerReplay: boolean };
+  private baseVars: Record<string, unknown> | undefined;
 
   /** The template kwargs every render gets (`enable_thinking`, …). */
   get templateKwargs(): Readonly<Record<string, unknown>> {
@@ -160,7 +172,7 @@ export class ChatTemplate {
     const plain = this.renderRaw(messages, tools, opts);
     if (!this.marked) return { text: plain, spans: [] };
     if (/[\uE000\uE001]/.test(plain)) return { text: plain, spans: null };
-    const raw = this.marked.render(this.variables(messages, tools, opts.addGenerationPrompt), { budget: this.options.budget, now: this.options.now });
+    const raw = this.marked.render(this.variables(messages, tools, opts.addGenerationPrompt), this.renderOpts);
     const spans: [number, number][] = [];
     let text = '';
     let open = -1;
@@ -176,14 +188,13 @@ export class ChatTemplate {
   }
 
   private renderRaw(messages: readonly Message[], tools: unknown[] | undefined, opts: RenderOptions): string {
-    return this.template.render(this.variables(messages, tools, opts.addGenerationPrompt), { budget: this.options.budget, now: this.options.now });
+    return this.template.render(this.variables(messages, tools, opts.addGenerationPrompt), this.renderOpts);
   }
 
   /** The template's variables, as transformers' render_jinja_template passes them: `tools` and `documents` always, None when absent. */
   private variables(messages: readonly Message[], tools: unknown[] | undefined, addGenerationPrompt: boolean): Record<string, unknown> {
     return {
-      ...this.specialTokenVars,
-      ...this.kwargs,
+      ...(this.baseVars ??= { ...this.specialTokenVars, ...this.kwargs }),
       messages: messages.map(toTemplateMessage),
       tools: tools && tools.length > 0 ? tools : null,
       documents: null,
@@ -193,7 +204,7 @@ export class ChatTemplate {
 
   /** Whether prefix renders come from one traced render where proven ({@link ChatTemplateOptions.linearPrefixes}). */
   get linearPrefixes(): boolean {
-    return this.options.linearPrefixes ?? !process.env.EAGLE3_NO_LINEAR_PREFIXES;
+    return this.linear;
   }
 
   /**
@@ -202,11 +213,7 @@ export class ChatTemplate {
    * served). Use it through prefixRenderer.ts, which falls back to {@link render} where this cannot serve.
    */
   tracePrefixes(messages: readonly Message[], tools: unknown[] | undefined, addGenerationPrompt = false): TracedPrefixes {
-    const trace = this.template.tracePrefixes(this.variables(messages, tools, addGenerationPrompt), 'messages', 'add_generation_prompt', {
-      budget: this.options.budget,
-      now: this.options.now,
-      headerReplay: this.options.headerReplay ?? !process.env.EAGLE3_NO_HEADER_REPLAY,
-    });
+    const trace = this.template.tracePrefixes(this.variables(messages, tools, addGenerationPrompt), 'messages', 'add_generation_prompt', this.traceOpts);
     return {
       render: (n, gen) => trace.render(n, gen),
       get flagReadEarly() {

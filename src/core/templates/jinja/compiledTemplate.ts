@@ -72,6 +72,17 @@ export interface RenderEnvOptions {
   headerReplay?: boolean;
 }
 
+/** Merged budgets ({@link DEFAULT_RENDER_BUDGET} with a caller's fields), by the caller's object: merged once, not per render. */
+const MERGED_BUDGETS = new WeakMap<Partial<RenderBudget>, Readonly<RenderBudget>>();
+
+/** The budget of a render: the defaults with `budget`'s fields (read-only; the same object for the same `budget`). */
+function budgetOf(budget: Partial<RenderBudget> | undefined): Readonly<RenderBudget> {
+  if (budget === undefined) return DEFAULT_RENDER_BUDGET;
+  let b = MERGED_BUDGETS.get(budget);
+  if (!b) MERGED_BUDGETS.set(budget, (b = Object.freeze({ ...DEFAULT_RENDER_BUDGET, ...budget })));
+  return b;
+}
+
 /** A compiled chat template. */
 export class CompiledTemplate {
   private readonly body: N[];
@@ -109,7 +120,7 @@ export class CompiledTemplate {
    *   (`raise_exception` gives `TemplateError` with the template's message as the whole message)
    */
   render(vars: Record<string, unknown>, opts: RenderEnvOptions = {}): string {
-    const budget = { ...DEFAULT_RENDER_BUDGET, ...opts.budget };
+    const budget = budgetOf(opts.budget);
     const r = new Renderer(new BudgetMeter(budget), opts.now ?? (() => new Date()), this.macroRefs);
     const root = new Scope(r.globals);
     for (const [k, v] of Object.entries(vars)) if (v !== undefined) root.vars.set(k, v);
@@ -133,7 +144,7 @@ export class CompiledTemplate {
    * is read once. Never throws (a full render that raises serves only the prefixes cut before the error).
    */
   tracePrefixes(vars: Record<string, unknown>, listName: string, flagName: string, opts: RenderEnvOptions = {}): PrefixTrace {
-    const budget = { ...DEFAULT_RENDER_BUDGET, ...opts.budget };
+    const budget = budgetOf(opts.budget);
     const t = (opts.now ?? (() => new Date()))();
     return new PrefixTrace(this.body, this.macroRefs, vars, listName, flagName, { budget, now: () => t, headerReplay: opts.headerReplay });
   }
