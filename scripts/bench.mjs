@@ -40,6 +40,9 @@
 //                      [--workers 1,2] [--memory 2G] [--real DIR] [--scaling N|0] [--linear on|off|on,off] [--keep DIR]
 //                      [--ratios on|off] [--ratio-runs 20] [--ratio-chats 4000] [--repeat 3] [--start on|off]
 //                      [--backend auto|rust|js] [--speedup on|off] [--speedup-runs 600] [--speedup-chats 20000]
+//   --child bundle|tsx  how the measuring processes run scripts/bench-child.ts: bundled by esbuild like dist/cli.js (default:
+//                 the code as it ships; .cache/bench-child.js) or from source under tsx (its loader wraps every
+//                 call between modules, so from-source figures are lower than the shipped code's)
 //   --backend B   every prepare with --tokenizer-backend B (default: the run's default, auto); the "tokenizer library"
 //                 column is then that library's encode inside the run (tokenizers.js encode_text, or the Rust encodeBatch)
 //   --rows N      chat rows (default 10000); reasoning rows N/10, agent runs N/500 (at least 8);
@@ -83,6 +86,7 @@ const { values } = parseArgs({
     'speedup-runs': { type: 'string', default: '600' },
     'speedup-chats': { type: 'string', default: '20000' },
     backend: { type: 'string' },
+    child: { type: 'string', default: 'bundle' },
   },
 });
 const rows = Number(values.rows);
@@ -100,6 +104,27 @@ const median = (xs) => {
 const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'inherit' });
 if (build.status !== 0) process.exit(build.status ?? 1);
 
+// The measuring process: bench-child.ts bundled as the CLI is (scripts/build.mjs's options), at the same depth as dist/
+// so that paths relative to the bundle (the embedded tokenizer, dist/worker.js) resolve alike; or from source.
+const childArgs = [];
+if (values.child === 'tsx') childArgs.push('--import', 'tsx', join(ROOT, 'scripts', 'bench-child.ts'));
+else if (values.child === 'bundle') {
+  const out = join(ROOT, '.cache', 'bench-child.js');
+  const esbuild = require('esbuild');
+  esbuild.buildSync({
+    entryPoints: [join(ROOT, 'scripts', 'bench-child.ts')],
+    outfile: out,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    logLevel: 'warning',
+    mainFields: ['module', 'main'],
+    external: ['tokenizers'],
+  });
+  childArgs.push(out);
+} else throw new Error(`--child: bundle or tsx, not ${values.child}`);
+
 const work = values.keep ?? mkdtempSync(join(tmpdir(), 'eagle3-bench-'));
 mkdirSync(work, { recursive: true });
 const log = (s) => process.stderr.write(s + '\n');
@@ -107,7 +132,7 @@ const log = (s) => process.stderr.write(s + '\n');
 function child(task, env) {
   // --backend: every prepare (from source, the built CLI, the host's worker) with that --tokenizer-backend.
   if (values.backend && (task.task === 'prepare' || task.task === 'host' || task.task === 'memory')) task = { ...task, backend: values.backend };
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'bench-child.ts'), JSON.stringify(task)], {
+  const r = spawnSync(process.execPath, [...childArgs, JSON.stringify(task)], {
     cwd: ROOT,
     encoding: 'utf8',
     maxBuffer: 1 << 26,
