@@ -42,13 +42,26 @@ const strip = (r: PrepareResult) => ({
   tokenCounts: r.tokenCounts ? 'token_counts.json' : undefined,
 });
 
+/**
+ * {@link mixedRows} in a file, prepared once per process in this thread (1 worker) on DeepSeek-V3's tokenizer: the
+ * reference two tests compare pool runs with (read-only: the tests compare their outputs, never change them).
+ */
+let mixedOneWorker: Promise<{ file: string; out: string; result: PrepareResult }> | undefined;
+function mixedInThisThread() {
+  return (mixedOneWorker ??= (async () => {
+    const file = writeJsonl(mixedRows());
+    const out = tempDir();
+    return { file, out, result: await prepare({ inputs: [file], outDir: out, workers: 1, tokenizerDir: lenmlModelDir('deepseek_v3') }) };
+  })());
+}
+
 test('1, 2 and 3 workers write byte-identical outputs and reports (input order)', async () => {
-  const file = writeJsonl(mixedRows());
-  const outs: string[] = [];
-  const results: PrepareResult[] = [];
+  const one = await mixedInThisThread();
+  const file = one.file;
+  const outs: string[] = [one.out];
+  const results: PrepareResult[] = [one.result];
   // 2 and 3 as N pool workers, then as this thread and N − 1 pool workers (EAGLE3_SHARED_ROWS, sharedExecutor.ts).
   for (const [workers, shared] of [
-    [1, false],
     [2, false],
     [3, false],
     [2, true],
@@ -154,9 +167,8 @@ test('with a pool, tokenizer problems found by the workers fail the run naming t
 });
 
 test("rows larger than largeRowBytes are processed in the run's own thread, in their place", async () => {
-  const file = writeJsonl(mixedRows());
+  const { file, result: a } = await mixedInThisThread();
   const ds = lenmlModelDir('deepseek_v3');
-  const a = await prepare({ inputs: [file], outDir: tempDir(), workers: 1, tokenizerDir: ds });
   // The three trajectory rows (~8–17 kB) exceed 4 kB: they go to the main thread between pool batches.
   const b = await prepare({ inputs: [file], outDir: tempDir(), workers: 2, workerScript, tokenizerDir: ds, largeRowBytes: 4096 });
   assert.equal(readFileSync(b.outputs.tokenizedData, 'utf8'), readFileSync(a.outputs.tokenizedData, 'utf8'));

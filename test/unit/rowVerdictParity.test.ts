@@ -139,17 +139,33 @@ const SOURCES = [
   join(REAL, 'adp_std'),
 ];
 
-/** The files compared: each source file, or a copy of its first rows; files over {@link MAX_BYTES} skipped (named). */
+/** What {@link comparedFilesOnce} found: the files compared and the notes on what was skipped. */
+let compared: Promise<{ files: { name: string; file: string }[]; notes: string[] }> | undefined;
+
+/**
+ * The files compared: each source file, or a copy of its first rows; files over {@link MAX_BYTES} skipped (named).
+ * Read and copied once per process: both tests compare the same rows (the copies are read-only), only the options differ.
+ */
+function comparedFilesOnce() {
+  return (compared ??= (async () => {
+    const notes: string[] = [];
+    if (!existsSync(REAL)) notes.push(`the real-data corpus is not beside the checkout (${REAL}; EAGLE3_REAL_DATA names it): its files are skipped`);
+    const dir = tempDir('e3p-verdict-files-');
+    const files: { name: string; file: string }[] = [];
+    for (const file of SOURCES.flatMap((d) => datasetFiles(d))) {
+      const name = relative(join(ROOT, '..'), file);
+      const size = statSync(file).size;
+      if (size > MAX_BYTES) notes.push(`skipped ${name}: ${size.toLocaleString('en-US')} bytes, over ${MAX_BYTES.toLocaleString('en-US')}`);
+      else files.push({ name, file: await comparedFile(file, dir) });
+    }
+    return { files, notes };
+  })());
+}
+
+/** The files compared ({@link comparedFilesOnce}), their notes given to this test. */
 async function comparedFiles(t: TestContext): Promise<{ name: string; file: string }[]> {
-  if (!existsSync(REAL)) t.diagnostic(`the real-data corpus is not beside the checkout (${REAL}; EAGLE3_REAL_DATA names it): its files are skipped`);
-  const dir = tempDir('e3p-verdict-files-');
-  const files: { name: string; file: string }[] = [];
-  for (const file of SOURCES.flatMap((d) => datasetFiles(d))) {
-    const name = relative(join(ROOT, '..'), file);
-    const size = statSync(file).size;
-    if (size > MAX_BYTES) t.diagnostic(`skipped ${name}: ${size.toLocaleString('en-US')} bytes, over ${MAX_BYTES.toLocaleString('en-US')}`);
-    else files.push({ name, file: await comparedFile(file, dir) });
-  }
+  const { files, notes } = await comparedFilesOnce();
+  for (const n of notes) t.diagnostic(n);
   assert.ok(files.length >= (existsSync(REAL) ? 140 : 55), `${files.length} files`);
   return files;
 }

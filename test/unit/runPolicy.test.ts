@@ -10,6 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkOutputDir, OutputError } from '../../src/core/run/outputs/output';
+import { BATCH_ROWS } from '../../src/core/run/prepare/batches';
 import { prepare } from '../../src/core/run/prepare/pipeline';
 import { readReport } from '../../src/core/run/reports/report';
 import { cliNodeArgs, lenmlModelDir, runCli, tempDir, writeJsonl } from '../helpers';
@@ -159,8 +160,10 @@ test('a file that fails mid-way under --skip-failed-files leaves none of its row
   const { gzipSync } = await import('node:zlib');
   const dir = tempDir();
   const good = writeJsonl([chat(1), chat(2)], 'good.jsonl', dir);
+  // 4,000 distinct rows (~30 KB gzipped): the first half of the gzip holds ~2,000 rows, far more than one batch
+  // (batches.ts BATCH_ROWS), so batches are written to the temporary file before the damage is read.
   let text = '';
-  for (let i = 0; i < 20000; i++) text += JSON.stringify(chat(i, ` ${(i * 7919) % 10007}`)) + '\n';
+  for (let i = 0; i < 4000; i++) text += JSON.stringify(chat(i, ` ${(i * 7919) % 10007}`)) + '\n';
   const gz = gzipSync(text);
   const damaged = join(dir, 'damaged.jsonl.gz');
   writeFileSync(damaged, gz.subarray(0, gz.length >> 1));
@@ -176,6 +179,7 @@ test('a file that fails mid-way under --skip-failed-files leaves none of its row
   const damagedReport = r.files[1];
   assert.equal(damagedReport.skipped, true);
   assert.ok(damagedReport.rowsRead > 0, 'rows were read (and written to the temporary file) before the damage');
+  assert.ok(damagedReport.rowsRead > 10 * BATCH_ROWS, `${damagedReport.rowsRead} rows read before the damage: several batches`);
   // none of its rows are in the outputs, so it reports none written; what it had written is under leftOut
   assert.equal(damagedReport.rowsWritten, 0);
   assert.equal(damagedReport.recordsWritten, 0);
