@@ -81,12 +81,17 @@ export function tokenizerJsonOf(path: string): Record<string, any> {
   return json!;
 }
 
-/**
- * Encodes with the Rust `tokenizers` package (the oracle): ids and UTF-16 start offsets, no special tokens added.
- * The oracle loads each `tokenizer.json` content once per process: folders {@link buildModelFolder} wrote with the
- * same bytes share it.
- */
-export async function oracleEncode(tokenizerJson: string, text: string): Promise<{ ids: number[]; starts: number[] }> {
+/** One encoding of the oracle: ids, and offsets in code points. */
+interface OracleEncoding {
+  getIds(): number[];
+  getOffsets(): number[][];
+}
+
+/** The oracle (a Rust `tokenizers` Tokenizer) of a `tokenizer.json`, loaded once per process and content. */
+function oracleOf(tokenizerJson: string): {
+  encode(text: string, pair: null, options: { addSpecialTokens: boolean }): Promise<OracleEncoding>;
+  encodeBatch(texts: string[], options: { addSpecialTokens: boolean }): Promise<OracleEncoding[]>;
+} {
   const key = tokenizerJsonKey(tokenizerJson);
   let t = oracles.get(key);
   if (!t) {
@@ -94,8 +99,11 @@ export async function oracleEncode(tokenizerJson: string, text: string): Promise
     t = Tokenizer.fromFile(tokenizerJson);
     oracles.set(key, t);
   }
-  const enc = await t.encode(text, null, { addSpecialTokens: false });
-  // The oracle's offsets count code points; convert to UTF-16 indices.
+  return t;
+}
+
+/** The oracle's ids, and its code point offsets as UTF-16 start indices of `text`. */
+function oracleResult(text: string, enc: OracleEncoding): { ids: number[]; starts: number[] } {
   const cpToUnit: number[] = [];
   let u = 0;
   for (const ch of text) {
@@ -104,6 +112,25 @@ export async function oracleEncode(tokenizerJson: string, text: string): Promise
   }
   cpToUnit.push(u);
   return { ids: enc.getIds(), starts: enc.getOffsets().map((o: number[]) => cpToUnit[o[0]]) };
+}
+
+/**
+ * Encodes with the Rust `tokenizers` package (the oracle): ids and UTF-16 start offsets, no special tokens added.
+ * The oracle loads each `tokenizer.json` content once per process: folders {@link buildModelFolder} wrote with the
+ * same bytes share it.
+ */
+export async function oracleEncode(tokenizerJson: string, text: string): Promise<{ ids: number[]; starts: number[] }> {
+  const enc = await oracleOf(tokenizerJson).encode(text, null, { addSpecialTokens: false });
+  return oracleResult(text, enc);
+}
+
+/**
+ * {@link oracleEncode} of each of `texts`, in one call of the oracle's `encodeBatch` (the same encodings, without a
+ * round trip per text): element k is the ids and UTF-16 starts of `texts[k]`.
+ */
+export async function oracleEncodeBatch(tokenizerJson: string, texts: string[]): Promise<{ ids: number[]; starts: number[] }[]> {
+  const encs = await oracleOf(tokenizerJson).encodeBatch(texts, { addSpecialTokens: false });
+  return texts.map((text, k) => oracleResult(text, encs[k]));
 }
 
 const sharedTokenizers = new Map<string, TargetTokenizer>();

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { fuzzCorpus, SCRIPTS, type FuzzCase } from '../fuzzCorpus';
-import { lenmlModelDir, oracleEncode, sharedTokenizer, tokenizerJsonOf } from '../helpers';
+import { lenmlModelDir, oracleEncode, oracleEncodeBatch, sharedTokenizer, tokenizerJsonOf } from '../helpers';
 
 const SEEDS = [42, 7];
 
@@ -29,9 +29,13 @@ for (const model of ['qwen3', 'deepseek_v3', 'gemma3', 'llama3_1'] as const) {
     assert.ok(corpus.length > 2 * SCRIPTS.length + 100);
     const failures: string[] = [];
     let tokens = 0;
-    for (const c of corpus) {
+    const oracles = await oracleEncodeBatch(
+      join(dir, 'tokenizer.json'),
+      corpus.map((c) => c.text),
+    );
+    for (const [k, c] of corpus.entries()) {
       const ours = tok.encode(c.text);
-      const oracle = await oracleEncode(join(dir, 'tokenizer.json'), c.text);
+      const oracle = oracles[k];
       tokens += oracle.ids.length;
       if (JSON.stringify(ours.ids) !== JSON.stringify(oracle.ids)) {
         let k = 0;
