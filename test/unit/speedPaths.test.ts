@@ -156,6 +156,16 @@ test('countRowTokens: ids ascending and distinct with their counts, all and trai
   }
 });
 
+test('countRowTokens: a row whose counting throws leaves no slot of its ids set for the next row', () => {
+  // An id past what a typed array can index (2^32: a u32 id of a hand-made tokenizer.json) throws a RangeError after
+  // ids 5 and 7 took their per-thread slots; the next row must still count its own 7 as new (was: counts lost).
+  assert.throws(() => countRowTokens([{ ids: [5, 7, 2 ** 32], mask: [1, 0, 0] }]), RangeError);
+  const d = countRowTokens([{ ids: [7, 9, 7], mask: [1, 0, 0] }]);
+  assert.deepEqual([...d.ids], [7, 9]);
+  assert.deepEqual([...d.all], [2, 1]);
+  assert.deepEqual([...d.trained], [1, 0]);
+});
+
 test("passesTokensThrough: post-processors that return a single text's tokens unchanged without special tokens", () => {
   assert.equal(passesTokensThrough(null), true);
   assert.equal(passesTokensThrough({ type: 'ByteLevel' }), true);

@@ -165,27 +165,34 @@ export function countRowTokens(records: readonly { ids: readonly number[]; mask:
     trainedOf = new Uint32Array(size);
   }
   let distinct = 0;
-  for (const r of records) {
-    const ids = r.ids;
-    const mask = r.mask;
-    for (let k = 0; k < ids.length; k++) {
-      const id = ids[k];
-      if (id >= slotOf.length) {
-        const grown = new Int32Array(Math.max(id + 1, 2 * slotOf.length, 65536)).fill(-1);
-        grown.set(slotOf);
-        slotOf = grown;
+  try {
+    for (const r of records) {
+      const ids = r.ids;
+      const mask = r.mask;
+      for (let k = 0; k < ids.length; k++) {
+        const id = ids[k];
+        if (id >= slotOf.length) {
+          const grown = new Int32Array(Math.max(id + 1, 2 * slotOf.length, 65536)).fill(-1);
+          grown.set(slotOf);
+          slotOf = grown;
+        }
+        let s = slotOf[id];
+        if (s < 0) {
+          s = distinct++;
+          slotOf[id] = s;
+          firstSeen[s] = id;
+          allOf[s] = 0;
+          trainedOf[s] = 0;
+        }
+        allOf[s]++;
+        if (mask[k]) trainedOf[s]++;
       }
-      let s = slotOf[id];
-      if (s < 0) {
-        s = distinct++;
-        slotOf[id] = s;
-        firstSeen[s] = id;
-        allOf[s] = 0;
-        trainedOf[s] = 0;
-      }
-      allOf[s]++;
-      if (mask[k]) trainedOf[s]++;
     }
+  } catch (e) {
+    // A throw mid-row (an id past what a typed array indexes) must not leave this row's slots set: the next row
+    // would add to them and leave its own ids out, silently.
+    for (let s = 0; s < distinct; s++) slotOf[firstSeen[s]] = -1;
+    throw e;
   }
   // One buffer for the three arrays (one allocation; structured clone copies it once).
   const buf = new ArrayBuffer(12 * distinct);
