@@ -63,6 +63,7 @@ import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { parseBytes, writeAgentRuns, writeDataset } from './bench-data.mjs';
+import { NODE_BUNDLE } from './bundle-options.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -104,7 +105,7 @@ const median = (xs) => {
 const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'inherit' });
 if (build.status !== 0) process.exit(build.status ?? 1);
 
-// The measuring process: bench-child.ts bundled as the CLI is (scripts/build.mjs's options), at the same depth as dist/
+// The measuring process: bench-child.ts bundled as the CLI is (scripts/bundle-options.mjs), at the same depth as dist/
 // so that paths relative to the bundle (the embedded tokenizer, dist/worker.js) resolve alike; or from source.
 const childArgs = [];
 if (values.child === 'tsx') childArgs.push('--import', 'tsx', join(ROOT, 'scripts', 'bench-child.ts'));
@@ -114,13 +115,7 @@ else if (values.child === 'bundle') {
   esbuild.buildSync({
     entryPoints: [join(ROOT, 'scripts', 'bench-child.ts')],
     outfile: out,
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    logLevel: 'warning',
-    mainFields: ['module', 'main'],
-    external: ['tokenizers'],
+    ...NODE_BUNDLE,
   });
   childArgs.push(out);
 } else throw new Error(`--child: bundle or tsx, not ${values.child}`);

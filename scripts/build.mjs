@@ -4,6 +4,7 @@
 //   node scripts/build.mjs --production  what the VSIX ships (vscode:prepublish): minified, no source maps
 //   node scripts/build.mjs --watch       development build, rebuilt on change
 import * as esbuild from 'esbuild';
+import { NODE_BUNDLE } from './bundle-options.mjs';
 import { cpSync, mkdirSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -13,19 +14,8 @@ const watch = process.argv.includes('--watch');
 const production = process.argv.includes('--production');
 // A production build drops the maps a development build left in dist/ (vsce packages dist/ as it is).
 const shape = production ? { minify: true, keepNames: true, sourcemap: false } : { sourcemap: true };
-// mainFields: prefer ESM builds (jsonc-parser's UMD build does dynamic requires esbuild cannot follow).
-// external: the Rust `tokenizers` binding is a napi `.node` file esbuild cannot inline; it is loaded at run time from
-// node_modules (a platform VSIX ships it in dist/node_modules/tokenizers/ with its own binary only: scripts/package-platforms.mjs).
-const common = {
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'cjs',
-  logLevel: 'warning',
-  mainFields: ['module', 'main'],
-  external: ['tokenizers'],
-  ...shape,
-};
+// NODE_BUNDLE: the options every Node bundle shares (scripts/bundle-options.mjs).
+const common = { ...NODE_BUNDLE, ...shape };
 
 const builds = [
   { ...common, entryPoints: { cli: 'src/cli.ts' }, outdir: 'dist', banner: { js: '#!/usr/bin/env node' } },

@@ -9,6 +9,7 @@
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import * as esbuild from 'esbuild';
+import { NODE_BUNDLE } from './bundle-options.mjs';
 
 /** The environment variable naming the run's bundled `cli.js` (its `worker.js` beside it). */
 export const TEST_CLI_ENV = 'EAGLE3_TEST_CLI';
@@ -42,13 +43,7 @@ export async function buildTestBundle() {
     await esbuild.build({
       entryPoints: { cli: join(ROOT, 'src', 'cli.ts'), worker: join(ROOT, 'src', 'worker.ts') },
       outdir: dir,
-      bundle: true,
-      platform: 'node',
-      target: 'node20',
-      format: 'cjs',
-      logLevel: 'warning',
-      mainFields: ['module', 'main'],
-      external: ['tokenizers'],
+      ...NODE_BUNDLE,
     });
   } catch {
     removeTestBundle(dir);
