@@ -102,19 +102,24 @@ if (save) {
     maxRssMb[basename(r.file)] = r.maxRssMb;
   }
   const sorted = (o) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
+  // Written as Prettier writes it (`npm run format:check` covers the file).
+  const prettier = await import('prettier');
+  const format = async (text) => prettier.format(text, { ...(await prettier.resolveConfig(CPU_TABLE)), filepath: CPU_TABLE });
   writeFileSync(
     CPU_TABLE,
-    JSON.stringify(
-      {
-        about: 'CPU seconds (user + sys) and peak RSS (MB) of each test file run alone: node scripts/test-cpu.mjs --save',
-        measured: new Date().toISOString().slice(0, 10),
-        seconds: sorted(seconds),
-        maxRssMb: sorted(maxRssMb),
-        together: table.together ?? [],
-      },
-      null,
-      2,
-    ) + '\n',
+    await format(
+      JSON.stringify(
+        {
+          about: 'CPU seconds (user + sys) and peak RSS (MB) of each test file run alone: node scripts/test-cpu.mjs --save',
+          measured: new Date().toISOString().slice(0, 10),
+          seconds: sorted(seconds),
+          maxRssMb: sorted(maxRssMb),
+          together: table.together ?? [],
+        },
+        null,
+        2,
+      ),
+    ),
   );
 }
 if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ date: new Date().toISOString(), jobs, total, results }, null, 1) + '\n');
