@@ -61,6 +61,18 @@ const ROOT = join(__dirname, '..');
  */
 function instrumentEncode(saved?: string[]): { ms: number; cpuMs: number; tokens: number; calls: number } {
   const stats = { ms: 0, cpuMs: 0, tokens: 0, calls: 0 };
+  /** Runs `f`, adding its wall ms and this process's CPU ms to `stats`. */
+  const timed = <T>(f: () => T): T => {
+    const t = performance.now();
+    const c = process.cpuUsage();
+    try {
+      return f();
+    } finally {
+      const d = process.cpuUsage(c);
+      stats.ms += performance.now() - t;
+      stats.cpuMs += (d.user + d.system) / 1000;
+    }
+  };
   // The Rust backend (src/core/tokenizers/rustTokenizer.ts) encodes with the binding's encodeBatch: its time is the
   // process's CPU while the call runs (the binding's thread; the run's thread waits), its texts are saved alike.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -84,12 +96,7 @@ function instrumentEncode(saved?: string[]): { ms: number; cpuMs: number; tokens
   const ids = require('../src/core/tokenizers/textIds').textIds as { run: (...args: unknown[]) => number[] };
   const run = ids.run;
   ids.run = (...args: unknown[]) => {
-    const t = performance.now();
-    const c = process.cpuUsage();
-    const r = run(...args);
-    const d = process.cpuUsage(c);
-    stats.ms += performance.now() - t;
-    stats.cpuMs += (d.user + d.system) / 1000;
+    const r = timed(() => run(...args));
     stats.tokens += r.length;
     stats.calls++;
     saved?.push(args[args.length - 1] as string);
@@ -101,12 +108,7 @@ function instrumentEncode(saved?: string[]): { ms: number; cpuMs: number; tokens
   const own = require('../src/core/tokenizers/pieceEncoder').pieceEncode as { run: (...args: unknown[]) => { ids: number[] } | undefined };
   const ownRun = own.run;
   own.run = (...args: unknown[]) => {
-    const t = performance.now();
-    const c = process.cpuUsage();
-    const r = ownRun(...args);
-    const d = process.cpuUsage(c);
-    stats.ms += performance.now() - t;
-    stats.cpuMs += (d.user + d.system) / 1000;
+    const r = timed(() => ownRun(...args));
     if (r) {
       stats.tokens += r.ids.length;
       stats.calls++;

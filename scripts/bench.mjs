@@ -107,18 +107,15 @@ if (build.status !== 0) process.exit(build.status ?? 1);
 
 // The measuring process: bench-child.ts bundled as the CLI is (scripts/bundle-options.mjs), at the same depth as dist/
 // so that paths relative to the bundle (the embedded tokenizer, dist/worker.js) resolve alike; or from source.
-const childArgs = [];
-if (values.child === 'tsx') childArgs.push('--import', 'tsx', join(ROOT, 'scripts', 'bench-child.ts'));
-else if (values.child === 'bundle') {
+if (values.child !== 'tsx' && values.child !== 'bundle') throw new Error(`--child: bundle or tsx, not ${values.child}`);
+let childArgs; // built on the first measurement (a run of the built CLI alone needs no bundle)
+function childCommand() {
+  if (childArgs) return childArgs;
+  if (values.child === 'tsx') return (childArgs = ['--import', 'tsx', join(ROOT, 'scripts', 'bench-child.ts')]);
   const out = join(ROOT, '.cache', 'bench-child.js');
-  const esbuild = require('esbuild');
-  esbuild.buildSync({
-    entryPoints: [join(ROOT, 'scripts', 'bench-child.ts')],
-    outfile: out,
-    ...NODE_BUNDLE,
-  });
-  childArgs.push(out);
-} else throw new Error(`--child: bundle or tsx, not ${values.child}`);
+  require('esbuild').buildSync({ entryPoints: [join(ROOT, 'scripts', 'bench-child.ts')], outfile: out, ...NODE_BUNDLE });
+  return (childArgs = [out]);
+}
 
 const work = values.keep ?? mkdtempSync(join(tmpdir(), 'eagle3-bench-'));
 mkdirSync(work, { recursive: true });
@@ -127,7 +124,7 @@ const log = (s) => process.stderr.write(s + '\n');
 function child(task, env) {
   // --backend: every prepare (from source, the built CLI, the host's worker) with that --tokenizer-backend.
   if (values.backend && (task.task === 'prepare' || task.task === 'host' || task.task === 'memory')) task = { ...task, backend: values.backend };
-  const r = spawnSync(process.execPath, [...childArgs, JSON.stringify(task)], {
+  const r = spawnSync(process.execPath, [...childCommand(), JSON.stringify(task)], {
     cwd: ROOT,
     encoding: 'utf8',
     maxBuffer: 1 << 26,
