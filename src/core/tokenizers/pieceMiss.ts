@@ -5,6 +5,7 @@
 import { everyWordTableOf, mergeSymbols, scratchSymbols, type MergeTable } from './longWordBpe';
 import { byteLevelDecoder } from './modelFolder';
 import type { PieceTokens } from './wordCache';
+import { utf8WithUnits } from './utf8Units';
 
 /** The parts of a tokenizers.js 0.2 BPE model read here. */
 export interface BpeModelInside {
@@ -159,32 +160,7 @@ export class PieceMiss {
       this.bytes = new Uint8Array(c);
       this.unitOf = new Int32Array(c);
     }
-    const bytes = this.bytes;
-    const unitOf = this.unitOf;
-    let nb = 0;
-    for (let u = 0; u < piece.length;) {
-      const cp = piece.codePointAt(u)!;
-      if (cp < 0x80) {
-        unitOf[nb] = u;
-        bytes[nb++] = cp;
-      } else if (cp < 0x800) {
-        unitOf[nb] = unitOf[nb + 1] = u;
-        bytes[nb++] = 0xc0 | (cp >> 6);
-        bytes[nb++] = 0x80 | (cp & 63);
-      } else if (cp < 0x10000) {
-        unitOf[nb] = unitOf[nb + 1] = unitOf[nb + 2] = u;
-        bytes[nb++] = 0xe0 | (cp >> 12);
-        bytes[nb++] = 0x80 | ((cp >> 6) & 63);
-        bytes[nb++] = 0x80 | (cp & 63);
-      } else {
-        unitOf[nb] = unitOf[nb + 1] = unitOf[nb + 2] = unitOf[nb + 3] = u;
-        bytes[nb++] = 0xf0 | (cp >> 18);
-        bytes[nb++] = 0x80 | ((cp >> 12) & 63);
-        bytes[nb++] = 0x80 | ((cp >> 6) & 63);
-        bytes[nb++] = 0x80 | (cp & 63);
-      }
-      u += cp >= 0x10000 ? 2 : 1;
-    }
+    const nb = utf8WithUnits(piece, this.bytes, this.unitOf);
     this.room(nb);
     return nb;
   }

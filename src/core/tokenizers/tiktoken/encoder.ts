@@ -6,6 +6,7 @@ import { bpeMerge } from './bpe';
 import { KIMI_PAT_STR, kimiSubstrings, MAX_NO_WHITESPACES_CHARS } from './kimi';
 import { translatePattern } from './pattern';
 import type { RankTable } from './rankTable';
+import { utf8WithUnits } from '../utf8Units';
 
 function escapeRegExp(s: string): string {
   return s.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
@@ -130,40 +131,13 @@ export class TiktokenEncoder {
     }
   }
 
-  /** UTF-8 encodes `s` into the scratch buffer, recording for each byte the UTF-16 index of its character; returns the byte length. */
+  /** UTF-8 encodes `s` into the scratch buffer ({@link utf8WithUnits}; `encode` makes the text well-formed first); returns the byte length. */
   private utf8(s: string): number {
     if (this.scratch.length < s.length * 3) {
       this.scratch = new Uint8Array(s.length * 3);
       this.scratchUnit = new Int32Array(s.length * 3);
     }
-    const buf = this.scratch;
-    const unit = this.scratchUnit;
-    let o = 0;
-    for (let u = 0; u < s.length; u++) {
-      const c = s.charCodeAt(u);
-      if (c < 0x80) {
-        unit[o] = u;
-        buf[o++] = c;
-      } else if (c < 0x800) {
-        unit[o] = unit[o + 1] = u;
-        buf[o++] = 0xc0 | (c >> 6);
-        buf[o++] = 0x80 | (c & 63);
-      } else if (c >= 0xd800 && c <= 0xdbff && u + 1 < s.length) {
-        const cp = 0x10000 + ((c - 0xd800) << 10) + (s.charCodeAt(u + 1) - 0xdc00);
-        unit[o] = unit[o + 1] = unit[o + 2] = unit[o + 3] = u;
-        buf[o++] = 0xf0 | (cp >> 18);
-        buf[o++] = 0x80 | ((cp >> 12) & 63);
-        buf[o++] = 0x80 | ((cp >> 6) & 63);
-        buf[o++] = 0x80 | (cp & 63);
-        u++;
-      } else {
-        unit[o] = unit[o + 1] = unit[o + 2] = u;
-        buf[o++] = 0xe0 | (c >> 12);
-        buf[o++] = 0x80 | ((c >> 6) & 63);
-        buf[o++] = 0x80 | (c & 63);
-      }
-    }
-    return o;
+    return utf8WithUnits(s, this.scratch, this.scratchUnit);
   }
 
   /** Decodes ids to text (UTF-8, invalid sequences as U+FFFD), special tokens written as their strings; unknown ids are skipped. */
