@@ -138,7 +138,11 @@ test('repeated group signals of any kind at random points: the previous outputs 
   const { dir, a, b, out } = await setup();
   // The outputs of an uncancelled run over the same inputs: what "the new ones" must equal.
   const ref = join(dir, 'ref');
-  const full = await runCli(['prepare', a, b, '--out', ref, '--quiet'], { cwd: ROOT });
+  // Run in a process of its own, as the signalled runs are, so its wall time says how long a run lasts on this machine
+  // now: the signals' schedule is spread over that span (a fixed span fired after the end on a fast machine).
+  const t0 = Date.now();
+  const full = spawnSync(process.execPath, [...CLI, 'prepare', a, b, '--out', ref, '--quiet'], { cwd: ROOT, encoding: 'utf8' });
+  const span = Date.now() - t0;
   assert.equal(full.status, 0, full.stderr);
   const DATA = ['data/tokenized_data.jsonl', 'prompts_to_generate.jsonl', 'problems.jsonl'];
   const fresh = DATA.map((f) => readFileSync(join(ref, f), 'utf8'));
@@ -147,9 +151,11 @@ test('repeated group signals of any kind at random points: the previous outputs 
   const rand = rng(seed);
   const kinds = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
   let cancelled = 0;
-  for (let round = 0; round < 6; round++) {
-    // The first signal anywhere from start-up to the end of the run; then 1 to 3 more, 0-80 ms apart, to the whole group (as `timeout` does).
-    const firstAt = Math.round(300 + rand() * 4500);
+  // Six rounds; up to four more while none was cancelled mid-run (a loaded machine can shift a whole schedule).
+  for (let round = 0; round < 6 || (cancelled === 0 && round < 10); round++) {
+    // The first signal anywhere from start-up to a little past the run's measured end (the extra rounds in its first
+    // half); then 1 to 3 more, 0-80 ms apart, to the whole group (as `timeout` does).
+    const firstAt = Math.round(round < 6 ? 50 + rand() * span * 1.1 : 50 + rand() * span * 0.5);
     const more = 1 + Math.floor(rand() * 3);
     const plan = [kinds[Math.floor(rand() * 3)], ...Array.from({ length: more }, () => kinds[Math.floor(rand() * 3)])];
     const gaps = plan.map((_, i) => (i === 0 ? firstAt : Math.round(rand() * 80)));
