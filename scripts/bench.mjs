@@ -278,10 +278,17 @@ if (values.ratios !== 'off') {
       jsTokens: p[0].raw.tokens,
       trlTps: median(trl.map((x) => x.tokens / (x.cpuMs / 1000))),
       trlRenderShare: median(trl.map((x) => x.renderCpuMs / x.cpuMs)),
+      // The ratios are paired per round (prepare, then Rust and TRL right after it, in the same minute) and their
+      // median taken: the machine's speed drifts by up to 2x over a run, which a ratio of two medians taken from
+      // different rounds would carry into the result.
+      rustRounds: p.map((x, k) => x.tokens / x.cpuMs / (rust[k].tokens / rust[k].cpuMs)),
+      trlRounds: p.map((x, k) => x.rendered / x.cpuMs / (trl[k].tokens / trl[k].cpuMs)),
     };
+    r.prepRust = median(r.rustRounds);
+    r.prepTrl = median(r.trlRounds);
     ratios.push(r);
     log(
-      `  ${data} ${tk} ${grouping}: prepare ${fmt(r.prepTps)} tok/CPU s (${fmt(r.prepLoadTps)} with the load), raw Rust ${fmt(r.rustTps)}, ratio ${fmt(r.prepTps / r.rustTps, 2)}; TRL ${fmt(r.trlTps)}, prepare on the same measure ${fmt(r.prepConvTps)}`,
+      `  ${data} ${tk} ${grouping}: prepare ${fmt(r.prepTps)} tok/CPU s (${fmt(r.prepLoadTps)} with the load), raw Rust ${fmt(r.rustTps)}, ratio ${fmt(r.prepRust, 2)} (rounds ${r.rustRounds.map((x) => fmt(x, 2)).join(', ')}); TRL ${fmt(r.trlTps)}, prepare on the same measure ${fmt(r.prepConvTps)}, ratio ${fmt(r.prepTrl, 2)} (rounds ${r.trlRounds.map((x) => fmt(x, 2)).join(', ')})`,
     );
   }
 }
@@ -474,8 +481,18 @@ if (ratios.length) {
     '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...ratios.map(
       (r) =>
-        `| ${r.data} | ${r.tokenizer} | ${r.grouping} | ${fmt(r.rows)} | ${fmt(r.records)} | ${fmt(r.tokens)} | ${fmt(r.prepTps)} (${fmt(r.prepLoadTps)}) | ${fmt(r.rustTps)} | **${fmt(r.prepTps / r.rustTps, 2)}** | ${fmt(r.jsTps)} | ${fmt(r.trlTps)} (${fmt(100 * r.trlRenderShare)} %) | ${fmt(r.prepConvTps)} | **${fmt(r.prepConvTps / r.trlTps, 2)}** |`,
+        `| ${r.data} | ${r.tokenizer} | ${r.grouping} | ${fmt(r.rows)} | ${fmt(r.records)} | ${fmt(r.tokens)} | ${fmt(r.prepTps)} (${fmt(r.prepLoadTps)}) | ${fmt(r.rustTps)} | **${fmt(r.prepRust, 2)}** | ${fmt(r.jsTps)} | ${fmt(r.trlTps)} (${fmt(100 * r.trlRenderShare)} %) | ${fmt(r.prepConvTps)} | **${fmt(r.prepTrl, 2)}** |`,
     ),
+    '',
+    'The two ratios are medians of per-round ratios (each round: prepare, then the raw Rust encode and TRL render-once ' +
+      'right after it); the rounds: ' +
+      ratios
+        .map(
+          (r) =>
+            `${r.data} ${r.tokenizer} ${r.grouping} ÷ Rust ${r.rustRounds.map((x) => fmt(x, 2)).join(' / ')}, ÷ TRL ${r.trlRounds.map((x) => fmt(x, 2)).join(' / ')}`,
+        )
+        .join('; ') +
+      '.',
   );
 }
 if (speedups.length) {
