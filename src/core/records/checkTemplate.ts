@@ -92,7 +92,8 @@ function checkTemplateUncounted(
     if (!named) throw new TemplateRenderError(`tokenizer ${tok.dir} has no chat template (tokenizer_config.json "chat_template" or chat_template.jinja)`);
     let t = compiled.get(named.name);
     if (!t) {
-      t = new ChatTemplate(named, tok.specialTokenVars, kwargs, { budget: opts.budget });
+      t =
+        opts.templates && opts.budget === undefined ? opts.templates(hasTools) : new ChatTemplate(named, tok.specialTokenVars, kwargs, { budget: opts.budget });
       compiled.set(named.name, t);
     }
     return t;
