@@ -7,7 +7,8 @@
  * - `prepare`: runs `prepare` with `workers`; reports wall time, totals, peak
  *   RSS, the main thread's event-loop delay (max, p99) while it ran, and the
  *   time spent inside the tokenizer library's `encode` on the rendered record
- *   texts (the raw tokenizer throughput on exactly those texts).
+ *   texts (the raw tokenizer throughput on exactly those texts). With
+ *   `cpuProfile` / `heapProfile`, a CPU / allocation profile of that measured window alone (this thread).
  * - `host`: the extension host's view: `prepare` runs in a worker thread (as
  *   src/vscode/workerClient.ts starts it) while this main thread only waits;
  *   reports this thread's event-loop delay.
@@ -27,6 +28,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { Session } from 'node:inspector/promises';
 
 interface Task {
   task: 'prepare' | 'host' | 'memory' | 'rust' | 'trl';
@@ -48,6 +50,14 @@ interface Task {
   warm?: boolean;
   /** prepare and host tasks: `--tokenizer-backend` (default: the run's default, auto). */
   backend?: 'auto' | 'rust' | 'js';
+  /**
+   * prepare task: write a CPU profile (`.cpuprofile`, this thread) of the measured window alone — after the tokenizer's
+   * load with `warm`, until the run returns — to this file; `cpuProfileUs`: its sampling interval (µs, default 100).
+   */
+  cpuProfile?: string;
+  cpuProfileUs?: number;
+  /** prepare task: write a sampling heap profile (`.heapprofile`) of what the measured window allocated, collected objects included. */
+  heapProfile?: string;
 }
 
 const task: Task = JSON.parse(process.argv[2]);
@@ -242,6 +252,23 @@ async function main() {
     const { prepare } = fromSource ? await import('../src/core/run/prepare/pipeline') : { prepare: null };
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const cli = fromSource ? null : (require(join(ROOT, 'dist', 'cli.js')) as { main(argv: string[]): Promise<number> });
+    const profiler = task.cpuProfile || task.heapProfile ? new Session() : null;
+    if (profiler) {
+      profiler.connect();
+      if (task.cpuProfile) {
+        await profiler.post('Profiler.enable');
+        await profiler.post('Profiler.setSamplingInterval', { interval: task.cpuProfileUs ?? 100 });
+        await profiler.post('Profiler.start');
+      }
+      if (task.heapProfile) {
+        await profiler.post('HeapProfiler.enable');
+        await profiler.post('HeapProfiler.startSampling', {
+          samplingInterval: 4096,
+          includeObjectsCollectedByMajorGC: true,
+          includeObjectsCollectedByMinorGC: true,
+        } as object);
+      }
+    }
     const series: { t: number; rss: number }[] = [];
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
@@ -291,6 +318,11 @@ async function main() {
     const cpu = process.cpuUsage(cpu0);
     lag.disable();
     clearInterval(sampler);
+    if (profiler) {
+      if (task.cpuProfile) writeFileSync(task.cpuProfile, JSON.stringify((await profiler.post('Profiler.stop')).profile));
+      if (task.heapProfile) writeFileSync(task.heapProfile, JSON.stringify((await profiler.post('HeapProfiler.stopSampling')).profile));
+      profiler.disconnect();
+    }
     if (saved) writeFileSync(task.texts!, JSON.stringify(saved));
     // RSS at each quarter of the run's time (the input is read at a steady pace).
     const quarters = [0.25, 0.5, 0.75, 1].map((f) => {

@@ -38,11 +38,13 @@
 //
 // Usage: npm run bench [-- --rows N] [--shapes chat,reasoning,agent|none] [--tokenizers qwen3,deepseek_v3]
 //                      [--workers 1,2] [--memory 2G] [--real DIR] [--scaling N|0] [--linear on|off|on,off] [--keep DIR]
-//                      [--ratios on|off] [--ratio-runs 20] [--ratio-chats 4000] [--repeat 3] [--start on|off]
+//                      [--ratios on|off] [--ratio-runs 20] [--ratio-chats 4000] [--ratio-sets S] [--repeat 3] [--start on|off]
 //                      [--backend auto|rust|js] [--speedup on|off] [--speedup-runs 600] [--speedup-chats 20000]
 //   --child bundle|tsx  how the measuring processes run scripts/bench-child.ts: bundled by esbuild like dist/cli.js (default:
 //                 the code as it ships; .cache/bench-child.js) or from source under tsx (its loader wraps every
 //                 call between modules, so from-source figures are lower than the shipped code's)
+//   --ratio-sets S  only these rows of the ratios (comma-separated data:tokenizer, e.g. agent80:deepseek_v3,agent80:llama3_1;
+//                 data agent80 or chats, tokenizer qwen3, deepseek_v3 or llama3_1); default: every row
 //   --backend B   every prepare with --tokenizer-backend B (default: the run's default, auto); the "tokenizer library"
 //                 column is then that library's encode inside the run (tokenizers.js encode_text, or the Rust encodeBatch)
 //   --rows N      chat rows (default 10000); reasoning rows N/10, agent runs N/500 (at least 8);
@@ -81,6 +83,7 @@ const { values } = parseArgs({
     ratios: { type: 'string', default: 'on' },
     'ratio-runs': { type: 'string', default: '20' },
     'ratio-chats': { type: 'string', default: '4000' },
+    'ratio-sets': { type: 'string' },
     repeat: { type: 'string', default: '3' },
     start: { type: 'string', default: 'on' },
     speedup: { type: 'string', default: 'on' },
@@ -248,7 +251,10 @@ if (values.ratios !== 'off') {
     ['chats', chatInput, 'deepseek_v3', 'exact'],
     ['chats', chatInput, 'qwen3', 'merged'],
   ];
-  for (const [data, input, tk, grouping] of cases) {
+  const sets = values['ratio-sets']?.split(',').map((x) => x.trim());
+  const unknown = sets?.filter((x) => !cases.some(([data, , tk]) => `${data}:${tk}` === x));
+  if (unknown?.length) throw new Error(`--ratio-sets: no ratio row ${unknown.join(', ')} (rows: ${cases.map(([d, , t]) => `${d}:${t}`).join(', ')})`);
+  for (const [data, input, tk, grouping] of cases.filter(([data, , tk]) => !sets || sets.includes(`${data}:${tk}`))) {
     const p = [];
     const rust = [];
     const trl = [];

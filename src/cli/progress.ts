@@ -18,6 +18,7 @@ import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { Format, SingleBar } from 'cli-progress';
 import type { PrepareProgress } from '../core/run/contract';
+import { groupedInt } from '../core/numberText';
 
 /** Interval of the progress lines when stderr is not a terminal. */
 export const LOG_INTERVAL_MS = 5000;
@@ -148,12 +149,12 @@ export class ProgressLine {
     const fileNo = this.order.indexOf(p.file) + 1 || p.fileIndex + 1;
     const parts = [
       `file ${fileNo}/${this.order.length || p.fileCount} ${basename(p.file)}`,
-      `${rows.toLocaleString('en-US')} rows ${secs > 0 ? rate(rows / secs) : '0'}/s`,
+      `${groupedInt(rows)} rows ${secs > 0 ? rate(rows / secs) : '0'}/s`,
       `${compact(tokens)} tok ${secs > 0 ? rate(tokens / secs) : '0'}/s`,
       `ETA ${Number.isNaN(eta) ? '…' : duration(eta)}`,
       `${p.workers} worker${p.workers === 1 ? '' : 's'}`,
     ];
-    if (p.rowsErrored) parts.splice(2, 0, `${p.rowsErrored.toLocaleString('en-US')} errored`);
+    if (p.rowsErrored) parts.splice(2, 0, `${groupedInt(p.rowsErrored)} errored`);
     this.value = bytes / this.totalBytes;
     this.payload = { text: parts.join(' · ') };
     if (!this.started) {

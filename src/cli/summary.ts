@@ -16,6 +16,7 @@ import { nextStepsOfRun } from '../core/run/reports/nextSteps';
 import { conversationsLines } from '../core/run/reports/conversationsNote';
 import { compact } from './progress';
 import { addTrainerCuts, emptyTrainerCuts, trainerCutLines } from '../core/trainers/trainers';
+import { groupedInt } from '../core/numberText';
 
 /** How a command's runs ended, for the summary's last lines. */
 export interface SummaryContext {
@@ -47,7 +48,7 @@ function compactNum(n: number): string {
 }
 
 function num(n: number): string {
-  return n.toLocaleString('en-US');
+  return groupedInt(n);
 }
 
 /** Amplification of a file when the run computed it (record tokens ÷ tokens of the conversations rendered once; `run/stats.ts`). */

@@ -1,7 +1,8 @@
 /**
  * The fast paths of issue 26 give what the slow ones gave: `commonPrefixLength` (chunked native comparisons)
  * equals a character-by-character loop, and the tokenizer length a loaded tokenizer reports (`TargetTokenizer.size`,
- * from its id map) equals the one read from `tokenizer.json` (`tokenizerSizeOf`), which `token_counts.json` records.
+ * from its id map) equals the one read from `tokenizer.json` (`tokenizerSizeOf`), which `token_counts.json` records;
+ * `groupedInt` prints what `toLocaleString('en-US')` prints, and `joinedRender` is `P + C`.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +15,8 @@ import { join } from 'node:path';
 import { countRowTokens } from '../../src/core/records/rowResult';
 import { tokenizerSizeOf } from '../../src/core/run/outputs/tokenCounts';
 import { lenmlModelDir, sharedTokenizer } from '../helpers';
+import { groupedInt } from '../../src/core/numberText';
+import { joinedRender } from '../../src/core/records/targetRules';
 
 /** The definition: compare one code unit at a time. */
 function slowCommonPrefix(a: string, b: string): number {
@@ -202,4 +205,39 @@ test('TargetTokenizer.encode ids equal the library encode (add_special_tokens fa
       assert.deepEqual(tok.encode(t.normalize('NFC')).ids, want, `${name}: ${JSON.stringify(t.slice(0, 40))}`);
     }
   }
+});
+
+test("groupedInt is toLocaleString('en-US') on integers of every length and sign, and on the numbers it hands over", () => {
+  const xs = [0, 1, -1, 9, 10, 999, 1000, -1000, 1234, 12345, 123456, 1234567, -1234567, 999999, 1000000, 2 ** 53 - 1, -(2 ** 53 - 1)];
+  // Numbers ICU formats itself: fractions, -0, past 2^53, not finite.
+  xs.push(1.5, 0.1234, 1234.5678, -0, 2 ** 53, 1e21, NaN, Infinity, -Infinity);
+  let seed = 11;
+  const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  for (let k = 0; k < 5000; k++) xs.push(Math.floor((rand() - 0.3) * 10 ** Math.floor(rand() * 16)));
+  for (const x of xs) assert.equal(groupedInt(x), x.toLocaleString('en-US'), String(x));
+  assert.equal(groupedInt(1234567), '1,234,567');
+  assert.equal(groupedInt(-1000), '-1,000');
+});
+
+test('joinedRender is P + C, a slice of F where F continues P with C', () => {
+  let seed = 5;
+  const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  const text = (n: number) => Array.from({ length: n }, () => 'ab<|\n'[Math.floor(rand() * 5)]).join('');
+  let sliced = 0;
+  for (let t = 0; t < 2000; t++) {
+    const F = text(Math.floor(rand() * 200));
+    const p = Math.floor(rand() * (F.length + 1));
+    const c = Math.floor(rand() * (F.length - p + 1));
+    let P = F.slice(0, p);
+    let C = F.slice(p, p + c);
+    // Sometimes P or C differs from F (a restored reasoning, an appended stop token, another render): P + C all the same.
+    const r = rand();
+    if (r < 0.15) C += '</s>';
+    else if (r < 0.3 && P.length) P = P.slice(0, -1) + 'z';
+    else if (r < 0.4) C = 'x' + C;
+    const X = joinedRender(P, C, F);
+    assert.equal(X, P + C);
+    if (F.startsWith(P + C)) sliced++;
+  }
+  assert.ok(sliced > 1000, `the slice case was exercised (${sliced})`);
 });

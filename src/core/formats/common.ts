@@ -64,9 +64,11 @@ export interface TurnOptions {
 
 // ------------------------------------------------------------------ turns
 
-/** A value that holds text: a non-blank string, a number, a non-empty list or an object. */
+const NON_BLANK = /\S/; // `\s` is the set `trim` removes (WhiteSpace and LineTerminator)
+
+/** A value that holds text: a non-blank string (tested without `trim`'s copy of the text), a number, a non-empty list or an object. */
 function holdsText(v: unknown): boolean {
-  if (typeof v === 'string') return v.trim() !== '';
+  if (typeof v === 'string') return NON_BLANK.test(v);
   if (typeof v === 'number' || typeof v === 'boolean') return true;
   if (Array.isArray(v)) return v.length > 0;
   return isObject(v);
@@ -224,6 +226,7 @@ interface SideCalls {
  * fields marked read. Undefined when there is none.
  */
 function readSideCalls(turn: Row, roleKey: string, ctx: NormalizeContext, opts: TurnOptions): SideCalls | undefined {
+  if (!Object.keys(turn).some((k) => Array.isArray(turn[k]) && (turn[k] as unknown[]).length > 0)) return undefined; // no list: no calls, no key set
   const f = ctx.fields;
   const side = sideCallList(turn, new Set([roleKey, ...TEXT_KEYS, ...REASONING_KEYS, ...(opts.textKey ? [opts.textKey] : []), ...(f.usedKeys(turn) ?? [])]));
   if (!side) return undefined;

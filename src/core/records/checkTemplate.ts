@@ -39,7 +39,14 @@ import type { CheckTemplateOptions, PrefixBreak, ProbeRecords, TemplateCheck } f
  */
 export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions = {}): TemplateCheck {
   const { check, texts } = checkTemplateUncounted(tok, opts);
-  const count = (list: readonly string[]) => list.reduce((a, t) => a + tok.encode(t).ids.length, 0);
+  // Each distinct text encoded once: a prefix-stable template's exact and merged records and whole renders are mostly the same texts.
+  const lengths = new Map<string, number>();
+  const length = (t: string) => {
+    let n = lengths.get(t);
+    if (n === undefined) lengths.set(t, (n = tok.encode(t).ids.length));
+    return n;
+  };
+  const count = (list: readonly string[]) => list.reduce((a, t) => a + length(t), 0);
   return withAmplification(check, count(texts.exact), count(texts.merged), count(texts.rendered));
 }
 
@@ -85,7 +92,8 @@ function checkTemplateUncounted(
     if (!named) throw new TemplateRenderError(`tokenizer ${tok.dir} has no chat template (tokenizer_config.json "chat_template" or chat_template.jinja)`);
     let t = compiled.get(named.name);
     if (!t) {
-      t = new ChatTemplate(named, tok.specialTokenVars, kwargs, { budget: opts.budget });
+      t =
+        opts.templates && opts.budget === undefined ? opts.templates(hasTools) : new ChatTemplate(named, tok.specialTokenVars, kwargs, { budget: opts.budget });
       compiled.set(named.name, t);
     }
     return t;

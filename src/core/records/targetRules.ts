@@ -103,13 +103,24 @@ function locateTarget(i: number, s: TargetScope): { target: LocatedTarget; C: st
   if (!contentShown(content, C) && !contentShown(content, generationPromptOf(i, P, s.R) + C)) s.notes.add('content_not_rendered');
   const ending = turnEnding(i, C, found, s);
   C = ending.C;
-  const X = P + C;
+  const X = joinedRender(P, C, found.F ?? s.R(i + 1, false));
   const span: Span = [P.length, P.length + ending.end];
   // The model stops at the first stop token (or its own end-of-turn token) the turn's text spells: what follows is never written.
   const final = s.specials.tokenEndingAt(X, span[1]);
   const quoted = ending.own?.dataTokens.some((t) => P.length + t.end < span[1] && (s.stops.has(t.token) || t.token === final)) ?? false;
   if (quoted || stopTokenInside(X, span, s.specials, s.stops)) s.notes.add('stop_token_inside_turn');
   return { target: { index: i, P, X, span, texts: turnTexts(s.messages[i]) }, C, found };
+}
+
+/**
+ * `P + C`, as a slice of `F` when `F` starts with it (the common case: `F_i = P_i + C_i` and more): the same string,
+ * without building a concatenation that every later character read copies whole (the engine flattens it) — once per
+ * target, over renders as long as the conversation's history.
+ */
+export function joinedRender(P: string, C: string, F: string): string {
+  const n = P.length + C.length;
+  if (n <= F.length && startsWithAt(F, P) && startsWithAt(F, C, P.length)) return n === F.length ? F : F.slice(0, n);
+  return P + C;
 }
 
 /**

@@ -149,9 +149,13 @@ export function trainableInOf(m: readonly number[], tokens: number, trainable: n
   };
 }
 
-/** The sum of a list of numbers (a loss mask's trainable tokens). */
+/**
+ * The sum of a list of numbers (a loss mask's trainable tokens). Indexed, not `for…of`: called a few times per record
+ * over masks of thousands of tokens, it mostly runs before the optimizing compiler takes it, where `for…of` allocates
+ * an iterator result per element (8 MB on 20 agent runs of 80 messages).
+ */
 export function sum(a: readonly number[]): number {
   let s = 0;
-  for (const x of a) s += x;
+  for (let k = 0; k < a.length; k++) s += a[k];
   return s;
 }

@@ -13,6 +13,7 @@
  * `'x' * 10**9` and runaway recursion at once.
  */
 import { TemplateBudgetError } from './errors';
+import { groupedInt } from '../numberText';
 
 /** Limits of one render. All counts are per render (one `ChatTemplate.render` call). */
 export interface RenderBudget {
@@ -51,7 +52,7 @@ export const DEFAULT_RENDER_BUDGET: Readonly<RenderBudget> = Object.freeze({
 
 /** `n` with thousands separators, as budget messages print limits. */
 function fmt(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
+  return groupedInt(Math.round(n));
 }
 
 /** The running account of one render against its budget. */

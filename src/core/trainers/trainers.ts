@@ -24,8 +24,9 @@
  *
  * EAGLE and Model-Optimizer read conversations and tokenize them with the same chat template, so
  * a record's length stands for the length their loader sees (EAGLE's main.py also puts its own
- * system prompt first: its sequences are, if anything, longer). Pure; no imports at run time.
+ * system prompt first: its sequences are, if anything, longer). Pure; at run time it imports only numberText.ts.
  */
+import { groupedInt } from '../numberText';
 
 /** The trainers `prepare --trainer` knows, in the order shown. */
 export const TRAINER_IDS = ['specforge', 'speculators', 'eagle', 'modelopt'] as const;
@@ -199,7 +200,7 @@ export function anyTrainableLost(cuts: Partial<TrainerCuts> | undefined): boolea
 }
 
 function num(n: number): string {
-  return n.toLocaleString('en-US');
+  return groupedInt(n);
 }
 
 /**

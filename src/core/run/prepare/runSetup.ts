@@ -8,6 +8,7 @@ import { RowProcessor } from '../../records/rowProcessor';
 import { TokenizerLoadError, type TargetTokenizer } from '../../tokenizers/types';
 import type { PrepareHooks, PrepareOptions, RunSetup } from '../contract';
 import type { RowSettings } from '../../records/rowResult';
+import type { ChatTemplate } from '../../templates/template';
 import { runSettingOptionsOf } from '../runSettings';
 
 /**
@@ -39,7 +40,7 @@ export async function startExecutor(opts: PrepareOptions, hooks: PrepareHooks): 
     let processor: RowProcessor;
     try {
       processor = new RowProcessor(settingsOf(opts));
-      setup = await runSetup(processor.tok, opts, processor.backendFallback);
+      setup = await runSetup(processor.tok, opts, processor.backendFallback, (hasTools) => processor.template(hasTools));
     } catch (e) {
       await pool?.close();
       throw e;
@@ -74,9 +75,15 @@ export async function startExecutor(opts: PrepareOptions, hooks: PrepareHooks): 
 
 /**
  * Runs the chat-template check once for a run (`eagle3-prep check-template`, without the probe renders) and says which
- * tokenizer backend runs (`fallback`: why `auto` fell back to the JavaScript one).
+ * tokenizer backend runs (`fallback`: why `auto` fell back to the JavaScript one). `templates`: the row processor's
+ * compiled chat templates, which the check then renders with (CheckTemplateOptions.templates).
  */
-export async function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templateKwargs' | 'mask' | 'grouping'>, fallback?: string): Promise<RunSetup> {
+export async function runSetup(
+  tok: TargetTokenizer,
+  opts: Pick<PrepareOptions, 'templateKwargs' | 'mask' | 'grouping'>,
+  fallback?: string,
+  templates?: (hasTools: boolean) => ChatTemplate,
+): Promise<RunSetup> {
   const setup: RunSetup = {
     tokenizer: {
       dir: tok.dir,
@@ -96,7 +103,7 @@ export async function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 
       records: _r,
       turns: _t,
       ...findings
-    } = await checkTemplateAsync(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask, grouping: opts.grouping });
+    } = await checkTemplateAsync(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask, grouping: opts.grouping, templates });
     setup.templateCheck = findings;
   } catch (e) {
     setup.checkError = (e as Error).message;

@@ -5,12 +5,13 @@
  */
 import { basename } from 'node:path';
 import type { PrepareResult } from '../contract';
+import { groupedInt } from '../../numberText';
 
 /** The `eagle_*` notes: why a conversation is not in `conversations_sharegpt.jsonl`. */
 const SHAREGPT_REFUSALS = ['eagle_tool_turns', 'eagle_reasoning', 'eagle_turn_not_trainable', 'eagle_turn_order'] as const;
 
 function num(n: number): string {
-  return n.toLocaleString('en-US');
+  return groupedInt(n);
 }
 
 /**

@@ -26,6 +26,7 @@ import type { Distribution, LengthStats } from '../stats';
 import { nextStepsOfRun } from './nextSteps';
 import { TRAINER_IDS, TRAINERS, type TrainerCuts } from '../../trainers/trainers';
 import { reportedSettings, runSettingSpec, runSettingsOfReport, shown, type RunSettings } from '../runSettings';
+import { groupedInt } from '../../numberText';
 
 /** How a run's log, summary and report.md name the tokenizer backend that ran, with the reason of a fallback. */
 export function backendLine(t: Pick<PrepareResult['tokenizer'], 'backend' | 'backendFallback'>): string {
@@ -133,7 +134,7 @@ export function amplificationLine(l: LengthStats | undefined, grouping: string, 
 }
 
 function fmtInt(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
+  return groupedInt(Math.round(n));
 }
 
 function distRow(name: string, d: Distribution): string {
@@ -282,7 +283,7 @@ export function renderReportMarkdown(r: PrepareResult): string {
         ]
       : []),
     ...(r.outputs.kept?.length ? [`- Kept: ${r.outputs.kept.map((p) => `\`${relative(r.outDir, p) || basename(p)}\``).join(', ')} — ${KEPT_REASON}`] : []),
-    `- Time: ${(r.elapsedMs / 1000).toFixed(1)} s${r.shard?.merged ? ' (slowest shard)' : ''}${r.throughput ? `; ${r.throughput.tokensPerSecond.toLocaleString('en-US')} tokens/s, ${r.throughput.rowsPerSecond.toLocaleString('en-US')} rows/s${r.shard?.merged ? " (all shards over the slowest one's time)" : ''}` : ''}`,
+    `- Time: ${(r.elapsedMs / 1000).toFixed(1)} s${r.shard?.merged ? ' (slowest shard)' : ''}${r.throughput ? `; ${groupedInt(r.throughput.tokensPerSecond)} tokens/s, ${groupedInt(r.throughput.rowsPerSecond)} rows/s${r.shard?.merged ? " (all shards over the slowest one's time)" : ''}` : ''}`,
     ...(r.shard
       ? [
           r.shard.merged
