@@ -194,11 +194,15 @@ export class PrefixTrace implements TraceHooks, ObservationSink, JournalWatcher 
     if (!this.usable(cp)) return undefined;
     const out = this.tail(cp, k, flag, [], 0, cp.text.length);
     if (out === undefined) return undefined;
-    // The output up to a checkpoint is the full render's output up to there (top-level blocks only append): when the
-    // tail continues it too, the render is a prefix of the full text, returned as a slice of it (no copy).
+    // The output up to a checkpoint is the full render's (top-level blocks only append); a tail that continues it: a slice.
     const full = this.fullText;
     if (full !== null && full.startsWith(out, cp.text.length)) return full.slice(0, cp.text.length + out.length);
-    return cp.text + out;
+    return this.upTo(cp) + out;
+  }
+
+  /** The output from `from` to `cp`: a slice of the flat full text, not `cp`'s own text (a rope each use would copy). */
+  private upTo(cp: Checkpoint, from = 0): string {
+    return this.fullText !== null ? this.fullText.slice(from, cp.text.length) : cp.text.slice(from);
   }
 
   private usable(cp: Checkpoint): boolean {
@@ -273,9 +277,9 @@ export class PrefixTrace implements TraceHooks, ObservationSink, JournalWatcher 
     if (head.text === cp0.text) {
       const full = this.fullText;
       if (full !== null && full.startsWith(out, cp.text.length)) return full.slice(0, cp.text.length + out.length);
-      return cp.text + out;
+      return this.upTo(cp) + out;
     }
-    return head.text + cp.text.slice(base) + out;
+    return head.text + this.upTo(cp, base) + out;
   }
 
   /** The header replay of `(k, g)` and its overrides (computed once per prefix length when the header does not read the flag). */
