@@ -38,8 +38,10 @@
 //
 // Usage: npm run bench [-- --rows N] [--shapes chat,reasoning,agent|none] [--tokenizers qwen3,deepseek_v3]
 //                      [--workers 1,2] [--memory 2G] [--real DIR] [--scaling N|0] [--linear on|off|on,off] [--keep DIR]
-//                      [--ratios on|off] [--ratio-runs 20] [--ratio-chats 4000] [--repeat 3] [--start on|off]
+//                      [--ratios on|off] [--ratio-runs 20] [--ratio-chats 4000] [--ratio-sets SETS] [--repeat 3] [--start on|off]
 //                      [--backend auto|rust|js] [--speedup on|off] [--speedup-runs 600] [--speedup-chats 20000]
+//   --ratio-sets SETS  only these rows of the ratios, comma-separated `data:tokenizer:grouping` (e.g. agent80:qwen3:merged,
+//                 chats:deepseek_v3:exact); default all
 //   --child bundle|tsx  how the measuring processes run scripts/bench-child.ts: bundled by esbuild like dist/cli.js (default:
 //                 the code as it ships; .cache/bench-child.js) or from source under tsx (its loader wraps every
 //                 call between modules, so from-source figures are lower than the shipped code's)
@@ -81,6 +83,7 @@ const { values } = parseArgs({
     ratios: { type: 'string', default: 'on' },
     'ratio-runs': { type: 'string', default: '20' },
     'ratio-chats': { type: 'string', default: '4000' },
+    'ratio-sets': { type: 'string' },
     repeat: { type: 'string', default: '3' },
     start: { type: 'string', default: 'on' },
     speedup: { type: 'string', default: 'on' },
@@ -248,7 +251,9 @@ if (values.ratios !== 'off') {
     ['chats', chatInput, 'deepseek_v3', 'exact'],
     ['chats', chatInput, 'qwen3', 'merged'],
   ];
+  const sets = values['ratio-sets']?.split(',');
   for (const [data, input, tk, grouping] of cases) {
+    if (sets && !sets.includes(`${data}:${tk}:${grouping}`)) continue;
     const p = [];
     const rust = [];
     const trl = [];
