@@ -218,3 +218,42 @@ test('record view (hover, mask view) shows the records of the grouping prepare w
     );
   }
 });
+
+test('merged on Qwen3: an empty think block in the last of many trained spans is noted empty_think_trained, and only there', async () => {
+  const { traceRow } = await import('../../src/core/records/rowTrace');
+  const { RecordBuilder } = await import('../../src/core/records/recordBuilder');
+  const { cachedTokenizer } = await import('../../src/core/tokenizers/loadedTokenizers');
+  const tok = cachedTokenizer(undefined).tok; // the embedded Qwen3
+  const builder = new RecordBuilder(tok);
+  // Ten assistant turns answering user turns (tool results written as user turns, as agent runs often are): Qwen3
+  // writes no think block in the history and an empty one in the final turn when it has no reasoning.
+  const turns = (finalReasoning: string | null) => {
+    const messages: Record<string, unknown>[] = [{ role: 'system', content: 'S' }];
+    for (let i = 0; i < 10; i++) {
+      messages.push({ role: 'user', content: `result ${i}` });
+      const last = i === 9;
+      messages.push({ role: 'assistant', content: `step ${i}`, ...(last && finalReasoning ? { reasoning_content: finalReasoning } : {}) });
+    }
+    return { messages };
+  };
+  const trace = (value: unknown) => {
+    const t = traceRow({ line: 1, value }, 'f.jsonl', 'f.jsonl', {}, { mask: 'assistant', grouping: 'merged' }, { tok, builder });
+    assert.equal(t.fate.fate, 'written');
+    assert.equal(t.parts.length, 1);
+    return t.parts[0];
+  };
+  const empty = trace(turns(null));
+  assert.equal(empty.records.length, 1);
+  const { text, spans } = empty.records[0].text;
+  assert.equal(spans.length, 10);
+  // The empty block is in the last span only; the nine before it hold no `<think>`.
+  assert.deepEqual(
+    spans.map(([a, z]) => text.slice(a, z).includes('<think>')),
+    [...Array(9).fill(false), true],
+  );
+  assert.ok(text.slice(spans[9][0], spans[9][1]).startsWith('<think>\n\n</think>'));
+  assert.ok(empty.notes.includes('empty_think_trained'));
+  const reasoned = trace(turns('thought about it'));
+  assert.ok(reasoned.records[0].text.text.includes('<think>\nthought about it\n</think>'));
+  assert.ok(!reasoned.notes.includes('empty_think_trained'));
+});

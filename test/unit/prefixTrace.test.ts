@@ -18,6 +18,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { normalizeRow } from '../../src/core/formats/normalize';
 import { PREFIX_TRACE_TESTING } from '../../src/core/templates/jinja/prefixTrace';
+import { QUIET_LOOPS_TESTING } from '../../src/core/templates/jinja/statements';
 import { PrefixRenderer } from '../../src/core/templates/prefixRenderer';
 import { ChatTemplate, pickTemplate, type ChatTemplateOptions } from '../../src/core/templates/template';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
@@ -336,6 +337,92 @@ test("header replay within the render budget: the header counts as the prefix's 
   const five = chat(['user', '1'], ['assistant', '2'], ['user', '3'], ['assistant', '4'], ['user', '5']);
   // k ≤ 3 fit (k header iterations + 301 k ≤ 1,000), both flags; longer ones raise, and so does the full render.
   assert.equal(check(heavy, [five], { budget: { maxLoopIterations: 1000 } }), 8);
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Quiet loops in a header replay (statements.ts `watchedBody`): a header loop ends at its first iteration that reads
+// nothing per-iteration, changes nothing outside itself, writes nothing and counts nothing; the rest are counted only.
+
+/** A header loop over the reversed messages (`body`), its state printed in the message loop (every prefix replays it). */
+const reversedHeader = (init: string, body: string, after = '{{ ns }}') =>
+  `{%- set ns = namespace(${init}) -%}{%- for m in messages[::-1] -%}${body}{%- endfor -%}
+{%- for m in messages -%}{{ m.role }}:{{ m.content }};{%- endfor -%}${after}{%- if add_generation_prompt -%}A:{%- endif -%}`;
+
+/** Header loops whose first iterations look quiet but are not: each differs from the real render if skipped. */
+const NOT_QUIET: [string, string][] = [
+  // A decision on the loop counter.
+  ['counter', reversedHeader('c=0, n=messages|length', `{%- if loop.index0 > 2 -%}{%- set ns.c = ns.c + 1 -%}{%- endif -%}`)],
+  // A decision on the loop variable (the last message of CONV is an assistant turn: the first iteration writes nothing).
+  ['item', reversedHeader('t=0, n=messages|length', `{%- if m.role == 'tool' -%}{%- set ns.t = ns.t + 1 -%}{%- endif -%}`)],
+  // A counting set, its name read: a per-iteration value.
+  ['counted name read', reversedHeader('x=-1, n=messages|length', `{%- set i = loop.index0 -%}{%- if i == 3 -%}{%- set ns.x = i -%}{%- endif -%}`)],
+  // A value that raises in a later iteration only (not a counting set: `//`): prefixes of 3 to 6 messages raise at
+  // their third iteration; the full conversation does not.
+  ['later error', reversedHeader('n=messages|length', `{%- set q = 10 // (loop.index0 - 2 + (messages|length > 6) * 100) -%}`)],
+  // A block set reading the item, its name read.
+  [
+    'block set',
+    reversedHeader('r="", n=messages|length', `{%- set x -%}{{ m.role }}{%- endset -%}{%- if x == 'user' -%}{%- set ns.r = ns.r ~ 'u' -%}{%- endif -%}`),
+  ],
+  // Output in a later iteration only.
+  ['later output', reversedHeader('n=messages|length', `{%- if loop.last -%}[first]{%- endif -%}`, '')],
+  // State changed from values the same in every iteration: a count, a namespace written with the same value.
+  ['count', reversedHeader('n=messages|length, k=0', `{%- set ns.k = ns.k + 1 -%}`)],
+  ['same value written', reversedHeader('n=messages|length, k=0', `{%- set ns.k = 0 -%}{%- if m.role == 'tool' -%}{%- set ns.k = 1 -%}{%- endif -%}`)],
+];
+
+test('header replay: a loop ends at its first quiet iteration (Qwen3), never at one that reads or changes per-iteration state', () => {
+  QUIET_LOOPS_TESTING.skipped = 0;
+  assert.equal(check(QWEN_LIKE), 18);
+  // k = 1 … 8, each once (the replay is shared by both flags): the iterations after the last user turn was found.
+  assert.ok(QUIET_LOOPS_TESTING.skipped > 0);
+  const skippedQwen = QUIET_LOOPS_TESTING.skipped;
+  // The same on the real template: every prefix of an agent run served, equal to its own render.
+  const qwen = readFileSync(join(FIX, 'templates', 'Qwen-Qwen3-0.6B', 'chat_template.jinja'), 'utf8');
+  const run = chat(['system', 'S'], ...Array.from({ length: 30 }, (_, i): [string, string] => [i % 2 ? 'assistant' : 'user', `m${i}`]));
+  const served = compareAll(templateOf(qwen), run, undefined, 'Qwen3, 31 messages').proven;
+  assert.equal(served, 62);
+  assert.ok(QUIET_LOOPS_TESTING.skipped > skippedQwen);
+  for (const [name, source] of NOT_QUIET) {
+    QUIET_LOOPS_TESTING.skipped = 0;
+    const proven = check(source);
+    assert.ok(proven > 0, name);
+    assert.equal(QUIET_LOOPS_TESTING.skipped, 0, `${name}: no iteration skipped`);
+  }
+});
+
+test('header replay: quiet loops forced past per-iteration reads and changes: the equality check fails on each', () => {
+  QUIET_LOOPS_TESTING.ignoreVarying = true;
+  try {
+    for (const [name, source] of NOT_QUIET)
+      assert.throws(
+        () => check(source),
+        (e: Error) => e.name === 'AssertionError' && /served from the trace|served a render whose own render raises/.test(e.message),
+        name,
+      );
+  } finally {
+    QUIET_LOOPS_TESTING.ignoreVarying = false;
+  }
+  assert.equal(check(QWEN_LIKE), 18);
+});
+
+test('header replay: a quiet loop counts its skipped iterations against the render budget', () => {
+  // A header loop of 100 (10 - k) iterations, quiet from its first (a counting set whose name is never read), then k
+  // message iterations: within a budget of 500 for k ≥ 6 (406 … 208); shorter prefixes raise, as on their own.
+  const source = `{%- set ns = namespace(n=messages|length) -%}{%- for i in range((10 - messages|length) * 100) -%}{%- set j = loop.index + 1 -%}{%- endfor -%}
+{%- for m in messages -%}{{ m.content }};{%- endfor -%}{{ add_generation_prompt }}`;
+  QUIET_LOOPS_TESTING.skipped = 0;
+  assert.equal(check(source, [CONV], { budget: { maxLoopIterations: 500 } }), 6); // k = 6, 7, 8, both flags
+  assert.ok(QUIET_LOOPS_TESTING.skipped > 0);
+  // Nested loops in the header: the inner loop is quiet in each outer iteration; the outer one counts the inner
+  // iterations (its own are never skipped).
+  QUIET_LOOPS_TESTING.skipped = 0;
+  const nested = `{%- set ns = namespace(n=messages|length) -%}{%- for m in messages[::-1] -%}{%- for c in [1, 2, 3] -%}{%- endfor -%}{%- endfor -%}
+{%- for m in messages -%}{{ m.content }};{%- endfor -%}{{ ns.n }}`;
+  assert.equal(check(nested), 18);
+  // Replays of k = 0 … 7 (the full conversation is not replayed), each of their k outer iterations skipping 2 inner
+  // ones: 2 (0 + 1 + … + 7).
+  assert.equal(QUIET_LOOPS_TESTING.skipped, 56);
 });
 
 test('linearPrefixes: false renders every prefix on its own', () => {

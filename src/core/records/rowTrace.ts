@@ -29,7 +29,7 @@ import type { Conversation, Message } from '../types';
 import type { EncodedText, TargetTokenizer } from '../tokenizers/types';
 import { partsFate, RECORD_DROP_NOTES, recordFate, recordRulesOf, rowFate, type RecordDrop, type RecordLimits } from './fate';
 import { generatedTurnsOf, type GeneratedTurnIds } from './generatedIds';
-import type { TextRecord } from './maskTypes';
+import type { Span, TextRecord } from './maskTypes';
 import { addRecordCut, emptyTrainerCuts, SHORTEST_TRAINER_LENGTH } from '../trainers/trainers';
 import { Counter, trainableInOf } from './traceCounter';
 import { splitIfLong, splitLength } from './traceSplit';
@@ -52,10 +52,23 @@ import { turnsBeforeTemplate } from './turns';
 /** An empty think block (only whitespace inside), as reasoning templates write it for a turn without reasoning. */
 const EMPTY_THINK = /<think>\s*<\/think>/;
 
-/** Whether `text[a, z)` holds an empty think block ({@link EMPTY_THINK}); no slice nor regex scan of a span without `<think>` (the caller checks that the text has one at all: one scan per record). */
-function hasEmptyThink(text: string, a: number, z: number): boolean {
-  const k = text.indexOf('<think>', a);
-  return k >= 0 && k < z && EMPTY_THINK.test(text.slice(k, z));
+/**
+ * Whether a span of `text` holds an empty think block ({@link EMPTY_THINK}); no slice nor regex scan of a span without
+ * `<think>`. One pass over the text for ascending spans: the first `<think>` at or after a span's start is kept for the
+ * spans before it (a record of grouping `merged` has a span per turn, most of them without one).
+ */
+function spansHaveEmptyThink(text: string, spans: readonly Span[]): boolean {
+  // k: the first `<think>` at or after `from` (-1: none there).
+  let from = -1;
+  let k = -1;
+  for (const [a, z] of spans) {
+    if (from < 0 || a < from || (k >= 0 && k < a)) {
+      k = text.indexOf('<think>', a);
+      from = a;
+    }
+    if (k >= 0 && k < z && EMPTY_THINK.test(text.slice(k, z))) return true;
+  }
+  return false;
 }
 
 /**
@@ -265,8 +278,7 @@ export function* traceConversation(
   if (row.fate === 'written') {
     t.fate = { fate: 'written', records: t.records.filter((r) => r.fate.written).length };
     // A turn without reasoning trained with the empty think block the template writes for it (checkTemplate's finding, per row).
-    if (built.records.some((rec) => rec.text.includes('<think>') && rec.spans.some(([a, z]) => hasEmptyThink(rec.text, a, z))))
-      t.notes.push('empty_think_trained');
+    if (built.records.some((rec) => spansHaveEmptyThink(rec.text, rec.spans))) t.notes.push('empty_think_trained');
   } else if (row.fate === 'errored') {
     const message = `${row.targetError.reason}: ${row.targetError.message}; template "${template.named.name}" of ${ctx.tok.dir}`;
     t.fate = { fate: 'errored', code: row.targetError.reason as Code, message };

@@ -88,6 +88,18 @@ export class BudgetMeter {
     if ((n & 1023) === 0) this.checkClock();
   }
 
+  /**
+   * Counts `n` loop iterations at once (iterations known to do nothing else, skipped: statements.ts `loopFrom`), as
+   * `n` calls of {@link step} count them; checks the wall clock once.
+   * @throws TemplateBudgetError past `maxLoopIterations` or `maxMillis`
+   */
+  steps(n: number): void {
+    this.iterations += n;
+    if (this.iterations > this.budget.maxLoopIterations)
+      throw new TemplateBudgetError('loopIterations', `loop iterations > ${fmt(this.budget.maxLoopIterations)}`);
+    this.checkClock();
+  }
+
   /** @throws TemplateBudgetError past `maxMillis` */
   checkClock(): void {
     if (Date.now() > this.deadline) throw new TemplateBudgetError('wallTime', `render time > ${fmt(this.budget.maxMillis)} ms`);

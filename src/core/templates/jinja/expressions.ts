@@ -11,7 +11,7 @@ import { pyAdd, pyDiv, pyFloorDiv, pyMod, pyMul, pyPow, pySub } from './operator
 import { pyCompare, pyEq, toList, truthy } from './protocols';
 import { pyStr, undefinedMessage } from './repr';
 import { builtinAttribute, UNSAFE } from './sandbox';
-import { Control, LoopCtx, Scope } from './scope';
+import { Control, IterationWatch, LoopCtx, Scope } from './scope';
 import { INPUT_FLAG, type StateRead, type TraceHooks } from './traceHooks';
 import { viewOf } from './tracedList';
 import { codePoints } from './strings';
@@ -60,6 +60,8 @@ export abstract class ExprEvaluator implements Env {
   }
   /** The value a read of {@link INPUT_FLAG} gives (traced renders). */
   flagValue = false;
+  /** The loop iteration being watched (header replays: statements.ts `loopFrom`), or null. */
+  watch: IterationWatch | null = null;
   /** Traced renders: the next state read (root variable, namespace attribute) is an operand's whole value ({@link operand}). */
   private relaxNext = false;
   /** The relaxable read the last {@link noteState} returned. */
@@ -180,7 +182,10 @@ export abstract class ExprEvaluator implements Env {
     for (let s: Scope | null = scope; s; s = s.parent) {
       const v = s.vars.get(name);
       if (s.born === 0 && this.stateReads) this.noteState(s, name, v, false);
-      if (v !== undefined) return v;
+      if (v !== undefined) {
+        if (this.watch !== null) this.watch.read(s, name);
+        return v;
+      }
     }
     return undefined;
   }
@@ -260,7 +265,10 @@ export abstract class ExprEvaluator implements Env {
         this.hooks?.readInput();
         return this.flagValue;
       }
-      if (v !== undefined) return norm(v);
+      if (v !== undefined) {
+        if (this.watch !== null) this.watch.read(s, name);
+        return norm(v);
+      }
     }
     return new Undef(() => `'${name}' is undefined`);
   }

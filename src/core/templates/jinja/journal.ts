@@ -138,6 +138,23 @@ export function isConsume(e: Entry): boolean {
 
 let active: Journal | null = null;
 
+/**
+ * Told of every change of state made through this module, journal or not (statements.ts: a loop iteration of a header
+ * replay is watched for changes outside its own scopes, scope.ts `IterationWatch`).
+ */
+export interface WriteSpy {
+  wrote(owner: Born): void;
+}
+
+let spy: WriteSpy | null = null;
+
+/** Makes `s` the one {@link WriteSpy} (null: none), returning the previous one. */
+export function spyWrites(s: WriteSpy | null): WriteSpy | null {
+  const prev = spy;
+  spy = s;
+  return prev;
+}
+
 /** Makes `j` the journal every change is recorded in (null: none), returning the previous one. */
 export function activateJournal(j: Journal | null): Journal | null {
   const prev = active;
@@ -152,18 +169,21 @@ export function bornStamp(): number {
 
 /** `map.set(key, value)`, recorded when a journal is active and `owner` existed at its latest checkpoint. */
 export function journaledMapSet<K, V>(owner: Born, map: Map<K, V>, key: K, value: V): void {
+  if (spy !== null) spy.wrote(owner);
   if (active) active.recordMap(owner, map as Map<unknown, unknown>, key, value);
   map.set(key, value);
 }
 
 /** `obj[key] = value`, recorded likewise. */
 export function journaledFieldSet<T extends Born, K extends keyof T & string>(obj: T, key: K, value: T[K]): void {
+  if (spy !== null) spy.wrote(obj);
   if (active) active.recordField(obj, obj as unknown as Record<string, unknown>, key, value);
   obj[key] = value;
 }
 
 /** Notes that an iterator advanced (cannot be undone). */
 export function journalConsume(owner: Born): void {
+  if (spy !== null) spy.wrote(owner);
   if (active) active.recordConsume(owner);
 }
 

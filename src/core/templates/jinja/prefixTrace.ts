@@ -23,7 +23,9 @@
  * 5. A prefix never cut renders exactly as the full render.
  * 6. Header replay. A prefix cut before the first checkpoint (Qwen3 reads `messages|length` in its header, before
  *    its message loop) runs the template for real from its start with the list cut to `m[:k]`, up to the start of
- *    its first resumable loop — the header, cheap — and stops there. If that is the loop of the first checkpoint
+ *    its first resumable loop — the header, cheap — and stops there. A loop of the header ends at its first quiet
+ *    iteration, the later ones counted only (statements.ts `watchedBody`): Qwen3's reverse walk runs back to the last user
+ *    turn and one iteration more, not to the first message. If that is the loop of the first checkpoint
  *    (same statement, same frames, same view of the list), the two states are compared (stateMatch.ts): they must be
  *    the same up to which objects are which, except for plain values in some root variables and namespace
  *    attributes (the overrides: Qwen3's `ns.last_query_index`). From there the prefix follows the full render
@@ -58,6 +60,7 @@ import {
   Kind,
   Layer,
   NEVER,
+  overrideFailure,
   Run,
   topLevelChain,
   UNCUT,
@@ -85,6 +88,7 @@ export class PrefixTrace implements TraceHooks, ObservationSink, JournalWatcher 
   readonly resumableBlocks: ReadonlySet<N[]>;
   readonly resumableFors: ReadonlySet<N>;
   readonly recordsState = true;
+  readonly quietLoops = false;
   /** Length of the full list. */
   readonly n: number;
   private readonly trace: ListTrace;
@@ -190,11 +194,15 @@ export class PrefixTrace implements TraceHooks, ObservationSink, JournalWatcher 
     if (!this.usable(cp)) return undefined;
     const out = this.tail(cp, k, flag, [], 0, cp.text.length);
     if (out === undefined) return undefined;
-    // The output up to a checkpoint is the full render's output up to there (top-level blocks only append): when the
-    // tail continues it too, the render is a prefix of the full text, returned as a slice of it (no copy).
+    // The output up to a checkpoint is the full render's (top-level blocks only append); a tail that continues it: a slice.
     const full = this.fullText;
     if (full !== null && full.startsWith(out, cp.text.length)) return full.slice(0, cp.text.length + out.length);
-    return cp.text + out;
+    return this.upTo(cp) + out;
+  }
+
+  /** The output from `from` to `cp`: a slice of the flat full text, not `cp`'s own text (a rope each use would copy). */
+  private upTo(cp: Checkpoint, from = 0): string {
+    return this.fullText !== null ? this.fullText.slice(from, cp.text.length) : cp.text.slice(from);
   }
 
   private usable(cp: Checkpoint): boolean {
@@ -207,6 +215,8 @@ export class PrefixTrace implements TraceHooks, ObservationSink, JournalWatcher 
    * @param before the length of the prefix render's output before `cp` (for the budget's length check)
    */
   private tail(cp: Checkpoint, k: number, flag: boolean, overrides: readonly Override[], shift: number, before: number): string | undefined {
+    // Past the budget at `cp` (a header replay's own iterations can take it there), the prefix render raised before it.
+    if (cp.iterations + shift > this.opts.budget.maxLoopIterations) return undefined;
     const r = this.renderer;
     this.journal.moveTo(cp.jpos);
     const tailJournal = new Journal(true, cp.jpos, (born) => (this.minDirtyBorn = Math.min(this.minDirtyBorn, born)));
@@ -267,9 +277,9 @@ export class PrefixTrace implements TraceHooks, ObservationSink, JournalWatcher 
     if (head.text === cp0.text) {
       const full = this.fullText;
       if (full !== null && full.startsWith(out, cp.text.length)) return full.slice(0, cp.text.length + out.length);
-      return cp.text + out;
+      return this.upTo(cp) + out;
     }
-    return head.text + cp.text.slice(base) + out;
+    return head.text + this.upTo(cp, base) + out;
   }
 
   /** The header replay of `(k, g)` and its overrides (computed once per prefix length when the header does not read the flag). */
@@ -329,19 +339,9 @@ export class PrefixTrace implements TraceHooks, ObservationSink, JournalWatcher 
     return { root, text: at.text, count, flagRead: hooks.flagRead };
   }
 
-  /**
-   * For an overridden place: the checkpoint before its first access that the prefix's value would make go
-   * otherwise (NEVER: none), and the checkpoint of the first write to it (NEVER: none) — accesses after that write
-   * see the same value in both renders.
-   */
+  /** {@link overrideFailure} of `o`, or nothing failing when tests force the proof (`PREFIX_TRACE_TESTING`). */
   private firstFailure(o: Override): [fail: number, heal: number] {
-    if (PREFIX_TRACE_TESTING.ignoreStateReads) return [NEVER, NEVER];
-    const whole = this.wholeReads.get(o.owner) ?? NEVER;
-    for (const a of this.accesses.get(o.owner)?.get(o.key) ?? []) {
-      if (a.kind === Kind.Write) return [whole, a.cp];
-      if (a.failsWith(o.value)) return [Math.min(whole, a.cp), NEVER];
-    }
-    return [whole, NEVER];
+    return PREFIX_TRACE_TESTING.ignoreStateReads ? [NEVER, NEVER] : overrideFailure(this.accesses, this.wholeReads, o);
   }
 
   // --- ObservationSink ------------------------------------------------------------------------------------------

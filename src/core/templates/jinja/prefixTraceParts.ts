@@ -82,6 +82,25 @@ export class Access implements StateRead {
   }
 }
 
+/**
+ * For an overridden place (`o`: its owner, key and the prefix render's value): the checkpoint before its first access
+ * that the prefix's value would make go otherwise (NEVER: none), and the checkpoint of the first write to it (NEVER:
+ * none) — accesses after that write see the same value in both renders. `accesses` and `wholeReads` as recorded by the
+ * main run (prefixTrace.ts).
+ */
+export function overrideFailure(
+  accesses: ReadonlyMap<object, ReadonlyMap<unknown, readonly Access[]>>,
+  wholeReads: ReadonlyMap<object, number>,
+  o: { owner: object; key: unknown; value: unknown },
+): [fail: number, heal: number] {
+  const whole = wholeReads.get(o.owner) ?? NEVER;
+  for (const a of accesses.get(o.owner)?.get(o.key) ?? []) {
+    if (a.kind === Kind.Write) return [whole, a.cp];
+    if (a.failsWith(o.value)) return [Math.min(whole, a.cp), NEVER];
+  }
+  return [whole, NEVER];
+}
+
 /** Where a header replay stopped: the start of a resumable loop. */
 export interface HeaderStop {
   node: N;
@@ -96,6 +115,7 @@ export interface HeaderStop {
  */
 export class HeaderHooks implements TraceHooks {
   readonly recordsState = false;
+  readonly quietLoops = true;
   /** Whether the header read the flag (its replay then depends on the flag value). */
   flagRead = false;
   at: HeaderStop | null = null;

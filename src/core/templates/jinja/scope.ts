@@ -1,7 +1,7 @@
 /**
  * Scopes, loop contexts and loop-control signals of the evaluator.
  */
-import { bornStamp, journaledFieldSet, journaledMapSet, type Born } from './journal';
+import { bornStamp, journaledFieldSet, journaledMapSet, type Born, type WriteSpy } from './journal';
 import { pyEq } from './protocols';
 import type { ListView } from './tracedList';
 import { norm, PyCallable, PyError, Undef } from './values';
@@ -13,12 +13,49 @@ import { norm, PyCallable, PyError, Undef } from './values';
 export class Scope implements Born {
   readonly vars = new Map<string, unknown>();
   born = Infinity;
-  constructor(readonly parent: Scope | null) {}
+  /** The watched loop iteration this scope was made in (statements.ts `loopFrom`: its own scope and those inside it), or null. */
+  iter: IterationWatch | null;
+  /** Names of this scope set, in a watched iteration, from values that read nothing the next iteration may read otherwise. */
+  clean: Set<string> | null = null;
+  constructor(readonly parent: Scope | null) {
+    this.iter = parent !== null ? parent.iter : null;
+  }
 
   /** Sets a variable (journaled for the root scope of a traced render). */
   set(name: string, value: unknown): void {
     journaledMapSet(this, this.vars, name, value);
   }
+}
+
+/**
+ * One loop iteration of a header replay, watched (statements.ts `loopFrom`): whether it read a value that the next
+ * iteration may read otherwise, or changed state outside its own scopes. An iteration that did neither, wrote no
+ * output and counted no loop iteration or macro call of its own is done again alike by every later one.
+ */
+export class IterationWatch implements WriteSpy {
+  /** A read of a per-iteration value (the loop variable, `loop`, a name set from one), or a change of outside state. */
+  varying = false;
+
+  wrote(owner: Born): void {
+    if (!(owner instanceof Scope) || owner.iter !== this) this.varying = true;
+  }
+
+  /**
+   * Variable `name` was read, found in scope `s`: a per-iteration value unless `s` lies outside the iteration
+   * (unchanged while it runs) or the name was set there from values that are not (`s.clean`).
+   */
+  read(s: Scope, name: string): void {
+    if (s.iter === this && !s.clean?.has(name)) this.varying = true;
+  }
+}
+
+/** The scope holding variable `name` as seen from `scope`, and its raw value (nothing noted), or undefined. */
+export function bindingOf(name: string, scope: Scope): [Scope, unknown] | undefined {
+  for (let s: Scope | null = scope; s; s = s.parent) {
+    const v = s.vars.get(name);
+    if (v !== undefined) return [s, v];
+  }
+  return undefined;
 }
 
 /** The items a loop walks: an array, or a traced list's view (tracedList.ts), read with the observations they make. */
@@ -56,6 +93,11 @@ export class LoopCtx implements Born {
   /** Item `i`, known to exist. */
   item(i: number): unknown {
     return this.items.at(i);
+  }
+
+  /** How many items follow item `i` (for a traced list: observed as its length is). */
+  itemsAfter(i: number): number {
+    return Math.max(0, this.items.count() - i - 1);
   }
 
   attr(name: string): unknown {

@@ -7,8 +7,8 @@ import { findRefs, MacroRefs, N, tupleItems } from './ast';
 import { ExprEvaluator } from './expressions';
 import { isIterable, toList, truthy } from './protocols';
 import { pyStr } from './repr';
-import { journaledMapSet } from './journal';
-import { Control, LoopCtx, Scope } from './scope';
+import { journaledMapSet, spyWrites } from './journal';
+import { bindingOf, Control, IterationWatch, LoopCtx, Scope } from './scope';
 import type { Frame, LoopRun } from './traceHooks';
 import { viewOf } from './tracedList';
 import { makeDict, Namespace, PyCallable, PyError, PyTuple, typeName, Undef } from './values';
@@ -24,6 +24,16 @@ export interface MacroOrigin {
 }
 
 const MACRO_ORIGINS = new WeakMap<PyCallable, MacroOrigin>();
+
+/**
+ * For tests only: `ignoreVarying` ends a header replay's loop at its first iteration with no output and no count of its
+ * own, whatever it read or changed — a wrong proof, which the equality tests must catch; `skipped` counts the
+ * iterations counted without being run.
+ */
+export const QUIET_LOOPS_TESTING = { ignoreVarying: false, skipped: 0 };
+
+/** The integer attributes of a loop context (scope.ts `LoopCtx.attr`): never more than the loop's length. */
+const LOOP_COUNTERS = new Set(['index', 'index0', 'revindex', 'revindex0', 'length']);
 
 /** The definition of a macro made by {@link Renderer} (two macros with the same origin in equivalent scopes behave the same), or undefined. */
 export function macroOrigin(fn: PyCallable): MacroOrigin | undefined {
@@ -101,6 +111,7 @@ export class Renderer extends ExprEvaluator {
       case 'For':
         return this.forStmt(n, scope);
       case 'Set': {
+        if (this.watch !== null && scope.iter === this.watch) return this.watchedSet(n, scope, this.watch);
         const value = n.value ? this.expr(n.value, scope) : this.block(n.body, new Scope(scope));
         this.assign(n.assignee, value, scope, true);
         return '';
@@ -174,6 +185,7 @@ export class Renderer extends ExprEvaluator {
    */
   private loopFrom(n: N, scope: Scope, loop: LoopCtx, start: number, run: LoopRun | null): string {
     let out = '';
+    const watched = run === null && this.hooks !== null && this.hooks.quietLoops && n.loopvar.type === 'Identifier';
     for (let i = start; ; i++) {
       if (run) this.hooks!.boundary(run, i, out);
       if (!(run ? this.hooks!.exitHas(run, i) : loop.hasItem(i))) {
@@ -186,8 +198,21 @@ export class Renderer extends ExprEvaluator {
       const s = new Scope(scope);
       s.vars.set('loop', loop);
       this.assign(n.loopvar, loop.item(i), s, false);
-      out += this.block(n.body, s);
+      let quiet = false;
+      if (watched) {
+        const body = this.watchedBody(n, s);
+        out += body;
+        quiet = body === '' && this.control !== Control.Break && this.lastWatchQuiet;
+      } else out += this.block(n.body, s);
       this.meter.length(out.length);
+      if (quiet) {
+        // Every later iteration does what this one did: nothing (see watchedBody); counted, not run.
+        this.control = Control.None;
+        const rest = loop.itemsAfter(i);
+        QUIET_LOOPS_TESTING.skipped += rest;
+        this.meter.steps(rest);
+        break;
+      }
       if (this.control === Control.Break) {
         this.control = Control.None;
         break;
@@ -196,6 +221,99 @@ export class Renderer extends ExprEvaluator {
     }
     if (run) this.hooks!.endLoop(run, out);
     return out;
+  }
+
+  /** Whether the last {@link watchedBody} read no per-iteration value, changed no outside state and counted nothing. */
+  private lastWatchQuiet = false;
+
+  /**
+   * The body of one loop iteration in a header replay, watched (scope.ts {@link IterationWatch}); sets
+   * {@link lastWatchQuiet}. The iteration is quiet — and the caller ends the loop there, counting the later
+   * iterations without running them — when it writes no output, counts no loop iteration or macro call of its own,
+   * does not `break`, changes no state outside its own scopes (every change of state goes through journal.ts, whose
+   * spy sees it) and reads no value that may differ in the next iteration: the loop variable, `loop`, a name the
+   * iteration set from such a value — except inside a {@link countingSet}, whose name is then never read.
+   *
+   * Why the rest may be skipped: everything else the iteration read is the same in the next one (the state outside is
+   * unchanged, its own names are set alike from the same values), so the next iteration makes the same decisions and
+   * computes the same values — it is quiet too, and by induction so is every later one. A counting set cannot raise
+   * in a later iteration (integers far from 2**53). The loop then ends with no more output and its iterations counted
+   * (`BudgetMeter.steps`: the render budget sees the same count). A loop over a traced list observes nothing more: a
+   * header replay records no observation.
+   */
+  private watchedBody(n: N, s: Scope): string {
+    const w = new IterationWatch();
+    s.iter = w;
+    const prevWatch = this.watch;
+    const prevSpy = spyWrites(w);
+    this.watch = w;
+    const count = this.meter.count;
+    this.lastWatchQuiet = false;
+    try {
+      const body = this.block(n.body, s);
+      this.lastWatchQuiet = (!w.varying || QUIET_LOOPS_TESTING.ignoreVarying) && this.meter.count === count;
+      return body;
+    } finally {
+      this.watch = prevWatch;
+      spyWrites(prevSpy);
+    }
+  }
+
+  /**
+   * `{% set %}` in a watched iteration ({@link watchedBody}) to a scope of the iteration: the value is evaluated with
+   * its reads watched apart. A value that read no per-iteration value makes the name clean (reading it later reads
+   * nothing per-iteration). Otherwise the name is not clean, and the iteration is not quiet unless the value is a
+   * {@link countingSet} (the name is then per-iteration: a read of it makes the iteration not quiet).
+   */
+  private watchedSet(n: N, scope: Scope, w: IterationWatch): string {
+    const outer = w.varying;
+    w.varying = false;
+    const value = n.value ? this.expr(n.value, scope) : this.block(n.body, new Scope(scope));
+    const varied = w.varying;
+    w.varying = outer;
+    this.assign(n.assignee, value, scope, true);
+    if (n.assignee.type !== 'Identifier') {
+      if (varied) w.varying = true;
+      return '';
+    }
+    const name = n.assignee.value as string;
+    if (!varied) (scope.clean ??= new Set()).add(name);
+    else {
+      scope.clean?.delete(name);
+      if (!n.value || !this.countingSet(n.value, scope, w)) w.varying = true;
+    }
+    return '';
+  }
+
+  /**
+   * Whether `e` is integer arithmetic that no iteration can make raise: `+` and `-` over integer literals of at most
+   * 2**31, `loop.index` / `index0` / `revindex` / `revindex0` / `length` of a loop, and `x|length` / `x|count` of a name
+   * `x` that is the same in every iteration (Qwen3's `(messages|length - 1) - loop.index0`). Every such value is an
+   * integer far from 2**53 in every iteration, and its evaluation changes nothing.
+   */
+  private countingSet(e: N, scope: Scope, w: IterationWatch): boolean {
+    switch (e.type) {
+      case 'IntegerLiteral':
+        return Math.abs(e.value as number) <= 2 ** 31;
+      case 'BinaryExpression': {
+        const op = (e.operator as { value: string }).value;
+        return (op === '+' || op === '-') && this.countingSet(e.left, scope, w) && this.countingSet(e.right, scope, w);
+      }
+      case 'MemberExpression':
+        return (
+          !e.computed &&
+          e.property.type === 'Identifier' &&
+          LOOP_COUNTERS.has(e.property.value) &&
+          e.object.type === 'Identifier' &&
+          bindingOf(e.object.value, scope)?.[1] instanceof LoopCtx
+        );
+      case 'FilterExpression': {
+        if (e.filter.type !== 'Identifier' || (e.filter.value !== 'length' && e.filter.value !== 'count') || e.operand.type !== 'Identifier') return false;
+        const b = bindingOf(e.operand.value, scope);
+        return b !== undefined && (b[0].iter !== w || (b[0].clean?.has(e.operand.value) ?? false));
+      }
+    }
+    return false;
   }
 
   /** `{% set target = value %}` / loop targets: names, tuples (nested), namespace attributes (set only). */

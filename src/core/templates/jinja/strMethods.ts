@@ -78,10 +78,12 @@ function affixTest(s: string, affix: unknown, start: unknown, end: unknown, ends
   const name = ends ? 'endswith' : 'startswith';
   const list = affix instanceof PyTuple ? affix.items : [affix];
   if (!(affix instanceof PyTuple) && !isStr(affix)) throw new PyError('TypeError', `${name} first arg must be str or a tuple of str, not ${typeName(affix)}`);
-  const w = window(s, start, end);
+  // Without bounds the window is the whole string (no pass over it for its code points).
+  const whole = (v: unknown) => v === MISSING || v === null || v === undefined;
+  const text = whole(start) && whole(end) ? s : window(s, start, end).text;
   for (const a of list) {
     if (!isStr(a)) throw new PyError('TypeError', `tuple for ${name} must only contain str, not ${typeName(a)}`);
-    if (ends ? w.text.endsWith(strOf(a)) : w.text.startsWith(strOf(a))) return true;
+    if (ends ? text.endsWith(strOf(a)) : text.startsWith(strOf(a))) return true;
   }
   return false;
 }

@@ -45,6 +45,11 @@ export interface TraceHooks {
    */
   readonly recordsState: boolean;
   /**
+   * Whether a loop that is not resumable may end at its first quiet iteration, the later ones counted without being run
+   * (statements.ts `watchedBody`): header replays only, which record no observation.
+   */
+  readonly quietLoops: boolean;
+  /**
    * A resumable loop over a traced list (`view`) starts; `frames` are the live frames around it. Null stops the render
    * there (a header replay): the evaluator leaves every block of the top-level chain without running anything more
    * (`Control.Stop`), and the caller reads where it stopped from the hooks.
