@@ -38,8 +38,9 @@
 //
 // Usage: npm run bench [-- --rows N] [--shapes chat,reasoning,agent|none] [--tokenizers qwen3,deepseek_v3]
 //                      [--workers 1,2] [--memory 2G] [--real DIR] [--scaling N|0] [--linear on|off|on,off] [--keep DIR]
-//                      [--ratios on|off] [--ratio-runs 20] [--ratio-chats 4000] [--repeat 3] [--start on|off]
+//                      [--ratios on|off] [--ratio-runs 20] [--ratio-chats 4000] [--ratio-sets agent80,chats] [--repeat 3] [--start on|off]
 //                      [--backend auto|rust|js] [--speedup on|off] [--speedup-runs 600] [--speedup-chats 20000]
+//   --ratio-sets S  the ratios' data sets, of agent80,chats (default both): `--ratio-sets chats` runs the short chats' rows alone
 //   --child bundle|tsx  how the measuring processes run scripts/bench-child.ts: bundled by esbuild like dist/cli.js (default:
 //                 the code as it ships; .cache/bench-child.js) or from source under tsx (its loader wraps every
 //                 call between modules, so from-source figures are lower than the shipped code's)
@@ -81,6 +82,7 @@ const { values } = parseArgs({
     ratios: { type: 'string', default: 'on' },
     'ratio-runs': { type: 'string', default: '20' },
     'ratio-chats': { type: 'string', default: '4000' },
+    'ratio-sets': { type: 'string', default: 'agent80,chats' },
     repeat: { type: 'string', default: '3' },
     start: { type: 'string', default: 'on' },
     speedup: { type: 'string', default: 'on' },
@@ -248,7 +250,8 @@ if (values.ratios !== 'off') {
     ['chats', chatInput, 'deepseek_v3', 'exact'],
     ['chats', chatInput, 'qwen3', 'merged'],
   ];
-  for (const [data, input, tk, grouping] of cases) {
+  const sets = values['ratio-sets'].split(',');
+  for (const [data, input, tk, grouping] of cases.filter(([data]) => sets.includes(data))) {
     const p = [];
     const rust = [];
     const trl = [];

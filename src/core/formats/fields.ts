@@ -193,9 +193,11 @@ function isEmptyValue(v: unknown): boolean {
  */
 export class FieldTracker {
   private readonly tracked: { obj: Record<string, unknown>; label: string }[] = [];
-  private readonly seen = new WeakSet<object>();
-  private readonly used = new WeakMap<object, Set<string>>();
-  private readonly whole = new WeakSet<object>();
+  // Strong collections: a tracker lives for one row, whose objects are alive while it does. (Weak ones cost more to
+  // create and fill, and every garbage collection walks them; one of each was made per row of prepare.)
+  private readonly seen = new Set<object>();
+  private readonly used = new Map<object, Set<string>>();
+  private readonly whole = new Set<object>();
   /** Field paths reported by the handler itself (a mapping's unmapped fields, an OpenAssistant message's). */
   private readonly extra: string[] = [];
 

@@ -4,6 +4,7 @@
  * editor's template check page and the run's report show.
  */
 import type { Grouping, TextRecord } from './maskTypes';
+import type { RecordBuilder } from './recordBuilder';
 import type { RenderBudget } from '../templates/renderBudget';
 import type { MaskPolicy } from '../types';
 import type { ProbeName } from '../templates/probeConversations';
@@ -199,4 +200,10 @@ export interface CheckTemplateOptions {
   grouping?: Grouping;
   /** Render budget of every probe render (templates/renderBudget.ts; default: its defaults). */
   budget?: Partial<RenderBudget>;
+  /**
+   * The compiled chat templates of the run's row processor (records/recordBuilder.ts), used instead of compiling the
+   * tokenizer's templates again when no `budget` is given: `prepare` checks the templates its rows render with, and a
+   * template is compiled (parsed, its behaviour probed) once per run in that thread. Same templates, same results.
+   */
+  templates?: Pick<RecordBuilder, 'template'>;
 }

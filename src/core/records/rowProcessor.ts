@@ -59,7 +59,8 @@ export class RowProcessor {
   readonly tok: TargetTokenizer;
   /** Why the run's `auto` backend fell back to the JavaScript tokenizer (tokenizers/backend.ts); absent otherwise. */
   readonly backendFallback?: string;
-  private readonly builder: RecordBuilder;
+  /** The compiled chat templates of this processor's rows (the run's template check uses them too: run/prepare/runSetup.ts). */
+  readonly builder: RecordBuilder;
 
   /** @throws TokenizerLoadError for an unusable tokenizer folder or backend (cachedTokenizer) */
   constructor(readonly settings: RowSettings) {

@@ -1,6 +1,7 @@
 /** Starting a `prepare` run (docs/scale.md): the row executor (this thread or a worker pool), the tokenizer and the chat-template check. */
 import { availableParallelism } from 'node:os';
 import { checkTemplateAsync } from '../../records/checkTemplate';
+import type { CheckTemplateOptions } from '../../records/checkTemplateTypes';
 import { backendLine } from '../reports/report';
 import { InlineExecutor, WorkerPool, type RowExecutor } from './pool';
 import { SharedRowExecutor, sharedRows } from './sharedExecutor';
@@ -39,7 +40,7 @@ export async function startExecutor(opts: PrepareOptions, hooks: PrepareHooks): 
     let processor: RowProcessor;
     try {
       processor = new RowProcessor(settingsOf(opts));
-      setup = await runSetup(processor.tok, opts, processor.backendFallback);
+      setup = await runSetup(processor.tok, opts, processor.backendFallback, processor.builder);
     } catch (e) {
       await pool?.close();
       throw e;
@@ -75,8 +76,15 @@ export async function startExecutor(opts: PrepareOptions, hooks: PrepareHooks): 
 /**
  * Runs the chat-template check once for a run (`eagle3-prep check-template`, without the probe renders) and says which
  * tokenizer backend runs (`fallback`: why `auto` fell back to the JavaScript one).
+ * @param templates the compiled templates of this thread's row processor (`RowProcessor.builder`): the check uses them
+ *   instead of compiling the templates a second time
  */
-export async function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 'templateKwargs' | 'mask' | 'grouping'>, fallback?: string): Promise<RunSetup> {
+export async function runSetup(
+  tok: TargetTokenizer,
+  opts: Pick<PrepareOptions, 'templateKwargs' | 'mask' | 'grouping'>,
+  fallback?: string,
+  templates?: CheckTemplateOptions['templates'],
+): Promise<RunSetup> {
   const setup: RunSetup = {
     tokenizer: {
       dir: tok.dir,
@@ -96,7 +104,7 @@ export async function runSetup(tok: TargetTokenizer, opts: Pick<PrepareOptions, 
       records: _r,
       turns: _t,
       ...findings
-    } = await checkTemplateAsync(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask, grouping: opts.grouping });
+    } = await checkTemplateAsync(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask, grouping: opts.grouping, templates });
     setup.templateCheck = findings;
   } catch (e) {
     setup.checkError = (e as Error).message;
