@@ -39,7 +39,7 @@ import {
   type TurnError,
 } from './base';
 import { contentBlocks, hermesToolCalls, inlineThinkParts, isPartList, partListContent, parseToolCalls, splitThoughtMarkers, toText } from './content';
-import { knownRoleSpellings, mapRole } from './roles';
+import { knownRoleSpellings, mapRole, roleSpellingKey } from './roles';
 import { readSideCall, resultText, sideCallList, type SideCall } from './turnCalls';
 import { parseJsonLimited } from '../jsonDepth';
 
@@ -153,7 +153,7 @@ function turnSpeaker(turn: Row, index: number, ctx: NormalizeContext, opts: Turn
     };
   }
   ctx.fields.use(turn, roleKey);
-  if (typeof spelling === 'string' && FUNCTION_CALL_ROLES.has(spelling.trim().toLowerCase().replace(/-/g, '_'))) return 'function_call';
+  if (typeof spelling === 'string' && FUNCTION_CALL_ROLES.has(roleSpellingKey(spelling))) return 'function_call';
   const role: Role | undefined = mapRole(spelling);
   if (role) return { role, roleKey };
   const shown = typeof spelling === 'string' ? `"${spelling}"` : JSON.stringify(spelling);
@@ -224,6 +224,8 @@ interface SideCalls {
  * fields marked read. Undefined when there is none.
  */
 function readSideCalls(turn: Row, roleKey: string, ctx: NormalizeContext, opts: TurnOptions): SideCalls | undefined {
+  // A turn without a non-empty list has no call list (sideCallList looks at lists only): no key set built for it.
+  if (!hasList(turn)) return undefined;
   const f = ctx.fields;
   const side = sideCallList(turn, new Set([roleKey, ...TEXT_KEYS, ...REASONING_KEYS, ...(opts.textKey ? [opts.textKey] : []), ...(f.usedKeys(turn) ?? [])]));
   if (!side) return undefined;
@@ -239,6 +241,15 @@ function readSideCalls(turn: Row, roleKey: string, ctx: NormalizeContext, opts: 
     }
   });
   return { ...side, withResults: side.calls.some((c) => 'result' in c) };
+}
+
+/** Whether any of a turn's fields holds a non-empty list. */
+function hasList(turn: Row): boolean {
+  for (const k of Object.keys(turn)) {
+    const v = turn[k];
+    if (Array.isArray(v) && v.length > 0) return true;
+  }
+  return false;
 }
 
 /** A turn's text field, read (see {@link turnText}). */

@@ -240,7 +240,8 @@ export class FieldTracker {
     for (const { obj, label } of this.tracked) {
       if (this.whole.has(obj)) continue;
       const used = this.used.get(obj);
-      for (const [k, v] of Object.entries(obj)) {
+      for (const k of Object.keys(obj)) {
+        const v = obj[k];
         if (used?.has(k) || k.startsWith('$') || isEmptyValue(v) || isMetadataField(k, v)) continue;
         const path = `${label}${k}`;
         const list = out.get(path);
@@ -257,7 +258,9 @@ export class FieldTracker {
     for (const { obj, label } of this.tracked) {
       if (this.whole.has(obj)) continue;
       const used = this.used.get(obj);
-      for (const [k, v] of Object.entries(obj)) {
+      // Keys, not entries: no [key, value] pair made per field of every turn of every row.
+      for (const k of Object.keys(obj)) {
+        const v = obj[k];
         if (used?.has(k) || k.startsWith('$') || isEmptyValue(v) || isMetadataField(k, v)) continue;
         out.add(`${label}${k}`);
       }
