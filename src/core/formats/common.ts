@@ -40,7 +40,7 @@ import {
 } from './base';
 import { contentBlocks, hermesToolCalls, inlineThinkParts, isPartList, partListContent, parseToolCalls, splitThoughtMarkers, toText } from './content';
 import { knownRoleSpellings, mapRole, roleSpellingKey } from './roles';
-import { readSideCall, resultText, sideCallList, type SideCall } from './turnCalls';
+import { hasNonEmptyList, readSideCall, resultText, sideCallList, type SideCall } from './turnCalls';
 import { parseJsonLimited } from '../jsonDepth';
 
 /** Keys holding a turn's reasoning, in priority order (`thoughts`: ShareGPT-style tool-use sets that carry the model's thoughts beside `value`). */
@@ -225,7 +225,7 @@ interface SideCalls {
  */
 function readSideCalls(turn: Row, roleKey: string, ctx: NormalizeContext, opts: TurnOptions): SideCalls | undefined {
   // A turn without a non-empty list has no call list (sideCallList looks at lists only): no key set built for it.
-  if (!hasList(turn)) return undefined;
+  if (!hasNonEmptyList(turn)) return undefined;
   const f = ctx.fields;
   const side = sideCallList(turn, new Set([roleKey, ...TEXT_KEYS, ...REASONING_KEYS, ...(opts.textKey ? [opts.textKey] : []), ...(f.usedKeys(turn) ?? [])]));
   if (!side) return undefined;
@@ -241,15 +241,6 @@ function readSideCalls(turn: Row, roleKey: string, ctx: NormalizeContext, opts: 
     }
   });
   return { ...side, withResults: side.calls.some((c) => 'result' in c) };
-}
-
-/** Whether any of a turn's fields holds a non-empty list. */
-function hasList(turn: Row): boolean {
-  for (const k of Object.keys(turn)) {
-    const v = turn[k];
-    if (Array.isArray(v) && v.length > 0) return true;
-  }
-  return false;
 }
 
 /** A turn's text field, read (see {@link turnText}). */
