@@ -252,9 +252,10 @@ if (values.ratios !== 'off') {
     ['chats', chatInput, 'qwen3', 'merged'],
   ];
   const sets = values['ratio-sets']?.split(',').map((x) => x.trim());
-  const unknown = sets?.filter((x) => !cases.some(([data, , tk]) => `${data}:${tk}` === x));
+  const picks = (x, data, tk) => x === data || x === `${data}:${tk}`; // a data set's rows, or one row
+  const unknown = sets?.filter((x) => !cases.some(([data, , tk]) => picks(x, data, tk)));
   if (unknown?.length) throw new Error(`--ratio-sets: no ratio row ${unknown.join(', ')} (rows: ${cases.map(([d, , t]) => `${d}:${t}`).join(', ')})`);
-  for (const [data, input, tk, grouping] of cases.filter(([data, , tk]) => !sets || sets.includes(`${data}:${tk}`))) {
+  for (const [data, input, tk, grouping] of cases.filter(([data, , tk]) => !sets || sets.some((x) => picks(x, data, tk)))) {
     const p = [];
     const rust = [];
     const trl = [];

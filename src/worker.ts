@@ -125,7 +125,8 @@ function rowsWorker(port: NonNullable<typeof parentPort>, data: PoolWorkerData):
     });
   });
   startMemTrace(`worker${threadId}`, () => `batches=${batches}`);
-  const ready = async () => send({ type: 'ready', ...(data.setup ? { setup: await runSetup(processor.tok, data.settings, processor.backendFallback) } : {}) });
+  const ready = async () =>
+    send({ type: 'ready', ...(data.setup ? { setup: await runSetup(processor.tok, data.settings, processor.backendFallback, processor.builder) } : {}) });
   queue = queue.then(ready).catch((e: unknown) => send({ type: 'failed', id: -1, message: errorMessage(e), stack: stackOf(e) }));
 }
 

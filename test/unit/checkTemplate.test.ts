@@ -12,6 +12,8 @@ import { checkTemplate } from '../../src/core/records/checkTemplate';
 import type { TemplateCheck } from '../../src/core/records/checkTemplateTypes';
 import { formatTemplateCheck } from '../../src/core/records/checkTemplateFormat';
 import { lenmlModelDir, runCli, sharedTokenizer } from '../helpers';
+import { RecordBuilder } from '../../src/core/records/recordBuilder';
+import type { ChatTemplate } from '../../src/core/templates/template';
 
 const ROOT = join(__dirname, '..', '..');
 const FIX = join(__dirname, '..', 'fixtures');
@@ -114,6 +116,31 @@ test('DeepSeek-V3: prefix-stable, one record per probe, <｜end▁of▁sentence�
   assert.deepEqual(codes(c, 'reasoning'), ['reasoning_not_rendered']);
   // The trailing tool result belongs to no record.
   assert.ok(!probe(c, 'trailing_tool_result').records[0].text.includes('temp_c'));
+});
+
+test("the run's compiled templates (prepare's row processor): the check renders with them, same findings; not with a budget of its own", () => {
+  const kwargs = { enable_thinking: false };
+  const builder = new RecordBuilder(qwen);
+  const given: { hasTools: boolean; kwargs: Record<string, unknown>; template: ChatTemplate }[] = [];
+  const templates = {
+    template: (hasTools: boolean, k?: Record<string, unknown>) => {
+      const template = builder.template(hasTools, k);
+      given.push({ hasTools, kwargs: k ?? {}, template });
+      return template;
+    },
+  };
+  const shared = checkTemplate(qwen, { templateKwargs: kwargs, templates });
+  assert.ok(given.length > 0, 'the check asked the run for its templates');
+  for (const g of given) {
+    assert.deepEqual(g.kwargs, kwargs);
+    // The rows' own template for that conversation kind: compiled once, the one the check rendered with.
+    assert.equal(builder.template(g.hasTools, kwargs), g.template);
+  }
+  assert.deepEqual(shared, checkTemplate(qwen, { templateKwargs: kwargs }));
+  assert.equal(shared.generationPromptScaffold, '<think>\n\n</think>\n\n');
+  given.length = 0;
+  checkTemplate(qwen, { templateKwargs: kwargs, templates, budget: { maxLoopIterations: 100000 } });
+  assert.deepEqual(given, []);
 });
 
 test('mask policy changes the displayed records only', () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { normalizeRow, SHAPES } from '../../src/core/formats/normalize';
-import { mapRole } from '../../src/core/formats/roles';
+import { mapRole, roleSpellingKey } from '../../src/core/formats/roles';
 import type { Conversation, RowOutcome } from '../../src/core/types';
 import { isDataChanging } from '../../src/core/codes';
 
@@ -633,4 +633,36 @@ test('inline <think> reasoning (and a lone closing </think>) is read as reasonin
   });
   assert.equal(out.conversation.messages[2].content, '<think>not mine</think>');
   assert.deepEqual(out.conversation.notes ?? [], []);
+});
+
+test('roleSpellingKey: trimmed, lower case, "-" as "_", the same key when asked again; mapRole and function-call turns read through it', () => {
+  for (let k = 0; k < 2; k++) {
+    assert.equal(roleSpellingKey(' Tool-Call '), 'tool_call');
+    assert.equal(roleSpellingKey('GPT'), 'gpt');
+    assert.equal(mapRole(' GPT'), 'assistant');
+    assert.equal(mapRole('Human'), 'user');
+    assert.equal(mapRole('no-such-role'), undefined);
+  }
+  // A turn whose role says it holds a function call (any case, "-" or "_") is read as one, on every row.
+  for (const spelling of ['Function-Call', 'function_call']) {
+    const out = normalizeRow(
+      {
+        conversations: [
+          { from: 'human', value: 'Weather in Paris?' },
+          { from: spelling, value: '{"name": "get_weather", "arguments": {"city": "Paris"}}' },
+          { from: 'observation', value: '{"temp_c": 21}' },
+          { from: 'gpt', value: 'It is 21 °C.' },
+        ],
+      },
+      { file: 'f.jsonl', line: 1 },
+      'f.jsonl',
+    );
+    assert.equal(out.kind, 'conversation');
+    const msgs = (out as { conversation: Conversation }).conversation.messages;
+    assert.deepEqual(
+      msgs.map((m) => m.role),
+      ['user', 'assistant', 'tool', 'assistant'],
+    );
+    assert.equal(msgs[1].tool_calls?.[0].function.name, 'get_weather');
+  }
 });

@@ -39,8 +39,8 @@ import {
   type TurnError,
 } from './base';
 import { contentBlocks, hermesToolCalls, inlineThinkParts, isPartList, partListContent, parseToolCalls, splitThoughtMarkers, toText } from './content';
-import { knownRoleSpellings, mapRole } from './roles';
-import { readSideCall, resultText, sideCallList, type SideCall } from './turnCalls';
+import { knownRoleSpellings, mapRole, roleSpellingKey } from './roles';
+import { hasNonEmptyList, readSideCall, resultText, sideCallList, type SideCall } from './turnCalls';
 import { parseJsonLimited } from '../jsonDepth';
 
 /** Keys holding a turn's reasoning, in priority order (`thoughts`: ShareGPT-style tool-use sets that carry the model's thoughts beside `value`). */
@@ -155,7 +155,7 @@ function turnSpeaker(turn: Row, index: number, ctx: NormalizeContext, opts: Turn
     };
   }
   ctx.fields.use(turn, roleKey);
-  if (typeof spelling === 'string' && FUNCTION_CALL_ROLES.has(spelling.trim().toLowerCase().replace(/-/g, '_'))) return 'function_call';
+  if (typeof spelling === 'string' && FUNCTION_CALL_ROLES.has(roleSpellingKey(spelling))) return 'function_call';
   const role: Role | undefined = mapRole(spelling);
   if (role) return { role, roleKey };
   const shown = typeof spelling === 'string' ? `"${spelling}"` : JSON.stringify(spelling);
@@ -226,7 +226,7 @@ interface SideCalls {
  * fields marked read. Undefined when there is none.
  */
 function readSideCalls(turn: Row, roleKey: string, ctx: NormalizeContext, opts: TurnOptions): SideCalls | undefined {
-  if (!Object.keys(turn).some((k) => Array.isArray(turn[k]) && (turn[k] as unknown[]).length > 0)) return undefined; // no list: no calls, no key set
+  if (!hasNonEmptyList(turn)) return undefined; // sideCallList looks at lists only: no key set built without one
   const f = ctx.fields;
   const side = sideCallList(turn, new Set([roleKey, ...TEXT_KEYS, ...REASONING_KEYS, ...(opts.textKey ? [opts.textKey] : []), ...(f.usedKeys(turn) ?? [])]));
   if (!side) return undefined;

@@ -193,9 +193,11 @@ function isEmptyValue(v: unknown): boolean {
  */
 export class FieldTracker {
   private readonly tracked: { obj: Record<string, unknown>; label: string }[] = [];
-  private readonly seen = new WeakSet<object>();
-  private readonly used = new WeakMap<object, Set<string>>();
-  private readonly whole = new WeakSet<object>();
+  // Strong collections: a tracker lives for one row, whose objects are alive while it does. (Weak ones cost more to
+  // create and fill, and every garbage collection walks them; one of each was made per row of prepare.)
+  private readonly seen = new Set<object>();
+  private readonly used = new Map<object, Set<string>>();
+  private readonly whole = new Set<object>();
   /** Field paths reported by the handler itself (a mapping's unmapped fields, an OpenAssistant message's). */
   private readonly extra: string[] = [];
 
@@ -238,7 +240,8 @@ export class FieldTracker {
     for (const { obj, label } of this.tracked) {
       if (this.whole.has(obj)) continue;
       const used = this.used.get(obj);
-      for (const [k, v] of Object.entries(obj)) {
+      for (const k of Object.keys(obj)) {
+        const v = obj[k];
         if (used?.has(k) || k.startsWith('$') || isEmptyValue(v) || isMetadataField(k, v)) continue;
         const path = `${label}${k}`;
         const list = out.get(path);
@@ -255,7 +258,9 @@ export class FieldTracker {
     for (const { obj, label } of this.tracked) {
       if (this.whole.has(obj)) continue;
       const used = this.used.get(obj);
-      for (const [k, v] of Object.entries(obj)) {
+      // Keys, not entries: no [key, value] pair made per field of every turn of every row.
+      for (const k of Object.keys(obj)) {
+        const v = obj[k];
         if (used?.has(k) || k.startsWith('$') || isEmptyValue(v) || isMetadataField(k, v)) continue;
         out.add(`${label}${k}`);
       }

@@ -285,7 +285,8 @@ function noteAssignedRoles(assigned: AssignedRoles | undefined, ctx: NormalizeCo
  */
 function unreadFields(convs: { conversation: Conversation }[], assigned: AssignedRoles | undefined, ctx: NormalizeContext): string[] {
   const named = (p: string) => assigned?.renamed[p] ?? p;
-  const unread = [...new Set([...(assigned?.displaced ?? []), ...ctx.fields.unread().map(named)])];
+  // Without assigned roles the tracker's paths are the list (distinct already, in order): no copies per row.
+  const unread = assigned ? [...new Set([...assigned.displaced, ...ctx.fields.unread().map(named)])] : ctx.fields.unread();
   if (!unread.length) return unread;
   ctx.note('fields_not_read');
   const readTexts = convs.flatMap(({ conversation: c }) => c.messages.flatMap((m) => [m.content ?? '', m.reasoning_content ?? '']));

@@ -52,8 +52,24 @@ export const ROLE_ALIASES: Readonly<Record<string, Role>> = Object.freeze({
  */
 export function mapRole(spelling: unknown): Role | undefined {
   if (typeof spelling !== 'string') return undefined;
-  const key = spelling.trim().toLowerCase().replace(/-/g, '_');
+  const key = roleSpellingKey(spelling);
   return Object.prototype.hasOwnProperty.call(ROLE_ALIASES, key) ? ROLE_ALIASES[key] : undefined;
+}
+
+/** Spelling → its key, for the few spellings a dataset uses (bounded: a file of made-up roles does not grow it). */
+const spellingKeys = new Map<string, string>();
+
+/**
+ * A role spelling as {@link ROLE_ALIASES} keys it: trimmed, lower case, `-` as `_` (`" Tool-Call"` → `tool_call`).
+ * Remembered per spelling (every turn of every row looks its role up: no new strings per turn).
+ */
+export function roleSpellingKey(spelling: string): string {
+  let key = spellingKeys.get(spelling);
+  if (key === undefined) {
+    key = spelling.trim().toLowerCase().replace(/-/g, '_');
+    if (spellingKeys.size < 1024) spellingKeys.set(spelling, key);
+  }
+  return key;
 }
 
 /** The known spellings, comma-separated, for error messages (`user, human, prompter, …`). */

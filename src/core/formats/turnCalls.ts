@@ -110,6 +110,15 @@ export function sideCallList(turn: Row, skip: ReadonlySet<string>): { key: strin
   return undefined;
 }
 
+/** Whether any of a turn's fields holds a non-empty list (without one, {@link sideCallList} finds none, whatever it skips). */
+export function hasNonEmptyList(turn: Row): boolean {
+  for (const k of Object.keys(turn)) {
+    const v = turn[k];
+    if (Array.isArray(v) && v.length > 0) return true;
+  }
+  return false;
+}
+
 /** A result as the text of a `tool` turn: a string as is, anything else as compact JSON; null → `""`. */
 export function resultText(v: unknown): string {
   if (typeof v === 'string') return v;

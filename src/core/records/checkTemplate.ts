@@ -92,8 +92,11 @@ function checkTemplateUncounted(
     if (!named) throw new TemplateRenderError(`tokenizer ${tok.dir} has no chat template (tokenizer_config.json "chat_template" or chat_template.jinja)`);
     let t = compiled.get(named.name);
     if (!t) {
+      // The run's own compiled template when it gives them (same tokenizer, kwargs and default budget: the same template).
       t =
-        opts.templates && opts.budget === undefined ? opts.templates(hasTools) : new ChatTemplate(named, tok.specialTokenVars, kwargs, { budget: opts.budget });
+        opts.templates && opts.budget === undefined
+          ? opts.templates.template(hasTools, kwargs)
+          : new ChatTemplate(named, tok.specialTokenVars, kwargs, { budget: opts.budget });
       compiled.set(named.name, t);
     }
     return t;

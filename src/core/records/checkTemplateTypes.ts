@@ -4,8 +4,8 @@
  * editor's template check page and the run's report show.
  */
 import type { Grouping, TextRecord } from './maskTypes';
+import type { RecordBuilder } from './recordBuilder';
 import type { RenderBudget } from '../templates/renderBudget';
-import type { ChatTemplate } from '../templates/template';
 import type { MaskPolicy } from '../types';
 import type { ProbeName } from '../templates/probeConversations';
 import type { ProbeDecisions } from './templateFindings';
@@ -201,9 +201,9 @@ export interface CheckTemplateOptions {
   /** Render budget of every probe render (templates/renderBudget.ts; default: its defaults). */
   budget?: Partial<RenderBudget>;
   /**
-   * The caller's compiled chat templates, without and with tools (a run's row processor: `RowProcessor.template`),
-   * made from this tokenizer with `templateKwargs` and the default budget: the check renders with them instead of
-   * compiling its own (a compile and its probe renders, ~10 ms of CPU for DeepSeek-V3's template). Not used with `budget`.
+   * The compiled chat templates of the run's row processor (records/recordBuilder.ts), used instead of compiling the
+   * tokenizer's templates again when no `budget` is given: `prepare` checks the templates its rows render with, and a
+   * template is compiled (parsed, its behaviour probed) once per run in that thread. Same templates, same results.
    */
-  templates?: (hasTools: boolean) => ChatTemplate;
+  templates?: Pick<RecordBuilder, 'template'>;
 }

@@ -15,7 +15,6 @@ import { countRowTokens } from './rowResult';
 import { addTrainerCuts, CONVERSATION_TRAINER_LENGTH, emptyTrainerCuts } from '../trainers/trainers';
 import { conversationShapes } from './shapes';
 import { RecordBuilder } from './recordBuilder';
-import type { ChatTemplate } from '../templates/template';
 import { runSteps, traceRowSteps, type TraceSteps } from './rowTrace';
 import type { ConversationTrace, RowTrace } from './rowTraceTypes';
 import { conversationLine, sharegptLine, untrainedTurns } from './conversationLines';
@@ -60,7 +59,8 @@ export class RowProcessor {
   readonly tok: TargetTokenizer;
   /** Why the run's `auto` backend fell back to the JavaScript tokenizer (tokenizers/backend.ts); absent otherwise. */
   readonly backendFallback?: string;
-  private readonly builder: RecordBuilder;
+  /** The compiled chat templates of this processor's rows (the run's template check uses them too: run/prepare/runSetup.ts). */
+  readonly builder: RecordBuilder;
 
   /** @throws TokenizerLoadError for an unusable tokenizer folder or backend (cachedTokenizer) */
   constructor(readonly settings: RowSettings) {
@@ -68,15 +68,6 @@ export class RowProcessor {
     this.tok = loaded.tok;
     if (loaded.fallback !== undefined) this.backendFallback = loaded.fallback;
     this.builder = new RecordBuilder(this.tok);
-  }
-
-  /**
-   * The chat template rows with (`hasTools`) or without tools render with, compiled once (RecordBuilder.template,
-   * the run's template kwargs); the run's template check renders with the same (run/prepare/runSetup.ts).
-   * @throws as RecordBuilder.template
-   */
-  template(hasTools: boolean): ChatTemplate {
-    return this.builder.template(hasTools, this.settings.templateKwargs ?? {});
   }
 
   /**

@@ -1,6 +1,7 @@
 /** Starting a `prepare` run (docs/scale.md): the row executor (this thread or a worker pool), the tokenizer and the chat-template check. */
 import { availableParallelism } from 'node:os';
 import { checkTemplateAsync } from '../../records/checkTemplate';
+import type { CheckTemplateOptions } from '../../records/checkTemplateTypes';
 import { backendLine } from '../reports/report';
 import { InlineExecutor, WorkerPool, type RowExecutor } from './pool';
 import { SharedRowExecutor, sharedRows } from './sharedExecutor';
@@ -8,7 +9,6 @@ import { RowProcessor } from '../../records/rowProcessor';
 import { TokenizerLoadError, type TargetTokenizer } from '../../tokenizers/types';
 import type { PrepareHooks, PrepareOptions, RunSetup } from '../contract';
 import type { RowSettings } from '../../records/rowResult';
-import type { ChatTemplate } from '../../templates/template';
 import { runSettingOptionsOf } from '../runSettings';
 
 /**
@@ -40,7 +40,7 @@ export async function startExecutor(opts: PrepareOptions, hooks: PrepareHooks): 
     let processor: RowProcessor;
     try {
       processor = new RowProcessor(settingsOf(opts));
-      setup = await runSetup(processor.tok, opts, processor.backendFallback, (hasTools) => processor.template(hasTools));
+      setup = await runSetup(processor.tok, opts, processor.backendFallback, processor.builder);
     } catch (e) {
       await pool?.close();
       throw e;
@@ -75,14 +75,15 @@ export async function startExecutor(opts: PrepareOptions, hooks: PrepareHooks): 
 
 /**
  * Runs the chat-template check once for a run (`eagle3-prep check-template`, without the probe renders) and says which
- * tokenizer backend runs (`fallback`: why `auto` fell back to the JavaScript one). `templates`: the row processor's
- * compiled chat templates, which the check then renders with (CheckTemplateOptions.templates).
+ * tokenizer backend runs (`fallback`: why `auto` fell back to the JavaScript one).
+ * @param templates the compiled templates of this thread's row processor (`RowProcessor.builder`): the check uses them
+ *   instead of compiling the templates a second time
  */
 export async function runSetup(
   tok: TargetTokenizer,
   opts: Pick<PrepareOptions, 'templateKwargs' | 'mask' | 'grouping'>,
   fallback?: string,
-  templates?: (hasTools: boolean) => ChatTemplate,
+  templates?: CheckTemplateOptions['templates'],
 ): Promise<RunSetup> {
   const setup: RunSetup = {
     tokenizer: {
