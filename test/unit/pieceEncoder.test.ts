@@ -19,7 +19,7 @@ import { installWordCache } from '../../src/core/tokenizers/wordCache';
 import { installLongWordBpe } from '../../src/core/tokenizers/longWordBpe';
 import type { EncodedText, TargetTokenizer } from '../../src/core/tokenizers/types';
 import { rng } from '../fuzzCorpus';
-import { buildModelFolder, lenmlModelDir, oracleEncode, oracleEncodeBatch } from '../helpers';
+import { buildModelFolder, cutVocabularyJson, lenmlModelDir, oracleEncode, oracleEncodeBatch } from '../helpers';
 
 /** The tokenizer of `dir` with our own encode, and the same folder's tokenizer on the old path. */
 function bothPaths(dir: string): { own: TargetTokenizer; old: TargetTokenizer } {
@@ -159,21 +159,9 @@ test('an added token that strips whitespace beside it: answered where it strips 
   }
 });
 
-/**
- * Llama-3.1's `tokenizer.json` with its vocabulary cut to the ids below `n` and the merges among them: the same
- * normalizer, pre-tokenizer, post-processor, decoder and added tokens (what the shape checks read), a constructor of
- * milliseconds instead of ~1 CPU s (128k tokens, 280k merges).
- */
-function smallLlama(n: number): any {
-  const json = JSON.parse(readFileSync(join(lenmlModelDir('llama3_1'), 'tokenizer.json'), 'utf8'));
-  const vocab = Object.fromEntries(Object.entries(json.model.vocab as Record<string, number>).filter(([, id]) => id < n));
-  const pairs: [string, string][] = json.model.merges.map((m: string | [string, string]) => (Array.isArray(m) ? m : m.split(' ', 2)));
-  const merges = pairs.filter(([a, b]) => a in vocab && b in vocab && a + b in vocab);
-  return { ...json, model: { ...json.model, vocab, merges } };
-}
-
 test('tokenizer.json shapes it does not reproduce are refused (the old path encodes them)', () => {
-  const json = smallLlama(4000);
+  // Llama-3.1's pre-tokenizer, normalizer, post-processor and added tokens on 4,000 ids of its vocabulary.
+  const json = cutVocabularyJson(lenmlModelDir('llama3_1'), 4000);
   assert.ok(json.model.merges.length > 1000, `${json.model.merges.length} merges`);
   const built = (j: any) => {
     const tok = new Tokenizer(j, {});
