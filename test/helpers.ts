@@ -133,6 +133,22 @@ export async function oracleEncodeBatch(tokenizerJson: string, texts: string[]):
   return texts.map((text, k) => oracleResult(text, encs[k]));
 }
 
+/**
+ * The parsed `tokenizer.json` of `dir` with its BPE vocabulary cut to the ids below `n` (and every one-character token,
+ * so that any byte still has its byte-level token) and its merges to those among the tokens kept: the same normalizer,
+ * pre-tokenizer, post-processor, decoder and added tokens, a valid tokenizer for the library and the Rust oracle alike,
+ * whose constructor takes milliseconds (Llama-3.1: 128k tokens, 280k merges, ~1 CPU s). For tests of what does not
+ * depend on the vocabulary's size (shapes, cache entries).
+ */
+export function cutVocabularyJson(dir: string, n: number): Record<string, any> {
+  const json = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8'));
+  const vocab = Object.fromEntries(Object.entries(json.model.vocab as Record<string, number>).filter(([t, id]) => id < n || [...t].length === 1));
+  const pairs: [string, string][] = json.model.merges.map((m: string | [string, string]) => (Array.isArray(m) ? m : m.split(' ', 2)));
+  const kept = (t: string) => Object.hasOwn(vocab, t);
+  const merges = pairs.filter(([a, b]) => kept(a) && kept(b) && kept(a + b));
+  return { ...json, model: { ...json.model, vocab, merges } };
+}
+
 const sharedTokenizers = new Map<string, TargetTokenizer>();
 
 /**
@@ -146,8 +162,24 @@ export function sharedTokenizer(dir?: string): TargetTokenizer {
   const { tokenizerFilesStamp } = require('../src/core/tokenizers/modelFolder') as typeof import('../src/core/tokenizers/modelFolder');
   const key = dir ? `${resolve(dir)}|${tokenizerFilesStamp(resolve(dir))}` : 'embedded';
   let tok = sharedTokenizers.get(key);
-  if (!tok) sharedTokenizers.set(key, (tok = loadTokenizer(dir)));
+  if (!tok) sharedTokenizers.set(key, (tok = loadTokenizer(dir, dir ? builtTokenizerGiven(join(resolve(dir), 'tokenizer.json')) : undefined)));
   return tok;
+}
+
+/**
+ * What `loadTokenizer` is given for a `tokenizer.json` {@link buildModelFolder} wrote (and nothing for any other file):
+ * its bytes, and, when the tokenizer cache lacks its prepared form (a conversion, not a read of the entry), the object
+ * it serialized, so that the load does not parse 11–33 MB again (~0.45 CPU s per Qwen3 folder; the fixture folders
+ * differ only in their added tokens). The model section is a copy: the load may clear the library's view of it.
+ */
+function builtTokenizerGiven(path: string): { bytes: Buffer; json?: Record<string, unknown> } | undefined {
+  const built = builtAndUnchanged(path);
+  if (!built) return undefined;
+  const { readTokenizerBytes } = require('../src/core/tokenizers/rustTokenizer') as typeof import('../src/core/tokenizers/rustTokenizer');
+  const { hasPreparedBpe } = require('../src/core/tokenizers/preparedBpe') as typeof import('../src/core/tokenizers/preparedBpe');
+  const bytes = readTokenizerBytes(path);
+  if (hasPreparedBpe(path, bytes)) return { bytes };
+  return { bytes, json: { ...built.json, model: { ...(built.json.model as object) } } };
 }
 
 /** The project's copy of `shared/fixtures/templates/` (25 real chat templates with their model folders' configs). */

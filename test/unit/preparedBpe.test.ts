@@ -15,7 +15,7 @@ import { TOKENIZER_CACHE_ENV, tokenizerCacheDir } from '../../src/core/tokenizer
 import { defaultTokenizerDir, loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { loadTokenizerWithBackend } from '../../src/core/tokenizers/backend';
 import { cachedTokenizer } from '../../src/core/tokenizers/loadedTokenizers';
-import { lenmlModelDir, oracleEncode, tempDir } from '../helpers';
+import { cutVocabularyJson, lenmlModelDir, oracleEncode, tempDir } from '../helpers';
 
 const CACHE = tempDir('eagle3-tokcache-');
 // Test files share a process (scripts/test.mjs groups): this file's cache folder only while its tests run.
@@ -91,8 +91,23 @@ for (const [name, dir] of FOLDERS) {
   });
 }
 
+/**
+ * A model folder of `base`'s tokenizer with its vocabulary cut to `n` ids (helpers.ts `cutVocabularyJson`: the same
+ * shape, a load of milliseconds rather than 1–2 CPU s; its cache entry is written and read as any other), its
+ * `tokenizer.json` as `change` leaves the parsed object.
+ */
+function cutFolder(base: string, n: number, change: (json: any) => void = () => {}): string {
+  const json = cutVocabularyJson(base, n);
+  change(json);
+  const dir = tempDir();
+  writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(json));
+  copyFileSync(join(base, 'tokenizer_config.json'), join(dir, 'tokenizer_config.json'));
+  return dir;
+}
+
 test('a damaged, truncated or foreign cache entry is a miss: the tokenizer loads from its files and the entry is rewritten', async () => {
-  const dir = lenmlModelDir('deepseek_v3');
+  // DeepSeek-V3's tokenizer on 8,000 ids of its vocabulary (each of the five loads below parses and converts it).
+  const dir = cutFolder(lenmlModelDir('deepseek_v3'), 8000);
   const tjPath = join(dir, 'tokenizer.json');
   const key = preparedKey(readFileSync(tjPath));
   const entry = preparedPath(CACHE, key);
@@ -163,8 +178,9 @@ test('the prepared form is pinned to the installed tokenizers.js version (bump P
 });
 
 test('a tokenizer.json rewritten with other content of the same size and modification time is not read from its old entry', async () => {
-  // Two vocabularies of the same byte size: the ids of "Hello" and "Ġworld" (both 4 digits) swapped in the second.
-  const src = lenmlModelDir('qwen3');
+  // Two vocabularies of the same byte size: the ids of "Hello" and "Ġworld" (both 4 digits) swapped in the second;
+  // Qwen3's tokenizer on 10,000 ids of its vocabulary (both words kept).
+  const src = cutFolder(lenmlModelDir('qwen3'), 10_000);
   const json = JSON.parse(readFileSync(join(src, 'tokenizer.json'), 'utf8'));
   const before = JSON.stringify(json);
   const v = json.model.vocab as Record<string, number>;

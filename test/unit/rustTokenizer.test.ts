@@ -12,7 +12,7 @@ import { loadTokenizerWithBackend, tokenizerBackendChoice, TOKENIZER_BACKEND_ENV
 import { TokenizerLoadError } from '../../src/core/tokenizers/types';
 import { RowProcessor } from '../../src/core/records/rowProcessor';
 import { checkTemplate, checkTemplateAsync } from '../../src/core/records/checkTemplate';
-import { lenmlModelDir, oracleEncode, sharedTokenizer, tempDir } from '../helpers';
+import { cutVocabularyJson, lenmlModelDir, oracleEncode, sharedTokenizer, tempDir } from '../helpers';
 
 const binding = (): RustBinding => {
   const b = rustBinding();
@@ -99,7 +99,9 @@ test('tokenizerBackendChoice: the option, else EAGLE3_TOKENIZER_BACKEND, else au
 /** A model folder whose tokenizer the word cache does not fit (Qwen3's with `byte_fallback`: SentencePiece-style BPE has it), so `auto` takes the Rust binding. */
 function folderWithoutWordCache(): string {
   const dir = tempDir();
-  const tj = JSON.parse(readFileSync(join(lenmlModelDir('qwen3'), 'tokenizer.json'), 'utf8'));
+  // Qwen3's tokenizer on 10,000 ids of its vocabulary (the backend choice reads its shape, not its size; each of the
+  // four loads below builds it whole): with byte fallback, which the word cache does not take.
+  const tj = cutVocabularyJson(lenmlModelDir('qwen3'), 10_000);
   tj.model.byte_fallback = true;
   writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(tj));
   writeFileSync(join(dir, 'tokenizer_config.json'), readFileSync(join(lenmlModelDir('qwen3'), 'tokenizer_config.json')));
@@ -172,9 +174,10 @@ for (const name of ['qwen3', 'deepseek_v3'] as const) {
 }
 
 test("where the aligner cannot align (a normalizer it does not know), the starts are the binding's offsets, exact", async () => {
-  // Qwen3's vocabulary with a Lowercase normalizer: token surfaces are lower case, the text is not.
+  // Qwen3's vocabulary (10,000 ids of it: the offsets are the question, not the vocabulary's size) with a Lowercase
+  // normalizer: token surfaces are lower case, the text is not.
   const dir = tempDir();
-  const tj = JSON.parse(readFileSync(join(lenmlModelDir('qwen3'), 'tokenizer.json'), 'utf8'));
+  const tj = cutVocabularyJson(lenmlModelDir('qwen3'), 10_000);
   tj.normalizer = { type: 'Lowercase' };
   writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(tj));
   writeFileSync(join(dir, 'tokenizer_config.json'), '{}');

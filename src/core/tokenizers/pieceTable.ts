@@ -5,27 +5,44 @@
  * its key's place, length, full hash and value.
  */
 
-/** Slots of the hash table (a power of two): at most half of them used. */
-const SLOTS = 1 << 18;
-/** Entries kept before the table is cleared (as wordCache.ts: ~100k pieces). */
-export const PIECE_TABLE_ENTRIES = SLOTS >> 1;
+/** Entries kept before the table is cleared (as wordCache.ts: ~100k pieces); the hash table has twice as many slots. */
+export const PIECE_TABLE_ENTRIES = 1 << 17;
+/**
+ * The entries a new {@link PieceTable} keeps when none are given: {@link PIECE_TABLE_ENTRIES}. A test sets fewer (and
+ * restores it) to overflow the tables of the encoders it loads with thousands of pieces rather than ~140,000.
+ */
+export const pieceTableLimits = { entries: PIECE_TABLE_ENTRIES };
 /** Key units kept before the table is cleared (2 bytes each). */
 const MAX_UNITS = 1 << 22;
 
 /** A hash table from string ranges to integers (see the file's comment). */
 export class PieceTable {
+  /** Slots − 1 (the slots are a power of two, at least twice the entries: at most half of them used). */
+  private readonly mask: number;
   /** Per slot: the entry's index, -1 empty. */
-  private readonly slots = new Int32Array(SLOTS).fill(-1);
-  private readonly keyAt = new Int32Array(PIECE_TABLE_ENTRIES);
-  private readonly keyLen = new Int32Array(PIECE_TABLE_ENTRIES);
-  private readonly hashes = new Int32Array(PIECE_TABLE_ENTRIES);
-  private readonly values = new Int32Array(PIECE_TABLE_ENTRIES);
+  private readonly slots: Int32Array;
+  private readonly keyAt: Int32Array;
+  private readonly keyLen: Int32Array;
+  private readonly hashes: Int32Array;
+  private readonly values: Int32Array;
   private units = new Uint16Array(1 << 16);
   private usedUnits = 0;
   /** Entries held. */
   size = 0;
   /** The hash of the range last looked up ({@link get}), reused by {@link set} for the same range. */
   private lastHash = 0;
+
+  /** @param entries the entries kept before the table is {@link full} (default {@link pieceTableLimits}: {@link PIECE_TABLE_ENTRIES}) */
+  constructor(readonly entries: number = pieceTableLimits.entries) {
+    let slots = 2;
+    while (slots < 2 * entries) slots *= 2;
+    this.mask = slots - 1;
+    this.slots = new Int32Array(slots).fill(-1);
+    this.keyAt = new Int32Array(entries);
+    this.keyLen = new Int32Array(entries);
+    this.hashes = new Int32Array(entries);
+    this.values = new Int32Array(entries);
+  }
 
   /** The value of `s[from … to)`, or -1 when the table does not hold it (values are never -1: pieceEncoder.ts). */
   get(s: string, from: number, to: number): number {
@@ -35,7 +52,8 @@ export class PieceTable {
     this.lastHash = h;
     const len = to - from;
     const units = this.units;
-    for (let slot = h & (SLOTS - 1); ; slot = (slot + 1) & (SLOTS - 1)) {
+    const mask = this.mask;
+    for (let slot = h & mask; ; slot = (slot + 1) & mask) {
       const e = this.slots[slot];
       if (e < 0) return -1;
       if (this.hashes[e] !== h || this.keyLen[e] !== len) continue;
@@ -48,7 +66,7 @@ export class PieceTable {
 
   /** Whether a key of `len` units does not fit: the caller then clears the table ({@link clear}) before {@link set}. */
   full(len: number): boolean {
-    return this.size >= PIECE_TABLE_ENTRIES || this.usedUnits + len > MAX_UNITS;
+    return this.size >= this.entries || this.usedUnits + len > MAX_UNITS;
   }
 
   /**
@@ -73,8 +91,9 @@ export class PieceTable {
     this.keyLen[e] = len;
     this.hashes[e] = h;
     this.values[e] = value;
-    let slot = h & (SLOTS - 1);
-    while (this.slots[slot] >= 0) slot = (slot + 1) & (SLOTS - 1);
+    const mask = this.mask;
+    let slot = h & mask;
+    while (this.slots[slot] >= 0) slot = (slot + 1) & mask;
     this.slots[slot] = e;
   }
 
