@@ -18,6 +18,7 @@ import { idsEncoder } from './textIds';
 import { pieceEncode, pieceEncoder } from './pieceEncoder';
 import { OffsetAligner } from './offsetAligner';
 import { appliesOwnNfc, toWellFormed } from './rustText';
+import { alignTokenizerRegexes } from './rustUnicode';
 import { parseJsonBytes, readChatTemplates, readJson, specialTokenVarsOf, stopTokensOf, tokenizerFilesHashOf, tokenizerJsonSize } from './modelFolder';
 import { TokenizerLoadError, type TargetTokenizer } from './types';
 
@@ -74,6 +75,8 @@ export function loadTokenizer(dir?: string, given?: { bytes: Buffer; json?: any 
     table = undefined;
     wordCache = process.env.EAGLE3_NO_WORD_CACHE ? null : installWordCache(tok, tokConfig);
   }
+  // The pre-tokenizer's regexes on the Rust library's Unicode tables, not the runtime's (rustUnicode.ts): before the piece encoder copies them.
+  alignTokenizerRegexes(tok);
   // Long pre-tokens (a 5 MiB run of one character) in O(n log n) with the same merges (longWordBpe.ts); EAGLE3_NO_LONG_WORD_BPE=1 turns it off for comparisons.
   // Behind the word cache, every word (the library's BPE state released: ~30 MB per tokenizer, docs/scale.md "Memory").
   if (!process.env.EAGLE3_NO_LONG_WORD_BPE) installLongWordBpe(tok, { everyWord: wordCache !== null, ...(table ? { table } : {}) });
