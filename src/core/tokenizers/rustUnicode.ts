@@ -9,7 +9,8 @@
  * the pieces differ and so do the ids, silently. Here each `\p{…}` / `\P{…}` of a General_Category or White_Space is
  * replaced by the explicit code point ranges of Rust's table (rustUnicodeData.ts, read from the Rust engine by
  * scripts/gen-rust-unicode.ts), so that the pattern matches as Rust's does whatever the runtime's Unicode version.
- * V8 compiles `\p{L}` to a list of ranges too: the rewritten pattern runs at the same speed.
+ * V8 compiles `\p{L}` to a list of ranges too: the rewritten pattern runs at the same speed, as long as its source
+ * stays under V8's 20 KB optimization limit ({@link rustRegexSource} writes the ranges compactly).
  */
 import { RUST_GC_RUNS, RUST_WHITE_SPACE_RUNS } from './rustUnicodeData';
 
@@ -112,8 +113,8 @@ interface GcRuns {
 }
 
 let gcRuns: GcRuns | undefined;
-/** The explicit class text of each property (and its complement) already built. */
-const classTexts = new Map<string, string>();
+/** The ranges of each property (and of its complement) already built. */
+const classRanges = new Map<string, [number, number][]>();
 
 /** rustUnicodeData.ts's runs, decoded once. */
 function decodedRuns(): GcRuns {
@@ -181,16 +182,51 @@ function complement(ranges: [number, number][]): [number, number][] {
   return out;
 }
 
-/** The class contents (no brackets) of `\p{name}` (`\P{name}`: negated) by Rust's tables, undefined when not in them. */
-function classText(name: string, negated: boolean): string | undefined {
+/** The union of range lists, sorted and merged. */
+function union(lists: [number, number][][]): [number, number][] {
+  const all = lists.flat().sort((x, y) => x[0] - y[0]);
+  const out: [number, number][] = [];
+  for (const [a, b] of all) {
+    const last = out[out.length - 1];
+    if (last && a <= last[1] + 1) last[1] = Math.max(last[1], b);
+    else out.push([a, b]);
+  }
+  return out;
+}
+
+/** The ranges of `\p{name}` (`\P{name}`: negated) by Rust's tables, undefined when not in them. */
+function propertyRanges(name: string, negated: boolean): [number, number][] | undefined {
   const key = (negated ? 'P' : 'p') + name;
-  let text = classTexts.get(key);
-  if (text !== undefined) return text;
-  const ranges = rustPropertyRanges(name);
-  if (!ranges) return undefined;
-  const hex = (cp: number) => `\\u{${cp.toString(16)}}`;
-  text = (negated ? complement(ranges) : ranges).map(([a, b]) => (a === b ? hex(a) : `${hex(a)}-${hex(b)}`)).join('');
-  classTexts.set(key, text);
+  let ranges = classRanges.get(key);
+  if (ranges) return ranges;
+  const own = rustPropertyRanges(name);
+  if (!own) return undefined;
+  ranges = negated ? complement(own) : own;
+  classRanges.set(key, ranges);
+  return ranges;
+}
+
+/**
+ * A code point inside a class, as itself where the source allows it (one or two UTF-16 units, where `\u{…}` takes up
+ * to ten): V8 leaves a pattern source over 20 KB unoptimized (`kRegExpTooLargeToOptimize`), which made the rewritten
+ * Qwen3 pattern (40 KB with escapes, 9 KB without) run 2.5× slower. Escaped: controls, spaces, the class's syntax
+ * characters, surrogates and line separators.
+ */
+function classChar(cp: number): string {
+  const escape =
+    cp <= 0x20 ||
+    (cp >= 0x7f && cp <= 0xa0) ||
+    (cp >= 0xd800 && cp <= 0xdfff) ||
+    cp === 0x2028 ||
+    cp === 0x2029 ||
+    (cp < 0x80 && '\\]-^['.includes(String.fromCharCode(cp)));
+  return escape ? `\\u{${cp.toString(16)}}` : String.fromCodePoint(cp);
+}
+
+/** Class contents (no brackets) of sorted, disjoint ranges. */
+function rangesText(ranges: [number, number][]): string {
+  let text = '';
+  for (const [a, b] of ranges) text += a === b ? classChar(a) : b === a + 1 ? classChar(a) + classChar(b) : `${classChar(a)}-${classChar(b)}`;
   return text;
 }
 
@@ -204,9 +240,10 @@ export interface RustRegexSource {
 /**
  * Rewrites a JavaScript RegExp source (as tokenizers.js compiles a `tokenizer.json` regex, flags `u` or `v`) so
  * that its Unicode property escapes match what Rust's tables say: each `\p{X}` / `\P{X}` of a General_Category
- * value or group, or of White_Space, becomes the explicit ranges of Rust's table — its ranges inside a class of a
- * `u` pattern, a class of them elsewhere (outside a class, and inside a `v` pattern's class, where a nested class is
- * an operand). Anything else is copied as it is; the properties not in the tables are listed in `unverified`.
+ * value or group, or of White_Space, becomes the explicit ranges of Rust's table — inside a class of a `u` pattern,
+ * the union of the class's properties' ranges, written once at the class's end; elsewhere (outside a class, and
+ * inside a `v` pattern's class, where a nested class is an operand) a class of them. Anything else is copied as it
+ * is; the properties not in the tables are listed in `unverified`.
  * @param source the RegExp's source
  * @param flags its flags (`v` changes how a class nests)
  */
@@ -215,6 +252,8 @@ export function rustRegexSource(source: string, flags: string): RustRegexSource 
   const unverified: string[] = [];
   let out = '';
   let depth = 0;
+  /** The properties' ranges of the `u` class being read, written at its end. */
+  let inClass: [number, number][][] = [];
   for (let i = 0; i < source.length;) {
     const c = source[i];
     if (c === '\\') {
@@ -222,11 +261,12 @@ export function rustRegexSource(source: string, flags: string): RustRegexSource 
       const close = source[i + 2] === '{' ? source.indexOf('}', i + 3) : -1;
       if ((kind === 'p' || kind === 'P') && close > 0) {
         const name = source.slice(i + 3, close);
-        const text = classText(name, kind === 'P');
-        if (text === undefined) {
+        const ranges = propertyRanges(name, kind === 'P');
+        if (ranges === undefined) {
           if (!unverified.includes(name)) unverified.push(name);
           out += source.slice(i, close + 1);
-        } else out += depth > 0 && !nested ? text : `[${text}]`;
+        } else if (depth > 0 && !nested) inClass.push(ranges);
+        else out += `[${rangesText(ranges)}]`;
         i = close + 1;
         continue;
       }
@@ -235,7 +275,11 @@ export function rustRegexSource(source: string, flags: string): RustRegexSource 
       continue;
     }
     if (c === '[' && (depth === 0 || nested)) depth++;
-    else if (c === ']' && depth > 0) depth--;
+    else if (c === ']' && depth > 0) {
+      depth--;
+      if (inClass.length) out += rangesText(union(inClass));
+      inClass = [];
+    }
     out += c;
     i++;
   }
