@@ -14,7 +14,9 @@ import { GC_LEAVES, rustPropertyRanges, rustRegexSource } from '../../src/core/t
 import { RUST_NFC_UNCOMPOSED, RUST_UNICODE_SOURCE } from '../../src/core/tokenizers/rustUnicodeData';
 import { normalizeLikeRust } from '../../src/core/tokenizers/rustText';
 import type { TargetTokenizer } from '../../src/core/tokenizers/types';
-import { lenmlModelDir, oracleEncodeBatch, tempDir } from '../helpers';
+import { lenmlModelDir, oracleEncodeBatch, tempDir, writeJsonl } from '../helpers';
+import { prepare } from '../../src/core/run/prepare/pipeline';
+import { isCode, isDataChanging } from '../../src/core/codes';
 
 /**
  * Texts with characters new in Unicode 17.0 (CJK Extension J U+323B0…, U+A7D2 LATIN CAPITAL LETTER DOUBLE THORN, the
@@ -152,4 +154,39 @@ test(`the generated tables are the installed package's (${RUST_UNICODE_SOURCE}) 
     const d = ch.normalize('NFD');
     assert.equal(nfc.normalizeString(d), normalizeLikeRust(d, 'NFC'), `U+${h}`);
   }
+});
+
+test("a pattern property outside Rust's tables (\\p{Han}) notes `unicode_tables_unverified` on texts with a character the tables disagree on, and only there; a run counts it", async () => {
+  const base = lenmlModelDir('qwen3');
+  const json = JSON.parse(readFileSync(join(base, 'tokenizer.json'), 'utf8'));
+  json.pre_tokenizer.pretokenizers.unshift({ type: 'Split', pattern: { Regex: '\\p{Han}+' }, behavior: 'Isolated', invert: false });
+  const dir = tempDir('eagle3-han-');
+  writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(json));
+  writeFileSync(join(dir, 'tokenizer_config.json'), readFileSync(join(base, 'tokenizer_config.json')));
+  for (const tok of bothPaths(dir)) {
+    assert.equal(tok.encode('漢字 and text, 123 ٣ é').unicodeUnverified, undefined);
+    assert.equal(tok.encode('CJK Ext J \u{323B0}\u{323B1}').unicodeUnverified, true);
+    assert.equal(tok.encode('pha\u{295}r').unicodeUnverified, true);
+  }
+  // The shipped tokenizers' patterns are all in the tables: nothing is noted.
+  assert.equal(loadTokenizer(lenmlModelDir('qwen3')).encode('\u{323B0}').unicodeUnverified, undefined);
+  const rows = [
+    {
+      messages: [
+        { role: 'user', content: 'Hi 漢字' },
+        { role: 'assistant', content: 'Hello 字.' },
+      ],
+    },
+    {
+      messages: [
+        { role: 'user', content: 'Ext J?' },
+        { role: 'assistant', content: 'Yes: \u{323B0}.' },
+      ],
+    },
+  ];
+  const res = await prepare({ inputs: [writeJsonl(rows)], outDir: join(tempDir(), 'out'), tokenizerDir: dir, workers: 1 });
+  assert.equal(res.files[0].rowsWritten, 2);
+  assert.equal(res.files[0].notes.unicode_tables_unverified, 1);
+  assert.ok(isCode('unicode_tables_unverified'));
+  assert.ok(isDataChanging('unicode_tables_unverified'));
 });

@@ -292,6 +292,54 @@ export function rustRegex(re: RegExp): { re: RegExp; unverified: string[] } {
   return { re: r.source === re.source ? re : new RegExp(r.source, re.flags), unverified: r.unverified };
 }
 
+/** Per code point: 0 not checked yet, 1 this runtime's category and White_Space are Rust's, 2 they differ (allocated on first use). */
+let checked: Uint8Array | undefined;
+let leafRes: RegExp[] | undefined;
+
+/** Whether this runtime's General_Category or White_Space of `cp` differs from Rust's table (checked once per code point). */
+function cpDiffers(cp: number): boolean {
+  const memo = (checked ??= new Uint8Array(0x110000));
+  if (memo[cp] === 0) {
+    leafRes ??= GC_LEAVES.map((l) => new RegExp(`^\\p{${l}}$`, 'u'));
+    const ch = String.fromCodePoint(cp);
+    const { starts, cats } = decodedRuns();
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid] <= cp) lo = mid;
+      else hi = mid - 1;
+    }
+    const ws = rustPropertyRanges('White_Space')!.some(([a, b]) => a <= cp && cp <= b);
+    const same = leafRes[cats[lo]].test(ch) && /^\p{White_Space}$/u.test(ch) === ws;
+    memo[cp] = same ? 1 : 2;
+  }
+  return memo[cp] === 2;
+}
+
+/**
+ * Whether `text` holds a code point whose General_Category or White_Space this runtime's tables give otherwise than
+ * Rust's (rustUnicodeData.ts): a character new in one of the two Unicode versions, or recategorized. A pattern
+ * property not in Rust's table ({@link RustRegexSource} `unverified`: a script, a binary property) may match such a
+ * character otherwise than Rust; elsewhere the two agree as far as the tables tell. ASCII is skipped (it never differs).
+ */
+export function differsFromRust(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) continue;
+    let cp = c;
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        cp = ((c - 0xd800) << 10) + (d - 0xdc00) + 0x10000;
+        i++;
+      }
+    }
+    if (cpDiffers(cp)) return true;
+  }
+  return false;
+}
+
 /** The parts of tokenizers.js 0.2's pre-tokenizers and normalizers read here (`Sequence`s hold their steps). */
 interface StepInside {
   pattern?: unknown;

@@ -18,7 +18,7 @@ import { idsEncoder } from './textIds';
 import { pieceEncode, pieceEncoder } from './pieceEncoder';
 import { OffsetAligner } from './offsetAligner';
 import { appliesOwnNfc, toWellFormed } from './rustText';
-import { alignTokenizerRegexes } from './rustUnicode';
+import { alignTokenizerRegexes, differsFromRust } from './rustUnicode';
 import { parseJsonBytes, readChatTemplates, readJson, specialTokenVarsOf, stopTokensOf, tokenizerFilesHashOf, tokenizerJsonSize } from './modelFolder';
 import { TokenizerLoadError, type TargetTokenizer } from './types';
 
@@ -76,7 +76,7 @@ export function loadTokenizer(dir?: string, given?: { bytes: Buffer; json?: any 
     wordCache = process.env.EAGLE3_NO_WORD_CACHE ? null : installWordCache(tok, tokConfig);
   }
   // The pre-tokenizer's regexes on the Rust library's Unicode tables, not the runtime's (rustUnicode.ts): before the piece encoder copies them.
-  alignTokenizerRegexes(tok);
+  const unverified = alignTokenizerRegexes(tok).length > 0;
   // Long pre-tokens (a 5 MiB run of one character) in O(n log n) with the same merges (longWordBpe.ts); EAGLE3_NO_LONG_WORD_BPE=1 turns it off for comparisons.
   // Behind the word cache, every word (the library's BPE state released: ~30 MB per tokenizer, docs/scale.md "Memory").
   if (!process.env.EAGLE3_NO_LONG_WORD_BPE) installLongWordBpe(tok, { everyWord: wordCache !== null, ...(table ? { table } : {}) });
@@ -106,10 +106,14 @@ export function loadTokenizer(dir?: string, given?: { bytes: Buffer; json?: any 
     encode: (text) => {
       // Lone surrogates reach a Rust tokenizer as U+FFFD (same UTF-16 length, so offsets are unchanged).
       const wellFormed = toWellFormed(text);
-      const done = own && pieceEncode.run(own, wellFormed);
-      if (done) return done;
-      const ids = encodeIds(ownNfc ? aligner.normalized(wellFormed) : wellFormed);
-      return { ids, ...aligner.starts(wellFormed, ids) };
+      let out = own && pieceEncode.run(own, wellFormed);
+      if (!out) {
+        const ids = encodeIds(ownNfc ? aligner.normalized(wellFormed) : wellFormed);
+        out = { ids, ...aligner.starts(wellFormed, ids) };
+      }
+      // A pattern property outside Rust's tables (rustUnicode.ts): a text with a character the tables disagree on is noted.
+      if (unverified && differsFromRust(wellFormed)) out.unicodeUnverified = true;
+      return out;
     },
     decode: (ids) => tok.decode(ids, { skip_special_tokens: false }),
     idToToken: (id) => tok.id_to_token(id),
