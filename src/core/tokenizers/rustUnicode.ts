@@ -347,27 +347,61 @@ interface StepInside {
   normalizers?: unknown;
 }
 
+/** V8's `RegExp::kRegExpTooLargeToOptimize`: a RegExp source longer than this (UTF-16 units) is compiled unoptimized. */
+export const V8_OPTIMIZED_SOURCE_LIMIT = 20 * 1024;
+
+/** A step whose pattern's rewrite is over {@link V8_OPTIMIZED_SOURCE_LIMIT}: it keeps the runtime's pattern (`fast`), `exact` is Rust's. */
+export interface GuardedRegex {
+  step: { pattern?: unknown };
+  fast: RegExp;
+  exact: RegExp;
+}
+
+/** What {@link alignTokenizerRegexes} did. */
+export interface AlignedRegexes {
+  /** The properties left as they were (not in the tables), over all patterns: empty when every pattern follows Rust. */
+  unverified: string[];
+  /**
+   * The patterns left as the runtime has them because their rewrite would run unoptimized (gpt-oss's o200k pattern:
+   * 21 KB, its split 5× slower): they cut as Rust does on a text without a character the two tables disagree on
+   * ({@link differsFromRust}); for the others the encode takes `exact` (pieceEncoder.ts, tokenizer.ts).
+   */
+  guarded: GuardedRegex[];
+}
+
 /**
  * Rewrites, in place, every RegExp of a tokenizers.js `Tokenizer`'s pre-tokenizer and normalizer (the `Split`,
  * `Replace` and `ByteLevel` steps' `pattern`, inside `Sequence`s too) to Rust's Unicode tables ({@link rustRegex}),
  * so that both of this project's encodes of the tokenizer (pieceEncoder.ts, which copies the `Split` patterns, and
- * tokenizers.js's own) cut as Rust does. Call it before those copies are made.
- * @returns the properties left as they were (not in the tables), over all patterns: empty when every pattern follows Rust
+ * tokenizers.js's own) cut as Rust does. Call it before those copies are made. A rewrite over V8's optimization
+ * limit is not put in place but returned in `guarded`, for the encode to take on the texts that need it.
  */
-export function alignTokenizerRegexes(tok: object): string[] {
+export function alignTokenizerRegexes(tok: object): AlignedRegexes {
   const t = tok as { pre_tokenizer?: unknown; normalizer?: unknown };
   const unverified = new Set<string>();
+  const guarded: GuardedRegex[] = [];
   const visit = (step: unknown, depth: number): void => {
     if (!step || (typeof step !== 'object' && typeof step !== 'function') || depth > 16) return;
     const s = step as StepInside;
     if (s.pattern instanceof RegExp) {
       const r = rustRegex(s.pattern);
-      s.pattern = r.re;
+      if (r.re.source.length > V8_OPTIMIZED_SOURCE_LIMIT && r.re !== s.pattern) guarded.push({ step: s, fast: s.pattern, exact: r.re });
+      else s.pattern = r.re;
       for (const u of r.unverified) unverified.add(u);
     }
     for (const list of [s.tokenizers, s.normalizers]) if (Array.isArray(list)) for (const x of list) visit(x, depth + 1);
   };
   visit(t.pre_tokenizer, 0);
   visit(t.normalizer, 0);
-  return [...unverified];
+  return { unverified: [...unverified], guarded };
+}
+
+/** Runs `fn` with the `exact` patterns of `guarded` in place of the runtime's (restored after, also when it throws). */
+export function withExactRegexes<T>(guarded: GuardedRegex[], fn: () => T): T {
+  for (const g of guarded) g.step.pattern = g.exact;
+  try {
+    return fn();
+  } finally {
+    for (const g of guarded) g.step.pattern = g.fast;
+  }
 }
