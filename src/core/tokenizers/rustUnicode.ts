@@ -5,12 +5,13 @@
  * Why: a pre-tokenizer pattern such as Qwen3's `[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|…` runs in Rust on Oniguruma's tables
  * (the Unicode version of the `tokenizers` build) and here on V8's (the Node runtime's ICU: Node 20.20 has Unicode
  * 17.0, an editor's Electron may have an older one). On code points whose General_Category differs between the two
- * (Unicode 17.0's 4,657 new letters and digits, CJK Extension J among them, with Node 20.20 and `tokenizers` 0.23)
+ * (4,804 code points with Node 20.20 and `tokenizers` 0.23, CJK Extension J among them: new in Unicode 17.0, or U+0295)
  * the pieces differ and so do the ids, silently. Here each `\p{…}` / `\P{…}` of a General_Category or White_Space is
  * replaced by the explicit code point ranges of Rust's table (rustUnicodeData.ts, read from the Rust engine by
  * scripts/gen-rust-unicode.ts), so that the pattern matches as Rust's does whatever the runtime's Unicode version.
  * V8 compiles `\p{L}` to a list of ranges too: the rewritten pattern runs at the same speed, as long as its source
- * stays under V8's 20 KB optimization limit ({@link rustRegexSource} writes the ranges compactly).
+ * stays under V8's 20 KB optimization limit ({@link rustRegexSource} writes the ranges compactly); a pattern whose
+ * rewrite is over it keeps the runtime's form for the texts the two tables agree on ({@link alignTokenizerRegexes}).
  */
 import { RUST_GC_RUNS, RUST_WHITE_SPACE_RUNS } from './rustUnicodeData';
 
