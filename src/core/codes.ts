@@ -547,6 +547,13 @@ const TABLE = {
     remedy: 'the tokenizer normalizer changes text: masks at token edges may be off by a token',
     changesData: true,
   },
+  unicode_tables_unverified: {
+    kind: 'note',
+    meaning:
+      "a text holds a character whose Unicode properties this runtime's tables give otherwise than the Rust tokenizers' (a character new in one of the two Unicode versions), and the tokenizer's pre-tokenizer pattern uses a property eagle3-prep cannot pin to Rust's tables (a script such as \\p{Han}, a binary property): its ids may differ from the model's tokenizer's",
+    remedy: "run with --tokenizer-backend rust (the Rust tokenizers binding: the ids of the model's tokenizer), or check those rows",
+    changesData: true,
+  },
   prefill_not_rendered: {
     kind: 'note',
     meaning:

@@ -51,11 +51,12 @@ export class Counter {
 
   /**
    * Tokenizes one text record and masks it; a row written by `generate` gets the generated token ids
-   * (records/generatedIds.ts) when the record is tokenized whole. Notes `offsets_approximate` and the ids' source.
+   * (records/generatedIds.ts) when the record is tokenized whole. Notes `offsets_approximate`, `unicode_tables_unverified` and the ids' source.
    */
   record(rec: TextRecord, generated: GeneratedTurnIds[] | undefined, notes: Code[], t?: ConversationTrace, index?: number): TracedRecord {
     const enc = this.encode(rec.text, index);
     if (enc.exactOffsets === false) notes.push('offsets_approximate');
+    if (enc.unicodeUnverified) notes.push('unicode_tables_unverified');
     const mask = maskFromSpans(enc.starts, rec.spans);
     const whole = enc.cut >= rec.text.length;
     if (!whole && this.pieces) this.overCap = true;
@@ -78,11 +79,20 @@ export class Counter {
     return out;
   }
 
-  private encode(text: string, index: number | undefined): { ids: number[]; starts: number[]; cut: number; restRate?: number; exactOffsets?: boolean } {
+  private encode(
+    text: string,
+    index: number | undefined,
+  ): { ids: number[]; starts: number[]; cut: number; restRate?: number; exactOffsets?: boolean; unicodeUnverified?: true } {
     const cap = this.ctx.cap;
     if (!this.budget || !cap) {
       const e = (index !== undefined ? this.given?.[index] : undefined) ?? this.ctx.tok.encode(text);
-      return { ids: e.ids, starts: e.starts, cut: text.length, exactOffsets: e.exactOffsets };
+      return {
+        ids: e.ids,
+        starts: e.starts,
+        cut: text.length,
+        exactOffsets: e.exactOffsets,
+        ...(e.unicodeUnverified ? { unicodeUnverified: true as const } : {}),
+      };
     }
     if (this.first && index !== undefined && index === this.exactIndex) {
       let e = cap.encodings.get(text);

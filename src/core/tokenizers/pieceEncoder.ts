@@ -32,6 +32,7 @@ import { pieceTokensOf, wordCacheFits } from './wordCache';
 import { PieceTable } from './pieceTable';
 import { PieceMiss, type BpeModelInside } from './pieceMiss';
 import { passesTokensThrough } from './textIds';
+import { differsFromRust, type GuardedRegex } from './rustUnicode';
 import type { EncodedText } from './types';
 
 /** Pieces longer than this (UTF-16 units) are not cached: a 5 MiB run of one letter is one piece (docs/scale.md "Long words"). */
@@ -92,8 +93,16 @@ export const pieceEncode = { run: (encoder: PieceEncode, text: string): EncodedT
  * @param tokConfig the `tokenizer.json` the library was given (tokenizer.ts: the NFC normalizer taken out when `ownNfc`)
  * @param ownNfc whether this project applies NFC to the text (rustText.ts `appliesOwnNfc`): texts NFC changes go to the old path
  * @param normalizedAround the old path's normalization of a text (OffsetAligner `normalized`), checked with `ownNfc`
+ * @param guarded the `Split` patterns left as the runtime has them (rustUnicode.ts `alignTokenizerRegexes`): a text
+ *   with a piece holding a character the runtime's and Rust's tables disagree on is cut again with their `exact` form
  */
-export function pieceEncoder(tok: object, tokConfig: any, ownNfc: boolean, normalizedAround: (text: string) => string): PieceEncode | undefined {
+export function pieceEncoder(
+  tok: object,
+  tokConfig: any,
+  ownNfc: boolean,
+  normalizedAround: (text: string) => string,
+  guarded: GuardedRegex[] = [],
+): PieceEncode | undefined {
   const t = tok as TokenizerInside;
   const pieceTokens = pieceTokensOf(tok);
   if (!pieceTokens || !wordCacheFits(tokConfig) || !passesTokensThrough(tokConfig.post_processor ?? null)) return undefined;
@@ -108,7 +117,8 @@ export function pieceEncoder(tok: object, tokConfig: any, ownNfc: boolean, norma
   const levels = addedLevels(t);
   if (!levels || !t.added_tokens_map) return undefined;
   const miss = new PieceMiss(model, t.added_tokens_map!, pieceTokens);
-  const encoder = new PieceEncoder(splits, levels, miss, ownNfc, normalizedAround);
+  const exact = guarded.length ? splits.map((re) => guarded.find((g) => g.fast.source === re.source && g.fast.flags === re.flags)?.exact ?? re) : null;
+  const encoder = new PieceEncoder(splitMode(splits), exact && splitMode(exact), levels, miss, ownNfc, normalizedAround);
   const encode = ((text: string) => encoder.encode(text)) as PieceEncode;
   encode.stats = encoder.stats;
   return encode;
@@ -169,6 +179,21 @@ function addedLevels(t: TokenizerInside): AddedLevels | undefined {
   return { raw: level(raw), normalized: level(normalized), ids };
 }
 
+/** The `Split` patterns a pass cuts with: each level's (copied: `lastIndex` is ours), the last one's sticky copy too. */
+interface SplitMode {
+  splits: RegExp[];
+  /** The last `Split`'s pattern, sticky (a match at the position itself) and as it is (the next match). */
+  sticky: RegExp | null;
+  lastSplit: RegExp | null;
+}
+
+/** The {@link SplitMode} of `splits`. */
+function splitMode(splits: RegExp[]): SplitMode {
+  const own = splits.map((re) => new RegExp(re.source, re.flags));
+  const lastSplit = own.length ? own[own.length - 1] : null;
+  return { splits: own, lastSplit, sticky: lastSplit ? new RegExp(lastSplit.source, lastSplit.flags + 'y') : null };
+}
+
 /** Whether `text` has a character NFC may change (U+0300 is the first code point whose NFC quick check is not Yes). */
 const MAY_CHANGE_UNDER_NFC = /[\u0300-\uffff]/;
 
@@ -186,19 +211,26 @@ class PieceEncoder {
   private ids: number[] = [];
   private starts: number[] = [];
   private failed = false;
-  /** The last `Split`'s pattern, sticky (a match at the position itself) and as it is (the next match). */
-  private readonly sticky: RegExp | null;
-  private readonly lastSplit: RegExp | null;
+  /** The patterns of the pass in progress: {@link fast}, or {@link exact} for a text that needs it. */
+  private mode: SplitMode;
+  /** Set in a pass with {@link fast} when a piece holds a character the runtime's and Rust's tables disagree on. */
+  private needsExact = false;
 
+  /**
+   * @param fast the `Split` patterns every text is cut with first
+   * @param exact when some of them are the runtime's (rustUnicode.ts `GuardedRegex`): all of them on Rust's tables, for
+   *   the texts with a piece holding a character the two tables disagree on ({@link differsFromRust}; such a piece is
+   *   never cached, so every text that has one meets it as a miss)
+   */
   constructor(
-    private readonly splits: RegExp[],
+    private readonly fast: SplitMode,
+    private readonly exact: SplitMode | null,
     private readonly levels: AddedLevels,
     private readonly miss: PieceMiss,
     private readonly ownNfc: boolean,
     private readonly normalizedAround: (text: string) => string,
   ) {
-    this.lastSplit = splits.length ? splits[splits.length - 1] : null;
-    this.sticky = this.lastSplit ? new RegExp(this.lastSplit.source, this.lastSplit.flags + 'y') : null;
+    this.mode = fast;
   }
 
   encode(text: string): EncodedText | undefined {
@@ -207,16 +239,25 @@ class PieceEncoder {
       this.stats.fallbacks++;
       return undefined;
     }
+    let out = this.pass(text, this.fast);
+    if (this.needsExact) out = this.pass(text, this.exact!);
+    if (out) return out;
+    this.stats.fallbacks++;
+    return undefined;
+  }
+
+  /** The text's ids and starts cut with `mode`'s patterns; undefined when a part of it cannot be done exactly (or needs {@link exact}). */
+  private pass(text: string, mode: SplitMode): EncodedText | undefined {
+    this.mode = mode;
     this.ids = [];
     this.starts = [];
     this.failed = false;
+    this.needsExact = false;
     this.added(this.levels.raw, text, 0);
     const out = { ids: this.ids, starts: this.starts, exactOffsets: true };
     this.ids = [];
     this.starts = [];
-    if (!this.failed) return out;
-    this.stats.fallbacks++;
-    return undefined;
+    return this.failed ? undefined : out;
   }
 
   /**
@@ -256,8 +297,9 @@ class PieceEncoder {
 
   /** The `Split` of level `k` on `s` (starting at `base`), as tokenizers.js's `regex_split` cuts it: the matches and the text between them, in order. */
   private split(k: number, s: string, base: number): void {
-    if (k >= this.splits.length - 1) return this.splitLast(s, base);
-    const re = this.splits[k];
+    const splits = this.mode.splits;
+    if (k >= splits.length - 1) return this.splitLast(s, base);
+    const re = splits[k];
     re.lastIndex = 0;
     let prev = 0;
     for (let m = re.exec(s); m !== null; m = re.exec(s)) {
@@ -278,8 +320,8 @@ class PieceEncoder {
    * the position itself from the sticky copy of the pattern (no match array), else the next one from the pattern.
    */
   private splitLast(s: string, base: number): void {
-    const re = this.lastSplit;
-    const sticky = this.sticky;
+    const re = this.mode.lastSplit;
+    const sticky = this.mode.sticky;
     if (re === null || sticky === null) return this.piece(s, 0, s.length, base);
     const n = s.length;
     let prev = 0;
@@ -335,13 +377,20 @@ class PieceEncoder {
   private missed(s: string, from: number, to: number, start: number): void {
     this.stats.misses++;
     const miss = this.miss;
-    const n = miss.run(from === 0 && to === s.length ? s : s.slice(from, to));
+    const piece = from === 0 && to === s.length ? s : s.slice(from, to);
+    const n = miss.run(piece);
     if (n === 0) {
       this.failed = true;
       return;
     }
     const len = to - from;
-    if (len > MAX_CACHED_PIECE) {
+    // A piece with a character the runtime's and Rust's tables disagree on: cut again with the exact patterns, never cached.
+    const disagrees = this.exact !== null && differsFromRust(piece);
+    if (disagrees && this.mode === this.fast) {
+      this.needsExact = this.failed = true;
+      return;
+    }
+    if (len > MAX_CACHED_PIECE || disagrees) {
       for (let k = 0; k < n; k++) {
         this.ids.push(miss.ids[k]);
         this.starts.push(start + miss.offsets[k]);

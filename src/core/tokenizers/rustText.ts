@@ -2,6 +2,7 @@
  * Texts as the Rust `tokenizers` library sees them: lone surrogates replaced (a JS string becoming a Rust `String`),
  * and Unicode normalization with the tables and alignments of its normalizer, which differ from V8's.
  */
+import { RUST_NFC_UNCOMPOSED } from './rustUnicodeData';
 
 /**
  * Replaces each lone surrogate (a UTF-16 high surrogate not followed by a low
@@ -74,7 +75,14 @@ const NFC_TABLE_GAP_RANGES: [number, number][] = [
   [0x1e6f5, 0x1e6f5],
 ];
 const hex = (cp: number) => `\\u{${cp.toString(16)}}`;
-const NFC_TABLE_GAP_CLASS = `[${NFC_TABLE_GAP_RANGES.map(([a, b]) => (a === b ? hex(a) : `${hex(a)}-${hex(b)}`)).join('')}]`;
+/**
+ * The gap, with the characters of the canonical compositions V8 makes and Rust's NFC does not (rustUnicodeData.ts
+ * `RUST_NFC_UNCOMPOSED`, read from the Rust normalizer by scripts/gen-rust-unicode.ts: e.g. U+113C2 U+113C2 stays two
+ * characters there, where V8 makes U+113C5).
+ */
+const NFC_TABLE_GAP_CLASS = `[${NFC_TABLE_GAP_RANGES.map(([a, b]) => (a === b ? hex(a) : `${hex(a)}-${hex(b)}`)).join('')}${RUST_NFC_UNCOMPOSED.split(',')
+  .map((h) => hex(parseInt(h, 16)))
+  .join('')}]`;
 const NFC_TABLE_GAP_SPLIT = new RegExp(`(${NFC_TABLE_GAP_CLASS})`, 'u');
 const NFC_TABLE_GAP_ONE = new RegExp(`^${NFC_TABLE_GAP_CLASS}$`, 'u');
 

@@ -18,6 +18,7 @@ import { idsEncoder } from './textIds';
 import { pieceEncode, pieceEncoder } from './pieceEncoder';
 import { OffsetAligner } from './offsetAligner';
 import { appliesOwnNfc, toWellFormed } from './rustText';
+import { alignTokenizerRegexes, differsFromRust, withExactRegexes } from './rustUnicode';
 import { parseJsonBytes, readChatTemplates, readJson, specialTokenVarsOf, stopTokensOf, tokenizerFilesHashOf, tokenizerJsonSize } from './modelFolder';
 import { TokenizerLoadError, type TargetTokenizer } from './types';
 
@@ -74,6 +75,10 @@ export function loadTokenizer(dir?: string, given?: { bytes: Buffer; json?: any 
     table = undefined;
     wordCache = process.env.EAGLE3_NO_WORD_CACHE ? null : installWordCache(tok, tokConfig);
   }
+  // The pre-tokenizer's regexes on the Rust library's Unicode tables, not the runtime's (rustUnicode.ts): before the piece encoder copies them.
+  const aligned = alignTokenizerRegexes(tok);
+  const unverified = aligned.unverified.length > 0;
+  const guarded = aligned.guarded;
   // Long pre-tokens (a 5 MiB run of one character) in O(n log n) with the same merges (longWordBpe.ts); EAGLE3_NO_LONG_WORD_BPE=1 turns it off for comparisons.
   // Behind the word cache, every word (the library's BPE state released: ~30 MB per tokenizer, docs/scale.md "Memory").
   if (!process.env.EAGLE3_NO_LONG_WORD_BPE) installLongWordBpe(tok, { everyWord: wordCache !== null, ...(table ? { table } : {}) });
@@ -85,7 +90,7 @@ export function loadTokenizer(dir?: string, given?: { bytes: Buffer; json?: any 
   const aligner = new OffsetAligner(tok, tokenizerJson);
   const encodeIds = idsEncoder(tok, tokConfig);
   // Our own encode, ids and starts in one pass, where the tokenizer.json's shape allows it (pieceEncoder.ts); EAGLE3_NO_PIECE_ENCODER=1 turns it off for comparisons.
-  const own = wordCache && !process.env.EAGLE3_NO_PIECE_ENCODER ? pieceEncoder(tok, tokConfig, ownNfc, (text) => aligner.normalized(text)) : undefined;
+  const own = wordCache && !process.env.EAGLE3_NO_PIECE_ENCODER ? pieceEncoder(tok, tokConfig, ownNfc, (text) => aligner.normalized(text), guarded) : undefined;
   const size = loadedTokenizerSize(tok, tokenizerJson);
   releaseParsedModel(tok);
   const stops = stopTokensOf(folder, specialTokenVars, (id) => added.find((t) => t.id === id)?.content ?? tok.id_to_token(id) ?? undefined);
@@ -103,10 +108,16 @@ export function loadTokenizer(dir?: string, given?: { bytes: Buffer; json?: any 
     encode: (text) => {
       // Lone surrogates reach a Rust tokenizer as U+FFFD (same UTF-16 length, so offsets are unchanged).
       const wellFormed = toWellFormed(text);
-      const done = own && pieceEncode.run(own, wellFormed);
-      if (done) return done;
-      const ids = encodeIds(ownNfc ? aligner.normalized(wellFormed) : wellFormed);
-      return { ids, ...aligner.starts(wellFormed, ids) };
+      let out = own && pieceEncode.run(own, wellFormed);
+      if (!out) {
+        const encodeText = () => encodeIds(ownNfc ? aligner.normalized(wellFormed) : wellFormed);
+        // Patterns left as the runtime has them (rustUnicode.ts `guarded`): Rust's form for a text the tables disagree on.
+        const ids = guarded.length && differsFromRust(wellFormed) ? withExactRegexes(guarded, encodeText) : encodeText();
+        out = { ids, ...aligner.starts(wellFormed, ids) };
+      }
+      // A pattern property outside Rust's tables (rustUnicode.ts): a text with a character the tables disagree on is noted.
+      if (unverified && differsFromRust(wellFormed)) out.unicodeUnverified = true;
+      return out;
     },
     decode: (ids) => tok.decode(ids, { skip_special_tokens: false }),
     idToToken: (id) => tok.id_to_token(id),

@@ -19,6 +19,12 @@ export interface EncodedText {
   starts: number[];
   /** false when the token surfaces could not be aligned to the text exactly (e.g. a normalizer changed it); starts are then best effort. */
   exactOffsets: boolean;
+  /**
+   * true when the ids may differ from the model's (Rust) tokenizer's: the text holds a character whose Unicode
+   * properties the runtime's tables give otherwise than Rust's, and a pre-tokenizer pattern uses a property this
+   * project cannot pin to Rust's tables (tokenizers/rustUnicode.ts); absent otherwise. Noted `unicode_tables_unverified`.
+   */
+  unicodeUnverified?: true;
 }
 
 /** A loaded target-model tokenizer with its chat templates. */
