@@ -424,7 +424,8 @@ export class FileJob {
       this.addedIds.push(...this.run.uniqueIds.apply(res));
       applyRowResult(this.rep, res, this.lengths, this.counts);
       if (this.run.doomed) continue;
-      for (const line of res.records) await sinks.records.write(line);
+      // A pool worker's lines come as UTF-8 bytes (records/rowResult.ts packRecordLines), written as they are.
+      for (const line of res.recordBytes ?? res.records) await sinks.records.write(line);
       for (const c of res.conversations ?? []) {
         await sinks.conversations.write(c.messages);
         if (c.sharegpt !== undefined) await sinks.sharegpt.write(c.sharegpt);
