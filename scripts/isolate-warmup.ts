@@ -3,9 +3,9 @@
 // as one worker doing every batch of 16 rows, or as two workers each doing every other batch (what the pool gives them),
 // at once or one after the other. Prints, per worker, the CPU s of its thread (Linux: /proc/thread-self/schedstat, so
 // other load on the machine shows in the wall time, not here) for the tokenizer load and for the rows, and the rows'
-// CPU s per 1,008 rows in order: the first thousand rows of a fresh isolate cost about twice the later ones (JIT
+// CPU s per 1,008 rows (`--every N`: per N, a multiple of 16) in order: the first thousand rows of a fresh isolate cost about twice the later ones (JIT
 // tier-up, caches filling), and each isolate pays that once.
-//   node --import tsx scripts/isolate-warmup.ts FILE.jsonl [one|two|two-in-turn] [--tokenizer DIR] [--repeat-head]
+//   node --import tsx scripts/isolate-warmup.ts FILE.jsonl [one|two|two-in-turn] [--tokenizer DIR] [--every N] [--repeat-head]
 // --repeat-head: the file's first 1,008 rows four times (the same rows again: what remains once the caches hold them).
 import { readFileSync } from 'node:fs';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
@@ -17,6 +17,7 @@ interface Job {
   part: number;
   parts: number;
   repeatHead: boolean;
+  every: number;
 }
 
 /** This thread's CPU seconds so far. */
@@ -26,7 +27,7 @@ function threadCpu(): number {
 
 const round = (x: number) => Math.round(x * 100) / 100;
 
-async function work(job: Job): Promise<{ load: number; rows: number; n: number; per1008: number[] }> {
+async function work(job: Job): Promise<{ load: number; rows: number; n: number; perEvery: number[] }> {
   const lines = readFileSync(job.file, 'utf8').split('\n').filter(Boolean);
   let rows = lines.map((l, i) => ({ line: i + 1, value: JSON.parse(l) as unknown }));
   if (job.repeatHead) rows = [0, 1, 2, 3].flatMap(() => rows.slice(0, 1008));
@@ -35,18 +36,18 @@ async function work(job: Job): Promise<{ load: number; rows: number; n: number; 
   const t0 = threadCpu();
   const processor = new RowProcessor(job.tokenizerDir ? { tokenizerDir: job.tokenizerDir } : {});
   const t1 = threadCpu();
-  const per1008: number[] = [];
+  const perEvery: number[] = [];
   let n = 0;
   let last = t1;
   for (const b of batches) {
     n += (await processor.processRows(b, job.file, 'bench.jsonl')).length;
-    if (n % 1008 === 0) {
+    if (n % job.every === 0) {
       const t = threadCpu();
-      per1008.push(round(t - last));
+      perEvery.push(round(t - last));
       last = t;
     }
   }
-  return { load: round(t1 - t0), rows: round(threadCpu() - t1), n, per1008 };
+  return { load: round(t1 - t0), rows: round(threadCpu() - t1), n, perEvery };
 }
 
 async function main(): Promise<void> {
@@ -59,14 +60,16 @@ async function main(): Promise<void> {
   const mode = args[1] ?? 'one';
   const t = args.indexOf('--tokenizer');
   const tokenizerDir = t >= 0 ? args[t + 1] : undefined;
-  if (!file || !['one', 'two', 'two-in-turn'].includes(mode)) {
-    console.error('usage: node --import tsx scripts/isolate-warmup.ts FILE.jsonl [one|two|two-in-turn] [--tokenizer DIR] [--repeat-head]');
+  const e = args.indexOf('--every');
+  const every = e >= 0 ? Number(args[e + 1]) : 1008;
+  if (!file || !['one', 'two', 'two-in-turn'].includes(mode) || !(every > 0 && every % 16 === 0)) {
+    console.error('usage: node --import tsx scripts/isolate-warmup.ts FILE.jsonl [one|two|two-in-turn] [--tokenizer DIR] [--every N] [--repeat-head]');
     process.exit(2);
   }
   const parts = mode === 'one' ? 1 : 2;
   const run = (part: number) =>
     new Promise<void>((resolve, reject) => {
-      const job: Job = { file, tokenizerDir, part, parts, repeatHead: args.includes('--repeat-head') };
+      const job: Job = { file, tokenizerDir, part, parts, repeatHead: args.includes('--repeat-head'), every };
       const w = new Worker(`require('tsx/cjs'); require(${JSON.stringify(__filename)});`, { eval: true, workerData: job });
       w.once('error', reject);
       w.once('message', (m) => {
