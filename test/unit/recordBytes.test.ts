@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { packRecordLines, recordLineCount, recordLineTexts, type RowResult } from '../../src/core/records/rowResult';
 import { UniqueIds } from '../../src/core/run/prepare/uniqueIds';
 import { AtomicOutput } from '../../src/core/run/outputs/output';
+import { RecordSpan } from '../../src/core/run/outputs/recordSpan';
+import { NULL_SINK, type Sink } from '../../src/core/run/outputs/runOutputs';
 import { prepare } from '../../src/core/run/prepare/pipeline';
 import { lenmlModelDir, tempDir, testWorkerScript, writeJsonl } from '../helpers';
 
@@ -127,4 +129,38 @@ test('2 pool workers write what this thread writes: non-ASCII text and repeated 
     .map((l) => JSON.parse(l).id as string);
   assert.deepEqual(ids.slice(0, 9), ['conv-0', 'conv-1', 'conv-2', 'conv-3', 'conv-4', 'conv-5', 'conv-6', 'conv-0~2', 'conv-1~2']);
   assert.equal(readFileSync(join(outs[1], 'token_counts.json'), 'utf8'), readFileSync(join(outs[0], 'token_counts.json'), 'utf8'));
+});
+
+test('RecordSpan writes adjacent lines of one buffer as one write, and starts again after a gap or another buffer', async () => {
+  const rows = ['{"a":1}\n', '{"b":2}\n', '{"c":"é"}\n', '{"d":4}\n'].map((l, k) => written(k + 1, [l]));
+  packRecordLines(rows);
+  const other = written(9, ['{"z":9}\n']);
+  packRecordLines([other]);
+  const writes: string[] = [];
+  const sink: Sink = { ...NULL_SINK, write: async (t) => void writes.push(typeof t === 'string' ? t : Buffer.from(t).toString('utf8')) };
+  const span = new RecordSpan(sink);
+  // Rows 1 and 2 follow one another; row 3 is left out (a repeat under --dedup); row 4, then another batch's line.
+  for (const r of [rows[0], rows[1], rows[3], other]) for (const b of r.recordBytes!) await span.add(b);
+  await span.flush();
+  await span.flush();
+  assert.deepEqual(writes, ['{"a":1}\n{"b":2}\n', '{"d":4}\n', '{"z":9}\n']);
+});
+
+test('--dedup with 2 pool workers writes what this thread writes (repeats left out between lines written together)', async () => {
+  const rows = Array.from({ length: 48 }, (_, i) => ({
+    messages: [
+      { role: 'user', content: `question ${i % 5} ñ` },
+      { role: 'assistant', content: `answer ${i % 5} 😀` },
+    ],
+  }));
+  const file = writeJsonl(rows);
+  const tokenizerDir = lenmlModelDir('deepseek_v3');
+  const outs = [tempDir(), tempDir()];
+  const one = await prepare({ inputs: [file], outDir: outs[0], workers: 1, dedup: true, tokenizerDir });
+  const two = await prepare({ inputs: [file], outDir: outs[1], workers: 2, dedup: true, workerScript: testWorkerScript(), tokenizerDir });
+  const data = outs.map((o) => readFileSync(join(o, 'data', 'tokenized_data.jsonl')));
+  assert.ok(data[0].equals(data[1]));
+  assert.equal(data[1].toString('utf8').split('\n').filter(Boolean).length, 5);
+  assert.equal(one.totals.dropped.duplicate, 43);
+  assert.equal(two.totals.dropped.duplicate, 43);
 });
