@@ -22,6 +22,7 @@ import { startMemTrace } from './core/run/prepare/memTrace';
 import { prepare } from './core/run/prepare/pipeline';
 import { runSetup } from './core/run/prepare/runSetup';
 import { RowProcessor } from './core/records/rowProcessor';
+import { packRecordLines } from './core/records/rowResult';
 import { errorMessage } from './core/errors';
 import { handleServiceRequest } from './core/run/editor/service';
 import { isServiceCall, type ServiceReply, type ServiceWorkerData } from './core/run/editor/serviceProtocol';
@@ -90,7 +91,7 @@ function lowerThreadPriority(low: boolean | undefined): void {
 
 /** A pool worker: one RowProcessor for the worker's life, one `results` message per `batch`. */
 function rowsWorker(port: NonNullable<typeof parentPort>, data: PoolWorkerData): void {
-  const send = (m: FromPoolWorkerMessage) => port.postMessage(m);
+  const send = (m: FromPoolWorkerMessage, transfer: ArrayBuffer[] = []) => port.postMessage(m, transfer);
   lowerThreadPriority(data.lowPriority);
   let processor: RowProcessor;
   try {
@@ -111,17 +112,21 @@ function rowsWorker(port: NonNullable<typeof parentPort>, data: PoolWorkerData):
       // A batch the run's thread took back while it waited here (pool.ts takeBack): answered as skipped.
       const mine = !claims || m.claim === undefined || Atomics.compareExchange(claims, m.claim, m.id + 1, -(m.id + 1)) === m.id + 1;
       let reply: FromPoolWorkerMessage;
+      let transfer: ArrayBuffer[] = [];
       if (!mine) reply = { type: 'results', id: m.id, results: [], skipped: true };
       else {
         batches++;
         try {
-          reply = { type: 'results', id: m.id, results: await processor.processRows(m.rows, m.file, m.fileBase, m.normalize) };
+          const results = await processor.processRows(m.rows, m.file, m.fileBase, m.normalize);
+          // The record lines cross as UTF-8 bytes in one transferred buffer: no copy, and the run's thread writes them as they are.
+          transfer = packRecordLines(results);
+          reply = { type: 'results', id: m.id, results };
         } catch (e) {
           reply = { type: 'failed', id: m.id, message: `${m.file}: ${errorMessage(e)}`, stack: stackOf(e) };
         }
       }
       if (done) Atomics.add(done.cells, done.index, 1);
-      send(reply);
+      send(reply, transfer);
     });
   });
   startMemTrace(`worker${threadId}`, () => `batches=${batches}`);

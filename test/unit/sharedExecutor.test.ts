@@ -11,7 +11,7 @@ import {
   sharedRows,
 } from '../../src/core/run/prepare/sharedExecutor';
 import { RowProcessor } from '../../src/core/records/rowProcessor';
-import type { RowResult } from '../../src/core/records/rowResult';
+import { recordLineCount, recordLineTexts, type RowResult } from '../../src/core/records/rowResult';
 import { lenmlModelDir } from '../helpers';
 
 const batch = (line: number): RowBatch => ({
@@ -45,12 +45,17 @@ test('a batch waiting in a worker’s queue is taken back: the worker skips it a
     const results = await Promise.all(sent);
     assert.equal(results[0], here);
     assert.deepEqual(
-      results.map((r) => r.map((x: RowResult) => [x.line, x.fate, x.records.length])),
+      results.map((r) => r.map((x: RowResult) => [x.line, x.fate, recordLineCount(x)])),
       [1, 2, 3, 4].map((line) => [[line, 'written', 1]]),
     );
-    // The worker's records are those of this thread (the same processor code, the same tokenizer).
+    // The worker's records are those of this thread (the same processor code, the same tokenizer); they crossed as
+    // UTF-8 bytes (records/rowResult.ts packRecordLines), the batch taken back and processed here as texts.
     const mine = await new RowProcessor(settings).processRows(batch(2).rows, '/d/chat.jsonl', 'chat.jsonl');
-    assert.equal(results[1][0].records[0], mine[0].records[0]);
+    assert.equal(results[1][0].records.length, 0);
+    assert.equal(results[1][0].recordBytes?.length, 1);
+    assert.equal(Buffer.from(results[1][0].recordBytes![0]).toString('utf8'), mine[0].records[0]);
+    assert.deepEqual(recordLineTexts(results[1][0]), mine[0].records);
+    assert.equal(results[0][0].recordBytes, undefined);
     // Every batch answered (the skipped one too) before the last result came back; nothing left to take back.
     assert.deepEqual(pool.leastLoaded(), { index: 0, queued: 0 });
     assert.equal(pool.takeBack(), undefined);

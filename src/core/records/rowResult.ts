@@ -107,8 +107,18 @@ export interface RowResult {
   shapes?: RowShape[];
   /** With `dedup`: a hash of each normalized conversation of the row (roles, texts, reasoning, tool calls, tools; 16 characters each, joined in the row's order), for written and set-aside rows. */
   dedupKey?: string;
-  /** `tokenized_data.jsonl` lines (JSON of a {@link TokenizedRecord}, newline included), in record order. */
+  /**
+   * `tokenized_data.jsonl` lines (JSON of a {@link TokenizedRecord}, newline included), in record order; `''` for each
+   * record with `format: messages` (its line is not made). Empty when the lines crossed from a pool worker as
+   * {@link recordBytes}: count them with {@link recordLineCount}, read them with {@link recordLineTexts}.
+   */
   records: string[];
+  /**
+   * The same lines as UTF-8 bytes, one view per record, when the row was processed in a pool worker: views of one
+   * buffer per batch, transferred to the run's thread rather than copied ({@link packRecordLines}), which writes them
+   * as they are. Absent otherwise.
+   */
+  recordBytes?: Uint8Array[];
   /** The `prompts_to_generate.jsonl` line when `fate` is `setAside`. */
   prompt?: string;
   /**
@@ -208,4 +218,65 @@ export function countRowTokens(records: readonly { ids: readonly number[]; mask:
   }
   for (let s = 0; s < distinct; s++) slotOf[firstSeen[s]] = -1;
   return { ids, all, trained };
+}
+
+/** The number of a row's record lines, whether they are texts (`records`) or bytes (`recordBytes`). */
+export function recordLineCount(res: Pick<RowResult, 'records' | 'recordBytes'>): number {
+  return res.recordBytes?.length ?? res.records.length;
+}
+
+const utf8Decoder = new TextDecoder();
+
+/** A row's record lines as texts: `records`, or `recordBytes` decoded (UTF-8; the lines are JSON, well-formed). */
+export function recordLineTexts(res: Pick<RowResult, 'records' | 'recordBytes'>): string[] {
+  return res.recordBytes ? res.recordBytes.map((b) => utf8Decoder.decode(b)) : res.records;
+}
+
+const utf8Encoder = new TextEncoder();
+
+/**
+ * Moves the record lines of a batch's results into UTF-8 bytes, in place (a pool worker, before it posts the results):
+ * each result with lines gets `recordBytes` (one view per line, of one buffer for the whole batch) and an empty
+ * `records`. The bytes are those `tokenized_data.jsonl` gets when the run's thread writes the texts (TextEncoder and a
+ * utf8 write stream both encode UTF-16 as UTF-8; JSON lines hold no lone surrogate), so the output is the same.
+ * Posting them as a transfer moves the buffer to the run's thread without a copy, and that thread writes them without
+ * encoding: both the structured clone of the texts and their encoding leave the thread that writes every output.
+ * @returns the buffer to transfer (`postMessage(message, transferList)`), or none when no result has a line
+ */
+export function packRecordLines(results: RowResult[]): ArrayBuffer[] {
+  let units = 0;
+  for (const r of results) for (const line of r.records) units += line.length;
+  if (units === 0) return [];
+  // ASCII lines (the usual case: token ids and masks) need one byte per UTF-16 unit; grown when a line needs more.
+  let buf = new Uint8Array(units + 64);
+  let at = 0;
+  const ends: number[][] = [];
+  for (const r of results) {
+    const rowEnds: number[] = [];
+    for (const line of r.records) {
+      let read = 0;
+      for (;;) {
+        const done = utf8Encoder.encodeInto(read ? line.slice(read) : line, buf.subarray(at));
+        read += done.read;
+        at += done.written;
+        if (read >= line.length) break;
+        const grown = new Uint8Array(Math.max(2 * buf.length, at + 3 * (line.length - read)));
+        grown.set(buf.subarray(0, at));
+        buf = grown;
+      }
+      rowEnds.push(at);
+    }
+    ends.push(rowEnds);
+  }
+  let start = 0;
+  results.forEach((r, k) => {
+    if (!r.records.length) return;
+    r.recordBytes = ends[k].map((end) => {
+      const view = buf.subarray(start, end);
+      start = end;
+      return view;
+    });
+    r.records = [];
+  });
+  return [buf.buffer as ArrayBuffer];
 }

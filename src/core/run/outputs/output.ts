@@ -244,12 +244,13 @@ export class AtomicOutput {
   }
 
   /**
-   * Appends text, waiting for the stream to drain when its buffer is full (backpressure).
+   * Appends text (written as UTF-8), or bytes as they are, waiting for the stream to drain when its buffer is full
+   * (backpressure).
    * @throws OutputError when the file cannot be written (ENOSPC, EIO, …)
    */
-  async write(text: string): Promise<void> {
+  async write(text: string | Uint8Array): Promise<void> {
     const s = this.open();
-    this.written += Buffer.byteLength(text);
+    this.written += typeof text === 'string' ? Buffer.byteLength(text) : text.byteLength;
     if (!s.write(text))
       await new Promise<void>((res, rej) => {
         const onErr = () => rej(this.failure);

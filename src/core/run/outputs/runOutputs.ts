@@ -114,8 +114,8 @@ export class RecordOutputs implements Sink {
     this.speculators = outputs.speculatorsDataset ? new SpeculatorsDatasetOutput(outputs.speculatorsDataset) : null;
   }
 
-  /** Adds one record line (JSON of a TokenizedRecord, newline included). */
-  write(line: string): Promise<void> {
+  /** Adds one record line (JSON of a TokenizedRecord, newline included), as text or as its UTF-8 bytes. */
+  write(line: string | Uint8Array): Promise<void> {
     return this.jsonl.write(line);
   }
 

@@ -25,6 +25,7 @@ import { estimate } from './dryRun';
 import { filePassFor, runOasstFile } from '../inputs/oasstRun';
 import { InlineExecutor, type RowBatch, type RowExecutor } from './pool';
 import type { Sink } from '../outputs/runOutputs';
+import { RecordSpan } from '../outputs/recordSpan';
 import { settingsOf } from './runSetup';
 import { LengthStatsBuilder } from '../stats';
 import { TokenCounter } from '../outputs/tokenCounts';
@@ -412,9 +413,14 @@ export class FileJob {
     else await this.run.sinks.problems.write(text);
   }
 
-  /** Applies one batch's results in order: dedup, unique ids, the report, the outputs. */
+  /**
+   * Applies one batch's results in order: dedup, unique ids, the report, the outputs. A pool worker's record lines
+   * (bytes, records/rowResult.ts packRecordLines) lie one after another in one buffer: the lines of rows written in a
+   * row are written together, as one span of it ({@link RecordSpan}).
+   */
   private async settle(results: RowResult[], bytes: number): Promise<void> {
     const { seen, sinks } = this.run;
+    const span = new RecordSpan(sinks.records);
     for (const res of results) {
       if (this.leafRows.size) {
         const i = this.leafRows.get(rowKey(res));
@@ -424,7 +430,11 @@ export class FileJob {
       this.addedIds.push(...this.run.uniqueIds.apply(res));
       applyRowResult(this.rep, res, this.lengths, this.counts);
       if (this.run.doomed) continue;
-      for (const line of res.records) await sinks.records.write(line);
+      if (res.recordBytes) for (const b of res.recordBytes) await span.add(b);
+      else {
+        await span.flush();
+        for (const line of res.records) await sinks.records.write(line);
+      }
       for (const c of res.conversations ?? []) {
         await sinks.conversations.write(c.messages);
         if (c.sharegpt !== undefined) await sinks.sharegpt.write(c.sharegpt);
@@ -432,6 +442,7 @@ export class FileJob {
       if (res.prompt) await sinks.prompts.write(res.prompt);
       if (res.fate === 'dropped' || res.fate === 'errored') await this.writeProblem(res.line, res.element, problemLine(this.file, res));
     }
+    await span.flush();
     this.emit(bytes);
   }
 

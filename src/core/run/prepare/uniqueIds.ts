@@ -4,7 +4,7 @@
  * the run gets `<id>~2`, `<id>~3`, … in its records (`<id>~2#0`, …) and prompt
  * lines, and the row the note `duplicate_id_renamed`.
  */
-import type { RowResult } from '../../records/rowResult';
+import { recordLineTexts, type RowResult } from '../../records/rowResult';
 
 export class UniqueIds {
   /** Ids used so far → the last suffix given to a duplicate of it (1: used once). */
@@ -42,7 +42,8 @@ export class UniqueIds {
       v.id = to + v.id.slice(conv!.length);
       return JSON.stringify(v) + '\n';
     };
-    res.records = res.records.map((l, i) => rename(l, res.recordConvIds?.[i]));
+    res.records = recordLineTexts(res).map((l, i) => rename(l, res.recordConvIds?.[i]));
+    delete res.recordBytes;
     res.conversations = res.conversations?.map((c) => ({
       id: renamed.get(c.id) ?? c.id,
       messages: rename(c.messages, c.id),

@@ -5,7 +5,7 @@
  */
 import { codeMeaning } from '../../codes';
 import type { FileReport, PrepareOptions, PrepareResult, RowProblemLine } from '../contract';
-import type { RowResult } from '../../records/rowResult';
+import { recordLineCount, type RowResult } from '../../records/rowResult';
 import { mergeLengthStats, type LengthStatsBuilder } from '../stats';
 import type { TokenCounter } from '../outputs/tokenCounts';
 import { addTrainerCuts, emptyTrainerCuts } from '../../trainers/trainers';
@@ -58,7 +58,7 @@ export function applyRowResult(rep: FileReport, res: RowResult, lengths?: Length
   switch (res.fate) {
     case 'written':
       rep.rowsWritten++;
-      rep.recordsWritten += res.records.length;
+      rep.recordsWritten += recordLineCount(res);
       rep.trainableTokens += res.trainableTokens;
       rep.totalTokens += res.totalTokens;
       lengths?.addRow(res.recordTokens, res.recordTrainable, res.renderedTokens);
@@ -67,7 +67,7 @@ export function applyRowResult(rep: FileReport, res: RowResult, lengths?: Length
         const sharegpt = res.conversations.filter((c) => c.sharegpt !== undefined).length;
         if (sharegpt || rep.sharegptWritten !== undefined) rep.sharegptWritten = (rep.sharegptWritten ?? 0) + sharegpt;
       }
-      if (res.tokenCounts) counts?.add(res.tokenCounts, res.records.length);
+      if (res.tokenCounts) counts?.add(res.tokenCounts, recordLineCount(res));
       if (res.trainerCuts) rep.trainerCuts = addTrainerCuts(rep.trainerCuts ?? emptyTrainerCuts(), res.trainerCuts);
       break;
     case 'setAside':
