@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isolateTokenizerCache, lenmlModelDir, tempDir } from '../helpers';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
@@ -99,6 +99,11 @@ test('a change of any part of the key is a miss', async () => {
   assert.equal(templateCheckKey(tok, OPTS, CODE, { HOME: '/x' }), base);
   assert.equal(templateCheckKey(tok, { ...OPTS, templateKwargs: { when: new Date(0) } }, CODE, {}), null);
   assert.equal(templateCheckKey(tok, { ...OPTS, templateKwargs: { x: undefined } }, CODE, {}), null);
+  const notJson = tempDir('eagle3-tcache-');
+  const r0 = await cachedCheckTemplate(tok, { ...OPTS, templateKwargs: { x: undefined } }, { dir: notJson, code: CODE });
+  assert.equal(r0.cache, 'off');
+  assert.deepStrictEqual(r0.check.templateKwargs, { x: undefined });
+  assert.deepEqual(readdirSync(notJson), []);
 
   // End to end: an entry written under one code and kwargs is not found under another.
   const dir = tempDir('eagle3-tcache-');
@@ -168,5 +173,30 @@ test('a read-only cache folder is skipped, not an error', { skip: process.getuid
     assert.equal(existsSync(templateCheckPath(dir, templateCheckKey(tok, OPTS, CODE)!)), false);
   } finally {
     chmodSync(dir, 0o755);
+  }
+});
+
+test("the bundles' code identity is a hash of src/ and package-lock.json: any change of either is another identity", async () => {
+  const { codeId, NODE_BUNDLE } = await import('../../scripts/bundle-options.mjs');
+  assert.equal(NODE_BUNDLE.define.__EAGLE3_CODE_ID__, JSON.stringify(codeId()));
+  const root = tempDir('eagle3-codeid-');
+  mkdirSync(join(root, 'src', 'core'), { recursive: true });
+  writeFileSync(join(root, 'src', 'core', 'a.ts'), 'export const a = 1;\n');
+  writeFileSync(join(root, 'package-lock.json'), '{"lockfileVersion":3}\n');
+  const first = codeId(root);
+  assert.match(first, /^[0-9a-f]{32}$/);
+  assert.equal(codeId(root), first, 'the same sources, the same identity');
+  const ids = new Set([first]);
+  const changes: [string, () => void][] = [
+    ['a source changed', () => writeFileSync(join(root, 'src', 'core', 'a.ts'), 'export const a = 2;\n')],
+    ['a source added', () => writeFileSync(join(root, 'src', 'b.ts'), '')],
+    ['a source renamed', () => renameSync(join(root, 'src', 'b.ts'), join(root, 'src', 'c.ts'))],
+    ['the dependencies changed', () => writeFileSync(join(root, 'package-lock.json'), '{"lockfileVersion":3,"x":1}\n')],
+  ];
+  for (const [what, change] of changes) {
+    change();
+    const id = codeId(root);
+    assert.ok(!ids.has(id), what);
+    ids.add(id);
   }
 });
