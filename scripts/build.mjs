@@ -15,7 +15,8 @@ const production = process.argv.includes('--production');
 // A production build drops the maps a development build left in dist/ (vsce packages dist/ as it is).
 const shape = production ? { minify: true, keepNames: true, sourcemap: false } : { sourcemap: true };
 // NODE_BUNDLE: the options every Node bundle shares (scripts/bundle-options.mjs).
-const common = { ...NODE_BUNDLE, ...shape };
+// A watch build's sources change under it: no code identity, so no cache of computed results (records/templateCheckCache.ts).
+const common = { ...NODE_BUNDLE, ...shape, ...(watch ? { define: { __EAGLE3_CODE_ID__: 'null' } } : {}) };
 
 const builds = [
   { ...common, entryPoints: { cli: 'src/cli.ts' }, outdir: 'dist', banner: { js: '#!/usr/bin/env node' } },

@@ -4,6 +4,34 @@
 // mainFields: prefer ESM builds (jsonc-parser's UMD build does dynamic requires esbuild cannot follow).
 // external: the Rust `tokenizers` binding is a napi `.node` file esbuild cannot inline; it is loaded at run time from
 // node_modules (a platform VSIX ships it in dist/node_modules/tokenizers/ with its own binary only: scripts/package-platforms.mjs).
+// define __EAGLE3_CODE_ID__: the code's identity for on-disk caches of computed results (records/templateCheckCache.ts).
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/**
+ * The identity of the code a bundle is built from: sha256 (first 32 hex) of every file under `src/` (its path and
+ * bytes, in path order) and of `package-lock.json` (the dependencies' versions). Read when a bundle is built, so it is
+ * the identity of the sources that bundle holds; a watch build, whose sources change under it, defines null instead.
+ */
+export function codeId(root = ROOT) {
+  const h = createHash('sha256');
+  const walk = (d) =>
+    readdirSync(d, { withFileTypes: true })
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .forEach((e) => {
+        const p = join(d, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (e.isFile()) h.update(relative(root, p)).update('\0').update(readFileSync(p)).update('\0');
+      });
+  walk(join(root, 'src'));
+  h.update('package-lock.json\0').update(readFileSync(join(root, 'package-lock.json')));
+  return h.digest('hex').slice(0, 32);
+}
+
 export const NODE_BUNDLE = Object.freeze({
   bundle: true,
   platform: 'node',
@@ -12,4 +40,5 @@ export const NODE_BUNDLE = Object.freeze({
   logLevel: 'warning',
   mainFields: ['module', 'main'],
   external: ['tokenizers'],
+  define: Object.freeze({ __EAGLE3_CODE_ID__: JSON.stringify(codeId()) }),
 });

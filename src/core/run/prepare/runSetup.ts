@@ -1,7 +1,7 @@
 /** Starting a `prepare` run (docs/scale.md): the row executor (this thread or a worker pool), the tokenizer and the chat-template check. */
 import { availableParallelism } from 'node:os';
-import { checkTemplateAsync } from '../../records/checkTemplate';
 import type { CheckTemplateOptions } from '../../records/checkTemplateTypes';
+import { cachedCheckTemplate } from '../../records/templateCheckCache';
 import { backendLine } from '../reports/report';
 import { InlineExecutor, WorkerPool, type RowExecutor } from './pool';
 import { SharedRowExecutor, sharedRows } from './sharedExecutor';
@@ -74,7 +74,8 @@ export async function startExecutor(opts: PrepareOptions, hooks: PrepareHooks): 
 }
 
 /**
- * Runs the chat-template check once for a run (`eagle3-prep check-template`, without the probe renders) and says which
+ * Runs the chat-template check once for a run (`eagle3-prep check-template`, without the probe renders; from the on-disk
+ * cache of its results when the same tokenizer, options and code were checked before: records/templateCheckCache.ts) and says which
  * tokenizer backend runs (`fallback`: why `auto` fell back to the JavaScript one).
  * @param templates the compiled templates of this thread's row processor (`RowProcessor.builder`): the check uses them
  *   instead of compiling the templates a second time
@@ -100,11 +101,9 @@ export async function runSetup(
   };
   if (!setup.hasTemplates) return setup;
   try {
-    const {
-      records: _r,
-      turns: _t,
-      ...findings
-    } = await checkTemplateAsync(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask, grouping: opts.grouping, templates });
+    // From the on-disk cache when this tokenizer, these options and this code were checked before (templateCheckCache.ts).
+    const { check } = await cachedCheckTemplate(tok, { templateKwargs: opts.templateKwargs, mask: opts.mask, grouping: opts.grouping, templates });
+    const { records: _r, turns: _t, ...findings } = check;
     setup.templateCheck = findings;
   } catch (e) {
     setup.checkError = (e as Error).message;
