@@ -369,6 +369,28 @@ const NOT_QUIET: [string, string][] = [
   // State changed from values the same in every iteration: a count, a namespace written with the same value.
   ['count', reversedHeader('n=messages|length, k=0', `{%- set ns.k = ns.k + 1 -%}`)],
   ['same value written', reversedHeader('n=messages|length, k=0', `{%- set ns.k = 0 -%}{%- if m.role == 'tool' -%}{%- set ns.k = 1 -%}{%- endif -%}`)],
+  // Per-iteration values reached through `loop`'s methods and neighbours, not the loop variable.
+  ['loop.cycle', reversedHeader('n=messages|length, k=0', `{%- if loop.cycle(false, false, true) -%}{%- set ns.k = ns.k + 1 -%}{%- endif -%}`)],
+  [
+    'previtem',
+    reversedHeader('n=messages|length, t=0', `{%- if loop.previtem is defined and loop.previtem.role == 'tool' -%}{%- set ns.t = ns.t + 1 -%}{%- endif -%}`),
+  ],
+  // Qwen3's test on the turn's text, without its flag: every user turn that is not a wrapped tool response counts.
+  [
+    'text test',
+    reversedHeader(
+      'n=messages|length, q=0',
+      `{%- if m.role == 'user' and not (m.content.startswith('<tool_response>') and m.content.endswith('</tool_response>')) -%}{%- set ns.q = ns.q + 1 -%}{%- endif -%}`,
+    ),
+  ],
+  // A name set from the item in the iteration, read in a nested scope (a block set) later in it.
+  [
+    'item through a block set',
+    reversedHeader(
+      'n=messages|length, r=0',
+      `{%- set role = m.role -%}{%- set x -%}{{ role }}{%- endset -%}{%- if x == 'tool' -%}{%- set ns.r = ns.r + 1 -%}{%- endif -%}`,
+    ),
+  ],
 ];
 
 test('header replay: a loop ends at its first quiet iteration (Qwen3), never at one that reads or changes per-iteration state', () => {
