@@ -126,6 +126,17 @@ test("rustRegexSource: General_Category and White_Space escapes become Rust's ra
   assert.equal(new RegExp(rustRegexSource('^\\p{gc=Lu}$', 'u').source, 'u').test('A'), true);
 });
 
+test("rustRegexSource: a class's literal `^` or trailing `-` stays a literal when its properties' ranges are written at the class's end", () => {
+  // `[\p{L}^]` is letters or a caret: with the property taken out, the caret must not become the class's negation.
+  const caret = new RegExp(rustRegexSource('[\\p{L}^]+', 'gu').source, 'gu');
+  assert.deepEqual('a^b 12 ^'.match(caret), ['a^b', '^']);
+  const negated = new RegExp(rustRegexSource('[^\\p{L}^]+', 'gu').source, 'gu');
+  assert.deepEqual('a^b 12 ^'.match(negated), [' 12 ']);
+  // `[.\p{L}-]` is a dot, letters or a dash: the dash must not become a range `.-A` (which holds the digits).
+  const dash = new RegExp(rustRegexSource('[.\\p{L}-]+', 'gu').source, 'gu');
+  assert.deepEqual('a.b-c 12 /'.match(dash), ['a.b-c']);
+});
+
 test(`the generated tables are the installed package's (${RUST_UNICODE_SOURCE}) where this runtime's differ, and on a sample`, () => {
   const { Tokenizer, nfcNormalizer } = require('tokenizers');
   const gc = new Map<number, string>();

@@ -231,6 +231,13 @@ function rangesText(ranges: [number, number][]): string {
   return text;
 }
 
+/** Whether the character at `at` in a RegExp source is escaped (an odd number of backslashes before it). */
+function escapedAt(source: string, at: number): boolean {
+  let n = 0;
+  while (at - n - 1 >= 0 && source[at - n - 1] === '\\') n++;
+  return n % 2 === 1;
+}
+
 /** A JavaScript RegExp source rewritten to Rust's Unicode tables ({@link rustRegexSource}). */
 export interface RustRegexSource {
   source: string;
@@ -255,6 +262,9 @@ export function rustRegexSource(source: string, flags: string): RustRegexSource 
   let depth = 0;
   /** The properties' ranges of the `u` class being read, written at its end. */
   let inClass: [number, number][][] = [];
+  /** Where the `u` class being read opens: its `[` in `source`, and the length of `out` just after it. */
+  let openAt = -1;
+  let bodyAt = -1;
   for (let i = 0; i < source.length;) {
     const c = source[i];
     if (c === '\\') {
@@ -275,11 +285,21 @@ export function rustRegexSource(source: string, flags: string): RustRegexSource 
       i += 2;
       continue;
     }
-    if (c === '[' && (depth === 0 || nested)) depth++;
-    else if (c === ']' && depth > 0) {
+    if (c === '[' && (depth === 0 || nested)) {
+      depth++;
+      openAt = i;
+      bodyAt = out.length + 1;
+    } else if (c === ']' && depth > 0) {
       depth--;
+      // A literal `-` last in the class would make a range with the first character written after it.
+      if (inClass.length && out.endsWith('-') && !escapedAt(out, out.length - 1)) out = `${out.slice(0, -1)}\\-`;
       if (inClass.length) out += rangesText(union(inClass));
       inClass = [];
+    } else if (c === '^' && depth > 0 && !nested && i !== openAt + 1 && out.length === bodyAt) {
+      // `[\p{L}^]`: with the property taken out, the literal caret would be first in the class, its negation.
+      out += '\\^';
+      i++;
+      continue;
     }
     out += c;
     i++;
