@@ -15,7 +15,7 @@ import { alignTokenizerRegexes, GC_LEAVES, rustPropertyRanges, rustRegexSource, 
 import { RUST_NFC_UNCOMPOSED, RUST_UNICODE_SOURCE } from '../../src/core/tokenizers/rustUnicodeData';
 import { normalizeLikeRust } from '../../src/core/tokenizers/rustText';
 import type { TargetTokenizer } from '../../src/core/tokenizers/types';
-import { lenmlModelDir, oracleEncodeBatch, tempDir, writeJsonl } from '../helpers';
+import { cutVocabularyJson, lenmlModelDir, oracleEncodeBatch, tempDir, writeJsonl } from '../helpers';
 import { prepare } from '../../src/core/run/prepare/pipeline';
 import { isCode, isDataChanging } from '../../src/core/codes';
 
@@ -135,6 +135,17 @@ test("rustRegexSource: a class's literal `^` or trailing `-` stays a literal whe
   // `[.\p{L}-]` is a dot, letters or a dash: the dash must not become a range `.-A` (which holds the digits).
   const dash = new RegExp(rustRegexSource('[.\\p{L}-]+', 'gu').source, 'gu');
   assert.deepEqual('a.b-c 12 /'.match(dash), ['a.b-c']);
+});
+
+test("a pattern with a literal caret after a class's property (`[\\p{L}^]+`) has the Rust oracle's ids on both paths", async () => {
+  const base = lenmlModelDir('qwen3');
+  const json = cutVocabularyJson(base, 10_000);
+  json.pre_tokenizer.pretokenizers[0].pattern = { Regex: '[\\p{L}^]+|\\p{N}+|\\s+|[^\\s\\p{L}\\p{N}]+' };
+  json.normalizer = null;
+  const dir = tempDir('eagle3-caret-');
+  writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(json));
+  writeFileSync(join(dir, 'tokenizer_config.json'), readFileSync(join(base, 'tokenizer_config.json')));
+  await sameAsRust(dir, ['a^b ^^ c 12', 'x^^y, 3^4 \u{323B0}^\u{295}']);
 });
 
 test(`the generated tables are the installed package's (${RUST_UNICODE_SOURCE}) where this runtime's differ, and on a sample`, () => {
