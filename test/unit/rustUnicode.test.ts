@@ -137,6 +137,14 @@ test("rustRegexSource: a class's literal `^` or trailing `-` stays a literal whe
   assert.deepEqual('a.b-c 12 /'.match(dash), ['a.b-c']);
 });
 
+test('rustRegexSource: a `v` pattern of punctuation or symbol properties compiles (its class syntax characters escaped) and matches as Rust', () => {
+  // In a `v` class `(`, `{`, `|`, `/` are syntax characters and `&&`, `!!`, `##`… are reserved: `\p{Ps}` holds `(` and `{`.
+  for (const src of ['\\p{Ps}+', '[\\p{P}\\p{S}]+', '[\\p{Sm}--[+]]+']) {
+    const re = new RegExp(rustRegexSource(src, 'gv').source, 'gv');
+    assert.deepEqual('a({[|]})/!!&&b'.match(re), src === '\\p{Ps}+' ? ['({['] : src.includes('Sm') ? ['|'] : ['({[|]})/!!&&']);
+  }
+});
+
 test("a pattern with a literal caret after a class's property (`[\\p{L}^]+`) has the Rust oracle's ids on both paths", async () => {
   const base = lenmlModelDir('qwen3');
   const json = cutVocabularyJson(base, 10_000);
