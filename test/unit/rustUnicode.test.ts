@@ -229,24 +229,3 @@ test("a pattern property outside Rust's tables (\\p{Han}) notes `unicode_tables_
   assert.ok(isCode('unicode_tables_unverified'));
   assert.ok(isDataChanging('unicode_tables_unverified'));
 });
-
-test('a Punctuation pre-tokenizer cuts by its behavior as Rust does (tokenizers.js cut every behavior as Contiguous: `a...b` as one `...`), both paths', async () => {
-  const base = lenmlModelDir('qwen3');
-  const texts = ['q?! a...b', 'x--y, $5+3=8 ^_^ ~', '.a «¿»x', 'end.', "it's (ok)!?"];
-  for (const behavior of ['Isolated', 'Contiguous', 'Removed', 'MergedWithPrevious', 'MergedWithNext', undefined]) {
-    const json = cutVocabularyJson(base, 10_000);
-    json.pre_tokenizer = {
-      type: 'Sequence',
-      pretokenizers: [
-        { type: 'Punctuation', ...(behavior ? { behavior } : {}) },
-        { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false },
-      ],
-    };
-    json.normalizer = null;
-    const dir = tempDir('eagle3-punct-');
-    writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(json));
-    writeFileSync(join(dir, 'tokenizer_config.json'), readFileSync(join(base, 'tokenizer_config.json')));
-    const want = await oracleEncodeBatch(join(dir, 'tokenizer.json'), texts);
-    for (const tok of bothPaths(dir)) texts.forEach((t, k) => assert.deepEqual(tok.encode(t).ids, want[k].ids, `${behavior}: ${JSON.stringify(t)}`));
-  }
-});

@@ -418,41 +418,6 @@ export function alignTokenizerRegexes(tok: object): AlignedRegexes {
   return { unverified: [...unverified], guarded };
 }
 
-/** tokenizers.js 0.2's class of punctuation (its `PUNCTUATION_REGEX`: `\p{P}` and ASCII's punctuation and symbols, as Rust's `is_punc`). */
-const PUNCTUATION_CLASS = '\\p{P}\\u0021-\\u002F\\u003A-\\u0040\\u005B-\\u0060\\u007B-\\u007E';
-
-/**
- * The pieces of a `Punctuation` pre-tokenizer by its `behavior`, as Rust's `split(is_punc, behavior)` cuts them
- * (tokenizers.js 0.2 cuts every behavior as `Contiguous`: `a...b` as `a`, `...`, `b` where Rust's default, `Isolated`,
- * gives `a`, `.`, `.`, `.`, `b`: other ids, silently). Matched with `text.match(pattern)`.
- */
-const PUNCTUATION_PATTERNS: Record<string, string> = {
-  Isolated: `[^${PUNCTUATION_CLASS}]+|[${PUNCTUATION_CLASS}]`,
-  Contiguous: `[^${PUNCTUATION_CLASS}]+|[${PUNCTUATION_CLASS}]+`,
-  Removed: `[^${PUNCTUATION_CLASS}]+`,
-  MergedWithPrevious: `[^${PUNCTUATION_CLASS}]*[${PUNCTUATION_CLASS}]|[^${PUNCTUATION_CLASS}]+`,
-  MergedWithNext: `[${PUNCTUATION_CLASS}][^${PUNCTUATION_CLASS}]*|[^${PUNCTUATION_CLASS}]+`,
-};
-
-/**
- * Gives every `Punctuation` step of a tokenizers.js `Tokenizer`'s pre-tokenizer (inside `Sequence`s too) the pattern
- * of its `behavior` ({@link PUNCTUATION_PATTERNS}; absent: `Isolated`, Rust's default), in place. Call it before
- * {@link alignTokenizerRegexes}. A behavior Rust does not have (its own load refuses the file) is left as it was.
- */
-export function punctuationAsRust(tok: object): void {
-  const visit = (step: unknown, depth: number): void => {
-    if (!step || (typeof step !== 'object' && typeof step !== 'function') || depth > 16) return;
-    const s = step as StepInside & { config?: { type?: unknown; behavior?: unknown } };
-    if (s.config?.type === 'Punctuation' && s.pattern instanceof RegExp) {
-      const behavior = typeof s.config.behavior === 'string' ? s.config.behavior : 'Isolated';
-      const source = PUNCTUATION_PATTERNS[behavior];
-      if (source !== undefined) s.pattern = new RegExp(source, s.pattern.flags);
-    }
-    if (Array.isArray(s.tokenizers)) for (const x of s.tokenizers) visit(x, depth + 1);
-  };
-  visit((tok as { pre_tokenizer?: unknown }).pre_tokenizer, 0);
-}
-
 /** Runs `fn` with the `exact` patterns of `guarded` in place of the runtime's (restored after, also when it throws). */
 export function withExactRegexes<T>(guarded: GuardedRegex[], fn: () => T): T {
   for (const g of guarded) g.step.pattern = g.exact;
