@@ -13,6 +13,7 @@ import { AtomicOutput } from '../../src/core/run/outputs/output';
 import { RecordSpan } from '../../src/core/run/outputs/recordSpan';
 import { NULL_SINK, type Sink } from '../../src/core/run/outputs/runOutputs';
 import { prepare } from '../../src/core/run/prepare/pipeline';
+import type { PrepareOptions } from '../../src/core/run/contract';
 import { lenmlModelDir, tempDir, testWorkerScript, writeJsonl } from '../helpers';
 
 /** A written row's result with these record lines (the other fields as a row processor fills them). */
@@ -163,4 +164,60 @@ test('--dedup with 2 pool workers writes what this thread writes (repeats left o
   assert.equal(data[1].toString('utf8').split('\n').filter(Boolean).length, 5);
   assert.equal(one.totals.dropped.duplicate, 43);
   assert.equal(two.totals.dropped.duplicate, 43);
+});
+
+test('2 pool workers write every output file as this thread does: --format both, speculators, --long split, --dedup, renamed ids, rows dropped and set aside between', async () => {
+  const base: object[] = Array.from({ length: 40 }, (_, i) =>
+    i % 7 === 3
+      ? { messages: [{ role: 'user', content: 'a question alone' }] } // set aside
+      : i % 9 === 5
+        ? { bogus: i } // dropped (no known shape)
+        : {
+            id: `r${i % 6}`, // renamed `~2`, `~3`…
+            messages: [
+              { role: 'user', content: `question ${i % 11}: ñandú 東京 🚀 `.repeat(1 + (i % 4) * 12) },
+              { role: 'assistant', content: `réponse ${i % 11} — 答え 😀 `.repeat(1 + (i % 3) * 15) },
+              { role: 'user', content: `and then ${i % 11}?` },
+              { role: 'assistant', content: `then ${i % 11} ✓ `.repeat(1 + (i % 5) * 8) },
+            ],
+          },
+  );
+  // Repeats of written rows between the others (--dedup drops them; same ids, renamed where written).
+  const rows = [...base.slice(0, 20), ...base.slice(0, 6), ...base.slice(20)];
+  const file = writeJsonl(rows);
+  const tokenizerDir = lenmlModelDir('qwen3');
+  const outs = [tempDir(), tempDir()];
+  const opts: Omit<PrepareOptions, 'outDir'> = {
+    inputs: [file],
+    tokenizerDir,
+    format: 'both',
+    trainer: 'speculators',
+    long: 'split',
+    maxLength: 400,
+    dedup: true,
+  };
+  const one = await prepare({ ...opts, outDir: outs[0], workers: 1 });
+  const two = await prepare({ ...opts, outDir: outs[1], workers: 2, workerScript: testWorkerScript() });
+  for (const f of [
+    'data/tokenized_data.jsonl',
+    'data/tokenized_data.parquet',
+    'speculators/data-00000-of-00001.arrow',
+    'problems.jsonl',
+    'prompts_to_generate.jsonl',
+    'token_counts.json',
+  ]) {
+    const [a, b] = outs.map((o) => readFileSync(join(o, f)));
+    assert.ok(a.equals(b), `${f} differs`);
+  }
+  const lines = readFileSync(join(outs[1], 'data', 'tokenized_data.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean);
+  assert.equal(two.totals.recordsWritten, lines.length);
+  assert.ok(lines.length > two.totals.rowsWritten, 'long rows were split into several records');
+  assert.deepEqual(two.totals.dropped, one.totals.dropped);
+  assert.ok(two.totals.dropped.duplicate > 0);
+  assert.ok(
+    two.totals.dropped.unrecognized_shape > 0 && two.totals.dropped.too_long > 0 && two.totals.rowsWritten > 10,
+    JSON.stringify(two.totals.dropped) + two.totals.rowsWritten,
+  );
 });

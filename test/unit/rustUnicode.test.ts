@@ -15,7 +15,7 @@ import { alignTokenizerRegexes, GC_LEAVES, rustPropertyRanges, rustRegexSource, 
 import { RUST_NFC_UNCOMPOSED, RUST_UNICODE_SOURCE } from '../../src/core/tokenizers/rustUnicodeData';
 import { normalizeLikeRust } from '../../src/core/tokenizers/rustText';
 import type { TargetTokenizer } from '../../src/core/tokenizers/types';
-import { lenmlModelDir, oracleEncodeBatch, tempDir, writeJsonl } from '../helpers';
+import { cutVocabularyJson, lenmlModelDir, oracleEncodeBatch, tempDir, writeJsonl } from '../helpers';
 import { prepare } from '../../src/core/run/prepare/pipeline';
 import { isCode, isDataChanging } from '../../src/core/codes';
 
@@ -124,6 +124,36 @@ test("rustRegexSource: General_Category and White_Space escapes become Rust's ra
   assert.equal(rustRegexSource('\\\\p{L}', 'u').source, '\\\\p{L}');
   assert.equal(new RegExp(rustRegexSource('^\\p{Letter}$', 'u').source, 'u').test('\u{A7D2}'), false);
   assert.equal(new RegExp(rustRegexSource('^\\p{gc=Lu}$', 'u').source, 'u').test('A'), true);
+});
+
+test("rustRegexSource: a class's literal `^` or trailing `-` stays a literal when its properties' ranges are written at the class's end", () => {
+  // `[\p{L}^]` is letters or a caret: with the property taken out, the caret must not become the class's negation.
+  const caret = new RegExp(rustRegexSource('[\\p{L}^]+', 'gu').source, 'gu');
+  assert.deepEqual('a^b 12 ^'.match(caret), ['a^b', '^']);
+  const negated = new RegExp(rustRegexSource('[^\\p{L}^]+', 'gu').source, 'gu');
+  assert.deepEqual('a^b 12 ^'.match(negated), [' 12 ']);
+  // `[.\p{L}-]` is a dot, letters or a dash: the dash must not become a range `.-A` (which holds the digits).
+  const dash = new RegExp(rustRegexSource('[.\\p{L}-]+', 'gu').source, 'gu');
+  assert.deepEqual('a.b-c 12 /'.match(dash), ['a.b-c']);
+});
+
+test('rustRegexSource: a `v` pattern of punctuation or symbol properties compiles (its class syntax characters escaped) and matches as Rust', () => {
+  // In a `v` class `(`, `{`, `|`, `/` are syntax characters and `&&`, `!!`, `##`… are reserved: `\p{Ps}` holds `(` and `{`.
+  for (const src of ['\\p{Ps}+', '[\\p{P}\\p{S}]+', '[\\p{Sm}--[+]]+']) {
+    const re = new RegExp(rustRegexSource(src, 'gv').source, 'gv');
+    assert.deepEqual('a({[|]})/!!&&b'.match(re), src === '\\p{Ps}+' ? ['({['] : src.includes('Sm') ? ['|'] : ['({[|]})/!!&&']);
+  }
+});
+
+test("a pattern with a literal caret after a class's property (`[\\p{L}^]+`) has the Rust oracle's ids on both paths", async () => {
+  const base = lenmlModelDir('qwen3');
+  const json = cutVocabularyJson(base, 10_000);
+  json.pre_tokenizer.pretokenizers[0].pattern = { Regex: '[\\p{L}^]+|\\p{N}+|\\s+|[^\\s\\p{L}\\p{N}]+' };
+  json.normalizer = null;
+  const dir = tempDir('eagle3-caret-');
+  writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(json));
+  writeFileSync(join(dir, 'tokenizer_config.json'), readFileSync(join(base, 'tokenizer_config.json')));
+  await sameAsRust(dir, ['a^b ^^ c 12', 'x^^y, 3^4 \u{323B0}^\u{295}']);
 });
 
 test(`the generated tables are the installed package's (${RUST_UNICODE_SOURCE}) where this runtime's differ, and on a sample`, () => {

@@ -211,24 +211,32 @@ function propertyRanges(name: string, negated: boolean): [number, number][] | un
  * A code point inside a class, as itself where the source allows it (one or two UTF-16 units, where `\u{…}` takes up
  * to ten): V8 leaves a pattern source over 20 KB unoptimized (`kRegExpTooLargeToOptimize`), which made the rewritten
  * Qwen3 pattern (40 KB with escapes, 9 KB without) run 2.5× slower. Escaped: controls, spaces, the class's syntax
- * characters, surrogates and line separators.
+ * characters, surrogates and line separators; in a `v` pattern (`v`), every ASCII character but letters and digits
+ * (its classes' syntax characters `(){}/|` and reserved doubles such as `&&` among them).
  */
-function classChar(cp: number): string {
+function classChar(cp: number, v: boolean): string {
   const escape =
     cp <= 0x20 ||
     (cp >= 0x7f && cp <= 0xa0) ||
     (cp >= 0xd800 && cp <= 0xdfff) ||
     cp === 0x2028 ||
     cp === 0x2029 ||
-    (cp < 0x80 && '\\]-^['.includes(String.fromCharCode(cp)));
+    (cp < 0x80 && (v ? !/[0-9A-Za-z]/.test(String.fromCharCode(cp)) : '\\]-^['.includes(String.fromCharCode(cp))));
   return escape ? `\\u{${cp.toString(16)}}` : String.fromCodePoint(cp);
 }
 
-/** Class contents (no brackets) of sorted, disjoint ranges. */
-function rangesText(ranges: [number, number][]): string {
+/** Class contents (no brackets) of sorted, disjoint ranges; `v`: for a `v` pattern ({@link classChar}). */
+function rangesText(ranges: [number, number][], v: boolean): string {
   let text = '';
-  for (const [a, b] of ranges) text += a === b ? classChar(a) : b === a + 1 ? classChar(a) + classChar(b) : `${classChar(a)}-${classChar(b)}`;
+  for (const [a, b] of ranges) text += a === b ? classChar(a, v) : b === a + 1 ? classChar(a, v) + classChar(b, v) : `${classChar(a, v)}-${classChar(b, v)}`;
   return text;
+}
+
+/** Whether the character at `at` in a RegExp source is escaped (an odd number of backslashes before it). */
+function escapedAt(source: string, at: number): boolean {
+  let n = 0;
+  while (at - n - 1 >= 0 && source[at - n - 1] === '\\') n++;
+  return n % 2 === 1;
 }
 
 /** A JavaScript RegExp source rewritten to Rust's Unicode tables ({@link rustRegexSource}). */
@@ -255,6 +263,9 @@ export function rustRegexSource(source: string, flags: string): RustRegexSource 
   let depth = 0;
   /** The properties' ranges of the `u` class being read, written at its end. */
   let inClass: [number, number][][] = [];
+  /** Where the `u` class being read opens: its `[` in `source`, and the length of `out` just after it. */
+  let openAt = -1;
+  let bodyAt = -1;
   for (let i = 0; i < source.length;) {
     const c = source[i];
     if (c === '\\') {
@@ -267,7 +278,7 @@ export function rustRegexSource(source: string, flags: string): RustRegexSource 
           if (!unverified.includes(name)) unverified.push(name);
           out += source.slice(i, close + 1);
         } else if (depth > 0 && !nested) inClass.push(ranges);
-        else out += `[${rangesText(ranges)}]`;
+        else out += `[${rangesText(ranges, nested)}]`;
         i = close + 1;
         continue;
       }
@@ -275,11 +286,21 @@ export function rustRegexSource(source: string, flags: string): RustRegexSource 
       i += 2;
       continue;
     }
-    if (c === '[' && (depth === 0 || nested)) depth++;
-    else if (c === ']' && depth > 0) {
+    if (c === '[' && (depth === 0 || nested)) {
+      depth++;
+      openAt = i;
+      bodyAt = out.length + 1;
+    } else if (c === ']' && depth > 0) {
       depth--;
-      if (inClass.length) out += rangesText(union(inClass));
+      // A literal `-` last in the class would make a range with the first character written after it.
+      if (inClass.length && out.endsWith('-') && !escapedAt(out, out.length - 1)) out = `${out.slice(0, -1)}\\-`;
+      if (inClass.length) out += rangesText(union(inClass), false);
       inClass = [];
+    } else if (c === '^' && depth > 0 && !nested && i !== openAt + 1 && out.length === bodyAt) {
+      // `[\p{L}^]`: with the property taken out, the literal caret would be first in the class, its negation.
+      out += '\\^';
+      i++;
+      continue;
     }
     out += c;
     i++;

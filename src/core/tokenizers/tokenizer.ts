@@ -19,6 +19,7 @@ import { pieceEncode, pieceEncoder } from './pieceEncoder';
 import { OffsetAligner } from './offsetAligner';
 import { appliesOwnNfc, toWellFormed } from './rustText';
 import { alignTokenizerRegexes, differsFromRust, withExactRegexes } from './rustUnicode';
+import { punctuationAsRust, splitAsRust } from './jsSteps';
 import { parseJsonBytes, readChatTemplates, readJson, specialTokenVarsOf, stopTokensOf, tokenizerFilesHashOf, tokenizerJsonSize } from './modelFolder';
 import { TokenizerLoadError, type TargetTokenizer } from './types';
 
@@ -76,6 +77,9 @@ export function loadTokenizer(dir?: string, given?: { bytes: Buffer; json?: any 
     wordCache = process.env.EAGLE3_NO_WORD_CACHE ? null : installWordCache(tok, tokConfig);
   }
   // The pre-tokenizer's regexes on the Rust library's Unicode tables, not the runtime's (rustUnicode.ts): before the piece encoder copies them.
+  // Punctuation and Split steps cut by their behavior (and invert) as Rust does (jsSteps.ts): before the regexes are aligned.
+  punctuationAsRust(tok);
+  splitAsRust(tok);
   const aligned = alignTokenizerRegexes(tok);
   const unverified = aligned.unverified.length > 0;
   const guarded = aligned.guarded;
