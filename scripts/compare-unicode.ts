@@ -11,6 +11,7 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadTokenizer } from '../src/core/tokenizers/tokenizer';
+import { GC_LEAVES } from '../src/core/tokenizers/rustUnicode';
 import { lenmlModelDir, oracleEncodeBatch } from '../test/helpers';
 
 const { values } = parseArgs({
@@ -22,36 +23,8 @@ const { values } = parseArgs({
 });
 
 const probe = (c: string): string => `q${c}'ll 1${c}2 ${c}${c} ,${c}`;
-const CATEGORIES = [
-  'Lu',
-  'Ll',
-  'Lt',
-  'Lm',
-  'Lo',
-  'Mn',
-  'Mc',
-  'Me',
-  'Nd',
-  'Nl',
-  'No',
-  'Pc',
-  'Pd',
-  'Ps',
-  'Pe',
-  'Pi',
-  'Pf',
-  'Po',
-  'Sm',
-  'Sc',
-  'Sk',
-  'So',
-  'Zs',
-  'Zl',
-  'Zp',
-  'Cc',
-  'Cf',
-  'Co',
-];
+// Every General_Category leaf but unassigned (the fallback) and surrogates (a code point here is a whole character).
+const CATEGORIES = GC_LEAVES.filter((k) => k !== 'Cn' && k !== 'Cs');
 const categoryOf = (c: string): string => CATEGORIES.find((k) => new RegExp(`^\\p{${k}}$`, 'u').test(c)) ?? 'Cn';
 
 /** Ranges of sorted code points, as hex text. */

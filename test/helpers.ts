@@ -405,3 +405,18 @@ async function runCliNow(args: string[], opts: { cwd?: string; env?: Record<stri
     }
   }
 }
+
+/**
+ * The tokenizer of model folder `dir` loaded twice: with our own byte-level encode (tokenizers/pieceEncoder.ts) and on
+ * tokenizers.js's steps (`EAGLE3_NO_PIECE_ENCODER=1`), for tests that hold both encode paths to the Rust oracle.
+ */
+export function bothEncodePaths(dir: string): TargetTokenizer[] {
+  const { loadTokenizer } = require('../src/core/tokenizers/tokenizer') as typeof import('../src/core/tokenizers/tokenizer');
+  const own = loadTokenizer(dir);
+  process.env.EAGLE3_NO_PIECE_ENCODER = '1';
+  try {
+    return [own, loadTokenizer(dir)];
+  } finally {
+    delete process.env.EAGLE3_NO_PIECE_ENCODER;
+  }
+}

@@ -7,21 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
 import { rustSplit } from '../../src/core/tokenizers/jsSteps';
-import type { TargetTokenizer } from '../../src/core/tokenizers/types';
-import { cutVocabularyJson, lenmlModelDir, oracleEncodeBatch, tempDir } from '../helpers';
-
-/** The folder's tokenizer, with our own encode and on the old path (tokenizers.js's steps: `EAGLE3_NO_PIECE_ENCODER`). */
-function bothPaths(dir: string): TargetTokenizer[] {
-  const own = loadTokenizer(dir);
-  process.env.EAGLE3_NO_PIECE_ENCODER = '1';
-  try {
-    return [own, loadTokenizer(dir)];
-  } finally {
-    delete process.env.EAGLE3_NO_PIECE_ENCODER;
-  }
-}
+import { bothEncodePaths, cutVocabularyJson, lenmlModelDir, oracleEncodeBatch, tempDir } from '../helpers';
 
 /** Asserts that Qwen3's vocabulary with `step` before its ByteLevel gives the oracle's ids on `texts`, both paths. */
 let cut: ReturnType<typeof cutVocabularyJson> | undefined; // Qwen3's 11 MB tokenizer.json parsed and cut once per file
@@ -35,7 +22,8 @@ async function sameIdsAsRust(step: object, texts: string[]): Promise<void> {
   writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(json));
   writeFileSync(join(dir, 'tokenizer_config.json'), readFileSync(join(base, 'tokenizer_config.json')));
   const want = await oracleEncodeBatch(join(dir, 'tokenizer.json'), texts);
-  for (const tok of bothPaths(dir)) texts.forEach((t, k) => assert.deepEqual(tok.encode(t).ids, want[k].ids, `${JSON.stringify(step)}: ${JSON.stringify(t)}`));
+  for (const tok of bothEncodePaths(dir))
+    texts.forEach((t, k) => assert.deepEqual(tok.encode(t).ids, want[k].ids, `${JSON.stringify(step)}: ${JSON.stringify(t)}`));
 }
 
 const BEHAVIORS = ['Isolated', 'Contiguous', 'Removed', 'MergedWithPrevious', 'MergedWithNext'];

@@ -14,8 +14,7 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { alignTokenizerRegexes, GC_LEAVES, rustPropertyRanges, rustRegexSource, V8_OPTIMIZED_SOURCE_LIMIT } from '../../src/core/tokenizers/rustUnicode';
 import { RUST_NFC_UNCOMPOSED, RUST_UNICODE_SOURCE } from '../../src/core/tokenizers/rustUnicodeData';
 import { normalizeLikeRust } from '../../src/core/tokenizers/rustText';
-import type { TargetTokenizer } from '../../src/core/tokenizers/types';
-import { cutVocabularyJson, lenmlModelDir, oracleEncodeBatch, tempDir, writeJsonl } from '../helpers';
+import { bothEncodePaths, cutVocabularyJson, lenmlModelDir, oracleEncodeBatch, tempDir, writeJsonl } from '../helpers';
 import { prepare } from '../../src/core/run/prepare/pipeline';
 import { isCode, isDataChanging } from '../../src/core/codes';
 
@@ -37,21 +36,10 @@ const TEXTS = [
   'a\u{113C2}\u{113C2}b \u{1611E}\u{1611E}\u{1611F} \u{16D67}\u{16D67} \u{105D2}\u{307}\u{301} \u{11935}\u{11930}',
 ];
 
-/** The folder's tokenizer, with our own encode and on the old path (tokenizers.js's steps: `EAGLE3_NO_PIECE_ENCODER`). */
-function bothPaths(dir: string): TargetTokenizer[] {
-  const own = loadTokenizer(dir);
-  process.env.EAGLE3_NO_PIECE_ENCODER = '1';
-  try {
-    return [own, loadTokenizer(dir)];
-  } finally {
-    delete process.env.EAGLE3_NO_PIECE_ENCODER;
-  }
-}
-
 /** Asserts the ids and starts of every text are the oracle's, on both paths. */
 async function sameAsRust(dir: string, texts: string[]): Promise<void> {
   const want = await oracleEncodeBatch(join(dir, 'tokenizer.json'), texts);
-  for (const tok of bothPaths(dir)) {
+  for (const tok of bothEncodePaths(dir)) {
     // Twice: the second time from the encoder's caches.
     for (const round of [1, 2]) {
       texts.forEach((t, k) => {
@@ -202,7 +190,7 @@ test("a pattern property outside Rust's tables (\\p{Han}) notes `unicode_tables_
   const dir = tempDir('eagle3-han-');
   writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(json));
   writeFileSync(join(dir, 'tokenizer_config.json'), readFileSync(join(base, 'tokenizer_config.json')));
-  for (const tok of bothPaths(dir)) {
+  for (const tok of bothEncodePaths(dir)) {
     assert.equal(tok.encode('漢字 and text, 123 ٣ é').unicodeUnverified, undefined);
     assert.equal(tok.encode('CJK Ext J \u{323B0}\u{323B1}').unicodeUnverified, true);
     assert.equal(tok.encode('pha\u{295}r').unicodeUnverified, true);
