@@ -2,6 +2,7 @@
 import type { ChatTemplate } from '../templates/template';
 import type { TargetTokenizer } from '../tokenizers/types';
 import type { Conversation, Message, Role } from '../types';
+import { lastAtMost } from '../sortedSearch';
 import type { Span, TextRecord } from './maskTypes';
 import { commonPrefixLength } from './specialTokens';
 import type { RecordDetail, TokenView, TurnField, TurnView } from './recordViewTypes';
@@ -116,13 +117,7 @@ function specialStart(specialSet: ReadonlySet<string>, text: string, p: number):
 
 /** A boundary inside a token (`<｜User｜>` vs `<｜Assistant｜>` part after `<｜`) moved to that token's start. */
 function tokenStartAt(starts: readonly number[], b: number): number {
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (starts[mid] <= b) lo = mid;
-    else hi = mid - 1;
-  }
+  const lo = lastAtMost(starts, b);
   return starts.length && starts[lo] < b && (lo + 1 >= starts.length || starts[lo + 1] > b) ? starts[lo] : b;
 }
 

@@ -14,6 +14,7 @@
  * rewrite is over it keeps the runtime's form for the texts the two tables agree on ({@link alignTokenizerRegexes}).
  */
 import { RUST_GC_RUNS, RUST_WHITE_SPACE_RUNS } from './rustUnicodeData';
+import { lastAtMost } from '../sortedSearch';
 
 /** The General_Category values (leaves), in the order of the letters of rustUnicodeData.ts `RUST_GC_RUNS`. */
 export const GC_LEAVES = [
@@ -325,15 +326,8 @@ function cpDiffers(cp: number): boolean {
     leafRes ??= GC_LEAVES.map((l) => new RegExp(`^\\p{${l}}$`, 'u'));
     const ch = String.fromCodePoint(cp);
     const { starts, cats } = decodedRuns();
-    let lo = 0;
-    let hi = starts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (starts[mid] <= cp) lo = mid;
-      else hi = mid - 1;
-    }
     const ws = rustPropertyRanges('White_Space')!.some(([a, b]) => a <= cp && cp <= b);
-    const same = leafRes[cats[lo]].test(ch) && /^\p{White_Space}$/u.test(ch) === ws;
+    const same = leafRes[cats[lastAtMost(starts, cp)]].test(ch) && /^\p{White_Space}$/u.test(ch) === ws;
     memo[cp] = same ? 1 : 2;
   }
   return memo[cp] === 2;
