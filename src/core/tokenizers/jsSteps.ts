@@ -5,24 +5,31 @@
  * these steps (pieceEncoder.ts takes only `Isolated`, not inverted `Split`s, whose cut was already Rust's).
  */
 
-/** The parts of a tokenizers.js pre-tokenizer step read here (`Sequence`s hold their steps in `tokenizers`). */
-interface JsStep {
+/** The parts of a tokenizers.js pre-tokenizer or normalizer step read here (`Sequence`s hold their steps in `tokenizers` / `normalizers`). */
+export interface JsStep {
   config?: { type?: unknown; behavior?: unknown; invert?: unknown };
   pattern?: unknown;
   tokenizers?: unknown;
+  normalizers?: unknown;
   pre_tokenize_text?: (text: string) => string[];
 }
 
-/** Every step of a tokenizers.js `Tokenizer`'s pre-tokenizer, inside `Sequence`s too. */
-function eachStep(tok: object, fn: (s: JsStep) => void): void {
+/**
+ * Calls `fn` on every step under `root` (a tokenizers.js `Tokenizer`'s `pre_tokenizer` or `normalizer`): `root`
+ * itself, then the steps of its `Sequence`s (`tokenizers`, `normalizers`), depth first, at most 16 levels deep.
+ */
+export function eachStep(root: unknown, fn: (s: JsStep) => void): void {
   const visit = (step: unknown, depth: number): void => {
     if (!step || (typeof step !== 'object' && typeof step !== 'function') || depth > 16) return;
     const s = step as JsStep;
     fn(s);
-    if (Array.isArray(s.tokenizers)) for (const x of s.tokenizers) visit(x, depth + 1);
+    for (const list of [s.tokenizers, s.normalizers]) if (Array.isArray(list)) for (const x of list) visit(x, depth + 1);
   };
-  visit((tok as { pre_tokenizer?: unknown }).pre_tokenizer, 0);
+  visit(root, 0);
 }
+
+/** The pre-tokenizer of a tokenizers.js `Tokenizer`. */
+const preTokenizerOf = (tok: object): unknown => (tok as { pre_tokenizer?: unknown }).pre_tokenizer;
 
 /** tokenizers.js 0.2's class of punctuation (its `PUNCTUATION_REGEX`: `\p{P}` and ASCII's punctuation and symbols, as Rust's `is_punc`). */
 const PUNCTUATION_CLASS = '\\p{P}\\u0021-\\u002F\\u003A-\\u0040\\u005B-\\u0060\\u007B-\\u007E';
@@ -46,7 +53,7 @@ const PUNCTUATION_PATTERNS: Record<string, string> = {
  * {@link alignTokenizerRegexes}. A behavior Rust does not have (its own load refuses the file) is left as it was.
  */
 export function punctuationAsRust(tok: object): void {
-  eachStep(tok, (s) => {
+  eachStep(preTokenizerOf(tok), (s) => {
     if (s.config?.type !== 'Punctuation' || !(s.pattern instanceof RegExp)) return;
     const source = PUNCTUATION_PATTERNS[typeof s.config.behavior === 'string' ? s.config.behavior : 'Isolated'];
     if (source !== undefined) s.pattern = new RegExp(source, s.pattern.flags);
@@ -107,7 +114,7 @@ const SPLIT_BEHAVIORS = new Set(['Removed', 'Isolated', 'MergedWithPrevious', 'M
  * `withExactRegexes` swaps it). A behavior Rust does not have (its own load refuses the file) is left as it was.
  */
 export function splitAsRust(tok: object): void {
-  eachStep(tok, (s) => {
+  eachStep(preTokenizerOf(tok), (s) => {
     if (s.config?.type !== 'Split' || !(s.pattern instanceof RegExp)) return;
     const behavior = s.config.behavior;
     if (typeof behavior !== 'string' || !SPLIT_BEHAVIORS.has(behavior)) return;

@@ -15,6 +15,7 @@
  */
 import { RUST_GC_RUNS, RUST_WHITE_SPACE_RUNS } from './rustUnicodeData';
 import { lastAtMost } from '../sortedSearch';
+import { eachStep, type JsStep } from './jsSteps';
 
 /** The General_Category values (leaves), in the order of the letters of rustUnicodeData.ts `RUST_GC_RUNS`. */
 export const GC_LEAVES = [
@@ -326,7 +327,7 @@ function cpDiffers(cp: number): boolean {
     leafRes ??= GC_LEAVES.map((l) => new RegExp(`^\\p{${l}}$`, 'u'));
     const ch = String.fromCodePoint(cp);
     const { starts, cats } = decodedRuns();
-    const ws = rustPropertyRanges('White_Space')!.some(([a, b]) => a <= cp && cp <= b);
+    const ws = propertyRanges('White_Space', false)!.some(([a, b]) => a <= cp && cp <= b);
     const same = leafRes[cats[lastAtMost(starts, cp)]].test(ch) && /^\p{White_Space}$/u.test(ch) === ws;
     memo[cp] = same ? 1 : 2;
   }
@@ -354,13 +355,6 @@ export function differsFromRust(text: string): boolean {
     if (cpDiffers(cp)) return true;
   }
   return false;
-}
-
-/** The parts of tokenizers.js 0.2's pre-tokenizers and normalizers read here (`Sequence`s hold their steps). */
-interface StepInside {
-  pattern?: unknown;
-  tokenizers?: unknown;
-  normalizers?: unknown;
 }
 
 /** V8's `RegExp::kRegExpTooLargeToOptimize`: a RegExp source longer than this (UTF-16 units) is compiled unoptimized. */
@@ -396,19 +390,15 @@ export function alignTokenizerRegexes(tok: object): AlignedRegexes {
   const t = tok as { pre_tokenizer?: unknown; normalizer?: unknown };
   const unverified = new Set<string>();
   const guarded: GuardedRegex[] = [];
-  const visit = (step: unknown, depth: number): void => {
-    if (!step || (typeof step !== 'object' && typeof step !== 'function') || depth > 16) return;
-    const s = step as StepInside;
-    if (s.pattern instanceof RegExp) {
-      const r = rustRegex(s.pattern);
-      if (r.re.source.length > V8_OPTIMIZED_SOURCE_LIMIT && r.re !== s.pattern) guarded.push({ step: s, fast: s.pattern, exact: r.re });
-      else s.pattern = r.re;
-      for (const u of r.unverified) unverified.add(u);
-    }
-    for (const list of [s.tokenizers, s.normalizers]) if (Array.isArray(list)) for (const x of list) visit(x, depth + 1);
+  const align = (s: JsStep): void => {
+    if (!(s.pattern instanceof RegExp)) return;
+    const r = rustRegex(s.pattern);
+    if (r.re.source.length > V8_OPTIMIZED_SOURCE_LIMIT && r.re !== s.pattern) guarded.push({ step: s, fast: s.pattern, exact: r.re });
+    else s.pattern = r.re;
+    for (const u of r.unverified) unverified.add(u);
   };
-  visit(t.pre_tokenizer, 0);
-  visit(t.normalizer, 0);
+  eachStep(t.pre_tokenizer, align);
+  eachStep(t.normalizer, align);
   return { unverified: [...unverified], guarded };
 }
 
