@@ -19,14 +19,12 @@
  * JSON reads back deep-equal to it, so a hit returns exactly what the check computed.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { threadId } from 'node:worker_threads';
 import { checkTemplateAsync } from './checkTemplate';
 import type { CheckTemplateOptions, TemplateCheck } from './checkTemplateTypes';
 import type { TargetTokenizer } from '../tokenizers/types';
-import { tokenizerCacheDir } from '../tokenizers/cacheDir';
+import { readOwnCacheFile, tokenizerCacheDir, writeCacheFile } from '../tokenizers/cacheDir';
 
 /** The version of an entry's form and of the key's parts. Part of every key: bump it when either changes. */
 export const TEMPLATE_CHECK_CACHE_FORMAT = 1;
@@ -136,11 +134,10 @@ function jsonExact(v: unknown): boolean {
 
 /** The entry of `key` in `dir`, or undefined when it is missing, another user's, damaged or of another version (never throws). */
 function readEntry(dir: string, key: string): TemplateCheck | undefined {
+  const bytes = readOwnCacheFile(templateCheckPath(dir, key));
+  if (!bytes) return undefined;
   try {
-    const path = templateCheckPath(dir, key);
-    // Only an entry this user wrote: in a shared temporary folder another user's file could hold any findings.
-    if (process.getuid && statSync(path).uid !== process.getuid()) return undefined;
-    const text = readFileSync(path, 'utf8');
+    const text = bytes.toString('utf8');
     const nl = text.indexOf('\n');
     if (nl < 0) return undefined;
     const head = JSON.parse(text.slice(0, nl)) as { magic?: unknown; format?: unknown; key?: unknown; sha256?: unknown };
@@ -156,20 +153,14 @@ function readEntry(dir: string, key: string): TemplateCheck | undefined {
 
 /** Writes `check` as the entry of `key` in `dir`, atomically; skipped when its JSON does not read back equal. Never throws. */
 function writeEntry(dir: string, key: string, check: TemplateCheck): void {
-  const path = templateCheckPath(dir, key);
-  const tmp = `${path}.${process.pid}-${threadId}-${Math.random().toString(36).slice(2)}.tmp`;
+  let data: string;
   try {
     const body = JSON.stringify(check);
     if (!isDeepStrictEqual(JSON.parse(body), check)) return;
     const head = JSON.stringify({ magic: MAGIC, format: TEMPLATE_CHECK_CACHE_FORMAT, key, sha256: createHash('sha256').update(body).digest('hex') });
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    writeFileSync(tmp, `${head}\n${body}`);
-    renameSync(tmp, path);
+    data = `${head}\n${body}`;
   } catch {
-    try {
-      rmSync(tmp, { force: true });
-    } catch {
-      /* nothing to clean */
-    }
+    return; // not JSON (a value JSON cannot hold): not cached
   }
+  writeCacheFile(dir, templateCheckPath(dir, key), data);
 }

@@ -1,6 +1,8 @@
 /** The folder where converted tokenizers are cached (preparedBpe.ts, tiktoken/rankCache.ts), and how it is chosen. */
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { threadId } from 'node:worker_threads';
 
 /** The environment variable naming the tokenizer cache folder; `off` (or `0`) turns the cache off. */
 export const TOKENIZER_CACHE_ENV = 'EAGLE3_TOKENIZER_CACHE';
@@ -16,4 +18,37 @@ export function tokenizerCacheDir(env: NodeJS.ProcessEnv = process.env): string 
   const v = env[TOKENIZER_CACHE_ENV];
   if (v !== undefined && v !== '') return v === 'off' || v === '0' ? null : resolve(v);
   return env.XDG_CACHE_HOME ? join(env.XDG_CACHE_HOME, 'eagle3-prep') : join(tmpdir(), 'eagle3-prep-cache');
+}
+
+/**
+ * Writes `data` as the cache file `path` (inside `dir`), atomically: to a temporary name of this process and thread,
+ * then renamed into place, `dir` created readable by its owner only. Never throws: a cache that cannot be written is
+ * skipped and its temporary file removed. Used by every entry of this folder (preparedBpe.ts, records/templateCheckCache.ts).
+ */
+export function writeCacheFile(dir: string, path: string, data: string | Uint8Array): void {
+  const tmp = `${path}.${process.pid}-${threadId}-${Math.random().toString(36).slice(2)}.tmp`;
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileSync(tmp, data);
+    renameSync(tmp, path);
+  } catch {
+    try {
+      rmSync(tmp, { force: true });
+    } catch {
+      /* nothing to clean */
+    }
+  }
+}
+
+/**
+ * The bytes of the cache file `path` when this user wrote it: in a shared temporary folder another user's file could
+ * hold anything (ids, findings). Undefined when it is missing, unreadable or another user's; never throws.
+ */
+export function readOwnCacheFile(path: string): Buffer | undefined {
+  try {
+    if (process.getuid && statSync(path).uid !== process.getuid()) return undefined;
+    return readFileSync(path);
+  } catch {
+    return undefined;
+  }
 }

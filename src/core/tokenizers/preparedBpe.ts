@@ -23,13 +23,12 @@
  * the entry rewritten); a cache that cannot be written is skipped. Speed only: it never decides an id.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { threadId } from 'node:worker_threads';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { buildMergeTable, type MergeTable } from './longWordBpe';
 import { TokenizerLoadError } from './types';
-import { tokenizerCacheDir } from './cacheDir';
+import { readOwnCacheFile, tokenizerCacheDir, writeCacheFile } from './cacheDir';
 import { fileStampOf, readFileStamped, stampOfRead } from '../read/fileStamp';
 import { wordCacheFits } from './wordCache';
 import { jsAddedTokenGap } from './addedTokenGaps';
@@ -97,7 +96,7 @@ interface BpeModelState {
  * @param json the full parsed `tokenizer.json` (its vocabulary is read in object order, as the constructor reads it)
  */
 export function writePrepared(dir: string, key: string, json: any, p: PreparedBpe): void {
-  const tmp = `${preparedPath(dir, key)}.${process.pid}-${threadId}-${Math.random().toString(36).slice(2)}.tmp`;
+  let data: Buffer;
   try {
     const vocab = json.model.vocab as Record<string, number>;
     const keys = Object.keys(vocab);
@@ -120,16 +119,11 @@ export function writePrepared(dir: string, key: string, json: any, p: PreparedBp
     const top = Buffer.alloc(8);
     top.writeUInt32LE(MAGIC, 0);
     top.writeUInt32LE(PREPARED_FORMAT, 4);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    writeFileSync(tmp, Buffer.concat([top, createHash('sha256').update(body).digest(), body]));
-    renameSync(tmp, preparedPath(dir, key));
+    data = Buffer.concat([top, createHash('sha256').update(body).digest(), body]);
   } catch {
-    try {
-      rmSync(tmp, { force: true });
-    } catch {
-      /* nothing to clean */
-    }
+    return; // a table this form cannot hold: not cached
   }
+  writeCacheFile(dir, preparedPath(dir, key), data);
 }
 
 /** The first id of the merge table's symbols outside the vocabulary: one past the vocabulary's highest id (buildMergeTable). */
@@ -149,15 +143,8 @@ function tableFirstExtra(strings: string[], vocab: ReadonlyMap<string, number>):
  * @returns undefined for a missing, foreign or damaged entry (never throws)
  */
 export function readPrepared(dir: string, key: string, config: any, tokConfigOf: (json: any) => any): PreparedBpe | undefined {
-  let buf: Buffer;
-  try {
-    const path = preparedPath(dir, key);
-    // Only an entry this user wrote: in a shared temporary folder another user's file could hold any ids.
-    if (process.getuid && statSync(path).uid !== process.getuid()) return undefined;
-    buf = readFileSync(path);
-  } catch {
-    return undefined;
-  }
+  const buf = readOwnCacheFile(preparedPath(dir, key));
+  if (!buf) return undefined;
   try {
     if (buf.length < 48 || buf.readUInt32LE(0) !== MAGIC || buf.readUInt32LE(4) !== PREPARED_FORMAT) return undefined;
     const body = buf.subarray(40);
