@@ -84,7 +84,7 @@ export class BudgetMeter {
    */
   step(): void {
     const n = ++this.iterations;
-    if (n > this.budget.maxLoopIterations) throw new TemplateBudgetError('loopIterations', `loop iterations > ${fmt(this.budget.maxLoopIterations)}`);
+    this.checkIterations(n);
     if ((n & 1023) === 0) this.checkClock();
   }
 
@@ -95,9 +95,13 @@ export class BudgetMeter {
    */
   steps(n: number): void {
     this.iterations += n;
-    if (this.iterations > this.budget.maxLoopIterations)
-      throw new TemplateBudgetError('loopIterations', `loop iterations > ${fmt(this.budget.maxLoopIterations)}`);
+    this.checkIterations(this.iterations);
     this.checkClock();
+  }
+
+  /** @throws TemplateBudgetError when `n` counted iterations are past `maxLoopIterations` */
+  private checkIterations(n: number): void {
+    if (n > this.budget.maxLoopIterations) throw new TemplateBudgetError('loopIterations', `loop iterations > ${fmt(this.budget.maxLoopIterations)}`);
   }
 
   /** @throws TemplateBudgetError past `maxMillis` */
