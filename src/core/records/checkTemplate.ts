@@ -39,15 +39,13 @@ import type { CheckTemplateOptions, PrefixBreak, ProbeRecords, TemplateCheck } f
  */
 export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions = {}): TemplateCheck {
   const { check, texts } = checkTemplateUncounted(tok, opts);
-  // Each distinct text encoded once: a prefix-stable template's exact and merged records and whole renders are mostly the same texts.
-  const lengths = new Map<string, number>();
-  const length = (t: string) => {
-    let n = lengths.get(t);
-    if (n === undefined) lengths.set(t, (n = tok.encode(t).ids.length));
-    return n;
-  };
-  const count = (list: readonly string[]) => list.reduce((a, t) => a + length(t), 0);
-  return withAmplification(check, count(texts.exact), count(texts.merged), count(texts.rendered));
+  const distinct = distinctTexts(texts);
+  return withAmplification(
+    check,
+    texts,
+    distinct,
+    distinct.map((t) => tok.encode(t).ids.length),
+  );
 }
 
 /**
@@ -58,20 +56,34 @@ export function checkTemplate(tok: TargetTokenizer, opts: CheckTemplateOptions =
 export async function checkTemplateAsync(tok: TargetTokenizer, opts: CheckTemplateOptions = {}): Promise<TemplateCheck> {
   if (!tok.encodeBatch) return checkTemplate(tok, opts);
   const { check, texts } = checkTemplateUncounted(tok, opts);
-  const all = [...texts.exact, ...texts.merged, ...texts.rendered];
-  const lengths = (await tok.encodeBatch(all)).map((e) => e.ids.length);
-  const sum = (from: number, n: number) => lengths.slice(from, from + n).reduce((a, b) => a + b, 0);
-  const e = texts.exact.length;
-  const m = texts.merged.length;
-  return withAmplification(check, sum(0, e), sum(e, m), sum(e + m, texts.rendered.length));
+  const distinct = distinctTexts(texts);
+  return withAmplification(
+    check,
+    texts,
+    distinct,
+    (await tok.encodeBatch(distinct)).map((e) => e.ids.length),
+  );
 }
 
-/** The check's amplification from its token counts (record tokens of each grouping, and of the conversations rendered once). */
-function withAmplification(out: TemplateCheck, exactTokens: number, mergedTokens: number, renderedTokens: number): TemplateCheck {
+/**
+ * The amplification's texts, each once: a prefix-stable template's exact and merged records and whole renders are
+ * mostly the same texts, encoded once each.
+ */
+function distinctTexts(texts: AmplificationTexts): string[] {
+  return [...new Set([...texts.exact, ...texts.merged, ...texts.rendered])];
+}
+
+/**
+ * The check's amplification from the token counts of its texts (`lengths[k]`: tokens of `distinct[k]`): record tokens
+ * of each grouping, and of the conversations rendered once.
+ */
+function withAmplification(out: TemplateCheck, texts: AmplificationTexts, distinct: readonly string[], lengths: readonly number[]): TemplateCheck {
+  const tokensOf = new Map(distinct.map((t, k) => [t, lengths[k]]));
+  const count = (list: readonly string[]) => list.reduce((a, t) => a + tokensOf.get(t)!, 0);
   const a = out.amplification;
-  a.exactTokens = exactTokens;
-  a.mergedTokens = mergedTokens;
-  a.renderedTokens = renderedTokens;
+  a.exactTokens = count(texts.exact);
+  a.mergedTokens = count(texts.merged);
+  a.renderedTokens = count(texts.rendered);
   if (a.renderedTokens > 0) {
     a.exact = a.exactTokens / a.renderedTokens;
     a.merged = a.mergedTokens / a.renderedTokens;
@@ -80,10 +92,7 @@ function withAmplification(out: TemplateCheck, exactTokens: number, mergedTokens
 }
 
 /** The check without its amplification's token counts, and the texts they count (records of each grouping, whole renders). */
-function checkTemplateUncounted(
-  tok: TargetTokenizer,
-  opts: CheckTemplateOptions,
-): { check: TemplateCheck; texts: { exact: string[]; merged: string[]; rendered: string[] } } {
+function checkTemplateUncounted(tok: TargetTokenizer, opts: CheckTemplateOptions): { check: TemplateCheck; texts: AmplificationTexts } {
   const kwargs = opts.templateKwargs ?? {};
   const mask = opts.mask ?? 'assistant';
   const compiled = new Map<string, ChatTemplate>();
@@ -180,8 +189,15 @@ interface ProbeScope {
   fromNextTurn: string[];
   /** Every record text of the probes (for the special tokens seen). */
   rendered: string[];
-  /** The texts the amplification counts: the records of each grouping and the conversations rendered once. */
-  texts: { exact: string[]; merged: string[]; rendered: string[] };
+  /** The texts the amplification counts. */
+  texts: AmplificationTexts;
+}
+
+/** The texts the amplification counts: the records of each grouping and the conversations rendered once. */
+interface AmplificationTexts {
+  exact: string[];
+  merged: string[];
+  rendered: string[];
 }
 
 /** One of the probe conversations (`templates/probeConversations.ts`). */
