@@ -1,5 +1,5 @@
 /** The folder where converted tokenizers are cached (preparedBpe.ts, tiktoken/rankCache.ts), and how it is chosen. */
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { threadId } from 'node:worker_threads';
@@ -24,13 +24,16 @@ export function tokenizerCacheDir(env: NodeJS.ProcessEnv = process.env): string 
  * Writes `data` as the cache file `path` (inside `dir`), atomically: to a temporary name of this process and thread,
  * then renamed into place, `dir` created readable by its owner only. Never throws: a cache that cannot be written is
  * skipped and its temporary file removed. Used by every entry of this folder (preparedBpe.ts, records/templateCheckCache.ts).
+ * After a write the folder is pruned to `maxBytes` (default {@link CACHE_DIR_MAX_BYTES}; least recently used first:
+ * {@link pruneCacheDir}).
  */
-export function writeCacheFile(dir: string, path: string, data: string | Uint8Array): void {
+export function writeCacheFile(dir: string, path: string, data: string | Uint8Array, maxBytes = CACHE_DIR_MAX_BYTES): void {
   const tmp = `${path}.${process.pid}-${threadId}-${Math.random().toString(36).slice(2)}.tmp`;
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     writeFileSync(tmp, data);
     renameSync(tmp, path);
+    pruneCacheDir(dir, maxBytes, path);
   } catch {
     try {
       rmSync(tmp, { force: true });
@@ -47,8 +50,73 @@ export function writeCacheFile(dir: string, path: string, data: string | Uint8Ar
 export function readOwnCacheFile(path: string): Buffer | undefined {
   try {
     if (process.getuid && statSync(path).uid !== process.getuid()) return undefined;
-    return readFileSync(path);
+    const bytes = readFileSync(path);
+    touch(path);
+    return bytes;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * The size the cache folder is kept under, in bytes (512 MiB: a prepared tokenizer is 6–10 MB, a template check a few
+ * kB). Every new entry would otherwise stay forever: a tokenizer folder edited, cut or replaced, a new build's
+ * template checks (their key holds the build).
+ */
+export const CACHE_DIR_MAX_BYTES = 512 * 1024 * 1024;
+
+/** A temporary file older than this (ms) is a leftover of a process that died between write and rename. */
+const STALE_TEMPORARY_MS = 60 * 60 * 1000;
+
+/** Marks a cache file used now (its modification time), for {@link pruneCacheDir}'s least-recently-used order; never throws. */
+function touch(path: string): void {
+  try {
+    const now = new Date();
+    utimesSync(path, now, now);
+  } catch {
+    /* a read-only entry is still read; it only ages */
+  }
+}
+
+/**
+ * Keeps the cache folder `dir` under `maxBytes`: when this user's files in it add up to more, the least recently
+ * used (oldest modification time: a read touches its entry) are removed until they fit, never `keep` (the entry just
+ * written). Temporary files of an interrupted write older than an hour are removed too. Only regular files this user
+ * owns are counted or removed: in a shared temporary folder other users' entries are theirs. Never throws; a file
+ * that cannot be removed is skipped. Cost: one listing and one `stat` per entry, paid after a cache write (a miss).
+ */
+export function pruneCacheDir(dir: string, maxBytes: number, keep?: string): void {
+  try {
+    const uid = process.getuid?.();
+    const now = Date.now();
+    const files: { path: string; size: number; used: number }[] = [];
+    let total = 0;
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      try {
+        const st = statSync(path);
+        if (!st.isFile() || (uid !== undefined && st.uid !== uid)) continue;
+        if (name.endsWith('.tmp')) {
+          if (now - st.mtimeMs > STALE_TEMPORARY_MS) rmSync(path, { force: true });
+          continue;
+        }
+        total += st.size;
+        if (path !== keep) files.push({ path, size: st.size, used: st.mtimeMs });
+      } catch {
+        /* gone meanwhile (another process pruned it) */
+      }
+    }
+    files.sort((a, b) => a.used - b.used);
+    for (const f of files) {
+      if (total <= maxBytes) break;
+      try {
+        rmSync(f.path, { force: true });
+        total -= f.size;
+      } catch {
+        /* in use or not ours to remove: skipped */
+      }
+    }
+  } catch {
+    /* no listing: nothing pruned */
   }
 }
