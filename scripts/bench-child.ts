@@ -25,7 +25,7 @@
  *   Rust binding (ids); reports tokens and CPU ms of render + encode.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Session } from 'node:inspector/promises';
@@ -58,6 +58,16 @@ interface Task {
   cpuProfileUs?: number;
   /** prepare task: write a sampling heap profile (`.heapprofile`) of what the measured window allocated, collected objects included. */
   heapProfile?: string;
+  /**
+   * prepare task from source with `warm`: after the first run (cold: right after the tokenizer load, into `<out>-warmup`),
+   * a second run of the same input into `out`, timed apart (`warmRun` in the output), as the comparators are timed after
+   * a warm-up on the same texts. The second run must do the first one's work: the same encode calls, encoded
+   * characters and texts, template renders, tokens and byte-identical output files (report times and the folder's
+   * path aside); the task fails otherwise. The profiles (`cpuProfile`, `heapProfile`) cover the first run.
+   */
+  warmRun?: boolean;
+  /** rust and trl tasks: no warm-up, the clock starts at the first call (a fresh process, cold). */
+  cold?: boolean;
 }
 
 const task: Task = JSON.parse(process.argv[2]);
@@ -69,8 +79,17 @@ const ROOT = join(__dirname, '..');
  * cache, textIds.ts's `run`, the same steps ending in ids) to total its
  * time and output tokens (and keep the texts in `saved` when given).
  */
-function instrumentEncode(saved?: string[]): { ms: number; cpuMs: number; tokens: number; calls: number } {
-  const stats = { ms: 0, cpuMs: 0, tokens: 0, calls: 0 };
+interface EncodeStats {
+  ms: number;
+  cpuMs: number;
+  tokens: number;
+  /** Texts encoded, and their UTF-16 length in all. */
+  calls: number;
+  chars: number;
+}
+
+function instrumentEncode(saved?: string[]): EncodeStats {
+  const stats: EncodeStats = { ms: 0, cpuMs: 0, tokens: 0, calls: 0, chars: 0 };
   /** Runs `f`, adding its wall ms and this process's CPU ms to `stats`. */
   const timed = <T>(f: () => T): T => {
     const t = performance.now();
@@ -97,6 +116,7 @@ function instrumentEncode(saved?: string[]): { ms: number; cpuMs: number; tokens
     stats.cpuMs += (d.user + d.system) / 1000;
     for (const e of r) stats.tokens += e.getLength();
     stats.calls += texts.length;
+    for (const s of texts) stats.chars += s.length;
     saved?.push(...texts);
     return r;
   };
@@ -109,6 +129,7 @@ function instrumentEncode(saved?: string[]): { ms: number; cpuMs: number; tokens
     const r = timed(() => run(...args));
     stats.tokens += r.length;
     stats.calls++;
+    stats.chars += (args[args.length - 1] as string).length;
     saved?.push(args[args.length - 1] as string);
     return r;
   };
@@ -122,6 +143,7 @@ function instrumentEncode(saved?: string[]): { ms: number; cpuMs: number; tokens
     if (r) {
       stats.tokens += r.ids.length;
       stats.calls++;
+      stats.chars += (args[args.length - 1] as string).length;
       saved?.push(args[args.length - 1] as string);
     }
     return r;
@@ -139,6 +161,7 @@ function instrumentEncode(saved?: string[]): { ms: number; cpuMs: number; tokens
     stats.cpuMs += (d.user + d.system) / 1000;
     stats.tokens += r.length;
     stats.calls++;
+    stats.chars += text.length;
     saved?.push(text);
     return r;
   };
@@ -163,6 +186,28 @@ async function countPrefixRenders(): Promise<{ proven: number; fallback: number 
   return counts;
 }
 
+/**
+ * Counts the chat template's own renders (ChatTemplate `render`, `renderWithGenerationSpans`, `tracePrefixes`: each a
+ * run of the template engine), the template check's included; with {@link countPrefixRenders}, every render a run asks for.
+ */
+async function countTemplateRenders(): Promise<{ render: number; spans: number; traced: number }> {
+  const counts = { render: 0, spans: 0, traced: 0 };
+  const { ChatTemplate } = await import('../src/core/templates/template');
+  const proto = ChatTemplate.prototype as unknown as Record<'render' | 'renderWithGenerationSpans' | 'tracePrefixes', (...a: unknown[]) => unknown>;
+  for (const [name, key] of [
+    ['render', 'render'],
+    ['renderWithGenerationSpans', 'spans'],
+    ['tracePrefixes', 'traced'],
+  ] as const) {
+    const orig = proto[name];
+    proto[name] = function (this: unknown, ...a: unknown[]) {
+      counts[key]++;
+      return orig.apply(this, a);
+    };
+  }
+  return counts;
+}
+
 const mb = (kb: number) => Math.round(kb / 1024);
 
 /** CPU ms of this process (every thread) since `from`. */
@@ -180,12 +225,12 @@ async function rustTask(): Promise<void> {
   const c0 = process.cpuUsage();
   const t = Tokenizer.fromFile(join(task.tokenizerDir ?? defaultTokenizerDir(), 'tokenizer.json'));
   const loadCpuMs = cpuMsSince(c0);
-  for (const s of texts.slice(0, 30)) await t.encode(s, null, { addSpecialTokens: false });
+  if (!task.cold) for (const s of texts.slice(0, 30)) await t.encode(s, null, { addSpecialTokens: false });
   const t0 = performance.now();
   const c1 = process.cpuUsage();
   let tokens = 0;
   for (const s of texts) tokens += (await t.encode(s, null, { addSpecialTokens: false })).getIds().length;
-  process.stdout.write(JSON.stringify({ texts: texts.length, tokens, cpuMs: cpuMsSince(c1), ms: performance.now() - t0, loadCpuMs }) + '\n');
+  process.stdout.write(JSON.stringify({ texts: texts.length, tokens, cpuMs: cpuMsSince(c1), ms: performance.now() - t0, loadCpuMs, cold: !!task.cold }) + '\n');
 }
 
 /** The `trl` task: render each conversation once (this project's engine), encode it once (Rust), as TRL's SFT preparation does. */
@@ -214,7 +259,7 @@ async function trlTask(): Promise<void> {
         convs.push({ template, messages, tools: p.conversation.tools });
       }
     });
-  for (const c of convs.slice(0, 10))
+  for (const c of task.cold ? [] : convs.slice(0, 10))
     await rust.encode(c.template.render(c.messages, c.tools, { addGenerationPrompt: false }), null, { addSpecialTokens: false });
   const t0 = performance.now();
   const c1 = process.cpuUsage();
@@ -226,7 +271,78 @@ async function trlTask(): Promise<void> {
     renderCpuMs += cpuMsSince(r0);
     tokens += (await rust.encode(text, null, { addSpecialTokens: false })).getIds().length;
   }
-  process.stdout.write(JSON.stringify({ conversations: convs.length, tokens, cpuMs: cpuMsSince(c1), renderCpuMs, ms: performance.now() - t0 }) + '\n');
+  process.stdout.write(JSON.stringify({ conversations: convs.length, tokens, cpuMs: cpuMsSince(c1), renderCpuMs, ms: performance.now() - t0, cold: !!task.cold }) + '\n');
+}
+
+/** What `prepare` returned, as far as this task reads it. */
+interface PrepareRun {
+  ok: boolean;
+  totals: { rowsRead: number; recordsWritten: number; totalTokens: number; trainableTokens: number; lengths?: { renderedTokens: number } };
+}
+
+/** The work one `prepare` run did: its encode calls, its template renders (prefix renders served or rendered), its totals. */
+interface RunWork {
+  encode: EncodeStats;
+  renders: { render: number; spans: number; traced: number; proven: number; fallback: number };
+  totals: PrepareRun['totals'];
+}
+
+/** Every file under `dir` (relative paths, `/`-separated, sorted). */
+function filesUnder(dir: string, at = ''): string[] {
+  return readdirSync(join(dir, at), { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? filesUnder(dir, `${at}${e.name}/`) : [`${at}${e.name}`]))
+    .sort();
+}
+
+/**
+ * A file of a run's output as it is compared between two runs of the same input: the bytes, except in the reports
+ * (`report.json`, `report.md`) the output folder's path, which differs by construction, and the lines of the run's
+ * time and speed (`elapsed_ms`, `tokens_per_second`, `rows_per_second`; `- Time:`), which are measurements.
+ */
+function comparable(dir: string, file: string): Buffer | string {
+  const bytes = readFileSync(join(dir, file));
+  if (file !== 'report.json' && file !== 'report.md') return bytes;
+  return bytes
+    .toString('utf8')
+    .split(dir)
+    .join('<out>')
+    .split('\n')
+    .filter((l) => !/^\s*"(elapsed_ms|tokens_per_second|rows_per_second)": /.test(l) && !/^- Time: /.test(l))
+    .join('\n');
+}
+
+/**
+ * The `warmRun` check: the measured (second) run did exactly the first run's work — the same encode calls, encoded
+ * characters, tokens and texts in the same order, the same template renders and prefix renders, the same totals,
+ * and byte-identical output files (reports compared by {@link comparable}) — so that no memo kept from the first run
+ * lets it skip work (what stays is the loaded tokenizer with its word and piece caches, as the Rust library keeps its
+ * BPE cache: docs/scale.md "Issue 26's ratios").
+ * @throws Error naming every difference
+ */
+function assertSameWork(a: RunWork, b: RunWork, textsA: string[], textsB: string[], dirA: string, dirB: string): void {
+  const diffs: string[] = [];
+  const same = (what: string, x: unknown, y: unknown) => {
+    if (JSON.stringify(x) !== JSON.stringify(y)) diffs.push(`${what}: ${JSON.stringify(x)} (first run) vs ${JSON.stringify(y)} (measured run)`);
+  };
+  same('encode calls', a.encode.calls, b.encode.calls);
+  same('encoded characters', a.encode.chars, b.encode.chars);
+  same('encoded tokens', a.encode.tokens, b.encode.tokens);
+  same('template renders', a.renders, b.renders);
+  same('totals', a.totals, b.totals);
+  const k = textsA.findIndex((t, i) => t !== textsB[i]);
+  if (k >= 0 || textsA.length !== textsB.length) diffs.push(`encoded texts differ (first at call ${k >= 0 ? k : Math.min(textsA.length, textsB.length)})`);
+  const filesA = filesUnder(dirA);
+  same('output files', filesA, filesUnder(dirB));
+  for (const f of filesA) {
+    const x = comparable(dirA, f);
+    const y = comparable(dirB, f);
+    if (typeof x === 'string' ? x !== y : !(y instanceof Buffer && x.equals(y))) diffs.push(`output file ${f} differs`);
+  }
+  if (diffs.length)
+    throw new Error(
+      `warmRun: the measured run did not do the first run's work (a memo kept between runs, or a template-check cache entry written by the first run: ` +
+        `bench.mjs fills it before the rounds):\n  ${diffs.join('\n  ')}`,
+    );
 }
 
 async function main() {
@@ -236,11 +352,13 @@ async function main() {
   if (task.task === 'prepare' || task.task === 'memory') {
     // The 1-worker run measures the tokenizer library inside the run, so it runs from source (tsx adds
     // ~40 MB RSS); runs with a pool, and the memory run, use the built CLI (dist/cli.js) as shipped.
-    const saved: string[] | undefined = task.texts ? [] : undefined;
+    const saved: string[] | undefined = task.texts || task.warmRun ? [] : undefined;
     const raw = task.task === 'prepare' && task.workers <= 1 && !task.dist ? instrumentEncode(saved) : null;
     const fromSource = raw !== null;
+    if (task.warmRun && !(fromSource && task.warm)) throw new Error('warmRun: a prepare task in this process (1 worker, not dist) with warm');
     if (task.linear === false) process.env.EAGLE3_NO_LINEAR_PREFIXES = '1';
     const prefixes = fromSource ? await countPrefixRenders() : null;
+    const renders = fromSource ? await countTemplateRenders() : null;
     let loadCpuMs = 0;
     if (fromSource && task.warm) {
       const { cachedTokenizer } = await import('../src/core/tokenizers/loadedTokenizers');
@@ -252,6 +370,45 @@ async function main() {
     const { prepare } = fromSource ? await import('../src/core/run/prepare/pipeline') : { prepare: null };
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const cli = fromSource ? null : (require(join(ROOT, 'dist', 'cli.js')) as { main(argv: string[]): Promise<number> });
+    /** One `prepare` of the task's input into `outDir`: in this process from source, or the built CLI. */
+    const runOnce = async (outDir: string): Promise<PrepareRun> => {
+      if (prepare)
+        return prepare({
+          inputs: [task.input],
+          outDir,
+          tokenizerDir: task.tokenizerDir,
+          workers: task.workers,
+          grouping: task.grouping,
+          tokenizerBackend: task.backend,
+        });
+      const code = await cli!.main([
+        'prepare',
+        task.input,
+        '--out',
+        outDir,
+        '--workers',
+        String(task.workers),
+        '--quiet',
+        ...(task.grouping ? ['--grouping', task.grouping] : []),
+        ...(task.tokenizerDir ? ['--tokenizer', task.tokenizerDir] : []),
+        ...(task.backend ? ['--tokenizer-backend', task.backend] : []),
+      ]);
+      // report.json is snake_case (run/reports/jsonCase.ts): the totals this task prints, in the run's own names.
+      const doc = JSON.parse(readFileSync(join(outDir, 'report.json'), 'utf8'));
+      const t = doc.totals ?? {};
+      return {
+        ok: code === 0 && doc.ok !== false,
+        totals: {
+          rowsRead: t.rows_read,
+          recordsWritten: t.records_written,
+          totalTokens: t.total_tokens,
+          trainableTokens: t.trainable_tokens,
+          ...(t.lengths?.rendered_tokens !== undefined ? { lengths: { renderedTokens: t.lengths.rendered_tokens } } : {}),
+        },
+      };
+    };
+    // With warmRun the first (cold) run writes to a scratch folder and the second, measured warm, to `out`.
+    const firstOut = task.warmRun ? `${task.out}-warmup` : task.out;
     const profiler = task.cpuProfile || task.heapProfile ? new Session() : null;
     if (profiler) {
       profiler.connect();
@@ -274,46 +431,7 @@ async function main() {
     const cpu0 = process.cpuUsage();
     const sampler = setInterval(() => series.push({ t: performance.now() - t0, rss: process.memoryUsage().rss }), 250);
     lag.enable();
-    let r: {
-      ok: boolean;
-      totals: { rowsRead: number; recordsWritten: number; totalTokens: number; trainableTokens: number; lengths?: { renderedTokens: number } };
-    };
-    if (prepare) {
-      r = await prepare({
-        inputs: [task.input],
-        outDir: task.out,
-        tokenizerDir: task.tokenizerDir,
-        workers: task.workers,
-        grouping: task.grouping,
-        tokenizerBackend: task.backend,
-      });
-    } else {
-      const code = await cli!.main([
-        'prepare',
-        task.input,
-        '--out',
-        task.out,
-        '--workers',
-        String(task.workers),
-        '--quiet',
-        ...(task.grouping ? ['--grouping', task.grouping] : []),
-        ...(task.tokenizerDir ? ['--tokenizer', task.tokenizerDir] : []),
-        ...(task.backend ? ['--tokenizer-backend', task.backend] : []),
-      ]);
-      // report.json is snake_case (run/reports/jsonCase.ts): the totals this task prints, in the run's own names.
-      const doc = JSON.parse(readFileSync(join(task.out, 'report.json'), 'utf8'));
-      const t = doc.totals ?? {};
-      r = {
-        ok: code === 0 && doc.ok !== false,
-        totals: {
-          rowsRead: t.rows_read,
-          recordsWritten: t.records_written,
-          totalTokens: t.total_tokens,
-          trainableTokens: t.trainable_tokens,
-          ...(t.lengths?.rendered_tokens !== undefined ? { lengths: { renderedTokens: t.lengths.rendered_tokens } } : {}),
-        },
-      };
-    }
+    const r = await runOnce(firstOut);
     const ms = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
     lag.disable();
@@ -323,7 +441,39 @@ async function main() {
       if (task.heapProfile) writeFileSync(task.heapProfile, JSON.stringify((await profiler.post('HeapProfiler.stopSampling')).profile));
       profiler.disconnect();
     }
-    if (saved) writeFileSync(task.texts!, JSON.stringify(saved));
+    const work = (x: PrepareRun): RunWork => ({
+      encode: { ...raw! },
+      renders: { ...renders!, ...prefixes! },
+      totals: { ...x.totals, lengths: x.totals.lengths && { ...x.totals.lengths } },
+    });
+    const firstWork = fromSource ? work(r) : null;
+    const firstTexts = saved?.slice();
+    let warmRun: Record<string, unknown> | null = null;
+    if (task.warmRun) {
+      // The counters start again at zero for the measured run; the tokenizer (its word and piece caches) stays loaded.
+      for (const k of Object.keys(raw!) as (keyof EncodeStats)[]) raw![k] = 0;
+      for (const c of [renders!, prefixes!] as Record<string, number>[]) for (const k of Object.keys(c)) c[k] = 0;
+      saved!.length = 0;
+      const t1 = performance.now();
+      const c1 = process.cpuUsage();
+      const r2 = await runOnce(task.out);
+      const ms2 = performance.now() - t1;
+      const cpu2 = cpuMsSince(c1);
+      const secondWork = work(r2);
+      assertSameWork(firstWork!, secondWork, firstTexts!, saved!, firstOut, task.out);
+      rmSync(firstOut, { recursive: true, force: true });
+      warmRun = {
+        ok: r2.ok,
+        ms: ms2,
+        cpuMs: cpu2,
+        coldCpuMs: (cpu.user + cpu.system) / 1000,
+        raw: { ms: raw!.ms, cpuMs: raw!.cpuMs, tokens: raw!.tokens, calls: raw!.calls, chars: raw!.chars },
+        renders: secondWork.renders,
+        tokens: r2.totals.totalTokens,
+        rendered: r2.totals.lengths?.renderedTokens ?? null,
+      };
+    }
+    if (task.texts) writeFileSync(task.texts, JSON.stringify(firstTexts));
     // RSS at each quarter of the run's time (the input is read at a steady pace).
     const quarters = [0.25, 0.5, 0.75, 1].map((f) => {
       const s = series.filter((x) => x.t <= f * ms).pop();
@@ -335,7 +485,7 @@ async function main() {
         ms,
         cpuMs: (cpu.user + cpu.system) / 1000,
         loadCpuMs,
-        prefixes,
+        prefixes: firstWork && { proven: firstWork.renders.proven, fallback: firstWork.renders.fallback },
         rows: r.totals.rowsRead,
         records: r.totals.recordsWritten,
         tokens: r.totals.totalTokens,
@@ -344,7 +494,9 @@ async function main() {
         peakRssMB: mb(process.resourceUsage().maxRSS),
         lagMaxMs: lag.max / 1e6,
         lagP99Ms: lag.percentile(99) / 1e6,
-        raw: raw && { ms: raw.ms, cpuMs: raw.cpuMs, tokens: raw.tokens, calls: raw.calls },
+        raw: firstWork && { ms: firstWork.encode.ms, cpuMs: firstWork.encode.cpuMs, tokens: firstWork.encode.tokens, calls: firstWork.encode.calls, chars: firstWork.encode.chars },
+        renders: firstWork?.renders ?? null,
+        warmRun,
         rssQuartersMB: quarters,
         fromSource,
       }) + '\n',
