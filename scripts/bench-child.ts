@@ -271,7 +271,9 @@ async function trlTask(): Promise<void> {
     renderCpuMs += cpuMsSince(r0);
     tokens += (await rust.encode(text, null, { addSpecialTokens: false })).getIds().length;
   }
-  process.stdout.write(JSON.stringify({ conversations: convs.length, tokens, cpuMs: cpuMsSince(c1), renderCpuMs, ms: performance.now() - t0, cold: !!task.cold }) + '\n');
+  process.stdout.write(
+    JSON.stringify({ conversations: convs.length, tokens, cpuMs: cpuMsSince(c1), renderCpuMs, ms: performance.now() - t0, cold: !!task.cold }) + '\n',
+  );
 }
 
 /** What `prepare` returned, as far as this task reads it. */
@@ -494,7 +496,13 @@ async function main() {
         peakRssMB: mb(process.resourceUsage().maxRSS),
         lagMaxMs: lag.max / 1e6,
         lagP99Ms: lag.percentile(99) / 1e6,
-        raw: firstWork && { ms: firstWork.encode.ms, cpuMs: firstWork.encode.cpuMs, tokens: firstWork.encode.tokens, calls: firstWork.encode.calls, chars: firstWork.encode.chars },
+        raw: firstWork && {
+          ms: firstWork.encode.ms,
+          cpuMs: firstWork.encode.cpuMs,
+          tokens: firstWork.encode.tokens,
+          calls: firstWork.encode.calls,
+          chars: firstWork.encode.chars,
+        },
         renders: firstWork?.renders ?? null,
         warmRun,
         rssQuartersMB: quarters,
