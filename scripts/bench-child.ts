@@ -9,6 +9,9 @@
  *   time spent inside the tokenizer library's `encode` on the rendered record
  *   texts (the raw tokenizer throughput on exactly those texts). With
  *   `cpuProfile` / `heapProfile`, a CPU / allocation profile of that measured window alone (this thread).
+ *   With `warm` and `warmRun`, that first run (cold) writes to a scratch folder and a second run of the same input,
+ *   in the same process, is timed apart (`warmRun`: the issue 26 ratios' warm figure), after a check that it did the
+ *   first run's work (`assertSameWork`).
  * - `host`: the extension host's view: `prepare` runs in a worker thread (as
  *   src/vscode/workerClient.ts starts it) while this main thread only waits;
  *   reports this thread's event-loop delay.
@@ -18,11 +21,12 @@
  *   peak RSS and the RSS at each quarter of the run.
  * - `rust`: the raw Rust tokenizer (npm `tokenizers`, the test oracle) encoding the texts of `texts` (a JSON
  *   array written by a `prepare` task's `saveTexts`), one call at a time, ids only, after a warm-up on the
- *   first 30; reports tokens and CPU ms of the process (the binding's thread included).
+ *   first 30 (none with `cold`: the clock starts at the first call); reports tokens and CPU ms of the process (the
+ *   binding's thread included).
  * - `trl`: a re-creation of TRL's cost (its SFT data preparation renders each conversation once with
  *   `apply_chat_template` and tokenizes it once with the Rust tokenizer): every conversation of `input`,
  *   normalized beforehand (not timed), rendered whole with this project's template engine and encoded by the
- *   Rust binding (ids); reports tokens and CPU ms of render + encode.
+ *   Rust binding (ids), after 10 conversations (none with `cold`); reports tokens and CPU ms of render + encode.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
