@@ -29,10 +29,11 @@
  *   Rust binding (ids), after 10 conversations (none with `cold`); reports tokens and CPU ms of render + encode.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Session } from 'node:inspector/promises';
+import { assertSameWork, type EncodeStats, type RunWork } from './benchSameWork';
 
 interface Task {
   task: 'prepare' | 'host' | 'memory' | 'rust' | 'trl';
@@ -83,14 +84,6 @@ const ROOT = join(__dirname, '..');
  * cache, textIds.ts's `run`, the same steps ending in ids) to total its
  * time and output tokens (and keep the texts in `saved` when given).
  */
-interface EncodeStats {
-  ms: number;
-  cpuMs: number;
-  tokens: number;
-  /** Texts encoded, and their UTF-16 length in all. */
-  calls: number;
-  chars: number;
-}
 
 function instrumentEncode(saved?: string[]): EncodeStats {
   const stats: EncodeStats = { ms: 0, cpuMs: 0, tokens: 0, calls: 0, chars: 0 };
@@ -284,71 +277,6 @@ async function trlTask(): Promise<void> {
 interface PrepareRun {
   ok: boolean;
   totals: { rowsRead: number; recordsWritten: number; totalTokens: number; trainableTokens: number; lengths?: { renderedTokens: number } };
-}
-
-/** The work one `prepare` run did: its encode calls, its template renders (prefix renders served or rendered), its totals. */
-interface RunWork {
-  encode: EncodeStats;
-  renders: { render: number; spans: number; traced: number; proven: number; fallback: number };
-  totals: PrepareRun['totals'];
-}
-
-/** Every file under `dir` (relative paths, `/`-separated, sorted). */
-function filesUnder(dir: string, at = ''): string[] {
-  return readdirSync(join(dir, at), { withFileTypes: true })
-    .flatMap((e) => (e.isDirectory() ? filesUnder(dir, `${at}${e.name}/`) : [`${at}${e.name}`]))
-    .sort();
-}
-
-/**
- * A file of a run's output as it is compared between two runs of the same input: the bytes, except in the reports
- * (`report.json`, `report.md`) the output folder's path, which differs by construction, and the lines of the run's
- * time and speed (`elapsed_ms`, `tokens_per_second`, `rows_per_second`; `- Time:`), which are measurements.
- */
-function comparable(dir: string, file: string): Buffer | string {
-  const bytes = readFileSync(join(dir, file));
-  if (file !== 'report.json' && file !== 'report.md') return bytes;
-  return bytes
-    .toString('utf8')
-    .split(dir)
-    .join('<out>')
-    .split('\n')
-    .filter((l) => !/^\s*"(elapsed_ms|tokens_per_second|rows_per_second)": /.test(l) && !/^- Time: /.test(l))
-    .join('\n');
-}
-
-/**
- * The `warmRun` check: the measured (second) run did exactly the first run's work — the same encode calls, encoded
- * characters, tokens and texts in the same order, the same template renders and prefix renders, the same totals,
- * and byte-identical output files (reports compared by {@link comparable}) — so that no memo kept from the first run
- * lets it skip work (what stays is the loaded tokenizer with its word and piece caches, as the Rust library keeps its
- * BPE cache: docs/scale.md "Issue 26's ratios").
- * @throws Error naming every difference
- */
-function assertSameWork(a: RunWork, b: RunWork, textsA: string[], textsB: string[], dirA: string, dirB: string): void {
-  const diffs: string[] = [];
-  const same = (what: string, x: unknown, y: unknown) => {
-    if (JSON.stringify(x) !== JSON.stringify(y)) diffs.push(`${what}: ${JSON.stringify(x)} (first run) vs ${JSON.stringify(y)} (measured run)`);
-  };
-  same('encode calls', a.encode.calls, b.encode.calls);
-  same('encoded characters', a.encode.chars, b.encode.chars);
-  same('encoded tokens', a.encode.tokens, b.encode.tokens);
-  same('template renders', a.renders, b.renders);
-  same('totals', a.totals, b.totals);
-  const k = textsA.findIndex((t, i) => t !== textsB[i]);
-  if (k >= 0 || textsA.length !== textsB.length) diffs.push(`encoded texts differ (first at call ${k >= 0 ? k : Math.min(textsA.length, textsB.length)})`);
-  const filesA = filesUnder(dirA);
-  same('output files', filesA, filesUnder(dirB));
-  for (const f of filesA) {
-    const x = comparable(dirA, f);
-    const y = comparable(dirB, f);
-    if (typeof x === 'string' ? x !== y : !(y instanceof Buffer && x.equals(y))) diffs.push(`output file ${f} differs`);
-  }
-  if (diffs.length)
-    throw new Error(
-      `warmRun: the measured run did not do the first run's work (a memo kept between runs, or a template-check cache entry written by the first run: ` +
-        `bench.mjs fills it before the rounds):\n  ${diffs.join('\n  ')}`,
-    );
 }
 
 async function main() {
