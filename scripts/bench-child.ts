@@ -9,9 +9,10 @@
  *   time spent inside the tokenizer library's `encode` on the rendered record
  *   texts (the raw tokenizer throughput on exactly those texts). With
  *   `cpuProfile` / `heapProfile`, a CPU / allocation profile of that measured window alone (this thread).
- *   With `warm` and `warmRun`, that first run (cold) writes to a scratch folder and a second run of the same input,
- *   in the same process, is timed apart (`warmRun`: the issue 26 ratios' warm figure), after a check that it did the
- *   first run's work (`assertSameWork`).
+ *   With `warm` and `warmupInput`, an untimed `prepare` of that other input (the same shape, tokenizer and grouping)
+ *   runs first, so that the measured run is warm without having seen its own text (the issue 26 ratios' warm figure);
+ *   with `sameAs`, the measured run is checked to do exactly the work of a cold run of the same input in another
+ *   process (`assertSameWork`). The encode's counts include the tokenizer caches' lookups and hits (`pieces`, `found`).
  * - `host`: the extension host's view: `prepare` runs in a worker thread (as
  *   src/vscode/workerClient.ts starts it) while this main thread only waits;
  *   reports this thread's event-loop delay.
@@ -20,13 +21,14 @@
  * - `memory`: `prepare` on a large file, sampling RSS every 250 ms; reports
  *   peak RSS and the RSS at each quarter of the run.
  * - `rust`: the raw Rust tokenizer (npm `tokenizers`, the test oracle) encoding the texts of `texts` (a JSON
- *   array written by a `prepare` task's `saveTexts`), one call at a time, ids only, after a warm-up on the
- *   first 30 (none with `cold`: the clock starts at the first call); reports tokens and CPU ms of the process (the
- *   binding's thread included).
+ *   array written by a `prepare` task's `texts`), one call at a time, ids only, after a warm-up on the texts of
+ *   `warmupTexts` (another input's: the warm figure; without it, on the first 30; none with `cold`: the clock starts
+ *   at the first call); reports tokens and CPU ms of the process (the binding's thread included).
  * - `trl`: a re-creation of TRL's cost (its SFT data preparation renders each conversation once with
  *   `apply_chat_template` and tokenizes it once with the Rust tokenizer): every conversation of `input`,
  *   normalized beforehand (not timed), rendered whole with this project's template engine and encoded by the
- *   Rust binding (ids), after 10 conversations (none with `cold`); reports tokens and CPU ms of render + encode.
+ *   Rust binding (ids), after the same on every conversation of `warmupInput` (another input: the warm figure; without
+ *   it, 10 of `input`'s; none with `cold`); reports tokens and CPU ms of render + encode.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -34,6 +36,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Session } from 'node:inspector/promises';
 import { assertSameWork, type EncodeStats, type RunWork } from './benchSameWork';
+import { wordCacheStatsOf, type WordCacheStats } from '../src/core/tokenizers/wordCache';
 
 interface Task {
   task: 'prepare' | 'host' | 'memory' | 'rust' | 'trl';
@@ -64,13 +67,24 @@ interface Task {
   /** prepare task: write a sampling heap profile (`.heapprofile`) of what the measured window allocated, collected objects included. */
   heapProfile?: string;
   /**
-   * prepare task from source with `warm`: after the first run (cold: right after the tokenizer load, into `<out>-warmup`),
-   * a second run of the same input into `out`, timed apart (`warmRun` in the output), as the comparators are timed after
-   * a warm-up on the same texts. The second run must do the first one's work: the same encode calls, encoded
-   * characters and texts, template renders, tokens and byte-identical output files (report times and the folder's
-   * path aside); the task fails otherwise. The profiles (`cpuProfile`, `heapProfile`) cover the first run.
+   * prepare task from source with `warm`: after the tokenizer load, an untimed `prepare` of this other input (same
+   * shape, tokenizer and grouping; into `<out>-warmup`, removed), then the measured run of `input`: warm (V8's compiled
+   * row path, the run's one-time work) without the tokenizer caches holding the measured text (only the pieces the two
+   * inputs share). The warm-up's figures are in the output's `warmup`; the profiles cover the measured run.
+   * trl task: the conversations rendered and encoded before the clock starts (instead of 10 of `input`'s).
    */
-  warmRun?: boolean;
+  warmupInput?: string;
+  /** prepare task with `warmupInput`: write every text its warm-up run encoded (a JSON array) here. rust task: the texts encoded before the clock starts. */
+  warmupTexts?: string;
+  /** prepare task from source: write the measured run's work (`RunWork`, scripts/benchSameWork.ts) to this JSON file. */
+  work?: string;
+  /**
+   * prepare task from source: after the measured run, check that it did exactly the work of another run of the same
+   * input (its `work` and `texts` files and output folder `out`: the cold run, another process) — the same encode calls,
+   * encoded characters and texts, cache lookups, renders, totals and byte-identical outputs (report times and paths
+   * aside); the task fails otherwise (`assertSameWork`).
+   */
+  sameAs?: { work: string; texts: string; out: string };
   /** rust and trl tasks: no warm-up, the clock starts at the first call (a fresh process, cold). */
   cold?: boolean;
 }
@@ -82,11 +96,24 @@ const ROOT = join(__dirname, '..');
  * Wraps the tokenizer library's `encode_text` (tokenizers.js: added tokens, normalizer, pre-tokenizer and model, the
  * work of an encode; `TargetTokenizer.encode` calls it directly, the library's `encode` through it; with the word
  * cache, textIds.ts's `run`, the same steps ending in ids) to total its
- * time and output tokens (and keep the texts in `saved` when given).
+ * time and output tokens (and keep the texts in `saved` when given), and the tokenizer caches' lookups and hits
+ * inside those calls (`pieces`, `found`: pieceEncoder.ts's piece cache, the encoder's `stats`; wordCache.ts's word
+ * cache, `wordCacheStatsOf`; none with the Rust backend).
  */
-
 function instrumentEncode(saved?: string[]): EncodeStats {
-  const stats: EncodeStats = { ms: 0, cpuMs: 0, tokens: 0, calls: 0, chars: 0 };
+  const stats: EncodeStats = { ms: 0, cpuMs: 0, tokens: 0, calls: 0, chars: 0, pieces: 0, found: 0 };
+  /** Runs `f`, adding the lookups and hits of `cache` (when there is one) while it runs to `stats`. */
+  const counted = <T>(cache: WordCacheStats | undefined, f: () => T): T => {
+    if (!cache) return f();
+    const h = cache.hits;
+    const m = cache.misses;
+    try {
+      return f();
+    } finally {
+      stats.found += cache.hits - h;
+      stats.pieces += cache.hits - h + cache.misses - m;
+    }
+  };
   /** Runs `f`, adding its wall ms and this process's CPU ms to `stats`. */
   const timed = <T>(f: () => T): T => {
     const t = performance.now();
@@ -123,7 +150,7 @@ function instrumentEncode(saved?: string[]): EncodeStats {
   const ids = require('../src/core/tokenizers/textIds').textIds as { run: (...args: unknown[]) => number[] };
   const run = ids.run;
   ids.run = (...args: unknown[]) => {
-    const r = timed(() => run(...args));
+    const r = timed(() => counted(wordCacheStatsOf(args[0] as object), () => run(...args)));
     stats.tokens += r.length;
     stats.calls++;
     stats.chars += (args[args.length - 1] as string).length;
@@ -136,7 +163,7 @@ function instrumentEncode(saved?: string[]): EncodeStats {
   const own = require('../src/core/tokenizers/pieceEncoder').pieceEncode as { run: (...args: unknown[]) => { ids: number[] } | undefined };
   const ownRun = own.run;
   own.run = (...args: unknown[]) => {
-    const r = timed(() => ownRun(...args));
+    const r = timed(() => counted((args[0] as { stats: WordCacheStats }).stats, () => ownRun(...args)));
     if (r) {
       stats.tokens += r.ids.length;
       stats.calls++;
@@ -152,7 +179,7 @@ function instrumentEncode(saved?: string[]): EncodeStats {
     if (text === null) return orig.call(this, text);
     const t = performance.now();
     const c = process.cpuUsage();
-    const r = orig.call(this, text);
+    const r = counted(wordCacheStatsOf(this as object), () => orig.call(this, text));
     const d = process.cpuUsage(c);
     stats.ms += performance.now() - t;
     stats.cpuMs += (d.user + d.system) / 1000;
@@ -222,12 +249,23 @@ async function rustTask(): Promise<void> {
   const c0 = process.cpuUsage();
   const t = Tokenizer.fromFile(join(task.tokenizerDir ?? defaultTokenizerDir(), 'tokenizer.json'));
   const loadCpuMs = cpuMsSince(c0);
-  if (!task.cold) for (const s of texts.slice(0, 30)) await t.encode(s, null, { addSpecialTokens: false });
+  const warmup: string[] = task.cold ? [] : task.warmupTexts ? JSON.parse(readFileSync(task.warmupTexts, 'utf8')) : texts.slice(0, 30);
+  for (const s of warmup) await t.encode(s, null, { addSpecialTokens: false });
   const t0 = performance.now();
   const c1 = process.cpuUsage();
   let tokens = 0;
   for (const s of texts) tokens += (await t.encode(s, null, { addSpecialTokens: false })).getIds().length;
-  process.stdout.write(JSON.stringify({ texts: texts.length, tokens, cpuMs: cpuMsSince(c1), ms: performance.now() - t0, loadCpuMs, cold: !!task.cold }) + '\n');
+  process.stdout.write(
+    JSON.stringify({
+      texts: texts.length,
+      tokens,
+      cpuMs: cpuMsSince(c1),
+      ms: performance.now() - t0,
+      loadCpuMs,
+      cold: !!task.cold,
+      warmupTexts: warmup.length,
+    }) + '\n',
+  );
 }
 
 /** The `trl` task: render each conversation once (this project's engine), encode it once (Rust), as TRL's SFT preparation does. */
@@ -244,20 +282,25 @@ async function trlTask(): Promise<void> {
   const templateFor = (hasTools: boolean) => builder.template(hasTools);
   const rust = Tokenizer.fromFile(join(task.tokenizerDir ?? defaultTokenizerDir(), 'tokenizer.json'));
   // Not timed: reading and normalizing (TRL gets a dataset of messages), and what the template is given.
-  const convs: { template: Tmpl; messages: import('../src/core/types').Message[]; tools: unknown[] | undefined }[] = [];
-  readFileSync(task.input, 'utf8')
-    .split('\n')
-    .forEach((line, i) => {
-      if (!line.trim()) return;
-      for (const p of conversationsOf(normalizeRow(JSON.parse(line), { file: task.input, line: i + 1 }, 'bench'))) {
-        if (p.kind !== 'conversation') continue;
-        const template = templateFor((p.conversation.tools?.length ?? 0) > 0);
-        const messages = template.adaptTurns(prepareTurns(p.conversation.messages).messages).messages;
-        convs.push({ template, messages, tools: p.conversation.tools });
-      }
-    });
-  for (const c of task.cold ? [] : convs.slice(0, 10))
-    await rust.encode(c.template.render(c.messages, c.tools, { addGenerationPrompt: false }), null, { addSpecialTokens: false });
+  const conversationsIn = (file: string) => {
+    const convs: { template: Tmpl; messages: import('../src/core/types').Message[]; tools: unknown[] | undefined }[] = [];
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        if (!line.trim()) return;
+        for (const p of conversationsOf(normalizeRow(JSON.parse(line), { file, line: i + 1 }, 'bench'))) {
+          if (p.kind !== 'conversation') continue;
+          const template = templateFor((p.conversation.tools?.length ?? 0) > 0);
+          const messages = template.adaptTurns(prepareTurns(p.conversation.messages).messages).messages;
+          convs.push({ template, messages, tools: p.conversation.tools });
+        }
+      });
+    return convs;
+  };
+  const convs = conversationsIn(task.input);
+  // The warm-up: another input's conversations (the warm figure), else the first 10 of this one's, none when cold.
+  const warmup = task.cold ? [] : task.warmupInput ? conversationsIn(task.warmupInput) : convs.slice(0, 10);
+  for (const c of warmup) await rust.encode(c.template.render(c.messages, c.tools, { addGenerationPrompt: false }), null, { addSpecialTokens: false });
   const t0 = performance.now();
   const c1 = process.cpuUsage();
   let tokens = 0;
@@ -269,7 +312,15 @@ async function trlTask(): Promise<void> {
     tokens += (await rust.encode(text, null, { addSpecialTokens: false })).getIds().length;
   }
   process.stdout.write(
-    JSON.stringify({ conversations: convs.length, tokens, cpuMs: cpuMsSince(c1), renderCpuMs, ms: performance.now() - t0, cold: !!task.cold }) + '\n',
+    JSON.stringify({
+      conversations: convs.length,
+      tokens,
+      cpuMs: cpuMsSince(c1),
+      renderCpuMs,
+      ms: performance.now() - t0,
+      cold: !!task.cold,
+      warmupConversations: warmup.length,
+    }) + '\n',
   );
 }
 
@@ -286,10 +337,11 @@ async function main() {
   if (task.task === 'prepare' || task.task === 'memory') {
     // The 1-worker run measures the tokenizer library inside the run, so it runs from source (tsx adds
     // ~40 MB RSS); runs with a pool, and the memory run, use the built CLI (dist/cli.js) as shipped.
-    const saved: string[] | undefined = task.texts || task.warmRun ? [] : undefined;
+    const saved: string[] | undefined = task.texts || task.warmupTexts || task.sameAs ? [] : undefined;
     const raw = task.task === 'prepare' && task.workers <= 1 && !task.dist ? instrumentEncode(saved) : null;
     const fromSource = raw !== null;
-    if (task.warmRun && !(fromSource && task.warm)) throw new Error('warmRun: a prepare task in this process (1 worker, not dist) with warm');
+    if ((task.warmupInput || task.sameAs || task.work) && !(fromSource && task.warm))
+      throw new Error('warmupInput, work, sameAs: a prepare task in this process (1 worker, not dist) with warm');
     if (task.linear === false) process.env.EAGLE3_NO_LINEAR_PREFIXES = '1';
     const prefixes = fromSource ? await countPrefixRenders() : null;
     const renders = fromSource ? await countTemplateRenders() : null;
@@ -304,11 +356,11 @@ async function main() {
     const { prepare } = fromSource ? await import('../src/core/run/prepare/pipeline') : { prepare: null };
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const cli = fromSource ? null : (require(join(ROOT, 'dist', 'cli.js')) as { main(argv: string[]): Promise<number> });
-    /** One `prepare` of the task's input into `outDir`: in this process from source, or the built CLI. */
-    const runOnce = async (outDir: string): Promise<PrepareRun> => {
+    /** One `prepare` of `input` into `outDir`: in this process from source, or the built CLI. */
+    const runOnce = async (input: string, outDir: string): Promise<PrepareRun> => {
       if (prepare)
         return prepare({
-          inputs: [task.input],
+          inputs: [input],
           outDir,
           tokenizerDir: task.tokenizerDir,
           workers: task.workers,
@@ -317,7 +369,7 @@ async function main() {
         });
       const code = await cli!.main([
         'prepare',
-        task.input,
+        input,
         '--out',
         outDir,
         '--workers',
@@ -341,8 +393,28 @@ async function main() {
         },
       };
     };
-    // With warmRun the first (cold) run writes to a scratch folder and the second, measured warm, to `out`.
-    const firstOut = task.warmRun ? `${task.out}-warmup` : task.out;
+    // The warm-up on another input (untimed): its encodes and renders are counted, then the counters start again at zero
+    // for the measured run; the tokenizer (its word and piece caches, holding the warm-up's pieces) stays loaded.
+    let warmup: Record<string, unknown> | null = null;
+    if (task.warmupInput) {
+      const warmOut = `${task.out}-warmup`;
+      const c = process.cpuUsage();
+      const w = await runOnce(task.warmupInput, warmOut);
+      warmup = {
+        ok: w.ok,
+        cpuMs: cpuMsSince(c),
+        rows: w.totals.rowsRead,
+        tokens: w.totals.totalTokens,
+        texts: raw!.calls,
+        pieces: raw!.pieces,
+        found: raw!.found,
+      };
+      rmSync(warmOut, { recursive: true, force: true });
+      if (task.warmupTexts) writeFileSync(task.warmupTexts, JSON.stringify(saved));
+      for (const k of Object.keys(raw!) as (keyof EncodeStats)[]) raw![k] = 0;
+      for (const x of [renders!, prefixes!] as Record<string, number>[]) for (const k of Object.keys(x)) x[k] = 0;
+      saved!.length = 0;
+    }
     const profiler = task.cpuProfile || task.heapProfile ? new Session() : null;
     if (profiler) {
       profiler.connect();
@@ -365,7 +437,7 @@ async function main() {
     const cpu0 = process.cpuUsage();
     const sampler = setInterval(() => series.push({ t: performance.now() - t0, rss: process.memoryUsage().rss }), 250);
     lag.enable();
-    const r = await runOnce(firstOut);
+    const r = await runOnce(task.input, task.out);
     const ms = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
     lag.disable();
@@ -375,39 +447,17 @@ async function main() {
       if (task.heapProfile) writeFileSync(task.heapProfile, JSON.stringify((await profiler.post('HeapProfiler.stopSampling')).profile));
       profiler.disconnect();
     }
-    const work = (x: PrepareRun): RunWork => ({
-      encode: { ...raw! },
-      renders: { ...renders!, ...prefixes! },
-      totals: { ...x.totals, lengths: x.totals.lengths && { ...x.totals.lengths } },
-    });
-    const firstWork = fromSource ? work(r) : null;
-    const firstTexts = saved?.slice();
-    let warmRun: Record<string, unknown> | null = null;
-    if (task.warmRun) {
-      // The counters start again at zero for the measured run; the tokenizer (its word and piece caches) stays loaded.
-      for (const k of Object.keys(raw!) as (keyof EncodeStats)[]) raw![k] = 0;
-      for (const c of [renders!, prefixes!] as Record<string, number>[]) for (const k of Object.keys(c)) c[k] = 0;
-      saved!.length = 0;
-      const t1 = performance.now();
-      const c1 = process.cpuUsage();
-      const r2 = await runOnce(task.out);
-      const ms2 = performance.now() - t1;
-      const cpu2 = cpuMsSince(c1);
-      const secondWork = work(r2);
-      assertSameWork(firstWork!, secondWork, firstTexts!, saved!, firstOut, task.out);
-      rmSync(firstOut, { recursive: true, force: true });
-      warmRun = {
-        ok: r2.ok,
-        ms: ms2,
-        cpuMs: cpu2,
-        coldCpuMs: (cpu.user + cpu.system) / 1000,
-        raw: { ms: raw!.ms, cpuMs: raw!.cpuMs, tokens: raw!.tokens, calls: raw!.calls, chars: raw!.chars },
-        renders: secondWork.renders,
-        tokens: r2.totals.totalTokens,
-        rendered: r2.totals.lengths?.renderedTokens ?? null,
-      };
+    const work: RunWork | null = fromSource
+      ? { encode: { ...raw! }, renders: { ...renders!, ...prefixes! }, totals: { ...r.totals, lengths: r.totals.lengths && { ...r.totals.lengths } } }
+      : null;
+    if (task.work) writeFileSync(task.work, JSON.stringify(work));
+    if (task.texts) writeFileSync(task.texts, JSON.stringify(saved));
+    // The measured run against another run of the same input (the cold one, another process): the same work, the same outputs.
+    if (task.sameAs) {
+      const other: RunWork = JSON.parse(readFileSync(task.sameAs.work, 'utf8'));
+      const otherTexts: string[] = JSON.parse(readFileSync(task.sameAs.texts, 'utf8'));
+      assertSameWork(other, work!, otherTexts, saved!, task.sameAs.out, task.out);
     }
-    if (task.texts) writeFileSync(task.texts, JSON.stringify(firstTexts));
     // RSS at each quarter of the run's time (the input is read at a steady pace).
     const quarters = [0.25, 0.5, 0.75, 1].map((f) => {
       const s = series.filter((x) => x.t <= f * ms).pop();
@@ -419,7 +469,7 @@ async function main() {
         ms,
         cpuMs: (cpu.user + cpu.system) / 1000,
         loadCpuMs,
-        prefixes: firstWork && { proven: firstWork.renders.proven, fallback: firstWork.renders.fallback },
+        prefixes: work && { proven: work.renders.proven, fallback: work.renders.fallback },
         rows: r.totals.rowsRead,
         records: r.totals.recordsWritten,
         tokens: r.totals.totalTokens,
@@ -428,15 +478,9 @@ async function main() {
         peakRssMB: mb(process.resourceUsage().maxRSS),
         lagMaxMs: lag.max / 1e6,
         lagP99Ms: lag.percentile(99) / 1e6,
-        raw: firstWork && {
-          ms: firstWork.encode.ms,
-          cpuMs: firstWork.encode.cpuMs,
-          tokens: firstWork.encode.tokens,
-          calls: firstWork.encode.calls,
-          chars: firstWork.encode.chars,
-        },
-        renders: firstWork?.renders ?? null,
-        warmRun,
+        raw: work?.encode ?? null,
+        renders: work?.renders ?? null,
+        warmup,
         rssQuartersMB: quarters,
         fromSource,
       }) + '\n',

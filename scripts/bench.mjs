@@ -26,14 +26,17 @@
 // (--ratio-chats) with DeepSeek-V3 and Qwen3 merged, medians of --repeat runs (default 3), each in a fresh process,
 // every figure warm and cold:
 //   prepare tok/CPU s    tokens written ÷ CPU s of `prepare` with 1 worker: cold = the first run after the tokenizer is
-//                        loaded (and with its load); warm = a second run of the same input in the same process (checked
-//                        to do the first one's work: bench-child.ts warmRun)
+//                        loaded in a fresh process (and with its load); warm = in another process, after an untimed
+//                        prepare of other data of the same shape (another seed, 1/10 of the rows, at least 2 agent runs
+//                        / 200 chats), never the measured text; checked to do exactly the cold run's work
+//                        (bench-child.ts sameAs); the tokenizer caches' hits in each measured window are printed
 //   raw Rust tok/CPU s   the Rust `tokenizers` binding encoding exactly the texts the run encoded, one at a time: warm =
-//                        after encoding the first 30, cold = from the first call in a fresh process
+//                        after encoding the texts prepare encoded on that other data, cold = from the first call in a
+//                        fresh process
 //   ratio                prepare ÷ raw Rust (targets: ≥ 0.75 on agent runs, ≥ 0.6 on chats, ≥ 0.5 for Qwen3 merged)
 //   TRL render-once      tokens of each conversation rendered once ÷ CPU s of rendering it once and encoding it once
-//                        (Rust), TRL's cost (warm = after 10 conversations, cold = from the first); prepare's speed on
-//                        the same measure (conversation tokens ÷ its CPU s) ÷ it
+//                        (Rust), TRL's cost (warm = after doing the same on the other data's conversations, cold = from
+//                        the first); prepare's speed on the same measure (conversation tokens ÷ its CPU s) ÷ it
 //   warm ratios pair warm with warm, cold ratios cold with cold (--cold-comparators off: cold prepare with the warm
 //   comparators, the measure before the warm run; it is printed with the rounds either way)
 // then 1 → 2 workers (--speedup, default on): the built CLI with 1 and 2 workers on --speedup-runs agent runs of 80
@@ -148,6 +151,8 @@ function child(task, env) {
   return JSON.parse(r.stdout.trim().split('\n').pop());
 }
 
+/** A measured window's tokenizer-cache hits: `found / looked up = rate`, or – without a cache (the Rust backend). */
+const cacheRate = (e) => (e?.pieces ? `${fmt(e.found)} / ${fmt(e.pieces)} = ${fmt((100 * e.found) / e.pieces, 1)} %` : '–');
 const fmt = (n, d = 0) =>
   n === undefined || n === null || Number.isNaN(n) ? '–' : n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const t0 = Date.now();
@@ -252,8 +257,15 @@ if (values.ratios !== 'off') {
   const ga = await writeAgentRuns(agentInput, 80, 80 * Number(values['ratio-runs']));
   const chatInput = join(work, 'ratio-chat.jsonl');
   const gc = await writeDataset(chatInput, 'chat', { rows: Number(values['ratio-chats']) });
+  // The warm figures' warm-up: other data of the same shape (another seed), 1/10 of the rows, at least 2 agent runs /
+  // 200 chats — never the measured text, which a real run does not see twice (docs/scale.md "Warm and cold").
+  const WARMUP_SEED = 1009;
+  const warmupOf = { agent80: join(work, 'ratio-agent80-warmup.jsonl'), chats: join(work, 'ratio-chat-warmup.jsonl') };
+  const wa = await writeAgentRuns(warmupOf.agent80, 80, 80 * Math.max(2, Math.round(Number(values['ratio-runs']) / 10)), WARMUP_SEED);
+  const wc = await writeDataset(warmupOf.chats, 'chat', { rows: Math.max(200, Math.round(Number(values['ratio-chats']) / 10)), seed: WARMUP_SEED });
   log(
-    `ratios: ${ga.rows} agent runs of 80 messages (${(ga.bytes / 1e6).toFixed(2)} MB), ${gc.rows} chats (${(gc.bytes / 1e6).toFixed(2)} MB); ${repeat} runs each`,
+    `ratios: ${ga.rows} agent runs of 80 messages (${(ga.bytes / 1e6).toFixed(2)} MB), ${gc.rows} chats (${(gc.bytes / 1e6).toFixed(2)} MB); ${repeat} runs each; ` +
+      `warm-ups on ${wa.rows} other agent runs, ${wc.rows} other chats (seed ${WARMUP_SEED})`,
   );
   const cases = [
     ['agent80', agentInput, 'deepseek_v3', 'exact'],
@@ -271,31 +283,43 @@ if (values.ratios !== 'off') {
   for (const [data, input, tk, grouping] of cases.filter(([data, , tk]) => !sets || sets.some((x) => picks(x, data, tk)))) {
     // Untimed: the template check's cache entry (records/templateCheckCache.ts; keyed by the tokenizer, the options, the
     // code) written by a run of one row with the rounds' options, so that both runs of every round below read it alike
-    // (a first run that wrote it would do the check's work and the second not: bench-child.ts warmRun refuses that).
+    // (a cold run that wrote it would do the check's work and the warm run not: bench-child.ts sameAs refuses that).
     const prime = join(work, `prime-${data}.jsonl`);
     writeFileSync(prime, readFileSync(input, 'utf8').split('\n')[0] + '\n');
     child({ task: 'prepare', input: prime, tokenizerDir: tokDir(tk), workers: 1, out: join(work, 'out-prime'), grouping, warm: true });
     rmSync(join(work, 'out-prime'), { recursive: true, force: true });
+    const warmupInput = warmupOf[data];
     const p = [];
+    const w = [];
     const rust = [];
     const trl = [];
     const rustCold = [];
     const trlCold = [];
     for (let k = 0; k < repeat; k++) {
-      const out = join(work, `out-ratio-${data}-${tk}`);
+      const coldOut = join(work, `out-ratio-${data}-${tk}-cold`);
+      const warmOut = join(work, `out-ratio-${data}-${tk}-warm`);
       const texts = join(work, `texts-${data}-${tk}.json`);
-      // One process: prepare cold (right after the tokenizer load), then again on the same input, measured warm.
-      p.push(child({ task: 'prepare', input, tokenizerDir: tokDir(tk), workers: 1, out, grouping, warm: true, warmRun: true, texts }));
-      rmSync(out, { recursive: true, force: true });
-      rust.push(child({ task: 'rust', input, tokenizerDir: tokDir(tk), workers: 1, out, texts }));
-      trl.push(child({ task: 'trl', input, tokenizerDir: tokDir(tk), workers: 1, out }));
+      const warmupTexts = join(work, `texts-${data}-${tk}-warmup.json`);
+      const coldWork = join(work, `work-${data}-${tk}.json`);
+      const task = { input, tokenizerDir: tokDir(tk), workers: 1 };
+      // Cold: a fresh process, prepare right after the tokenizer load; its encoded texts (the Rust encode's input) and
+      // its work kept for the warm run's check; then the comparators cold (fresh processes, no warm-up).
+      p.push(child({ task: 'prepare', ...task, out: coldOut, grouping, warm: true, texts, work: coldWork }));
       if (coldComparators) {
-        rustCold.push(child({ task: 'rust', input, tokenizerDir: tokDir(tk), workers: 1, out, texts, cold: true }));
-        trlCold.push(child({ task: 'trl', input, tokenizerDir: tokDir(tk), workers: 1, out, cold: true }));
+        rustCold.push(child({ task: 'rust', ...task, out: coldOut, texts, cold: true }));
+        trlCold.push(child({ task: 'trl', ...task, out: coldOut, cold: true }));
       }
-      rmSync(texts, { force: true });
+      // Warm: another process warmed up on the other input (untimed), then prepare of the measured input, checked to do
+      // exactly the cold run's work (bench-child.ts sameAs); then the comparators warmed up on that other input's
+      // texts (the ones its prepare encoded) and conversations.
+      w.push(
+        child({ task: 'prepare', ...task, out: warmOut, grouping, warm: true, warmupInput, warmupTexts, sameAs: { work: coldWork, texts, out: coldOut } }),
+      );
+      for (const d of [coldOut, warmOut, coldWork]) rmSync(d, { recursive: true, force: true });
+      rust.push(child({ task: 'rust', ...task, out: warmOut, texts, warmupTexts }));
+      trl.push(child({ task: 'trl', ...task, out: warmOut, warmupInput }));
+      for (const f of [texts, warmupTexts]) rmSync(f, { force: true });
     }
-    const w = p.map((x) => x.warmRun);
     // The cold prepare against the cold comparators (fresh processes, no warm-up), or without them (--cold-comparators
     // off) against the warm ones, the measure before the warm run.
     const rustC = coldComparators ? rustCold : rust;
@@ -312,6 +336,8 @@ if (values.ratios !== 'off') {
       prepColdTps: median(p.map((x) => perCpu(x.tokens, x.cpuMs))),
       prepLoadTps: median(p.map((x) => perCpu(x.tokens, x.cpuMs + x.loadCpuMs))),
       prepConvTps: median(w.map((x) => perCpu(x.rendered, x.cpuMs))),
+      // The tokenizer caches in the measured window (the same every round: same texts, same warm-up).
+      cache: { warm: w[0].raw, cold: p[0].raw, warmup: w[0].warmup },
       prepConvColdTps: median(p.map((x) => perCpu(x.rendered, x.cpuMs))),
       jsTps: median(w.map((x) => perCpu(x.raw.tokens, x.raw.cpuMs))),
       jsColdTps: median(p.map((x) => perCpu(x.raw.tokens, x.raw.cpuMs))),
@@ -334,6 +360,9 @@ if (values.ratios !== 'off') {
     };
     for (const k of ['rust', 'trl', 'rustCold', 'trlCold', 'rustMixed', 'trlMixed']) r[`${k}Ratio`] = median(r[`${k}Rounds`]);
     ratios.push(r);
+    log(
+      `  ${data} ${tk} ${grouping}: tokenizer caches, pieces found / looked up: warm ${cacheRate(r.cache.warm)}, cold ${cacheRate(r.cache.cold)} (warm-up: ${fmt(r.cache.warmup.rows)} rows, ${fmt(r.cache.warmup.tokens)} tokens, ${fmt(r.cache.warmup.cpuMs / 1000, 1)} CPU s untimed)`,
+    );
     log(
       `  ${data} ${tk} ${grouping}: prepare warm ${fmt(r.prepTps)} / cold ${fmt(r.prepColdTps)} tok/CPU s (${fmt(r.prepLoadTps)} cold with the load), raw Rust warm ${fmt(r.rustTps)} / cold ${fmt(r.rustColdTps)}; TRL warm ${fmt(r.trlTps)} / cold ${fmt(r.trlColdTps)}; ` +
         `÷ Rust warm ${fmt(r.rustRatio, 2)} (rounds ${r.rustRounds.map((x) => fmt(x, 2)).join(', ')}), cold ${fmt(r.rustColdRatio, 2)} (${r.rustColdRounds.map((x) => fmt(x, 2)).join(', ')}); ` +
@@ -514,6 +543,9 @@ if (scaling.length) {
     }),
   );
 }
+/** The cache column: pieces looked up (the same warm and cold: checked), and the share found, warm / cold. */
+const cacheCell = (c) =>
+  c.warm?.pieces ? `${fmt(c.warm.pieces)}; ${fmt((100 * c.warm.found) / c.warm.pieces, 1)} % / ${fmt((100 * c.cold.found) / c.cold.pieces, 1)} %` : '–';
 if (ratios.length) {
   const coldAgainst =
     values['cold-comparators'] === 'off'
@@ -524,23 +556,26 @@ if (ratios.length) {
     `Issue 26 ratios, per core (tokenizer backend ${values.backend ?? 'auto'}; CPU seconds of one process; medians of ${values.repeat} runs; load average ${loadavg()
       .map((x) => x.toFixed(1))
       .join(' / ')} at the end). ` +
-      '**Warm** (the per-core comparison): prepare = tokens written ÷ CPU s of a second `prepare` of the same input with 1 worker in the process ' +
-      'that ran the first, untimed for this figure (checked to do the same encodes, renders and outputs), as the comparators are timed: ' +
-      'raw Rust = the Rust `tokenizers` binding encoding the same texts (every text the run tokenized), one call at a time, after encoding the first 30; ' +
-      'TRL = each conversation rendered once and encoded once (Rust), its tokens ÷ that CPU s (render share in brackets), after 10 conversations, ' +
-      "against prepare's conversation tokens (rendered once) ÷ its CPU s. " +
-      `**Cold**: the first \`prepare\` of that process, right after the tokenizer load (with the load in brackets), ${coldAgainst}. ` +
-      "Library = the tokenizer library's encode inside the run (JavaScript or Rust, per the backend). 1 → 2 workers: the next table.",
+      '**Warm** (the per-core comparison, each side warmed up on other data of the same shape, never on the measured text): ' +
+      'prepare = tokens written ÷ CPU s of `prepare` with 1 worker in a process that first ran an untimed `prepare` of another generated input ' +
+      "(another seed, 1/10 of the rows) with the same tokenizer and grouping, checked to do exactly the cold run's encodes, renders and outputs; " +
+      'raw Rust = the Rust `tokenizers` binding encoding the same texts (every text the run tokenized), one call at a time, after encoding the texts ' +
+      'prepare encoded on the other input; TRL = each conversation rendered once and encoded once (Rust), its tokens ÷ that CPU s (render share in brackets), ' +
+      "after the other input's conversations, against prepare's conversation tokens (rendered once) ÷ its CPU s. " +
+      `**Cold**: \`prepare\` in a fresh process, right after the tokenizer load (with the load in brackets), ${coldAgainst}. ` +
+      "Library = the tokenizer library's encode inside the run (JavaScript or Rust, per the backend). Cache = the pre-tokenized pieces (words) " +
+      "the run's encodes looked up in the tokenizer's caches (pieceEncoder.ts's piece cache, wordCache.ts's word cache) and the share found there, " +
+      'in the measured window (– with the Rust backend): how much of the warm gain is the cache. 1 → 2 workers: the next table.',
     '',
-    '| data | tokenizer | grouping | rows | records | tokens written | prepare tok/CPU s, warm / cold (cold with load) | raw Rust tok/CPU s, warm / cold | **prepare ÷ Rust, warm** | prepare ÷ Rust, cold | tokenizer library tok/CPU s, warm / cold | TRL render-once tok/CPU s, warm / cold (render share) | prepare (conversation tokens) tok/CPU s, warm / cold | **prepare ÷ TRL, warm** | prepare ÷ TRL, cold |',
-    '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| data | tokenizer | grouping | rows | records | tokens written | prepare tok/CPU s, warm / cold (cold with load) | raw Rust tok/CPU s, warm / cold | **prepare ÷ Rust, warm** | prepare ÷ Rust, cold | tokenizer library tok/CPU s, warm / cold | pieces looked up; found in the cache, warm / cold | TRL render-once tok/CPU s, warm / cold (render share) | prepare (conversation tokens) tok/CPU s, warm / cold | **prepare ÷ TRL, warm** | prepare ÷ TRL, cold |',
+    '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...ratios.map(
       (r) =>
-        `| ${r.data} | ${r.tokenizer} | ${r.grouping} | ${fmt(r.rows)} | ${fmt(r.records)} | ${fmt(r.tokens)} | ${fmt(r.prepTps)} / ${fmt(r.prepColdTps)} (${fmt(r.prepLoadTps)}) | ${fmt(r.rustTps)} / ${fmt(r.rustColdTps)} | **${fmt(r.rustRatio, 2)}** | ${fmt(r.rustColdRatio, 2)} | ${fmt(r.jsTps)} / ${fmt(r.jsColdTps)} | ${fmt(r.trlTps)} / ${fmt(r.trlColdTps)} (${fmt(100 * r.trlRenderShare)} / ${fmt(100 * r.trlColdRenderShare)} %) | ${fmt(r.prepConvTps)} / ${fmt(r.prepConvColdTps)} | **${fmt(r.trlRatio, 2)}** | ${fmt(r.trlColdRatio, 2)} |`,
+        `| ${r.data} | ${r.tokenizer} | ${r.grouping} | ${fmt(r.rows)} | ${fmt(r.records)} | ${fmt(r.tokens)} | ${fmt(r.prepTps)} / ${fmt(r.prepColdTps)} (${fmt(r.prepLoadTps)}) | ${fmt(r.rustTps)} / ${fmt(r.rustColdTps)} | **${fmt(r.rustRatio, 2)}** | ${fmt(r.rustColdRatio, 2)} | ${fmt(r.jsTps)} / ${fmt(r.jsColdTps)} | ${cacheCell(r.cache)} | ${fmt(r.trlTps)} / ${fmt(r.trlColdTps)} (${fmt(100 * r.trlRenderShare)} / ${fmt(100 * r.trlColdRenderShare)} %) | ${fmt(r.prepConvTps)} / ${fmt(r.prepConvColdTps)} | **${fmt(r.trlRatio, 2)}** | ${fmt(r.trlColdRatio, 2)} |`,
     ),
     '',
     'Each ratio is the median of per-round ratios (each round: the prepare process, then the comparators right after it); ' +
-      'the rounds, warm ÷ Rust, ÷ TRL; cold ÷ Rust, ÷ TRL; and cold prepare ÷ warm comparators (the measure before the warm run: medians in brackets): ' +
+      'the rounds, warm ÷ Rust, ÷ TRL; cold ÷ Rust, ÷ TRL; and cold prepare ÷ warm comparators (medians in brackets): ' +
       ratios
         .map(
           (r) =>

@@ -1,7 +1,7 @@
 /**
- * The check behind the benchmark's warm `prepare` figure (scripts/bench-child.ts `warmRun`, docs/scale.md "Warm and
- * cold"): a second `prepare` of the same input in the same process must do exactly the first one's work, so that no
- * memo kept between the runs lets the measured run skip work.
+ * The check behind the benchmark's warm `prepare` figure (scripts/bench-child.ts `sameAs`, docs/scale.md "Warm and
+ * cold"): the warm run (a process warmed up on another input) must do exactly the work of the cold run of the same
+ * input (a fresh process), so that nothing kept from the warm-up lets the measured run skip work.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,6 +15,12 @@ export interface EncodeStats {
   /** Texts encoded, and their UTF-16 length in all. */
   calls: number;
   chars: number;
+  /**
+   * Pre-tokenized pieces (words) looked up in the tokenizer's caches during those calls (pieceEncoder.ts's piece cache,
+   * wordCache.ts's word cache), and how many were found there (0 and 0 with the Rust backend).
+   */
+  pieces: number;
+  found: number;
 }
 
 /** The work one `prepare` run did: its encode calls, its template renders (prefix renders served or rendered), its totals. */
@@ -50,21 +56,24 @@ export function comparable(dir: string, file: string): Buffer | string {
 }
 
 /**
- * The `warmRun` check: the measured (second) run did exactly the first run's work — the same encode calls, encoded
- * characters, tokens and texts in the same order, the same template renders and prefix renders, the same totals,
- * and byte-identical output files (reports compared by {@link comparable}) — so that no memo kept from the first run
- * lets it skip work (what stays is the loaded tokenizer with its word and piece caches, as the Rust library keeps its
- * BPE cache: docs/scale.md "Issue 26's ratios").
+ * The warm run's check: the measured warm run (`b`, after a warm-up on another input in its process) did exactly the
+ * work of the cold run of the same input (`a`, another process) — the same encode calls, encoded characters, tokens
+ * and texts in the same order, the same pieces looked up in the tokenizer's caches (found or not: the hits may
+ * differ), the same template renders and prefix renders, the same totals, and byte-identical output files (reports
+ * compared by {@link comparable}) — so that nothing kept from the warm-up lets it skip work (what stays is the loaded
+ * tokenizer with its word and piece caches, as the Rust library keeps its BPE cache: docs/scale.md "Warm and cold").
+ * @param dirA the cold run's output folder; `dirB` the warm run's
  * @throws Error naming every difference
  */
 export function assertSameWork(a: RunWork, b: RunWork, textsA: string[], textsB: string[], dirA: string, dirB: string): void {
   const diffs: string[] = [];
   const same = (what: string, x: unknown, y: unknown) => {
-    if (JSON.stringify(x) !== JSON.stringify(y)) diffs.push(`${what}: ${JSON.stringify(x)} (first run) vs ${JSON.stringify(y)} (measured run)`);
+    if (JSON.stringify(x) !== JSON.stringify(y)) diffs.push(`${what}: ${JSON.stringify(x)} (cold run) vs ${JSON.stringify(y)} (warm run)`);
   };
   same('encode calls', a.encode.calls, b.encode.calls);
   same('encoded characters', a.encode.chars, b.encode.chars);
   same('encoded tokens', a.encode.tokens, b.encode.tokens);
+  same('pieces looked up', a.encode.pieces, b.encode.pieces);
   same('template renders', a.renders, b.renders);
   same('totals', a.totals, b.totals);
   const k = textsA.findIndex((t, i) => t !== textsB[i]);
@@ -79,7 +88,7 @@ export function assertSameWork(a: RunWork, b: RunWork, textsA: string[], textsB:
   }
   if (diffs.length)
     throw new Error(
-      `warmRun: the measured run did not do the first run's work (a memo kept between runs, or a template-check cache entry written by the first run: ` +
-        `bench.mjs fills it before the rounds):\n  ${diffs.join('\n  ')}`,
+      `the warm run did not do the cold run's work on the same input (a memo kept from its warm-up, or a template-check cache entry ` +
+        `written by the cold run: bench.mjs fills it before the rounds):\n  ${diffs.join('\n  ')}`,
     );
 }

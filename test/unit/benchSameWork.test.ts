@@ -1,6 +1,7 @@
 /**
- * The benchmark's warm-run check (scripts/benchSameWork.ts): a measured `prepare` that skipped work, or wrote other
- * outputs, than the run before it fails the benchmark; report times and the output folder's path do not count.
+ * The benchmark's warm-run check (scripts/benchSameWork.ts): a warm `prepare` (warmed up on another input) that skipped
+ * work, or wrote other outputs, than the cold run of the same input in another process fails the benchmark; report
+ * times and the output folder's path do not count, nor do the tokenizer caches' hits (a warm cache finds more).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,7 +11,7 @@ import { assertSameWork, comparable, type RunWork } from '../../scripts/benchSam
 import { tempDir } from '../helpers';
 
 const work = (over: Partial<RunWork> = {}): RunWork => ({
-  encode: { ms: 5, cpuMs: 5, tokens: 100, calls: 3, chars: 400 },
+  encode: { ms: 5, cpuMs: 5, tokens: 100, calls: 3, chars: 400, pieces: 90, found: 40 },
   renders: { render: 10, spans: 0, traced: 4, proven: 80, fallback: 0 },
   totals: { recordsWritten: 4, totalTokens: 100 },
   ...over,
@@ -19,7 +20,7 @@ const work = (over: Partial<RunWork> = {}): RunWork => ({
 /** Two output folders as two runs write them: equal data, reports that differ by path and time only. */
 function twoRuns(): { a: string; b: string } {
   const root = tempDir();
-  const out = { a: join(root, 'out-warmup'), b: join(root, 'out') };
+  const out = { a: join(root, 'out-cold'), b: join(root, 'out-warm') };
   for (const [dir, ms] of [
     [out.a, 1156],
     [out.b, 914],
@@ -35,18 +36,24 @@ function twoRuns(): { a: string; b: string } {
   return out;
 }
 
-test('two runs with the same work and outputs pass; report times and the folder path are not compared', () => {
+test('two runs with the same work and outputs pass; report times, the folder path and cache hits are not compared', () => {
   const { a, b } = twoRuns();
   assert.equal(comparable(a, 'report.json'), comparable(b, 'report.json'));
   assert.equal(comparable(a, 'report.md'), '# Report\n\n- Output: <out>/\n- Records: 4\n');
   assert.doesNotThrow(() => assertSameWork(work(), work(), ['x', 'yz'], ['x', 'yz'], a, b));
+  // The warm run found 85 of the 90 pieces in its caches (the cold run 40), in less time: the same work.
+  const warm = work({ encode: { ms: 1, cpuMs: 1, tokens: 100, calls: 3, chars: 400, pieces: 90, found: 85 } });
+  assert.doesNotThrow(() => assertSameWork(work(), warm, ['x', 'yz'], ['x', 'yz'], a, b));
 });
 
 test('a measured run that encoded, rendered or wrote less fails, naming what differs', () => {
   const { a, b } = twoRuns();
   const fails = (w: RunWork, texts: string[], re: RegExp) => assert.throws(() => assertSameWork(work(), w, ['x', 'yz'], texts, a, b), re);
-  fails(work({ encode: { ms: 1, cpuMs: 1, tokens: 100, calls: 2, chars: 400 } }), ['x', 'yz'], /encode calls: 3 \(first run\) vs 2 \(measured run\)/);
-  fails(work({ encode: { ms: 1, cpuMs: 1, tokens: 100, calls: 3, chars: 399 } }), ['x', 'yz'], /encoded characters/);
+  const enc = { ms: 1, cpuMs: 1, tokens: 100, calls: 3, chars: 400, pieces: 90, found: 90 };
+  fails(work({ encode: { ...enc, calls: 2 } }), ['x', 'yz'], /encode calls: 3 \(cold run\) vs 2 \(warm run\)/);
+  fails(work({ encode: { ...enc, chars: 399 } }), ['x', 'yz'], /encoded characters/);
+  fails(work({ encode: { ...enc, tokens: 101 } }), ['x', 'yz'], /encoded tokens: 100 \(cold run\) vs 101 \(warm run\)/);
+  fails(work({ encode: { ...enc, pieces: 80, found: 80 } }), ['x', 'yz'], /pieces looked up: 90 \(cold run\) vs 80 \(warm run\)/);
   fails(work({ renders: { render: 10, spans: 0, traced: 4, proven: 79, fallback: 0 } }), ['x', 'yz'], /template renders/);
   fails(work({ totals: { recordsWritten: 4, totalTokens: 99 } }), ['x', 'yz'], /totals/);
   fails(work(), ['x', 'yy'], /encoded texts differ \(first at call 1\)/);
