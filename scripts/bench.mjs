@@ -295,7 +295,9 @@ if (values.ratios !== 'off') {
     const trl = [];
     const rustCold = [];
     const trlCold = [];
+    const loads = []; // the 1-minute load average before each round and after the last
     for (let k = 0; k < repeat; k++) {
+      loads.push(loadavg()[0]);
       const coldOut = join(work, `out-ratio-${data}-${tk}-cold`);
       const warmOut = join(work, `out-ratio-${data}-${tk}-warm`);
       const texts = join(work, `texts-${data}-${tk}.json`);
@@ -320,6 +322,7 @@ if (values.ratios !== 'off') {
       trl.push(child({ task: 'trl', ...task, out: warmOut, warmupInput }));
       for (const f of [texts, warmupTexts]) rmSync(f, { force: true });
     }
+    loads.push(loadavg()[0]);
     // The cold prepare against the cold comparators (fresh processes, no warm-up), or without them (--cold-comparators
     // off) against the warm ones, the measure before the warm run.
     const rustC = coldComparators ? rustCold : rust;
@@ -338,6 +341,7 @@ if (values.ratios !== 'off') {
       prepConvTps: median(w.map((x) => perCpu(x.rendered, x.cpuMs))),
       // The tokenizer caches in the measured window (the same every round: same texts, same warm-up).
       cache: { warm: w[0].raw, cold: p[0].raw, warmup: w[0].warmup },
+      loads,
       prepConvColdTps: median(p.map((x) => perCpu(x.rendered, x.cpuMs))),
       jsTps: median(w.map((x) => perCpu(x.raw.tokens, x.raw.cpuMs))),
       jsColdTps: median(p.map((x) => perCpu(x.raw.tokens, x.raw.cpuMs))),
@@ -574,12 +578,14 @@ if (ratios.length) {
         `| ${r.data} | ${r.tokenizer} | ${r.grouping} | ${fmt(r.rows)} | ${fmt(r.records)} | ${fmt(r.tokens)} | ${fmt(r.prepTps)} / ${fmt(r.prepColdTps)} (${fmt(r.prepLoadTps)}) | ${fmt(r.rustTps)} / ${fmt(r.rustColdTps)} | **${fmt(r.rustRatio, 2)}** | ${fmt(r.rustColdRatio, 2)} | ${fmt(r.jsTps)} / ${fmt(r.jsColdTps)} | ${cacheCell(r.cache)} | ${fmt(r.trlTps)} / ${fmt(r.trlColdTps)} (${fmt(100 * r.trlRenderShare)} / ${fmt(100 * r.trlColdRenderShare)} %) | ${fmt(r.prepConvTps)} / ${fmt(r.prepConvColdTps)} | **${fmt(r.trlRatio, 2)}** | ${fmt(r.trlColdRatio, 2)} |`,
     ),
     '',
-    'Each ratio is the median of per-round ratios (each round: the prepare process, then the comparators right after it); ' +
-      'the rounds, warm ÷ Rust, ÷ TRL; cold ÷ Rust, ÷ TRL; and cold prepare ÷ warm comparators (medians in brackets): ' +
+    'Each ratio is the median of per-round ratios (each round: the cold prepare process and the cold comparators, then the warm prepare ' +
+      'process and the warm comparators, in the same minutes); the rounds, warm ÷ Rust, ÷ TRL; cold ÷ Rust, ÷ TRL; and cold prepare ÷ warm ' +
+      'comparators (medians in brackets), after the 1-minute load average before each round and after the last: ' +
       ratios
         .map(
           (r) =>
-            `${r.data} ${r.tokenizer} ${r.grouping}: warm ${r.rustRounds.map((x) => fmt(x, 2)).join(' / ')}, ${r.trlRounds.map((x) => fmt(x, 2)).join(' / ')}; ` +
+            `${r.data} ${r.tokenizer} ${r.grouping}, load ${r.loads.map((x) => fmt(x, 1)).join(' → ')}: ` +
+            `warm ${r.rustRounds.map((x) => fmt(x, 2)).join(' / ')}, ${r.trlRounds.map((x) => fmt(x, 2)).join(' / ')}; ` +
             `cold ${r.rustColdRounds.map((x) => fmt(x, 2)).join(' / ')}, ${r.trlColdRounds.map((x) => fmt(x, 2)).join(' / ')}; ` +
             `cold ÷ warm ${r.rustMixedRounds.map((x) => fmt(x, 2)).join(' / ')} (${fmt(r.rustMixedRatio, 2)}), ${r.trlMixedRounds.map((x) => fmt(x, 2)).join(' / ')} (${fmt(r.trlMixedRatio, 2)})`,
         )
