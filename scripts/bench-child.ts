@@ -9,6 +9,10 @@
  *   time spent inside the tokenizer library's `encode` on the rendered record
  *   texts (the raw tokenizer throughput on exactly those texts). With
  *   `cpuProfile` / `heapProfile`, a CPU / allocation profile of that measured window alone (this thread).
+ *   With `warm` and `warmupInput`, an untimed `prepare` of that other input (the same shape, tokenizer and grouping)
+ *   runs first, so that the measured run is warm without having seen its own text (the issue 26 ratios' warm figure);
+ *   with `sameAs`, the measured run is checked to do exactly the work of a cold run of the same input in another
+ *   process (`assertSameWork`). The encode's counts include the tokenizer caches' lookups and hits (`pieces`, `found`).
  * - `host`: the extension host's view: `prepare` runs in a worker thread (as
  *   src/vscode/workerClient.ts starts it) while this main thread only waits;
  *   reports this thread's event-loop delay.
@@ -17,18 +21,22 @@
  * - `memory`: `prepare` on a large file, sampling RSS every 250 ms; reports
  *   peak RSS and the RSS at each quarter of the run.
  * - `rust`: the raw Rust tokenizer (npm `tokenizers`, the test oracle) encoding the texts of `texts` (a JSON
- *   array written by a `prepare` task's `saveTexts`), one call at a time, ids only, after a warm-up on the
- *   first 30; reports tokens and CPU ms of the process (the binding's thread included).
+ *   array written by a `prepare` task's `texts`), one call at a time, ids only, after a warm-up on the texts of
+ *   `warmupTexts` (another input's: the warm figure; without it, on the first 30; none with `cold`: the clock starts
+ *   at the first call); reports tokens and CPU ms of the process (the binding's thread included).
  * - `trl`: a re-creation of TRL's cost (its SFT data preparation renders each conversation once with
  *   `apply_chat_template` and tokenizes it once with the Rust tokenizer): every conversation of `input`,
  *   normalized beforehand (not timed), rendered whole with this project's template engine and encoded by the
- *   Rust binding (ids); reports tokens and CPU ms of render + encode.
+ *   Rust binding (ids), after the same on every conversation of `warmupInput` (another input: the warm figure; without
+ *   it, 10 of `input`'s; none with `cold`); reports tokens and CPU ms of render + encode.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Session } from 'node:inspector/promises';
+import { assertSameWork, type EncodeStats, type RunWork } from './benchSameWork';
+import { wordCacheStatsOf, type WordCacheStats } from '../src/core/tokenizers/wordCache';
 
 interface Task {
   task: 'prepare' | 'host' | 'memory' | 'rust' | 'trl';
@@ -58,6 +66,27 @@ interface Task {
   cpuProfileUs?: number;
   /** prepare task: write a sampling heap profile (`.heapprofile`) of what the measured window allocated, collected objects included. */
   heapProfile?: string;
+  /**
+   * prepare task from source with `warm`: after the tokenizer load, an untimed `prepare` of this other input (same
+   * shape, tokenizer and grouping; into `<out>-warmup`, removed), then the measured run of `input`: warm (V8's compiled
+   * row path, the run's one-time work) without the tokenizer caches holding the measured text (only the pieces the two
+   * inputs share). The warm-up's figures are in the output's `warmup`; the profiles cover the measured run.
+   * trl task: the conversations rendered and encoded before the clock starts (instead of 10 of `input`'s).
+   */
+  warmupInput?: string;
+  /** prepare task with `warmupInput`: write every text its warm-up run encoded (a JSON array) here. rust task: the texts encoded before the clock starts. */
+  warmupTexts?: string;
+  /** prepare task from source: write the measured run's work (`RunWork`, scripts/benchSameWork.ts) to this JSON file. */
+  work?: string;
+  /**
+   * prepare task from source: after the measured run, check that it did exactly the work of another run of the same
+   * input (its `work` and `texts` files and output folder `out`: the cold run, another process) — the same encode calls,
+   * encoded characters and texts, cache lookups, renders, totals and byte-identical outputs (report times and paths
+   * aside); the task fails otherwise (`assertSameWork`).
+   */
+  sameAs?: { work: string; texts: string; out: string };
+  /** rust and trl tasks: no warm-up, the clock starts at the first call (a fresh process, cold). */
+  cold?: boolean;
 }
 
 const task: Task = JSON.parse(process.argv[2]);
@@ -67,10 +96,24 @@ const ROOT = join(__dirname, '..');
  * Wraps the tokenizer library's `encode_text` (tokenizers.js: added tokens, normalizer, pre-tokenizer and model, the
  * work of an encode; `TargetTokenizer.encode` calls it directly, the library's `encode` through it; with the word
  * cache, textIds.ts's `run`, the same steps ending in ids) to total its
- * time and output tokens (and keep the texts in `saved` when given).
+ * time and output tokens (and keep the texts in `saved` when given), and the tokenizer caches' lookups and hits
+ * inside those calls (`pieces`, `found`: pieceEncoder.ts's piece cache, the encoder's `stats`; wordCache.ts's word
+ * cache, `wordCacheStatsOf`; none with the Rust backend).
  */
-function instrumentEncode(saved?: string[]): { ms: number; cpuMs: number; tokens: number; calls: number } {
-  const stats = { ms: 0, cpuMs: 0, tokens: 0, calls: 0 };
+function instrumentEncode(saved?: string[]): EncodeStats {
+  const stats: EncodeStats = { ms: 0, cpuMs: 0, tokens: 0, calls: 0, chars: 0, pieces: 0, found: 0 };
+  /** Runs `f`, adding the lookups and hits of `cache` (when there is one) while it runs to `stats`. */
+  const counted = <T>(cache: WordCacheStats | undefined, f: () => T): T => {
+    if (!cache) return f();
+    const h = cache.hits;
+    const m = cache.misses;
+    try {
+      return f();
+    } finally {
+      stats.found += cache.hits - h;
+      stats.pieces += cache.hits - h + cache.misses - m;
+    }
+  };
   /** Runs `f`, adding its wall ms and this process's CPU ms to `stats`. */
   const timed = <T>(f: () => T): T => {
     const t = performance.now();
@@ -97,6 +140,7 @@ function instrumentEncode(saved?: string[]): { ms: number; cpuMs: number; tokens
     stats.cpuMs += (d.user + d.system) / 1000;
     for (const e of r) stats.tokens += e.getLength();
     stats.calls += texts.length;
+    for (const s of texts) stats.chars += s.length;
     saved?.push(...texts);
     return r;
   };
@@ -106,9 +150,10 @@ function instrumentEncode(saved?: string[]): { ms: number; cpuMs: number; tokens
   const ids = require('../src/core/tokenizers/textIds').textIds as { run: (...args: unknown[]) => number[] };
   const run = ids.run;
   ids.run = (...args: unknown[]) => {
-    const r = timed(() => run(...args));
+    const r = timed(() => counted(wordCacheStatsOf(args[0] as object), () => run(...args)));
     stats.tokens += r.length;
     stats.calls++;
+    stats.chars += (args[args.length - 1] as string).length;
     saved?.push(args[args.length - 1] as string);
     return r;
   };
@@ -118,10 +163,11 @@ function instrumentEncode(saved?: string[]): { ms: number; cpuMs: number; tokens
   const own = require('../src/core/tokenizers/pieceEncoder').pieceEncode as { run: (...args: unknown[]) => { ids: number[] } | undefined };
   const ownRun = own.run;
   own.run = (...args: unknown[]) => {
-    const r = timed(() => ownRun(...args));
+    const r = timed(() => counted((args[0] as { stats: WordCacheStats }).stats, () => ownRun(...args)));
     if (r) {
       stats.tokens += r.ids.length;
       stats.calls++;
+      stats.chars += (args[args.length - 1] as string).length;
       saved?.push(args[args.length - 1] as string);
     }
     return r;
@@ -133,12 +179,13 @@ function instrumentEncode(saved?: string[]): { ms: number; cpuMs: number; tokens
     if (text === null) return orig.call(this, text);
     const t = performance.now();
     const c = process.cpuUsage();
-    const r = orig.call(this, text);
+    const r = counted(wordCacheStatsOf(this as object), () => orig.call(this, text));
     const d = process.cpuUsage(c);
     stats.ms += performance.now() - t;
     stats.cpuMs += (d.user + d.system) / 1000;
     stats.tokens += r.length;
     stats.calls++;
+    stats.chars += text.length;
     saved?.push(text);
     return r;
   };
@@ -163,6 +210,28 @@ async function countPrefixRenders(): Promise<{ proven: number; fallback: number 
   return counts;
 }
 
+/**
+ * Counts the chat template's own renders (ChatTemplate `render`, `renderWithGenerationSpans`, `tracePrefixes`: each a
+ * run of the template engine), the template check's included; with {@link countPrefixRenders}, every render a run asks for.
+ */
+async function countTemplateRenders(): Promise<{ render: number; spans: number; traced: number }> {
+  const counts = { render: 0, spans: 0, traced: 0 };
+  const { ChatTemplate } = await import('../src/core/templates/template');
+  const proto = ChatTemplate.prototype as unknown as Record<'render' | 'renderWithGenerationSpans' | 'tracePrefixes', (...a: unknown[]) => unknown>;
+  for (const [name, key] of [
+    ['render', 'render'],
+    ['renderWithGenerationSpans', 'spans'],
+    ['tracePrefixes', 'traced'],
+  ] as const) {
+    const orig = proto[name];
+    proto[name] = function (this: unknown, ...a: unknown[]) {
+      counts[key]++;
+      return orig.apply(this, a);
+    };
+  }
+  return counts;
+}
+
 const mb = (kb: number) => Math.round(kb / 1024);
 
 /** CPU ms of this process (every thread) since `from`. */
@@ -180,12 +249,23 @@ async function rustTask(): Promise<void> {
   const c0 = process.cpuUsage();
   const t = Tokenizer.fromFile(join(task.tokenizerDir ?? defaultTokenizerDir(), 'tokenizer.json'));
   const loadCpuMs = cpuMsSince(c0);
-  for (const s of texts.slice(0, 30)) await t.encode(s, null, { addSpecialTokens: false });
+  const warmup: string[] = task.cold ? [] : task.warmupTexts ? JSON.parse(readFileSync(task.warmupTexts, 'utf8')) : texts.slice(0, 30);
+  for (const s of warmup) await t.encode(s, null, { addSpecialTokens: false });
   const t0 = performance.now();
   const c1 = process.cpuUsage();
   let tokens = 0;
   for (const s of texts) tokens += (await t.encode(s, null, { addSpecialTokens: false })).getIds().length;
-  process.stdout.write(JSON.stringify({ texts: texts.length, tokens, cpuMs: cpuMsSince(c1), ms: performance.now() - t0, loadCpuMs }) + '\n');
+  process.stdout.write(
+    JSON.stringify({
+      texts: texts.length,
+      tokens,
+      cpuMs: cpuMsSince(c1),
+      ms: performance.now() - t0,
+      loadCpuMs,
+      cold: !!task.cold,
+      warmupTexts: warmup.length,
+    }) + '\n',
+  );
 }
 
 /** The `trl` task: render each conversation once (this project's engine), encode it once (Rust), as TRL's SFT preparation does. */
@@ -202,20 +282,25 @@ async function trlTask(): Promise<void> {
   const templateFor = (hasTools: boolean) => builder.template(hasTools);
   const rust = Tokenizer.fromFile(join(task.tokenizerDir ?? defaultTokenizerDir(), 'tokenizer.json'));
   // Not timed: reading and normalizing (TRL gets a dataset of messages), and what the template is given.
-  const convs: { template: Tmpl; messages: import('../src/core/types').Message[]; tools: unknown[] | undefined }[] = [];
-  readFileSync(task.input, 'utf8')
-    .split('\n')
-    .forEach((line, i) => {
-      if (!line.trim()) return;
-      for (const p of conversationsOf(normalizeRow(JSON.parse(line), { file: task.input, line: i + 1 }, 'bench'))) {
-        if (p.kind !== 'conversation') continue;
-        const template = templateFor((p.conversation.tools?.length ?? 0) > 0);
-        const messages = template.adaptTurns(prepareTurns(p.conversation.messages).messages).messages;
-        convs.push({ template, messages, tools: p.conversation.tools });
-      }
-    });
-  for (const c of convs.slice(0, 10))
-    await rust.encode(c.template.render(c.messages, c.tools, { addGenerationPrompt: false }), null, { addSpecialTokens: false });
+  const conversationsIn = (file: string) => {
+    const convs: { template: Tmpl; messages: import('../src/core/types').Message[]; tools: unknown[] | undefined }[] = [];
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        if (!line.trim()) return;
+        for (const p of conversationsOf(normalizeRow(JSON.parse(line), { file, line: i + 1 }, 'bench'))) {
+          if (p.kind !== 'conversation') continue;
+          const template = templateFor((p.conversation.tools?.length ?? 0) > 0);
+          const messages = template.adaptTurns(prepareTurns(p.conversation.messages).messages).messages;
+          convs.push({ template, messages, tools: p.conversation.tools });
+        }
+      });
+    return convs;
+  };
+  const convs = conversationsIn(task.input);
+  // The warm-up: another input's conversations (the warm figure), else the first 10 of this one's, none when cold.
+  const warmup = task.cold ? [] : task.warmupInput ? conversationsIn(task.warmupInput) : convs.slice(0, 10);
+  for (const c of warmup) await rust.encode(c.template.render(c.messages, c.tools, { addGenerationPrompt: false }), null, { addSpecialTokens: false });
   const t0 = performance.now();
   const c1 = process.cpuUsage();
   let tokens = 0;
@@ -226,7 +311,23 @@ async function trlTask(): Promise<void> {
     renderCpuMs += cpuMsSince(r0);
     tokens += (await rust.encode(text, null, { addSpecialTokens: false })).getIds().length;
   }
-  process.stdout.write(JSON.stringify({ conversations: convs.length, tokens, cpuMs: cpuMsSince(c1), renderCpuMs, ms: performance.now() - t0 }) + '\n');
+  process.stdout.write(
+    JSON.stringify({
+      conversations: convs.length,
+      tokens,
+      cpuMs: cpuMsSince(c1),
+      renderCpuMs,
+      ms: performance.now() - t0,
+      cold: !!task.cold,
+      warmupConversations: warmup.length,
+    }) + '\n',
+  );
+}
+
+/** What `prepare` returned, as far as this task reads it. */
+interface PrepareRun {
+  ok: boolean;
+  totals: { rowsRead: number; recordsWritten: number; totalTokens: number; trainableTokens: number; lengths?: { renderedTokens: number } };
 }
 
 async function main() {
@@ -236,11 +337,14 @@ async function main() {
   if (task.task === 'prepare' || task.task === 'memory') {
     // The 1-worker run measures the tokenizer library inside the run, so it runs from source (tsx adds
     // ~40 MB RSS); runs with a pool, and the memory run, use the built CLI (dist/cli.js) as shipped.
-    const saved: string[] | undefined = task.texts ? [] : undefined;
+    const saved: string[] | undefined = task.texts || task.warmupTexts || task.sameAs ? [] : undefined;
     const raw = task.task === 'prepare' && task.workers <= 1 && !task.dist ? instrumentEncode(saved) : null;
     const fromSource = raw !== null;
+    if ((task.warmupInput || task.sameAs || task.work) && !(fromSource && task.warm))
+      throw new Error('warmupInput, work, sameAs: a prepare task in this process (1 worker, not dist) with warm');
     if (task.linear === false) process.env.EAGLE3_NO_LINEAR_PREFIXES = '1';
     const prefixes = fromSource ? await countPrefixRenders() : null;
+    const renders = fromSource ? await countTemplateRenders() : null;
     let loadCpuMs = 0;
     if (fromSource && task.warm) {
       const { cachedTokenizer } = await import('../src/core/tokenizers/loadedTokenizers');
@@ -252,6 +356,65 @@ async function main() {
     const { prepare } = fromSource ? await import('../src/core/run/prepare/pipeline') : { prepare: null };
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const cli = fromSource ? null : (require(join(ROOT, 'dist', 'cli.js')) as { main(argv: string[]): Promise<number> });
+    /** One `prepare` of `input` into `outDir`: in this process from source, or the built CLI. */
+    const runOnce = async (input: string, outDir: string): Promise<PrepareRun> => {
+      if (prepare)
+        return prepare({
+          inputs: [input],
+          outDir,
+          tokenizerDir: task.tokenizerDir,
+          workers: task.workers,
+          grouping: task.grouping,
+          tokenizerBackend: task.backend,
+        });
+      const code = await cli!.main([
+        'prepare',
+        input,
+        '--out',
+        outDir,
+        '--workers',
+        String(task.workers),
+        '--quiet',
+        ...(task.grouping ? ['--grouping', task.grouping] : []),
+        ...(task.tokenizerDir ? ['--tokenizer', task.tokenizerDir] : []),
+        ...(task.backend ? ['--tokenizer-backend', task.backend] : []),
+      ]);
+      // report.json is snake_case (run/reports/jsonCase.ts): the totals this task prints, in the run's own names.
+      const doc = JSON.parse(readFileSync(join(outDir, 'report.json'), 'utf8'));
+      const t = doc.totals ?? {};
+      return {
+        ok: code === 0 && doc.ok !== false,
+        totals: {
+          rowsRead: t.rows_read,
+          recordsWritten: t.records_written,
+          totalTokens: t.total_tokens,
+          trainableTokens: t.trainable_tokens,
+          ...(t.lengths?.rendered_tokens !== undefined ? { lengths: { renderedTokens: t.lengths.rendered_tokens } } : {}),
+        },
+      };
+    };
+    // The warm-up on another input (untimed): its encodes and renders are counted, then the counters start again at zero
+    // for the measured run; the tokenizer (its word and piece caches, holding the warm-up's pieces) stays loaded.
+    let warmup: Record<string, unknown> | null = null;
+    if (task.warmupInput) {
+      const warmOut = `${task.out}-warmup`;
+      const c = process.cpuUsage();
+      const w = await runOnce(task.warmupInput, warmOut);
+      warmup = {
+        ok: w.ok,
+        cpuMs: cpuMsSince(c),
+        rows: w.totals.rowsRead,
+        tokens: w.totals.totalTokens,
+        texts: raw!.calls,
+        pieces: raw!.pieces,
+        found: raw!.found,
+      };
+      rmSync(warmOut, { recursive: true, force: true });
+      if (task.warmupTexts) writeFileSync(task.warmupTexts, JSON.stringify(saved));
+      for (const k of Object.keys(raw!) as (keyof EncodeStats)[]) raw![k] = 0;
+      for (const x of [renders!, prefixes!] as Record<string, number>[]) for (const k of Object.keys(x)) x[k] = 0;
+      saved!.length = 0;
+    }
     const profiler = task.cpuProfile || task.heapProfile ? new Session() : null;
     if (profiler) {
       profiler.connect();
@@ -274,46 +437,7 @@ async function main() {
     const cpu0 = process.cpuUsage();
     const sampler = setInterval(() => series.push({ t: performance.now() - t0, rss: process.memoryUsage().rss }), 250);
     lag.enable();
-    let r: {
-      ok: boolean;
-      totals: { rowsRead: number; recordsWritten: number; totalTokens: number; trainableTokens: number; lengths?: { renderedTokens: number } };
-    };
-    if (prepare) {
-      r = await prepare({
-        inputs: [task.input],
-        outDir: task.out,
-        tokenizerDir: task.tokenizerDir,
-        workers: task.workers,
-        grouping: task.grouping,
-        tokenizerBackend: task.backend,
-      });
-    } else {
-      const code = await cli!.main([
-        'prepare',
-        task.input,
-        '--out',
-        task.out,
-        '--workers',
-        String(task.workers),
-        '--quiet',
-        ...(task.grouping ? ['--grouping', task.grouping] : []),
-        ...(task.tokenizerDir ? ['--tokenizer', task.tokenizerDir] : []),
-        ...(task.backend ? ['--tokenizer-backend', task.backend] : []),
-      ]);
-      // report.json is snake_case (run/reports/jsonCase.ts): the totals this task prints, in the run's own names.
-      const doc = JSON.parse(readFileSync(join(task.out, 'report.json'), 'utf8'));
-      const t = doc.totals ?? {};
-      r = {
-        ok: code === 0 && doc.ok !== false,
-        totals: {
-          rowsRead: t.rows_read,
-          recordsWritten: t.records_written,
-          totalTokens: t.total_tokens,
-          trainableTokens: t.trainable_tokens,
-          ...(t.lengths?.rendered_tokens !== undefined ? { lengths: { renderedTokens: t.lengths.rendered_tokens } } : {}),
-        },
-      };
-    }
+    const r = await runOnce(task.input, task.out);
     const ms = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
     lag.disable();
@@ -323,7 +447,17 @@ async function main() {
       if (task.heapProfile) writeFileSync(task.heapProfile, JSON.stringify((await profiler.post('HeapProfiler.stopSampling')).profile));
       profiler.disconnect();
     }
-    if (saved) writeFileSync(task.texts!, JSON.stringify(saved));
+    const work: RunWork | null = fromSource
+      ? { encode: { ...raw! }, renders: { ...renders!, ...prefixes! }, totals: { ...r.totals, lengths: r.totals.lengths && { ...r.totals.lengths } } }
+      : null;
+    if (task.work) writeFileSync(task.work, JSON.stringify(work));
+    if (task.texts) writeFileSync(task.texts, JSON.stringify(saved));
+    // The measured run against another run of the same input (the cold one, another process): the same work, the same outputs.
+    if (task.sameAs) {
+      const other: RunWork = JSON.parse(readFileSync(task.sameAs.work, 'utf8'));
+      const otherTexts: string[] = JSON.parse(readFileSync(task.sameAs.texts, 'utf8'));
+      assertSameWork(other, work!, otherTexts, saved!, task.sameAs.out, task.out);
+    }
     // RSS at each quarter of the run's time (the input is read at a steady pace).
     const quarters = [0.25, 0.5, 0.75, 1].map((f) => {
       const s = series.filter((x) => x.t <= f * ms).pop();
@@ -335,7 +469,7 @@ async function main() {
         ms,
         cpuMs: (cpu.user + cpu.system) / 1000,
         loadCpuMs,
-        prefixes,
+        prefixes: work && { proven: work.renders.proven, fallback: work.renders.fallback },
         rows: r.totals.rowsRead,
         records: r.totals.recordsWritten,
         tokens: r.totals.totalTokens,
@@ -344,7 +478,9 @@ async function main() {
         peakRssMB: mb(process.resourceUsage().maxRSS),
         lagMaxMs: lag.max / 1e6,
         lagP99Ms: lag.percentile(99) / 1e6,
-        raw: raw && { ms: raw.ms, cpuMs: raw.cpuMs, tokens: raw.tokens, calls: raw.calls },
+        raw: work?.encode ?? null,
+        renders: work?.renders ?? null,
+        warmup,
         rssQuartersMB: quarters,
         fromSource,
       }) + '\n',

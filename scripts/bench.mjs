@@ -23,12 +23,22 @@
 //
 // Then issue 26's ratios, in the same run (--ratios, default on): on 80-message agent runs (--ratio-runs of them,
 // default 20) with DeepSeek-V3 and Llama-3.1 (prefix-stable) and Qwen3 merged, and on 4,000 short chats
-// (--ratio-chats) with DeepSeek-V3 and Qwen3 merged, medians of --repeat runs (default 3), each in a fresh process:
-//   prepare tok/CPU s    tokens written ÷ CPU s of `prepare` with 1 worker after the tokenizer is loaded (and with its load)
-//   raw Rust tok/CPU s   the Rust `tokenizers` binding encoding exactly the texts the run encoded, one at a time
+// (--ratio-chats) with DeepSeek-V3 and Qwen3 merged, medians of --repeat runs (default 3), each in a fresh process,
+// every figure warm and cold:
+//   prepare tok/CPU s    tokens written ÷ CPU s of `prepare` with 1 worker: cold = the first run after the tokenizer is
+//                        loaded in a fresh process (and with its load); warm = in another process, after an untimed
+//                        prepare of other data of the same shape (another seed, 1/10 of the rows, at least 2 agent runs
+//                        / 200 chats), never the measured text; checked to do exactly the cold run's work
+//                        (bench-child.ts sameAs); the tokenizer caches' hits in each measured window are printed
+//   raw Rust tok/CPU s   the Rust `tokenizers` binding encoding exactly the texts the run encoded, one at a time: warm =
+//                        after encoding the texts prepare encoded on that other data, cold = from the first call in a
+//                        fresh process
 //   ratio                prepare ÷ raw Rust (targets: ≥ 0.75 on agent runs, ≥ 0.6 on chats, ≥ 0.5 for Qwen3 merged)
 //   TRL render-once      tokens of each conversation rendered once ÷ CPU s of rendering it once and encoding it once
-//                        (Rust), TRL's cost; prepare's speed on the same measure (conversation tokens ÷ its CPU s) ÷ it
+//                        (Rust), TRL's cost (warm = after doing the same on the other data's conversations, cold = from
+//                        the first); prepare's speed on the same measure (conversation tokens ÷ its CPU s) ÷ it
+//   warm ratios pair warm with warm, cold ratios cold with cold (--cold-comparators off: cold prepare with the warm
+//   comparators, the measure before the warm run; it is printed with the rounds either way)
 // then 1 → 2 workers (--speedup, default on): the built CLI with 1 and 2 workers on --speedup-runs agent runs of 80
 // messages (default 600, DeepSeek-V3) and --speedup-chats chats (default 20,000, Qwen3), large enough that each worker's
 // set-up is not what is measured: wall and CPU s, medians of --repeat, the load average around each run;
@@ -40,11 +50,14 @@
 //                      [--workers 1,2] [--memory 2G] [--real DIR] [--scaling N|0] [--linear on|off|on,off] [--keep DIR]
 //                      [--ratios on|off] [--ratio-runs 20] [--ratio-chats 4000] [--ratio-sets S] [--repeat 3] [--start on|off]
 //                      [--backend auto|rust|js] [--speedup on|off] [--speedup-runs 600] [--speedup-chats 20000]
+//                      [--cold-comparators on|off]
 //   --child bundle|tsx  how the measuring processes run scripts/bench-child.ts: bundled by esbuild like dist/cli.js (default:
 //                 the code as it ships; .cache/bench-child.js) or from source under tsx (its loader wraps every
 //                 call between modules, so from-source figures are lower than the shipped code's)
 //   --ratio-sets S  only these rows of the ratios (comma-separated data:tokenizer, e.g. agent80:deepseek_v3,agent80:llama3_1;
 //                 data agent80 or chats, tokenizer qwen3, deepseek_v3 or llama3_1); default: every row
+//   --cold-comparators off  the ratios without the comparators' cold processes (the cold prepare is then divided by
+//                 the warm comparators); default on
 //   --backend B   every prepare with --tokenizer-backend B (default: the run's default, auto); the "tokenizer library"
 //                 column is then that library's encode inside the run (tokenizers.js encode_text, or the Rust encodeBatch)
 //   --rows N      chat rows (default 10000); reasoning rows N/10, agent runs N/500 (at least 8);
@@ -58,7 +71,7 @@
 //                 `--shapes none --scaling 0 --real DIR` runs only this.
 // Prints a Markdown table ready for the README, with the command line and the machine.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem, availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
@@ -90,6 +103,7 @@ const { values } = parseArgs({
     'speedup-runs': { type: 'string', default: '600' },
     'speedup-chats': { type: 'string', default: '20000' },
     backend: { type: 'string' },
+    'cold-comparators': { type: 'string', default: 'on' },
     child: { type: 'string', default: 'bundle' },
   },
 });
@@ -137,6 +151,8 @@ function child(task, env) {
   return JSON.parse(r.stdout.trim().split('\n').pop());
 }
 
+/** A measured window's tokenizer-cache hits: `found / looked up = rate`, or – without a cache (the Rust backend). */
+const cacheRate = (e) => (e?.pieces ? `${fmt(e.found)} / ${fmt(e.pieces)} = ${fmt((100 * e.found) / e.pieces, 1)} %` : '–');
 const fmt = (n, d = 0) =>
   n === undefined || n === null || Number.isNaN(n) ? '–' : n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const t0 = Date.now();
@@ -241,8 +257,15 @@ if (values.ratios !== 'off') {
   const ga = await writeAgentRuns(agentInput, 80, 80 * Number(values['ratio-runs']));
   const chatInput = join(work, 'ratio-chat.jsonl');
   const gc = await writeDataset(chatInput, 'chat', { rows: Number(values['ratio-chats']) });
+  // The warm figures' warm-up: other data of the same shape (another seed), 1/10 of the rows, at least 2 agent runs /
+  // 200 chats — never the measured text, which a real run does not see twice (docs/scale.md "Warm and cold").
+  const WARMUP_SEED = 1009;
+  const warmupOf = { agent80: join(work, 'ratio-agent80-warmup.jsonl'), chats: join(work, 'ratio-chat-warmup.jsonl') };
+  const wa = await writeAgentRuns(warmupOf.agent80, 80, 80 * Math.max(2, Math.round(Number(values['ratio-runs']) / 10)), WARMUP_SEED);
+  const wc = await writeDataset(warmupOf.chats, 'chat', { rows: Math.max(200, Math.round(Number(values['ratio-chats']) / 10)), seed: WARMUP_SEED });
   log(
-    `ratios: ${ga.rows} agent runs of 80 messages (${(ga.bytes / 1e6).toFixed(2)} MB), ${gc.rows} chats (${(gc.bytes / 1e6).toFixed(2)} MB); ${repeat} runs each`,
+    `ratios: ${ga.rows} agent runs of 80 messages (${(ga.bytes / 1e6).toFixed(2)} MB), ${gc.rows} chats (${(gc.bytes / 1e6).toFixed(2)} MB); ${repeat} runs each; ` +
+      `warm-ups on ${wa.rows} other agent runs, ${wc.rows} other chats (seed ${WARMUP_SEED})`,
   );
   const cases = [
     ['agent80', agentInput, 'deepseek_v3', 'exact'],
@@ -255,19 +278,55 @@ if (values.ratios !== 'off') {
   const picks = (x, data, tk) => x === data || x === `${data}:${tk}`; // a data set's rows, or one row
   const unknown = sets?.filter((x) => !cases.some(([data, , tk]) => picks(x, data, tk)));
   if (unknown?.length) throw new Error(`--ratio-sets: no ratio row ${unknown.join(', ')} (rows: ${cases.map(([d, , t]) => `${d}:${t}`).join(', ')})`);
+  const coldComparators = values['cold-comparators'] !== 'off';
+  const perCpu = (tokens, cpuMs) => tokens / (cpuMs / 1000);
   for (const [data, input, tk, grouping] of cases.filter(([data, , tk]) => !sets || sets.some((x) => picks(x, data, tk)))) {
+    // Untimed: the template check's cache entry (records/templateCheckCache.ts; keyed by the tokenizer, the options, the
+    // code) written by a run of one row with the rounds' options, so that both runs of every round below read it alike
+    // (a cold run that wrote it would do the check's work and the warm run not: bench-child.ts sameAs refuses that).
+    const prime = join(work, `prime-${data}.jsonl`);
+    writeFileSync(prime, readFileSync(input, 'utf8').split('\n')[0] + '\n');
+    child({ task: 'prepare', input: prime, tokenizerDir: tokDir(tk), workers: 1, out: join(work, 'out-prime'), grouping, warm: true });
+    rmSync(join(work, 'out-prime'), { recursive: true, force: true });
+    const warmupInput = warmupOf[data];
     const p = [];
+    const w = [];
     const rust = [];
     const trl = [];
+    const rustCold = [];
+    const trlCold = [];
+    const loads = []; // the 1-minute load average before each round and after the last
     for (let k = 0; k < repeat; k++) {
-      const out = join(work, `out-ratio-${data}-${tk}`);
+      loads.push(loadavg()[0]);
+      const coldOut = join(work, `out-ratio-${data}-${tk}-cold`);
+      const warmOut = join(work, `out-ratio-${data}-${tk}-warm`);
       const texts = join(work, `texts-${data}-${tk}.json`);
-      p.push(child({ task: 'prepare', input, tokenizerDir: tokDir(tk), workers: 1, out, grouping, warm: true, texts }));
-      rmSync(out, { recursive: true, force: true });
-      rust.push(child({ task: 'rust', input, tokenizerDir: tokDir(tk), workers: 1, out, texts }));
-      rmSync(texts, { force: true });
-      trl.push(child({ task: 'trl', input, tokenizerDir: tokDir(tk), workers: 1, out }));
+      const warmupTexts = join(work, `texts-${data}-${tk}-warmup.json`);
+      const coldWork = join(work, `work-${data}-${tk}.json`);
+      const task = { input, tokenizerDir: tokDir(tk), workers: 1 };
+      // Cold: a fresh process, prepare right after the tokenizer load; its encoded texts (the Rust encode's input) and
+      // its work kept for the warm run's check; then the comparators cold (fresh processes, no warm-up).
+      p.push(child({ task: 'prepare', ...task, out: coldOut, grouping, warm: true, texts, work: coldWork }));
+      if (coldComparators) {
+        rustCold.push(child({ task: 'rust', ...task, out: coldOut, texts, cold: true }));
+        trlCold.push(child({ task: 'trl', ...task, out: coldOut, cold: true }));
+      }
+      // Warm: another process warmed up on the other input (untimed), then prepare of the measured input, checked to do
+      // exactly the cold run's work (bench-child.ts sameAs); then the comparators warmed up on that other input's
+      // texts (the ones its prepare encoded) and conversations.
+      w.push(
+        child({ task: 'prepare', ...task, out: warmOut, grouping, warm: true, warmupInput, warmupTexts, sameAs: { work: coldWork, texts, out: coldOut } }),
+      );
+      for (const d of [coldOut, warmOut, coldWork]) rmSync(d, { recursive: true, force: true });
+      rust.push(child({ task: 'rust', ...task, out: warmOut, texts, warmupTexts }));
+      trl.push(child({ task: 'trl', ...task, out: warmOut, warmupInput }));
+      for (const f of [texts, warmupTexts]) rmSync(f, { force: true });
     }
+    loads.push(loadavg()[0]);
+    // The cold prepare against the cold comparators (fresh processes, no warm-up), or without them (--cold-comparators
+    // off) against the warm ones, the measure before the warm run.
+    const rustC = coldComparators ? rustCold : rust;
+    const trlC = coldComparators ? trlCold : trl;
     const r = {
       data,
       tokenizer: tokName(tk),
@@ -276,26 +335,42 @@ if (values.ratios !== 'off') {
       records: p[0].records,
       tokens: p[0].tokens,
       rendered: p[0].rendered,
-      prepTps: median(p.map((x) => x.tokens / (x.cpuMs / 1000))),
-      prepLoadTps: median(p.map((x) => x.tokens / ((x.cpuMs + x.loadCpuMs) / 1000))),
-      prepConvTps: median(p.map((x) => x.rendered / (x.cpuMs / 1000))),
-      jsTps: median(p.map((x) => x.raw.tokens / (x.raw.cpuMs / 1000))),
-      rustTps: median(rust.map((x) => x.tokens / (x.cpuMs / 1000))),
-      rustTokens: rust[0].tokens,
-      jsTokens: p[0].raw.tokens,
-      trlTps: median(trl.map((x) => x.tokens / (x.cpuMs / 1000))),
+      prepTps: median(w.map((x) => perCpu(x.tokens, x.cpuMs))),
+      prepColdTps: median(p.map((x) => perCpu(x.tokens, x.cpuMs))),
+      prepLoadTps: median(p.map((x) => perCpu(x.tokens, x.cpuMs + x.loadCpuMs))),
+      prepConvTps: median(w.map((x) => perCpu(x.rendered, x.cpuMs))),
+      // The tokenizer caches in the measured window (the same every round: same texts, same warm-up).
+      cache: { warm: w[0].raw, cold: p[0].raw, warmup: w[0].warmup },
+      loads,
+      prepConvColdTps: median(p.map((x) => perCpu(x.rendered, x.cpuMs))),
+      jsTps: median(w.map((x) => perCpu(x.raw.tokens, x.raw.cpuMs))),
+      jsColdTps: median(p.map((x) => perCpu(x.raw.tokens, x.raw.cpuMs))),
+      rustTps: median(rust.map((x) => perCpu(x.tokens, x.cpuMs))),
+      rustColdTps: median(rustCold.map((x) => perCpu(x.tokens, x.cpuMs))),
+      trlTps: median(trl.map((x) => perCpu(x.tokens, x.cpuMs))),
+      trlColdTps: median(trlCold.map((x) => perCpu(x.tokens, x.cpuMs))),
       trlRenderShare: median(trl.map((x) => x.renderCpuMs / x.cpuMs)),
+      trlColdRenderShare: median(trlCold.map((x) => x.renderCpuMs / x.cpuMs)),
       // The ratios are paired per round (prepare, then Rust and TRL right after it, in the same minute) and their
       // median taken: the machine's speed drifts by up to 2x over a run, which a ratio of two medians taken from
       // different rounds would carry into the result.
-      rustRounds: p.map((x, k) => x.tokens / x.cpuMs / (rust[k].tokens / rust[k].cpuMs)),
-      trlRounds: p.map((x, k) => x.rendered / x.cpuMs / (trl[k].tokens / trl[k].cpuMs)),
+      rustRounds: w.map((x, k) => perCpu(x.tokens, x.cpuMs) / perCpu(rust[k].tokens, rust[k].cpuMs)),
+      trlRounds: w.map((x, k) => perCpu(x.rendered, x.cpuMs) / perCpu(trl[k].tokens, trl[k].cpuMs)),
+      rustColdRounds: p.map((x, k) => perCpu(x.tokens, x.cpuMs) / perCpu(rustC[k].tokens, rustC[k].cpuMs)),
+      trlColdRounds: p.map((x, k) => perCpu(x.rendered, x.cpuMs) / perCpu(trlC[k].tokens, trlC[k].cpuMs)),
+      // Cold prepare ÷ warm comparators: the measure before the warm run (for comparison with earlier tables).
+      rustMixedRounds: p.map((x, k) => perCpu(x.tokens, x.cpuMs) / perCpu(rust[k].tokens, rust[k].cpuMs)),
+      trlMixedRounds: p.map((x, k) => perCpu(x.rendered, x.cpuMs) / perCpu(trl[k].tokens, trl[k].cpuMs)),
     };
-    r.prepRust = median(r.rustRounds);
-    r.prepTrl = median(r.trlRounds);
+    for (const k of ['rust', 'trl', 'rustCold', 'trlCold', 'rustMixed', 'trlMixed']) r[`${k}Ratio`] = median(r[`${k}Rounds`]);
     ratios.push(r);
     log(
-      `  ${data} ${tk} ${grouping}: prepare ${fmt(r.prepTps)} tok/CPU s (${fmt(r.prepLoadTps)} with the load), raw Rust ${fmt(r.rustTps)}, ratio ${fmt(r.prepRust, 2)} (rounds ${r.rustRounds.map((x) => fmt(x, 2)).join(', ')}); TRL ${fmt(r.trlTps)}, prepare on the same measure ${fmt(r.prepConvTps)}, ratio ${fmt(r.prepTrl, 2)} (rounds ${r.trlRounds.map((x) => fmt(x, 2)).join(', ')})`,
+      `  ${data} ${tk} ${grouping}: tokenizer caches, pieces found / looked up: warm ${cacheRate(r.cache.warm)}, cold ${cacheRate(r.cache.cold)} (warm-up: ${fmt(r.cache.warmup.rows)} rows, ${fmt(r.cache.warmup.tokens)} tokens, ${fmt(r.cache.warmup.cpuMs / 1000, 1)} CPU s untimed)`,
+    );
+    log(
+      `  ${data} ${tk} ${grouping}: prepare warm ${fmt(r.prepTps)} / cold ${fmt(r.prepColdTps)} tok/CPU s (${fmt(r.prepLoadTps)} cold with the load), raw Rust warm ${fmt(r.rustTps)} / cold ${fmt(r.rustColdTps)}; TRL warm ${fmt(r.trlTps)} / cold ${fmt(r.trlColdTps)}; ` +
+        `÷ Rust warm ${fmt(r.rustRatio, 2)} (rounds ${r.rustRounds.map((x) => fmt(x, 2)).join(', ')}), cold ${fmt(r.rustColdRatio, 2)} (${r.rustColdRounds.map((x) => fmt(x, 2)).join(', ')}); ` +
+        `÷ TRL warm ${fmt(r.trlRatio, 2)} (${r.trlRounds.map((x) => fmt(x, 2)).join(', ')}), cold ${fmt(r.trlColdRatio, 2)} (${r.trlColdRounds.map((x) => fmt(x, 2)).join(', ')})`,
     );
   }
 }
@@ -472,31 +547,47 @@ if (scaling.length) {
     }),
   );
 }
+/** The cache column: pieces looked up (the same warm and cold: checked), and the share found, warm / cold. */
+const cacheCell = (c) =>
+  c.warm?.pieces ? `${fmt(c.warm.pieces)}; ${fmt((100 * c.warm.found) / c.warm.pieces, 1)} % / ${fmt((100 * c.cold.found) / c.cold.pieces, 1)} %` : '–';
 if (ratios.length) {
+  const coldAgainst =
+    values['cold-comparators'] === 'off'
+      ? 'against the warm comparators (`--cold-comparators off`: not measured cold)'
+      : 'against the comparators measured cold too (a fresh process each, the clock from the first call, no warm-up)';
   lines.push(
     '',
     `Issue 26 ratios, per core (tokenizer backend ${values.backend ?? 'auto'}; CPU seconds of one process; medians of ${values.repeat} runs; load average ${loadavg()
       .map((x) => x.toFixed(1))
-      .join(' / ')} at the end): ` +
-      'prepare = tokens written ÷ CPU s of `prepare` with 1 worker after the tokenizer load (with the load in brackets); ' +
-      'raw Rust = the Rust `tokenizers` binding encoding the same texts (every text the run tokenized), one call at a time; ' +
-      'TRL = a conversation rendered once and encoded once (Rust), its tokens ÷ that CPU s (render share in brackets), ' +
-      "against prepare's conversation tokens (rendered once) ÷ its CPU s; library = the tokenizer library's encode inside the run (JavaScript or Rust, per the backend). " +
-      '1 → 2 workers: the next table.',
+      .join(' / ')} at the end). ` +
+      '**Warm** (the per-core comparison, each side warmed up on other data of the same shape, never on the measured text): ' +
+      'prepare = tokens written ÷ CPU s of `prepare` with 1 worker in a process that first ran an untimed `prepare` of another generated input ' +
+      "(another seed, 1/10 of the rows) with the same tokenizer and grouping, checked to do exactly the cold run's encodes, renders and outputs; " +
+      'raw Rust = the Rust `tokenizers` binding encoding the same texts (every text the run tokenized), one call at a time, after encoding the texts ' +
+      'prepare encoded on the other input; TRL = each conversation rendered once and encoded once (Rust), its tokens ÷ that CPU s (render share in brackets), ' +
+      "after the other input's conversations, against prepare's conversation tokens (rendered once) ÷ its CPU s. " +
+      `**Cold**: \`prepare\` in a fresh process, right after the tokenizer load (with the load in brackets), ${coldAgainst}. ` +
+      "Library = the tokenizer library's encode inside the run (JavaScript or Rust, per the backend). Cache = the pre-tokenized pieces (words) " +
+      "the run's encodes looked up in the tokenizer's caches (pieceEncoder.ts's piece cache, wordCache.ts's word cache) and the share found there, " +
+      'in the measured window (– with the Rust backend): how much of the warm gain is the cache. 1 → 2 workers: the next table.',
     '',
-    '| data | tokenizer | grouping | rows | records | tokens written | prepare tok/CPU s (with load) | raw Rust tok/CPU s | **prepare ÷ Rust** | tokenizer library tok/CPU s | TRL render-once tok/CPU s (render share) | prepare (conversation tokens) tok/CPU s | **prepare ÷ TRL** |',
-    '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| data | tokenizer | grouping | rows | records | tokens written | prepare tok/CPU s, warm / cold (cold with load) | raw Rust tok/CPU s, warm / cold | **prepare ÷ Rust, warm** | prepare ÷ Rust, cold | tokenizer library tok/CPU s, warm / cold | pieces looked up; found in the cache, warm / cold | TRL render-once tok/CPU s, warm / cold (render share) | prepare (conversation tokens) tok/CPU s, warm / cold | **prepare ÷ TRL, warm** | prepare ÷ TRL, cold |',
+    '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...ratios.map(
       (r) =>
-        `| ${r.data} | ${r.tokenizer} | ${r.grouping} | ${fmt(r.rows)} | ${fmt(r.records)} | ${fmt(r.tokens)} | ${fmt(r.prepTps)} (${fmt(r.prepLoadTps)}) | ${fmt(r.rustTps)} | **${fmt(r.prepRust, 2)}** | ${fmt(r.jsTps)} | ${fmt(r.trlTps)} (${fmt(100 * r.trlRenderShare)} %) | ${fmt(r.prepConvTps)} | **${fmt(r.prepTrl, 2)}** |`,
+        `| ${r.data} | ${r.tokenizer} | ${r.grouping} | ${fmt(r.rows)} | ${fmt(r.records)} | ${fmt(r.tokens)} | ${fmt(r.prepTps)} / ${fmt(r.prepColdTps)} (${fmt(r.prepLoadTps)}) | ${fmt(r.rustTps)} / ${fmt(r.rustColdTps)} | **${fmt(r.rustRatio, 2)}** | ${fmt(r.rustColdRatio, 2)} | ${fmt(r.jsTps)} / ${fmt(r.jsColdTps)} | ${cacheCell(r.cache)} | ${fmt(r.trlTps)} / ${fmt(r.trlColdTps)} (${fmt(100 * r.trlRenderShare)} / ${fmt(100 * r.trlColdRenderShare)} %) | ${fmt(r.prepConvTps)} / ${fmt(r.prepConvColdTps)} | **${fmt(r.trlRatio, 2)}** | ${fmt(r.trlColdRatio, 2)} |`,
     ),
     '',
-    'The two ratios are medians of per-round ratios (each round: prepare, then the raw Rust encode and TRL render-once ' +
-      'right after it); the rounds: ' +
+    'Each ratio is the median of per-round ratios (each round: the cold prepare process and the cold comparators, then the warm prepare ' +
+      'process and the warm comparators, in the same minutes); the rounds, warm ÷ Rust, ÷ TRL; cold ÷ Rust, ÷ TRL; and cold prepare ÷ warm ' +
+      'comparators (medians in brackets), after the 1-minute load average before each round and after the last: ' +
       ratios
         .map(
           (r) =>
-            `${r.data} ${r.tokenizer} ${r.grouping} ÷ Rust ${r.rustRounds.map((x) => fmt(x, 2)).join(' / ')}, ÷ TRL ${r.trlRounds.map((x) => fmt(x, 2)).join(' / ')}`,
+            `${r.data} ${r.tokenizer} ${r.grouping}, load ${r.loads.map((x) => fmt(x, 1)).join(' → ')}: ` +
+            `warm ${r.rustRounds.map((x) => fmt(x, 2)).join(' / ')}, ${r.trlRounds.map((x) => fmt(x, 2)).join(' / ')}; ` +
+            `cold ${r.rustColdRounds.map((x) => fmt(x, 2)).join(' / ')}, ${r.trlColdRounds.map((x) => fmt(x, 2)).join(' / ')}; ` +
+            `cold ÷ warm ${r.rustMixedRounds.map((x) => fmt(x, 2)).join(' / ')} (${fmt(r.rustMixedRatio, 2)}), ${r.trlMixedRounds.map((x) => fmt(x, 2)).join(' / ')} (${fmt(r.trlMixedRatio, 2)})`,
         )
         .join('; ') +
       '.',

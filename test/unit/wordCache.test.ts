@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { loadTokenizer } from '../../src/core/tokenizers/tokenizer';
-import { installWordCache } from '../../src/core/tokenizers/wordCache';
+import { installWordCache, wordCacheStatsOf } from '../../src/core/tokenizers/wordCache';
 import { lenmlModelDir, oracleEncode } from '../helpers';
 
 const SAMPLES = join(__dirname, '..', '..', 'samples');
@@ -82,4 +82,8 @@ test('hits are counted: a repeated text is served from the cache', () => {
   assert.deepEqual(stats, { hits: 1, misses: 4 }); // pieces "the", " dog", " and", " the", " dog"
   assert.deepEqual(tok.encode(text, { add_special_tokens: false }).ids, first);
   assert.deepEqual(stats, { hits: 6, misses: 4 });
+  // The same counts, read live through the tokenizer (the benchmark's hit rate); none for a tokenizer without the cache.
+  assert.equal(wordCacheStatsOf(tok), stats);
+  assert.deepEqual(wordCacheStatsOf(tok), { hits: 6, misses: 4 });
+  assert.equal(wordCacheStatsOf(new Tokenizer(json, {})), undefined);
 });

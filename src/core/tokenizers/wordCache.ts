@@ -72,6 +72,7 @@ export function installWordCache(tok: any, tokenizerJson: any): WordCacheStats |
   // so the library's path below gets back exactly the tokens the model gave.
   const cache = new Map<string, number | number[]>();
   const stats: WordCacheStats = { hits: 0, misses: 0 };
+  statsByTokenizer.set(tok, stats);
   /** The id of a token as tokenizers.js's `encode` maps it (added tokens first, then the model's vocabulary), -1 when neither has it. */
   const idOf = (t: string): number => addedMap.get(t)?.id ?? toIds.get(t) ?? -1;
   /** The ids of a piece the cache has not seen (the final `ByteLevel` step, then the model), cached when they map back. */
@@ -130,6 +131,17 @@ export function installWordCache(tok: any, tokenizerJson: any): WordCacheStats |
 export type PieceIdsAppender = (pieces: readonly string[], out: number[]) => void;
 
 const appenders = new WeakMap<object, PieceIdsAppender>();
+
+const statsByTokenizer = new WeakMap<object, WordCacheStats>();
+
+/**
+ * The running counts of the cache installed on a tokenizers.js `Tokenizer` ({@link installWordCache}; the object it
+ * returned, read live): pieces found and pieces computed. Undefined when no cache is installed on `tok`. For the
+ * benchmark (scripts/bench-child.ts: the cache's hit rate in a measured window, docs/scale.md "Warm and cold").
+ */
+export function wordCacheStatsOf(tok: object): WordCacheStats | undefined {
+  return statsByTokenizer.get(tok);
+}
 
 /**
  * A pre-tokenized piece's byte-level form (`mapped`: the final `ByteLevel` step's one output, one character per UTF-8
