@@ -23,20 +23,24 @@ export function tokenizerCacheDir(env: NodeJS.ProcessEnv = process.env): string 
 /**
  * Writes `data` as the cache file `path` (inside `dir`), atomically: to a temporary name of this process and thread,
  * then renamed into place, `dir` created readable by its owner only. Never throws: a cache that cannot be written is
- * skipped and its temporary file removed. Used by every entry of this folder (preparedBpe.ts, records/templateCheckCache.ts).
+ * skipped and its temporary file removed. Used by every entry of this folder (preparedBpe.ts, records/templateCheckCache.ts,
+ * src/boot/codeCache.ts).
+ * @returns whether the file was written
  */
-export function writeCacheFile(dir: string, path: string, data: string | Uint8Array): void {
+export function writeCacheFile(dir: string, path: string, data: string | Uint8Array): boolean {
   const tmp = `${path}.${process.pid}-${threadId}-${Math.random().toString(36).slice(2)}.tmp`;
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     writeFileSync(tmp, data);
     renameSync(tmp, path);
+    return true;
   } catch {
     try {
       rmSync(tmp, { force: true });
     } catch {
       /* nothing to clean */
     }
+    return false;
   }
 }
 
