@@ -130,8 +130,16 @@ function runWrapped(script: Script, mod: NodeJS.Module, bundlePath: string): voi
  * source maps are on). Node's `require` there resolves from `mod`'s folder: a loader elsewhere than its bundle
  * (not dist/'s layout) gets `vm.Script` without a cache instead.
  */
-function plainLoad(mod: NodeJS.Module, bundlePath: string, text: string, entry: string | null, reason: string): BundleLoad {
+function plainLoad(
+  mod: NodeJS.Module,
+  bundlePath: string,
+  text: string,
+  entry: string | null,
+  reason: string,
+  onCompiled?: LoadOptions['onCompiled'],
+): BundleLoad {
   const body = text.startsWith('#!') ? `//${text.slice(2)}` : text;
+  onCompiled?.('plain', reason);
   if (mod.filename && dirname(mod.filename) === dirname(bundlePath)) (mod as Compilable)._compile(body, bundlePath);
   else runWrapped(new Script(wrap(text), { filename: bundlePath, importModuleDynamically: vmConstants.USE_MAIN_CONTEXT_DEFAULT_LOADER }), mod, bundlePath);
   return { how: 'plain', entry, reason, flush: () => false };
@@ -153,9 +161,12 @@ export function runBundle(bundlePath: string, mod: NodeJS.Module, opts: LoadOpti
   if (!env[CODE_CACHE_TRACE_ENV] || env[CODE_CACHE_TRACE_ENV] === '0') return loadBundle(bundlePath, mod, env, opts);
   const say = (line: string) => process.stderr.write(`code cache: ${basename(bundlePath)} ${line}\n`);
   const t0 = performance.now();
-  const load = loadBundle(bundlePath, mod, env, { ...opts, onWrite: (bytes) => say(`wrote ${bytes} bytes`) });
-  say(`${load.how}${load.reason ? ` (${load.reason})` : ''} in ${(performance.now() - t0).toFixed(1)} ms${isMainThread ? '' : ' (worker thread)'}`);
-  return load;
+  // Said before the bundle's top level runs (the CLI's starts the command): the time is the read, check and compile.
+  const onCompiled = (how: string, reason?: string) =>
+    say(
+      `${how}${reason ? ` (${reason})` : ''}, ${how === 'plain' ? 'read' : 'compiled'} in ${(performance.now() - t0).toFixed(1)} ms${isMainThread ? '' : ' (worker thread)'}`,
+    );
+  return loadBundle(bundlePath, mod, env, { ...opts, onWrite: (bytes) => say(`wrote ${bytes} bytes`), onCompiled });
 }
 
 interface LoadOptions {
@@ -164,15 +175,18 @@ interface LoadOptions {
   sourceMaps?: boolean;
   /** Called with the entry's size after each write (the trace). */
   onWrite?: (bytes: number) => void;
+  /** Called once the bundle is compiled, before its top level runs (the trace). */
+  onCompiled?: (how: BundleLoad['how'], reason?: string) => void;
 }
 
 function loadBundle(bundlePath: string, mod: NodeJS.Module, env: NodeJS.ProcessEnv, opts: LoadOptions): BundleLoad {
   const bytes = readFileSync(bundlePath);
   const text = bytes.toString('utf8');
   const dir = env[NO_CODE_CACHE_ENV] && env[NO_CODE_CACHE_ENV] !== '0' ? null : tokenizerCacheDir(env);
-  if (!dir) return plainLoad(mod, bundlePath, text, null, 'off');
+  if (!dir) return plainLoad(mod, bundlePath, text, null, 'off', opts.onCompiled);
   // Node 20 maps stack traces only of the code its own loader compiled: with source maps on, the plain load.
-  if (opts.sourceMaps ?? (process as { sourceMapsEnabled?: boolean }).sourceMapsEnabled) return plainLoad(mod, bundlePath, text, null, 'source maps on');
+  if (opts.sourceMaps ?? (process as { sourceMapsEnabled?: boolean }).sourceMapsEnabled)
+    return plainLoad(mod, bundlePath, text, null, 'source maps on', opts.onCompiled);
   let compiled: { script: Script; file: string; key: string; accepted: { workMs: number; size: number } | null; reason?: string };
   try {
     const { file, key } = codeCacheEntry(bundlePath, bytes, dir, env);
@@ -184,7 +198,7 @@ function loadBundle(bundlePath: string, mod: NodeJS.Module, env: NodeJS.ProcessE
     const reason = 'reason' in decoded ? decoded.reason : accepted === null ? 'rejected by V8' : undefined;
     compiled = { script, file, key, accepted, ...(reason ? { reason } : {}) };
   } catch (e) {
-    return plainLoad(mod, bundlePath, text, null, `the cache failed: ${e instanceof Error ? e.message : String(e)}`);
+    return plainLoad(mod, bundlePath, text, null, `the cache failed: ${e instanceof Error ? e.message : String(e)}`, opts.onCompiled);
   }
   const { script, file, key, accepted } = compiled;
   // The entry this thread now stands on (the accepted one, then its own writes): its producer's work (ms) and size.
@@ -213,6 +227,7 @@ function loadBundle(bundlePath: string, mod: NodeJS.Module, env: NodeJS.ProcessE
     }, WORKER_CHECK_MS);
     timer.unref();
   }
+  opts.onCompiled?.(accepted === null ? 'miss' : 'cache', compiled.reason);
   runWrapped(script, mod, bundlePath);
   return { how: accepted === null ? 'miss' : 'cache', entry: file, ...(compiled.reason ? { reason: compiled.reason } : {}), flush };
 }
