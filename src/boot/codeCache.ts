@@ -40,6 +40,12 @@ export const CODE_CACHE_TRACE_ENV = 'EAGLE3_CODE_CACHE_TRACE';
 /** The entry format; a change of the header or of what the key covers changes it. */
 const FORMAT = 'eagle3-code-cache 1';
 
+/**
+ * `import()` inside the bundle resolves as in a module Node loaded (Node ≥ 20.12 / 21.7; an older Node, or an
+ * Electron without it, leaves the option out: the bundles hold no `import()`).
+ */
+const DYNAMIC_IMPORT = (vmConstants as Partial<typeof vmConstants> | undefined)?.USE_MAIN_CONTEXT_DEFAULT_LOADER;
+
 /** A thread that has worked this long (event-loop active ms) made a rich enough entry: no rewrite after it. */
 export const RICH_WORK_MS = 2000;
 
@@ -141,7 +147,7 @@ function plainLoad(
   const body = text.startsWith('#!') ? `//${text.slice(2)}` : text;
   onCompiled?.('plain', reason);
   if (mod.filename && dirname(mod.filename) === dirname(bundlePath)) (mod as Compilable)._compile(body, bundlePath);
-  else runWrapped(new Script(wrap(text), { filename: bundlePath, importModuleDynamically: vmConstants.USE_MAIN_CONTEXT_DEFAULT_LOADER }), mod, bundlePath);
+  else runWrapped(new Script(wrap(text), { filename: bundlePath, importModuleDynamically: DYNAMIC_IMPORT }), mod, bundlePath);
   return { how: 'plain', entry, reason, flush: () => false };
 }
 
@@ -193,7 +199,7 @@ function loadBundle(bundlePath: string, mod: NodeJS.Module, env: NodeJS.ProcessE
     const data = readOwnCacheFile(file);
     const decoded = data ? decodeEntry(data, key) : { reason: 'missing' };
     const cachedData = 'body' in decoded ? decoded.body : undefined;
-    const script = new Script(wrap(text), { filename: bundlePath, cachedData, importModuleDynamically: vmConstants.USE_MAIN_CONTEXT_DEFAULT_LOADER });
+    const script = new Script(wrap(text), { filename: bundlePath, cachedData, importModuleDynamically: DYNAMIC_IMPORT });
     const accepted = 'body' in decoded && script.cachedDataRejected === false ? { workMs: decoded.workMs, size: decoded.body.length } : null;
     const reason = 'reason' in decoded ? decoded.reason : accepted === null ? 'rejected by V8' : undefined;
     compiled = { script, file, key, accepted, ...(reason ? { reason } : {}) };
