@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { Worker } from 'node:worker_threads';
 import { CODE_CACHE_TRACE_ENV, codeCacheEntry, decodeEntry, encodeEntry, NO_CODE_CACHE_ENV } from '../../src/boot/codeCache';
 import { lenmlModelDir, tempDir } from '../helpers';
 
@@ -33,7 +34,9 @@ function writeBundle(dir: string, name = 'b-bundle.js', tail = ''): string {
 /**
  * The loader as it runs in dist/: in a fresh process (V8's in-memory compilation cache would answer a second compile
  * of the same source in this one, whatever the entry), built here from src/boot/codeCache.ts. It loads `bundle` as
- * its own body (it is the main module) and prints what it did and what the bundle exported.
+ * its own body (it is the main module) and prints what it did and what the bundle exported. Its second argument:
+ * `flush` (write the entry after), `auto` (the loader's own writes: at exit, and in a worker thread, which it then keeps
+ * alive until terminated, by the periodic check), else none.
  */
 let harnessPath: string | undefined;
 async function harness(): Promise<string> {
@@ -45,10 +48,11 @@ async function harness(): Promise<string> {
     [
       `import { runBundle } from ${JSON.stringify(join(ROOT, 'src', 'boot', 'codeCache'))};`,
       'const [bundle, flush] = process.argv.slice(2);',
-      'const load = runBundle(bundle, module, { autoFlush: false });',
+      "const load = runBundle(bundle, module, flush === 'auto' ? {} : { autoFlush: false });",
+      "if (flush === 'auto' && !require('node:worker_threads').isMainThread) setInterval(() => {}, 50);",
       'const e = module.exports as Record<string, unknown>;',
       'const out = { how: load.how, reason: load.reason ?? null, entry: load.entry, fib10: e.fib10, twice: e.twice, file: e.file, dir: e.dir,',
-      '  main: e.main, self: e.self === module, lazy: (e.lazyOnly as () => string)(), flushed: flush === "flush" ? load.flush() : null };',
+      "  main: e.main, self: e.self === module, lazy: (e.lazyOnly as () => string)(), flushed: flush === 'flush' ? load.flush() : null };",
       'process.stdout.write(JSON.stringify(out));',
     ].join('\n'),
   );
@@ -65,8 +69,8 @@ interface Loaded {
 }
 
 /** Loads `bundle` through the loader in a fresh process, with the code cache in `cache`; `flush`: write the entry after. */
-async function load(bundle: string, cache: string, flush = false, extraEnv: Record<string, string> = {}): Promise<Loaded> {
-  const r = spawnSync(process.execPath, [await harness(), bundle, flush ? 'flush' : ''], {
+async function load(bundle: string, cache: string, flush: boolean | 'auto' = false, extraEnv: Record<string, string> = {}): Promise<Loaded> {
+  const r = spawnSync(process.execPath, [await harness(), bundle, flush === 'auto' ? 'auto' : flush ? 'flush' : ''], {
     encoding: 'utf8',
     env: { ...process.env, NODE_OPTIONS: '', EAGLE3_TOKENIZER_CACHE: cache, ...extraEnv },
   });
@@ -93,6 +97,36 @@ test('a first load makes an entry, the second is compiled from it (V8 accepts it
   const second = await load(bundle, cache, true);
   assert.deepEqual([second.how, second.reason, second.entry], ['cache', null, first.entry], 'cachedDataRejected false');
   assert.equal(second.flushed, false, 'an accepted entry of as much work is kept');
+});
+
+test("the loader's own writes: at a process's exit, and from a worker thread that is terminated (no exit)", async () => {
+  const dir = tempDir('eagle3-codecache-');
+  const bundle = writeBundle(dir);
+  const cache = tempDir('eagle3-codecache-dir-');
+  const r = await load(bundle, cache, 'auto');
+  assert.deepEqual([r.how, r.flushed], ['miss', null]);
+  assert.ok(existsSync(r.entry!), 'written at exit');
+  assert.equal((await load(bundle, cache)).how, 'cache');
+
+  const cache2 = tempDir('eagle3-codecache-dir-');
+  const w = new Worker(await harness(), {
+    argv: [bundle, 'auto'],
+    env: { ...process.env, EAGLE3_TOKENIZER_CACHE: cache2 },
+    stdout: true,
+    execArgv: [], // not this process's tsx (which turns source maps on: the plain load)
+  });
+  let failed: unknown;
+  w.on('error', (e) => (failed = e));
+  const entries = () => readdirSync(cache2).filter((f) => f.endsWith('.v8'));
+  try {
+    // The check runs every second; a loaded machine may take longer to schedule the thread.
+    for (let waited = 0; entries().length === 0 && !failed && waited < 60_000; waited += 100) await new Promise((res) => setTimeout(res, 100));
+  } finally {
+    await w.terminate();
+  }
+  assert.equal(failed, undefined);
+  assert.equal(entries().length, 1, 'written by the worker thread before it was terminated');
+  assert.equal((await load(bundle, cache2)).how, 'cache', "a process accepts the worker thread's entry");
 });
 
 test('a damaged, foreign, stale or rejected entry is a miss with the same result, and is rewritten', async () => {
