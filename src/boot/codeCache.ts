@@ -71,9 +71,13 @@ export interface BundleLoad {
   flush(): boolean;
 }
 
-/** The runtime part of the key: what makes V8 reject a cache made elsewhere. */
+/**
+ * The runtime part of the key: what makes V8 reject a cache made elsewhere. The inspector's options are left out: they
+ * change no code, and a host that starts with a fresh `--inspect-port=…` each time would otherwise leave an entry per start.
+ */
 function runtimeKey(env: NodeJS.ProcessEnv): string {
-  return JSON.stringify([process.version, process.arch, process.platform, process.execArgv, env.NODE_OPTIONS ?? '']);
+  const flags = process.execArgv.filter((a) => !/^--(inspect|debug)(-brk|-port|-publish-uid|-wait)?(=|$)/.test(a));
+  return JSON.stringify([process.version, process.arch, process.platform, flags, env.NODE_OPTIONS ?? '']);
 }
 
 const sha256 = (data: string | Uint8Array): string => createHash('sha256').update(data).digest('hex');
