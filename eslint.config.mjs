@@ -27,6 +27,7 @@ export default tseslint.config(
       'src/shared/**/*.ts',
       'src/cli.ts',
       'src/worker.ts',
+      'src/boot/**/*.ts',
       'src/vscode/ids.ts',
       'src/vscode/settings.ts',
       'src/vscode/paths.ts',

@@ -4,7 +4,7 @@
 //   node scripts/build.mjs --production  what the VSIX ships (vscode:prepublish): minified, no source maps
 //   node scripts/build.mjs --watch       development build, rebuilt on change
 import * as esbuild from 'esbuild';
-import { NODE_BUNDLE } from './bundle-options.mjs';
+import { NODE_BUNDLE, nodeEntries } from './bundle-options.mjs';
 import { cpSync, mkdirSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -19,8 +19,8 @@ const shape = production ? { minify: true, keepNames: true, sourcemap: false } :
 const common = { ...NODE_BUNDLE, ...shape, ...(watch ? { define: { __EAGLE3_CODE_ID__: 'null' } } : {}) };
 
 const builds = [
-  { ...common, entryPoints: { cli: 'src/cli.ts' }, outdir: 'dist', banner: { js: '#!/usr/bin/env node' } },
-  { ...common, entryPoints: { worker: 'src/worker.ts' }, outdir: 'dist' },
+  // dist/cli.js and dist/worker.js: loaders of dist/cli-bundle.js and dist/worker-bundle.js through the V8 code cache.
+  ...nodeEntries('.', 'dist', common),
   { ...common, entryPoints: { extension: 'src/extension.ts' }, outdir: 'dist', external: ['vscode', 'tokenizers'] },
 ];
 if (existsSync('webview/main.ts')) {

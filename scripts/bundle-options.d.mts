@@ -12,3 +12,5 @@ export const NODE_BUNDLE: Readonly<{
   external: string[];
   define: Readonly<Record<string, string>>;
 }>;
+/** The esbuild builds of the loaders `cli.js` and `worker.js` (src/boot/) and the bundles they run, `cli-bundle.js` and `worker-bundle.js`, into `outdir`. */
+export function nodeEntries(root: string, outdir: string, common?: object): object[];

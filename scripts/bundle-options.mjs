@@ -4,6 +4,8 @@
 // mainFields: prefer ESM builds (jsonc-parser's UMD build does dynamic requires esbuild cannot follow).
 // external: the Rust `tokenizers` binding is a napi `.node` file esbuild cannot inline; it is loaded at run time from
 // node_modules (a platform VSIX ships it in dist/node_modules/tokenizers/ with its own binary only: scripts/package-platforms.mjs).
+// nodeEntries: dist/cli.js and dist/worker.js are small loaders (src/boot/) that run the real bundles beside them,
+// cli-bundle.js and worker-bundle.js, from the V8 code cache (src/boot/codeCache.ts).
 // define __EAGLE3_CODE_ID__: the code's identity for on-disk caches of computed results (records/templateCheckCache.ts).
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -42,3 +44,17 @@ export const NODE_BUNDLE = Object.freeze({
   external: ['tokenizers'],
   define: Object.freeze({ __EAGLE3_CODE_ID__: JSON.stringify(codeId()) }),
 });
+
+/**
+ * The esbuild builds of the CLI and the worker into `outdir`: the loaders `cli.js` (with the `#!/usr/bin/env node`
+ * banner) and `worker.js` (src/boot/), and the bundles they run, `cli-bundle.js` (src/cli.ts) and `worker-bundle.js`
+ * (src/worker.ts). `common`: the options of every build (NODE_BUNDLE and the build's shape).
+ */
+export function nodeEntries(root, outdir, common = NODE_BUNDLE) {
+  return [
+    { ...common, entryPoints: { cli: join(root, 'src', 'boot', 'cli.ts') }, outdir, banner: { js: '#!/usr/bin/env node' } },
+    { ...common, entryPoints: { worker: join(root, 'src', 'boot', 'worker.ts') }, outdir },
+    { ...common, entryPoints: { 'cli-bundle': join(root, 'src', 'cli.ts') }, outdir },
+    { ...common, entryPoints: { 'worker-bundle': join(root, 'src', 'worker.ts') }, outdir },
+  ];
+}

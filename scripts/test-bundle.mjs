@@ -9,7 +9,7 @@
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import * as esbuild from 'esbuild';
-import { NODE_BUNDLE } from './bundle-options.mjs';
+import { nodeEntries } from './bundle-options.mjs';
 
 /** The environment variable naming the run's bundled `cli.js` (its `worker.js` beside it). */
 export const TEST_CLI_ENV = 'EAGLE3_TEST_CLI';
@@ -40,16 +40,13 @@ export async function buildTestBundle() {
   }
   const dir = join(cache, `${PREFIX}${process.pid}`);
   try {
-    await esbuild.build({
-      entryPoints: { cli: join(ROOT, 'src', 'cli.ts'), worker: join(ROOT, 'src', 'worker.ts') },
-      outdir: dir,
-      ...NODE_BUNDLE,
-    });
+    // As dist/: the loaders cli.js and worker.js and the bundles they run (scripts/bundle-options.mjs nodeEntries).
+    await Promise.all(nodeEntries(ROOT, dir).map((b) => esbuild.build(b)));
   } catch {
     removeTestBundle(dir);
     return null;
   }
-  return existsSync(join(dir, 'cli.js')) && existsSync(join(dir, 'worker.js')) ? dir : null;
+  return ['cli.js', 'worker.js', 'cli-bundle.js', 'worker-bundle.js'].every((f) => existsSync(join(dir, f))) ? dir : null;
 }
 
 /** Removes the folder {@link buildTestBundle} made. */

@@ -49,6 +49,8 @@ export const REQUIRED_FILES = [
   'dist/extension.js',
   'dist/worker.js',
   'dist/cli.js',
+  'dist/worker-bundle.js',
+  'dist/cli-bundle.js',
   'dist/webview.js',
   'dist/dashboard.js',
   'dist/templateCheck.js',

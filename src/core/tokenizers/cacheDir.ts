@@ -23,23 +23,26 @@ export function tokenizerCacheDir(env: NodeJS.ProcessEnv = process.env): string 
 /**
  * Writes `data` as the cache file `path` (inside `dir`), atomically: to a temporary name of this process and thread,
  * then renamed into place, `dir` created readable by its owner only. Never throws: a cache that cannot be written is
- * skipped and its temporary file removed. Used by every entry of this folder (preparedBpe.ts, records/templateCheckCache.ts).
- * After a write the folder is pruned to `maxBytes` (default {@link CACHE_DIR_MAX_BYTES}; least recently used first:
- * {@link pruneCacheDir}).
+ * skipped and its temporary file removed. Used by every entry of this folder (preparedBpe.ts, records/templateCheckCache.ts,
+ * src/boot/codeCache.ts). After a write the folder is pruned to `maxBytes` (default {@link CACHE_DIR_MAX_BYTES}; least
+ * recently used first: {@link pruneCacheDir}).
+ * @returns whether the file was written
  */
-export function writeCacheFile(dir: string, path: string, data: string | Uint8Array, maxBytes = CACHE_DIR_MAX_BYTES): void {
+export function writeCacheFile(dir: string, path: string, data: string | Uint8Array, maxBytes = CACHE_DIR_MAX_BYTES): boolean {
   const tmp = `${path}.${process.pid}-${threadId}-${Math.random().toString(36).slice(2)}.tmp`;
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     writeFileSync(tmp, data);
     renameSync(tmp, path);
     pruneCacheDir(dir, maxBytes, path);
+    return true;
   } catch {
     try {
       rmSync(tmp, { force: true });
     } catch {
       /* nothing to clean */
     }
+    return false;
   }
 }
 
