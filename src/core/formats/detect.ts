@@ -9,7 +9,7 @@
  */
 import type { FormatDetection, RowOutcome } from '../types';
 import { fieldRoleEvidence, tallyFieldRoles, type FieldRoleTally } from './fieldRoles';
-import { conversationsOf, normalizeDetailed } from './normalize';
+import { conversationsOf, normalizeDetailed, type DetailedOutcome } from './normalize';
 import { describeJsonType, type Row } from './base';
 
 /** How many rows detection looks at by default. */
@@ -35,13 +35,17 @@ export const DETECT_SAMPLE_SIZE = 50;
  * `3/3 rows: "system_prompt" top-level field used as system message (system turn content is null)`.
  *
  * Rows beyond the first {@link DETECT_SAMPLE_SIZE} are ignored. Never throws.
+ *
+ * `normalized`: the rows' outcomes when the caller normalized them already (`normalized[i]` of `sampleRows[i]`, by
+ * `normalizeDetailed` with no reading options — normalizedAhead.ts `readingIsDefault` — under any source and file
+ * name: detection reads neither the ids nor the sources); else each row is normalized here.
  */
-export function detectFormat(sampleRows: unknown[]): FormatDetection {
+export function detectFormat(sampleRows: unknown[], normalized?: readonly DetailedOutcome[]): FormatDetection {
   const rows = sampleRows.slice(0, DETECT_SAMPLE_SIZE);
   const total = rows.length;
   if (total === 0) return { format: 'unknown', evidence: ['no rows to inspect (the file has no non-blank, valid JSON line)'] };
   const tally = emptyTally();
-  rows.forEach((value, i) => tallyRow(tally, value, i));
+  rows.forEach((value, i) => tallyRow(tally, value, normalized?.[i] ?? normalizeDetailed(value, { file: '', line: i + 1 }, 'sample')));
   return { format: formatOf(tally), evidence: evidenceOf(tally, total) };
 }
 
@@ -91,9 +95,9 @@ function emptyTally(): SampleTally {
   };
 }
 
-/** One sample row (0-based `i`), normalized and counted: its shape, roles, facts, unread fields, field roles and outcome. */
-function tallyRow(t: SampleTally, value: unknown, i: number): void {
-  const { outcome, handler, facts, row: readRow } = normalizeDetailed(value, { file: '', line: i + 1 }, 'sample');
+/** One sample row and its normalized outcome, counted: its shape, roles, facts, unread fields, field roles and outcome. */
+function tallyRow(t: SampleTally, value: unknown, detailed: DetailedOutcome): void {
+  const { outcome, handler, facts, row: readRow } = detailed;
   if (!handler) {
     t.unmatched++;
     if (value !== null && typeof value === 'object' && !Array.isArray(value)) {

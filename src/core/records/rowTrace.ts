@@ -23,7 +23,8 @@
  * `encodeBatch` per round (prepare's pool workers and inline executor with the Rust backend). Same trace either way.
  */
 import type { Code } from '../codes';
-import { conversationsOf, normalizeDetailed } from '../formats/normalize';
+import { conversationsOf } from '../formats/normalize';
+import { normalizeOnce, rowSourceOf } from '../formats/normalizedAhead';
 import type { NormalizeOptions } from '../formats/base';
 import type { Conversation, Message } from '../types';
 import type { EncodedText, TargetTokenizer } from '../tokenizers/types';
@@ -181,10 +182,11 @@ function* rowSteps(
  * with its role and turn).
  */
 function readRow(row: TraceRowInput, file: string, fileBase: string, normalize: NormalizeOptions, settings: TraceSettings): ReadTrace {
-  const source = row.element === undefined ? { file, line: row.line } : { file, line: row.line, element: row.element };
+  const source = rowSourceOf(row, file);
   const stopped = 'conversations' as const;
   if (row.error !== undefined) return { stoppedAt: stopped, source, parts: [], fate: { fate: 'errored', code: 'invalid_json', message: row.error } };
-  const detailed = normalizeDetailed(row.value, source, fileBase, normalize);
+  // Format detection's outcome for this very row when prepare handed it over (formats/normalizedAhead.ts), else normalized now.
+  const detailed = normalizeOnce(row.value, source, fileBase, normalize);
   const { outcome } = detailed;
   if (outcome.kind === 'dropped')
     return { stoppedAt: stopped, source, detailed, parts: [], fate: { fate: 'dropped', reason: outcome.reason, message: outcome.message } };

@@ -12,6 +12,8 @@
 import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../../formats/detect';
+import { normalizeDetailed } from '../../formats/normalize';
+import { handAhead, readingIsDefault, rowSourceOf } from '../../formats/normalizedAhead';
 import { configuredRows, rowConfigFor, type RowConfig } from '../../formats/rowSource';
 import type { RawRow } from '../../read/readers';
 import { RowProcessor } from '../../records/rowProcessor';
@@ -224,13 +226,15 @@ export class FileJob {
     const cursor = await RowCursor.open(() => this.next(rows));
     const head: RawRow[] = [];
     while (!cursor.done && head.length < DETECT_SAMPLE_SIZE) head.push(await cursor.shift());
-    const format = this.detect(head);
     const batchHead: Omit<RowBatch, 'rows'> = { file: this.file, fileBase: this.run.idBases.get(this.file) ?? basename(this.file), normalize: config.reading };
+    const { format, handOver } = this.detect(head, batchHead);
     const batcher = new RowBatcher(this.run.executor, this.run.workers, hooks.signal, (results, bytes) => this.settle(results, bytes));
     const take = (row: RawRow, k: number) => this.take(batcher, batchHead, row, k);
     // OpenAssistant flat exports need the whole file before any row: their trees span it.
     // So do agent CLI event logs: their conversations are parent chains across it (formats/eventLog.ts).
     const pass = filePassFor(format, project);
+    // A file-level pass rebuilds or marks its rows: it normalizes them itself.
+    if (!pass) handOver();
     let headLeft = false;
     try {
       if (pass) await this.passOver(pass, head, cursor, take, batcher);
@@ -242,13 +246,32 @@ export class FileJob {
     this.finish(cursor.done && !headLeft, batcher);
   }
 
-  /** Detects the file's format from its first rows (`head`, the rows that parsed), into its report. @returns the format */
-  private detect(head: readonly RawRow[]): string {
-    const det = detectFormat(head.filter((r) => r.error === undefined).map((r) => r.value));
+  /**
+   * Detects the file's format from its first rows (`head`, the rows that parsed), into its report. With default reading
+   * options the rows are normalized as the row path would (`batch`'s file, file name and options; formats/normalizedAhead.ts)
+   * and detection reads those outcomes.
+   * @returns the format, and `handOver`, which hands those outcomes to the row path (call it only when the rows go to it as they are)
+   */
+  private detect(head: readonly RawRow[], batch: Omit<RowBatch, 'rows'>): { format: string; handOver: () => void } {
+    const parsed = head.filter((r) => r.error === undefined);
+    const options = batch.normalize ?? {};
+    const ahead = readingIsDefault(options)
+      ? parsed.map((r) => {
+          const source = rowSourceOf(r, batch.file);
+          return { value: r.value, source, detailed: normalizeDetailed(r.value, source, batch.fileBase, options) };
+        })
+      : undefined;
+    const det = detectFormat(
+      parsed.map((r) => r.value),
+      ahead?.map((a) => a.detailed),
+    );
     this.rep.format = det.format;
     this.rep.evidence = det.evidence;
     this.run.hooks.log?.(`  format: ${det.format} — ${det.evidence.join('; ')}`);
-    return det.format;
+    const handOver = () => {
+      for (const a of ahead ?? []) handAhead(a.value, a.source, batch.fileBase, options, a.detailed);
+    };
+    return { format: det.format, handOver };
   }
 
   /**
