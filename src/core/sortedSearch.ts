@@ -15,3 +15,19 @@ export function lastAtMost(sorted: ArrayLike<number>, x: number): number {
   }
   return lo;
 }
+
+/**
+ * The index of the first element of `sorted[from …]` (ascending) that is at least `x` (a lower bound), by binary
+ * search: O(log n).
+ * @returns that index; `sorted.length` when no element from `from` on is at least `x`
+ */
+export function firstAtLeast(sorted: ArrayLike<number>, x: number, from = 0): number {
+  let lo = from;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

@@ -196,6 +196,50 @@ test('maskFromSpans: a token is trainable when its first character lies in a spa
   assert.deepEqual(maskFromSpans([0, 1], []), [0, 0]);
 });
 
+test('maskFromSpans: the runs of ascending starts equal the token-by-token rule, on edges and on random inputs', () => {
+  // Token by token, as the mask was made before the runs: a moving span index, 1 when the start lies in that span.
+  const byToken = (starts: number[], spans: [number, number][]) => {
+    let s = 0;
+    return starts.map((p) => {
+      while (s < spans.length && spans[s][1] <= p) s++;
+      return s < spans.length && p >= spans[s][0] ? 1 : 0;
+    });
+  };
+  // Edges by hand: a start on a span's start (1) and on its end (0), touching spans, an empty span, equal starts,
+  // spans before the first and after the last token, no tokens.
+  assert.deepEqual(
+    maskFromSpans(
+      [0, 4, 4, 6, 9, 9, 12],
+      [
+        [-3, 0],
+        [4, 6],
+        [6, 6],
+        [6, 10],
+        [20, 30],
+      ],
+    ),
+    [0, 1, 1, 1, 1, 1, 0],
+  );
+  assert.deepEqual(maskFromSpans([], [[0, 5]]), []);
+  // Random: ascending starts with repeats and ascending disjoint spans (the runs), and inputs the runs refuse —
+  // a start lower than the one before, spans out of order or inverted — which keep the token-by-token result.
+  let seed = 12345;
+  const rnd = (n: number) => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n;
+  for (let t = 0; t < 400; t++) {
+    const starts: number[] = [];
+    for (let k = 0, p = 0; k < rnd(60); k++) starts.push((p += rnd(4)));
+    const spans: [number, number][] = [];
+    for (let k = 0, p = rnd(10) - 3; k < rnd(6); k++) {
+      const a = (p += rnd(12));
+      spans.push([a, (p += rnd(12))]);
+    }
+    if (t % 4 === 1 && starts.length > 2) starts[rnd(starts.length - 1) + 1] -= 1 + rnd(5);
+    if (t % 4 === 2 && spans.length > 1) spans.reverse();
+    if (t % 4 === 3 && spans.length) spans[0] = [spans[0][1] + 1, spans[0][0]];
+    assert.deepEqual(maskFromSpans(starts, spans), byToken(starts, spans), JSON.stringify({ starts, spans }));
+  }
+});
+
 test('SpecialTokenFinder finds the end of the last special token within a range', () => {
   const f = new SpecialTokenFinder(['<|im_end|>', '<|endoftext|>']);
   const s = 'a<|im_end|>b<|endoftext|>c';

@@ -13,7 +13,7 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { countRowTokens } from '../../src/core/records/rowResult';
-import { tokenizerSizeOf } from '../../src/core/run/outputs/tokenCounts';
+import { TokenCounter, tokenizerSizeOf, type TokenCountsFile } from '../../src/core/run/outputs/tokenCounts';
 import { lenmlModelDir, sharedTokenizer } from '../helpers';
 import { groupedInt } from '../../src/core/numberText';
 import { joinedRender } from '../../src/core/records/targetRules';
@@ -167,6 +167,34 @@ test('countRowTokens: a row whose counting throws leaves no slot of its ids set 
   assert.deepEqual([...d.ids], [7, 9]);
   assert.deepEqual([...d.all], [2, 1]);
   assert.deepEqual([...d.trained], [1, 0]);
+});
+
+test('TokenCounter.result: the ids with a count over all tokens, ascending, from the ids counted (not a scan of every slot)', () => {
+  // Rows and files in an order that is not ascending, an id added again, a file id with 0 over all tokens (left out,
+  // as a scan of the dense counts left it out), a file id that only a later row makes non-zero, ids up to 128,000.
+  const c = new TokenCounter();
+  const delta = (ids: number[], all: number[], trained: number[]) => ({
+    ids: Uint32Array.from(ids),
+    all: Uint32Array.from(all),
+    trained: Uint32Array.from(trained),
+  });
+  c.add(delta([7, 128000], [3, 1], [1, 0]), 1);
+  c.add(delta([2, 7, 500], [1, 2, 4], [0, 2, 4]), 2);
+  const file = { records: 4, ids: [900, 3, 7], all: [0, 5, 1], trainable: [0, 5, 0] } as unknown as TokenCountsFile;
+  c.addFile(file);
+  c.add(delta([900], [2], [1]), 1);
+  const r = c.result({ name: 't', hash: 'h' }, null);
+  assert.deepEqual(r.ids, [2, 3, 7, 500, 900, 128000]);
+  assert.deepEqual(r.all, [1, 5, 6, 4, 2, 1]);
+  assert.deepEqual(r.trainable, [0, 5, 3, 4, 1, 0]);
+  assert.equal(r.records, 8);
+  assert.equal(r.tokens, 19);
+  assert.equal(r.trainableTokens, 13);
+  // A second counter fed with the first's result (a file job's counts into the run's) gives the same file.
+  const run = new TokenCounter();
+  run.addFile(r);
+  assert.deepEqual(run.result({ name: 't', hash: 'h' }, null), r);
+  assert.deepEqual(new TokenCounter().result({ name: 't', hash: 'h' }, null).ids, []);
 });
 
 test("passesTokensThrough: post-processors that return a single text's tokens unchanged without special tokens", () => {

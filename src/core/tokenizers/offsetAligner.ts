@@ -182,7 +182,9 @@ export class OffsetAligner {
       }
       byteToUnit[bytes.length] = text.length;
     }
-    const starts = new Array<number>(ids.length);
+    // Each token's start is written in order (k = 0, 1, …) into an array grown from empty: packed, unlike
+    // `new Array(n)` (holey for good), and so is the mask copied from it (records/mask.ts `maskFromSpans`).
+    const starts: number[] = [];
     let cursor = 0;
     let exact = true;
     for (let k = 0; k < ids.length; k++) {

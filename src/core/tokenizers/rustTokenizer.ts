@@ -85,7 +85,8 @@ export function limitRustThreads(): void {
  * A start past the text's end maps to its length.
  */
 export function utf16Starts(text: string, offsets: readonly (readonly number[])[]): number[] {
-  const starts = new Array<number>(offsets.length);
+  // Written in order from empty (not `new Array(n)`, holey for good): packed, as the mask made from it (records/mask.ts).
+  const starts: number[] = [];
   if (!/[\uD800-\uDFFF]/.test(text)) {
     // No surrogate pair: one code point per UTF-16 unit.
     for (let k = 0; k < offsets.length; k++) starts[k] = Math.min(offsets[k][0], text.length);

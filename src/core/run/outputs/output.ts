@@ -250,8 +250,12 @@ export class AtomicOutput {
    */
   async write(text: string | Uint8Array): Promise<void> {
     const s = this.open();
-    this.written += typeof text === 'string' ? Buffer.byteLength(text) : text.byteLength;
-    if (!s.write(text))
+    // A text is encoded once, here, and its length read from the bytes: a separate pass for the length
+    // (`Buffer.byteLength`) before the stream encoded it read each record line (tens of kB) twice. Same bytes: the
+    // stream encodes a text as UTF-8 with `Buffer.from` too.
+    const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+    this.written += bytes.byteLength;
+    if (!s.write(bytes))
       await new Promise<void>((res, rej) => {
         const onErr = () => rej(this.failure);
         s.once('error', onErr);

@@ -45,10 +45,17 @@ export interface TokenCountsFile {
   trainable: number[];
 }
 
-/** Run-wide counts, in dense arrays that grow with the largest id seen. */
+/**
+ * Run-wide counts, in dense arrays that grow with the largest id seen, and the ids counted so far: {@link result} reads
+ * those ids alone, not the whole vocabulary (a run makes one counter per input file and merges it into the run's, so the
+ * result is taken once per file and once for the run; scanning 128k+ slots each time cost more than a file of a few
+ * rows counts).
+ */
 export class TokenCounter {
   private all = new Float64Array(0);
   private trained = new Float64Array(0);
+  /** Each id whose count over all tokens went from 0 to more, once, in the order first counted. */
+  private seen: number[] = [];
   records = 0;
 
   private grow(n: number): void {
@@ -62,35 +69,40 @@ export class TokenCounter {
     this.trained = t;
   }
 
+  /** Adds `a` over all tokens and `t` over trainable ones to token `id`'s counts. */
+  private addId(id: number, a: number, t: number): void {
+    const before = this.all[id];
+    this.all[id] = before + a;
+    this.trained[id] += t;
+    if (before === 0 && a !== 0) this.seen.push(id);
+  }
+
   /** Adds a row's counts. */
   add(d: TokenCountDelta, records: number): void {
     this.records += records;
     if (d.ids.length) this.grow(d.ids[d.ids.length - 1] + 1);
-    for (let k = 0; k < d.ids.length; k++) {
-      this.all[d.ids[k]] += d.all[k];
-      this.trained[d.ids[k]] += d.trained[k];
-    }
+    for (let k = 0; k < d.ids.length; k++) this.addId(d.ids[k], d.all[k], d.trained[k]);
   }
 
   /** Adds counts read from a file (a shard's `token_counts.json`). */
   addFile(f: TokenCountsFile): void {
     this.records += f.records;
     if (f.ids.length) this.grow(Math.max(...f.ids) + 1);
-    f.ids.forEach((id, k) => {
-      this.all[id] += f.all[k];
-      this.trained[id] += f.trainable[k];
-    });
+    f.ids.forEach((id, k) => this.addId(id, f.all[k], f.trainable[k]));
   }
 
-  /** The file content. */
+  /** The file content: the ids with a count over all tokens, ascending. */
   result(tokenizer: { name: string; hash: string }, modelVocabSize: number | null, tokenizerSize: number | null = null): TokenCountsFile {
     const ids: number[] = [];
     const all: number[] = [];
     const trainable: number[] = [];
     let tokens = 0;
     let trainableTokens = 0;
-    for (let id = 0; id < this.all.length; id++) {
-      if (this.all[id] === 0) continue;
+    // Ascending (a numeric sort of a typed array); an id whose count went back to 0 (negative counts in a file) is left out, as in a scan of every slot.
+    const order = Float64Array.from(this.seen).sort();
+    for (let k = 0; k < order.length; k++) {
+      const id = order[k];
+      if (this.all[id] === 0 || (k > 0 && order[k - 1] === id)) continue;
       ids.push(id);
       all.push(this.all[id]);
       trainable.push(this.trained[id]);
