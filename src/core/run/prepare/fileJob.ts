@@ -12,7 +12,7 @@
 import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../../formats/detect';
-import { configuredRows, rowConfigFor, type RowConfig } from '../../formats/rowSource';
+import { configuredRows, rowConfigData, rowConfigFor, type RowConfig } from '../../formats/rowSource';
 import type { RawRow } from '../../read/readers';
 import { RowProcessor } from '../../records/rowProcessor';
 import type { RowResult } from '../../records/rowResult';
@@ -23,7 +23,7 @@ import { BATCH_BYTES, BATCH_ROWS, rowKey, untilAborted } from './batches';
 import type { DryRunEstimate, FileReport, PrepareHooks, PrepareOptions } from '../contract';
 import { estimate } from './dryRun';
 import { filePassFor, runOasstFile } from '../inputs/oasstRun';
-import { InlineExecutor, type RowBatch, type RowExecutor } from './pool';
+import { InlineExecutor, type BatchRow, type RowBatch, type RowExecutor } from './pool';
 import type { Sink } from '../outputs/runOutputs';
 import { RecordSpan } from '../outputs/recordSpan';
 import { settingsOf } from './runSetup';
@@ -68,6 +68,12 @@ export interface FileJobRun {
   inline?: InlineExecutor;
 }
 
+/** The part of a row read that a row processor takes: its place, and its value, its error or its unparsed line. */
+function batchRow(row: RawRow): BatchRow {
+  if (row.raw) return row.truncated ? { line: row.line, raw: row.raw, truncated: true } : { line: row.line, raw: row.raw };
+  return { line: row.line, element: row.element, value: row.value, error: row.error };
+}
+
 /**
  * Batches of rows on their way to the row processors: results come back in submission order; at most `window`
  * batches are in flight, and sending waits for the oldest one (backpressure).
@@ -93,7 +99,7 @@ class RowBatcher {
   /** Adds a row to the open batch (`rowBytes`: its size), sending the batch when it is full. */
   async add(head: Omit<RowBatch, 'rows'>, row: RawRow, rowBytes: number): Promise<void> {
     this.batch ??= { ...head, rows: [] };
-    this.batch.rows.push({ line: row.line, element: row.element, value: row.value, error: row.error });
+    this.batch.rows.push(batchRow(row));
     this.batchBytes += rowBytes;
     this.lastBytes = row.bytes;
     if (this.batch.rows.length >= BATCH_ROWS || this.batchBytes >= BATCH_BYTES) await this.flush();
@@ -220,17 +226,27 @@ export class FileJob {
     const project = config.project;
     if (project) hooks.log?.(`  project config: ${project.file}`);
     hooks.log?.(`reading ${this.file}`);
-    const rows = configuredRows(this.file, config, { signal: hooks.signal });
+    const objectLines = { raw: false };
+    const rows = configuredRows(this.file, config, { signal: hooks.signal, objectLines });
     const cursor = await RowCursor.open(() => this.next(rows));
     const head: RawRow[] = [];
     while (!cursor.done && head.length < DETECT_SAMPLE_SIZE) head.push(await cursor.shift());
     const format = this.detect(head);
-    const batchHead: Omit<RowBatch, 'rows'> = { file: this.file, fileBase: this.run.idBases.get(this.file) ?? basename(this.file), normalize: config.reading };
+    const configData = rowConfigData(config);
+    const batchHead: Omit<RowBatch, 'rows'> = {
+      file: this.file,
+      fileBase: this.run.idBases.get(this.file) ?? basename(this.file),
+      normalize: config.reading,
+      ...(configData ? { config: configData } : {}),
+    };
     const batcher = new RowBatcher(this.run.executor, this.run.workers, hooks.signal, (results, bytes) => this.settle(results, bytes));
     const take = (row: RawRow, k: number) => this.take(batcher, batchHead, row, k);
     // OpenAssistant flat exports need the whole file before any row: their trees span it.
     // So do agent CLI event logs: their conversations are parent chains across it (formats/eventLog.ts).
     const pass = filePassFor(format, project);
+    // With a pool, the JSON Lines rows after the detection's are parsed by the threads that process them: this thread
+    // only splits lines (docs/scale.md "1 → 2 workers"). A file-level pass needs every row's value here.
+    objectLines.raw = this.run.workers > 1 && !pass;
     let headLeft = false;
     try {
       if (pass) await this.passOver(pass, head, cursor, take, batcher);
@@ -397,7 +413,7 @@ export class FileJob {
     if (workers > 1 && rowBytes > this.run.largeRowBytes) {
       // A large row: processed here, in order (the batches before it stay in flight).
       const inline = (this.run.inline ??= new InlineExecutor(new RowProcessor(settingsOf(opts))));
-      const b: RowBatch = { ...head, rows: [{ line: row.line, element: row.element, value: row.value, error: row.error }] };
+      const b: RowBatch = { ...head, rows: [batchRow(row)] };
       await batcher.addAlone(() => inline.run(b), row.bytes);
       return;
     }
