@@ -299,9 +299,9 @@ export class WorkerPool implements RowExecutor {
     slot.sent++;
     return new Promise<RowResult[]>((resolve, reject) => {
       slot.pending.set(id, { batch, claim, resolve, reject });
-      const msg: RowBatchMessage = { type: 'batch', id, claim, ...batch };
       // The unparsed rows' bytes as one buffer: moved to the worker (this thread never reads them again), or copied once.
       const rowBytes = packRowLines(batch.rows);
+      const msg: RowBatchMessage = { type: 'batch', id, claim, ...batch };
       slot.worker.postMessage(msg, rowBytes && this.transferRows ? [rowBytes] : []);
     });
   }
