@@ -12,16 +12,6 @@ const NL = 0x0a;
 
 const CR = 0x0d;
 
-export interface Line {
-  text: string;
-  line: number;
-  bytes: number;
-  /** The last line of the file. */
-  last?: boolean;
-  /** Whether a newline ended the line. */
-  newline?: boolean;
-}
-
 export function isBlank(s: string): boolean {
   return /^[\s\ufeff]*$/.test(s);
 }
@@ -46,7 +36,7 @@ export function parseLine(text: string, line: number, bytes: number): RawRow {
   }
 }
 
-/** One line of a file as bytes ({@link streamLineBytes}): what {@link Line} holds before it is decoded. */
+/** One line of a file as bytes ({@link streamLineBytes}), not decoded. */
 export interface LineBytes {
   /** The line's bytes, its trailing CR (CRLF) removed: a view of a read chunk, or a copy when the line spans chunks. */
   buf: Buffer;
@@ -56,16 +46,6 @@ export interface LineBytes {
   last?: boolean;
   /** Whether a newline ended the line. */
   newline?: boolean;
-}
-
-/** Stream the lines of a file (decompressed): split on LF at the byte level, strip BOM and CR, decode UTF-8. */
-export async function* streamLines(file: string, kind: ContainerKind, signal?: AbortSignal): AsyncGenerator<Line> {
-  for await (const l of streamLineBytes(file, kind, signal)) {
-    const line: Line = { text: decodeLine(l.buf), line: l.line, bytes: l.bytes };
-    if (l.newline !== undefined) line.newline = l.newline;
-    if (l.last) line.last = true;
-    yield line;
-  }
 }
 
 /**
@@ -131,10 +111,6 @@ export async function* streamLineBytes(file: string, kind: ContainerKind, signal
 /** `buf` without its last byte when that is a CR (a CRLF line's end). */
 function withoutCr(buf: Buffer): Buffer {
   return buf.length > 0 && buf[buf.length - 1] === CR ? buf.subarray(0, buf.length - 1) : buf;
-}
-
-function decodeLine(buf: Buffer): string {
-  return buf.toString('utf8');
 }
 
 /**
