@@ -308,11 +308,12 @@ export class WorkerPool implements RowExecutor {
 
   /**
    * Takes back the oldest batch that waits in a worker's queue (not started): the worker will skip it. Only for a pool
-   * made with `takeBack` (otherwise the unparsed rows of the batches sent are no longer readable here).
+   * made with `takeBack` (otherwise the unparsed rows of the batches sent are no longer readable here: undefined).
    * @returns the batch and its settlement, or undefined when every batch sent has been started (or the pool failed)
    */
   takeBack(): TakenBatch | undefined {
-    if (this.failure || this.closed) return undefined;
+    // A pool that transfers its batches' row bytes has none left here to process: its batches stay with the workers.
+    if (this.failure || this.closed || this.transferRows) return undefined;
     const waiting: { slot: Slot; id: number; p: PendingBatch }[] = [];
     for (const slot of this.slots) for (const [id, p] of slot.pending) waiting.push({ slot, id, p });
     waiting.sort((a, b) => a.id - b.id);
