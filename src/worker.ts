@@ -19,6 +19,7 @@
 import { setPriority } from 'node:os';
 import { isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';
 import { startMemTrace } from './core/run/prepare/memTrace';
+import { batchRows } from './core/run/prepare/pool';
 import { prepare } from './core/run/prepare/pipeline';
 import { runSetup } from './core/run/prepare/runSetup';
 import { RowProcessor } from './core/records/rowProcessor';
@@ -117,7 +118,8 @@ function rowsWorker(port: NonNullable<typeof parentPort>, data: PoolWorkerData):
       else {
         batches++;
         try {
-          const results = await processor.processRows(m.rows, m.file, m.fileBase, m.normalize);
+          // Rows sent as their line's bytes are parsed here, not in the thread that reads the file (pool.ts batchRows).
+          const results = await processor.processRows(batchRows(m), m.file, m.fileBase, m.normalize);
           // The record lines cross as UTF-8 bytes in one transferred buffer: no copy, and the run's thread writes them as they are.
           transfer = packRecordLines(results);
           reply = { type: 'results', id: m.id, results };

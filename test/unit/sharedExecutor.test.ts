@@ -32,7 +32,7 @@ const batch = (line: number): RowBatch => ({
 
 test('a batch waiting in a worker’s queue is taken back: the worker skips it and answers the others, each counted once', async () => {
   const settings = { tokenizerDir: lenmlModelDir('deepseek_v3') };
-  const pool = new WorkerPool(1, settings, { reportSetup: false });
+  const pool = new WorkerPool(1, settings, { reportSetup: false, takeBack: true });
   try {
     // Sent in the same tick as the pool started: the worker is still loading, so none has started.
     const sent = [1, 2, 3, 4].map((line) => pool.run(batch(line)));

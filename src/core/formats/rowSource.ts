@@ -9,7 +9,7 @@
  *
  * Pure Node (no `vscode`).
  */
-import { readRows, type RawRow } from '../read/readers';
+import { parseLineBytes, readRows, type RawRow } from '../read/readers';
 import { loadProjectConfigFor, type FieldRoleName, type ProjectConfig, type ReadingSettings } from '../read/projectConfig';
 import { ASSIGNED_ROLES_KEY, type AssignedRoles } from './fieldRoles';
 import type { NormalizeOptions } from './base';
@@ -75,13 +75,50 @@ export function rowConfigFor(file: string, opts: RowConfigOptions = {}): RowConf
 }
 
 /**
+ * What {@link RowConfig.apply} applies to a row, as plain data (it crosses to a pool worker with the rows it sent
+ * unparsed, `RawRow.raw`): the mapping entry and the project config. Undefined when nothing applies.
+ */
+export interface RowConfigData {
+  project?: ProjectConfig;
+  mapping?: { entry: FieldMapping; source: string };
+}
+
+/** `config`'s {@link RowConfigData}; undefined when neither a mapping entry nor a project config applies. */
+export function rowConfigData(config: RowConfig): RowConfigData | undefined {
+  if (!config.project && !config.mapping) return undefined;
+  return { ...(config.project ? { project: config.project } : {}), ...(config.mapping ? { mapping: config.mapping } : {}) };
+}
+
+/**
+ * A row read unparsed (`RawRow.raw`) parsed as the reader would have parsed it (read/readers `parseLineBytes`), then
+ * with the config applied as {@link configuredRows} applies it ({@link RowConfig.apply}, from its {@link RowConfigData}).
+ * Any other row is returned as it is.
+ */
+export function parsedRow<R extends Pick<RawRow, 'line' | 'element' | 'value' | 'error' | 'raw' | 'truncated'>>(
+  row: R,
+  config: RowConfigData | undefined,
+): Pick<RawRow, 'line' | 'element' | 'value' | 'error'> {
+  if (!row.raw) return row;
+  const parsed = parseLineBytes(row.raw, row.line, 0, row.truncated);
+  if (parsed.error !== undefined) return { line: row.line, error: parsed.error };
+  const mapping = config?.mapping;
+  const mapped = mapping ? applyMapping(parsed.value, mapping.entry, mapping.source) : parsed.value;
+  return { line: row.line, value: applyProjectConfig(mapped, config?.project) };
+}
+
+/**
  * The rows of `file` as the readers give them (read/readers), each parsed row with `config` applied
- * ({@link RowConfig.apply}); rows that did not parse are passed on as they are.
+ * ({@link RowConfig.apply}); rows that did not parse are passed on as they are, and so are rows read unparsed
+ * (`opts.objectLines`, read/readers `ReadOptions`: {@link parsedRow} parses them and applies the config later).
  * @throws what `readRows` throws; what the config's application throws on a row
  */
-export async function* configuredRows(file: string, config: RowConfig, opts: { signal?: AbortSignal } = {}): AsyncGenerator<RawRow> {
-  for await (const row of readRows(file, { signal: opts.signal })) {
-    yield row.error === undefined ? { ...row, value: config.apply(row.value) } : row;
+export async function* configuredRows(
+  file: string,
+  config: RowConfig,
+  opts: { signal?: AbortSignal; objectLines?: { raw: boolean } } = {},
+): AsyncGenerator<RawRow> {
+  for await (const row of readRows(file, { signal: opts.signal, objectLines: opts.objectLines })) {
+    yield row.error === undefined && row.raw === undefined ? { ...row, value: config.apply(row.value) } : row;
   }
 }
 

@@ -28,13 +28,14 @@
  */
 import { containerKind, statFile, readWhole, throwIfAborted } from './containers';
 import { isJsonDocument, numberSharedLines, parseJsonDocument, isPlainObject, wholeArrayRow } from './jsonDocument';
-import { countLines, isBlank, parseLine, streamLines } from './jsonl';
+import { countLines, isBlank, parseLine, startsObject, streamLineBytes, TRUNCATED_LAST_LINE } from './jsonl';
 import { parquetRowCount, parquetRows } from './parquet';
 import type { RawRow, ReadOptions } from './rawRow';
 
 export type { RawRow, ReadOptions } from './rawRow';
 export { containerKind, type ContainerKind } from './containers';
 export { scanElements, WRAPPER_KEYS } from './jsonDocument';
+export { parseLineBytes } from './jsonl';
 
 /**
  * Names of the dataset files folder expansion, menus and the Datasets view offer:
@@ -88,16 +89,25 @@ export async function* readRows(file: string, opts: ReadOptions = {}): AsyncGene
       return;
     }
   }
-  for await (const line of streamLines(file, kind, opts.signal)) {
-    if (isBlank(line.text)) continue;
-    const row = parseLine(line.text, line.line, line.bytes);
+  const objectLines = opts.objectLines;
+  for await (const line of streamLineBytes(file, kind, opts.signal)) {
+    if (objectLines?.raw && startsObject(line.buf)) {
+      // One row, parsed by the thread that processes it (jsonl.ts parseLineBytes): here only its bytes are kept.
+      yield line.last && !line.newline
+        ? { line: line.line, raw: line.buf, truncated: true, bytes: line.bytes }
+        : { line: line.line, raw: line.buf, bytes: line.bytes };
+      continue;
+    }
+    const text = line.buf.toString('utf8');
+    if (isBlank(text)) continue;
+    const row = parseLine(text, line.line, line.bytes);
     const rows = rowsOfLineValue(row.value);
     if (rows) {
       for (const r of rows)
         yield r.element === undefined ? { ...row, value: r.value } : { line: row.line, element: r.element, value: r.value, bytes: row.bytes };
       continue;
     }
-    if (row.error !== undefined && line.last && !line.newline) row.error += ' (the last line has no newline at its end: the file looks truncated)';
+    if (row.error !== undefined && line.last && !line.newline) row.error += TRUNCATED_LAST_LINE;
     yield row;
   }
 }

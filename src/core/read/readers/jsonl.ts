@@ -12,16 +12,6 @@ const NL = 0x0a;
 
 const CR = 0x0d;
 
-export interface Line {
-  text: string;
-  line: number;
-  bytes: number;
-  /** The last line of the file. */
-  last?: boolean;
-  /** Whether a newline ended the line. */
-  newline?: boolean;
-}
-
 export function isBlank(s: string): boolean {
   return /^[\s\ufeff]*$/.test(s);
 }
@@ -46,13 +36,29 @@ export function parseLine(text: string, line: number, bytes: number): RawRow {
   }
 }
 
-/** Stream the lines of a file (decompressed): split on LF at the byte level, strip BOM and CR, decode UTF-8. */
-export async function* streamLines(file: string, kind: ContainerKind, signal?: AbortSignal): AsyncGenerator<Line> {
+/** One line of a file as bytes ({@link streamLineBytes}), not decoded. */
+export interface LineBytes {
+  /** The line's bytes, its trailing CR (CRLF) removed: a view of a read chunk, or a copy when the line spans chunks. */
+  buf: Buffer;
+  line: number;
+  bytes: number;
+  /** The last line of the file. */
+  last?: boolean;
+  /** Whether a newline ended the line. */
+  newline?: boolean;
+}
+
+/**
+ * The lines of a file (decompressed) as bytes, not decoded: split on LF at the byte level, the BOM at the file's start
+ * and each line's trailing CR left out, lines of spaces, tabs and CRs alone skipped (counted for line numbers). A line
+ * that spans read chunks (a multi-byte character split between them included) is joined before it is yielded.
+ */
+export async function* streamLineBytes(file: string, kind: ContainerKind, signal?: AbortSignal): AsyncGenerator<LineBytes> {
   let pending: Buffer[] = []; // pieces of the current (incomplete) line
   let consumed = 0; // bytes through the end of the last complete line
   let lineNo = 0;
   let first = true;
-  let held: Line | undefined; // the previous complete line, yielded once we know whether it is the last
+  let held: LineBytes | undefined; // the previous complete line, yielded once we know whether it is the last
   for await (const { chunk, rawBytes } of byteChunks(file, kind, signal)) {
     let start = 0;
     if (first) {
@@ -85,7 +91,7 @@ export async function* streamLines(file: string, kind: ContainerKind, signal?: A
       consumed += buf.length + 1;
       lineNo++;
       if (held) yield held;
-      held = { text: decodeLine(buf), line: lineNo, bytes: kind === 'plain' ? consumed : rawBytes, newline: true };
+      held = { buf: withoutCr(buf), line: lineNo, bytes: kind === 'plain' ? consumed : rawBytes, newline: true };
       throwIfAborted(signal);
       start = nl + 1;
     }
@@ -96,15 +102,44 @@ export async function* streamLines(file: string, kind: ContainerKind, signal?: A
     const buf = Buffer.concat(pending);
     consumed += buf.length;
     lineNo++;
-    yield { text: decodeLine(buf), line: lineNo, bytes: kind === 'plain' ? consumed : await fileSize(file), last: true, newline: false };
+    yield { buf: withoutCr(buf), line: lineNo, bytes: kind === 'plain' ? consumed : await fileSize(file), last: true, newline: false };
   } else if (held) {
     yield { ...held, last: true, bytes: kind === 'plain' ? held.bytes : await fileSize(file) };
   }
 }
 
-function decodeLine(buf: Buffer): string {
-  const end = buf.length > 0 && buf[buf.length - 1] === CR ? buf.length - 1 : buf.length;
-  return buf.toString('utf8', 0, end);
+/** `buf` without its last byte when that is a CR (a CRLF line's end). */
+function withoutCr(buf: Buffer): Buffer {
+  return buf.length > 0 && buf[buf.length - 1] === CR ? buf.subarray(0, buf.length - 1) : buf;
+}
+
+/**
+ * Whether a line's first byte that is not a space, tab or CR is `{`: the line is one row (a JSON object, or one
+ * invalid line), never a list of rows, so it can be sent on unparsed (`ReadOptions.objectLines`). A UTF-8 BOM or any
+ * other character before the `{` says no (such a line is parsed where it is read, as before).
+ */
+export function startsObject(buf: Uint8Array): boolean {
+  for (let i = 0; i < buf.length; i++) {
+    const b = buf[i];
+    if (b !== 0x20 && b !== 0x09 && b !== CR) return b === 0x7b;
+  }
+  return false;
+}
+
+/** What a parse error of the file's last line adds when no newline ends it. */
+export const TRUNCATED_LAST_LINE = ' (the last line has no newline at its end: the file looks truncated)';
+
+/**
+ * One JSON Lines line given as its UTF-8 bytes ({@link LineBytes.buf}), parsed exactly as {@link parseLine} parses
+ * its decoded text (the same decoding: malformed UTF-8 becomes U+FFFD), for a row read unparsed (`RawRow.raw`, parsed
+ * by the thread that processes it). `truncated`: it is the file's last line and no newline ends it (an error then
+ * says so, as the reader's own does).
+ */
+export function parseLineBytes(buf: Uint8Array, line: number, bytes: number, truncated?: boolean): RawRow {
+  const text = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength).toString('utf8');
+  const row = parseLine(text, line, bytes);
+  if (row.error !== undefined && truncated) row.error += TRUNCATED_LAST_LINE;
+  return row;
 }
 
 /**

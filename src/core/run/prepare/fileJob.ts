@@ -14,14 +14,15 @@ import { basename } from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../../formats/detect';
 import { normalizeDetailed } from '../../formats/normalize';
 import { handAhead, readingIsDefault, rowSourceOf } from '../../formats/normalizedAhead';
-import { configuredRows, rowConfigFor, type RowConfig } from '../../formats/rowSource';
+import { configuredRows, rowConfigData, rowConfigFor, type RowConfig } from '../../formats/rowSource';
 import type { RawRow } from '../../read/readers';
 import { RowProcessor } from '../../records/rowProcessor';
 import type { RowResult } from '../../records/rowResult';
 import { describeError, errorMessage, isInternalError } from '../../errors';
 import { appliedConfigOf } from '../../formats/appliedConfig';
 import { addDrop, applyRowResult, problemLine } from '../reports/accounting';
-import { BATCH_BYTES, BATCH_ROWS, rowKey, untilAborted } from './batches';
+import { rowKey } from './batches';
+import { RowBatcher, batchRow } from './rowBatcher';
 import type { DryRunEstimate, FileReport, PrepareHooks, PrepareOptions } from '../contract';
 import { estimate } from './dryRun';
 import { filePassFor, runOasstFile } from '../inputs/oasstRun';
@@ -68,83 +69,6 @@ export interface FileJobRun {
   globalRow: number;
   /** Processes large rows in this thread when the others go to a pool (loaded on the first one). */
   inline?: InlineExecutor;
-}
-
-/**
- * Batches of rows on their way to the row processors: results come back in submission order; at most `window`
- * batches are in flight, and sending waits for the oldest one (backpressure).
- */
-class RowBatcher {
-  private batch: RowBatch | null = null;
-  private batchBytes = 0;
-  /** Bytes of the file read through the last row sent (or skipped by the shard). */
-  lastBytes = 0;
-  private readonly inFlight: { batch: Promise<RowResult[]>; bytes: number; settled: boolean }[] = [];
-  private readonly window: number;
-
-  constructor(
-    private readonly executor: RowExecutor,
-    workers: number,
-    private readonly signal: AbortSignal | undefined,
-    /** Applies one batch's results, in order; `bytes`: the file's bytes read through its last row. */
-    private readonly settle: (results: RowResult[], bytes: number) => Promise<void>,
-  ) {
-    this.window = workers > 1 ? workers * 4 : 1;
-  }
-
-  /** Adds a row to the open batch (`rowBytes`: its size), sending the batch when it is full. */
-  async add(head: Omit<RowBatch, 'rows'>, row: RawRow, rowBytes: number): Promise<void> {
-    this.batch ??= { ...head, rows: [] };
-    this.batch.rows.push({ line: row.line, element: row.element, value: row.value, error: row.error });
-    this.batchBytes += rowBytes;
-    this.lastBytes = row.bytes;
-    if (this.batch.rows.length >= BATCH_ROWS || this.batchBytes >= BATCH_BYTES) await this.flush();
-  }
-
-  /** Processes one batch by `run` in its place in the order (the batches before it stay in flight). */
-  async addAlone(run: () => RowResult[] | Promise<RowResult[]>, bytes: number): Promise<void> {
-    await this.flush();
-    this.lastBytes = bytes;
-    this.push(Promise.resolve().then(run), bytes);
-    await this.keepWindow();
-  }
-
-  /** Sends the open batch. */
-  async flush(): Promise<void> {
-    if (!this.batch) return;
-    this.push(this.executor.run(this.batch), this.lastBytes);
-    this.batch = null;
-    this.batchBytes = 0;
-    await this.keepWindow();
-  }
-
-  /** Sends the open batch and applies every batch in flight. */
-  async drain(): Promise<void> {
-    await this.flush();
-    while (this.inFlight.length) await this.settleOldest();
-  }
-
-  private async keepWindow(): Promise<void> {
-    while (this.inFlight.length >= this.window) await this.settleOldest();
-  }
-
-  private push(batch: Promise<RowResult[]>, bytes: number): void {
-    const entry = { batch, bytes, settled: false };
-    // Awaited in order by settleOldest; a failure must not surface unhandled meanwhile.
-    batch.then(
-      () => (entry.settled = true),
-      () => (entry.settled = true),
-    );
-    this.inFlight.push(entry);
-  }
-
-  private async settleOldest(): Promise<void> {
-    const oldest = this.inFlight[0];
-    // Rather than wait, this thread processes batches still queued for a worker (SharedRowExecutor.help).
-    while (!oldest.settled && this.executor.help && (await this.executor.help())) this.signal?.throwIfAborted();
-    this.inFlight.shift();
-    await this.settle(await untilAborted(oldest.batch, this.signal), oldest.bytes);
-  }
 }
 
 /**
@@ -222,11 +146,18 @@ export class FileJob {
     const project = config.project;
     if (project) hooks.log?.(`  project config: ${project.file}`);
     hooks.log?.(`reading ${this.file}`);
-    const rows = configuredRows(this.file, config, { signal: hooks.signal });
+    const objectLines = { raw: false };
+    const rows = configuredRows(this.file, config, { signal: hooks.signal, objectLines });
     const cursor = await RowCursor.open(() => this.next(rows));
     const head: RawRow[] = [];
     while (!cursor.done && head.length < DETECT_SAMPLE_SIZE) head.push(await cursor.shift());
-    const batchHead: Omit<RowBatch, 'rows'> = { file: this.file, fileBase: this.run.idBases.get(this.file) ?? basename(this.file), normalize: config.reading };
+    const configData = rowConfigData(config);
+    const batchHead: Omit<RowBatch, 'rows'> = {
+      file: this.file,
+      fileBase: this.run.idBases.get(this.file) ?? basename(this.file),
+      normalize: config.reading,
+      ...(configData ? { config: configData } : {}),
+    };
     const { format, handOver } = this.detect(head, batchHead);
     const batcher = new RowBatcher(this.run.executor, this.run.workers, hooks.signal, (results, bytes) => this.settle(results, bytes));
     const take = (row: RawRow, k: number) => this.take(batcher, batchHead, row, k);
@@ -235,6 +166,9 @@ export class FileJob {
     const pass = filePassFor(format, project);
     // A file-level pass rebuilds or marks its rows: it normalizes them itself.
     if (!pass) handOver();
+    // With a pool, the JSON Lines rows after the detection's are parsed by the threads that process them: this thread
+    // only splits lines (docs/scale.md "1 → 2 workers"). A file-level pass needs every row's value here.
+    objectLines.raw = this.run.workers > 1 && !pass;
     let headLeft = false;
     try {
       if (pass) await this.passOver(pass, head, cursor, take, batcher);
@@ -420,7 +354,7 @@ export class FileJob {
     if (workers > 1 && rowBytes > this.run.largeRowBytes) {
       // A large row: processed here, in order (the batches before it stay in flight).
       const inline = (this.run.inline ??= new InlineExecutor(new RowProcessor(settingsOf(opts))));
-      const b: RowBatch = { ...head, rows: [{ line: row.line, element: row.element, value: row.value, error: row.error }] };
+      const b: RowBatch = { ...head, rows: [batchRow(row)] };
       await batcher.addAlone(() => inline.run(b), row.bytes);
       return;
     }

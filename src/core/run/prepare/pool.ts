@@ -13,17 +13,54 @@ import type { NormalizeOptions } from '../../formats/base';
 import type { RowProcessor } from '../../records/rowProcessor';
 import type { RunSetup } from '../contract';
 import type { RowResult, RowSettings } from '../../records/rowResult';
+import type { RawRow } from '../../read/readers';
+import { parsedRow, type RowConfigData } from '../../formats/rowSource';
 import { isFromPoolWorkerMessage, type PoolWorkerData, type RowBatchMessage } from './workerProtocol';
 import { limitRustThreads } from '../../tokenizers/rustTokenizer';
 
-/** Rows of one file sent together: `{line, value}` or `{line, error}` as the reader yielded them. */
+/**
+ * One row of a {@link RowBatch}: `{line, value}` or `{line, error}` as the reader yielded them, or `{line, raw}`, its
+ * line's bytes unparsed (read/readers `RawRow.raw`), which the thread that processes the batch parses
+ * ({@link batchRows}).
+ */
+export type BatchRow = Pick<RawRow, 'line' | 'element' | 'value' | 'error' | 'raw' | 'truncated'>;
+
+/** Rows of one file sent together. */
 export interface RowBatch {
   file: string;
   /** Basename of `file` (default record ids are `<fileBase>:<line>`). */
   fileBase: string;
   /** The file's reading choices (`eagle3prep.jsonc` "reading"). */
   normalize?: NormalizeOptions;
-  rows: { line: number; element?: number; value?: unknown; error?: string }[];
+  /** The mapping entry and project config the rows sent unparsed get once parsed (parsed rows have them applied). */
+  config?: RowConfigData;
+  rows: BatchRow[];
+}
+
+/** The rows of `batch` to process: those sent unparsed parsed, with the file's config applied (formats/rowSource.ts parsedRow). */
+export function batchRows(batch: Pick<RowBatch, 'rows' | 'config'>): Pick<RawRow, 'line' | 'element' | 'value' | 'error'>[] {
+  return batch.rows.some((r) => r.raw) ? batch.rows.map((r) => parsedRow(r, batch.config)) : batch.rows;
+}
+
+/**
+ * Copies the unparsed rows' bytes of `rows` into one new buffer, in place (each `raw` becomes a view of it), so that
+ * a batch crosses to a pool worker as one buffer, transferred or copied once (a structured clone copies the whole
+ * buffer under each view: the read chunks the rows' views came from, otherwise).
+ * @returns the buffer, or undefined when no row is unparsed
+ */
+export function packRowLines(rows: BatchRow[]): ArrayBuffer | undefined {
+  let size = 0;
+  for (const r of rows) if (r.raw) size += r.raw.byteLength;
+  if (size === 0) return undefined;
+  const buf = new Uint8Array(size);
+  let at = 0;
+  for (const r of rows) {
+    if (!r.raw) continue;
+    buf.set(r.raw, at);
+    r.raw = buf.subarray(at, at + r.raw.byteLength);
+    at += r.raw.byteLength;
+  }
+  return buf.buffer;
 }
 
 /** Runs batches of rows; results come back one per row, in row order. */
@@ -45,7 +82,7 @@ export class InlineExecutor implements RowExecutor {
 
   run(batch: RowBatch): Promise<RowResult[]> {
     try {
-      return this.processor.processRows(batch.rows, batch.file, batch.fileBase, batch.normalize);
+      return this.processor.processRows(batchRows(batch), batch.file, batch.fileBase, batch.normalize);
     } catch (e) {
       return Promise.reject(e);
     }
@@ -143,6 +180,8 @@ export class WorkerPool implements RowExecutor {
   private readonly done: Int32Array;
   /** The claim cells of the batches in flight (`PoolWorkerData.claims`), a ring indexed by batch id. */
   private readonly claims: Int32Array;
+  /** Batches' unparsed rows cross as a transferred buffer (no batch is ever taken back), else as a copy of it. */
+  private readonly transferRows: boolean;
   /**
    * The run's tokenizer facts and template check, from the first worker once
    * it has loaded the tokenizer (only when `reportSetup` is on); rejects when it could not (e.g. TokenizerLoadError's message).
@@ -157,12 +196,15 @@ export class WorkerPool implements RowExecutor {
    * @param opts.lowPriority workers lower their own thread's priority (Linux only, see `PrepareOptions.lowPriority`)
    * @param opts.reportSetup the first worker runs the run's template check and resolves {@link setup} (default true);
    *   false when the calling thread loads the tokenizer and checks the template itself ({@link SharedRowExecutor})
+   * @param opts.takeBack batches may be taken back ({@link takeBack}): their unparsed rows' bytes are copied to the
+   *   worker, not transferred (a transferred buffer is gone from this thread). Default false
    */
   constructor(
     readonly size: number,
     settings: RowSettings,
-    opts: { script?: string; lowPriority?: boolean; reportSetup?: boolean } = {},
+    opts: { script?: string; lowPriority?: boolean; reportSetup?: boolean; takeBack?: boolean } = {},
   ) {
+    this.transferRows = opts.takeBack !== true;
     const script = opts.script ?? poolWorkerScript();
     // Before the workers load the Rust tokenizer binding: one thread per encode, as many workers as cores (rustTokenizer.ts).
     limitRustThreads();
@@ -257,17 +299,21 @@ export class WorkerPool implements RowExecutor {
     slot.sent++;
     return new Promise<RowResult[]>((resolve, reject) => {
       slot.pending.set(id, { batch, claim, resolve, reject });
+      // The unparsed rows' bytes as one buffer: moved to the worker (this thread never reads them again), or copied once.
+      const rowBytes = packRowLines(batch.rows);
       const msg: RowBatchMessage = { type: 'batch', id, claim, ...batch };
-      slot.worker.postMessage(msg);
+      slot.worker.postMessage(msg, rowBytes && this.transferRows ? [rowBytes] : []);
     });
   }
 
   /**
-   * Takes back the oldest batch that waits in a worker's queue (not started): the worker will skip it.
+   * Takes back the oldest batch that waits in a worker's queue (not started): the worker will skip it. Only for a pool
+   * made with `takeBack` (otherwise the unparsed rows of the batches sent are no longer readable here: undefined).
    * @returns the batch and its settlement, or undefined when every batch sent has been started (or the pool failed)
    */
   takeBack(): TakenBatch | undefined {
-    if (this.failure || this.closed) return undefined;
+    // A pool that transfers its batches' row bytes has none left here to process: its batches stay with the workers.
+    if (this.failure || this.closed || this.transferRows) return undefined;
     const waiting: { slot: Slot; id: number; p: PendingBatch }[] = [];
     for (const slot of this.slots) for (const [id, p] of slot.pending) waiting.push({ slot, id, p });
     waiting.sort((a, b) => a.id - b.id);

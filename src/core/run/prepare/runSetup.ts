@@ -36,7 +36,9 @@ export async function startExecutor(opts: PrepareOptions, hooks: PrepareHooks): 
     // N threads of row work: this one and, with N > 1, a pool of N − 1 workers started first, so that they load their
     // tokenizers while this thread loads its own and runs the template check (sharedExecutor.ts).
     const pool =
-      workers > 1 ? new WorkerPool(workers - 1, settingsOf(opts), { script: opts.workerScript, lowPriority: opts.lowPriority, reportSetup: false }) : null;
+      workers > 1
+        ? new WorkerPool(workers - 1, settingsOf(opts), { script: opts.workerScript, lowPriority: opts.lowPriority, reportSetup: false, takeBack: true })
+        : null;
     let processor: RowProcessor;
     try {
       processor = new RowProcessor(settingsOf(opts));

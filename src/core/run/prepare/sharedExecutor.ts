@@ -9,7 +9,7 @@
  */
 import type { RowProcessor } from '../../records/rowProcessor';
 import type { RowResult } from '../../records/rowResult';
-import type { RowBatch, RowExecutor, WorkerPool } from './pool';
+import { batchRows, type RowBatch, type RowExecutor, type WorkerPool } from './pool';
 
 /**
  * Batches a pool worker holds (the one it processes and those queued behind it) before the run's thread keeps a batch
@@ -92,7 +92,7 @@ export class SharedRowExecutor implements RowExecutor {
     this.busy = true;
     let p: Promise<RowResult[]>;
     try {
-      p = this.processor.processRows(batch.rows, batch.file, batch.fileBase, batch.normalize);
+      p = this.processor.processRows(batchRows(batch), batch.file, batch.fileBase, batch.normalize);
     } catch (e) {
       this.busy = false;
       return Promise.reject(e);

@@ -9,6 +9,8 @@
 import type { PrepareOptions, PrepareProgress, PrepareResult, RunSetup } from '../contract';
 import type { RowResult, RowSettings } from '../../records/rowResult';
 import type { NormalizeOptions } from '../../formats/base';
+import type { RowConfigData } from '../../formats/rowSource';
+import type { RawRow } from '../../read/readers';
 
 /** `workerData` of a worker started for one `prepare` run. */
 export interface PrepareWorkerData {
@@ -129,7 +131,10 @@ export interface RowBatchMessage {
   fileBase: string;
   /** The file's reading choices (`eagle3prep.jsonc` "reading", `formats/base.ts` NormalizeOptions). */
   normalize?: NormalizeOptions;
-  rows: { line: number; element?: number; value?: unknown; error?: string }[];
+  /** The mapping entry and project config for the rows sent unparsed (`formats/rowSource.ts` RowConfigData). */
+  config?: RowConfigData;
+  /** Parsed rows, or rows as their line's bytes (`raw`: views of one buffer per batch, pool.ts packRowLines). */
+  rows: Pick<RawRow, 'line' | 'element' | 'value' | 'error' | 'raw' | 'truncated'>[];
   /** The batch's cell in `PoolWorkerData.claims`; absent: the worker processes it unconditionally. */
   claim?: number;
 }
