@@ -420,3 +420,11 @@ export function bothEncodePaths(dir: string): TargetTokenizer[] {
     delete process.env.EAGLE3_NO_PIECE_ENCODER;
   }
 }
+
+/**
+ * A `prepare` result without what depends on the clock or the output folder (wall time, the throughput computed from
+ * it, the output paths), for comparing runs that must write the same data (1 worker against a pool, for example).
+ */
+export function comparableResult(r: import('../src/core/run/contract').PrepareResult) {
+  return { ...r, elapsedMs: 0, throughput: undefined, outDir: '', outputs: null, tokenCounts: r.tokenCounts ? 'token_counts.json' : undefined };
+}

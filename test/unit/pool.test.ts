@@ -5,7 +5,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { prepare } from '../../src/core/run/prepare/pipeline';
 import { type PrepareResult } from '../../src/core/run/contract';
-import { lenmlModelDir, tempDir, testWorkerScript, writeJsonl } from '../helpers';
+import { comparableResult, lenmlModelDir, tempDir, testWorkerScript, writeJsonl } from '../helpers';
 import { SHARED_ROWS_ENV } from '../../src/core/run/prepare/sharedExecutor';
 
 /** The pool's worker script: the run's bundled worker.js, else the pool's own choice (src/worker.ts under tsx). */
@@ -32,15 +32,7 @@ function mixedRows(): (object | string)[] {
   return rows;
 }
 
-/** A result without what depends on the clock or the output folder: wall time and the throughput computed from it. */
-const strip = (r: PrepareResult) => ({
-  ...r,
-  elapsedMs: 0,
-  throughput: undefined,
-  outDir: '',
-  outputs: null,
-  tokenCounts: r.tokenCounts ? 'token_counts.json' : undefined,
-});
+const strip = comparableResult;
 
 /**
  * {@link mixedRows} in a file, prepared once per process in this thread (1 worker) on DeepSeek-V3's tokenizer: the

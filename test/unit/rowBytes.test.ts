@@ -17,7 +17,7 @@ import { batchRows, packRowLines, type BatchRow } from '../../src/core/run/prepa
 import { prepare } from '../../src/core/run/prepare/pipeline';
 import type { PrepareOptions, PrepareResult } from '../../src/core/run/contract';
 import { SHARED_ROWS_ENV } from '../../src/core/run/prepare/sharedExecutor';
-import { lenmlModelDir, tempDir, testWorkerScript } from '../helpers';
+import { comparableResult, lenmlModelDir, tempDir, testWorkerScript } from '../helpers';
 
 const EMOJI = '\u{1F600}'; // 4 bytes in UTF-8
 
@@ -170,14 +170,7 @@ test('a batch crosses as one transferred buffer and parses on the other side', (
   assert.equal(packRowLines([{ line: 1, value: 1 }]), undefined);
 });
 
-const strip = (r: PrepareResult) => ({
-  ...r,
-  elapsedMs: 0,
-  throughput: undefined,
-  outDir: '',
-  outputs: null,
-  tokenCounts: r.tokenCounts ? 'token_counts.json' : undefined,
-});
+const strip = comparableResult;
 
 test('1 worker, 2 pool workers and the shared form write the same bytes, problems.jsonl included, on rows sent unparsed', async () => {
   const dir = tempDir();
