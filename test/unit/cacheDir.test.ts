@@ -1,7 +1,7 @@
 /** The cache folder's size bound (src/core/tokenizers/cacheDir.ts): least recently used entries go first. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CACHE_ENTRY_NAME, pruneCacheDir, readOwnCacheFile, writeCacheFile } from '../../src/core/tokenizers/cacheDir';
 import { preparedKey, preparedPath } from '../../src/core/tokenizers/preparedBpe';
@@ -94,4 +94,16 @@ test('every writer of the cache folder names its entries as CACHE_ENTRY_NAME say
   for (const name of names) entry(dir, name, 100, 100);
   pruneCacheDir(dir, 0);
   assert.deepEqual(readdirSync(dir), []);
+});
+
+test('a symbolic link named like an entry is neither counted (its target may be large) nor removed', () => {
+  const dir = tempDir('eagle3-cachedir-');
+  const elsewhere = tempDir('eagle3-cachedir-target-');
+  const big = entry(elsewhere, 'big.bin', 5000, 10); // used more recently than the entries
+  symlinkSync(big, join(dir, E('9')));
+  entry(dir, E('a'), 400, 300);
+  entry(dir, E('b'), 400, 200);
+  pruneCacheDir(dir, 1000); // the two entries fit: the link's target does not count against them
+  assert.deepEqual(readdirSync(dir).sort(), [E('9'), E('a'), E('b')].sort());
+  assert.equal(existsSync(big), true);
 });

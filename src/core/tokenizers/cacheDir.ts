@@ -1,5 +1,5 @@
 /** The folder where converted tokenizers are cached (preparedBpe.ts, tiktoken/rankCache.ts), and how it is chosen. */
-import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { threadId } from 'node:worker_threads';
@@ -119,7 +119,7 @@ export function pruneCacheDir(dir: string, maxBytes: number, keep?: string): voi
       if (kind === null) continue; // not a cache file: the user's own, in a folder they chose
       const path = join(dir, name);
       try {
-        const st = statSync(path);
+        const st = lstatSync(path); // a symbolic link is not an entry this cache wrote: neither counted (its target's size) nor removed
         if (!st.isFile() || (uid !== undefined && st.uid !== uid)) continue;
         if (kind === 'tmp') {
           if (now - st.mtimeMs > STALE_TEMPORARY_MS) rmSync(path, { force: true });
