@@ -25,7 +25,8 @@ export function tokenizerCacheDir(env: NodeJS.ProcessEnv = process.env): string 
  * then renamed into place, `dir` created readable by its owner only. Never throws: a cache that cannot be written is
  * skipped and its temporary file removed. Used by every entry of this folder (preparedBpe.ts, records/templateCheckCache.ts,
  * src/boot/codeCache.ts). After a write the folder is pruned to `maxBytes` (default {@link CACHE_DIR_MAX_BYTES}; least
- * recently used first: {@link pruneCacheDir}).
+ * recently used first: {@link pruneCacheDir}). `path`'s file name must be one of {@link CACHE_ENTRY_NAME}'s (a new kind of
+ * entry adds its pattern there and to test/unit/cacheDir.test.ts): the prune bounds those only.
  * @returns whether the file was written
  */
 export function writeCacheFile(dir: string, path: string, data: string | Uint8Array, maxBytes = CACHE_DIR_MAX_BYTES): boolean {
