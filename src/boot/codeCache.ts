@@ -10,7 +10,7 @@
  * An entry lives in the tokenizer cache's folder (`cacheDir.ts`: written atomically, read only when this user's),
  * named by the bundle's path and the runtime (Node version, architecture, platform, `process.execArgv`,
  * `NODE_OPTIONS`: V8 rejects a cache made under other flags), and holds in its header the full key (the same plus the
- * sha256 of the bundle's bytes: V8 itself checks only the source's length), the sha256 of the body and how long the
+ * sha256 of the source compiled, the bundle in its wrapper: V8 itself checks only the source's length), the sha256 of the body and how long the
  * producing thread had worked. A missing, damaged, foreign, stale or rejected entry is a miss: the bundle compiles as
  * without the cache, and a fresh entry is written at the thread's end (`exit`), and in a worker thread (which a pool
  * or VS Code may terminate, with no `exit`) also by a periodic check. An accepted entry made by a short run (a
@@ -85,13 +85,21 @@ const sha256 = (data: string | Uint8Array): string => createHash('sha256').updat
 /**
  * The entry file of a bundle and the full key its header must carry.
  * @param bundlePath the bundle's absolute path
- * @param bytes the bundle's bytes
+ * @param bytes the bundle's bytes, or its text
  * @param dir the cache folder
  */
-export function codeCacheEntry(bundlePath: string, bytes: Uint8Array, dir: string, env: NodeJS.ProcessEnv = process.env): { file: string; key: string } {
+export function codeCacheEntry(
+  bundlePath: string,
+  bytes: Uint8Array | string,
+  dir: string,
+  env: NodeJS.ProcessEnv = process.env,
+): { file: string; key: string } {
   const runtime = runtimeKey(env);
   const slot = sha256(`${FORMAT}\0${bundlePath}\0${runtime}`).slice(0, 32);
-  return { file: join(dir, `code-${basename(bundlePath).replace(/[^\w.-]/g, '_')}-${slot}.v8`), key: sha256(`${FORMAT}\0${runtime}\0${sha256(bytes)}`) };
+  // The key covers the source V8 compiles (the bundle in its wrapper), not the bundle alone: V8 checks only the
+  // source's length, and a change of the wrapper that keeps it (a space for a line break) must not take an old entry.
+  const source = sha256(wrap(typeof bytes === 'string' ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')));
+  return { file: join(dir, `code-${basename(bundlePath).replace(/[^\w.-]/g, '_')}-${slot}.v8`), key: sha256(`${FORMAT}\0${runtime}\0${source}`) };
 }
 
 /** An entry's bytes: one header line (format, key, sha256 of the body, the producer's work in ms), then the body. */
@@ -121,11 +129,18 @@ function threadWorkMs(): number {
   }
 }
 
-/** Node's module wrapper around the bundle (a shebang line, which `vm.Script` cannot parse, blanked). */
+/**
+ * Node's module wrapper around the bundle (a shebang line, which `vm.Script` cannot parse, blanked), on a line of its
+ * own: compiled with {@link WRAPPED_AT} the bundle's lines and columns are the file's in stack traces and error reports
+ * (a minified bundle's first line holds thousands of columns of code; the wrapper before it on that line shifted them).
+ */
 function wrap(text: string): string {
   const body = text.startsWith('#!') ? `//${text.slice(2)}` : text;
-  return `(function (exports, require, module, __filename, __dirname) { ${body}\n});`;
+  return `(function (exports, require, module, __filename, __dirname) {\n${body}\n});`;
 }
+
+/** `vm.Script`'s position options for {@link wrap}'s source: its first line (the wrapper) is line -1, the bundle's first line 0. */
+const WRAPPED_AT = { lineOffset: -1 } as const;
 
 type Compilable = NodeJS.Module & { _compile(content: string, filename: string): unknown };
 
@@ -151,7 +166,7 @@ function plainLoad(
   const body = text.startsWith('#!') ? `//${text.slice(2)}` : text;
   onCompiled?.('plain', reason);
   if (mod.filename && dirname(mod.filename) === dirname(bundlePath)) (mod as Compilable)._compile(body, bundlePath);
-  else runWrapped(new Script(wrap(text), { filename: bundlePath, importModuleDynamically: DYNAMIC_IMPORT }), mod, bundlePath);
+  else runWrapped(new Script(wrap(text), { filename: bundlePath, ...WRAPPED_AT, importModuleDynamically: DYNAMIC_IMPORT }), mod, bundlePath);
   return { how: 'plain', entry, reason, flush: () => false };
 }
 
@@ -199,11 +214,11 @@ function loadBundle(bundlePath: string, mod: NodeJS.Module, env: NodeJS.ProcessE
     return plainLoad(mod, bundlePath, text, null, 'source maps on', opts.onCompiled);
   let compiled: { script: Script; file: string; key: string; accepted: { workMs: number; size: number } | null; reason?: string };
   try {
-    const { file, key } = codeCacheEntry(bundlePath, bytes, dir, env);
+    const { file, key } = codeCacheEntry(bundlePath, text, dir, env);
     const data = readOwnCacheFile(file);
     const decoded = data ? decodeEntry(data, key) : { reason: 'missing' };
     const cachedData = 'body' in decoded ? decoded.body : undefined;
-    const script = new Script(wrap(text), { filename: bundlePath, cachedData, importModuleDynamically: DYNAMIC_IMPORT });
+    const script = new Script(wrap(text), { filename: bundlePath, ...WRAPPED_AT, cachedData, importModuleDynamically: DYNAMIC_IMPORT });
     const accepted = 'body' in decoded && script.cachedDataRejected === false ? { workMs: decoded.workMs, size: decoded.body.length } : null;
     const reason = 'reason' in decoded ? decoded.reason : accepted === null ? 'rejected by V8' : undefined;
     compiled = { script, file, key, accepted, ...(reason ? { reason } : {}) };

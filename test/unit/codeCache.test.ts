@@ -247,3 +247,54 @@ test('the built CLI writes the same bytes with the cache off, on a miss and from
   assert.deepStrictEqual(files(miss.out), want);
   assert.deepStrictEqual(files(hit.out), want);
 });
+
+test("a bundle's exit code, uncaught error and stack trace are as without the loader, on a miss and from an entry", async () => {
+  const dir = tempDir('eagle3-codecache-');
+  const cache = join(dir, 'cache');
+  const tail = [
+    "if (process.env.T === 'exit') { process.exitCode = 3; setTimeout(() => process.exit(7), 5); }",
+    "if (process.env.T === 'throw') setTimeout(function thrower() { throw new TypeError('boom at the tail'); }, 5);",
+  ].join('\n');
+  const bundle = writeBundle(dir, 'b-bundle.js', tail);
+  const run = async (t: string) =>
+    spawnSync(process.execPath, [await harness(), bundle, 'auto'], {
+      encoding: 'utf8',
+      env: { ...process.env, NODE_OPTIONS: '', EAGLE3_TOKENIZER_CACHE: cache, [CODE_CACHE_TRACE_ENV]: '1', T: t },
+    });
+  // Node's report of an uncaught error: the file and line, the source line, the error and its first frame.
+  const report = (stderr: string) =>
+    /(\S*b-bundle\.js:\d+\n.*\n\s*\^\n\nTypeError: boom at the tail\n\s+at Timeout\.thrower \[as _onTimeout\] \(\S+\))/.exec(stderr)?.[1];
+  const plain = spawnSync(process.execPath, [bundle], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '', T: 'throw' } });
+  assert.equal(plain.status, 1);
+  assert.ok(report(plain.stderr)?.includes('b-bundle.js:8:'), plain.stderr);
+  const first = await run('exit');
+  assert.equal(first.status, 7, first.stderr);
+  assert.match(first.stderr, /b-bundle\.js miss \(missing\)/);
+  assert.match(first.stderr, /wrote \d+ bytes/); // written at the exit of a non-zero code too
+  for (let k = 0; k < 2; k++) {
+    const r = await run('throw');
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /b-bundle\.js cache,/);
+    assert.equal(report(r.stderr), report(plain.stderr));
+  }
+});
+
+test("a minified bundle's first line keeps its columns in stack traces (the wrapper is on a line of its own)", async () => {
+  const dir = tempDir('eagle3-codecache-');
+  const cache = join(dir, 'cache');
+  // All on the first line, as esbuild's minified output starts; the throw is at column 36 of the file.
+  const bundle = join(dir, 'm-bundle.js');
+  writeFileSync(bundle, '"use strict";function boom(){throw new TypeError("x")}if(process.env.T)boom();module.exports={};\n');
+  const frame = (stderr: string) => /at boom \((\S+)\)/.exec(stderr)?.[1];
+  const plain = spawnSync(process.execPath, [bundle], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '', T: '1' } });
+  assert.equal(frame(plain.stderr), `${bundle}:1:36`);
+  for (const how of ['miss', 'cache']) {
+    const r = spawnSync(process.execPath, [await harness(), bundle, 'auto'], {
+      encoding: 'utf8',
+      env: { ...process.env, NODE_OPTIONS: '', EAGLE3_TOKENIZER_CACHE: cache, [CODE_CACHE_TRACE_ENV]: '1', T: '1' },
+    });
+    assert.match(r.stderr, new RegExp(`m-bundle\\.js ${how}`));
+    assert.equal(frame(r.stderr), `${bundle}:1:36`);
+    assert.ok(r.stderr.includes(`${bundle}:1\n"use strict";function boom()`), r.stderr); // Node's report: the file's line 1
+  }
+});

@@ -20,6 +20,11 @@ export function tiktokenCacheDir(): string | null {
   return tokenizerCacheDir();
 }
 
+/** The cache file of the rank table whose `tiktoken.model` has sha256 hex `sha256`, in the cache folder `dir`. */
+export function rankCachePath(dir: string, sha256: string): string {
+  return join(dir, `tiktoken-${sha256.slice(0, 32)}.bin`);
+}
+
 function readCache(path: string): RankTable | null {
   try {
     const buf = readFileSync(path);
@@ -73,7 +78,7 @@ export function loadRankTable(modelPath: string, useCache = true): { ranks: Rank
   const data = readFileSync(modelPath);
   const sha256 = createHash('sha256').update(data).digest('hex');
   const dir = useCache ? tiktokenCacheDir() : null;
-  const cachePath = dir === null ? '' : join(dir, `tiktoken-${sha256.slice(0, 32)}.bin`);
+  const cachePath = dir === null ? '' : rankCachePath(dir, sha256);
   if (dir !== null) {
     const cached = readCache(cachePath);
     if (cached) return { ranks: cached, sha256, fromCache: true };
