@@ -51,7 +51,7 @@
 //                      [--ratios on|off] [--ratio-runs 20] [--ratio-chats 4000] [--ratio-sets S] [--repeat 3] [--start on|off]
 //                      [--backend auto|rust|js] [--speedup on|off] [--speedup-runs 600] [--speedup-chats 20000]
 //                      [--cold-comparators on|off]
-//   --child bundle|tsx  how the measuring processes run scripts/bench-child.ts: bundled by esbuild like dist/cli.js (default:
+//   --child bundle|tsx  how the measuring processes run scripts/bench-child.ts: bundled by esbuild and run from the V8 code cache like dist/cli.js (default:
 //                 the code as it ships; .cache/bench-child.js) or from source under tsx (its loader wraps every
 //                 call between modules, so from-source figures are lower than the shipped code's)
 //   --ratio-sets S  only these rows of the ratios (comma-separated data:tokenizer, e.g. agent80:deepseek_v3,agent80:llama3_1;
@@ -129,8 +129,25 @@ let childArgs; // built on the first measurement (a run of the built CLI alone n
 function childCommand() {
   if (childArgs) return childArgs;
   if (values.child === 'tsx') return (childArgs = ['--import', 'tsx', join(ROOT, 'scripts', 'bench-child.ts')]);
+  // As dist/cli.js is: a loader (src/boot/codeCache.ts) running the bundle from the V8 code cache an earlier process
+  // wrote (the first process of a new build compiles it and writes the entry; EAGLE3_NO_CODE_CACHE=1: compiled each time).
   const out = join(ROOT, '.cache', 'bench-child.js');
-  require('esbuild').buildSync({ entryPoints: [join(ROOT, 'scripts', 'bench-child.ts')], outfile: out, ...NODE_BUNDLE });
+  require('esbuild').buildSync({
+    entryPoints: [join(ROOT, 'scripts', 'bench-child.ts')],
+    outfile: join(ROOT, '.cache', 'bench-child-bundle.js'),
+    ...NODE_BUNDLE,
+  });
+  require('esbuild').buildSync({
+    stdin: {
+      contents:
+        "import { join } from 'node:path'; import { runBundle } from './src/boot/codeCache'; runBundle(join(__dirname, 'bench-child-bundle.js'), module);",
+      resolveDir: ROOT,
+      sourcefile: 'bench-child-loader.ts',
+      loader: 'ts',
+    },
+    outfile: out,
+    ...NODE_BUNDLE,
+  });
   return (childArgs = [out]);
 }
 
