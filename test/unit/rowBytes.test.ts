@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { readRows, type RawRow } from '../../src/core/read/readers';
 import { CHUNK } from '../../src/core/read/readers/containers';
 import { applyProjectConfig, configuredRows, parsedRow, rowConfigData, rowConfigFor } from '../../src/core/formats/rowSource';
@@ -297,4 +298,46 @@ test('a role spelled like an Object property, with roleAliases, among the detect
   );
   // The message names the role as the data spells it.
   for (const p of problems) assert.match(p.message, /^unknown role "constructor" in message 1 /);
+});
+
+test('a gzip file: a row read unparsed over largeRowBytes is processed in the run’s own thread, not sent to a pool worker', async () => {
+  const dir = tempDir();
+  const rows = Array.from({ length: 60 }, (_, i) => JSON.stringify(chatRow(i)));
+  // After the detection rows (they are parsed here): a 6 kB row, over a 4 kB limit; gzip packs it into a few bytes.
+  rows.push(JSON.stringify({ ...chatRow(60), note: 'x'.repeat(6000) }), JSON.stringify(chatRow(61)));
+  const text = rows.join('\n') + '\n';
+  const gz = join(dir, 'big.jsonl.gz');
+  writeFileSync(gz, gzipSync(text));
+  const plain = join(dir, 'big.jsonl');
+  writeFileSync(plain, text);
+  // A pool worker that fails on a row over the limit (its uncaught error fails the pool, and the run), then the real one.
+  const real = testWorkerScript() ?? join(__dirname, '..', '..', 'src', 'worker.ts');
+  const guard = join(dir, 'guardWorker.js');
+  writeFileSync(
+    guard,
+    [
+      `const { parentPort } = require('node:worker_threads');`,
+      `parentPort.on('message', (m) => { if (m && m.type === 'batch') for (const r of m.rows) if (r.raw && r.raw.byteLength > 4096) throw new Error('a row over largeRowBytes was sent to a pool worker'); });`,
+      real.endsWith('.ts') ? `require(${JSON.stringify(require.resolve('tsx/cjs'))});` : '',
+      `require(${JSON.stringify(real)});`,
+    ].join('\n'),
+  );
+  const outs: string[] = [];
+  for (const input of [plain, gz]) {
+    const out = tempDir();
+    const r = await prepare({ inputs: [input], outDir: out, tokenizerDir: lenmlModelDir('deepseek_v3'), workerScript: guard, workers: 2, largeRowBytes: 4096 });
+    assert.equal(r.files[0].failure, undefined, input);
+    assert.equal(r.files[0].rowsWritten, 62, input);
+    outs.push(out);
+  }
+  // The same records (their ids and sources name the file read).
+  const records = (out: string) =>
+    readFileSync(join(out, 'data/tokenized_data.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => {
+        const { input_ids, loss_mask } = JSON.parse(l);
+        return { input_ids, loss_mask };
+      });
+  assert.deepEqual(records(outs[1]), records(outs[0]));
 });
