@@ -9,10 +9,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { readRows, type RawRow } from '../../src/core/read/readers';
 import { CHUNK } from '../../src/core/read/readers/containers';
-import { configuredRows, parsedRow, rowConfigData, rowConfigFor } from '../../src/core/formats/rowSource';
-import type { ProjectConfig } from '../../src/core/read/projectConfig';
+import { applyProjectConfig, configuredRows, parsedRow, rowConfigData, rowConfigFor } from '../../src/core/formats/rowSource';
+import { parseProjectConfig, type ProjectConfig } from '../../src/core/read/projectConfig';
 import { batchRows, packRowLines, type BatchRow } from '../../src/core/run/prepare/pool';
 import { prepare } from '../../src/core/run/prepare/pipeline';
 import type { PrepareOptions, PrepareResult } from '../../src/core/run/contract';
@@ -226,4 +227,110 @@ test('1 worker, 2 pool workers and the shared form write the same bytes, problem
   assert.equal(r.rowsErrored, 3);
   const data = readFileSync(join(runs[1].out, 'data/tokenized_data.jsonl'), 'utf8');
   assert.ok(data.includes(`"line":71}`), 'the row with the split character is written');
+});
+
+test('roleAliases are looked up by their own keys: a turn role spelled like an Object property ("constructor", "__proto__") stays as written', () => {
+  const cfg = parseProjectConfig('{"roleAliases": {"bot": "assistant"}}');
+  for (const spelled of ['constructor', 'Constructor', '__proto__', 'hasOwnProperty']) {
+    const row = {
+      messages: [
+        { role: spelled, content: 'q' },
+        { role: 'bot', content: 'a' },
+      ],
+    };
+    const applied = applyProjectConfig(row, cfg) as { messages: { role: unknown }[] };
+    assert.deepEqual(
+      applied.messages.map((m) => m.role),
+      [spelled, 'assistant'],
+      spelled,
+    );
+    // A row crosses to a pool worker as a structured clone: an inherited function taken as a role could not.
+    assert.doesNotThrow(() => structuredClone(applied), spelled);
+  }
+});
+
+test('a role spelled like an Object property, with roleAliases, among the detection rows and after: 1 worker and 2 pool workers write the same bytes', async () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, 'eagle3prep.jsonc'), '{"roleAliases": {"bot": "assistant"}}');
+  const file = join(dir, 'roles.jsonl');
+  const rows = Array.from({ length: 60 }, (_, i) => ({
+    messages: [
+      { role: 'user', content: `question ${i}` },
+      { role: 'bot', content: `answer ${i}` },
+    ],
+  }));
+  // One among the first 50 rows (parsed by the reading thread, sent as a value), one after (sent as its line's bytes).
+  const odd = (i: number) => ({
+    messages: [
+      { role: 'constructor', content: `odd ${i}` },
+      { role: 'assistant', content: 'x' },
+    ],
+  });
+  rows.splice(3, 0, odd(3));
+  rows.splice(57, 0, odd(57));
+  writeFileSync(file, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  const base: PrepareOptions = { inputs: [file], outDir: '', tokenizerDir: lenmlModelDir('deepseek_v3'), workerScript: testWorkerScript() };
+  const outs: string[] = [];
+  for (const workers of [1, 2]) {
+    const out = tempDir();
+    await prepare({ ...base, outDir: out, workers });
+    outs.push(out);
+  }
+  for (const f of ['data/tokenized_data.jsonl', 'problems.jsonl', 'token_counts.json'])
+    assert.equal(readFileSync(join(outs[1], f), 'utf8'), readFileSync(join(outs[0], f), 'utf8'), f);
+  const problems = readFileSync(join(outs[0], 'problems.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+  assert.deepEqual(
+    problems.map((p) => [p.line, p.code]),
+    [
+      [4, 'unknown_role'],
+      [58, 'unknown_role'],
+    ],
+  );
+  // The message names the role as the data spells it.
+  for (const p of problems) assert.match(p.message, /^unknown role "constructor" in message 1 /);
+});
+
+test('a gzip file: a row read unparsed over largeRowBytes is processed in the run’s own thread, not sent to a pool worker', async () => {
+  const dir = tempDir();
+  const rows = Array.from({ length: 60 }, (_, i) => JSON.stringify(chatRow(i)));
+  // After the detection rows (they are parsed here): a 6 kB row, over a 4 kB limit; gzip packs it into a few bytes.
+  rows.push(JSON.stringify({ ...chatRow(60), note: 'x'.repeat(6000) }), JSON.stringify(chatRow(61)));
+  const text = rows.join('\n') + '\n';
+  const gz = join(dir, 'big.jsonl.gz');
+  writeFileSync(gz, gzipSync(text));
+  const plain = join(dir, 'big.jsonl');
+  writeFileSync(plain, text);
+  // A pool worker that fails on a row over the limit (its uncaught error fails the pool, and the run), then the real one.
+  const real = testWorkerScript() ?? join(__dirname, '..', '..', 'src', 'worker.ts');
+  const guard = join(dir, 'guardWorker.js');
+  writeFileSync(
+    guard,
+    [
+      `const { parentPort } = require('node:worker_threads');`,
+      `parentPort.on('message', (m) => { if (m && m.type === 'batch') for (const r of m.rows) if (r.raw && r.raw.byteLength > 4096) throw new Error('a row over largeRowBytes was sent to a pool worker'); });`,
+      real.endsWith('.ts') ? `require(${JSON.stringify(require.resolve('tsx/cjs'))});` : '',
+      `require(${JSON.stringify(real)});`,
+    ].join('\n'),
+  );
+  const outs: string[] = [];
+  for (const input of [plain, gz]) {
+    const out = tempDir();
+    const r = await prepare({ inputs: [input], outDir: out, tokenizerDir: lenmlModelDir('deepseek_v3'), workerScript: guard, workers: 2, largeRowBytes: 4096 });
+    assert.equal(r.files[0].failure, undefined, input);
+    assert.equal(r.files[0].rowsWritten, 62, input);
+    outs.push(out);
+  }
+  // The same records (their ids and sources name the file read).
+  const records = (out: string) =>
+    readFileSync(join(out, 'data/tokenized_data.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => {
+        const { input_ids, loss_mask } = JSON.parse(l);
+        return { input_ids, loss_mask };
+      });
+  assert.deepEqual(records(outs[1]), records(outs[0]));
 });

@@ -200,7 +200,10 @@ export function applyProjectConfig(row: unknown, cfg: ProjectConfig | undefined)
         const t = turn as Record<string, unknown>;
         const rk = ROLE_KEYS.find((k) => k in t);
         if (!rk || typeof t[rk] !== 'string') return;
-        const role = cfg.roleAliases[(t[rk] as string).trim().toLowerCase()];
+        // Own keys only: a role spelled like an Object property (`constructor`, `__proto__`) is not an alias (it would
+        // read an inherited function or object, which no row can hold, and which cannot cross to a pool worker).
+        const spelled = (t[rk] as string).trim().toLowerCase();
+        const role = Object.hasOwn(cfg.roleAliases, spelled) ? cfg.roleAliases[spelled] : undefined;
         if (!role || role === t[rk]) return;
         list ??= [...value];
         list[i] = { ...t, [rk]: role };

@@ -144,7 +144,7 @@ export function parseLineBytes(buf: Uint8Array, line: number, bytes: number, tru
 
 /**
  * The number of non-blank lines of a JSONL file, plain or gzip / zstd
- * compressed (the rows {@link streamLines} yields, without parsing JSON, so
+ * compressed (the lines {@link streamLineBytes} yields, without parsing JSON, so
  * invalid lines count too): streamed in 1 MiB chunks, jumping from newline to
  * newline with `Buffer.indexOf` and looking only at a line's first bytes.
  */

@@ -22,7 +22,7 @@ import { describeError, errorMessage, isInternalError } from '../../errors';
 import { appliedConfigOf } from '../../formats/appliedConfig';
 import { addDrop, applyRowResult, problemLine } from '../reports/accounting';
 import { rowKey } from './batches';
-import { RowBatcher, batchRow } from './rowBatcher';
+import { RowBatcher, batchRow, rowSizeOf } from './rowBatcher';
 import type { DryRunEstimate, FileReport, PrepareHooks, PrepareOptions } from '../contract';
 import { estimate } from './dryRun';
 import { filePassFor, runOasstFile } from '../inputs/oasstRun';
@@ -350,7 +350,7 @@ export class FileJob {
       }
     }
     this.sampled++;
-    const rowBytes = Math.max(0, row.bytes - batcher.lastBytes);
+    const rowBytes = rowSizeOf(row, batcher.lastBytes);
     if (workers > 1 && rowBytes > this.run.largeRowBytes) {
       // A large row: processed here, in order (the batches before it stay in flight).
       const inline = (this.run.inline ??= new InlineExecutor(new RowProcessor(settingsOf(opts))));

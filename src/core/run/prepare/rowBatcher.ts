@@ -14,6 +14,18 @@ export function batchRow(row: RawRow): BatchRow {
 }
 
 /**
+ * A row's size in bytes, for its batch's size and the large-row limit (`PrepareOptions.largeRowBytes`): the file's
+ * bytes read through it since the row before (`RawRow.bytes`, `lastBytes`), or the row's line's own length when it was
+ * read unparsed (`RawRow.raw`) and that is more. In a gzip or zstd file `bytes` counts compressed bytes, read a chunk
+ * at a time: 0 for most rows, whatever their size, so a row far over the limit went to a pool worker (and could
+ * exhaust its heap) where the same row of a plain file is processed in the run's own thread.
+ */
+export function rowSizeOf(row: RawRow, lastBytes: number): number {
+  const read = Math.max(0, row.bytes - lastBytes);
+  return row.raw ? Math.max(read, row.raw.byteLength) : read;
+}
+
+/**
  * Batches of rows on their way to the row processors: results come back in submission order; at most `window`
  * batches are in flight, and sending waits for the oldest one (backpressure).
  */
