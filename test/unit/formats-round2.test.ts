@@ -467,6 +467,28 @@ test('conversations wherever they sit: path and keys named in the evidence; list
   assert.equal(mapped.records.find((x) => x.source.line === 1)!.shape, 'found-conversation');
 });
 
+test('unread fields named like Object properties (__proto__, constructor) are reported like any other, and change no other object', async () => {
+  const dir = tempDir();
+  const file = join(dir, 'proto.jsonl');
+  const lines = [1, 2].map(
+    (i) => `{"messages":[{"role":"user","content":"q${i}"},{"role":"assistant","content":"a${i}"}],"__proto__":{"x":1},"constructor":"c"}`,
+  );
+  writeFileSync(file, lines.join('\n') + '\n');
+  const r = await inspectFile(file);
+  assert.deepEqual(Object.keys(r.unread_fields).sort(), ['__proto__', 'constructor']);
+  assert.deepEqual(r.unread_fields['__proto__'], { count: 2, lines: [1, 2] });
+  const out = tempDir();
+  const res = await prepare({ inputs: [file], outDir: out });
+  assert.equal(res.files[0].rowsWritten, 2);
+  assert.deepEqual(res.files[0].unreadFields?.['constructor'], { count: 2, lines: [1, 2] });
+  const json = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
+  assert.deepEqual(Object.keys(json.files[0].unread_fields).sort(), ['__proto__', 'constructor']);
+  assert.equal(({} as { count?: unknown }).count, undefined, 'Object.prototype unchanged');
+  const shards = await Promise.all([0, 1].map((index) => prepare({ inputs: [file], outDir: tempDir(), shard: { index, count: 2 } })));
+  const merged = mergeShardResults(shards, tempDir());
+  assert.deepEqual(merged.files[0].unreadFields?.['__proto__'], { count: 2, lines: [1, 2] });
+});
+
 test('unread fields: a turn field and a row field nobody reads are reported per record and per file (inspect, report.json, report.md)', async () => {
   const r = await inspectFile(fx('unknown-fields.jsonl'));
   assert.deepEqual(r.records[0].unread_fields, ['judge_rationale', 'messages[].critique']);

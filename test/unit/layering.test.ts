@@ -1,6 +1,6 @@
 // The rooms of src/core follow the pipeline, and imports point down it only (issue 23, "Rooms that say what they
 // hold"): a file may import its own room, a room of a lower tier, or the shared vocabulary at the top of src/core
-// (codes.ts, errors.ts, jsonDepth.ts, numberText.ts, sortedSearch.ts, types.ts, which import no room). run/ is split the same way: the files at its top
+// (codes.ts, errors.ts, jsonDepth.ts, numberText.ts, ownEntry.ts, sortedSearch.ts, types.ts, which import no room). run/ is split the same way: the files at its top
 // (contract.ts, outputFiles.ts, runSettings.ts, stats.ts) are the run's vocabulary, and its subfolders are rooms of
 // their own. Rooms of one tier are siblings and import neither each other nor anything above them.
 // Beside src/core: src/shared/ (what the webview and the extension host both import) never imports src/vscode, the

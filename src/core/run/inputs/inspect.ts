@@ -6,6 +6,7 @@
  * Pure Node (no `vscode`).
  */
 import * as fs from 'node:fs';
+import { ownEntry } from '../../ownEntry';
 import * as path from 'node:path';
 import { DETECT_SAMPLE_SIZE, detectFormat } from '../../formats/detect';
 import { describeCandidate, findConversations } from '../../formats/discovery';
@@ -277,7 +278,7 @@ class Inspection {
     else if (value !== null && typeof value === 'object' && !Array.isArray(value)) this.noteUnrecognized(value as Record<string, unknown>);
     for (const part of trace.parts) this.records.push(inspectRecord(row, part, handler?.name ?? 'unknown'));
     for (const field of trace.parts[0]?.conversation.unreadFields ?? []) {
-      const u = (this.unreadFields[field] ??= { count: 0, lines: [] });
+      const u = ownEntry(this.unreadFields, field, () => ({ count: 0, lines: [] as number[] }));
       u.count++;
       if (u.lines.length < 10) u.lines.push(row.line);
     }

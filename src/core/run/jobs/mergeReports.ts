@@ -10,6 +10,7 @@
  * input order (a k-way merge on each line's `source` file and line).
  */
 import { createReadStream, existsSync, rmdirSync, statSync } from 'node:fs';
+import { ownEntry } from '../../ownEntry';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { AtomicOutput } from '../outputs/output';
@@ -229,7 +230,11 @@ function addShardPart(m: FileReport, p: FileReport, everyShapes: boolean): void 
   for (const [code, c] of Object.entries(p.notes)) m.notes[code] = (m.notes[code] ?? 0) + c;
   if (everyShapes) for (const [sh, n] of Object.entries(p.shapes!)) (m.shapes ??= {})[sh as RowShape] = (m.shapes[sh as RowShape] ?? 0) + (n ?? 0);
   // Reports written before unread fields were counted have none.
-  for (const [field, u] of Object.entries(p.unreadFields ?? {})) mergeLines(((m.unreadFields ??= {})[field] ??= { count: 0, lines: [] }), u);
+  for (const [field, u] of Object.entries(p.unreadFields ?? {}))
+    mergeLines(
+      ownEntry((m.unreadFields ??= {}), field, () => ({ count: 0, lines: [] as number[] })),
+      u,
+    );
   for (const [reason, d] of Object.entries(p.dropped)) mergeLines((m.dropped[reason] ??= { count: 0, lines: [] }), d);
   for (const [reason, d] of Object.entries(p.errorReasons ?? {})) mergeLines(((m.errorReasons ??= {})[reason] ??= { count: 0, lines: [] }), d);
   m.errors = [...m.errors, ...p.errors].sort((a, b) => a.line - b.line).slice(0, 50);

@@ -4,6 +4,7 @@
  * errored, and the four add up per file; why a file fails the run; the totals.
  */
 import { codeMeaning } from '../../codes';
+import { ownEntry } from '../../ownEntry';
 import type { FileReport, PrepareOptions, PrepareResult, RowProblemLine } from '../contract';
 import { recordLineCount, type RowResult } from '../../records/rowResult';
 import { mergeLengthStats, type LengthStatsBuilder } from '../stats';
@@ -49,7 +50,7 @@ export function applyRowResult(rep: FileReport, res: RowResult, lengths?: Length
   rep.rowsRead++;
   for (const n of res.notes) rep.notes[n] = (rep.notes[n] ?? 0) + 1;
   for (const f of res.unreadFields ?? []) {
-    const u = ((rep.unreadFields ??= {})[f] ??= { count: 0, lines: [] });
+    const u = ownEntry((rep.unreadFields ??= {}), f, () => ({ count: 0, lines: [] as number[] }));
     u.count++;
     if (u.lines.length < 10) u.lines.push(res.line);
   }
