@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, copyFileSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../helpers';
 
@@ -9,7 +9,7 @@ process.env.XDG_CACHE_HOME = tempDir('eagle3-cache-');
 
 import { bpeMerge } from '../../src/core/tokenizers/tiktoken/bpe';
 import { kimiSubstrings, KIMI_PAT_STR, pythonIsSpace } from '../../src/core/tokenizers/tiktoken/kimi';
-import { loadRankTable, tiktokenCacheDir } from '../../src/core/tokenizers/tiktoken/rankCache';
+import { loadRankTable, rankCachePath, tiktokenCacheDir } from '../../src/core/tokenizers/tiktoken/rankCache';
 import { loadTiktokenTokenizer } from '../../src/core/tokenizers/tiktoken/load';
 import { parseTiktokenModel } from '../../src/core/tokenizers/tiktoken/rankTable';
 import { translatePattern } from '../../src/core/tokenizers/tiktoken/pattern';
@@ -189,6 +189,27 @@ test('folder loader: dispatch from loadTokenizer, templates, special-token vars,
   // idToToken uses the byte-level alphabet (space → Ġ), as tokenization_kimi.py's decoder does.
   assert.equal(tok.idToToken(199997), 'Ġcocos');
 });
+
+test(
+  'a cached rank table another user owns is not read (a shared temporary folder): the model is parsed instead',
+  { skip: process.getuid?.() === 0 ? false : 'needs root to give the entry to another user' },
+  () => {
+    const saved = process.env.EAGLE3_TOKENIZER_CACHE;
+    const cache = tempDir('eagle3-tiktoken-cache-');
+    process.env.EAGLE3_TOKENIZER_CACHE = cache;
+    try {
+      const path = join(STANDIN, 'tiktoken.model');
+      assert.equal(loadRankTable(path).fromCache, false);
+      const entry = rankCachePath(cache, loadRankTable(path).sha256);
+      assert.equal(loadRankTable(path).fromCache, true, "this user's entry is read");
+      chownSync(entry, 65534, 65534);
+      assert.equal(loadRankTable(path).fromCache, false, "another user's entry is not");
+    } finally {
+      if (saved === undefined) delete process.env.EAGLE3_TOKENIZER_CACHE;
+      else process.env.EAGLE3_TOKENIZER_CACHE = saved;
+    }
+  },
+);
 
 test("Kimi's splitting of long whitespace / non-whitespace runs (tokenization_kimi.py)", () => {
   assert.deepEqual(kimiSubstrings('abc'), [[0, 3]]);

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseTiktokenModel, RankTable } from './rankTable';
-import { tokenizerCacheDir } from '../cacheDir';
+import { readOwnCacheFile, tokenizerCacheDir } from '../cacheDir';
 
 const CACHE_MAGIC = 0x45335454; // "E3TT"
 const CACHE_VERSION = 1;
@@ -25,9 +25,15 @@ export function rankCachePath(dir: string, sha256: string): string {
   return join(dir, `tiktoken-${sha256.slice(0, 32)}.bin`);
 }
 
+/**
+ * The rank table cached at `path`, when this user wrote it (cacheDir.ts `readOwnCacheFile`: in a shared temporary
+ * folder another user's file could hold any ranks; a read marks the entry used for the folder's size bound). Null when
+ * missing, foreign or damaged.
+ */
 function readCache(path: string): RankTable | null {
   try {
-    const buf = readFileSync(path);
+    const buf = readOwnCacheFile(path);
+    if (!buf) return null;
     const head = new Uint32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + 16));
     if (head[0] !== CACHE_MAGIC || head[1] !== CACHE_VERSION) return null;
     const n = head[2];
