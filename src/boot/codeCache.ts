@@ -94,12 +94,21 @@ export function codeCacheEntry(
   dir: string,
   env: NodeJS.ProcessEnv = process.env,
 ): { file: string; key: string } {
+  return entryOf(
+    bundlePath,
+    wrap(typeof bytes === 'string' ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')),
+    dir,
+    env,
+  );
+}
+
+/** {@link codeCacheEntry} of the source V8 compiles, `wrapped` ({@link wrap} of the bundle's text). */
+function entryOf(bundlePath: string, wrapped: string, dir: string, env: NodeJS.ProcessEnv): { file: string; key: string } {
   const runtime = runtimeKey(env);
   const slot = sha256(`${FORMAT}\0${bundlePath}\0${runtime}`).slice(0, 32);
   // The key covers the source V8 compiles (the bundle in its wrapper), not the bundle alone: V8 checks only the
   // source's length, and a change of the wrapper that keeps it (a space for a line break) must not take an old entry.
-  const source = sha256(wrap(typeof bytes === 'string' ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')));
-  return { file: join(dir, `code-${basename(bundlePath).replace(/[^\w.-]/g, '_')}-${slot}.v8`), key: sha256(`${FORMAT}\0${runtime}\0${source}`) };
+  return { file: join(dir, `code-${basename(bundlePath).replace(/[^\w.-]/g, '_')}-${slot}.v8`), key: sha256(`${FORMAT}\0${runtime}\0${sha256(wrapped)}`) };
 }
 
 /** An entry's bytes: one header line (format, key, sha256 of the body, the producer's work in ms), then the body. */
@@ -135,8 +144,12 @@ function threadWorkMs(): number {
  * (a minified bundle's first line holds thousands of columns of code; the wrapper before it on that line shifted them).
  */
 function wrap(text: string): string {
-  const body = text.startsWith('#!') ? `//${text.slice(2)}` : text;
-  return `(function (exports, require, module, __filename, __dirname) {\n${body}\n});`;
+  return `(function (exports, require, module, __filename, __dirname) {\n${withoutShebang(text)}\n});`;
+}
+
+/** `text` with a first-line shebang (`#!…`, which V8 cannot parse outside Node's own loader) made a comment of the same length. */
+function withoutShebang(text: string): string {
+  return text.startsWith('#!') ? `//${text.slice(2)}` : text;
 }
 
 /** `vm.Script`'s position options for {@link wrap}'s source: its first line (the wrapper) is line -1, the bundle's first line 0. */
@@ -163,9 +176,8 @@ function plainLoad(
   reason: string,
   onCompiled?: LoadOptions['onCompiled'],
 ): BundleLoad {
-  const body = text.startsWith('#!') ? `//${text.slice(2)}` : text;
   onCompiled?.('plain', reason);
-  if (mod.filename && dirname(mod.filename) === dirname(bundlePath)) (mod as Compilable)._compile(body, bundlePath);
+  if (mod.filename && dirname(mod.filename) === dirname(bundlePath)) (mod as Compilable)._compile(withoutShebang(text), bundlePath);
   else runWrapped(new Script(wrap(text), { filename: bundlePath, ...WRAPPED_AT, importModuleDynamically: DYNAMIC_IMPORT }), mod, bundlePath);
   return { how: 'plain', entry, reason, flush: () => false };
 }
@@ -205,8 +217,7 @@ interface LoadOptions {
 }
 
 function loadBundle(bundlePath: string, mod: NodeJS.Module, env: NodeJS.ProcessEnv, opts: LoadOptions): BundleLoad {
-  const bytes = readFileSync(bundlePath);
-  const text = bytes.toString('utf8');
+  const text = readFileSync(bundlePath, 'utf8');
   const dir = env[NO_CODE_CACHE_ENV] && env[NO_CODE_CACHE_ENV] !== '0' ? null : tokenizerCacheDir(env);
   if (!dir) return plainLoad(mod, bundlePath, text, null, 'off', opts.onCompiled);
   // Node 20 maps stack traces only of the code its own loader compiled: with source maps on, the plain load.
@@ -214,11 +225,13 @@ function loadBundle(bundlePath: string, mod: NodeJS.Module, env: NodeJS.ProcessE
     return plainLoad(mod, bundlePath, text, null, 'source maps on', opts.onCompiled);
   let compiled: { script: Script; file: string; key: string; accepted: { workMs: number; size: number } | null; reason?: string };
   try {
-    const { file, key } = codeCacheEntry(bundlePath, text, dir, env);
+    // One wrapped source: hashed for the key, then compiled.
+    const wrapped = wrap(text);
+    const { file, key } = entryOf(bundlePath, wrapped, dir, env);
     const data = readOwnCacheFile(file);
     const decoded = data ? decodeEntry(data, key) : { reason: 'missing' };
     const cachedData = 'body' in decoded ? decoded.body : undefined;
-    const script = new Script(wrap(text), { filename: bundlePath, ...WRAPPED_AT, cachedData, importModuleDynamically: DYNAMIC_IMPORT });
+    const script = new Script(wrapped, { filename: bundlePath, ...WRAPPED_AT, cachedData, importModuleDynamically: DYNAMIC_IMPORT });
     const accepted = 'body' in decoded && script.cachedDataRejected === false ? { workMs: decoded.workMs, size: decoded.body.length } : null;
     const reason = 'reason' in decoded ? decoded.reason : accepted === null ? 'rejected by V8' : undefined;
     compiled = { script, file, key, accepted, ...(reason ? { reason } : {}) };
