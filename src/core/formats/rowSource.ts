@@ -63,15 +63,29 @@ export function rowConfigFor(file: string, opts: RowConfigOptions = {}): RowConf
       : opts.answers
         ? JSON.stringify(reading)
         : '';
-  const map = (value: unknown): unknown => (mapping ? applyMapping(value, mapping.entry, mapping.source) : value);
+  const data: RowConfigData = { project, mapping };
   return {
     project,
     mapping,
     reading,
     key,
-    map,
-    apply: (value: unknown, mapped = false): unknown => applyProjectConfig(mapped ? value : map(value), project),
+    map: (value: unknown): unknown => mapRow(value, data),
+    apply: (value: unknown, mapped = false): unknown => (mapped ? applyProjectConfig(value, project) : applyRowConfig(value, data)),
   };
+}
+
+/** `value` with `data`'s mapping entry applied (as it is without one). */
+function mapRow(value: unknown, data: RowConfigData | undefined): unknown {
+  const mapping = data?.mapping;
+  return mapping ? applyMapping(value, mapping.entry, mapping.source) : value;
+}
+
+/**
+ * What {@link RowConfig.apply} does to a row not mapped yet, from its {@link RowConfigData}: the mapping entry, then the
+ * project config. One function for the reading thread and the pool workers that parse rows sent unparsed ({@link parsedRow}).
+ */
+function applyRowConfig(value: unknown, data: RowConfigData | undefined): unknown {
+  return applyProjectConfig(mapRow(value, data), data?.project);
 }
 
 /**
@@ -101,9 +115,7 @@ export function parsedRow<R extends Pick<RawRow, 'line' | 'element' | 'value' | 
   if (!row.raw) return row;
   const parsed = parseLineBytes(row.raw, row.line, 0, row.truncated);
   if (parsed.error !== undefined) return { line: row.line, error: parsed.error };
-  const mapping = config?.mapping;
-  const mapped = mapping ? applyMapping(parsed.value, mapping.entry, mapping.source) : parsed.value;
-  return { line: row.line, value: applyProjectConfig(mapped, config?.project) };
+  return { line: row.line, value: applyRowConfig(parsed.value, config) };
 }
 
 /**
